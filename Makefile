@@ -1,0 +1,92 @@
+# dlprof - sampling profiler for deep-learning workloads on CPU
+#
+#   make               build ./dlprof (installs missing Debian packages first, as root)
+#   make check         build and run the test suite (TAP through prove)
+#   make demo          record and report the bundled demo workload
+#   make install PREFIX=/usr/local
+#
+# Test workloads and extra build products register themselves in *.mk fragments under
+# tests/ and examples/ (included below), so adding one touches no shared list.
+
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+LIBDIR    ?= $(PREFIX)/lib/dlprof
+DATADIR   ?= $(PREFIX)/share/dlprof
+MANDIR    ?= $(PREFIX)/share/man/man1
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+
+CC       ?= gcc
+O        := build
+PKGS     := libelf libdw zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lz)
+CAPSTONE_CFLAGS := $(shell pkg-config --cflags capstone 2>/dev/null)
+CAPSTONE_LIBS   := $(shell pkg-config --libs capstone 2>/dev/null || echo -lcapstone)
+
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) $(CAPSTONE_CFLAGS) \
+	     -DDLPROF_LIBDIR='"$(LIBDIR)"' -DDLPROF_DATADIR='"$(DATADIR)"' -MMD -MP
+LDLIBS   := $(PKG_LIBS) $(CAPSTONE_LIBS) -lpfm -lstdc++ -lpthread -ldl -lm
+
+LIB_SRC  := $(sort $(wildcard lib/*.c))
+CMD_SRC  := $(sort $(wildcard cmd/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
+CMD_OBJ  := $(CMD_SRC:%.c=$(O)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%)
+
+# fragments append to these
+EXTRA_TARGETS :=
+TEST_PROGS    :=
+INSTALL_DATA  :=
+INSTALL_LIBS  :=
+
+DEPS_STAMP := $(O)/.deps-ok
+
+.PHONY: all deps check test unit demo install clean completions
+all: dlprof
+
+# Install what the build and the tests need (Debian packages), only when missing.
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/bootstrap.sh
+	@mkdir -p $(O)
+	@sh scripts/bootstrap.sh
+	@touch $@
+
+$(O)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/libdlprof.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+dlprof: $(CMD_OBJ) $(O)/libdlprof.a
+	$(CC) $(CFLAGS) -o $@ $(CMD_OBJ) $(O)/libdlprof.a $(LDLIBS)
+
+$(O)/tests/unit/%: tests/unit/%.c $(O)/libdlprof.a | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(O)/libdlprof.a $(LDLIBS)
+
+-include $(sort $(wildcard tests/*.mk tests/*/*.mk examples/*.mk))
+
+unit: $(UNIT_BIN)
+test check: dlprof $(UNIT_BIN) $(EXTRA_TARGETS) $(TEST_PROGS)
+	prove --timer tests/t[0-9]*.sh
+
+install: dlprof $(EXTRA_TARGETS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 755 dlprof $(DESTDIR)$(BINDIR)/dlprof
+	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/
+	install -m 644 completions/dlprof.bash $(DESTDIR)$(BASHCOMPDIR)/dlprof
+	install -m 644 completions/_dlprof $(DESTDIR)$(ZSHCOMPDIR)/_dlprof
+	for f in $(INSTALL_DATA); do install -m 644 $$f $(DESTDIR)$(DATADIR)/; done
+	for f in $(INSTALL_LIBS); do install -m 755 $$f $(DESTDIR)$(LIBDIR)/; done
+
+clean:
+	rm -rf $(O)/lib $(O)/cmd $(O)/tests $(O)/examples $(O)/*.a $(O)/*.so dlprof dlprof.data*
+
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)

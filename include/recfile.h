@@ -1,0 +1,110 @@
+/* recfile.h - the dlprof recording file: versioned, chunked, zlib-compressed.
+ *
+ * The file is a header followed by self-delimiting chunks; each chunk holds a run of
+ * records (u32 type, u32 length, payload).  The byte layout is documented in
+ * docs/FORMAT.md.  The writer never leaves a half-written chunk visible as valid: a
+ * recording cut short (dlprof killed, disk full) reads back up to its last complete
+ * chunk.  The reader validates every length, offset and checksum.
+ *
+ * This module knows nothing of what records mean: see session.h for that.
+ */
+#ifndef DLPROF_RECFILE_H
+#define DLPROF_RECFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#define DLP_FORMAT_VERSION 1
+
+enum dlp_rec_type {
+	DLP_REC_PERF	= 1,	/* raw perf record as read from the ring (perf_event_header first) */
+	DLP_REC_ATTR	= 2,	/* struct dlp_attr_rec: one event and its sample ids */
+	DLP_REC_META	= 3,	/* "key\0value\0" pairs: cmdline, hostname, release, ... */
+	DLP_REC_BUILDID = 4,	/* struct dlp_buildid_rec: build-id of a mapped file */
+	DLP_REC_KSYMS	= 5,	/* text "ADDR SIZE NAME [MODULE]\n" (hex) for kernel code hit */
+	DLP_REC_JITMAP	= 6,	/* struct dlp_jit_rec + content of /tmp/perf-PID.map */
+	DLP_REC_JITDUMP = 7,	/* struct dlp_jit_rec + content of a jit-PID.dump file */
+	DLP_REC_ITT	= 8,	/* struct dlp_itt_rec + ITT task intervals (see itt.h) */
+	DLP_REC_STATS	= 9,	/* struct dlp_stats: written once, last */
+	DLP_REC_FILE	= 10,	/* struct dlp_file_rec + bytes of a small file captured at record time */
+	DLP_REC_MAX
+};
+
+/* DLP_REC_ATTR payload: this struct, then attr_size bytes of perf_event_attr, then nr_ids u64. */
+struct dlp_attr_rec {
+	uint32_t attr_size;
+	uint32_t nr_ids;
+	char name[64];		/* as the user named it (or the fallback), NUL-terminated */
+};
+
+/* DLP_REC_BUILDID payload: this struct, then the path, NUL-terminated. */
+struct dlp_buildid_rec {
+	int32_t pid;		/* -1: any process */
+	uint8_t size;		/* bytes used in id[] */
+	uint8_t pad[3];
+	uint8_t id[20];
+};
+
+/* DLP_REC_JITMAP / DLP_REC_JITDUMP payload: this struct, then the file content. */
+struct dlp_jit_rec {
+	int32_t pid;
+	uint32_t pad;
+};
+
+/* DLP_REC_FILE payload: this struct, then the NUL-terminated path, then the bytes. */
+struct dlp_file_rec {
+	uint32_t path_len;	/* including the NUL */
+	uint32_t pad;
+};
+
+/* DLP_REC_STATS payload. */
+struct dlp_stats {
+	uint64_t samples;	/* PERF_RECORD_SAMPLE records written */
+	uint64_t lost;		/* samples the kernel reported lost (sum of PERF_RECORD_LOST.lost) */
+	uint64_t lost_records;	/* PERF_RECORD_LOST records seen */
+	uint64_t start_ns;	/* CLOCK_MONOTONIC when the workload was released */
+	uint64_t end_ns;	/* CLOCK_MONOTONIC when the workload ended */
+	int32_t exit_status;	/* workload's exit code, or 128+signal */
+	uint32_t flags;		/* DLP_STATS_* */
+};
+#define DLP_STATS_INTERRUPTED (1u << 0)	/* record was stopped by SIGINT/SIGTERM */
+
+/* ---- writer ---- */
+struct recwriter;
+
+/* Create PATH (mode 0600, replacing an existing file) and write the file header. */
+struct recwriter *recwriter_open(const char *path);
+/* Append one record.  May compress and write a chunk.  Returns 0 or -1 (error printed). */
+int recwriter_add(struct recwriter *w, uint32_t type, const void *data, size_t len);
+/* The same, with the payload in two pieces (header struct + body). */
+int recwriter_add2(struct recwriter *w, uint32_t type, const void *a, size_t alen,
+		   const void *b, size_t blen);
+/* Write out the pending chunk, if any (call periodically so a kill loses little). */
+int recwriter_flush(struct recwriter *w);
+/* Flush, close and free.  Returns 0 or -1.  w is freed either way. */
+int recwriter_close(struct recwriter *w);
+/* Bytes written to the file so far (compressed), and records added. */
+uint64_t recwriter_bytes(const struct recwriter *w);
+
+/* ---- reader ---- */
+struct recfile_info {
+	uint32_t version;
+	uint64_t chunks;	/* complete chunks read */
+	uint64_t records;
+	int truncated;		/* file ended inside a chunk or without its end marker */
+	uint64_t ignored_bytes;	/* trailing bytes not part of a complete chunk */
+};
+
+typedef int recfile_cb(void *ctx, uint32_t type, const void *data, size_t len);
+
+/*
+ * Read PATH and call cb for every record in file order.  The data pointer is valid only
+ * during the call.  A callback returning non-zero stops the read and that value is
+ * returned.  Returns 0 when the whole file was read (info->truncated says whether it
+ * ended short; a warning is printed once), -1 on a malformed or unreadable file (one-line
+ * error printed, records of earlier chunks may have been delivered).
+ */
+int recfile_read(const char *path, recfile_cb *cb, void *ctx, struct recfile_info *info);
+
+#endif

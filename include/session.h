@@ -1,0 +1,88 @@
+/* session.h - meaning of the records in a recording: a callback table, as perf's tools.
+ *
+ * session_process() reads the file twice: pass 1 delivers the side-band (attrs, meta,
+ * comm, mmap, fork, exit, build-ids, kernel symbols, JIT maps, ITT, stats), pass 2 the
+ * samples, lost and context-switch records.  So a sample callback sees every mapping that
+ * was ever made; proc.c resolves addresses "as of" the sample's time.
+ */
+#ifndef DLPROF_SESSION_H
+#define DLPROF_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#include "recfile.h"
+
+struct evsel {
+	struct perf_event_attr attr;
+	char name[64];
+	uint64_t *ids;
+	size_t nr_ids;
+};
+
+struct dlp_sample {
+	const struct evsel *evsel;
+	uint64_t id, ip, time, period;
+	uint32_t pid, tid, cpu;
+	uint16_t cpumode;		/* header.misc & PERF_RECORD_MISC_CPUMODE_MASK */
+	uint64_t nr_callchain;		/* raw, PERF_CONTEXT_* markers included */
+	const uint64_t *callchain;
+	uint64_t user_abi;		/* PERF_SAMPLE_REGS_ABI_*, 0: no registers */
+	uint64_t user_regs_mask;	/* attr.sample_regs_user */
+	const uint64_t *user_regs;	/* one per set bit of the mask, in bit order */
+	uint64_t stack_size;		/* bytes of user stack copied (dyn_size, trimmed) */
+	const uint8_t *stack;		/* starts at the sampled SP */
+};
+
+struct dlp_mmap {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff, time;
+	uint32_t prot, flags;
+	uint16_t misc;			/* PERF_RECORD_MISC_* (user/kernel, MMAP_DATA, BUILD_ID) */
+	uint8_t build_id_size;		/* 0 when the kernel gave none */
+	uint8_t build_id[20];
+	const char *filename;
+};
+
+struct session;
+
+struct session_ops {
+	int (*attr)(void *ctx, const struct evsel *ev);
+	int (*meta)(void *ctx, const char *key, const char *value);
+	int (*mmap)(void *ctx, const struct dlp_mmap *m);
+	int (*comm)(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time);
+	int (*fork)(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);
+	int (*exit)(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);
+	/* pass 2 */
+	int (*sample)(void *ctx, const struct dlp_sample *s);
+	int (*lost)(void *ctx, uint64_t id, uint64_t lost);
+	/* PERF_RECORD_SWITCH: out=1 when switched out; preempt=1 when it was still runnable */
+	int (*context_switch)(void *ctx, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time,
+			      int out, int preempt);
+	/* any non-perf record not covered above (BUILDID, KSYMS, JITMAP, JITDUMP, ITT, FILE, STATS),
+	 * raw payload, pass 1 */
+	int (*other)(void *ctx, uint32_t type, const void *data, size_t len);
+};
+
+struct session_info {
+	struct recfile_info file;
+	struct dlp_stats stats;
+	int have_stats;
+	uint64_t bad_records;	/* perf records that failed validation and were skipped */
+	uint64_t first_time, last_time;	/* sample time range */
+};
+
+/*
+ * Read PATH, dispatching to ops (NULL members are skipped).  Returns 0 when complete,
+ * 1 when the file was truncated (what was there was delivered; a warning was printed),
+ * -1 on error (message printed).
+ */
+int session_process(const char *path, const struct session_ops *ops, void *ctx,
+		    struct session_info *info);
+
+/* Parse one raw PERF_RECORD_SAMPLE for evsel (exposed for tests). 0 or -1 when malformed. */
+int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
+			 struct dlp_sample *out);
+
+#endif

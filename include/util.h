@@ -1,0 +1,59 @@
+/* util.h - error reporting, checked allocation and a growable string buffer. */
+#ifndef DLPROF_UTIL_H
+#define DLPROF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED __attribute__((unused))
+
+/* Print "dlprof: error: <msg>" to stderr and return -1.  Library code reports with this. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "dlprof: warning: <msg>" to stderr. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "dlprof: <msg>" to stderr (informational chatter). */
+void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Fatal error: print and exit(2).  Only cmd/ code may call this. */
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Broken invariant: print with location and abort. */
+_Noreturn void bug_fl(const char *file, int line, const char *fmt, ...);
+#define BUG(...) bug_fl(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Allocation that never returns NULL (aborts with a message on exhaustion). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Grow *p (of *alloc elements of size sz) so that it holds at least nr elements. */
+void *grow_array(void *p, size_t sz, size_t nr, size_t *alloc);
+#define ALLOC_GROW(p, nr, alloc) ((p) = grow_array((p), sizeof(*(p)), (nr), &(alloc)))
+
+struct strbuf {
+	char *buf;	/* always NUL-terminated once initialized */
+	size_t len;
+	size_t alloc;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+void strbuf_init(struct strbuf *sb, size_t hint);
+void strbuf_release(struct strbuf *sb);
+void strbuf_reset(struct strbuf *sb);
+void strbuf_grow(struct strbuf *sb, size_t extra);
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, int c);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+/* Read a whole file (up to max bytes; 0 = no cap) into sb.  Returns 0 or -errno. */
+int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
+
+/* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock samples carry). */
+uint64_t now_ns(void);
+
+/* Set by cmd/dlprof.c: "auto" decision whether stdout is a colour terminal. */
+int want_color(int fd);
+
+#endif

@@ -1,0 +1,86 @@
+# lib.sh - TAP test harness for dlprof's shell tests (sourced by tests/tNNNN-*.sh).
+#
+#   . "$(dirname "$0")/lib.sh"
+#   test_expect_success 'title' '
+#       commands; the test fails when the last one (or any && link) fails
+#   '
+#   test_done
+#
+# Each test runs in a subshell, in a fresh scratch directory $TRASH (removed at the end
+# unless DLPROF_TEST_KEEP=1).  $DLPROF is the binary under test; $BUILD the build dir.
+# test_skip_all REASON skips the whole file; test_have PREREQ checks a prerequisite:
+#   PERF_EVENTS (perf_event_open allowed), TORCH (python3-torch), DNNL, OPENBLAS, PERF.
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BUILD="$TOP/build"
+DLPROF="$TOP/dlprof"
+SRC="$TOP/tests"
+TRASH=$(mktemp -d "${TMPDIR:-/tmp}/dlprof-test.XXXXXX")
+export DLPROF BUILD TOP SRC TRASH
+export LC_ALL=C
+test_count=0
+test_failed=0
+trap 'test_cleanup' EXIT
+
+test_cleanup() {
+	[ "${DLPROF_TEST_KEEP:-}" = 1 ] || rm -rf "$TRASH"
+}
+
+test_skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+test_have() {
+	case "$1" in
+	PERF_EVENTS)
+		"$BUILD/tests/can-perf" >/dev/null 2>&1 ;;
+	TORCH)
+		/usr/bin/python3 -c 'import torch' >/dev/null 2>&1 ;;
+	DNNL)
+		[ -e /usr/include/dnnl.h ] ;;
+	OPENBLAS)
+		[ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ] ;;
+	PERF)
+		perf --version >/dev/null 2>&1 ;;
+	*)
+		echo "unknown prerequisite $1" >&2; return 1 ;;
+	esac
+}
+
+# test_require PREREQ...: skip the whole file unless all are met.
+test_require() {
+	for p in "$@"; do
+		test_have "$p" || test_skip_all "missing prerequisite $p"
+	done
+}
+
+test_expect_success() {
+	test_count=$((test_count + 1))
+	if (cd "$TRASH" && set -e && eval "$2") >"$TRASH/.out.$test_count" 2>&1; then
+		echo "ok $test_count - $1"
+	else
+		test_failed=$((test_failed + 1))
+		echo "not ok $test_count - $1"
+		sed 's/^/#   /' "$TRASH/.out.$test_count"
+	fi
+}
+
+# test_skip TITLE REASON: count a test as skipped.
+test_skip() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count # SKIP $1: $2"
+}
+
+test_done() {
+	echo "1..$test_count"
+	[ "$test_failed" = 0 ]
+}
+
+# Helpers for assertions inside tests (print what differed).
+test_cmp() {
+	diff -u "$1" "$2"
+}
+test_grep() {
+	grep "$@" || { echo "grep $* found nothing in:"; cat "${@: -1}"; return 1; }
+}
