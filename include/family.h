@@ -1,0 +1,31 @@
+/* family.h - operator families: an ordered rule set that buckets every sample.
+ *
+ * A pure function of the resolved stack (leaf first).  Rules live in a text file shipped
+ * with the tool (share/families.rules); --families FILE adds rules in front (override).
+ */
+#ifndef DLPROF_FAMILY_H
+#define DLPROF_FAMILY_H
+
+#include <stddef.h>
+
+#include "frame.h"
+
+struct family_rules;
+
+/* Load the built-in rules (the shipped file), then extra_path if not NULL.
+ * Returns NULL with a line-numbered error printed on a bad rule. */
+struct family_rules *family_rules_load(const char *extra_path);
+void family_rules_free(struct family_rules *r);
+
+/* The family name of a stack (frames[0] is the leaf).  Never NULL ("other" at worst).
+ * If rule_out is not NULL it receives a human description of the rule that matched
+ * ("file:line: <rule text>"). */
+const char *family_classify(const struct family_rules *r, const struct frame *frames,
+			    size_t nr, const char **rule_out);
+
+/* The framework operator a stack runs in: innermost at::_ops::<op>::call / at::native::<op>
+ * frame, as "aten::<op>"; NULL when the stack is outside any operator.  The returned
+ * string is interned (valid until family_rules_free / process exit). */
+const char *op_from_stack(const struct frame *frames, size_t nr);
+
+#endif

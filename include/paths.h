@@ -1,0 +1,14 @@
+/* paths.h - where dlprof finds its own files (collector library, rule files). */
+#ifndef DLPROF_PATHS_H
+#define DLPROF_PATHS_H
+
+/*
+ * Full path of a helper library (e.g. "libdlprof-itt.so") or data file (e.g.
+ * "families.rules"), searched in: $DLPROF_LIBDIR / $DLPROF_DATADIR, the build tree next
+ * to the running binary (<exe dir>/build/ and <exe dir>/share/), then the install
+ * directories.  Returns a malloc'd path, or NULL when not found.
+ */
+char *dlprof_libfile(const char *name);
+char *dlprof_datafile(const char *name);
+
+#endif

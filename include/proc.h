@@ -1,0 +1,65 @@
+/* proc.h - the process model: processes, threads and mappings over time.
+ *
+ * Built from the side-band records (session pass 1), queried per sample (pass 2).
+ * Lookups are "as of" a time: a mapping is visible from its mmap time until a later
+ * mapping of the same process overlaps it, or the process execs.  A forked child sees
+ * its parent's mappings as of the fork.
+ */
+#ifndef DLPROF_PROC_H
+#define DLPROF_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session.h"
+
+/* One mapped file (or pseudo-file), shared by every mapping of it; the symbolizer and
+ * unwinder hang their per-file caches here. */
+struct dso {
+	char *path;		/* as mapped: "/usr/lib/x86_64-linux-gnu/libdnnl.so.2.6", "[vdso]", "//anon" */
+	const char *short_name;	/* basename, points into path */
+	uint8_t build_id[20];
+	uint8_t build_id_size;	/* 0: unknown */
+	unsigned kernel:1;	/* [kernel.kallsyms] or a kernel module */
+	unsigned anon:1;	/* anonymous memory ("//anon", "[anon:...]", "" ): JIT candidates */
+	unsigned special:1;	/* [vdso], [vsyscall], [stack], [heap] ... */
+	void *sym_priv;		/* owned by symbolize.c */
+	void *unwind_priv;	/* owned by unwind.c */
+};
+
+struct map {
+	uint64_t start, end;	/* [start, end) in the process */
+	uint64_t pgoff;		/* file offset of start */
+	uint64_t time;		/* mmap time (0: existed before recording began) */
+	uint32_t prot, flags;
+	struct dso *dso;
+};
+
+struct machine;
+
+struct machine *machine_new(void);
+void machine_free(struct machine *m);
+
+/* Feed side-band events (call in file order). */
+int machine_mmap(struct machine *m, const struct dlp_mmap *ev);
+int machine_comm(struct machine *m, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time);
+int machine_fork(struct machine *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);
+int machine_exit(struct machine *m, uint32_t pid, uint32_t tid, uint64_t time);
+/* Record a build-id for a path (DLP_REC_BUILDID), used when the mmap carried none. */
+void machine_set_build_id(struct machine *m, const char *path, const uint8_t *id, size_t size);
+
+/* The mapping that covered addr in process pid at time, or NULL. */
+const struct map *machine_find_map(struct machine *m, uint32_t pid, uint64_t addr, uint64_t time);
+/* The thread's name at time ("[unknown]" when never seen). */
+const char *machine_comm(struct machine *m, uint32_t pid, uint32_t tid, uint64_t time);
+/* Every DSO seen, for per-file work (e.g. check-isa over a profile). */
+size_t machine_dsos(struct machine *m, struct dso ***out);
+
+/* File offset -> ELF virtual address is the symbolizer's business; this is the plain
+ * "offset in file" of a process address within map. */
+static inline uint64_t map_file_offset(const struct map *mp, uint64_t addr)
+{
+	return addr - mp->start + mp->pgoff;
+}
+
+#endif

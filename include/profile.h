@@ -1,0 +1,56 @@
+/* profile.h - the report pipeline up to resolved stacks.
+ *
+ * profile_run() reads a recording (session.h), builds the process model (proc.h),
+ * unwinds (fp chain, or unwind.h for dwarf recordings), symbolizes (symbolize.h) and
+ * calls on_stack once per sample with its resolved frames, leaf first.  Aggregation and
+ * output (calltree.c, output-*.c, family.c) see only that.
+ */
+#ifndef DLPROF_PROFILE_H
+#define DLPROF_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+#include "proc.h"
+#include "session.h"
+
+struct profile_opts {
+	int srcline;		/* resolve file:line (slower) */
+	int inline_frames;	/* expand inline chains into extra frames */
+	int no_children;	/* leaf only */
+	size_t max_depth;	/* 0: no limit (capped at 512) */
+};
+
+struct profile_stats {
+	uint64_t samples;
+	uint64_t complete_stacks;	/* stacks that reach the thread root */
+	uint64_t named;			/* leaf resolved to a symbol, JIT name or FDE bounds */
+	uint64_t lost;
+	uint64_t period_total;
+	uint64_t first_time, last_time;
+	char event[64];
+	int sample_is_time;		/* event counts nanoseconds (cpu-clock/task-clock) */
+	uint64_t sample_period_ns;	/* estimated ns per sample (freq mode: from the timeline) */
+};
+
+/* What a consumer wants to hear.  NULL members are skipped. */
+typedef int profile_stack_cb(void *ctx, struct machine *m, const struct dlp_sample *s,
+			     const struct frame *frames, size_t nr, int complete);
+
+struct profile_consumer {
+	profile_stack_cb *stack;	/* pass 2: once per sample, frames leaf first */
+	int (*context_switch)(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
+			      uint32_t cpu, uint64_t time, int out, int preempt);
+	/* pass 1: raw non-perf records (ITT, JIT maps, files, ...) after profile's own use */
+	int (*other)(void *ctx, uint32_t type, const void *data, size_t len);
+	int (*meta)(void *ctx, const char *key, const char *value);
+	void *ctx;
+};
+
+/* Returns 0 ok, 1 truncated input (delivered what there was), -1 error (printed). */
+int profile_run(const char *path, const struct profile_opts *opts,
+		const struct profile_consumer *c, struct profile_stats *stats,
+		struct session_info *info);
+
+#endif

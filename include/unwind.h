@@ -1,0 +1,33 @@
+/* unwind.h - turn a sample's copied user stack + registers into return addresses.
+ *
+ * For --call-graph dwarf recordings: libdwfl's CFI unwinder over one Dwfl per address
+ * space (dwfl_attach_state + dwfl_getthread_frames), memory reads served from the copied
+ * stack, else from the mapped file; frames without CFI (JIT code, broken CFI) are stepped
+ * over by scanning the copied stack for a return address into known code.
+ */
+#ifndef DLPROF_UNWIND_H
+#define DLPROF_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proc.h"
+#include "session.h"
+
+struct unwinder;
+
+/* Per-JIT-range knowledge the unwinder may use (code known to exist at [start,end)). */
+struct unwinder *unwinder_new(struct machine *m);
+void unwinder_free(struct unwinder *u);
+
+/*
+ * Unwind sample s.  Writes up to max entries to ips[] (leaf first; ips[0] is the sample
+ * IP, later entries are return addresses exactly as found, NOT yet adjusted by -1) and a
+ * FRAME_RECOVERED flag per entry into flags[] (may be NULL).  Returns the number written
+ * (>= 1), or 0 when the sample has no user stack.  *complete is set when the walk
+ * reached the thread root (_start, start_thread/clone, clone3).
+ */
+size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,
+		     unsigned *flags, size_t max, int *complete);
+
+#endif

@@ -1,0 +1,69 @@
+/* paths.c - locate dlprof's helper libraries and data files. */
+#include "paths.h"
+#include "util.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef DLPROF_LIBDIR
+#define DLPROF_LIBDIR "/usr/local/lib/dlprof"
+#endif
+#ifndef DLPROF_DATADIR
+#define DLPROF_DATADIR "/usr/local/share/dlprof"
+#endif
+
+static char *exe_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return xstrdup(buf);
+}
+
+static char *try_path(const char *dir, const char *sub, const char *name)
+{
+	char *p;
+
+	if (!dir || !*dir)
+		return NULL;
+	p = xasprintf("%s%s/%s", dir, sub, name);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+static char *find_file(const char *env, const char *tree_sub, const char *installed,
+		       const char *name)
+{
+	char *p, *dir;
+
+	if ((p = try_path(getenv(env), "", name)))
+		return p;
+	dir = exe_dir();
+	p = try_path(dir, tree_sub, name);
+	free(dir);
+	if (p)
+		return p;
+	return try_path(installed, "", name);
+}
+
+char *dlprof_libfile(const char *name)
+{
+	return find_file("DLPROF_LIBDIR", "/build", DLPROF_LIBDIR, name);
+}
+
+char *dlprof_datafile(const char *name)
+{
+	return find_file("DLPROF_DATADIR", "/share", DLPROF_DATADIR, name);
+}
