@@ -70,7 +70,7 @@ $(O)/tests/unit/%: tests/unit/%.c $(O)/libdlprof.a | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(O)/libdlprof.a $(LDLIBS)
 
--include $(sort $(wildcard tests/*.mk tests/*/*.mk examples/*.mk))
+-include $(sort $(wildcard lib/*.mk tests/*.mk tests/*/*.mk examples/*.mk bench/*.mk))
 
 unit: $(UNIT_BIN)
 test check: dlprof $(UNIT_BIN) $(EXTRA_TARGETS) $(TEST_PROGS)
