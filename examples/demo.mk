@@ -1,0 +1,16 @@
+# demo.mk - the bundled demo workload (examples/demo.c) and `make demo`
+#
+#   make demo    build dlprof and the demo, record the demo, print the report
+
+DEMO_CFLAGS := -O2 -g -fopenmp -Wall -Wextra
+DEMO_LIBS   := -lopenblas -ldnnl -lm
+
+$(O)/examples/demo: examples/demo.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEMO_CFLAGS) -o $@ $< $(DEMO_LIBS)
+
+EXTRA_TARGETS += $(O)/examples/demo
+
+demo: dlprof $(O)/examples/demo
+	./dlprof record -o $(O)/demo.data -- $(O)/examples/demo
+	./dlprof report -i $(O)/demo.data
