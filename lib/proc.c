@@ -1,0 +1,448 @@
+/* proc.c - processes, threads and mappings over time (see proc.h).
+ *
+ * Each process keeps every mapping ever reported, in insertion order while side-band
+ * events arrive.  At the first lookup the list is sorted by start address and a
+ * prefix-maximum of the end addresses is built, so a lookup is a binary search plus a
+ * short backward scan over the mappings that can still cover the address; among those
+ * the one with the latest mmap time not after the sample wins (a later mmap over the
+ * same range supersedes an earlier one).  An exec hides every mapping made before it.
+ * A forked child falls back to its parent's view as of the fork.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc.h"
+#include "rephash.h"
+#include "util.h"
+
+#define KERNEL_PID 0xffffffffu
+
+struct pmap {
+	struct map map;
+	uint64_t seq;		/* insertion order, breaks time ties */
+};
+
+struct comm_ev {
+	uint32_t tid;
+	uint64_t time;
+	const char *comm;
+};
+
+struct proc {
+	uint32_t pid;
+	uint32_t ppid;		/* parent process, when forked during the recording */
+	int has_parent;
+	uint64_t fork_time;
+	uint64_t *execs;	/* exec times, ascending */
+	size_t nr_execs, alloc_execs;
+	struct pmap *maps;
+	size_t nr_maps, alloc_maps;
+	uint64_t *max_end;	/* prefix maximum of end over the sorted maps */
+	int sorted;
+	struct comm_ev *comms;
+	size_t nr_comms, alloc_comms;
+};
+
+struct machine {
+	struct u64map procs;	/* pid -> struct proc */
+	struct dso **dsos;
+	size_t nr_dsos, alloc_dsos;
+	struct u64map dso_index;	/* hash(path) -> first dso index + 1 (chain by scan) */
+	struct strpool strings;
+	uint64_t seq;
+	/* build-ids learned from DLP_REC_BUILDID, by path */
+	struct bid { char *path; uint8_t id[20]; uint8_t size; } *bids;
+	size_t nr_bids, alloc_bids;
+};
+
+struct machine *machine_new(void)
+{
+	struct machine *m = xcalloc(1, sizeof(*m));
+
+	u64map_init(&m->procs);
+	u64map_init(&m->dso_index);
+	strpool_init(&m->strings);
+	return m;
+}
+
+static void proc_free(struct proc *p)
+{
+	free(p->execs);
+	free(p->maps);
+	free(p->max_end);
+	free(p->comms);
+	free(p);
+}
+
+void machine_free(struct machine *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->procs.cap; i++)
+		if (m->procs.used[i])
+			proc_free(m->procs.vals[i]);
+	u64map_release(&m->procs);
+	for (size_t i = 0; i < m->nr_dsos; i++) {
+		free(m->dsos[i]->path);
+		free(m->dsos[i]);
+	}
+	free(m->dsos);
+	u64map_release(&m->dso_index);
+	strpool_release(&m->strings);
+	for (size_t i = 0; i < m->nr_bids; i++)
+		free(m->bids[i].path);
+	free(m->bids);
+	free(m);
+}
+
+static struct proc *find_proc(struct machine *m, uint32_t pid)
+{
+	return u64map_get(&m->procs, pid);
+}
+
+static struct proc *get_proc(struct machine *m, uint32_t pid)
+{
+	void **slot = u64map_slot(&m->procs, pid);
+
+	if (!*slot) {
+		struct proc *p = xcalloc(1, sizeof(*p));
+
+		p->pid = pid;
+		*slot = p;
+	}
+	return *slot;
+}
+
+static int path_is_kernel(const char *path)
+{
+	return !strncmp(path, "[kernel.kallsyms]", 17) || !strncmp(path, "[guest.kernel", 13);
+}
+
+static int path_is_anon(const char *path)
+{
+	return !*path || !strcmp(path, "//anon") || !strncmp(path, "[anon", 5) ||
+	       !strncmp(path, "/memfd:", 7) || !strncmp(path, "/dev/zero", 9) ||
+	       !strncmp(path, "/SYSV", 5) || !strcmp(path, "[heap]") ||
+	       !strncmp(path, "/anon_hugepage", 14);
+}
+
+static void classify_dso(struct dso *d, int kernel_mode)
+{
+	const char *p = d->path;
+	const char *slash;
+
+	if (path_is_kernel(p) || (kernel_mode && *p != '/'))
+		d->kernel = 1;
+	else if (kernel_mode)
+		d->kernel = 1;	/* kernel module file */
+	else if (path_is_anon(p))
+		d->anon = 1;
+	else if (*p == '[')
+		d->special = 1;
+	if (d->kernel && path_is_kernel(p))
+		d->short_name = "[kernel.kallsyms]";
+	else if (d->anon)
+		d->short_name = p;
+	else {
+		slash = strrchr(p, '/');
+		d->short_name = slash ? slash + 1 : p;
+	}
+}
+
+static const struct bid *find_bid(struct machine *m, const char *path)
+{
+	for (size_t i = m->nr_bids; i-- > 0; )
+		if (!strcmp(m->bids[i].path, path))
+			return &m->bids[i];
+	return NULL;
+}
+
+static struct dso *intern_dso(struct machine *m, const char *path, const uint8_t *id,
+			      size_t id_size, int kernel_mode)
+{
+	uint64_t h = hash_bytes(path, strlen(path));
+	struct dso *d;
+	const struct bid *b;
+
+	if (id_size > 20)
+		id_size = 20;
+	if (!id_size && (b = find_bid(m, path))) {
+		id = b->id;
+		id_size = b->size;
+	}
+	/* chain: scan all dsos with this path hash (small in practice) */
+	for (uintptr_t i = (uintptr_t)u64map_get(&m->dso_index, h); i; ) {
+		d = m->dsos[i - 1];
+		if (!strcmp(d->path, path) &&
+		    (!id_size || !d->build_id_size ||
+		     (d->build_id_size == id_size && !memcmp(d->build_id, id, id_size)))) {
+			if (!d->build_id_size && id_size) {
+				memcpy(d->build_id, id, id_size);
+				d->build_id_size = id_size;
+			}
+			return d;
+		}
+		/* next dso with the same path hash */
+		uintptr_t next = 0;
+		for (size_t k = i; k < m->nr_dsos; k++)
+			if (hash_bytes(m->dsos[k]->path, strlen(m->dsos[k]->path)) == h) {
+				next = k + 1;
+				break;
+			}
+		i = next;
+	}
+	d = xcalloc(1, sizeof(*d));
+	d->path = xstrdup(path);
+	if (id_size) {
+		memcpy(d->build_id, id, id_size);
+		d->build_id_size = id_size;
+	}
+	classify_dso(d, kernel_mode);
+	ALLOC_GROW(m->dsos, m->nr_dsos + 1, m->alloc_dsos);
+	m->dsos[m->nr_dsos++] = d;
+	if (!u64map_get(&m->dso_index, h))
+		u64map_put(&m->dso_index, h, (void *)(uintptr_t)m->nr_dsos);
+	return d;
+}
+
+int machine_mmap(struct machine *m, const struct dlp_mmap *ev)
+{
+	int kernel_mode = (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+			  path_is_kernel(ev->filename ? ev->filename : "");
+	uint32_t pid = kernel_mode && (int32_t)ev->pid <= 0 ? KERNEL_PID : ev->pid;
+	struct proc *p;
+	struct pmap *pm;
+
+	if (!ev->len || ev->start + ev->len < ev->start)
+		return 0;
+	if (ev->misc & PERF_RECORD_MISC_MMAP_DATA)
+		return 0;	/* data mappings never hold code */
+	p = get_proc(m, pid);
+	ALLOC_GROW(p->maps, p->nr_maps + 1, p->alloc_maps);
+	pm = &p->maps[p->nr_maps++];
+	pm->map.start = ev->start;
+	pm->map.end = ev->start + ev->len;
+	pm->map.pgoff = ev->pgoff;
+	pm->map.time = ev->time;
+	pm->map.prot = ev->prot;
+	pm->map.flags = ev->flags;
+	pm->map.dso = intern_dso(m, ev->filename ? ev->filename : "", ev->build_id,
+				 ev->build_id_size, kernel_mode);
+	pm->seq = ++m->seq;
+	p->sorted = 0;
+	return 0;
+}
+
+void machine_set_build_id(struct machine *m, const char *path, const uint8_t *id, size_t size)
+{
+	if (size > 20)
+		size = 20;
+	ALLOC_GROW(m->bids, m->nr_bids + 1, m->alloc_bids);
+	m->bids[m->nr_bids].path = xstrdup(path);
+	memcpy(m->bids[m->nr_bids].id, id, size);
+	m->bids[m->nr_bids].size = size;
+	m->nr_bids++;
+	for (size_t i = 0; i < m->nr_dsos; i++) {
+		struct dso *d = m->dsos[i];
+
+		if (!d->build_id_size && !strcmp(d->path, path)) {
+			memcpy(d->build_id, id, size);
+			d->build_id_size = size;
+		}
+	}
+}
+
+int machine_comm(struct machine *m, uint32_t pid, uint32_t tid, const char *comm, int exec,
+		 uint64_t time)
+{
+	struct proc *p = get_proc(m, pid);
+	struct comm_ev *c;
+
+	if (exec) {
+		ALLOC_GROW(p->execs, p->nr_execs + 1, p->alloc_execs);
+		p->execs[p->nr_execs++] = time;
+	}
+	ALLOC_GROW(p->comms, p->nr_comms + 1, p->alloc_comms);
+	c = &p->comms[p->nr_comms++];
+	c->tid = tid;
+	c->time = time;
+	c->comm = strpool_intern(&m->strings, comm ? comm : "");
+	return 0;
+}
+
+int machine_fork(struct machine *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
+		 uint64_t time)
+{
+	struct proc *p;
+
+	if (pid == ppid)
+		return 0;	/* a new thread of the same process */
+	p = get_proc(m, pid);
+	if (!p->has_parent) {
+		p->has_parent = 1;
+		p->ppid = ppid;
+		p->fork_time = time;
+	}
+	return 0;
+}
+
+int machine_exit(struct machine *m, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	/* mappings stay visible: samples are matched by time, and a pid is rarely reused
+	 * within one recording */
+	return 0;
+}
+
+static int cmp_pmap(const void *a, const void *b)
+{
+	const struct pmap *x = a, *y = b;
+
+	if (x->map.start != y->map.start)
+		return x->map.start < y->map.start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void proc_sort(struct proc *p)
+{
+	uint64_t mx = 0;
+
+	qsort(p->maps, p->nr_maps, sizeof(*p->maps), cmp_pmap);
+	free(p->max_end);
+	p->max_end = xmalloc((p->nr_maps ? p->nr_maps : 1) * sizeof(*p->max_end));
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		if (p->maps[i].map.end > mx)
+			mx = p->maps[i].map.end;
+		p->max_end[i] = mx;
+	}
+	p->sorted = 1;
+}
+
+/* The latest exec at or before time, 0 when none. */
+static uint64_t exec_before(const struct proc *p, uint64_t time, int *found)
+{
+	uint64_t t = 0;
+
+	*found = 0;
+	for (size_t i = 0; i < p->nr_execs; i++)
+		if (p->execs[i] <= time && p->execs[i] >= t) {
+			t = p->execs[i];
+			*found = 1;
+		}
+	return t;
+}
+
+static const struct map *proc_find_map(struct proc *p, uint64_t addr, uint64_t time)
+{
+	const struct pmap *best = NULL;
+	size_t lo = 0, hi;
+	int has_exec;
+	uint64_t exec_t = exec_before(p, time, &has_exec);
+
+	if (!p->sorted)
+		proc_sort(p);
+	/* first map with start > addr */
+	hi = p->nr_maps;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->maps[mid].map.start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && p->max_end[i] > addr; ) {
+		const struct pmap *pm = &p->maps[i];
+
+		if (pm->map.end <= addr)
+			continue;
+		if (pm->map.time > time && pm->map.time)
+			continue;
+		if (has_exec && pm->map.time < exec_t)
+			continue;
+		if (!best || pm->map.time > best->map.time ||
+		    (pm->map.time == best->map.time && pm->seq > best->seq))
+			best = pm;
+	}
+	return best ? &best->map : NULL;
+}
+
+const struct map *machine_find_map(struct machine *m, uint32_t pid, uint64_t addr, uint64_t time)
+{
+	struct proc *p;
+	int depth = 0;
+
+	if (addr >= 0xffff800000000000ULL) {
+		p = find_proc(m, KERNEL_PID);
+		return p ? proc_find_map(p, addr, time) : NULL;
+	}
+	while ((p = find_proc(m, pid)) && depth++ < 64) {
+		const struct map *mp = proc_find_map(p, addr, time);
+		int has_exec;
+
+		if (mp)
+			return mp;
+		exec_before(p, time, &has_exec);
+		if (has_exec || !p->has_parent)
+			return NULL;
+		if (p->fork_time < time)
+			time = p->fork_time;
+		pid = p->ppid;
+	}
+	return NULL;
+}
+
+static const char *proc_comm(struct proc *p, uint32_t tid, uint64_t time, int any_tid)
+{
+	const struct comm_ev *best = NULL, *first = NULL;
+
+	for (size_t i = 0; i < p->nr_comms; i++) {
+		const struct comm_ev *c = &p->comms[i];
+
+		if (!any_tid && c->tid != tid)
+			continue;
+		if (!first || c->time < first->time)
+			first = c;
+		if (c->time <= time && (!best || c->time >= best->time))
+			best = c;
+	}
+	if (best)
+		return best->comm;
+	return first ? first->comm : NULL;
+}
+
+const char *machine_comm_at(struct machine *m, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct proc *p = find_proc(m, pid);
+	const char *c;
+	int depth = 0;
+
+	if (!p) {
+		if (pid == 0 || pid == KERNEL_PID)
+			return "swapper";
+		return "[unknown]";
+	}
+	if ((c = proc_comm(p, tid, time, 0)))
+		return c;
+	if ((c = proc_comm(p, pid, time, 0)))
+		return c;
+	/* a new thread or child before its own comm event: the process's or parent's name */
+	while (p && depth++ < 64) {
+		int has_exec;
+
+		exec_before(p, time, &has_exec);
+		if ((c = proc_comm(p, 0, time, 1)))
+			return c;
+		if (!p->has_parent || has_exec)
+			break;
+		if (p->fork_time < time)
+			time = p->fork_time;
+		p = find_proc(m, p->ppid);
+	}
+	return "[unknown]";
+}
+
+size_t machine_dsos(struct machine *m, struct dso ***out)
+{
+	*out = m->dsos;
+	return m->nr_dsos;
+}
