@@ -1,32 +1,577 @@
-/* family.c - operator families (placeholder: everything is "other"; replaced shortly) */
+/* family.c - operator families: ordered glob rules on the leaf frame (and its stack),
+ * and the framework operator a stack runs in.  See family-rules.h for the rule format.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <fnmatch.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "family.h"
+#include "family-rules.h"
+#include "paths.h"
 #include "util.h"
 
-struct family_rules {
-	int dummy;
+enum cond_key { C_DSO, C_SYM, C_NOTSYM, C_FLAG, C_TRAIT, C_STACK };
+
+struct cond {
+	enum cond_key key;
+	unsigned mask;		/* C_FLAG / C_TRAIT */
+	size_t nr_globs;
+	char **globs;
 };
 
-struct family_rules *family_rules_load(const char *extra_path)
+struct rule {
+	const char *family;	/* interned */
+	char *where;		/* "file:line: text" */
+	size_t nr_conds;
+	struct cond *conds;
+};
+
+struct family_rules {
+	struct rule *rules;
+	size_t nr, alloc;
+};
+
+/* ---- interning (a small open-addressing set, process lifetime) ---- */
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **intern_tab;
+static size_t intern_nr, intern_size;
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (len--) {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+const char *family_intern(const char *s, size_t len)
+{
+	size_t i;
+	const char *ret;
+
+	pthread_mutex_lock(&intern_lock);
+	if (intern_nr * 2 >= intern_size) {
+		size_t nsize = intern_size ? intern_size * 2 : 256;
+		char **ntab = xcalloc(nsize, sizeof(*ntab));
+
+		for (i = 0; i < intern_size; i++) {
+			size_t j;
+
+			if (!intern_tab[i])
+				continue;
+			j = hash_bytes(intern_tab[i], strlen(intern_tab[i])) & (nsize - 1);
+			while (ntab[j])
+				j = (j + 1) & (nsize - 1);
+			ntab[j] = intern_tab[i];
+		}
+		free(intern_tab);
+		intern_tab = ntab;
+		intern_size = nsize;
+	}
+	i = hash_bytes(s, len) & (intern_size - 1);
+	while (intern_tab[i]) {
+		if (!strncmp(intern_tab[i], s, len) && !intern_tab[i][len])
+			break;
+		i = (i + 1) & (intern_size - 1);
+	}
+	if (!intern_tab[i]) {
+		intern_tab[i] = xstrndup(s, len);
+		intern_nr++;
+	}
+	ret = intern_tab[i];
+	pthread_mutex_unlock(&intern_lock);
+	return ret;
+}
+
+/* ---- parsing ---- */
+static const struct { const char *name; unsigned bit; } flag_names[] = {
+	{ "kernel", FRAME_KERNEL }, { "jit", FRAME_JIT }, { "fde", FRAME_FDE },
+	{ "unknown", FRAME_UNKNOWN }, { "recovered", FRAME_RECOVERED },
+	{ "inline", FRAME_INLINE }, { "anon", FRAME_ANON },
+};
+static const struct { const char *name; unsigned bit; } trait_names[] = {
+	{ "pause-loop", TRAIT_PAUSE_LOOP },
+};
+
+static void cond_release(struct cond *c)
+{
+	for (size_t i = 0; i < c->nr_globs; i++)
+		free(c->globs[i]);
+	free(c->globs);
+}
+
+static void rule_release(struct rule *r)
+{
+	for (size_t i = 0; i < r->nr_conds; i++)
+		cond_release(&r->conds[i]);
+	free(r->conds);
+	free(r->where);
+}
+
+static int split_globs(struct cond *c, const char *val, size_t len)
+{
+	const char *p = val, *end = val + len;
+
+	while (p <= end) {
+		const char *bar = memchr(p, '|', end - p);
+		size_t n = bar ? (size_t)(bar - p) : (size_t)(end - p);
+
+		if (!n)
+			return -1;
+		c->globs = xrealloc(c->globs, (c->nr_globs + 1) * sizeof(*c->globs));
+		c->globs[c->nr_globs++] = xstrndup(p, n);
+		if (!bar)
+			break;
+		p = bar + 1;
+	}
+	return 0;
+}
+
+static int parse_names(struct cond *c, const char *name, int line, const char *what,
+		       const char *val, size_t len, int is_flag)
+{
+	const char *p = val, *end = val + len;
+
+	while (p < end) {
+		const char *bar = memchr(p, '|', end - p);
+		size_t n = bar ? (size_t)(bar - p) : (size_t)(end - p), i, found = 0;
+
+		if (is_flag) {
+			for (i = 0; i < ARRAY_SIZE(flag_names); i++)
+				if (strlen(flag_names[i].name) == n && !strncmp(flag_names[i].name, p, n)) {
+					c->mask |= flag_names[i].bit;
+					found = 1;
+				}
+		} else {
+			for (i = 0; i < ARRAY_SIZE(trait_names); i++)
+				if (strlen(trait_names[i].name) == n && !strncmp(trait_names[i].name, p, n)) {
+					c->mask |= trait_names[i].bit;
+					found = 1;
+				}
+		}
+		if (!found)
+			return error("%s:%d: unknown %s '%.*s'", name, line, what, (int)n, p);
+		if (!bar)
+			break;
+		p = bar + 1;
+	}
+	if (!c->mask)
+		return error("%s:%d: empty %s", name, line, what);
+	return 0;
+}
+
+static int parse_rule(struct rule *r, const char *name, int line, char *text)
+{
+	char *p = text, *tok;
+	static const struct { const char *key; enum cond_key k; } keys[] = {
+		{ "dso", C_DSO }, { "sym", C_SYM }, { "notsym", C_NOTSYM }, { "flag", C_FLAG },
+		{ "trait", C_TRAIT }, { "stack", C_STACK },
+	};
+
+	memset(r, 0, sizeof(*r));
+	tok = strsep(&p, " \t");
+	for (const char *q = tok; *q; q++)
+		if (!islower((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '-' && *q != '_')
+			return error("%s:%d: bad family name '%s' (want [a-z0-9_-]+)", name, line, tok);
+	r->family = family_intern(tok, strlen(tok));
+	while (p) {
+		char *eq;
+		struct cond c;
+		size_t i;
+
+		tok = strsep(&p, " \t");
+		if (!*tok)
+			continue;
+		eq = strchr(tok, '=');
+		if (!eq)
+			return error("%s:%d: condition '%s' is not KEY=PATTERN", name, line, tok);
+		memset(&c, 0, sizeof(c));
+		for (i = 0; i < ARRAY_SIZE(keys); i++)
+			if (strlen(keys[i].key) == (size_t)(eq - tok) && !strncmp(keys[i].key, tok, eq - tok))
+				break;
+		if (i == ARRAY_SIZE(keys))
+			return error("%s:%d: unknown key '%.*s' (want dso, sym, notsym, flag, trait or stack)",
+				     name, line, (int)(eq - tok), tok);
+		c.key = keys[i].k;
+		if (!eq[1]) {
+			return error("%s:%d: empty pattern for '%.*s'", name, line, (int)(eq - tok), tok);
+		} else if (c.key == C_FLAG || c.key == C_TRAIT) {
+			if (parse_names(&c, name, line, c.key == C_FLAG ? "flag" : "trait",
+					eq + 1, strlen(eq + 1), c.key == C_FLAG))
+				return -1;
+		} else if (split_globs(&c, eq + 1, strlen(eq + 1))) {
+			cond_release(&c);
+			return error("%s:%d: empty alternative in '%s'", name, line, tok);
+		}
+		r->conds = xrealloc(r->conds, (r->nr_conds + 1) * sizeof(*r->conds));
+		r->conds[r->nr_conds++] = c;
+	}
+	if (!r->nr_conds)
+		return error("%s:%d: rule for '%s' has no condition", name, line, r->family);
+	return 0;
+}
+
+struct family_rules *family_rules_new(void)
 {
 	return xcalloc(1, sizeof(struct family_rules));
 }
 
+int family_rules_add_text(struct family_rules *r, const char *name, const char *text,
+			  int front)
+{
+	struct rule *add = NULL;
+	size_t nr = 0, alloc = 0;
+	const char *p = text;
+	int line = 0;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *buf = xstrndup(p, len), *s, *e, *hash;
+
+		line++;
+		p += len + (nl ? 1 : 0);
+		hash = strchr(buf, '#');
+		if (hash)
+			*hash = '\0';
+		for (s = buf; *s == ' ' || *s == '\t' || *s == '\r'; s++)
+			;
+		for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'); e--)
+			;
+		*e = '\0';
+		if (!*s) {
+			free(buf);
+			continue;
+		}
+		ALLOC_GROW(add, nr + 1, alloc);
+		add[nr].where = NULL;
+		{
+			char *copy = xstrdup(s);
+			int ret = parse_rule(&add[nr], name, line, copy);
+
+			free(copy);
+			if (ret) {
+				rule_release(&add[nr]);
+				for (size_t i = 0; i < nr; i++)
+					rule_release(&add[i]);
+				free(add);
+				free(buf);
+				return -1;
+			}
+		}
+		/* normalize whitespace for the listing */
+		for (char *q = s; *q; q++)
+			if (*q == '\t')
+				*q = ' ';
+		add[nr].where = xasprintf("%s:%d: %s", name, line, s);
+		nr++;
+		free(buf);
+	}
+	ALLOC_GROW(r->rules, r->nr + nr, r->alloc);
+	if (front) {
+		memmove(r->rules + nr, r->rules, r->nr * sizeof(*r->rules));
+		memcpy(r->rules, add, nr * sizeof(*add));
+	} else {
+		memcpy(r->rules + r->nr, add, nr * sizeof(*add));
+	}
+	r->nr += nr;
+	free(add);
+	return 0;
+}
+
+int family_rules_add_file(struct family_rules *r, const char *path, int front)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	ret = strbuf_read_file(&sb, path, 4 << 20);
+	if (ret < 0) {
+		strbuf_release(&sb);
+		return error("unable to read rules '%s': %s", path, strerror(-ret));
+	}
+	if (memchr(sb.buf, '\0', sb.len)) {
+		strbuf_release(&sb);
+		return error("'%s': not a text file", path);
+	}
+	ret = family_rules_add_text(r, path, sb.buf, front);
+	strbuf_release(&sb);
+	return ret;
+}
+
+struct family_rules *family_rules_load(const char *extra_path)
+{
+	struct family_rules *r = family_rules_new();
+	char *builtin = dlprof_datafile("families.rules");
+
+	if (!builtin) {
+		error("unable to find 'families.rules' (set DLPROF_DATADIR)");
+		family_rules_free(r);
+		return NULL;
+	}
+	if (family_rules_add_file(r, builtin, 0) ||
+	    (extra_path && family_rules_add_file(r, extra_path, 1))) {
+		free(builtin);
+		family_rules_free(r);
+		return NULL;
+	}
+	free(builtin);
+	return r;
+}
+
 void family_rules_free(struct family_rules *r)
 {
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nr; i++)
+		rule_release(&r->rules[i]);
+	free(r->rules);
 	free(r);
+}
+
+size_t family_rules_count(const struct family_rules *r)
+{
+	return r->nr;
+}
+
+const char *family_rule_family(const struct family_rules *r, size_t i, const char **where)
+{
+	if (i >= r->nr)
+		return NULL;
+	if (where)
+		*where = r->rules[i].where;
+	return r->rules[i].family;
+}
+
+size_t family_rules_families(const struct family_rules *r, const char ***out)
+{
+	const char **v = xcalloc(r->nr + 1, sizeof(*v));
+	size_t n = 0, i, j;
+	int have_other = 0;
+
+	for (i = 0; i < r->nr; i++) {
+		for (j = 0; j < n; j++)
+			if (v[j] == r->rules[i].family)
+				break;
+		if (j == n) {
+			if (!strcmp(r->rules[i].family, "other")) {
+				have_other = 1;
+				continue;
+			}
+			v[n++] = r->rules[i].family;
+		}
+	}
+	(void)have_other;
+	v[n++] = family_intern("other", 5);
+	*out = v;
+	return n;
+}
+
+/* ---- matching ---- */
+static int glob_any(const struct cond *c, const char *s)
+{
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < c->nr_globs; i++)
+		if (!fnmatch(c->globs[i], s, 0))
+			return 1;
+	return 0;
+}
+
+static int cond_match(const struct cond *c, const struct frame *frames, size_t nr)
+{
+	const struct frame *f = &frames[0];
+
+	switch (c->key) {
+	case C_DSO:
+		return glob_any(c, f->dso);
+	case C_SYM:
+		return glob_any(c, f->sym);
+	case C_NOTSYM:
+		return !glob_any(c, f->sym);
+	case C_FLAG:
+		return (f->flags & c->mask) != 0;
+	case C_TRAIT:
+		return (f->traits & c->mask) != 0;
+	case C_STACK:
+		for (size_t i = 0; i < nr; i++)
+			if (glob_any(c, frames[i].sym))
+				return 1;
+		return 0;
+	}
+	return 0;
 }
 
 const char *family_classify(const struct family_rules *r, const struct frame *frames,
 			    size_t nr, const char **rule_out)
 {
 	if (rule_out)
-		*rule_out = "(built-in): other";
+		*rule_out = "(no rule matched)";
+	if (!r || !frames || !nr)
+		return "other";
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct rule *ru = &r->rules[i];
+		size_t j;
+
+		for (j = 0; j < ru->nr_conds; j++)
+			if (!cond_match(&ru->conds[j], frames, nr))
+				break;
+		if (j == ru->nr_conds) {
+			if (rule_out)
+				*rule_out = ru->where;
+			return ru->family;
+		}
+	}
 	return "other";
+}
+
+/* ---- ISA attribute ---- */
+const char *isa_from_name(const char *name)
+{
+	static const struct { const char *needle, *isa; } tab[] = {
+		{ "avx512_core_amx", "amx" }, { "amx", "amx" },
+		{ "avx512_core_bf16", "avx512_core_bf16" }, { "avx512_core_vnni", "avx512_core_vnni" },
+		{ "avx512_core", "avx512_core" }, { "avx512_common", "avx512_common" },
+		{ "avx512_mic", "avx512_mic" }, { "avx512", "avx512" }, { "AVX512", "avx512" },
+		{ "avx2_vnni", "avx2_vnni" }, { "avx2", "avx2" }, { "AVX2", "avx2" },
+		{ "avx", "avx" }, { "sse41", "sse41" }, { "sse4", "sse41" }, { "_uni_", "uni" },
+	};
+
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(tab); i++)
+		if (strstr(name, tab[i].needle))
+			return tab[i].isa;
+	return NULL;
+}
+
+/* ---- operators ---- */
+
+/* Copy the top-level qualified name of a demangled C++ symbol (before the parameter list,
+ * with template arguments and lambda braces skipped) into components. */
+static size_t split_qualified(const char *sym, const char **comp, size_t *clen, size_t max)
+{
+	size_t n = 0;
+	int depth = 0;
+	const char *start = sym, *p;
+
+	for (p = sym; *p; p++) {
+		char ch = *p;
+
+		if (ch == '<' || ch == '{' || ch == '[') {
+			depth++;
+		} else if (ch == '>' || ch == '}' || ch == ']') {
+			if (depth)
+				depth--;
+		} else if (ch == '(' && !depth) {
+			if (!strncmp(start, "(anonymous namespace)", 21)) {
+				p = start + 20;
+				continue;
+			}
+			if (p > start && p - start >= 8 && !strncmp(p - 8, "operator", 8))
+				continue;
+			break;
+		} else if (ch == '(') {
+			depth++;
+		} else if (ch == ')') {
+			if (depth)
+				depth--;
+		} else if (ch == ':' && p[1] == ':' && !depth) {
+			if (n < max) {
+				comp[n] = start;
+				clen[n] = p - start;
+				n++;
+			}
+			p++;
+			start = p + 1;
+		}
+	}
+	if (n < max && p > start) {
+		comp[n] = start;
+		clen[n] = p - start;
+		n++;
+	}
+	return n;
+}
+
+/* A component without its template arguments; 0 when it is not an identifier. */
+static size_t ident_len(const char *c, size_t len)
+{
+	size_t i;
+
+	if (!len || !(isalpha((unsigned char)c[0]) || c[0] == '_'))
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)c[i]) && c[i] != '_')
+			break;
+	if (i == 8 && !strncmp(c, "operator", 8))
+		return 0;
+	return i;
+}
+
+static const char *op_name(const char *prefix, const char *c, size_t len)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "%s%.*s", prefix, (int)len, c);
+
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	return family_intern(buf, n);
+}
+
+static int comp_is(const char *c, size_t len, const char *s)
+{
+	return strlen(s) == len && !strncmp(c, s, len);
 }
 
 const char *op_from_stack(const struct frame *frames, size_t nr)
 {
+	const char *comp[16];
+	size_t clen[16], n, i, k;
+
+	/* innermost at::_ops::<op>::call / ::redispatch */
+	for (i = 0; i < nr; i++) {
+		const char *s = frames[i].sym;
+
+		if (!s || strncmp(s, "at::_ops::", 10))
+			continue;
+		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
+		if (n >= 4 && (comp_is(comp[3], ident_len(comp[3], clen[3]), "call") ||
+			       comp_is(comp[3], ident_len(comp[3], clen[3]), "redispatch")) &&
+		    ident_len(comp[2], clen[2]))
+			return op_name("aten::", comp[2], ident_len(comp[2], clen[2]));
+	}
+	/* else innermost at::native::...::<fn> */
+	for (i = 0; i < nr; i++) {
+		const char *s = frames[i].sym;
+		size_t id = 0;
+
+		if (!s || strncmp(s, "at::native::", 12))
+			continue;
+		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
+		for (k = n; k > 2; k--) {
+			id = ident_len(comp[k - 1], clen[k - 1]);
+			if (id)
+				break;
+		}
+		if (id)
+			return op_name("aten::", comp[k - 1], id);
+	}
+	/* else an autograd node */
+	for (i = 0; i < nr; i++) {
+		const char *s = frames[i].sym;
+		size_t id;
+
+		if (!s || strncmp(s, "torch::autograd::generated::", 28))
+			continue;
+		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
+		if (n >= 4 && (id = ident_len(comp[3], clen[3])))
+			return op_name("autograd::", comp[3], id);
+	}
 	return NULL;
 }
