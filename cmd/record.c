@@ -1,8 +1,101 @@
-/* placeholder: replaced by the command's owner */
+/* record.c - dlprof record: options -> record_opts -> record_run(). */
 #include "cmds.h"
+#include "parse-options.h"
+#include "record.h"
 #include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const record_usage[] = {
+	"dlprof record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT[,EVENT...]] [-g | --call-graph fp|dwarf[=SIZE]] [--] COMMAND [ARGS...]",
+	NULL
+};
+
+static struct record_opts opts = RECORD_OPTS_INIT;
+static unsigned long freq_opt, period_opt, pages_opt;
+
+static int parse_callgraph(const char *arg)
+{
+	if (!strcmp(arg, "fp")) {
+		opts.callgraph = RECORD_CG_FP;
+		return 0;
+	}
+	if (!strncmp(arg, "dwarf", 5) && (!arg[5] || arg[5] == '=' || arg[5] == ',')) {
+		opts.callgraph = RECORD_CG_DWARF;
+		if (arg[5]) {
+			char *end;
+			unsigned long v = strtoul(arg + 6, &end, 0);
+
+			if (end == arg + 6 || *end || !v || v > RECORD_MAX_STACK)
+				return error("bad stack size in '--call-graph %s' (8..%d bytes)",
+					     arg, RECORD_MAX_STACK);
+			opts.stack_size = (unsigned int)((v + 7) & ~7ul);
+		}
+		return 0;
+	}
+	return error("unknown call-graph mode '%s' (fp or dwarf[=SIZE])", arg);
+}
+
+static int opt_g(const struct option *o, const char *arg)
+{
+	opts.callgraph = RECORD_CG_FP;
+	return 0;
+}
+
+static int opt_callgraph(const struct option *o, const char *arg)
+{
+	return parse_callgraph(arg);
+}
+
 int cmd_record(int argc, const char **argv)
 {
-	(void)argc; (void)argv;
-	return error("not implemented yet"), EXIT_FATAL;
+	int jit = 1, itt = 1, quiet = 0;
+	const struct option options[] = {
+		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data)"),
+		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
+		OPT_ULONG('c', "count", &period_opt, "PERIOD", "sample once every PERIOD events"),
+		OPT_STRING('e', "event", &opts.events, "EVENT[,EVENT...]", "events to sample (default cycles, else cpu-clock)"),
+		OPT_CALLBACK('g', NULL, NULL, NULL, "record frame-pointer call chains", opt_g, PARSE_OPT_NOARG),
+		OPT_CALLBACK(0, "call-graph", NULL, "MODE", "call chains: fp, or dwarf[=SIZE] (copy SIZE bytes of user stack)", opt_callgraph, 0),
+		OPT_ULONG('m', "mmap-pages", &pages_opt, "PAGES", "ring buffer data pages per cpu (power of two)"),
+		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
+		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
+		OPT_BOOL('q', "quiet", &quiet, "no summary line at the end"),
+		OPT_END()
+	};
+	int n = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
+
+	if (n < 0)
+		return PARSE_OPT_EXIT_CODE(n);
+	if (!n) {
+		error("no command given (usage: %s)", record_usage[0]);
+		return EXIT_USAGE;
+	}
+	if (freq_opt && period_opt) {
+		error("-F and -c cannot be used together");
+		return EXIT_USAGE;
+	}
+	if (period_opt)
+		opts.period = period_opt;
+	if (freq_opt)
+		opts.freq = freq_opt;
+	if (!opts.period && (!opts.freq || opts.freq > 100000)) {
+		error("bad sampling frequency %lu (1..100000)", opts.freq);
+		return EXIT_USAGE;
+	}
+	if (pages_opt && (pages_opt & (pages_opt - 1))) {
+		error("--mmap-pages %lu is not a power of two", pages_opt);
+		return EXIT_USAGE;
+	}
+	if (!*opts.output) {
+		error("empty output file name");
+		return EXIT_USAGE;
+	}
+	opts.mmap_pages = pages_opt;
+	opts.no_jit = !jit;
+	opts.no_itt = !itt;
+	opts.quiet = quiet;
+	opts.argv = argv;
+	return record_run(&opts);
 }

@@ -1,0 +1,40 @@
+/* event.h - event names to perf_event_attr, and probing that the kernel accepts them.
+ *
+ * Names are the generic perf ones (cycles, instructions, cpu-clock, task-clock,
+ * page-faults, context-switches, ...; optional :u or :k suffix) or anything libpfm4
+ * knows (PMU-specific names such as inst_retired.any, with its modifiers).  libpfm4
+ * decides which PMU exists from CPUID, so a name it encodes may still be refused by the
+ * kernel (a guest without a virtual PMU): event_probe() asks the kernel for real.
+ */
+#ifndef DLPROF_EVENT_H
+#define DLPROF_EVENT_H
+
+#include <linux/perf_event.h>
+
+#define EVENT_UNKNOWN 1		/* event_resolve(): no such name */
+
+/*
+ * Fill attr's type, config, config1, config2 and privilege-level excludes for name.  The
+ * rest of attr is left as it was.  Returns 0, EVENT_UNKNOWN, or -1 (libpfm4 failed to
+ * initialize or encode; error printed).
+ */
+int event_resolve(const char *name, struct perf_event_attr *attr);
+
+/*
+ * Try to open attr for this process (disabled) and close it again.  When the kernel
+ * refuses the kernel-mode part (EACCES/EPERM) and perf_event_paranoid still allows
+ * user-only counting, retry with exclude_kernel/exclude_hv set, keep those in attr and
+ * set *kernel_dropped.  Returns 0 or a negative errno.
+ */
+int event_probe(struct perf_event_attr *attr, int *kernel_dropped);
+
+/* Print a one-line error explaining why event name could not be opened (err < 0). */
+void event_open_error(const char *name, int err);
+
+/* Current kernel.perf_event_paranoid, or -100 when unreadable. */
+int event_paranoid(void);
+
+/* perf_event_open(2). */
+int event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsigned long flags);
+
+#endif

@@ -1,0 +1,47 @@
+/* record.h - run a command under sampling and write a recording (dlprof record).
+ *
+ * record_run() sets up the events (probing them, falling back from cycles to cpu-clock),
+ * starts the workload corked, drains the per-cpu rings into the recording until the
+ * workload exits, then appends what report needs later and cannot find then: build-ids,
+ * kernel symbols hit, JIT maps and jitdumps, ITT task files, metadata and statistics.
+ */
+#ifndef DLPROF_RECORD_H
+#define DLPROF_RECORD_H
+
+#include <stddef.h>
+
+enum record_callgraph {
+	RECORD_CG_NONE,
+	RECORD_CG_FP,
+	RECORD_CG_DWARF,
+};
+
+#define RECORD_DEFAULT_FREQ	  999
+#define RECORD_DEFAULT_STACK	  16384	/* bytes of user stack copied per sample (dwarf) */
+#define RECORD_MAX_STACK	  65000	/* a sample must fit a 64 KiB perf record */
+
+struct record_opts {
+	const char *output;		/* default "dlprof.data" */
+	unsigned long freq;		/* samples per second per thread (0: use period) */
+	unsigned long period;		/* -c: events per sample */
+	const char *events;		/* "a,b,c"; NULL: cycles, falling back to cpu-clock */
+	enum record_callgraph callgraph;
+	unsigned int stack_size;	/* dwarf: bytes of user stack, multiple of 8 */
+	size_t mmap_pages;		/* per-cpu ring data pages (power of two); 0: default */
+	int no_jit;			/* do not set ONEDNN_JIT_PROFILE & co */
+	int no_itt;			/* do not load the ITT collector */
+	int quiet;			/* no summary line */
+	const char **argv;		/* the command, NULL-terminated */
+};
+
+#define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_NONE, \
+			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, NULL }
+
+/*
+ * Record opts->argv.  Returns the status dlprof should exit with: the workload's (its
+ * exit code, 128+signal when killed), 127 when it could not be run, 2 when recording
+ * could not be set up (message printed).
+ */
+int record_run(const struct record_opts *opts);
+
+#endif

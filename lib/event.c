@@ -1,0 +1,200 @@
+/* event.c - event names (generic perf names, libpfm4) to perf_event_attr; probing. */
+#include <linux/perf_event.h>	/* before libpfm4, whose copy then steps aside */
+#include <perfmon/pfmlib_perf_event.h>
+
+#include "event.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct generic_event {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+};
+
+static const struct generic_event generic_events[] = {
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
+	{ "emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
+};
+
+int event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+int event_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v;
+
+	if (!f)
+		return -100;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -100;
+	fclose(f);
+	return v;
+}
+
+/* "name[:u|:k|:uk]" among the generic names. */
+static int resolve_generic(const char *name, struct perf_event_attr *attr)
+{
+	const char *colon = strchr(name, ':');
+	size_t len = colon ? (size_t)(colon - name) : strlen(name);
+	int u = 1, k = 1;
+
+	if (colon) {
+		const char *m = colon + 1;
+
+		if (!*m)
+			return EVENT_UNKNOWN;
+		u = k = 0;
+		for (; *m; m++) {
+			if (*m == 'u')
+				u = 1;
+			else if (*m == 'k')
+				k = 1;
+			else
+				return EVENT_UNKNOWN;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(generic_events); i++) {
+		if (strlen(generic_events[i].name) != len || strncmp(generic_events[i].name, name, len))
+			continue;
+		attr->type = generic_events[i].type;
+		attr->config = generic_events[i].config;
+		attr->exclude_user = !u;
+		attr->exclude_kernel = !k;
+		attr->exclude_hv = !k;
+		return 0;
+	}
+	return EVENT_UNKNOWN;
+}
+
+static int pfm_state;	/* 0 not tried, 1 ok, -1 failed */
+
+static int resolve_pfm(const char *name, struct perf_event_attr *attr)
+{
+	struct perf_event_attr pa;
+	pfm_perf_encode_arg_t arg;
+	int ret;
+
+	if (!pfm_state) {
+		ret = pfm_initialize();
+		pfm_state = ret == PFM_SUCCESS ? 1 : -1;
+		if (pfm_state < 0)
+			warning("libpfm4 cannot initialize (%s); only generic event names work",
+				pfm_strerror(ret));
+	}
+	if (pfm_state < 0)
+		return EVENT_UNKNOWN;
+	memset(&pa, 0, sizeof(pa));
+	memset(&arg, 0, sizeof(arg));
+	arg.attr = &pa;
+	arg.size = sizeof(arg);
+	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	if (ret == PFM_ERR_NOTFOUND || ret == PFM_ERR_ATTR || ret == PFM_ERR_INVAL ||
+	    ret == PFM_ERR_UMASK || ret == PFM_ERR_NOTSUPP)
+		return EVENT_UNKNOWN;
+	if (ret != PFM_SUCCESS)
+		return error("cannot encode event '%s': %s", name, pfm_strerror(ret));
+	attr->type = pa.type;
+	attr->config = pa.config;
+	attr->config1 = pa.config1;
+	attr->config2 = pa.config2;
+	attr->exclude_user = pa.exclude_user;
+	attr->exclude_kernel = pa.exclude_kernel;
+	attr->exclude_hv = pa.exclude_hv;
+	if (pa.precise_ip)
+		attr->precise_ip = pa.precise_ip;
+	return 0;
+}
+
+int event_resolve(const char *name, struct perf_event_attr *attr)
+{
+	if (!*name || strlen(name) >= 64)
+		return EVENT_UNKNOWN;
+	if (!resolve_generic(name, attr))
+		return 0;
+	return resolve_pfm(name, attr);
+}
+
+static int try_open(struct perf_event_attr *attr)
+{
+	struct perf_event_attr a = *attr;
+	int fd;
+
+	a.disabled = 1;
+	a.enable_on_exec = 0;
+	fd = event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int event_probe(struct perf_event_attr *attr, int *kernel_dropped)
+{
+	int ret = try_open(attr);
+
+	if ((ret == -EACCES || ret == -EPERM) && !attr->exclude_kernel && event_paranoid() <= 2) {
+		struct perf_event_attr a = *attr;
+
+		a.exclude_kernel = 1;
+		a.exclude_hv = 1;
+		if (!try_open(&a)) {
+			*attr = a;
+			*kernel_dropped = 1;
+			return 0;
+		}
+	}
+	return ret;
+}
+
+void event_open_error(const char *name, int err)
+{
+	int p;
+
+	switch (-err) {
+	case ENOENT:
+	case ENODEV:
+	case EOPNOTSUPP:
+		error("cannot open event '%s': no such counter here (%s)", name, strerror(-err));
+		break;
+	case EACCES:
+	case EPERM:
+		p = event_paranoid();
+		error("cannot open event '%s': %s (kernel.perf_event_paranoid is %d; "
+		      "'sysctl -w kernel.perf_event_paranoid=1' or run as root/with CAP_PERFMON)",
+		      name, strerror(-err), p);
+		break;
+	default:
+		error("cannot open event '%s': %s", name, strerror(-err));
+		break;
+	}
+}

@@ -1,0 +1,1103 @@
+/* record.c - the record loop and what is captured at the end of a recording.
+ *
+ * Events: one fd per (event, online cpu) on the workload's pid with inherit, so every
+ * thread, child process and exec is followed.  The first event of each cpu owns that
+ * cpu's ring; later events are redirected into it (PERF_EVENT_IOC_SET_OUTPUT).  Side-band
+ * records (mmap2 with build-ids, comm, fork/exit, context switches) come from the first
+ * event only, so they are not duplicated.
+ *
+ * Dwarf mode: the kernel copies sample_stack_user bytes per sample whatever the stack
+ * depth.  Before writing a sample we trim that copy to the bytes actually used (dyn_size,
+ * rounded up to 8) and shrink the record's stack size field and header size to match, so
+ * the stored record is a valid PERF_RECORD_SAMPLE whose stack size field equals the
+ * bytes present (followed by the original dyn_size, as the kernel lays it out).
+ */
+#include "record.h"
+#include "event.h"
+#include "recfile.h"
+#include "ring.h"
+#include "workload.h"
+#include "paths.h"
+#include "util.h"
+#include "version.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_EVENTS	16
+#define FLUSH_NS	1000000000ull	/* write a chunk at least this often */
+#define POLL_MS		100
+#define CAPTURE_MAX	(512u << 20)	/* cap on a captured JIT/ITT file */
+
+/* x86_64 general registers + BP, SP, IP (asm/perf_regs.h numbering) */
+#define X86_64_USER_REGS (((1ull << 9) - 1) /* AX..IP: 0-8 */ | (0xffull << 16) /* R8..R15 */)
+
+/* ---- a set of u64 (open addressing; 0 stored aside) ---- */
+struct u64set {
+	uint64_t *slot;
+	size_t nr, alloc;	/* alloc: power of two */
+	int has_zero;
+};
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static void u64set_add(struct u64set *s, uint64_t v);
+
+static void u64set_grow(struct u64set *s)
+{
+	struct u64set n = { NULL, 0, s->alloc ? s->alloc * 2 : 1024, s->has_zero };
+
+	n.slot = xcalloc(n.alloc, sizeof(uint64_t));
+	for (size_t i = 0; i < s->alloc; i++)
+		if (s->slot[i])
+			u64set_add(&n, s->slot[i]);
+	free(s->slot);
+	*s = n;
+}
+
+static void u64set_add(struct u64set *s, uint64_t v)
+{
+	size_t i;
+
+	if (!v) {
+		s->has_zero = 1;
+		return;
+	}
+	if ((s->nr + 1) * 2 > s->alloc)
+		u64set_grow(s);
+	for (i = hash64(v) & (s->alloc - 1); s->slot[i]; i = (i + 1) & (s->alloc - 1))
+		if (s->slot[i] == v)
+			return;
+	s->slot[i] = v;
+	s->nr++;
+}
+
+static void u64set_free(struct u64set *s)
+{
+	free(s->slot);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- record state ---- */
+struct rec_event {
+	char name[64];
+	struct perf_event_attr attr;
+	uint64_t *ids;
+	size_t nr_ids;
+};
+
+struct path_list {
+	char **v;
+	size_t nr, alloc;
+};
+
+struct recorder {
+	const struct record_opts *opts;
+	struct rec_event ev[MAX_EVENTS];
+	int nr_ev;
+	int *cpus;
+	int nr_cpus;
+	int *fds;		/* nr_ev * nr_cpus, -1 when not open */
+	struct ring *rings;	/* one per cpu */
+	struct recwriter *w;
+	int write_failed;
+
+	uint64_t samples, lost, lost_records;
+	struct u64set kaddrs;	/* kernel ips seen */
+	struct u64set pids;	/* processes seen (comm, fork) */
+	struct path_list need_buildid;	/* exec file mappings whose MMAP2 had no build-id */
+	struct path_list jitdumps;	/* jit-PID.dump files named by mmap records */
+	unsigned char *scratch;		/* rewritten dwarf samples */
+
+	char fallback_note[256];
+	char *jitdir;		/* JITDUMPDIR we created, NULL when not ours */
+	int jit_ours;		/* we set ONEDNN_JIT_PROFILE/DNNL_JIT_PROFILE */
+	char *ittdir;		/* DLPROF_ITT_DIR we created */
+	uint64_t start_ns;
+	time_t start_wall;	/* files newer than this were caused by us */
+};
+
+static void path_list_add(struct path_list *l, const char *p)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i], p))
+			return;
+	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
+	l->v[l->nr++] = xstrdup(p);
+}
+
+static void path_list_clear(struct path_list *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- event setup ---- */
+static int online_cpus(int **cpus)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int nr = 0;
+	size_t alloc = 0;
+	char *p;
+
+	*cpus = NULL;
+	if (strbuf_read_file(&sb, "/sys/devices/system/cpu/online", 4096) < 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (long i = 0; i < n; i++) {
+			ALLOC_GROW(*cpus, (size_t)nr + 1, alloc);
+			(*cpus)[nr++] = (int)i;
+		}
+		return nr;
+	}
+	for (p = sb.buf; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long i = a; i <= b && i < 4096; i++) {
+			ALLOC_GROW(*cpus, (size_t)nr + 1, alloc);
+			(*cpus)[nr++] = (int)i;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	strbuf_release(&sb);
+	return nr;
+}
+
+static void attr_common(struct recorder *r, struct perf_event_attr *a, int first)
+{
+	const struct record_opts *o = r->opts;
+
+	a->size = sizeof(*a);
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (o->callgraph == RECORD_CG_FP)
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (o->callgraph == RECORD_CG_DWARF) {
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+				  PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = X86_64_USER_REGS;
+		a->sample_stack_user = o->stack_size;
+		a->exclude_callchain_user = 1;	/* the stack copy replaces the fp chain */
+	}
+	if (o->period) {
+		a->freq = 0;
+		a->sample_period = o->period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = o->freq;
+	}
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->inherit = 1;
+	a->disabled = 1;
+	a->enable_on_exec = 1;
+	a->watermark = 1;
+	if (first) {
+		a->mmap = 1;
+		a->mmap2 = 1;
+		a->build_id = 1;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+		a->context_switch = 1;
+	}
+}
+
+/* Split opts->events, resolve and probe each.  Returns 0, or the exit status on error. */
+static int setup_events(struct recorder *r)
+{
+	const char *list = r->opts->events ? r->opts->events : "cycles";
+	int kernel_dropped = 0;
+	char *copy = xstrdup(list), *save = NULL, *name;
+
+	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		struct rec_event *e;
+		int ret;
+
+		if (r->nr_ev == MAX_EVENTS) {
+			free(copy);
+			return error("too many events (at most %d)", MAX_EVENTS), 64;
+		}
+		e = &r->ev[r->nr_ev];
+		memset(e, 0, sizeof(*e));
+		ret = event_resolve(name, &e->attr);
+		if (ret == EVENT_UNKNOWN) {
+			error("unknown event '%s'", name);
+			free(copy);
+			return 2;
+		}
+		if (ret < 0) {
+			free(copy);
+			return 2;
+		}
+		attr_common(r, &e->attr, r->nr_ev == 0);
+		ret = event_probe(&e->attr, &kernel_dropped);
+		if (ret < 0 && !r->opts->events && !strcmp(name, "cycles")) {
+			snprintf(r->fallback_note, sizeof(r->fallback_note),
+				 "no hardware PMU available (cycles: %s); sampling cpu-clock instead",
+				 strerror(-ret));
+			info("%s", r->fallback_note);
+			name = "cpu-clock";
+			memset(&e->attr, 0, sizeof(e->attr));
+			event_resolve(name, &e->attr);
+			attr_common(r, &e->attr, r->nr_ev == 0);
+			ret = event_probe(&e->attr, &kernel_dropped);
+		}
+		if (ret < 0) {
+			event_open_error(name, ret);
+			free(copy);
+			return 2;
+		}
+		snprintf(e->name, sizeof(e->name), "%s", name);
+		r->nr_ev++;
+	}
+	free(copy);
+	if (!r->nr_ev)
+		return error("no event given"), 64;
+	if (kernel_dropped)
+		warning("kernel.perf_event_paranoid is %d: recording user space only",
+			event_paranoid());
+	return 0;
+}
+
+static size_t default_pages(const struct record_opts *o)
+{
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	size_t bytes = o->callgraph == RECORD_CG_DWARF ? (8u << 20) : (512u << 10);
+
+	if (o->mmap_pages)
+		return o->mmap_pages;
+	return bytes / psz;
+}
+
+static int open_events(struct recorder *r, pid_t pid)
+{
+	size_t pages = default_pages(r->opts);
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+
+	r->fds = xmalloc(sizeof(int) * (size_t)r->nr_ev * (size_t)r->nr_cpus);
+	for (int i = 0; i < r->nr_ev * r->nr_cpus; i++)
+		r->fds[i] = -1;
+	r->rings = xcalloc((size_t)r->nr_cpus, sizeof(struct ring));
+	for (int e = 0; e < r->nr_ev; e++) {
+		r->ev[e].ids = xcalloc((size_t)r->nr_cpus, sizeof(uint64_t));
+		r->ev[e].attr.wakeup_watermark = (uint32_t)(pages * psz / 4);
+	}
+
+	for (int c = 0; c < r->nr_cpus; c++) {
+		for (int e = 0; e < r->nr_ev; e++) {
+			struct rec_event *ev = &r->ev[e];
+			int fd = event_open(&ev->attr, pid, r->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+			uint64_t id;
+
+			if (fd < 0) {
+				event_open_error(ev->name, -errno);
+				return -1;
+			}
+			r->fds[e * r->nr_cpus + c] = fd;
+			if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+				return error("cannot get the id of event '%s': %s", ev->name,
+					     strerror(errno));
+			ev->ids[ev->nr_ids++] = id;
+			if (e == 0) {
+				while (ring_mmap(&r->rings[c], fd, pages) < 0) {
+					if ((errno != EPERM && errno != ENOMEM) || pages <= 8)
+						return error("cannot map the ring buffer of cpu %d: %s",
+							     r->cpus[c], strerror(errno));
+					pages /= 2;
+					if (c == 0)
+						warning("ring buffer limited to %zu KiB per cpu "
+							"(perf_event_mlock_kb / RLIMIT_MEMLOCK)",
+							pages * psz / 1024);
+				}
+			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fds[c]) < 0) {
+				return error("cannot redirect event '%s' to the ring of cpu %d: %s",
+					     ev->name, r->cpus[c], strerror(errno));
+			}
+		}
+	}
+	return 0;
+}
+
+static void close_events(struct recorder *r)
+{
+	if (r->fds)
+		for (int i = 0; i < r->nr_ev * r->nr_cpus; i++)
+			if (r->fds[i] >= 0)
+				close(r->fds[i]);
+	if (r->rings)
+		for (int c = 0; c < r->nr_cpus; c++)
+			ring_release(&r->rings[c]);
+	free(r->fds);
+	free(r->rings);
+	r->fds = NULL;
+	r->rings = NULL;
+}
+
+static int write_attrs(struct recorder *r)
+{
+	for (int e = 0; e < r->nr_ev; e++) {
+		struct rec_event *ev = &r->ev[e];
+		struct dlp_attr_rec h;
+		struct strbuf sb = STRBUF_INIT;
+		int ret;
+
+		memset(&h, 0, sizeof(h));
+		h.attr_size = sizeof(ev->attr);
+		h.nr_ids = (uint32_t)ev->nr_ids;
+		snprintf(h.name, sizeof(h.name), "%s", ev->name);
+		strbuf_add(&sb, &ev->attr, sizeof(ev->attr));
+		strbuf_add(&sb, ev->ids, ev->nr_ids * sizeof(uint64_t));
+		ret = recwriter_add2(r->w, DLP_REC_ATTR, &h, sizeof(h), sb.buf, sb.len);
+		strbuf_release(&sb);
+		if (ret < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- the drain: one callback per perf record ---- */
+static void note_kernel_ips(struct recorder *r, uint16_t cpumode, uint64_t ip,
+			    const uint64_t *chain, uint64_t nr)
+{
+	uint64_t ctx = 0;
+
+	if (cpumode == PERF_RECORD_MISC_KERNEL)
+		u64set_add(&r->kaddrs, ip);
+	for (uint64_t i = 0; i < nr; i++) {
+		if (chain[i] >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = chain[i];
+			continue;
+		}
+		if (ctx == (uint64_t)PERF_CONTEXT_KERNEL)
+			u64set_add(&r->kaddrs, chain[i]);
+	}
+}
+
+/*
+ * Look into a sample: note kernel addresses, and in dwarf mode trim the stack copy.
+ * Returns the record to write (rec itself, or r->scratch) or NULL when malformed.
+ */
+static const struct perf_event_header *sample_fixup(struct recorder *r,
+						    const struct perf_event_header *rec)
+{
+	const unsigned char *p = (const void *)rec, *end = p + rec->size;
+	const unsigned char *q = p + sizeof(*rec);
+	uint64_t ip, nr = 0, abi, size, dyn;
+	const uint64_t *chain = NULL;
+	const struct perf_event_attr *a = &r->ev[0].attr;
+	size_t regs, keep, head_len;
+	struct perf_event_header *out;
+
+	/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD: six u64 */
+	if (end - q < 48)
+		return NULL;
+	memcpy(&ip, q + 8, 8);
+	q += 48;
+	if (a->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		if (end - q < 8)
+			return NULL;
+		memcpy(&nr, q, 8);
+		q += 8;
+		if (nr > (uint64_t)(end - q) / 8)
+			return NULL;
+		chain = (const uint64_t *)q;
+		q += nr * 8;
+	}
+	note_kernel_ips(r, rec->misc & PERF_RECORD_MISC_CPUMODE_MASK, ip, chain, nr);
+	if (!(a->sample_type & PERF_SAMPLE_STACK_USER))
+		return rec;
+
+	if (end - q < 8)
+		return NULL;
+	memcpy(&abi, q, 8);
+	q += 8;
+	regs = abi ? (size_t)__builtin_popcountll(a->sample_regs_user) : 0;
+	if ((size_t)(end - q) < regs * 8 + 8)
+		return NULL;
+	q += regs * 8;
+	memcpy(&size, q, 8);
+	if (!size)
+		return rec;
+	if (size > (uint64_t)(end - q) - 16)
+		return NULL;
+	memcpy(&dyn, q + 8 + size, 8);
+	keep = (size_t)((dyn < size ? dyn : size) + 7) & ~(size_t)7;
+	if (keep > size)
+		keep = (size_t)size;
+	if (keep == size)
+		return rec;
+	head_len = (size_t)(q - p);
+	/* header .. regs, then size=keep, keep bytes of stack, dyn_size */
+	memcpy(r->scratch, p, head_len);
+	memcpy(r->scratch + head_len, &(uint64_t){ keep }, 8);
+	memcpy(r->scratch + head_len + 8, q + 8, keep);
+	memcpy(r->scratch + head_len + 8 + keep, &dyn, 8);
+	out = (void *)r->scratch;
+	out->size = (uint16_t)(head_len + 16 + keep);
+	return out;
+}
+
+static int on_record(void *ctx, const struct perf_event_header *rec)
+{
+	struct recorder *r = ctx;
+	const unsigned char *p = (const void *)rec;
+
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		rec = sample_fixup(r, rec);
+		if (!rec)
+			return 0;	/* malformed: not stored */
+		r->samples++;
+		break;
+	case PERF_RECORD_LOST:
+		if (rec->size >= sizeof(*rec) + 16) {
+			uint64_t n;
+
+			memcpy(&n, p + sizeof(*rec) + 8, 8);
+			r->lost += n;
+			r->lost_records++;
+		}
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (rec->size >= sizeof(*rec) + 8) {
+			uint64_t n;
+
+			memcpy(&n, p + sizeof(*rec), 8);
+			r->lost += n;
+			r->lost_records++;
+		}
+		break;
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+		if (rec->size >= sizeof(*rec) + 8) {
+			uint32_t pid;
+
+			memcpy(&pid, p + sizeof(*rec), 4);
+			u64set_add(&r->pids, pid);
+		}
+		break;
+	case PERF_RECORD_MMAP2:
+		/* pid tid start len pgoff (maj min ino ino_gen | bid) prot flags filename */
+		if (rec->size > sizeof(*rec) + 64) {
+			uint32_t prot;
+			const char *fn = (const char *)p + sizeof(*rec) + 64;
+			size_t max = rec->size - sizeof(*rec) - 64;
+
+			memcpy(&prot, p + sizeof(*rec) + 56, 4);
+			if (!memchr(fn, '\0', max) || fn[0] != '/')
+				break;
+			if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
+				path_list_add(&r->jitdumps, fn);
+			else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+				path_list_add(&r->need_buildid, fn);
+		}
+		break;
+	}
+	if (!r->write_failed &&
+	    recwriter_add(r->w, DLP_REC_PERF, rec, rec->size) < 0)
+		r->write_failed = 1;
+	return 0;
+}
+
+static void drain_all(struct recorder *r)
+{
+	for (int c = 0; c < r->nr_cpus; c++)
+		if (r->rings[c].ctl)
+			ring_drain(&r->rings[c], on_record, r);
+}
+
+/* ---- end of record: build-ids, kernel symbols, JIT, ITT, meta, stats ---- */
+static int read_build_id(const char *path, unsigned char id[20], size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	int found = 0;
+
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + noff, "GNU", 4) &&
+			    nh.n_descsz > 0 && nh.n_descsz <= 20) {
+				memcpy(id, (char *)d->d_buf + doff, nh.n_descsz);
+				*len = nh.n_descsz;
+				found = 1;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found ? 0 : -1;
+}
+
+static void write_build_ids(struct recorder *r)
+{
+	if (!r->need_buildid.nr)
+		return;
+	elf_version(EV_CURRENT);
+	for (size_t i = 0; i < r->need_buildid.nr; i++) {
+		struct dlp_buildid_rec b;
+		size_t len = 0;
+		const char *path = r->need_buildid.v[i];
+
+		memset(&b, 0, sizeof(b));
+		if (read_build_id(path, b.id, &len) < 0)
+			continue;
+		b.pid = -1;
+		b.size = (uint8_t)len;
+		recwriter_add2(r->w, DLP_REC_BUILDID, &b, sizeof(b), path, strlen(path) + 1);
+	}
+}
+
+struct ksym {
+	uint64_t addr;
+	const char *line;	/* "type name [module]" inside the file buffer */
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void write_ksyms(struct recorder *r)
+{
+	struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
+	struct ksym *syms = NULL;
+	size_t nr = 0, alloc = 0;
+	char *p, *nl;
+	unsigned char *hit;
+
+	if (!r->kaddrs.nr)
+		return;
+	if (strbuf_read_file(&sb, "/proc/kallsyms", 64u << 20) < 0)
+		return;
+	for (p = sb.buf; *p; p = nl + 1) {
+		char *end;
+		uint64_t a;
+
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		*nl = '\0';
+		a = strtoull(p, &end, 16);
+		if (end == p || *end != ' ' || !end[1] || end[2] != ' ')
+			continue;
+		/* text symbols only: t, T, w, W (weak code) */
+		if (end[1] != 't' && end[1] != 'T' && end[1] != 'w' && end[1] != 'W')
+			continue;
+		ALLOC_GROW(syms, nr + 1, alloc);
+		syms[nr].addr = a;
+		syms[nr].line = end + 3;
+		nr++;
+	}
+	if (!nr || !syms[0].addr) {	/* addresses hidden (kptr_restrict) */
+		free(syms);
+		strbuf_release(&sb);
+		return;
+	}
+	qsort(syms, nr, sizeof(*syms), ksym_cmp);
+	hit = xcalloc(nr, 1);
+	for (size_t i = 0; i < r->kaddrs.alloc; i++) {
+		uint64_t a = r->kaddrs.slot[i];
+		size_t lo = 0, hi = nr;
+
+		if (!a || a < syms[0].addr)
+			continue;
+		while (hi - lo > 1) {	/* last symbol with addr <= a */
+			size_t mid = (lo + hi) / 2;
+
+			if (syms[mid].addr <= a)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		hit[lo] = 1;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t size;
+		const char *name = syms[i].line;
+		const char *tab;
+
+		if (!hit[i])
+			continue;
+		size = i + 1 < nr ? syms[i + 1].addr - syms[i].addr : 4096;
+		/* kallsyms: "name\t[module]" */
+		tab = strchr(name, '\t');
+		if (tab)
+			strbuf_addf(&out, "%llx %llx %.*s %s\n", (unsigned long long)syms[i].addr,
+				    (unsigned long long)size, (int)(tab - name), name, tab + 1);
+		else
+			strbuf_addf(&out, "%llx %llx %s\n", (unsigned long long)syms[i].addr,
+				    (unsigned long long)size, name);
+	}
+	if (out.len)
+		recwriter_add(r->w, DLP_REC_KSYMS, out.buf, out.len);
+	free(hit);
+	free(syms);
+	strbuf_release(&out);
+	strbuf_release(&sb);
+}
+
+static void capture_file(struct recorder *r, uint32_t type, int32_t pid, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct dlp_jit_rec h = { pid, 0 };
+	int ret = strbuf_read_file(&sb, path, CAPTURE_MAX);
+
+	if (ret < 0) {
+		warning("cannot read '%s': %s", path, strerror(-ret));
+		return;
+	}
+	recwriter_add2(r->w, type, &h, sizeof(h), sb.buf, sb.len);
+	strbuf_release(&sb);
+}
+
+static void capture_perf_maps(struct recorder *r)
+{
+	uid_t me = getuid();
+
+	for (size_t i = 0; i < r->pids.alloc; i++) {
+		uint64_t pid = r->pids.slot[i];
+		char path[64];
+		struct stat st;
+
+		if (!pid)
+			continue;
+		snprintf(path, sizeof(path), "/tmp/perf-%llu.map", (unsigned long long)pid);
+		if (lstat(path, &st) < 0)
+			continue;
+		if (!S_ISREG(st.st_mode) || (st.st_uid != me && st.st_uid != 0)) {
+			warning("ignoring '%s': not a regular file owned by you or root", path);
+			continue;
+		}
+		capture_file(r, DLP_REC_JITMAP, (int32_t)pid, path);
+		if (r->jit_ours && st.st_mtime >= r->start_wall)
+			unlink(path);
+	}
+}
+
+static int dump_pid(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	int pid;
+
+	base = base ? base + 1 : path;
+	if (sscanf(base, "jit-%d.dump", &pid) != 1)
+		return -1;
+	return pid;
+}
+
+static struct recorder *walk_rec;	/* nftw has no context argument */
+
+static int walk_jitdump(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	int pid;
+
+	if (flag != FTW_F || !S_ISREG(st->st_mode))
+		return 0;
+	pid = dump_pid(path);
+	if (pid >= 0)
+		capture_file(walk_rec, DLP_REC_JITDUMP, pid, path);
+	return 0;
+}
+
+static int walk_itt(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (flag != FTW_F || !S_ISREG(st->st_mode))
+		return 0;
+	if (strbuf_read_file(&sb, path, CAPTURE_MAX) < 0) {
+		warning("cannot read '%s'", path);
+		return 0;
+	}
+	if (sb.len)
+		recwriter_add(walk_rec->w, DLP_REC_ITT, sb.buf, sb.len);
+	strbuf_release(&sb);
+	return 0;
+}
+
+static int walk_remove(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	if (flag == FTW_DP || flag == FTW_D)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+	nftw(dir, walk_remove, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void capture_jit(struct recorder *r)
+{
+	if (r->opts->no_jit)
+		return;
+	capture_perf_maps(r);
+	walk_rec = r;
+	if (r->jitdir)
+		nftw(r->jitdir, walk_jitdump, 16, FTW_PHYS);
+	for (size_t i = 0; i < r->jitdumps.nr; i++) {
+		const char *p = r->jitdumps.v[i];
+		int pid = dump_pid(p);
+
+		if (r->jitdir && !strncmp(p, r->jitdir, strlen(r->jitdir)))
+			continue;	/* already taken from our directory */
+		if (pid >= 0 && access(p, R_OK) == 0)
+			capture_file(r, DLP_REC_JITDUMP, pid, p);
+	}
+	if (r->jitdir)
+		remove_tree(r->jitdir);
+}
+
+static void capture_itt(struct recorder *r)
+{
+	if (!r->ittdir)
+		return;
+	walk_rec = r;
+	nftw(r->ittdir, walk_itt, 16, FTW_PHYS);
+	remove_tree(r->ittdir);
+}
+
+static void meta_add(struct strbuf *sb, const char *k, const char *v)
+{
+	strbuf_add(sb, k, strlen(k) + 1);
+	strbuf_add(sb, v, strlen(v) + 1);
+}
+
+static void write_meta(struct recorder *r)
+{
+	const struct record_opts *o = r->opts;
+	struct strbuf sb = STRBUF_INIT, tmp = STRBUF_INIT;
+	struct utsname u;
+	char num[64];
+
+	for (const char **a = o->argv; *a; a++) {
+		if (a != o->argv)
+			strbuf_addch(&tmp, ' ');
+		strbuf_addstr(&tmp, *a);
+	}
+	meta_add(&sb, "cmdline", tmp.buf);
+	if (!uname(&u)) {
+		meta_add(&sb, "hostname", u.nodename);
+		meta_add(&sb, "release", u.release);
+		meta_add(&sb, "machine", u.machine);
+	}
+	snprintf(num, sizeof(num), "%d", r->nr_cpus);
+	meta_add(&sb, "nr_cpus", num);
+	strbuf_reset(&tmp);
+	for (int e = 0; e < r->nr_ev; e++)
+		strbuf_addf(&tmp, "%s%s", e ? "," : "", r->ev[e].name);
+	meta_add(&sb, "event", tmp.buf);
+	if (o->period) {
+		snprintf(num, sizeof(num), "%lu", o->period);
+		meta_add(&sb, "period", num);
+	} else {
+		snprintf(num, sizeof(num), "%lu", o->freq);
+		meta_add(&sb, "freq", num);
+	}
+	if (o->callgraph == RECORD_CG_DWARF)
+		snprintf(num, sizeof(num), "dwarf=%u", o->stack_size);
+	else
+		snprintf(num, sizeof(num), "%s", o->callgraph == RECORD_CG_FP ? "fp" : "none");
+	meta_add(&sb, "callgraph", num);
+	meta_add(&sb, "version", DLPROF_VERSION);
+	meta_add(&sb, "kernel", r->ev[0].attr.exclude_kernel ? "excluded" : "included");
+	if (r->fallback_note[0])
+		meta_add(&sb, "note", r->fallback_note);
+	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit_ours ? "on" : "user");
+	meta_add(&sb, "itt", r->ittdir ? "on" : "off");
+	recwriter_add(r->w, DLP_REC_META, sb.buf, sb.len);
+	strbuf_release(&sb);
+	strbuf_release(&tmp);
+}
+
+/* ---- environment for JIT and ITT ---- */
+static char *make_tmpdir(const char *what)
+{
+	const char *t = getenv("TMPDIR");
+	char *d = xasprintf("%s/dlprof-%s.XXXXXX", t && *t ? t : "/tmp", what);
+
+	if (!mkdtemp(d)) {
+		warning("cannot create a temporary directory '%s': %s", d, strerror(errno));
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static void setup_env(struct recorder *r)
+{
+	if (!r->opts->no_jit && !getenv("ONEDNN_JIT_PROFILE") && !getenv("DNNL_JIT_PROFILE")) {
+		r->jitdir = make_tmpdir("jit");
+		if (r->jitdir) {
+			setenv("ONEDNN_JIT_PROFILE", "6", 1);
+			setenv("DNNL_JIT_PROFILE", "6", 1);
+			setenv("JITDUMPDIR", r->jitdir, 1);
+			r->jit_ours = 1;
+		}
+	}
+	if (!r->opts->no_itt) {
+		char *lib = dlprof_libfile("libdlprof-itt.so");
+
+		if (lib) {
+			r->ittdir = make_tmpdir("itt");
+			if (r->ittdir) {
+				setenv("INTEL_LIBITTNOTIFY64", lib, 1);
+				setenv("INTEL_ITTNOTIFY_GROUPS", "all", 0);
+				setenv("DLPROF_ITT_DIR", r->ittdir, 1);
+			}
+			free(lib);
+		}
+	}
+}
+
+/* ---- main loop ---- */
+static const int handled_signals[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+static void print_summary(struct recorder *r, const char *path)
+{
+	uint64_t bytes = recwriter_bytes(r->w);
+	int color = want_color(2) && r->lost;
+
+	fprintf(stderr, "dlprof: %llu samples, %s%llu lost%s, wrote %s (%.2f MB)\n",
+		(unsigned long long)r->samples, color ? "\033[1;31m" : "",
+		(unsigned long long)r->lost, color ? "\033[m" : "", path, bytes / 1e6);
+}
+
+int record_run(const struct record_opts *o)
+{
+	struct recorder rec, *r = &rec;
+	struct workload wl;
+	struct sigaction orig_act[4], act;
+	sigset_t block, orig_mask;
+	int sfd = -1, status = 2, ret, interrupted = 0, done = 0;
+	uint64_t last_flush, first_sig_ns = 0, end_ns;
+	struct pollfd *pfd = NULL;
+	int npfd;
+	char *old;
+
+	memset(r, 0, sizeof(*r));
+	memset(&wl, 0, sizeof(wl));
+	wl.pid = -1;
+	wl.go_fd = wl.err_fd = wl.pidfd = -1;
+	r->opts = o;
+	if (!o->argv || !o->argv[0])
+		return error("no command to record"), 64;
+
+	ret = setup_events(r);
+	if (ret)
+		return ret;
+	r->nr_cpus = online_cpus(&r->cpus);
+	if (r->nr_cpus <= 0)
+		return error("cannot list the online cpus"), 2;
+	r->scratch = xmalloc(65536);
+
+	/* like perf: keep the previous recording as FILE.old */
+	old = xasprintf("%s.old", o->output);
+	if (!access(o->output, F_OK) && rename(o->output, old) < 0)
+		warning("cannot rename '%s' to '%s': %s", o->output, old, strerror(errno));
+	free(old);
+	r->w = recwriter_open(o->output);
+	if (!r->w)
+		goto out;
+
+	/* signals: taken through a signalfd; the child gets the original setup back */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &orig_mask);
+	memset(&act, 0, sizeof(act));
+	for (int i = 0; i < 4; i++) {
+		act.sa_handler = handled_signals[i] == SIGPIPE ? SIG_IGN : SIG_DFL;
+		sigaction(handled_signals[i], &act, &orig_act[i]);
+	}
+	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		error("cannot create a signalfd: %s", strerror(errno));
+		goto out;
+	}
+
+	setup_env(r);
+	if (workload_prepare(&wl, o->argv, &orig_mask, orig_act) < 0)
+		goto out;
+	if (open_events(r, wl.pid) < 0 || write_attrs(r) < 0) {
+		workload_abort(&wl);
+		goto out;
+	}
+
+	r->start_ns = now_ns();
+	r->start_wall = time(NULL) - 1;
+	if (workload_start(&wl, o->argv[0]) < 0) {
+		workload_reap(&wl, 1, &status);
+		status = 127;
+		close_events(r);
+		recwriter_close(r->w);
+		r->w = NULL;
+		unlink(o->output);
+		goto out;
+	}
+
+	npfd = r->nr_cpus + 2;
+	pfd = xcalloc((size_t)npfd, sizeof(*pfd));
+	for (int c = 0; c < r->nr_cpus; c++) {
+		pfd[c].fd = r->fds[c];
+		pfd[c].events = POLLIN;
+	}
+	pfd[r->nr_cpus].fd = sfd;
+	pfd[r->nr_cpus].events = POLLIN;
+	pfd[r->nr_cpus + 1].fd = wl.pidfd;
+	pfd[r->nr_cpus + 1].events = POLLIN;
+	last_flush = now_ns();
+
+	while (!done) {
+		struct signalfd_siginfo si;
+		int check_exit = wl.pidfd < 0;
+
+		if (poll(pfd, (nfds_t)npfd, POLL_MS) < 0 && errno != EINTR) {
+			error("poll failed: %s", strerror(errno));
+			break;
+		}
+		for (int c = 0; c < r->nr_cpus; c++)
+			if (pfd[c].revents & (POLLHUP | POLLERR))
+				pfd[c].fd = -1;	/* keep draining it, stop polling it */
+		drain_all(r);
+		if (pfd[r->nr_cpus + 1].revents & POLLIN)
+			check_exit = 1;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD) {
+				check_exit = 1;
+				continue;
+			}
+			if (!interrupted)
+				first_sig_ns = now_ns();
+			interrupted = 1;
+			/*
+			 * A terminal's ^C reaches the workload too (same process group); a
+			 * signal sent to dlprof alone by a process is passed on.  A second
+			 * one after 2 s ends a workload that does not listen.
+			 */
+			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE ||
+			    si.ssi_code == SI_TKILL)
+				kill(wl.pid, (int)si.ssi_signo);
+			if (now_ns() - first_sig_ns > 2000000000ull)
+				kill(wl.pid, SIGKILL);
+		}
+		if (check_exit && workload_reap(&wl, 0, &status) != 0)
+			done = 1;
+		if (now_ns() - last_flush >= FLUSH_NS) {
+			if (recwriter_flush(r->w) < 0)
+				r->write_failed = 1;
+			last_flush = now_ns();
+		}
+	}
+	end_ns = now_ns();
+	drain_all(r);
+	close_events(r);
+
+	write_build_ids(r);
+	write_ksyms(r);
+	capture_jit(r);
+	capture_itt(r);
+	write_meta(r);
+	{
+		struct dlp_stats st;
+
+		memset(&st, 0, sizeof(st));
+		st.samples = r->samples;
+		st.lost = r->lost;
+		st.lost_records = r->lost_records;
+		st.start_ns = r->start_ns;
+		st.end_ns = end_ns;
+		st.exit_status = status;
+		st.flags = interrupted ? DLP_STATS_INTERRUPTED : 0;
+		recwriter_add(r->w, DLP_REC_STATS, &st, sizeof(st));
+	}
+	if (!o->quiet)
+		print_summary(r, o->output);
+	if (recwriter_close(r->w) < 0 || r->write_failed)
+		error("the recording '%s' is incomplete", o->output);
+	r->w = NULL;
+
+out:
+	if (r->w)
+		recwriter_close(r->w);
+	close_events(r);
+	workload_release(&wl);
+	if (sfd >= 0) {
+		close(sfd);
+		for (int i = 0; i < 4; i++)
+			sigaction(handled_signals[i], &orig_act[i], NULL);
+		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
+	}
+	if (r->jitdir) {
+		remove_tree(r->jitdir);
+		free(r->jitdir);
+	}
+	if (r->ittdir) {
+		remove_tree(r->ittdir);
+		free(r->ittdir);
+	}
+	for (int e = 0; e < r->nr_ev; e++)
+		free(r->ev[e].ids);
+	u64set_free(&r->kaddrs);
+	u64set_free(&r->pids);
+	path_list_clear(&r->need_buildid);
+	path_list_clear(&r->jitdumps);
+	free(r->scratch);
+	free(r->cpus);
+	free(pfd);
+	return status;
+}

@@ -1,0 +1,152 @@
+/* ring.c - perf mmap ring buffer drain (acquire head, copy, release tail). */
+#include "ring.h"
+#include "util.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define BOUNCE_SIZE 65536	/* perf_event_header.size is a u16 */
+
+int ring_mmap(struct ring *r, int fd, size_t pages)
+{
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	memset(r, 0, sizeof(*r));
+	if (!pages || (pages & (pages - 1)))
+		return error("ring size of %zu pages is not a power of two", pages);
+	p = mmap(NULL, (pages + 1) * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		errno = errno ? errno : ENOMEM;
+		return -1;	/* caller decides: a smaller ring may fit the mlock limit */
+	}
+	r->ctl = p;
+	r->data = (unsigned char *)p + psz;
+	r->size = pages * psz;
+	r->map_len = (pages + 1) * psz;
+	r->bounce = xmalloc(BOUNCE_SIZE);
+	return 0;
+}
+
+void ring_init_mem(struct ring *r, struct perf_event_mmap_page *ctl, void *data, size_t size)
+{
+	memset(r, 0, sizeof(*r));
+	r->ctl = ctl;
+	r->data = data;
+	r->size = size;
+	r->bounce = xmalloc(BOUNCE_SIZE);
+}
+
+void ring_release(struct ring *r)
+{
+	if (r->map_len)
+		munmap(r->ctl, r->map_len);
+	free(r->bounce);
+	memset(r, 0, sizeof(*r));
+}
+
+static uint64_t load_head(const struct ring *r)
+{
+	return __atomic_load_n(&r->ctl->data_head, __ATOMIC_ACQUIRE);
+}
+
+static void store_tail(struct ring *r, uint64_t tail)
+{
+	__atomic_store_n(&r->ctl->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+uint64_t ring_pending(const struct ring *r)
+{
+	return load_head(r) - r->ctl->data_tail;
+}
+
+/* Copy len bytes starting at ring position pos, wrapping at the end. */
+static void copy_out(unsigned char *dst, const unsigned char *data, size_t size,
+		     uint64_t pos, size_t len)
+{
+	size_t off = pos & (size - 1);
+	size_t first = size - off;
+
+	if (first >= len) {
+		memcpy(dst, data + off, len);
+	} else {
+		memcpy(dst, data + off, first);
+		memcpy(dst + first, data, len - first);
+	}
+}
+
+uint64_t ring_read_records(const unsigned char *data, size_t size, uint64_t tail, uint64_t head,
+			   unsigned char *bounce, ring_record_cb *cb, void *ctx, int *err,
+			   uint64_t *bad)
+{
+	*err = 0;
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		struct perf_event_header hdr;
+		const struct perf_event_header *rec;
+		size_t off = tail & (size - 1);
+		int ret;
+
+		copy_out((unsigned char *)&hdr, data, size, tail, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > head - tail || hdr.size > size) {
+			/* cannot find the next record boundary: drop what is there */
+			(*bad)++;
+			return head;
+		}
+		if (off + hdr.size <= size) {
+			rec = (const void *)(data + off);
+		} else {
+			copy_out(bounce, data, size, tail, hdr.size);
+			rec = (const void *)bounce;
+		}
+		ret = cb(ctx, rec);
+		if (ret < 0) {
+			*err = ret;
+			return tail;
+		}
+		tail += hdr.size;
+	}
+	/* a partial header cannot be published by the kernel; leave it for later */
+	return tail;
+}
+
+struct count_ctx {
+	ring_record_cb *cb;
+	void *ctx;
+	long n;
+};
+
+static int count_cb(void *ctx, const struct perf_event_header *rec)
+{
+	struct count_ctx *c = ctx;
+	int ret = c->cb(c->ctx, rec);
+
+	if (!ret)
+		c->n++;
+	return ret;
+}
+
+long ring_drain(struct ring *r, ring_record_cb *cb, void *ctx)
+{
+	struct count_ctx c = { cb, ctx, 0 };
+
+	for (int round = 0; round < 4; round++) {
+		uint64_t head = load_head(r);
+		uint64_t tail = r->ctl->data_tail;
+		uint64_t start = tail;
+		int err;
+
+		if (head == tail)
+			break;
+		tail = ring_read_records(r->data, r->size, tail, head, r->bounce, count_cb, &c,
+					 &err, &r->bad);
+		if (tail != start)
+			store_tail(r, tail);
+		if (err)
+			return err;
+		if (tail != head)
+			break;	/* partial header: wait for the kernel */
+	}
+	return c.n;
+}
