@@ -266,9 +266,18 @@ int family_rules_add_text(struct family_rules *r, const char *name, const char *
 			}
 		}
 		/* normalize whitespace for the listing */
-		for (char *q = s; *q; q++)
-			if (*q == '\t')
-				*q = ' ';
+		{
+			char *w = s, *q;
+
+			for (q = s; *q; q++) {
+				char ch = *q == '\t' ? ' ' : *q;
+
+				if (ch == ' ' && w > s && w[-1] == ' ')
+					continue;
+				*w++ = ch;
+			}
+			*w = '\0';
+		}
 		add[nr].where = xasprintf("%s:%d: %s", name, line, s);
 		nr++;
 		free(buf);
@@ -452,6 +461,21 @@ const char *isa_from_name(const char *name)
 
 /* ---- operators ---- */
 
+/* Where PREFIX starts the qualified name in SYM: at the start, or after a return type. */
+static const char *find_qualified(const char *sym, const char *prefix)
+{
+	const char *p = sym;
+
+	if (!sym)
+		return NULL;
+	while ((p = strstr(p, prefix))) {
+		if (p == sym || p[-1] == ' ')
+			return p;
+		p++;
+	}
+	return NULL;
+}
+
 /* Copy the top-level qualified name of a demangled C++ symbol (before the parameter list,
  * with template arguments and lambda braces skipped) into components. */
 static size_t split_qualified(const char *sym, const char **comp, size_t *clen, size_t max)
@@ -536,9 +560,9 @@ const char *op_from_stack(const struct frame *frames, size_t nr)
 
 	/* innermost at::_ops::<op>::call / ::redispatch */
 	for (i = 0; i < nr; i++) {
-		const char *s = frames[i].sym;
+		const char *s = find_qualified(frames[i].sym, "at::_ops::");
 
-		if (!s || strncmp(s, "at::_ops::", 10))
+		if (!s)
 			continue;
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
 		if (n >= 4 && (comp_is(comp[3], ident_len(comp[3], clen[3]), "call") ||
@@ -548,10 +572,10 @@ const char *op_from_stack(const struct frame *frames, size_t nr)
 	}
 	/* else innermost at::native::...::<fn> */
 	for (i = 0; i < nr; i++) {
-		const char *s = frames[i].sym;
+		const char *s = find_qualified(frames[i].sym, "at::native::");
 		size_t id = 0;
 
-		if (!s || strncmp(s, "at::native::", 12))
+		if (!s)
 			continue;
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
 		for (k = n; k > 2; k--) {
@@ -564,10 +588,10 @@ const char *op_from_stack(const struct frame *frames, size_t nr)
 	}
 	/* else an autograd node */
 	for (i = 0; i < nr; i++) {
-		const char *s = frames[i].sym;
+		const char *s = find_qualified(frames[i].sym, "torch::autograd::generated::");
 		size_t id;
 
-		if (!s || strncmp(s, "torch::autograd::generated::", 28))
+		if (!s)
 			continue;
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
 		if (n >= 4 && (id = ident_len(comp[3], clen[3])))
