@@ -1,0 +1,474 @@
+/* recfile.c - write and read the chunked, compressed recording file (docs/FORMAT.md).
+ *
+ * Writer: records are appended to an in-memory chunk; when it reaches the target size
+ * (or on flush/close) the chunk is deflated (raw deflate, level 1) and written with its
+ * header in one write() loop, so a killed writer leaves at most one partial chunk.
+ *
+ * Reader: the file is mapped; every chunk header is checked (magic, header crc, sizes,
+ * sequence), then the crc32 of the compressed bytes, then the inflated length, then every
+ * record length, before any record of the chunk is delivered.
+ */
+#include "recfile.h"
+#include "recfile-priv.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static const char file_magic[8] = { 'D', 'L', 'P', 'R', 'O', 'F', '\r', '\n' };
+#define CHUNK_MAGIC		0x4b434c44u	/* "DLCK" little-endian */
+#define CHUNK_F_END		(1u << 0)	/* last chunk: the recording is complete */
+#define CHUNK_F_KNOWN		CHUNK_F_END
+#define CHUNK_MAX		(64u << 20)	/* cap on raw and compressed chunk size */
+#define CHUNK_TARGET		(1u << 20)
+#define REC_HDR			8
+#define ZLEVEL			1
+
+struct file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t flags;
+};
+
+struct chunk_header {
+	uint32_t magic;
+	uint32_t flags;
+	uint32_t comp_len;
+	uint32_t raw_len;
+	uint32_t nr_records;
+	uint32_t data_crc;	/* crc32 of the comp_len compressed bytes */
+	uint32_t seq;		/* 0, 1, 2, ... */
+	uint32_t hdr_crc;	/* crc32 of the 28 bytes above */
+};
+
+static inline size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* ---------------------------------------------------------------- writer */
+
+struct recwriter {
+	int fd;
+	char *path;
+	unsigned char *raw;		/* pending records */
+	size_t raw_len, raw_alloc;
+	uint32_t raw_nr;
+	unsigned char *out;		/* chunk header + compressed bytes */
+	size_t out_alloc;
+	size_t target;
+	z_stream zs;
+	uint32_t seq;
+	uint64_t bytes, records;
+	int failed;
+};
+
+static int write_all(struct recwriter *w, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (w->failed)
+		return -1;
+	while (len) {
+		ssize_t n = write(w->fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			w->failed = 1;
+			return error("unable to write '%s': %s", w->path, strerror(errno));
+		}
+		if (n == 0) {
+			w->failed = 1;
+			return error("unable to write '%s': short write", w->path);
+		}
+		p += n;
+		len -= n;
+		w->bytes += n;
+	}
+	return 0;
+}
+
+static int write_chunk(struct recwriter *w, uint32_t flags)
+{
+	struct chunk_header h;
+	size_t need, comp = 0;
+
+	if (w->failed)
+		return -1;
+	need = sizeof(h) + (w->raw_len ? deflateBound(&w->zs, w->raw_len) : 0);
+	if (need > w->out_alloc) {
+		free(w->out);
+		w->out_alloc = need;
+		w->out = xmalloc(need);
+	}
+	if (w->raw_len) {
+		int ret;
+
+		deflateReset(&w->zs);
+		w->zs.next_in = w->raw;
+		w->zs.avail_in = w->raw_len;
+		w->zs.next_out = w->out + sizeof(h);
+		w->zs.avail_out = w->out_alloc - sizeof(h);
+		ret = deflate(&w->zs, Z_FINISH);
+		if (ret != Z_STREAM_END) {
+			w->failed = 1;
+			return error("unable to compress a chunk of '%s' (zlib %d)", w->path, ret);
+		}
+		comp = w->zs.total_out;
+		if (comp > CHUNK_MAX) {
+			w->failed = 1;
+			return error("unable to write '%s': chunk of %zu bytes too large", w->path, comp);
+		}
+	}
+	h.magic = CHUNK_MAGIC;
+	h.flags = flags;
+	h.comp_len = comp;
+	h.raw_len = w->raw_len;
+	h.nr_records = w->raw_nr;
+	h.data_crc = crc32(0, w->out + sizeof(h), comp);
+	h.seq = w->seq++;
+	h.hdr_crc = crc32(0, (const Bytef *)&h, offsetof(struct chunk_header, hdr_crc));
+	memcpy(w->out, &h, sizeof(h));
+	w->raw_len = 0;
+	w->raw_nr = 0;
+	return write_all(w, w->out, sizeof(h) + comp);
+}
+
+struct recwriter *recwriter_open(const char *path)
+{
+	struct recwriter *w;
+	struct file_header fh;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		error("unable to create '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fchmod(fd, 0600) < 0) {
+		error("unable to set the mode of '%s': %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	w = xcalloc(1, sizeof(*w));
+	w->fd = fd;
+	w->path = xstrdup(path);
+	w->target = CHUNK_TARGET;
+	if (deflateInit2(&w->zs, ZLEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		error("unable to initialize zlib");
+		close(fd);
+		free(w->path);
+		free(w);
+		return NULL;
+	}
+	memcpy(fh.magic, file_magic, sizeof(fh.magic));
+	fh.version = DLP_FORMAT_VERSION;
+	fh.flags = 0;
+	if (write_all(w, &fh, sizeof(fh)) < 0) {
+		deflateEnd(&w->zs);
+		close(fd);
+		free(w->path);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void recwriter_set_chunk_size(struct recwriter *w, size_t bytes)
+{
+	w->target = bytes < 64 ? 64 : bytes > CHUNK_MAX / 2 ? CHUNK_MAX / 2 : bytes;
+}
+
+int recwriter_add2(struct recwriter *w, uint32_t type, const void *a, size_t alen,
+		   const void *b, size_t blen)
+{
+	size_t len = alen + blen, total;
+	uint32_t hdr[2];
+
+	if (w->failed)
+		return -1;
+	if (len < alen || len > CHUNK_MAX / 2)
+		return error("record of %zu bytes too large for '%s'", len, w->path);
+	total = REC_HDR + pad8(len);
+	if (w->raw_len && w->raw_len + total > w->target && write_chunk(w, 0) < 0)
+		return -1;
+	if (w->raw_len + total > w->raw_alloc) {
+		size_t n = w->raw_alloc ? w->raw_alloc : w->target + w->target / 4;
+
+		while (n < w->raw_len + total)
+			n *= 2;
+		w->raw = xrealloc(w->raw, n);
+		w->raw_alloc = n;
+	}
+	hdr[0] = type;
+	hdr[1] = len;
+	memcpy(w->raw + w->raw_len, hdr, REC_HDR);
+	if (alen)
+		memcpy(w->raw + w->raw_len + REC_HDR, a, alen);
+	if (blen)
+		memcpy(w->raw + w->raw_len + REC_HDR + alen, b, blen);
+	memset(w->raw + w->raw_len + REC_HDR + len, 0, total - REC_HDR - len);
+	w->raw_len += total;
+	w->raw_nr++;
+	w->records++;
+	if (w->raw_len >= w->target)
+		return write_chunk(w, 0);
+	return 0;
+}
+
+int recwriter_add(struct recwriter *w, uint32_t type, const void *data, size_t len)
+{
+	return recwriter_add2(w, type, data, len, NULL, 0);
+}
+
+int recwriter_flush(struct recwriter *w)
+{
+	if (w->failed)
+		return -1;
+	if (!w->raw_len)
+		return 0;
+	return write_chunk(w, 0);
+}
+
+int recwriter_close(struct recwriter *w)
+{
+	int ret;
+
+	if (!w)
+		return -1;
+	ret = write_chunk(w, CHUNK_F_END);
+	if (close(w->fd) < 0 && !ret && !w->failed)
+		ret = error("unable to close '%s': %s", w->path, strerror(errno));
+	if (w->failed)
+		ret = -1;
+	deflateEnd(&w->zs);
+	free(w->raw);
+	free(w->out);
+	free(w->path);
+	free(w);
+	return ret;
+}
+
+uint64_t recwriter_bytes(const struct recwriter *w)
+{
+	return w->bytes;
+}
+
+uint64_t recwriter_records(const struct recwriter *w)
+{
+	return w->records;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+struct reader {
+	const char *path;
+	const unsigned char *map;
+	size_t size;
+	unsigned char *raw;
+	size_t raw_alloc;
+	z_stream zs;
+};
+
+static int corrupt(struct reader *r, uint64_t chunk, size_t off, const char *what)
+{
+	return error("'%s': corrupt recording: chunk %llu at offset %zu: %s",
+		     r->path, (unsigned long long)chunk, off, what);
+}
+
+static int inflate_chunk(struct reader *r, const struct chunk_header *h,
+			 const unsigned char *data)
+{
+	int ret;
+
+	if (h->raw_len > r->raw_alloc) {
+		free(r->raw);
+		r->raw_alloc = h->raw_len < CHUNK_TARGET * 2 ? CHUNK_TARGET * 2 : h->raw_len;
+		r->raw = xmalloc(r->raw_alloc);
+	}
+	inflateReset(&r->zs);
+	r->zs.next_in = (Bytef *)data;
+	r->zs.avail_in = h->comp_len;
+	r->zs.next_out = r->raw;
+	r->zs.avail_out = h->raw_len;
+	ret = inflate(&r->zs, Z_FINISH);
+	if (ret != Z_STREAM_END || r->zs.avail_in || r->zs.total_out != h->raw_len)
+		return -1;
+	return 0;
+}
+
+/* Check that the inflated chunk is exactly nr well-formed records. */
+static const char *check_records(const unsigned char *p, size_t len, uint32_t nr)
+{
+	size_t off = 0;
+	uint32_t n = 0;
+
+	while (off < len) {
+		uint32_t hdr[2];
+
+		if (len - off < REC_HDR)
+			return "record header cut by the end of the chunk";
+		memcpy(hdr, p + off, REC_HDR);
+		if (hdr[1] > len - off - REC_HDR || pad8(hdr[1]) > len - off - REC_HDR)
+			return "record length past the end of the chunk";
+		off += REC_HDR + pad8(hdr[1]);
+		n++;
+	}
+	if (n != nr)
+		return "record count mismatch";
+	return NULL;
+}
+
+static int read_chunks(struct reader *r, recfile_cb *cb, void *ctx,
+		       struct recfile_info *info, unsigned flags)
+{
+	size_t off = sizeof(struct file_header);
+	uint64_t n = 0;
+
+	for (;;) {
+		struct chunk_header h;
+		const unsigned char *data;
+		const char *bad;
+		size_t roff;
+
+		if (r->size - off < sizeof(h))
+			break;	/* truncated (or no end marker) */
+		memcpy(&h, r->map + off, sizeof(h));
+		if (h.magic != CHUNK_MAGIC)
+			return corrupt(r, n, off, "bad chunk magic");
+		if (h.hdr_crc != crc32(0, (const Bytef *)&h, offsetof(struct chunk_header, hdr_crc)))
+			return corrupt(r, n, off, "header checksum mismatch");
+		if (h.flags & ~CHUNK_F_KNOWN)
+			return corrupt(r, n, off, "unknown chunk flags");
+		if (h.seq != (uint32_t)n)
+			return corrupt(r, n, off, "chunk out of sequence");
+		if (h.comp_len > CHUNK_MAX || h.raw_len > CHUNK_MAX)
+			return corrupt(r, n, off, "chunk too large");
+		if (!h.raw_len != !h.comp_len || (!h.raw_len && h.nr_records))
+			return corrupt(r, n, off, "inconsistent chunk lengths");
+		if (h.comp_len > r->size - off - sizeof(h))
+			break;	/* data cut short */
+		data = r->map + off + sizeof(h);
+		if (h.data_crc != crc32(0, data, h.comp_len))
+			return corrupt(r, n, off, "checksum mismatch");
+		if (h.raw_len) {
+			if (inflate_chunk(r, &h, data) < 0)
+				return corrupt(r, n, off, "bad compressed data");
+			bad = check_records(r->raw, h.raw_len, h.nr_records);
+			if (bad)
+				return corrupt(r, n, off, bad);
+		}
+		for (roff = 0; roff < h.raw_len; ) {
+			uint32_t hdr[2];
+			int ret;
+
+			memcpy(hdr, r->raw + roff, REC_HDR);
+			ret = cb(ctx, hdr[0], r->raw + roff + REC_HDR, hdr[1]);
+			if (ret)
+				return ret;
+			info->records++;
+			roff += REC_HDR + pad8(hdr[1]);
+		}
+		info->chunks++;
+		n++;
+		off += sizeof(h) + h.comp_len;
+		if (h.flags & CHUNK_F_END) {
+			if (off != r->size)
+				return error("'%s': corrupt recording: %zu bytes after the end marker at offset %zu",
+					     r->path, r->size - off, off);
+			return 0;
+		}
+	}
+	info->truncated = 1;
+	info->ignored_bytes = r->size - off;
+	if (!(flags & RECFILE_QUIET))
+		warning("'%s' is truncated after %llu complete chunks (recording was interrupted?); showing what it holds",
+			r->path, (unsigned long long)n);
+	return 0;
+}
+
+int recfile_read_flags(const char *path, recfile_cb *cb, void *ctx,
+		       struct recfile_info *info, unsigned flags)
+{
+	struct recfile_info dummy;
+	struct reader r;
+	struct file_header fh;
+	struct stat st;
+	void *map;
+	int fd, ret;
+
+	if (!info)
+		info = &dummy;
+	memset(info, 0, sizeof(*info));
+	memset(&r, 0, sizeof(r));
+	r.path = path;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error("unable to open '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		ret = error("unable to stat '%s': %s", path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return error("'%s' is not a regular file", path);
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return error("'%s' is empty, not a dlprof recording", path);
+	}
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return error("unable to map '%s': %s", path, strerror(errno));
+	madvise(map, st.st_size, MADV_SEQUENTIAL);
+	r.map = map;
+	r.size = st.st_size;
+
+	if (r.size < sizeof(fh)) {
+		if (!memcmp(r.map, file_magic, r.size < sizeof(file_magic) ? r.size : sizeof(file_magic)))
+			ret = error("'%s' is too short to be a dlprof recording (%zu bytes)", path, r.size);
+		else
+			ret = error("'%s' is not a dlprof recording", path);
+		goto out_unmap;
+	}
+	memcpy(&fh, r.map, sizeof(fh));
+	if (memcmp(fh.magic, file_magic, sizeof(file_magic))) {
+		ret = error("'%s' is not a dlprof recording", path);
+		goto out_unmap;
+	}
+	info->version = fh.version;
+	if (fh.version > DLP_FORMAT_VERSION) {
+		ret = error("'%s' has format version %u, newer than this dlprof reads (%u); upgrade dlprof",
+			    path, fh.version, DLP_FORMAT_VERSION);
+		goto out_unmap;
+	}
+	if (fh.version == 0 || fh.flags) {
+		ret = error("'%s': corrupt recording: bad file header", path);
+		goto out_unmap;
+	}
+	if (inflateInit2(&r.zs, -15) != Z_OK) {
+		ret = error("unable to initialize zlib");
+		goto out_unmap;
+	}
+	ret = read_chunks(&r, cb, ctx, info, flags);
+	inflateEnd(&r.zs);
+	free(r.raw);
+out_unmap:
+	munmap(map, st.st_size);
+	return ret;
+}
+
+int recfile_read(const char *path, recfile_cb *cb, void *ctx, struct recfile_info *info)
+{
+	return recfile_read_flags(path, cb, ctx, info, 0);
+}

@@ -1,0 +1,606 @@
+/* session.c - give the records of a recording their meaning (see session.h).
+ *
+ * Two passes over the file: pass 1 builds the event table from ATTR records and
+ * delivers the side-band; pass 2 delivers samples, lost and switch records.  Every perf
+ * record is bounds-checked; one that fails is counted in bad_records and skipped.
+ */
+#include "session.h"
+#include "recfile-priv.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+struct id_ent {
+	uint64_t id;
+	struct evsel *ev;
+};
+
+struct session {
+	const char *path;
+	const struct session_ops *ops;
+	void *ctx;
+	struct session_info *info;
+	struct evsel **evsels;
+	size_t nr_evsels, alloc_evsels;
+	struct id_ent *ids;
+	size_t nr_ids, alloc_ids;
+	int pass;
+	int failed;		/* a malformed ATTR record: fatal */
+};
+
+/* Fields of a sample_id_all trailer (and of the start of a sample). */
+struct sample_id {
+	uint32_t pid, tid, cpu;
+	uint64_t time, id;
+	int have_tid, have_cpu;
+};
+
+static inline uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t get_u32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct id_ent *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static struct evsel *find_id(struct session *s, uint64_t id)
+{
+	size_t lo = 0, hi = s->nr_ids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ids[mid].id == id)
+			return s->ids[mid].ev;
+		if (s->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The evsel of a perf record: the only one, or by the IDENTIFIER at the start
+ * (samples) or at the end (sample_id_all trailer) of the record. */
+static struct evsel *record_evsel(struct session *s, const unsigned char *rec, size_t len,
+				  int trailer)
+{
+	if (!s->nr_evsels)
+		return NULL;
+	if (s->nr_evsels == 1)
+		return s->evsels[0];
+	if (!(s->evsels[0]->attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+		return NULL;
+	if (trailer && !s->evsels[0]->attr.sample_id_all)
+		return NULL;
+	if (len < sizeof(struct perf_event_header) + 8)
+		return NULL;
+	return find_id(s, get_u64(trailer ? rec + len - 8 : rec + sizeof(struct perf_event_header)));
+}
+
+/*
+ * Parse the sample_id_all trailer of a side-band record whose fixed part is `fixed`
+ * bytes (header included).  Returns the trailer size, or -1 when it does not fit.
+ */
+static long parse_trailer(const struct evsel *ev, const unsigned char *rec, size_t len,
+			  size_t fixed, struct sample_id *sid)
+{
+	uint64_t st;
+	const unsigned char *p;
+	size_t n = 0;
+
+	memset(sid, 0, sizeof(*sid));
+	if (len < fixed)
+		return -1;
+	if (!ev || !ev->attr.sample_id_all)
+		return 0;
+	st = ev->attr.sample_type;
+	n += !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
+	     !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
+	     !!(st & PERF_SAMPLE_IDENTIFIER);
+	if (len - fixed < n * 8)
+		return -1;
+	p = rec + len - n * 8;
+	if (st & PERF_SAMPLE_TID) {
+		sid->pid = get_u32(p);
+		sid->tid = get_u32(p + 4);
+		sid->have_tid = 1;
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		sid->time = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		sid->id = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID)
+		p += 8;
+	if (st & PERF_SAMPLE_CPU) {
+		sid->cpu = get_u32(p);
+		sid->have_cpu = 1;
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		sid->id = get_u64(p);
+	return n * 8;
+}
+
+static size_t skip_read_format(uint64_t rf, const unsigned char *p, const unsigned char *end)
+{
+	size_t per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	size_t times = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	size_t avail = (end - p) / 8;
+	uint64_t nr;
+
+	if (!(rf & PERF_FORMAT_GROUP))
+		return per + times <= avail ? (per + times) * 8 : 0;
+	if (avail < 1 + times)
+		return 0;
+	nr = get_u64(p);
+	if (nr > (avail - 1 - times) / per)
+		return 0;
+	return (1 + times + nr * per) * 8;
+}
+
+int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
+			 struct dlp_sample *out)
+{
+	const unsigned char *p = rec, *end = p + len;
+	struct perf_event_header hdr;
+	uint64_t st, v;
+
+#define NEED(n) do { if ((size_t)(end - p) < (size_t)(n)) return -1; } while (0)
+	memset(out, 0, sizeof(*out));
+	if (!ev || len < sizeof(hdr) || ((uintptr_t)rec & 7))
+		return -1;
+	memcpy(&hdr, rec, sizeof(hdr));
+	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len)
+		return -1;
+	out->evsel = ev;
+	out->cpumode = hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	st = ev->attr.sample_type;
+	p += sizeof(hdr);
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		NEED(8);
+		out->id = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_IP) {
+		NEED(8);
+		out->ip = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		NEED(8);
+		out->pid = get_u32(p);
+		out->tid = get_u32(p + 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		NEED(8);
+		out->time = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ADDR) {
+		NEED(8);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		NEED(8);
+		out->id = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		NEED(8);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		NEED(8);
+		out->cpu = get_u32(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		NEED(8);
+		out->period = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_READ) {
+		size_t n = skip_read_format(ev->attr.read_format, p, end);
+
+		if (!n)
+			return -1;
+		p += n;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		NEED(8);
+		v = get_u64(p);
+		p += 8;
+		if (v > (size_t)(end - p) / 8)
+			return -1;
+		out->nr_callchain = v;
+		out->callchain = (const uint64_t *)p;
+		p += v * 8;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		NEED(4);
+		v = get_u32(p);
+		p += 4;
+		NEED(v);
+		p += v;
+		if ((uintptr_t)p & 7)	/* the kernel pads size + data to 8 */
+			return -1;
+	}
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		NEED(8);
+		v = get_u64(p);
+		p += 8;
+		if (ev->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
+			NEED(8);
+			p += 8;
+		}
+		if (v > (size_t)(end - p) / sizeof(struct perf_branch_entry))
+			return -1;
+		p += v * sizeof(struct perf_branch_entry);
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		NEED(8);
+		out->user_abi = get_u64(p);
+		p += 8;
+		if (out->user_abi) {
+			v = __builtin_popcountll(ev->attr.sample_regs_user);
+			NEED(v * 8);
+			out->user_regs_mask = ev->attr.sample_regs_user;
+			out->user_regs = (const uint64_t *)p;
+			p += v * 8;
+		}
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		NEED(8);
+		v = get_u64(p);
+		p += 8;
+		if (v) {
+			uint64_t dyn;
+
+			NEED(v);
+			out->stack = p;
+			p += v;
+			NEED(8);
+			dyn = get_u64(p);
+			p += 8;
+			out->stack_size = dyn < v ? dyn : v;
+			if (!out->stack_size)
+				out->stack = NULL;
+		}
+	}
+	/* What follows (weight, data_src, regs_intr, ...) is not used. */
+	return 0;
+#undef NEED
+}
+
+static void bad_record(struct session *s)
+{
+	s->info->bad_records++;
+}
+
+static int add_attr(struct session *s, const unsigned char *data, size_t len)
+{
+	struct dlp_attr_rec ar;
+	struct evsel *ev;
+	size_t i;
+
+	if (len < sizeof(ar))
+		goto bad;
+	memcpy(&ar, data, sizeof(ar));
+	if (ar.attr_size < PERF_ATTR_SIZE_VER0 || ar.attr_size > 4096 || ar.nr_ids > (1u << 20) ||
+	    len != sizeof(ar) + ar.attr_size + (size_t)ar.nr_ids * 8)
+		goto bad;
+	ev = xcalloc(1, sizeof(*ev));
+	memcpy(&ev->attr, data + sizeof(ar),
+	       ar.attr_size < sizeof(ev->attr) ? ar.attr_size : sizeof(ev->attr));
+	memcpy(ev->name, ar.name, sizeof(ev->name));
+	ev->name[sizeof(ev->name) - 1] = '\0';
+	ev->nr_ids = ar.nr_ids;
+	ev->ids = xcalloc(ar.nr_ids ? ar.nr_ids : 1, sizeof(uint64_t));
+	memcpy(ev->ids, data + sizeof(ar) + ar.attr_size, (size_t)ar.nr_ids * 8);
+	ALLOC_GROW(s->evsels, s->nr_evsels + 1, s->alloc_evsels);
+	s->evsels[s->nr_evsels++] = ev;
+	ALLOC_GROW(s->ids, s->nr_ids + ev->nr_ids, s->alloc_ids);
+	for (i = 0; i < ev->nr_ids; i++) {
+		s->ids[s->nr_ids].id = ev->ids[i];
+		s->ids[s->nr_ids].ev = ev;
+		s->nr_ids++;
+	}
+	qsort(s->ids, s->nr_ids, sizeof(*s->ids), cmp_id);
+	if (s->ops->attr)
+		return s->ops->attr(s->ctx, ev);
+	return 0;
+bad:
+	s->failed = 1;
+	return error("'%s': corrupt recording: malformed event description", s->path);
+}
+
+static int do_meta(struct session *s, const unsigned char *data, size_t len)
+{
+	const char *p = (const char *)data, *end = p + len;
+
+	while (p < end) {
+		const char *k = p, *v, *e;
+
+		e = memchr(k, '\0', end - k);
+		if (!e)
+			break;
+		v = e + 1;
+		if (v >= end)
+			break;
+		e = memchr(v, '\0', end - v);
+		if (!e)
+			break;
+		if (s->ops->meta) {
+			int ret = s->ops->meta(s->ctx, k, v);
+
+			if (ret)
+				return ret;
+		}
+		p = e + 1;
+	}
+	return 0;
+}
+
+/* A NUL-terminated string in [p, end), or NULL. */
+static const char *get_str(const unsigned char *p, const unsigned char *end)
+{
+	if (p >= end || !memchr(p, '\0', end - p))
+		return NULL;
+	return (const char *)p;
+}
+
+static int do_mmap(struct session *s, const unsigned char *rec, size_t len,
+		   const struct perf_event_header *hdr)
+{
+	struct evsel *ev = record_evsel(s, rec, len, 1);
+	size_t fixed = hdr->type == PERF_RECORD_MMAP2 ? 8 + 64 : 8 + 32;
+	struct sample_id sid;
+	struct dlp_mmap m;
+	const unsigned char *p = rec + 8;
+	long tsize;
+
+	tsize = parse_trailer(ev, rec, len, fixed, &sid);
+	if (tsize < 0)
+		return bad_record(s), 0;
+	memset(&m, 0, sizeof(m));
+	m.pid = get_u32(p);
+	m.tid = get_u32(p + 4);
+	m.start = get_u64(p + 8);
+	m.len = get_u64(p + 16);
+	m.pgoff = get_u64(p + 24);
+	m.misc = hdr->misc;
+	m.time = sid.time;
+	if (hdr->type == PERF_RECORD_MMAP2) {
+		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			m.build_id_size = p[32];
+			if (m.build_id_size > sizeof(m.build_id))
+				return bad_record(s), 0;
+			memcpy(m.build_id, p + 36, m.build_id_size);
+		}
+		m.prot = get_u32(p + 56);
+		m.flags = get_u32(p + 60);
+	} else if (!(hdr->misc & PERF_RECORD_MISC_MMAP_DATA)) {
+		m.prot = PROT_READ | PROT_EXEC;	/* MMAP v1 is only emitted for exec maps unless MMAP_DATA */
+	} else {
+		m.prot = PROT_READ;
+	}
+	m.filename = get_str(rec + fixed, rec + len - tsize);
+	if (!m.filename)
+		return bad_record(s), 0;
+	if (s->ops->mmap)
+		return s->ops->mmap(s->ctx, &m);
+	return 0;
+}
+
+static int do_sideband(struct session *s, const unsigned char *rec, size_t len,
+		       const struct perf_event_header *hdr)
+{
+	struct evsel *ev;
+	struct sample_id sid;
+	long tsize;
+
+	switch (hdr->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return do_mmap(s, rec, len, hdr);
+	case PERF_RECORD_COMM: {
+		const char *comm;
+
+		ev = record_evsel(s, rec, len, 1);
+		tsize = parse_trailer(ev, rec, len, 16, &sid);
+		if (tsize < 0 || !(comm = get_str(rec + 16, rec + len - tsize)))
+			return bad_record(s), 0;
+		if (s->ops->comm)
+			return s->ops->comm(s->ctx, get_u32(rec + 8), get_u32(rec + 12), comm,
+					    !!(hdr->misc & PERF_RECORD_MISC_COMM_EXEC), sid.time);
+		return 0;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT: {
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+
+		ev = record_evsel(s, rec, len, 1);
+		tsize = parse_trailer(ev, rec, len, 32, &sid);
+		if (tsize < 0)
+			return bad_record(s), 0;
+		pid = get_u32(rec + 8);
+		ppid = get_u32(rec + 12);
+		tid = get_u32(rec + 16);
+		ptid = get_u32(rec + 20);
+		time = get_u64(rec + 24);
+		if (hdr->type == PERF_RECORD_FORK)
+			return s->ops->fork ? s->ops->fork(s->ctx, pid, ppid, tid, ptid, time) : 0;
+		return s->ops->exit ? s->ops->exit(s->ctx, pid, ppid, tid, ptid, time) : 0;
+	}
+	}
+	return 0;	/* unknown or uninteresting: skipped */
+}
+
+static int do_pass2(struct session *s, const unsigned char *rec, size_t len,
+		    const struct perf_event_header *hdr)
+{
+	struct evsel *ev;
+	struct sample_id sid;
+	long tsize;
+
+	switch (hdr->type) {
+	case PERF_RECORD_SAMPLE: {
+		struct dlp_sample smp;
+		struct session_info *info = s->info;
+
+		ev = record_evsel(s, rec, len, 0);
+		if (session_parse_sample(ev, rec, len, &smp) < 0)
+			return bad_record(s), 0;
+		if (smp.time && (!info->first_time || smp.time < info->first_time))
+			info->first_time = smp.time;
+		if (smp.time > info->last_time)
+			info->last_time = smp.time;
+		return s->ops->sample ? s->ops->sample(s->ctx, &smp) : 0;
+	}
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: {
+		size_t fixed = hdr->type == PERF_RECORD_LOST ? 24 : 16;
+		uint64_t id, lost;
+
+		ev = record_evsel(s, rec, len, 1);
+		tsize = parse_trailer(ev, rec, len, fixed, &sid);
+		if (tsize < 0)
+			return bad_record(s), 0;
+		if (hdr->type == PERF_RECORD_LOST) {
+			id = get_u64(rec + 8);
+			lost = get_u64(rec + 16);
+		} else {
+			id = sid.id;
+			lost = get_u64(rec + 8);
+		}
+		return s->ops->lost ? s->ops->lost(s->ctx, id, lost) : 0;
+	}
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: {
+		size_t fixed = hdr->type == PERF_RECORD_SWITCH ? 8 : 16;
+		int out = !!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT);
+		int preempt = !!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+
+		ev = record_evsel(s, rec, len, 1);
+		tsize = parse_trailer(ev, rec, len, fixed, &sid);
+		if (tsize < 0 || !sid.have_tid)
+			return bad_record(s), 0;
+		if (s->ops->context_switch)
+			return s->ops->context_switch(s->ctx, sid.pid, sid.tid, sid.cpu, sid.time,
+						      out, out && preempt);
+		return 0;
+	}
+	}
+	return 0;
+}
+
+static int do_perf(struct session *s, const void *data, size_t len)
+{
+	const unsigned char *rec = data;
+	struct perf_event_header hdr;
+	int sb;
+
+	if (len < sizeof(hdr))
+		return bad_record(s), 0;
+	memcpy(&hdr, rec, sizeof(hdr));
+	if (hdr.size != len)
+		return bad_record(s), 0;
+	sb = hdr.type == PERF_RECORD_MMAP || hdr.type == PERF_RECORD_MMAP2 ||
+	     hdr.type == PERF_RECORD_COMM || hdr.type == PERF_RECORD_FORK ||
+	     hdr.type == PERF_RECORD_EXIT;
+	if (s->pass == 1)
+		return sb ? do_sideband(s, rec, len, &hdr) : 0;
+	return sb ? 0 : do_pass2(s, rec, len, &hdr);
+}
+
+static int record_cb(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct session *s = ctx;
+
+	if (type == DLP_REC_PERF)
+		return do_perf(s, data, len);
+	if (s->pass != 1)
+		return 0;
+	switch (type) {
+	case DLP_REC_ATTR:
+		return add_attr(s, data, len);
+	case DLP_REC_META:
+		return do_meta(s, data, len);
+	case DLP_REC_STATS:
+		if (len >= sizeof(struct dlp_stats)) {
+			memcpy(&s->info->stats, data, sizeof(struct dlp_stats));
+			s->info->have_stats = 1;
+		}
+		break;
+	}
+	if (type != DLP_REC_ATTR && type != DLP_REC_META && s->ops->other)
+		return s->ops->other(s->ctx, type, data, len);
+	return 0;
+}
+
+int session_process(const char *path, const struct session_ops *ops, void *ctx,
+		    struct session_info *info)
+{
+	static const struct session_ops no_ops;
+	struct session_info dummy;
+	struct session s;
+	struct recfile_info fi2;
+	size_t i;
+	int ret;
+
+	if (!info)
+		info = &dummy;
+	memset(info, 0, sizeof(*info));
+	memset(&s, 0, sizeof(s));
+	s.path = path;
+	s.ops = ops ? ops : &no_ops;
+	s.ctx = ctx;
+	s.info = info;
+
+	s.pass = 1;
+	ret = recfile_read_flags(path, record_cb, &s, &info->file, 0);
+	if (!ret) {
+		s.pass = 2;
+		ret = recfile_read_flags(path, record_cb, &s, &fi2, RECFILE_QUIET);
+	}
+	if (ret)
+		ret = -1;
+	else if (info->file.truncated)
+		ret = 1;
+	if (ret >= 0 && info->bad_records)
+		warning("'%s': skipped %llu malformed perf records", path,
+			(unsigned long long)info->bad_records);
+
+	for (i = 0; i < s.nr_evsels; i++) {
+		free(s.evsels[i]->ids);
+		free(s.evsels[i]);
+	}
+	free(s.evsels);
+	free(s.ids);
+	return ret;
+}

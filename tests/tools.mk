@@ -1,0 +1,5 @@
+# tools.mk - test tools: recdump (print a recording's records) and rec-mkfile (write test recordings)
+$(O)/tests/recdump: tests/tools/recdump.c $(O)/libdlprof.a | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdlprof.a $(LDLIBS)
+TEST_PROGS += $(O)/tests/recdump

@@ -1,0 +1,263 @@
+/* recdump.c - print the records of a dlprof recording, one line each, in file order.
+ *
+ *   build/tests/recdump FILE
+ *
+ * Lines (fields separated by single spaces, stable for tests):
+ *   ATTR name=NAME type=T config=C sample_type=0xX ids=N
+ *   META KEY=VALUE                     (one line per pair)
+ *   PERF SAMPLE pid=P tid=T time=NS ip=0xX cpu=C period=N callchain=N stack=BYTES
+ *   PERF SAMPLE bad                    (failed session_parse_sample)
+ *   PERF MMAP|MMAP2 pid=P tid=T time=NS start=0xX len=0xX pgoff=0xX buildid=HEX|- file=PATH
+ *   PERF COMM pid=P tid=T time=NS exec=0|1 comm=NAME
+ *   PERF FORK|EXIT pid=P ppid=P tid=T ptid=T time=NS
+ *   PERF LOST id=N lost=N
+ *   PERF SWITCH|SWITCH_CPU_WIDE misc=0xX size=N
+ *   PERF TYPE<n> size=N                (other perf records)
+ *   STATS samples=N lost=N exit=N flags=0xX
+ *   BUILDID|KSYMS|JITMAP|JITDUMP|ITT|FILE|TYPE<n> len=N
+ * and last: records=N chunks=N truncated=0|1
+ * Exit status: 0 complete, 1 truncated (all complete chunks shown), 2 error.
+ */
+#include "recfile.h"
+#include "session.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dump {
+	struct evsel *ev[64];
+	size_t nr;
+};
+
+static uint64_t u64_at(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t u32_at(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static struct evsel *find_ev(struct dump *d, const unsigned char *rec, size_t len, int trailer)
+{
+	size_t i, j;
+	uint64_t id;
+
+	if (d->nr == 1)
+		return d->ev[0];
+	if (!d->nr || len < 16 || !(d->ev[0]->attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+		return NULL;
+	id = u64_at(trailer ? rec + len - 8 : rec + 8);
+	for (i = 0; i < d->nr; i++)
+		for (j = 0; j < d->ev[i]->nr_ids; j++)
+			if (d->ev[i]->ids[j] == id)
+				return d->ev[i];
+	return NULL;
+}
+
+/* Time from the sample_id_all trailer, 0 when there is none. */
+static uint64_t trailer_time(struct dump *d, const unsigned char *rec, size_t len)
+{
+	struct evsel *ev = find_ev(d, rec, len, 1);
+	uint64_t st;
+	size_t n;
+
+	if (!ev || !ev->attr.sample_id_all || !(ev->attr.sample_type & PERF_SAMPLE_TIME))
+		return 0;
+	st = ev->attr.sample_type;
+	n = !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+	    !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER);
+	if (len < 8 + n * 8)
+		return 0;
+	return u64_at(rec + len - n * 8);
+}
+
+static const char *cstr(const unsigned char *p, const unsigned char *end)
+{
+	if (p >= end || !memchr(p, '\0', end - p))
+		return "?";
+	return (const char *)p;
+}
+
+static void dump_perf(struct dump *d, const unsigned char *rec, size_t len)
+{
+	struct perf_event_header h;
+	struct dlp_sample s;
+
+	if (len < sizeof(h)) {
+		printf("PERF short len=%zu\n", len);
+		return;
+	}
+	memcpy(&h, rec, sizeof(h));
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		if (session_parse_sample(find_ev(d, rec, len, 0), rec, len, &s) < 0) {
+			printf("PERF SAMPLE bad\n");
+			break;
+		}
+		printf("PERF SAMPLE pid=%u tid=%u time=%" PRIu64 " ip=0x%" PRIx64 " cpu=%u period=%" PRIu64
+		       " callchain=%" PRIu64 " stack=%" PRIu64 "\n", s.pid, s.tid, s.time, s.ip, s.cpu,
+		       s.period, s.nr_callchain, s.stack_size);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		size_t fixed = h.type == PERF_RECORD_MMAP2 ? 72 : 40;
+		char bid[41] = "-";
+
+		if (len < fixed) {
+			printf("PERF %s short\n", h.type == PERF_RECORD_MMAP2 ? "MMAP2" : "MMAP");
+			break;
+		}
+		if (h.type == PERF_RECORD_MMAP2 && (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+		    rec[40] && rec[40] <= 20) {
+			int i;
+
+			for (i = 0; i < rec[40]; i++)
+				sprintf(bid + 2 * i, "%02x", rec[44 + i]);
+		}
+		printf("PERF %s pid=%u tid=%u time=%" PRIu64 " start=0x%" PRIx64 " len=0x%" PRIx64
+		       " pgoff=0x%" PRIx64 " buildid=%s file=%s\n",
+		       h.type == PERF_RECORD_MMAP2 ? "MMAP2" : "MMAP", u32_at(rec + 8), u32_at(rec + 12),
+		       trailer_time(d, rec, len), u64_at(rec + 16), u64_at(rec + 24), u64_at(rec + 32),
+		       bid, cstr(rec + fixed, rec + len));
+		break;
+	}
+	case PERF_RECORD_COMM:
+		if (len < 16)
+			break;
+		printf("PERF COMM pid=%u tid=%u time=%" PRIu64 " exec=%d comm=%s\n", u32_at(rec + 8),
+		       u32_at(rec + 12), trailer_time(d, rec, len),
+		       !!(h.misc & PERF_RECORD_MISC_COMM_EXEC), cstr(rec + 16, rec + len));
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (len < 32)
+			break;
+		printf("PERF %s pid=%u ppid=%u tid=%u ptid=%u time=%" PRIu64 "\n",
+		       h.type == PERF_RECORD_FORK ? "FORK" : "EXIT", u32_at(rec + 8), u32_at(rec + 12),
+		       u32_at(rec + 16), u32_at(rec + 20), u64_at(rec + 24));
+		break;
+	case PERF_RECORD_LOST:
+		if (len < 24)
+			break;
+		printf("PERF LOST id=%" PRIu64 " lost=%" PRIu64 "\n", u64_at(rec + 8), u64_at(rec + 16));
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		printf("PERF %s misc=0x%x size=%u\n",
+		       h.type == PERF_RECORD_SWITCH ? "SWITCH" : "SWITCH_CPU_WIDE", h.misc, h.size);
+		break;
+	default:
+		printf("PERF TYPE%u size=%u\n", h.type, h.size);
+	}
+}
+
+static void add_ev(struct dump *d, const unsigned char *data, size_t len)
+{
+	struct dlp_attr_rec ar;
+	struct evsel *ev;
+
+	if (len < sizeof(ar)) {
+		printf("ATTR bad\n");
+		return;
+	}
+	memcpy(&ar, data, sizeof(ar));
+	if (ar.attr_size < PERF_ATTR_SIZE_VER0 || ar.attr_size > 4096 || ar.nr_ids > 65536 ||
+	    len != sizeof(ar) + ar.attr_size + (size_t)ar.nr_ids * 8 || d->nr == ARRAY_SIZE(d->ev)) {
+		printf("ATTR bad\n");
+		return;
+	}
+	ev = xcalloc(1, sizeof(*ev));
+	memcpy(&ev->attr, data + sizeof(ar),
+	       ar.attr_size < sizeof(ev->attr) ? ar.attr_size : sizeof(ev->attr));
+	memcpy(ev->name, ar.name, sizeof(ev->name));
+	ev->name[sizeof(ev->name) - 1] = '\0';
+	ev->nr_ids = ar.nr_ids;
+	ev->ids = xcalloc(ar.nr_ids + 1, 8);
+	memcpy(ev->ids, data + sizeof(ar) + ar.attr_size, (size_t)ar.nr_ids * 8);
+	d->ev[d->nr++] = ev;
+	printf("ATTR name=%s type=%u config=%llu sample_type=0x%llx ids=%zu\n", ev->name,
+	       ev->attr.type, (unsigned long long)ev->attr.config,
+	       (unsigned long long)ev->attr.sample_type, ev->nr_ids);
+}
+
+static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	static const char *names[] = {
+		[DLP_REC_BUILDID] = "BUILDID", [DLP_REC_KSYMS] = "KSYMS",
+		[DLP_REC_JITMAP] = "JITMAP", [DLP_REC_JITDUMP] = "JITDUMP",
+		[DLP_REC_ITT] = "ITT", [DLP_REC_FILE] = "FILE",
+	};
+	struct dump *d = ctx;
+	const char *p = data, *end = p + len;
+
+	switch (type) {
+	case DLP_REC_PERF:
+		dump_perf(d, data, len);
+		return 0;
+	case DLP_REC_ATTR:
+		add_ev(d, data, len);
+		return 0;
+	case DLP_REC_META:
+		while (p < end) {
+			const char *k = p, *v = memchr(k, '\0', end - k), *e;
+
+			if (!v || ++v >= end || !(e = memchr(v, '\0', end - v)))
+				break;
+			printf("META %s=%s\n", k, v);
+			p = e + 1;
+		}
+		return 0;
+	case DLP_REC_STATS: {
+		struct dlp_stats st;
+
+		if (len < sizeof(st)) {
+			printf("STATS bad\n");
+			return 0;
+		}
+		memcpy(&st, data, sizeof(st));
+		printf("STATS samples=%" PRIu64 " lost=%" PRIu64 " exit=%d flags=0x%x\n",
+		       st.samples, st.lost, st.exit_status, st.flags);
+		return 0;
+	}
+	}
+	if (type < ARRAY_SIZE(names) && names[type])
+		printf("%s len=%zu\n", names[type], len);
+	else
+		printf("TYPE%u len=%zu\n", type, len);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct dump d;
+	struct recfile_info info;
+	size_t i;
+	int ret;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: recdump FILE\n");
+		return 2;
+	}
+	memset(&d, 0, sizeof(d));
+	ret = recfile_read(argv[1], dump_cb, &d, &info);
+	for (i = 0; i < d.nr; i++) {
+		free(d.ev[i]->ids);
+		free(d.ev[i]);
+	}
+	if (ret < 0)
+		return 2;
+	printf("records=%" PRIu64 " chunks=%" PRIu64 " truncated=%d\n", info.records, info.chunks,
+	       info.truncated);
+	return info.truncated ? 1 : 0;
+}
