@@ -1,0 +1,35 @@
+/* ksyms.h - kernel symbols: from the recording (DLP_REC_KSYMS) or /proc/kallsyms.
+ *
+ * /proc/kallsyms is used only when the recording carries no kernel symbols, the file
+ * shows real (non-zero) addresses, and the recording's kernel release matches uname.
+ */
+#ifndef DLPROF_KSYMS_H
+#define DLPROF_KSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ksym {
+	uint64_t start, end;
+	const char *name;
+	const char *module;	/* NULL for the core kernel */
+};
+
+struct ksyms;
+
+struct ksyms *ksyms_new(void);
+void ksyms_free(struct ksyms *k);
+
+/* Add "ADDR SIZE NAME [MODULE]\n" lines (hex ADDR and SIZE; a DLP_REC_KSYMS payload).
+ * Malformed lines are skipped; returns the number of symbols added. */
+int ksyms_add_text(struct ksyms *k, const char *text, size_t len);
+/* Load /proc/kallsyms (path for tests; NULL = /proc/kallsyms) when release is NULL or
+ * equals uname's release.  Returns symbols added, 0 when unusable (hidden addresses,
+ * other kernel), -1 when unreadable. */
+int ksyms_load_kallsyms(struct ksyms *k, const char *path, const char *release);
+/* Number of symbols known. */
+size_t ksyms_count(const struct ksyms *k);
+/* The symbol covering addr, or NULL. */
+const struct ksym *ksyms_find(struct ksyms *k, uint64_t addr);
+
+#endif

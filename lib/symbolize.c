@@ -1,0 +1,713 @@
+/* symbolize.c - ELF symbol tables, .eh_frame bounds and DWARF lines (see symbolize.h).
+ *
+ * Address translation: a process address becomes a file offset through its mapping
+ * (map_file_offset), then an ELF virtual address through the PT_LOAD program header
+ * whose file range holds that offset (vaddr = off - p_offset + p_vaddr).  Symbols,
+ * FDEs and DWARF all speak ELF virtual addresses; the result cache is keyed by file
+ * offset, which is the same in every process that maps the file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "rephash.h"
+#include "symbolize.h"
+#include "util.h"
+
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define TRAIT_SCAN_MAX 4096
+#define SIZELESS_MAX 4096
+
+struct sym {
+	uint64_t start, size;
+	const char *raw;	/* into an ELF string table */
+	const char *name;	/* demangled + interned, on first use */
+	unsigned traits;
+	unsigned traits_done:1;
+	unsigned global:1;
+};
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct symres {
+	const char *name;
+	uint64_t start_vaddr;	/* 0: unknown */
+	unsigned flags, traits;
+	const char *srcline;
+	size_t nr_inl;
+	struct inl {
+		const char *name;
+		const char *srcline;
+	} *inl;			/* inlined callers, innermost first, outermost last (below name) */
+};
+
+struct dso_sym {
+	int state;		/* 1 usable, -1 nothing to read */
+	int fd, dbg_fd;
+	Elf *elf, *dbg_elf;
+	const uint8_t *raw;
+	size_t raw_size;
+	struct seg *segs;
+	size_t nr_segs;
+	struct sym *syms;
+	size_t nr_syms, alloc_syms;
+	Dwarf_CFI *cfi;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	int dwfl_tried;
+	struct u64map cache;		/* file offset -> struct symres */
+	struct u64map fde_traits;	/* fde start vaddr -> traits + 1 */
+	struct dso_sym *next;		/* all of them, for freeing */
+	struct dso *dso;
+};
+
+struct symbolizer {
+	struct symbolize_opts opts;
+	struct strpool pool;
+	struct dso_sym *all;
+	struct symres unknown;
+};
+
+char *demangle(const char *name)
+{
+	int status = 0;
+	char *d;
+
+	if (!name || name[0] != '_' || name[1] != 'Z')
+		return NULL;
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	if (status) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/*
+ * A spin-wait: PAUSE (f3 90) followed closely by a jump back to at or before it, within
+ * a short distance.  Byte-level: cheap, and the target/backward-distance constraints keep
+ * stray matches out.
+ */
+unsigned code_traits(const uint8_t *code, size_t len)
+{
+	for (size_t p = 0; p + 1 < len; p++) {
+		if (code[p] != 0xf3 || code[p + 1] != 0x90)
+			continue;
+		for (size_t k = p + 2; k < p + 40 && k < len; k++) {
+			int64_t target;
+
+			if ((code[k] >= 0x70 && code[k] <= 0x7f) || code[k] == 0xeb) {
+				if (k + 1 >= len)
+					break;
+				target = (int64_t)k + 2 + (int8_t)code[k + 1];
+			} else if (code[k] == 0x0f && k + 5 < len && code[k + 1] >= 0x80 && code[k + 1] <= 0x8f) {
+				int32_t rel;
+
+				memcpy(&rel, code + k + 2, 4);
+				target = (int64_t)k + 6 + rel;
+			} else if (code[k] == 0xe9 && k + 4 < len) {
+				int32_t rel;
+
+				memcpy(&rel, code + k + 1, 4);
+				target = (int64_t)k + 5 + rel;
+			} else {
+				continue;
+			}
+			if (target <= (int64_t)p && target >= (int64_t)p - 128 && target >= 0)
+				return TRAIT_PAUSE_LOOP;
+		}
+	}
+	return 0;
+}
+
+struct symbolizer *symbolizer_new(const struct symbolize_opts *opts)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+
+	if (opts)
+		s->opts = *opts;
+	strpool_init(&s->pool);
+	elf_version(EV_CURRENT);
+	s->unknown.name = "[unknown]";
+	s->unknown.flags = FRAME_UNKNOWN;
+	return s;
+}
+
+const char *symbolizer_intern(struct symbolizer *s, const char *str)
+{
+	return strpool_intern(&s->pool, str);
+}
+
+static void symres_free(struct symres *r)
+{
+	if (!r)
+		return;
+	free(r->inl);
+	free(r);
+}
+
+static void dso_sym_free(struct dso_sym *d)
+{
+	for (size_t i = 0; i < d->cache.cap; i++)
+		if (d->cache.used[i])
+			symres_free(d->cache.vals[i]);
+	u64map_release(&d->cache);
+	u64map_release(&d->fde_traits);
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	if (d->dbg_elf)
+		elf_end(d->dbg_elf);
+	if (d->dbg_fd >= 0)
+		close(d->dbg_fd);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->segs);
+	free(d->syms);
+	if (d->dso)
+		d->dso->sym_priv = NULL;
+	free(d);
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	while (s->all) {
+		struct dso_sym *n = s->all->next;
+
+		dso_sym_free(s->all);
+		s->all = n;
+	}
+	strpool_release(&s->pool);
+	free(s);
+}
+
+static Elf *open_elf(const char *path, int *fdp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+
+	*fdp = -1;
+	if (fd < 0)
+		return NULL;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		return NULL;
+	}
+	*fdp = fd;
+	return e;
+}
+
+static void load_symtab(struct dso_sym *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n;
+
+	if (!data || !sh->sh_entsize)
+		return;
+	n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int type;
+		struct sym *y;
+
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		ALLOC_GROW(d->syms, d->nr_syms + 1, d->alloc_syms);
+		y = &d->syms[d->nr_syms++];
+		memset(y, 0, sizeof(*y));
+		y->start = sym.st_value;
+		y->size = sym.st_size;
+		y->raw = name;
+		y->global = GELF_ST_BIND(sym.st_info) != STB_LOCAL;
+	}
+}
+
+static void load_symbols(struct dso_sym *d, Elf *e, int *have_symtab)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
+			load_symtab(d, e, scn, &sh);
+			if (sh.sh_type == SHT_SYMTAB && have_symtab)
+				*have_symtab = 1;
+		}
+	}
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->global != y->global)		/* globals first among aliases */
+		return x->global ? -1 : 1;
+	if ((x->size == 0) != (y->size == 0))	/* sized first */
+		return x->size ? -1 : 1;
+	return strcmp(x->raw, y->raw);
+}
+
+static void finish_symbols(struct dso_sym *d)
+{
+	size_t j = 0;
+
+	qsort(d->syms, d->nr_syms, sizeof(*d->syms), cmp_sym);
+	/* one entry per start address (aliases and symtab/dynsym duplicates) */
+	for (size_t i = 0; i < d->nr_syms; i++) {
+		if (j && d->syms[j - 1].start == d->syms[i].start) {
+			if (!d->syms[j - 1].size)
+				d->syms[j - 1].size = d->syms[i].size;
+			continue;
+		}
+		d->syms[j++] = d->syms[i];
+	}
+	d->nr_syms = j;
+	/* sizeless symbols (hand-written assembly): up to the next symbol, capped */
+	for (size_t i = 0; i < d->nr_syms; i++) {
+		if (d->syms[i].size)
+			continue;
+		uint64_t lim = i + 1 < d->nr_syms ? d->syms[i + 1].start - d->syms[i].start : SIZELESS_MAX;
+
+		d->syms[i].size = lim < SIZELESS_MAX ? lim : SIZELESS_MAX;
+	}
+}
+
+static const char *gnu_debuglink(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *n;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!n || strcmp(n, ".gnu_debuglink"))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_size || !memchr(data->d_buf, 0, data->d_size))
+			return NULL;
+		return data->d_buf;
+	}
+	return NULL;
+}
+
+/* Separate debug info: by build-id, then .gnu_debuglink next to the file, in .debug/
+ * and under /usr/lib/debug. */
+static void open_debug_file(struct dso_sym *d, const char *path, const uint8_t *id, size_t idsz)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *link;
+
+	if (idsz >= 2) {
+		strbuf_addf(&sb, "/usr/lib/debug/.build-id/%02x/", id[0]);
+		for (size_t i = 1; i < idsz; i++)
+			strbuf_addf(&sb, "%02x", id[i]);
+		strbuf_addstr(&sb, ".debug");
+		d->dbg_elf = open_elf(sb.buf, &d->dbg_fd);
+	}
+	link = d->dbg_elf ? NULL : gnu_debuglink(d->elf);
+	if (link && !strchr(link, '/')) {
+		const char *slash = strrchr(path, '/');
+		int dirlen = slash ? (int)(slash - path) : 0;
+		const char *fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(fmt) && !d->dbg_elf; i++) {
+			strbuf_reset(&sb);
+			strbuf_addf(&sb, fmt[i], dirlen, path, link);
+			if (strcmp(sb.buf, path))
+				d->dbg_elf = open_elf(sb.buf, &d->dbg_fd);
+		}
+	}
+	strbuf_release(&sb);
+}
+
+static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
+{
+	struct dso_sym *d = dso->sym_priv;
+	const void *bid;
+	ssize_t bidsz;
+	size_t nph;
+	int have_symtab = 0;
+
+	if (d)
+		return d;
+	d = xcalloc(1, sizeof(*d));
+	d->fd = d->dbg_fd = -1;
+	d->dso = dso;
+	d->state = -1;
+	u64map_init(&d->cache);
+	u64map_init(&d->fde_traits);
+	d->next = s->all;
+	s->all = d;
+	dso->sym_priv = d;
+
+	if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/')
+		return d;
+	d->elf = open_elf(dso->path, &d->fd);
+	if (!d->elf)
+		return d;
+	bidsz = dwelf_elf_gnu_build_id(d->elf, &bid);
+	if (dso->build_id_size && bidsz > 0 &&
+	    ((size_t)bidsz < dso->build_id_size ||
+	     memcmp(bid, dso->build_id, dso->build_id_size))) {
+		warning("'%s' changed since it was recorded (build-id differs): its samples stay unnamed",
+			dso->path);
+		return d;
+	}
+	d->raw = (const uint8_t *)elf_rawfile(d->elf, &d->raw_size);
+	if (elf_getphdrnum(d->elf, &nph))
+		nph = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(d->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		d->segs = xrealloc(d->segs, (d->nr_segs + 1) * sizeof(*d->segs));
+		d->segs[d->nr_segs].off = ph.p_offset;
+		d->segs[d->nr_segs].vaddr = ph.p_vaddr;
+		d->segs[d->nr_segs].filesz = ph.p_filesz;
+		d->nr_segs++;
+	}
+	load_symbols(d, d->elf, &have_symtab);
+	if (!have_symtab) {
+		open_debug_file(d, dso->path, bidsz > 0 ? bid : NULL, bidsz > 0 ? bidsz : 0);
+		if (d->dbg_elf)
+			load_symbols(d, d->dbg_elf, NULL);
+	}
+	finish_symbols(d);
+	d->cfi = dwarf_getcfi_elf(d->elf);
+	d->state = 1;
+	return d;
+}
+
+static int off_to_vaddr(const struct dso_sym *d, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < d->nr_segs; i++) {
+		const struct seg *g = &d->segs[i];
+
+		if (off >= g->off && off - g->off < g->filesz) {
+			*vaddr = off - g->off + g->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int vaddr_to_off(const struct dso_sym *d, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < d->nr_segs; i++) {
+		const struct seg *g = &d->segs[i];
+
+		if (vaddr >= g->vaddr && vaddr - g->vaddr < g->filesz) {
+			*off = vaddr - g->vaddr + g->off;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static unsigned range_traits(const struct dso_sym *d, uint64_t start, uint64_t size)
+{
+	uint64_t off;
+
+	if (!d->raw || vaddr_to_off(d, start, &off) || off >= d->raw_size)
+		return 0;
+	if (size > TRAIT_SCAN_MAX)
+		size = TRAIT_SCAN_MAX;
+	if (size > d->raw_size - off)
+		size = d->raw_size - off;
+	return code_traits(d->raw + off, size);
+}
+
+static struct sym *find_sym(struct dso_sym *d, uint64_t vaddr)
+{
+	size_t lo = 0, hi = d->nr_syms;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (d->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* lo-1 is the last symbol starting at or before vaddr; a few earlier ones may be
+	 * larger functions that enclose it */
+	for (size_t i = lo, n = 0; i-- > 0 && n < 8; n++) {
+		struct sym *y = &d->syms[i];
+
+		if (vaddr - y->start < y->size)
+			return y;
+	}
+	return NULL;
+}
+
+static const char *intern_demangled(struct symbolizer *s, const char *raw)
+{
+	char *dm = demangle(raw);
+	const char *r;
+
+	if (!dm)
+		return strpool_intern(&s->pool, raw);
+	r = strpool_intern(&s->pool, dm);
+	free(dm);
+	return r;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return n;
+}
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static int dwfl_setup(struct dso_sym *d)
+{
+	if (d->dwfl_tried)
+		return d->mod ? 0 : -1;
+	d->dwfl_tried = 1;
+	d->dwfl = dwfl_begin(&offline_callbacks);
+	if (!d->dwfl)
+		return -1;
+	dwfl_report_begin(d->dwfl);
+	d->mod = dwfl_report_offline(d->dwfl, d->dso->short_name, d->dso->path, -1);
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	if (!d->mod)
+		return -1;
+	if (!dwfl_module_getelf(d->mod, &d->bias)) {
+		d->mod = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static const char *fmt_srcline(struct symbolizer *s, const char *file, int line)
+{
+	char buf[4096];
+	const char *base;
+
+	if (!file || line <= 0)
+		return NULL;
+	base = strrchr(file, '/');
+	snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : file, line);
+	return strpool_intern(&s->pool, buf);
+}
+
+/* DWARF: the srcline of vaddr and, with inline frames, the chain of inlined calls. */
+static void add_dwarf(struct symbolizer *s, struct dso_sym *d, uint64_t vaddr, struct symres *r)
+{
+	Dwarf_Addr a = vaddr + d->bias, dbias = 0;
+	Dwfl_Line *line;
+	Dwarf_Die *cu, *scopes = NULL;
+	int n;
+
+	if (dwfl_setup(d))
+		return;
+	line = dwfl_module_getsrc(d->mod, a);
+	if (line) {
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+
+		r->srcline = fmt_srcline(s, file, lineno);
+	}
+	if (!s->opts.inline_frames)
+		return;
+	cu = dwfl_module_addrdie(d->mod, a, &dbias);
+	if (!cu)
+		return;
+	n = dwarf_getscopes(cu, a - dbias, &scopes);
+	if (n <= 0)
+		return;
+	/* scopes[0] is innermost.  Each inlined_subroutine is a frame; its caller is the next
+	 * inlined_subroutine or the subprogram outside it, at its call site. */
+	const char *inner_name = NULL, *inner_src = r->srcline;
+	for (int i = 0; i < n; i++) {
+		Dwarf_Die *die = &scopes[i];
+		int tag = dwarf_tag(die);
+		const char *nm;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		nm = die_name(die);
+		if (tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Attribute attr;
+			Dwarf_Word cl = 0;
+			Dwarf_Files *files;
+			size_t nfiles;
+			Dwarf_Word cf = 0;
+			const char *cfile = NULL;
+
+			r->inl = xrealloc(r->inl, (r->nr_inl + 1) * sizeof(*r->inl));
+			if (!inner_name) {
+				/* the innermost inlined function is the frame the sample is in;
+				 * what the symbol table says becomes its caller */
+				inner_name = nm ? intern_demangled(s, nm) : "[inlined]";
+				r->inl[r->nr_inl].name = inner_name;
+			} else {
+				r->inl[r->nr_inl].name = nm ? intern_demangled(s, nm) : "[inlined]";
+			}
+			r->inl[r->nr_inl].srcline = inner_src;
+			r->nr_inl++;
+			dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &cl);
+			if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &cf) &&
+			    !dwarf_getsrcfiles(cu, &files, &nfiles) && cf < nfiles)
+				cfile = dwarf_filesrc(files, cf, NULL, NULL);
+			inner_src = fmt_srcline(s, cfile, (int)cl);
+		} else {
+			break;
+		}
+	}
+	/* the outer (real) function's line is the outermost call site */
+	if (r->nr_inl)
+		r->srcline = inner_src;
+	free(scopes);
+}
+
+static struct symres *resolve(struct symbolizer *s, struct dso_sym *d, uint64_t off)
+{
+	struct symres *r;
+	uint64_t vaddr;
+	struct sym *y;
+
+	r = xcalloc(1, sizeof(*r));
+	if (d->state < 0 || off_to_vaddr(d, off, &vaddr)) {
+		r->name = "[unknown]";
+		r->flags = FRAME_UNKNOWN;
+		return r;
+	}
+	y = find_sym(d, vaddr);
+	if (y) {
+		if (!y->name)
+			y->name = intern_demangled(s, y->raw);
+		if (!y->traits_done) {
+			y->traits = range_traits(d, y->start, y->size);
+			y->traits_done = 1;
+		}
+		r->name = y->name;
+		r->start_vaddr = y->start;
+		r->traits = y->traits;
+	} else {
+		Dwarf_Frame *fr = NULL;
+		Dwarf_Addr start, end;
+		char buf[512];
+
+		if (d->cfi && !dwarf_cfi_addrframe(d->cfi, vaddr, &fr) &&
+		    !dwarf_frame_info(fr, &start, &end, NULL) && start <= vaddr && vaddr < end) {
+			void **slot = u64map_slot(&d->fde_traits, start);
+
+			snprintf(buf, sizeof(buf), "%s!func@0x%llx", d->dso->short_name,
+				 (unsigned long long)start);
+			r->name = strpool_intern(&s->pool, buf);
+			r->start_vaddr = start;
+			r->flags = FRAME_FDE;
+			if (!*slot)
+				*slot = (void *)(uintptr_t)(range_traits(d, start, end - start) + 1);
+			r->traits = (unsigned)(uintptr_t)*slot - 1;
+		} else {
+			r->name = "[unknown]";
+			r->flags = FRAME_UNKNOWN;
+		}
+		free(fr);
+	}
+	if (s->opts.srcline || s->opts.inline_frames)
+		add_dwarf(s, d, vaddr, r);
+	return r;
+}
+
+size_t symbolize(struct symbolizer *s, const struct map *mp, uint64_t addr,
+		 struct frame *out, size_t max)
+{
+	struct dso *dso = mp->dso;
+	struct dso_sym *d;
+	struct symres *r;
+	void **slot;
+	uint64_t off = map_file_offset(mp, addr);
+	size_t n = 0;
+
+	if (!max)
+		return 0;
+	d = dso_sym_get(s, dso);
+	slot = u64map_slot(&d->cache, off);
+	if (!*slot)
+		*slot = resolve(s, d, off);
+	r = *slot;
+
+	for (size_t i = 0; i < r->nr_inl && n + 1 < max; i++, n++) {
+		struct frame *f = &out[n];
+
+		memset(f, 0, sizeof(*f));
+		f->ip = addr;
+		f->sym = r->inl[i].name;
+		f->dso = dso->short_name;
+		f->dso_path = dso->path;
+		f->srcline = s->opts.srcline ? r->inl[i].srcline : NULL;
+		f->flags = FRAME_INLINE;
+	}
+	memset(&out[n], 0, sizeof(out[n]));
+	out[n].ip = addr;
+	out[n].sym = r->name;
+	out[n].dso = dso->short_name;
+	out[n].dso_path = dso->path;
+	out[n].srcline = s->opts.srcline ? r->srcline : NULL;
+	out[n].flags = r->flags;
+	out[n].traits = r->traits;
+	if (r->start_vaddr) {
+		uint64_t soff;
+
+		if (!vaddr_to_off(d, r->start_vaddr, &soff))
+			out[n].sym_start = soff - mp->pgoff + mp->start;
+	}
+	return n + 1;
+}
