@@ -294,7 +294,7 @@ int jitsyms_add_jitdump(struct jitsyms *j, int32_t pid, const void *data, size_t
 				why = "unterminated name";
 				break;
 			}
-			if (csize > JIT_MAX_CODE || csize > size - 56 - (nul + 1 - name) ||
+			if (csize > JIT_MAX_CODE || csize > (uint64_t)(size - 56 - (nul + 1 - name)) ||
 			    !csize || addr + csize < addr) {
 				why = "code size out of bounds";
 				break;
