@@ -1,0 +1,294 @@
+/* itt.c - read the ITT collector's files (itt.h) into per-thread task intervals. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "family-rules.h"
+#include "itt.h"
+#include "util.h"
+
+struct itt_thread {
+	uint32_t pid, tid;
+	struct itt_interval *iv;
+	size_t nr, alloc;
+	uint64_t max_len;	/* longest interval: bounds the backward scan of a lookup */
+};
+
+struct name_stat {
+	const char *name;
+	uint64_t calls, total;
+};
+
+struct itt_data {
+	struct itt_thread *threads;
+	size_t nr, alloc;
+	struct name_stat *stats;
+	size_t nr_stats, alloc_stats;
+	size_t nr_intervals;
+};
+
+struct itt_data *itt_data_new(void)
+{
+	return xcalloc(1, sizeof(struct itt_data));
+}
+
+void itt_data_free(struct itt_data *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nr; i++)
+		free(d->threads[i].iv);
+	free(d->threads);
+	free(d->stats);
+	free(d);
+}
+
+static struct itt_thread *get_thread(struct itt_data *d, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < d->nr; i++)
+		if (d->threads[i].pid == pid && d->threads[i].tid == tid)
+			return &d->threads[i];
+	ALLOC_GROW(d->threads, d->nr + 1, d->alloc);
+	memset(&d->threads[d->nr], 0, sizeof(d->threads[0]));
+	d->threads[d->nr].pid = pid;
+	d->threads[d->nr].tid = tid;
+	return &d->threads[d->nr++];
+}
+
+static void add_stat(struct itt_data *d, const char *name, uint64_t dur)
+{
+	size_t i;
+
+	for (i = 0; i < d->nr_stats; i++)
+		if (d->stats[i].name == name)
+			break;
+	if (i == d->nr_stats) {
+		ALLOC_GROW(d->stats, d->nr_stats + 1, d->alloc_stats);
+		d->stats[i].name = name;
+		d->stats[i].calls = d->stats[i].total = 0;
+		d->nr_stats++;
+	}
+	d->stats[i].calls++;
+	d->stats[i].total += dur;
+}
+
+#define MAX_DEPTH 64
+
+/* Per thread open-task stack while reading one file. */
+struct open_stack {
+	uint32_t tid;
+	uint32_t depth;
+	uint64_t start[MAX_DEPTH];
+	const char *name[MAX_DEPTH];
+	uint64_t last_time;
+};
+
+static void push_interval(struct itt_data *d, uint32_t pid, uint32_t tid, uint64_t start,
+			  uint64_t end, const char *name, uint32_t depth)
+{
+	struct itt_thread *t = get_thread(d, pid, tid);
+
+	ALLOC_GROW(t->iv, t->nr + 1, t->alloc);
+	t->iv[t->nr].start = start;
+	t->iv[t->nr].end = end;
+	t->iv[t->nr].name = name;
+	t->iv[t->nr].depth = depth;
+	t->nr++;
+	if (end - start > t->max_len)
+		t->max_len = end - start;
+	d->nr_intervals++;
+	add_stat(d, name, end - start);
+}
+
+int itt_data_add(struct itt_data *d, const void *buf, size_t len)
+{
+	const unsigned char *p = buf, *end = p + len;
+	struct itt_file_header h;
+	const char **names = NULL;
+	size_t nr_names = 0, pass;
+	struct open_stack *stacks = NULL;
+	size_t nr_stacks = 0, alloc_stacks = 0, i;
+	int ret = -1;
+
+	if (len < sizeof(h))
+		return error("itt data: too short for a header (%zu bytes)", len);
+	memcpy(&h, p, sizeof(h));
+	if (memcmp(h.magic, ITT_MAGIC, sizeof(h.magic)))
+		return error("itt data: bad magic");
+	if (h.version != ITT_VERSION)
+		return error("itt data: unsupported version %u", h.version);
+
+	/* pass 0: validate blocks and collect names; pass 1: events */
+	for (pass = 0; pass < 2; pass++) {
+		p = (const unsigned char *)buf + sizeof(h);
+		while (p < end) {
+			struct itt_block_header bh;
+
+			if ((size_t)(end - p) < sizeof(bh)) {
+				error("itt data: truncated block header at offset %zu",
+				      (size_t)(p - (const unsigned char *)buf));
+				goto out;
+			}
+			memcpy(&bh, p, sizeof(bh));
+			p += sizeof(bh);
+			if (bh.len > (size_t)(end - p)) {
+				error("itt data: block of %u bytes overruns the file", bh.len);
+				goto out;
+			}
+			if (bh.kind == ITT_BLOCK_NAME) {
+				uint32_t id;
+
+				if (bh.len < 4 || bh.len - 4 > ITT_MAX_NAME) {
+					error("itt data: bad name block length %u", bh.len);
+					goto out;
+				}
+				memcpy(&id, p, 4);
+				if (!id || id > 1000000) {
+					error("itt data: bad name id %u", id);
+					goto out;
+				}
+				if (pass == 0) {
+					if (id > nr_names) {
+						names = xrealloc(names, id * sizeof(*names));
+						memset(names + nr_names, 0, (id - nr_names) * sizeof(*names));
+						nr_names = id;
+					}
+					names[id - 1] = family_intern((const char *)p + 4, bh.len - 4);
+				}
+			} else if (bh.kind == ITT_BLOCK_EVENTS) {
+				uint32_t tid, nr;
+				struct open_stack *os = NULL;
+
+				if (bh.len < 8) {
+					error("itt data: bad event block length %u", bh.len);
+					goto out;
+				}
+				memcpy(&tid, p, 4);
+				memcpy(&nr, p + 4, 4);
+				if ((uint64_t)nr * sizeof(struct itt_event) != bh.len - 8) {
+					error("itt data: event block says %u events in %u bytes", nr, bh.len);
+					goto out;
+				}
+				if (pass == 1) {
+					for (i = 0; i < nr_stacks; i++)
+						if (stacks[i].tid == tid)
+							os = &stacks[i];
+					if (!os) {
+						ALLOC_GROW(stacks, nr_stacks + 1, alloc_stacks);
+						os = &stacks[nr_stacks++];
+						memset(os, 0, sizeof(*os));
+						os->tid = tid;
+					}
+					for (i = 0; i < nr; i++) {
+						struct itt_event ev;
+
+						memcpy(&ev, p + 8 + i * sizeof(ev), sizeof(ev));
+						if (ev.name != ITT_END && (ev.name > nr_names || !names[ev.name - 1])) {
+							error("itt data: event names unknown id %u", ev.name);
+							goto out;
+						}
+						if (ev.time < os->last_time)
+							ev.time = os->last_time;	/* never backwards */
+						os->last_time = ev.time;
+						if (ev.name == ITT_END) {
+							if (!os->depth)
+								continue;	/* unmatched end */
+							os->depth--;
+							push_interval(d, h.pid, tid, os->start[os->depth], ev.time,
+								      os->name[os->depth], os->depth);
+						} else if (os->depth < MAX_DEPTH) {
+							os->start[os->depth] = ev.time;
+							os->name[os->depth] = names[ev.name - 1];
+							os->depth++;
+						}
+					}
+				}
+			} else {
+				error("itt data: unknown block kind %u", bh.kind);
+				goto out;
+			}
+			p += bh.len;
+		}
+	}
+	/* tasks still open: close at the thread's last event */
+	for (i = 0; i < nr_stacks; i++)
+		while (stacks[i].depth) {
+			stacks[i].depth--;
+			push_interval(d, h.pid, stacks[i].tid, stacks[i].start[stacks[i].depth],
+				      stacks[i].last_time, stacks[i].name[stacks[i].depth],
+				      stacks[i].depth);
+		}
+	ret = 0;
+out:
+	free(names);
+	free(stacks);
+	return ret;
+}
+
+static int cmp_iv(const void *a, const void *b)
+{
+	const struct itt_interval *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+void itt_data_finish(struct itt_data *d)
+{
+	for (size_t i = 0; i < d->nr; i++)
+		qsort(d->threads[i].iv, d->threads[i].nr, sizeof(struct itt_interval), cmp_iv);
+}
+
+const struct itt_interval *itt_lookup(const struct itt_data *d, uint32_t pid, uint32_t tid,
+				      uint64_t t)
+{
+	const struct itt_thread *th = NULL;
+	const struct itt_interval *best = NULL;
+	size_t lo, hi, i;
+
+	if (!d)
+		return NULL;
+	for (i = 0; i < d->nr; i++)
+		if (d->threads[i].tid == tid && d->threads[i].pid == pid) {
+			th = &d->threads[i];
+			break;
+		}
+	if (!th || !th->nr)
+		return NULL;
+	/* first interval starting after t */
+	lo = 0;
+	hi = th->nr;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (th->iv[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* scan back over intervals that may still cover t; the innermost is the latest start */
+	for (i = lo; i-- > 0;) {
+		const struct itt_interval *iv = &th->iv[i];
+
+		if (t - iv->start > th->max_len)
+			break;
+		if (iv->end > t && (!best || iv->depth > best->depth))
+			best = iv;
+	}
+	return best;
+}
+
+const char *itt_name_stats(const struct itt_data *d, size_t i, uint64_t *calls,
+			   uint64_t *total_ns)
+{
+	if (!d || i >= d->nr_stats)
+		return NULL;
+	*calls = d->stats[i].calls;
+	*total_ns = d->stats[i].total;
+	return d->stats[i].name;
+}
+
+size_t itt_nr_intervals(const struct itt_data *d)
+{
+	return d ? d->nr_intervals : 0;
+}

@@ -1,0 +1,15 @@
+# dl.mk - workloads of the DL-view tests (families, operators, ITT)
+$(O)/tests/workloads/dl-itt-user: tests/workloads/dl-itt-user.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -o $@ $< -ldl -lpthread
+
+$(O)/tests/workloads/dl-omp-imbalance: tests/workloads/dl-omp-imbalance.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fopenmp -o $@ $<
+
+$(O)/tests/workloads/dl-gemm: tests/workloads/dl-gemm.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -o $@ $< -lopenblas
+
+TEST_PROGS += $(O)/tests/workloads/dl-itt-user $(O)/tests/workloads/dl-omp-imbalance \
+	      $(O)/tests/workloads/dl-gemm

@@ -1,0 +1,166 @@
+/* test-itt.c - run dl-itt-user with the collector and check what lib/itt.c reads back;
+ * feed the reader malformed files.  TAP output.  Run from the top of the tree (or set
+ * BUILD to the build directory). */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itt.h"
+#include "util.h"
+
+static int nr_tests, nr_failed;
+
+static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	nr_tests++;
+	if (!cond)
+		nr_failed++;
+	printf("%sok %d - ", cond ? "" : "not ", nr_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static int quiet_add(struct itt_data *d, const void *buf, size_t len)
+{
+	int saved = dup(2), devnull = open("/dev/null", 1), ret;
+
+	dup2(devnull, 2);
+	ret = itt_data_add(d, buf, len);
+	dup2(saved, 2);
+	close(saved);
+	close(devnull);
+	return ret;
+}
+
+int main(void)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char dir[] = "/tmp/test-itt.XXXXXX";
+	char *cmd, *path, line[256];
+	struct strbuf sb = STRBUF_INIT;
+	struct itt_data *d;
+	FILE *f;
+	long tid_a = 0, tid_b = 0;
+	int pid = 0, n;
+	uint64_t calls, total;
+	const char *name;
+	size_t i;
+	int seen_conv = 0, seen_reorder = 0, seen_inner = 0;
+
+	if (!mkdtemp(dir))
+		return 1;
+	cmd = xasprintf("INTEL_LIBITTNOTIFY64=%s/libdlprof-itt.so INTEL_ITTNOTIFY_GROUPS=all "
+			"DLPROF_ITT_DIR=%s %s/tests/workloads/dl-itt-user", build, dir, build);
+	f = popen(cmd, "r");
+	ok(f != NULL, "run dl-itt-user");
+	while (f && fgets(line, sizeof(line), f)) {
+		long t;
+		char what[64];
+
+		if (sscanf(line, "%ld %63s %d", &t, what, &n) == 3) {
+			if (!strcmp(what, "convolution"))
+				tid_a = t;
+			else if (!strcmp(what, "reorder"))
+				tid_b = t;
+		} else if (sscanf(line, "%ld %63s", &t, what) == 2 && !strcmp(what, "pid")) {
+			pid = t;
+		}
+	}
+	ok(f && pclose(f) == 0 && tid_a && tid_b && pid, "dl-itt-user ran (pid %d)", pid);
+
+	path = xasprintf("%s/itt-%d.bin", dir, pid);
+	ok(strbuf_read_file(&sb, path, 64 << 20) == 0, "collector wrote %s", path);
+	d = itt_data_new();
+	ok(itt_data_add(d, sb.buf, sb.len) == 0, "reader accepts the collector's file (%zu bytes)", sb.len);
+	itt_data_finish(d);
+	ok(itt_nr_intervals(d) == 200 + 100 + 100, "400 intervals (got %zu)", itt_nr_intervals(d));
+	for (i = 0; (name = itt_name_stats(d, i, &calls, &total)); i++) {
+		if (!strcmp(name, "convolution")) {
+			seen_conv = calls == 200;
+			/* 200 x 100 us = 20 ms of task time, allow scheduling noise */
+			ok(total >= 19000000 && total < 200000000, "convolution total %.1f ms", total / 1e6);
+		} else if (!strcmp(name, "reorder")) {
+			seen_reorder = calls == 100;
+		} else if (!strcmp(name, "inner")) {
+			seen_inner = calls == 100;
+		}
+	}
+	ok(seen_conv && seen_reorder && seen_inner, "task names and call counts from the stub's handles");
+
+	/* lookup: find an interval of thread B and look in the middle of the nested one */
+	{
+		const struct itt_interval *iv = NULL;
+
+		/* times are absolute: take thread B's second event (begin of "inner") from
+		 * the raw file */
+		{
+			const unsigned char *p = (const unsigned char *)sb.buf + sizeof(struct itt_file_header);
+			const unsigned char *end = (const unsigned char *)sb.buf + sb.len;
+			uint64_t first_b = 0;
+
+			while (p + 8 <= end) {
+				struct itt_block_header bh;
+				uint32_t tid;
+
+				memcpy(&bh, p, 8);
+				if (bh.kind == ITT_BLOCK_EVENTS) {
+					memcpy(&tid, p + 8, 4);
+					if (tid == (uint32_t)tid_b) {
+						struct itt_event ev[2];
+
+						memcpy(ev, p + 16, sizeof(ev));
+						first_b = ev[1].time;	/* begin of "inner" */
+						break;
+					}
+				}
+				p += 8 + bh.len;
+			}
+			iv = itt_lookup(d, pid, tid_b, first_b + 1000);
+			ok(iv && !strcmp(iv->name, "inner") && iv->depth == 1,
+			   "lookup inside the nested task gives the innermost one");
+			iv = itt_lookup(d, pid, tid_b, first_b - 1000);
+			ok(iv && !strcmp(iv->name, "reorder") && iv->depth == 0,
+			   "lookup before the nested task gives the outer one");
+			ok(itt_lookup(d, pid, tid_a, first_b) == NULL || !strcmp(itt_lookup(d, pid, tid_a, first_b)->name, "convolution"),
+			   "thread A only has convolution tasks");
+			ok(itt_lookup(d, pid + 1, tid_b, first_b + 1000) == NULL, "other pid: no task");
+		}
+	}
+	itt_data_free(d);
+
+	/* malformed input */
+	d = itt_data_new();
+	ok(quiet_add(d, sb.buf, 10) == -1, "short file rejected");
+	{
+		char *bad = xmalloc(sb.len);
+
+		memcpy(bad, sb.buf, sb.len);
+		bad[0] = 'X';
+		ok(quiet_add(d, bad, sb.len) == -1, "bad magic rejected");
+		memcpy(bad, sb.buf, sb.len);
+		ok(quiet_add(d, bad, sb.len - 3) == -1, "truncated block rejected");
+		memcpy(bad, sb.buf, sb.len);
+		{
+			uint32_t huge = 0x7fffffff;
+
+			memcpy(bad + sizeof(struct itt_file_header) + 4, &huge, 4);
+		}
+		ok(quiet_add(d, bad, sb.len) == -1, "overlong block rejected");
+		free(bad);
+	}
+	ok(itt_nr_intervals(d) == 0, "nothing kept from rejected files");
+	itt_data_free(d);
+
+	unlink(path);
+	rmdir(dir);
+	printf("1..%d\n", nr_tests);
+	return nr_failed ? 1 : 0;
+}
