@@ -1,0 +1,37 @@
+# record-lib.sh - helpers for the record tests (sourced after lib.sh).
+WL="$BUILD/tests/workloads"
+RECDUMP="$BUILD/tests/recdump"
+
+# sym_range BIN SYM: "START END" (hex, no 0x) of SYM in a non-PIE binary.
+sym_range() {
+	nm -S "$1" | awk -v s="$2" '$4 == s { print $1, $2 }'
+}
+
+# samples_in DUMP BIN SYM [TID]: count the samples of a recdump output whose ip lies in SYM.
+samples_in() {
+	set -- "$1" "$(sym_range "$2" "$3")" "${4:-}"
+	awk -v r="$2" -v tid="$3" '
+		function hex(s,   i, v) {
+			sub(/^0x/, "", s); s = tolower(s); v = 0
+			for (i = 1; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v
+		}
+		BEGIN { split(r, a, " "); lo = hex(a[1]); hi = lo + hex(a[2]); if (r == "") lo = hi = -1 }
+		$1 == "PERF" && $2 == "SAMPLE" {
+			for (i = 3; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+			ip = hex(f["ip"])
+			if (ip >= lo && ip < hi && (tid == "" || f["tid"] == tid)) n++
+		}
+		END { print n + 0 }' "$1"
+}
+
+# nr_samples DUMP
+nr_samples() {
+	grep -c "^PERF SAMPLE " "$1" || true
+}
+
+# field DUMP-LINE KEY: value of KEY=VALUE in a line
+field() {
+	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}

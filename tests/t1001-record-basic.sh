@@ -1,0 +1,114 @@
+#!/bin/bash
+# t1001-record-basic.sh - dlprof record on a known hot function: samples land in it,
+# the file is finalized (attrs, meta, stats), mode 0600, FILE.old kept, the no-PMU
+# fallback is announced exactly once.
+. "$(dirname "$0")/lib.sh"
+. "$SRC/record-lib.sh"
+test_require PERF_EVENTS
+
+test_expect_success 'record the hot loop' '
+	"$DLPROF" record -o hot.data -- "$WL/rec-hot" 1 2>err &&
+	"$RECDUMP" hot.data >dump &&
+	cat err
+'
+
+test_expect_success 'most samples are in rec_hot_loop' '
+	total=$(nr_samples "$TRASH/dump") &&
+	hot=$(samples_in "$TRASH/dump" "$WL/rec-hot" rec_hot_loop) &&
+	echo "total=$total hot=$hot" &&
+	test "$total" -ge 700 && test "$total" -le 1300 &&
+	test $((hot * 100)) -ge $((total * 85))
+'
+
+test_expect_success 'attr, meta and stats are written; stats come last' '
+	test_grep "^ATTR name=" dump &&
+	test_grep "^META cmdline=.*rec-hot 1$" dump &&
+	test_grep "^META freq=999$" dump &&
+	test_grep "^META nr_cpus=" dump &&
+	test "$(grep -v "^records=" dump | tail -n 1 | cut -d" " -f1)" = STATS &&
+	test_grep "^STATS samples=$(nr_samples dump) lost=0 exit=0 flags=0x0$" dump &&
+	test_grep "truncated=0" dump
+'
+
+test_expect_success 'summary line on stderr matches the file' '
+	test_grep "^dlprof: $(nr_samples dump) samples, 0 lost, wrote hot.data (" err
+'
+
+test_expect_success 'the workload binary is mapped with a build-id' '
+	bid=$(readelf -n "$WL/rec-hot" | sed -n "s/.*Build ID: //p") &&
+	test -n "$bid" &&
+	test_grep "PERF MMAP2 .*buildid=$bid file=$WL/rec-hot" dump
+'
+
+test_expect_success 'recording is mode 0600' '
+	test "$(stat -c %a hot.data)" = 600
+'
+
+test_expect_success 'an existing file is kept as FILE.old' '
+	cp hot.data before &&
+	"$DLPROF" record -q -o hot.data -- "$WL/rec-hot" 0.1 2>/dev/null &&
+	cmp before hot.data.old &&
+	! cmp -s hot.data hot.data.old
+'
+
+test_expect_success 'default output is dlprof.data' '
+	"$DLPROF" record -q -- "$WL/rec-hot" 0.1 &&
+	"$RECDUMP" dlprof.data | test_grep "^STATS"
+'
+
+if "$DLPROF" record -q -e cycles -o /dev/null -- true 2>/dev/null; then
+	test_skip 'no-PMU fallback message' 'this machine has a hardware PMU'
+else
+	test_expect_success 'no PMU: default falls back to cpu-clock with one line' '
+		"$DLPROF" record -o fb.data -- "$WL/rec-hot" 0.2 2>err2 &&
+		cat err2 &&
+		test "$(grep -c "no hardware PMU available (cycles: .*); sampling cpu-clock instead" err2)" = 1 &&
+		test "$(wc -l <err2)" = 2 &&
+		"$RECDUMP" fb.data >fbdump &&
+		test_grep "^ATTR name=cpu-clock type=1 config=0 " fbdump &&
+		test_grep "^META note=no hardware PMU" fbdump
+	'
+fi
+
+test_expect_success 'explicit events by generic name; -c period' '
+	"$DLPROF" record -q -e task-clock -c 1000000 -o tc.data -- "$WL/rec-hot" 0.3 &&
+	"$RECDUMP" tc.data >tcdump &&
+	test_grep "^ATTR name=task-clock type=1 config=1 " tcdump &&
+	test_grep "^META period=1000000$" tcdump &&
+	n=$(nr_samples tcdump) && echo "$n samples" && test "$n" -ge 200 && test "$n" -le 400
+'
+
+test_expect_success 'two events share the rings; each has its ids' '
+	"$DLPROF" record -q -e cpu-clock,page-faults -o two.data -- "$WL/rec-hot" 0.2 &&
+	"$RECDUMP" two.data >twodump &&
+	ncpu=$(grep "^META nr_cpus=" twodump | cut -d= -f2) &&
+	test "$(grep -c "^ATTR name=cpu-clock .* ids=$ncpu$" twodump)" = 1 &&
+	test "$(grep -c "^ATTR name=page-faults .* ids=$ncpu$" twodump)" = 1
+'
+
+test_expect_success '-g records call chains reaching main' '
+	"$DLPROF" record -q -g -o g.data -- "$WL/rec-hot" 0.3 &&
+	"$RECDUMP" g.data >gdump &&
+	st=$(sed -n "s/^ATTR .*sample_type=\(0x[0-9a-f]*\) .*/\1/p" gdump) &&
+	test $((st & 0x20)) = 32 &&
+	n=$(grep "^PERF SAMPLE" gdump | grep -c " callchain=[3-9] ") && echo "$n deep chains" &&
+	test "$n" -ge 200
+'
+
+test_expect_success 'dwarf mode: registers + trimmed stack copies, none lost' '
+	"$DLPROF" record -q --call-graph dwarf -o dw.data -- "$WL/rec-threads" 2 0.5 &&
+	"$RECDUMP" dw.data >dwdump &&
+	test_grep "^META callgraph=dwarf=16384$" dwdump &&
+	test_grep "^STATS .* lost=0 " dwdump &&
+	grep "^PERF SAMPLE" dwdump | sed -n "s/.* stack=\([0-9]*\).*/\1/p" | sort -n | uniq -c >stacks &&
+	cat stacks &&
+	awk "\$2 > 0 && \$2 < 16384 { ok += \$1 } END { exit !(ok > 500) }" stacks
+'
+
+test_expect_success 'kernel symbols hit are captured when kallsyms is readable' '
+	if test "$(head -c 16 /proc/kallsyms)" = "0000000000000000"; then exit 0; fi &&
+	"$DLPROF" record -q -e page-faults -c 1 -o pf.data -- "$WL/rec-hot" 0.05 &&
+	"$RECDUMP" pf.data | test_grep "^KSYMS len="
+'
+
+test_done
