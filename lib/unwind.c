@@ -1,34 +1,738 @@
-/* unwind.c - placeholder: returns the sample IP only (real CFI unwinder follows) */
+/* unwind.c - CFI unwinding of copied user stacks through libdwfl, with stack scanning
+ * over frames that have no CFI.
+ *
+ * Design:
+ * - One Dwfl per address space (pid), kept for the whole report.  Modules are reported
+ *   lazily: the first time a walk meets an address of a file mapping that no module
+ *   covers, the file is reported at its load bias (dwfl_report_begin_add/_elf/_end)
+ *   from inside the frame callback, so the walk simply continues.
+ * - dwfl_attach_state is called once per Dwfl; the thread callbacks read "the current
+ *   walk" (sample registers, copied stack, or a restart state after a stack scan) from
+ *   the unwinder, so a new sample needs no new libdwfl state.
+ * - memory_read serves the copied stack [SP, SP + stack_size), else the bytes of the
+ *   mapped file (mmap'ed once per DSO).
+ * - When the walk stops without reaching an outermost frame, the copied stack is
+ *   scanned upward from the last known SP for a word that is a return address into
+ *   file-backed code (the bytes before it decode as a call), and a new walk starts from
+ *   there with only rip/rsp (and a guessed rbp) known.  That frame is FRAME_RECOVERED.
+ * - Caches: per address space, the kind of each code page (direct-mapped) and the
+ *   call-decode verdict per return address; per DSO, the mapped file and its PT_LOADs.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <asm/perf_regs.h>
+#include <elfutils/libdwfl.h>
 
+#include "frame.h"
+#include "rephash.h"
 #include "unwind.h"
+#include "util.h"
+
+#define SCAN_BYTES	4096	/* how far one stack scan looks */
+#define MAX_SCANS	16	/* stack scans per sample */
+#define PAGE_CACHE	4096	/* direct-mapped page-kind cache entries per space */
+#define CALL_CACHE_MAX	(1u << 20)
+
+/* x86_64 DWARF register numbers */
+enum { DW_RAX, DW_RDX, DW_RCX, DW_RBX, DW_RSI, DW_RDI, DW_RBP, DW_RSP,
+       DW_R8, DW_R9, DW_R10, DW_R11, DW_R12, DW_R13, DW_R14, DW_R15, DW_RIP, DW_NREGS };
+
+/* perf_regs index of each DWARF register */
+static const unsigned char dwarf_to_perf[DW_NREGS] = {
+	PERF_REG_X86_AX, PERF_REG_X86_DX, PERF_REG_X86_CX, PERF_REG_X86_BX,
+	PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
+	PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10, PERF_REG_X86_R11,
+	PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
+	PERF_REG_X86_IP,
+};
+
+/* page kinds */
+enum { PG_UNKNOWN, PG_NONE, PG_FILE, PG_ANON };
+
+struct load_seg {
+	uint64_t offset, vaddr, filesz;
+};
+
+/* per-DSO state, hung on dso->unwind_priv */
+struct unw_dso {
+	int failed;		/* file unusable: no CFI, no bytes */
+	const uint8_t *data;	/* whole file, mmap'ed */
+	size_t size;
+	uint16_t type;		/* ET_EXEC / ET_DYN */
+	struct load_seg *segs;
+	size_t nr_segs;
+};
+
+struct page_ent {
+	uint64_t page;
+	int kind;
+};
+
+/* one address space */
+struct space {
+	struct unwinder *u;
+	uint32_t pid;
+	Dwfl *dwfl;
+	int attached;
+	struct page_ent pages[PAGE_CACHE];
+	struct u64map calls;	/* return address -> (void *)1 call, (void *)2 not */
+	const struct dso **failed;	/* DSOs whose report failed in this space */
+	size_t nr_failed, alloc_failed;
+};
+
+/* the walk in progress */
+struct walk {
+	struct space *sp;
+	const struct dlp_sample *s;
+	uint64_t stack_lo, stack_hi;	/* copied stack [lo, hi) in process addresses */
+	/* initial registers of this pass */
+	uint64_t regs[DW_NREGS];
+	uint32_t regs_set;		/* bit per DWARF register */
+	int restart;			/* this pass starts at a scanned return address */
+	unsigned pass_frames;		/* frames seen in this pass */
+	/* output */
+	uint64_t *ips;
+	unsigned *flags;
+	size_t n, max;
+	/* the last frame recorded */
+	uint64_t last_sp;
+	int last_has_sp;
+	Dwfl_Module *last_mod;
+	uint64_t last_lookup;
+	int stop_nocfi;			/* stopped at a frame no module covers */
+	int stop_bad;			/* stopped at an implausible frame */
+};
 
 struct unwinder {
 	struct machine *m;
+	struct u64map spaces;		/* pid -> struct space * */
+	struct space **all;
+	size_t nr_all, alloc_all;
+	struct walk *cur;
+	Elf *arch_elf;			/* tiny in-memory x86_64 ELF header: picks the backend */
+	Elf64_Ehdr arch_hdr;
 };
 
-struct unwinder *unwinder_new(struct machine *m)
-{
-	struct unwinder *u = calloc(1, sizeof(*u));
+/* ---- per-DSO file access ---- */
 
-	if (u)
-		u->m = m;
-	return u;
+static void unw_dso_free(struct unw_dso *d)
+{
+	if (!d)
+		return;
+	if (d->data)
+		munmap((void *)d->data, d->size);
+	free(d->segs);
+	free(d);
 }
 
-void unwinder_free(struct unwinder *u)
+static int build_id_matches(const struct unw_dso *d, const Elf64_Ehdr *eh, const struct dso *dso)
 {
-	free(u);
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(d->data + eh->e_phoff);
+
+	if (!dso->build_id_size)
+		return 1;
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		uint64_t off = ph[i].p_offset, end;
+
+		if (ph[i].p_type != PT_NOTE || off > d->size || ph[i].p_filesz > d->size - off)
+			continue;
+		end = off + ph[i].p_filesz;
+		while (off + sizeof(Elf64_Nhdr) <= end) {
+			const Elf64_Nhdr *nh = (const Elf64_Nhdr *)(d->data + off);
+			uint64_t name = off + sizeof(*nh);
+			uint64_t desc = name + ((nh->n_namesz + 3) & ~3u);
+			uint64_t next = desc + ((nh->n_descsz + 3) & ~3u);
+
+			if (next > end || next <= off)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(d->data + name, "GNU", 4))
+				return nh->n_descsz >= dso->build_id_size &&
+				       !memcmp(d->data + desc, dso->build_id, dso->build_id_size);
+			off = next;
+		}
+	}
+	return 1;	/* the file carries no build-id: nothing to contradict */
+}
+
+/* Open and validate the file behind dso (once). */
+static struct unw_dso *dso_get(const struct dso *dso)
+{
+	struct unw_dso *d = dso->unwind_priv;
+	const Elf64_Ehdr *eh;
+	const Elf64_Phdr *ph;
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (d)
+		return d->failed ? NULL : d;
+	d = xcalloc(1, sizeof(*d));
+	((struct dso *)dso)->unwind_priv = d;
+	d->failed = 1;
+	if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/')
+		return NULL;
+	fd = open(dso->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	d->data = p;
+	d->size = st.st_size;
+	eh = p;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_machine != EM_X86_64 || (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > d->size ||
+	    (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > d->size - eh->e_phoff)
+		return NULL;
+	if (!build_id_matches(d, eh, dso)) {
+		warning("'%s' does not match the recorded build-id: not unwinding through it",
+			dso->path);
+		return NULL;
+	}
+	d->type = eh->e_type;
+	ph = (const Elf64_Phdr *)(d->data + eh->e_phoff);
+	d->segs = xcalloc(eh->e_phnum ? eh->e_phnum : 1, sizeof(*d->segs));
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		d->segs[d->nr_segs].offset = ph[i].p_offset;
+		d->segs[d->nr_segs].vaddr = ph[i].p_vaddr;
+		d->segs[d->nr_segs].filesz = ph[i].p_filesz;
+		d->nr_segs++;
+	}
+	if (!d->nr_segs)
+		return NULL;
+	d->failed = 0;
+	return d;
+}
+
+/* Load bias of the file mapped by mp: process address minus ELF virtual address. */
+static int dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias)
+{
+	if (d->type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < d->nr_segs; i++) {
+		const struct load_seg *sg = &d->segs[i];
+		uint64_t lo = sg->offset & ~0xfffULL;
+
+		if (mp->pgoff >= lo && mp->pgoff < sg->offset + (sg->filesz ? sg->filesz : 1)) {
+			*bias = mp->start - mp->pgoff + sg->offset - sg->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Copy len bytes at process address addr from the file behind its mapping. */
+static int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
+{
+	const struct map *mp = machine_find_map(w->sp->u->m, w->s->pid, addr, w->s->time);
+	const struct unw_dso *d;
+	uint64_t off;
+
+	if (!mp || addr + len > mp->end || !(d = dso_get(mp->dso)))
+		return -1;
+	off = map_file_offset(mp, addr);
+	if (off > d->size || len > d->size - off)
+		return -1;
+	memcpy(buf, d->data + off, len);
+	return 0;
+}
+
+/* ---- address classification and call decoding ---- */
+
+static int page_kind(struct walk *w, uint64_t addr)
+{
+	uint64_t page = addr >> 12;
+	struct page_ent *e = &w->sp->pages[hash_u64(page) & (PAGE_CACHE - 1)];
+	const struct map *mp;
+	int kind = PG_NONE;
+
+	if (e->kind != PG_UNKNOWN && e->page == page)
+		return e->kind;
+	if (addr >= 4096 && addr < 0x800000000000ULL) {
+		mp = machine_find_map(w->sp->u->m, w->s->pid, addr, w->s->time);
+		if (mp && (!mp->prot || (mp->prot & PROT_EXEC)) && !mp->dso->kernel) {
+			if (mp->dso->anon)
+				kind = PG_ANON;
+			else if (!mp->dso->special)
+				kind = PG_FILE;
+			else if (mp->prot & PROT_EXEC)
+				kind = PG_ANON;		/* [vdso] and the like: code without a file */
+		}
+	}
+	e->page = page;
+	e->kind = kind;
+	return kind;
+}
+
+/*
+ * Do the bytes b[0..7) that end just before a return address hold a call?  e8 rel32, or
+ * ff /2 with any ModRM form (optional notrack/segment prefix and REX), ending exactly at
+ * the return address.
+ */
+static int decode_call_before(const uint8_t b[7])
+{
+	if (b[2] == 0xe8)
+		return 1;
+	for (int len = 2; len <= 7; len++) {
+		const uint8_t *p = b + 7 - len, *end = b + 7;
+		unsigned modrm, mod, rm, n;
+
+		if (p < end && (*p == 0x3e || *p == 0x2e || *p == 0x67))
+			p++;
+		if (p < end && (*p & 0xf0) == 0x40)
+			p++;
+		if (end - p < 2 || p[0] != 0xff)
+			continue;
+		modrm = p[1];
+		if (((modrm >> 3) & 7) != 2)
+			continue;
+		mod = modrm >> 6;
+		rm = modrm & 7;
+		n = 2;
+		if (mod != 3) {
+			if (rm == 4) {
+				if (end - p < 3)
+					continue;
+				n++;
+				if (mod == 0 && (p[2] & 7) == 5)
+					n += 4;
+			} else if (mod == 0 && rm == 5) {
+				n += 4;
+			}
+			if (mod == 1)
+				n += 1;
+			else if (mod == 2)
+				n += 4;
+		}
+		if (p + n == end)
+			return 1;
+	}
+	return 0;
+}
+
+/* Is ra a plausible return address: in file-backed code, right after a call? */
+static int is_return_address(struct walk *w, uint64_t ra)
+{
+	struct space *sp = w->sp;
+	void *v;
+	uint8_t b[7];
+	int ok;
+
+	if (page_kind(w, ra) != PG_FILE)
+		return 0;
+	v = u64map_get(&sp->calls, ra);
+	if (v)
+		return v == (void *)1;
+	ok = !read_file_bytes(w, ra - 7, b, sizeof(b)) && decode_call_before(b);
+	if (sp->calls.nr < CALL_CACHE_MAX)
+		u64map_put(&sp->calls, ra, ok ? (void *)1 : (void *)2);
+	return ok;
+}
+
+/* ---- module reporting ---- */
+
+static int space_failed(const struct space *sp, const struct dso *dso)
+{
+	for (size_t i = 0; i < sp->nr_failed; i++)
+		if (sp->failed[i] == dso)
+			return 1;
+	return 0;
+}
+
+/* Report the file mapped at addr.  Returns the module, or NULL. */
+static Dwfl_Module *report_module(struct walk *w, uint64_t addr)
+{
+	struct space *sp = w->sp;
+	const struct map *mp = machine_find_map(sp->u->m, w->s->pid, addr, w->s->time);
+	const struct unw_dso *d;
+	Dwfl_Module *mod = NULL;
+	uint64_t bias;
+
+	if (!mp || mp->dso->anon || mp->dso->special || mp->dso->kernel ||
+	    space_failed(sp, mp->dso))
+		return NULL;
+	d = dso_get(mp->dso);
+	if (d && !dso_bias(d, mp, &bias)) {
+		dwfl_report_begin_add(sp->dwfl);
+		mod = dwfl_report_elf(sp->dwfl, mp->dso->short_name, mp->dso->path, -1,
+				      bias, true);
+		dwfl_report_end(sp->dwfl, NULL, NULL);
+		if (mod)
+			mod = dwfl_addrmodule(sp->dwfl, addr);
+	}
+	if (!mod) {
+		ALLOC_GROW(sp->failed, sp->nr_failed + 1, sp->alloc_failed);
+		sp->failed[sp->nr_failed++] = mp->dso;
+	}
+	return mod;
+}
+
+/* ---- libdwfl thread callbacks ---- */
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	struct space *sp = dwfl_arg;
+
+	if (*thread_argp)
+		return 0;
+	*thread_argp = sp;
+	return sp->u->cur ? (pid_t)(sp->u->cur->s->tid ? sp->u->cur->s->tid : 1) : 0;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
+{
+	*thread_argp = dwfl_arg;
+	return true;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
+{
+	struct space *sp = dwfl_arg;
+	struct walk *w = sp->u->cur;
+
+	if (!w)
+		return false;
+	if (addr >= w->stack_lo && addr + 8 <= w->stack_hi && addr + 8 > addr) {
+		memcpy(result, w->s->stack + (addr - w->stack_lo), 8);
+		return true;
+	}
+	return !read_file_bytes(w, addr, result, 8);
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	struct space *sp = thread_arg;
+	struct walk *w = sp->u->cur;
+
+	if (!w)
+		return false;
+	for (unsigned r = 0; r < DW_NREGS; r++) {
+		Dwarf_Word v = w->regs[r];
+
+		if ((w->regs_set & (1u << r)) && !dwfl_thread_state_registers(thread, r, 1, &v))
+			return false;
+	}
+	dwfl_thread_state_register_pc(thread, w->regs[DW_RIP]);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
+/* No separate debug files: .eh_frame (or .debug_frame in the file itself) is enough to
+ * unwind, and searching (or debuginfod) per module would cost more than it brings. */
+static int find_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			     GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return -1;
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = find_no_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static struct space *space_get(struct unwinder *u, uint32_t pid)
+{
+	void **slot = u64map_slot(&u->spaces, pid);
+	struct space *sp = *slot;
+
+	if (sp)
+		return sp->dwfl && sp->attached ? sp : NULL;
+	sp = xcalloc(1, sizeof(*sp));
+	*slot = sp;
+	ALLOC_GROW(u->all, u->nr_all + 1, u->alloc_all);
+	u->all[u->nr_all++] = sp;
+	sp->u = u;
+	sp->pid = pid;
+	u64map_init(&sp->calls);
+	sp->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!sp->dwfl) {
+		error("unable to create an unwinding session for pid %u: %s", pid,
+		      dwfl_errmsg(-1));
+		return NULL;
+	}
+	if (!dwfl_attach_state(sp->dwfl, u->arch_elf, pid ? (pid_t)pid : 1, &thread_callbacks, sp)) {
+		error("unable to attach unwinding state for pid %u: %s", pid, dwfl_errmsg(-1));
+		return NULL;
+	}
+	sp->attached = 1;
+	return sp;
+}
+
+/* ---- the walk ---- */
+
+static int is_root_symbol(const char *name)
+{
+	static const char *const roots[] = {
+		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3",
+		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
+	};
+
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+		if (!strcmp(name, roots[i]))
+			return 1;
+	return 0;
+}
+
+static int frame_cb(Dwfl_Frame *f, void *arg)
+{
+	struct walk *w = arg;
+	Dwarf_Addr pc;
+	Dwarf_Word rsp;
+	bool act;
+	uint64_t ip, lookup;
+	unsigned fl = 0;
+	Dwfl_Module *mod;
+	int initial = w->pass_frames++ == 0;
+
+	if (!dwfl_frame_pc(f, &pc, &act))
+		return DWARF_CB_ABORT;
+	ip = pc;
+	lookup = act ? pc : pc - 1;
+	if (initial && w->restart) {
+		/* the pass started at ra - 1, inside the call: report the return address */
+		ip = pc + 1;
+		lookup = pc;
+		fl = FRAME_RECOVERED;
+	} else if (!initial) {
+		/* a return address found by CFI (or libdwfl's frame-pointer fallback): it
+		 * must be code, right after a call when we can read the code, and the
+		 * stack must grow toward the root */
+		int kind = page_kind(w, ip);
+
+		if (kind == PG_NONE || (kind == PG_FILE && !is_return_address(w, ip))) {
+			w->stop_bad = 1;
+			return DWARF_CB_ABORT;
+		}
+		if (dwfl_frame_reg(f, DW_RSP, &rsp) == 0 && w->last_has_sp && rsp <= w->last_sp) {
+			w->stop_bad = 1;
+			return DWARF_CB_ABORT;
+		}
+	}
+	if (w->n >= w->max)
+		return DWARF_CB_ABORT;
+	w->ips[w->n] = ip;
+	if (w->flags)
+		w->flags[w->n] = fl;
+	w->n++;
+	if (dwfl_frame_reg(f, DW_RSP, &rsp) == 0) {
+		w->last_sp = rsp;
+		w->last_has_sp = 1;
+	}
+	mod = dwfl_addrmodule(w->sp->dwfl, lookup);
+	if (!mod)
+		mod = report_module(w, lookup);
+	w->last_mod = mod;
+	w->last_lookup = lookup;
+	if (!mod) {
+		w->stop_nocfi = 1;
+		return DWARF_CB_ABORT;
+	}
+	if (w->n >= w->max)
+		return DWARF_CB_ABORT;
+	return DWARF_CB_OK;
+}
+
+/* Run one pass from w->regs.  Returns 1 when it ended at the outermost frame. */
+static int walk_pass(struct walk *w)
+{
+	int ret;
+
+	w->stop_nocfi = w->stop_bad = 0;
+	w->pass_frames = 0;
+	w->last_mod = NULL;
+	ret = dwfl_getthread_frames(w->sp->dwfl, w->s->tid ? (pid_t)w->s->tid : 1, frame_cb, w);
+	if (ret == 0)
+		return 1;
+	if (w->last_mod) {
+		const char *name = dwfl_module_addrname(w->last_mod, w->last_lookup);
+
+		if (is_root_symbol(name))
+			return 1;
+	}
+	return 0;
+}
+
+/* Scan the copied stack upward from the last SP for a return address; on success set
+ * up the registers of a restart pass. */
+static int scan_stack(struct walk *w)
+{
+	uint64_t from = w->last_has_sp ? w->last_sp : w->stack_lo;
+	uint64_t to, a;
+
+	if (from < w->stack_lo)
+		from = w->stack_lo;
+	from = (from + 7) & ~7ULL;
+	to = from + SCAN_BYTES < w->stack_hi ? from + SCAN_BYTES : w->stack_hi;
+	for (a = from; a + 8 <= to; a += 8) {
+		uint64_t v, bp;
+
+		memcpy(&v, w->s->stack + (a - w->stack_lo), 8);
+		if (v < 4096 || (v >= w->stack_lo && v < w->stack_hi))
+			continue;
+		if (!is_return_address(w, v))
+			continue;
+		w->regs_set = (1u << DW_RSP) | (1u << DW_RIP);
+		w->regs[DW_RIP] = v - 1;
+		w->regs[DW_RSP] = a + 8;
+		/* a frame-pointer prologue leaves the caller's rbp just below the return
+		 * address; keep it when it points further up the copied stack */
+		if (a - 8 >= w->stack_lo) {
+			memcpy(&bp, w->s->stack + (a - 8 - w->stack_lo), 8);
+			if (bp > a && bp < w->stack_hi) {
+				w->regs[DW_RBP] = bp;
+				w->regs_set |= 1u << DW_RBP;
+			}
+		}
+		w->last_sp = a + 8;
+		w->last_has_sp = 1;
+		return 1;
+	}
+	return 0;
 }
 
 size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,
 		     unsigned *flags, size_t max, int *complete)
 {
+	struct walk w;
+	struct space *sp;
+	int perf_idx[PERF_REG_X86_64_MAX];
+	unsigned idx = 0;
+	int done = 0;
+
 	*complete = 0;
-	if (!max)
+	if (!max || !s->user_abi || !s->user_regs || !s->stack_size || !s->stack)
 		return 0;
+	for (int r = 0; r < PERF_REG_X86_64_MAX; r++)
+		perf_idx[r] = (s->user_regs_mask >> r) & 1 ? (int)idx++ : -1;
+	if (perf_idx[PERF_REG_X86_SP] < 0 || perf_idx[PERF_REG_X86_IP] < 0)
+		return 0;
+
+	memset(&w, 0, sizeof(w));
+	w.s = s;
+	w.ips = ips;
+	w.flags = flags;
+	w.max = max;
+	for (int r = 0; r < DW_NREGS; r++) {
+		int i = perf_idx[dwarf_to_perf[r]];
+
+		if (i >= 0) {
+			w.regs[r] = s->user_regs[i];
+			w.regs_set |= 1u << r;
+		}
+	}
+	w.stack_lo = w.regs[DW_RSP];
+	w.stack_hi = w.stack_lo + s->stack_size;
+	if (w.stack_hi < w.stack_lo)
+		return 0;
+
+	/* ips[0] is the sample IP; a kernel-mode sample continues with the user IP */
 	ips[0] = s->ip;
 	if (flags)
 		flags[0] = 0;
-	return 1;
+	w.n = 1;
+	if (s->ip == w.regs[DW_RIP])
+		w.n = 0;
+
+	sp = space_get(u, s->pid);
+	if (!sp)
+		return w.n ? w.n : (ips[0] = s->ip, 1);
+	w.sp = sp;
+	u->cur = &w;
+	for (int scans = 0; w.n < max; scans++) {
+		if (walk_pass(&w)) {
+			done = 1;
+			break;
+		}
+		if (scans >= MAX_SCANS || w.n >= max || !scan_stack(&w))
+			break;
+		w.restart = 1;
+	}
+	u->cur = NULL;
+	if (!w.n) {
+		ips[0] = s->ip;
+		if (flags)
+			flags[0] = 0;
+		w.n = 1;
+	}
+	*complete = done;
+	return w.n;
+}
+
+struct unwinder *unwinder_new(struct machine *m)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+
+	u->m = m;
+	u64map_init(&u->spaces);
+	elf_version(EV_CURRENT);
+	memcpy(u->arch_hdr.e_ident, ELFMAG, SELFMAG);
+	u->arch_hdr.e_ident[EI_CLASS] = ELFCLASS64;
+	u->arch_hdr.e_ident[EI_DATA] = ELFDATA2LSB;
+	u->arch_hdr.e_ident[EI_VERSION] = EV_CURRENT;
+	u->arch_hdr.e_type = ET_EXEC;
+	u->arch_hdr.e_machine = EM_X86_64;
+	u->arch_hdr.e_version = EV_CURRENT;
+	u->arch_hdr.e_ehsize = sizeof(Elf64_Ehdr);
+	u->arch_elf = elf_memory((char *)&u->arch_hdr, sizeof(u->arch_hdr));
+	if (!u->arch_elf) {
+		error("unable to set up the unwinder: %s", elf_errmsg(-1));
+		free(u);
+		return NULL;
+	}
+	return u;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	struct dso **dsos;
+	size_t n;
+
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nr_all; i++) {
+		struct space *sp = u->all[i];
+
+		if (sp->dwfl)
+			dwfl_end(sp->dwfl);
+		u64map_release(&sp->calls);
+		free(sp->failed);
+		free(sp);
+	}
+	free(u->all);
+	u64map_release(&u->spaces);
+	n = machine_dsos(u->m, &dsos);
+	for (size_t i = 0; i < n; i++) {
+		unw_dso_free(dsos[i]->unwind_priv);
+		dsos[i]->unwind_priv = NULL;
+	}
+	elf_end(u->arch_elf);
+	free(u);
 }

@@ -1,0 +1,417 @@
+/* test-unwind.c - the CFI unwinder on real stacks of this very process, without the kernel.
+ *
+ * A chain of noinline functions (built -O2 without frame pointers, with CFI) ends in
+ * unw_leaf, which captures its registers and copies its stack into a dlp_sample as
+ * perf would.  The process model is fed this process's /proc/self/maps, then the
+ * unwinder must return the chain, by name, to _start (complete).  Variants: a JIT frame
+ * (anonymous code without CFI that calls back into C through a register) that must be
+ * stepped over by stack scanning, and a stripped shared library without frame pointers
+ * (path given as argv[1], optional).
+ *
+ * Usage: test-unwind [path/to/libunw-lib.so] [-v]
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <asm/perf_regs.h>
+#include <linux/perf_event.h>
+#include <elfutils/libdwfl.h>
+
+#include "frame.h"
+#include "proc.h"
+#include "unwind.h"
+#include "util.h"
+
+#define STACK_COPY 16384
+#define MAXF 64
+
+struct capture {
+	uint64_t regs[PERF_REG_X86_64_MAX];	/* by perf_regs index */
+	uint8_t stack[STACK_COPY];
+	uint64_t stack_size;
+};
+
+static struct capture cap_plain, cap_jit, cap_lib;
+static struct capture *cap_target;
+static uint64_t stack_top;
+static volatile int sink;
+static int verbose;
+static int failures;
+
+#define CHECK(cond, ...) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
+		failures++; \
+	} \
+} while (0)
+
+/* Capture this frame's registers and copy its stack, as PERF_SAMPLE_REGS_USER and
+ * PERF_SAMPLE_STACK_USER would at an interrupt here. */
+__attribute__((noinline)) void unw_leaf(void);
+__attribute__((noinline)) void unw_leaf(void)
+{
+	uint64_t *r = cap_target->regs;
+	uint64_t sp, n;
+
+	__asm__ volatile(
+		"movq %%rax, 0*8(%0)\n\t"
+		"movq %%rbx, 1*8(%0)\n\t"
+		"movq %%rcx, 2*8(%0)\n\t"
+		"movq %%rdx, 3*8(%0)\n\t"
+		"movq %%rsi, 4*8(%0)\n\t"
+		"movq %%rdi, 5*8(%0)\n\t"
+		"movq %%rbp, 6*8(%0)\n\t"
+		"movq %%rsp, 7*8(%0)\n\t"
+		"movq %%r8, 16*8(%0)\n\t"
+		"movq %%r9, 17*8(%0)\n\t"
+		"movq %%r10, 18*8(%0)\n\t"
+		"movq %%r11, 19*8(%0)\n\t"
+		"movq %%r12, 20*8(%0)\n\t"
+		"movq %%r13, 21*8(%0)\n\t"
+		"movq %%r14, 22*8(%0)\n\t"
+		"movq %%r15, 23*8(%0)\n\t"
+		"leaq 0(%%rip), %%rax\n\t"
+		"movq %%rax, 8*8(%0)\n\t"
+		: : "r"(r) : "rax", "memory");
+	sp = r[PERF_REG_X86_SP];
+	n = stack_top - sp < STACK_COPY ? stack_top - sp : STACK_COPY;
+	memcpy(cap_target->stack, (void *)sp, n);
+	cap_target->stack_size = n;
+	sink++;
+}
+
+__attribute__((noinline)) void unw_b(void);
+__attribute__((noinline)) void unw_b(void)
+{
+	unw_leaf();
+	sink++;
+}
+
+__attribute__((noinline)) void unw_a(void);
+__attribute__((noinline)) void unw_a(void)
+{
+	unw_b();
+	sink++;
+}
+
+/* called back from the JIT code */
+__attribute__((noinline)) void unw_jit_cb(void);
+__attribute__((noinline)) void unw_jit_cb(void)
+{
+	unw_leaf();
+	sink++;
+}
+
+/* x86_64 code without CFI: push %rbx; sub $16,%rsp; zero both slots; call *%rdi;
+ * add $16,%rsp; pop %rbx; ret */
+static const uint8_t jit_code[] = {
+	0x53,
+	0x48, 0x83, 0xec, 0x10,
+	0x48, 0xc7, 0x04, 0x24, 0, 0, 0, 0,
+	0x48, 0xc7, 0x44, 0x24, 0x08, 0, 0, 0, 0,
+	0xff, 0xd7,
+	0x48, 0x83, 0xc4, 0x10,
+	0x5b,
+	0xc3,
+};
+static void (*jit_fn)(void (*)(void));
+
+__attribute__((noinline)) void unw_jit_a(void);
+__attribute__((noinline)) void unw_jit_a(void)
+{
+	jit_fn(unw_jit_cb);
+	sink++;
+}
+
+__attribute__((noinline)) void unw_lib_cb(void);
+__attribute__((noinline)) void unw_lib_cb(void)
+{
+	unw_leaf();
+	sink++;
+}
+
+static void (*lib_outer)(void (*)(void));
+
+__attribute__((noinline)) void unw_lib_a(void);
+__attribute__((noinline)) void unw_lib_a(void)
+{
+	lib_outer(unw_lib_cb);
+	sink++;
+}
+
+/* Feed /proc/self/maps to the process model as mmap events of pid. */
+static int load_maps(struct machine *m, uint32_t pid)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		char perms[8], dev[16], path[4096] = "";
+		struct dlp_mmap ev;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %llu %4095[^\n]", &start, &end, perms,
+			   &off, dev, &ino, path) < 6)
+			continue;
+		memset(&ev, 0, sizeof(ev));
+		ev.pid = ev.tid = pid;
+		ev.start = start;
+		ev.len = end - start;
+		ev.pgoff = off;
+		ev.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+			  (perms[2] == 'x' ? PROT_EXEC : 0);
+		ev.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		ev.misc = PERF_RECORD_MISC_USER;
+		ev.filename = path[0] ? path : "//anon";
+		if (!strcmp(path, "[stack]"))
+			stack_top = end;
+		if (machine_mmap(m, &ev))
+			return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+static void sample_from(struct dlp_sample *s, const struct capture *c, uint64_t regs_buf[])
+{
+	uint64_t mask = 0;
+	unsigned n = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (int r = 0; r < PERF_REG_X86_64_MAX; r++) {
+		if (r >= PERF_REG_X86_DS && r <= PERF_REG_X86_GS)
+			continue;	/* not sampled on x86_64 */
+		mask |= 1ULL << r;
+		regs_buf[n++] = c->regs[r];
+	}
+	s->pid = s->tid = getpid();
+	s->ip = c->regs[PERF_REG_X86_IP];
+	s->cpumode = PERF_RECORD_MISC_USER;
+	s->user_abi = PERF_SAMPLE_REGS_ABI_64;
+	s->user_regs_mask = mask;
+	s->user_regs = regs_buf;
+	s->stack = c->stack;
+	s->stack_size = c->stack_size;
+	s->time = 1;
+}
+
+static Dwfl *self_dwfl;
+
+static const char *name_of(uint64_t ip, int is_ra, const char **modname)
+{
+	Dwfl_Module *mod;
+	const char *n;
+
+	*modname = NULL;
+	if (is_ra)
+		ip--;
+	mod = dwfl_addrmodule(self_dwfl, ip);
+	if (!mod)
+		return NULL;
+	*modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	n = dwfl_module_addrname(mod, ip);
+	return n;
+}
+
+struct result {
+	size_t n;
+	uint64_t ips[MAXF];
+	unsigned flags[MAXF];
+	const char *names[MAXF];
+	const char *mods[MAXF];
+	int complete;
+};
+
+static void unwind_one(struct unwinder *u, const struct capture *c, struct result *res,
+		       const char *title)
+{
+	struct dlp_sample s;
+	uint64_t regs[PERF_REG_X86_64_MAX];
+
+	sample_from(&s, c, regs);
+	res->n = unwind_sample(u, &s, res->ips, res->flags, MAXF, &res->complete);
+	if (verbose)
+		fprintf(stderr, "%s: %zu frames, complete=%d\n", title, res->n, res->complete);
+	for (size_t i = 0; i < res->n; i++) {
+		res->names[i] = name_of(res->ips[i], i > 0, &res->mods[i]);
+		if (verbose)
+			fprintf(stderr, "  #%zu %#llx %s %s%s\n", i, (unsigned long long)res->ips[i],
+				res->names[i] ? res->names[i] : "?",
+				res->mods[i] ? res->mods[i] : "[no module]",
+				res->flags[i] & FRAME_RECOVERED ? " RECOVERED" : "");
+	}
+}
+
+/* Index of the first frame named name at or after from, or -1. */
+static int find_frame(const struct result *r, const char *name, size_t from)
+{
+	for (size_t i = from; i < r->n; i++)
+		if (r->names[i] && !strcmp(r->names[i], name))
+			return i;
+	return -1;
+}
+
+static void check_tail(const struct result *r, size_t main_idx, const char *title)
+{
+	CHECK(r->complete == 1, "%s: stack not complete", title);
+	CHECK(r->n > main_idx + 1, "%s: nothing above main", title);
+	if (r->n)
+		CHECK(r->names[r->n - 1] && !strcmp(r->names[r->n - 1], "_start"),
+		      "%s: last frame is %s, not _start", title,
+		      r->names[r->n - 1] ? r->names[r->n - 1] : "?");
+	for (size_t i = 0; i < r->n; i++)
+		CHECK(r->names[i] || (r->flags[i] & FRAME_RECOVERED) || i == 2,
+		      "%s: frame %zu (%#llx) unresolved", title, i, (unsigned long long)r->ips[i]);
+}
+
+static void test_plain(struct unwinder *u)
+{
+	struct result r;
+	static const char *const want[] = { "unw_leaf", "unw_b", "unw_a", "main" };
+
+	unwind_one(u, &cap_plain, &r, "plain");
+	CHECK(r.n >= 5, "plain: only %zu frames", r.n);
+	for (size_t i = 0; i < ARRAY_SIZE(want) && i < r.n; i++)
+		CHECK(r.names[i] && !strcmp(r.names[i], want[i]), "plain: frame %zu is %s, want %s",
+		      i, r.names[i] ? r.names[i] : "?", want[i]);
+	for (size_t i = 0; i < r.n; i++)
+		CHECK(!(r.flags[i] & FRAME_RECOVERED), "plain: frame %zu recovered", i);
+	check_tail(&r, 3, "plain");
+}
+
+static void test_jit(struct unwinder *u, uint64_t jit_start)
+{
+	struct result r;
+	int a;
+
+	unwind_one(u, &cap_jit, &r, "jit");
+	CHECK(r.n >= 6, "jit: only %zu frames", r.n);
+	if (r.n < 6)
+		return;
+	CHECK(r.names[0] && !strcmp(r.names[0], "unw_leaf"), "jit: frame 0 not unw_leaf");
+	CHECK(r.names[1] && !strcmp(r.names[1], "unw_jit_cb"), "jit: frame 1 not unw_jit_cb");
+	CHECK(r.ips[2] > jit_start && r.ips[2] < jit_start + sizeof(jit_code),
+	      "jit: frame 2 (%#llx) not in the JIT page", (unsigned long long)r.ips[2]);
+	a = find_frame(&r, "unw_jit_a", 3);
+	CHECK(a == 3, "jit: unw_jit_a at %d, want 3", a);
+	CHECK(r.flags[3] & FRAME_RECOVERED, "jit: frame after the JIT one not marked recovered");
+	CHECK(find_frame(&r, "main", 4) == 4, "jit: main not right above unw_jit_a");
+	check_tail(&r, 4, "jit");
+}
+
+static void test_lib(struct unwinder *u, const char *libpath)
+{
+	struct result r;
+	int a;
+
+	unwind_one(u, &cap_lib, &r, "lib");
+	CHECK(r.n >= 7, "lib: only %zu frames", r.n);
+	if (r.n < 7)
+		return;
+	CHECK(r.names[1] && !strcmp(r.names[1], "unw_lib_cb"), "lib: frame 1 not unw_lib_cb");
+	/* two frames in the stripped library: its static inner function and the exported
+	 * outer one */
+	for (int i = 2; i <= 3; i++)
+		CHECK(r.mods[i] && strstr(libpath, r.mods[i]), "lib: frame %d in %s, not the library",
+		      i, r.mods[i] ? r.mods[i] : "?");
+	CHECK(r.names[3] && !strcmp(r.names[3], "unw_lib_outer"), "lib: frame 3 not unw_lib_outer");
+	a = find_frame(&r, "unw_lib_a", 4);
+	CHECK(a == 4, "lib: unw_lib_a at %d, want 4", a);
+	CHECK(find_frame(&r, "main", 5) == 5, "lib: main not above unw_lib_a");
+	for (size_t i = 0; i < r.n; i++)
+		CHECK(!(r.flags[i] & FRAME_RECOVERED), "lib: frame %zu needed recovery", i);
+	check_tail(&r, 5, "lib");
+}
+
+static double time_unwind(struct unwinder *u, const struct capture *c, int iters)
+{
+	struct dlp_sample s;
+	uint64_t regs[PERF_REG_X86_64_MAX], ips[MAXF];
+	unsigned flags[MAXF];
+	struct timespec t0, t1;
+	int complete;
+
+	sample_from(&s, c, regs);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < iters; i++)
+		unwind_sample(u, &s, ips, flags, MAXF, &complete);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / iters / 1e3;
+}
+
+static const Dwfl_Callbacks self_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+int main(int argc, char **argv)
+{
+	const char *libpath = NULL;
+	struct machine *m;
+	struct unwinder *u;
+	void *page, *lib = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-v"))
+			verbose = 1;
+		else
+			libpath = argv[i];
+	}
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return perror("mmap"), 2;
+	memcpy(page, jit_code, sizeof(jit_code));
+	if (mprotect(page, 4096, PROT_READ | PROT_EXEC))
+		return perror("mprotect"), 2;
+	jit_fn = (void (*)(void (*)(void)))page;
+	if (libpath) {
+		lib = dlopen(libpath, RTLD_NOW);
+		if (!lib || !(lib_outer = (void (*)(void (*)(void)))dlsym(lib, "unw_lib_outer"))) {
+			fprintf(stderr, "cannot load %s: %s\n", libpath, dlerror());
+			return 2;
+		}
+	}
+
+	m = machine_new();
+	if (load_maps(m, getpid()) || !stack_top)
+		return fprintf(stderr, "cannot read /proc/self/maps\n"), 2;
+	self_dwfl = dwfl_begin(&self_callbacks);
+	if (!self_dwfl || dwfl_linux_proc_report(self_dwfl, getpid()) ||
+	    dwfl_report_end(self_dwfl, NULL, NULL))
+		return fprintf(stderr, "cannot report own modules\n"), 2;
+
+	cap_target = &cap_plain;
+	unw_a();
+	cap_target = &cap_jit;
+	unw_jit_a();
+	if (lib) {
+		cap_target = &cap_lib;
+		unw_lib_a();
+	}
+
+	u = unwinder_new(m);
+	if (!u)
+		return 2;
+	test_plain(u);
+	test_jit(u, (uint64_t)page);
+	if (lib)
+		test_lib(u, libpath);
+	printf("unwind time: plain %.1f us/sample, jit (with stack scan) %.1f us/sample\n",
+	       time_unwind(u, &cap_plain, 20000), time_unwind(u, &cap_jit, 20000));
+	unwinder_free(u);
+	machine_free(m);
+	dwfl_end(self_dwfl);
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	else
+		printf("all unwind checks passed%s\n", lib ? " (with the stripped library)" : "");
+	return failures ? 1 : 0;
+}
