@@ -1,0 +1,224 @@
+/* isa.h - which vector instruction sets the CPU, the OS, the DL libraries and code use.
+ *
+ * Three independent parts, used by `dlprof check-isa`:
+ *   - the platform (lib/cpuid.c): CPUID bits, the state the OS enables in XCR0, the AMX
+ *     permission (arch_prctl), cross-checked with /proc/cpuinfo;
+ *   - the libraries (lib/libisa.c): what oneDNN, OpenBLAS, MKL and PyTorch's ATen will
+ *     choose on this machine, asked through dlopen (and python3 for torch);
+ *   - code (lib/isascan.c): every instruction of an ELF file's executable code (or of a
+ *     buffer, e.g. a JIT kernel) put into a class by its encoding, per function, with a
+ *     per-build-id cache on disk.
+ */
+#ifndef DLPROF_ISA_H
+#define DLPROF_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- platform ---------------------------------------------------------------------- */
+
+enum isa_feature {
+	ISA_F_SSE42,
+	ISA_F_AVX,
+	ISA_F_AVX2,
+	ISA_F_FMA,
+	ISA_F_AVX512F,
+	ISA_F_AVX512CD,
+	ISA_F_AVX512BW,
+	ISA_F_AVX512DQ,
+	ISA_F_AVX512VL,
+	ISA_F_AVX512VNNI,
+	ISA_F_AVX512BF16,
+	ISA_F_AVX512FP16,
+	ISA_F_AMXTILE,
+	ISA_F_AMXINT8,
+	ISA_F_AMXBF16,
+	ISA_F_NR
+};
+
+struct isa_feature_info {
+	const char *name;		/* "AVX-512F" */
+	const char *cpuinfo_flag;	/* "avx512f" as /proc/cpuinfo spells it */
+	const char *json_key;		/* "avx512f" */
+};
+extern const struct isa_feature_info isa_features[ISA_F_NR];
+
+enum isa_amx_perm {
+	ISA_AMX_NOT_REQUESTED,	/* no AMX on this CPU/OS: nothing asked */
+	ISA_AMX_GRANTED,	/* ARCH_GET_XCOMP_PERM has XTILEDATA, or the request succeeded */
+	ISA_AMX_DENIED,		/* ARCH_REQ_XCOMP_PERM failed */
+};
+
+struct isa_platform {
+	char vendor[13];	/* "GenuineIntel", "AuthenticAMD" */
+	char brand[49];		/* brand string, leading blanks removed */
+	unsigned family, model, stepping;
+	int hypervisor;		/* CPUID.1:ECX[31] */
+	int osxsave;		/* CPUID.1:ECX[27]: XGETBV usable */
+	uint64_t xcr0;		/* 0 when !osxsave */
+	uint8_t cpu[ISA_F_NR];	/* CPUID says the CPU has it */
+	uint8_t os[ISA_F_NR];	/* XCR0 enables the register state it needs */
+	int have_cpuinfo;	/* /proc/cpuinfo (or the given file) was read */
+	uint8_t cpuinfo[ISA_F_NR];	/* flag present in cpuinfo (when have_cpuinfo) */
+	enum isa_amx_perm amx_perm;
+	int amx_perm_errno;	/* errno of a failed request */
+};
+
+/*
+ * Fill p from CPUID/XGETBV and cpuinfo_path (NULL: /proc/cpuinfo; a file that cannot be
+ * read leaves have_cpuinfo 0 with a warning).  With request_amx, asks the kernel for the
+ * AMX tile data permission when the CPU and OS support AMX.  Returns 0, or -1 when this
+ * is not an x86-64 CPU with CPUID.
+ */
+int isa_platform_probe(struct isa_platform *p, const char *cpuinfo_path, int request_amx);
+
+/* CPU supports it and the OS enables its state (AMX: also the permission is granted). */
+int isa_usable(const struct isa_platform *p, enum isa_feature f);
+
+/* The cpuinfo cross-check: 1 when cpuinfo was read and disagrees with CPUID for f. */
+int isa_cpuinfo_disagrees(const struct isa_platform *p, enum isa_feature f);
+
+/* ---- libraries --------------------------------------------------------------------- */
+
+enum libisa_id { LIBISA_ONEDNN, LIBISA_OPENBLAS, LIBISA_MKL, LIBISA_ATEN, LIBISA_NR };
+
+enum libisa_state {
+	LIBISA_ABSENT,		/* not installed (not an error) */
+	LIBISA_PRESENT,		/* asked; isa holds the answer */
+	LIBISA_SKIPPED,		/* not asked (--no-python) */
+	LIBISA_FAILED,		/* installed but the question failed (timeout, missing symbol) */
+};
+
+struct libisa {
+	const char *name;	/* "oneDNN", "OpenBLAS", "MKL", "PyTorch ATen" */
+	enum libisa_state state;
+	char *path;		/* library file (realpath) or interpreter */
+	char *version;
+	char *isa;		/* the library's own word: "avx512_core_bf16", "SkylakeX", "AVX2" */
+	int vector_bits;	/* widest vectors that choice uses: 128, 256, 512; 0 unknown */
+	char *env;		/* environment setting that influenced it ("ONEDNN_MAX_CPU_ISA=AVX2") */
+	char *note;		/* what the answer means */
+	char *advice;		/* what to set when it limits speed, else NULL */
+};
+
+struct libisa_opts {
+	int no_python;		/* do not run python3 for torch */
+	int python_timeout_ms;	/* 0: default (20 s: importing torch takes seconds) */
+	const char *python;	/* NULL: /usr/bin/python3 */
+};
+
+/* Ask every library (lib[] indexed by enum libisa_id).  Never fails: absent libraries
+ * and failed questions are recorded in the entries. */
+void libisa_probe_all(struct libisa lib[LIBISA_NR], const struct isa_platform *p,
+		      const struct libisa_opts *o);
+void libisa_release(struct libisa lib[LIBISA_NR]);
+
+/* ---- code classes ------------------------------------------------------------------ */
+
+enum isa_class {
+	ISA_C_SCALAR,		/* general-purpose, x87, branches, everything else */
+	ISA_C_SSE_SCALAR,	/* legacy-encoded scalar float (addss, movsd, cvtsi2sd ...) */
+	ISA_C_SSE,		/* legacy-encoded 0F SIMD on xmm/mm registers */
+	ISA_C_VEX128,		/* VEX (AVX/AVX2/FMA) on xmm */
+	ISA_C_VEX256,		/* VEX on ymm */
+	ISA_C_EVEX128,		/* EVEX (AVX-512) on xmm */
+	ISA_C_EVEX256,		/* EVEX on ymm */
+	ISA_C_EVEX512,		/* EVEX on zmm */
+	ISA_C_KMASK,		/* VEX-encoded AVX-512 opmask instructions (kmovw, kortestw ...) */
+	ISA_C_AMX,		/* AMX tile instructions */
+	ISA_C_NR
+};
+
+/* Coarse tier of a piece of code: the widest class it contains. */
+enum isa_tier {
+	ISA_T_SCALAR,
+	ISA_T_SSE,
+	ISA_T_AVX,		/* VEX: AVX/AVX2/FMA */
+	ISA_T_AVX512,		/* EVEX on xmm/ymm (and opmask) only */
+	ISA_T_AVX512_ZMM,
+	ISA_T_AMX,
+	ISA_T_NR
+};
+
+struct isa_counts {
+	uint64_t n[ISA_C_NR];
+	uint64_t undecoded;	/* bytes no instruction could be decoded from */
+};
+
+const char *isa_class_name(enum isa_class c);	/* "evex512" */
+const char *isa_class_desc(enum isa_class c);	/* "AVX-512 zmm (EVEX)" */
+const char *isa_tier_name(enum isa_tier t);	/* "avx512-zmm" */
+const char *isa_tier_desc(enum isa_tier t);	/* "AVX-512 (zmm)" */
+enum isa_tier isa_counts_tier(const uint64_t n[ISA_C_NR]);
+uint64_t isa_counts_vector(const uint64_t n[ISA_C_NR]);	/* all but scalar/SSE-scalar */
+
+/*
+ * Class of one decoded instruction from its bytes (prefixes, VEX/EVEX) and, where the
+ * encoding leaves it open, capstone's mnemonic and operand text (either may be NULL).
+ */
+enum isa_class isa_classify_insn(const uint8_t *b, size_t len, const char *mnemonic,
+				 const char *op_str);
+
+/* A decoder for one piece of code (wraps a capstone handle). */
+struct isa_decoder;
+struct isa_decoder *isa_decoder_new(void);
+void isa_decoder_free(struct isa_decoder *d);
+/* Add the classes of all instructions in code[0..len) to c (undecodable bytes skipped
+ * one at a time). */
+void isa_decode(struct isa_decoder *d, const uint8_t *code, size_t len, uint64_t addr,
+		struct isa_counts *c);
+/* Class of the single instruction at code (len bytes available); -1 if undecodable. */
+int isa_decode_one(struct isa_decoder *d, const uint8_t *code, size_t len);
+
+/* ---- ELF files --------------------------------------------------------------------- */
+
+#define ISA_FUNC_SYM	(1u << 0)	/* bounds from .symtab/.dynsym */
+#define ISA_FUNC_FDE	(1u << 1)	/* bounds from an .eh_frame FDE */
+
+struct isa_func {
+	uint64_t start;		/* ELF virtual address */
+	uint32_t size;
+	uint32_t flags;
+	uint32_t n[ISA_C_NR];
+};
+
+struct isa_seg {		/* a PT_LOAD segment, to map file offsets to addresses */
+	uint64_t vaddr, offset, filesz;
+};
+
+struct isa_image {
+	char *path;
+	char build_id[41];	/* hex, "" when the file has none */
+	uint64_t file_size;
+	struct isa_counts total;	/* every executable byte, functions or not */
+	struct isa_func *funcs;		/* sorted by start, non-overlapping */
+	size_t nr_funcs;
+	struct isa_seg *segs;
+	size_t nr_segs;
+	int from_cache;
+	double scan_seconds;	/* decode time (0 when from the cache) */
+	char *cache_path;	/* where the cache lives (or would), NULL when none */
+	void *names;		/* lazily loaded symbol names (isascan.c) */
+};
+
+#define ISA_SCAN_NO_CACHE	(1u << 0)	/* neither read nor write the cache */
+#define ISA_SCAN_REFRESH	(1u << 1)	/* ignore an existing cache entry, rewrite it */
+
+/* Scan (or load from the cache) an ELF file.  Returns 0, or -1 with a one-line error
+ * printed (missing file, not ELF, corrupt ELF). */
+int isa_image_load(struct isa_image *img, const char *path, unsigned flags);
+void isa_image_release(struct isa_image *img);
+
+/* The function containing ELF virtual address vaddr, or NULL. */
+const struct isa_func *isa_image_find(const struct isa_image *img, uint64_t vaddr);
+/* ELF virtual address of a file offset (through PT_LOAD), or (uint64_t)-1. */
+uint64_t isa_image_offset_to_vaddr(const struct isa_image *img, uint64_t offset);
+/* Name of a function: demangled symbol, or "func@0x<start>" for FDE-only bounds.
+ * Valid until isa_image_release. */
+const char *isa_image_func_name(struct isa_image *img, const struct isa_func *f);
+
+/* Cache directory: $XDG_CACHE_HOME/dlprof/isa, else $HOME/.cache/dlprof/isa (malloc'd;
+ * NULL when neither is set). */
+char *isa_cache_dir(void);
+
+#endif

@@ -1,0 +1,1160 @@
+/* isascan.c - classify machine code by vector ISA: instructions, buffers, ELF files.
+ *
+ * Capstone (detail off, cs_disasm_iter) finds instruction boundaries and gives the
+ * mnemonic/operand text; the class comes from the encoding: legacy 0F SIMD (SSE), VEX
+ * (c4/c5: AVX/AVX2/FMA, opmask instructions, AMX in map 0F38), EVEX (62 in 64-bit mode:
+ * AVX-512, vector length from the operands or EVEX.L'L).  Instructions capstone 4 does
+ * not know (AMX, AVX-512 FP16, AVX-VNNI ...) are VEX/EVEX encoded: their length is
+ * computed here from the prefix, opcode map and ModRM.
+ *
+ * An ELF file is scanned per function (bounds from .symtab/.dynsym, else .eh_frame FDEs),
+ * and the per-function counts are cached on disk under the file's build-id.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <capstone/capstone.h>
+#include <gelf.h>
+#include <elfutils/libdwelf.h>
+
+#include "isa.h"
+#include "util.h"
+
+/* bump when the classification changes: old cache entries are then ignored */
+#define ISA_CLASSIFIER_VERSION 3
+
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+static const char *const class_names[ISA_C_NR] = {
+	"scalar", "sse-scalar", "sse", "vex128", "vex256",
+	"evex128", "evex256", "evex512", "kmask", "amx",
+};
+static const char *const class_descs[ISA_C_NR] = {
+	"scalar (general purpose, x87)",
+	"SSE scalar float (legacy)",
+	"SSE vector (legacy, xmm)",
+	"AVX/AVX2/FMA xmm (VEX)",
+	"AVX/AVX2/FMA ymm (VEX)",
+	"AVX-512 xmm (EVEX)",
+	"AVX-512 ymm (EVEX)",
+	"AVX-512 zmm (EVEX)",
+	"AVX-512 opmask (VEX k-reg)",
+	"AMX tiles",
+};
+static const char *const tier_names[ISA_T_NR] = {
+	"scalar", "sse", "avx", "avx512", "avx512-zmm", "amx",
+};
+static const char *const tier_descs[ISA_T_NR] = {
+	"scalar", "SSE", "AVX/AVX2", "AVX-512 (xmm/ymm)", "AVX-512 (zmm)", "AMX",
+};
+
+const char *isa_class_name(enum isa_class c)
+{
+	return (unsigned)c < ISA_C_NR ? class_names[c] : "?";
+}
+
+const char *isa_class_desc(enum isa_class c)
+{
+	return (unsigned)c < ISA_C_NR ? class_descs[c] : "?";
+}
+
+const char *isa_tier_name(enum isa_tier t)
+{
+	return (unsigned)t < ISA_T_NR ? tier_names[t] : "?";
+}
+
+const char *isa_tier_desc(enum isa_tier t)
+{
+	return (unsigned)t < ISA_T_NR ? tier_descs[t] : "?";
+}
+
+enum isa_tier isa_counts_tier(const uint64_t n[ISA_C_NR])
+{
+	if (n[ISA_C_AMX])
+		return ISA_T_AMX;
+	if (n[ISA_C_EVEX512])
+		return ISA_T_AVX512_ZMM;
+	if (n[ISA_C_EVEX128] || n[ISA_C_EVEX256] || n[ISA_C_KMASK])
+		return ISA_T_AVX512;
+	if (n[ISA_C_VEX128] || n[ISA_C_VEX256])
+		return ISA_T_AVX;
+	if (n[ISA_C_SSE])
+		return ISA_T_SSE;
+	return ISA_T_SCALAR;
+}
+
+uint64_t isa_counts_vector(const uint64_t n[ISA_C_NR])
+{
+	uint64_t s = 0;
+	int c;
+
+	for (c = ISA_C_SSE; c < ISA_C_NR; c++)
+		s += n[c];
+	return s;
+}
+
+/* ---- one instruction --------------------------------------------------------------- */
+
+static int is_legacy_prefix(uint8_t b)
+{
+	switch (b) {
+	case 0xf0: case 0xf2: case 0xf3: case 0x2e: case 0x36: case 0x3e:
+	case 0x26: case 0x64: case 0x65: case 0x66: case 0x67:
+		return 1;
+	}
+	return 0;
+}
+
+static size_t opcode_index(const uint8_t *b, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && i < 14 && is_legacy_prefix(b[i]))
+		i++;
+	if (i < len && (b[i] & 0xf0) == 0x40)
+		i++;	/* REX */
+	return i;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !memcmp(s + a - b, suffix, b);
+}
+
+static enum isa_class classify_vex(unsigned map, uint8_t opcode, int l, const char *op_str)
+{
+	if (map == 2 && (opcode == 0x49 || opcode == 0x4b || opcode == 0x5c || opcode == 0x5e))
+		return ISA_C_AMX;
+	if (map == 1 && ((opcode >= 0x41 && opcode <= 0x4b && opcode != 0x43 &&
+			  opcode != 0x48 && opcode != 0x49) ||
+			 (opcode >= 0x90 && opcode <= 0x93) || opcode == 0x98 || opcode == 0x99))
+		return ISA_C_KMASK;
+	if (map == 3 && opcode >= 0x30 && opcode <= 0x33)
+		return ISA_C_KMASK;
+	/* BMI1/BMI2 (andn, bextr, shlx, pdep, mulx, rorx ...): scalar integer */
+	if ((map == 2 && opcode >= 0xf0 && opcode <= 0xf7) || (map == 3 && opcode == 0xf0))
+		return ISA_C_SCALAR;
+	if (op_str)
+		return strstr(op_str, "ymm") ? ISA_C_VEX256 : ISA_C_VEX128;
+	return l ? ISA_C_VEX256 : ISA_C_VEX128;
+}
+
+enum isa_class isa_classify_insn(const uint8_t *b, size_t len, const char *mnemonic,
+				 const char *op_str)
+{
+	size_t i = opcode_index(b, len);
+
+	if (i >= len)
+		return ISA_C_SCALAR;
+	switch (b[i]) {
+	case 0x62:	/* EVEX (BOUND does not exist in 64-bit mode) */
+		if (i + 5 >= len)
+			return ISA_C_EVEX128;
+		if (op_str) {
+			if (strstr(op_str, "zmm"))
+				return ISA_C_EVEX512;
+			if (strstr(op_str, "ymm"))
+				return ISA_C_EVEX256;
+			return ISA_C_EVEX128;
+		} else {
+			uint8_t p2 = b[i + 3], modrm = b[i + 5];
+			unsigned ll = (p2 >> 5) & 3;
+
+			/* EVEX.b on a register form: L'L holds the rounding mode, 512-bit */
+			if ((p2 & 0x10) && (modrm >> 6) == 3)
+				return ISA_C_EVEX512;
+			return ll == 2 ? ISA_C_EVEX512 : ll == 1 ? ISA_C_EVEX256 : ISA_C_EVEX128;
+		}
+	case 0xc5:
+		if (i + 2 >= len)
+			return ISA_C_VEX128;
+		return classify_vex(1, b[i + 2], (b[i + 1] >> 2) & 1, op_str);
+	case 0xc4:
+		if (i + 3 >= len)
+			return ISA_C_VEX128;
+		return classify_vex(b[i + 1] & 0x1f, b[i + 3], (b[i + 2] >> 2) & 1, op_str);
+	case 0x0f:
+		if (op_str && strstr(op_str, "mm")) {
+			if (mnemonic && (ends_with(mnemonic, "ss") || ends_with(mnemonic, "sd") ||
+					 !strncmp(mnemonic, "cvts", 4) || !strncmp(mnemonic, "cvtts", 5) ||
+					 !strcmp(mnemonic, "movd") || !strcmp(mnemonic, "movq")))
+				return ISA_C_SSE_SCALAR;
+			return ISA_C_SSE;
+		}
+		if (!op_str && i + 1 < len) {
+			uint8_t o = b[i + 1];
+
+			if ((o >= 0x10 && o <= 0x17) || (o >= 0x28 && o <= 0x2f) || o == 0x38 ||
+			    o == 0x3a || (o >= 0x50 && o <= 0x7f) || o == 0xc2 ||
+			    (o >= 0xc4 && o <= 0xc6) || o >= 0xd0)
+				return ISA_C_SSE;
+		}
+		return ISA_C_SCALAR;
+	}
+	return ISA_C_SCALAR;
+}
+
+/* ---- decoder ----------------------------------------------------------------------- */
+
+struct isa_decoder {
+	csh h;
+	cs_insn *insn;
+};
+
+struct isa_decoder *isa_decoder_new(void)
+{
+	struct isa_decoder *d = xcalloc(1, sizeof(*d));
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->h) != CS_ERR_OK) {
+		free(d);
+		error("unable to open the capstone x86-64 disassembler");
+		return NULL;
+	}
+	cs_option(d->h, CS_OPT_DETAIL, CS_OPT_OFF);
+	d->insn = cs_malloc(d->h);
+	return d;
+}
+
+void isa_decoder_free(struct isa_decoder *d)
+{
+	if (!d)
+		return;
+	if (d->insn)
+		cs_free(d->insn, 1);
+	cs_close(&d->h);
+	free(d);
+}
+
+/* Bytes taken by ModRM (+SIB, displacement) at b, or 0 when it does not fit. */
+static size_t modrm_len(const uint8_t *b, size_t len)
+{
+	size_t n = 1;
+	unsigned mod, rm;
+
+	if (!len)
+		return 0;
+	mod = b[0] >> 6;
+	rm = b[0] & 7;
+	if (mod != 3 && rm == 4) {
+		if (len < 2)
+			return 0;
+		n++;
+		if (mod == 0 && (b[1] & 7) == 5)
+			n += 4;
+	}
+	if (mod == 1)
+		n += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5))
+		n += 4;
+	return n <= len ? n : 0;
+}
+
+/* Length of a VEX/EVEX instruction capstone did not know (0: not one). */
+static size_t vex_evex_len(const uint8_t *b, size_t len)
+{
+	size_t hdr, m, n;
+	unsigned map;
+
+	if (len < 4)
+		return 0;
+	switch (b[0]) {
+	case 0xc5:
+		hdr = 2;
+		map = 1;
+		break;
+	case 0xc4:
+		hdr = 3;
+		map = b[1] & 0x1f;
+		break;
+	case 0x62:
+		if (len < 6 || (b[2] & 0x04) == 0)	/* EVEX.P1 bit 2 is always 1 */
+			return 0;
+		hdr = 4;
+		map = b[1] & 0x07;
+		break;
+	default:
+		return 0;
+	}
+	if (map == 0 || map > 7)
+		return 0;
+	m = modrm_len(b + hdr + 1, len - hdr - 1);
+	if (!m)
+		return 0;
+	n = hdr + 1 + m + (map == 3 ? 1 : 0);
+	return n <= len ? n : 0;
+}
+
+void isa_decode(struct isa_decoder *d, const uint8_t *code, size_t len, uint64_t addr,
+		struct isa_counts *c)
+{
+	while (len) {
+		size_t n;
+
+		if (cs_disasm_iter(d->h, &code, &len, &addr, d->insn)) {
+			c->n[isa_classify_insn(d->insn->bytes, d->insn->size, d->insn->mnemonic,
+					       d->insn->op_str)]++;
+			continue;
+		}
+		n = vex_evex_len(code, len);
+		if (n) {
+			c->n[isa_classify_insn(code, n, NULL, NULL)]++;
+		} else {
+			n = 1;
+			c->undecoded++;
+		}
+		code += n;
+		len -= n;
+		addr += n;
+	}
+}
+
+int isa_decode_one(struct isa_decoder *d, const uint8_t *code, size_t len)
+{
+	uint64_t addr = 0;
+	size_t n;
+
+	if (len > 15)
+		len = 15;
+	if (cs_disasm_iter(d->h, &code, &len, &addr, d->insn))
+		return isa_classify_insn(d->insn->bytes, d->insn->size, d->insn->mnemonic,
+					 d->insn->op_str);
+	n = vex_evex_len(code, len);
+	return n ? (int)isa_classify_insn(code, n, NULL, NULL) : -1;
+}
+
+/* ---- ELF files ---------------------------------------------------------------------- */
+
+struct xrange {
+	uint64_t addr, offset, size;
+};
+
+struct scan {
+	const char *path;
+	int fd;
+	const uint8_t *map;
+	size_t size;
+	Elf *elf;
+	struct xrange *x;	/* executable code */
+	size_t nr_x, alloc_x;
+	struct isa_func *cand;
+	size_t nr_cand, alloc_cand;
+};
+
+static int in_exec(const struct scan *s, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_x; i++)
+		if (addr >= s->x[i].addr && addr - s->x[i].addr < s->x[i].size)
+			return 1;
+	return 0;
+}
+
+static void add_cand(struct scan *s, uint64_t start, uint64_t size, unsigned flags)
+{
+	struct isa_func *f;
+
+	if (!size || !in_exec(s, start))
+		return;
+	ALLOC_GROW(s->cand, s->nr_cand + 1, s->alloc_cand);
+	f = &s->cand[s->nr_cand++];
+	memset(f, 0, sizeof(*f));
+	f->start = start;
+	f->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	f->flags = flags;
+}
+
+static int section_in_file(const struct scan *s, const GElf_Shdr *sh)
+{
+	return sh->sh_type == SHT_NOBITS ||
+	       (sh->sh_offset <= s->size && sh->sh_size <= s->size - sh->sh_offset);
+}
+
+static void collect_symbols(struct scan *s, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+
+	if (!data || !sh->sh_entsize)
+		return;
+	n = data->d_size / sizeof(Elf64_Sym);
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		int type;
+
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		add_cand(s, sym.st_value, sym.st_size, ISA_FUNC_SYM);
+	}
+}
+
+/* DWARF pointer encodings as used in .eh_frame */
+#define DW_EH_PE_omit	0xff
+#define DW_EH_PE_pcrel	0x10
+
+static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift = 0;
+
+	*v = 0;
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	unsigned shift = 0;
+	uint64_t r = 0;
+	uint8_t b = 0;
+
+	while (*p < end) {
+		b = *(*p)++;
+		if (shift < 64)
+			r |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				r |= ~0ull << shift;
+			*v = (int64_t)r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Read a pointer with encoding enc at *p (address of *p in the file: here).
+ * Returns 0, or -1 for an unsupported encoding or overrun. */
+static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t here,
+			uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t r;
+	size_t n;
+
+	if (enc == DW_EH_PE_omit)
+		return -1;
+	switch (enc & 0x0f) {
+	case 0x00: n = 8; break;
+	case 0x02: case 0x0a: n = 2; break;
+	case 0x03: case 0x0b: n = 4; break;
+	case 0x04: case 0x0c: n = 8; break;
+	case 0x01:
+		if (read_uleb(p, end, &r))
+			return -1;
+		goto apply;
+	case 0x09: {
+		int64_t sv;
+
+		if (read_sleb(p, end, &sv))
+			return -1;
+		r = (uint64_t)sv;
+		goto apply;
+	}
+	default:
+		return -1;
+	}
+	if ((size_t)(end - q) < n)
+		return -1;
+	switch (enc & 0x0f) {
+	case 0x02: { uint16_t x; memcpy(&x, q, 2); r = x; break; }
+	case 0x0a: { int16_t x; memcpy(&x, q, 2); r = (uint64_t)(int64_t)x; break; }
+	case 0x03: { uint32_t x; memcpy(&x, q, 4); r = x; break; }
+	case 0x0b: { int32_t x; memcpy(&x, q, 4); r = (uint64_t)(int64_t)x; break; }
+	default: memcpy(&r, q, 8); break;
+	}
+	*p = q + n;
+apply:
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case DW_EH_PE_pcrel:
+		r += here;
+		break;
+	default:
+		return -1;	/* datarel/textrel/funcrel: not used by gcc for FDEs */
+	}
+	*v = r;
+	return 0;
+}
+
+/* FDE pointer encoding of the CIE at cie[0..len) (after the length field), or -1. */
+static int cie_fde_encoding(const uint8_t *cie, const uint8_t *end, uint64_t cie_addr)
+{
+	const uint8_t *p = cie + 4, *aug;
+	uint64_t u;
+	int64_t sv;
+	uint8_t version, enc = 0;
+
+	if (p >= end)
+		return -1;
+	version = *p++;
+	aug = p;
+	while (p < end && *p)
+		p++;
+	if (p >= end)
+		return -1;
+	p++;
+	if (read_uleb(&p, end, &u) || read_sleb(&p, end, &sv))
+		return -1;
+	if (version == 1) {
+		if (p >= end)
+			return -1;
+		p++;
+	} else if (read_uleb(&p, end, &u)) {
+		return -1;
+	}
+	if (aug[0] != 'z')
+		return 0;
+	if (read_uleb(&p, end, &u))
+		return -1;
+	for (aug++; *aug; aug++) {
+		switch (*aug) {
+		case 'R':
+			if (p >= end)
+				return -1;
+			enc = *p++;
+			break;
+		case 'L':
+			if (p >= end)
+				return -1;
+			p++;
+			break;
+		case 'P': {
+			uint8_t penc;
+			uint64_t dummy;
+
+			if (p >= end)
+				return -1;
+			penc = *p++;
+			if (read_encoded(&p, end, penc & 0x7f, cie_addr + (uint64_t)(p - cie), &dummy))
+				return -1;
+			break;
+		}
+		case 'S': case 'B':
+			break;
+		default:
+			return enc;	/* unknown augmentation: R came first if present */
+		}
+	}
+	return enc;
+}
+
+static void collect_fdes(struct scan *s, const GElf_Shdr *sh)
+{
+	const uint8_t *base = s->map + sh->sh_offset;
+	size_t size = sh->sh_size, off = 0;
+	size_t last_cie = (size_t)-1;
+	int last_enc = -1;
+
+	while (off + 8 <= size) {
+		uint32_t len32, id;
+		size_t start, len;
+
+		memcpy(&len32, base + off, 4);
+		if (len32 == 0)
+			break;
+		if (len32 == 0xffffffff)
+			break;	/* 64-bit DWARF CFI: not produced for x86-64 .eh_frame */
+		start = off + 4;
+		len = len32;
+		if (len > size - start || len < 4)
+			break;
+		memcpy(&id, base + start, 4);
+		if (id != 0 && id <= start) {
+			size_t cie = start - id;	/* relative to the CIE pointer itself */
+
+			if (cie != last_cie && cie + 8 <= size) {
+				uint32_t clen;
+
+				memcpy(&clen, base + cie, 4);
+				last_cie = cie;
+				last_enc = (clen >= 4 && clen <= size - cie - 4) ?
+					   cie_fde_encoding(base + cie + 4, base + cie + 4 + clen,
+							    sh->sh_addr + cie + 4) : -1;
+			}
+			if (last_enc >= 0) {
+				const uint8_t *p = base + start + 4, *end = base + start + len;
+				uint64_t pc, range;
+
+				if (!read_encoded(&p, end, last_enc, sh->sh_addr + (uint64_t)(p - base), &pc) &&
+				    !read_encoded(&p, end, last_enc & 0x0f, 0, &range))
+					add_cand(s, pc, range, ISA_FUNC_FDE);
+			}
+		}
+		off = start + len;
+	}
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct isa_func *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* symbols first */
+	return (int)(y->flags & ISA_FUNC_SYM) - (int)(x->flags & ISA_FUNC_SYM);
+}
+
+/* Sort, merge equal starts, cut overlaps: funcs become sorted and disjoint. */
+static void finish_funcs(struct scan *s, struct isa_image *img)
+{
+	size_t i, n = 0;
+
+	if (s->nr_cand)
+		qsort(s->cand, s->nr_cand, sizeof(*s->cand), cmp_func);
+	for (i = 0; i < s->nr_cand; i++) {
+		if (n && s->cand[n - 1].start == s->cand[i].start) {
+			s->cand[n - 1].flags |= s->cand[i].flags;
+			if (!(s->cand[n - 1].flags & ISA_FUNC_SYM) && s->cand[i].size > s->cand[n - 1].size)
+				s->cand[n - 1].size = s->cand[i].size;
+			continue;
+		}
+		s->cand[n++] = s->cand[i];
+	}
+	for (i = 0; i + 1 < n; i++)
+		if (s->cand[i + 1].start - s->cand[i].start < s->cand[i].size)
+			s->cand[i].size = s->cand[i + 1].start - s->cand[i].start;
+	img->funcs = s->cand;
+	img->nr_funcs = n;
+	s->cand = NULL;
+	s->nr_cand = s->alloc_cand = 0;
+}
+
+const struct isa_func *isa_image_find(const struct isa_image *img, uint64_t vaddr)
+{
+	size_t lo = 0, hi = img->nr_funcs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct isa_func *f = &img->funcs[mid];
+
+		if (vaddr < f->start)
+			hi = mid;
+		else if (vaddr - f->start >= f->size)
+			lo = mid + 1;
+		else
+			return f;
+	}
+	return NULL;
+}
+
+/* Index of the first function with start >= addr. */
+static size_t first_func_from(const struct isa_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nr_funcs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->funcs[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void add_counts(uint32_t *dst, const struct isa_counts *c)
+{
+	int k;
+
+	for (k = 0; k < ISA_C_NR; k++)
+		dst[k] += c->n[k] > UINT32_MAX - dst[k] ? UINT32_MAX - dst[k] : (uint32_t)c->n[k];
+}
+
+static int decode_image(struct scan *s, struct isa_image *img)
+{
+	struct isa_decoder *d = isa_decoder_new();
+	size_t r;
+
+	if (!d)
+		return -1;
+	for (r = 0; r < s->nr_x; r++) {
+		const struct xrange *x = &s->x[r];
+		uint64_t pos = x->addr, end = x->addr + x->size;
+
+		while (pos < end) {
+			const struct isa_func *f = isa_image_find(img, pos);
+			struct isa_counts c = { { 0 }, 0 };
+			uint64_t seg_end;
+
+			if (f) {
+				seg_end = f->start + f->size;
+			} else {
+				size_t i = first_func_from(img, pos);
+
+				seg_end = i < img->nr_funcs ? img->funcs[i].start : end;
+			}
+			if (seg_end > end || seg_end <= pos)
+				seg_end = end;
+			isa_decode(d, s->map + x->offset + (pos - x->addr), seg_end - pos, pos, &c);
+			if (f)
+				add_counts(img->funcs[f - img->funcs].n, &c);
+			for (int k = 0; k < ISA_C_NR; k++)
+				img->total.n[k] += c.n[k];
+			img->total.undecoded += c.undecoded;
+			pos = seg_end;
+		}
+	}
+	isa_decoder_free(d);
+	return 0;
+}
+
+/* ---- cache -------------------------------------------------------------------------- */
+
+struct cache_hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t nr_class;
+	uint64_t file_size;
+	uint64_t nr_funcs;
+	uint64_t total[ISA_C_NR];
+	uint64_t undecoded;
+};
+
+static const char cache_magic[8] = "DLPISA\0\1";
+
+char *isa_cache_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (x && *x == '/')
+		return xasprintf("%s/dlprof/isa", x);
+	if (home && *home)
+		return xasprintf("%s/.cache/dlprof/isa", home);
+	return NULL;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char *p = xstrdup(dir), *q;
+	int ret = 0;
+
+	for (q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			ret = -1;
+		*q = '/';
+	}
+	if (mkdir(p, 0755) && errno != EEXIST)
+		ret = -1;
+	free(p);
+	return ret;
+}
+
+static int cache_read(struct isa_image *img)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cache_hdr h;
+	size_t want;
+	int k;
+
+	if (strbuf_read_file(&sb, img->cache_path, 0) < 0)
+		goto miss;
+	if (sb.len < sizeof(h))
+		goto miss;
+	memcpy(&h, sb.buf, sizeof(h));
+	if (memcmp(h.magic, cache_magic, 8) || h.version != ISA_CLASSIFIER_VERSION ||
+	    h.nr_class != ISA_C_NR || h.file_size != img->file_size ||
+	    h.nr_funcs > (sb.len - sizeof(h)) / sizeof(struct isa_func))
+		goto miss;
+	want = sizeof(h) + h.nr_funcs * sizeof(struct isa_func);
+	if (want != sb.len)
+		goto miss;
+	img->nr_funcs = h.nr_funcs;
+	img->funcs = xmalloc(h.nr_funcs ? h.nr_funcs * sizeof(struct isa_func) : 1);
+	memcpy(img->funcs, sb.buf + sizeof(h), h.nr_funcs * sizeof(struct isa_func));
+	for (k = 0; k < ISA_C_NR; k++)
+		img->total.n[k] = h.total[k];
+	img->total.undecoded = h.undecoded;
+	img->from_cache = 1;
+	strbuf_release(&sb);
+	return 0;
+miss:
+	strbuf_release(&sb);
+	return -1;
+}
+
+static void cache_write(const struct isa_image *img)
+{
+	struct cache_hdr h;
+	char *dir, *tmp, *slash;
+	FILE *fp;
+	int k, ok;
+
+	dir = xstrdup(img->cache_path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	if (mkdir_p(dir)) {
+		warning("unable to create cache directory '%s': %s", dir, strerror(errno));
+		free(dir);
+		return;
+	}
+	free(dir);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, cache_magic, 8);
+	h.version = ISA_CLASSIFIER_VERSION;
+	h.nr_class = ISA_C_NR;
+	h.file_size = img->file_size;
+	h.nr_funcs = img->nr_funcs;
+	for (k = 0; k < ISA_C_NR; k++)
+		h.total[k] = img->total.n[k];
+	h.undecoded = img->total.undecoded;
+
+	tmp = xasprintf("%s.tmp.%d", img->cache_path, (int)getpid());
+	fp = fopen(tmp, "wb");
+	if (!fp) {
+		warning("unable to write cache '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return;
+	}
+	ok = fwrite(&h, sizeof(h), 1, fp) == 1 &&
+	     (!img->nr_funcs || fwrite(img->funcs, sizeof(struct isa_func), img->nr_funcs, fp) == img->nr_funcs);
+	ok = !fclose(fp) && ok;
+	if (!ok || rename(tmp, img->cache_path)) {
+		warning("unable to write cache '%s'", img->cache_path);
+		unlink(tmp);
+	}
+	free(tmp);
+}
+
+/* ---- loading ------------------------------------------------------------------------ */
+
+static void scan_release(struct scan *s)
+{
+	if (s->elf)
+		elf_end(s->elf);
+	if (s->map && s->map != MAP_FAILED)
+		munmap((void *)s->map, s->size);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->x);
+	free(s->cand);
+}
+
+static double seconds_since(uint64_t t0)
+{
+	return (double)(now_ns() - t0) / 1e9;
+}
+
+static int open_elf(struct scan *s, struct isa_image *img)
+{
+	struct stat st;
+	GElf_Ehdr eh;
+	size_t shnum, phnum, i;
+	const void *bid;
+	ssize_t bid_len;
+
+	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0)
+		return error("unable to open '%s': %s", s->path, strerror(errno));
+	if (fstat(s->fd, &st))
+		return error("unable to stat '%s': %s", s->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return error("'%s' is not a regular file", s->path);
+	s->size = st.st_size;
+	img->file_size = st.st_size;
+	if (s->size < EI_NIDENT)
+		return error("'%s' is not an ELF file", s->path);
+	s->map = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+	if (s->map == MAP_FAILED) {
+		s->map = NULL;
+		return error("unable to map '%s': %s", s->path, strerror(errno));
+	}
+	if (memcmp(s->map, ELFMAG, SELFMAG))
+		return error("'%s' is not an ELF file", s->path);
+	if (s->map[EI_CLASS] != ELFCLASS64 || s->map[EI_DATA] != ELFDATA2LSB)
+		return error("'%s' is not a 64-bit little-endian ELF file", s->path);
+	if (s->size < sizeof(Elf64_Ehdr))
+		return error("corrupt ELF file '%s': truncated header", s->path);
+
+	elf_version(EV_CURRENT);
+	s->elf = elf_begin(s->fd, ELF_C_READ_MMAP, NULL);
+	if (!s->elf || elf_kind(s->elf) != ELF_K_ELF || !gelf_getehdr(s->elf, &eh))
+		return error("corrupt ELF file '%s': %s", s->path, elf_errmsg(-1));
+	if (eh.e_machine != EM_X86_64)
+		return error("'%s' is not x86-64 code (ELF machine %u)", s->path, eh.e_machine);
+	if (eh.e_shoff > s->size ||
+	    (uint64_t)eh.e_shnum * eh.e_shentsize > s->size - eh.e_shoff)
+		return error("corrupt ELF file '%s': section headers beyond the end of the file",
+			     s->path);
+	if ((eh.e_phnum && eh.e_phoff > s->size) ||
+	    (uint64_t)eh.e_phnum * eh.e_phentsize > s->size - eh.e_phoff)
+		return error("corrupt ELF file '%s': program headers beyond the end of the file",
+			     s->path);
+	if (elf_getshdrnum(s->elf, &shnum) || elf_getphdrnum(s->elf, &phnum))
+		return error("corrupt ELF file '%s': %s", s->path, elf_errmsg(-1));
+
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(s->elf, i, &ph))
+			return error("corrupt ELF file '%s': %s", s->path, elf_errmsg(-1));
+		if (ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_offset > s->size || ph.p_filesz > s->size - ph.p_offset)
+			return error("corrupt ELF file '%s': segment beyond the end of the file",
+				     s->path);
+		img->segs = xrealloc(img->segs, (img->nr_segs + 1) * sizeof(*img->segs));
+		img->segs[img->nr_segs].vaddr = ph.p_vaddr;
+		img->segs[img->nr_segs].offset = ph.p_offset;
+		img->segs[img->nr_segs].filesz = ph.p_filesz;
+		img->nr_segs++;
+		if (!shnum && (ph.p_flags & PF_X)) {
+			ALLOC_GROW(s->x, s->nr_x + 1, s->alloc_x);
+			s->x[s->nr_x++] = (struct xrange){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+		}
+	}
+	for (i = 1; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(s->elf, i);
+		GElf_Shdr sh;
+
+		if (!scn || !gelf_getshdr(scn, &sh))
+			return error("corrupt ELF file '%s': %s", s->path, elf_errmsg(-1));
+		if (!section_in_file(s, &sh))
+			return error("corrupt ELF file '%s': section %zu beyond the end of the file",
+				     s->path, i);
+		if ((sh.sh_flags & SHF_EXECINSTR) && sh.sh_type == SHT_PROGBITS && sh.sh_size) {
+			ALLOC_GROW(s->x, s->nr_x + 1, s->alloc_x);
+			s->x[s->nr_x++] = (struct xrange){ sh.sh_addr, sh.sh_offset, sh.sh_size };
+		}
+	}
+
+	bid_len = dwelf_elf_gnu_build_id(s->elf, &bid);
+	if (bid_len > 0 && bid_len <= 20) {
+		for (i = 0; i < (size_t)bid_len; i++)
+			snprintf(img->build_id + 2 * i, 3, "%02x", ((const uint8_t *)bid)[i]);
+	}
+	return 0;
+}
+
+static void collect_funcs(struct scan *s)
+{
+	size_t shnum = 0, shstrndx = 0, i;
+
+	elf_getshdrnum(s->elf, &shnum);
+	elf_getshdrstrndx(s->elf, &shstrndx);
+	for (i = 1; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(s->elf, i);
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!scn || !gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
+			collect_symbols(s, scn, &sh);
+			continue;
+		}
+		name = elf_strptr(s->elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame") && sh.sh_type != SHT_NOBITS)
+			collect_fdes(s, &sh);
+	}
+}
+
+int isa_image_load(struct isa_image *img, const char *path, unsigned flags)
+{
+	struct scan s = { .path = path, .fd = -1 };
+	uint64_t t0;
+	int ret = -1;
+
+	memset(img, 0, sizeof(*img));
+	img->path = xstrdup(path);
+	if (open_elf(&s, img))
+		goto out;
+	if (!s.nr_x) {
+		error("'%s' has no executable code", path);
+		goto out;
+	}
+	if (!(flags & ISA_SCAN_NO_CACHE) && img->build_id[0]) {
+		char *dir = isa_cache_dir();
+
+		if (dir) {
+			img->cache_path = xasprintf("%s/%s", dir, img->build_id);
+			free(dir);
+		}
+	}
+	if (img->cache_path && !(flags & ISA_SCAN_REFRESH) && !cache_read(img)) {
+		ret = 0;
+		goto out;
+	}
+	t0 = now_ns();
+	collect_funcs(&s);
+	finish_funcs(&s, img);
+	if (decode_image(&s, img))
+		goto out;
+	img->scan_seconds = seconds_since(t0);
+	if (img->cache_path)
+		cache_write(img);
+	ret = 0;
+out:
+	scan_release(&s);
+	return ret;
+}
+
+uint64_t isa_image_offset_to_vaddr(const struct isa_image *img, uint64_t offset)
+{
+	size_t i;
+
+	for (i = 0; i < img->nr_segs; i++) {
+		const struct isa_seg *g = &img->segs[i];
+
+		if (offset >= g->offset && offset - g->offset < g->filesz)
+			return g->vaddr + (offset - g->offset);
+	}
+	return (uint64_t)-1;
+}
+
+/* ---- names -------------------------------------------------------------------------- */
+
+struct name_ent {
+	uint64_t addr;
+	char *name;
+};
+
+struct names {
+	struct name_ent *e;
+	size_t nr, alloc;
+	char **fallback;	/* "func@0x..." per function, made on demand */
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct name_ent *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static struct names *load_names(struct isa_image *img)
+{
+	struct names *nm = xcalloc(1, sizeof(*nm));
+	Elf *elf = NULL;
+	size_t shnum = 0, i;
+	int fd;
+
+	nm->fallback = xcalloc(img->nr_funcs ? img->nr_funcs : 1, sizeof(char *));
+	img->names = nm;
+	fd = open(img->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return nm;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !elf_getshdrnum(elf, &shnum)) {
+		for (i = 1; i < shnum; i++) {
+			Elf_Scn *scn = elf_getscn(elf, i);
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t k, n;
+
+			if (!scn || !gelf_getshdr(scn, &sh) ||
+			    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+				continue;
+			data = elf_getdata(scn, NULL);
+			if (!data)
+				continue;
+			n = data->d_size / sizeof(Elf64_Sym);
+			for (k = 0; k < n; k++) {
+				GElf_Sym sym;
+				const char *name;
+				int type;
+
+				if (!gelf_getsym(data, k, &sym))
+					break;
+				type = GELF_ST_TYPE(sym.st_info);
+				if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+				    sym.st_shndx == SHN_UNDEF || !isa_image_find(img, sym.st_value))
+					continue;
+				name = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+				ALLOC_GROW(nm->e, nm->nr + 1, nm->alloc);
+				nm->e[nm->nr].addr = sym.st_value;
+				nm->e[nm->nr].name = xstrdup(name);
+				nm->nr++;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (nm->nr)
+		qsort(nm->e, nm->nr, sizeof(*nm->e), cmp_name);
+	return nm;
+}
+
+const char *isa_image_func_name(struct isa_image *img, const struct isa_func *f)
+{
+	struct names *nm = img->names ? img->names : load_names(img);
+	size_t idx = f - img->funcs, lo = 0, hi = nm->nr;
+
+	if (idx >= img->nr_funcs)
+		return "[unknown]";
+	if (nm->fallback[idx])
+		return nm->fallback[idx];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (nm->e[mid].addr < f->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < nm->nr && nm->e[lo].addr == f->start) {
+		int status = -1;
+		char *dm = __cxa_demangle(nm->e[lo].name, NULL, NULL, &status);
+
+		nm->fallback[idx] = (dm && !status) ? dm : xstrdup(nm->e[lo].name);
+		if (status)
+			free(dm);
+	} else {
+		nm->fallback[idx] = xasprintf("func@0x%" PRIx64, f->start);
+	}
+	return nm->fallback[idx];
+}
+
+void isa_image_release(struct isa_image *img)
+{
+	struct names *nm = img->names;
+
+	if (nm) {
+		size_t i;
+
+		for (i = 0; i < nm->nr; i++)
+			free(nm->e[i].name);
+		for (i = 0; i < img->nr_funcs; i++)
+			free(nm->fallback[i]);
+		free(nm->e);
+		free(nm->fallback);
+		free(nm);
+	}
+	free(img->path);
+	free(img->funcs);
+	free(img->segs);
+	free(img->cache_path);
+	memset(img, 0, sizeof(*img));
+}
