@@ -1,0 +1,45 @@
+#!/bin/bash
+# t1004-record-signal.sh - SIGINT/SIGTERM reach the workload and the recording is
+# finalized; a SIGKILLed dlprof leaves a file readable up to its last chunk.
+. "$(dirname "$0")/lib.sh"
+. "$SRC/record-lib.sh"
+test_require PERF_EVENTS
+
+test_expect_success 'SIGINT to dlprof: workload interrupted, exit 130, STATS written' '
+	"$DLPROF" record -o int.data -- "$WL/rec-hot" 0.3 wait 2>err &
+	pid=$! &&
+	sleep 1 &&
+	kill -INT $pid &&
+	{ set +e; wait $pid; st=$?; set -e; } && cat err && echo "status $st" &&
+	test "$st" = 130 &&
+	"$RECDUMP" int.data >dump &&
+	grep -q "^STATS .* exit=130 flags=0x1$" dump &&
+	grep -q "truncated=0" dump &&
+	test_grep "samples, .* lost, wrote int.data" err
+'
+
+test_expect_success 'SIGTERM to dlprof: exit 143, finalized' '
+	"$DLPROF" record -q -o term.data -- "$WL/rec-hot" 0.2 wait &
+	pid=$! &&
+	sleep 1 &&
+	kill -TERM $pid &&
+	{ set +e; wait $pid; st=$?; set -e; } && echo "status $st" &&
+	test "$st" = 143 &&
+	"$RECDUMP" term.data | grep -q "^STATS .* exit=143 flags=0x1$"
+'
+
+test_expect_success 'dlprof killed with SIGKILL: file readable up to the last chunk' '
+	"$DLPROF" record -q -o kill.data -- "$WL/rec-hot" 4 &
+	pid=$! &&
+	sleep 2.5 &&
+	kill -KILL $pid &&
+	{ wait $pid || true; } &&
+	sleep 0.2;
+	set +e; "$RECDUMP" kill.data >dump 2>err; st=$?; set -e
+	tail -n 1 dump && cat err &&
+	test "$st" = 1 &&
+	n=$(nr_samples dump) && echo "$n samples" && test "$n" -ge 900 &&
+	! grep -q "^STATS" dump
+'
+
+test_done
