@@ -39,10 +39,10 @@ for c in $cmds; do
 	summary[$c]=$("$DLPROF" --help | sed -n -E "s/^ +$c +(.*)/\\1/p" | head -n 1)
 done
 
-# values go into single-quoted shell words: refuse anything that would break out of them
+# names go into shell words unquoted or single-quoted: refuse anything but option characters
 for c in $cmds; do
-	case "$c ${opts[$c]} ${argopts[$c]} ${summary[$c]}" in
-	*\'*) die "a quote in the names or help of '$c'" ;;
+	case "$c ${opts[$c]} ${argopts[$c]}" in
+	*[!-A-Za-z0-9\ ]*) die "unexpected characters in the command or options of '$c'" ;;
 	esac
 done
 
@@ -156,8 +156,8 @@ _dlprof() {
 		'help:show the usage of a command'
 EOF
 	for c in $cmds; do
-		s=${summary[$c]}
-		printf "\t\t'%s:%s'\n" "$c" "${s//:/\\:}"
+		s=${summary[$c]//:/\\:}
+		printf "\t\t'%s:%s'\n" "$c" "${s//\'/\'\\\'\'}"
 	done
 	cat <<'EOF'
 	)

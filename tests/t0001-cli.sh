@@ -153,7 +153,7 @@ complete_words() {
 		COMP_WORDS=("$@")
 		COMP_CWORD=$(( $# - 1 ))
 		_dlprof
-		printf "%s\n" "${COMPREPLY[@]}"
+		[ ${#COMPREPLY[@]} = 0 ] || printf "%s\n" "${COMPREPLY[@]}"
 	' sh "$TOP/completions/dlprof.bash" "$@"
 }
 
