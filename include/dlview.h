@@ -1,0 +1,70 @@
+/* dlview.h - the DL view of a profile: samples by operator family, framework operator and
+ * thread, context-switch times, and findings.
+ *
+ * Wiring (cmd/report.c):
+ *	struct family_rules *r = family_rules_load(families_file);
+ *	struct dlview *v = dlview_new(r);
+ *	struct profile_consumer c = { 0 };
+ *	dlview_consumer(v, &c);		// fills stack, context_switch, other, ctx
+ *	ret = profile_run(path, &opts, &c, &stats, &info);
+ *	dlview_set_stats(v, &stats);
+ *	dlview_print(v, DLVIEW_FAMILY, stdout, DLVIEW_TABLE, limit);
+ *	dlview_print_findings(v, stdout, DLVIEW_TABLE);
+ *	dlview_free(v); family_rules_free(r);
+ * A consumer that already has its own stack callback can call dlview_stack() from it.
+ */
+#ifndef DLPROF_DLVIEW_H
+#define DLPROF_DLVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "family.h"
+#include "profile.h"
+
+enum dlview_kind {
+	DLVIEW_FAMILY,		/* --sort family */
+	DLVIEW_OP,		/* --sort op: PyTorch-profiler-like operator table */
+	DLVIEW_THREAD,		/* --sort thread */
+	DLVIEW_GROUP_FAMILY,	/* --group family: top symbols under each family */
+};
+
+enum dlview_format { DLVIEW_TABLE, DLVIEW_JSON, DLVIEW_CSV };
+
+struct dlview;
+
+struct dlview *dlview_new(const struct family_rules *rules);
+void dlview_free(struct dlview *v);
+/* Fill a profile_run consumer with the view's callbacks. */
+void dlview_consumer(struct dlview *v, struct profile_consumer *c);
+/* The callbacks themselves, for callers that chain consumers (ctx is the dlview). */
+int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
+		 const struct frame *frames, size_t nr, int complete);
+int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
+			  uint32_t cpu, uint64_t time, int out, int preempt);
+int dlview_other(void *ctx, uint32_t type, const void *data, size_t len);
+/* Give the run's stats (time per sample, event name) before printing. */
+void dlview_set_stats(struct dlview *v, const struct profile_stats *st);
+
+/* Family and operator of one sample (what fold --family / --op put at the root).  The op
+ * is "(no op)" outside any operator.  Strings are interned.  Needs the ITT data, so call
+ * it from within profile_run's stack callback (after pass 1). */
+void dlview_classify(struct dlview *v, const struct dlp_sample *s, const struct frame *frames,
+		     size_t nr, const char **family, const char **op);
+
+/* Print one table; limit 0 = all rows.  Returns 0 or -1. */
+int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
+		 enum dlview_format format, size_t limit);
+/* Print the findings the data shows (nothing when none; JSON: an array).  Returns the
+ * number of findings. */
+int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format);
+
+/* Thresholds (percent of samples) for the findings. */
+#define DLVIEW_SPIN_PCT		10.0
+#define DLVIEW_REORDER_PCT	5.0
+#define DLVIEW_FAULT_PCT	5.0
+#define DLVIEW_AVX2_PCT		1.0
+#define DLVIEW_REF_PCT		1.0
+
+#endif

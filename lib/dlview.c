@@ -1,0 +1,789 @@
+/* dlview.c - aggregate samples by family / operator / thread and print the DL tables. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dlview.h"
+#include "family-rules.h"
+#include "itt.h"
+#include "recfile.h"
+#include "util.h"
+
+/* A counter keyed by up to two interned strings (pointer identity). */
+struct cnt {
+	const char *k1, *k2;
+	uint64_t n, n2;
+};
+
+struct cmap {
+	struct cnt *tab;
+	size_t nr, size;
+};
+
+static struct cnt *cmap_get(struct cmap *m, const char *k1, const char *k2)
+{
+	size_t i;
+
+	if (m->nr * 2 >= m->size) {
+		struct cmap nm = { NULL, 0, m->size ? m->size * 2 : 64 };
+
+		nm.tab = xcalloc(nm.size, sizeof(*nm.tab));
+		for (i = 0; i < m->size; i++)
+			if (m->tab[i].k1) {
+				struct cnt *c = cmap_get(&nm, m->tab[i].k1, m->tab[i].k2);
+
+				c->n = m->tab[i].n;
+				c->n2 = m->tab[i].n2;
+			}
+		free(m->tab);
+		*m = nm;
+	}
+	i = (((uintptr_t)k1 >> 3) * 31 + ((uintptr_t)k2 >> 3)) * 0x9E3779B97F4A7C15ull >> 7;
+	i &= m->size - 1;
+	while (m->tab[i].k1 && (m->tab[i].k1 != k1 || m->tab[i].k2 != k2))
+		i = (i + 1) & (m->size - 1);
+	if (!m->tab[i].k1) {
+		m->tab[i].k1 = k1;
+		m->tab[i].k2 = k2;
+		m->nr++;
+	}
+	return &m->tab[i];
+}
+
+/* Entries sorted by n descending (then name). */
+static int cmp_cnt(const void *a, const void *b)
+{
+	const struct cnt *x = *(const struct cnt * const *)a, *y = *(const struct cnt * const *)b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->k1, y->k1);
+}
+
+static size_t cmap_sorted(const struct cmap *m, struct cnt ***out)
+{
+	struct cnt **v = xcalloc(m->nr + 1, sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->size; i++)
+		if (m->tab[i].k1)
+			v[n++] = &m->tab[i];
+	qsort(v, n, sizeof(*v), cmp_cnt);
+	*out = v;
+	return n;
+}
+
+struct thread_stat {
+	uint32_t pid, tid;
+	const char *comm;
+	uint64_t samples, spin;
+	uint64_t on_ns, off_ns;
+	uint64_t vol, invol;
+	uint64_t last_in, last_out;
+	int have_switch;
+};
+
+struct dlview {
+	const struct family_rules *rules;
+	struct itt_data *itt;
+	int itt_ready;
+	uint64_t samples;
+	struct cmap fam;	/* family -> samples */
+	struct cmap famsym;	/* (family, sym) -> samples */
+	struct cmap op_self;	/* op -> samples */
+	struct cmap op_total;	/* op -> samples with op anywhere in the stack */
+	struct thread_stat *threads;
+	size_t nr_threads, alloc_threads;
+	uint64_t cpus_seen[4];	/* bitmap of sample CPUs (first 256) */
+	uint64_t op_samples_in_fw;	/* samples in aten/dnnl/jit/gemm code ... */
+	uint64_t fw_samples;		/* ... and how many of them got an op */
+	uint64_t avx2_samples, ref_samples;
+	const char *avx2_example, *ref_example;
+	double ns_per_sample;
+	char event[64];
+	const char *no_op, *f_spin, *f_reorder, *f_fault, *f_aten, *f_other;
+};
+
+struct dlview *dlview_new(const struct family_rules *rules)
+{
+	struct dlview *v = xcalloc(1, sizeof(*v));
+
+	v->rules = rules;
+	v->no_op = family_intern("(no op)", 7);
+	v->f_spin = family_intern("omp-spin", 8);
+	v->f_reorder = family_intern("jit-reorder", 11);
+	v->f_fault = family_intern("kernel-fault", 12);
+	v->f_aten = family_intern("aten", 4);
+	v->f_other = family_intern("other", 5);
+	return v;
+}
+
+void dlview_free(struct dlview *v)
+{
+	if (!v)
+		return;
+	itt_data_free(v->itt);
+	free(v->fam.tab);
+	free(v->famsym.tab);
+	free(v->op_self.tab);
+	free(v->op_total.tab);
+	free(v->threads);
+	free(v);
+}
+
+void dlview_set_stats(struct dlview *v, const struct profile_stats *st)
+{
+	if (st->sample_period_ns)
+		v->ns_per_sample = st->sample_period_ns;
+	else if (st->samples && st->last_time > st->first_time)
+		v->ns_per_sample = (double)(st->last_time - st->first_time) / st->samples;
+	snprintf(v->event, sizeof(v->event), "%s", st->event);
+}
+
+static struct thread_stat *get_thread(struct dlview *v, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i].tid == tid && v->threads[i].pid == pid)
+			return &v->threads[i];
+	ALLOC_GROW(v->threads, v->nr_threads + 1, v->alloc_threads);
+	memset(&v->threads[v->nr_threads], 0, sizeof(v->threads[0]));
+	v->threads[v->nr_threads].pid = pid;
+	v->threads[v->nr_threads].tid = tid;
+	return &v->threads[v->nr_threads++];
+}
+
+int dlview_other(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct dlview *v = ctx;
+	const char *p = data;
+	size_t off;
+
+	if (type != DLP_REC_ITT)
+		return 0;
+	/* payload: the collector's file, possibly behind a small header */
+	for (off = 0; off + 8 <= len && off <= 64; off += 8)
+		if (!memcmp(p + off, ITT_MAGIC, 8))
+			break;
+	if (off + 8 > len || off > 64) {
+		warning("ITT record without the collector's magic: ignored");
+		return 0;
+	}
+	if (!v->itt)
+		v->itt = itt_data_new();
+	if (itt_data_add(v->itt, p + off, len - off))
+		warning("ITT record ignored");
+	v->itt_ready = 0;
+	return 0;
+}
+
+static int is_fw_code(const struct frame *f)
+{
+	const char *d = f->dso ? f->dso : "";
+
+	return (f->flags & (FRAME_JIT | FRAME_ANON)) || !strncmp(d, "libtorch", 8) ||
+	       !strncmp(d, "libdnnl", 7) || !strncmp(d, "libc10", 6);
+}
+
+void dlview_classify(struct dlview *v, const struct dlp_sample *s, const struct frame *frames,
+		     size_t nr, const char **family, const char **op)
+{
+	const char *o;
+
+	*family = family_intern(family_classify(v->rules, frames, nr, NULL),
+				strlen(family_classify(v->rules, frames, nr, NULL)));
+	o = op_from_stack(frames, nr);
+	if (!o && v->itt) {
+		const struct itt_interval *iv;
+
+		if (!v->itt_ready) {
+			itt_data_finish(v->itt);
+			v->itt_ready = 1;
+		}
+		iv = itt_lookup(v->itt, s->pid, s->tid, s->time);
+		if (iv) {
+			char buf[128];
+			int n = snprintf(buf, sizeof(buf), "dnnl:%s", iv->name);
+
+			o = family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		}
+	}
+	*op = o ? o : v->no_op;
+}
+
+int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
+		 const struct frame *frames, size_t nr, int complete)
+{
+	struct dlview *v = ctx;
+	const char *fam, *op, *sym, *seen[32];
+	size_t nseen = 0, i, j;
+	struct thread_stat *t;
+
+	if (!nr)
+		return 0;
+	dlview_classify(v, s, frames, nr, &fam, &op);
+	v->samples++;
+	cmap_get(&v->fam, fam, NULL)->n++;
+	sym = family_intern(frames[0].sym, strlen(frames[0].sym));
+	cmap_get(&v->famsym, fam, sym)->n++;
+	cmap_get(&v->op_self, op, NULL)->n++;
+	/* total: every distinct operator on the stack */
+	seen[nseen++] = op;
+	for (i = 0; i < nr && nseen < ARRAY_SIZE(seen); i++) {
+		const char *o;
+
+		if (!frames[i].sym || !strstr(frames[i].sym, "at::_ops::"))
+			continue;
+		o = op_from_stack(&frames[i], 1);
+		if (!o)
+			continue;
+		for (j = 0; j < nseen; j++)
+			if (seen[j] == o)
+				break;
+		if (j == nseen)
+			seen[nseen++] = o;
+	}
+	for (j = 0; j < nseen; j++)
+		cmap_get(&v->op_total, seen[j], NULL)->n++;
+	if (is_fw_code(&frames[0])) {
+		v->fw_samples++;
+		if (op != v->no_op)
+			v->op_samples_in_fw++;
+	}
+	/* ISA / reference-implementation facts */
+	if (fam == v->f_aten && (strstr(frames[0].sym, "::AVX2::") || strstr(frames[0].sym, "_AVX2"))) {
+		v->avx2_samples++;
+		v->avx2_example = sym;
+	}
+	if (frames[0].dso && !strncmp(frames[0].dso, "libdnnl", 7) &&
+	    (strstr(frames[0].sym, "::ref_") || strstr(frames[0].sym, "::simple_") ||
+	     strstr(frames[0].sym, "_ref_"))) {
+		v->ref_samples++;
+		v->ref_example = sym;
+	}
+	t = get_thread(v, s->pid, s->tid);
+	t->samples++;
+	if (fam == v->f_spin)
+		t->spin++;
+	if (m) {
+		const char *c = machine_comm_at(m, s->pid, s->tid, s->time);
+
+		if (c)
+			t->comm = family_intern(c, strlen(c));
+	}
+	if (s->cpu < 256)
+		v->cpus_seen[s->cpu / 64] |= 1ull << (s->cpu % 64);
+	(void)complete;
+	return 0;
+}
+
+int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
+			  uint32_t cpu, uint64_t time, int out, int preempt)
+{
+	struct dlview *v = ctx;
+	struct thread_stat *t = get_thread(v, pid, tid);
+
+	t->have_switch = 1;
+	if (out) {
+		if (t->last_in && time > t->last_in)
+			t->on_ns += time - t->last_in;
+		t->last_in = 0;
+		t->last_out = time;
+		if (preempt)
+			t->invol++;
+		else
+			t->vol++;
+	} else {
+		if (t->last_out && time > t->last_out)
+			t->off_ns += time - t->last_out;
+		t->last_out = 0;
+		t->last_in = time;
+	}
+	(void)m;
+	(void)cpu;
+	return 0;
+}
+
+void dlview_consumer(struct dlview *v, struct profile_consumer *c)
+{
+	c->stack = dlview_stack;
+	c->context_switch = dlview_context_switch;
+	c->other = dlview_other;
+	c->ctx = v;
+}
+
+/* ---- printing ---- */
+static const char *fmt_ns(char *buf, size_t sz, double ns)
+{
+	if (ns >= 1e9)
+		snprintf(buf, sz, "%.3f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, sz, "%.3f ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, sz, "%.3f us", ns / 1e3);
+	else
+		snprintf(buf, sz, "%.0f ns", ns);
+	return buf;
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+static void csv_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static const char *trunc_name(char *buf, size_t width, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len <= width)
+		return s;
+	snprintf(buf, width + 1, "%.*s...", (int)(width - 3), s);
+	return buf;
+}
+
+static double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * n / total : 0.0;
+}
+
+static const char *top_symbol(struct dlview *v, const char *fam, uint64_t *n)
+{
+	const char *best = NULL;
+	uint64_t bn = 0;
+
+	for (size_t i = 0; i < v->famsym.size; i++) {
+		struct cnt *c = &v->famsym.tab[i];
+
+		if (c->k1 == fam && (c->n > bn || (c->n == bn && best && strcmp(c->k2, best) < 0))) {
+			best = c->k2;
+			bn = c->n;
+		}
+	}
+	if (n)
+		*n = bn;
+	return best ? best : "";
+}
+
+static void print_family(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+{
+	struct cnt **rows;
+	size_t n = cmap_sorted(&v->fam, &rows), i;
+	char tb[32], nb[64];
+
+	if (limit && n > limit)
+		n = limit;
+	if (fmt == DLVIEW_JSON) {
+		fprintf(out, "{\"kind\": \"family\", \"samples\": %llu, \"rows\": [",
+			(unsigned long long)v->samples);
+		for (i = 0; i < n; i++) {
+			fprintf(out, "%s\n  {\"family\": ", i ? "," : "");
+			json_str(out, rows[i]->k1);
+			fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu, \"time_ns\": %.0f, \"top_symbol\": ",
+				pct(rows[i]->n, v->samples), (unsigned long long)rows[i]->n,
+				rows[i]->n * v->ns_per_sample);
+			json_str(out, top_symbol(v, rows[i]->k1, NULL));
+			fprintf(out, "}");
+		}
+		fprintf(out, "\n]}\n");
+	} else if (fmt == DLVIEW_CSV) {
+		fprintf(out, "family,self_pct,samples,time_ns,top_symbol\n");
+		for (i = 0; i < n; i++) {
+			csv_str(out, rows[i]->k1);
+			fprintf(out, ",%.2f,%llu,%.0f,", pct(rows[i]->n, v->samples),
+				(unsigned long long)rows[i]->n, rows[i]->n * v->ns_per_sample);
+			csv_str(out, top_symbol(v, rows[i]->k1, NULL));
+			fputc('\n', out);
+		}
+	} else {
+		fprintf(out, "%-15s %7s %9s %11s  %s\n", "Family", "Self %", "Samples", "Est. time",
+			"Top symbol");
+		for (i = 0; i < n; i++)
+			fprintf(out, "%-15s %6.2f%% %9llu %11s  %s\n", rows[i]->k1,
+				pct(rows[i]->n, v->samples), (unsigned long long)rows[i]->n,
+				fmt_ns(tb, sizeof(tb), rows[i]->n * v->ns_per_sample),
+				trunc_name(nb, 60, top_symbol(v, rows[i]->k1, NULL)));
+	}
+	free(rows);
+}
+
+static void op_calls(struct dlview *v, const char *op, uint64_t *calls, uint64_t *total)
+{
+	const char *name;
+	uint64_t c, t;
+
+	*calls = *total = 0;
+	if (!v->itt || strncmp(op, "dnnl:", 5))
+		return;
+	for (size_t i = 0; (name = itt_name_stats(v->itt, i, &c, &t)); i++)
+		if (!strcmp(name, op + 5)) {
+			*calls = c;
+			*total = t;
+		}
+}
+
+static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+{
+	struct cnt **rows;
+	size_t n = cmap_sorted(&v->op_total, &rows), i;
+	char b1[32], b2[32], b3[32], nb[64];
+
+	/* sort by self: copy self counts into n2, order by self then total */
+	for (i = 0; i < n; i++)
+		rows[i]->n2 = cmap_get(&v->op_self, rows[i]->k1, NULL)->n;
+	for (i = 1; i < n; i++) {
+		struct cnt *c = rows[i];
+		size_t j = i;
+
+		while (j > 0 && (rows[j - 1]->n2 < c->n2 ||
+				 (rows[j - 1]->n2 == c->n2 && rows[j - 1]->n < c->n))) {
+			rows[j] = rows[j - 1];
+			j--;
+		}
+		rows[j] = c;
+	}
+	if (limit && n > limit)
+		n = limit;
+	if (fmt == DLVIEW_JSON) {
+		fprintf(out, "{\"kind\": \"op\", \"samples\": %llu, \"op_coverage_pct\": %.2f, \"rows\": [",
+			(unsigned long long)v->samples, pct(v->op_samples_in_fw, v->fw_samples));
+	} else if (fmt == DLVIEW_CSV) {
+		fprintf(out, "name,self_pct,self_ns,total_pct,total_ns,calls,avg_ns\n");
+	} else {
+		fprintf(out, "%-42s %10s %10s %11s %10s %10s %12s\n", "Name", "Self CPU %", "Self CPU",
+			"CPU total %", "CPU total", "# of Calls", "CPU time avg");
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t self = rows[i]->n2, total = rows[i]->n, calls, itt_ns;
+		double avg;
+
+		op_calls(v, rows[i]->k1, &calls, &itt_ns);
+		avg = calls ? (double)itt_ns / calls : 0;
+		if (fmt == DLVIEW_JSON) {
+			fprintf(out, "%s\n  {\"name\": ", i ? "," : "");
+			json_str(out, rows[i]->k1);
+			fprintf(out, ", \"self_pct\": %.2f, \"self_samples\": %llu, \"self_ns\": %.0f, "
+				"\"total_pct\": %.2f, \"total_samples\": %llu, \"total_ns\": %.0f",
+				pct(self, v->samples), (unsigned long long)self, self * v->ns_per_sample,
+				pct(total, v->samples), (unsigned long long)total, total * v->ns_per_sample);
+			if (calls)
+				fprintf(out, ", \"calls\": %llu, \"avg_ns\": %.0f",
+					(unsigned long long)calls, avg);
+			fprintf(out, "}");
+		} else if (fmt == DLVIEW_CSV) {
+			csv_str(out, rows[i]->k1);
+			fprintf(out, ",%.2f,%.0f,%.2f,%.0f,", pct(self, v->samples), self * v->ns_per_sample,
+				pct(total, v->samples), total * v->ns_per_sample);
+			if (calls)
+				fprintf(out, "%llu,%.0f\n", (unsigned long long)calls, avg);
+			else
+				fprintf(out, ",\n");
+		} else {
+			char cb[24] = "-";
+
+			if (calls)
+				snprintf(cb, sizeof(cb), "%llu", (unsigned long long)calls);
+			fprintf(out, "%-42s %9.2f%% %10s %10.2f%% %10s %10s %12s\n",
+				trunc_name(nb, 42, rows[i]->k1), pct(self, v->samples),
+				fmt_ns(b1, sizeof(b1), self * v->ns_per_sample), pct(total, v->samples),
+				fmt_ns(b2, sizeof(b2), total * v->ns_per_sample), cb,
+				calls ? fmt_ns(b3, sizeof(b3), avg) : "-");
+		}
+	}
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "\n]}\n");
+	else if (fmt == DLVIEW_TABLE && v->fw_samples)
+		fprintf(out, "operator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT code carry an operator\n",
+			pct(v->op_samples_in_fw, v->fw_samples), (unsigned long long)v->fw_samples);
+	free(rows);
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct thread_stat *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void thread_on_off(struct dlview *v, const struct thread_stat *t, double *on, double *off)
+{
+	/* without switch records the samples are all we know */
+	*on = t->have_switch && t->on_ns ? (double)t->on_ns : t->samples * v->ns_per_sample;
+	*off = t->off_ns;
+}
+
+static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+{
+	size_t n = v->nr_threads, i;
+	char b1[32], b2[32];
+
+	qsort(v->threads, v->nr_threads, sizeof(*v->threads), cmp_thread);
+	if (limit && n > limit)
+		n = limit;
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "{\"kind\": \"thread\", \"samples\": %llu, \"rows\": [",
+			(unsigned long long)v->samples);
+	else if (fmt == DLVIEW_CSV)
+		fprintf(out, "pid,tid,comm,samples,on_cpu_ns,off_cpu_ns,voluntary,involuntary,omp_spin_pct\n");
+	else
+		fprintf(out, "%7s %7s %-16s %8s %11s %11s %7s %7s %9s\n", "pid", "tid", "comm",
+			"samples", "on-CPU", "off-CPU", "vol", "invol", "omp-spin");
+	for (i = 0; i < n; i++) {
+		struct thread_stat *t = &v->threads[i];
+		double on, off;
+
+		thread_on_off(v, t, &on, &off);
+		if (fmt == DLVIEW_JSON) {
+			fprintf(out, "%s\n  {\"pid\": %u, \"tid\": %u, \"comm\": ", i ? "," : "", t->pid, t->tid);
+			json_str(out, t->comm ? t->comm : "[unknown]");
+			fprintf(out, ", \"samples\": %llu, \"on_cpu_ns\": %.0f, \"off_cpu_ns\": %.0f, "
+				"\"voluntary\": %llu, \"involuntary\": %llu, \"omp_spin_pct\": %.2f}",
+				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
+				(unsigned long long)t->invol, pct(t->spin, t->samples));
+		} else if (fmt == DLVIEW_CSV) {
+			fprintf(out, "%u,%u,", t->pid, t->tid);
+			csv_str(out, t->comm ? t->comm : "[unknown]");
+			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f\n", (unsigned long long)t->samples,
+				on, off, (unsigned long long)t->vol, (unsigned long long)t->invol,
+				pct(t->spin, t->samples));
+		} else {
+			fprintf(out, "%7u %7u %-16.16s %8llu %11s %11s %7llu %7llu %8.1f%%\n", t->pid,
+				t->tid, t->comm ? t->comm : "[unknown]", (unsigned long long)t->samples,
+				fmt_ns(b1, sizeof(b1), on), fmt_ns(b2, sizeof(b2), off),
+				(unsigned long long)t->vol, (unsigned long long)t->invol,
+				pct(t->spin, t->samples));
+		}
+	}
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "\n]}\n");
+}
+
+static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+{
+	struct cnt **fams, **syms;
+	size_t nf = cmap_sorted(&v->fam, &fams), ns = cmap_sorted(&v->famsym, &syms), i, j, k;
+	char nb[96];
+
+	if (limit && nf > limit)
+		nf = limit;
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "{\"kind\": \"group-family\", \"samples\": %llu, \"rows\": [",
+			(unsigned long long)v->samples);
+	else if (fmt == DLVIEW_CSV)
+		fprintf(out, "family,family_pct,symbol,self_pct,samples\n");
+	for (i = 0; i < nf; i++) {
+		if (fmt == DLVIEW_JSON) {
+			fprintf(out, "%s\n  {\"family\": ", i ? "," : "");
+			json_str(out, fams[i]->k1);
+			fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu, \"symbols\": [",
+				pct(fams[i]->n, v->samples), (unsigned long long)fams[i]->n);
+		} else if (fmt == DLVIEW_TABLE) {
+			fprintf(out, "%s%-15s %6.2f%%  (%llu samples)\n", i ? "\n" : "", fams[i]->k1,
+				pct(fams[i]->n, v->samples), (unsigned long long)fams[i]->n);
+		}
+		for (j = 0, k = 0; j < ns && k < 5; j++) {
+			if (syms[j]->k1 != fams[i]->k1)
+				continue;
+			if (fmt == DLVIEW_JSON) {
+				fprintf(out, "%s{\"symbol\": ", k ? ", " : "");
+				json_str(out, syms[j]->k2);
+				fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu}",
+					pct(syms[j]->n, v->samples), (unsigned long long)syms[j]->n);
+			} else if (fmt == DLVIEW_CSV) {
+				csv_str(out, fams[i]->k1);
+				fprintf(out, ",%.2f,", pct(fams[i]->n, v->samples));
+				csv_str(out, syms[j]->k2);
+				fprintf(out, ",%.2f,%llu\n", pct(syms[j]->n, v->samples),
+					(unsigned long long)syms[j]->n);
+			} else {
+				fprintf(out, "    %6.2f%% %8llu  %s\n", pct(syms[j]->n, v->samples),
+					(unsigned long long)syms[j]->n, trunc_name(nb, 90, syms[j]->k2));
+			}
+			k++;
+		}
+		if (fmt == DLVIEW_JSON)
+			fprintf(out, "]}");
+	}
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "\n]}\n");
+	free(fams);
+	free(syms);
+}
+
+int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
+		 enum dlview_format format, size_t limit)
+{
+	switch (kind) {
+	case DLVIEW_FAMILY:
+		print_family(v, out, format, limit);
+		return 0;
+	case DLVIEW_OP:
+		print_op(v, out, format, limit);
+		return 0;
+	case DLVIEW_THREAD:
+		print_thread(v, out, format, limit);
+		return 0;
+	case DLVIEW_GROUP_FAMILY:
+		print_group(v, out, format, limit);
+		return 0;
+	}
+	return error("unknown view %d", (int)kind);
+}
+
+/* ---- findings ---- */
+struct finding {
+	const char *id;
+	double figure;
+	char text[512];
+};
+
+static uint64_t fam_samples(struct dlview *v, const char *fam)
+{
+	for (size_t i = 0; i < v->fam.size; i++)
+		if (v->fam.tab[i].k1 == fam)
+			return v->fam.tab[i].n;
+	return 0;
+}
+
+static int count_bits(const uint64_t *b, size_t n)
+{
+	int c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += __builtin_popcountll(b[i]);
+	return c;
+}
+
+static size_t collect_findings(struct dlview *v, struct finding *f)
+{
+	size_t n = 0;
+	double spin = pct(fam_samples(v, v->f_spin), v->samples);
+	double reorder = pct(fam_samples(v, v->f_reorder), v->samples);
+	double fault = pct(fam_samples(v, v->f_fault), v->samples);
+	double avx2 = pct(v->avx2_samples, v->samples), ref = pct(v->ref_samples, v->samples);
+	int cpus = count_bits(v->cpus_seen, ARRAY_SIZE(v->cpus_seen));
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int busy = 0;
+	uint64_t invol = 0, maxs = 0;
+
+	if (!v->samples)
+		return 0;
+	if (online > cpus)
+		cpus = online;
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i].samples > maxs)
+			maxs = v->threads[i].samples;
+	for (size_t i = 0; i < v->nr_threads; i++) {
+		if (v->threads[i].samples * 5 >= maxs)
+			busy++;	/* within 5x of the busiest thread: runnable much of the time */
+		invol += v->threads[i].invol;
+	}
+	if (spin > DLVIEW_SPIN_PCT && busy > cpus) {
+		f[n].id = "omp-oversubscription";
+		f[n].figure = spin;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "OpenMP threads spin %.1f%% of samples with %d busy threads on %d CPUs "
+			 "(%llu involuntary switches): oversubscribed. Set OMP_NUM_THREADS to the "
+			 "cores you own, or let waiters sleep: OMP_WAIT_POLICY=passive, "
+			 "KMP_BLOCKTIME=0 (Intel/LLVM OpenMP), GOMP_SPINCOUNT=0 (libgomp)",
+			 spin, busy, cpus, (unsigned long long)invol);
+		n++;
+	} else if (spin > DLVIEW_SPIN_PCT) {
+		f[n].id = "omp-spin";
+		f[n].figure = spin;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "OpenMP threads spin %.1f%% of samples waiting at barriers (%d busy threads, "
+			 "%d CPUs): load imbalance between threads; OMP_WAIT_POLICY=passive or "
+			 "GOMP_SPINCOUNT/KMP_BLOCKTIME shorten the spinning", spin, busy, cpus);
+		n++;
+	}
+	if (reorder > DLVIEW_REORDER_PCT) {
+		f[n].id = "jit-reorder";
+		f[n].figure = reorder;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "oneDNN reorders take %.1f%% of samples: layout conversions around "
+			 "convolutions (keep tensors in the blocked layout, e.g. channels_last / "
+			 "to_mkldnn, or let weights be reordered once)", reorder);
+		n++;
+	}
+	if (fault > DLVIEW_FAULT_PCT) {
+		f[n].id = "page-faults";
+		f[n].figure = fault;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "first-touch page faults take %.1f%% of samples: memory is freed and "
+			 "re-allocated each step (allocator churn); a caching allocator "
+			 "(jemalloc/tcmalloc, MALLOC_TRIM_THRESHOLD_/MALLOC_MMAP_THRESHOLD_) keeps pages mapped",
+			 fault);
+		n++;
+	}
+	if (avx2 > DLVIEW_AVX2_PCT && __builtin_cpu_supports("avx512f")) {
+		f[n].id = "aten-avx2";
+		f[n].figure = avx2;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "%.1f%% of samples run aten AVX2 kernels (e.g. %s) although this CPU has "
+			 "AVX-512: try ATEN_CPU_CAPABILITY=avx512", avx2,
+			 v->avx2_example ? v->avx2_example : "?");
+		n++;
+	}
+	if (ref > DLVIEW_REF_PCT) {
+		f[n].id = "dnnl-reference";
+		f[n].figure = ref;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "%.1f%% of samples in reference (non-JIT) oneDNN code (e.g. %s): an "
+			 "unsupported shape, data type or ISA made oneDNN fall back (ONEDNN_VERBOSE=1 "
+			 "names the implementation)", ref, v->ref_example ? v->ref_example : "?");
+		n++;
+	}
+	return n;
+}
+
+int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format)
+{
+	struct finding f[8];
+	size_t n = collect_findings(v, f), i;
+
+	if (format == DLVIEW_JSON) {
+		fprintf(out, "{\"findings\": [");
+		for (i = 0; i < n; i++) {
+			fprintf(out, "%s\n  {\"id\": ", i ? "," : "");
+			json_str(out, f[i].id);
+			fprintf(out, ", \"figure_pct\": %.2f, \"text\": ", f[i].figure);
+			json_str(out, f[i].text);
+			fprintf(out, "}");
+		}
+		fprintf(out, "\n]}\n");
+	} else if (format == DLVIEW_CSV) {
+		for (i = 0; i < n; i++) {
+			fprintf(out, "finding,%s,%.2f,", f[i].id, f[i].figure);
+			csv_str(out, f[i].text);
+			fputc('\n', out);
+		}
+	} else if (n) {
+		fprintf(out, "\nFindings:\n");
+		for (i = 0; i < n; i++)
+			fprintf(out, "  * [%s] %s\n", f[i].id, f[i].text);
+	}
+	return (int)n;
+}
