@@ -1,8 +1,90 @@
-/* placeholder: replaced by the command's owner */
+/* families.c - `dlprof families`: list the operator-family rules, or explain one symbol. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cmds.h"
+#include "family.h"
+#include "family-rules.h"
+#include "parse-options.h"
 #include "util.h"
+
+static const char *const families_usage[] = {
+	"dlprof families [--families FILE]",
+	"dlprof families --explain SYMBOL [--dso DSO] [--kernel|--jit] [--pause-loop] [--stack SYM...]",
+	NULL
+};
+
 int cmd_families(int argc, const char **argv)
 {
-	(void)argc; (void)argv;
-	return error("not implemented yet"), EXIT_FATAL;
+	const char *extra = NULL, *explain = NULL, *dso = NULL;
+	int kernel = 0, jit = 0, pause_loop = 0, list_families = 0;
+	struct option opts[] = {
+		OPT_STRING(0, "families", &extra, "FILE", "rules to put in front of the built-in ones"),
+		OPT_STRING(0, "explain", &explain, "SYMBOL", "say which rule classifies a leaf symbol"),
+		OPT_STRING(0, "dso", &dso, "DSO", "the symbol's DSO short name (with --explain)"),
+		OPT_BOOL(0, "kernel", &kernel, "the frame is kernel code (with --explain)"),
+		OPT_BOOL(0, "jit", &jit, "the frame is a named JIT kernel (with --explain)"),
+		OPT_BOOL(0, "pause-loop", &pause_loop, "the function spins around PAUSE (with --explain)"),
+		OPT_BOOL(0, "names", &list_families, "list only the family names"),
+		OPT_END()
+	};
+	struct family_rules *r;
+	int n;
+
+	n = parse_options(argc, argv, opts, families_usage, 0);
+	if (n < 0)
+		return PARSE_OPT_EXIT_CODE(n);
+	if (n && !explain) {
+		error("unexpected argument '%s' (see 'dlprof families -h')", argv[0]);
+		return EXIT_USAGE;
+	}
+	r = family_rules_load(extra);
+	if (!r)
+		return EXIT_FATAL;
+	if (explain) {
+		struct frame fr[64];
+		size_t nr = 0;
+		const char *rule, *fam;
+
+		memset(fr, 0, sizeof(fr));
+		fr[0].sym = explain;
+		fr[0].dso = dso ? dso : (kernel ? "[kernel.kallsyms]" : jit ? "[jit]" : "[unknown]");
+		fr[0].flags = (kernel ? FRAME_KERNEL : 0) | (jit ? FRAME_JIT : 0);
+		fr[0].traits = pause_loop ? TRAIT_PAUSE_LOOP : 0;
+		nr = 1;
+		/* remaining arguments: outer frames of the stack, innermost first */
+		for (int i = 0; i < n && nr < ARRAY_SIZE(fr); i++, nr++) {
+			fr[nr].sym = argv[i];
+			fr[nr].dso = fr[0].dso;
+			fr[nr].flags = fr[0].flags & FRAME_KERNEL;
+		}
+		fam = family_classify(r, fr, nr, &rule);
+		printf("family: %s\n", fam);
+		printf("rule:   %s\n", rule);
+		if (isa_from_name(explain))
+			printf("isa:    %s\n", isa_from_name(explain));
+		{
+			const char *op = op_from_stack(fr, nr);
+
+			printf("op:     %s\n", op ? op : "(no op)");
+		}
+	} else if (list_families) {
+		const char **names;
+		size_t nf = family_rules_families(r, &names);
+
+		for (size_t i = 0; i < nf; i++)
+			printf("%s\n", names[i]);
+		free((void *)names);
+	} else {
+		for (size_t i = 0; i < family_rules_count(r); i++) {
+			const char *where;
+			const char *fam = family_rule_family(r, i, &where);
+
+			(void)fam;
+			printf("%s\n", where);
+		}
+	}
+	family_rules_free(r);
+	return EXIT_OK;
 }

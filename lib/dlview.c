@@ -187,10 +187,9 @@ static int is_fw_code(const struct frame *f)
 void dlview_classify(struct dlview *v, const struct dlp_sample *s, const struct frame *frames,
 		     size_t nr, const char **family, const char **op)
 {
-	const char *o;
+	const char *o, *f = family_classify(v->rules, frames, nr, NULL);
 
-	*family = family_intern(family_classify(v->rules, frames, nr, NULL),
-				strlen(family_classify(v->rules, frames, nr, NULL)));
+	*family = family_intern(f, strlen(f));
 	o = op_from_stack(frames, nr);
 	if (!o && v->itt) {
 		const struct itt_interval *iv;
