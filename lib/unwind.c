@@ -512,14 +512,15 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 	Dwfl_Module *mod;
 	int initial = w->pass_frames++ == 0;
 
-	if (!dwfl_frame_pc(f, &pc, &act))
+	/* The PC alone first: asking for isactivation unwinds this frame already, which
+	 * must wait until its module is reported. */
+	if (!dwfl_frame_pc(f, &pc, NULL))
 		return DWARF_CB_ABORT;
 	ip = pc;
-	lookup = act ? pc : pc - 1;
+	lookup = initial ? pc : pc - 1;
 	if (initial && w->restart) {
 		/* the pass started at ra - 1, inside the call: report the return address */
 		ip = pc + 1;
-		lookup = pc;
 		fl = FRAME_RECOVERED;
 	} else if (!initial) {
 		/* a return address found by CFI (or libdwfl's frame-pointer fallback): it
@@ -555,6 +556,9 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 		w->stop_nocfi = 1;
 		return DWARF_CB_ABORT;
 	}
+	/* after a signal frame the PC is not a return address: look up the PC itself */
+	if (!initial && dwfl_frame_pc(f, &pc, &act) && act)
+		w->last_lookup = pc;
 	if (w->n >= w->max)
 		return DWARF_CB_ABORT;
 	return DWARF_CB_OK;

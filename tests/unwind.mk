@@ -1,0 +1,18 @@
+# unwind.mk - workloads of the unwinder tests (tests/t3*-unwind-*.sh): built -O2 -g without
+# frame pointers (CFI only); libunw-lib.so is stripped (.dynsym + .eh_frame only).
+UNW_CFLAGS := -O2 -g -fomit-frame-pointer
+
+$(O)/tests/unw-jit: tests/workloads/unw-jit.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_CFLAGS) -o $@ $<
+
+$(O)/tests/libunw-lib.so: tests/workloads/unw-lib.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@.tmp $<
+	strip --strip-all $@.tmp && mv $@.tmp $@
+
+$(O)/tests/unw-libmain: tests/workloads/unw-libmain.c $(O)/tests/libunw-lib.so | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_CFLAGS) -o $@ $< -L$(O)/tests -lunw-lib -Wl,-rpath,'$$ORIGIN'
+
+TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/unw-libmain
