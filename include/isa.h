@@ -221,4 +221,14 @@ const char *isa_image_func_name(struct isa_image *img, const struct isa_func *f)
  * NULL when neither is set). */
 char *isa_cache_dir(void);
 
+/* ---- profiles ----------------------------------------------------------------------- */
+
+/*
+ * check-isa -i: classify every sample of the recording at path by the ISA tier of the
+ * function it landed in, print the shares (per tier, family and top symbols; json when
+ * json), and return the command's exit code: 0 when AVX-512 is usable and the hottest
+ * vector code uses it, 1 when not, 2 on error.
+ */
+int isaprof_run(const char *path, int json, int top, unsigned scan_flags);
+
 #endif
