@@ -1,0 +1,68 @@
+/* calltree.h - aggregation of resolved stacks: self/total per key, and folded stacks.
+ *
+ * Self counts a sample for the key of its leaf frame; total counts it once for every
+ * distinct key anywhere in its stack (recursion counts once).  Strings are copied into
+ * the aggregate's own pool, so the aggregate outlives profile_run().
+ */
+#ifndef DLPROF_CALLTREE_H
+#define DLPROF_CALLTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+
+enum ct_key {
+	CT_KEY_SYM,	/* symbol + DSO */
+	CT_KEY_DSO,
+	CT_KEY_COMM,
+	CT_KEY_TID,
+	CT_KEY_CUSTOM,	/* the caller passes its own key per frame (family, op, ...) */
+};
+
+struct ct_row {
+	const char *name;	/* symbol, DSO, comm, "tid (comm)" or custom key */
+	const char *dso;	/* CT_KEY_SYM: the DSO; else NULL */
+	uint64_t self, total;
+	unsigned flags;		/* FRAME_* of the first frame seen for this row */
+	uint64_t gen;		/* internal: last stack that counted total */
+};
+
+struct calltree;
+
+struct calltree *calltree_new(enum ct_key key);
+void calltree_free(struct calltree *t);
+
+/* Count one sample with frames leaf first; comm/tid are the sample's thread. */
+void calltree_add(struct calltree *t, const struct frame *frames, size_t nr,
+		  const char *comm, uint32_t tid, uint64_t weight);
+/* CT_KEY_CUSTOM: keys[0] is the leaf's key, keys[i] the i-th frame's (NULL entries skipped). */
+void calltree_add_keys(struct calltree *t, const char *const *keys, size_t nr, uint64_t weight);
+
+enum ct_sort { CT_SORT_SELF, CT_SORT_TOTAL, CT_SORT_NAME, CT_SORT_DSO };
+/* The rows, sorted; valid until calltree_free. */
+size_t calltree_rows(struct calltree *t, enum ct_sort sort, struct ct_row ***out);
+/* Sum of weights added. */
+uint64_t calltree_samples(const struct calltree *t);
+
+/* ---- folded stacks ---- */
+struct fold;
+
+struct fold_opts {
+	int no_kernel;		/* drop kernel frames */
+	int comm_root;		/* put the thread name as the outermost frame */
+};
+
+struct fold *fold_new(const struct fold_opts *o);
+void fold_free(struct fold *f);
+/* Add a stack (frames leaf first); roots[0..nr_roots-1] are extra outermost frames
+ * (e.g. a family or operator, outermost first), each may be NULL. */
+void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char *comm,
+	      const char *const *roots, size_t nr_roots, uint64_t weight);
+/* Call cb for every unique stack ("root;...;leaf"), sorted by stack text. */
+void fold_each(struct fold *f, void (*cb)(void *ctx, const char *stack, uint64_t count), void *ctx);
+/* Append a frame name to sb with ';' and control characters replaced. */
+struct strbuf;
+void fold_sanitize(struct strbuf *sb, const char *name);
+
+#endif

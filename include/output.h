@@ -1,0 +1,48 @@
+/* output.h - report renderers: a top-style table, JSON and CSV.
+ *
+ * They see only the header facts and the aggregated rows (calltree.h).
+ */
+#ifndef DLPROF_OUTPUT_H
+#define DLPROF_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "calltree.h"
+
+struct report_header {
+	const char *file;
+	const char *cmdline;		/* NULL when not recorded */
+	const char *event;
+	const char *sampling;		/* "999 Hz", "every 100000 events", ... */
+	uint64_t samples, lost;
+	uint64_t duration_ns;
+	uint64_t complete_stacks, named;
+	int sample_is_time;		/* the time column is exact rather than estimated */
+	uint64_t ns_per_sample;
+	int truncated;
+	const char *key;		/* "symbol", "dso", "comm", "tid", ... */
+};
+
+struct output_opts {
+	int width;		/* terminal columns */
+	int color;
+	int no_children;	/* hide the Total columns */
+	size_t limit;		/* 0: all rows */
+};
+
+void output_table(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,
+		  const struct output_opts *o);
+void output_json(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,
+		 const struct output_opts *o, const char *(*family)(void *ctx, const struct ct_row *r),
+		 void *fctx);
+void output_csv(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,
+		const struct output_opts *o);
+
+/* Shorten a (C++) name to at most width display columns into buf (UTF-8 '…' used):
+ * template arguments and parameter lists collapse first, then the middle is cut. */
+void shorten_name(const char *name, size_t width, char *buf, size_t bufsz);
+/* Human duration: "12.3 ms", "4.56 s". */
+void fmt_duration(char *buf, size_t sz, uint64_t ns);
+
+#endif

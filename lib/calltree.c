@@ -1,0 +1,306 @@
+/* calltree.c - self/total aggregation and folded stacks (see calltree.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calltree.h"
+#include "rephash.h"
+#include "util.h"
+
+struct calltree {
+	enum ct_key key;
+	struct strpool pool;
+	struct u64map rowmap;	/* hash(name ptr, dso ptr) -> row index + 1, probing by +1 */
+	struct ct_row **rows;
+	size_t nr, alloc;
+	uint64_t gen, samples;
+};
+
+struct calltree *calltree_new(enum ct_key key)
+{
+	struct calltree *t = xcalloc(1, sizeof(*t));
+
+	t->key = key;
+	strpool_init(&t->pool);
+	u64map_init(&t->rowmap);
+	return t;
+}
+
+void calltree_free(struct calltree *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nr; i++)
+		free(t->rows[i]);
+	free(t->rows);
+	u64map_release(&t->rowmap);
+	strpool_release(&t->pool);
+	free(t);
+}
+
+uint64_t calltree_samples(const struct calltree *t)
+{
+	return t->samples;
+}
+
+static struct ct_row *get_row(struct calltree *t, const char *name, const char *dso, unsigned flags)
+{
+	const char *n = strpool_intern(&t->pool, name ? name : "[unknown]");
+	const char *d = dso ? strpool_intern(&t->pool, dso) : NULL;
+	uint64_t h = hash_u64((uintptr_t)n ^ hash_u64((uintptr_t)d));
+	struct ct_row *r;
+
+	for (;; h++) {
+		void **slot = u64map_slot(&t->rowmap, h);
+
+		if (*slot) {
+			r = t->rows[(uintptr_t)*slot - 1];
+			if (r->name == n && r->dso == d)
+				return r;
+			continue;
+		}
+		r = xcalloc(1, sizeof(*r));
+		r->name = n;
+		r->dso = d;
+		r->flags = flags;
+		ALLOC_GROW(t->rows, t->nr + 1, t->alloc);
+		t->rows[t->nr++] = r;
+		*slot = (void *)(uintptr_t)t->nr;
+		return r;
+	}
+}
+
+static void count(struct calltree *t, struct ct_row *r, int leaf, uint64_t w)
+{
+	if (leaf)
+		r->self += w;
+	if (r->gen != t->gen) {
+		r->gen = t->gen;
+		r->total += w;
+	}
+}
+
+void calltree_add(struct calltree *t, const struct frame *frames, size_t nr,
+		  const char *comm, uint32_t tid, uint64_t w)
+{
+	char buf[300];
+
+	t->gen++;
+	t->samples += w;
+	switch (t->key) {
+	case CT_KEY_SYM:
+		for (size_t i = 0; i < nr; i++)
+			count(t, get_row(t, frames[i].sym, frames[i].dso, frames[i].flags), i == 0, w);
+		if (!nr)
+			count(t, get_row(t, "[unknown]", "[unknown]", FRAME_UNKNOWN), 1, w);
+		break;
+	case CT_KEY_DSO:
+		for (size_t i = 0; i < nr; i++)
+			count(t, get_row(t, frames[i].dso, NULL, frames[i].flags), i == 0, w);
+		if (!nr)
+			count(t, get_row(t, "[unknown]", NULL, FRAME_UNKNOWN), 1, w);
+		break;
+	case CT_KEY_COMM:
+		count(t, get_row(t, comm, NULL, 0), 1, w);
+		break;
+	case CT_KEY_TID:
+		snprintf(buf, sizeof(buf), "%u (%s)", tid, comm ? comm : "[unknown]");
+		count(t, get_row(t, buf, NULL, 0), 1, w);
+		break;
+	case CT_KEY_CUSTOM:
+		break;
+	}
+}
+
+void calltree_add_keys(struct calltree *t, const char *const *keys, size_t nr, uint64_t w)
+{
+	t->gen++;
+	t->samples += w;
+	for (size_t i = 0; i < nr; i++)
+		if (keys[i])
+			count(t, get_row(t, keys[i], NULL, 0), i == 0, w);
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_name(const struct ct_row *a, const struct ct_row *b)
+{
+	int c = strcmp(a->name, b->name);
+
+	if (c)
+		return c;
+	return strcmp(a->dso ? a->dso : "", b->dso ? b->dso : "");
+}
+
+static int cmp_self(const void *x, const void *y)
+{
+	const struct ct_row *a = *(const struct ct_row **)x, *b = *(const struct ct_row **)y;
+	int c = cmp_u64_desc(a->self, b->self);
+
+	if (!c)
+		c = cmp_u64_desc(a->total, b->total);
+	return c ? c : cmp_name(a, b);
+}
+
+static int cmp_total(const void *x, const void *y)
+{
+	const struct ct_row *a = *(const struct ct_row **)x, *b = *(const struct ct_row **)y;
+	int c = cmp_u64_desc(a->total, b->total);
+
+	if (!c)
+		c = cmp_u64_desc(a->self, b->self);
+	return c ? c : cmp_name(a, b);
+}
+
+static int cmp_sym(const void *x, const void *y)
+{
+	return cmp_name(*(const struct ct_row **)x, *(const struct ct_row **)y);
+}
+
+static int cmp_dso(const void *x, const void *y)
+{
+	const struct ct_row *a = *(const struct ct_row **)x, *b = *(const struct ct_row **)y;
+	int c = strcmp(a->dso ? a->dso : "", b->dso ? b->dso : "");
+
+	return c ? c : cmp_self(x, y);
+}
+
+size_t calltree_rows(struct calltree *t, enum ct_sort sort, struct ct_row ***out)
+{
+	int (*cmp)(const void *, const void *) = cmp_self;
+
+	if (sort == CT_SORT_TOTAL)
+		cmp = cmp_total;
+	else if (sort == CT_SORT_NAME)
+		cmp = cmp_sym;
+	else if (sort == CT_SORT_DSO)
+		cmp = cmp_dso;
+	qsort(t->rows, t->nr, sizeof(*t->rows), cmp);
+	*out = t->rows;
+	return t->nr;
+}
+
+/* ---- folded stacks ---- */
+
+struct fold_ent {
+	char *stack;
+	uint64_t count;
+};
+
+struct fold {
+	struct fold_opts opts;
+	struct u64map map;	/* hash(stack) -> entry index + 1, probing by +1 */
+	struct fold_ent *ents;
+	size_t nr, alloc;
+	struct strbuf sb;
+};
+
+struct fold *fold_new(const struct fold_opts *o)
+{
+	struct fold *f = xcalloc(1, sizeof(*f));
+
+	if (o)
+		f->opts = *o;
+	u64map_init(&f->map);
+	strbuf_init(&f->sb, 256);
+	return f;
+}
+
+void fold_free(struct fold *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nr; i++)
+		free(f->ents[i].stack);
+	free(f->ents);
+	u64map_release(&f->map);
+	strbuf_release(&f->sb);
+	free(f);
+}
+
+void fold_sanitize(struct strbuf *sb, const char *name)
+{
+	if (!name || !*name)
+		name = "[unknown]";
+	for (const char *p = name; *p; p++) {
+		unsigned char c = *p;
+
+		if (c == ';')
+			strbuf_addch(sb, ':');
+		else if (c < 0x20 || c == 0x7f)
+			strbuf_addch(sb, ' ');
+		else
+			strbuf_addch(sb, c);
+	}
+}
+
+static void sep(struct strbuf *sb)
+{
+	if (sb->len)
+		strbuf_addch(sb, ';');
+}
+
+void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char *comm,
+	      const char *const *roots, size_t nr_roots, uint64_t weight)
+{
+	struct strbuf *sb = &f->sb;
+	uint64_t h;
+
+	strbuf_reset(sb);
+	if (f->opts.comm_root && comm) {
+		sep(sb);
+		fold_sanitize(sb, comm);
+	}
+	for (size_t i = 0; i < nr_roots; i++)
+		if (roots[i]) {
+			sep(sb);
+			fold_sanitize(sb, roots[i]);
+		}
+	for (size_t i = nr; i-- > 0; ) {
+		if (f->opts.no_kernel && (frames[i].flags & FRAME_KERNEL))
+			continue;
+		sep(sb);
+		fold_sanitize(sb, frames[i].sym);
+	}
+	if (!sb->len)
+		strbuf_addstr(sb, "[unknown]");
+	h = hash_bytes(sb->buf, sb->len);
+	for (;; h++) {
+		void **slot = u64map_slot(&f->map, h);
+
+		if (*slot) {
+			struct fold_ent *e = &f->ents[(uintptr_t)*slot - 1];
+
+			if (strcmp(e->stack, sb->buf))
+				continue;
+			e->count += weight;
+			return;
+		}
+		ALLOC_GROW(f->ents, f->nr + 1, f->alloc);
+		f->ents[f->nr].stack = xstrndup(sb->buf, sb->len);
+		f->ents[f->nr].count = weight;
+		f->nr++;
+		*slot = (void *)(uintptr_t)f->nr;
+		return;
+	}
+}
+
+static int cmp_fold(const void *a, const void *b)
+{
+	return strcmp(((const struct fold_ent *)a)->stack, ((const struct fold_ent *)b)->stack);
+}
+
+void fold_each(struct fold *f, void (*cb)(void *ctx, const char *stack, uint64_t count), void *ctx)
+{
+	/* sorting moves entries: the hash index is rebuilt lazily never (adds after this
+	 * are not expected), so drop it */
+	qsort(f->ents, f->nr, sizeof(*f->ents), cmp_fold);
+	u64map_release(&f->map);
+	u64map_init(&f->map);
+	for (size_t i = 0; i < f->nr; i++)
+		if (f->ents[i].stack)
+			cb(ctx, f->ents[i].stack, f->ents[i].count);
+}

@@ -1,0 +1,70 @@
+/* output-json.c - one stable JSON object per report (see output.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "output.h"
+#include "util.h"
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+void output_json(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,
+		 const struct output_opts *o, const char *(*family)(void *ctx, const struct ct_row *r),
+		 void *fctx)
+{
+	uint64_t n = h->samples ? h->samples : 1;
+
+	fprintf(out, "{\"version\":1,\"header\":{\"file\":");
+	json_str(out, h->file);
+	fprintf(out, ",\"command\":");
+	if (h->cmdline)
+		json_str(out, h->cmdline);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"event\":");
+	json_str(out, h->event);
+	fprintf(out, ",\"sampling\":");
+	json_str(out, h->sampling);
+	fprintf(out, ",\"key\":");
+	json_str(out, h->key ? h->key : "symbol");
+	fprintf(out, ",\"samples\":%llu,\"lost\":%llu,\"duration_ns\":%llu,"
+		"\"ns_per_sample\":%llu,\"time_estimated\":%s,\"complete_stacks\":%llu,"
+		"\"named\":%llu,\"truncated\":%s},\"rows\":[",
+		(unsigned long long)h->samples, (unsigned long long)h->lost,
+		(unsigned long long)h->duration_ns, (unsigned long long)h->ns_per_sample,
+		h->sample_is_time ? "false" : "true", (unsigned long long)h->complete_stacks,
+		(unsigned long long)h->named, h->truncated ? "true" : "false");
+	for (size_t i = 0; i < nr && (!o->limit || i < o->limit); i++) {
+		const struct ct_row *r = rows[i];
+		const char *fam = family ? family(fctx, r) : NULL;
+
+		fprintf(out, "%s\n{\"symbol\":", i ? "," : "");
+		json_str(out, r->name);
+		fprintf(out, ",\"dso\":");
+		if (r->dso)
+			json_str(out, r->dso);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"self\":%llu,\"self_pct\":%.4f,\"self_ns\":%llu,\"total\":%llu,\"total_pct\":%.4f",
+			(unsigned long long)r->self, 100.0 * r->self / n,
+			(unsigned long long)(r->self * h->ns_per_sample),
+			(unsigned long long)r->total, 100.0 * r->total / n);
+		if (fam) {
+			fprintf(out, ",\"family\":");
+			json_str(out, fam);
+		}
+		fputc('}', out);
+	}
+	fprintf(out, "\n]}\n");
+}

@@ -1,0 +1,419 @@
+/* profile.c - recording -> resolved stacks (see profile.h).
+ *
+ * Pass 1 feeds the process model, build-ids, kernel symbols and JIT maps; pass 2 turns
+ * each sample into frames: the fp callchain (PERF_CONTEXT_* markers split kernel and
+ * user parts), or unwind_sample() over the copied user stack (kernel part still from
+ * the callchain), or the leaf alone.  Return addresses are looked up at pc - 1.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitsym.h"
+#include "ksyms.h"
+#include "profile.h"
+#include "rephash.h"
+#include "symbolize.h"
+#include "unwind.h"
+#include "util.h"
+
+#define MAX_DEPTH 512
+#define KERNEL_START 0xffff800000000000ULL
+
+struct prof {
+	const struct profile_opts *opts;
+	const struct profile_consumer *c;
+	struct profile_stats *st;
+	struct machine *m;
+	struct symbolizer *sym;
+	struct ksyms *ks;
+	struct jitsyms *jit;
+	struct unwinder *uw;
+	struct strpool pool;
+	struct u64map anon_names;	/* map start -> "[anon]@0x..." name */
+	int have_ksyms_rec;
+	char release[128];
+	uint64_t cpus_seen[4];		/* bitmap of CPUs seen (first 256) */
+	uint64_t *ips;
+	unsigned *ipflags;
+	struct frame *frames;
+	size_t max_frames;
+	const struct evsel *first_ev;
+	int ready;
+};
+
+static int p_attr(void *ctx, const struct evsel *ev)
+{
+	struct prof *p = ctx;
+
+	if (!p->first_ev) {
+		p->first_ev = ev;
+		snprintf(p->st->event, sizeof(p->st->event), "%s", ev->name);
+		p->st->sample_is_time = ev->attr.type == PERF_TYPE_SOFTWARE &&
+			(ev->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+			 ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+	}
+	return 0;
+}
+
+static int p_meta(void *ctx, const char *key, const char *value)
+{
+	struct prof *p = ctx;
+
+	if (!strcmp(key, "release"))
+		snprintf(p->release, sizeof(p->release), "%s", value);
+	return p->c->meta ? p->c->meta(p->c->ctx, key, value) : 0;
+}
+
+static int p_mmap(void *ctx, const struct dlp_mmap *mm)
+{
+	return machine_mmap(((struct prof *)ctx)->m, mm);
+}
+
+static int p_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time)
+{
+	return machine_comm(((struct prof *)ctx)->m, pid, tid, comm, exec, time);
+}
+
+static int p_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
+{
+	return machine_fork(((struct prof *)ctx)->m, pid, ppid, tid, ptid, time);
+}
+
+static int p_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
+{
+	return machine_exit(((struct prof *)ctx)->m, pid, tid, time);
+}
+
+static int p_other(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct prof *p = ctx;
+
+	switch (type) {
+	case DLP_REC_BUILDID: {
+		const struct dlp_buildid_rec *b = data;
+		const char *path = (const char *)data + sizeof(*b);
+
+		if (len > sizeof(*b) && b->size <= 20 && memchr(path, 0, len - sizeof(*b)))
+			machine_set_build_id(p->m, path, b->id, b->size);
+		break;
+	}
+	case DLP_REC_KSYMS:
+		if (ksyms_add_text(p->ks, data, len) > 0)
+			p->have_ksyms_rec = 1;
+		break;
+	case DLP_REC_JITMAP:
+	case DLP_REC_JITDUMP: {
+		const struct dlp_jit_rec *jr = data;
+		char what[64];
+
+		if (len < sizeof(*jr))
+			break;
+		if (type == DLP_REC_JITMAP) {
+			snprintf(what, sizeof(what), "perf-%d.map", jr->pid);
+			jitsyms_add_perfmap(p->jit, jr->pid, (const char *)data + sizeof(*jr),
+					    len - sizeof(*jr), what);
+		} else {
+			snprintf(what, sizeof(what), "jit-%d.dump", jr->pid);
+			jitsyms_add_jitdump(p->jit, jr->pid, (const char *)data + sizeof(*jr),
+					    len - sizeof(*jr), what);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return p->c->other ? p->c->other(p->c->ctx, type, data, len) : 0;
+}
+
+static void kernel_frame(struct prof *p, uint64_t addr, struct frame *f)
+{
+	const struct ksym *k = ksyms_find(p->ks, addr);
+
+	memset(f, 0, sizeof(*f));
+	f->ip = addr;
+	f->flags = FRAME_KERNEL;
+	if (k) {
+		f->sym = k->name;
+		f->sym_start = k->start;
+		f->dso = k->module ? k->module : "[kernel.kallsyms]";
+	} else {
+		f->sym = "[unknown]";
+		f->dso = "[kernel.kallsyms]";
+		f->flags |= FRAME_UNKNOWN;
+	}
+}
+
+/* Resolve one user address into frames (inline expansion may add several). */
+static size_t user_frames(struct prof *p, const struct dlp_sample *s, uint64_t addr,
+			  struct frame *out, size_t max)
+{
+	const struct map *mp = machine_find_map(p->m, s->pid, addr, s->time);
+	const struct jitsym *j;
+
+	if (!max)
+		return 0;
+	if ((!mp || mp->dso->anon) && (j = jitsyms_find(p->jit, s->pid, addr))) {
+		memset(out, 0, sizeof(*out));
+		out->ip = addr;
+		out->sym = j->name;
+		out->sym_start = j->start;
+		out->dso = "[jit]";
+		out->flags = FRAME_JIT;
+		return 1;
+	}
+	if (!mp) {
+		memset(out, 0, sizeof(*out));
+		out->ip = addr;
+		out->sym = "[unknown]";
+		out->dso = "[unknown]";
+		out->flags = FRAME_UNKNOWN;
+		return 1;
+	}
+	if (mp->dso->anon) {
+		void **slot = u64map_slot(&p->anon_names, mp->start);
+
+		if (!*slot) {
+			char buf[64];
+
+			snprintf(buf, sizeof(buf), "[anon]@0x%llx", (unsigned long long)mp->start);
+			*slot = (void *)strpool_intern(&p->pool, buf);
+		}
+		memset(out, 0, sizeof(*out));
+		out->ip = addr;
+		out->sym = *slot;
+		out->sym_start = mp->start;
+		out->dso = "[anon]";
+		out->dso_path = mp->dso->path;
+		out->flags = FRAME_ANON;
+		return 1;
+	}
+	if (mp->dso->kernel) {
+		kernel_frame(p, addr, out);
+		return 1;
+	}
+	return symbolize(p->sym, mp, addr, out, max);
+}
+
+static int is_root_name(const char *n)
+{
+	static const char *const roots[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main", "start_thread",
+		"clone", "clone3", "__clone", "__clone3", "_dl_start_user", "__libc_start_main_impl",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+		if (!strcmp(n, roots[i]))
+			return 1;
+	return 0;
+}
+
+static int p_sample(void *ctx, const struct dlp_sample *s)
+{
+	struct prof *p = ctx;
+	size_t nf = 0, max = p->max_frames;
+	size_t nuser = 0, first_user = 0;
+	int complete = 0, unw_complete = 0, dwarf = 0;
+	struct frame *fr = p->frames;
+
+	p->st->samples++;
+	p->st->period_total += s->period;
+	if (!p->st->first_time || s->time < p->st->first_time)
+		p->st->first_time = s->time;
+	if (s->time > p->st->last_time)
+		p->st->last_time = s->time;
+	if (s->cpu < 256)
+		p->cpus_seen[s->cpu / 64] |= 1ULL << (s->cpu % 64);
+
+	if (s->stack_size && s->user_regs && p->uw)
+		dwarf = 1;
+
+	if (s->nr_callchain && !p->opts->no_children) {
+		uint64_t ctxmark = 0;
+		int first_in_ctx = 0;
+
+		for (uint64_t i = 0; i < s->nr_callchain && nf < max; i++) {
+			uint64_t ip = s->callchain[i];
+
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+				ctxmark = ip;
+				first_in_ctx = 1;
+				continue;
+			}
+			if (ctxmark == (uint64_t)PERF_CONTEXT_USER || (!ctxmark && ip < KERNEL_START)) {
+				if (dwarf)
+					break;	/* the user part comes from the unwinder */
+				if (!nuser)
+					first_user = nf;
+				size_t k = user_frames(p, s, first_in_ctx ? ip : ip - 1, fr + nf, max - nf);
+
+				if (!first_in_ctx)
+					for (size_t x = 0; x < k; x++)
+						fr[nf + x].ip = ip - 1;
+				nf += k;
+				nuser += k;
+			} else {
+				kernel_frame(p, first_in_ctx ? ip : ip - 1, &fr[nf++]);
+			}
+			first_in_ctx = 0;
+		}
+	}
+	if (dwarf && !p->opts->no_children) {
+		size_t n = unwind_sample(p->uw, s, p->ips, p->ipflags, MAX_DEPTH, &unw_complete);
+
+		first_user = nf;
+		for (size_t i = 0; i < n && nf < max; i++) {
+			uint64_t a = i ? p->ips[i] - 1 : p->ips[i];
+			size_t k = user_frames(p, s, a, fr + nf, max - nf);
+
+			for (size_t x = 0; x < k; x++)
+				if (p->ipflags[i] & FRAME_RECOVERED)
+					fr[nf + x].flags |= FRAME_RECOVERED;
+			nf += k;
+			nuser += k;
+		}
+	}
+	if (!nf) {
+		/* leaf only */
+		if (s->ip >= KERNEL_START || s->cpumode == PERF_RECORD_MISC_KERNEL)
+			kernel_frame(p, s->ip, &fr[nf++]);
+		else {
+			nf = user_frames(p, s, s->ip, fr, p->opts->no_children ? 1 : max);
+			nuser = nf;
+			first_user = 0;
+		}
+	}
+	if (p->opts->no_children && nf > 1)
+		nf = 1;
+	if (p->opts->max_depth && nf > p->opts->max_depth)
+		nf = p->opts->max_depth;
+
+	if (unw_complete)
+		complete = 1;
+	else if (nuser && first_user + nuser <= nf)
+		complete = is_root_name(fr[first_user + nuser - 1].sym);
+	else if (!nuser && nf && s->pid == 0)
+		complete = 1;	/* the idle task / kernel threads have no user part */
+	if (nf && complete && nf < first_user + nuser)
+		complete = 0;
+	if (complete)
+		p->st->complete_stacks++;
+	if (nf) {
+		unsigned f = fr[0].flags;
+
+		if (!(f & (FRAME_UNKNOWN | FRAME_ANON)))
+			p->st->named++;
+	}
+	if (p->c->stack)
+		return p->c->stack(p->c->ctx, p->m, s, fr, nf, complete);
+	return 0;
+}
+
+static int p_lost(void *ctx, uint64_t id, uint64_t lost)
+{
+	((struct prof *)ctx)->st->lost += lost;
+	return 0;
+}
+
+static int p_switch(void *ctx, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time, int out,
+		    int preempt)
+{
+	struct prof *p = ctx;
+
+	if (p->c->context_switch)
+		return p->c->context_switch(p->c->ctx, p->m, pid, tid, cpu, time, out, preempt);
+	return 0;
+}
+
+/* Pass 2 starts with the first sample: load /proc/kallsyms then if nothing was recorded. */
+static int p_sample_first(void *ctx, const struct dlp_sample *s);
+
+static const struct session_ops prof_ops = {
+	.attr = p_attr,
+	.meta = p_meta,
+	.mmap = p_mmap,
+	.comm = p_comm,
+	.fork = p_fork,
+	.exit = p_exit,
+	.sample = p_sample_first,
+	.lost = p_lost,
+	.context_switch = p_switch,
+	.other = p_other,
+};
+
+static int p_sample_first(void *ctx, const struct dlp_sample *s)
+{
+	struct prof *p = ctx;
+
+	if (!p->ready) {
+		p->ready = 1;
+		if (!p->have_ksyms_rec && !ksyms_count(p->ks))
+			ksyms_load_kallsyms(p->ks, NULL, p->release[0] ? p->release : NULL);
+	}
+	return p_sample(ctx, s);
+}
+
+int profile_run(const char *path, const struct profile_opts *opts,
+		const struct profile_consumer *c, struct profile_stats *stats,
+		struct session_info *info)
+{
+	struct symbolize_opts so = { opts->srcline, opts->inline_frames };
+	struct session_info local_info;
+	struct prof p;
+	int ret;
+
+	memset(stats, 0, sizeof(*stats));
+	memset(&p, 0, sizeof(p));
+	if (!info)
+		info = &local_info;
+	memset(info, 0, sizeof(*info));
+	p.opts = opts;
+	p.c = c;
+	p.st = stats;
+	p.m = machine_new();
+	p.sym = symbolizer_new(&so);
+	p.ks = ksyms_new();
+	p.jit = jitsyms_new();
+	p.uw = unwinder_new(p.m);
+	strpool_init(&p.pool);
+	u64map_init(&p.anon_names);
+	p.max_frames = opts->max_depth && opts->max_depth < MAX_DEPTH ? opts->max_depth : MAX_DEPTH;
+	p.max_frames *= opts->inline_frames ? 4 : 1;
+	p.frames = xcalloc(p.max_frames + 1, sizeof(*p.frames));
+	p.ips = xcalloc(MAX_DEPTH, sizeof(*p.ips));
+	p.ipflags = xcalloc(MAX_DEPTH, sizeof(*p.ipflags));
+
+	ret = session_process(path, &prof_ops, &p, info);
+
+	if (info->have_stats) {
+		if (info->stats.lost > stats->lost)
+			stats->lost = info->stats.lost;
+	}
+	if (stats->samples) {
+		if (stats->sample_is_time) {
+			stats->sample_period_ns = stats->period_total / stats->samples;
+		} else {
+			uint64_t dur = stats->last_time - stats->first_time;
+			unsigned cpus = 0;
+
+			if (info->have_stats && info->stats.end_ns > info->stats.start_ns)
+				dur = info->stats.end_ns - info->stats.start_ns;
+			for (size_t i = 0; i < ARRAY_SIZE(p.cpus_seen); i++)
+				cpus += __builtin_popcountll(p.cpus_seen[i]);
+			stats->sample_period_ns = dur * (cpus ? cpus : 1) / stats->samples;
+		}
+	}
+
+	free(p.frames);
+	free(p.ips);
+	free(p.ipflags);
+	u64map_release(&p.anon_names);
+	strpool_release(&p.pool);
+	if (p.uw)
+		unwinder_free(p.uw);
+	jitsyms_free(p.jit);
+	ksyms_free(p.ks);
+	symbolizer_free(p.sym);
+	machine_free(p.m);
+	return ret;
+}

@@ -1,0 +1,14 @@
+# report.mk - test workloads of the report side (known hot functions and stacks)
+REP_WL_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline
+
+$(O)/tests/workloads/rep-split: tests/workloads/rep-split.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REP_WL_CFLAGS) -o $@ $<
+$(O)/tests/workloads/rep-deep: tests/workloads/rep-deep.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REP_WL_CFLAGS) -o $@ $<
+$(O)/tests/workloads/rep-cxx: tests/workloads/rep-cxx.cc
+	@mkdir -p $(dir $@)
+	g++ $(REP_WL_CFLAGS) -o $@ $<
+
+TEST_PROGS += $(O)/tests/workloads/rep-split $(O)/tests/workloads/rep-deep $(O)/tests/workloads/rep-cxx
