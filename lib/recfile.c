@@ -29,7 +29,9 @@ static const char file_magic[8] = { 'D', 'L', 'P', 'R', 'O', 'F', '\r', '\n' };
 #define CHUNK_MAX		(64u << 20)	/* cap on raw and compressed chunk size */
 #define CHUNK_TARGET		(1u << 20)
 #define REC_HDR			8
-#define ZLEVEL			1
+#ifndef ZLEVEL
+#define ZLEVEL			1	/* measured: see docs/FORMAT.md */
+#endif
 
 struct file_header {
 	char magic[8];

@@ -3,3 +3,7 @@ $(O)/tests/recdump: tests/tools/recdump.c $(O)/libdlprof.a | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdlprof.a $(LDLIBS)
 TEST_PROGS += $(O)/tests/recdump
+$(O)/tests/rec-mkfile: tests/tools/rec-mkfile.c tests/tools/rec-build.h $(O)/libdlprof.a | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdlprof.a $(LDLIBS)
+TEST_PROGS += $(O)/tests/rec-mkfile
