@@ -1,0 +1,40 @@
+#!/bin/sh
+# t5000: unit tests of the DL view: family rules, operators, ITT collector and reader
+. "$(dirname "$0")/lib.sh"
+
+export DLPROF_DATADIR="$TOP/share"
+
+test_expect_success 'family rules, classification and operators (test-family)' '
+	cd "$TOP" && "$BUILD/tests/unit/test-family" >"$TRASH/family.tap" &&
+	! grep "^not ok" "$TRASH/family.tap" && grep -q "^1\.\." "$TRASH/family.tap"
+'
+
+test_expect_success 'ITT collector through an emulated static stub (test-itt)' '
+	cd "$TOP" && BUILD="$BUILD" "$BUILD/tests/unit/test-itt" >"$TRASH/itt.tap" &&
+	! grep "^not ok" "$TRASH/itt.tap" && grep -q "^1\.\." "$TRASH/itt.tap"
+'
+
+test_expect_success 'collector exports the version-1 protocol and no libdlprof symbols' '
+	nm -D --defined-only "$BUILD/libdlprof-itt.so" >syms &&
+	test_grep -q " __itt_api_version$" syms &&
+	test_grep -q " __itt_task_begin$" syms &&
+	! grep -q " __itt_api_init$" syms &&
+	! grep -q " error$" syms
+'
+
+test_have DNNL && test_have TORCH && test_expect_success 'collector records oneDNN primitives of a real torch run' '
+	mkdir itt &&
+	INTEL_LIBITTNOTIFY64="$BUILD/libdlprof-itt.so" INTEL_ITTNOTIFY_GROUPS=all DLPROF_ITT_DIR="$TRASH/itt" \
+	/usr/bin/python3 -c "
+import torch
+torch.set_num_threads(2)
+m = torch.nn.Conv2d(3, 16, 3)
+x = torch.randn(4, 3, 32, 32)
+for i in range(3):
+    m(x).sum().backward()
+" &&
+	ls itt/itt-*.bin >files && test -s files &&
+	cat itt/itt-*.bin | tr -c "a-z\n" "\n" | sort -u >names &&
+	test_grep -qx convolution names
+'
+test_done
