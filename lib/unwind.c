@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <asm/perf_regs.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
 #include "frame.h"
@@ -52,6 +53,8 @@ static const unsigned char dwarf_to_perf[DW_NREGS] = {
 	PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
 	PERF_REG_X86_IP,
 };
+
+static const unsigned char callee_saved[] = { DW_RBX, DW_RBP, DW_R12, DW_R13, DW_R14, DW_R15 };
 
 /* page kinds */
 enum { PG_UNKNOWN, PG_NONE, PG_FILE, PG_ANON };
@@ -83,6 +86,7 @@ struct space {
 	int attached;
 	struct page_ent pages[PAGE_CACHE];
 	struct u64map calls;	/* return address -> (void *)1 call, (void *)2 not */
+	struct u64map outermost;	/* PC -> (void *)1 CFI says RA undefined, (void *)2 not */
 	const struct dso **failed;	/* DSOs whose report failed in this space */
 	size_t nr_failed, alloc_failed;
 };
@@ -104,6 +108,8 @@ struct walk {
 	/* the last frame recorded */
 	uint64_t last_sp;
 	int last_has_sp;
+	uint64_t last_regs[DW_NREGS];	/* callee-saved registers of the last frame */
+	uint32_t last_regs_set;
 	Dwfl_Module *last_mod;
 	uint64_t last_lookup;
 	int stop_nocfi;			/* stopped at a frame no module covers */
@@ -470,6 +476,7 @@ static struct space *space_get(struct unwinder *u, uint32_t pid)
 	sp->u = u;
 	sp->pid = pid;
 	u64map_init(&sp->calls);
+	u64map_init(&sp->outermost);
 	sp->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!sp->dwfl) {
 		error("unable to create an unwinding session for pid %u: %s", pid,
@@ -547,6 +554,15 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 		w->last_sp = rsp;
 		w->last_has_sp = 1;
 	}
+	w->last_regs_set = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(callee_saved); i++) {
+		Dwarf_Word v;
+
+		if (dwfl_frame_reg(f, callee_saved[i], &v) == 0) {
+			w->last_regs[callee_saved[i]] = v;
+			w->last_regs_set |= 1u << callee_saved[i];
+		}
+	}
 	mod = dwfl_addrmodule(w->sp->dwfl, lookup);
 	if (!mod)
 		mod = report_module(w, lookup);
@@ -564,6 +580,37 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 	return DWARF_CB_OK;
 }
 
+/*
+ * Does the CFI at the last frame's PC say "return address undefined" (the ABI's
+ * outermost-frame marker, as in _start and clone3)?  libdwfl also ends a walk cleanly
+ * when the return address merely could not be computed, so a clean end alone proves
+ * nothing.
+ */
+static int at_outermost(struct walk *w)
+{
+	void *v = u64map_get(&w->sp->outermost, w->last_lookup);
+	Dwarf_Op ops_mem[3], *ops;
+	Dwarf_Frame *frame;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+	size_t nops;
+	int yes = 0;
+
+	if (v)
+		return v == (void *)1;
+	cfi = dwfl_module_eh_cfi(w->last_mod, &bias);
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(w->last_mod, &bias);
+	if (cfi && dwarf_cfi_addrframe(cfi, w->last_lookup - bias, &frame) == 0) {
+		yes = dwarf_frame_register(frame, DW_RIP, ops_mem, &ops, &nops) == 0 &&
+		      nops == 0 && ops == ops_mem;
+		free(frame);
+	}
+	if (w->sp->outermost.nr < CALL_CACHE_MAX)
+		u64map_put(&w->sp->outermost, w->last_lookup, yes ? (void *)1 : (void *)2);
+	return yes;
+}
+
 /* Run one pass from w->regs.  Returns 1 when it ended at the outermost frame. */
 static int walk_pass(struct walk *w)
 {
@@ -573,15 +620,11 @@ static int walk_pass(struct walk *w)
 	w->pass_frames = 0;
 	w->last_mod = NULL;
 	ret = dwfl_getthread_frames(w->sp->dwfl, w->s->tid ? (pid_t)w->s->tid : 1, frame_cb, w);
-	if (ret == 0)
+	if (!w->last_mod)
+		return 0;
+	if (ret == 0 && at_outermost(w))
 		return 1;
-	if (w->last_mod) {
-		const char *name = dwfl_module_addrname(w->last_mod, w->last_lookup);
-
-		if (is_root_symbol(name))
-			return 1;
-	}
-	return 0;
+	return is_root_symbol(dwfl_module_addrname(w->last_mod, w->last_lookup));
 }
 
 /* Scan the copied stack upward from the last SP for a return address; on success set
@@ -603,17 +646,19 @@ static int scan_stack(struct walk *w)
 			continue;
 		if (!is_return_address(w, v))
 			continue;
-		w->regs_set = (1u << DW_RSP) | (1u << DW_RIP);
+		w->regs_set = (1u << DW_RSP) | (1u << DW_RIP) | w->last_regs_set;
+		for (size_t i = 0; i < ARRAY_SIZE(callee_saved); i++)
+			w->regs[callee_saved[i]] = w->last_regs[callee_saved[i]];
 		w->regs[DW_RIP] = v - 1;
 		w->regs[DW_RSP] = a + 8;
-		/* a frame-pointer prologue leaves the caller's rbp just below the return
-		 * address; keep it when it points further up the copied stack */
-		if (a - 8 >= w->stack_lo) {
+		/* Callee-saved registers keep the values of the last frame CFI knew (code
+		 * without CFI mostly leaves them alone or restores them); but when rbp
+		 * points at the slot below the return address, the skipped code made a
+		 * classic frame, and that slot holds the caller's rbp. */
+		if ((w->last_regs_set & (1u << DW_RBP)) && w->last_regs[DW_RBP] == a - 8 &&
+		    a - 8 >= w->stack_lo) {
 			memcpy(&bp, w->s->stack + (a - 8 - w->stack_lo), 8);
-			if (bp > a && bp < w->stack_hi) {
-				w->regs[DW_RBP] = bp;
-				w->regs_set |= 1u << DW_RBP;
-			}
+			w->regs[DW_RBP] = bp;
 		}
 		w->last_sp = a + 8;
 		w->last_has_sp = 1;
@@ -657,17 +702,17 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	if (w.stack_hi < w.stack_lo)
 		return 0;
 
-	/* ips[0] is the sample IP; a kernel-mode sample continues with the user IP */
-	ips[0] = s->ip;
-	if (flags)
-		flags[0] = 0;
-	w.n = 1;
-	if (s->ip == w.regs[DW_RIP])
-		w.n = 0;
+	/* ips[0] is the sampled user IP: for a kernel-mode sample, where the thread entered
+	 * the kernel (the kernel part of the stack comes from the callchain) */
+	w.n = 0;
 
 	sp = space_get(u, s->pid);
-	if (!sp)
-		return w.n ? w.n : (ips[0] = s->ip, 1);
+	if (!sp) {
+		ips[0] = w.regs[DW_RIP];
+		if (flags)
+			flags[0] = 0;
+		return 1;
+	}
 	w.sp = sp;
 	u->cur = &w;
 	for (int scans = 0; w.n < max; scans++) {
@@ -681,7 +726,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	}
 	u->cur = NULL;
 	if (!w.n) {
-		ips[0] = s->ip;
+		ips[0] = w.regs[DW_RIP];
 		if (flags)
 			flags[0] = 0;
 		w.n = 1;
@@ -727,6 +772,7 @@ void unwinder_free(struct unwinder *u)
 		if (sp->dwfl)
 			dwfl_end(sp->dwfl);
 		u64map_release(&sp->calls);
+		u64map_release(&sp->outermost);
 		free(sp->failed);
 		free(sp);
 	}
