@@ -910,9 +910,10 @@ static void print_summary(struct recorder *r, const char *path)
 	uint64_t bytes = recwriter_bytes(r->w);
 	int color = want_color(2) && r->lost;
 
-	fprintf(stderr, "dlprof: %llu samples, %s%llu lost%s, wrote %s (%.2f MB)\n",
+	fprintf(stderr, "dlprof: %llu samples, %s%llu lost%s, wrote %s (%.*f MB)\n",
 		(unsigned long long)r->samples, color ? "\033[1;31m" : "",
-		(unsigned long long)r->lost, color ? "\033[m" : "", path, bytes / 1e6);
+		(unsigned long long)r->lost, color ? "\033[m" : "", path,
+		bytes < 100000 ? 3 : 2, bytes / 1e6);
 }
 
 int record_run(const struct record_opts *o)

@@ -98,11 +98,11 @@ test_expect_success '-g records call chains reaching main' '
 test_expect_success 'dwarf mode: registers + trimmed stack copies, none lost' '
 	"$DLPROF" record -q --call-graph dwarf -o dw.data -- "$WL/rec-threads" 2 0.5 &&
 	"$RECDUMP" dw.data >dwdump &&
-	test_grep "^META callgraph=dwarf=16384$" dwdump &&
+	test_grep "^META callgraph=dwarf=32768$" dwdump &&
 	test_grep "^STATS .* lost=0 " dwdump &&
 	grep "^PERF SAMPLE" dwdump | sed -n "s/.* stack=\([0-9]*\).*/\1/p" | sort -n | uniq -c >stacks &&
 	cat stacks &&
-	awk "\$2 > 0 && \$2 < 16384 { ok += \$1 } END { exit !(ok > 500) }" stacks
+	awk "\$2 > 0 && \$2 < 32768 { ok += \$1 } END { exit !(ok > 500) }" stacks
 '
 
 test_expect_success 'kernel symbols hit are captured when kallsyms is readable' '
