@@ -63,8 +63,8 @@ void itt_data_finish(struct itt_data *d);
 /* The innermost task thread pid/tid was in at time t, or NULL. */
 const struct itt_interval *itt_lookup(const struct itt_data *d, uint32_t pid, uint32_t tid,
 				      uint64_t t);
-/* Per task name: number of tasks and summed duration (outermost tasks only counted
- * once per nesting); iterate i = 0.. until it returns NULL. */
+/* Per task name: number of tasks and their summed duration (nested tasks count for
+ * their own name too); iterate i = 0.. until it returns NULL. */
 const char *itt_name_stats(const struct itt_data *d, size_t i, uint64_t *calls,
 			   uint64_t *total_ns);
 size_t itt_nr_intervals(const struct itt_data *d);
