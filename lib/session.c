@@ -82,17 +82,19 @@ static struct evsel *find_id(struct session *s, uint64_t id)
 static struct evsel *record_evsel(struct session *s, const unsigned char *rec, size_t len,
 				  int trailer)
 {
+	struct evsel *ev0, *ev;
+
 	if (!s->nr_evsels)
 		return NULL;
-	if (s->nr_evsels == 1)
-		return s->evsels[0];
-	if (!(s->evsels[0]->attr.sample_type & PERF_SAMPLE_IDENTIFIER))
-		return NULL;
-	if (trailer && !s->evsels[0]->attr.sample_id_all)
-		return NULL;
+	ev0 = s->evsels[0];
+	if (!(ev0->attr.sample_type & PERF_SAMPLE_IDENTIFIER) || (trailer && !ev0->attr.sample_id_all))
+		return s->nr_evsels == 1 ? ev0 : NULL;
 	if (len < sizeof(struct perf_event_header) + 8)
 		return NULL;
-	return find_id(s, get_u64(trailer ? rec + len - 8 : rec + sizeof(struct perf_event_header)));
+	ev = find_id(s, get_u64(trailer ? rec + len - 8 : rec + sizeof(struct perf_event_header)));
+	if (!ev && s->nr_evsels == 1 && !ev0->nr_ids)
+		return ev0;	/* no ids recorded: the only event */
+	return ev;
 }
 
 /*
