@@ -28,6 +28,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -607,19 +608,25 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void write_ksyms(struct recorder *r)
-{
-	struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
-	struct ksym *syms = NULL;
-	size_t nr = 0, alloc = 0;
-	char *p, *nl;
-	unsigned char *hit;
+/*
+ * /proc/kallsyms takes ~40 ms of kernel time to read: a thread loads and sorts it while
+ * the workload runs, so the exit path only looks up the addresses hit.
+ */
+struct kallsyms {
+	struct strbuf text;
+	struct ksym *syms;
+	size_t nr;
+};
 
-	if (!r->kaddrs.nr)
-		return;
-	if (strbuf_read_file(&sb, "/proc/kallsyms", 64u << 20) < 0)
-		return;
-	for (p = sb.buf; *p; p = nl + 1) {
+static void *kallsyms_load(void *arg)
+{
+	struct kallsyms *k = arg;
+	size_t alloc = 0;
+	char *p, *nl;
+
+	if (strbuf_read_file(&k->text, "/proc/kallsyms", 64u << 20) < 0)
+		return NULL;
+	for (p = k->text.buf; *p; p = nl + 1) {
 		char *end;
 		uint64_t a;
 
@@ -633,17 +640,33 @@ static void write_ksyms(struct recorder *r)
 		/* text symbols only: t, T, w, W (weak code) */
 		if (end[1] != 't' && end[1] != 'T' && end[1] != 'w' && end[1] != 'W')
 			continue;
-		ALLOC_GROW(syms, nr + 1, alloc);
-		syms[nr].addr = a;
-		syms[nr].line = end + 3;
-		nr++;
+		ALLOC_GROW(k->syms, k->nr + 1, alloc);
+		k->syms[k->nr].addr = a;
+		k->syms[k->nr].line = end + 3;
+		k->nr++;
 	}
-	if (!nr || !syms[0].addr) {	/* addresses hidden (kptr_restrict) */
-		free(syms);
-		strbuf_release(&sb);
+	if (k->nr && !k->syms[0].addr)	/* addresses hidden (kptr_restrict) */
+		k->nr = 0;
+	qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+	return NULL;
+}
+
+static void kallsyms_free(struct kallsyms *k)
+{
+	free(k->syms);
+	strbuf_release(&k->text);
+	memset(k, 0, sizeof(*k));
+}
+
+static void write_ksyms(struct recorder *r, struct kallsyms *k)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct ksym *syms = k->syms;
+	size_t nr = k->nr;
+	unsigned char *hit;
+
+	if (!r->kaddrs.nr || !nr)
 		return;
-	}
-	qsort(syms, nr, sizeof(*syms), ksym_cmp);
 	hit = xcalloc(nr, 1);
 	for (size_t i = 0; i < r->kaddrs.alloc; i++) {
 		uint64_t a = r->kaddrs.slot[i];
@@ -681,9 +704,7 @@ static void write_ksyms(struct recorder *r)
 	if (out.len)
 		recwriter_add(r->w, DLP_REC_KSYMS, out.buf, out.len);
 	free(hit);
-	free(syms);
 	strbuf_release(&out);
-	strbuf_release(&sb);
 }
 
 static void capture_file(struct recorder *r, uint32_t type, int32_t pid, const char *path)
@@ -925,10 +946,13 @@ int record_run(const struct record_opts *o)
 	int sfd = -1, status = 2, ret, interrupted = 0, done = 0;
 	uint64_t last_flush, first_sig_ns = 0, end_ns;
 	struct pollfd *pfd = NULL;
-	int npfd;
+	struct kallsyms ksyms;
+	pthread_t ksyms_thread;
+	int npfd, ksyms_started = 0;
 	char *old;
 
 	memset(r, 0, sizeof(*r));
+	memset(&ksyms, 0, sizeof(ksyms));
 	memset(&wl, 0, sizeof(wl));
 	wl.pid = -1;
 	wl.go_fd = wl.err_fd = wl.pidfd = -1;
@@ -991,6 +1015,9 @@ int record_run(const struct record_opts *o)
 		goto out;
 	}
 
+	if (!r->ev[0].attr.exclude_kernel)
+		ksyms_started = !pthread_create(&ksyms_thread, NULL, kallsyms_load, &ksyms);
+
 	npfd = r->nr_cpus + 2;
 	pfd = xcalloc((size_t)npfd, sizeof(*pfd));
 	for (int c = 0; c < r->nr_cpus; c++) {
@@ -1049,7 +1076,11 @@ int record_run(const struct record_opts *o)
 	close_events(r);
 
 	write_build_ids(r);
-	write_ksyms(r);
+	if (ksyms_started) {
+		pthread_join(ksyms_thread, NULL);
+		ksyms_started = 0;
+		write_ksyms(r, &ksyms);
+	}
 	capture_jit(r);
 	capture_itt(r);
 	write_meta(r);
@@ -1073,6 +1104,9 @@ int record_run(const struct record_opts *o)
 	r->w = NULL;
 
 out:
+	if (ksyms_started)
+		pthread_join(ksyms_thread, NULL);
+	kallsyms_free(&ksyms);
 	if (r->w)
 		recwriter_close(r->w);
 	close_events(r);
