@@ -29,6 +29,7 @@ struct opts {
 	const char *format;
 	const char *input;
 	const char *cpuinfo;
+	const char *python;
 	int functions;
 	int top;
 	int no_python;
@@ -226,7 +227,8 @@ static int check_platform(const struct opts *o)
 	struct isa_platform p;
 	struct libisa lib[LIBISA_NR];
 	struct libisa_opts lo = { .no_python = o->no_python,
-				  .python_timeout_ms = o->python_timeout * 1000 };
+				  .python_timeout_ms = o->python_timeout * 1000,
+				  .python = o->python };
 
 	if (isa_platform_probe(&p, o->cpuinfo, 1))
 		return EXIT_FATAL;
@@ -452,6 +454,7 @@ int cmd_check_isa(int argc, const char **argv)
 		OPT_BOOL(0, "no-python", &o.no_python, "do not run python3 to ask torch"),
 		OPT_BOOL(0, "no-libs", &o.no_libs, "platform only: do not ask the libraries"),
 		OPT_INT(0, "python-timeout", &o.python_timeout, "SEC", "time allowed for python3 -c 'import torch' (default 20)"),
+		OPT_STRING(0, "python", &o.python, "PATH", "python interpreter that has torch (default /usr/bin/python3)"),
 		OPT_BOOL(0, "no-cache", &o.no_cache, "neither read nor write the per-build-id cache"),
 		OPT_BOOL(0, "refresh", &o.refresh, "rescan files even when cached"),
 		{ OPTION_STRING, 0, "cpuinfo", &o.cpuinfo, "FILE", "read flags from FILE instead of /proc/cpuinfo",
