@@ -17,6 +17,9 @@ struct id_ent {
 	struct evsel *ev;
 };
 
+static struct evsel **kept_evsels;
+static size_t nr_kept, alloc_kept;
+
 struct session {
 	const char *path;
 	const struct session_ops *ops;
@@ -598,9 +601,12 @@ int session_process(const char *path, const struct session_ops *ops, void *ctx,
 		warning("'%s': skipped %llu malformed perf records", path,
 			(unsigned long long)info->bad_records);
 
+	/* Callers keep evsel pointers (a sample's evsel, the attr callback's argument) past
+	 * this call, and there is no session object to own them: they live as long as the
+	 * process, in a list that stays reachable. */
 	for (i = 0; i < s.nr_evsels; i++) {
-		free(s.evsels[i]->ids);
-		free(s.evsels[i]);
+		ALLOC_GROW(kept_evsels, nr_kept + 1, alloc_kept);
+		kept_evsels[nr_kept++] = s.evsels[i];
 	}
 	free(s.evsels);
 	free(s.ids);
