@@ -530,6 +530,11 @@ static int dwfl_setup(struct dso_sym *d)
 		d->mod = NULL;
 		return -1;
 	}
+	/* load the debug info now: its bias is what line lookups use */
+	if (!dwfl_module_getdwarf(d->mod, &d->bias)) {
+		d->mod = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -553,8 +558,9 @@ static void add_dwarf(struct symbolizer *s, struct dso_sym *d, uint64_t vaddr, s
 	Dwarf_Die *cu, *scopes = NULL;
 	int n;
 
-	if (dwfl_setup(d))
-		return;
+	if (dwfl_setup(d)) {
+			return;
+	}
 	line = dwfl_module_getsrc(d->mod, a);
 	if (line) {
 		int lineno = 0;
@@ -644,7 +650,7 @@ static struct symres *resolve(struct symbolizer *s, struct dso_sym *d, uint64_t 
 		char buf[512];
 
 		if (d->cfi && !dwarf_cfi_addrframe(d->cfi, vaddr, &fr) &&
-		    !dwarf_frame_info(fr, &start, &end, NULL) && start <= vaddr && vaddr < end) {
+		    dwarf_frame_info(fr, &start, &end, NULL) >= 0 && start <= vaddr && vaddr < end) {
 			void **slot = u64map_slot(&d->fde_traits, start);
 
 			snprintf(buf, sizeof(buf), "%s!func@0x%llx", d->dso->short_name,
