@@ -25,7 +25,7 @@ enum dlp_rec_type {
 	DLP_REC_KSYMS	= 5,	/* text "ADDR SIZE NAME [MODULE]\n" (hex) for kernel code hit */
 	DLP_REC_JITMAP	= 6,	/* struct dlp_jit_rec + content of /tmp/perf-PID.map */
 	DLP_REC_JITDUMP = 7,	/* struct dlp_jit_rec + content of a jit-PID.dump file */
-	DLP_REC_ITT	= 8,	/* struct dlp_itt_rec + ITT task intervals (see itt.h) */
+	DLP_REC_ITT	= 8,	/* the bytes of one ITT collector output file (format in itt.h) */
 	DLP_REC_STATS	= 9,	/* struct dlp_stats: written once, last */
 	DLP_REC_FILE	= 10,	/* struct dlp_file_rec + bytes of a small file captured at record time */
 	DLP_REC_MAX
@@ -84,7 +84,7 @@ int recwriter_add2(struct recwriter *w, uint32_t type, const void *a, size_t ale
 int recwriter_flush(struct recwriter *w);
 /* Flush, close and free.  Returns 0 or -1.  w is freed either way. */
 int recwriter_close(struct recwriter *w);
-/* Bytes written to the file so far (compressed), and records added. */
+/* Bytes written to the file so far (compressed chunks already on disk). */
 uint64_t recwriter_bytes(const struct recwriter *w);
 
 /* ---- reader ---- */

@@ -14,6 +14,8 @@
 
 #include "recfile.h"
 
+/* Events are owned by the session reader: pointers to them (dlp_sample.evsel, the attr
+ * callback's argument) stay valid until the process exits, so consumers may keep them. */
 struct evsel {
 	struct perf_event_attr attr;
 	char name[64];
