@@ -87,6 +87,10 @@ struct space {
 	struct page_ent pages[PAGE_CACHE];
 	struct u64map calls;	/* return address -> (void *)1 call, (void *)2 not */
 	struct u64map outermost;	/* PC -> (void *)1 CFI says RA undefined, (void *)2 not */
+	struct root_range {
+		uint64_t start, end;
+	} *roots;			/* thread-root functions (_start, start_thread, ...) */
+	size_t nr_roots, alloc_roots;
 	const struct dso **failed;	/* DSOs whose report failed in this space */
 	size_t nr_failed, alloc_failed;
 };
@@ -363,6 +367,51 @@ static int space_failed(const struct space *sp, const struct dso *dso)
 	return 0;
 }
 
+static int is_root_symbol(const char *name)
+{
+	static const char *const roots[] = {
+		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3",
+		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
+	};
+
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+		if (!strcmp(name, roots[i]))
+			return 1;
+	return 0;
+}
+
+/* Remember where the module's thread-root functions are: one pass over its symbols at
+ * report time, so the per-sample check is a range test (dwfl_module_addrname scans the
+ * whole symbol table per call). */
+static void note_roots(struct space *sp, Dwfl_Module *mod)
+{
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+		    !is_root_symbol(name))
+			continue;
+		ALLOC_GROW(sp->roots, sp->nr_roots + 1, sp->alloc_roots);
+		sp->roots[sp->nr_roots].start = addr;
+		sp->roots[sp->nr_roots].end = addr + sym.st_size;
+		sp->nr_roots++;
+	}
+}
+
+static int in_root(const struct space *sp, uint64_t addr)
+{
+	for (size_t i = 0; i < sp->nr_roots; i++)
+		if (addr >= sp->roots[i].start && addr < sp->roots[i].end)
+			return 1;
+	return 0;
+}
+
 /* Report the file mapped at addr.  Returns the module, or NULL. */
 static Dwfl_Module *report_module(struct walk *w, uint64_t addr)
 {
@@ -381,8 +430,10 @@ static Dwfl_Module *report_module(struct walk *w, uint64_t addr)
 		mod = dwfl_report_elf(sp->dwfl, mp->dso->short_name, mp->dso->path, -1,
 				      bias, true);
 		dwfl_report_end(sp->dwfl, NULL, NULL);
-		if (mod)
+		if (mod) {
+			note_roots(sp, mod);
 			mod = dwfl_addrmodule(sp->dwfl, addr);
+		}
 	}
 	if (!mod) {
 		ALLOC_GROW(sp->failed, sp->nr_failed + 1, sp->alloc_failed);
@@ -492,21 +543,6 @@ static struct space *space_get(struct unwinder *u, uint32_t pid)
 }
 
 /* ---- the walk ---- */
-
-static int is_root_symbol(const char *name)
-{
-	static const char *const roots[] = {
-		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3",
-		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
-	};
-
-	if (!name)
-		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
-		if (!strcmp(name, roots[i]))
-			return 1;
-	return 0;
-}
 
 static int frame_cb(Dwfl_Frame *f, void *arg)
 {
@@ -624,7 +660,7 @@ static int walk_pass(struct walk *w)
 		return 0;
 	if (ret == 0 && at_outermost(w))
 		return 1;
-	return is_root_symbol(dwfl_module_addrname(w->last_mod, w->last_lookup));
+	return in_root(w->sp, w->last_lookup);
 }
 
 /* Scan the copied stack upward from the last SP for a return address; on success set
@@ -774,6 +810,7 @@ void unwinder_free(struct unwinder *u)
 		u64map_release(&sp->calls);
 		u64map_release(&sp->outermost);
 		free(sp->failed);
+		free(sp->roots);
 		free(sp);
 	}
 	free(u->all);

@@ -16,3 +16,9 @@ $(O)/tests/unw-libmain: tests/workloads/unw-libmain.c $(O)/tests/libunw-lib.so |
 	$(CC) $(UNW_CFLAGS) -o $@ $< -L$(O)/tests -lunw-lib -Wl,-rpath,'$$ORIGIN'
 
 TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/unw-libmain
+
+# unw-stackdepth FILE: unwind time, complete share and its dependence on the stack size
+$(O)/tests/unw-stackdepth: tests/tools/unw-stackdepth.c $(O)/libdlprof.a | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdlprof.a $(LDLIBS)
+TEST_PROGS += $(O)/tests/unw-stackdepth
