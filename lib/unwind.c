@@ -14,7 +14,14 @@
  * - When the walk stops without reaching an outermost frame, the copied stack is
  *   scanned upward from the last known SP for a word that is a return address into
  *   file-backed code (the bytes before it decode as a call), and a new walk starts from
- *   there with only rip/rsp (and a guessed rbp) known.  That frame is FRAME_RECOVERED.
+ *   there with rip/rsp known and the callee-saved registers of the last CFI frame (rbp
+ *   from the slot below the return address when the skipped code made a classic frame).
+ *   That frame is FRAME_RECOVERED; if its own CFI step gives an implausible frame, it was
+ *   probably a stale word and is dropped when the scan finds another.
+ * - Every return address found by CFI must lie in executable memory and, in file-backed
+ *   code, follow a call instruction; the stack pointer must grow toward the root.
+ * - "Complete" means the CFI at the last PC marks the return address undefined (_start,
+ *   clone3), or the last PC lies in a thread-root function (noted once per module).
  * - Caches: per address space, the kind of each code page (direct-mapped) and the
  *   call-decode verdict per return address; per DSO, the mapped file and its PT_LOADs.
  */
@@ -752,12 +759,20 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	w.sp = sp;
 	u->cur = &w;
 	for (int scans = 0; w.n < max; scans++) {
+		size_t before = w.n;
+		int dead_end;
+
 		if (walk_pass(&w)) {
 			done = 1;
 			break;
 		}
+		/* a scanned return address whose own CFI step led to an implausible frame
+		 * was most likely a stale word: drop it if the scan finds a better one */
+		dead_end = w.restart && w.n == before + 1 && w.stop_bad;
 		if (scans >= MAX_SCANS || w.n >= max || !scan_stack(&w))
 			break;
+		if (dead_end)
+			w.n = before;
 		w.restart = 1;
 	}
 	u->cur = NULL;
