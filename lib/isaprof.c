@@ -1,10 +1,508 @@
-/* isaprof.c - check-isa -i: which ISA class the profiled samples ran in. */
+/* isaprof.c - check-isa -i: which ISA class the profiled samples ran in.
+ *
+ * Every sample's leaf frame is put in the tier of the function it landed in: for
+ * file-backed code, the per-function counts of isascan.c (cached per build-id); for JIT
+ * code, the kernel's bytes from the jitdump captured at record time; for JIT code known
+ * only by a perf-map name, the ISA the name states (oneDNN's "jit_avx512_core_..."),
+ * marked as such.  The instruction at the sample IP is decoded too where its bytes are
+ * at hand.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "family.h"
 #include "isa.h"
+#include "jitsym.h"
+#include "profile.h"
+#include "recfile.h"
+#include "rephash.h"
 #include "util.h"
+
+#define B_KERNEL	ISA_T_NR
+#define B_UNKNOWN	(ISA_T_NR + 1)
+#define B_NR		(ISA_T_NR + 2)
+
+enum how { HOW_NONE, HOW_FILE, HOW_JITDUMP, HOW_NAME };
+static const char *const how_names[] = { "none", "file", "jitdump", "name" };
+
+struct dso_img {
+	struct isa_image img;
+	int ok;
+	int fd;
+};
+
+struct famrow {
+	int bucket;
+	const char *family;
+	uint64_t n;
+};
+
+struct symrow {
+	const char *sym, *dso, *family;
+	int bucket;
+	enum how how;
+	uint64_t n;
+};
+
+struct isaprof {
+	struct jitsyms *jit;
+	struct isa_decoder *dec;
+	unsigned scan_flags;
+	struct u64map imgs;		/* struct dso * -> struct dso_img * */
+	struct u64map jittier;		/* code pointer -> tier + 1 */
+	struct family_rules *rules;
+	struct strpool pool;
+	uint64_t samples, bucket[B_NR], how[4];
+	uint64_t ip_decoded, ip_class[ISA_C_NR];
+	struct famrow *fam;
+	size_t nr_fam, alloc_fam;
+	struct u64map symmap;		/* interned symbol -> struct symrow * */
+	struct symrow **syms;
+	size_t nr_syms, alloc_syms;
+};
+
+static const char *bucket_desc(int b)
+{
+	if (b < ISA_T_NR)
+		return isa_tier_desc(b);
+	return b == B_KERNEL ? "kernel" : "unknown";
+}
+
+static const char *bucket_name(int b)
+{
+	if (b < ISA_T_NR)
+		return isa_tier_name(b);
+	return b == B_KERNEL ? "kernel" : "unknown";
+}
+
+static int tier_from_name(const char *name)
+{
+	if (!name)
+		return -1;
+	if (strcasestr(name, "amx"))
+		return ISA_T_AMX;
+	if (strcasestr(name, "avx512"))
+		return ISA_T_AVX512_ZMM;
+	if (strcasestr(name, "avx"))
+		return ISA_T_AVX;
+	if (strcasestr(name, "sse"))
+		return ISA_T_SSE;
+	return -1;
+}
+
+static int other_rec(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct isaprof *ip = ctx;
+	const struct dlp_jit_rec *jr = data;
+	char what[64];
+
+	if (type != DLP_REC_JITDUMP || len < sizeof(*jr))
+		return 0;
+	snprintf(what, sizeof(what), "jit-%d.dump", jr->pid);
+	jitsyms_add_jitdump(ip->jit, jr->pid, (const char *)data + sizeof(*jr), len - sizeof(*jr), what);
+	return 0;
+}
+
+static struct dso_img *dso_image(struct isaprof *ip, const struct dso *dso)
+{
+	void **slot = u64map_slot(&ip->imgs, (uintptr_t)dso);
+	struct dso_img *di = *slot;
+
+	if (di)
+		return di->ok ? di : NULL;
+	di = xcalloc(1, sizeof(*di));
+	di->fd = -1;
+	*slot = di;
+	if (!dso->path || dso->path[0] != '/')
+		return NULL;
+	if (isa_image_load(&di->img, dso->path, ip->scan_flags)) {
+		warning("samples in '%s' are counted as unknown", dso->path);
+		return NULL;
+	}
+	if (dso->build_id_size && di->img.build_id[0]) {
+		char hex[41];
+		size_t i;
+
+		for (i = 0; i < dso->build_id_size && i < 20; i++)
+			snprintf(hex + 2 * i, 3, "%02x", dso->build_id[i]);
+		if (strcmp(hex, di->img.build_id)) {
+			warning("'%s' changed since the recording (build-id %s, recorded %s): its samples are counted as unknown",
+				dso->path, di->img.build_id, hex);
+			return NULL;
+		}
+	}
+	di->fd = open(dso->path, O_RDONLY | O_CLOEXEC);
+	di->ok = 1;
+	return di;
+}
+
+static void count_ip_class(struct isaprof *ip, int c)
+{
+	if (c < 0)
+		return;
+	ip->ip_decoded++;
+	ip->ip_class[c]++;
+}
+
+/* The bucket of the sample's leaf frame. */
+static int classify(struct isaprof *ip, struct machine *m, const struct dlp_sample *s,
+		    const struct frame *f, enum how *how)
+{
+	const struct map *mp;
+	uint64_t start;
+	const uint8_t *code;
+	size_t len;
+	int t;
+
+	*how = HOW_NONE;
+	if (f->flags & FRAME_KERNEL)
+		return B_KERNEL;
+	if (!jitsym_code(ip->jit, (int32_t)s->pid, f->ip, &start, &code, &len) && f->ip - start < len) {
+		void **slot = u64map_slot(&ip->jittier, (uintptr_t)code);
+
+		if (!*slot) {
+			struct isa_counts c = { { 0 }, 0 };
+
+			isa_decode(ip->dec, code, len, start, &c);
+			*slot = (void *)(uintptr_t)(isa_counts_tier(c.n) + 1);
+		}
+		count_ip_class(ip, isa_decode_one(ip->dec, code + (f->ip - start), len - (f->ip - start)));
+		*how = HOW_JITDUMP;
+		return (int)(uintptr_t)*slot - 1;
+	}
+	mp = machine_find_map(m, s->pid, f->ip, s->time);
+	if (mp && mp->dso && !mp->dso->anon && !mp->dso->special && !mp->dso->kernel &&
+	    !(f->flags & FRAME_JIT)) {
+		struct dso_img *di = dso_image(ip, mp->dso);
+		uint64_t off = map_file_offset(mp, f->ip), va;
+		const struct isa_func *fn;
+		uint64_t n[ISA_C_NR];
+
+		if (!di)
+			return B_UNKNOWN;
+		va = isa_image_offset_to_vaddr(&di->img, off);
+		fn = va == (uint64_t)-1 ? NULL : isa_image_find(&di->img, va);
+		if (!fn)
+			return B_UNKNOWN;
+		if (di->fd >= 0) {
+			uint8_t buf[15];
+			ssize_t r = pread(di->fd, buf, sizeof(buf), (off_t)off);
+
+			if (r > 0)
+				count_ip_class(ip, isa_decode_one(ip->dec, buf, (size_t)r));
+		}
+		for (int k = 0; k < ISA_C_NR; k++)
+			n[k] = fn->n[k];
+		*how = HOW_FILE;
+		return isa_counts_tier(n);
+	}
+	/* JIT code known by name only (perf map) */
+	if ((f->flags & (FRAME_JIT | FRAME_ANON)) || (mp && mp->dso && mp->dso->anon)) {
+		t = tier_from_name(f->sym);
+		if (t >= 0) {
+			*how = HOW_NAME;
+			return t;
+		}
+	}
+	return B_UNKNOWN;
+}
+
+static void add_family(struct isaprof *ip, int bucket, const char *family)
+{
+	size_t i;
+
+	for (i = 0; i < ip->nr_fam; i++)
+		if (ip->fam[i].bucket == bucket && ip->fam[i].family == family) {
+			ip->fam[i].n++;
+			return;
+		}
+	ALLOC_GROW(ip->fam, ip->nr_fam + 1, ip->alloc_fam);
+	ip->fam[ip->nr_fam++] = (struct famrow){ bucket, family, 1 };
+}
+
+static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
+		    const struct frame *frames, size_t nr, int complete)
+{
+	struct isaprof *ip = ctx;
+	const char *family, *sym;
+	struct symrow **slot;
+	enum how how;
+	int b;
+
+	if (!nr)
+		return 0;
+	b = classify(ip, m, s, &frames[0], &how);
+	family = strpool_intern(&ip->pool, ip->rules ? family_classify(ip->rules, frames, nr, NULL) : "?");
+	ip->samples++;
+	ip->bucket[b]++;
+	ip->how[how]++;
+	add_family(ip, b, family);
+
+	sym = strpool_intern(&ip->pool, frames[0].sym ? frames[0].sym : "[unknown]");
+	slot = (struct symrow **)u64map_slot(&ip->symmap, (uintptr_t)sym);
+	if (!*slot) {
+		struct symrow *r = xcalloc(1, sizeof(*r));
+
+		r->sym = sym;
+		r->dso = strpool_intern(&ip->pool, frames[0].dso ? frames[0].dso : "[unknown]");
+		r->family = family;
+		r->bucket = b;
+		r->how = how;
+		*slot = r;
+		ALLOC_GROW(ip->syms, ip->nr_syms + 1, ip->alloc_syms);
+		ip->syms[ip->nr_syms++] = r;
+	}
+	(*slot)->n++;
+	return 0;
+}
+
+static int cmp_fam(const void *a, const void *b)
+{
+	const struct famrow *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->family, y->family);
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct symrow *x = *(struct symrow *const *)a, *y = *(struct symrow *const *)b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->sym, y->sym);
+}
+
+static double pct(uint64_t n, uint64_t all)
+{
+	return all ? 100.0 * (double)n / (double)all : 0.0;
+}
+
+static void json_str(struct strbuf *sb, const char *s)
+{
+	strbuf_addch(sb, '"');
+	for (; s && *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			strbuf_addf(sb, "\\%c", c);
+		else if (c < 0x20)
+			strbuf_addf(sb, "\\u%04x", c);
+		else
+			strbuf_addch(sb, c);
+	}
+	strbuf_addch(sb, '"');
+}
+
+/* bucket order for output: widest first, then kernel, unknown */
+static const int order[B_NR] = {
+	ISA_T_AMX, ISA_T_AVX512_ZMM, ISA_T_AVX512, ISA_T_AVX, ISA_T_SSE, ISA_T_SCALAR,
+	B_KERNEL, B_UNKNOWN,
+};
+
+static void print_text(struct isaprof *ip, const char *path, int usable, int top, int verdict)
+{
+	uint64_t vec = 0;
+	struct strbuf line = STRBUF_INIT;
+	size_t i, shown;
+	int o, c, first = 1;
+
+	printf("%s: %" PRIu64 " samples; AVX-512 on this machine: %s\n\n", path, ip->samples,
+	       usable ? "usable" : "not usable");
+	for (o = 0; o < B_NR; o++) {
+		int b = order[o];
+
+		if (!ip->bucket[b])
+			continue;
+		printf("%6.1f%%  %-18s", pct(ip->bucket[b], ip->samples), bucket_desc(b));
+		shown = 0;
+		for (i = 0; i < ip->nr_fam; i++) {
+			if (ip->fam[i].bucket != b)
+				continue;
+			if (shown++ == 6) {
+				printf(" ...");
+				break;
+			}
+			printf("%s %s %.1f%%", shown > 1 ? "," : "", ip->fam[i].family,
+			       pct(ip->fam[i].n, ip->samples));
+		}
+		printf("\n");
+		if (b < ISA_T_NR) {
+			strbuf_addf(&line, "%s%.0f%% %s%s code", first ? "" : "; ",
+				    pct(ip->bucket[b], ip->samples), first ? "of samples in " : "in ",
+				    bucket_desc(b));
+			first = 0;
+		}
+	}
+	if (line.len)
+		printf("\nsummary: %s\n", line.buf);
+	strbuf_release(&line);
+	if (ip->how[HOW_NAME])
+		printf("note: %.1f%% of samples are JIT code known only by name (perf map): class taken from the kernel name; record with ONEDNN_JIT_PROFILE=6 to capture the code\n",
+		       pct(ip->how[HOW_NAME], ip->samples));
+	if (ip->ip_decoded) {
+		for (c = ISA_C_SSE; c < ISA_C_NR; c++)
+			vec += ip->ip_class[c];
+		printf("at the sampled instruction (%" PRIu64 " samples with code): %.1f%% vector, %.1f%% zmm, %.1f%% ymm\n",
+		       ip->ip_decoded, pct(vec, ip->ip_decoded),
+		       pct(ip->ip_class[ISA_C_EVEX512], ip->ip_decoded),
+		       pct(ip->ip_class[ISA_C_EVEX256] + ip->ip_class[ISA_C_VEX256], ip->ip_decoded));
+	}
+
+	printf("\n%6s  %-18s %-14s %s\n", "Self%", "class", "family", "symbol [dso]");
+	for (i = 0; i < ip->nr_syms && (top <= 0 || i < (size_t)top); i++) {
+		const struct symrow *r = ip->syms[i];
+
+		printf("%5.1f%%  %-18s %-14s %s [%s]%s\n", pct(r->n, ip->samples), bucket_desc(r->bucket),
+		       r->family, r->sym, r->dso, r->how == HOW_NAME ? " (class by name)" : "");
+	}
+	printf("\n");
+	switch (verdict) {
+	case 0:
+		printf("verdict: the hot vector code uses AVX-512\n");
+		break;
+	default:
+		if (!usable)
+			printf("verdict: AVX-512 is not usable on this machine\n");
+		else
+			printf("verdict: most samples in vector code run narrower code than AVX-512; `dlprof check-isa` shows the library settings that choose it\n");
+		break;
+	}
+}
+
+static void print_json(struct isaprof *ip, const char *path, int usable, int top, int verdict)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	int o, c, first = 1;
+
+	strbuf_addstr(&sb, "{\"file\":");
+	json_str(&sb, path);
+	strbuf_addf(&sb, ",\"samples\":%" PRIu64 ",\"avx512_usable\":%s,\"avx512_used\":%s,\"classes\":[",
+		    ip->samples, usable ? "true" : "false", verdict == 0 ? "true" : "false");
+	for (o = 0; o < B_NR; o++) {
+		int b = order[o], ff = 1;
+
+		if (!ip->bucket[b])
+			continue;
+		strbuf_addf(&sb, "%s{\"class\":\"%s\",\"samples\":%" PRIu64 ",\"share\":%.4f,\"families\":[",
+			    first ? "" : ",", bucket_name(b), ip->bucket[b],
+			    (double)ip->bucket[b] / (double)ip->samples);
+		first = 0;
+		for (i = 0; i < ip->nr_fam; i++) {
+			if (ip->fam[i].bucket != b)
+				continue;
+			strbuf_addstr(&sb, ff ? "{\"family\":" : ",{\"family\":");
+			ff = 0;
+			json_str(&sb, ip->fam[i].family);
+			strbuf_addf(&sb, ",\"samples\":%" PRIu64 "}", ip->fam[i].n);
+		}
+		strbuf_addstr(&sb, "]}");
+	}
+	strbuf_addf(&sb, "],\"by_name_samples\":%" PRIu64 ",\"ip\":{\"decoded\":%" PRIu64,
+		    ip->how[HOW_NAME], ip->ip_decoded);
+	for (c = 0; c < ISA_C_NR; c++)
+		strbuf_addf(&sb, ",\"%s\":%" PRIu64, isa_class_name(c), ip->ip_class[c]);
+	strbuf_addstr(&sb, "},\"symbols\":[");
+	for (i = 0; i < ip->nr_syms && (top <= 0 || i < (size_t)top); i++) {
+		const struct symrow *r = ip->syms[i];
+
+		strbuf_addstr(&sb, i ? ",{\"symbol\":" : "{\"symbol\":");
+		json_str(&sb, r->sym);
+		strbuf_addstr(&sb, ",\"dso\":");
+		json_str(&sb, r->dso);
+		strbuf_addstr(&sb, ",\"family\":");
+		json_str(&sb, r->family);
+		strbuf_addf(&sb, ",\"class\":\"%s\",\"source\":\"%s\",\"samples\":%" PRIu64 "}",
+			    bucket_name(r->bucket), how_names[r->how], r->n);
+	}
+	strbuf_addstr(&sb, "]}\n");
+	fputs(sb.buf, stdout);
+	strbuf_release(&sb);
+}
 
 int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 {
-	(void)json; (void)top; (void)scan_flags;
-	error("check-isa -i '%s': not implemented yet", path);
-	return 2;
+	struct isaprof ip;
+	struct isa_platform plat;
+	struct profile_opts po = { 0 };
+	struct profile_consumer cons = { .stack = on_stack, .other = other_rec };
+	struct profile_stats st;
+	struct session_info info;
+	uint64_t wide, narrow;
+	int r, usable, verdict;
+	size_t i;
+
+	memset(&ip, 0, sizeof(ip));
+	if (isa_platform_probe(&plat, NULL, 0))
+		return 2;
+	usable = isa_usable(&plat, ISA_F_AVX512F);
+	ip.jit = jitsyms_new();
+	ip.dec = isa_decoder_new();
+	if (!ip.dec)
+		return 2;
+	ip.scan_flags = scan_flags;
+	u64map_init(&ip.imgs);
+	u64map_init(&ip.jittier);
+	u64map_init(&ip.symmap);
+	strpool_init(&ip.pool);
+	ip.rules = family_rules_load(NULL);
+	if (!ip.rules)
+		warning("no family rules: families shown as '?'");
+	cons.ctx = &ip;
+	memset(&st, 0, sizeof(st));
+	memset(&info, 0, sizeof(info));
+	r = profile_run(path, &po, &cons, &st, &info);
+	if (r < 0) {
+		verdict = 2;
+		goto out;
+	}
+	if (!ip.samples) {
+		error("no samples in '%s'", path);
+		verdict = 2;
+		goto out;
+	}
+	if (ip.nr_fam)
+		qsort(ip.fam, ip.nr_fam, sizeof(*ip.fam), cmp_fam);
+	if (ip.nr_syms)
+		qsort(ip.syms, ip.nr_syms, sizeof(*ip.syms), cmp_sym);
+	/* "used": AVX-512/AMX code holds most of the samples that ran vector code */
+	wide = ip.bucket[ISA_T_AVX512] + ip.bucket[ISA_T_AVX512_ZMM] + ip.bucket[ISA_T_AMX];
+	narrow = ip.bucket[ISA_T_SSE] + ip.bucket[ISA_T_AVX];
+	verdict = usable && wide > 0 && wide >= narrow ? 0 : 1;
+	if (json)
+		print_json(&ip, path, usable, top, verdict);
+	else
+		print_text(&ip, path, usable, top, verdict);
+out:
+	for (i = 0; i < ip.imgs.cap; i++) {
+		struct dso_img *di;
+
+		if (!ip.imgs.used[i])
+			continue;
+		di = ip.imgs.vals[i];
+		if (di->fd >= 0)
+			close(di->fd);
+		isa_image_release(&di->img);
+		free(di);
+	}
+	for (i = 0; i < ip.nr_syms; i++)
+		free(ip.syms[i]);
+	free(ip.syms);
+	free(ip.fam);
+	u64map_release(&ip.imgs);
+	u64map_release(&ip.jittier);
+	u64map_release(&ip.symmap);
+	strpool_release(&ip.pool);
+	if (ip.rules)
+		family_rules_free(ip.rules);
+	isa_decoder_free(ip.dec);
+	jitsyms_free(ip.jit);
+	return verdict;
 }

@@ -1,0 +1,77 @@
+#!/bin/sh
+# t4002: check-isa -i: samples classified by the ISA of the code they landed in
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS
+[ "$(uname -m)" = x86_64 ] || test_skip_all "check-isa knows only x86-64"
+
+K="$BUILD/tests/workloads/isa-kernels"
+JIT="$BUILD/tests/unw-jit"
+export XDG_CACHE_HOME="$TRASH/cache"
+export DLPROF_DATADIR="$TOP/share"
+have512=false; grep -qw avx512f /proc/cpuinfo && have512=true
+
+cleanup_jit() {
+	pid=$(sed -n "s/^pid //p" "$TRASH/wl.out" 2>/dev/null)
+	[ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
+}
+trap 'cleanup_jit; test_cleanup' EXIT
+
+test_expect_success 'record equal time in zmm, AVX2 and scalar kernels' '
+	"$DLPROF" record -F 999 -o k.data -- "$K" run 500 >/dev/null 2>err || { cat err; exit 1; }
+'
+
+test_expect_success 'each kernel symbol is in its class, with about a third of the samples' '
+	"$DLPROF" check-isa -i k.data >out; rc=$?; cat out && test $rc -le 1 &&
+	test_grep -qE "^ *[0-9.]+%  scalar +[^ ]+ +isa_scalar_hash \[isa-kernels\]" out &&
+	test_grep -qE "^ *[0-9.]+%  AVX/AVX2 +[^ ]+ +isa_avx2_axpy \[isa-kernels\]" out &&
+	if $have512; then
+		test_grep -qE "^ *[0-9.]+%  AVX-512 \(zmm\) +[^ ]+ +isa_zmm_axpy \[isa-kernels\]" out
+	fi &&
+	for cls in "scalar" "AVX/AVX2"; do
+		share=$(grep -E "^ *[0-9.]+%  $cls  " out | head -1 | sed "s/%.*//; s/ //g") &&
+		echo "$cls $share%" &&
+		test "${share%.*}" -ge 15 && test "${share%.*}" -le 60 || exit 1
+	done &&
+	test_grep -q "^summary: .*% of samples in " out
+'
+
+test_expect_success 'json: class shares sum to the sample count; sources are the file' '
+	"$DLPROF" check-isa -i k.data --format json >j; test $? -le 1 &&
+	/usr/bin/python3 -c "
+import json
+j = json.load(open(\"j\"))
+assert sum(c[\"samples\"] for c in j[\"classes\"]) == j[\"samples\"], j
+s = {x[\"symbol\"]: x for x in j[\"symbols\"]}
+assert s[\"isa_scalar_hash\"][\"class\"] == \"scalar\" and s[\"isa_scalar_hash\"][\"source\"] == \"file\"
+assert s[\"isa_avx2_axpy\"][\"class\"] == \"avx\"
+if j[\"avx512_usable\"]:
+    assert s[\"isa_zmm_axpy\"][\"class\"] == \"avx512-zmm\"
+print(\"ok\")
+"
+'
+
+test_expect_success 'exit 1: AVX-512 code holds less than the narrower vector code' '
+	"$DLPROF" check-isa -i k.data >/dev/null; rc=$? &&
+	{ "$DLPROF" check-isa -i k.data --format json >j || :; } &&
+	if grep -q "\"avx512_used\":true" j; then test $rc = 0; else test $rc = 1; fi
+'
+
+if $have512 && [ -x "$JIT" ]; then
+	test_expect_success 'JIT kernel classified from the jitdump bytes: AVX-512 (zmm), exit 0' '
+		JITDUMPDIR=$TRASH "$DLPROF" record -o jit.data -- "$JIT" 1 >wl.out 2>err || { cat err; exit 1; }
+		"$DLPROF" check-isa -i jit.data >out; rc=$?; cat out &&
+		test $rc = 0 &&
+		test_grep -qE "^ *[0-9.]+%  AVX-512 \(zmm\) +[^ ]+ +unw_avx512_kernel \[\[jit\]\]" out &&
+		"$DLPROF" check-isa -i jit.data --format json >j &&
+		test_grep -q "\"symbol\":\"unw_avx512_kernel\",\"dso\":\"\[jit\]\",\"family\":\"[^\"]*\",\"class\":\"avx512-zmm\",\"source\":\"jitdump\"" j
+	'
+else
+	test_skip 'JIT kernel from the jitdump' 'no AVX-512 or no unw-jit'
+fi
+
+test_expect_success 'missing or damaged recording: error, exit 2' '
+	"$DLPROF" check-isa -i nosuch.data >out 2>err; test $? = 2 &&
+	head -c 100 k.data >cut.data &&
+	"$DLPROF" check-isa -i cut.data >out 2>err; test $? = 2
+'
+test_done
