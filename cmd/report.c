@@ -7,30 +7,103 @@
 
 #include "calltree.h"
 #include "cmds.h"
+#include "dlview.h"
+#include "family.h"
 #include "output.h"
 #include "parse-options.h"
 #include "profile.h"
+#include "rephash.h"
 #include "util.h"
 
 static const char *const report_usage[] = {
 	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children]",
+	"dlprof report [-i FILE] --sort family|op|thread [--families FILE]",
+	"dlprof report [-i FILE] --group family",
 	NULL
+};
+
+/* The families a (symbol, DSO) row's samples fell into: the JSON family column is the
+ * majority (kernel leaves, for instance, split by the stack above them). */
+#define ROW_FAMS 4
+struct row_families {
+	const char *fam[ROW_FAMS];
+	uint64_t count[ROW_FAMS];
 };
 
 struct report_ctx {
 	struct calltree *tree;
+	struct dlview *view;
+	struct u64map row_fams;
 	char *cmdline;
 	char sampling[64];
 	char callgraph[32];
 };
 
+static uint64_t row_key(const char *sym, const char *dso)
+{
+	return hash_bytes(sym, strlen(sym)) ^ hash_u64(dso ? hash_bytes(dso, strlen(dso)) : 0);
+}
+
+static void count_row_family(struct report_ctx *r, const char *sym, const char *dso,
+			     const char *fam)
+{
+	void **slot = u64map_slot(&r->row_fams, row_key(sym, dso));
+	struct row_families *rf = *slot;
+	size_t i;
+
+	if (!rf)
+		*slot = rf = xcalloc(1, sizeof(*rf));
+	for (i = 0; i < ROW_FAMS; i++) {
+		if (!rf->fam[i])
+			rf->fam[i] = fam;
+		if (rf->fam[i] == fam) {
+			rf->count[i]++;
+			return;
+		}
+	}
+}
+
 static int rep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		     const struct frame *frames, size_t nr, int complete)
 {
 	struct report_ctx *r = ctx;
+	const char *fam, *op;
 
 	calltree_add(r->tree, frames, nr, machine_comm_at(m, s->pid, s->tid, s->time), s->tid, 1);
-	return 0;
+	if (nr) {
+		dlview_classify(r->view, s, frames, nr, &fam, &op);
+		count_row_family(r, frames[0].sym, frames[0].dso, fam);
+	}
+	return dlview_stack(r->view, m, s, frames, nr, complete);
+}
+
+static int rep_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
+		      uint64_t time, int out, int preempt)
+{
+	struct report_ctx *r = ctx;
+
+	return dlview_context_switch(r->view, m, pid, tid, cpu, time, out, preempt);
+}
+
+static int rep_other(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct report_ctx *r = ctx;
+
+	return dlview_other(r->view, type, data, len);
+}
+
+static const char *row_family(void *ctx, const struct ct_row *row)
+{
+	struct report_ctx *r = ctx;
+	struct row_families *rf = u64map_get(&r->row_fams, row_key(row->name, row->dso));
+	size_t i, best = 0;
+
+	if (!rf)
+		return NULL;
+	for (i = 1; i < ROW_FAMS && rf->fam[i]; i++)
+		if (rf->count[i] > rf->count[best])
+			best = i;
+	return rf->fam[best];
 }
 
 static int rep_meta(void *ctx, const char *key, const char *value)
@@ -48,6 +121,18 @@ static int rep_meta(void *ctx, const char *key, const char *value)
 		snprintf(r->callgraph, sizeof(r->callgraph), "%s", value);
 	}
 	return 0;
+}
+
+static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules)
+{
+	for (size_t i = 0; i < rc->row_fams.cap; i++)
+		if (rc->row_fams.used[i])
+			free(rc->row_fams.vals[i]);
+	u64map_release(&rc->row_fams);
+	dlview_free(rc->view);
+	family_rules_free(rules);
+	calltree_free(rc->tree);
+	free(rc->cmdline);
 }
 
 static int term_width(void)
@@ -72,10 +157,15 @@ static int term_width(void)
 int cmd_report(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *sort = "self", *format = "table";
-	int limit = -1, srcline = 0, no_children = 0;
+	const char *group = NULL, *families = NULL;
+	int limit = -1, srcline = 0, no_children = 0, no_findings = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
-		OPT_STRING('s', "sort", &sort, "KEY", "self, total, sym, dso, comm or tid (default self)"),
+		OPT_STRING('s', "sort", &sort, "KEY",
+			   "self, total, sym, dso, comm, tid, family, op or thread (default self)"),
+		OPT_STRING(0, "group", &group, "family", "top symbols under each operator family"),
+		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
+		OPT_BOOL(0, "no-findings", &no_findings, "do not print findings under the table"),
 		OPT_INT('n', "limit", &limit, "N", "show at most N rows (table default 40, 0: all)"),
 		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
 		OPT_BOOL(0, "srcline", &srcline, "resolve source file:line through DWARF (slower)"),
@@ -92,6 +182,8 @@ int cmd_report(int argc, const char **argv)
 	struct ct_row **rows;
 	enum ct_key key = CT_KEY_SYM;
 	enum ct_sort csort = CT_SORT_SELF;
+	int view = -1;	/* enum dlview_kind when the DL view replaces the symbol table */
+	struct family_rules *rules;
 	size_t nr;
 	int ret, fmt;
 	char sampling[128];
@@ -115,9 +207,22 @@ int cmd_report(int argc, const char **argv)
 		key = CT_KEY_COMM;
 	else if (!strcmp(sort, "tid"))
 		key = CT_KEY_TID;
+	else if (!strcmp(sort, "family"))
+		view = DLVIEW_FAMILY;
+	else if (!strcmp(sort, "op"))
+		view = DLVIEW_OP;
+	else if (!strcmp(sort, "thread"))
+		view = DLVIEW_THREAD;
 	else {
-		error("unknown sort key '%s' (self, total, sym, dso, comm, tid)", sort);
+		error("unknown sort key '%s' (self, total, sym, dso, comm, tid, family, op, thread)", sort);
 		return EXIT_USAGE;
+	}
+	if (group) {
+		if (strcmp(group, "family")) {
+			error("unknown group '%s' (family)", group);
+			return EXIT_USAGE;
+		}
+		view = DLVIEW_GROUP_FAMILY;
 	}
 	if (!strcmp(format, "table"))
 		fmt = 0;
@@ -138,22 +243,29 @@ int cmd_report(int argc, const char **argv)
 		return EXIT_FATAL;
 	}
 
+	rules = family_rules_load(families);
+	if (!rules)
+		return EXIT_FATAL;
 	memset(&rc, 0, sizeof(rc));
 	rc.tree = calltree_new(key);
+	rc.view = dlview_new(rules);
+	u64map_init(&rc.row_fams);
 	memset(&po, 0, sizeof(po));
 	po.srcline = srcline;
 	po.no_children = no_children;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = rep_stack;
 	cons.meta = rep_meta;
+	cons.context_switch = rep_switch;
+	cons.other = rep_other;
 	cons.ctx = &rc;
 
 	ret = profile_run(input, &po, &cons, &st, &info);
 	if (ret < 0) {
-		calltree_free(rc.tree);
-		free(rc.cmdline);
+		report_ctx_release(&rc, rules);
 		return EXIT_FATAL;
 	}
+	dlview_set_stats(rc.view, &st);
 
 	memset(&h, 0, sizeof(h));
 	h.file = input;
@@ -183,15 +295,24 @@ int cmd_report(int argc, const char **argv)
 	oo.no_children = no_children || key == CT_KEY_COMM || key == CT_KEY_TID;
 	oo.limit = limit >= 0 ? (size_t)limit : (fmt == 0 ? 40 : 0);
 
-	nr = calltree_rows(rc.tree, csort, &rows);
-	if (fmt == 0)
-		output_table(stdout, &h, rows, nr, &oo);
-	else if (fmt == 1)
-		output_json(stdout, &h, rows, nr, &oo, NULL, NULL);
-	else
-		output_csv(stdout, &h, rows, nr, &oo);
+	if (view >= 0) {
+		if (fmt == 0)
+			output_header(stdout, &h);
+		dlview_print(rc.view, (enum dlview_kind)view, stdout,
+			     fmt == 0 ? DLVIEW_TABLE : fmt == 1 ? DLVIEW_JSON : DLVIEW_CSV,
+			     oo.limit);
+	} else {
+		nr = calltree_rows(rc.tree, csort, &rows);
+		if (fmt == 0)
+			output_table(stdout, &h, rows, nr, &oo);
+		else if (fmt == 1)
+			output_json(stdout, &h, rows, nr, &oo, row_family, &rc);
+		else
+			output_csv(stdout, &h, rows, nr, &oo);
+	}
+	if (fmt == 0 && !no_findings)
+		dlview_print_findings(rc.view, stdout, DLVIEW_TABLE);
 	fflush(stdout);
-	calltree_free(rc.tree);
-	free(rc.cmdline);
+	report_ctx_release(&rc, rules);
 	return ret == 1 ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -56,7 +56,7 @@ struct fold_opts {
 struct fold *fold_new(const struct fold_opts *o);
 void fold_free(struct fold *f);
 /* Add a stack (frames leaf first); roots[0..nr_roots-1] are extra outermost frames
- * (e.g. a family or operator, outermost first), each may be NULL. */
+ * (e.g. a family or operator, outermost first, before the thread name), each may be NULL. */
 void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char *comm,
 	      const char *const *roots, size_t nr_roots, uint64_t weight);
 /* Call cb for every unique stack ("root;...;leaf"), sorted by stack text. */

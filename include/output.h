@@ -31,6 +31,8 @@ struct output_opts {
 	size_t limit;		/* 0: all rows */
 };
 
+/* The "# file: ... # time:" block that starts every table report. */
+void output_header(FILE *out, const struct report_header *h);
 void output_table(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,
 		  const struct output_opts *o);
 void output_json(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,

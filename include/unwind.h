@@ -16,7 +16,7 @@
 
 struct unwinder;
 
-/* Per-JIT-range knowledge the unwinder may use (code known to exist at [start,end)). */
+/* One unwinder per report run; it caches a Dwfl per address space. */
 struct unwinder *unwinder_new(struct machine *m);
 void unwinder_free(struct unwinder *u);
 
@@ -24,7 +24,8 @@ void unwinder_free(struct unwinder *u);
  * Unwind sample s.  Writes up to max entries to ips[] (leaf first; ips[0] is the sample
  * IP, later entries are return addresses exactly as found, NOT yet adjusted by -1) and a
  * FRAME_RECOVERED flag per entry into flags[] (may be NULL).  Returns the number written
- * (>= 1), or 0 when the sample has no user stack.  *complete is set when the walk
+ * (>= 1), or 0 when the sample has no user stack.  ips[0] is the sampled USER ip (from
+ * the registers), also for samples taken in the kernel.  *complete is set when the walk
  * reached the thread root (_start, start_thread/clone, clone3).
  */
 size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,

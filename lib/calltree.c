@@ -250,15 +250,16 @@ void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char 
 	uint64_t h;
 
 	strbuf_reset(sb);
-	if (f->opts.comm_root && comm) {
-		sep(sb);
-		fold_sanitize(sb, comm);
-	}
+	/* family / operator outermost, so a flame graph splits by them first */
 	for (size_t i = 0; i < nr_roots; i++)
 		if (roots[i]) {
 			sep(sb);
 			fold_sanitize(sb, roots[i]);
 		}
+	if (f->opts.comm_root && comm) {
+		sep(sb);
+		fold_sanitize(sb, comm);
+	}
 	for (size_t i = nr; i-- > 0; ) {
 		if (f->opts.no_kernel && (frames[i].flags & FRAME_KERNEL))
 			continue;

@@ -141,10 +141,31 @@ static void pad(FILE *out, const char *s, size_t width, int right)
 			fputc(' ', out);
 }
 
+void output_header(FILE *out, const struct report_header *h)
+{
+	char dur[32], t[32];
+	uint64_t n = h->samples ? h->samples : 1;
+
+	fmt_duration(dur, sizeof(dur), h->duration_ns);
+	fprintf(out, "# file:    %s%s\n", h->file, h->truncated ? " (truncated)" : "");
+	if (h->cmdline)
+		fprintf(out, "# command: %s\n", h->cmdline);
+	fprintf(out, "# event:   %s%s%s%s\n", h->event, h->sampling ? " (" : "",
+		h->sampling ? h->sampling : "", h->sampling ? ")" : "");
+	fprintf(out, "# samples: %llu in %s, lost: %llu\n", (unsigned long long)h->samples, dur,
+		(unsigned long long)h->lost);
+	fprintf(out, "# stacks:  %.1f%% reach the thread root, %.1f%% of samples named\n",
+		100.0 * h->complete_stacks / n, 100.0 * h->named / n);
+	fmt_duration(t, sizeof(t), h->ns_per_sample);
+	fprintf(out, "# time:    %s per sample%s\n", t,
+		h->sample_is_time ? "" : " (estimated from the duration)");
+	fputc('\n', out);
+}
+
 void output_table(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,
 		  const struct output_opts *o)
 {
-	char dur[32], t[32], name[1024], dso[256];
+	char t[32], name[1024], dso[256];
 	int width = o->width > 40 ? o->width : 80;
 	const char *key = h->key ? h->key : "symbol";
 	int symkey = !strcmp(key, "symbol");
@@ -179,20 +200,7 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 	const char *bold = o->color ? "\033[1m" : "", *off = o->color ? "\033[0m" : "";
 	const char *red = o->color ? "\033[31m" : "";
 
-	fmt_duration(dur, sizeof(dur), h->duration_ns);
-	fprintf(out, "# file:    %s%s\n", h->file, h->truncated ? " (truncated)" : "");
-	if (h->cmdline)
-		fprintf(out, "# command: %s\n", h->cmdline);
-	fprintf(out, "# event:   %s%s%s%s\n", h->event, h->sampling ? " (" : "",
-		h->sampling ? h->sampling : "", h->sampling ? ")" : "");
-	fprintf(out, "# samples: %llu in %s, lost: %llu\n", (unsigned long long)h->samples, dur,
-		(unsigned long long)h->lost);
-	fprintf(out, "# stacks:  %.1f%% reach the thread root, %.1f%% of samples named\n",
-		100.0 * h->complete_stacks / n, 100.0 * h->named / n);
-	fmt_duration(t, sizeof(t), h->ns_per_sample);
-	fprintf(out, "# time:    %s per sample%s\n", t,
-		h->sample_is_time ? "" : " (estimated from the duration)");
-	fputc('\n', out);
+	output_header(out, h);
 
 	fprintf(out, "%s", bold);
 	pad(out, "Self%", 7, 1);
