@@ -7,7 +7,7 @@ test_require PERF_EVENTS OPENBLAS
 export DLPROF_DATADIR="$TOP/share"
 
 test_expect_success 'record gemm vs own loop' '
-	OPENBLAS_NUM_THREADS=1 "$DLPROF" record -F 999 -o gemm.data -- "$BUILD/tests/workloads/dl-gemm" 2 >wl.out &&
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$DLPROF" record -F 999 -o gemm.data -- "$BUILD/tests/workloads/dl-gemm" 2 >wl.out &&
 	cat wl.out
 '
 

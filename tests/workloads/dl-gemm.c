@@ -1,6 +1,6 @@
 /* dl-gemm.c - OpenBLAS cblas_sgemm vs a plain C matrix multiply, timed separately.
  * Prints "gemm-seconds A own-seconds B" (process CPU seconds) so a test can compare the family split with the
- * measured one.  Run with OPENBLAS_NUM_THREADS=1.  Usage: dl-gemm [SECONDS] */
+ * measured one.  Run with OMP_NUM_THREADS=1 (the OpenMP build of OpenBLAS follows it).  Usage: dl-gemm [SECONDS] */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
