@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -683,42 +684,136 @@ static void add_counts(uint32_t *dst, const struct isa_counts *c)
 		dst[k] += c->n[k] > UINT32_MAX - dst[k] ? UINT32_MAX - dst[k] : (uint32_t)c->n[k];
 }
 
+/* A piece of code to decode: one function, or a gap between functions. */
+struct piece {
+	const uint8_t *code;
+	uint64_t addr, len;
+	size_t func;		/* index in img->funcs, or (size_t)-1 for a gap */
+};
+
+struct worker {
+	struct isa_image *img;
+	const struct piece *pieces;
+	size_t from, to;
+	struct isa_counts total;
+	int failed;
+};
+
+static void *decode_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct isa_decoder *d = isa_decoder_new();
+	size_t i;
+
+	if (!d) {
+		w->failed = 1;
+		return NULL;
+	}
+	for (i = w->from; i < w->to; i++) {
+		const struct piece *p = &w->pieces[i];
+		struct isa_counts c = { { 0 }, 0 };
+
+		isa_decode(d, p->code, p->len, p->addr, &c);
+		if (p->func != (size_t)-1)
+			add_counts(w->img->funcs[p->func].n, &c);
+		for (int k = 0; k < ISA_C_NR; k++)
+			w->total.n[k] += c.n[k];
+		w->total.undecoded += c.undecoded;
+	}
+	isa_decoder_free(d);
+	return NULL;
+}
+
+#define MAX_WORKERS 4
+#define MIN_BYTES_PER_WORKER (4u << 20)
+
+static int nr_workers(uint64_t bytes)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = cpus > 0 ? (int)cpus : 1;
+
+	if (n > MAX_WORKERS)
+		n = MAX_WORKERS;
+	while (n > 1 && bytes / (uint64_t)n < MIN_BYTES_PER_WORKER)
+		n--;
+	return n;
+}
+
 static int decode_image(struct scan *s, struct isa_image *img)
 {
-	struct isa_decoder *d = isa_decoder_new();
-	size_t r;
+	struct piece *pieces = NULL;
+	size_t nr = 0, alloc = 0, r, i;
+	uint64_t bytes = 0, done = 0;
+	struct worker w[MAX_WORKERS];
+	pthread_t tid[MAX_WORKERS];
+	int n, t, ret = 0;
 
-	if (!d)
-		return -1;
 	for (r = 0; r < s->nr_x; r++) {
 		const struct xrange *x = &s->x[r];
 		uint64_t pos = x->addr, end = x->addr + x->size;
 
 		while (pos < end) {
 			const struct isa_func *f = isa_image_find(img, pos);
-			struct isa_counts c = { { 0 }, 0 };
 			uint64_t seg_end;
 
 			if (f) {
 				seg_end = f->start + f->size;
 			} else {
-				size_t i = first_func_from(img, pos);
+				size_t k = first_func_from(img, pos);
 
-				seg_end = i < img->nr_funcs ? img->funcs[i].start : end;
+				seg_end = k < img->nr_funcs ? img->funcs[k].start : end;
 			}
 			if (seg_end > end || seg_end <= pos)
 				seg_end = end;
-			isa_decode(d, s->map + x->offset + (pos - x->addr), seg_end - pos, pos, &c);
-			if (f)
-				add_counts(img->funcs[f - img->funcs].n, &c);
-			for (int k = 0; k < ISA_C_NR; k++)
-				img->total.n[k] += c.n[k];
-			img->total.undecoded += c.undecoded;
+			ALLOC_GROW(pieces, nr + 1, alloc);
+			pieces[nr].code = s->map + x->offset + (pos - x->addr);
+			pieces[nr].addr = pos;
+			pieces[nr].len = seg_end - pos;
+			pieces[nr].func = f ? (size_t)(f - img->funcs) : (size_t)-1;
+			bytes += seg_end - pos;
+			nr++;
 			pos = seg_end;
 		}
 	}
-	isa_decoder_free(d);
-	return 0;
+
+	/* split into runs of about equal bytes; a function never spans two workers */
+	n = nr_workers(bytes);
+	memset(w, 0, sizeof(w));
+	for (t = 0, i = 0; t < n; t++) {
+		uint64_t goal = bytes * (uint64_t)(t + 1) / (uint64_t)n;
+
+		w[t].img = img;
+		w[t].pieces = pieces;
+		w[t].from = i;
+		while (i < nr && (done < goal || t == n - 1)) {
+			done += pieces[i].len;
+			i++;
+		}
+		while (i < nr && i > 0 && pieces[i].func != (size_t)-1 &&
+		       pieces[i].func == pieces[i - 1].func) {
+			done += pieces[i].len;
+			i++;
+		}
+		w[t].to = i;
+	}
+	for (t = 1; t < n; t++)
+		if (pthread_create(&tid[t], NULL, decode_worker, &w[t])) {
+			decode_worker(&w[t]);	/* no thread: do it here */
+			tid[t] = 0;
+		}
+	decode_worker(&w[0]);
+	for (t = 1; t < n; t++)
+		if (tid[t])
+			pthread_join(tid[t], NULL);
+	for (t = 0; t < n; t++) {
+		for (int k = 0; k < ISA_C_NR; k++)
+			img->total.n[k] += w[t].total.n[k];
+		img->total.undecoded += w[t].total.undecoded;
+		if (w[t].failed)
+			ret = -1;
+	}
+	free(pieces);
+	return ret;
 }
 
 /* ---- cache -------------------------------------------------------------------------- */
