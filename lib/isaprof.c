@@ -370,8 +370,18 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 	default:
 		if (!usable)
 			printf("verdict: AVX-512 is not usable on this machine\n");
-		else
-			printf("verdict: most samples in vector code run narrower code than AVX-512; `dlprof check-isa` shows the library settings that choose it\n");
+		else {
+			const struct famrow *top_narrow = NULL;
+
+			for (i = 0; i < ip->nr_fam && !top_narrow; i++)
+				if (ip->fam[i].bucket == ISA_T_AVX || ip->fam[i].bucket == ISA_T_SSE)
+					top_narrow = &ip->fam[i];
+			printf("verdict: most samples in vector code run narrower code than AVX-512");
+			if (top_narrow)
+				printf(" (largest: %s %.1f%% in %s code)", top_narrow->family,
+				       pct(top_narrow->n, ip->samples), bucket_desc(top_narrow->bucket));
+			printf("; `dlprof check-isa` shows the library settings that choose it\n");
+		}
 		break;
 	}
 }
