@@ -515,6 +515,8 @@ static const Dwfl_Callbacks offline_callbacks = {
 
 static int dwfl_setup(struct dso_sym *d)
 {
+	Dwarf_Addr dbias;
+
 	if (d->dwfl_tried)
 		return d->mod ? 0 : -1;
 	d->dwfl_tried = 1;
@@ -526,12 +528,14 @@ static int dwfl_setup(struct dso_sym *d)
 	dwfl_report_end(d->dwfl, NULL, NULL);
 	if (!d->mod)
 		return -1;
+	/* module addresses are ELF vaddrs plus the main file's bias (a separate debug
+	 * file may have its own bias, which dwfl_module_addrdie hands back per CU) */
 	if (!dwfl_module_getelf(d->mod, &d->bias)) {
 		d->mod = NULL;
 		return -1;
 	}
-	/* load the debug info now: its bias is what line lookups use */
-	if (!dwfl_module_getdwarf(d->mod, &d->bias)) {
+	/* load the debug info now, so the first lookup does not pay for it */
+	if (!dwfl_module_getdwarf(d->mod, &dbias)) {
 		d->mod = NULL;
 		return -1;
 	}
@@ -553,14 +557,15 @@ static const char *fmt_srcline(struct symbolizer *s, const char *file, int line)
 /* DWARF: the srcline of vaddr and, with inline frames, the chain of inlined calls. */
 static void add_dwarf(struct symbolizer *s, struct dso_sym *d, uint64_t vaddr, struct symres *r)
 {
-	Dwarf_Addr a = vaddr + d->bias, dbias = 0;
+	Dwarf_Addr a, dbias = 0;
 	Dwfl_Line *line;
 	Dwarf_Die *cu, *scopes = NULL;
 	int n;
 
-	if (dwfl_setup(d)) {
-			return;
-	}
+	/* the bias is known only once the module is set up: take it after */
+	if (dwfl_setup(d))
+		return;
+	a = vaddr + d->bias;
 	line = dwfl_module_getsrc(d->mod, a);
 	if (line) {
 		int lineno = 0;

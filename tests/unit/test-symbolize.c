@@ -131,6 +131,8 @@ static void test_binary(const char *dir)
 	a = resolve(s, &dg, &m, work.off + 4);
 	ok(!strcmp(a.sym, "work") && !(a.flags & (FRAME_FDE | FRAME_UNKNOWN)), "symbol name in -g binary", a.sym);
 	ok(a.sym_start == m.start + work.off, "sym_start is the function's process address", NULL);
+	/* the first DWARF lookup of a file (it sets libdwfl up): work+4 once got no line */
+	ok(a.srcline && !strcmp(a.srcline, "symt.c:6"), "srcline of the first address looked up (work+4)", a.srcline);
 
 	b = resolve(s, &ds, &m, work.off + 4);
 	c = resolve(s, &ds, &m, work.off + work.size - 2);
