@@ -8,8 +8,8 @@ _dlprof_cmds='help record report fold check-isa families'
 _dlprof_opts() {
 	case "$1" in
 	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --jit --itt --quiet -q' ;;
-	report) echo '--input -i --sort -s --limit -n --format --srcline --no-children' ;;
-	fold) echo '--input -i --inline --no-kernel --no-comm' ;;
+	report) echo '--input -i --sort -s --group --families --no-findings --limit -n --format --srcline --no-children' ;;
+	fold) echo '--input -i --inline --no-kernel --no-comm --family --op --families' ;;
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
 	families) echo '--families --explain --dso --kernel --jit --pause-loop --names' ;;
 	esac
@@ -18,8 +18,8 @@ _dlprof_opts() {
 _dlprof_argopts() {
 	case "$1" in
 	record) echo '-o --output -F --freq -c --count -e --event --call-graph -m --mmap-pages' ;;
-	report) echo '-i --input -s --sort -n --limit --format' ;;
-	fold) echo '-i --input' ;;
+	report) echo '-i --input -s --sort --group --families -n --limit --format' ;;
+	fold) echo '-i --input --families' ;;
 	check-isa) echo '--format -i --input --top --python-timeout --python' ;;
 	families) echo '--families --explain --dso' ;;
 	esac
