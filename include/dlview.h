@@ -44,6 +44,11 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
 			  uint32_t cpu, uint64_t time, int out, int preempt);
 int dlview_other(void *ctx, uint32_t type, const void *data, size_t len);
+/* A META key/value of the recording (profile_consumer.meta; call it from a chained meta
+ * callback).  Uses "nr_cpus" (the recorded machine's CPU count, for the oversubscription
+ * finding) and "cpu_flags" (its /proc/cpuinfo flags, for the AVX2-on-AVX-512 finding);
+ * without them the findings fall back to the machine running report. */
+int dlview_meta(struct dlview *v, const char *key, const char *value);
 /* Give the run's stats (time per sample, event name) before printing. */
 void dlview_set_stats(struct dlview *v, const struct profile_stats *st);
 

@@ -6,6 +6,7 @@
 #include "dlview.h"
 #include "family-rules.h"
 #include "itt.h"
+#include "output.h"
 #include "recfile.h"
 #include "util.h"
 
@@ -83,6 +84,14 @@ struct thread_stat {
 	int have_switch;
 };
 
+/* A sample whose op comes from another thread (see resolve_workers()). */
+struct op_mark {
+	uint64_t time;
+	uint32_t pid, tid;
+	const char *op;		/* interned; the worker's pending entry: NULL */
+	int fw;			/* counts towards operator coverage */
+};
+
 struct dlview {
 	const struct family_rules *rules;
 	struct itt_data *itt;
@@ -97,10 +106,18 @@ struct dlview {
 	uint64_t cpus_seen[4];	/* bitmap of sample CPUs (first 256) */
 	uint64_t op_samples_in_fw;	/* samples in aten/dnnl/jit/gemm code ... */
 	uint64_t fw_samples;		/* ... and how many of them got an op */
+	uint64_t fw_by_stack, fw_by_itt, fw_by_master, fw_by_phase;	/* ... and how */
+	/* operator of OpenMP workers: ops seen on stacks, workers waiting for one */
+	struct op_mark *marks, *pending;
+	size_t nr_marks, alloc_marks, nr_pending, alloc_pending;
+	int resolved;
+	int rec_cpus;		/* nr_cpus of the recorded machine (META), 0 unknown */
+	int rec_avx512;		/* recorded CPU has AVX-512: 1, 0, -1 unknown */
 	uint64_t avx2_samples, ref_samples;
 	const char *avx2_example, *ref_example;
 	double ns_per_sample;
 	char event[64];
+	const char *ph_init, *ph_exit;
 	const char *no_op, *f_spin, *f_reorder, *f_fault, *f_aten, *f_other;
 };
 
@@ -110,11 +127,14 @@ struct dlview *dlview_new(const struct family_rules *rules)
 
 	v->rules = rules;
 	v->no_op = family_intern("(no op)", 7);
+	v->ph_init = family_intern("(library init)", 14);
+	v->ph_exit = family_intern("(exit)", 6);
 	v->f_spin = family_intern("omp-spin", 8);
 	v->f_reorder = family_intern("jit-reorder", 11);
 	v->f_fault = family_intern("kernel-fault", 12);
 	v->f_aten = family_intern("aten", 4);
 	v->f_other = family_intern("other", 5);
+	v->rec_avx512 = -1;
 	return v;
 }
 
@@ -128,6 +148,8 @@ void dlview_free(struct dlview *v)
 	free(v->op_self.tab);
 	free(v->op_total.tab);
 	free(v->threads);
+	free(v->marks);
+	free(v->pending);
 	free(v);
 }
 
@@ -138,6 +160,21 @@ void dlview_set_stats(struct dlview *v, const struct profile_stats *st)
 	else if (st->samples && st->last_time > st->first_time)
 		v->ns_per_sample = (double)(st->last_time - st->first_time) / st->samples;
 	snprintf(v->event, sizeof(v->event), "%s", st->event);
+}
+
+int dlview_meta(struct dlview *v, const char *key, const char *value)
+{
+	if (!strcmp(key, "nr_cpus")) {
+		int n = atoi(value);
+
+		if (n > 0 && n < 1 << 20)
+			v->rec_cpus = n;
+	} else if (!strcmp(key, "cpu_flags") || !strcmp(key, "cpu-flags") ||
+		   !strcmp(key, "isa")) {
+		/* space-separated /proc/cpuinfo flags, or the recorder's ISA list */
+		v->rec_avx512 = strstr(value, "avx512f") || strstr(value, "avx512_core") ? 1 : 0;
+	}
+	return 0;
 }
 
 static struct thread_stat *get_thread(struct dlview *v, uint32_t pid, uint32_t tid)
@@ -184,10 +221,34 @@ static int is_fw_code(const struct frame *f)
 	       !strncmp(d, "libdnnl", 7) || !strncmp(d, "libc10", 6);
 }
 
-void dlview_classify(struct dlview *v, const struct dlp_sample *s, const struct frame *frames,
-		     size_t nr, const char **family, const char **op)
+enum op_source { OP_NONE, OP_STACK, OP_ITT, OP_PHASE };
+
+/* Outside any operator, the phase of the process when its stack shows one: loading a
+ * library (static constructors: torch registers its operators and kernels there, and
+ * the Python extension's module init), or exiting (destructors deregister them). */
+static const char *phase_from_stack(struct dlview *v, const struct frame *frames, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		const char *s = frames[i].sym;
+
+		if (!s)
+			continue;
+		if (!strcmp(s, "_dl_init") || !strcmp(s, "call_init") ||
+		    !strcmp(s, "dl_open_worker") || !strcmp(s, "initModule") ||
+		    !strncmp(s, "PyInit_", 7))
+			return v->ph_init;
+		if (!strcmp(s, "__run_exit_handlers") || !strcmp(s, "_dl_fini"))
+			return v->ph_exit;
+	}
+	return NULL;
+}
+
+static enum op_source classify(struct dlview *v, const struct dlp_sample *s,
+			       const struct frame *frames, size_t nr, const char **family,
+			       const char **op)
 {
 	const char *o, *f = family_classify(v->rules, frames, nr, NULL);
+	enum op_source src = OP_STACK;
 
 	*family = family_intern(f, strlen(f));
 	o = op_from_stack(frames, nr);
@@ -204,9 +265,35 @@ void dlview_classify(struct dlview *v, const struct dlp_sample *s, const struct 
 			int n = snprintf(buf, sizeof(buf), "dnnl:%s", iv->name);
 
 			o = family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+			src = OP_ITT;
 		}
 	}
+	if (!o && (o = phase_from_stack(v, frames, nr)))
+		src = OP_PHASE;
 	*op = o ? o : v->no_op;
+	return o ? src : OP_NONE;
+}
+
+void dlview_classify(struct dlview *v, const struct dlp_sample *s, const struct frame *frames,
+		     size_t nr, const char **family, const char **op)
+{
+	classify(v, s, frames, nr, family, op);
+}
+
+/* A thread an OpenMP runtime started: its stack holds a libgomp/libiomp5/libomp frame
+ * and no operator frame (the operator's frames are on the team master's stack). */
+static int omp_worker_stack(const struct dlp_sample *s, const struct frame *frames, size_t nr)
+{
+	if (s->tid == s->pid)
+		return 0;
+	for (size_t i = 0; i < nr; i++) {
+		const char *d = frames[i].dso;
+
+		if (d && (!strncmp(d, "libgomp", 7) || !strncmp(d, "libiomp", 7) ||
+			  !strncmp(d, "libomp", 6)))
+			return 1;
+	}
+	return 0;
 }
 
 int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
@@ -216,17 +303,30 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	const char *fam, *op, *sym, *seen[32];
 	size_t nseen = 0, i, j;
 	struct thread_stat *t;
+	enum op_source src;
+	int fw = is_fw_code(&frames[0]), defer = 0;
 
 	if (!nr)
 		return 0;
-	dlview_classify(v, s, frames, nr, &fam, &op);
+	src = classify(v, s, frames, nr, &fam, &op);
 	v->samples++;
 	cmap_get(&v->fam, fam, NULL)->n++;
 	sym = family_intern(frames[0].sym, strlen(frames[0].sym));
 	cmap_get(&v->famsym, fam, sym)->n++;
-	cmap_get(&v->op_self, op, NULL)->n++;
+	if (src == OP_STACK) {
+		ALLOC_GROW(v->marks, v->nr_marks + 1, v->alloc_marks);
+		v->marks[v->nr_marks++] = (struct op_mark){ s->time, s->pid, s->tid, op, 0 };
+	} else if (src == OP_NONE && omp_worker_stack(s, frames, nr)) {
+		/* the op comes from the team master later (resolve_workers) */
+		ALLOC_GROW(v->pending, v->nr_pending + 1, v->alloc_pending);
+		v->pending[v->nr_pending++] = (struct op_mark){ s->time, s->pid, s->tid, NULL, fw };
+		defer = 1;
+	}
+	if (!defer)
+		cmap_get(&v->op_self, op, NULL)->n++;
 	/* total: every distinct operator on the stack */
-	seen[nseen++] = op;
+	if (!defer)
+		seen[nseen++] = op;
 	for (i = 0; i < nr && nseen < ARRAY_SIZE(seen); i++) {
 		const char *o;
 
@@ -243,10 +343,16 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	}
 	for (j = 0; j < nseen; j++)
 		cmap_get(&v->op_total, seen[j], NULL)->n++;
-	if (is_fw_code(&frames[0])) {
+	if (fw) {
 		v->fw_samples++;
-		if (op != v->no_op)
+		if (src != OP_NONE)
 			v->op_samples_in_fw++;
+		if (src == OP_STACK)
+			v->fw_by_stack++;
+		else if (src == OP_ITT)
+			v->fw_by_itt++;
+		else if (src == OP_PHASE)
+			v->fw_by_phase++;
 	}
 	/* ISA / reference-implementation facts */
 	if (fam == v->f_aten && (strstr(frames[0].sym, "::AVX2::") || strstr(frames[0].sym, "_AVX2"))) {
@@ -302,25 +408,117 @@ int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t t
 	return 0;
 }
 
+static int dlview_meta_cb(void *ctx, const char *key, const char *value)
+{
+	return dlview_meta(ctx, key, value);
+}
+
 void dlview_consumer(struct dlview *v, struct profile_consumer *c)
 {
 	c->stack = dlview_stack;
 	c->context_switch = dlview_context_switch;
 	c->other = dlview_other;
+	c->meta = dlview_meta_cb;
 	c->ctx = v;
 }
 
+/* ---- operators of OpenMP worker threads ----
+ * A worker of an OpenMP team runs the body of a parallel region that an operator opened
+ * on the team's master thread; its own stack starts at start_thread -> libgomp and holds
+ * no operator frame.  While the region runs, the master executes the same operator (it
+ * takes a share of the iterations, then waits at the closing barrier inside the
+ * operator's frames), so the master's samples around the worker's sample time name it.
+ * Method: collect every sample whose op came from its own stack (time, thread, op); for a
+ * worker sample without op take the op of the nearest such sample of another thread of
+ * the same process within DLVIEW_MASTER_WINDOW_NS (10 ms: on a busy 2-core machine the
+ * master is often descheduled for a few ms while its worker runs; 4 ms left 4% of the
+ * worker samples of the CNN run without op, 10 ms none).  Samples with an ITT task (oneDNN
+ * primitives, exact per thread) keep it.  Nothing is found when the master ran outside
+ * any operator (e.g. workers spinning after the region while Python runs): "(no op)". */
+#define DLVIEW_MASTER_WINDOW_NS 10000000ull
+
+static int cmp_mark(const void *a, const void *b)
+{
+	const struct op_mark *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static const char *master_op(struct dlview *v, const struct op_mark *w)
+{
+	size_t lo = 0, hi = v->nr_marks, best = SIZE_MAX, i;
+	uint64_t bd = UINT64_MAX;
+
+	/* first mark >= (pid, time) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct op_mark *m = &v->marks[mid];
+
+		if (m->pid < w->pid || (m->pid == w->pid && m->time < w->time))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < v->nr_marks && v->marks[i].pid == w->pid; i++) {
+		uint64_t d = v->marks[i].time - w->time;
+
+		if (d > DLVIEW_MASTER_WINDOW_NS || d >= bd)
+			break;
+		if (v->marks[i].tid != w->tid) {
+			best = i;
+			bd = d;
+			break;
+		}
+	}
+	for (i = lo; i-- > 0 && v->marks[i].pid == w->pid;) {
+		uint64_t d = w->time - v->marks[i].time;
+
+		if (d > DLVIEW_MASTER_WINDOW_NS || d >= bd)
+			break;
+		if (v->marks[i].tid != w->tid) {
+			best = i;
+			bd = d;
+			break;
+		}
+	}
+	return best == SIZE_MAX ? NULL : v->marks[best].op;
+}
+
+static void resolve_workers(struct dlview *v)
+{
+	if (v->resolved)
+		return;
+	v->resolved = 1;
+	qsort(v->marks, v->nr_marks, sizeof(*v->marks), cmp_mark);
+	for (size_t i = 0; i < v->nr_pending; i++) {
+		const struct op_mark *w = &v->pending[i];
+		const char *op = master_op(v, w);
+
+		if (!op)
+			op = v->no_op;
+		else if (w->fw) {
+			v->op_samples_in_fw++;
+			v->fw_by_master++;
+		}
+		cmap_get(&v->op_self, op, NULL)->n++;
+		cmap_get(&v->op_total, op, NULL)->n++;
+	}
+}
+
 /* ---- printing ---- */
+/* Durations read like the symbol table's: "318.3 ms", "4.62 s". */
 static const char *fmt_ns(char *buf, size_t sz, double ns)
 {
-	if (ns >= 1e9)
-		snprintf(buf, sz, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, sz, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, sz, "%.3f us", ns / 1e3);
-	else
+	if (ns <= 0)
+		snprintf(buf, sz, "0");
+	else if (ns < 1e3)
 		snprintf(buf, sz, "%.0f ns", ns);
+	else
+		fmt_duration(buf, sz, (uint64_t)(ns + 0.5));
 	return buf;
 }
 
@@ -464,8 +662,13 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 	if (limit && n > limit)
 		n = limit;
 	if (fmt == DLVIEW_JSON) {
-		fprintf(out, "{\"kind\": \"op\", \"samples\": %llu, \"op_coverage_pct\": %.2f, \"rows\": [",
-			(unsigned long long)v->samples, pct(v->op_samples_in_fw, v->fw_samples));
+		fprintf(out, "{\"kind\": \"op\", \"samples\": %llu, \"op_coverage_pct\": %.2f, "
+			"\"fw_samples\": %llu, \"op_by_stack_pct\": %.2f, \"op_by_itt_pct\": %.2f, "
+			"\"op_by_master_pct\": %.2f, \"op_by_phase_pct\": %.2f, \"rows\": [",
+			(unsigned long long)v->samples, pct(v->op_samples_in_fw, v->fw_samples),
+			(unsigned long long)v->fw_samples, pct(v->fw_by_stack, v->fw_samples),
+			pct(v->fw_by_itt, v->fw_samples), pct(v->fw_by_master, v->fw_samples),
+			pct(v->fw_by_phase, v->fw_samples));
 	} else if (fmt == DLVIEW_CSV) {
 		fprintf(out, "name,self_pct,self_ns,total_pct,total_ns,calls,avg_ns\n");
 	} else {
@@ -512,8 +715,12 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 	if (fmt == DLVIEW_JSON)
 		fprintf(out, "\n]}\n");
 	else if (fmt == DLVIEW_TABLE && v->fw_samples)
-		fprintf(out, "operator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT code carry an operator\n",
-			pct(v->op_samples_in_fw, v->fw_samples), (unsigned long long)v->fw_samples);
+		fprintf(out, "operator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT code "
+			"carry an operator (stack %.1f%%, ITT %.1f%%, OpenMP master %.1f%%, "
+			"library init/exit %.1f%%)\n",
+			pct(v->op_samples_in_fw, v->fw_samples), (unsigned long long)v->fw_samples,
+			pct(v->fw_by_stack, v->fw_samples), pct(v->fw_by_itt, v->fw_samples),
+			pct(v->fw_by_master, v->fw_samples), pct(v->fw_by_phase, v->fw_samples));
 	free(rows);
 }
 
@@ -634,6 +841,7 @@ static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
 		 enum dlview_format format, size_t limit)
 {
+	resolve_workers(v);
 	switch (kind) {
 	case DLVIEW_FAMILY:
 		print_family(v, out, format, limit);
@@ -689,7 +897,11 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 
 	if (!v->samples)
 		return 0;
-	if (online > cpus)
+	/* CPUs of the recorded machine (META nr_cpus); else those samples ran on, at
+	 * least the report machine's */
+	if (v->rec_cpus)
+		cpus = v->rec_cpus;
+	else if (online > cpus)
 		cpus = online;
 	for (size_t i = 0; i < v->nr_threads; i++)
 		if (v->threads[i].samples > maxs)
@@ -737,7 +949,8 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 			 fault);
 		n++;
 	}
-	if (avx2 > DLVIEW_AVX2_PCT && __builtin_cpu_supports("avx512f")) {
+	if (avx2 > DLVIEW_AVX2_PCT &&
+	    (v->rec_avx512 == 1 || (v->rec_avx512 < 0 && __builtin_cpu_supports("avx512f")))) {
 		f[n].id = "aten-avx2";
 		f[n].figure = avx2;
 		snprintf(f[n].text, sizeof(f[n].text),

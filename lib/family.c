@@ -594,8 +594,21 @@ const char *op_from_stack(const struct frame *frames, size_t nr)
 		if (!s)
 			continue;
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
-		if (n >= 4 && (id = ident_len(comp[3], clen[3])))
+		/* a node's method (Node::apply), not a free function of the namespace */
+		if (n >= 5 && (id = ident_len(comp[3], clen[3])))
 			return op_name("autograd::", comp[3], id);
+	}
+	/* else a hand-written autograd node: torch::autograd::AccumulateGrad::apply, ... */
+	for (i = 0; i < nr; i++) {
+		const char *s = find_qualified(frames[i].sym, "torch::autograd::");
+		size_t id;
+
+		if (!s)
+			continue;
+		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
+		if (n == 4 && comp_is(comp[3], ident_len(comp[3], clen[3]), "apply") &&
+		    (id = ident_len(comp[2], clen[2])) && id == clen[2])
+			return op_name("autograd::", comp[2], id);
 	}
 	return NULL;
 }
