@@ -283,6 +283,8 @@ int cmd_report(int argc, const char **argv)
 		h.duration_ns = st.last_time - st.first_time;
 	h.complete_stacks = st.complete_stacks;
 	h.named = st.named;
+	h.recovered_stacks = st.recovered_stacks;
+	h.unwound = !strncmp(rc.callgraph, "dwarf", 5);
 	h.sample_is_time = st.sample_is_time;
 	h.ns_per_sample = st.sample_period_ns;
 	h.truncated = ret == 1;

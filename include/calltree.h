@@ -20,12 +20,22 @@ enum ct_key {
 	CT_KEY_CUSTOM,	/* the caller passes its own key per frame (family, op, ...) */
 };
 
+struct ct_callers;
+
 struct ct_row {
 	const char *name;	/* symbol, DSO, comm, "tid (comm)" or custom key */
 	const char *dso;	/* CT_KEY_SYM: the DSO; else NULL */
 	uint64_t self, total;
 	unsigned flags;		/* FRAME_* of the first frame seen for this row */
+	/* CT_KEY_SYM rows of unnamed code (FRAME_FDE, FRAME_ANON, FRAME_UNKNOWN): the named
+	 * function (symbol or JIT name) nearest above it in the stack, the most frequent
+	 * one among the row's samples; NULL when no stack names one.  A thread root
+	 * (start_thread, _start, clone3, ...) is no caller: such samples count none.
+	 * Set by calltree_rows. */
+	const char *caller;
+	uint64_t caller_count;	/* samples of the row under that caller */
 	uint64_t gen;		/* internal: last stack that counted total */
+	struct ct_callers *callers;	/* internal: caller counts */
 };
 
 struct calltree;

@@ -18,6 +18,8 @@ struct report_header {
 	uint64_t samples, lost;
 	uint64_t duration_ns;
 	uint64_t complete_stacks, named;
+	uint64_t recovered_stacks;	/* stacks with a frame found by stack scanning */
+	int unwound;			/* dwarf stacks: say how many were recovered */
 	int sample_is_time;		/* the time column is exact rather than estimated */
 	uint64_t ns_per_sample;
 	int truncated;
@@ -44,6 +46,16 @@ void output_csv(FILE *out, const struct report_header *h, struct ct_row **rows, 
 /* Shorten a (C++) name to at most width display columns into buf (UTF-8 '…' used):
  * template arguments and parameter lists collapse first, then the middle is cut. */
 void shorten_name(const char *name, size_t width, char *buf, size_t bufsz);
+/* Shorten a DSO name to at most width columns: "[kernel.kallsyms]" -> "[kernel]", then
+ * trailing version numbers go ("libgomp.so.1.0.0" -> "libgomp.so.1" -> "libgomp.so"),
+ * then the end is cut with '…' (never the middle). */
+void shorten_dso(const char *dso, size_t width, char *buf, size_t bufsz);
+/* The row's name as the table shows it: an FDE-bounded function without the "dso!" prefix
+ * when the DSO column names the DSO ("func@0x1f5e0"); JSON and CSV keep the full name. */
+const char *row_display_name(const struct ct_row *r);
+/* The table's symbol cell in at most width columns: the display name, then
+ * " ← caller" for unnamed code whose named caller is known and fits. */
+void table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz);
 /* Human duration: "12.3 ms", "4.56 s". */
 void fmt_duration(char *buf, size_t sz, uint64_t ns);
 

@@ -26,6 +26,7 @@ struct profile_stats {
 	uint64_t samples;
 	uint64_t complete_stacks;	/* stacks that reach the thread root */
 	uint64_t named;			/* leaf resolved to a symbol, JIT name or FDE bounds */
+	uint64_t recovered_stacks;	/* stacks with a FRAME_RECOVERED frame (stack scan) */
 	uint64_t lost;
 	uint64_t period_total;
 	uint64_t first_time, last_time;

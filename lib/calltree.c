@@ -7,6 +7,14 @@
 #include "rephash.h"
 #include "util.h"
 
+/* Named callers of an unnamed row: a few exact counts; a caller that finds no free
+ * entry is dropped (the most frequent ones arrive early and often). */
+#define CT_CALLERS 8
+struct ct_callers {
+	const char *name[CT_CALLERS];
+	uint64_t count[CT_CALLERS];
+};
+
 struct calltree {
 	enum ct_key key;
 	struct strpool pool;
@@ -30,8 +38,10 @@ void calltree_free(struct calltree *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nr; i++)
+	for (size_t i = 0; i < t->nr; i++) {
+		free(t->rows[i]->callers);
 		free(t->rows[i]);
+	}
 	free(t->rows);
 	u64map_release(&t->rowmap);
 	strpool_release(&t->pool);
@@ -70,13 +80,66 @@ static struct ct_row *get_row(struct calltree *t, const char *name, const char *
 	}
 }
 
-static void count(struct calltree *t, struct ct_row *r, int leaf, uint64_t w)
+/* returns 1 when this stack counts toward the row's total for the first time */
+static int count(struct calltree *t, struct ct_row *r, int leaf, uint64_t w)
 {
 	if (leaf)
 		r->self += w;
 	if (r->gen != t->gen) {
 		r->gen = t->gen;
 		r->total += w;
+		return 1;
+	}
+	return 0;
+}
+
+#define UNNAMED (FRAME_FDE | FRAME_ANON | FRAME_UNKNOWN)
+
+/* thread roots say nothing about who called a function: every thread starts there */
+static int is_thread_root(const char *n)
+{
+	static const char *const roots[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
+		"start_thread", "clone", "clone3", "__clone", "__clone3", "_dl_start_user",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+		if (!strcmp(n, roots[i]))
+			return 1;
+	return 0;
+}
+
+static int is_named(const struct frame *f)
+{
+	return !(f->flags & UNNAMED) && f->sym && strcmp(f->sym, "[unknown]");
+}
+
+/* frames[i] is unnamed: count the nearest named frame above it as its caller */
+static void count_caller(struct calltree *t, struct ct_row *r, const struct frame *frames,
+			 size_t i, size_t nr, uint64_t w)
+{
+	struct ct_callers *c;
+	const char *name = NULL;
+
+	for (size_t k = i + 1; k < nr; k++)
+		if (is_named(&frames[k])) {
+			if (is_thread_root(frames[k].sym))
+				return;
+			name = strpool_intern(&t->pool, frames[k].sym);
+			break;
+		}
+	if (!name)
+		return;
+	if (!r->callers)
+		r->callers = xcalloc(1, sizeof(*r->callers));
+	c = r->callers;
+	for (size_t k = 0; k < CT_CALLERS; k++) {
+		if (!c->name[k])
+			c->name[k] = name;
+		if (c->name[k] == name) {
+			c->count[k] += w;
+			return;
+		}
 	}
 }
 
@@ -89,8 +152,14 @@ void calltree_add(struct calltree *t, const struct frame *frames, size_t nr,
 	t->samples += w;
 	switch (t->key) {
 	case CT_KEY_SYM:
-		for (size_t i = 0; i < nr; i++)
-			count(t, get_row(t, frames[i].sym, frames[i].dso, frames[i].flags), i == 0, w);
+		for (size_t i = 0; i < nr; i++) {
+			struct ct_row *r = get_row(t, frames[i].sym, frames[i].dso, frames[i].flags);
+
+			/* a row's caller is counted once per sample, at its innermost frame */
+			if (count(t, r, i == 0, w) && (frames[i].flags & UNNAMED) &&
+			    !(frames[i].flags & FRAME_KERNEL))
+				count_caller(t, r, frames, i, nr, w);
+		}
 		if (!nr)
 			count(t, get_row(t, "[unknown]", "[unknown]", FRAME_UNKNOWN), 1, w);
 		break;
@@ -178,6 +247,21 @@ size_t calltree_rows(struct calltree *t, enum ct_sort sort, struct ct_row ***out
 		cmp = cmp_sym;
 	else if (sort == CT_SORT_DSO)
 		cmp = cmp_dso;
+	for (size_t i = 0; i < t->nr; i++) {
+		struct ct_row *r = t->rows[i];
+		struct ct_callers *c = r->callers;
+
+		if (!c)
+			continue;
+		r->caller = NULL;
+		r->caller_count = 0;
+		for (size_t k = 0; k < CT_CALLERS && c->name[k]; k++)
+			if (c->count[k] > r->caller_count ||
+			    (c->count[k] == r->caller_count && strcmp(c->name[k], r->caller) < 0)) {
+				r->caller = c->name[k];
+				r->caller_count = c->count[k];
+			}
+	}
 	qsort(t->rows, t->nr, sizeof(*t->rows), cmp);
 	*out = t->rows;
 	return t->nr;

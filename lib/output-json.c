@@ -40,11 +40,11 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 	json_str(out, h->key ? h->key : "symbol");
 	fprintf(out, ",\"samples\":%llu,\"lost\":%llu,\"duration_ns\":%llu,"
 		"\"ns_per_sample\":%llu,\"time_estimated\":%s,\"complete_stacks\":%llu,"
-		"\"named\":%llu,\"truncated\":%s},\"rows\":[",
+		"\"named\":%llu,\"recovered_stacks\":%llu,\"truncated\":%s},\"rows\":[",
 		(unsigned long long)h->samples, (unsigned long long)h->lost,
 		(unsigned long long)h->duration_ns, (unsigned long long)h->ns_per_sample,
 		h->sample_is_time ? "false" : "true", (unsigned long long)h->complete_stacks,
-		(unsigned long long)h->named, h->truncated ? "true" : "false");
+		(unsigned long long)h->named, (unsigned long long)h->recovered_stacks, h->truncated ? "true" : "false");
 	for (size_t i = 0; i < nr && (!o->limit || i < o->limit); i++) {
 		const struct ct_row *r = rows[i];
 		const char *fam = family ? family(fctx, r) : NULL;
@@ -60,6 +60,11 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 			(unsigned long long)r->self, 100.0 * r->self / n,
 			(unsigned long long)(r->self * h->ns_per_sample),
 			(unsigned long long)r->total, 100.0 * r->total / n);
+		if (r->caller) {
+			fprintf(out, ",\"caller\":");
+			json_str(out, r->caller);
+			fprintf(out, ",\"caller_samples\":%llu", (unsigned long long)r->caller_count);
+		}
 		if (fam) {
 			fprintf(out, ",\"family\":");
 			json_str(out, fam);

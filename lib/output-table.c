@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame.h"
 #include "output.h"
 #include "util.h"
 
@@ -154,12 +155,111 @@ void output_header(FILE *out, const struct report_header *h)
 		h->sampling ? h->sampling : "", h->sampling ? ")" : "");
 	fprintf(out, "# samples: %llu in %s, lost: %llu\n", (unsigned long long)h->samples, dur,
 		(unsigned long long)h->lost);
-	fprintf(out, "# stacks:  %.1f%% reach the thread root, %.1f%% of samples named\n",
+	fprintf(out, "# stacks:  %.1f%% reach the thread root, %.1f%% named",
 		100.0 * h->complete_stacks / n, 100.0 * h->named / n);
+	if (h->unwound)
+		fprintf(out, ", %.1f%% recovered by scan", 100.0 * h->recovered_stacks / n);
+	fputc('\n', out);
 	fmt_duration(t, sizeof(t), h->ns_per_sample);
 	fprintf(out, "# time:    %s per sample%s\n", t,
 		h->sample_is_time ? "" : " (estimated from the duration)");
 	fputc('\n', out);
+}
+
+/* "libgomp.so.1.0.0" -> end of "libgomp.so.1" (or of "libgomp.so" when keep_major is
+ * 0); NULL when the name has no ".so." version tail */
+static const char *so_version_cut(const char *d, int keep_major)
+{
+	const char *so = strstr(d, ".so.");
+	const char *p;
+
+	if (!so)
+		return NULL;
+	p = so + 3;
+	if (!keep_major)
+		return p;
+	p++;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return *p == '.' ? p : NULL;
+}
+
+void shorten_dso(const char *dso, size_t width, char *buf, size_t bufsz)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *cut;
+
+	if (!bufsz)
+		return;
+	if (!dso)
+		dso = "";
+	if (width < 2)
+		width = 2;
+	strbuf_addstr(&sb, dso);
+	if (cols(sb.buf) > width && !strcmp(dso, "[kernel.kallsyms]")) {
+		strbuf_reset(&sb);
+		strbuf_addstr(&sb, "[kernel]");
+	}
+	/* drop trailing version numbers first: the soname major, then all of them */
+	for (int keep = 1; keep >= 0 && cols(sb.buf) > width; keep--) {
+		cut = so_version_cut(dso, keep);
+		if (cut) {
+			strbuf_reset(&sb);
+			strbuf_add(&sb, dso, cut - dso);
+		}
+	}
+	if (cols(sb.buf) > width) {
+		/* cut at the end, never in the middle: the start says which library it is */
+		struct strbuf t = STRBUF_INIT;
+
+		put_cols(&t, sb.buf, width - 1);
+		strbuf_addstr(&t, ELLIPSIS);
+		strbuf_release(&sb);
+		sb = t;
+	}
+	snprintf(buf, bufsz, "%s", sb.buf ? sb.buf : "");
+	strbuf_release(&sb);
+}
+
+const char *row_display_name(const struct ct_row *r)
+{
+	size_t l;
+
+	if (!(r->flags & FRAME_FDE) || !r->dso)
+		return r->name;
+	l = strlen(r->dso);
+	if (!strncmp(r->name, r->dso, l) && r->name[l] == '!' && r->name[l + 1])
+		return r->name + l + 1;
+	return r->name;
+}
+
+#define CALLER_ARROW " \xe2\x86\x90 "	/* " ← " */
+#define CALLER_MIN 8	/* a caller shorter than this says nothing: leave it out */
+
+void table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz)
+{
+	const char *base = row_display_name(r);
+	size_t bc = cols(base);
+
+	if (r->caller && bc + 3 + CALLER_MIN <= width) {
+		char cb[512];
+
+		shorten_name(r->caller, width - bc - 3, cb, sizeof(cb));
+		snprintf(buf, bufsz, "%s" CALLER_ARROW "%s", base, cb);
+		return;
+	}
+	shorten_name(base, width, buf, bufsz);
+}
+
+static int digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
 }
 
 void output_table(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,
@@ -170,31 +270,33 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 	const char *key = h->key ? h->key : "symbol";
 	int symkey = !strcmp(key, "symbol");
 	uint64_t n = h->samples ? h->samples : 1;
-	/* fixed columns: Self% 7, Self 7, time 9, Total% 7, Total 7, separators */
-	int fixed = 7 + 1 + 7 + 1 + 9 + 1 + (o->no_children ? 0 : 7 + 1 + 7 + 1);
-	int rest = width - fixed - 1;
-	int dso_w = 0, sym_w;
-	int short_kernel = 0;
+	size_t shown = o->limit && o->limit < nr ? o->limit : nr;
+	int cw = 5, fixed, rest, dso_w = 0, sym_w;
 
+	/* sample-count columns as wide as the largest count ("Total" at least) */
+	for (size_t i = 0; i < shown; i++) {
+		int d = digits(o->no_children ? rows[i]->self : rows[i]->total);
+
+		if (d > cw)
+			cw = d;
+	}
+	/* Self% 7, Self cw, time 8, Total% 7, Total cw, one space after each */
+	fixed = 7 + 1 + cw + 1 + 8 + 1 + (o->no_children ? 0 : 7 + 1 + cw + 1);
+	rest = width - fixed;
 	if (symkey) {
-		size_t mx = 3;
+		/* the DSO column takes at most 35% (15 columns at 80, so "libtorch_cpu.so"
+		 * stays whole): names lose version numbers, then their end */
+		int cap = rest * 35 / 100;
 
-		for (size_t i = 0; i < nr && (!o->limit || i < o->limit); i++)
-			if (rows[i]->dso && cols(rows[i]->dso) > mx)
-				mx = cols(rows[i]->dso);
-		if (rest < 60 && mx >= 17) {
-			/* "[kernel.kallsyms]" is the widest usual name: "[kernel]" says the same */
-			short_kernel = 1;
-			mx = 3;
-			for (size_t i = 0; i < nr && (!o->limit || i < o->limit); i++) {
-				const char *d = rows[i]->dso ? rows[i]->dso : "";
-				size_t c = strcmp(d, "[kernel.kallsyms]") ? cols(d) : 8;
+		dso_w = 3;
+		for (size_t i = 0; i < shown; i++) {
+			int c;
 
-				if (c > mx)
-					mx = c;
-			}
+			shorten_dso(rows[i]->dso, cap, dso, sizeof(dso));
+			c = (int)cols(dso);
+			if (c > dso_w)
+				dso_w = c;
 		}
-		dso_w = (int)mx < rest * 35 / 100 ? (int)mx : rest * 35 / 100;
 	}
 	sym_w = rest - (symkey ? dso_w + 1 : 0);
 	const char *bold = o->color ? "\033[1m" : "", *off = o->color ? "\033[0m" : "";
@@ -205,14 +307,14 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 	fprintf(out, "%s", bold);
 	pad(out, "Self%", 7, 1);
 	fputc(' ', out);
-	pad(out, "Self", 7, 1);
+	pad(out, "Self", cw, 1);
 	fputc(' ', out);
-	pad(out, h->sample_is_time ? "Time" : "~Time", 9, 1);
+	pad(out, h->sample_is_time ? "Time" : "~Time", 8, 1);
 	fputc(' ', out);
 	if (!o->no_children) {
 		pad(out, "Total%", 7, 1);
 		fputc(' ', out);
-		pad(out, "Total", 7, 1);
+		pad(out, "Total", cw, 1);
 		fputc(' ', out);
 	}
 	if (symkey) {
@@ -228,7 +330,7 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 	}
 	fprintf(out, "%s\n", off);
 
-	for (size_t i = 0; i < nr && (!o->limit || i < o->limit); i++) {
+	for (size_t i = 0; i < shown; i++) {
 		const struct ct_row *r = rows[i];
 		char pc[16];
 
@@ -237,28 +339,24 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 		pad(out, pc, 7, 1);
 		fprintf(out, "%s ", r->self * 10 >= n ? off : "");
 		snprintf(pc, sizeof(pc), "%llu", (unsigned long long)r->self);
-		pad(out, pc, 7, 1);
+		pad(out, pc, cw, 1);
 		fputc(' ', out);
 		fmt_duration(t, sizeof(t), r->self * h->ns_per_sample);
-		pad(out, t, 9, 1);
+		pad(out, t, 8, 1);
 		fputc(' ', out);
 		if (!o->no_children) {
 			snprintf(pc, sizeof(pc), "%.2f%%", 100.0 * r->total / n);
 			pad(out, pc, 7, 1);
 			fputc(' ', out);
 			snprintf(pc, sizeof(pc), "%llu", (unsigned long long)r->total);
-			pad(out, pc, 7, 1);
+			pad(out, pc, cw, 1);
 			fputc(' ', out);
 		}
 		if (symkey) {
-			shorten_name(r->name, sym_w, name, sizeof(name));
+			table_symbol(r, sym_w, name, sizeof(name));
 			pad(out, name, sym_w, 0);
 			fputc(' ', out);
-			const char *d = r->dso ? r->dso : "";
-
-			if (short_kernel && !strcmp(d, "[kernel.kallsyms]"))
-				d = "[kernel]";
-			shorten_name(d, dso_w, dso, sizeof(dso));
+			shorten_dso(r->dso, dso_w, dso, sizeof(dso));
 			fputs(dso, out);
 		} else {
 			shorten_name(r->name, rest, name, sizeof(name));

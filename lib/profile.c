@@ -298,6 +298,11 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 		complete = 0;
 	if (complete)
 		p->st->complete_stacks++;
+	for (size_t i = 0; i < nf; i++)
+		if (fr[i].flags & FRAME_RECOVERED) {
+			p->st->recovered_stacks++;
+			break;
+		}
 	if (nf) {
 		unsigned f = fr[0].flags;
 

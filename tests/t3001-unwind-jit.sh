@@ -35,4 +35,9 @@ test_expect_success 'fold: most samples are main;jit_driver;unw_avx512_kernel un
 	test "$total" -gt 100 && test $((good * 100)) -ge $((total * 90))
 '
 
+test_expect_success 'header: most stacks went through the JIT kernel by a stack scan' '
+	sed -n "s/^# stacks: .* \([0-9]*\)\.[0-9]% recovered by scan.*/\1/p" rep >rec &&
+	echo "recovered: $(cat rec)%" && test "$(cat rec)" -ge 80
+'
+
 test_done

@@ -43,6 +43,70 @@ static void collect(void *ctx, const char *stack, uint64_t count)
 	snprintf(folded + l, sizeof(folded) - l, "%s %llu\n", stack, (unsigned long long)count);
 }
 
+static struct frame FD(const char *sym, const char *dso, unsigned flags)
+{
+	struct frame f = { 0x1000, 0, sym, dso, NULL, NULL, flags, 0 };
+	return f;
+}
+
+/* DSO shortening, FDE display names and the named caller of unnamed code */
+static void test_names(void)
+{
+	struct frame w1[] = { FD("libgomp.so.1.0.0!func@0x1f5e0", "libgomp.so.1.0.0", FRAME_FDE),
+			      FD("libgomp.so.1.0.0!func@0x1f790", "libgomp.so.1.0.0", FRAME_FDE),
+			      FD("GOMP_parallel", "libgomp.so.1.0.0", 0), FD("main", "bin", 0),
+			      FD("_start", "bin", 0) };
+	struct frame w2[] = { FD("libgomp.so.1.0.0!func@0x1f5e0", "libgomp.so.1.0.0", FRAME_FDE),
+			      FD("[unknown]", "//anon", FRAME_ANON | FRAME_UNKNOWN),
+			      FD("omp_fn.0", "bin", 0), FD("start_thread", "libc.so.6", 0) };
+	struct frame w3[] = { FD("libgomp.so.1.0.0!func@0x1f5e0", "libgomp.so.1.0.0", FRAME_FDE),
+			      FD("start_thread", "libc.so.6", 0) };
+	struct calltree *t = calltree_new(CT_KEY_SYM);
+	struct ct_row **rows, fake;
+	const struct ct_row *r;
+	size_t nr;
+	char buf[256];
+
+	shorten_dso("libgomp.so.1.0.0", 12, buf, sizeof(buf));
+	ok(!strcmp(buf, "libgomp.so.1"), "dso: version tail dropped to the soname", buf);
+	shorten_dso("libgomp.so.1.0.0", 11, buf, sizeof(buf));
+	ok(!strcmp(buf, "libgomp.so"), "dso: then all version numbers", buf);
+	shorten_dso("libgomp.so.1.0.0", 40, buf, sizeof(buf));
+	ok(!strcmp(buf, "libgomp.so.1.0.0"), "dso: untouched when it fits", buf);
+	shorten_dso("libopenblasp-r0.3.21.so", 12, buf, sizeof(buf));
+	ok(!strcmp(buf, "libopenblas\xe2\x80\xa6"), "dso: otherwise cut at the end", buf);
+	shorten_dso("[kernel.kallsyms]", 12, buf, sizeof(buf));
+	ok(!strcmp(buf, "[kernel]"), "dso: [kernel]", buf);
+
+	/* func@0x1f5e0 under GOMP_parallel twice (once through an unnamed frame), under
+	 * start_thread only once: a thread root is no caller */
+	calltree_add(t, w1, 5, "x", 1, 1);
+	calltree_add(t, w2, 4, "x", 1, 1);
+	calltree_add(t, w2, 4, "x", 1, 1);
+	calltree_add(t, w1, 5, "x", 1, 1);
+	calltree_add(t, w1, 5, "x", 1, 1);
+	calltree_add(t, w3, 2, "x", 1, 1);
+	nr = calltree_rows(t, CT_SORT_SELF, &rows);
+	r = row(rows, nr, "libgomp.so.1.0.0!func@0x1f5e0");
+	ok(r && r->caller && !strcmp(r->caller, "GOMP_parallel") && r->caller_count == 3,
+	   "caller: the most frequent named one, past unnamed frames", r && r->caller ? r->caller : "(none)");
+	ok(r && !strcmp(row_display_name(r), "func@0x1f5e0"), "display name drops dso!", r ? row_display_name(r) : NULL);
+	table_symbol(r, 40, buf, sizeof(buf));
+	ok(!strcmp(buf, "func@0x1f5e0 \xe2\x86\x90 GOMP_parallel"), "table symbol with caller", buf);
+	table_symbol(r, 16, buf, sizeof(buf));
+	ok(!strcmp(buf, "func@0x1f5e0"), "no room: the caller goes, the name stays whole", buf);
+	r = row(rows, nr, "[unknown]");
+	ok(r && r->caller && !strcmp(r->caller, "omp_fn.0"), "unknown code has a caller too", r ? r->caller : NULL);
+	r = row(rows, nr, "GOMP_parallel");
+	ok(r && !r->caller, "named rows have no caller", r ? r->caller : NULL);
+	memset(&fake, 0, sizeof(fake));
+	fake.name = "other.so!func@0x10";
+	fake.dso = "libx.so";
+	fake.flags = FRAME_FDE;
+	ok(!strcmp(row_display_name(&fake), "other.so!func@0x10"), "display name keeps a foreign dso!", NULL);
+	calltree_free(t);
+}
+
 int main(void)
 {
 	/* leaf first: fib recursion three deep under main, and a plain leaf */
@@ -108,6 +172,8 @@ int main(void)
 	ok(!strcmp(buf, "short_name"), "shorten: short names untouched", buf);
 	shorten_name("a_very_long_plain_c_function_name_without_templates", 20, buf, sizeof(buf));
 	ok(strstr(buf, "\xe2\x80\xa6") && !strncmp(buf, "a_very_lo", 9), "shorten: middle cut", buf);
+
+	test_names();
 
 	printf("1..%d\n", nr_tests);
 	return nr_failed ? 1 : 0;
