@@ -50,6 +50,9 @@ void machine_set_build_id(struct machine *m, const char *path, const uint8_t *id
 
 /* The mapping that covered addr in process pid at time, or NULL. */
 const struct map *machine_find_map(struct machine *m, uint32_t pid, uint64_t addr, uint64_t time);
+/* The number of execs process pid had made at or before time (0: none).  With the pid it
+ * names one address space: an exec without a new pid starts a new one. */
+unsigned machine_exec_gen(struct machine *m, uint32_t pid, uint64_t time);
 /* The thread's name at time ("[unknown]" when never seen). */
 const char *machine_comm_at(struct machine *m, uint32_t pid, uint32_t tid, uint64_t time);
 /* Every DSO seen, for per-file work (e.g. check-isa over a profile). */

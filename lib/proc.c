@@ -391,6 +391,19 @@ const struct map *machine_find_map(struct machine *m, uint32_t pid, uint64_t add
 	return NULL;
 }
 
+unsigned machine_exec_gen(struct machine *m, uint32_t pid, uint64_t time)
+{
+	struct proc *p = find_proc(m, pid);
+	unsigned n = 0;
+
+	if (!p)
+		return 0;
+	for (size_t i = 0; i < p->nr_execs; i++)
+		if (p->execs[i] <= time)
+			n++;
+	return n;
+}
+
 static const char *proc_comm(struct proc *p, uint32_t tid, uint64_t time, int any_tid)
 {
 	const struct comm_ev *best = NULL, *first = NULL;

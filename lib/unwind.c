@@ -2,7 +2,8 @@
  * over frames that have no CFI.
  *
  * Design:
- * - One Dwfl per address space (pid), kept for the whole report.  Modules are reported
+ * - One Dwfl per address space (pid, exec generation), kept for the whole report: an
+ *   exec without a new pid (sh -c 'exec prog') gets a fresh one.  Modules are reported
  *   lazily: the first time a walk meets an address of a file mapping that no module
  *   covers, the file is reported at its load bias (dwfl_report_begin_add/_elf/_end)
  *   from inside the frame callback, so the walk simply continues.
@@ -129,7 +130,7 @@ struct walk {
 
 struct unwinder {
 	struct machine *m;
-	struct u64map spaces;		/* pid -> struct space * */
+	struct u64map spaces;		/* exec generation << 32 | pid -> struct space * */
 	struct space **all;
 	size_t nr_all, alloc_all;
 	struct walk *cur;
@@ -520,9 +521,10 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-static struct space *space_get(struct unwinder *u, uint32_t pid)
+static struct space *space_get(struct unwinder *u, uint32_t pid, uint64_t time)
 {
-	void **slot = u64map_slot(&u->spaces, pid);
+	unsigned gen = machine_exec_gen(u->m, pid, time);
+	void **slot = u64map_slot(&u->spaces, (uint64_t)gen << 32 | pid);
 	struct space *sp = *slot;
 
 	if (sp)
@@ -749,7 +751,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	 * the kernel (the kernel part of the stack comes from the callchain) */
 	w.n = 0;
 
-	sp = space_get(u, s->pid);
+	sp = space_get(u, s->pid, s->time);
 	if (!sp) {
 		ips[0] = w.regs[DW_RIP];
 		if (flags)

@@ -15,7 +15,11 @@ $(O)/tests/unw-libmain: tests/workloads/unw-libmain.c $(O)/tests/libunw-lib.so |
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -o $@ $< -L$(O)/tests -lunw-lib -Wl,-rpath,'$$ORIGIN'
 
-TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/unw-libmain
+$(O)/tests/unw-execspin: tests/workloads/unw-execspin.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_CFLAGS) -o $@ $<
+
+TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/unw-libmain $(O)/tests/unw-execspin
 
 # unw-stackdepth FILE: unwind time, complete share and its dependence on the stack size
 $(O)/tests/unw-stackdepth: tests/tools/unw-stackdepth.c $(O)/libdlprof.a | $(DEPS_STAMP)
