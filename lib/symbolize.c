@@ -29,6 +29,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 
 #define TRAIT_SCAN_MAX 4096
 #define SIZELESS_MAX 4096
+#define DEFAULT_DEBUGINFO_PATH ":.debug:/usr/lib/debug"
 
 struct sym {
 	uint64_t start, size;
@@ -78,6 +79,8 @@ struct dso_sym {
 
 struct symbolizer {
 	struct symbolize_opts opts;
+	char *debuginfo_path;		/* libdwfl's syntax: ":.debug:/usr/lib/debug" */
+	Dwfl_Callbacks callbacks;	/* offline; debuginfo_path points at the above */
 	struct strpool pool;
 	struct dso_sym *all;
 	struct symres unknown;
@@ -145,6 +148,14 @@ struct symbolizer *symbolizer_new(const struct symbolize_opts *opts)
 	elf_version(EV_CURRENT);
 	s->unknown.name = "[unknown]";
 	s->unknown.flags = FRAME_UNKNOWN;
+	/* where separate debug files live: DLPROF_DEBUGINFO_PATH replaces libdwfl's default
+	 * (same syntax); libdwfl's standard lookup also asks debuginfod (DEBUGINFOD_URLS) */
+	s->debuginfo_path = xstrdup(getenv("DLPROF_DEBUGINFO_PATH") && *getenv("DLPROF_DEBUGINFO_PATH") ?
+				    getenv("DLPROF_DEBUGINFO_PATH") : DEFAULT_DEBUGINFO_PATH);
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.section_address = dwfl_offline_section_address;
+	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	return s;
 }
 
@@ -196,6 +207,7 @@ void symbolizer_free(struct symbolizer *s)
 		s->all = n;
 	}
 	strpool_release(&s->pool);
+	free(s->debuginfo_path);
 	free(s);
 }
 
@@ -331,31 +343,47 @@ static const char *gnu_debuglink(Elf *e)
 	return NULL;
 }
 
-/* Separate debug info: by build-id, then .gnu_debuglink next to the file, in .debug/
- * and under /usr/lib/debug. */
-static void open_debug_file(struct dso_sym *d, const char *path, const uint8_t *id, size_t idsz)
+/* Separate debug info, searched as libdwfl does along the debuginfo path (entries split
+ * by ':'; "" is the file's own directory, a relative entry is under it, an absolute one is
+ * a root): first ROOT/.build-id/xx/yyyy.debug for every absolute entry, then the
+ * .gnu_debuglink name in every entry (ROOT + the file's directory for a root). */
+static void open_debug_file(struct symbolizer *s, struct dso_sym *d, const char *path,
+			    const uint8_t *id, size_t idsz)
 {
 	struct strbuf sb = STRBUF_INIT;
-	const char *link;
+	const char *link, *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path) : 0;
 
-	if (idsz >= 2) {
-		strbuf_addf(&sb, "/usr/lib/debug/.build-id/%02x/", id[0]);
-		for (size_t i = 1; i < idsz; i++)
-			strbuf_addf(&sb, "%02x", id[i]);
-		strbuf_addstr(&sb, ".debug");
-		d->dbg_elf = open_elf(sb.buf, &d->dbg_fd);
-	}
-	link = d->dbg_elf ? NULL : gnu_debuglink(d->elf);
-	if (link && !strchr(link, '/')) {
-		const char *slash = strrchr(path, '/');
-		int dirlen = slash ? (int)(slash - path) : 0;
-		const char *fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+	for (int pass = 0; pass < 2 && !d->dbg_elf; pass++) {
+		const char *p = s->debuginfo_path;
 
-		for (size_t i = 0; i < ARRAY_SIZE(fmt) && !d->dbg_elf; i++) {
+		link = pass ? gnu_debuglink(d->elf) : NULL;
+		if (pass ? !link || strchr(link, '/') : idsz < 2)
+			continue;
+		while (!d->dbg_elf) {
+			const char *colon = strchr(p, ':');
+			int len = colon ? (int)(colon - p) : (int)strlen(p);
+
 			strbuf_reset(&sb);
-			strbuf_addf(&sb, fmt[i], dirlen, path, link);
-			if (strcmp(sb.buf, path))
+			if (!pass) {
+				if (len && p[0] == '/') {
+					strbuf_addf(&sb, "%.*s/.build-id/%02x/", len, p, id[0]);
+					for (size_t i = 1; i < idsz; i++)
+						strbuf_addf(&sb, "%02x", id[i]);
+					strbuf_addstr(&sb, ".debug");
+				}
+			} else if (!len) {
+				strbuf_addf(&sb, "%.*s/%s", dirlen, path, link);
+			} else if (p[0] != '/') {
+				strbuf_addf(&sb, "%.*s/%.*s/%s", dirlen, path, len, p, link);
+			} else {
+				strbuf_addf(&sb, "%.*s%.*s/%s", len, p, dirlen, path, link);
+			}
+			if (sb.len && strcmp(sb.buf, path))
 				d->dbg_elf = open_elf(sb.buf, &d->dbg_fd);
+			if (!colon)
+				break;
+			p = colon + 1;
 		}
 	}
 	strbuf_release(&sb);
@@ -410,7 +438,7 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 	}
 	load_symbols(d, d->elf, &have_symtab);
 	if (!have_symtab) {
-		open_debug_file(d, dso->path, bidsz > 0 ? bid : NULL, bidsz > 0 ? bidsz : 0);
+		open_debug_file(s, d, dso->path, bidsz > 0 ? bid : NULL, bidsz > 0 ? bidsz : 0);
 		if (d->dbg_elf)
 			load_symbols(d, d->dbg_elf, NULL);
 	}
@@ -507,20 +535,14 @@ static const char *die_name(Dwarf_Die *die)
 	return n;
 }
 
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-static int dwfl_setup(struct dso_sym *d)
+static int dwfl_setup(struct symbolizer *s, struct dso_sym *d)
 {
 	Dwarf_Addr dbias;
 
 	if (d->dwfl_tried)
 		return d->mod ? 0 : -1;
 	d->dwfl_tried = 1;
-	d->dwfl = dwfl_begin(&offline_callbacks);
+	d->dwfl = dwfl_begin(&s->callbacks);
 	if (!d->dwfl)
 		return -1;
 	dwfl_report_begin(d->dwfl);
@@ -563,7 +585,7 @@ static void add_dwarf(struct symbolizer *s, struct dso_sym *d, uint64_t vaddr, s
 	int n;
 
 	/* the bias is known only once the module is set up: take it after */
-	if (dwfl_setup(d))
+	if (dwfl_setup(s, d))
 		return;
 	a = vaddr + d->bias;
 	line = dwfl_module_getsrc(d->mod, a);

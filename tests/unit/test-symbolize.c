@@ -253,6 +253,81 @@ static void test_ksyms(void)
 	ksyms_free(k);
 }
 
+/*
+ * Separate debug info, found through DLPROF_DEBUGINFO_PATH: a stripped binary whose
+ * debug file sits at DBG/.build-id/xx/yyyy.debug (by build-id), and one without a
+ * build-id whose debug file is found through .gnu_debuglink under DBG + its directory.
+ * Both must give the symbol name (not FDE bounds) and the source line.
+ */
+static void test_debugfile(const char *dir)
+{
+	char cmd[4096], bin[512], csrc[512];
+	struct fn work, work2;
+	struct dso db = { 0 }, dl = { 0 };
+	struct map m = { 0 };
+	struct symbolize_opts so = { 1, 0 };
+	struct symbolizer *s;
+	struct frame a;
+
+	snprintf(csrc, sizeof(csrc), "%s/symt.c", dir);
+	snprintf(bin, sizeof(bin), "%s/symt", dir);
+	if (lookup(bin, "work", &work)) {
+		ok(0, "debug file: the test binary", bin);
+		return;
+	}
+	/* by build-id: DBG/.build-id/xx/rest.debug, no debuglink in the stripped file */
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd %s; mkdir -p dbg bin; "
+		 "id=$(readelf -n symt | sed -n 's/.*Build ID: *//p'); "
+		 "mkdir -p dbg/.build-id/$(echo $id | cut -c1-2); "
+		 "objcopy --only-keep-debug symt dbg/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug; "
+		 "strip --strip-all -o bin/symt-bid symt; "
+		 /* no build-id: .gnu_debuglink, debug file under DBG/<dir of the binary>/ */
+		 "gcc -O1 -g -Wl,--build-id=none -o bin/symt-nobid symt.c; "
+		 "mkdir -p dbg%s/bin; objcopy --only-keep-debug bin/symt-nobid dbg%s/bin/symt-nobid.debug; "
+		 "strip --strip-all bin/symt-nobid; "
+		 "objcopy --add-gnu-debuglink=dbg%s/bin/symt-nobid.debug bin/symt-nobid",
+		 dir, dir, dir, dir);
+	if (system(cmd)) {
+		ok(0, "debug file: build the stripped copies and their debug files", cmd);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "%s/dbg", dir);
+	setenv("DLPROF_DEBUGINFO_PATH", cmd, 1);
+	s = symbolizer_new(&so);
+	snprintf(bin, sizeof(bin), "%s/bin/symt-bid", dir);
+	db.path = bin;
+	db.short_name = "symt-bid";
+	m.start = 0x555555554000ULL;
+	m.end = m.start + (1 << 20);
+	a = resolve(s, &db, &m, work.off + 4);
+	ok(!strcmp(a.sym, "work") && !(a.flags & FRAME_FDE), "debug file by build-id: symbol name", a.sym);
+	ok(a.srcline && !strcmp(a.srcline, "symt.c:6"), "debug file by build-id: srcline", a.srcline);
+
+	snprintf(csrc, sizeof(csrc), "%s/bin/symt-nobid", dir);
+	dl.path = csrc;
+	dl.short_name = "symt-nobid";
+	if (lookup(csrc, "work", &work2) == 0)
+		ok(0, "debug file by debuglink: the binary is stripped", NULL);
+	snprintf(cmd, sizeof(cmd), "%s/dbg%s/bin/symt-nobid.debug", dir, dir);
+	if (lookup(cmd, "work", &work2)) {
+		ok(0, "debug file by debuglink: its debug file has the symbol", cmd);
+	} else {
+		/* the debug file's symbol says where work is in the stripped binary too */
+		a = resolve(s, &dl, &m, work2.vaddr + 4);
+		ok(!strcmp(a.sym, "work") && !(a.flags & FRAME_FDE), "debug file by .gnu_debuglink: symbol name", a.sym);
+		ok(a.srcline && !strcmp(a.srcline, "symt.c:6"), "debug file by .gnu_debuglink: srcline", a.srcline);
+	}
+	symbolizer_free(s);
+
+	/* the default path does not know the test directory: FDE bounds, no line */
+	unsetenv("DLPROF_DEBUGINFO_PATH");
+	s = symbolizer_new(&so);
+	a = resolve(s, &db, &m, work.off + 4);
+	ok((a.flags & FRAME_FDE) && !a.srcline, "without the path: FDE bounds only", a.sym);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/dlprof-symt.XXXXXX";
@@ -261,6 +336,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	test_binary(dir);
+	test_debugfile(dir);
 	test_demangle();
 	test_traits();
 	test_jit();
