@@ -34,8 +34,13 @@ struct ct_row {
 	 * Set by calltree_rows. */
 	const char *caller;
 	uint64_t caller_count;	/* samples of the row under that caller */
+	/* the source line most of the row's self samples hit (frames with srcline, i.e.
+	 * report --srcline), NULL when none; set by calltree_rows */
+	const char *srcline;
+	uint64_t srcline_count;
 	uint64_t gen;		/* internal: last stack that counted total */
 	struct ct_callers *callers;	/* internal: caller counts */
+	struct ct_callers *lines;	/* internal: srcline counts of self samples */
 };
 
 struct calltree;

@@ -54,7 +54,8 @@ void shorten_dso(const char *dso, size_t width, char *buf, size_t bufsz);
  * when the DSO column names the DSO ("func@0x1f5e0"); JSON and CSV keep the full name. */
 const char *row_display_name(const struct ct_row *r);
 /* The table's symbol cell in at most width columns: the display name, then
- * " ← caller" for unnamed code whose named caller is known and fits. */
+ * " ← caller" for unnamed code whose named caller is known and fits; with a srcline
+ * (report --srcline) "name @ file.c:12" instead. */
 void table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz);
 /* Human duration: "12.3 ms", "4.56 s". */
 void fmt_duration(char *buf, size_t sz, uint64_t ns);

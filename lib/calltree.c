@@ -40,6 +40,7 @@ void calltree_free(struct calltree *t)
 		return;
 	for (size_t i = 0; i < t->nr; i++) {
 		free(t->rows[i]->callers);
+		free(t->rows[i]->lines);
 		free(t->rows[i]);
 	}
 	free(t->rows);
@@ -114,11 +115,38 @@ static int is_named(const struct frame *f)
 	return !(f->flags & UNNAMED) && f->sym && strcmp(f->sym, "[unknown]");
 }
 
+static void count_name(struct ct_callers **cp, const char *name, uint64_t w)
+{
+	struct ct_callers *c = *cp;
+
+	if (!c)
+		*cp = c = xcalloc(1, sizeof(*c));
+	for (size_t k = 0; k < CT_CALLERS; k++) {
+		if (!c->name[k])
+			c->name[k] = name;
+		if (c->name[k] == name) {
+			c->count[k] += w;
+			return;
+		}
+	}
+}
+
+/* the most frequent name (ties: the smaller string) */
+static void best_name(const struct ct_callers *c, const char **name, uint64_t *count)
+{
+	*name = NULL;
+	*count = 0;
+	for (size_t k = 0; c && k < CT_CALLERS && c->name[k]; k++)
+		if (c->count[k] > *count || (c->count[k] == *count && strcmp(c->name[k], *name) < 0)) {
+			*name = c->name[k];
+			*count = c->count[k];
+		}
+}
+
 /* frames[i] is unnamed: count the nearest named frame above it as its caller */
 static void count_caller(struct calltree *t, struct ct_row *r, const struct frame *frames,
 			 size_t i, size_t nr, uint64_t w)
 {
-	struct ct_callers *c;
 	const char *name = NULL;
 
 	for (size_t k = i + 1; k < nr; k++)
@@ -128,19 +156,8 @@ static void count_caller(struct calltree *t, struct ct_row *r, const struct fram
 			name = strpool_intern(&t->pool, frames[k].sym);
 			break;
 		}
-	if (!name)
-		return;
-	if (!r->callers)
-		r->callers = xcalloc(1, sizeof(*r->callers));
-	c = r->callers;
-	for (size_t k = 0; k < CT_CALLERS; k++) {
-		if (!c->name[k])
-			c->name[k] = name;
-		if (c->name[k] == name) {
-			c->count[k] += w;
-			return;
-		}
-	}
+	if (name)
+		count_name(&r->callers, name, w);
 }
 
 void calltree_add(struct calltree *t, const struct frame *frames, size_t nr,
@@ -155,6 +172,8 @@ void calltree_add(struct calltree *t, const struct frame *frames, size_t nr,
 		for (size_t i = 0; i < nr; i++) {
 			struct ct_row *r = get_row(t, frames[i].sym, frames[i].dso, frames[i].flags);
 
+			if (i == 0 && frames[0].srcline)
+				count_name(&r->lines, strpool_intern(&t->pool, frames[0].srcline), w);
 			/* a row's caller is counted once per sample, at its innermost frame */
 			if (count(t, r, i == 0, w) && (frames[i].flags & UNNAMED) &&
 			    !(frames[i].flags & FRAME_KERNEL))
@@ -249,18 +268,9 @@ size_t calltree_rows(struct calltree *t, enum ct_sort sort, struct ct_row ***out
 		cmp = cmp_dso;
 	for (size_t i = 0; i < t->nr; i++) {
 		struct ct_row *r = t->rows[i];
-		struct ct_callers *c = r->callers;
 
-		if (!c)
-			continue;
-		r->caller = NULL;
-		r->caller_count = 0;
-		for (size_t k = 0; k < CT_CALLERS && c->name[k]; k++)
-			if (c->count[k] > r->caller_count ||
-			    (c->count[k] == r->caller_count && strcmp(c->name[k], r->caller) < 0)) {
-				r->caller = c->name[k];
-				r->caller_count = c->count[k];
-			}
+		best_name(r->callers, &r->caller, &r->caller_count);
+		best_name(r->lines, &r->srcline, &r->srcline_count);
 	}
 	qsort(t->rows, t->nr, sizeof(*t->rows), cmp);
 	*out = t->rows;

@@ -60,6 +60,10 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 			(unsigned long long)r->self, 100.0 * r->self / n,
 			(unsigned long long)(r->self * h->ns_per_sample),
 			(unsigned long long)r->total, 100.0 * r->total / n);
+		if (r->srcline) {
+			fprintf(out, ",\"srcline\":");
+			json_str(out, r->srcline);
+		}
 		if (r->caller) {
 			fprintf(out, ",\"caller\":");
 			json_str(out, r->caller);

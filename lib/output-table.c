@@ -241,6 +241,17 @@ void table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz)
 	const char *base = row_display_name(r);
 	size_t bc = cols(base);
 
+	if (r->srcline) {
+		/* --srcline: "name @ file.c:12", the line whole, the name shortened */
+		size_t lc = cols(r->srcline);
+		char nb[512];
+
+		if (lc + 3 + 8 <= width) {
+			shorten_name(base, width - lc - 3, nb, sizeof(nb));
+			snprintf(buf, bufsz, "%s @ %s", nb, r->srcline);
+			return;
+		}
+	}
 	if (r->caller && bc + 3 + CALLER_MIN <= width) {
 		char cb[512];
 

@@ -11,4 +11,10 @@ $(O)/tests/workloads/rep-cxx: tests/workloads/rep-cxx.cc
 	@mkdir -p $(dir $@)
 	g++ $(REP_WL_CFLAGS) -o $@ $<
 
+# -O2 -g: an always_inline hot loop inside a real function (fold --inline, --srcline)
+$(O)/tests/workloads/rep-inline: tests/workloads/rep-inline.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $<
+
+TEST_PROGS += $(O)/tests/workloads/rep-inline
 TEST_PROGS += $(O)/tests/workloads/rep-split $(O)/tests/workloads/rep-deep $(O)/tests/workloads/rep-cxx
