@@ -9,16 +9,74 @@
 #include "parse-options.h"
 #include "util.h"
 
+/* --batch: one stack per input line, tab-separated: FLAGS, DSO, leaf symbol, then outer
+ * frames' symbols (innermost first).  FLAGS is "-" or letters: k kernel, j JIT, a anonymous
+ * memory, p the leaf function spins around PAUSE.  Prints the family per line, so that
+ * other tools' samples (perf script) are classified by the very same rules. */
+static int explain_batch(const struct family_rules *r)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	struct frame fr[64];
+	char *field[ARRAY_SIZE(fr) + 2];
+	int ret = EXIT_OK;
+
+	while ((len = getline(&buf, &cap, stdin)) >= 0) {
+		size_t nf = 0, nr, i;
+		char *p = buf;
+
+		if (len && buf[len - 1] == '\n')
+			buf[len - 1] = 0;
+		unsigned flags = 0, traits = 0;
+
+		while (nf < ARRAY_SIZE(field)) {
+			field[nf++] = p;
+			p = strchr(p, '\t');
+			if (!p)
+				break;
+			*p++ = 0;
+		}
+		if (nf < 3) {
+			error("batch line needs FLAGS, DSO and SYMBOL: '%s'", buf);
+			ret = EXIT_PARTIAL;
+			printf("?\n");
+			continue;
+		}
+		for (p = field[0]; *p; p++) {
+			if (*p == 'k')
+				flags |= FRAME_KERNEL;
+			else if (*p == 'j')
+				flags |= FRAME_JIT;
+			else if (*p == 'a')
+				flags |= FRAME_ANON;
+			else if (*p == 'p')
+				traits |= TRAIT_PAUSE_LOOP;
+		}
+		memset(fr, 0, sizeof(fr));
+		for (i = 2, nr = 0; i < nf && nr < ARRAY_SIZE(fr); i++, nr++) {
+			fr[nr].sym = field[i];
+			fr[nr].dso = field[1];
+			fr[nr].flags = nr ? flags & FRAME_KERNEL : flags;
+		}
+		fr[0].traits = traits;
+		printf("%s\n", family_classify(r, fr, nr, NULL));
+	}
+	free(buf);
+	return ret;
+}
+
 static const char *const families_usage[] = {
 	"dlprof families [--families FILE]",
 	"dlprof families --explain SYMBOL [--dso DSO] [--kernel|--jit] [--pause-loop] [--stack SYM...]",
+	"dlprof families --batch < FRAMES",
 	NULL
 };
 
 int cmd_families(int argc, const char **argv)
 {
 	const char *extra = NULL, *explain = NULL, *dso = NULL;
-	int kernel = 0, jit = 0, pause_loop = 0, list_families = 0;
+	int kernel = 0, jit = 0, pause_loop = 0, list_families = 0, batch = 0;
 	struct option opts[] = {
 		OPT_STRING(0, "families", &extra, "FILE", "rules to put in front of the built-in ones"),
 		OPT_STRING(0, "explain", &explain, "SYMBOL", "say which rule classifies a leaf symbol"),
@@ -27,6 +85,7 @@ int cmd_families(int argc, const char **argv)
 		OPT_BOOL(0, "jit", &jit, "the frame is a named JIT kernel (with --explain)"),
 		OPT_BOOL(0, "pause-loop", &pause_loop, "the function spins around PAUSE (with --explain)"),
 		OPT_BOOL(0, "names", &list_families, "list only the family names"),
+		OPT_BOOL(0, "batch", &batch, "classify tab-separated stacks read from stdin"),
 		OPT_END()
 	};
 	struct family_rules *r;
@@ -42,6 +101,11 @@ int cmd_families(int argc, const char **argv)
 	r = family_rules_load(extra);
 	if (!r)
 		return EXIT_FATAL;
+	if (batch) {
+		n = explain_batch(r);
+		family_rules_free(r);
+		return n;
+	}
 	if (explain) {
 		struct frame fr[64];
 		size_t nr = 0;

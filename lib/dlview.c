@@ -101,6 +101,7 @@ struct dlview {
 	struct cmap famsym;	/* (family, sym) -> samples */
 	struct cmap op_self;	/* op -> samples */
 	struct cmap op_total;	/* op -> samples with op anywhere in the stack */
+	struct cmap itt_samp;	/* (ITT task name, family) -> samples taken inside such a task */
 	struct thread_stat *threads;
 	size_t nr_threads, alloc_threads;
 	uint64_t cpus_seen[4];	/* bitmap of sample CPUs (first 256) */
@@ -147,6 +148,7 @@ void dlview_free(struct dlview *v)
 	free(v->famsym.tab);
 	free(v->op_self.tab);
 	free(v->op_total.tab);
+	free(v->itt_samp.tab);
 	free(v->threads);
 	free(v->marks);
 	free(v->pending);
@@ -313,6 +315,13 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	cmap_get(&v->fam, fam, NULL)->n++;
 	sym = family_intern(frames[0].sym, strlen(frames[0].sym));
 	cmap_get(&v->famsym, fam, sym)->n++;
+	if (v->itt) {
+		/* classify() finished the ITT data */
+		const struct itt_interval *iv = itt_lookup(v->itt, s->pid, s->tid, s->time);
+
+		if (iv)
+			cmap_get(&v->itt_samp, iv->name, fam)->n++;
+	}
 	if (src == OP_STACK) {
 		ALLOC_GROW(v->marks, v->nr_marks + 1, v->alloc_marks);
 		v->marks[v->nr_marks++] = (struct op_mark){ s->time, s->pid, s->tid, op, 0 };
@@ -639,6 +648,63 @@ static void op_calls(struct dlview *v, const char *op, uint64_t *calls, uint64_t
 		}
 }
 
+/* The ITT task summary: per oneDNN primitive kind, calls, summed task time (wall, all
+ * threads) and its share of the sampled CPU time, and the samples taken inside such tasks
+ * (innermost task of the sample's thread). */
+static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
+{
+	const char *name;
+	uint64_t calls, ns;
+	double cpu_ns = v->samples * v->ns_per_sample;
+	char b1[32];
+	size_t i;
+
+	if (!v->itt)
+		return;
+	if (fmt == DLVIEW_TABLE)
+		fprintf(out, "\nITT tasks (oneDNN primitives)        # of Calls   Task time  %% of CPU time   Samples in task\n");
+	else if (fmt == DLVIEW_JSON)
+		fprintf(out, "\"itt_tasks\": [");
+	for (i = 0; (name = itt_name_stats(v->itt, i, &calls, &ns)); i++) {
+		struct cnt tot = { name, NULL, 0, 0 }, *c = &tot;
+		size_t j;
+
+		for (j = 0; j < v->itt_samp.size; j++)
+			if (v->itt_samp.tab[j].k1 == name)
+				tot.n += v->itt_samp.tab[j].n;
+
+		if (fmt == DLVIEW_TABLE) {
+			fprintf(out, "%-36s %10llu %11s %13.2f%% %9llu %6.2f%%\n", name,
+				(unsigned long long)calls, fmt_ns(b1, sizeof(b1), ns),
+				cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0, (unsigned long long)c->n,
+				pct(c->n, v->samples));
+		} else if (fmt == DLVIEW_JSON) {
+			fprintf(out, "%s{\"name\": ", i ? ", " : "");
+			json_str(out, name);
+			fprintf(out, ", \"calls\": %llu, \"task_ns\": %llu, \"task_cpu_pct\": %.2f, "
+				"\"samples\": %llu, \"samples_pct\": %.2f", (unsigned long long)calls,
+				(unsigned long long)ns, cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0,
+				(unsigned long long)c->n, pct(c->n, v->samples));
+			fprintf(out, ", \"families\": {");
+			for (j = 0, tot.n2 = 0; j < v->itt_samp.size; j++) {
+				if (v->itt_samp.tab[j].k1 != name)
+					continue;
+				fprintf(out, "%s", tot.n2++ ? ", " : "");
+				json_str(out, v->itt_samp.tab[j].k2);
+				fprintf(out, ": %llu", (unsigned long long)v->itt_samp.tab[j].n);
+			}
+			fprintf(out, "}}");
+		} else {
+			fprintf(out, "itt,");
+			csv_str(out, name);
+			fprintf(out, ",%llu,%llu,%llu\n", (unsigned long long)calls,
+				(unsigned long long)ns, (unsigned long long)c->n);
+		}
+	}
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "], ");
+}
+
 static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	struct cnt **rows;
@@ -664,11 +730,13 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 	if (fmt == DLVIEW_JSON) {
 		fprintf(out, "{\"kind\": \"op\", \"samples\": %llu, \"op_coverage_pct\": %.2f, "
 			"\"fw_samples\": %llu, \"op_by_stack_pct\": %.2f, \"op_by_itt_pct\": %.2f, "
-			"\"op_by_master_pct\": %.2f, \"op_by_phase_pct\": %.2f, \"rows\": [",
+			"\"op_by_master_pct\": %.2f, \"op_by_phase_pct\": %.2f, ",
 			(unsigned long long)v->samples, pct(v->op_samples_in_fw, v->fw_samples),
 			(unsigned long long)v->fw_samples, pct(v->fw_by_stack, v->fw_samples),
 			pct(v->fw_by_itt, v->fw_samples), pct(v->fw_by_master, v->fw_samples),
 			pct(v->fw_by_phase, v->fw_samples));
+		print_itt_tasks(v, out, fmt);
+		fprintf(out, "\"rows\": [");
 	} else if (fmt == DLVIEW_CSV) {
 		fprintf(out, "name,self_pct,self_ns,total_pct,total_ns,calls,avg_ns\n");
 	} else {
@@ -721,6 +789,8 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 			pct(v->op_samples_in_fw, v->fw_samples), (unsigned long long)v->fw_samples,
 			pct(v->fw_by_stack, v->fw_samples), pct(v->fw_by_itt, v->fw_samples),
 			pct(v->fw_by_master, v->fw_samples), pct(v->fw_by_phase, v->fw_samples));
+	if (fmt != DLVIEW_JSON)
+		print_itt_tasks(v, out, fmt);
 	free(rows);
 }
 

@@ -1,0 +1,227 @@
+#!/bin/sh
+# torch-goals.sh - measure issue 3/4 goals on the PyTorch CNN training run, dlprof vs perf.
+#
+# usage: bench/torch-goals.sh [SECONDS]        (default 10; run from anywhere)
+#
+# Records examples/cnn_train.py once with `dlprof record --call-graph dwarf` and once with
+# `perf record -F 999 --call-graph dwarf` (ONEDNN_JIT_PROFILE=2 so that oneDNN writes
+# /tmp/perf-PID.map and perf names its JIT code), then prints every figure side by side
+# and PASS/FAIL per goal of issues 3 and 4; exit 1 if a goal fails.  perf's samples are
+# classified with dlprof's own rules (`dlprof families --batch`).  Two separate runs: on
+# a shared 2-core machine their family split differs by the load (OpenMP spin moves by
+# tens of points), see bench/torch-goals.md.  One run sampled by both tools is not
+# possible: perf 6.1 aborts in `perf report` (util/build-id.c:1010 assertion, stack
+# smashing) on a recording of `perf record -- dlprof record -- ...`.
+set -e
+secs=${1:-10}
+top=$(cd "$(dirname "$0")/.." && pwd)
+dlprof=${DLPROF:-$top/dlprof}
+py=/usr/bin/python3
+work=${TORCH_GOALS_DIR:-$(mktemp -d /tmp/torch-goals.XXXXXX)}
+mkdir -p "$work"
+cd "$work"
+export DLPROF_DATADIR="$top/share"
+export ONEDNN_JIT_PROFILE=2 DNNL_JIT_PROFILE=2
+wl="$py $top/examples/cnn_train.py --seconds $secs"
+
+now() { date +%s.%N; }
+t0=$(now)
+echo "# recording with dlprof (dwarf) ..." >&2
+"$dlprof" record --call-graph dwarf -o d.data -- $wl >rec-d.out 2>rec-d.err
+echo "# recording with perf (dwarf) ..." >&2
+perf record -B -N -F 999 --call-graph dwarf -o p.data -- $wl >rec-p.out 2>rec-p.err
+grep -h "steps/s" rec-d.out rec-p.out >&2 || true
+
+echo "# dlprof report ..." >&2
+t1=$(now)
+"$dlprof" report -i d.data >d-report.txt 2>d-report.err
+t2=$(now)
+"$dlprof" report -i d.data --sort family --format json >d-fam.json 2>/dev/null
+"$dlprof" report -i d.data --sort op --format json >d-op.json 2>/dev/null
+echo "# perf report --stdio ..." >&2
+t3=$(now)
+perf report -i p.data --stdio >p-report.txt 2>p-report.err
+t4=$(now)
+perf report -i p.data --stats >p-stats.txt 2>/dev/null || true
+echo "# perf script ..." >&2
+perf script -i p.data -F comm,pid,tid,ip,sym,dso >p-script.txt 2>p-script.err
+
+echo "$t1 $t2 $t3 $t4" >times.txt
+"$dlprof" report -i d.data --sort thread --format json >d-thr.json 2>/dev/null
+exec "$py" - "$dlprof" "$work" "$t0" <<'EOF'
+import json, os, re, subprocess, sys, time
+
+dlprof, work, t0 = sys.argv[1], sys.argv[2], float(sys.argv[3])
+os.chdir(work)
+t1, t2, t3, t4 = map(float, open("times.txt").read().split())
+
+# ---- dlprof side ----
+hdr = open("d-report.txt").read()
+m = re.search(r"# samples: (\d+) in .*?, lost: (\d+)", hdr)
+d_samples, d_lost = int(m.group(1)), int(m.group(2))
+m = re.search(r"# stacks:\s+([\d.]+)% reach the thread root", hdr)
+d_complete = float(m.group(1))
+d_named = float(re.search(r"# stacks:.*?([\d.]+)% (of samples )?named", hdr).group(1))
+d_fam = {r["family"]: r["self_pct"] for r in json.load(open("d-fam.json"))["rows"]}
+op = json.load(open("d-op.json"))
+d_findings = [l.strip() for l in hdr.splitlines() if l.strip().startswith("* [")]
+
+# ---- perf side: samples of the workload (not of the dlprof process) ----
+head = re.compile(r"^(\S.*?)\s+(\d+)/(\d+)\s*$")
+frame = re.compile(r"^\s+([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$")
+roots = {"_start", "__libc_start_main", "clone3", "__clone3", "__GI___clone3", "start_thread",
+         "__clone", "clone", "__GI___clone", "__clone_internal"}
+samples, cur = [], None
+for line in open("p-script.txt", errors="replace"):
+    if not line.strip():
+        if cur:
+            samples.append(cur)
+        cur = None
+        continue
+    if cur is None:
+        mh = head.match(line.rstrip("\n"))
+        if not mh:
+            continue
+        cur = {"comm": mh.group(1).strip(), "pid": int(mh.group(2)), "frames": []}
+        continue
+    mf = frame.match(line.rstrip("\n"))
+    if mf:
+        cur["frames"].append((mf.group(2), mf.group(3)))
+if cur:
+    samples.append(cur)
+p_all = len(samples)
+samples = [s for s in samples if s["frames"] and not s["comm"].startswith("dlprof")]
+p_samples = len(samples)
+
+def unnamed(sym):
+    return sym == "[unknown]" or re.match(r"^(0x)?[0-9a-f]+$", sym) is not None
+
+def short_dso(d):
+    if re.match(r"^/tmp/perf-\d+\.map$", d):
+        return "[jit]"
+    return os.path.basename(d) if d.startswith("/") else d
+
+p_named = sum(1 for s in samples if not unnamed(s["frames"][0][0]))
+p_complete = sum(1 for s in samples
+                 if re.sub(r"\+0x[0-9a-f]+$", "", s["frames"][-1][0]) in roots)
+
+# classify perf's leaves with dlprof's own rules: one line per distinct (flags, dso, stack)
+keys, order = {}, []
+for s in samples:
+    sym, dso = s["frames"][0]
+    sd = short_dso(dso)
+    if sd == "[kernel.kallsyms]":
+        flags = "k"
+        stack = [f[0] for f in s["frames"] if short_dso(f[1]) == "[kernel.kallsyms]"][:48]
+    elif sd == "[jit]":
+        flags, stack = "j", [sym]
+    elif sd == "[unknown]":
+        flags, stack = "a", [sym]
+    else:
+        flags, stack = "-", [sym]
+    k = "\t".join([flags, sd] + [x.replace("\t", " ") for x in stack])
+    if k not in keys:
+        keys[k] = None
+        order.append(k)
+    s["key"] = k
+out = subprocess.run([dlprof, "families", "--batch"], input="\n".join(order) + "\n",
+                     capture_output=True, text=True).stdout.split("\n")
+for k, fam in zip(order, out):
+    keys[k] = fam
+p_cnt = {}
+for s in samples:
+    f = keys[s["key"]]
+    p_cnt[f] = p_cnt.get(f, 0) + 1
+p_fam = {f: 100.0 * n / p_samples for f, n in p_cnt.items()}
+
+m = re.search(r"LOST events:\s+(\d+)", open("p-stats.txt").read())
+p_lost = int(m.group(1)) if m else 0
+for l in open("rec-p.err"):
+    m = re.search(r"lost (\d+) chunks", l)
+    if m:
+        p_lost = max(p_lost, int(m.group(1)))
+
+d_size, p_size = os.path.getsize("d.data"), os.path.getsize("p.data")
+d_rep, p_rep = t2 - t1, t4 - t3
+
+# the JIT maps of the two runs (and no one else's)
+pids = {s["pid"] for s in samples} | {r["pid"] for r in json.load(open("d-thr.json"))["rows"]}
+for pid in pids:
+    try:
+        os.unlink("/tmp/perf-%d.map" % pid)
+    except OSError:
+        pass
+
+# ---- ITT reference: samples inside oneDNN tasks, less their waiting (OpenMP, kernel) ----
+itt = {}
+for t in op.get("itt_tasks", []):
+    busy = sum(n for f, n in t.get("families", {}).items()
+               if not f.startswith("omp-") and not f.startswith("kernel-"))
+    itt[t["name"]] = (100.0 * busy / max(op["samples"], 1), t["task_cpu_pct"], t["calls"])
+
+# ---- print ----
+res = []
+def goal(name, ok, text):
+    res.append(ok)
+    print("%-5s %-34s %s" % ("PASS" if ok else "FAIL", name, text))
+
+print("\n%-34s %14s %14s" % ("", "dlprof", "perf"))
+print("%-34s %14d %14d" % ("samples (workload)", d_samples, p_samples))
+print("%-34s %14d %14d" % ("lost", d_lost, p_lost))
+print("%-34s %13.1f%% %13.1f%%" % ("named", d_named, 100.0 * p_named / p_samples))
+print("%-34s %13.1f%% %13.1f%%" % ("stacks reaching the thread root", d_complete,
+                                    100.0 * p_complete / p_samples))
+print("%-34s %13.2fs %13.2fs" % ("report time", d_rep, p_rep))
+print("%-34s %14.0f %14.0f" % ("file bytes per sample", d_size / d_samples, p_size / max(p_all, 1)))
+print("\n%-16s %8s %8s %8s" % ("family", "dlprof", "perf", "diff"))
+buckets = sorted(set(d_fam) | set(p_fam), key=lambda f: -d_fam.get(f, 0))
+def bucket(tab, f):
+    if f == "omp":
+        return tab.get("omp-spin", 0) + tab.get("omp-runtime", 0)
+    return tab.get(f, 0)
+cmp = [f for f in buckets if f not in ("omp-spin", "omp-runtime")] + ["omp"]
+worst, worst_f = 0.0, ""
+for f in cmp:
+    a, b = bucket(d_fam, f), bucket(p_fam, f)
+    print("%-16s %7.2f%% %7.2f%% %+7.2f" % (f, a, b, a - b))
+    if abs(a - b) > worst:
+        worst, worst_f = abs(a - b), f
+print("(omp = omp-spin + omp-runtime: perf sees stripped libgomp as [unknown], so the spin/runtime"
+      " split is dlprof's alone: spin %.2f%%, runtime %.2f%%)"
+      % (d_fam.get("omp-spin", 0), d_fam.get("omp-runtime", 0)))
+print("\nITT tasks: name, calls, task time %% of sampled CPU (wall, incl. off-CPU), "
+      "compute samples in task %%")
+for n, (busy, wall, calls) in itt.items():
+    print("  %-14s %6d %8.2f%% %8.2f%%" % (n, calls, wall, busy))
+cov = op.get("op_coverage_pct", 0)
+cov_ops = cov - op.get("op_by_phase_pct", 0)
+print("\noperator coverage: %.1f%% of %d samples in libtorch/libdnnl/JIT (stack %.1f%%, ITT %.1f%%, "
+      "OpenMP master %.1f%%, library init/exit %.1f%%)" % (cov, op.get("fw_samples", 0),
+      op.get("op_by_stack_pct", 0), op.get("op_by_itt_pct", 0), op.get("op_by_master_pct", 0),
+      op.get("op_by_phase_pct", 0)))
+print("findings:")
+for f in d_findings:
+    print("  " + f)
+print()
+goal("named >= 97%", d_named >= 97, "%.1f%% (perf %.1f%%)" % (d_named, 100.0 * p_named / p_samples))
+goal("complete stacks >= 95%", d_complete >= 95, "%.1f%% (perf %.1f%%)"
+     % (d_complete, 100.0 * p_complete / p_samples))
+goal("report >= 20x faster than perf", p_rep >= 20 * d_rep, "%.2f s vs %.2f s: %.1fx"
+     % (d_rep, p_rep, p_rep / max(d_rep, 1e-9)))
+goal("file/sample <= 1/5 of perf's", (d_size / d_samples) * 5 <= p_size / max(p_all, 1),
+     "%.0f vs %.0f bytes: 1/%.1f" % (d_size / d_samples, p_size / max(p_all, 1),
+                                     (p_size / max(p_all, 1)) / (d_size / d_samples)))
+goal("0 lost", d_lost == 0, "%d lost (perf %d)" % (d_lost, p_lost))
+goal("families within 3 pts of perf+map", worst <= 3.0, "worst %s %.2f pts" % (worst_f, worst))
+for n, fam in (("convolution", "jit-conv"), ("reorder", "jit-reorder")):
+    if n in itt:
+        diff = d_fam.get(fam, 0) - itt[n][0]
+        goal("%s within 3 pts of ITT %s" % (fam, n), abs(diff) <= 3.0,
+             "%.2f%% vs %.2f%% (%+.2f)" % (d_fam.get(fam, 0), itt[n][0], diff))
+    else:
+        goal("%s within 3 pts of ITT %s" % (fam, n), False, "no ITT task %s recorded" % n)
+goal("op coverage >= 90%", cov >= 90, "%.1f%% (%.1f%% without the library init/exit phases)"
+     % (cov, cov_ops))
+print("\ntotal bench time %.0f s; files in %s" % (time.time() - t0, work))
+sys.exit(0 if all(res) else 1)
+EOF
