@@ -67,6 +67,7 @@ int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format
 
 /* Thresholds (percent of samples) for the findings. */
 #define DLVIEW_SPIN_PCT		10.0
+#define DLVIEW_PREEMPT_PCT	10.0	/* runnable time spent preempted: oversubscribed */
 #define DLVIEW_REORDER_PCT	5.0
 #define DLVIEW_FAULT_PCT	5.0
 #define DLVIEW_AVX2_PCT		1.0

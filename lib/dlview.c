@@ -81,7 +81,8 @@ struct thread_stat {
 	uint64_t on_ns, off_ns;
 	uint64_t vol, invol;
 	uint64_t last_in, last_out;
-	int have_switch;
+	uint64_t preempt_ns;	/* off-CPU after an involuntary switch: runnable, waiting */
+	int have_switch, out_preempted;
 };
 
 /* A sample whose op comes from another thread (see resolve_workers()). */
@@ -117,6 +118,7 @@ struct dlview {
 	uint64_t avx2_samples, ref_samples;
 	const char *avx2_example, *ref_example;
 	double ns_per_sample;
+	uint64_t duration_ns;
 	char event[64];
 	const char *ph_init, *ph_exit;
 	const char *no_op, *f_spin, *f_reorder, *f_fault, *f_aten, *f_other;
@@ -162,6 +164,8 @@ void dlview_set_stats(struct dlview *v, const struct profile_stats *st)
 	else if (st->samples && st->last_time > st->first_time)
 		v->ns_per_sample = (double)(st->last_time - st->first_time) / st->samples;
 	snprintf(v->event, sizeof(v->event), "%s", st->event);
+	if (st->last_time > st->first_time)
+		v->duration_ns = st->last_time - st->first_time;
 }
 
 int dlview_meta(struct dlview *v, const char *key, const char *value)
@@ -402,13 +406,17 @@ int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t t
 			t->on_ns += time - t->last_in;
 		t->last_in = 0;
 		t->last_out = time;
+		t->out_preempted = preempt;
 		if (preempt)
 			t->invol++;
 		else
 			t->vol++;
 	} else {
-		if (t->last_out && time > t->last_out)
+		if (t->last_out && time > t->last_out) {
 			t->off_ns += time - t->last_out;
+			if (t->out_preempted)
+				t->preempt_ns += time - t->last_out;
+		}
 		t->last_out = 0;
 		t->last_in = time;
 	}
@@ -964,6 +972,7 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	int busy = 0;
 	uint64_t invol = 0, maxs = 0;
+	double on_ns = 0, pre_ns = 0, waitpct, runnable = 0;
 
 	if (!v->samples)
 		return 0;
@@ -980,16 +989,31 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 		if (v->threads[i].samples * 5 >= maxs)
 			busy++;	/* within 5x of the busiest thread: runnable much of the time */
 		invol += v->threads[i].invol;
+		if (v->threads[i].have_switch) {
+			double on, off;
+
+			thread_on_off(v, &v->threads[i], &on, &off);
+			on_ns += on;
+			pre_ns += v->threads[i].preempt_ns;
+		}
 	}
-	if (spin > DLVIEW_SPIN_PCT && busy > cpus) {
+	/* share of the threads' runnable time spent preempted, and the average number of
+	 * runnable threads (context-switch records; none without them) */
+	waitpct = on_ns + pre_ns > 0 ? 100.0 * pre_ns / (on_ns + pre_ns) : 0;
+	if (v->duration_ns)
+		runnable = (on_ns + pre_ns) / v->duration_ns;
+	if (spin > DLVIEW_SPIN_PCT && (busy > cpus || waitpct > DLVIEW_PREEMPT_PCT)) {
 		f[n].id = "omp-oversubscription";
 		f[n].figure = spin;
 		snprintf(f[n].text, sizeof(f[n].text),
-			 "OpenMP threads spin %.1f%% of samples with %d busy threads on %d CPUs "
-			 "(%llu involuntary switches): oversubscribed. Set OMP_NUM_THREADS to the "
-			 "cores you own, or let waiters sleep: OMP_WAIT_POLICY=passive, "
-			 "KMP_BLOCKTIME=0 (Intel/LLVM OpenMP), GOMP_SPINCOUNT=0 (libgomp)",
-			 spin, busy, cpus, (unsigned long long)invol);
+			 "OpenMP threads spin %.1f%% of samples while runnable threads waited "
+			 "preempted %.1f%% of their runnable time (%.1f runnable threads of this "
+			 "run on average, %d busy threads, %d CPUs, %llu involuntary switches): "
+			 "the CPUs are oversubscribed%s. Set OMP_NUM_THREADS to the cores you own, or "
+			 "let waiters sleep: OMP_WAIT_POLICY=passive, KMP_BLOCKTIME=0 (Intel/LLVM "
+			 "OpenMP), GOMP_SPINCOUNT=0 (libgomp)", spin, waitpct, runnable, busy, cpus,
+			 (unsigned long long)invol,
+			 busy > cpus ? "" : " by other processes");
 		n++;
 	} else if (spin > DLVIEW_SPIN_PCT) {
 		f[n].id = "omp-spin";

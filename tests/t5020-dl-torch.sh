@@ -1,52 +1,84 @@
 #!/bin/sh
-# t5020: a small PyTorch CNN training run: the DL families and operators appear with
-# plausible shares; ITT labels oneDNN primitives; fold --family puts families at the root.
+# t5020: the PyTorch CNN training run (examples/cnn_train.py, 2 threads, dwarf stacks):
+# families jit-conv, jit-reorder, aten and omp-* present with plausible shares, the
+# training operators named, operator coverage, named share and complete stacks, ITT
+# task labels, the thread table, and fold --family.  Tolerances hold on a quiet and on a
+# busy 2-core machine (measured: bench/torch-goals.md).
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS TORCH
-"$DLPROF" report -h 2>&1 | grep -q "family" || test_skip_all "report --sort family not wired yet"
 export DLPROF_DATADIR="$TOP/share"
 
-pyget() {	# pyget FILE KEY VALUE -> self_pct of the row whose KEY is VALUE (sum)
+check() {	# check JSONFILE PYTHON-EXPR-ON-d: fail with the figures when false
 	/usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(sum(r.get("self_pct", 0) for r in d["rows"] if r.get(sys.argv[2]) == sys.argv[3]))' "$@"
+fam = {r["family"]: r["self_pct"] for r in d.get("rows", []) if "family" in r}
+ok = eval(sys.argv[2])
+if not ok:
+    print("failed:", sys.argv[2]); print(json.dumps(d)[:3000])
+sys.exit(0 if ok else 1)' "$@"
 }
 
-test_expect_success 'record the CNN training workload (dwarf stacks)' '
-	"$DLPROF" record -F 499 --call-graph dwarf -o cnn.data -- /usr/bin/python3 "$SRC/workloads/dl_torch_cnn.py" 6
+test_expect_success 'record the CNN training run (dwarf stacks)' '
+	"$DLPROF" record --call-graph dwarf -o cnn.data -- /usr/bin/python3 \
+		"$TOP/examples/cnn_train.py" --steps 30 --seconds 5 >rec.out 2>rec.err &&
+	cat rec.out rec.err && test_grep -q "steps/s" rec.out
 '
 
-test_expect_success 'families: jit-conv, jit-reorder, aten and omp-* present' '
+test_expect_success 'named >= 97% and complete stacks >= 95%, nothing lost' '
+	"$DLPROF" report -i cnn.data >rep.txt && head -6 rep.txt &&
+	/usr/bin/python3 - <<-\EOF
+	import re
+	h = open("rep.txt").read()
+	m = re.search(r"# samples: (\d+) .*lost: (\d+)", h)
+	assert int(m.group(1)) > 1000 and int(m.group(2)) == 0, m.group(0)
+	root = float(re.search(r"# stacks:\s+([\d.]+)% reach the thread root", h).group(1))
+	named = float(re.search(r"# stacks:.*?([\d.]+)% (of samples )?named", h).group(1))
+	assert root >= 95 and named >= 97, (root, named)
+	EOF
+'
+
+test_expect_success 'families: jit-conv, jit-reorder, aten, omp-* with plausible shares' '
 	"$DLPROF" report -i cnn.data --sort family --format json >fam.json &&
-	cat fam.json &&
-	for f in jit-conv aten; do
-		s=$(pyget fam.json family $f) &&
-		/usr/bin/python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 3 else 1)" "$s" ||
-		{ echo "$f share $s"; exit 1; }
-	done &&
-	for f in jit-reorder omp-spin omp-runtime; do
-		s=$(pyget fam.json family $f) &&
-		/usr/bin/python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)" "$s" ||
-		{ echo "$f share $s"; exit 1; }
-	done
+	"$DLPROF" report -i cnn.data --sort family &&
+	check fam.json "fam.get(\"jit-conv\", 0) >= 8 and fam.get(\"aten\", 0) >= 8" &&
+	check fam.json "0.5 <= fam.get(\"jit-reorder\", 0) <= 20" &&
+	check fam.json "fam.get(\"omp-spin\", 0) + fam.get(\"omp-runtime\", 0) >= 1" &&
+	check fam.json "fam.get(\"jit-conv\", 0) + fam.get(\"aten\", 0) + fam.get(\"omp-spin\", 0) >= 40" &&
+	check fam.json "fam.get(\"other\", 0) <= 5"
 '
 
-test_expect_success 'operators: convolution_backward and native_batch_norm appear' '
+test_expect_success 'operators: convolution forward/backward, batch norm, max pool named' '
 	"$DLPROF" report -i cnn.data --sort op --format json >op.json &&
-	/usr/bin/python3 -c "
-import json
-d = json.load(open(\"op.json\"))
-names = {r[\"name\"]: r for r in d[\"rows\"]}
-print(sorted(names)[:40])
-assert any(n.startswith(\"aten::convolution_backward\") or n == \"aten::mkldnn_convolution_backward\" for n in names)
-assert any(\"batch_norm\" in n for n in names)
-assert any(n.startswith(\"dnnl:\") for n in names), \"no ITT-labelled primitive\"
-"
+	check op.json "{r[\"name\"] for r in d[\"rows\"]} >= {\"aten::convolution_backward\", \"aten::native_batch_norm\", \"aten::native_batch_norm_backward\", \"aten::max_pool2d_with_indices\", \"aten::mkldnn_convolution\"}" &&
+	check op.json "any(r[\"name\"] == \"aten::convolution_backward\" and r[\"self_pct\"] >= 3 for r in d[\"rows\"])"
 '
 
-test_expect_success 'thread table lists the python threads' '
-	"$DLPROF" report -i cnn.data --sort thread >thr.txt && cat thr.txt &&
-	test_grep -q python thr.txt
+test_expect_success 'operator coverage >= 90% in libtorch, libdnnl and JIT code' '
+	check op.json "d[\"op_coverage_pct\"] >= 90 and d[\"fw_samples\"] > 500" &&
+	check op.json "d[\"op_by_master_pct\"] > 0 and d[\"op_by_itt_pct\"] > 0"
+'
+
+test_expect_success 'ITT: convolution and reorder tasks, jit-conv samples inside convolution tasks' '
+	check op.json "{t[\"name\"] for t in d[\"itt_tasks\"]} >= {\"convolution\", \"reorder\"}" &&
+	check op.json "[t for t in d[\"itt_tasks\"] if t[\"name\"] == \"convolution\"][0][\"families\"].get(\"jit-conv\", 0) >= 0.9 * sum(t[\"families\"].get(\"jit-conv\", 0) for t in d[\"itt_tasks\"])" &&
+	check op.json "any(r[\"name\"] == \"dnnl:convolution\" and r.get(\"calls\", 0) >= 30 for r in d[\"rows\"])"
+'
+
+test_expect_success 'thread table: the python threads, the OpenMP worker spins' '
+	"$DLPROF" report -i cnn.data --sort thread --format json >thr.json &&
+	check thr.json "sum(1 for r in d[\"rows\"] if r[\"samples\"] > 100) >= 2" &&
+	check thr.json "max(r[\"omp_spin_pct\"] for r in d[\"rows\"]) > 0"
+'
+
+test_expect_success 'family table durations read like the symbol table' '
+	"$DLPROF" report -i cnn.data --sort family >fam.txt &&
+	! grep -E "[0-9]+\.[0-9]{3} (ms|s|us)" fam.txt &&
+	grep -E " [0-9]+\.[0-9] ms | [0-9]+\.[0-9]{2} s " fam.txt
+'
+
+test_expect_success 'fold --family puts jit-conv at the root' '
+	"$DLPROF" fold -i cnn.data --family >fold.txt &&
+	grep -q "^jit-conv;" fold.txt && grep -q "^aten;" fold.txt
 '
 test_done
