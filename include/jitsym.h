@@ -22,6 +22,9 @@ struct jitsyms;
 
 struct jitsyms *jitsyms_new(void);
 void jitsyms_free(struct jitsyms *j);
+/* quiet=1: the parsers below print nothing (for a second reader of the same records,
+ * whose first reader already warned). */
+void jitsyms_set_quiet(struct jitsyms *j, int quiet);
 
 /* Parse perf map text ("START SIZE name" per line, hex, START with or without 0x).
  * what names the source in messages.  Returns entries added, or -1 (one-line warning

@@ -18,6 +18,7 @@ struct workload {
 	int err_fd;		/* read end: errno of a failed exec, EOF on success */
 	int pidfd;		/* -1 where pidfd_open is missing */
 	int exec_errno;		/* set by workload_start() when exec failed */
+	int term_sig;		/* set by workload_reap(): the signal that killed it, else 0 */
 	sigset_t child_mask;	/* signal mask the child restores before exec */
 };
 

@@ -7,6 +7,7 @@
  * marked as such.  The instruction at the sample IP is decoded too where its bytes are
  * at hand.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -120,6 +121,11 @@ static struct dso_img *dso_image(struct isaprof *ip, const struct dso *dso)
 	*slot = di;
 	if (!dso->path || dso->path[0] != '/')
 		return NULL;
+	if (access(dso->path, R_OK)) {
+		warning("cannot read '%s' (%s): its samples are counted as unknown", dso->path,
+			strerror(errno));
+		return NULL;
+	}
 	if (isa_image_load(&di->img, dso->path, ip->scan_flags)) {
 		warning("samples in '%s' are counted as unknown", dso->path);
 		return NULL;
@@ -454,6 +460,7 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 		return 2;
 	usable = isa_usable(&plat, ISA_F_AVX512F);
 	ip.jit = jitsyms_new();
+	jitsyms_set_quiet(ip.jit, 1);	/* the profile reader warns about the same records */
 	ip.dec = isa_decoder_new();
 	if (!ip.dec)
 		return 2;
@@ -474,7 +481,9 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 		goto out;
 	}
 	if (!ip.samples) {
-		error("no samples in '%s'", path);
+		/* a cut file has said so already, in one line */
+		if (!info.file.truncated)
+			error("no samples in '%s'", path);
 		verdict = 2;
 		goto out;
 	}

@@ -41,7 +41,13 @@ struct jitsyms {
 	struct strpool pool;
 	uint64_t seq;
 	size_t total;
+	int quiet;
 };
+
+void jitsyms_set_quiet(struct jitsyms *j, int quiet)
+{
+	j->quiet = quiet;
+}
 
 struct jitsyms *jitsyms_new(void)
 {
@@ -201,7 +207,8 @@ int jitsyms_add_perfmap(struct jitsyms *j, int32_t pid, const char *text, size_t
 	free(tmp);
 	return (int)nr;
 bad:
-	warning("ignoring perf map '%s': malformed line %d", what, lineno);
+	if (!j->quiet)
+		warning("ignoring perf map '%s': malformed line %d", what, lineno);
 	free(tmp);
 	return -1;
 }
@@ -249,21 +256,29 @@ int jitsyms_add_jitdump(struct jitsyms *j, int32_t pid, const void *data, size_t
 	const char *why = NULL;
 	struct jpid *jp;
 
-	if (len < 40)
-		return warning("ignoring jitdump '%s': too short for a header", what), -1;
+	if (len < 40) {
+		why = "too short for a header";
+		goto bad;
+	}
 	memcpy(&magic, data, 4);
 	if (magic == bswap_32(JITDUMP_MAGIC))
 		r.swap = 1;
-	else if (magic != JITDUMP_MAGIC)
-		return warning("ignoring jitdump '%s': bad magic", what), -1;
+	else if (magic != JITDUMP_MAGIC) {
+		why = "bad magic";
+		goto bad;
+	}
 	rd32(&r, 4, &version);
 	rd32(&r, 8, &hdr_size);
 	if (version < 1 || version > 2) {
-		warning("ignoring jitdump '%s': unsupported version %u", what, version);
+		if (!j->quiet)
+			warning("ignoring jitdump '%s': unsupported version %u", what, version);
 		return -1;
 	}
-	if (hdr_size < 40 || hdr_size > len)
-		return warning("ignoring jitdump '%s': bad header size %u", what, hdr_size), -1;
+	if (hdr_size < 40 || hdr_size > len) {
+		if (!j->quiet)
+			warning("ignoring jitdump '%s': bad header size %u", what, hdr_size);
+		return -1;
+	}
 
 	for (off = hdr_size; off < len; ) {
 		uint32_t id, size;
@@ -280,8 +295,7 @@ int jitsyms_add_jitdump(struct jitsyms *j, int32_t pid, const void *data, size_t
 		if (id == JIT_CODE_LOAD) {
 			struct jd_reader b = { r.p + off, size, r.swap };
 			struct jd_load *l;
-			const char *name = (const char *)b.p + 56;
-			const char *nul;
+			const char *name, *nul;
 			uint64_t vma, addr, csize, index;
 
 			if (rd64(&b, 24, &vma) || rd64(&b, 32, &addr) || rd64(&b, 40, &csize) ||
@@ -289,6 +303,7 @@ int jitsyms_add_jitdump(struct jitsyms *j, int32_t pid, const void *data, size_t
 				why = "short code-load record";
 				break;
 			}
+			name = (const char *)b.p + 56;
 			nul = memchr(name, 0, size - 56);
 			if (!nul) {
 				why = "unterminated name";
@@ -317,7 +332,7 @@ int jitsyms_add_jitdump(struct jitsyms *j, int32_t pid, const void *data, size_t
 				break;
 			}
 			for (size_t i = nr; i-- > 0; )
-				if (loads[i].addr == oldaddr) {
+				if (loads[i].addr == oldaddr && newaddr + loads[i].size > newaddr) {
 					ALLOC_GROW(loads, nr + 1, alloc);
 					loads[nr] = loads[i];
 					loads[nr].addr = newaddr;
@@ -335,7 +350,8 @@ int jitsyms_add_jitdump(struct jitsyms *j, int32_t pid, const void *data, size_t
 		off += size;
 	}
 	if (why) {
-		warning("ignoring jitdump '%s': %s at offset %zu", what, why, off);
+		if (!j->quiet)
+			warning("ignoring jitdump '%s': %s at offset %zu", what, why, off);
 		free(loads);
 		return -1;
 	}
@@ -352,6 +368,10 @@ int jitsyms_add_jitdump(struct jitsyms *j, int32_t pid, const void *data, size_t
 	}
 	free(loads);
 	return (int)nr;
+bad:
+	if (!j->quiet)
+		warning("ignoring jitdump '%s': %s", what, why);
+	return -1;
 }
 
 static int cmp_jent(const void *a, const void *b)

@@ -450,7 +450,7 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	memcpy(&size, q, 8);
 	if (!size)
 		return rec;
-	if (size > (uint64_t)(end - q) - 16)
+	if ((size_t)(end - q) < 16 || size > (uint64_t)(end - q) - 16)
 		return NULL;
 	memcpy(&dyn, q + 8 + size, 8);
 	keep = (size_t)((dyn < size ? dyn : size) + 7) & ~(size_t)7;
@@ -1072,6 +1072,10 @@ int record_run(const struct record_opts *o)
 		}
 	}
 	end_ns = now_ns();
+	/* a crash is news; the death by the signal we passed on is not */
+	if (wl.term_sig && !(interrupted && (wl.term_sig == SIGINT || wl.term_sig == SIGTERM ||
+					     wl.term_sig == SIGHUP || wl.term_sig == SIGKILL)))
+		info("workload killed by signal %d (%s)", wl.term_sig, strsignal(wl.term_sig));
 	drain_all(r);
 	close_events(r);
 

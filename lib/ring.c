@@ -95,7 +95,7 @@ uint64_t ring_read_records(const unsigned char *data, size_t size, uint64_t tail
 			(*bad)++;
 			return head;
 		}
-		if (off + hdr.size <= size) {
+		if (off + hdr.size <= size && !(off & 7)) {
 			rec = (const void *)(data + off);
 		} else {
 			copy_out(bounce, data, size, tail, hdr.size);

@@ -116,7 +116,7 @@ int workload_reap(struct workload *w, int wait, int *status)
 	if (WIFEXITED(st))
 		*status = WEXITSTATUS(st);
 	else if (WIFSIGNALED(st))
-		*status = 128 + WTERMSIG(st);
+		*status = 128 + (w->term_sig = WTERMSIG(st));
 	else
 		*status = 255;
 	w->pid = -1;

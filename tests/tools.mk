@@ -7,3 +7,7 @@ $(O)/tests/rec-mkfile: tests/tools/rec-mkfile.c tests/tools/rec-build.h $(O)/lib
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdlprof.a $(LDLIBS)
 TEST_PROGS += $(O)/tests/rec-mkfile
+$(O)/tests/rec-bad: tests/tools/rec-bad.c tests/tools/rec-build.h $(O)/libdlprof.a | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdlprof.a $(LDLIBS)
+TEST_PROGS += $(O)/tests/rec-bad
