@@ -189,8 +189,8 @@ for f in cmp:
 print("(omp = omp-spin + omp-runtime: perf sees stripped libgomp as [unknown], so the spin/runtime"
       " split is dlprof's alone: spin %.2f%%, runtime %.2f%%)"
       % (d_fam.get("omp-spin", 0), d_fam.get("omp-runtime", 0)))
-print("\nITT tasks: name, calls, task time %% of sampled CPU (wall, incl. off-CPU), "
-      "compute samples in task %%")
+print("\nITT tasks: name, calls, task time % of sampled CPU (wall, incl. off-CPU), "
+      "compute samples in task %")
 for n, (busy, wall, calls) in itt.items():
     print("  %-14s %6d %8.2f%% %8.2f%%" % (n, calls, wall, busy))
 cov = op.get("op_coverage_pct", 0)
