@@ -120,7 +120,8 @@ static int rep_meta(void *ctx, const char *key, const char *value)
 	} else if (!strcmp(key, "callgraph")) {
 		snprintf(r->callgraph, sizeof(r->callgraph), "%s", value);
 	}
-	return 0;
+	/* the findings judge the recorded machine (nr_cpus, cpu flags), not this one */
+	return dlview_meta(r->view, key, value);
 }
 
 static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules)
