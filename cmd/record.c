@@ -7,13 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Beyond any kernel.perf_event_max_sample_rate worth having; record_run() checks the
+ * frequency against the sysctl itself and says how to raise it. */
+#define RECORD_MAX_FREQ 1000000
+
 static const char *const record_usage[] = {
 	"dlprof record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT[,EVENT...]] [-g | --call-graph fp|dwarf[=SIZE]] [--] COMMAND [ARGS...]",
 	NULL
 };
 
 static struct record_opts opts = RECORD_OPTS_INIT;
-static unsigned long freq_opt, period_opt, pages_opt;
+#define NOT_GIVEN ((unsigned long)-1)
+static unsigned long freq_opt = NOT_GIVEN, period_opt = NOT_GIVEN, pages_opt;
 
 static int parse_callgraph(const char *arg)
 {
@@ -72,17 +77,23 @@ int cmd_record(int argc, const char **argv)
 		error("no command given (usage: %s)", record_usage[0]);
 		return EXIT_USAGE;
 	}
-	if (freq_opt && period_opt) {
+	if (freq_opt != NOT_GIVEN && period_opt != NOT_GIVEN) {
 		error("-F and -c cannot be used together");
 		return EXIT_USAGE;
 	}
-	if (period_opt)
+	if (period_opt != NOT_GIVEN) {
+		if (!period_opt || period_opt >> 62) {
+			error("bad sample period %lu (-c takes 1 or more events per sample)", period_opt);
+			return EXIT_USAGE;
+		}
 		opts.period = period_opt;
-	if (freq_opt)
+	}
+	if (freq_opt != NOT_GIVEN) {
+		if (!freq_opt || freq_opt > RECORD_MAX_FREQ) {
+			error("bad sampling frequency %lu (-F takes 1..%d)", freq_opt, RECORD_MAX_FREQ);
+			return EXIT_USAGE;
+		}
 		opts.freq = freq_opt;
-	if (!opts.period && (!opts.freq || opts.freq > 100000)) {
-		error("bad sampling frequency %lu (1..100000)", opts.freq);
-		return EXIT_USAGE;
 	}
 	if (pages_opt && (pages_opt & (pages_opt - 1))) {
 		error("--mmap-pages %lu is not a power of two", pages_opt);

@@ -165,13 +165,18 @@ int event_probe(struct perf_event_attr *attr, int *kernel_dropped)
 	if ((ret == -EACCES || ret == -EPERM) && !attr->exclude_kernel && event_paranoid() <= 2) {
 		struct perf_event_attr a = *attr;
 
+		int ret2;
+
 		a.exclude_kernel = 1;
 		a.exclude_hv = 1;
-		if (!try_open(&a)) {
+		ret2 = try_open(&a);
+		if (!ret2) {
 			*attr = a;
 			*kernel_dropped = 1;
 			return 0;
 		}
+		if (ret2 != -EACCES && ret2 != -EPERM)
+			return ret2;	/* the real reason (no such counter) once access is fine */
 	}
 	return ret;
 }
@@ -189,9 +194,10 @@ void event_open_error(const char *name, int err)
 	case EACCES:
 	case EPERM:
 		p = event_paranoid();
+		/* 2 lets a user profile its own processes in user space; 1 adds the kernel */
 		error("cannot open event '%s': %s (kernel.perf_event_paranoid is %d; "
-		      "'sysctl -w kernel.perf_event_paranoid=1' or run as root/with CAP_PERFMON)",
-		      name, strerror(-err), p);
+		      "'sysctl -w kernel.perf_event_paranoid=%d' or run as root/with CAP_PERFMON)",
+		      name, strerror(-err), p, p > 2 ? 2 : 1);
 		break;
 	default:
 		error("cannot open event '%s': %s", name, strerror(-err));

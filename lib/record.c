@@ -267,7 +267,6 @@ static int setup_events(struct recorder *r)
 			snprintf(r->fallback_note, sizeof(r->fallback_note),
 				 "no hardware PMU available (cycles: %s); sampling cpu-clock instead",
 				 strerror(-ret));
-			info("%s", r->fallback_note);
 			name = "cpu-clock";
 			memset(&e->attr, 0, sizeof(e->attr));
 			event_resolve(name, &e->attr);
@@ -289,6 +288,19 @@ static int setup_events(struct recorder *r)
 		warning("kernel.perf_event_paranoid is %d: recording user space only",
 			event_paranoid());
 	return 0;
+}
+
+/* kernel.perf_event_max_sample_rate (the kernel may lower it while it runs) */
+static unsigned long max_sample_rate(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	unsigned long v = (unsigned long)-1;
+
+	if (strbuf_read_file(&sb, "/proc/sys/kernel/perf_event_max_sample_rate", 64) >= 0 &&
+	    sb.len)
+		v = strtoul(sb.buf, NULL, 10);
+	strbuf_release(&sb);
+	return v ? v : (unsigned long)-1;
 }
 
 static size_t default_pages(const struct record_opts *o)
@@ -926,15 +938,16 @@ static void setup_env(struct recorder *r)
 /* ---- main loop ---- */
 static const int handled_signals[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 
-static void print_summary(struct recorder *r, const char *path)
+static void print_summary(struct recorder *r, const char *path, int incomplete)
 {
 	uint64_t bytes = recwriter_bytes(r->w);
 	int color = want_color(2) && r->lost;
 
-	fprintf(stderr, "dlprof: %llu samples, %s%llu lost%s, wrote %s (%.*f MB)\n",
+	fprintf(stderr, "dlprof: %llu samples, %s%llu lost%s, wrote %s (%.*f MB%s)\n",
 		(unsigned long long)r->samples, color ? "\033[1;31m" : "",
 		(unsigned long long)r->lost, color ? "\033[m" : "", path,
-		bytes < 100000 ? 3 : 2, bytes / 1e6);
+		bytes < 100000 ? 3 : 2, bytes / 1e6,
+		incomplete ? ", incomplete: only the chunks written before the error" : "");
 }
 
 int record_run(const struct record_opts *o)
@@ -943,7 +956,7 @@ int record_run(const struct record_opts *o)
 	struct workload wl;
 	struct sigaction orig_act[4], act;
 	sigset_t block, orig_mask;
-	int sfd = -1, status = 2, ret, interrupted = 0, done = 0;
+	int sfd = -1, status = 2, ret, interrupted = 0, done = 0, killed = 0;
 	uint64_t last_flush, first_sig_ns = 0, end_ns;
 	struct pollfd *pfd = NULL;
 	struct kallsyms ksyms;
@@ -960,6 +973,12 @@ int record_run(const struct record_opts *o)
 	if (!o->argv || !o->argv[0])
 		return error("no command to record"), 64;
 
+	if (!o->period && o->freq > max_sample_rate()) {
+		error("-F %lu is above kernel.perf_event_max_sample_rate (%lu): lower -F, or raise "
+		      "the limit with 'sysctl -w kernel.perf_event_max_sample_rate=%lu'",
+		      o->freq, max_sample_rate(), o->freq);
+		return 2;
+	}
 	ret = setup_events(r);
 	if (ret)
 		return ret;
@@ -976,6 +995,8 @@ int record_run(const struct record_opts *o)
 	r->w = recwriter_open(o->output);
 	if (!r->w)
 		goto out;
+	if (r->fallback_note[0])	/* said only once the recording can go ahead */
+		info("%s", r->fallback_note);
 
 	/* signals: taken through a signalfd; the child gets the original setup back */
 	sigemptyset(&block);
@@ -1060,8 +1081,11 @@ int record_run(const struct record_opts *o)
 			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE ||
 			    si.ssi_code == SI_TKILL)
 				kill(wl.pid, (int)si.ssi_signo);
-			if (now_ns() - first_sig_ns > 2000000000ull)
+			if (now_ns() - first_sig_ns > 2000000000ull && !killed) {
+				info("the workload still runs 2 s after the first signal: killing it");
 				kill(wl.pid, SIGKILL);
+				killed = 1;
+			}
 		}
 		if (check_exit && workload_reap(&wl, 0, &status) != 0)
 			done = 1;
@@ -1101,11 +1125,16 @@ int record_run(const struct record_opts *o)
 		st.flags = interrupted ? DLP_STATS_INTERRUPTED : 0;
 		recwriter_add(r->w, DLP_REC_STATS, &st, sizeof(st));
 	}
-	if (!o->quiet)
-		print_summary(r, o->output);
-	if (recwriter_close(r->w) < 0 || r->write_failed)
-		error("the recording '%s' is incomplete", o->output);
+	if (!r->write_failed && recwriter_flush(r->w) < 0)
+		r->write_failed = 1;
+	if (!o->quiet || r->write_failed)
+		print_summary(r, o->output, r->write_failed);
+	/* a write error was reported when it happened (disk full): not again */
+	if (recwriter_close(r->w) < 0)
+		r->write_failed = 1;
 	r->w = NULL;
+	if (r->write_failed)
+		status = 2;	/* the workload ran to its end; the recording did not */
 
 out:
 	if (ksyms_started)
