@@ -162,7 +162,9 @@ int event_probe(struct perf_event_attr *attr, int *kernel_dropped)
 {
 	int ret = try_open(attr);
 
-	if ((ret == -EACCES || ret == -EPERM) && !attr->exclude_kernel && event_paranoid() <= 2) {
+	/* Upstream kernels treat paranoid > 2 like 2 (user space allowed); distributions that
+	 * forbid unprivileged perf there refuse this second try as well. */
+	if ((ret == -EACCES || ret == -EPERM) && !attr->exclude_kernel) {
 		struct perf_event_attr a = *attr;
 
 		int ret2;

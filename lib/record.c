@@ -979,6 +979,17 @@ int record_run(const struct record_opts *o)
 		      o->freq, max_sample_rate(), o->freq);
 		return 2;
 	}
+	if (o->callgraph == RECORD_CG_DWARF &&
+	    default_pages(o) * (size_t)sysconf(_SC_PAGESIZE) < (size_t)o->stack_size + 1024) {
+		size_t psz = (size_t)sysconf(_SC_PAGESIZE), need = 1;
+
+		while (need * psz < 2 * ((size_t)o->stack_size + 1024))
+			need *= 2;
+		error("-m %zu: a ring of %zu KiB cannot hold one sample with %u bytes of stack; "
+		      "use -m %zu or more", default_pages(o), default_pages(o) * psz / 1024,
+		      o->stack_size, need);
+		return 64;
+	}
 	ret = setup_events(r);
 	if (ret)
 		return ret;
