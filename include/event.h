@@ -22,9 +22,10 @@ int event_resolve(const char *name, struct perf_event_attr *attr);
 
 /*
  * Try to open attr for this process (disabled) and close it again.  When the kernel
- * refuses the kernel-mode part (EACCES/EPERM) and perf_event_paranoid still allows
- * user-only counting, retry with exclude_kernel/exclude_hv set, keep those in attr and
- * set *kernel_dropped.  Returns 0 or a negative errno.
+ * refuses the kernel-mode part (EACCES/EPERM), retry with exclude_kernel/exclude_hv set
+ * (upstream kernels allow that at any perf_event_paranoid above 1), keep those in attr and
+ * set *kernel_dropped.  Returns 0 or a negative errno (the retry's, when it is not
+ * EACCES/EPERM: the real reason once access is settled).
  */
 int event_probe(struct perf_event_attr *attr, int *kernel_dropped);
 
