@@ -148,6 +148,7 @@ struct recwriter *recwriter_open(const char *path)
 {
 	struct recwriter *w;
 	struct file_header fh;
+	struct stat st;
 	int fd;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -155,7 +156,9 @@ struct recwriter *recwriter_open(const char *path)
 		error("unable to create '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fchmod(fd, 0600) < 0) {
+	/* an existing file keeps its mode through O_CREAT: make it private too; but never
+	 * touch a device or fifo (-o /dev/null as root must leave /dev/null alone) */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && fchmod(fd, 0600) < 0) {
 		error("unable to set the mode of '%s': %s", path, strerror(errno));
 		close(fd);
 		return NULL;

@@ -998,11 +998,22 @@ int record_run(const struct record_opts *o)
 		return error("cannot list the online cpus"), 2;
 	r->scratch = xmalloc(65536);
 
-	/* like perf: keep the previous recording as FILE.old */
-	old = xasprintf("%s.old", o->output);
-	if (!access(o->output, F_OK) && rename(o->output, old) < 0)
-		warning("cannot rename '%s' to '%s': %s", o->output, old, strerror(errno));
-	free(old);
+	/* like perf: keep the previous recording as FILE.old (a regular file only: never
+	 * move a directory or a device aside) */
+	{
+		struct stat st;
+
+		if (!stat(o->output, &st) && S_ISDIR(st.st_mode)) {
+			error("'%s' is a directory", o->output);
+			goto out;
+		}
+		if (!lstat(o->output, &st) && S_ISREG(st.st_mode)) {
+			old = xasprintf("%s.old", o->output);
+			if (rename(o->output, old) < 0)
+				warning("cannot rename '%s' to '%s': %s", o->output, old, strerror(errno));
+			free(old);
+		}
+	}
 	r->w = recwriter_open(o->output);
 	if (!r->w)
 		goto out;

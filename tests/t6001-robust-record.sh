@@ -104,6 +104,24 @@ test_expect_success 'output not writable: one line, exit 2, workload never start
 	test ! -e started
 '
 
+test_expect_success 'output is a directory: one line, exit 2, nothing moved' '
+	mkdir outdir &&
+	run_rec -o outdir -- sh -c "touch started" &&
+	test $st = 2 && one_line "^dlprof: error: .outdir. is a directory$" &&
+	test -d outdir && test ! -e outdir.old && test ! -e started
+'
+
+test_expect_success 'output is a device: written through, its mode left alone, not moved' '
+	if ! mknod nulldev c 1 3 2>/dev/null; then
+		echo "# skipped: cannot create a device node here"; exit 0
+	fi
+	chmod 666 nulldev &&
+	run_rec -q -o nulldev -- true &&
+	test $st = 0 &&
+	test "$(stat -c %a nulldev)" = 666 &&
+	test -c nulldev && test ! -e nulldev.old
+'
+
 test_expect_success 'disk full: one error line, workload waited for, file readable' '
 	mkdir full &&
 	if ! mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
