@@ -415,7 +415,8 @@ int recfile_read_flags(const char *path, recfile_cb *cb, void *ctx,
 	memset(info, 0, sizeof(*info));
 	memset(&r, 0, sizeof(r));
 	r.path = path;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a fifo must not block the open; it is refused below */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return error("unable to open '%s': %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0) {

@@ -80,6 +80,22 @@ test_expect_success 'setup: real recordings, fp and dwarf, several chunks each' 
 	done
 '
 
+test_expect_success 'not a recording at all: one line, exit 2, no hang' '
+	mkfifo fifo && mkdir dir && : >empty && echo "hello" >text &&
+	head -c 10 fp.data >short &&
+	cp fp.data sparse && truncate -s 20G sparse &&
+	fail=0 &&
+	for f in fifo dir empty text short sparse /dev/zero no-such-file; do
+		for t in report fold check-isa; do
+			run_tool $t $f
+			test $st = 2 && test "$(wc -l <err)" = 1 && grep -q "^dlprof: error: " err ||
+				{ describe "$t $f"; fail=1; }
+		done
+	done &&
+	rm -f sparse &&
+	test $fail = 0
+'
+
 # chunk_offsets FILE: the offset of every chunk header
 chunk_offsets() {
 	/usr/bin/python3 - "$1" <<-\EOF
