@@ -303,6 +303,17 @@ static unsigned long max_sample_rate(void)
 	return v ? v : (unsigned long)-1;
 }
 
+static long mlock_kb(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	long v = -1;
+
+	if (strbuf_read_file(&sb, "/proc/sys/kernel/perf_event_mlock_kb", 64) >= 0 && sb.len)
+		v = strtol(sb.buf, NULL, 10);
+	strbuf_release(&sb);
+	return v;
+}
+
 static size_t default_pages(const struct record_opts *o)
 {
 	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
@@ -317,6 +328,7 @@ static int open_events(struct recorder *r, pid_t pid)
 {
 	size_t pages = default_pages(r->opts);
 	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	int shrunk = 0;
 
 	r->fds = xmalloc(sizeof(int) * (size_t)r->nr_ev * (size_t)r->nr_cpus);
 	for (int i = 0; i < r->nr_ev * r->nr_cpus; i++)
@@ -345,20 +357,49 @@ static int open_events(struct recorder *r, pid_t pid)
 			if (e == 0) {
 				while (ring_mmap(&r->rings[c], fd, pages) < 0) {
 					if ((errno != EPERM && errno != ENOMEM) || pages <= 8)
-						return error("cannot map the ring buffer of cpu %d: %s",
-							     r->cpus[c], strerror(errno));
+						return error("cannot map the ring buffer of cpu %d: %s "
+							     "(kernel.perf_event_mlock_kb is %ld: raise it with "
+							     "'sysctl -w kernel.perf_event_mlock_kb=%zu', or RLIMIT_MEMLOCK)",
+							     r->cpus[c], strerror(errno), mlock_kb(),
+							     default_pages(r->opts) * psz / 1024 + psz / 1024);
+					/*
+					 * A smaller ring needs a smaller wakeup watermark (the kernel
+					 * clamps it to the whole ring: no wakeup before it is full,
+					 * samples lost): open this cpu's event again with it.
+					 */
 					pages /= 2;
-					if (c == 0)
-						warning("ring buffer limited to %zu KiB per cpu "
-							"(perf_event_mlock_kb / RLIMIT_MEMLOCK)",
-							pages * psz / 1024);
+					shrunk = 1;
+					for (int k = 0; k < r->nr_ev; k++)
+						r->ev[k].attr.wakeup_watermark = (uint32_t)(pages * psz / 4);
+					close(fd);
+					r->fds[c] = -1;
+					fd = event_open(&ev->attr, pid, r->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+					if (fd < 0) {
+						event_open_error(ev->name, -errno);
+						return -1;
+					}
+					r->fds[c] = fd;
+					if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+						return error("cannot get the id of event '%s': %s",
+							     ev->name, strerror(errno));
+					ev->ids[ev->nr_ids - 1] = id;
 				}
+				if (r->opts->callgraph == RECORD_CG_DWARF &&
+				    pages * psz < (size_t)r->opts->stack_size + 1024)
+					return error("a ring of %zu KiB cannot hold one sample with %u "
+						     "bytes of stack: use --call-graph dwarf=%zu or raise "
+						     "kernel.perf_event_mlock_kb", pages * psz / 1024,
+						     r->opts->stack_size, pages * psz / 2);
 			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fds[c]) < 0) {
 				return error("cannot redirect event '%s' to the ring of cpu %d: %s",
 					     ev->name, r->cpus[c], strerror(errno));
 			}
 		}
 	}
+	if (shrunk)
+		warning("ring buffer limited to %zu KiB per cpu (kernel.perf_event_mlock_kb is %ld, "
+			"RLIMIT_MEMLOCK): samples may be lost at high rates", pages * psz / 1024,
+			mlock_kb());
 	return 0;
 }
 

@@ -91,8 +91,37 @@ if (echo "$orig" >$PARANOID) 2>/dev/null && ! refuses_at_3; then
 		"this kernel lets users profile user space at any perf_event_paranoid"
 fi
 
-test_expect_success 'the sysctl is back as it was' '
-	test "$(cat $PARANOID)" = "$orig"
+MLOCK=/proc/sys/kernel/perf_event_mlock_kb
+morig=$(cat $MLOCK)
+if ! (echo "$morig" >$MLOCK) 2>/dev/null; then
+	test_skip 'small perf_event_mlock_kb' "cannot write $MLOCK"
+else
+	test_expect_success 'small perf_event_mlock_kb: the ring shrinks, one warning, samples kept' '
+		trap "echo $morig >$MLOCK" EXIT
+		echo 100 >$MLOCK &&
+		(ulimit -l 0 && run_user --call-graph dwarf -o m.data -- "$WL/rec-hot" 0.3) >log &&
+		echo $morig >$MLOCK &&
+		cat log && grep -q "^exit 0$" log &&
+		test "$(grep -c "warning: ring buffer limited to [0-9]* KiB per cpu (kernel.perf_event_mlock_kb is 100" log)" = 1 &&
+		s=$(sed -n "s/^dlprof: \([0-9]*\) samples, \([0-9]*\) lost.*/\1/p" log) &&
+		l=$(sed -n "s/^dlprof: \([0-9]*\) samples, \([0-9]*\) lost.*/\2/p" log) &&
+		echo "$s samples, $l lost" &&
+		test "$s" -ge 150 && test $((l * 4)) -lt "$s"
+	'
+	test_expect_success 'tiny perf_event_mlock_kb: one line naming the sysctl' '
+		trap "echo $morig >$MLOCK" EXIT
+		echo 8 >$MLOCK &&
+		(ulimit -l 0 && run_user -o m.data -- true) >log &&
+		echo $morig >$MLOCK &&
+		cat log && grep -q "^exit 2$" log &&
+		test "$(grep -c "error:" log)" = 1 &&
+		grep -q "cannot map the ring buffer of cpu [0-9]*: .*kernel.perf_event_mlock_kb is 8: raise it with .sysctl -w kernel.perf_event_mlock_kb=[0-9]*." log
+	'
+fi
+
+test_expect_success 'the sysctls are back as they were' '
+	test "$(cat $PARANOID)" = "$orig" &&
+	test "$(cat $MLOCK)" = "$morig"
 '
 
 test_done
