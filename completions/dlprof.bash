@@ -11,7 +11,7 @@ _dlprof_opts() {
 	report) echo '--input -i --sort -s --group --families --no-findings --limit -n --format --srcline --no-children' ;;
 	fold) echo '--input -i --inline --no-kernel --no-comm --family --op --families' ;;
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
-	families) echo '--families --explain --dso --kernel --jit --pause-loop --names' ;;
+	families) echo '--families --explain --dso --kernel --jit --pause-loop --names --batch' ;;
 	esac
 }
 
