@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-#define DLP_FORMAT_VERSION 1
+#define DLP_FORMAT_VERSION 2	/* 2: chunks may be flagged side-band or samples */
 
 enum dlp_rec_type {
 	DLP_REC_PERF	= 1,	/* raw perf record as read from the ring (perf_event_header first) */
@@ -80,7 +80,14 @@ int recwriter_add(struct recwriter *w, uint32_t type, const void *data, size_t l
 /* The same, with the payload in two pieces (header struct + body). */
 int recwriter_add2(struct recwriter *w, uint32_t type, const void *a, size_t alen,
 		   const void *b, size_t blen);
-/* Write out the pending chunk, if any (call periodically so a kill loses little). */
+/*
+ * Keep side-band and samples in separate chunks (call right after recwriter_open):
+ * perf records other than MMAP, MMAP2, COMM, FORK and EXIT go to "samples" chunks,
+ * everything else to "side-band" chunks, so a reader can skip one kind without
+ * inflating it.  Side-band added before a sample is on disk before that sample.
+ */
+void recwriter_split_samples(struct recwriter *w);
+/* Write out the pending chunks, if any (call periodically so a kill loses little). */
 int recwriter_flush(struct recwriter *w);
 /* Flush, close and free.  Returns 0 or -1.  w is freed either way. */
 int recwriter_close(struct recwriter *w);
@@ -90,10 +97,11 @@ uint64_t recwriter_bytes(const struct recwriter *w);
 /* ---- reader ---- */
 struct recfile_info {
 	uint32_t version;
-	uint64_t chunks;	/* complete chunks read */
-	uint64_t records;
+	uint64_t chunks;	/* complete chunks read (skipped ones included) */
+	uint64_t records;	/* records in those chunks (delivered or skipped) */
 	int truncated;		/* file ended inside a chunk or without its end marker */
 	uint64_t ignored_bytes;	/* trailing bytes not part of a complete chunk */
+	uint64_t skipped_chunks;	/* chunks of a class the caller skipped (session passes) */
 };
 
 typedef int recfile_cb(void *ctx, uint32_t type, const void *data, size_t len);

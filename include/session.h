@@ -2,7 +2,8 @@
  *
  * session_process() reads the file twice: pass 1 delivers the side-band (attrs, meta,
  * comm, mmap, fork, exit, build-ids, kernel symbols, JIT maps, ITT, stats), pass 2 the
- * samples, lost and context-switch records.  So a sample callback sees every mapping that
+ * samples, lost and context-switch records (each pass inflates only the chunks that can
+ * hold its records when the file was written with recwriter_split_samples()).  So a sample callback sees every mapping that
  * was ever made; proc.c resolves addresses "as of" the sample's time.
  */
 #ifndef DLPROF_SESSION_H

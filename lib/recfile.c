@@ -3,10 +3,16 @@
  * Writer: records are appended to an in-memory chunk; when it reaches the target size
  * (or on flush/close) the chunk is deflated (raw deflate, level 1) and written with its
  * header in one write() loop, so a killed writer leaves at most one partial chunk.
+ * With recwriter_split_samples() there are two pending chunks: side-band records go to
+ * one (flagged SIDEBAND), sample-class perf records to the other (flagged SAMPLES), so a
+ * reader's side-band pass skips the bulk of the file without inflating it.  Pending
+ * side-band is always written before a sample chunk: a sample on disk never precedes the
+ * mmap it needs, even in a file cut short by a kill.
  *
  * Reader: the file is mapped; every chunk header is checked (magic, header crc, sizes,
  * sequence), then the crc32 of the compressed bytes, then the inflated length, then every
- * record length, before any record of the chunk is delivered.
+ * record length, before any record of the chunk is delivered.  A chunk of the class the
+ * caller skips (RECFILE_SKIP_*) has its header checked and is stepped over.
  */
 #include "recfile.h"
 #include "recfile-priv.h"
@@ -25,7 +31,11 @@
 static const char file_magic[8] = { 'D', 'L', 'P', 'R', 'O', 'F', '\r', '\n' };
 #define CHUNK_MAGIC		0x4b434c44u	/* "DLCK" little-endian */
 #define CHUNK_F_END		(1u << 0)	/* last chunk: the recording is complete */
-#define CHUNK_F_KNOWN		CHUNK_F_END
+#define CHUNK_F_SIDEBAND	(1u << 1)	/* v2: only side-band records */
+#define CHUNK_F_SAMPLES		(1u << 2)	/* v2: only sample-class perf records */
+#define CHUNK_F_CLASS		(CHUNK_F_SIDEBAND | CHUNK_F_SAMPLES)
+#define CHUNK_F_KNOWN_V1	CHUNK_F_END
+#define CHUNK_F_KNOWN_V2	(CHUNK_F_END | CHUNK_F_CLASS)
 #define CHUNK_MAX		(64u << 20)	/* cap on raw and compressed chunk size */
 #define CHUNK_TARGET		(1u << 20)
 #define REC_HDR			8
@@ -57,12 +67,20 @@ static inline size_t pad8(size_t n)
 
 /* ---------------------------------------------------------------- writer */
 
-struct recwriter {
-	int fd;
-	char *path;
+/* A pending chunk. */
+struct wbuf {
 	unsigned char *raw;		/* pending records */
 	size_t raw_len, raw_alloc;
 	uint32_t raw_nr;
+	uint32_t flags;			/* CHUNK_F_SIDEBAND / _SAMPLES when split, else 0 */
+};
+
+struct recwriter {
+	int fd;
+	char *path;
+	struct wbuf main;		/* everything, or side-band only when split */
+	struct wbuf smp;		/* sample-class records when split */
+	int split;
 	unsigned char *out;		/* chunk header + compressed bytes */
 	size_t out_alloc;
 	size_t target;
@@ -98,25 +116,25 @@ static int write_all(struct recwriter *w, const void *buf, size_t len)
 	return 0;
 }
 
-static int write_chunk(struct recwriter *w, uint32_t flags)
+static int write_chunk(struct recwriter *w, struct wbuf *b, uint32_t flags)
 {
 	struct chunk_header h;
 	size_t need, comp = 0;
 
 	if (w->failed)
 		return -1;
-	need = sizeof(h) + (w->raw_len ? deflateBound(&w->zs, w->raw_len) : 0);
+	need = sizeof(h) + (b->raw_len ? deflateBound(&w->zs, b->raw_len) : 0);
 	if (need > w->out_alloc) {
 		free(w->out);
 		w->out_alloc = need;
 		w->out = xmalloc(need);
 	}
-	if (w->raw_len) {
+	if (b->raw_len) {
 		int ret;
 
 		deflateReset(&w->zs);
-		w->zs.next_in = w->raw;
-		w->zs.avail_in = w->raw_len;
+		w->zs.next_in = b->raw;
+		w->zs.avail_in = b->raw_len;
 		w->zs.next_out = w->out + sizeof(h);
 		w->zs.avail_out = w->out_alloc - sizeof(h);
 		ret = deflate(&w->zs, Z_FINISH);
@@ -129,19 +147,28 @@ static int write_chunk(struct recwriter *w, uint32_t flags)
 			w->failed = 1;
 			return error("unable to write '%s': chunk of %zu bytes too large", w->path, comp);
 		}
+		flags |= b->flags;	/* an empty chunk belongs to no class */
 	}
 	h.magic = CHUNK_MAGIC;
 	h.flags = flags;
 	h.comp_len = comp;
-	h.raw_len = w->raw_len;
-	h.nr_records = w->raw_nr;
+	h.raw_len = b->raw_len;
+	h.nr_records = b->raw_nr;
 	h.data_crc = crc32(0, w->out + sizeof(h), comp);
 	h.seq = w->seq++;
 	h.hdr_crc = crc32(0, (const Bytef *)&h, offsetof(struct chunk_header, hdr_crc));
 	memcpy(w->out, &h, sizeof(h));
-	w->raw_len = 0;
-	w->raw_nr = 0;
+	b->raw_len = 0;
+	b->raw_nr = 0;
 	return write_all(w, w->out, sizeof(h) + comp);
+}
+
+/* Write out a full (or flushed) buffer; side-band first, so samples never precede it. */
+static int write_buf(struct recwriter *w, struct wbuf *b)
+{
+	if (b == &w->smp && w->main.raw_len && write_chunk(w, &w->main, 0) < 0)
+		return -1;
+	return write_chunk(w, b, 0);
 }
 
 struct recwriter *recwriter_open(const char *path)
@@ -187,6 +214,15 @@ struct recwriter *recwriter_open(const char *path)
 	return w;
 }
 
+void recwriter_split_samples(struct recwriter *w)
+{
+	if (w->split || w->main.raw_len || w->seq)
+		return;	/* only before the first record */
+	w->split = 1;
+	w->main.flags = CHUNK_F_SIDEBAND;
+	w->smp.flags = CHUNK_F_SAMPLES;
+}
+
 void recwriter_set_chunk_size(struct recwriter *w, size_t bytes)
 {
 	w->target = bytes < 64 ? 64 : bytes > CHUNK_MAX / 2 ? CHUNK_MAX / 2 : bytes;
@@ -196,36 +232,39 @@ int recwriter_add2(struct recwriter *w, uint32_t type, const void *a, size_t ale
 		   const void *b, size_t blen)
 {
 	size_t len = alen + blen, total;
+	struct wbuf *buf = &w->main;
 	uint32_t hdr[2];
 
 	if (w->failed)
 		return -1;
 	if (len < alen || len > CHUNK_MAX / 2)
 		return error("record of %zu bytes too large for '%s'", len, w->path);
+	if (w->split && dlp_rec_is_sample_class(type, a, alen))
+		buf = &w->smp;
 	total = REC_HDR + pad8(len);
-	if (w->raw_len && w->raw_len + total > w->target && write_chunk(w, 0) < 0)
+	if (buf->raw_len && buf->raw_len + total > w->target && write_buf(w, buf) < 0)
 		return -1;
-	if (w->raw_len + total > w->raw_alloc) {
-		size_t n = w->raw_alloc ? w->raw_alloc : w->target + w->target / 4;
+	if (buf->raw_len + total > buf->raw_alloc) {
+		size_t n = buf->raw_alloc ? buf->raw_alloc : w->target + w->target / 4;
 
-		while (n < w->raw_len + total)
+		while (n < buf->raw_len + total)
 			n *= 2;
-		w->raw = xrealloc(w->raw, n);
-		w->raw_alloc = n;
+		buf->raw = xrealloc(buf->raw, n);
+		buf->raw_alloc = n;
 	}
 	hdr[0] = type;
 	hdr[1] = len;
-	memcpy(w->raw + w->raw_len, hdr, REC_HDR);
+	memcpy(buf->raw + buf->raw_len, hdr, REC_HDR);
 	if (alen)
-		memcpy(w->raw + w->raw_len + REC_HDR, a, alen);
+		memcpy(buf->raw + buf->raw_len + REC_HDR, a, alen);
 	if (blen)
-		memcpy(w->raw + w->raw_len + REC_HDR + alen, b, blen);
-	memset(w->raw + w->raw_len + REC_HDR + len, 0, total - REC_HDR - len);
-	w->raw_len += total;
-	w->raw_nr++;
+		memcpy(buf->raw + buf->raw_len + REC_HDR + alen, b, blen);
+	memset(buf->raw + buf->raw_len + REC_HDR + len, 0, total - REC_HDR - len);
+	buf->raw_len += total;
+	buf->raw_nr++;
 	w->records++;
-	if (w->raw_len >= w->target)
-		return write_chunk(w, 0);
+	if (buf->raw_len >= w->target)
+		return write_buf(w, buf);
 	return 0;
 }
 
@@ -238,9 +277,11 @@ int recwriter_flush(struct recwriter *w)
 {
 	if (w->failed)
 		return -1;
-	if (!w->raw_len)
-		return 0;
-	return write_chunk(w, 0);
+	if (w->main.raw_len && write_chunk(w, &w->main, 0) < 0)
+		return -1;
+	if (w->smp.raw_len && write_chunk(w, &w->smp, 0) < 0)
+		return -1;
+	return 0;
 }
 
 int recwriter_close(struct recwriter *w)
@@ -249,13 +290,17 @@ int recwriter_close(struct recwriter *w)
 
 	if (!w)
 		return -1;
-	ret = write_chunk(w, CHUNK_F_END);
+	/* samples, then the side-band (or an empty chunk) carrying the end marker */
+	ret = w->smp.raw_len ? write_buf(w, &w->smp) : 0;
+	if (!ret)
+		ret = write_chunk(w, &w->main, CHUNK_F_END);
 	if (close(w->fd) < 0 && !ret && !w->failed)
 		ret = error("unable to close '%s': %s", w->path, strerror(errno));
 	if (w->failed)
 		ret = -1;
 	deflateEnd(&w->zs);
-	free(w->raw);
+	free(w->main.raw);
+	free(w->smp.raw);
 	free(w->out);
 	free(w->path);
 	free(w);
@@ -336,6 +381,9 @@ static int read_chunks(struct reader *r, recfile_cb *cb, void *ctx,
 		       struct recfile_info *info, unsigned flags)
 {
 	size_t off = sizeof(struct file_header);
+	uint32_t known = info->version >= 2 ? CHUNK_F_KNOWN_V2 : CHUNK_F_KNOWN_V1;
+	uint32_t skip = ((flags & RECFILE_SKIP_SAMPLES) ? CHUNK_F_SAMPLES : 0) |
+			((flags & RECFILE_SKIP_SIDEBAND) ? CHUNK_F_SIDEBAND : 0);
 	uint64_t n = 0;
 
 	for (;;) {
@@ -351,8 +399,11 @@ static int read_chunks(struct reader *r, recfile_cb *cb, void *ctx,
 			return corrupt(r, n, off, "bad chunk magic");
 		if (h.hdr_crc != crc32(0, (const Bytef *)&h, offsetof(struct chunk_header, hdr_crc)))
 			return corrupt(r, n, off, "header checksum mismatch");
-		if (h.flags & ~CHUNK_F_KNOWN)
+		if (h.flags & ~known)
 			return corrupt(r, n, off, "unknown chunk flags");
+		if ((h.flags & CHUNK_F_CLASS) == CHUNK_F_CLASS ||
+		    ((h.flags & CHUNK_F_CLASS) && !h.raw_len))
+			return corrupt(r, n, off, "bad chunk class");
 		if (h.seq != (uint32_t)n)
 			return corrupt(r, n, off, "chunk out of sequence");
 		if (h.comp_len > CHUNK_MAX || h.raw_len > CHUNK_MAX)
@@ -362,6 +413,12 @@ static int read_chunks(struct reader *r, recfile_cb *cb, void *ctx,
 		if (h.comp_len > r->size - off - sizeof(h))
 			break;	/* data cut short */
 		data = r->map + off + sizeof(h);
+		if (h.flags & skip) {
+			/* the other pass checks and delivers it */
+			info->records += h.nr_records;
+			info->skipped_chunks++;
+			goto next;
+		}
 		if (h.data_crc != crc32(0, data, h.comp_len))
 			return corrupt(r, n, off, "checksum mismatch");
 		if (h.raw_len) {
@@ -382,6 +439,7 @@ static int read_chunks(struct reader *r, recfile_cb *cb, void *ctx,
 			info->records++;
 			roff += REC_HDR + pad8(hdr[1]);
 		}
+next:
 		info->chunks++;
 		n++;
 		off += sizeof(h) + h.comp_len;

@@ -1058,6 +1058,7 @@ int record_run(const struct record_opts *o)
 	r->w = recwriter_open(o->output);
 	if (!r->w)
 		goto out;
+	recwriter_split_samples(r->w);
 	if (r->fallback_note[0])	/* said only once the recording can go ahead */
 		info("%s", r->fallback_note);
 

@@ -1,7 +1,9 @@
 /* session.c - give the records of a recording their meaning (see session.h).
  *
  * Two passes over the file: pass 1 builds the event table from ATTR records and
- * delivers the side-band; pass 2 delivers samples, lost and switch records.  Every perf
+ * delivers the side-band; pass 2 delivers samples, lost and switch records.  In a file
+ * written split (side-band and sample chunks apart), pass 1 steps over the sample chunks
+ * and pass 2 over the side-band ones, so every chunk is inflated once.  Every perf
  * record is bounds-checked; one that fails is counted in bad_records and skipped.
  */
 #include "session.h"
@@ -535,9 +537,7 @@ static int do_perf(struct session *s, const void *data, size_t len)
 	memcpy(&hdr, rec, sizeof(hdr));
 	if (hdr.size != len)
 		return bad_record(s), 0;
-	sb = hdr.type == PERF_RECORD_MMAP || hdr.type == PERF_RECORD_MMAP2 ||
-	     hdr.type == PERF_RECORD_COMM || hdr.type == PERF_RECORD_FORK ||
-	     hdr.type == PERF_RECORD_EXIT;
+	sb = dlp_perf_type_is_sideband(hdr.type);
 	if (s->pass == 1)
 		return sb ? do_sideband(s, rec, len, &hdr) : 0;
 	return sb ? 0 : do_pass2(s, rec, len, &hdr);
@@ -587,11 +587,13 @@ int session_process(const char *path, const struct session_ops *ops, void *ctx,
 	s.ctx = ctx;
 	s.info = info;
 
+	/* in a split file (format 2) each pass inflates only its own chunks */
 	s.pass = 1;
-	ret = recfile_read_flags(path, record_cb, &s, &info->file, 0);
+	ret = recfile_read_flags(path, record_cb, &s, &info->file, RECFILE_SKIP_SAMPLES);
 	if (!ret) {
 		s.pass = 2;
-		ret = recfile_read_flags(path, record_cb, &s, &fi2, RECFILE_QUIET);
+		ret = recfile_read_flags(path, record_cb, &s, &fi2,
+					 RECFILE_QUIET | RECFILE_SKIP_SIDEBAND);
 	}
 	if (ret)
 		ret = -1;

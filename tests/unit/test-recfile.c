@@ -359,6 +359,134 @@ static void test_fuzz(double seconds)
 	free(q);
 }
 
+/* ---- split files: side-band and sample-class records in chunks of their own */
+static int is_sample_class(const struct rec *r)
+{
+	uint32_t t;
+
+	if (r->type != DLP_REC_PERF || r->len < 8)
+		return 0;
+	memcpy(&t, r->data, 4);
+	return t != PERF_RECORD_MMAP && t != PERF_RECORD_MMAP2 && t != PERF_RECORD_COMM &&
+	       t != PERF_RECORD_FORK && t != PERF_RECORD_EXIT;
+}
+
+struct classed {
+	size_t n, want_next;
+	int cls;		/* 0: side-band expected, 1: samples */
+	int mismatch;
+};
+
+static int class_cb(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct classed *c = ctx;
+	size_t i = c->want_next;
+
+	while (i < nr_recs && is_sample_class(&recs[i]) != c->cls)
+		i++;
+	if (i >= nr_recs || recs[i].type != type || recs[i].len != len ||
+	    (len && memcmp(recs[i].data, data, len)) || ((uintptr_t)data & 7))
+		c->mismatch = 1;
+	c->want_next = i + 1;
+	c->n++;
+	return 0;
+}
+
+static void make_perf_records(size_t n)
+{
+	static const uint32_t types[] = { PERF_RECORD_SAMPLE, PERF_RECORD_SAMPLE, PERF_RECORD_SAMPLE,
+		PERF_RECORD_MMAP2, PERF_RECORD_COMM, PERF_RECORD_SWITCH, PERF_RECORD_LOST,
+		PERF_RECORD_FORK, PERF_RECORD_EXIT, PERF_RECORD_MMAP, 200 };
+
+	make_records(n, 600, 0);
+	for (size_t i = 0; i < n; i++) {
+		struct perf_event_header h;
+
+		if (rnd() % 5 == 0 || recs[i].len < 8)	/* some non-perf records stay */
+			continue;
+		recs[i].type = DLP_REC_PERF;
+		h.type = types[rnd() % ARRAY_SIZE(types)];
+		h.misc = 0;
+		h.size = (uint16_t)recs[i].len;
+		memcpy(recs[i].data, &h, 8);
+	}
+}
+
+static uint32_t chunk_flags_seen(const unsigned char *f, size_t len, int *unclassed)
+{
+	size_t off = 16;
+	uint32_t seen = 0;
+
+	*unclassed = 0;
+	while (off + 32 <= len) {
+		uint32_t flags, comp, raw;
+
+		memcpy(&flags, f + off + 4, 4);
+		memcpy(&comp, f + off + 8, 4);
+		memcpy(&raw, f + off + 12, 4);
+		seen |= flags;
+		if (raw && !(flags & 6))
+			(*unclassed)++;
+		off += 32 + comp;
+	}
+	return seen;
+}
+
+static void test_split(void)
+{
+	char *p = tmp("split.dlp");
+	struct recwriter *w;
+	struct recfile_info info;
+	struct classed sb = { 0, 0, 0, 0 }, sm = { 0, 0, 1, 0 };
+	struct got g = { 0, 0 };
+	size_t nsample = 0, i, len;
+	unsigned char *f;
+	int unclassed;
+
+	make_perf_records(3000);
+	for (i = 0; i < nr_recs; i++)
+		nsample += is_sample_class(&recs[i]);
+	CHECK(nsample > 1000 && nsample < 2500);
+	w = recwriter_open(p);
+	recwriter_split_samples(w);
+	recwriter_set_chunk_size(w, 16 << 10);
+	for (i = 0; i < nr_recs; i++) {
+		CHECK(recwriter_add(w, recs[i].type, recs[i].data, recs[i].len) == 0);
+		if (i % 700 == 699)
+			CHECK(recwriter_flush(w) == 0);
+	}
+	CHECK(recwriter_close(w) == 0);
+
+	f = slurp(p, &len);
+	CHECK(chunk_flags_seen(f, len, &unclassed) == 7 && unclassed == 0);
+	free(f);
+
+	/* side-band pass: side-band records in order, sample chunks stepped over */
+	CHECK(recfile_read_flags(p, class_cb, &sb, &info, RECFILE_SKIP_SAMPLES) == 0);
+	CHECK(!sb.mismatch && sb.n == nr_recs - nsample);
+	CHECK(info.records == nr_recs && info.skipped_chunks > 3 && !info.truncated);
+	CHECK(info.version == 2);
+	/* sample pass */
+	CHECK(recfile_read_flags(p, class_cb, &sm, &info, RECFILE_SKIP_SIDEBAND) == 0);
+	CHECK(!sm.mismatch && sm.n == nsample && info.skipped_chunks > 3);
+	/* a plain read delivers everything (each class in order) */
+	CHECK(recfile_read(p, cmp_cb, &g, &info) == 0 && g.n == nr_recs && info.skipped_chunks == 0);
+
+	/* not split: one stream in add order, no class flags */
+	w = recwriter_open(p);
+	recwriter_set_chunk_size(w, 16 << 10);
+	for (i = 0; i < nr_recs; i++)
+		recwriter_add(w, recs[i].type, recs[i].data, recs[i].len);
+	CHECK(recwriter_close(w) == 0);
+	f = slurp(p, &len);
+	CHECK(chunk_flags_seen(f, len, &unclassed) == 1);
+	free(f);
+	g.n = g.mismatch = 0;
+	CHECK(recfile_read_flags(p, cmp_cb, &g, &info, RECFILE_SKIP_SAMPLES) == 0);
+	CHECK(g.n == nr_recs && !g.mismatch && info.skipped_chunks == 0);
+	free(p);
+}
+
 /* Hand-made chunks with valid checksums but bad content. */
 static void put_chunk(struct strbuf *sb, uint32_t seq, uint32_t flags, const void *raw,
 		      size_t rawlen, uint32_t nr, int32_t raw_len_delta)
@@ -464,6 +592,55 @@ static void test_crafted(void)
 	strbuf_add(&sb, fh, 10);
 	CHECK(read_crafted("c9", &sb, &info) == -1);
 
+	/* format 2: chunk class flags */
+	strbuf_reset(&sb);	/* version 1 knows no class flag */
+	strbuf_add(&sb, fh, 16);
+	put_chunk(&sb, 0, 1 | 2, good, 16, 1, 0);
+	CHECK(read_crafted("c11", &sb, &info) == -1);
+	strbuf_reset(&sb);	/* version 2: one class flag is fine */
+	strbuf_add(&sb, fh, 16);
+	sb.buf[8] = 2;
+	put_chunk(&sb, 0, 2, good, 16, 1, 0);
+	put_chunk(&sb, 1, 1, NULL, 0, 0, 0);
+	CHECK(read_crafted("c12", &sb, &info) == 0 && info.records == 1 && !info.truncated);
+	strbuf_reset(&sb);	/* both classes */
+	strbuf_add(&sb, fh, 16);
+	sb.buf[8] = 2;
+	put_chunk(&sb, 0, 1 | 2 | 4, good, 16, 1, 0);
+	CHECK(read_crafted("c13", &sb, &info) == -1);
+	strbuf_reset(&sb);	/* a class on an empty chunk */
+	strbuf_add(&sb, fh, 16);
+	sb.buf[8] = 2;
+	put_chunk(&sb, 0, 1 | 4, NULL, 0, 0, 0);
+	CHECK(read_crafted("c14", &sb, &info) == -1);
+	strbuf_reset(&sb);	/* unknown flag in version 2 */
+	strbuf_add(&sb, fh, 16);
+	sb.buf[8] = 2;
+	put_chunk(&sb, 0, 1 | 8, good, 16, 1, 0);
+	CHECK(read_crafted("c15", &sb, &info) == -1);
+	{
+		/* a skipped chunk: header checked (bad header crc: error), data not inflated */
+		char *q = tmp("c16");
+		struct got g = { 0, 0 };
+
+		strbuf_reset(&sb);
+		strbuf_add(&sb, fh, 16);
+		sb.buf[8] = 2;
+		put_chunk(&sb, 0, 4, good, 16, 1, 0);
+		sb.buf[16 + 32] ^= 0x55;	/* compressed data: crc now wrong */
+		put_chunk(&sb, 1, 1, NULL, 0, 0, 0);
+		spit(q, sb.buf, sb.len);
+		quiet(1);
+		CHECK(recfile_read_flags(q, cmp_cb, &g, &info, RECFILE_SKIP_SAMPLES) == 0 &&
+		      g.n == 0 && info.skipped_chunks == 1 && info.chunks == 2);
+		CHECK(recfile_read_flags(q, cmp_cb, &g, &info, RECFILE_SKIP_SIDEBAND) == -1);
+		sb.buf[16 + 20] ^= 1;	/* data crc field: header crc now wrong */
+		spit(q, sb.buf, sb.len);
+		CHECK(recfile_read_flags(q, cmp_cb, &g, &info, RECFILE_SKIP_SAMPLES) == -1);
+		quiet(0);
+		free(q);
+	}
+
 	strbuf_reset(&sb);	/* header only: truncated, nothing delivered */
 	strbuf_add(&sb, fh, 16);
 	CHECK(read_crafted("c10", &sb, &info) == 0 && info.truncated && info.chunks == 0);
@@ -519,6 +696,7 @@ int main(int argc, char **argv)
 	test_truncation();
 	test_bit_flips();
 	test_crafted();
+	test_split();
 	test_write_error();
 	test_fuzz(fuzz);
 	make_records(0, 0, 0);

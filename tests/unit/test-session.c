@@ -154,7 +154,20 @@ static const struct session_ops ops = {
 
 static unsigned char stack1[100];
 
-static int write_recording(const char *path, int close_it)
+/* layouts written by write_recording() */
+enum layout { SPLIT, MIXED, V1 };
+
+static void set_version1(const char *path)
+{
+	int fd = open(path, O_WRONLY);
+	uint32_t one = 1;
+
+	if (fd < 0 || pwrite(fd, &one, 4, 8) != 4)
+		perror(path);
+	close(fd);
+}
+
+static int write_recording(const char *path, int close_it, enum layout lay)
 {
 	static const char meta[] = "cmdline\0python3 x.py\0host\0h1\0";
 	uint64_t ids[2] = { 7, 8 };
@@ -163,9 +176,12 @@ static int write_recording(const char *path, int close_it)
 	struct dlp_stats st;
 	struct rb *b = xmalloc(sizeof(*b));
 	size_t i;
+	int ret;
 
 	if (!w)
 		return -1;
+	if (lay == SPLIT)
+		recwriter_split_samples(w);
 	for (i = 0; i < sizeof(stack1); i++)
 		stack1[i] = i * 3;
 	rb_attr(w, "cpu-clock", RB_SAMPLE_TYPE, ids, 2);
@@ -206,9 +222,14 @@ static int write_recording(const char *path, int close_it)
 	st.exit_status = 3;
 	recwriter_add(w, DLP_REC_STATS, &st, sizeof(st));
 	free(b);
-	if (!close_it)
-		return recwriter_flush(w);	/* leaked on purpose: "killed" */
-	return recwriter_close(w);
+	if (!close_it) {
+		ret = recwriter_flush(w);	/* leaked on purpose: "killed" */
+	} else {
+		ret = recwriter_close(w);
+	}
+	if (lay == V1)	/* unsplit chunks are the version-1 layout */
+		set_version1(path);
+	return ret;
 }
 
 static void check_log(struct log *l, struct session_info *info)
@@ -244,22 +265,26 @@ static void check_log(struct log *l, struct session_info *info)
 	CHECK(info->first_time == 6000 && info->last_time == 7000);
 }
 
-static void test_process(const char *dir)
+static void test_process(const char *dir, enum layout lay)
 {
-	char *p = xasprintf("%s/s.dlp", dir);
+	char *p = xasprintf("%s/s%d.dlp", dir, (int)lay);
 	struct session_info info;
 	struct log l;
 
-	CHECK(write_recording(p, 1) == 0);
+	CHECK(write_recording(p, 1, lay) == 0);
 	memset(&l, 0, sizeof(l));
 	CHECK(session_process(p, &ops, &l, &info) == 0);
 	check_log(&l, &info);
 	CHECK(info.have_stats && info.stats.samples == 4 && info.stats.lost == 17 &&
 	      info.stats.exit_status == 3 && l.stats_other == 1);
 	CHECK(!info.file.truncated && info.file.records == 14);
+	CHECK(info.file.version == (lay == V1 ? 1u : 2u));
+	/* split: side-band, samples, empty END chunk; pass 1 skips the samples */
+	CHECK(lay == SPLIT ? info.file.chunks == 3 && info.file.skipped_chunks == 1
+			   : info.file.chunks == 1 && info.file.skipped_chunks == 0);
 
 	/* killed after a flush: what was flushed, truncated, return 1 */
-	CHECK(write_recording(p, 0) == 0);
+	CHECK(write_recording(p, 0, lay) == 0);
 	memset(&l, 0, sizeof(l));
 	CHECK(session_process(p, &ops, &l, &info) == 1);
 	check_log(&l, &info);
@@ -268,6 +293,86 @@ static void test_process(const char *dir)
 	/* no ops at all */
 	CHECK(session_process(p, NULL, NULL, NULL) == 1);
 	free(p);
+}
+
+/*
+ * A split recording cut at every byte: samples delivered never miss side-band added
+ * before them (the writer puts pending side-band on disk before a sample chunk).
+ */
+struct cutlog {
+	uint64_t mmaps, samples, bad;
+};
+
+static int cut_mmap(void *ctx, const struct dlp_mmap *m)
+{
+	struct cutlog *c = ctx;
+
+	c->mmaps = c->mmaps > m->time ? c->mmaps : m->time;	/* the last mmap's number */
+	return 0;
+}
+
+static int cut_sample(void *ctx, const struct dlp_sample *s)
+{
+	struct cutlog *c = ctx;
+
+	c->samples++;
+	if (s->time > c->mmaps)	/* sample N was added after mmap N */
+		c->bad++;
+	return 0;
+}
+
+static void test_split_cuts(const char *dir)
+{
+	static const struct session_ops cops = { .mmap = cut_mmap, .sample = cut_sample };
+	char *p = xasprintf("%s/cut.dlp", dir), *q = xasprintf("%s/cut-part.dlp", dir);
+	uint64_t ids[1] = { 7 };
+	struct recwriter *w = recwriter_open(p);
+	struct rb *b = xmalloc(sizeof(*b));
+	struct strbuf sb = STRBUF_INIT;
+	size_t off, tested = 0, bad = 0, max_samples = 0;
+	int fd;
+
+	recwriter_split_samples(w);
+	recwriter_set_chunk_size(w, 2048);
+	rb_attr(w, "cpu-clock", RB_SAMPLE_TYPE, ids, 1);
+	for (uint64_t n = 1; n <= 300; n++) {
+		char name[32];
+
+		/* mmap N (time N), then samples of time N: a few per mmap */
+		snprintf(name, sizeof(name), "/lib/l%llu.so", (unsigned long long)n);
+		rb_mmap2(w, 200, 200, 0x400000 + n * 0x10000, 0x1000, 0, bid, 20, 5, 2, name, n, 7);
+		for (int k = 0; k < 3; k++) {
+			rb_sample(b, 7, 0x401000, 200, 200, n, 0, 1, chain1, 5, regs1, stack1, 96, 96);
+			recwriter_add(w, DLP_REC_PERF, b->buf, b->n * 8);
+		}
+	}
+	CHECK(recwriter_close(w) == 0);
+	CHECK(strbuf_read_file(&sb, p, 0) >= 0 && sb.len > 16);
+	fd = dup(2);
+	for (off = 16; off <= sb.len; off += 37) {
+		struct cutlog c = { 0, 0, 0 };
+		int out = open(q, O_WRONLY | O_CREAT | O_TRUNC, 0600), ret;
+
+		if (out < 0 || write(out, sb.buf, off) != (ssize_t)off)
+			perror(q);
+		close(out);
+		out = open("/dev/null", O_WRONLY);
+		dup2(out, 2);
+		close(out);
+		ret = session_process(q, &cops, &c, NULL);
+		dup2(fd, 2);
+		tested++;
+		if (ret < 0 || c.bad)
+			bad++;
+		if (c.samples > max_samples)
+			max_samples = c.samples;
+	}
+	close(fd);
+	CHECK(tested > 100 && bad == 0 && max_samples == 900);
+	strbuf_release(&sb);
+	free(b);
+	free(p);
+	free(q);
 }
 
 /* session_parse_sample on random bytes: never a pointer outside the record. */
@@ -334,7 +439,10 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	test_process(dir);
+	test_process(dir, SPLIT);
+	test_process(dir, MIXED);
+	test_process(dir, V1);
+	test_split_cuts(dir);
 	test_parse_fuzz();
 	test_dyn_size();
 	cmd = xasprintf("rm -rf '%s'", dir);
