@@ -82,5 +82,9 @@ test_cmp() {
 	diff -u "$1" "$2"
 }
 test_grep() {
-	grep "$@" || { echo "grep $* found nothing in:"; cat "${@: -1}"; return 1; }
+	grep "$@" && return 0
+	eval "last=\${$#}"	# the file: the last argument (POSIX sh has no ${@: -1})
+	echo "grep $* found nothing in:"
+	cat "$last"
+	return 1
 }
