@@ -5,8 +5,9 @@
 /*
  * Full path of a helper library (e.g. "libdlprof-itt.so") or data file (e.g.
  * "families.rules"), searched in: $DLPROF_LIBDIR / $DLPROF_DATADIR, the build tree next
- * to the running binary (<exe dir>/build/ and <exe dir>/share/), then the install
- * directories.  Returns a malloc'd path, or NULL when not found.
+ * to the running binary (<exe dir>/build/ and <exe dir>/share/), the install tree
+ * relative to it (<exe dir>/../lib/dlprof/, <exe dir>/../share/dlprof/), then the
+ * directories compiled in.  Returns a malloc'd path, or NULL when not found.
  */
 char *dlprof_libfile(const char *name);
 char *dlprof_datafile(const char *name);

@@ -43,8 +43,14 @@ static char *try_path(const char *dir, const char *sub, const char *name)
 	return NULL;
 }
 
-static char *find_file(const char *env, const char *tree_sub, const char *installed,
-		       const char *name)
+/*
+ * The environment, then the source tree (the binary at the top of a build), then an
+ * installed tree relative to the binary (PREFIX/bin/dlprof -> PREFIX/<prefix_sub>, so an
+ * install moved elsewhere, or installed with a PREFIX other than the build's, still
+ * works), then the directory compiled in.
+ */
+static char *find_file(const char *env, const char *tree_sub, const char *prefix_sub,
+		       const char *installed, const char *name)
 {
 	char *p, *dir;
 
@@ -52,6 +58,8 @@ static char *find_file(const char *env, const char *tree_sub, const char *instal
 		return p;
 	dir = exe_dir();
 	p = try_path(dir, tree_sub, name);
+	if (!p)
+		p = try_path(dir, prefix_sub, name);
 	free(dir);
 	if (p)
 		return p;
@@ -60,10 +68,10 @@ static char *find_file(const char *env, const char *tree_sub, const char *instal
 
 char *dlprof_libfile(const char *name)
 {
-	return find_file("DLPROF_LIBDIR", "/build", DLPROF_LIBDIR, name);
+	return find_file("DLPROF_LIBDIR", "/build", "/../lib/dlprof", DLPROF_LIBDIR, name);
 }
 
 char *dlprof_datafile(const char *name)
 {
-	return find_file("DLPROF_DATADIR", "/share", DLPROF_DATADIR, name);
+	return find_file("DLPROF_DATADIR", "/share", "/../share/dlprof", DLPROF_DATADIR, name);
 }
