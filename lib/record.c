@@ -234,12 +234,17 @@ static void attr_common(struct recorder *r, struct perf_event_attr *a, int first
 	}
 }
 
-/* Split opts->events, resolve and probe each.  Returns 0, or the exit status on error. */
+/*
+ * Split opts->events and resolve every name, then probe each: an unknown name is
+ * reported before any event fails to open (-e cycles,bogus names bogus, not the
+ * missing PMU).  Returns 0, or the exit status on error.
+ */
 static int setup_events(struct recorder *r)
 {
 	const char *list = r->opts->events ? r->opts->events : "cycles";
 	int kernel_dropped = 0;
 	char *copy = xstrdup(list), *save = NULL, *name;
+	char *names[MAX_EVENTS];
 
 	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		struct rec_event *e;
@@ -261,7 +266,14 @@ static int setup_events(struct recorder *r)
 			free(copy);
 			return 2;
 		}
-		attr_common(r, &e->attr, r->nr_ev == 0);
+		names[r->nr_ev++] = name;
+	}
+	for (int i = 0; i < r->nr_ev; i++) {
+		struct rec_event *e = &r->ev[i];
+		int ret;
+
+		name = names[i];
+		attr_common(r, &e->attr, i == 0);
 		ret = event_probe(&e->attr, &kernel_dropped);
 		if (ret < 0 && !r->opts->events && !strcmp(name, "cycles")) {
 			snprintf(r->fallback_note, sizeof(r->fallback_note),
@@ -270,7 +282,7 @@ static int setup_events(struct recorder *r)
 			name = "cpu-clock";
 			memset(&e->attr, 0, sizeof(e->attr));
 			event_resolve(name, &e->attr);
-			attr_common(r, &e->attr, r->nr_ev == 0);
+			attr_common(r, &e->attr, i == 0);
 			ret = event_probe(&e->attr, &kernel_dropped);
 		}
 		if (ret < 0) {
@@ -279,7 +291,6 @@ static int setup_events(struct recorder *r)
 			return 2;
 		}
 		snprintf(e->name, sizeof(e->name), "%s", name);
-		r->nr_ev++;
 	}
 	free(copy);
 	if (!r->nr_ev)
@@ -889,6 +900,31 @@ static void meta_add(struct strbuf *sb, const char *k, const char *v)
 	strbuf_add(sb, v, strlen(v) + 1);
 }
 
+/* The "flags" line of /proc/cpuinfo (its first cpu), for the DL view's ISA findings. */
+static void meta_cpu_flags(struct strbuf *sb)
+{
+	struct strbuf ci = STRBUF_INIT;
+	char *p, *nl;
+
+	if (strbuf_read_file(&ci, "/proc/cpuinfo", 16u << 20) < 0)
+		return;
+	for (p = ci.buf; p && *p; p = nl ? nl + 1 : NULL) {
+		char *colon;
+
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strncmp(p, "flags", 5) || !(colon = strchr(p, ':')))
+			continue;
+		colon++;
+		while (*colon == ' ' || *colon == '\t')
+			colon++;
+		meta_add(sb, "cpu_flags", colon);
+		break;
+	}
+	strbuf_release(&ci);
+}
+
 static void write_meta(struct recorder *r)
 {
 	const struct record_opts *o = r->opts;
@@ -909,6 +945,7 @@ static void write_meta(struct recorder *r)
 	}
 	snprintf(num, sizeof(num), "%d", r->nr_cpus);
 	meta_add(&sb, "nr_cpus", num);
+	meta_cpu_flags(&sb);
 	strbuf_reset(&tmp);
 	for (int e = 0; e < r->nr_ev; e++)
 		strbuf_addf(&tmp, "%s%s", e ? "," : "", r->ev[e].name);
@@ -1166,6 +1203,9 @@ int record_run(const struct record_opts *o)
 		info("workload killed by signal %d (%s)", wl.term_sig, strsignal(wl.term_sig));
 	drain_all(r);
 	close_events(r);
+	/* the samples out first: what follows is side-band, and STATS ends the file */
+	if (!r->write_failed && recwriter_flush(r->w) < 0)
+		r->write_failed = 1;
 
 	write_build_ids(r);
 	if (ksyms_started) {

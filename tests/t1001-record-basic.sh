@@ -24,7 +24,9 @@ test_expect_success 'attr, meta and stats are written; stats come last' '
 	test_grep "^ATTR name=" dump &&
 	test_grep "^META cmdline=.*rec-hot 1$" dump &&
 	test_grep "^META freq=999$" dump &&
-	test_grep "^META nr_cpus=" dump &&
+	test_grep "^META nr_cpus=$(getconf _NPROCESSORS_ONLN)$" dump &&
+	flags=$(sed -n "s/^flags[[:space:]]*: //p" /proc/cpuinfo | head -n 1) &&
+	test -n "$flags" && test_grep "^META cpu_flags=$flags$" dump &&
 	test "$(grep -v "^records=" dump | tail -n 1 | cut -d" " -f1)" = STATS &&
 	test_grep "^STATS samples=$(nr_samples dump) lost=0 exit=0 flags=0x0$" dump &&
 	test_grep "truncated=0" dump
