@@ -87,6 +87,7 @@ int cmd_fold(int argc, const char **argv)
 	};
 	struct profile_opts po;
 	struct profile_stats st;
+	struct session_info info;
 	struct profile_consumer cons;
 	struct fold_opts fo;
 	struct fold_ctx fc;
@@ -128,7 +129,8 @@ int cmd_fold(int argc, const char **argv)
 		cons.other = fold_other;	/* ITT intervals name oneDNN primitives */
 	cons.ctx = &fc;
 
-	ret = profile_run(input, &po, &cons, &st, NULL);
+	memset(&info, 0, sizeof(info));
+	ret = profile_run(input, &po, &cons, &st, &info);
 	if (ret >= 0)
 		fold_each(fc.fold, print_line, NULL);
 	fflush(stdout);
@@ -138,5 +140,6 @@ int cmd_fold(int argc, const char **argv)
 	family_rules_free(rules);
 	if (ret < 0)
 		return EXIT_FATAL;
-	return ret == 1 ? EXIT_PARTIAL : EXIT_OK;
+	/* partial: cut short, or malformed records skipped (session warned with the count) */
+	return ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -289,6 +289,7 @@ int cmd_report(int argc, const char **argv)
 	h.sample_is_time = st.sample_is_time;
 	h.ns_per_sample = st.sample_period_ns;
 	h.truncated = ret == 1;
+	h.skipped = info.bad_records;
 	h.key = key == CT_KEY_SYM ? "symbol" : key == CT_KEY_DSO ? "dso" :
 		key == CT_KEY_COMM ? "comm" : "tid";
 
@@ -317,5 +318,6 @@ int cmd_report(int argc, const char **argv)
 		dlview_print_findings(rc.view, stdout, DLVIEW_TABLE);
 	fflush(stdout);
 	report_ctx_release(&rc, rules);
-	return ret == 1 ? EXIT_PARTIAL : EXIT_OK;
+	/* partial: cut short, or records skipped as malformed */
+	return ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;
 }

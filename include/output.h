@@ -23,6 +23,7 @@ struct report_header {
 	int sample_is_time;		/* the time column is exact rather than estimated */
 	uint64_t ns_per_sample;
 	int truncated;
+	uint64_t skipped;		/* malformed records the reader skipped (session_info) */
 	const char *key;		/* "symbol", "dso", "comm", "tid", ... */
 };
 

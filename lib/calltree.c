@@ -272,7 +272,8 @@ size_t calltree_rows(struct calltree *t, enum ct_sort sort, struct ct_row ***out
 		best_name(r->callers, &r->caller, &r->caller_count);
 		best_name(r->lines, &r->srcline, &r->srcline_count);
 	}
-	qsort(t->rows, t->nr, sizeof(*t->rows), cmp);
+	if (t->nr)	/* no samples: rows is NULL, which qsort must not get */
+		qsort(t->rows, t->nr, sizeof(*t->rows), cmp);
 	*out = t->rows;
 	return t->nr;
 }
@@ -392,7 +393,8 @@ void fold_each(struct fold *f, void (*cb)(void *ctx, const char *stack, uint64_t
 {
 	/* sorting moves entries: the hash index is rebuilt lazily never (adds after this
 	 * are not expected), so drop it */
-	qsort(f->ents, f->nr, sizeof(*f->ents), cmp_fold);
+	if (f->nr)
+		qsort(f->ents, f->nr, sizeof(*f->ents), cmp_fold);
 	u64map_release(&f->map);
 	u64map_init(&f->map);
 	for (size_t i = 0; i < f->nr; i++)

@@ -510,7 +510,8 @@ static void resolve_workers(struct dlview *v)
 	if (v->resolved)
 		return;
 	v->resolved = 1;
-	qsort(v->marks, v->nr_marks, sizeof(*v->marks), cmp_mark);
+	if (v->nr_marks)	/* no ITT/op marks: NULL */
+		qsort(v->marks, v->nr_marks, sizeof(*v->marks), cmp_mark);
 	for (size_t i = 0; i < v->nr_pending; i++) {
 		const struct op_mark *w = &v->pending[i];
 		const char *op = master_op(v, w);
@@ -823,7 +824,8 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 	size_t n = v->nr_threads, i;
 	char b1[32], b2[32];
 
-	qsort(v->threads, v->nr_threads, sizeof(*v->threads), cmp_thread);
+	if (v->nr_threads)
+		qsort(v->threads, v->nr_threads, sizeof(*v->threads), cmp_thread);
 	if (limit && n > limit)
 		n = limit;
 	if (fmt == DLVIEW_JSON)

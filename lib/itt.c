@@ -236,7 +236,8 @@ static int cmp_iv(const void *a, const void *b)
 void itt_data_finish(struct itt_data *d)
 {
 	for (size_t i = 0; i < d->nr; i++)
-		qsort(d->threads[i].iv, d->threads[i].nr, sizeof(struct itt_interval), cmp_iv);
+		if (d->threads[i].nr)
+			qsort(d->threads[i].iv, d->threads[i].nr, sizeof(struct itt_interval), cmp_iv);
 }
 
 const struct itt_interval *itt_lookup(const struct itt_data *d, uint32_t pid, uint32_t tid,

@@ -163,6 +163,9 @@ void output_header(FILE *out, const struct report_header *h)
 	fmt_duration(t, sizeof(t), h->ns_per_sample);
 	fprintf(out, "# time:    %s per sample%s\n", t,
 		h->sample_is_time ? "" : " (estimated from the duration)");
+	if (h->skipped)
+		fprintf(out, "# skipped: %llu malformed record%s\n", (unsigned long long)h->skipped,
+			h->skipped == 1 ? "" : "s");
 	fputc('\n', out);
 }
 

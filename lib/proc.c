@@ -306,7 +306,8 @@ static void proc_sort(struct proc *p)
 {
 	uint64_t mx = 0;
 
-	qsort(p->maps, p->nr_maps, sizeof(*p->maps), cmp_pmap);
+	if (p->nr_maps)	/* a process that mapped nothing: maps is NULL */
+		qsort(p->maps, p->nr_maps, sizeof(*p->maps), cmp_pmap);
 	free(p->max_end);
 	p->max_end = xmalloc((p->nr_maps ? p->nr_maps : 1) * sizeof(*p->max_end));
 	for (size_t i = 0; i < p->nr_maps; i++) {

@@ -316,7 +316,10 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 
 static int p_lost(void *ctx, uint64_t id, uint64_t lost)
 {
-	((struct prof *)ctx)->st->lost += lost;
+	uint64_t *sum = &((struct prof *)ctx)->st->lost;
+
+	/* saturate: a crafted or garbled count must not wrap the total to a small number */
+	*sum = lost > UINT64_MAX - *sum ? UINT64_MAX : *sum + lost;
 	return 0;
 }
 

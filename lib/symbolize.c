@@ -181,6 +181,8 @@ static void dso_sym_free(struct dso_sym *d)
 	u64map_release(&d->fde_traits);
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
+	if (d->cfi)
+		dwarf_cfi_end(d->cfi);	/* before the Elf it was read from */
 	if (d->dbg_elf)
 		elf_end(d->dbg_elf);
 	if (d->dbg_fd >= 0)
@@ -297,6 +299,8 @@ static void finish_symbols(struct dso_sym *d)
 {
 	size_t j = 0;
 
+	if (!d->nr_syms)	/* qsort(NULL, 0) is undefined */
+		return;
 	qsort(d->syms, d->nr_syms, sizeof(*d->syms), cmp_sym);
 	/* one entry per start address (aliases and symtab/dynsym duplicates) */
 	for (size_t i = 0; i < d->nr_syms; i++) {
