@@ -55,8 +55,11 @@ struct itt_data;
 struct itt_data *itt_data_new(void);
 void itt_data_free(struct itt_data *d);
 /* Add the content of one collector file (a DLP_REC_ITT payload).  Validates everything;
- * returns 0, or -1 with a message on malformed input (nothing of it is kept). */
+ * returns 0, or -1 on malformed input (nothing of it is kept).  Prints nothing: the
+ * reason is in itt_data_error() for the caller's one message. */
 int itt_data_add(struct itt_data *d, const void *buf, size_t len);
+/* Why the last itt_data_add() failed ("bad magic", ...). */
+const char *itt_data_error(const struct itt_data *d);
 /* Call after the last itt_data_add (sorts).  Tasks never ended are closed at their
  * thread's last event time. */
 void itt_data_finish(struct itt_data *d);

@@ -214,7 +214,7 @@ int dlview_other(void *ctx, uint32_t type, const void *data, size_t len)
 	if (!v->itt)
 		v->itt = itt_data_new();
 	if (itt_data_add(v->itt, p + off, len - off))
-		warning("ITT record ignored");
+		warning("ITT record ignored: %s", itt_data_error(v->itt));
 	v->itt_ready = 0;
 	return 0;
 }

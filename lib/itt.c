@@ -1,4 +1,6 @@
 /* itt.c - read the ITT collector's files (itt.h) into per-thread task intervals. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +26,25 @@ struct itt_data {
 	struct name_stat *stats;
 	size_t nr_stats, alloc_stats;
 	size_t nr_intervals;
+	char why[128];		/* why the last itt_data_add failed */
 };
+
+/* Record why the input is rejected (the caller prints it once, with its context). */
+__attribute__((format(printf, 2, 3)))
+static int reject(struct itt_data *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->why, sizeof(d->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *itt_data_error(const struct itt_data *d)
+{
+	return d->why[0] ? d->why : "no error";
+}
 
 struct itt_data *itt_data_new(void)
 {
@@ -109,41 +129,43 @@ int itt_data_add(struct itt_data *d, const void *buf, size_t len)
 	size_t nr_stacks = 0, alloc_stacks = 0, i;
 	int ret = -1;
 
+	d->why[0] = 0;
 	if (len < sizeof(h))
-		return error("itt data: too short for a header (%zu bytes)", len);
+		return reject(d, "too short for a header (%zu bytes)", len);
 	memcpy(&h, p, sizeof(h));
 	if (memcmp(h.magic, ITT_MAGIC, sizeof(h.magic)))
-		return error("itt data: bad magic");
+		return reject(d, "bad magic");
 	if (h.version != ITT_VERSION)
-		return error("itt data: unsupported version %u", h.version);
+		return reject(d, "unsupported version %u", h.version);
 
-	/* pass 0: validate blocks and collect names; pass 1: events */
-	for (pass = 0; pass < 2; pass++) {
+	/* pass 0: validate blocks and collect names; pass 1: check the events' names (so a
+	 * rejected file leaves nothing behind); pass 2: events */
+	for (pass = 0; pass < 3; pass++) {
 		p = (const unsigned char *)buf + sizeof(h);
 		while (p < end) {
 			struct itt_block_header bh;
 
 			if ((size_t)(end - p) < sizeof(bh)) {
-				error("itt data: truncated block header at offset %zu",
+				reject(d, "truncated block header at offset %zu",
 				      (size_t)(p - (const unsigned char *)buf));
 				goto out;
 			}
 			memcpy(&bh, p, sizeof(bh));
 			p += sizeof(bh);
 			if (bh.len > (size_t)(end - p)) {
-				error("itt data: block of %u bytes overruns the file", bh.len);
+				reject(d, "block of %u bytes overruns the file", bh.len);
 				goto out;
 			}
 			if (bh.kind == ITT_BLOCK_NAME) {
 				uint32_t id;
 
 				if (bh.len < 4 || bh.len - 4 > ITT_MAX_NAME) {
-					error("itt data: bad name block length %u", bh.len);
+					reject(d, "bad name block length %u", bh.len);
 					goto out;
 				}
 				memcpy(&id, p, 4);
 				if (!id || id > 1000000) {
-					error("itt data: bad name id %u", id);
+					reject(d, "bad name id %u", id);
 					goto out;
 				}
 				if (pass == 0) {
@@ -159,16 +181,25 @@ int itt_data_add(struct itt_data *d, const void *buf, size_t len)
 				struct open_stack *os = NULL;
 
 				if (bh.len < 8) {
-					error("itt data: bad event block length %u", bh.len);
+					reject(d, "bad event block length %u", bh.len);
 					goto out;
 				}
 				memcpy(&tid, p, 4);
 				memcpy(&nr, p + 4, 4);
 				if ((uint64_t)nr * sizeof(struct itt_event) != bh.len - 8) {
-					error("itt data: event block says %u events in %u bytes", nr, bh.len);
+					reject(d, "event block says %u events in %u bytes", nr, bh.len);
 					goto out;
 				}
-				if (pass == 1) {
+				for (i = 0; pass == 1 && i < nr; i++) {
+					struct itt_event ev;
+
+					memcpy(&ev, p + 8 + i * sizeof(ev), sizeof(ev));
+					if (ev.name != ITT_END && (ev.name > nr_names || !names[ev.name - 1])) {
+						reject(d, "event names unknown id %u", ev.name);
+						goto out;
+					}
+				}
+				if (pass == 2) {
 					for (i = 0; i < nr_stacks; i++)
 						if (stacks[i].tid == tid)
 							os = &stacks[i];
@@ -182,10 +213,6 @@ int itt_data_add(struct itt_data *d, const void *buf, size_t len)
 						struct itt_event ev;
 
 						memcpy(&ev, p + 8 + i * sizeof(ev), sizeof(ev));
-						if (ev.name != ITT_END && (ev.name > nr_names || !names[ev.name - 1])) {
-							error("itt data: event names unknown id %u", ev.name);
-							goto out;
-						}
 						if (ev.time < os->last_time)
 							ev.time = os->last_time;	/* never backwards */
 						os->last_time = ev.time;
@@ -203,7 +230,7 @@ int itt_data_add(struct itt_data *d, const void *buf, size_t len)
 					}
 				}
 			} else {
-				error("itt data: unknown block kind %u", bh.kind);
+				reject(d, "unknown block kind %u", bh.kind);
 				goto out;
 			}
 			p += bh.len;

@@ -82,6 +82,15 @@ test_expect_success 'a good recording: exit 0 and no skipped line' '
 	"$DLPROF" report -i good.dlp --format json | grep "\"skipped_records\":0}"
 '
 
+test_expect_success 'a bad ITT record is one warning line with the reason' '
+	"$BAD" itt-magic itt.dlp &&
+	"$DLPROF" report -i itt.dlp >out 2>err && grep "^# samples: 40 " out &&
+	test "$(wc -l <err)" = 3 &&
+	test "$(grep -c "^dlprof: warning: ITT record ignored: ." err)" = 3 &&
+	test_grep "ignored: event names unknown id 77\$" err &&
+	"$DLPROF" fold -i itt.dlp --op >out 2>err && test "$(wc -l <err)" = 3
+'
+
 if test_have PERF_EVENTS; then
 	test_expect_success 'live fp and dwarf recordings: no sanitizer report, no leak' '
 		"$DLPROF" record -q -g -o fp.data "$WL/rep-split" &&

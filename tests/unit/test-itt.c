@@ -28,16 +28,53 @@ static void ok(int cond, const char *fmt, ...)
 	printf("\n");
 }
 
+static size_t stderr_bytes;	/* what itt_data_add printed through quiet_add, in total */
+
+/* itt_data_add with stderr caught: the reader must print nothing (its caller warns once) */
 static int quiet_add(struct itt_data *d, const void *buf, size_t len)
 {
-	int saved = dup(2), devnull = open("/dev/null", 1), ret;
+	FILE *tmp = tmpfile();
+	int saved = dup(2), ret;
 
-	dup2(devnull, 2);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
 	ret = itt_data_add(d, buf, len);
+	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
-	close(devnull);
+	{
+		off_t end = lseek(fileno(tmp), 0, SEEK_END);
+
+		stderr_bytes += end > 0 ? (size_t)end : 0;
+	}
+	fclose(tmp);
 	return ret;
+}
+
+/* A collector file by hand: name 1 "conv", thread 7 with two conv tasks, then one event
+ * whose name is last_name (ITT_END: an unmatched end, ignored; 2: an id no name block
+ * defines). */
+static char *make_file(size_t *lenp, uint32_t last_name)
+{
+	struct itt_file_header h = { ITT_MAGIC, ITT_VERSION, 42 };
+	struct itt_block_header nb = { ITT_BLOCK_NAME, 8 }, eb = { ITT_BLOCK_EVENTS, 8 + 5 * 16 };
+	struct itt_event ev[5] = {
+		{ 1000, 1, 0 }, { 2000, ITT_END, 0 }, { 3000, 1, 0 }, { 4000, ITT_END, 0 },
+		{ 5000, last_name, 0 },
+	};
+	uint32_t id = 1, tid = 7, nr = 5;
+	char *buf = xmalloc(sizeof(h) + 8 + 8 + 8 + 8 + sizeof(ev)), *p = buf;
+
+	memcpy(p, &h, sizeof(h)), p += sizeof(h);
+	memcpy(p, &nb, 8), p += 8;
+	memcpy(p, &id, 4), p += 4;
+	memcpy(p, "conv", 4), p += 4;
+	memcpy(p, &eb, 8), p += 8;
+	memcpy(p, &tid, 4), p += 4;
+	memcpy(p, &nr, 4), p += 4;
+	memcpy(p, ev, sizeof(ev)), p += sizeof(ev);
+	*lenp = p - buf;
+	return buf;
 }
 
 int main(void)
@@ -95,8 +132,9 @@ int main(void)
 	}
 	ok(seen_conv && seen_reorder && seen_inner, "task names and call counts from the stub's handles");
 
-	/* lookup: find an interval of thread B and look in the middle of the nested one */
-	{
+	/* lookup: find an interval of thread B and look in the middle of the nested one
+	 * (only with the collector's file: sb is empty when it could not be read) */
+	if (sb.len > sizeof(struct itt_file_header)) {
 		const struct itt_interval *iv = NULL;
 
 		/* times are absolute: take thread B's second event (begin of "inner") from
@@ -136,27 +174,49 @@ int main(void)
 	}
 	itt_data_free(d);
 
-	/* malformed input */
+	/* malformed input: a small file of our own, so these run even when the collector
+	 * could not be loaded above (sb empty) */
 	d = itt_data_new();
-	ok(quiet_add(d, sb.buf, 10) == -1, "short file rejected");
 	{
-		char *bad = xmalloc(sb.len);
+		size_t flen;
+		char *good = make_file(&flen, ITT_END), *bad = xmalloc(flen);
 
-		memcpy(bad, sb.buf, sb.len);
+		int r;
+
+		r = itt_data_add(d, good, flen);
+		ok(r == 0 && itt_nr_intervals(d) == 2, "hand-made file: 2 intervals (got %zu)",
+		   itt_nr_intervals(d));
+		itt_data_free(d);
+		d = itt_data_new();
+		r = quiet_add(d, good, 10);
+		ok(r == -1 && strstr(itt_data_error(d), "too short"),
+		   "short file rejected: %s", itt_data_error(d));
+		memcpy(bad, good, flen);
 		bad[0] = 'X';
-		ok(quiet_add(d, bad, sb.len) == -1, "bad magic rejected");
-		memcpy(bad, sb.buf, sb.len);
-		ok(quiet_add(d, bad, sb.len - 3) == -1, "truncated block rejected");
-		memcpy(bad, sb.buf, sb.len);
+		r = quiet_add(d, bad, flen);
+		ok(r == -1 && !strcmp(itt_data_error(d), "bad magic"),
+		   "bad magic rejected: %s", itt_data_error(d));
+		r = quiet_add(d, good, flen - 3);
+		ok(r == -1 && strstr(itt_data_error(d), "overruns"),
+		   "truncated block rejected: %s", itt_data_error(d));
+		memcpy(bad, good, flen);
 		{
 			uint32_t huge = 0x7fffffff;
 
 			memcpy(bad + sizeof(struct itt_file_header) + 4, &huge, 4);
 		}
-		ok(quiet_add(d, bad, sb.len) == -1, "overlong block rejected");
+		r = quiet_add(d, bad, flen);
+		ok(r == -1, "overlong block rejected: %s", itt_data_error(d));
+		free(good);
+		good = make_file(&flen, 2);
+		r = quiet_add(d, good, flen);
+		ok(r == -1 && strstr(itt_data_error(d), "unknown id 2"),
+		   "event naming an unknown id rejected: %s", itt_data_error(d));
+		free(good);
 		free(bad);
 	}
 	ok(itt_nr_intervals(d) == 0, "nothing kept from rejected files");
+	ok(stderr_bytes == 0, "the reader printed nothing (%zu bytes): the caller warns", stderr_bytes);
 	itt_data_free(d);
 
 	unlink(path);
