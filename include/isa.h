@@ -221,6 +221,25 @@ const char *isa_image_func_name(struct isa_image *img, const struct isa_func *f)
  * NULL when neither is set). */
 char *isa_cache_dir(void);
 
+/* ---- functions samples hit (lib/isahit.c) -------------------------------------------- */
+
+/* Tiers of just the functions a profile's samples landed in (the report's DL view): the
+ * bounds come from the .eh_frame FDE around the address, else from a sized symbol; each
+ * function is read and decoded once, nothing else of the file. */
+struct isa_hits;
+struct isa_hits *isa_hits_new(void);
+void isa_hits_free(struct isa_hits *h);
+/*
+ * Tier (enum isa_tier) of the function around file offset off of the ELF file at path;
+ * key identifies the file (e.g. its struct dso) so it is opened once.  A recorded
+ * build-id that differs from the file's makes every lookup fail.  Fills counts when not
+ * NULL.  Returns -1 when unknown (unreadable file, no bounds, outside executable code).
+ */
+int isa_hits_tier(struct isa_hits *h, const void *key, const char *path, const uint8_t *build_id,
+		  size_t build_id_size, uint64_t off, struct isa_counts *counts);
+/* How many functions and bytes were decoded so far. */
+void isa_hits_stats(const struct isa_hits *h, uint64_t *funcs, uint64_t *bytes);
+
 /* ---- profiles ----------------------------------------------------------------------- */
 
 /*

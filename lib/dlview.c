@@ -5,6 +5,7 @@
 
 #include "dlview.h"
 #include "family-rules.h"
+#include "isa.h"
 #include "itt.h"
 #include "output.h"
 #include "recfile.h"
@@ -117,6 +118,10 @@ struct dlview {
 	int rec_avx512;		/* recorded CPU has AVX-512: 1, 0, -1 unknown */
 	uint64_t avx2_samples, ref_samples;
 	const char *avx2_example, *ref_example;
+	/* aten samples by the widest vector class of the function they hit (isa_hits:
+	 * only hit functions are decoded) */
+	struct isa_hits *hits;
+	uint64_t aten_vex, aten_vex_ymm, aten_evex, aten_coded;
 	double ns_per_sample;
 	uint64_t duration_ns;
 	char event[64];
@@ -146,6 +151,7 @@ void dlview_free(struct dlview *v)
 	if (!v)
 		return;
 	itt_data_free(v->itt);
+	isa_hits_free(v->hits);
 	free(v->fam.tab);
 	free(v->famsym.tab);
 	free(v->op_self.tab);
@@ -302,6 +308,45 @@ static int omp_worker_stack(const struct dlp_sample *s, const struct frame *fram
 	return 0;
 }
 
+/*
+ * Count an aten sample by the code of the function it landed in: VEX (AVX/AVX2) or EVEX
+ * (AVX-512) as the widest class.  Kernel names cannot tell on stripped builds (Debian's
+ * libtorch: "libtorch_cpu.so!func@0x..."), the instructions can.  Returns the tier, or -1
+ * when the code could not be read.
+ */
+static int aten_code_tier(struct dlview *v, struct machine *m, const struct dlp_sample *s,
+			  const struct frame *f, const char *sym)
+{
+	const struct map *mp;
+	struct isa_counts c;
+	int tier;
+
+	if (!m || (f->flags & (FRAME_KERNEL | FRAME_JIT | FRAME_ANON)))
+		return -1;
+	mp = machine_find_map(m, s->pid, f->ip, s->time);
+	if (!mp || !mp->dso || mp->dso->anon || mp->dso->special || mp->dso->kernel)
+		return -1;
+	if (!v->hits)
+		v->hits = isa_hits_new();
+	tier = isa_hits_tier(v->hits, mp->dso, mp->dso->path, mp->dso->build_id,
+			     mp->dso->build_id_size, map_file_offset(mp, f->ip), &c);
+	if (tier < 0)
+		return -1;
+	v->aten_coded++;
+	if (tier == ISA_T_AVX) {
+		v->aten_vex++;
+		if (c.n[ISA_C_VEX256]) {
+			v->aten_vex_ymm++;
+			if (!v->avx2_example)
+				v->avx2_example = sym;
+		}
+		v->avx2_samples++;
+	} else if (tier == ISA_T_AVX512 || tier == ISA_T_AVX512_ZMM) {
+		v->aten_evex++;
+	}
+	return tier;
+}
+
 int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		 const struct frame *frames, size_t nr, int complete)
 {
@@ -368,8 +413,11 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 			v->fw_by_phase++;
 	}
 	/* ISA / reference-implementation facts */
-	if (fam == v->f_aten && (strstr(frames[0].sym, "::AVX2::") || strstr(frames[0].sym, "_AVX2"))) {
+	if (fam == v->f_aten && aten_code_tier(v, m, s, &frames[0], sym) < 0 &&
+	    (strstr(frames[0].sym, "::AVX2::") || strstr(frames[0].sym, "_AVX2"))) {
+		/* code unreadable: the kernel's name may still say it (unstripped builds) */
 		v->avx2_samples++;
+		v->aten_vex_ymm++;
 		v->avx2_example = sym;
 	}
 	if (frames[0].dso && !strncmp(frames[0].dso, "libdnnl", 7) &&
@@ -577,6 +625,30 @@ static const char *trunc_name(char *buf, size_t width, const char *s)
 	return buf;
 }
 
+/* Print s in exactly width columns: cut in the middle with '…' when longer (an
+ * operator's name keeps its namespace and its ending), padded with blanks (right-aligned
+ * when right).  Names are ASCII; '…' and '—' are one column. */
+static void put_cell(FILE *out, const char *s, size_t width, int right)
+{
+	size_t len = strlen(s), cols = 0;
+
+	for (const char *p = s; *p; p++)
+		cols += ((unsigned char)*p & 0xc0) != 0x80;
+	if (cols > width && width > 2 && cols == len) {
+		size_t head = (width - 1) / 2 + (width - 1) % 2, tail = width - 1 - head;
+
+		fprintf(out, "%.*s\u2026%s", (int)head, s, s + len - tail);
+		return;
+	}
+	if (right)
+		for (size_t i = cols; i < width; i++)
+			fputc(' ', out);
+	fputs(s, out);
+	if (!right)
+		for (size_t i = cols; i < width; i++)
+			fputc(' ', out);
+}
+
 static double pct(uint64_t n, uint64_t total)
 {
 	return total ? 100.0 * n / total : 0.0;
@@ -671,7 +743,8 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 	if (!v->itt)
 		return;
 	if (fmt == DLVIEW_TABLE)
-		fprintf(out, "\nITT tasks (oneDNN primitives)        # of Calls   Task time  %% of CPU time   Samples in task\n");
+		fprintf(out, "\n%-30s %7s %9s %8s %8s %7s\n", "ITT task (oneDNN primitive)",
+			"Calls", "Task time", "% of CPU", "Samples", "%");
 	else if (fmt == DLVIEW_JSON)
 		fprintf(out, "\"itt_tasks\": [");
 	for (i = 0; (name = itt_name_stats(v->itt, i, &calls, &ns)); i++) {
@@ -683,7 +756,8 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 				tot.n += v->itt_samp.tab[j].n;
 
 		if (fmt == DLVIEW_TABLE) {
-			fprintf(out, "%-36s %10llu %11s %13.2f%% %9llu %6.2f%%\n", name,
+			put_cell(out, name, 30, 0);
+			fprintf(out, " %7llu %9s %7.1f%% %8llu %6.1f%%\n",
 				(unsigned long long)calls, fmt_ns(b1, sizeof(b1), ns),
 				cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0, (unsigned long long)c->n,
 				pct(c->n, v->samples));
@@ -714,11 +788,13 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 		fprintf(out, "], ");
 }
 
+#define NOT_COUNTED "\u2014"	/* em dash: the op table's "no call count" */
+
 static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	struct cnt **rows;
-	size_t n = cmap_sorted(&v->op_total, &rows), i;
-	char b1[32], b2[32], b3[32], nb[64];
+	size_t n = cmap_sorted(&v->op_total, &rows), i, uncounted = 0;
+	char b1[32], b2[32], b3[32];
 
 	/* sort by self: copy self counts into n2, order by self then total */
 	for (i = 0; i < n; i++)
@@ -749,8 +825,9 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 	} else if (fmt == DLVIEW_CSV) {
 		fprintf(out, "name,self_pct,self_ns,total_pct,total_ns,calls,avg_ns\n");
 	} else {
-		fprintf(out, "%-42s %10s %10s %11s %10s %10s %12s\n", "Name", "Self CPU %", "Self CPU",
-			"CPU total %", "CPU total", "# of Calls", "CPU time avg");
+		/* 79 columns: the operator name gets 30, cut in the middle when longer */
+		fprintf(out, "%-30s %6s %8s %6s %8s %7s %8s\n", "Operator", "Self%", "Self",
+			"Total%", "Total", "Calls", "Avg/call");
 	}
 	for (i = 0; i < n; i++) {
 		uint64_t self = rows[i]->n2, total = rows[i]->n, calls, itt_ns;
@@ -778,23 +855,33 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 			else
 				fprintf(out, ",\n");
 		} else {
-			char cb[24] = "-";
+			/* calls are counted only for ITT-traced ops: "—" and a footnote, never 0 */
+			char cb[24] = NOT_COUNTED;
 
 			if (calls)
 				snprintf(cb, sizeof(cb), "%llu", (unsigned long long)calls);
-			fprintf(out, "%-42s %9.2f%% %10s %10.2f%% %10s %10s %12s\n",
-				trunc_name(nb, 42, rows[i]->k1), pct(self, v->samples),
+			else
+				uncounted++;
+			put_cell(out, rows[i]->k1, 30, 0);
+			fprintf(out, " %5.1f%% %8s %5.1f%% %8s ", pct(self, v->samples),
 				fmt_ns(b1, sizeof(b1), self * v->ns_per_sample), pct(total, v->samples),
-				fmt_ns(b2, sizeof(b2), total * v->ns_per_sample), cb,
-				calls ? fmt_ns(b3, sizeof(b3), avg) : "-");
+				fmt_ns(b2, sizeof(b2), total * v->ns_per_sample));
+			put_cell(out, cb, 7, 1);
+			fputc(' ', out);
+			put_cell(out, calls ? fmt_ns(b3, sizeof(b3), avg) : NOT_COUNTED, 8, 1);
+			fputc('\n', out);
 		}
 	}
 	if (fmt == DLVIEW_JSON)
 		fprintf(out, "\n]}\n");
-	else if (fmt == DLVIEW_TABLE && v->fw_samples)
-		fprintf(out, "operator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT code "
-			"carry an operator (stack %.1f%%, ITT %.1f%%, OpenMP master %.1f%%, "
-			"library init/exit %.1f%%)\n",
+	if (fmt == DLVIEW_TABLE && uncounted)
+		fprintf(out, "\n" NOT_COUNTED ": not counted.  Calls and time per call come from oneDNN's ITT\n"
+			"   tasks, so only dnnl:* operators have them; the others are sampled%s.\n",
+			v->itt ? "" : "\n   (this recording has no ITT data: record with --itt)");
+	if (fmt == DLVIEW_TABLE && v->fw_samples)
+		fprintf(out, "\noperator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT\n"
+			"   code carry an operator (stack %.1f%%, ITT %.1f%%, OpenMP master %.1f%%,\n"
+			"   library init/exit %.1f%%)\n",
 			pct(v->op_samples_in_fw, v->fw_samples), (unsigned long long)v->fw_samples,
 			pct(v->fw_by_stack, v->fw_samples), pct(v->fw_by_itt, v->fw_samples),
 			pct(v->fw_by_master, v->fw_samples), pct(v->fw_by_phase, v->fw_samples));
@@ -1045,14 +1132,22 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 			 fault);
 		n++;
 	}
-	if (avx2 > DLVIEW_AVX2_PCT &&
+	/* aten samples mostly in VEX code, (almost) none in EVEX code, on an AVX-512
+	 * machine: ATen's dispatcher picked its AVX2 kernels */
+	if (avx2 >= DLVIEW_AVX2_PCT && v->aten_evex * 4 < v->avx2_samples &&
 	    (v->rec_avx512 == 1 || (v->rec_avx512 < 0 && __builtin_cpu_supports("avx512f")))) {
+		int ymm = v->aten_vex_ymm * 2 >= v->avx2_samples;
+
 		f[n].id = "aten-avx2";
 		f[n].figure = avx2;
 		snprintf(f[n].text, sizeof(f[n].text),
-			 "%.1f%% of samples run aten AVX2 kernels (e.g. %s) although this CPU has "
-			 "AVX-512: try ATEN_CPU_CAPABILITY=avx512", avx2,
-			 v->avx2_example ? v->avx2_example : "?");
+			 "aten: %.1f%% of samples in %s code while AVX-512 is usable%s "
+			 "(%.1f%% in AVX-512 code; e.g. %s): set ATEN_CPU_CAPABILITY=avx512 "
+			 "(torch \u2265 1.10 honours it)", avx2,
+			 ymm ? "AVX2 (ymm)" : "AVX (VEX)",
+			 v->rec_avx512 < 0 ? " (by this machine's CPUID: the recording does not "
+					     "name its CPU flags)" : "",
+			 pct(v->aten_evex, v->samples), v->avx2_example ? v->avx2_example : "?");
 		n++;
 	}
 	if (ref > DLVIEW_REF_PCT) {
@@ -1065,6 +1160,34 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 		n++;
 	}
 	return n;
+}
+
+/* "  * [id] text" word-wrapped at 79 columns, continuation lines indented by 4 (a word
+ * longer than a line, such as a symbol, gets a line of its own). */
+static void print_wrapped(FILE *out, const char *id, const char *text)
+{
+	size_t col = fprintf(out, "  * [%s]", id);
+	const char *p = text;
+
+	while (*p) {
+		const char *w = p;
+		size_t len, cols = 0;
+
+		while (*p && *p != ' ')
+			p++;
+		len = p - w;
+		for (size_t k = 0; k < len; k++)
+			cols += ((unsigned char)w[k] & 0xc0) != 0x80;
+		if (col + 1 + cols > 79 && col > 4) {
+			fputs("\n   ", out);
+			col = 3;
+		}
+		fprintf(out, " %.*s", (int)len, w);
+		col += 1 + cols;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
 }
 
 int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format)
@@ -1091,7 +1214,7 @@ int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format
 	} else if (n) {
 		fprintf(out, "\nFindings:\n");
 		for (i = 0; i < n; i++)
-			fprintf(out, "  * [%s] %s\n", f[i].id, f[i].text);
+			print_wrapped(out, f[i].id, f[i].text);
 	}
 	return (int)n;
 }

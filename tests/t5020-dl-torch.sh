@@ -81,4 +81,45 @@ test_expect_success 'fold --family puts jit-conv at the root' '
 	"$DLPROF" fold -i cnn.data --family >fold.txt &&
 	grep -q "^jit-conv;" fold.txt && grep -q "^aten;" fold.txt
 '
+test_expect_success 'op table: calls only for dnnl:* ops, "—" and a footnote elsewhere, 80 columns' '
+	COLUMNS=80 "$DLPROF" report -i cnn.data --sort op >op.txt && cat op.txt &&
+	grep -E "^dnnl:convolution +[0-9.]+% .* [0-9]+ +[0-9.]+ (ms|us|s)\$" op.txt &&
+	grep -E "^aten::convolution_backward .* — +—\$" op.txt &&
+	! grep -E "^aten::.* 0 +0\$" op.txt &&
+	grep "^—: not counted.  Calls and time per call come from oneDNN.s ITT" op.txt &&
+	/usr/bin/python3 -c "
+import sys
+wide = [l for l in open(\"op.txt\", encoding=\"utf-8\") if len(l.rstrip(\"\n\")) > 80 and not l.startswith(\"# command:\")]
+sys.exit(\"too wide: %r\" % wide if wide else 0)"
+'
+
+# findings: the wrapped "Findings:" block of a table report as one line
+findings() {
+	"$DLPROF" report -i "$1" --sort family | sed -n "/^Findings:/,\$p" | tr -s "\n " "  "
+}
+
+# Debian's libtorch is stripped (its kernels are libtorch_cpu.so!func@0x..): the finding
+# comes from the instructions of the aten functions the samples hit.
+if grep -qw avx512f /proc/cpuinfo; then
+	test_expect_success 'aten in AVX2 code on an AVX-512 machine: the finding gives the share' '
+		findings cnn.data >find.txt && cat find.txt &&
+		pct=$(sed -n "s/.*\[aten-avx2\] aten: \([0-9.]*\)% of samples in AVX2 (ymm) code while AVX-512 is usable .*ATEN_CPU_CAPABILITY=avx512.*/\1/p" find.txt) &&
+		echo "aten AVX2: $pct%" &&
+		awk -v p="$pct" "BEGIN { exit !(p >= 1) }"
+	'
+
+	test_expect_success 'with ATEN_CPU_CAPABILITY=avx512 the finding is gone' '
+		ATEN_CPU_CAPABILITY=avx512 "$DLPROF" record -q --call-graph dwarf -o cnn512.data -- \
+			/usr/bin/python3 "$TOP/examples/cnn_train.py" --steps 10 --seconds 3 >rec512.out &&
+		"$DLPROF" report -i cnn512.data --sort family --format json --no-findings >fam512.json &&
+		check fam512.json "fam.get(\"aten\", 0) >= 3" &&
+		findings cnn512.data >find512.txt && cat find512.txt &&
+		! grep "aten-avx2" find512.txt
+	'
+else
+	test_expect_success 'no AVX-512 here: no aten-avx2 finding' '
+		findings cnn.data >find.txt && ! grep "aten-avx2" find.txt
+	'
+fi
+
 test_done

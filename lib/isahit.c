@@ -1,0 +1,262 @@
+/* isahit.c - ISA tier of the functions samples landed in, decoding only those functions.
+ *
+ * check-isa scans whole files (isascan.c: every function, cached per build-id; a cold
+ * scan of libtorch_cpu takes seconds).  The report's DL view needs the tier of the few
+ * hundred functions its samples hit, so it reads just their bytes: the bounds come from
+ * the .eh_frame FDE covering the address (what names stripped code func@0x.. too), else
+ * from the symbol table, and each function is decoded once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+
+#include "isa.h"
+#include "rephash.h"
+#include "util.h"
+
+#define HIT_MAX_FUNC (4u << 20)		/* decode at most this much of one function */
+
+struct hit_seg {
+	uint64_t vaddr, off, filesz;
+};
+
+struct hit_dso {
+	int fd;
+	int bad;		/* unreadable, not ELF, or changed since the recording */
+	Elf *elf;
+	Dwarf_CFI *cfi;
+	struct hit_seg *segs;
+	size_t nr_segs;
+	struct u64map funcs;	/* function start vaddr -> struct hit_func */
+	struct u64map by_addr;	/* vaddr -> struct hit_func (repeated addresses) */
+};
+
+struct hit_func {
+	int tier;		/* enum isa_tier, -1 unknown */
+	struct isa_counts c;
+};
+
+struct isa_hits {
+	struct u64map dsos;	/* key -> struct hit_dso */
+	struct isa_decoder *dec;
+	uint64_t decoded_funcs, decoded_bytes;
+};
+
+struct isa_hits *isa_hits_new(void)
+{
+	struct isa_hits *h = xcalloc(1, sizeof(*h));
+
+	u64map_init(&h->dsos);
+	return h;
+}
+
+static void free_map_vals(struct u64map *m, int free_vals)
+{
+	for (size_t i = 0; free_vals && i < m->cap; i++)
+		if (m->used[i])
+			free(m->vals[i]);
+	u64map_release(m);
+}
+
+void isa_hits_free(struct isa_hits *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->dsos.cap; i++) {
+		struct hit_dso *d;
+
+		if (!h->dsos.used[i])
+			continue;
+		d = h->dsos.vals[i];
+		free_map_vals(&d->funcs, 1);
+		free_map_vals(&d->by_addr, 0);	/* points into funcs */
+		if (d->cfi)
+			dwarf_cfi_end(d->cfi);
+		if (d->elf)
+			elf_end(d->elf);
+		if (d->fd >= 0)
+			close(d->fd);
+		free(d->segs);
+		free(d);
+	}
+	u64map_release(&h->dsos);
+	if (h->dec)
+		isa_decoder_free(h->dec);
+	free(h);
+}
+
+static struct hit_dso *hit_dso_get(struct isa_hits *h, const void *key, const char *path,
+				   const uint8_t *build_id, size_t build_id_size)
+{
+	void **slot = u64map_slot(&h->dsos, (uintptr_t)key);
+	struct hit_dso *d = *slot;
+	const void *bid;
+	ssize_t bidsz;
+	size_t nph;
+
+	if (d)
+		return d->bad ? NULL : d;
+	d = xcalloc(1, sizeof(*d));
+	d->fd = -1;
+	d->bad = 1;
+	u64map_init(&d->funcs);
+	u64map_init(&d->by_addr);
+	*slot = d;
+	if (!path || path[0] != '/')
+		return NULL;
+	elf_version(EV_CURRENT);
+	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (d->fd < 0)
+		return NULL;
+	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
+	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF)
+		return NULL;
+	bidsz = dwelf_elf_gnu_build_id(d->elf, &bid);
+	if (build_id_size && bidsz > 0 &&
+	    ((size_t)bidsz < build_id_size || memcmp(bid, build_id, build_id_size)))
+		return NULL;	/* the symbolizer already said it changed */
+	if (elf_getphdrnum(d->elf, &nph))
+		nph = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(d->elf, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		d->segs = xrealloc(d->segs, (d->nr_segs + 1) * sizeof(*d->segs));
+		d->segs[d->nr_segs++] = (struct hit_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+	}
+	d->cfi = dwarf_getcfi_elf(d->elf);
+	d->bad = 0;
+	return d;
+}
+
+static const struct hit_seg *seg_of_off(const struct hit_dso *d, uint64_t off)
+{
+	for (size_t i = 0; i < d->nr_segs; i++)
+		if (off >= d->segs[i].off && off - d->segs[i].off < d->segs[i].filesz)
+			return &d->segs[i];
+	return NULL;
+}
+
+/* [start, end) of the function around vaddr: its FDE, else a sized FUNC symbol. */
+static int func_bounds(struct hit_dso *d, uint64_t vaddr, uint64_t *start, uint64_t *end)
+{
+	Dwarf_Frame *fr;
+	Elf_Scn *scn = NULL;
+
+	if (d->cfi && !dwarf_cfi_addrframe(d->cfi, vaddr, &fr)) {
+		Dwarf_Addr s, e;
+		int ok = dwarf_frame_info(fr, &s, &e, NULL) >= 0 && s <= vaddr && vaddr < e;
+
+		free(fr);
+		if (ok) {
+			*start = s;
+			*end = e;
+			return 0;
+		}
+	}
+	while ((scn = elf_nextscn(d->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_size || sym.st_shndx == SHN_UNDEF)
+				continue;
+			if (vaddr >= sym.st_value && vaddr - sym.st_value < sym.st_size) {
+				*start = sym.st_value;
+				*end = sym.st_value + sym.st_size;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+static struct hit_func *decode_func(struct isa_hits *h, struct hit_dso *d, uint64_t vaddr)
+{
+	uint64_t start, end, foff;
+	const struct hit_seg *g = NULL;
+	struct hit_func *f;
+	void **slot;
+	uint8_t *buf;
+	ssize_t r;
+
+	if (func_bounds(d, vaddr, &start, &end))
+		return NULL;
+	slot = u64map_slot(&d->funcs, start);
+	if (*slot)
+		return *slot;
+	f = xcalloc(1, sizeof(*f));
+	f->tier = -1;
+	*slot = f;
+	for (size_t i = 0; i < d->nr_segs; i++)
+		if (start >= d->segs[i].vaddr && start - d->segs[i].vaddr < d->segs[i].filesz)
+			g = &d->segs[i];
+	if (!g)
+		return f;
+	if (end - start > HIT_MAX_FUNC)
+		end = start + HIT_MAX_FUNC;
+	if (end - g->vaddr > g->filesz)
+		end = g->vaddr + g->filesz;
+	foff = start - g->vaddr + g->off;
+	buf = xmalloc(end - start);
+	r = pread(d->fd, buf, end - start, (off_t)foff);
+	if (r > 0) {
+		if (!h->dec)
+			h->dec = isa_decoder_new();
+		if (h->dec) {
+			isa_decode(h->dec, buf, (size_t)r, start, &f->c);
+			f->tier = isa_counts_tier(f->c.n);
+			h->decoded_funcs++;
+			h->decoded_bytes += (uint64_t)r;
+		}
+	}
+	free(buf);
+	return f;
+}
+
+int isa_hits_tier(struct isa_hits *h, const void *key, const char *path, const uint8_t *build_id,
+		  size_t build_id_size, uint64_t off, struct isa_counts *counts)
+{
+	struct hit_dso *d = hit_dso_get(h, key, path, build_id, build_id_size);
+	const struct hit_seg *g;
+	struct hit_func *f;
+	uint64_t vaddr;
+	void **slot;
+
+	if (!d || !(g = seg_of_off(d, off)))
+		return -1;
+	vaddr = off - g->off + g->vaddr;
+	slot = u64map_slot(&d->by_addr, vaddr);
+	if (!*slot)
+		*slot = decode_func(h, d, vaddr);
+	f = *slot;
+	if (!f) {
+		/* no bounds: remember the miss (a static sentinel is not freed) */
+		static struct hit_func none = { -1, { { 0 }, 0 } };
+
+		*slot = &none;
+		return -1;
+	}
+	if (counts)
+		*counts = f->c;
+	return f->tier;
+}
+
+void isa_hits_stats(const struct isa_hits *h, uint64_t *funcs, uint64_t *bytes)
+{
+	*funcs = h->decoded_funcs;
+	*bytes = h->decoded_bytes;
+}
