@@ -365,8 +365,12 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 	for (i = 0; i < ip->nr_syms && (top <= 0 || i < (size_t)top); i++) {
 		const struct symrow *r = ip->syms[i];
 
-		printf("%5.1f%%  %-18s %-14s %s [%s]%s\n", pct(r->n, ip->samples), bucket_desc(r->bucket),
-		       r->family, r->sym, r->dso, r->how == HOW_NAME ? " (class by name)" : "");
+		/* pseudo DSOs ("[jit]", "[kernel.kallsyms]") carry their own brackets */
+		int bracketed = r->dso[0] == '[';
+
+		printf("%5.1f%%  %-18s %-14s %s %s%s%s%s\n", pct(r->n, ip->samples),
+		       bucket_desc(r->bucket), r->family, r->sym, bracketed ? "" : "[", r->dso,
+		       bracketed ? "" : "]", r->how == HOW_NAME ? " (class by name)" : "");
 	}
 	printf("\n");
 	switch (verdict) {
