@@ -61,7 +61,7 @@ if $have512 && [ -x "$JIT" ]; then
 		JITDUMPDIR=$TRASH "$DLPROF" record -o jit.data -- "$JIT" 1 >wl.out 2>err || { cat err; exit 1; }
 		"$DLPROF" check-isa -i jit.data >out; rc=$?; cat out &&
 		test $rc = 0 &&
-		test_grep -qE "^ *[0-9.]+%  AVX-512 \(zmm\) +[^ ]+ +unw_avx512_kernel \[\[jit\]\]" out &&
+		test_grep -qE "^ *[0-9.]+%  AVX-512 \(zmm\) +[^ ]+ +unw_avx512_kernel \[jit\]" out &&
 		"$DLPROF" check-isa -i jit.data --format json >j &&
 		test_grep -q "\"symbol\":\"unw_avx512_kernel\",\"dso\":\"\[jit\]\",\"family\":\"[^\"]*\",\"class\":\"avx512-zmm\",\"source\":\"jitdump\"" j
 	'
