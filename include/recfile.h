@@ -87,11 +87,23 @@ int recwriter_add2(struct recwriter *w, uint32_t type, const void *a, size_t ale
  * inflating it.  Side-band added before a sample is on disk before that sample.
  */
 void recwriter_split_samples(struct recwriter *w);
+/*
+ * Compress chunks on a background thread at idle priority (SCHED_IDLE), so the CPU
+ * spent deflating is taken from idle time rather than from the profiled workload.  When
+ * more than cap raw bytes wait to be compressed, the thread adding records compresses
+ * them itself (bounded memory, bounded loss on SIGKILL).  Chunks reach the file in the
+ * order they were made.  0, or -1 (error printed); without a thread, compression stays
+ * inline.  Call right after recwriter_open().
+ */
+int recwriter_set_background(struct recwriter *w, size_t cap);
+/* Wait until every chunk handed over so far is written (background mode). */
+void recwriter_sync(struct recwriter *w);
 /* Write out the pending chunks, if any (call periodically so a kill loses little). */
 int recwriter_flush(struct recwriter *w);
 /* Flush, close and free.  Returns 0 or -1.  w is freed either way. */
 int recwriter_close(struct recwriter *w);
-/* Bytes written to the file so far (compressed chunks already on disk). */
+/* Bytes written to the file so far (compressed chunks already on disk; in background
+ * mode call recwriter_sync() first for the complete figure). */
 uint64_t recwriter_bytes(const struct recwriter *w);
 
 /* ---- reader ---- */

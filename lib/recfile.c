@@ -20,10 +20,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -75,6 +78,31 @@ struct wbuf {
 	uint32_t flags;			/* CHUNK_F_SIDEBAND / _SAMPLES when split, else 0 */
 };
 
+/* A chunk handed to the background compressor; written in queue order. */
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+struct job {
+	struct job *next;
+	unsigned char *raw;
+	size_t raw_len, raw_alloc;
+	uint32_t raw_nr, flags;
+	unsigned char *out;		/* compressed bytes, after room for the header */
+	size_t out_alloc, comp;
+	enum job_state state;
+	int failed;
+};
+
+struct bg {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t work, idle;	/* a job was queued / a job was written */
+	struct job *head, *tail;
+	struct job *free_jobs;		/* recycled, buffers kept */
+	size_t backlog, cap;		/* raw bytes queued, not yet compressed */
+	z_stream zs;			/* the worker's */
+	int quit;
+};
+
 struct recwriter {
 	int fd;
 	char *path;
@@ -88,13 +116,24 @@ struct recwriter {
 	uint32_t seq;
 	uint64_t bytes, records;
 	int failed;
+	struct bg *bg;			/* background compression, NULL: inline */
 };
+
+static int get_failed(struct recwriter *w)
+{
+	return __atomic_load_n(&w->failed, __ATOMIC_RELAXED);
+}
+
+static void set_failed(struct recwriter *w)
+{
+	__atomic_store_n(&w->failed, 1, __ATOMIC_RELAXED);
+}
 
 static int write_all(struct recwriter *w, const void *buf, size_t len)
 {
 	const char *p = buf;
 
-	if (w->failed)
+	if (get_failed(w))
 		return -1;
 	while (len) {
 		ssize_t n = write(w->fd, p, len);
@@ -102,11 +141,11 @@ static int write_all(struct recwriter *w, const void *buf, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			w->failed = 1;
+			set_failed(w);
 			return error("unable to write '%s': %s", w->path, strerror(errno));
 		}
 		if (n == 0) {
-			w->failed = 1;
+			set_failed(w);
 			return error("unable to write '%s': short write", w->path);
 		}
 		p += n;
@@ -116,51 +155,264 @@ static int write_all(struct recwriter *w, const void *buf, size_t len)
 	return 0;
 }
 
-static int write_chunk(struct recwriter *w, struct wbuf *b, uint32_t flags)
+/*
+ * Deflate len raw bytes into *out after room for a chunk header (growing it).  Returns
+ * the compressed size, or (size_t)-1 when zlib fails or the result is too large.
+ */
+static size_t compress_raw(z_stream *zs, const unsigned char *raw, size_t len,
+			   unsigned char **out, size_t *out_alloc)
+{
+	size_t need = sizeof(struct chunk_header) + (len ? deflateBound(zs, len) : 0);
+
+	if (need > *out_alloc) {
+		free(*out);
+		*out_alloc = need;
+		*out = xmalloc(need);
+	}
+	if (!len)
+		return 0;
+	deflateReset(zs);
+	zs->next_in = (Bytef *)raw;
+	zs->avail_in = len;
+	zs->next_out = *out + sizeof(struct chunk_header);
+	zs->avail_out = *out_alloc - sizeof(struct chunk_header);
+	if (deflate(zs, Z_FINISH) != Z_STREAM_END || zs->total_out > CHUNK_MAX)
+		return (size_t)-1;
+	return zs->total_out;
+}
+
+/* Fill in the header in front of comp compressed bytes at out and write the chunk. */
+static int emit_chunk(struct recwriter *w, uint32_t flags, size_t raw_len, uint32_t nr,
+		      unsigned char *out, size_t comp)
 {
 	struct chunk_header h;
-	size_t need, comp = 0;
 
-	if (w->failed)
-		return -1;
-	need = sizeof(h) + (b->raw_len ? deflateBound(&w->zs, b->raw_len) : 0);
-	if (need > w->out_alloc) {
-		free(w->out);
-		w->out_alloc = need;
-		w->out = xmalloc(need);
-	}
-	if (b->raw_len) {
-		int ret;
-
-		deflateReset(&w->zs);
-		w->zs.next_in = b->raw;
-		w->zs.avail_in = b->raw_len;
-		w->zs.next_out = w->out + sizeof(h);
-		w->zs.avail_out = w->out_alloc - sizeof(h);
-		ret = deflate(&w->zs, Z_FINISH);
-		if (ret != Z_STREAM_END) {
-			w->failed = 1;
-			return error("unable to compress a chunk of '%s' (zlib %d)", w->path, ret);
-		}
-		comp = w->zs.total_out;
-		if (comp > CHUNK_MAX) {
-			w->failed = 1;
-			return error("unable to write '%s': chunk of %zu bytes too large", w->path, comp);
-		}
-		flags |= b->flags;	/* an empty chunk belongs to no class */
-	}
 	h.magic = CHUNK_MAGIC;
 	h.flags = flags;
 	h.comp_len = comp;
-	h.raw_len = b->raw_len;
-	h.nr_records = b->raw_nr;
-	h.data_crc = crc32(0, w->out + sizeof(h), comp);
+	h.raw_len = raw_len;
+	h.nr_records = nr;
+	h.data_crc = crc32(0, out + sizeof(h), comp);
 	h.seq = w->seq++;
 	h.hdr_crc = crc32(0, (const Bytef *)&h, offsetof(struct chunk_header, hdr_crc));
-	memcpy(w->out, &h, sizeof(h));
+	memcpy(out, &h, sizeof(h));
+	return write_all(w, out, sizeof(h) + comp);
+}
+
+/* ---- background compression ----
+ *
+ * In dwarf mode the writer deflates ~50 MB/s of stack copies; inline, that CPU is taken
+ * from the profiled workload's cores.  With recwriter_set_background() a worker thread
+ * at idle priority (SCHED_IDLE) compresses queued chunks in the time the workload leaves
+ * free.  Whoever finishes a job writes every finished job at the head of the queue, so
+ * chunks reach the file in the order they were queued.  When more than `cap` raw bytes
+ * wait, the caller of write_chunk compresses queued jobs itself: memory and the data a
+ * SIGKILL can lose stay bounded even when the worker gets no CPU.
+ */
+static void bg_write_done(struct recwriter *w)	/* lock held */
+{
+	struct bg *bg = w->bg;
+
+	while (bg->head && bg->head->state == JOB_DONE) {
+		struct job *j = bg->head;
+
+		if (j->failed) {
+			if (!get_failed(w))
+				error("unable to compress a chunk of '%s'", w->path);
+			set_failed(w);
+		} else if (!get_failed(w)) {
+			emit_chunk(w, j->flags, j->raw_len, j->raw_nr,
+				   j->out, j->comp);
+		}
+		bg->head = j->next;
+		if (!bg->head)
+			bg->tail = NULL;
+		j->next = bg->free_jobs;
+		bg->free_jobs = j;
+		pthread_cond_broadcast(&bg->idle);
+	}
+}
+
+/* Compress the oldest queued job with zs; lock held on entry and exit.  0: none queued. */
+static int bg_run_one(struct recwriter *w, z_stream *zs)
+{
+	struct bg *bg = w->bg;
+	struct job *j;
+
+	for (j = bg->head; j && j->state != JOB_QUEUED; j = j->next)
+		;
+	if (!j)
+		return 0;
+	j->state = JOB_RUNNING;
+	pthread_mutex_unlock(&bg->lock);
+	j->comp = compress_raw(zs, j->raw, j->raw_len, &j->out, &j->out_alloc);
+	j->failed = j->comp == (size_t)-1;
+	pthread_mutex_lock(&bg->lock);
+	bg->backlog -= j->raw_len;
+	j->state = JOB_DONE;
+	bg_write_done(w);
+	return 1;
+}
+
+static void *bg_main(void *arg)
+{
+	struct recwriter *w = arg;
+	struct bg *bg = w->bg;
+	struct sched_param sp = { 0 };
+
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp))
+		setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	pthread_mutex_lock(&bg->lock);
+	for (;;) {
+		if (bg_run_one(w, &bg->zs))
+			continue;
+		if (bg->quit)
+			break;
+		pthread_cond_wait(&bg->work, &bg->lock);
+	}
+	pthread_mutex_unlock(&bg->lock);
+	return NULL;
+}
+
+/* Queue b (its buffer moves to the job) with flags; help when the backlog is over cap. */
+static int bg_submit(struct recwriter *w, struct wbuf *b, uint32_t flags)
+{
+	struct bg *bg = w->bg;
+	struct job *j;
+
+	pthread_mutex_lock(&bg->lock);
+	j = bg->free_jobs;
+	if (j)
+		bg->free_jobs = j->next;
+	else
+		j = xcalloc(1, sizeof(*j));
+	/* swap buffers: the job takes the records, b gets the job's old buffer */
+	{
+		unsigned char *raw = j->raw;
+		size_t alloc = j->raw_alloc;
+
+		j->raw = b->raw;
+		j->raw_alloc = b->raw_alloc;
+		b->raw = raw;
+		b->raw_alloc = alloc;
+	}
+	j->raw_len = b->raw_len;
+	j->raw_nr = b->raw_nr;
+	j->flags = flags | (b->raw_len ? b->flags : 0);	/* an empty chunk has no class */
+	j->state = JOB_QUEUED;
+	j->failed = 0;
+	j->next = NULL;
 	b->raw_len = 0;
 	b->raw_nr = 0;
-	return write_all(w, w->out, sizeof(h) + comp);
+	if (bg->tail)
+		bg->tail->next = j;
+	else
+		bg->head = j;
+	bg->tail = j;
+	bg->backlog += j->raw_len;
+	pthread_cond_signal(&bg->work);
+	while (bg->backlog > bg->cap && bg_run_one(w, &w->zs))
+		;
+	bg_write_done(w);
+	pthread_mutex_unlock(&bg->lock);
+	return get_failed(w) ? -1 : 0;
+}
+
+/* Wait until every queued chunk is on disk (the caller compresses what is still queued). */
+static void bg_sync(struct recwriter *w)
+{
+	struct bg *bg = w->bg;
+
+	pthread_mutex_lock(&bg->lock);
+	while (bg_run_one(w, &w->zs))
+		;
+	while (bg->head)
+		pthread_cond_wait(&bg->idle, &bg->lock);
+	pthread_mutex_unlock(&bg->lock);
+}
+
+static void bg_stop(struct recwriter *w)
+{
+	struct bg *bg = w->bg;
+
+	if (!bg)
+		return;
+	bg_sync(w);
+	pthread_mutex_lock(&bg->lock);
+	bg->quit = 1;
+	pthread_cond_signal(&bg->work);
+	pthread_mutex_unlock(&bg->lock);
+	pthread_join(bg->thread, NULL);
+	while (bg->free_jobs) {
+		struct job *j = bg->free_jobs;
+
+		bg->free_jobs = j->next;
+		free(j->raw);
+		free(j->out);
+		free(j);
+	}
+	deflateEnd(&bg->zs);
+	pthread_mutex_destroy(&bg->lock);
+	pthread_cond_destroy(&bg->work);
+	pthread_cond_destroy(&bg->idle);
+	free(bg);
+	w->bg = NULL;
+}
+
+int recwriter_set_background(struct recwriter *w, size_t cap)
+{
+	struct bg *bg;
+
+	if (w->bg)
+		return 0;
+	bg = xcalloc(1, sizeof(*bg));
+	bg->cap = cap;
+	if (deflateInit2(&bg->zs, ZLEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(bg);
+		return error("unable to initialize zlib");
+	}
+	pthread_mutex_init(&bg->lock, NULL);
+	pthread_cond_init(&bg->work, NULL);
+	pthread_cond_init(&bg->idle, NULL);
+	w->bg = bg;
+	if (pthread_create(&bg->thread, NULL, bg_main, w)) {
+		deflateEnd(&bg->zs);
+		pthread_mutex_destroy(&bg->lock);
+		pthread_cond_destroy(&bg->work);
+		pthread_cond_destroy(&bg->idle);
+		free(bg);
+		w->bg = NULL;
+		return 0;	/* inline compression works all the same */
+	}
+	return 0;
+}
+
+void recwriter_sync(struct recwriter *w)
+{
+	if (w->bg)
+		bg_sync(w);
+}
+
+static int write_chunk(struct recwriter *w, struct wbuf *b, uint32_t flags)
+{
+	size_t comp;
+	int ret;
+
+	if (get_failed(w))
+		return -1;
+	if (w->bg)
+		return bg_submit(w, b, flags);
+	comp = compress_raw(&w->zs, b->raw, b->raw_len, &w->out, &w->out_alloc);
+	if (comp == (size_t)-1) {
+		set_failed(w);
+		return error("unable to compress a chunk of '%s'", w->path);
+	}
+	if (b->raw_len)
+		flags |= b->flags;	/* an empty chunk belongs to no class */
+	ret = emit_chunk(w, flags, b->raw_len, b->raw_nr, w->out, comp);
+	b->raw_len = 0;
+	b->raw_nr = 0;
+	return ret;
 }
 
 /* Write out a full (or flushed) buffer; side-band first, so samples never precede it. */
@@ -235,7 +487,7 @@ int recwriter_add2(struct recwriter *w, uint32_t type, const void *a, size_t ale
 	struct wbuf *buf = &w->main;
 	uint32_t hdr[2];
 
-	if (w->failed)
+	if (get_failed(w))
 		return -1;
 	if (len < alen || len > CHUNK_MAX / 2)
 		return error("record of %zu bytes too large for '%s'", len, w->path);
@@ -275,7 +527,7 @@ int recwriter_add(struct recwriter *w, uint32_t type, const void *data, size_t l
 
 int recwriter_flush(struct recwriter *w)
 {
-	if (w->failed)
+	if (get_failed(w))
 		return -1;
 	if (w->main.raw_len && write_chunk(w, &w->main, 0) < 0)
 		return -1;
@@ -294,6 +546,7 @@ int recwriter_close(struct recwriter *w)
 	ret = w->smp.raw_len ? write_buf(w, &w->smp) : 0;
 	if (!ret)
 		ret = write_chunk(w, &w->main, CHUNK_F_END);
+	bg_stop(w);
 	if (close(w->fd) < 0 && !ret && !w->failed)
 		ret = error("unable to close '%s': %s", w->path, strerror(errno));
 	if (w->failed)

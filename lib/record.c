@@ -45,6 +45,8 @@
 #define FLUSH_NS	1000000000ull	/* write a chunk at least this often */
 #define POLL_MS		100
 #define CAPTURE_MAX	(512u << 20)	/* cap on a captured JIT/ITT file */
+#define BG_CAP		(64u << 20)	/* raw bytes waiting for the compressor (~1.5 s of
+					   dwarf samples on 2 cpus) before record compresses inline */
 
 /* x86_64 general registers + BP, SP, IP (asm/perf_regs.h numbering) */
 #define X86_64_USER_REGS (((1ull << 9) - 1) /* AX..IP: 0-8 */ | (0xffull << 16) /* R8..R15 */)
@@ -1096,6 +1098,8 @@ int record_run(const struct record_opts *o)
 	if (!r->w)
 		goto out;
 	recwriter_split_samples(r->w);
+	/* deflate in idle time, not on the workload's cores; at most BG_CAP queued */
+	recwriter_set_background(r->w, BG_CAP);
 	if (r->fallback_note[0])	/* said only once the recording can go ahead */
 		info("%s", r->fallback_note);
 
@@ -1231,6 +1235,9 @@ int record_run(const struct record_opts *o)
 	}
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
 		r->write_failed = 1;
+	recwriter_sync(r->w);	/* the summary gives the size on disk */
+	if (!r->write_failed && recwriter_flush(r->w) < 0)
+		r->write_failed = 1;	/* the compressor thread failed to write */
 	if (!o->quiet || r->write_failed)
 		print_summary(r, o->output, r->write_failed);
 	/* a write error was reported when it happened (disk full): not again */

@@ -432,7 +432,8 @@ static uint32_t chunk_flags_seen(const unsigned char *f, size_t len, int *unclas
 	return seen;
 }
 
-static void test_split(void)
+/* bg: 0 inline, 1 background thread, 2 background with cap 0 (the adder compresses too) */
+static void test_split(int bg)
 {
 	char *p = tmp("split.dlp");
 	struct recwriter *w;
@@ -450,11 +451,15 @@ static void test_split(void)
 	w = recwriter_open(p);
 	recwriter_split_samples(w);
 	recwriter_set_chunk_size(w, 16 << 10);
+	if (bg)
+		CHECK(recwriter_set_background(w, bg == 2 ? 0 : 64 << 20) == 0);
 	for (i = 0; i < nr_recs; i++) {
 		CHECK(recwriter_add(w, recs[i].type, recs[i].data, recs[i].len) == 0);
 		if (i % 700 == 699)
 			CHECK(recwriter_flush(w) == 0);
 	}
+	recwriter_sync(w);
+	CHECK(recwriter_bytes(w) > 16);
 	CHECK(recwriter_close(w) == 0);
 
 	f = slurp(p, &len);
@@ -696,7 +701,9 @@ int main(int argc, char **argv)
 	test_truncation();
 	test_bit_flips();
 	test_crafted();
-	test_split();
+	test_split(0);
+	test_split(1);
+	test_split(2);
 	test_write_error();
 	test_fuzz(fuzz);
 	make_records(0, 0, 0);
