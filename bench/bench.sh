@@ -175,6 +175,8 @@ END {
 			s = val[tool SUBSEP "samples", i]
 			if (s > 0)
 				add(tool SUBSEP "bps", val[tool SUBSEP "bytes", i] / s)
+			if (s > 0 && (tool SUBSEP "report", i) in val)
+				add(tool SUBSEP "rps", val[tool SUBSEP "report", i] / s * 1e6)
 		}
 	}
 	printf "%s: medians of %d rounds, -F %d %s; plain: workload %.3f s, wall %.3f s\n\n",
@@ -188,4 +190,5 @@ END {
 	row("file size (MB)", "%.2f", median("perf" SUBSEP "bytes") / 1e6, median("dlprof" SUBSEP "bytes") / 1e6)
 	row("file bytes per sample", "%.0f", median("perf" SUBSEP "bps"), median("dlprof" SUBSEP "bps"))
 	row("report time (s)", "%.3f", median("perf" SUBSEP "report"), median("dlprof" SUBSEP "report"))
+	row("report us per sample", "%.1f", median("perf" SUBSEP "rps"), median("dlprof" SUBSEP "rps"))
 }' "$RES"
