@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,7 +362,9 @@ static void bg_stop(struct recwriter *w)
 
 int recwriter_set_background(struct recwriter *w, size_t cap)
 {
+	sigset_t all, old;
 	struct bg *bg;
+	int ret;
 
 	if (w->bg)
 		return 0;
@@ -375,7 +378,12 @@ int recwriter_set_background(struct recwriter *w, size_t cap)
 	pthread_cond_init(&bg->work, NULL);
 	pthread_cond_init(&bg->idle, NULL);
 	w->bg = bg;
-	if (pthread_create(&bg->thread, NULL, bg_main, w)) {
+	/* the thread takes no signal: the caller's signalfd/handlers keep seeing them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&bg->thread, NULL, bg_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
 		deflateEnd(&bg->zs);
 		pthread_mutex_destroy(&bg->lock);
 		pthread_cond_destroy(&bg->work);
