@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -79,29 +81,38 @@ struct wbuf {
 	uint32_t flags;			/* CHUNK_F_SIDEBAND / _SAMPLES when split, else 0 */
 };
 
-/* A chunk handed to the background compressor; written in queue order. */
+/*
+ * A chunk handed to the background compressor.  Its state moves QUEUED -> RUNNING -> DONE
+ * by atomic compare-and-swap, so the writer's thread and the worker can both take a
+ * queued job and neither ever waits for the other; only the writer's thread touches the
+ * FIFO, the free list and the file.
+ */
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
 struct job {
-	struct job *next;
+	struct job *next;		/* FIFO / free list: the writer's thread only */
 	unsigned char *raw;
 	size_t raw_len, raw_alloc;
 	uint32_t raw_nr, flags;
 	unsigned char *out;		/* compressed bytes, after room for the header */
 	size_t out_alloc, comp;
-	enum job_state state;
+	int state;			/* enum job_state, accessed atomically */
 	int failed;
 };
 
+#define BG_RING 256			/* jobs offered to the worker at once */
+
 struct bg {
 	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t work, idle;	/* a job was queued / a job was written */
-	struct job *head, *tail;
-	struct job *free_jobs;		/* recycled, buffers kept */
-	size_t backlog, cap;		/* raw bytes queued, not yet compressed */
+	sem_t work;			/* posted once per offered job, and to quit */
+	/* single-producer (writer) single-consumer (worker) ring of job offers */
+	struct job *ring[BG_RING];
+	unsigned ring_head, ring_tail;	/* atomic: next to take / next to fill */
+	struct job *head, *tail;	/* jobs not yet written, in file order */
+	struct job *free_jobs;		/* recycled, buffers kept; state DONE */
+	size_t cap;			/* raw bytes that may wait before the writer helps */
 	z_stream zs;			/* the worker's */
-	int quit;
+	int quit;			/* atomic */
 };
 
 struct recwriter {
@@ -205,54 +216,61 @@ static int emit_chunk(struct recwriter *w, uint32_t flags, size_t raw_len, uint3
  * In dwarf mode the writer deflates ~50 MB/s of stack copies; inline, that CPU is taken
  * from the profiled workload's cores.  With recwriter_set_background() a worker thread
  * at idle priority (SCHED_IDLE) compresses queued chunks in the time the workload leaves
- * free.  Whoever finishes a job writes every finished job at the head of the queue, so
- * chunks reach the file in the order they were queued.  When more than `cap` raw bytes
- * wait, the caller of write_chunk compresses queued jobs itself: memory and the data a
- * SIGKILL can lose stay bounded even when the worker gets no CPU.
+ * free.  The writer's thread (record's drain loop) must never wait for that worker: an
+ * idle-priority thread can stay off the CPU for hundreds of milliseconds while the
+ * workload runs, and a drain loop blocked behind it (on a lock it holds, say) lets the
+ * ring buffers overflow.  So there is no lock: jobs change state by compare-and-swap,
+ * offers go through a single-producer single-consumer ring, and only the writer's thread
+ * writes the file, emitting finished jobs in queue order.  When more than `cap` raw bytes
+ * wait, the writer's thread compresses queued jobs itself, which bounds memory and what
+ * a SIGKILL can lose.
  */
-static void bg_write_done(struct recwriter *w)	/* lock held */
+static int job_state(struct job *j)
 {
-	struct bg *bg = w->bg;
-
-	while (bg->head && bg->head->state == JOB_DONE) {
-		struct job *j = bg->head;
-
-		if (j->failed) {
-			if (!get_failed(w))
-				error("unable to compress a chunk of '%s'", w->path);
-			set_failed(w);
-		} else if (!get_failed(w)) {
-			emit_chunk(w, j->flags, j->raw_len, j->raw_nr,
-				   j->out, j->comp);
-		}
-		bg->head = j->next;
-		if (!bg->head)
-			bg->tail = NULL;
-		j->next = bg->free_jobs;
-		bg->free_jobs = j;
-		pthread_cond_broadcast(&bg->idle);
-	}
+	return __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
 }
 
-/* Compress the oldest queued job with zs; lock held on entry and exit.  0: none queued. */
-static int bg_run_one(struct recwriter *w, z_stream *zs)
+/* Take a queued job (QUEUED -> RUNNING); 0 when someone else has it or it is done. */
+static int job_claim(struct job *j)
 {
-	struct bg *bg = w->bg;
-	struct job *j;
+	int expect = JOB_QUEUED;
 
-	for (j = bg->head; j && j->state != JOB_QUEUED; j = j->next)
-		;
-	if (!j)
-		return 0;
-	j->state = JOB_RUNNING;
-	pthread_mutex_unlock(&bg->lock);
+	return __atomic_compare_exchange_n(&j->state, &expect, JOB_RUNNING, 0,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static void job_compress(struct job *j, z_stream *zs)
+{
 	j->comp = compress_raw(zs, j->raw, j->raw_len, &j->out, &j->out_alloc);
 	j->failed = j->comp == (size_t)-1;
-	pthread_mutex_lock(&bg->lock);
-	bg->backlog -= j->raw_len;
-	j->state = JOB_DONE;
-	bg_write_done(w);
+	__atomic_store_n(&j->state, JOB_DONE, __ATOMIC_RELEASE);
+}
+
+/* Writer's thread: offer j to the worker; 0 when the ring is full (j stays queued). */
+static int ring_push(struct bg *bg, struct job *j)
+{
+	unsigned tail = bg->ring_tail;
+	unsigned head = __atomic_load_n(&bg->ring_head, __ATOMIC_ACQUIRE);
+
+	if (tail - head >= BG_RING)
+		return 0;
+	bg->ring[tail % BG_RING] = j;
+	__atomic_store_n(&bg->ring_tail, tail + 1, __ATOMIC_RELEASE);
 	return 1;
+}
+
+/* Worker: the next offer, or NULL. */
+static struct job *ring_pop(struct bg *bg)
+{
+	unsigned head = bg->ring_head;
+	unsigned tail = __atomic_load_n(&bg->ring_tail, __ATOMIC_ACQUIRE);
+	struct job *j;
+
+	if (head == tail)
+		return NULL;
+	j = bg->ring[head % BG_RING];
+	__atomic_store_n(&bg->ring_head, head + 1, __ATOMIC_RELEASE);
+	return j;
 }
 
 static void *bg_main(void *arg)
@@ -260,19 +278,70 @@ static void *bg_main(void *arg)
 	struct recwriter *w = arg;
 	struct bg *bg = w->bg;
 	struct sched_param sp = { 0 };
+	struct job *j;
 
 	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp))
 		setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
-	pthread_mutex_lock(&bg->lock);
 	for (;;) {
-		if (bg_run_one(w, &bg->zs))
-			continue;
-		if (bg->quit)
+		while (sem_wait(&bg->work) < 0 && errno == EINTR)
+			;
+		/*
+		 * An offer may name a job the writer compressed itself, wrote and reused for
+		 * a later chunk: the claim fails unless the job is queued, and a queued job
+		 * is always one that still waits to be compressed, so either way is right.
+		 */
+		while ((j = ring_pop(bg)))
+			if (job_claim(j))
+				job_compress(j, &bg->zs);
+		if (__atomic_load_n(&bg->quit, __ATOMIC_ACQUIRE))
 			break;
-		pthread_cond_wait(&bg->work, &bg->lock);
 	}
-	pthread_mutex_unlock(&bg->lock);
 	return NULL;
+}
+
+/* Writer's thread: write every finished job at the head of the FIFO, in order. */
+static void bg_write_done(struct recwriter *w)
+{
+	struct bg *bg = w->bg;
+
+	while (bg->head && job_state(bg->head) == JOB_DONE) {
+		struct job *j = bg->head;
+
+		if (j->failed) {
+			if (!get_failed(w))
+				error("unable to compress a chunk of '%s'", w->path);
+			set_failed(w);
+		} else if (!get_failed(w)) {
+			emit_chunk(w, j->flags, j->raw_len, j->raw_nr, j->out, j->comp);
+		}
+		bg->head = j->next;
+		if (!bg->head)
+			bg->tail = NULL;
+		j->next = bg->free_jobs;
+		bg->free_jobs = j;
+	}
+}
+
+/* Raw bytes of the jobs nobody has started on. */
+static size_t bg_backlog(struct bg *bg)
+{
+	size_t n = 0;
+
+	for (struct job *j = bg->head; j; j = j->next)
+		if (job_state(j) == JOB_QUEUED)
+			n += j->raw_len;
+	return n;
+}
+
+/* Writer's thread: compress the oldest queued job itself.  0: none was queued. */
+static int bg_help_one(struct recwriter *w)
+{
+	for (struct job *j = w->bg->head; j; j = j->next)
+		if (job_claim(j)) {
+			job_compress(j, &w->zs);
+			return 1;
+		}
+	return 0;
 }
 
 /* Queue b (its buffer moves to the job) with flags; help when the backlog is over cap. */
@@ -281,12 +350,13 @@ static int bg_submit(struct recwriter *w, struct wbuf *b, uint32_t flags)
 	struct bg *bg = w->bg;
 	struct job *j;
 
-	pthread_mutex_lock(&bg->lock);
 	j = bg->free_jobs;
-	if (j)
+	if (j) {
 		bg->free_jobs = j->next;
-	else
+	} else {
 		j = xcalloc(1, sizeof(*j));
+		j->state = JOB_DONE;	/* not claimable until filled in */
+	}
 	/* swap buffers: the job takes the records, b gets the job's old buffer */
 	{
 		unsigned char *raw = j->raw;
@@ -300,7 +370,6 @@ static int bg_submit(struct recwriter *w, struct wbuf *b, uint32_t flags)
 	j->raw_len = b->raw_len;
 	j->raw_nr = b->raw_nr;
 	j->flags = flags | (b->raw_len ? b->flags : 0);	/* an empty chunk has no class */
-	j->state = JOB_QUEUED;
 	j->failed = 0;
 	j->next = NULL;
 	b->raw_len = 0;
@@ -310,26 +379,30 @@ static int bg_submit(struct recwriter *w, struct wbuf *b, uint32_t flags)
 	else
 		bg->head = j;
 	bg->tail = j;
-	bg->backlog += j->raw_len;
-	pthread_cond_signal(&bg->work);
-	while (bg->backlog > bg->cap && bg_run_one(w, &w->zs))
+	__atomic_store_n(&j->state, JOB_QUEUED, __ATOMIC_RELEASE);	/* publish last */
+	if (ring_push(bg, j))
+		sem_post(&bg->work);
+	while (bg_backlog(bg) > bg->cap && bg_help_one(w))
 		;
 	bg_write_done(w);
-	pthread_mutex_unlock(&bg->lock);
 	return get_failed(w) ? -1 : 0;
 }
 
-/* Wait until every queued chunk is on disk (the caller compresses what is still queued). */
+/* Write every queued chunk (compressing what nobody has started on; waiting for the
+ * worker's last job, which gets the CPU now that the caller is done with the workload). */
 static void bg_sync(struct recwriter *w)
 {
 	struct bg *bg = w->bg;
+	const struct timespec nap = { 0, 200 * 1000 };
 
-	pthread_mutex_lock(&bg->lock);
-	while (bg_run_one(w, &w->zs))
+	while (bg_help_one(w))
 		;
-	while (bg->head)
-		pthread_cond_wait(&bg->idle, &bg->lock);
-	pthread_mutex_unlock(&bg->lock);
+	for (;;) {
+		bg_write_done(w);
+		if (!bg->head)
+			break;
+		nanosleep(&nap, NULL);
+	}
 }
 
 static void bg_stop(struct recwriter *w)
@@ -339,10 +412,8 @@ static void bg_stop(struct recwriter *w)
 	if (!bg)
 		return;
 	bg_sync(w);
-	pthread_mutex_lock(&bg->lock);
-	bg->quit = 1;
-	pthread_cond_signal(&bg->work);
-	pthread_mutex_unlock(&bg->lock);
+	__atomic_store_n(&bg->quit, 1, __ATOMIC_RELEASE);
+	sem_post(&bg->work);
 	pthread_join(bg->thread, NULL);
 	while (bg->free_jobs) {
 		struct job *j = bg->free_jobs;
@@ -353,9 +424,7 @@ static void bg_stop(struct recwriter *w)
 		free(j);
 	}
 	deflateEnd(&bg->zs);
-	pthread_mutex_destroy(&bg->lock);
-	pthread_cond_destroy(&bg->work);
-	pthread_cond_destroy(&bg->idle);
+	sem_destroy(&bg->work);
 	free(bg);
 	w->bg = NULL;
 }
@@ -374,9 +443,7 @@ int recwriter_set_background(struct recwriter *w, size_t cap)
 		free(bg);
 		return error("unable to initialize zlib");
 	}
-	pthread_mutex_init(&bg->lock, NULL);
-	pthread_cond_init(&bg->work, NULL);
-	pthread_cond_init(&bg->idle, NULL);
+	sem_init(&bg->work, 0, 0);
 	w->bg = bg;
 	/* the thread takes no signal: the caller's signalfd/handlers keep seeing them */
 	sigfillset(&all);
@@ -385,9 +452,7 @@ int recwriter_set_background(struct recwriter *w, size_t cap)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		deflateEnd(&bg->zs);
-		pthread_mutex_destroy(&bg->lock);
-		pthread_cond_destroy(&bg->work);
-		pthread_cond_destroy(&bg->idle);
+		sem_destroy(&bg->work);
 		free(bg);
 		w->bg = NULL;
 		return 0;	/* inline compression works all the same */
