@@ -40,26 +40,10 @@ struct opts {
 	int json;
 };
 
-static void json_str(struct strbuf *sb, const char *s)
-{
-	strbuf_addch(sb, '"');
-	for (; s && *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			strbuf_addf(sb, "\\%c", c);
-		else if (c < 0x20)
-			strbuf_addf(sb, "\\u%04x", c);
-		else
-			strbuf_addch(sb, c);
-	}
-	strbuf_addch(sb, '"');
-}
-
 static void json_str_or_null(struct strbuf *sb, const char *s)
 {
 	if (s)
-		json_str(sb, s);
+		strbuf_add_json_str(sb, s);
 	else
 		strbuf_addstr(sb, "null");
 }
@@ -175,9 +159,9 @@ static void json_platform(struct strbuf *sb, const struct isa_platform *p,
 	int f, i;
 
 	strbuf_addstr(sb, "{\"cpu\":{\"brand\":");
-	json_str(sb, p->brand);
+	strbuf_add_json_str(sb, p->brand);
 	strbuf_addstr(sb, ",\"vendor\":");
-	json_str(sb, p->vendor);
+	strbuf_add_json_str(sb, p->vendor);
 	strbuf_addf(sb, ",\"family\":%u,\"model\":%u,\"stepping\":%u,\"hypervisor\":%s},",
 		    p->family, p->model, p->stepping, p->hypervisor ? "true" : "false");
 	strbuf_addf(sb, "\"xcr0\":\"0x%" PRIx64 "\",\"osxsave\":%s,\"cpuinfo_read\":%s,",
@@ -185,14 +169,14 @@ static void json_platform(struct strbuf *sb, const struct isa_platform *p,
 	strbuf_addstr(sb, "\"features\":{");
 	for (f = 0; f < ISA_F_NR; f++) {
 		strbuf_addf(sb, "%s\"%s\":{\"name\":", f ? "," : "", isa_features[f].json_key);
-		json_str(sb, isa_features[f].name);
+		strbuf_add_json_str(sb, isa_features[f].name);
 		strbuf_addf(sb, ",\"cpu\":%s,\"os\":%s,\"usable\":%s,\"cpuinfo\":%s}",
 			    p->cpu[f] ? "true" : "false", p->os[f] ? "true" : "false",
 			    isa_usable(p, f) ? "true" : "false",
 			    !p->have_cpuinfo ? "null" : p->cpuinfo[f] ? "true" : "false");
 	}
 	strbuf_addstr(sb, "},\"amx_permission\":");
-	json_str(sb, amx_perm_word(p->amx_perm));
+	strbuf_add_json_str(sb, amx_perm_word(p->amx_perm));
 	strbuf_addf(sb, ",\"avx512_usable\":%s", isa_usable(p, ISA_F_AVX512F) ? "true" : "false");
 	if (lib) {
 		static const char *const states[] = { "absent", "present", "skipped", "unknown" };
@@ -202,7 +186,7 @@ static void json_platform(struct strbuf *sb, const struct isa_platform *p,
 			const struct libisa *l = &lib[i];
 
 			strbuf_addstr(sb, i ? ",{\"name\":" : "{\"name\":");
-			json_str(sb, l->name);
+			strbuf_add_json_str(sb, l->name);
 			strbuf_addf(sb, ",\"state\":\"%s\",\"version\":", states[l->state]);
 			json_str_or_null(sb, l->version);
 			strbuf_addstr(sb, ",\"path\":");
@@ -367,9 +351,9 @@ static void json_counts(struct strbuf *sb, const uint64_t n[ISA_C_NR])
 static void json_image(struct strbuf *sb, struct isa_image *img, const struct opts *o)
 {
 	strbuf_addstr(sb, "{\"path\":");
-	json_str(sb, img->path);
+	strbuf_add_json_str(sb, img->path);
 	strbuf_addstr(sb, ",\"build_id\":");
-	json_str(sb, img->build_id);
+	strbuf_add_json_str(sb, img->build_id);
 	strbuf_addf(sb, ",\"cached\":%s,\"scan_seconds\":%.3f,\"tier\":\"%s\",\"undecoded_bytes\":%" PRIu64 ",\"counts\":",
 		    img->from_cache ? "true" : "false", img->scan_seconds,
 		    isa_tier_name(isa_counts_tier(img->total.n)), img->total.undecoded);
@@ -386,7 +370,7 @@ static void json_image(struct strbuf *sb, struct isa_image *img, const struct op
 
 			func_counts(v[i].f, n);
 			strbuf_addstr(sb, i ? ",{\"name\":" : "{\"name\":");
-			json_str(sb, isa_image_func_name(img, v[i].f));
+			strbuf_add_json_str(sb, isa_image_func_name(img, v[i].f));
 			strbuf_addf(sb, ",\"start\":\"0x%" PRIx64 "\",\"size\":%u,\"bounds\":\"%s\",\"tier\":\"%s\",\"counts\":",
 				    v[i].f->start, v[i].f->size,
 				    (v[i].f->flags & ISA_FUNC_SYM) ? "symbol" : "fde",

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define UNUSED __attribute__((unused))
@@ -49,6 +50,14 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 /* Read a whole file (up to max bytes; 0 = no cap) into sb.  Returns 0 or -errno. */
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
+
+/* Append s as a JSON string literal: quoted, '"' and '\\' escaped, control characters
+ * as \\u00XX; NULL gives "". */
+void strbuf_add_json_str(struct strbuf *sb, const char *s);
+/* The same, written to a stream. */
+void fput_json_str(FILE *out, const char *s);
+/* The value of hex digit c, or -1. */
+int hexval(int c);
 
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock samples carry). */
 uint64_t now_ns(void);

@@ -588,22 +588,6 @@ static const char *fmt_ns(char *buf, size_t sz, double ns)
 	return buf;
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
 static void csv_str(FILE *out, const char *s)
 {
 	fputc('"', out);
@@ -685,11 +669,11 @@ static void print_family(struct dlview *v, FILE *out, enum dlview_format fmt, si
 			(unsigned long long)v->samples);
 		for (i = 0; i < n; i++) {
 			fprintf(out, "%s\n  {\"family\": ", i ? "," : "");
-			json_str(out, rows[i]->k1);
+			fput_json_str(out, rows[i]->k1);
 			fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu, \"time_ns\": %.0f, \"top_symbol\": ",
 				pct(rows[i]->n, v->samples), (unsigned long long)rows[i]->n,
 				rows[i]->n * v->ns_per_sample);
-			json_str(out, top_symbol(v, rows[i]->k1, NULL));
+			fput_json_str(out, top_symbol(v, rows[i]->k1, NULL));
 			fprintf(out, "}");
 		}
 		fprintf(out, "\n]}\n");
@@ -763,7 +747,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 				pct(c->n, v->samples));
 		} else if (fmt == DLVIEW_JSON) {
 			fprintf(out, "%s{\"name\": ", i ? ", " : "");
-			json_str(out, name);
+			fput_json_str(out, name);
 			fprintf(out, ", \"calls\": %llu, \"task_ns\": %llu, \"task_cpu_pct\": %.2f, "
 				"\"samples\": %llu, \"samples_pct\": %.2f", (unsigned long long)calls,
 				(unsigned long long)ns, cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0,
@@ -773,7 +757,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 				if (v->itt_samp.tab[j].k1 != name)
 					continue;
 				fprintf(out, "%s", tot.n2++ ? ", " : "");
-				json_str(out, v->itt_samp.tab[j].k2);
+				fput_json_str(out, v->itt_samp.tab[j].k2);
 				fprintf(out, ": %llu", (unsigned long long)v->itt_samp.tab[j].n);
 			}
 			fprintf(out, "}}");
@@ -837,7 +821,7 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 		avg = calls ? (double)itt_ns / calls : 0;
 		if (fmt == DLVIEW_JSON) {
 			fprintf(out, "%s\n  {\"name\": ", i ? "," : "");
-			json_str(out, rows[i]->k1);
+			fput_json_str(out, rows[i]->k1);
 			fprintf(out, ", \"self_pct\": %.2f, \"self_samples\": %llu, \"self_ns\": %.0f, "
 				"\"total_pct\": %.2f, \"total_samples\": %llu, \"total_ns\": %.0f",
 				pct(self, v->samples), (unsigned long long)self, self * v->ns_per_sample,
@@ -930,7 +914,7 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 		thread_on_off(v, t, &on, &off);
 		if (fmt == DLVIEW_JSON) {
 			fprintf(out, "%s\n  {\"pid\": %u, \"tid\": %u, \"comm\": ", i ? "," : "", t->pid, t->tid);
-			json_str(out, t->comm ? t->comm : "[unknown]");
+			fput_json_str(out, t->comm ? t->comm : "[unknown]");
 			fprintf(out, ", \"samples\": %llu, \"on_cpu_ns\": %.0f, \"off_cpu_ns\": %.0f, "
 				"\"voluntary\": %llu, \"involuntary\": %llu, \"omp_spin_pct\": %.2f}",
 				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
@@ -969,7 +953,7 @@ static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 	for (i = 0; i < nf; i++) {
 		if (fmt == DLVIEW_JSON) {
 			fprintf(out, "%s\n  {\"family\": ", i ? "," : "");
-			json_str(out, fams[i]->k1);
+			fput_json_str(out, fams[i]->k1);
 			fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu, \"symbols\": [",
 				pct(fams[i]->n, v->samples), (unsigned long long)fams[i]->n);
 		} else if (fmt == DLVIEW_TABLE) {
@@ -981,7 +965,7 @@ static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 				continue;
 			if (fmt == DLVIEW_JSON) {
 				fprintf(out, "%s{\"symbol\": ", k ? ", " : "");
-				json_str(out, syms[j]->k2);
+				fput_json_str(out, syms[j]->k2);
 				fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu}",
 					pct(syms[j]->n, v->samples), (unsigned long long)syms[j]->n);
 			} else if (fmt == DLVIEW_CSV) {
@@ -1199,9 +1183,9 @@ int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format
 		fprintf(out, "{\"findings\": [");
 		for (i = 0; i < n; i++) {
 			fprintf(out, "%s\n  {\"id\": ", i ? "," : "");
-			json_str(out, f[i].id);
+			fput_json_str(out, f[i].id);
 			fprintf(out, ", \"figure_pct\": %.2f, \"text\": ", f[i].figure);
-			json_str(out, f[i].text);
+			fput_json_str(out, f[i].text);
 			fprintf(out, "}");
 		}
 		fprintf(out, "\n]}\n");

@@ -290,22 +290,6 @@ static double pct(uint64_t n, uint64_t all)
 	return all ? 100.0 * (double)n / (double)all : 0.0;
 }
 
-static void json_str(struct strbuf *sb, const char *s)
-{
-	strbuf_addch(sb, '"');
-	for (; s && *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			strbuf_addf(sb, "\\%c", c);
-		else if (c < 0x20)
-			strbuf_addf(sb, "\\u%04x", c);
-		else
-			strbuf_addch(sb, c);
-	}
-	strbuf_addch(sb, '"');
-}
-
 /* bucket order for output: widest first, then kernel, unknown */
 static const int order[B_NR] = {
 	ISA_T_AMX, ISA_T_AVX512_ZMM, ISA_T_AVX512, ISA_T_AVX, ISA_T_SSE, ISA_T_SCALAR,
@@ -403,7 +387,7 @@ static void print_json(struct isaprof *ip, const char *path, int usable, int top
 	int o, c, first = 1;
 
 	strbuf_addstr(&sb, "{\"file\":");
-	json_str(&sb, path);
+	strbuf_add_json_str(&sb, path);
 	strbuf_addf(&sb, ",\"samples\":%" PRIu64 ",\"avx512_usable\":%s,\"avx512_used\":%s,\"classes\":[",
 		    ip->samples, usable ? "true" : "false", verdict == 0 ? "true" : "false");
 	for (o = 0; o < B_NR; o++) {
@@ -420,7 +404,7 @@ static void print_json(struct isaprof *ip, const char *path, int usable, int top
 				continue;
 			strbuf_addstr(&sb, ff ? "{\"family\":" : ",{\"family\":");
 			ff = 0;
-			json_str(&sb, ip->fam[i].family);
+			strbuf_add_json_str(&sb, ip->fam[i].family);
 			strbuf_addf(&sb, ",\"samples\":%" PRIu64 "}", ip->fam[i].n);
 		}
 		strbuf_addstr(&sb, "]}");
@@ -434,11 +418,11 @@ static void print_json(struct isaprof *ip, const char *path, int usable, int top
 		const struct symrow *r = ip->syms[i];
 
 		strbuf_addstr(&sb, i ? ",{\"symbol\":" : "{\"symbol\":");
-		json_str(&sb, r->sym);
+		strbuf_add_json_str(&sb, r->sym);
 		strbuf_addstr(&sb, ",\"dso\":");
-		json_str(&sb, r->dso);
+		strbuf_add_json_str(&sb, r->dso);
 		strbuf_addstr(&sb, ",\"family\":");
-		json_str(&sb, r->family);
+		strbuf_add_json_str(&sb, r->family);
 		strbuf_addf(&sb, ",\"class\":\"%s\",\"source\":\"%s\",\"samples\":%" PRIu64 "}",
 			    bucket_name(r->bucket), how_names[r->how], r->n);
 	}

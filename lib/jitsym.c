@@ -138,15 +138,9 @@ static int parse_hex(const char *s, const char *end, const char **stop, uint64_t
 	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
 	for (; s < end; s++, n++) {
-		int c = *s, d;
+		int d = hexval(*s);
 
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
+		if (d < 0)
 			break;
 		if (n >= 16)
 			return -1;

@@ -83,15 +83,9 @@ static int parse_hex(const char *s, size_t len, uint64_t *out)
 	if (!len || len > 16)
 		return -1;
 	for (size_t i = 0; i < len; i++) {
-		int c = s[i], d;
+		int d = hexval(s[i]);
 
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
+		if (d < 0)
 			return -1;
 		v = v << 4 | d;
 	}

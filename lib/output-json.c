@@ -5,20 +5,6 @@
 #include "output.h"
 #include "util.h"
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
 void output_json(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,
 		 const struct output_opts *o, const char *(*family)(void *ctx, const struct ct_row *r),
 		 void *fctx)
@@ -26,18 +12,18 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 	uint64_t n = h->samples ? h->samples : 1;
 
 	fprintf(out, "{\"version\":1,\"header\":{\"file\":");
-	json_str(out, h->file);
+	fput_json_str(out, h->file);
 	fprintf(out, ",\"command\":");
 	if (h->cmdline)
-		json_str(out, h->cmdline);
+		fput_json_str(out, h->cmdline);
 	else
 		fputs("null", out);
 	fprintf(out, ",\"event\":");
-	json_str(out, h->event);
+	fput_json_str(out, h->event);
 	fprintf(out, ",\"sampling\":");
-	json_str(out, h->sampling);
+	fput_json_str(out, h->sampling);
 	fprintf(out, ",\"key\":");
-	json_str(out, h->key ? h->key : "symbol");
+	fput_json_str(out, h->key ? h->key : "symbol");
 	fprintf(out, ",\"samples\":%llu,\"lost\":%llu,\"duration_ns\":%llu,"
 		"\"ns_per_sample\":%llu,\"time_estimated\":%s,\"complete_stacks\":%llu,"
 		"\"named\":%llu,\"recovered_stacks\":%llu,\"truncated\":%s,\"skipped_records\":%llu},"
@@ -52,10 +38,10 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 		const char *fam = family ? family(fctx, r) : NULL;
 
 		fprintf(out, "%s\n{\"symbol\":", i ? "," : "");
-		json_str(out, r->name);
+		fput_json_str(out, r->name);
 		fprintf(out, ",\"dso\":");
 		if (r->dso)
-			json_str(out, r->dso);
+			fput_json_str(out, r->dso);
 		else
 			fputs("null", out);
 		fprintf(out, ",\"self\":%llu,\"self_pct\":%.4f,\"self_ns\":%llu,\"total\":%llu,\"total_pct\":%.4f",
@@ -64,16 +50,16 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 			(unsigned long long)r->total, 100.0 * r->total / n);
 		if (r->srcline) {
 			fprintf(out, ",\"srcline\":");
-			json_str(out, r->srcline);
+			fput_json_str(out, r->srcline);
 		}
 		if (r->caller) {
 			fprintf(out, ",\"caller\":");
-			json_str(out, r->caller);
+			fput_json_str(out, r->caller);
 			fprintf(out, ",\"caller_samples\":%llu", (unsigned long long)r->caller_count);
 		}
 		if (fam) {
 			fprintf(out, ",\"family\":");
-			json_str(out, fam);
+			fput_json_str(out, fam);
 		}
 		fputc('}', out);
 	}

@@ -246,6 +246,40 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
 	return 0;
 }
 
+void strbuf_add_json_str(struct strbuf *sb, const char *s)
+{
+	strbuf_addch(sb, '"');
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			strbuf_addf(sb, "\\%c", *p);
+		else if (*p < 0x20)
+			strbuf_addf(sb, "\\u%04x", *p);
+		else
+			strbuf_addch(sb, *p);
+	}
+	strbuf_addch(sb, '"');
+}
+
+void fput_json_str(FILE *out, const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_add_json_str(&sb, s);
+	fwrite(sb.buf, 1, sb.len, out);
+	strbuf_release(&sb);
+}
+
+int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;

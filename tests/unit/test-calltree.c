@@ -7,18 +7,7 @@
 #include "output.h"
 #include "util.h"
 
-static int nr_tests, nr_failed;
-
-static void ok(int cond, const char *what, const char *got)
-{
-	nr_tests++;
-	if (!cond)
-		nr_failed++;
-	printf("%sok %d - %s", cond ? "" : "not ", nr_tests, what);
-	if (!cond && got)
-		printf(" (got '%s')", got);
-	printf("\n");
-}
+#include "unit/tap.h"
 
 static struct frame F(const char *sym, unsigned flags)
 {
@@ -175,6 +164,5 @@ int main(void)
 
 	test_names();
 
-	printf("1..%d\n", nr_tests);
-	return nr_failed ? 1 : 0;
+	return tap_done();
 }

@@ -9,18 +9,7 @@
 #include "family-rules.h"
 #include "util.h"
 
-static int nr_tests, nr_failed;
-
-static void ok(int cond, const char *what, const char *got)
-{
-	nr_tests++;
-	if (!cond)
-		nr_failed++;
-	printf("%sok %d - %s", cond ? "" : "not ", nr_tests, what);
-	if (!cond && got)
-		printf(" (got '%s')", got);
-	printf("\n");
-}
+#include "unit/tap.h"
 
 static struct frame F(const char *sym, const char *dso, unsigned flags, unsigned traits)
 {
@@ -287,6 +276,5 @@ int main(void)
 		ok(op_from_stack(a, 1) == op_from_stack(b, 1), "operator names are interned", NULL);
 	}
 	family_rules_free(r);
-	printf("1..%d\n", nr_tests);
-	return nr_failed ? 1 : 0;
+	return tap_done();
 }

@@ -10,18 +10,7 @@
 #include "isa.h"
 #include "util.h"
 
-static int nr_tests, nr_failed;
-
-static void ok(int cond, const char *what, const char *got)
-{
-	nr_tests++;
-	if (!cond)
-		nr_failed++;
-	printf("%sok %d - %s", cond ? "" : "not ", nr_tests, what);
-	if (!cond && got)
-		printf(" (got '%s')", got);
-	printf("\n");
-}
+#include "unit/tap.h"
 
 /* Bytes assembled with GNU as (intel syntax), checked with objdump -d. */
 static const struct {
@@ -168,6 +157,5 @@ int main(void)
 	test_jit(d, &p);
 	test_cpuid(&p);
 	isa_decoder_free(d);
-	printf("1..%d\n", nr_tests);
-	return nr_failed ? 1 : 0;
+	return tap_done();
 }

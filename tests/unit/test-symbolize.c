@@ -15,18 +15,7 @@
 #include "symbolize.h"
 #include "util.h"
 
-static int nr_tests, nr_failed;
-
-static void ok(int cond, const char *what, const char *got)
-{
-	nr_tests++;
-	if (!cond)
-		nr_failed++;
-	printf("%sok %d - %s", cond ? "" : "not ", nr_tests, what);
-	if (!cond && got)
-		printf(" (got '%s')", got);
-	printf("\n");
-}
+#include "unit/tap.h"
 
 static const char src[] =
 	"#include <stdlib.h>\n"
@@ -344,6 +333,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		printf("# could not remove %s\n", dir);
-	printf("1..%d\n", nr_tests);
-	return nr_failed ? 1 : 0;
+	return tap_done();
 }
