@@ -67,14 +67,14 @@ static int rep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		     const struct frame *frames, size_t nr, int complete)
 {
 	struct report_ctx *r = ctx;
-	const char *fam, *op;
+	const char *fam = NULL;
+	int ret;
 
 	calltree_add(r->tree, frames, nr, machine_comm_at(m, s->pid, s->tid, s->time), s->tid, 1);
-	if (nr) {
-		dlview_classify(r->view, s, frames, nr, &fam, &op);
+	ret = dlview_add(r->view, m, s, frames, nr, &fam);
+	if (nr && fam)
 		count_row_family(r, frames[0].sym, frames[0].dso, fam);
-	}
-	return dlview_stack(r->view, m, s, frames, nr, complete);
+	return ret;
 }
 
 static int rep_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,

@@ -41,6 +41,10 @@ void dlview_consumer(struct dlview *v, struct profile_consumer *c);
 /* The callbacks themselves, for callers that chain consumers (ctx is the dlview). */
 int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		 const struct frame *frames, size_t nr, int complete);
+/* dlview_stack() for callers that also want the sample's family (NULL: not wanted):
+ * each sample is classified once. */
+int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
+	       const struct frame *frames, size_t nr, const char **family);
 int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
 			  uint32_t cpu, uint64_t time, int out, int preempt);
 int dlview_other(void *ctx, uint32_t type, const void *data, size_t len);

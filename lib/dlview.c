@@ -350,7 +350,12 @@ static int aten_code_tier(struct dlview *v, struct machine *m, const struct dlp_
 int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		 const struct frame *frames, size_t nr, int complete)
 {
-	struct dlview *v = ctx;
+	return dlview_add(ctx, m, s, frames, nr, NULL);
+}
+
+int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
+	       const struct frame *frames, size_t nr, const char **family)
+{
 	const char *fam, *op, *sym, *seen[32];
 	size_t nseen = 0, i, j;
 	struct thread_stat *t;
@@ -360,6 +365,8 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	if (!nr)
 		return 0;
 	src = classify(v, s, frames, nr, &fam, &op);
+	if (family)
+		*family = fam;
 	v->samples++;
 	cmap_get(&v->fam, fam, NULL)->n++;
 	sym = family_intern(frames[0].sym, strlen(frames[0].sym));
@@ -438,7 +445,6 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	}
 	if (s->cpu < 256)
 		v->cpus_seen[s->cpu / 64] |= 1ull << (s->cpu % 64);
-	(void)complete;
 	return 0;
 }
 
