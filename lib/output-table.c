@@ -11,9 +11,10 @@
 
 void fmt_duration(char *buf, size_t sz, uint64_t ns)
 {
-	if (ns < 1000000ULL)
+	/* the unit is chosen on the rounded value: 999.96 ms is "1.00 s", not "1000.0 ms" */
+	if (ns < 999950ULL)
 		snprintf(buf, sz, "%.1f us", ns / 1e3);
-	else if (ns < 1000000000ULL)
+	else if (ns < 999950000ULL)
 		snprintf(buf, sz, "%.1f ms", ns / 1e6);
 	else
 		snprintf(buf, sz, "%.2f s", ns / 1e9);
@@ -285,17 +286,21 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 	int symkey = !strcmp(key, "symbol");
 	uint64_t n = h->samples ? h->samples : 1;
 	size_t shown = o->limit && o->limit < nr ? o->limit : nr;
-	int cw = 5, fixed, rest, dso_w = 0, sym_w;
+	int cw = 5, tw = 8, fixed, rest, dso_w = 0, sym_w;
 
-	/* sample-count columns as wide as the largest count ("Total" at least) */
+	/* sample-count and time columns as wide as their widest value ("Total" and
+	 * "999.9 ms" at least; a long run can have "1234.56 s") */
 	for (size_t i = 0; i < shown; i++) {
 		int d = digits(o->no_children ? rows[i]->self : rows[i]->total);
 
 		if (d > cw)
 			cw = d;
+		fmt_duration(t, sizeof(t), rows[i]->self * h->ns_per_sample);
+		if ((int)strlen(t) > tw)
+			tw = (int)strlen(t);
 	}
-	/* Self% 7, Self cw, time 8, Total% 7, Total cw, one space after each */
-	fixed = 7 + 1 + cw + 1 + 8 + 1 + (o->no_children ? 0 : 7 + 1 + cw + 1);
+	/* Self% 7, Self cw, time tw, Total% 7, Total cw, one space after each */
+	fixed = 7 + 1 + cw + 1 + tw + 1 + (o->no_children ? 0 : 7 + 1 + cw + 1);
 	rest = width - fixed;
 	if (symkey) {
 		/* the DSO column takes at most 35% (15 columns at 80, so "libtorch_cpu.so"
@@ -323,7 +328,7 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 	fputc(' ', out);
 	pad(out, "Self", cw, 1);
 	fputc(' ', out);
-	pad(out, h->sample_is_time ? "Time" : "~Time", 8, 1);
+	pad(out, h->sample_is_time ? "Time" : "~Time", tw, 1);
 	fputc(' ', out);
 	if (!o->no_children) {
 		pad(out, "Total%", 7, 1);
@@ -356,7 +361,7 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 		pad(out, pc, cw, 1);
 		fputc(' ', out);
 		fmt_duration(t, sizeof(t), r->self * h->ns_per_sample);
-		pad(out, t, 8, 1);
+		pad(out, t, tw, 1);
 		fputc(' ', out);
 		if (!o->no_children) {
 			snprintf(pc, sizeof(pc), "%.2f%%", 100.0 * r->total / n);

@@ -1,6 +1,7 @@
 /* test-calltree.c - self/total with recursion, folded stacks of known stacks, name
  * shortening for the table.  TAP output. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "calltree.h"
@@ -96,6 +97,36 @@ static void test_names(void)
 	calltree_free(t);
 }
 
+/* Every line of the table for one row holding all n samples at ns_per_sample fits width. */
+static int table_fits(uint64_t n, uint64_t ns_per_sample, int width, char *widest, size_t sz)
+{
+	struct ct_row row = { .name = "only_function", .dso = "libx.so", .self = n, .total = n };
+	struct ct_row *rows[] = { &row };
+	struct report_header h = { .file = "f", .event = "cpu-clock", .samples = n,
+				   .duration_ns = n * ns_per_sample, .sample_is_time = 1,
+				   .ns_per_sample = ns_per_sample, .key = "symbol" };
+	struct output_opts oo = { .width = width };
+	char *text = NULL, *line, *save;
+	size_t len = 0, most = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	output_table(f, &h, rows, 1, &oo);
+	fclose(f);
+	widest[0] = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t c = 0;
+
+		for (const char *p = line; *p; p++)
+			c += ((unsigned char)*p & 0xc0) != 0x80;
+		if (c > most && strncmp(line, "# ", 2)) {
+			most = c;
+			snprintf(widest, sz, "%s", line);
+		}
+	}
+	free(text);
+	return most <= (size_t)width;
+}
+
 int main(void)
 {
 	/* leaf first: fib recursion three deep under main, and a plain leaf */
@@ -164,5 +195,13 @@ int main(void)
 
 	test_names();
 
+	fmt_duration(buf, sizeof(buf), 999960000ULL);
+	ok(!strcmp(buf, "1.00 s"), "duration: the unit follows the rounded value (999.96 ms)", buf);
+	fmt_duration(buf, sizeof(buf), 999940000ULL);
+	ok(!strcmp(buf, "999.9 ms"), "duration: just below a second stays in ms", buf);
+	ok(table_fits(999, 1001000, 80, buf, sizeof(buf)),
+	   "table: a 100% row of ~1 s fits 80 columns", buf);
+	ok(table_fits(1234560, 1000000, 80, buf, sizeof(buf)),
+	   "table: a 100% row of 1234.56 s fits 80 columns", buf);
 	return tap_done();
 }
