@@ -49,6 +49,7 @@ void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 /* Read a whole file (up to max bytes; 0 = no cap) into sb.  Returns 0 or -errno. */
+int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 
 /* Append s as a JSON string literal: quoted, '"' and '\\' escaped, control characters

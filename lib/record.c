@@ -823,26 +823,57 @@ static void capture_file(struct recorder *r, uint32_t type, int32_t pid, const c
 	strbuf_release(&sb);
 }
 
+/*
+ * /tmp is everyone's: a map is taken only when the file opened (never through a
+ * symlink) is a regular file owned by us or root, and was written after the workload
+ * started.  The checks are made on the open descriptor, so the file cannot be swapped
+ * between check and read.
+ */
 static void capture_perf_maps(struct recorder *r)
 {
 	uid_t me = getuid();
 
 	for (size_t i = 0; i < r->pids.alloc; i++) {
 		uint64_t pid = r->pids.slot[i];
+		struct strbuf sb = STRBUF_INIT;
+		struct dlp_jit_rec h = { (int32_t)pid, 0 };
 		char path[64];
 		struct stat st;
+		int fd, ret;
 
 		if (!pid)
 			continue;
 		snprintf(path, sizeof(path), "/tmp/perf-%llu.map", (unsigned long long)pid);
-		if (lstat(path, &st) < 0)
-			continue;
-		if (!S_ISREG(st.st_mode) || (st.st_uid != me && st.st_uid != 0)) {
-			warning("ignoring '%s': not a regular file owned by you or root", path);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ELOOP)
+				warning("ignoring '%s': not a regular file owned by you or root", path);
+			else if (errno != ENOENT)
+				warning("cannot read '%s': %s", path, strerror(errno));
 			continue;
 		}
-		capture_file(r, DLP_REC_JITMAP, (int32_t)pid, path);
-		if (r->jit_ours && st.st_mtime >= r->start_wall)
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    (st.st_uid != me && st.st_uid != 0)) {
+			warning("ignoring '%s': not a regular file owned by you or root", path);
+			close(fd);
+			continue;
+		}
+		/* Pids wrap: a map last written before the workload started is another's. */
+		if (st.st_mtime < r->start_wall) {
+			warning("ignoring '%s': last written before this recording started"
+				" (left by an earlier process with pid %llu)", path,
+				(unsigned long long)pid);
+			close(fd);
+			continue;
+		}
+		ret = strbuf_read_fd(&sb, fd, CAPTURE_MAX);
+		close(fd);
+		if (ret < 0)
+			warning("cannot read '%s': %s", path, strerror(-ret));
+		else
+			recwriter_add2(r->w, DLP_REC_JITMAP, &h, sizeof(h), sb.buf, sb.len);
+		strbuf_release(&sb);
+		if (ret == 0 && r->jit_ours)
 			unlink(path);
 	}
 }

@@ -216,23 +216,18 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
-int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
+int strbuf_read_fd(struct strbuf *sb, int fd, size_t max)
 {
 	char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
-	if (fd < 0)
-		return -errno;
 	strbuf_grow(sb, 0);
 	for (;;) {
 		n = read(fd, buf, sizeof(buf));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			n = -errno;
-			close(fd);
-			return (int)n;
+			return -errno;
 		}
 		if (n == 0)
 			break;
@@ -242,8 +237,19 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
 		if (max && sb->len >= max)
 			break;
 	}
-	close(fd);
 	return 0;
+}
+
+int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = strbuf_read_fd(sb, fd, max);
+	close(fd);
+	return ret;
 }
 
 void strbuf_add_json_str(struct strbuf *sb, const char *s)

@@ -7,7 +7,8 @@
 #   test_done
 #
 # Each test runs in a subshell, in a fresh scratch directory $TRASH (removed at the end
-# unless DLPROF_TEST_KEEP=1).  $DLPROF is the binary under test; $BUILD the build dir.
+# unless DLPROF_TEST_KEEP=1), which is also $TMPDIR: what dlprof or a workload leaves
+# there (a SIGKILLed record's JIT and ITT directories) goes with it.  $DLPROF is the binary under test; $BUILD the build dir.
 # test_skip_all REASON skips the whole file; test_have PREREQ checks a prerequisite:
 #   PERF_EVENTS (perf_event_open allowed), TORCH (python3-torch), DNNL, OPENBLAS, PERF.
 
@@ -16,7 +17,8 @@ BUILD="$TOP/build"
 DLPROF="$TOP/dlprof"
 SRC="$TOP/tests"
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/dlprof-test.XXXXXX")
-export DLPROF BUILD TOP SRC TRASH
+TMPDIR=$TRASH
+export DLPROF BUILD TOP SRC TRASH TMPDIR
 export LC_ALL=C
 test_count=0
 test_failed=0

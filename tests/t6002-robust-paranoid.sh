@@ -16,7 +16,7 @@ command -v setpriv >/dev/null || test_skip_all "setpriv (util-linux) missing"
 chmod 755 "$TRASH"
 mkdir "$TRASH/u" && chmod 777 "$TRASH/u"
 as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+	TMPDIR="$TRASH/u" setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
 as_nobody test -x "$DLPROF" && as_nobody test -x "$WL/rec-hot" ||
 	test_skip_all "user nobody cannot reach $DLPROF (directory permissions)"
