@@ -23,12 +23,19 @@ struct workload {
 };
 
 /*
+ * The signals whose dispositions record changes for itself: the ones it passes on
+ * to the workload (all but the last) and SIGPIPE, which it ignores.
+ */
+#define WORKLOAD_NR_SIGNALS 5
+extern const int workload_signals[WORKLOAD_NR_SIGNALS];
+
+/*
  * Fork the child (corked).  orig_mask is the signal mask to restore in the child and
- * orig_act the dispositions of SIGINT, SIGTERM, SIGHUP, SIGPIPE (in that order) it
- * restores (the parent may have changed them for itself).  Returns 0 or -1.
+ * orig_act the dispositions of workload_signals (in that order) it restores (the
+ * parent may have changed them for itself).  Returns 0 or -1.
  */
 int workload_prepare(struct workload *w, const char **argv, const sigset_t *orig_mask,
-		     const struct sigaction orig_act[4]);
+		     const struct sigaction orig_act[WORKLOAD_NR_SIGNALS]);
 
 /* Release the child.  Returns 0 when it exec'd, -1 when exec failed (error printed). */
 int workload_start(struct workload *w, const char *cmd);

@@ -1083,7 +1083,6 @@ static void setup_env(struct recorder *r)
 }
 
 /* ---- main loop ---- */
-static const int handled_signals[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 
 static void print_summary(struct recorder *r, const char *path, int incomplete)
 {
@@ -1101,7 +1100,7 @@ int record_run(const struct record_opts *o)
 {
 	struct recorder rec, *r = &rec;
 	struct workload wl;
-	struct sigaction orig_act[4], act;
+	struct sigaction orig_act[WORKLOAD_NR_SIGNALS], act;
 	sigset_t block, orig_mask;
 	int sfd = -1, status = 2, ret, interrupted = 0, done = 0, killed = 0;
 	uint64_t last_flush, first_sig_ns = 0, end_ns;
@@ -1172,15 +1171,15 @@ int record_run(const struct record_opts *o)
 
 	/* signals: taken through a signalfd; the child gets the original setup back */
 	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
+	for (int i = 0; i < WORKLOAD_NR_SIGNALS; i++)
+		if (workload_signals[i] != SIGPIPE)
+			sigaddset(&block, workload_signals[i]);
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &orig_mask);
 	memset(&act, 0, sizeof(act));
-	for (int i = 0; i < 4; i++) {
-		act.sa_handler = handled_signals[i] == SIGPIPE ? SIG_IGN : SIG_DFL;
-		sigaction(handled_signals[i], &act, &orig_act[i]);
+	for (int i = 0; i < WORKLOAD_NR_SIGNALS; i++) {
+		act.sa_handler = workload_signals[i] == SIGPIPE ? SIG_IGN : SIG_DFL;
+		sigaction(workload_signals[i], &act, &orig_act[i]);
 	}
 	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
@@ -1270,7 +1269,8 @@ int record_run(const struct record_opts *o)
 	end_ns = now_ns();
 	/* a crash is news; the death by the signal we passed on is not */
 	if (wl.term_sig && !(interrupted && (wl.term_sig == SIGINT || wl.term_sig == SIGTERM ||
-					     wl.term_sig == SIGHUP || wl.term_sig == SIGKILL)))
+					     wl.term_sig == SIGHUP || wl.term_sig == SIGQUIT ||
+					     wl.term_sig == SIGKILL)))
 		info("workload killed by signal %d (%s)", wl.term_sig, strsignal(wl.term_sig));
 	drain_all(r);
 	close_events(r);
@@ -1324,8 +1324,8 @@ out:
 	workload_release(&wl);
 	if (sfd >= 0) {
 		close(sfd);
-		for (int i = 0; i < 4; i++)
-			sigaction(handled_signals[i], &orig_act[i], NULL);
+		for (int i = 0; i < WORKLOAD_NR_SIGNALS; i++)
+			sigaction(workload_signals[i], &orig_act[i], NULL);
 		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 	}
 	if (r->jitdir) {

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const int restored_signals[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+const int workload_signals[WORKLOAD_NR_SIGNALS] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
 
 static void child_fail(int fd, int err)
 {
@@ -19,7 +19,7 @@ static void child_fail(int fd, int err)
 }
 
 int workload_prepare(struct workload *w, const char **argv, const sigset_t *orig_mask,
-		     const struct sigaction orig_act[4])
+		     const struct sigaction orig_act[WORKLOAD_NR_SIGNALS])
 {
 	int go[2], ep[2];
 	pid_t pid;
@@ -46,8 +46,8 @@ int workload_prepare(struct workload *w, const char **argv, const sigset_t *orig
 
 		close(go[1]);
 		close(ep[0]);
-		for (int i = 0; i < 4; i++)
-			sigaction(restored_signals[i], &orig_act[i], NULL);
+		for (int i = 0; i < WORKLOAD_NR_SIGNALS; i++)
+			sigaction(workload_signals[i], &orig_act[i], NULL);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
 		/* corked: wait until the parent has opened the counters */
 		if (read(go[0], &c, 1) != 1)

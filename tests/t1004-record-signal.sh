@@ -1,5 +1,5 @@
 #!/bin/bash
-# t1004-record-signal.sh - SIGINT/SIGTERM reach the workload and the recording is
+# t1004-record-signal.sh - SIGINT/SIGTERM/SIGQUIT reach the workload and the recording is
 # finalized; a SIGKILLed dlprof leaves a file readable up to its last chunk.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
@@ -26,6 +26,21 @@ test_expect_success 'SIGTERM to dlprof: exit 143, finalized' '
 	{ set +e; wait $pid; st=$?; set -e; } && echo "status $st" &&
 	test "$st" = 143 &&
 	"$RECDUMP" term.data | grep -q "^STATS .* exit=143 flags=0x1$"
+'
+
+test_expect_success 'SIGQUIT to dlprof: passed on, exit 131, finalized, no crash note' '
+	ulimit -c 0
+	"$DLPROF" record -o quit.data -- "$WL/rec-hot" 0.2 wait 2>err &
+	pid=$!
+	{ sleep 20; kill -KILL $pid 2>/dev/null; } &
+	watchdog=$!
+	sleep 1 &&
+	kill -QUIT $pid &&
+	{ set +e; wait $pid; st=$?; set -e; } && kill $watchdog 2>/dev/null; cat err &&
+	echo "status $st" &&
+	test "$st" = 131 &&
+	"$RECDUMP" quit.data | grep -q "^STATS .* exit=131 flags=0x1$" &&
+	! grep -q "killed by signal" err
 '
 
 test_expect_success 'dlprof killed with SIGKILL: file readable up to the last chunk' '

@@ -4,8 +4,8 @@
  *
  * rec_hot_loop() burns SECONDS of CPU time (default 1).  Then: exit with N, kill
  * itself with SIG, crash on a null pointer, or (wait) sleep until a signal arrives.
- * SIGINT is reset to its default so a test shell that started us in the background
- * (with SIGINT ignored) cannot hide the forwarded signal.
+ * SIGINT and SIGQUIT are reset to their defaults so a test shell that started us in
+ * the background (with both ignored) cannot hide the forwarded signal.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -39,6 +39,7 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 1.0;
 
 	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
 	rec_hot_loop(secs);
 	if (argc > 3 && !strcmp(argv[2], "exit"))
 		return atoi(argv[3]);
