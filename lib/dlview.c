@@ -62,6 +62,21 @@ static int cmp_cnt(const void *a, const void *b)
 	return strcmp(x->k1, y->k1);
 }
 
+/* The key with the most counts (ties: the first name), NULL when empty. */
+static const char *cmap_top(const struct cmap *m)
+{
+	const struct cnt *best = NULL;
+
+	for (size_t i = 0; i < m->size; i++) {
+		const struct cnt *c = &m->tab[i];
+
+		if (c->k1 && (!best || c->n > best->n ||
+			      (c->n == best->n && strcmp(c->k1, best->k1) < 0)))
+			best = c;
+	}
+	return best ? best->k1 : NULL;
+}
+
 static size_t cmap_sorted(const struct cmap *m, struct cnt ***out)
 {
 	struct cnt **v = xcalloc(m->nr + 1, sizeof(*v));
@@ -117,7 +132,7 @@ struct dlview {
 	int rec_cpus;		/* nr_cpus of the recorded machine (META), 0 unknown */
 	int rec_avx512;		/* recorded CPU has AVX-512: 1, 0, -1 unknown */
 	uint64_t avx2_samples, ref_samples;
-	const char *avx2_example, *ref_example;
+	struct cmap avx2_sym, ref_sym;	/* their samples by symbol: the examples named */
 	/* aten samples by the widest vector class of the function they hit (isa_hits:
 	 * only hit functions are decoded) */
 	struct isa_hits *hits;
@@ -154,6 +169,8 @@ void dlview_free(struct dlview *v)
 	isa_hits_free(v->hits);
 	free(v->fam.tab);
 	free(v->famsym.tab);
+	free(v->avx2_sym.tab);
+	free(v->ref_sym.tab);
 	free(v->op_self.tab);
 	free(v->op_total.tab);
 	free(v->itt_samp.tab);
@@ -335,11 +352,9 @@ static int aten_code_tier(struct dlview *v, struct machine *m, const struct dlp_
 	v->aten_coded++;
 	if (tier == ISA_T_AVX) {
 		v->aten_vex++;
-		if (c.n[ISA_C_VEX256]) {
+		if (c.n[ISA_C_VEX256])
 			v->aten_vex_ymm++;
-			if (!v->avx2_example)
-				v->avx2_example = sym;
-		}
+		cmap_get(&v->avx2_sym, sym, NULL)->n++;
 		v->avx2_samples++;
 	} else if (tier == ISA_T_AVX512 || tier == ISA_T_AVX512_ZMM) {
 		v->aten_evex++;
@@ -425,13 +440,13 @@ int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 		/* code unreadable: the kernel's name may still say it (unstripped builds) */
 		v->avx2_samples++;
 		v->aten_vex_ymm++;
-		v->avx2_example = sym;
+		cmap_get(&v->avx2_sym, sym, NULL)->n++;
 	}
 	if (frames[0].dso && !strncmp(frames[0].dso, "libdnnl", 7) &&
 	    (strstr(frames[0].sym, "::ref_") || strstr(frames[0].sym, "::simple_") ||
 	     strstr(frames[0].sym, "_ref_"))) {
 		v->ref_samples++;
-		v->ref_example = sym;
+		cmap_get(&v->ref_sym, sym, NULL)->n++;
 	}
 	t = get_thread(v, s->pid, s->tid);
 	t->samples++;
@@ -1137,7 +1152,7 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 			 ymm ? "AVX2 (ymm)" : "AVX (VEX)",
 			 v->rec_avx512 < 0 ? " (by this machine's CPUID: the recording does not "
 					     "name its CPU flags)" : "",
-			 pct(v->aten_evex, v->samples), v->avx2_example ? v->avx2_example : "?");
+			 pct(v->aten_evex, v->samples), cmap_top(&v->avx2_sym) ? cmap_top(&v->avx2_sym) : "?");
 		n++;
 	}
 	if (ref > DLVIEW_REF_PCT) {
@@ -1146,7 +1161,7 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 		snprintf(f[n].text, sizeof(f[n].text),
 			 "%.1f%% of samples in reference (non-JIT) oneDNN code (e.g. %s): an "
 			 "unsupported shape, data type or ISA made oneDNN fall back (ONEDNN_VERBOSE=1 "
-			 "names the implementation)", ref, v->ref_example ? v->ref_example : "?");
+			 "names the implementation)", ref, cmap_top(&v->ref_sym) ? cmap_top(&v->ref_sym) : "?");
 		n++;
 	}
 	return n;

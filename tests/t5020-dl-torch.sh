@@ -105,7 +105,12 @@ if grep -qw avx512f /proc/cpuinfo; then
 		findings cnn.data >find.txt && cat find.txt &&
 		pct=$(sed -n "s/.*\[aten-avx2\] aten: \([0-9.]*\)% of samples in AVX2 (ymm) code while AVX-512 is usable .*ATEN_CPU_CAPABILITY=avx512.*/\1/p" find.txt) &&
 		echo "aten AVX2: $pct%" &&
-		awk -v p="$pct" "BEGIN { exit !(p >= 1) }"
+		awk -v p="$pct" "BEGIN { exit !(p >= 1) }" &&
+		example=$(sed -n "s/.*\[aten-avx2\].*; e\.g\. \([^)]*\)).*/\1/p" find.txt) &&
+		{ "$DLPROF" check-isa -i cnn.data >isa.txt || test $? = 1; } &&
+		hottest=$(awk "/^ *Self%/ { t = 1; next } t && \$2 == \"AVX/AVX2\" && \$3 == \"aten\" { print \$4; exit }" isa.txt) &&
+		echo "example: $example, hottest aten AVX/AVX2 function: $hottest" &&
+		test -n "$example" && test "$example" = "$hottest"
 	'
 
 	test_expect_success 'with ATEN_CPU_CAPABILITY=avx512 the finding is gone' '
