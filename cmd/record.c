@@ -66,7 +66,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_ULONG('m', "mmap-pages", &pages_opt, "PAGES", "ring buffer data pages per cpu (power of two)"),
 		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
-		OPT_BOOL('q', "quiet", &quiet, "no summary line at the end"),
+		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line"),
 		OPT_END()
 	};
 	int n = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);

@@ -31,7 +31,7 @@ struct record_opts {
 	size_t mmap_pages;		/* per-cpu ring data pages (power of two); 0: default */
 	int no_jit;			/* do not set ONEDNN_JIT_PROFILE & co */
 	int no_itt;			/* do not load the ITT collector */
-	int quiet;			/* no summary line */
+	int quiet;			/* no fallback note, no summary line */
 	const char **argv;		/* the command, NULL-terminated */
 };
 

@@ -1166,7 +1166,7 @@ int record_run(const struct record_opts *o)
 	recwriter_split_samples(r->w);
 	/* deflate in idle time, not on the workload's cores; at most BG_CAP queued */
 	recwriter_set_background(r->w, BG_CAP);
-	if (r->fallback_note[0])	/* said only once the recording can go ahead */
+	if (r->fallback_note[0] && !o->quiet)	/* said once the recording can go ahead */
 		info("%s", r->fallback_note);
 
 	/* signals: taken through a signalfd; the child gets the original setup back */

@@ -72,6 +72,13 @@ else
 	'
 fi
 
+test_expect_success '-q: a clean run prints nothing on stderr; the file is the same' '
+	"$DLPROF" record -q -o quiet.data -- "$WL/rec-hot" 0.2 2>err3 &&
+	cat err3 && test ! -s err3 &&
+	"$RECDUMP" quiet.data >qdump &&
+	test_grep "^ATTR name=" qdump && test_grep "^STATS" qdump
+'
+
 test_expect_success 'explicit events by generic name; -c period' '
 	"$DLPROF" record -q -e task-clock -c 1000000 -o tc.data -- "$WL/rec-hot" 0.3 &&
 	"$RECDUMP" tc.data >tcdump &&
