@@ -9,6 +9,7 @@
 #include "cmds.h"
 #include "dlview.h"
 #include "family.h"
+#include "isa.h"
 #include "output.h"
 #include "parse-options.h"
 #include "profile.h"
@@ -19,6 +20,7 @@ static const char *const report_usage[] = {
 	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children]",
 	"dlprof report [-i FILE] --sort family|op|thread [--families FILE]",
 	"dlprof report [-i FILE] --group family",
+	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
 	NULL
 };
 
@@ -159,7 +161,7 @@ int cmd_report(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *sort = "self", *format = "table";
 	const char *group = NULL, *families = NULL;
-	int limit = -1, srcline = 0, no_children = 0, no_findings = 0;
+	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
@@ -171,6 +173,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
 		OPT_BOOL(0, "srcline", &srcline, "resolve source file:line through DWARF (slower)"),
 		OPT_BOOL(0, "no-children", &no_children, "count only the sampled function, hide Total"),
+		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
 		OPT_END(),
 	};
 	struct report_ctx rc;
@@ -238,6 +241,14 @@ int cmd_report(int argc, const char **argv)
 	if (limit < -1) {
 		error("--limit must not be negative");
 		return EXIT_USAGE;
+	}
+	if (isa) {
+		/* the same view and exit status as check-isa -i */
+		if (strcmp(sort, "self") || group || fmt == 2 || srcline || no_children) {
+			error("--isa takes only -i, --limit and --format table|json");
+			return EXIT_USAGE;
+		}
+		return isaprof_run(input, fmt == 1, limit >= 0 ? limit : 20, 0);
 	}
 	if (access(input, R_OK)) {
 		error("cannot read '%s': %m", input);

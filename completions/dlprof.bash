@@ -8,7 +8,7 @@ _dlprof_cmds='help record report fold check-isa families'
 _dlprof_opts() {
 	case "$1" in
 	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --jit --itt --quiet -q' ;;
-	report) echo '--input -i --sort -s --group --families --no-findings --limit -n --format --srcline --no-children' ;;
+	report) echo '--input -i --sort -s --group --families --no-findings --limit -n --format --srcline --no-children --isa' ;;
 	fold) echo '--input -i --inline --no-kernel --no-comm --family --op --families' ;;
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
 	families) echo '--families --explain --dso --kernel --jit --pause-loop --names --batch' ;;

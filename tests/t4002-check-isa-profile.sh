@@ -69,6 +69,18 @@ else
 	test_skip 'JIT kernel from the jitdump' 'no AVX-512 or no unw-jit'
 fi
 
+test_expect_success 'report --isa is check-isa -i: same output, same exit status' '
+	{ "$DLPROF" check-isa -i k.data --top 5 >a 2>/dev/null; ra=$?; } ;
+	{ "$DLPROF" report -i k.data --isa -n 5 >b; rb=$?; } ;
+	echo "check-isa $ra, report --isa $rb" && test $ra = $rb && test $ra -le 1 &&
+	test_grep -q "isa_zmm_axpy\|isa_avx2_axpy" b && cmp a b &&
+	{ "$DLPROF" check-isa -i k.data --format json >a; ra=$?; } ;
+	{ "$DLPROF" report -i k.data --isa --format json >b; rb=$?; } ;
+	test $ra = $rb && cmp a b &&
+	{ "$DLPROF" report -i k.data --isa --sort op 2>err; test $? = 64; } &&
+	test_grep -q "takes only" err
+'
+
 test_expect_success 'missing or damaged recording: error, exit 2' '
 	"$DLPROF" check-isa -i nosuch.data >out 2>err; test $? = 2 &&
 	head -c 100 k.data >cut.data &&
