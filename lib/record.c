@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -138,6 +139,7 @@ struct recorder {
 	char *jitdir;		/* JITDUMPDIR we created, NULL when not ours */
 	int jit_ours;		/* we set ONEDNN_JIT_PROFILE/DNNL_JIT_PROFILE */
 	char *ittdir;		/* DLPROF_ITT_DIR we created */
+	int jitdir_lock, ittdir_lock;	/* flock()ed while we live; -1 none */
 	uint64_t start_ns;
 	time_t start_wall;	/* files newer than this were caused by us */
 };
@@ -1043,23 +1045,88 @@ static void write_meta(struct recorder *r)
 }
 
 /* ---- environment for JIT and ITT ---- */
-static char *make_tmpdir(const char *what)
+static const char *tmp_root(void)
 {
 	const char *t = getenv("TMPDIR");
-	char *d = xasprintf("%s/dlprof-%s.XXXXXX", t && *t ? t : "/tmp", what);
 
+	return t && *t ? t : "/tmp";
+}
+
+/*
+ * Open dir and take an exclusive flock on it: held until we close it or die, so a
+ * directory whose lock can be taken belongs to no running dlprof (the kernel drops
+ * a SIGKILLed process's locks; flock works across pid namespaces sharing /tmp).
+ * Returns the locked descriptor, or -1.
+ */
+static int lock_dir(int at, const char *dir)
+{
+	int fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static char *make_tmpdir(const char *what, int *lock)
+{
+	char *d = xasprintf("%s/dlprof-%s.XXXXXX", tmp_root(), what);
+
+	*lock = -1;
 	if (!mkdtemp(d)) {
 		warning("cannot create a temporary directory '%s': %s", d, strerror(errno));
 		free(d);
 		return NULL;
 	}
+	*lock = lock_dir(AT_FDCWD, d);
 	return d;
+}
+
+/*
+ * The JIT and ITT directories of a dlprof that was SIGKILLed stay behind: remove
+ * ours that no live dlprof holds locked.  Ones younger than a minute are left alone,
+ * so a dlprof between its mkdtemp() and its flock() keeps its directory.
+ */
+static void sweep_tmpdirs(void)
+{
+	DIR *d = opendir(tmp_root());
+	struct dirent *e;
+	time_t old = time(NULL) - 60;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (strncmp(e->d_name, "dlprof-jit.", 11) && strncmp(e->d_name, "dlprof-itt.", 11))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || st.st_mtime > old)
+			continue;
+		fd = lock_dir(dirfd(d), e->d_name);
+		if (fd < 0)
+			continue;
+		{
+			char *path = xasprintf("%s/%s", tmp_root(), e->d_name);
+
+			remove_tree(path);
+			free(path);
+		}
+		close(fd);
+	}
+	closedir(d);
 }
 
 static void setup_env(struct recorder *r)
 {
+	if (!r->opts->no_jit || !r->opts->no_itt)
+		sweep_tmpdirs();
 	if (!r->opts->no_jit && !getenv("ONEDNN_JIT_PROFILE") && !getenv("DNNL_JIT_PROFILE")) {
-		r->jitdir = make_tmpdir("jit");
+		r->jitdir = make_tmpdir("jit", &r->jitdir_lock);
 		if (r->jitdir) {
 			setenv("ONEDNN_JIT_PROFILE", "6", 1);
 			setenv("DNNL_JIT_PROFILE", "6", 1);
@@ -1071,7 +1138,7 @@ static void setup_env(struct recorder *r)
 		char *lib = dlprof_libfile("libdlprof-itt.so");
 
 		if (lib) {
-			r->ittdir = make_tmpdir("itt");
+			r->ittdir = make_tmpdir("itt", &r->ittdir_lock);
 			if (r->ittdir) {
 				setenv("INTEL_LIBITTNOTIFY64", lib, 1);
 				setenv("INTEL_ITTNOTIFY_GROUPS", "all", 0);
@@ -1331,10 +1398,14 @@ out:
 	if (r->jitdir) {
 		remove_tree(r->jitdir);
 		free(r->jitdir);
+		if (r->jitdir_lock >= 0)
+			close(r->jitdir_lock);
 	}
 	if (r->ittdir) {
 		remove_tree(r->ittdir);
 		free(r->ittdir);
+		if (r->ittdir_lock >= 0)
+			close(r->ittdir_lock);
 	}
 	for (int e = 0; e < r->nr_ev; e++)
 		free(r->ev[e].ids);

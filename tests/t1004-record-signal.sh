@@ -57,4 +57,21 @@ test_expect_success 'dlprof killed with SIGKILL: file readable up to the last ch
 	! grep -q "^STATS" dump
 '
 
+# $TMPDIR is $TRASH: the killed dlprof's JIT and ITT directories are there.
+test_expect_success 'the next record removes what a SIGKILLed dlprof left, not a live one'"'"'s' '
+	ls -d "$TMPDIR"/dlprof-jit.* "$TMPDIR"/dlprof-itt.* >left &&
+	cat left && test "$(wc -l <left)" = 2 &&
+	touch -d "2 minutes ago" $(cat left) || exit 1
+	"$DLPROF" record -q -o live.data -- "$WL/rec-hot" 0.1 wait &
+	live=$!
+	sleep 1 &&
+	ls -d "$TMPDIR"/dlprof-jit.* "$TMPDIR"/dlprof-itt.* >now &&
+	! grep -qxFf left now && test "$(wc -l <now)" = 2 &&
+	touch -d "2 minutes ago" $(cat now) &&
+	"$DLPROF" record -q -o next.data -- true &&
+	ls -d $(cat now) &&
+	kill -TERM $live && { wait $live || :; } &&
+	! ls -d "$TMPDIR"/dlprof-* 2>/dev/null
+'
+
 test_done
