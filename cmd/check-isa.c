@@ -5,9 +5,6 @@
  *   dlprof check-isa FILE...         the instruction classes in ELF files' code
  *   dlprof check-isa -i dlprof.data  the ISA class of the code where samples landed
  */
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
@@ -25,422 +22,23 @@ static const char *const check_isa_usage[] = {
 	NULL
 };
 
-struct opts {
-	const char *format;
-	const char *input;
-	const char *cpuinfo;
-	const char *python;
-	int functions;
-	int top;
-	int no_python;
-	int no_libs;
-	int no_cache;
-	int refresh;
-	int python_timeout;
-	int json;
-};
-
-static void json_str_or_null(struct strbuf *sb, const char *s)
-{
-	if (s)
-		strbuf_add_json_str(sb, s);
-	else
-		strbuf_addstr(sb, "null");
-}
-
-/* ---- platform ------------------------------------------------------------------------ */
-
-static const char *yes_no(int v)
-{
-	return v ? "yes" : "no";
-}
-
-static const char *amx_perm_word(enum isa_amx_perm p)
-{
-	switch (p) {
-	case ISA_AMX_GRANTED:
-		return "granted";
-	case ISA_AMX_DENIED:
-		return "denied";
-	default:
-		return "not requested";
-	}
-}
-
-static void warn_disagreements(const struct isa_platform *p)
-{
-	int f;
-
-	for (f = 0; f < ISA_F_NR; f++)
-		if (isa_cpuinfo_disagrees(p, f))
-			warning("/proc/cpuinfo disagrees with CPUID on %s: CPUID %s, cpuinfo flag '%s' %s",
-				isa_features[f].name, p->cpu[f] ? "has it" : "lacks it",
-				isa_features[f].cpuinfo_flag, p->cpuinfo[f] ? "present" : "absent");
-}
-
-static void print_platform(const struct isa_platform *p)
-{
-	int f;
-
-	printf("CPU:      %s (%s, family %u model %u stepping %u%s)\n",
-	       p->brand[0] ? p->brand : "?", p->vendor, p->family, p->model, p->stepping,
-	       p->hypervisor ? ", virtual machine" : "");
-	if (p->osxsave)
-		printf("OS:       XCR0 0x%" PRIx64 ": AVX state %s, AVX-512 state %s, AMX state %s\n",
-		       p->xcr0, (p->xcr0 & 0x6) == 0x6 ? "on" : "off",
-		       (p->xcr0 & 0xe6) == 0xe6 ? "on" : "off",
-		       (p->xcr0 & 0x60000) == 0x60000 ? "on" : "off");
-	else
-		printf("OS:       XSAVE not enabled (no AVX state)\n");
-	printf("\n%-12s %-4s %-4s %-7s %s\n", "feature", "cpu", "os", "usable",
-	       p->have_cpuinfo ? "cpuinfo" : "cpuinfo (not read)");
-	for (f = 0; f < ISA_F_NR; f++) {
-		printf("%-12s %-4s %-4s %-7s %s%s\n", isa_features[f].name, yes_no(p->cpu[f]),
-		       yes_no(p->os[f]), yes_no(isa_usable(p, f)),
-		       p->have_cpuinfo ? yes_no(p->cpuinfo[f]) : "-",
-		       isa_cpuinfo_disagrees(p, f) ? "  (disagrees with CPUID)" : "");
-	}
-	printf("AMX permission (arch_prctl XTILEDATA): %s", amx_perm_word(p->amx_perm));
-	if (p->amx_perm == ISA_AMX_DENIED)
-		printf(" (%s)", strerror(p->amx_perm_errno));
-	else if (p->amx_perm == ISA_AMX_NOT_REQUESTED)
-		printf(" (%s)", p->cpu[ISA_F_AMXTILE] ? "the OS does not enable the tile state" : "no AMX on this CPU");
-	printf("\n\n");
-	if (isa_usable(p, ISA_F_AVX512F))
-		printf("AVX-512: usable (the CPU has it and the OS saves the zmm/opmask state)\n");
-	else if (p->cpu[ISA_F_AVX512F])
-		printf("AVX-512: NOT usable: the CPU has it but the OS does not enable the zmm/opmask state\n");
-	else
-		printf("AVX-512: NOT usable: this CPU has no AVX-512F\n");
-}
-
-static void print_libs(const struct libisa *lib)
-{
-	int i;
-
-	printf("\nlibraries (what they will choose here):\n");
-	for (i = 0; i < LIBISA_NR; i++) {
-		const struct libisa *l = &lib[i];
-		char head[96];
-
-		snprintf(head, sizeof(head), "%s%s%s", l->name, l->version ? " " : "",
-			 l->version ? l->version : "");
-		switch (l->state) {
-		case LIBISA_ABSENT:
-			printf("  %-28s absent%s%s\n", head, l->note ? ": " : "", l->note ? l->note : "");
-			continue;
-		case LIBISA_SKIPPED:
-			printf("  %-28s skipped: %s\n", head, l->note);
-			continue;
-		case LIBISA_FAILED:
-			printf("  %-28s unknown: %s\n", head, l->note ? l->note : "query failed");
-			continue;
-		case LIBISA_PRESENT:
-			break;
-		}
-		printf("  %-28s %s", head, l->isa);
-		if (l->vector_bits)
-			printf(" (%d-bit vectors)", l->vector_bits);
-		printf("\n");
-		if (l->path)
-			printf("  %-28s %s\n", "", l->path);
-		if (l->env)
-			printf("  %-28s environment: %s\n", "", l->env);
-		if (l->note)
-			printf("  %-28s %s\n", "", l->note);
-		if (l->advice)
-			printf("  %-28s -> %s\n", "", l->advice);
-	}
-}
-
-static void json_platform(struct strbuf *sb, const struct isa_platform *p,
-			  const struct libisa *lib)
-{
-	int f, i;
-
-	strbuf_addstr(sb, "{\"cpu\":{\"brand\":");
-	strbuf_add_json_str(sb, p->brand);
-	strbuf_addstr(sb, ",\"vendor\":");
-	strbuf_add_json_str(sb, p->vendor);
-	strbuf_addf(sb, ",\"family\":%u,\"model\":%u,\"stepping\":%u,\"hypervisor\":%s},",
-		    p->family, p->model, p->stepping, p->hypervisor ? "true" : "false");
-	strbuf_addf(sb, "\"xcr0\":\"0x%" PRIx64 "\",\"osxsave\":%s,\"cpuinfo_read\":%s,",
-		    p->xcr0, p->osxsave ? "true" : "false", p->have_cpuinfo ? "true" : "false");
-	strbuf_addstr(sb, "\"features\":{");
-	for (f = 0; f < ISA_F_NR; f++) {
-		strbuf_addf(sb, "%s\"%s\":{\"name\":", f ? "," : "", isa_features[f].json_key);
-		strbuf_add_json_str(sb, isa_features[f].name);
-		strbuf_addf(sb, ",\"cpu\":%s,\"os\":%s,\"usable\":%s,\"cpuinfo\":%s}",
-			    p->cpu[f] ? "true" : "false", p->os[f] ? "true" : "false",
-			    isa_usable(p, f) ? "true" : "false",
-			    !p->have_cpuinfo ? "null" : p->cpuinfo[f] ? "true" : "false");
-	}
-	strbuf_addstr(sb, "},\"amx_permission\":");
-	strbuf_add_json_str(sb, amx_perm_word(p->amx_perm));
-	strbuf_addf(sb, ",\"avx512_usable\":%s", isa_usable(p, ISA_F_AVX512F) ? "true" : "false");
-	if (lib) {
-		static const char *const states[] = { "absent", "present", "skipped", "unknown" };
-
-		strbuf_addstr(sb, ",\"libraries\":[");
-		for (i = 0; i < LIBISA_NR; i++) {
-			const struct libisa *l = &lib[i];
-
-			strbuf_addstr(sb, i ? ",{\"name\":" : "{\"name\":");
-			strbuf_add_json_str(sb, l->name);
-			strbuf_addf(sb, ",\"state\":\"%s\",\"version\":", states[l->state]);
-			json_str_or_null(sb, l->version);
-			strbuf_addstr(sb, ",\"path\":");
-			json_str_or_null(sb, l->path);
-			strbuf_addstr(sb, ",\"isa\":");
-			json_str_or_null(sb, l->isa);
-			strbuf_addf(sb, ",\"vector_bits\":%d,\"env\":", l->vector_bits);
-			json_str_or_null(sb, l->env);
-			strbuf_addstr(sb, ",\"note\":");
-			json_str_or_null(sb, l->note);
-			strbuf_addstr(sb, ",\"advice\":");
-			json_str_or_null(sb, l->advice);
-			strbuf_addch(sb, '}');
-		}
-		strbuf_addch(sb, ']');
-	}
-	strbuf_addstr(sb, "}\n");
-}
-
-static int check_platform(const struct opts *o)
-{
-	struct isa_platform p;
-	struct libisa lib[LIBISA_NR];
-	struct libisa_opts lo = { .no_python = o->no_python,
-				  .python_timeout_ms = o->python_timeout * 1000,
-				  .python = o->python };
-
-	if (isa_platform_probe(&p, o->cpuinfo, 1))
-		return EXIT_FATAL;
-	warn_disagreements(&p);
-	if (!o->no_libs)
-		libisa_probe_all(lib, &p, &lo);
-	if (o->json) {
-		struct strbuf sb = STRBUF_INIT;
-
-		json_platform(&sb, &p, o->no_libs ? NULL : lib);
-		fputs(sb.buf, stdout);
-		strbuf_release(&sb);
-	} else {
-		print_platform(&p);
-		if (!o->no_libs)
-			print_libs(lib);
-	}
-	if (!o->no_libs)
-		libisa_release(lib);
-	return isa_usable(&p, ISA_F_AVX512F) ? EXIT_OK : 1;
-}
-
-/* ---- files --------------------------------------------------------------------------- */
-
-struct fsort {
-	const struct isa_func *f;
-	uint64_t vec;
-};
-
-static int cmp_fsort(const void *a, const void *b)
-{
-	const struct fsort *x = a, *y = b;
-
-	if (x->vec != y->vec)
-		return x->vec > y->vec ? -1 : 1;
-	return x->f->start < y->f->start ? -1 : x->f->start > y->f->start;
-}
-
-static void func_counts(const struct isa_func *f, uint64_t n[ISA_C_NR])
-{
-	int k;
-
-	for (k = 0; k < ISA_C_NR; k++)
-		n[k] = f->n[k];
-}
-
-static struct fsort *sorted_funcs(const struct isa_image *img, size_t *nr)
-{
-	struct fsort *v = xmalloc((img->nr_funcs ? img->nr_funcs : 1) * sizeof(*v));
-	size_t i;
-
-	for (i = 0; i < img->nr_funcs; i++) {
-		uint64_t n[ISA_C_NR];
-
-		func_counts(&img->funcs[i], n);
-		v[i].f = &img->funcs[i];
-		v[i].vec = isa_counts_vector(n);
-	}
-	if (img->nr_funcs)
-		qsort(v, img->nr_funcs, sizeof(*v), cmp_fsort);
-	*nr = img->nr_funcs;
-	return v;
-}
-
-static void print_image(struct isa_image *img, const struct opts *o)
-{
-	uint64_t all = 0, tiers[ISA_T_NR] = { 0 };
-	size_t i;
-	int k;
-
-	for (k = 0; k < ISA_C_NR; k++)
-		all += img->total.n[k];
-	for (i = 0; i < img->nr_funcs; i++) {
-		uint64_t n[ISA_C_NR];
-
-		func_counts(&img->funcs[i], n);
-		tiers[isa_counts_tier(n)]++;
-	}
-	printf("%s\n", img->path);
-	printf("  build-id %s, %s", img->build_id[0] ? img->build_id : "none",
-	       img->from_cache ? "counts from the cache" : "scanned");
-	if (!img->from_cache)
-		printf(" in %.2f s", img->scan_seconds);
-	printf("\n  %" PRIu64 " instructions, widest: %s\n", all,
-	       isa_tier_desc(isa_counts_tier(img->total.n)));
-	for (k = 0; k < ISA_C_NR; k++) {
-		if (!img->total.n[k])
-			continue;
-		printf("  %12" PRIu64 " %6.2f%%  %s\n", img->total.n[k],
-		       all ? 100.0 * img->total.n[k] / all : 0.0, isa_class_desc(k));
-	}
-	if (img->total.undecoded)
-		printf("  %12" PRIu64 " bytes not decodable (data in code, padding)\n",
-		       img->total.undecoded);
-	printf("  %zu functions by widest class:", img->nr_funcs);
-	for (k = ISA_T_NR - 1; k >= 0; k--)
-		if (tiers[k])
-			printf(" %s %" PRIu64 ",", isa_tier_desc(k), tiers[k]);
-	printf("\n");
-
-	if (o->functions) {
-		size_t nr, lim;
-		struct fsort *v = sorted_funcs(img, &nr);
-
-		lim = o->top > 0 && (size_t)o->top < nr ? (size_t)o->top : nr;
-		printf("\n  %8s %8s %8s %8s %8s %8s  %-18s %s\n", "vector", "zmm", "avx512",
-		       "avx", "sse", "scalar", "class", "function");
-		for (i = 0; i < lim; i++) {
-			const struct isa_func *f = v[i].f;
-			uint64_t n[ISA_C_NR];
-
-			func_counts(f, n);
-			printf("  %8" PRIu64 " %8u %8u %8u %8u %8u  %-18s %s\n", v[i].vec,
-			       f->n[ISA_C_EVEX512],
-			       f->n[ISA_C_EVEX128] + f->n[ISA_C_EVEX256] + f->n[ISA_C_KMASK],
-			       f->n[ISA_C_VEX128] + f->n[ISA_C_VEX256], f->n[ISA_C_SSE],
-			       f->n[ISA_C_SCALAR] + f->n[ISA_C_SSE_SCALAR],
-			       isa_tier_desc(isa_counts_tier(n)), isa_image_func_name(img, f));
-		}
-		if (lim < nr)
-			printf("  ... %zu more functions (--top 0 shows all)\n", nr - lim);
-		free(v);
-	}
-}
-
-static void json_counts(struct strbuf *sb, const uint64_t n[ISA_C_NR])
-{
-	int k;
-
-	strbuf_addch(sb, '{');
-	for (k = 0; k < ISA_C_NR; k++)
-		strbuf_addf(sb, "%s\"%s\":%" PRIu64, k ? "," : "", isa_class_name(k), n[k]);
-	strbuf_addch(sb, '}');
-}
-
-static void json_image(struct strbuf *sb, struct isa_image *img, const struct opts *o)
-{
-	strbuf_addstr(sb, "{\"path\":");
-	strbuf_add_json_str(sb, img->path);
-	strbuf_addstr(sb, ",\"build_id\":");
-	strbuf_add_json_str(sb, img->build_id);
-	strbuf_addf(sb, ",\"cached\":%s,\"scan_seconds\":%.3f,\"tier\":\"%s\",\"undecoded_bytes\":%" PRIu64 ",\"counts\":",
-		    img->from_cache ? "true" : "false", img->scan_seconds,
-		    isa_tier_name(isa_counts_tier(img->total.n)), img->total.undecoded);
-	json_counts(sb, img->total.n);
-	strbuf_addf(sb, ",\"nr_functions\":%zu", img->nr_funcs);
-	if (o->functions) {
-		size_t nr, lim, i;
-		struct fsort *v = sorted_funcs(img, &nr);
-
-		lim = o->top > 0 && (size_t)o->top < nr ? (size_t)o->top : nr;
-		strbuf_addstr(sb, ",\"functions\":[");
-		for (i = 0; i < lim; i++) {
-			uint64_t n[ISA_C_NR];
-
-			func_counts(v[i].f, n);
-			strbuf_addstr(sb, i ? ",{\"name\":" : "{\"name\":");
-			strbuf_add_json_str(sb, isa_image_func_name(img, v[i].f));
-			strbuf_addf(sb, ",\"start\":\"0x%" PRIx64 "\",\"size\":%u,\"bounds\":\"%s\",\"tier\":\"%s\",\"counts\":",
-				    v[i].f->start, v[i].f->size,
-				    (v[i].f->flags & ISA_FUNC_SYM) ? "symbol" : "fde",
-				    isa_tier_name(isa_counts_tier(n)));
-			json_counts(sb, n);
-			strbuf_addch(sb, '}');
-		}
-		strbuf_addch(sb, ']');
-		free(v);
-	}
-	strbuf_addch(sb, '}');
-}
-
-static int check_files(int argc, const char **argv, const struct opts *o)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int i, failed = 0, any512 = 0, nr_json = 0;
-	unsigned flags = (o->no_cache ? ISA_SCAN_NO_CACHE : 0) | (o->refresh ? ISA_SCAN_REFRESH : 0);
-
-	if (o->json)
-		strbuf_addstr(&sb, "{\"files\":[");
-	for (i = 0; i < argc; i++) {
-		struct isa_image img;
-		enum isa_tier t;
-
-		if (isa_image_load(&img, argv[i], flags)) {
-			failed = 1;
-			isa_image_release(&img);
-			continue;
-		}
-		t = isa_counts_tier(img.total.n);
-		if (t >= ISA_T_AVX512)
-			any512 = 1;
-		if (o->json) {
-			if (nr_json++)
-				strbuf_addch(&sb, ',');
-			json_image(&sb, &img, o);
-		} else {
-			if (i)
-				printf("\n");
-			print_image(&img, o);
-		}
-		isa_image_release(&img);
-	}
-	if (o->json) {
-		strbuf_addstr(&sb, "]}\n");
-		fputs(sb.buf, stdout);
-	}
-	strbuf_release(&sb);
-	if (failed)
-		return EXIT_FATAL;
-	return any512 ? EXIT_OK : 1;
-}
-
-/* ---- command ------------------------------------------------------------------------- */
 
 int cmd_check_isa(int argc, const char **argv)
 {
-	struct opts o = { .format = "table", .top = 20 };
+	struct isa_check_opts o = { .top = 20 };
+	const char *format = "table", *input = NULL;
+	int no_python = 0, python_timeout = 0, no_cache = 0, refresh = 0;
 	const struct option options[] = {
-		OPT_STRING(0, "format", &o.format, "FMT", "output format: table or json"),
-		OPT_STRING('i', "input", &o.input, "FILE", "classify the samples of a recording"),
+		OPT_STRING(0, "format", &format, "FMT", "output format: table or json"),
+		OPT_STRING('i', "input", &input, "FILE", "classify the samples of a recording"),
 		OPT_BOOL(0, "functions", &o.functions, "per function (files), per symbol (-i)"),
 		OPT_INT(0, "top", &o.top, "N", "show the N functions with most vector instructions (0: all)"),
-		OPT_BOOL(0, "no-python", &o.no_python, "do not run python3 to ask torch"),
+		OPT_BOOL(0, "no-python", &no_python, "do not run python3 to ask torch"),
 		OPT_BOOL(0, "no-libs", &o.no_libs, "platform only: do not ask the libraries"),
-		OPT_INT(0, "python-timeout", &o.python_timeout, "SEC", "time allowed for python3 -c 'import torch' (default 20)"),
-		OPT_STRING(0, "python", &o.python, "PATH", "python interpreter that has torch (default /usr/bin/python3)"),
-		OPT_BOOL(0, "no-cache", &o.no_cache, "neither read nor write the per-build-id cache"),
-		OPT_BOOL(0, "refresh", &o.refresh, "rescan files even when cached"),
+		OPT_INT(0, "python-timeout", &python_timeout, "SEC", "time allowed for python3 -c 'import torch' (default 20)"),
+		OPT_STRING(0, "python", &o.libs.python, "PATH", "python interpreter that has torch (default /usr/bin/python3)"),
+		OPT_BOOL(0, "no-cache", &no_cache, "neither read nor write the per-build-id cache"),
+		OPT_BOOL(0, "refresh", &refresh, "rescan files even when cached"),
 		{ OPTION_STRING, 0, "cpuinfo", &o.cpuinfo, "FILE", "read flags from FILE instead of /proc/cpuinfo",
 		  PARSE_OPT_HIDDEN, NULL },
 		OPT_END()
@@ -450,23 +48,26 @@ int cmd_check_isa(int argc, const char **argv)
 	n = parse_options(argc, argv, options, check_isa_usage, 0);
 	if (n < 0)
 		return PARSE_OPT_EXIT_CODE(n);
-	if (!strcmp(o.format, "json"))
+	if (!strcmp(format, "json"))
 		o.json = 1;
-	else if (strcmp(o.format, "table")) {
-		error("unknown format '%s' (table or json)", o.format);
+	else if (strcmp(format, "table")) {
+		error("unknown format '%s' (table or json)", format);
 		return EXIT_USAGE;
 	}
-	if (o.top < 0 || o.python_timeout < 0) {
+	if (o.top < 0 || python_timeout < 0) {
 		error("--top and --python-timeout take a number >= 0");
 		return EXIT_USAGE;
 	}
-	if (o.input && n) {
+	if (input && n) {
 		error("give either -i FILE or files to scan, not both");
 		return EXIT_USAGE;
 	}
-	if (o.input)
-		return isaprof_run(o.input, o.json, o.top, o.no_cache ? ISA_SCAN_NO_CACHE : 0);
+	o.libs.no_python = no_python;
+	o.libs.python_timeout_ms = python_timeout * 1000;
+	o.scan_flags = (no_cache ? ISA_SCAN_NO_CACHE : 0) | (refresh ? ISA_SCAN_REFRESH : 0);
+	if (input)
+		return isaprof_run(input, o.json, o.top, no_cache ? ISA_SCAN_NO_CACHE : 0);
 	if (n)
-		return check_files(n, argv, &o);
-	return check_platform(&o);
+		return isa_check_files(n, argv, &o);
+	return isa_check_platform(&o);
 }

@@ -240,6 +240,25 @@ int isa_hits_tier(struct isa_hits *h, const void *key, const char *path, const u
 /* How many functions and bytes were decoded so far. */
 void isa_hits_stats(const struct isa_hits *h, uint64_t *funcs, uint64_t *bytes);
 
+/* ---- check-isa's platform and file views (isa-check.c) ------------------------------- */
+
+struct isa_check_opts {
+	int json;		/* JSON instead of the text table */
+	const char *cpuinfo;	/* platform: flags from this file, NULL: /proc/cpuinfo */
+	int no_libs;		/* platform: do not ask the libraries */
+	struct libisa_opts libs;
+	int functions;		/* files: a row per function */
+	int top;		/* files: at most this many functions, 0: all */
+	unsigned scan_flags;	/* files: ISA_SCAN_* */
+};
+
+/* Print the platform (and the libraries' choices); returns 0 when AVX-512 is usable
+ * here, 1 when not, 2 on error. */
+int isa_check_platform(const struct isa_check_opts *o);
+/* Print the instruction classes of each file; returns 0 when one contains AVX-512 code,
+ * 1 when none does, 2 when a file could not be read (after printing the others). */
+int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o);
+
 /* ---- profiles ----------------------------------------------------------------------- */
 
 /*
