@@ -57,6 +57,13 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 void strbuf_add_json_str(struct strbuf *sb, const char *s);
 /* The same, written to a stream. */
 void fput_json_str(FILE *out, const char *s);
+
+/*
+ * Print lead, then text's words word-wrapped at width columns (UTF-8 aware); lines
+ * after the first are indented by indent columns.  A word longer than a line (a
+ * symbol, say) gets a line of its own.  Ends with a newline.
+ */
+void fput_wrapped(FILE *out, const char *lead, const char *text, size_t indent, size_t width);
 /* The value of hex digit c, or -1. */
 int hexval(int c);
 

@@ -1167,32 +1167,13 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 	return n;
 }
 
-/* "  * [id] text" word-wrapped at 79 columns, continuation lines indented by 4 (a word
- * longer than a line, such as a symbol, gets a line of its own). */
+/* "  * [id] text" word-wrapped at 79 columns, continuation lines indented by 4. */
 static void print_wrapped(FILE *out, const char *id, const char *text)
 {
-	size_t col = fprintf(out, "  * [%s]", id);
-	const char *p = text;
+	char lead[64];
 
-	while (*p) {
-		const char *w = p;
-		size_t len, cols = 0;
-
-		while (*p && *p != ' ')
-			p++;
-		len = p - w;
-		for (size_t k = 0; k < len; k++)
-			cols += ((unsigned char)w[k] & 0xc0) != 0x80;
-		if (col + 1 + cols > 79 && col > 4) {
-			fputs("\n   ", out);
-			col = 3;
-		}
-		fprintf(out, " %.*s", (int)len, w);
-		col += 1 + cols;
-		while (*p == ' ')
-			p++;
-	}
-	fputc('\n', out);
+	snprintf(lead, sizeof(lead), "  * [%s]", id);
+	fput_wrapped(out, lead, text, 4, 79);
 }
 
 int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format)

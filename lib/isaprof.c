@@ -299,7 +299,7 @@ static const int order[B_NR] = {
 static void print_text(struct isaprof *ip, const char *path, int usable, int top, int verdict)
 {
 	uint64_t vec = 0;
-	struct strbuf line = STRBUF_INIT;
+	struct strbuf line = STRBUF_INIT, fams = STRBUF_INIT;
 	size_t i, shown;
 	int o, c, first = 1;
 
@@ -310,19 +310,27 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 
 		if (!ip->bucket[b])
 			continue;
-		printf("%6.1f%%  %-18s", pct(ip->bucket[b], ip->samples), bucket_desc(b));
+		/* its families, as many as fit in 79 columns */
+		strbuf_reset(&fams);
+		strbuf_addf(&fams, "%6.1f%%  %-18s", pct(ip->bucket[b], ip->samples),
+			    bucket_desc(b));
 		shown = 0;
 		for (i = 0; i < ip->nr_fam; i++) {
+			char one[80];
+			int len;
+
 			if (ip->fam[i].bucket != b)
 				continue;
-			if (shown++ == 6) {
-				printf(" ...");
+			len = snprintf(one, sizeof(one), "%s %s %.1f%%", shown ? "," : "",
+				       ip->fam[i].family, pct(ip->fam[i].n, ip->samples));
+			if (shown && fams.len + (size_t)len + 5 > 79) {
+				strbuf_addstr(&fams, ", ...");
 				break;
 			}
-			printf("%s %s %.1f%%", shown > 1 ? "," : "", ip->fam[i].family,
-			       pct(ip->fam[i].n, ip->samples));
+			strbuf_addstr(&fams, one);
+			shown++;
 		}
-		printf("\n");
+		printf("%s\n", fams.buf);
 		if (b < ISA_T_NR) {
 			strbuf_addf(&line, "%s%.0f%% %s%s code", first ? "" : "; ",
 				    pct(ip->bucket[b], ip->samples), first ? "of samples in " : "in ",
@@ -330,19 +338,28 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 			first = 0;
 		}
 	}
-	if (line.len)
-		printf("\nsummary: %s\n", line.buf);
-	strbuf_release(&line);
-	if (ip->how[HOW_NAME])
-		printf("note: %.1f%% of samples are JIT code known only by name (perf map): class taken from the kernel name; record with ONEDNN_JIT_PROFILE=6 to capture the code\n",
-		       pct(ip->how[HOW_NAME], ip->samples));
+	strbuf_release(&fams);
+	if (line.len) {
+		printf("\n");
+		fput_wrapped(stdout, "summary:", line.buf, 4, 79);
+	}
+	if (ip->how[HOW_NAME]) {
+		strbuf_reset(&line);
+		strbuf_addf(&line, "%.1f%% of samples are JIT code known only by name (perf map): "
+			    "class taken from the kernel name; record with ONEDNN_JIT_PROFILE=6 "
+			    "to capture the code", pct(ip->how[HOW_NAME], ip->samples));
+		fput_wrapped(stdout, "note:", line.buf, 4, 79);
+	}
 	if (ip->ip_decoded) {
 		for (c = ISA_C_SSE; c < ISA_C_NR; c++)
 			vec += ip->ip_class[c];
-		printf("at the sampled instruction (%" PRIu64 " samples with code): %.1f%% vector, %.1f%% zmm, %.1f%% ymm\n",
-		       ip->ip_decoded, pct(vec, ip->ip_decoded),
-		       pct(ip->ip_class[ISA_C_EVEX512], ip->ip_decoded),
-		       pct(ip->ip_class[ISA_C_EVEX256] + ip->ip_class[ISA_C_VEX256], ip->ip_decoded));
+		strbuf_reset(&line);
+		strbuf_addf(&line, "(%" PRIu64 " samples with code): %.1f%% vector, %.1f%% zmm, "
+			    "%.1f%% ymm", ip->ip_decoded, pct(vec, ip->ip_decoded),
+			    pct(ip->ip_class[ISA_C_EVEX512], ip->ip_decoded),
+			    pct(ip->ip_class[ISA_C_EVEX256] + ip->ip_class[ISA_C_VEX256],
+				ip->ip_decoded));
+		fput_wrapped(stdout, "at the sampled instruction", line.buf, 4, 79);
 	}
 
 	printf("\n%6s  %-18s %-14s %s\n", "Self%", "class", "family", "symbol [dso]");
@@ -352,32 +369,40 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 		/* pseudo DSOs ("[jit]", "[kernel.kallsyms]") carry their own brackets */
 		int bracketed = r->dso[0] == '[';
 
-		printf("%5.1f%%  %-18s %-14s %s %s%s%s%s\n", pct(r->n, ip->samples),
-		       bucket_desc(r->bucket), r->family, r->sym, bracketed ? "" : "[", r->dso,
-		       bracketed ? "" : "]", r->how == HOW_NAME ? " (class by name)" : "");
+		/* "lib.so!func@0x..." already names its DSO */
+		size_t dl = strlen(r->dso);
+		int named = !strncmp(r->sym, r->dso, dl) && r->sym[dl] == '!';
+
+		printf("%5.1f%%  %-18s %-14s %s%s%s%s%s%s\n", pct(r->n, ip->samples),
+		       bucket_desc(r->bucket), r->family, r->sym, named ? "" : " ",
+		       named || bracketed ? "" : "[", named ? "" : r->dso,
+		       named || bracketed ? "" : "]", r->how == HOW_NAME ? " (class by name)" : "");
 	}
 	printf("\n");
+	strbuf_reset(&line);
 	switch (verdict) {
 	case 0:
-		printf("verdict: the hot vector code uses AVX-512\n");
+		strbuf_addstr(&line, "the hot vector code uses AVX-512");
 		break;
 	default:
 		if (!usable)
-			printf("verdict: AVX-512 is not usable on this machine\n");
+			strbuf_addstr(&line, "AVX-512 is not usable on this machine");
 		else {
 			const struct famrow *top_narrow = NULL;
 
 			for (i = 0; i < ip->nr_fam && !top_narrow; i++)
 				if (ip->fam[i].bucket == ISA_T_AVX || ip->fam[i].bucket == ISA_T_SSE)
 					top_narrow = &ip->fam[i];
-			printf("verdict: most samples in vector code run narrower code than AVX-512");
+			strbuf_addstr(&line, "most samples in vector code run narrower code than AVX-512");
 			if (top_narrow)
-				printf(" (largest: %s %.1f%% in %s code)", top_narrow->family,
-				       pct(top_narrow->n, ip->samples), bucket_desc(top_narrow->bucket));
-			printf("; `dlprof check-isa` shows the library settings that choose it\n");
+				strbuf_addf(&line, " (largest: %s %.1f%% in %s code)", top_narrow->family,
+					    pct(top_narrow->n, ip->samples), bucket_desc(top_narrow->bucket));
+			strbuf_addstr(&line, "; `dlprof check-isa` shows the library settings that choose it");
 		}
 		break;
 	}
+	fput_wrapped(stdout, "verdict:", line.buf, 4, 79);
+	strbuf_release(&line);
 }
 
 static void print_json(struct isaprof *ip, const char *path, int usable, int top, int verdict)

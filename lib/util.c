@@ -305,3 +305,40 @@ int want_color(int fd)
 		return 0;
 	return isatty(fd);
 }
+
+static size_t utf8_cols(const char *s, size_t len)
+{
+	size_t cols = 0;
+
+	for (size_t k = 0; k < len; k++)
+		cols += ((unsigned char)s[k] & 0xc0) != 0x80;
+	return cols;
+}
+
+void fput_wrapped(FILE *out, const char *lead, const char *text, size_t indent, size_t width)
+{
+	size_t col = utf8_cols(lead, strlen(lead));
+	const char *p = text;
+
+	fputs(lead, out);
+	while (*p == ' ')
+		p++;
+	while (*p) {
+		const char *w = p;
+		size_t len, cols;
+
+		while (*p && *p != ' ')
+			p++;
+		len = (size_t)(p - w);
+		cols = utf8_cols(w, len);
+		if (col + 1 + cols > width && col > indent) {
+			fprintf(out, "\n%*s", (int)(indent ? indent - 1 : 0), "");
+			col = indent ? indent - 1 : 0;
+		}
+		fprintf(out, " %.*s", (int)len, w);
+		col += 1 + cols;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
+}

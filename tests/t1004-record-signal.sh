@@ -62,7 +62,7 @@ test_expect_success 'the next record removes what a SIGKILLed dlprof left, not a
 	ls -d "$TMPDIR"/dlprof-jit.* "$TMPDIR"/dlprof-itt.* >left &&
 	cat left && test "$(wc -l <left)" = 2 &&
 	touch -d "2 minutes ago" $(cat left) || exit 1
-	"$DLPROF" record -q -o live.data -- "$WL/rec-hot" 0.1 wait &
+	"$DLPROF" record -q -o live.data -- sleep 30 &
 	live=$!
 	sleep 1 &&
 	ls -d "$TMPDIR"/dlprof-jit.* "$TMPDIR"/dlprof-itt.* >now &&
