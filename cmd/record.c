@@ -13,6 +13,7 @@
 
 static const char *const record_usage[] = {
 	"dlprof record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT[,EVENT...]] [-g | --call-graph fp|dwarf[=SIZE]] [--] COMMAND [ARGS...]",
+	"dlprof record [OPTIONS] -p PID[,PID...] [-- COMMAND [ARGS...]]   (attach; until Ctrl-C, exit or COMMAND ends)",
 	NULL
 };
 
@@ -67,13 +68,14 @@ int cmd_record(int argc, const char **argv)
 		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
 		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line"),
+		OPT_STRING('p', "pid", &opts.pids, "PID[,PID...]", "attach to running processes (all their threads)"),
 		OPT_END()
 	};
 	int n = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 
 	if (n < 0)
 		return PARSE_OPT_EXIT_CODE(n);
-	if (!n) {
+	if (!n && !opts.pids) {
 		error("no command given (usage: %s)", record_usage[0]);
 		return EXIT_USAGE;
 	}

@@ -7,7 +7,7 @@ _dlprof_cmds='help record report fold check-isa families'
 # _dlprof_opts CMD: the options of CMD; _dlprof_argopts CMD: those that take the next word
 _dlprof_opts() {
 	case "$1" in
-	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --jit --itt --quiet -q' ;;
+	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --jit --itt --quiet -q --pid -p' ;;
 	report) echo '--input -i --sort -s --group --families --no-findings --limit -n --format --srcline --no-children --isa' ;;
 	fold) echo '--input -i --inline --no-kernel --no-comm --family --op --families' ;;
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
@@ -17,7 +17,7 @@ _dlprof_opts() {
 
 _dlprof_argopts() {
 	case "$1" in
-	record) echo '-o --output -F --freq -c --count -e --event --call-graph -m --mmap-pages' ;;
+	record) echo '-o --output -F --freq -c --count -e --event --call-graph -m --mmap-pages -p --pid' ;;
 	report) echo '-i --input -s --sort --group --families -n --limit --format' ;;
 	fold) echo '-i --input --families' ;;
 	check-isa) echo '--format -i --input --top --python-timeout --python' ;;

@@ -20,7 +20,8 @@
 enum dlp_rec_type {
 	DLP_REC_PERF	= 1,	/* raw perf record as read from the ring (perf_event_header first) */
 	DLP_REC_ATTR	= 2,	/* struct dlp_attr_rec: one event and its sample ids */
-	DLP_REC_META	= 3,	/* "key\0value\0" pairs: cmdline, hostname, release, ... */
+	DLP_REC_META	= 3,	/* "key\0value\0" pairs: cmdline, hostname, release,
+				   attach (record -p), ... */
 	DLP_REC_BUILDID = 4,	/* struct dlp_buildid_rec: build-id of a mapped file */
 	DLP_REC_KSYMS	= 5,	/* text "ADDR SIZE NAME [MODULE]\n" (hex) for kernel code hit */
 	DLP_REC_JITMAP	= 6,	/* struct dlp_jit_rec + content of /tmp/perf-PID.map */

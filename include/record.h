@@ -33,15 +33,18 @@ struct record_opts {
 	int no_itt;			/* do not load the ITT collector */
 	int quiet;			/* no fallback note, no summary line */
 	const char **argv;		/* the command, NULL-terminated */
+	const char *pids;		/* -p "PID[,PID...]": attach; argv (if any) is a timer */
 };
 
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_NONE, \
-			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, NULL }
+			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, NULL, NULL }
 
 /*
- * Record opts->argv.  Returns the status dlprof should exit with: the workload's (its
- * exit code, 128+signal when killed), 127 when it could not be run, 2 when recording
- * could not be set up (message printed).
+ * Record opts->argv, or with opts->pids the running processes (every thread) until
+ * they end, a signal comes, or the command (run without counters) ends.  Returns the
+ * status dlprof should exit with: the command's (its exit code, 128+signal when
+ * killed; 0 with -p and no command), 127 when it could not be run, 2 when recording
+ * could not be set up, 64 for a bad -p list (message printed).
  */
 int record_run(const struct record_opts *opts);
 

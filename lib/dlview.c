@@ -131,6 +131,7 @@ struct dlview {
 	int resolved;
 	int rec_cpus;		/* nr_cpus of the recorded machine (META), 0 unknown */
 	int rec_avx512;		/* recorded CPU has AVX-512: 1, 0, -1 unknown */
+	int attached;		/* record -p: the processes ran without the ITT collector */
 	uint64_t avx2_samples, ref_samples;
 	struct cmap avx2_sym, ref_sym;	/* their samples by symbol: the examples named */
 	/* aten samples by the widest vector class of the function they hit (isa_hits:
@@ -202,6 +203,8 @@ int dlview_meta(struct dlview *v, const char *key, const char *value)
 		   !strcmp(key, "isa")) {
 		/* space-separated /proc/cpuinfo flags, or the recorder's ISA list */
 		v->rec_avx512 = strstr(value, "avx512f") || strstr(value, "avx512_core") ? 1 : 0;
+	} else if (!strcmp(key, "attach")) {
+		v->attached = 1;
 	}
 	return 0;
 }
@@ -882,7 +885,9 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 	if (fmt == DLVIEW_TABLE && uncounted)
 		fprintf(out, "\n" NOT_COUNTED ": not counted.  Calls and time per call come from oneDNN's ITT\n"
 			"   tasks, so only dnnl:* operators have them; the others are sampled%s.\n",
-			v->itt ? "" : "\n   (this recording has no ITT data: record with --itt)");
+			v->itt ? "" : v->attached ?
+			"\n   (no ITT data: a process attached to with -p has no collector)" :
+			"\n   (this recording has no ITT data: record with --itt)");
 	if (fmt == DLVIEW_TABLE && v->fw_samples)
 		fprintf(out, "\noperator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT\n"
 			"   code carry an operator (stack %.1f%%, ITT %.1f%%, OpenMP master %.1f%%,\n"

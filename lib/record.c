@@ -13,6 +13,7 @@
  * bytes present (followed by the original dyn_size, as the kernel lays it out).
  */
 #include "record.h"
+#include "attach.h"
 #include "event.h"
 #include "recfile.h"
 #include "ring.h"
@@ -36,7 +37,9 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -98,6 +101,18 @@ static void u64set_add(struct u64set *s, uint64_t v)
 	s->nr++;
 }
 
+static int u64set_has(const struct u64set *s, uint64_t v)
+{
+	if (!v)
+		return s->has_zero;
+	if (!s->alloc)
+		return 0;
+	for (size_t i = hash64(v) & (s->alloc - 1); s->slot[i]; i = (i + 1) & (s->alloc - 1))
+		if (s->slot[i] == v)
+			return 1;
+	return 0;
+}
+
 static void u64set_free(struct u64set *s)
 {
 	free(s->slot);
@@ -109,7 +124,7 @@ struct rec_event {
 	char name[64];
 	struct perf_event_attr attr;
 	uint64_t *ids;
-	size_t nr_ids;
+	size_t nr_ids, alloc_ids;
 };
 
 struct path_list {
@@ -140,6 +155,13 @@ struct recorder {
 	int jit_ours;		/* we set ONEDNN_JIT_PROFILE/DNNL_JIT_PROFILE */
 	char *ittdir;		/* DLPROF_ITT_DIR we created */
 	int jitdir_lock, ittdir_lock;	/* flock()ed while we live; -1 none */
+	/* -p: the processes and the threads that have counters */
+	pid_t *targets;
+	int nr_targets;
+	struct u64set tids_open;
+	struct strbuf attach_cmdline;	/* read while they run: META cmdline */
+	int nr_fds;		/* fds[]: thread-major, then event, then cpu */
+	size_t alloc_fds;
 	uint64_t start_ns;
 	time_t start_wall;	/* files newer than this were caused by us */
 };
@@ -224,8 +246,14 @@ static void attr_common(struct recorder *r, struct perf_event_attr *a, int first
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->inherit = 1;
-	a->disabled = 1;
-	a->enable_on_exec = 1;
+	if (o->pids) {
+		/* running already: counting starts when the counter is opened */
+		a->disabled = 0;
+		a->enable_on_exec = 0;
+	} else {
+		a->disabled = 1;
+		a->enable_on_exec = 1;
+	}
 	a->watermark = 1;
 	if (first) {
 		a->mmap = 1;
@@ -345,12 +373,13 @@ static int open_events(struct recorder *r, pid_t pid)
 	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
 	int shrunk = 0;
 
-	r->fds = xmalloc(sizeof(int) * (size_t)r->nr_ev * (size_t)r->nr_cpus);
-	for (int i = 0; i < r->nr_ev * r->nr_cpus; i++)
+	r->nr_fds = r->nr_ev * r->nr_cpus;
+	ALLOC_GROW(r->fds, (size_t)r->nr_fds, r->alloc_fds);
+	for (int i = 0; i < r->nr_fds; i++)
 		r->fds[i] = -1;
 	r->rings = xcalloc((size_t)r->nr_cpus, sizeof(struct ring));
 	for (int e = 0; e < r->nr_ev; e++) {
-		r->ev[e].ids = xcalloc((size_t)r->nr_cpus, sizeof(uint64_t));
+		ALLOC_GROW(r->ev[e].ids, (size_t)r->nr_cpus, r->ev[e].alloc_ids);
 		r->ev[e].attr.wakeup_watermark = (uint32_t)(pages * psz / 4);
 	}
 
@@ -418,10 +447,93 @@ static int open_events(struct recorder *r, pid_t pid)
 	return 0;
 }
 
+/*
+ * -p: counters on one more thread of a running process, one per event and cpu, each
+ * writing into the ring of its cpu.  Returns 0, 1 when the thread is gone already, or
+ * -1 (error printed).
+ */
+static int open_thread(struct recorder *r, pid_t tid)
+{
+	int base = r->nr_fds;
+
+	r->nr_fds += r->nr_ev * r->nr_cpus;
+	ALLOC_GROW(r->fds, (size_t)r->nr_fds, r->alloc_fds);
+	for (int i = base; i < r->nr_fds; i++)
+		r->fds[i] = -1;
+	for (int e = 0; e < r->nr_ev; e++) {
+		struct rec_event *ev = &r->ev[e];
+
+		for (int c = 0; c < r->nr_cpus; c++) {
+			int fd = event_open(&ev->attr, tid, r->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+			uint64_t id;
+
+			if (fd < 0) {
+				if (errno == ESRCH)
+					return 1;
+				event_open_error(ev->name, -errno);
+				return -1;
+			}
+			r->fds[base + e * r->nr_cpus + c] = fd;
+			if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+				return error("cannot get the id of event '%s': %s", ev->name,
+					     strerror(errno));
+			ALLOC_GROW(ev->ids, ev->nr_ids + 1, ev->alloc_ids);
+			ev->ids[ev->nr_ids++] = id;
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fds[c]) < 0)
+				return error("cannot redirect event '%s' to the ring of cpu %d: %s",
+					     ev->name, r->cpus[c], strerror(errno));
+		}
+	}
+	return 0;
+}
+
+/*
+ * -p: counters on every thread of the target processes.  Threads that start after
+ * their creator has counters inherit them; the list is read again until it holds no
+ * thread without, so none started in between is missed.  Returns 0 or -1.
+ */
+static int open_targets(struct recorder *r)
+{
+	int first = 1;
+
+	for (int round = 0; round < 100; round++) {
+		int added = 0;
+
+		for (int t = 0; t < r->nr_targets; t++) {
+			pid_t *tids;
+			size_t nr = attach_list_tids(r->targets[t], &tids);
+
+			for (size_t i = 0; i < nr; i++) {
+				int ret;
+
+				if (u64set_has(&r->tids_open, (uint64_t)tids[i]))
+					continue;
+				if (first)
+					ret = open_events(r, tids[i]);
+				else
+					ret = open_thread(r, tids[i]);
+				if (ret < 0) {
+					free(tids);
+					return -1;
+				}
+				first = 0;
+				u64set_add(&r->tids_open, (uint64_t)tids[i]);
+				added++;
+			}
+			free(tids);
+		}
+		if (first)
+			return error("the processes to attach to have ended"), -1;
+		if (!added)
+			return 0;
+	}
+	return error("the threads of the processes to attach to keep changing"), -1;
+}
+
 static void close_events(struct recorder *r)
 {
 	if (r->fds)
-		for (int i = 0; i < r->nr_ev * r->nr_cpus; i++)
+		for (int i = 0; i < r->nr_fds; i++)
 			if (r->fds[i] >= 0)
 				close(r->fds[i]);
 	if (r->rings)
@@ -431,6 +543,7 @@ static void close_events(struct recorder *r)
 	free(r->rings);
 	r->fds = NULL;
 	r->rings = NULL;
+	r->nr_fds = r->alloc_fds = 0;
 }
 
 static int write_attrs(struct recorder *r)
@@ -1003,10 +1116,16 @@ static void write_meta(struct recorder *r)
 	struct utsname u;
 	char num[64];
 
-	for (const char **a = o->argv; *a; a++) {
-		if (a != o->argv)
-			strbuf_addch(&tmp, ' ');
-		strbuf_addstr(&tmp, *a);
+	if (o->pids) {
+		/* the processes attached to */
+		strbuf_addstr(&tmp, r->attach_cmdline.len ? r->attach_cmdline.buf : "?");
+		meta_add(&sb, "attach", o->pids);
+	} else {
+		for (const char **a = o->argv; *a; a++) {
+			if (a != o->argv)
+				strbuf_addch(&tmp, ' ');
+			strbuf_addstr(&tmp, *a);
+		}
 	}
 	meta_add(&sb, "cmdline", tmp.buf);
 	if (!uname(&u)) {
@@ -1151,6 +1270,61 @@ static void setup_env(struct recorder *r)
 
 /* ---- main loop ---- */
 
+/*
+ * -p: counters on every thread of the targets, then what the kernel will not tell:
+ * their threads' names and their code mappings, stamped with the time before the
+ * counters opened, so a mapping the kernel reports later replaces ours.
+ */
+static int attach_open(struct recorder *r)
+{
+	struct rlimit rl;
+	time_t earliest = 0;
+
+	/* threads x events x cpus descriptors: a big server needs more than 1024 */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* another user's process: say so, rather than the paranoid advice (not the cause) */
+	for (int t = 0; t < r->nr_targets; t++) {
+		char path[32];
+		struct stat st;
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%d", (int)r->targets[t]);
+		if (stat(path, &st) < 0 || st.st_uid == geteuid() || !geteuid())
+			continue;
+		fd = event_open(&r->ev[0].attr, r->targets[t], -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);	/* allowed (CAP_SYS_PTRACE, CAP_PERFMON) */
+			continue;
+		}
+		if (errno == EACCES || errno == EPERM)
+			return error("cannot attach to pid %d: %s: it belongs to another user "
+				     "(uid %u); attaching needs root or CAP_SYS_PTRACE",
+				     (int)r->targets[t], strerror(errno), (unsigned)st.st_uid);
+	}
+	if (open_targets(r) < 0 || write_attrs(r) < 0)
+		return -1;
+	for (int t = 0; t < r->nr_targets; t++) {
+		time_t start = attach_start_wall(r->targets[t]);
+
+		if (t)
+			strbuf_addstr(&r->attach_cmdline, "; ");
+		if (attach_cmdline(r->targets[t], &r->attach_cmdline) < 0)
+			strbuf_addstr(&r->attach_cmdline, "?");
+		strbuf_addf(&r->attach_cmdline, " (pid %d, attached)", (int)r->targets[t]);
+
+		attach_synthesize(r->targets[t], &r->ev[0].attr, r->ev[0].ids[0], r->start_ns,
+				  on_record, r);
+		if (start && (!earliest || start < earliest))
+			earliest = start;
+	}
+	/* a perf map written after the process started is its own (capture_perf_maps) */
+	r->start_wall = earliest ? earliest - 1 : 0;
+	return 0;
+}
+
 static void print_summary(struct recorder *r, const char *path, int incomplete)
 {
 	uint64_t bytes = recwriter_bytes(r->w);
@@ -1174,8 +1348,9 @@ int record_run(const struct record_opts *o)
 	struct pollfd *pfd = NULL;
 	struct kallsyms ksyms;
 	pthread_t ksyms_thread;
-	int npfd, ksyms_started = 0;
-	char *old;
+	int npfd, ksyms_started = 0, attach = o->pids != NULL, have_cmd;
+	int *target_fd = NULL, targets_left = 0;
+	char *old = NULL;	/* where the previous recording went */
 
 	memset(r, 0, sizeof(*r));
 	memset(&ksyms, 0, sizeof(ksyms));
@@ -1183,8 +1358,15 @@ int record_run(const struct record_opts *o)
 	wl.pid = -1;
 	wl.go_fd = wl.err_fd = wl.pidfd = -1;
 	r->opts = o;
-	if (!o->argv || !o->argv[0])
+	have_cmd = o->argv && o->argv[0];
+	if (!have_cmd && !attach)
 		return error("no command to record"), 64;
+	if (attach) {
+		ret = attach_parse_pids(o->pids, &r->targets);
+		if (ret < 0)
+			return ret == -1 ? 64 : 2;
+		r->nr_targets = ret;
+	}
 
 	if (!o->period && o->freq > max_sample_rate()) {
 		error("-F %lu is above kernel.perf_event_max_sample_rate (%lu): lower -F, or raise "
@@ -1204,8 +1386,10 @@ int record_run(const struct record_opts *o)
 		return 64;
 	}
 	ret = setup_events(r);
-	if (ret)
+	if (ret) {
+		free(r->targets);
 		return ret;
+	}
 	r->nr_cpus = online_cpus(&r->cpus);
 	if (r->nr_cpus <= 0)
 		return error("cannot list the online cpus"), 2;
@@ -1222,9 +1406,11 @@ int record_run(const struct record_opts *o)
 		}
 		if (!lstat(o->output, &st) && S_ISREG(st.st_mode)) {
 			old = xasprintf("%s.old", o->output);
-			if (rename(o->output, old) < 0)
+			if (rename(o->output, old) < 0) {
 				warning("cannot rename '%s' to '%s': %s", o->output, old, strerror(errno));
-			free(old);
+				free(old);
+				old = NULL;
+			}
 		}
 	}
 	r->w = recwriter_open(o->output);
@@ -1254,31 +1440,45 @@ int record_run(const struct record_opts *o)
 		goto out;
 	}
 
-	setup_env(r);
-	if (workload_prepare(&wl, o->argv, &orig_mask, orig_act) < 0)
+	if (!attach)
+		setup_env(r);
+	/* with -p, a command is only the timer: it runs without counters */
+	if (have_cmd && workload_prepare(&wl, o->argv, &orig_mask, orig_act) < 0)
 		goto out;
-	if (open_events(r, wl.pid) < 0 || write_attrs(r) < 0) {
-		workload_abort(&wl);
-		goto out;
+	if (attach) {
+		r->start_ns = now_ns();
+		if (attach_open(r) < 0) {
+			if (have_cmd)
+				workload_abort(&wl);
+			goto out;
+		}
+	} else {
+		if (open_events(r, wl.pid) < 0 || write_attrs(r) < 0) {
+			workload_abort(&wl);
+			goto out;
+		}
+		r->start_ns = now_ns();
+		r->start_wall = time(NULL) - 1;
 	}
-
-	r->start_ns = now_ns();
-	r->start_wall = time(NULL) - 1;
-	if (workload_start(&wl, o->argv[0]) < 0) {
+	if (have_cmd && workload_start(&wl, o->argv[0]) < 0) {
 		workload_reap(&wl, 1, &status);
 		status = 127;
-		close_events(r);
-		recwriter_close(r->w);
-		r->w = NULL;
-		unlink(o->output);
 		goto out;
 	}
 
 	if (!r->ev[0].attr.exclude_kernel)
 		ksyms_started = !pthread_create(&ksyms_thread, NULL, kallsyms_load, &ksyms);
 
-	npfd = r->nr_cpus + 2;
+	npfd = r->nr_cpus + 2 + r->nr_targets;
 	pfd = xcalloc((size_t)npfd, sizeof(*pfd));
+	target_fd = xcalloc((size_t)r->nr_targets + 1, sizeof(int));
+	for (int t = 0; t < r->nr_targets; t++) {
+		/* not our children: a pidfd says when they end */
+		target_fd[t] = (int)syscall(SYS_pidfd_open, r->targets[t], 0);
+		pfd[r->nr_cpus + 2 + t].fd = target_fd[t];
+		pfd[r->nr_cpus + 2 + t].events = POLLIN;
+		targets_left++;
+	}
 	for (int c = 0; c < r->nr_cpus; c++) {
 		pfd[c].fd = r->fds[c];
 		pfd[c].events = POLLIN;
@@ -1291,7 +1491,7 @@ int record_run(const struct record_opts *o)
 
 	while (!done) {
 		struct signalfd_siginfo si;
-		int check_exit = wl.pidfd < 0;
+		int check_exit = have_cmd && wl.pidfd < 0;
 
 		if (poll(pfd, (nfds_t)npfd, POLL_MS) < 0 && errno != EINTR) {
 			error("poll failed: %s", strerror(errno));
@@ -1303,6 +1503,17 @@ int record_run(const struct record_opts *o)
 		drain_all(r);
 		if (pfd[r->nr_cpus + 1].revents & POLLIN)
 			check_exit = 1;
+		for (int t = 0; t < r->nr_targets; t++) {
+			if (r->targets[t] <= 0)
+				continue;
+			if ((target_fd[t] >= 0 && (pfd[r->nr_cpus + 2 + t].revents & POLLIN)) ||
+			    (target_fd[t] < 0 && kill(r->targets[t], 0) < 0 && errno == ESRCH)) {
+				pfd[r->nr_cpus + 2 + t].fd = -1;
+				r->targets[t] = -r->targets[t];	/* ended */
+				if (!--targets_left && !have_cmd)
+					done = 1;
+			}
+		}
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD) {
 				check_exit = 1;
@@ -1311,6 +1522,10 @@ int record_run(const struct record_opts *o)
 			if (!interrupted)
 				first_sig_ns = now_ns();
 			interrupted = 1;
+			if (!have_cmd) {
+				done = 1;	/* -p: the end of the recording, not of the process */
+				continue;
+			}
 			/*
 			 * A terminal's ^C reaches the workload too (same process group); a
 			 * signal sent to dlprof alone by a process is passed on.  A second
@@ -1325,7 +1540,7 @@ int record_run(const struct record_opts *o)
 				killed = 1;
 			}
 		}
-		if (check_exit && workload_reap(&wl, 0, &status) != 0)
+		if (have_cmd && check_exit && workload_reap(&wl, 0, &status) != 0)
 			done = 1;
 		if (now_ns() - last_flush >= FLUSH_NS) {
 			if (recwriter_flush(r->w) < 0)
@@ -1334,6 +1549,8 @@ int record_run(const struct record_opts *o)
 		}
 	}
 	end_ns = now_ns();
+	if (!have_cmd)
+		status = 0;	/* -p: the recording went as asked */
 	/* a crash is news; the death by the signal we passed on is not */
 	if (wl.term_sig && !(interrupted && (wl.term_sig == SIGINT || wl.term_sig == SIGTERM ||
 					     wl.term_sig == SIGHUP || wl.term_sig == SIGQUIT ||
@@ -1385,8 +1602,15 @@ out:
 	if (ksyms_started)
 		pthread_join(ksyms_thread, NULL);
 	kallsyms_free(&ksyms);
-	if (r->w)
+	if (r->w) {
+		/* nothing was recorded: no stub file, and the previous one back in place */
 		recwriter_close(r->w);
+		unlink(o->output);
+		if (old && rename(old, o->output) < 0)
+			warning("cannot rename '%s' back to '%s': %s", old, o->output,
+				strerror(errno));
+	}
+	free(old);
 	close_events(r);
 	workload_release(&wl);
 	if (sfd >= 0) {
@@ -1416,5 +1640,13 @@ out:
 	free(r->scratch);
 	free(r->cpus);
 	free(pfd);
+	if (target_fd)
+		for (int t = 0; t < r->nr_targets; t++)
+			if (target_fd[t] >= 0)
+				close(target_fd[t]);
+	free(target_fd);
+	free(r->targets);
+	u64set_free(&r->tids_open);
+	strbuf_release(&r->attach_cmdline);
 	return status;
 }

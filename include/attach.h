@@ -1,0 +1,44 @@
+/* attach.h - dlprof record -p: processes that were running before the recording.
+ *
+ * The kernel only reports what happens after the counters are opened: the threads,
+ * names and executable mappings a process already has are read from /proc and written
+ * as the COMM and MMAP2 records the kernel would have written (perf calls this
+ * synthesizing), so report sees such a process like one it watched start.
+ */
+#ifndef DLPROF_ATTACH_H
+#define DLPROF_ATTACH_H
+
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "util.h"
+
+/* "PID[,PID...]" into *pids (allocated).  Returns how many; -1 for a bad number, -2 for
+ * a process that does not exist (error printed). */
+int attach_parse_pids(const char *list, pid_t **pids);
+
+/* The threads of pid now (/proc/PID/task), into *tids (allocated).  Returns how many;
+ * 0 when the process is gone. */
+size_t attach_list_tids(pid_t pid, pid_t **tids);
+
+/* When pid started, in seconds of the wall clock; 0 when unknown. */
+time_t attach_start_wall(pid_t pid);
+
+/* pid's command line, arguments separated by spaces, appended to sb.  Returns 0 or -1. */
+int attach_cmdline(pid_t pid, struct strbuf *sb);
+
+typedef int (*attach_emit_fn)(void *ctx, const struct perf_event_header *rec);
+
+/*
+ * One COMM record per thread of pid and one MMAP2 record per executable mapping, with
+ * the sample_id_all trailer attr asks for (time, the event id, cpu 0), passed to emit
+ * one by one.  MMAP2 records carry the device and inode, not a build-id (the recorder
+ * reads build-ids of the files later, as for kernel records without one).
+ * Returns how many records were emitted, or -1 when pid is gone.
+ */
+int attach_synthesize(pid_t pid, const struct perf_event_attr *attr, uint64_t id,
+		      uint64_t time, attach_emit_fn emit, void *ctx);
+
+#endif

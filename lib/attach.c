@@ -1,0 +1,273 @@
+/* attach.c - the threads, names and executable mappings of a running process, as
+ * perf records (see attach.h). */
+#include "attach.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int attach_parse_pids(const char *list, pid_t **pids)
+{
+	char *copy = xstrdup(list), *save = NULL, *tok;
+	size_t nr = 0, alloc = 0;
+	pid_t *v = NULL;
+	int ret;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long p;
+
+		errno = 0;
+		p = strtol(tok, &end, 10);
+		if (errno || *end || end == tok || p <= 0 || p > 0x7fffffff) {
+			error("bad process id '%s' (-p takes PID[,PID...])", tok);
+			ret = -1;
+			goto out;
+		}
+		if (kill((pid_t)p, 0) < 0 && errno == ESRCH) {
+			error("no such process: %ld", p);
+			ret = -2;
+			goto out;
+		}
+		ALLOC_GROW(v, nr + 1, alloc);
+		v[nr++] = (pid_t)p;
+	}
+	if (!nr) {
+		error("-p needs a process id");
+		ret = -1;
+		goto out;
+	}
+	*pids = v;
+	v = NULL;
+	ret = (int)nr;
+out:
+	free(copy);
+	free(v);
+	return ret;
+}
+
+size_t attach_list_tids(pid_t pid, pid_t **tids)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	size_t nr = 0, alloc = 0;
+	pid_t *v = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d) {
+		*tids = NULL;
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		ALLOC_GROW(v, nr + 1, alloc);
+		v[nr++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	*tids = v;
+	return nr;
+}
+
+time_t attach_start_wall(pid_t pid)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char path[64], *p;
+	unsigned long long start = 0, btime = 0;
+	long tck = sysconf(_SC_CLK_TCK);
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (strbuf_read_file(&sb, path, 4096) < 0)
+		goto out;
+	/* "pid (comm) state ppid ...": the comm may hold spaces and parentheses */
+	p = strrchr(sb.buf, ')');
+	if (!p)
+		goto out;
+	/* field 3 (state) follows ") "; starttime is field 22 */
+	for (field = 2; p && field < 21; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		goto out;
+	strbuf_reset(&sb);
+	if (strbuf_read_file(&sb, "/proc/stat", 1 << 20) < 0)
+		goto out;
+	p = strstr(sb.buf, "\nbtime ");
+	if (!p || sscanf(p + 7, "%llu", &btime) != 1)
+		btime = 0;
+out:
+	strbuf_release(&sb);
+	if (!btime || tck <= 0)
+		return 0;
+	return (time_t)(btime + start / (unsigned long long)tck);
+}
+
+int attach_cmdline(pid_t pid, struct strbuf *sb)
+{
+	struct strbuf raw = STRBUF_INIT;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if (strbuf_read_file(&raw, path, 1 << 16) < 0 || !raw.len) {
+		strbuf_release(&raw);
+		return -1;
+	}
+	while (raw.len && !raw.buf[raw.len - 1])
+		raw.len--;
+	for (size_t i = 0; i < raw.len; i++)
+		strbuf_addch(sb, raw.buf[i] ? raw.buf[i] : ' ');
+	strbuf_release(&raw);
+	return 0;
+}
+
+/* The sample_id_all trailer: the fields of sample_type that it holds, in their order. */
+static void add_trailer(struct strbuf *sb, const struct perf_event_attr *attr, uint32_t pid,
+			uint32_t tid, uint64_t time, uint64_t id)
+{
+	uint64_t st = attr->sample_type, zero = 0;
+
+	if (!attr->sample_id_all)
+		return;
+	if (st & PERF_SAMPLE_TID) {
+		strbuf_add(sb, &pid, 4);
+		strbuf_add(sb, &tid, 4);
+	}
+	if (st & PERF_SAMPLE_TIME)
+		strbuf_add(sb, &time, 8);
+	if (st & PERF_SAMPLE_ID)
+		strbuf_add(sb, &id, 8);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		strbuf_add(sb, &id, 8);
+	if (st & PERF_SAMPLE_CPU)
+		strbuf_add(sb, &zero, 8);	/* cpu 0, reserved */
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		strbuf_add(sb, &id, 8);
+}
+
+/* A NUL-terminated string padded with NULs to a multiple of 8 bytes. */
+static void add_padded_str(struct strbuf *sb, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	strbuf_add(sb, s, n);
+	while (n++ % 8)
+		strbuf_addch(sb, '\0');
+}
+
+static int emit_record(struct strbuf *rec, attach_emit_fn emit, void *ctx)
+{
+	struct perf_event_header *h = (struct perf_event_header *)rec->buf;
+
+	if (rec->len > 0xffff)
+		return 0;	/* cannot be one perf record: never from /proc's sizes */
+	h->size = (uint16_t)rec->len;
+	return emit(ctx, h);
+}
+
+static int synth_comms(pid_t pid, const struct perf_event_attr *attr, uint64_t id,
+		       uint64_t time, attach_emit_fn emit, void *ctx)
+{
+	pid_t *tids;
+	size_t nr = attach_list_tids(pid, &tids);
+	struct strbuf rec = STRBUF_INIT, comm = STRBUF_INIT;
+	int n = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		struct perf_event_header h = { PERF_RECORD_COMM, 0, 0 };
+		uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tids[i] };
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tids[i]);
+		strbuf_reset(&comm);
+		if (strbuf_read_file(&comm, path, 64) < 0)
+			continue;	/* the thread ended meanwhile */
+		while (comm.len && comm.buf[comm.len - 1] == '\n')
+			comm.buf[--comm.len] = '\0';
+		strbuf_reset(&rec);
+		strbuf_add(&rec, &h, sizeof(h));
+		strbuf_add(&rec, ids, sizeof(ids));
+		add_padded_str(&rec, comm.buf);
+		add_trailer(&rec, attr, ids[0], ids[1], time, id);
+		if (emit_record(&rec, emit, ctx) < 0)
+			break;
+		n++;
+	}
+	strbuf_release(&rec);
+	strbuf_release(&comm);
+	free(tids);
+	return n;
+}
+
+int attach_synthesize(pid_t pid, const struct perf_event_attr *attr, uint64_t id,
+		      uint64_t time, attach_emit_fn emit, void *ctx)
+{
+	struct strbuf maps = STRBUF_INIT, rec = STRBUF_INIT;
+	char path[64], *line, *nl;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (strbuf_read_file(&maps, path, 0) < 0) {
+		strbuf_release(&maps);
+		return -1;
+	}
+	n = synth_comms(pid, attr, id, time, emit, ctx);
+	for (line = maps.buf; line && *line; line = nl ? nl + 1 : NULL) {
+		struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, 0 };
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int name_at = 0;
+		const char *name;
+		uint32_t u32[2], prot = 0, flags;
+		uint64_t u64[3], gen = 0;
+
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
+			   &maj, &min, &ino, &name_at) < 7 || strlen(perms) < 4)
+			continue;
+		if (perms[2] != 'x')
+			continue;	/* like the kernel without mmap_data: code only */
+		name = name_at ? line + name_at : "";
+		while (*name == ' ')
+			name++;
+		if (!*name)
+			name = "//anon";	/* the kernel's name for anonymous code (JIT) */
+		prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		       PROT_EXEC;
+		flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		u32[0] = (uint32_t)pid;
+		u32[1] = (uint32_t)pid;
+		u64[0] = start;
+		u64[1] = end - start;
+		u64[2] = off;
+		strbuf_reset(&rec);
+		strbuf_add(&rec, &h, sizeof(h));
+		strbuf_add(&rec, u32, sizeof(u32));
+		strbuf_add(&rec, u64, sizeof(u64));
+		u32[0] = maj;
+		u32[1] = min;
+		strbuf_add(&rec, u32, sizeof(u32));
+		strbuf_add(&rec, &ino, 8);
+		strbuf_add(&rec, &gen, 8);
+		strbuf_add(&rec, &prot, 4);
+		strbuf_add(&rec, &flags, 4);
+		add_padded_str(&rec, name);
+		add_trailer(&rec, attr, (uint32_t)pid, (uint32_t)pid, time, id);
+		if (emit_record(&rec, emit, ctx) < 0)
+			break;
+		n++;
+	}
+	strbuf_release(&maps);
+	strbuf_release(&rec);
+	return n;
+}
