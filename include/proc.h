@@ -23,6 +23,8 @@ struct dso {
 	unsigned kernel:1;	/* [kernel.kallsyms] or a kernel module */
 	unsigned anon:1;	/* anonymous memory ("//anon", "[anon:...]", "" ): JIT candidates */
 	unsigned special:1;	/* [vdso], [vsyscall], [stack], [heap] ... */
+	const uint8_t *image;	/* the file's bytes as captured at record time ([vdso]) */
+	size_t image_size;
 	void *sym_priv;		/* owned by symbolize.c */
 	void *unwind_priv;	/* owned by unwind.c */
 };
@@ -47,6 +49,9 @@ int machine_fork(struct machine *m, uint32_t pid, uint32_t ppid, uint32_t tid, u
 int machine_exit(struct machine *m, uint32_t pid, uint32_t tid, uint64_t time);
 /* Record a build-id for a path (DLP_REC_BUILDID), used when the mmap carried none. */
 void machine_set_build_id(struct machine *m, const char *path, const uint8_t *id, size_t size);
+/* The bytes of a file captured at record time (DLP_REC_FILE: the [vdso] image); DSOs
+ * of that path get them as their image.  Copied. */
+void machine_set_image(struct machine *m, const char *path, const void *data, size_t len);
 
 /* The mapping that covered addr in process pid at time, or NULL. */
 const struct map *machine_find_map(struct machine *m, uint32_t pid, uint64_t addr, uint64_t time);

@@ -53,7 +53,9 @@ struct dlp_jit_rec {
 	uint32_t pad;
 };
 
-/* DLP_REC_FILE payload: this struct, then the NUL-terminated path, then the bytes. */
+/* DLP_REC_FILE payload: this struct, then the NUL-terminated path, then the bytes.
+ * dlprof record writes one: "[vdso]", the recorder's own vDSO image (the same for every
+ * 64-bit process of that kernel), which report symbolizes the [vdso] mappings with. */
 struct dlp_file_rec {
 	uint32_t path_len;	/* including the NUL */
 	uint32_t pad;

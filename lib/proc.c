@@ -53,6 +53,9 @@ struct machine {
 	/* build-ids learned from DLP_REC_BUILDID, by path */
 	struct bid { char *path; uint8_t id[20]; uint8_t size; } *bids;
 	size_t nr_bids, alloc_bids;
+	/* files captured at record time (DLP_REC_FILE), by path */
+	struct image { char *path; uint8_t *data; size_t len; } *images;
+	size_t nr_images, alloc_images;
 };
 
 struct machine *machine_new(void)
@@ -92,6 +95,11 @@ void machine_free(struct machine *m)
 	for (size_t i = 0; i < m->nr_bids; i++)
 		free(m->bids[i].path);
 	free(m->bids);
+	for (size_t i = 0; i < m->nr_images; i++) {
+		free(m->images[i].path);
+		free(m->images[i].data);
+	}
+	free(m->images);
 	free(m);
 }
 
@@ -198,6 +206,11 @@ static struct dso *intern_dso(struct machine *m, const char *path, const uint8_t
 		d->build_id_size = id_size;
 	}
 	classify_dso(d, kernel_mode);
+	for (size_t i = 0; i < m->nr_images; i++)
+		if (!strcmp(m->images[i].path, path)) {
+			d->image = m->images[i].data;
+			d->image_size = m->images[i].len;
+		}
 	ALLOC_GROW(m->dsos, m->nr_dsos + 1, m->alloc_dsos);
 	m->dsos[m->nr_dsos++] = d;
 	if (!u64map_get(&m->dso_index, h))
@@ -250,6 +263,23 @@ void machine_set_build_id(struct machine *m, const char *path, const uint8_t *id
 			d->build_id_size = size;
 		}
 	}
+}
+
+void machine_set_image(struct machine *m, const char *path, const void *data, size_t len)
+{
+	struct image *im;
+
+	ALLOC_GROW(m->images, m->nr_images + 1, m->alloc_images);
+	im = &m->images[m->nr_images++];
+	im->path = xstrdup(path);
+	im->data = xmalloc(len ? len : 1);
+	memcpy(im->data, data, len);
+	im->len = len;
+	for (size_t i = 0; i < m->nr_dsos; i++)
+		if (!strcmp(m->dsos[i]->path, path)) {
+			m->dsos[i]->image = im->data;
+			m->dsos[i]->image_size = len;
+		}
 }
 
 int machine_comm(struct machine *m, uint32_t pid, uint32_t tid, const char *comm, int exec,

@@ -102,6 +102,16 @@ static int p_other(void *ctx, uint32_t type, const void *data, size_t len)
 		if (ksyms_add_text(p->ks, data, len) > 0)
 			p->have_ksyms_rec = 1;
 		break;
+	case DLP_REC_FILE: {
+		const struct dlp_file_rec *fr = data;
+		const char *path = (const char *)data + sizeof(*fr);
+
+		if (len >= sizeof(*fr) && fr->path_len && fr->path_len <= len - sizeof(*fr) &&
+		    !path[fr->path_len - 1])
+			machine_set_image(p->m, path, path + fr->path_len,
+					  len - sizeof(*fr) - fr->path_len);
+		break;
+	}
 	case DLP_REC_JITMAP:
 	case DLP_REC_JITDUMP: {
 		const struct dlp_jit_rec *jr = data;

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -924,6 +925,37 @@ static void write_ksyms(struct recorder *r, struct kallsyms *k)
 	strbuf_release(&out);
 }
 
+/*
+ * The [vdso] has no file: its image is this process's own (one per kernel for every
+ * 64-bit process), captured so that report names the samples in it
+ * (__vdso_clock_gettime, ...) wherever it reads the recording.
+ */
+static void write_vdso(struct recorder *r)
+{
+	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)base;
+	struct dlp_file_rec h = { sizeof("[vdso]"), 0 };
+	struct strbuf sb = STRBUF_INIT;
+	size_t size;
+
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return;
+	/* the image is the whole ELF file: its section headers come last */
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(base + eh->e_phoff + (size_t)i * eh->e_phentsize);
+
+		if (ph->p_offset + ph->p_filesz > size)
+			size = ph->p_offset + ph->p_filesz;
+	}
+	if (size > (1u << 20))
+		return;
+	strbuf_add(&sb, "[vdso]", sizeof("[vdso]"));
+	strbuf_add(&sb, base, size);
+	recwriter_add2(r->w, DLP_REC_FILE, &h, sizeof(h), sb.buf, sb.len);
+	strbuf_release(&sb);
+}
+
 static void capture_file(struct recorder *r, uint32_t type, int32_t pid, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1563,6 +1595,7 @@ int record_run(const struct record_opts *o)
 		r->write_failed = 1;
 
 	write_build_ids(r);
+	write_vdso(r);
 	if (ksyms_started) {
 		pthread_join(ksyms_thread, NULL);
 		ksyms_started = 0;

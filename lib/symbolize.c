@@ -413,9 +413,18 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 	s->all = d;
 	dso->sym_priv = d;
 
-	if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/')
+	if (dso->image) {
+		/* captured at record time (the [vdso]): read from memory */
+		d->elf = elf_memory((char *)dso->image, dso->image_size);
+		if (d->elf && elf_kind(d->elf) != ELF_K_ELF) {
+			elf_end(d->elf);
+			d->elf = NULL;
+		}
+	} else if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/') {
 		return d;
-	d->elf = open_elf(dso->path, &d->fd);
+	} else {
+		d->elf = open_elf(dso->path, &d->fd);
+	}
 	if (!d->elf)
 		return d;
 	bidsz = dwelf_elf_gnu_build_id(d->elf, &bid);

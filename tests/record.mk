@@ -1,6 +1,7 @@
 # record.mk - workloads of the record tests (tests/t1*-record-*.sh)
 REC_WORKLOADS := $(O)/tests/workloads/rec-hot $(O)/tests/workloads/rec-threads \
-		 $(O)/tests/workloads/rec-fork $(O)/tests/workloads/rec-exec.sh
+		 $(O)/tests/workloads/rec-fork $(O)/tests/workloads/rec-exec.sh \
+		 $(O)/tests/workloads/rec-vdso
 
 $(filter-out %.sh,$(REC_WORKLOADS)): $(O)/tests/workloads/rec-%: tests/workloads/rec-%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,40 @@
+#!/bin/sh
+# t2106-report-vdso.sh - the [vdso] has no file: record captures its image (the
+# recorder's own, one per kernel) and report names the samples in it, in the table and
+# in stacks; dwarf stacks go through it to main.
+. "$(dirname "$0")/lib.sh"
+. "$SRC/record-lib.sh"
+test_require PERF_EVENTS
+
+# Where the clock source has no vDSO support, clock_gettime() is a system call and the
+# samples land in the kernel instead: only the naming of what is in the [vdso] holds.
+cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+case "$cs" in tsc|kvm-clock|hyperv_clocksource_tsc_page) vdso_clock=true ;; *) vdso_clock=false ;; esac
+
+test_expect_success 'record -g a loop of clock_gettime(); the image is in the file' '
+	"$DLPROF" record -q -g -o fp.data -- "$WL/rec-vdso" 1 &&
+	"$RECDUMP" fp.data | test_grep -q "^FILE len=[0-9]"
+'
+
+test_expect_success 'no [vdso] row is [unknown]; the hot one is __vdso_clock_gettime' '
+	"$DLPROF" report -i fp.data --format csv >rows && cat rows &&
+	! grep -q ",\[unknown\],\[vdso\]\$" rows &&
+	if $vdso_clock; then
+		sed -n 2p rows | test_grep -q ",__vdso_clock_gettime,\[vdso\]\$"
+	fi
+'
+
+test_expect_success 'dwarf: stacks through the [vdso] reach main;vdso_caller' '
+	"$DLPROF" record -q --call-graph dwarf -o dw.data -- "$WL/rec-vdso" 0.5 &&
+	"$DLPROF" fold -i dw.data >folded &&
+	total=$(awk "{ s += \$NF } END { print s }" folded) &&
+	good=$(grep ";main;vdso_caller" folded | awk "{ s += \$NF } END { print s + 0 }") &&
+	echo "$good of $total" && test "$total" -gt 200 &&
+	test $((good * 100)) -ge $((total * 95)) &&
+	! grep -q "\[unknown\]" folded &&
+	if $vdso_clock; then
+		test_grep -q "^rec-vdso;.*;main;vdso_caller;__clock_gettime;__vdso_clock_gettime [0-9]" folded
+	fi
+'
+
+test_done
