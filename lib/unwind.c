@@ -74,8 +74,9 @@ struct load_seg {
 /* per-DSO state, hung on dso->unwind_priv */
 struct unw_dso {
 	int failed;		/* file unusable: no CFI, no bytes */
-	const uint8_t *data;	/* whole file, mmap'ed */
+	const uint8_t *data;	/* whole file, mmap'ed (or the dso's captured image) */
 	size_t size;
+	int borrowed;		/* data is dso->image: not ours to unmap */
 	uint16_t type;		/* ET_EXEC / ET_DYN */
 	struct load_seg *segs;
 	size_t nr_segs;
@@ -144,7 +145,7 @@ static void unw_dso_free(struct unw_dso *d)
 {
 	if (!d)
 		return;
-	if (d->data)
+	if (d->data && !d->borrowed)
 		munmap((void *)d->data, d->size);
 	free(d->segs);
 	free(d);
@@ -195,21 +196,30 @@ static struct unw_dso *dso_get(const struct dso *dso)
 	d = xcalloc(1, sizeof(*d));
 	((struct dso *)dso)->unwind_priv = d;
 	d->failed = 1;
-	if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/')
-		return NULL;
-	fd = open(dso->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(Elf64_Ehdr)) {
+	if (dso->image && dso->image_size >= sizeof(Elf64_Ehdr)) {
+		/* captured at record time (the [vdso]) */
+		d->data = dso->image;
+		d->size = dso->image_size;
+		d->borrowed = 1;
+		p = (void *)dso->image;
+	} else {
+		if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/')
+			return NULL;
+		fd = open(dso->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return NULL;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size < sizeof(Elf64_Ehdr)) {
+			close(fd);
+			return NULL;
+		}
+		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		close(fd);
-		return NULL;
+		if (p == MAP_FAILED)
+			return NULL;
+		d->data = p;
+		d->size = st.st_size;
 	}
-	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return NULL;
-	d->data = p;
-	d->size = st.st_size;
 	eh = p;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_machine != EM_X86_64 || (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) ||
@@ -289,7 +299,7 @@ static int page_kind(struct walk *w, uint64_t addr)
 		if (mp && (!mp->prot || (mp->prot & PROT_EXEC)) && !mp->dso->kernel) {
 			if (mp->dso->anon)
 				kind = PG_ANON;
-			else if (!mp->dso->special)
+			else if (!mp->dso->special || mp->dso->image)
 				kind = PG_FILE;
 			else if (mp->prot & PROT_EXEC)
 				kind = PG_ANON;		/* [vdso] and the like: code without a file */
@@ -429,15 +439,30 @@ static Dwfl_Module *report_module(struct walk *w, uint64_t addr)
 	Dwfl_Module *mod = NULL;
 	uint64_t bias;
 
-	if (!mp || mp->dso->anon || mp->dso->special || mp->dso->kernel ||
+	if (!mp || mp->dso->anon || (mp->dso->special && !mp->dso->image) || mp->dso->kernel ||
 	    space_failed(sp, mp->dso))
 		return NULL;
 	d = dso_get(mp->dso);
 	if (d && !dso_bias(d, mp, &bias)) {
-		dwfl_report_begin_add(sp->dwfl);
-		mod = dwfl_report_elf(sp->dwfl, mp->dso->short_name, mp->dso->path, -1,
-				      bias, true);
-		dwfl_report_end(sp->dwfl, NULL, NULL);
+		int fd = -1;
+
+		/* a captured image has no path: libdwfl reads it from a memfd (a module it
+		 * reports keeps the fd and closes it; a failed report leaves it to us) */
+		if (d->borrowed) {
+			fd = memfd_create("dlprof-image", MFD_CLOEXEC);
+			if (fd >= 0 && write(fd, d->data, d->size) != (ssize_t)d->size) {
+				close(fd);
+				fd = -1;
+			}
+		}
+		if (!d->borrowed || fd >= 0) {
+			dwfl_report_begin_add(sp->dwfl);
+			mod = dwfl_report_elf(sp->dwfl, mp->dso->short_name, mp->dso->path, fd,
+					      bias, true);
+			dwfl_report_end(sp->dwfl, NULL, NULL);
+			if (!mod && fd >= 0)
+				close(fd);
+		}
 		if (mod) {
 			note_roots(sp, mod);
 			mod = dwfl_addrmodule(sp->dwfl, addr);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t2106-report-vdso.sh - the [vdso] has no file: record captures its image (the
 # recorder's own, one per kernel) and report names the samples in it, in the table and
-# in stacks; dwarf stacks go through it to main.
+# in stacks; dwarf stacks go through it to main by its CFI, not by a stack scan.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
 test_require PERF_EVENTS
@@ -24,7 +24,7 @@ test_expect_success 'no [vdso] row is [unknown]; the hot one is __vdso_clock_get
 	fi
 '
 
-test_expect_success 'dwarf: stacks through the [vdso] reach main;vdso_caller' '
+test_expect_success 'dwarf: stacks go through the [vdso] by its CFI to main;vdso_caller' '
 	"$DLPROF" record -q --call-graph dwarf -o dw.data -- "$WL/rec-vdso" 0.5 &&
 	"$DLPROF" fold -i dw.data >folded &&
 	total=$(awk "{ s += \$NF } END { print s }" folded) &&
@@ -32,6 +32,9 @@ test_expect_success 'dwarf: stacks through the [vdso] reach main;vdso_caller' '
 	echo "$good of $total" && test "$total" -gt 200 &&
 	test $((good * 100)) -ge $((total * 95)) &&
 	! grep -q "\[unknown\]" folded &&
+	"$DLPROF" report -i dw.data >rep &&
+	scan=$(sed -n "s/^# stacks: .* \([0-9]*\)\.[0-9]% recovered by scan.*/\1/p" rep) &&
+	echo "recovered by scan: $scan%" && test "$scan" -le 5 &&
 	if $vdso_clock; then
 		test_grep -q "^rec-vdso;.*;main;vdso_caller;__clock_gettime;__vdso_clock_gettime [0-9]" folded
 	fi
