@@ -10,7 +10,8 @@
 # unless DLPROF_TEST_KEEP=1), which is also $TMPDIR: what dlprof or a workload leaves
 # there (a SIGKILLed record's JIT and ITT directories) goes with it.  $DLPROF is the binary under test; $BUILD the build dir.
 # test_skip_all REASON skips the whole file; test_have PREREQ checks a prerequisite:
-#   PERF_EVENTS (perf_event_open allowed), TORCH (python3-torch), DNNL, OPENBLAS, PERF.
+#   PERF_EVENTS (perf_event_open allowed), TORCH (python3-torch), DNNL, OPENBLAS, PERF,
+#   PROTOC (protoc, to decode pprof output).
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$TOP/build"
@@ -45,6 +46,8 @@ test_have() {
 		[ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ] ;;
 	PERF)
 		perf --version >/dev/null 2>&1 ;;
+	PROTOC)
+		command -v protoc >/dev/null 2>&1 ;;
 	*)
 		echo "unknown prerequisite $1" >&2; return 1 ;;
 	esac

@@ -1,0 +1,164 @@
+/* pprof.c - dlprof pprof: the recording as a pprof profile (profile.proto, gzipped). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "dlview.h"
+#include "family.h"
+#include "parse-options.h"
+#include "pprof.h"
+#include "profile.h"
+#include "util.h"
+
+static const char *const pprof_usage[] = {
+	"dlprof pprof [-i FILE] [-o OUT.pb.gz | -o -] [--inline] [--no-kernel] [--families FILE]",
+	NULL
+};
+
+struct pprof_ctx {
+	struct pprof *pp;
+	struct dlview *view;
+	int no_kernel;
+	struct frame *buf;
+	size_t alloc_buf;
+	char *cmdline;
+};
+
+static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
+		    const struct frame *frames, size_t nr, int complete)
+{
+	struct pprof_ctx *c = ctx;
+	const char *fam, *op;
+
+	dlview_classify(c->view, s, frames, nr, &fam, &op);
+	if (c->no_kernel) {
+		size_t n = 0;
+
+		ALLOC_GROW(c->buf, nr + 1, c->alloc_buf);
+		for (size_t i = 0; i < nr; i++)
+			if (!(frames[i].flags & FRAME_KERNEL))
+				c->buf[n++] = frames[i];
+		frames = c->buf;
+		nr = n;
+	}
+	pprof_add(c->pp, frames, nr, machine_comm_at(m, s->pid, s->tid, s->time), s->tid, fam,
+		  op, 1, s->period);
+	return 0;
+}
+
+static int pp_other(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	return dlview_other(((struct pprof_ctx *)ctx)->view, type, data, len);
+}
+
+static int pp_meta(void *ctx, const char *key, const char *value)
+{
+	struct pprof_ctx *c = ctx;
+
+	if (!strcmp(key, "cmdline")) {
+		free(c->cmdline);
+		c->cmdline = xstrdup(value);
+	}
+	return dlview_meta(c->view, key, value);
+}
+
+int cmd_pprof(int argc, const char **argv)
+{
+	const char *input = "dlprof.data", *output = "dlprof.pb.gz", *families = NULL;
+	int inl = 0, no_kernel = 0;
+	const struct option options[] = {
+		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
+		OPT_STRING('o', "output", &output, "FILE", "profile to write (default dlprof.pb.gz; - for stdout)"),
+		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"),
+		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
+		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
+		OPT_END(),
+	};
+	struct profile_opts po;
+	struct profile_stats st;
+	struct session_info info;
+	struct profile_consumer cons;
+	struct pprof_info pi;
+	struct pprof_ctx c;
+	struct family_rules *rules;
+	uint64_t samples;
+	size_t nfuncs, nstacks;
+	FILE *out = NULL;
+	int ret, to_stdout;
+	char comment[512];
+
+	argc = parse_options(argc, argv, options, pprof_usage, 0);
+	if (argc < 0)
+		return PARSE_OPT_EXIT_CODE(argc);
+	if (argc > 0) {
+		error("unexpected argument '%s'", argv[0]);
+		return EXIT_USAGE;
+	}
+	to_stdout = !strcmp(output, "-");
+	if (to_stdout && isatty(1)) {
+		error("not writing a compressed profile to a terminal: give -o FILE");
+		return EXIT_USAGE;
+	}
+	if (access(input, R_OK)) {
+		error("cannot read '%s': %m", input);
+		return EXIT_FATAL;
+	}
+	rules = family_rules_load(families);
+	if (!rules)
+		return EXIT_FATAL;
+	memset(&c, 0, sizeof(c));
+	c.pp = pprof_new();
+	c.view = dlview_new(rules);
+	c.no_kernel = no_kernel;
+	memset(&po, 0, sizeof(po));
+	po.inline_frames = inl;
+	memset(&cons, 0, sizeof(cons));
+	cons.stack = pp_stack;
+	cons.other = pp_other;	/* ITT intervals name oneDNN primitives */
+	cons.meta = pp_meta;
+	cons.ctx = &c;
+	memset(&info, 0, sizeof(info));
+	ret = profile_run(input, &po, &cons, &st, &info);
+	if (ret >= 0) {
+		memset(&pi, 0, sizeof(pi));
+		pi.event = st.event[0] ? st.event : NULL;
+		pi.event_is_time = st.sample_is_time;
+		pi.ns_per_sample = st.sample_period_ns;
+		if (info.have_stats && info.stats.end_ns > info.stats.start_ns)
+			pi.duration_ns = info.stats.end_ns - info.stats.start_ns;
+		else
+			pi.duration_ns = st.last_time - st.first_time;
+		snprintf(comment, sizeof(comment), "dlprof: %s", c.cmdline ? c.cmdline : input);
+		pi.comment = comment;
+		out = to_stdout ? stdout : fopen(output, "wb");
+		if (!out) {
+			error("cannot write '%s': %m", output);
+			ret = -1;
+		} else {
+			int werr = pprof_write(c.pp, &pi, out) < 0;
+
+			werr |= (to_stdout ? fflush(out) : fclose(out)) != 0;
+			if (werr) {
+				error("cannot write '%s': %m", output);
+				ret = -1;
+			}
+		}
+		if (ret >= 0) {
+			pprof_counts(c.pp, &samples, &nfuncs, &nstacks);
+			if (!to_stdout)
+				fprintf(stderr, "dlprof: wrote %s: %llu samples, %zu functions, "
+					"%zu stacks\n", output, (unsigned long long)samples, nfuncs,
+					nstacks);
+		}
+	}
+	pprof_free(c.pp);
+	dlview_free(c.view);
+	family_rules_free(rules);
+	free(c.buf);
+	free(c.cmdline);
+	if (ret < 0)
+		return EXIT_FATAL;
+	return ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;
+}

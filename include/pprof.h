@@ -1,0 +1,43 @@
+/* pprof.h - write a profile in pprof's format (profile.proto, gzip-compressed), for
+ * `go tool pprof`, speedscope and the other tools that read it.
+ *
+ * Samples are added with their stacks (leaf first) and labels; equal stacks with equal
+ * labels are merged.  A location stands for a function (pprof's default granularity):
+ * its address is the function's start where known.  Labels: "thread" (the thread's
+ * name), "tid", and when given "family" and "operator", so `pprof -tagfocus
+ * family=jit-conv` picks one operator family.
+ */
+#ifndef DLPROF_PPROF_H
+#define DLPROF_PPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "frame.h"
+
+struct pprof;
+
+struct pprof_info {
+	const char *event;		/* "cpu-clock", "cycles", ... */
+	int event_is_time;		/* the event counts nanoseconds */
+	uint64_t ns_per_sample;		/* estimated time per sample (0: unknown) */
+	uint64_t duration_ns;
+	const char *comment;		/* e.g. the recorded command line, or NULL */
+};
+
+struct pprof *pprof_new(void);
+void pprof_free(struct pprof *p);
+
+/* One sample (or count equal ones): frames leaf first; family and op may be NULL. */
+void pprof_add(struct pprof *p, const struct frame *frames, size_t nr, const char *comm,
+	       uint32_t tid, const char *family, const char *op, uint64_t count,
+	       uint64_t period);
+
+/* Encode and gzip the profile to out.  Returns 0, or -1 on a write error. */
+int pprof_write(struct pprof *p, const struct pprof_info *info, FILE *out);
+
+/* Samples, functions and distinct stacks added so far (for the summary line). */
+void pprof_counts(const struct pprof *p, uint64_t *samples, size_t *functions, size_t *stacks);
+
+#endif
