@@ -70,11 +70,11 @@ test_expect_success 'a missing or corrupt recording: one line, exit 2, no profil
 
 test_expect_success 'a truncated recording: a warning, exit 1, the profile of what it holds' '
 	size=$(wc -c <t.data) &&
-	head -c $((size * 2 / 3)) t.data >cut.data &&
+	head -c $((size / 2)) t.data >cut.data &&
 	{ "$DLPROF" pprof -i cut.data -o cut.pb.gz 2>err; test $? = 1; } && cat err &&
 	test_grep -q "truncated" err &&
-	summarize cut.pb.gz >csum && cat csum | head -3 &&
-	test "$(sed -n "s/^samples //p" csum)" -lt "$(sed -n "s/^samples //p" sum)"
+	summarize cut.pb.gz >csum && sed -n 3p csum &&
+	test "$(sed -n "s/^samples //p" csum)" -le "$(sed -n "s/^samples //p" sum)"
 '
 
 test_done
