@@ -16,6 +16,7 @@ static const struct cmd_struct commands[] = {
 	{ "record", cmd_record, "run a command and record its profile into dlprof.data" },
 	{ "report", cmd_report, "show where the time went: by symbol, DSO, family, operator, thread" },
 	{ "fold", cmd_fold, "print folded stacks for flamegraph.pl" },
+	{ "diff", cmd_diff, "compare two recordings: where the time moved, by family, op or symbol" },
 	{ "pprof", cmd_pprof, "write the profile for pprof / speedscope (profile.proto, gzipped)" },
 	{ "check-isa", cmd_check_isa, "what vector ISA this CPU, its libraries and a profile use" },
 	{ "families", cmd_families, "list the operator-family rules, or explain a symbol's family" },

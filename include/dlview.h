@@ -62,6 +62,12 @@ void dlview_set_stats(struct dlview *v, const struct profile_stats *st);
 void dlview_classify(struct dlview *v, const struct dlp_sample *s, const struct frame *frames,
 		     size_t nr, const char **family, const char **op);
 
+/* The samples of each family (DLVIEW_FAMILY) or operator (DLVIEW_OP, OpenMP workers
+ * counted under their master's operator, as the op table does), one call each, after
+ * profile_run.  Keys are interned. */
+void dlview_each(struct dlview *v, enum dlview_kind kind,
+		 void (*fn)(void *ctx, const char *key, uint64_t samples), void *ctx);
+
 /* Print one table; limit 0 = all rows.  Returns 0 or -1. */
 int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
 		 enum dlview_format format, size_t limit);

@@ -64,6 +64,8 @@ void fput_json_str(FILE *out, const char *s);
  * symbol, say) gets a line of its own.  Ends with a newline.
  */
 void fput_wrapped(FILE *out, const char *lead, const char *text, size_t indent, size_t width);
+/* Display columns of the first len bytes of a UTF-8 string (each code point one). */
+size_t utf8_cols(const char *s, size_t len);
 /* The value of hex digit c, or -1. */
 int hexval(int c);
 

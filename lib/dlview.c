@@ -1015,6 +1015,17 @@ static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 	free(syms);
 }
 
+void dlview_each(struct dlview *v, enum dlview_kind kind,
+		 void (*fn)(void *ctx, const char *key, uint64_t samples), void *ctx)
+{
+	const struct cmap *m = kind == DLVIEW_OP ? &v->op_self : &v->fam;
+
+	resolve_workers(v);
+	for (size_t i = 0; i < m->size; i++)
+		if (m->tab[i].k1 && m->tab[i].n)
+			fn(ctx, m->tab[i].k1, m->tab[i].n);
+}
+
 int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
 		 enum dlview_format format, size_t limit)
 {

@@ -23,12 +23,7 @@ void fmt_duration(char *buf, size_t sz, uint64_t ns)
 /* display columns of a UTF-8 string (each code point one column) */
 static size_t cols(const char *s)
 {
-	size_t n = 0;
-
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
-	return n;
+	return utf8_cols(s, strlen(s));
 }
 
 /* Collapse every <...> (outermost level) into <…> and every (...) into (), and

@@ -306,7 +306,7 @@ int want_color(int fd)
 	return isatty(fd);
 }
 
-static size_t utf8_cols(const char *s, size_t len)
+size_t utf8_cols(const char *s, size_t len)
 {
 	size_t cols = 0;
 

@@ -1,0 +1,101 @@
+/* diff.c - dlprof diff: where the time moved between two recordings. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "diff.h"
+#include "family.h"
+#include "parse-options.h"
+#include "util.h"
+
+static const char *const diff_usage[] = {
+	"dlprof diff [--sort family|op|sym|dso] [--limit N] [--format table|json|csv] [--families FILE] BASE.data NEW.data",
+	NULL
+};
+
+static int out_width(void)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+	int w = 80;
+
+	if (isatty(1) && !ioctl(1, TIOCGWINSZ, &ws) && ws.ws_col)
+		w = ws.ws_col;
+	else if (c && atoi(c) > 0)
+		w = atoi(c);
+	return w < 80 ? 80 : w > 200 ? 200 : w;
+}
+
+int cmd_diff(int argc, const char **argv)
+{
+	const char *sort = "family", *format = "table", *families = NULL;
+	int limit = -1;
+	const struct option options[] = {
+		OPT_STRING('s', "sort", &sort, "KEY", "compare by family, op, sym or dso (default family)"),
+		OPT_INT('n', "limit", &limit, "N", "show at most N rows (table default 30, 0: all)"),
+		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
+		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
+		OPT_END(),
+	};
+	enum diff_key key;
+	enum diff_format fmt;
+	struct family_rules *rules;
+	struct diff *d;
+	int r0, r1;
+
+	argc = parse_options(argc, argv, options, diff_usage, 0);
+	if (argc < 0)
+		return PARSE_OPT_EXIT_CODE(argc);
+	if (argc != 2) {
+		error("give two recordings: BASE.data NEW.data");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(sort, "family"))
+		key = DIFF_FAMILY;
+	else if (!strcmp(sort, "op"))
+		key = DIFF_OP;
+	else if (!strcmp(sort, "sym") || !strcmp(sort, "symbol"))
+		key = DIFF_SYMBOL;
+	else if (!strcmp(sort, "dso"))
+		key = DIFF_DSO;
+	else {
+		error("unknown sort key '%s' (family, op, sym, dso)", sort);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(format, "table"))
+		fmt = DIFF_TABLE;
+	else if (!strcmp(format, "json"))
+		fmt = DIFF_JSON;
+	else if (!strcmp(format, "csv"))
+		fmt = DIFF_CSV;
+	else {
+		error("unknown format '%s' (table, json, csv)", format);
+		return EXIT_USAGE;
+	}
+	if (limit < -1) {
+		error("--limit must not be negative");
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < 2; i++)
+		if (access(argv[i], R_OK)) {
+			error("cannot read '%s': %m", argv[i]);
+			return EXIT_FATAL;
+		}
+	rules = family_rules_load(families);
+	if (!rules)
+		return EXIT_FATAL;
+	d = diff_new(key, rules);
+	r0 = diff_load(d, 0, argv[0]);
+	r1 = r0 < 0 ? -1 : diff_load(d, 1, argv[1]);
+	if (r0 >= 0 && r1 >= 0)
+		diff_print(d, stdout, fmt, limit >= 0 ? (size_t)limit : fmt == DIFF_TABLE ? 30 : 0,
+			   out_width());
+	fflush(stdout);
+	diff_free(d);
+	family_rules_free(rules);
+	if (r0 < 0 || r1 < 0)
+		return EXIT_FATAL;
+	return r0 == 1 || r1 == 1 ? EXIT_PARTIAL : EXIT_OK;
+}

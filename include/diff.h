@@ -1,0 +1,31 @@
+/* diff.h - compare two recordings (dlprof diff): where the time moved between a base run
+ * and a new one, by operator family, framework operator, symbol or DSO.
+ *
+ * Each side's samples are classified as report does (family rules, ITT, stacks); rows
+ * are the union of both sides' keys with each side's share and estimated time, sorted
+ * by how much the time changed.
+ */
+#ifndef DLPROF_DIFF_H
+#define DLPROF_DIFF_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct family_rules;
+
+enum diff_key { DIFF_FAMILY, DIFF_OP, DIFF_SYMBOL, DIFF_DSO };
+enum diff_format { DIFF_TABLE, DIFF_JSON, DIFF_CSV };
+
+struct diff;
+
+struct diff *diff_new(enum diff_key key, const struct family_rules *rules);
+void diff_free(struct diff *d);
+
+/* Read side 0 (base) or 1 (new).  Returns 0, 1 when the recording was partial
+ * (truncated, records skipped: warned), -1 on error (printed). */
+int diff_load(struct diff *d, int side, const char *path);
+
+/* Print the comparison; limit 0: all rows; width: table columns. */
+void diff_print(struct diff *d, FILE *out, enum diff_format fmt, size_t limit, int width);
+
+#endif

@@ -1,0 +1,381 @@
+/* diff.c - where the time moved between two recordings (see diff.h). */
+#include "diff.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlview.h"
+#include "family.h"
+#include "output.h"
+#include "profile.h"
+#include "rephash.h"
+#include "util.h"
+
+struct diff_side {
+	const char *path;
+	char *cmdline;
+	char event[64];
+	uint64_t samples, ns_per_sample, duration_ns;
+	struct u64map counts;		/* interned key -> (uintptr_t) samples */
+};
+
+struct diff_row {
+	const char *key;
+	uint64_t n[2];
+	int64_t delta_ns;
+};
+
+struct diff {
+	enum diff_key key;
+	const struct family_rules *rules;
+	struct strpool pool;
+	struct diff_side side[2];
+	struct dlview *view;		/* the side being loaded (family and op keys) */
+	struct diff_side *cur;
+	struct strbuf tmp;
+};
+
+struct diff *diff_new(enum diff_key key, const struct family_rules *rules)
+{
+	struct diff *d = xcalloc(1, sizeof(*d));
+
+	d->key = key;
+	d->rules = rules;
+	strpool_init(&d->pool);
+	u64map_init(&d->side[0].counts);
+	u64map_init(&d->side[1].counts);
+	return d;
+}
+
+void diff_free(struct diff *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < 2; i++) {
+		u64map_release(&d->side[i].counts);
+		free(d->side[i].cmdline);
+	}
+	strpool_release(&d->pool);
+	strbuf_release(&d->tmp);
+	free(d);
+}
+
+static void count(struct diff *d, const char *key, uint64_t n)
+{
+	void **slot = u64map_slot(&d->cur->counts, (uintptr_t)strpool_intern(&d->pool, key));
+
+	*slot = (void *)((uintptr_t)*slot + (uintptr_t)n);
+}
+
+static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
+		    const struct frame *frames, size_t nr, int complete)
+{
+	struct diff *d = ctx;
+
+	if (d->view)
+		return dlview_add(d->view, m, s, frames, nr, NULL);
+	if (!nr)
+		return 0;
+	strbuf_reset(&d->tmp);
+	if (d->key == DIFF_DSO)
+		strbuf_addstr(&d->tmp, frames[0].dso ? frames[0].dso : "[unknown]");
+	else	/* split again for the table's columns */
+		strbuf_addf(&d->tmp, "%s\1%s", frames[0].sym,
+			    frames[0].dso ? frames[0].dso : "[unknown]");
+	count(d, d->tmp.buf, 1);
+	return 0;
+}
+
+static int on_other(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct diff *d = ctx;
+
+	return d->view ? dlview_other(d->view, type, data, len) : 0;
+}
+
+static int on_meta(void *ctx, const char *key, const char *value)
+{
+	struct diff *d = ctx;
+
+	if (!strcmp(key, "cmdline")) {
+		free(d->cur->cmdline);
+		d->cur->cmdline = xstrdup(value);
+	}
+	return d->view ? dlview_meta(d->view, key, value) : 0;
+}
+
+static int on_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
+		     uint64_t time, int out, int preempt)
+{
+	struct diff *d = ctx;
+
+	return d->view ? dlview_context_switch(d->view, m, pid, tid, cpu, time, out, preempt) : 0;
+}
+
+static void count_view(void *ctx, const char *key, uint64_t n)
+{
+	count(ctx, key, n);
+}
+
+int diff_load(struct diff *d, int side, const char *path)
+{
+	struct diff_side *sd = &d->side[side];
+	struct profile_opts po;
+	struct profile_consumer cons;
+	struct profile_stats st;
+	struct session_info info;
+	int ret;
+
+	sd->path = path;
+	d->cur = sd;
+	if (d->key == DIFF_FAMILY || d->key == DIFF_OP)
+		d->view = dlview_new(d->rules);
+	memset(&po, 0, sizeof(po));
+	memset(&cons, 0, sizeof(cons));
+	cons.stack = on_stack;
+	cons.other = on_other;
+	cons.meta = on_meta;
+	cons.context_switch = on_switch;
+	cons.ctx = d;
+	memset(&info, 0, sizeof(info));
+	ret = profile_run(path, &po, &cons, &st, &info);
+	if (ret >= 0) {
+		sd->samples = st.samples;
+		sd->ns_per_sample = st.sample_period_ns;
+		snprintf(sd->event, sizeof(sd->event), "%s", st.event);
+		if (info.have_stats && info.stats.end_ns > info.stats.start_ns)
+			sd->duration_ns = info.stats.end_ns - info.stats.start_ns;
+		else
+			sd->duration_ns = st.last_time - st.first_time;
+		if (d->view) {
+			dlview_set_stats(d->view, &st);
+			dlview_each(d->view, d->key == DIFF_OP ? DLVIEW_OP : DLVIEW_FAMILY,
+				    count_view, d);
+		}
+		if (info.bad_records)
+			ret = 1;
+	}
+	dlview_free(d->view);
+	d->view = NULL;
+	return ret;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct diff_row *x = a, *y = b;
+	int64_t ax = x->delta_ns < 0 ? -x->delta_ns : x->delta_ns;
+	int64_t ay = y->delta_ns < 0 ? -y->delta_ns : y->delta_ns;
+
+	if (ax != ay)
+		return ax > ay ? -1 : 1;
+	if (x->n[1] + x->n[0] != y->n[1] + y->n[0])
+		return x->n[1] + x->n[0] > y->n[1] + y->n[0] ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static struct diff_row *collect(struct diff *d, size_t *nr)
+{
+	struct u64map idx;
+	struct diff_row *rows = NULL;
+	size_t n = 0, alloc = 0;
+
+	u64map_init(&idx);
+	for (int s = 0; s < 2; s++) {
+		const struct u64map *c = &d->side[s].counts;
+
+		for (size_t i = 0; i < c->cap; i++) {
+			void **slot;
+
+			if (!c->used[i])
+				continue;
+			slot = u64map_slot(&idx, c->keys[i]);
+			if (!*slot) {
+				ALLOC_GROW(rows, n + 1, alloc);
+				memset(&rows[n], 0, sizeof(rows[n]));
+				rows[n].key = (const char *)(uintptr_t)c->keys[i];
+				*slot = (void *)(uintptr_t)++n;
+			}
+			rows[(uintptr_t)*slot - 1].n[s] = (uintptr_t)c->vals[i];
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		rows[i].delta_ns = (int64_t)(rows[i].n[1] * d->side[1].ns_per_sample) -
+				   (int64_t)(rows[i].n[0] * d->side[0].ns_per_sample);
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_rows);
+	u64map_release(&idx);
+	*nr = n;
+	return rows;
+}
+
+static double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+static const char *key_name(enum diff_key k)
+{
+	return k == DIFF_FAMILY ? "family" : k == DIFF_OP ? "operator" :
+	       k == DIFF_DSO ? "dso" : "symbol";
+}
+
+/* "+1.23 s" / "-45.6 ms" */
+static void fmt_delta(char *buf, size_t sz, int64_t ns)
+{
+	char t[32];
+
+	fmt_duration(t, sizeof(t), (uint64_t)(ns < 0 ? -ns : ns));
+	snprintf(buf, sz, "%s%s", ns < 0 ? "-" : ns > 0 ? "+" : " ", t);
+}
+
+/* A symbol row's key is "sym\1dso": the name part and the DSO part. */
+static const char *key_dso(const char *key, size_t *sym_len)
+{
+	const char *sep = strchr(key, '\1');
+
+	*sym_len = sep ? (size_t)(sep - key) : strlen(key);
+	return sep ? sep + 1 : NULL;
+}
+
+static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t nr,
+			size_t limit, int width)
+{
+	uint64_t tot[2];
+	/* columns before the name: 7+1+7+1+9+1+9+1+10+2 */
+	size_t name_w = width > 58 ? (size_t)width - 48 - 1 : 10, dso_w = 0;
+	char a[48], b[48], c[48], name[512], dso[128], sym[512];
+
+	for (int s = 0; s < 2; s++) {
+		const struct diff_side *sd = &d->side[s];
+
+		tot[s] = sd->samples * sd->ns_per_sample;
+		fmt_duration(a, sizeof(a), tot[s]);
+		fprintf(out, "# %s %s: %s\n", s ? "new: " : "base:", sd->path,
+			sd->cmdline ? sd->cmdline : "?");
+		fprintf(out, "#       %" PRIu64 " samples of %s, %s on CPU\n", sd->samples,
+			sd->event[0] ? sd->event : "?", a);
+	}
+	fmt_delta(a, sizeof(a), (int64_t)tot[1] - (int64_t)tot[0]);
+	fprintf(out, "# change: %s on CPU (%+.1f%%); rows by how much their time changed\n\n",
+		a, tot[0] ? 100.0 * ((double)tot[1] - (double)tot[0]) / (double)tot[0] : 0.0);
+	if (d->key == DIFF_SYMBOL) {
+		dso_w = name_w / 3 < 12 ? 12 : name_w / 3;
+		name_w -= dso_w + 1;
+		fprintf(out, "%7s %7s %9s %9s %10s  %-*s %s\n", "Base%", "New%", "Base", "New",
+			"Change", (int)name_w, "Symbol", "DSO");
+	} else {
+		fprintf(out, "%7s %7s %9s %9s %10s  %s\n", "Base%", "New%", "Base", "New", "Change",
+			d->key == DIFF_FAMILY ? "Family" : d->key == DIFF_OP ? "Operator" : "DSO");
+	}
+	for (size_t i = 0; i < nr && (!limit || i < limit); i++) {
+		const struct diff_row *r = &rows[i];
+
+		fmt_duration(a, sizeof(a), r->n[0] * d->side[0].ns_per_sample);
+		fmt_duration(b, sizeof(b), r->n[1] * d->side[1].ns_per_sample);
+		fmt_delta(c, sizeof(c), r->delta_ns);
+		if (d->key == DIFF_SYMBOL) {
+			size_t sl;
+			const char *ds = key_dso(r->key, &sl);
+
+			snprintf(sym, sizeof(sym), "%.*s", (int)sl, r->key);
+			/* "lib.so!func@0x.." beside a DSO column: "func@0x.." */
+			if (ds && !strncmp(sym, ds, strlen(ds)) && sym[strlen(ds)] == '!')
+				memmove(sym, sym + strlen(ds) + 1, strlen(sym + strlen(ds) + 1) + 1);
+			shorten_name(sym, name_w, name, sizeof(name));
+			shorten_dso(ds ? ds : "", dso_w, dso, sizeof(dso));
+		} else {
+			shorten_name(r->key, name_w, name, sizeof(name));
+		}
+		fprintf(out, "%6.2f%% %6.2f%% %9s %9s %10s  ", pct(r->n[0], d->side[0].samples),
+			pct(r->n[1], d->side[1].samples), r->n[0] ? a : "-", r->n[1] ? b : "-", c);
+		if (d->key == DIFF_SYMBOL)
+			fprintf(out, "%s%*s %s\n", name, (int)(name_w - utf8_cols(name, strlen(name))), "", dso);
+		else
+			fprintf(out, "%s\n", name);
+	}
+	if (limit && nr > limit)
+		fprintf(out, "... %zu more rows (--limit 0 shows all)\n", nr - limit);
+}
+
+/* A key as JSON and CSV show it: "sym [dso]" for symbols. */
+static const char *key_text(struct diff *d, const char *key)
+{
+	size_t sl;
+	const char *ds = key_dso(key, &sl);
+
+	if (!ds)
+		return key;
+	strbuf_reset(&d->tmp);
+	/* pseudo DSOs ("[jit]", "[kernel.kallsyms]") carry their own brackets */
+	strbuf_addf(&d->tmp, ds[0] == '[' ? "%.*s %s" : "%.*s [%s]", (int)sl, key, ds);
+	return d->tmp.buf;
+}
+
+static void print_json(struct diff *d, FILE *out, struct diff_row *rows, size_t nr,
+		       size_t limit)
+{
+	fprintf(out, "{\"key\": \"%s\"", key_name(d->key));
+	for (int s = 0; s < 2; s++) {
+		const struct diff_side *sd = &d->side[s];
+
+		fprintf(out, ", \"%s\": {\"file\": ", s ? "new" : "base");
+		fput_json_str(out, sd->path);
+		fprintf(out, ", \"cmdline\": ");
+		fput_json_str(out, sd->cmdline ? sd->cmdline : "");
+		fprintf(out, ", \"event\": ");
+		fput_json_str(out, sd->event);
+		fprintf(out, ", \"samples\": %" PRIu64 ", \"ns_per_sample\": %" PRIu64
+			", \"duration_ns\": %" PRIu64 "}", sd->samples, sd->ns_per_sample,
+			sd->duration_ns);
+	}
+	fprintf(out, ", \"rows\": [");
+	for (size_t i = 0; i < nr && (!limit || i < limit); i++) {
+		const struct diff_row *r = &rows[i];
+
+		fprintf(out, "%s\n  {\"name\": ", i ? "," : "");
+		fput_json_str(out, key_text(d, r->key));
+		fprintf(out, ", \"base_samples\": %" PRIu64 ", \"new_samples\": %" PRIu64
+			", \"base_pct\": %.4f, \"new_pct\": %.4f, \"base_ns\": %" PRIu64
+			", \"new_ns\": %" PRIu64 ", \"delta_ns\": %" PRId64 "}",
+			r->n[0], r->n[1], pct(r->n[0], d->side[0].samples),
+			pct(r->n[1], d->side[1].samples), r->n[0] * d->side[0].ns_per_sample,
+			r->n[1] * d->side[1].ns_per_sample, r->delta_ns);
+	}
+	fprintf(out, "\n]}\n");
+}
+
+static void print_csv(struct diff *d, FILE *out, struct diff_row *rows, size_t nr,
+		      size_t limit)
+{
+	fprintf(out, "%s,base_samples,new_samples,base_pct,new_pct,base_ns,new_ns,delta_ns\n",
+		key_name(d->key));
+	for (size_t i = 0; i < nr && (!limit || i < limit); i++) {
+		const struct diff_row *r = &rows[i];
+
+		fputc('"', out);
+		for (const char *p = key_text(d, r->key); *p; p++) {
+			if (*p == '"')
+				fputc('"', out);
+			fputc(*p, out);
+		}
+		fprintf(out, "\",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRId64
+			"\n", r->n[0], r->n[1], pct(r->n[0], d->side[0].samples),
+			pct(r->n[1], d->side[1].samples), r->n[0] * d->side[0].ns_per_sample,
+			r->n[1] * d->side[1].ns_per_sample, r->delta_ns);
+	}
+}
+
+void diff_print(struct diff *d, FILE *out, enum diff_format fmt, size_t limit, int width)
+{
+	size_t nr;
+	struct diff_row *rows = collect(d, &nr);
+
+	if (fmt == DIFF_JSON)
+		print_json(d, out, rows, nr, limit);
+	else if (fmt == DIFF_CSV)
+		print_csv(d, out, rows, nr, limit);
+	else
+		print_table(d, out, rows, nr, limit, width);
+	free(rows);
+}
