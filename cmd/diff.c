@@ -30,13 +30,14 @@ static int out_width(void)
 
 int cmd_diff(int argc, const char **argv)
 {
-	const char *sort = "family", *format = "table", *families = NULL;
+	const char *sort = "family", *format = "table", *families = NULL, *event = NULL;
 	int limit = -1;
 	const struct option options[] = {
 		OPT_STRING('s', "sort", &sort, "KEY", "compare by family, op, sym or dso (default family)"),
 		OPT_INT('n', "limit", &limit, "N", "show at most N rows (table default 30, 0: all)"),
 		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
+		OPT_STRING('e', "event", &event, "NAME", "compare the samples of this event (default each file's first)"),
 		OPT_END(),
 	};
 	enum diff_key key;
@@ -86,7 +87,7 @@ int cmd_diff(int argc, const char **argv)
 	rules = family_rules_load(families);
 	if (!rules)
 		return EXIT_FATAL;
-	d = diff_new(key, rules);
+	d = diff_new(key, rules, event);
 	r0 = diff_load(d, 0, argv[0]);
 	r1 = r0 < 0 ? -1 : diff_load(d, 1, argv[1]);
 	if (r0 >= 0 && r1 >= 0)

@@ -72,7 +72,7 @@ static void print_line(void *ctx, const char *stack, uint64_t count)
 
 int cmd_fold(int argc, const char **argv)
 {
-	const char *input = "dlprof.data", *families = NULL;
+	const char *input = "dlprof.data", *families = NULL, *event = NULL;
 	int inl = 0, no_kernel = 0, no_comm = 0, by_family = 0, by_op = 0;
 	struct family_rules *rules = NULL;
 	const struct option options[] = {
@@ -83,6 +83,7 @@ int cmd_fold(int argc, const char **argv)
 		OPT_BOOL(0, "family", &by_family, "start each stack with its operator family"),
 		OPT_BOOL(0, "op", &by_op, "start each stack with its framework operator (after the family)"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
+		OPT_STRING('e', "event", &event, "NAME", "fold the samples of this event (default the first recorded)"),
 		OPT_END(),
 	};
 	struct profile_opts po;
@@ -123,6 +124,7 @@ int cmd_fold(int argc, const char **argv)
 	}
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
+	po.event = event;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = fold_stack;
 	if (fc.view)

@@ -67,6 +67,7 @@ static int pp_meta(void *ctx, const char *key, const char *value)
 int cmd_pprof(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *output = "dlprof.pb.gz", *families = NULL;
+	const char *event = NULL;
 	int inl = 0, no_kernel = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
@@ -74,6 +75,7 @@ int cmd_pprof(int argc, const char **argv)
 		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"),
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
+		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"),
 		OPT_END(),
 	};
 	struct profile_opts po;
@@ -114,6 +116,7 @@ int cmd_pprof(int argc, const char **argv)
 	c.no_kernel = no_kernel;
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
+	po.event = event;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = pp_stack;
 	cons.other = pp_other;	/* ITT intervals name oneDNN primitives */

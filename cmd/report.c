@@ -160,7 +160,7 @@ static int term_width(void)
 int cmd_report(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *sort = "self", *format = "table";
-	const char *group = NULL, *families = NULL;
+	const char *group = NULL, *families = NULL, *event = NULL;
 	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
@@ -168,6 +168,7 @@ int cmd_report(int argc, const char **argv)
 			   "self, total, sym, dso, comm, tid, family, op or thread (default self)"),
 		OPT_STRING(0, "group", &group, "family", "top symbols under each operator family"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
+		OPT_STRING('e', "event", &event, "NAME", "count the samples of this event (default the first recorded)"),
 		OPT_BOOL(0, "no-findings", &no_findings, "do not print findings under the table"),
 		OPT_INT('n', "limit", &limit, "N", "show at most N rows (table default 40, 0: all)"),
 		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
@@ -264,6 +265,7 @@ int cmd_report(int argc, const char **argv)
 	u64map_init(&rc.row_fams);
 	memset(&po, 0, sizeof(po));
 	po.srcline = srcline;
+	po.event = event;
 	po.no_children = no_children;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = rep_stack;
@@ -283,6 +285,7 @@ int cmd_report(int argc, const char **argv)
 	h.file = input;
 	h.cmdline = rc.cmdline;
 	h.event = st.event[0] ? st.event : "?";
+	h.other_events = st.other_events;
 	snprintf(sampling, sizeof(sampling), "%s%s%s%s", rc.sampling[0] ? rc.sampling : "",
 		 rc.callgraph[0] ? (rc.sampling[0] ? ", stacks: " : "stacks: ") : "",
 		 rc.callgraph, "");

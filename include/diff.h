@@ -18,7 +18,8 @@ enum diff_format { DIFF_TABLE, DIFF_JSON, DIFF_CSV };
 
 struct diff;
 
-struct diff *diff_new(enum diff_key key, const struct family_rules *rules);
+/* event: the event whose samples count in both recordings; NULL: each one's first. */
+struct diff *diff_new(enum diff_key key, const struct family_rules *rules, const char *event);
 void diff_free(struct diff *d);
 
 /* Read side 0 (base) or 1 (new).  Returns 0, 1 when the recording was partial

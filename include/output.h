@@ -14,6 +14,7 @@ struct report_header {
 	const char *file;
 	const char *cmdline;		/* NULL when not recorded */
 	const char *event;
+	const char *other_events;	/* recorded too, not counted here ("a,b"), or NULL */
 	const char *sampling;		/* "999 Hz", "every 100000 events", ... */
 	uint64_t samples, lost;
 	uint64_t duration_ns;

@@ -20,6 +20,7 @@ struct profile_opts {
 	int inline_frames;	/* expand inline chains into extra frames */
 	int no_children;	/* leaf only */
 	size_t max_depth;	/* 0: no limit (capped at 512) */
+	const char *event;	/* the event whose samples count; NULL: the first recorded */
 };
 
 struct profile_stats {
@@ -31,6 +32,8 @@ struct profile_stats {
 	uint64_t period_total;
 	uint64_t first_time, last_time;
 	char event[64];
+	char other_events[128];		/* the recording's other events ("a,b"), not counted */
+	uint64_t other_samples;		/* their samples, left out */
 	int sample_is_time;		/* event counts nanoseconds (cpu-clock/task-clock) */
 	uint64_t sample_period_ns;	/* estimated ns per sample (freq mode: from the timeline) */
 };

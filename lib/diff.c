@@ -29,6 +29,7 @@ struct diff_row {
 struct diff {
 	enum diff_key key;
 	const struct family_rules *rules;
+	const char *event;
 	struct strpool pool;
 	struct diff_side side[2];
 	struct dlview *view;		/* the side being loaded (family and op keys) */
@@ -36,11 +37,12 @@ struct diff {
 	struct strbuf tmp;
 };
 
-struct diff *diff_new(enum diff_key key, const struct family_rules *rules)
+struct diff *diff_new(enum diff_key key, const struct family_rules *rules, const char *event)
 {
 	struct diff *d = xcalloc(1, sizeof(*d));
 
 	d->key = key;
+	d->event = event;
 	d->rules = rules;
 	strpool_init(&d->pool);
 	u64map_init(&d->side[0].counts);
@@ -132,6 +134,7 @@ int diff_load(struct diff *d, int side, const char *path)
 	if (d->key == DIFF_FAMILY || d->key == DIFF_OP)
 		d->view = dlview_new(d->rules);
 	memset(&po, 0, sizeof(po));
+	po.event = d->event;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = on_stack;
 	cons.other = on_other;

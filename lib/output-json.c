@@ -20,6 +20,8 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 		fputs("null", out);
 	fprintf(out, ",\"event\":");
 	fput_json_str(out, h->event);
+	fprintf(out, ",\"other_events\":");
+	fput_json_str(out, h->other_events ? h->other_events : "");
 	fprintf(out, ",\"sampling\":");
 	fput_json_str(out, h->sampling);
 	fprintf(out, ",\"key\":");

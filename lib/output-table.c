@@ -149,6 +149,9 @@ void output_header(FILE *out, const struct report_header *h)
 		fprintf(out, "# command: %s\n", h->cmdline);
 	fprintf(out, "# event:   %s%s%s%s\n", h->event, h->sampling ? " (" : "",
 		h->sampling ? h->sampling : "", h->sampling ? ")" : "");
+	if (h->other_events && *h->other_events)
+		fprintf(out, "#          also recorded, not counted here: %s (--event NAME)\n",
+			h->other_events);
 	fprintf(out, "# samples: %llu in %s, lost: %llu\n", (unsigned long long)h->samples, dur,
 		(unsigned long long)h->lost);
 	fprintf(out, "# stacks:  %.1f%% reach the thread root, %.1f%% named",

@@ -38,7 +38,7 @@ struct prof {
 	unsigned *ipflags;
 	struct frame *frames;
 	size_t max_frames;
-	const struct evsel *first_ev;
+	const struct evsel *sel_ev;	/* the event counted (profile_opts.event) */
 	int ready;
 };
 
@@ -46,12 +46,17 @@ static int p_attr(void *ctx, const struct evsel *ev)
 {
 	struct prof *p = ctx;
 
-	if (!p->first_ev) {
-		p->first_ev = ev;
+	if (!p->sel_ev && (!p->opts->event || !strcmp(ev->name, p->opts->event))) {
+		p->sel_ev = ev;
 		snprintf(p->st->event, sizeof(p->st->event), "%s", ev->name);
 		p->st->sample_is_time = ev->attr.type == PERF_TYPE_SOFTWARE &&
 			(ev->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
 			 ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+	} else {
+		size_t n = strlen(p->st->other_events);
+
+		snprintf(p->st->other_events + n, sizeof(p->st->other_events) - n, "%s%s",
+			 n ? "," : "", ev->name);
 	}
 	return 0;
 }
@@ -363,6 +368,11 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 {
 	struct prof *p = ctx;
 
+	/* one event per table: samples of the others count other things */
+	if (p->sel_ev && s->evsel && s->evsel != p->sel_ev) {
+		p->st->other_samples++;
+		return 0;
+	}
 	if (!p->ready) {
 		p->ready = 1;
 		if (!p->have_ksyms_rec && !ksyms_count(p->ks))
@@ -402,6 +412,12 @@ int profile_run(const char *path, const struct profile_opts *opts,
 	p.ipflags = xcalloc(MAX_DEPTH, sizeof(*p.ipflags));
 
 	ret = session_process(path, &prof_ops, &p, info);
+	if (ret >= 0 && opts->event && !p.sel_ev) {
+		error("no event '%s' in '%s'%s%s%s", opts->event, path,
+		      stats->other_events[0] ? " (it has " : "", stats->other_events,
+		      stats->other_events[0] ? ")" : "");
+		ret = -1;
+	}
 
 	if (info->have_stats) {
 		if (info->stats.lost > stats->lost)

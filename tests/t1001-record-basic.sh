@@ -95,6 +95,20 @@ test_expect_success 'two events share the rings; each has its ids' '
 	test "$(grep -c "^ATTR name=page-faults .* ids=$ncpu$" twodump)" = 1
 '
 
+test_expect_success 'report counts one event at a time: the first, or --event NAME' '
+	"$DLPROF" report -i two.data --format json >clk.json &&
+	"$DLPROF" report -i two.data --format json --event page-faults >pf.json &&
+	"$DLPROF" report -i two.data >clk.txt && head -5 clk.txt &&
+	test_grep -q "^#  *also recorded, not counted here: page-faults" clk.txt &&
+	nclk=$(sed -n "s/.*\"event\":\"cpu-clock\".*\"samples\":\([0-9]*\),.*/\1/p" clk.json) &&
+	npf=$(sed -n "s/.*\"event\":\"page-faults\".*\"samples\":\([0-9]*\),.*/\1/p" pf.json) &&
+	all=$(grep -c "^PERF SAMPLE" twodump) &&
+	echo "cpu-clock $nclk + page-faults $npf = $all" &&
+	test "$nclk" -gt 100 && test "$npf" -gt 0 && test $((nclk + npf)) = "$all" &&
+	{ "$DLPROF" report -i two.data --event cycles 2>err; test $? = 2; } &&
+	test_grep -q "no event .cycles. in .two.data. (it has cpu-clock,page-faults)" err
+'
+
 test_expect_success '-g records call chains reaching main' '
 	"$DLPROF" record -q -g -o g.data -- "$WL/rec-hot" 0.3 &&
 	"$RECDUMP" g.data >gdump &&
