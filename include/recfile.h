@@ -61,6 +61,11 @@ struct dlp_file_rec {
 	uint32_t pad;
 };
 
+/* Append the DLP_REC_FILE payload of this process's own [vdso] image to sb.  Returns 0,
+ * or -1 when there is none (no AT_SYSINFO_EHDR, not a 64-bit ELF). */
+struct strbuf;
+int vdso_file_rec(struct strbuf *sb);
+
 /* DLP_REC_STATS payload. */
 struct dlp_stats {
 	uint64_t samples;	/* PERF_RECORD_SAMPLE records written */

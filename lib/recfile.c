@@ -18,6 +18,7 @@
 #include "recfile-priv.h"
 #include "util.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -861,4 +863,30 @@ out_unmap:
 int recfile_read(const char *path, recfile_cb *cb, void *ctx, struct recfile_info *info)
 {
 	return recfile_read_flags(path, cb, ctx, info, 0);
+}
+
+int vdso_file_rec(struct strbuf *sb)
+{
+	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)base;
+	struct dlp_file_rec h = { sizeof("[vdso]"), 0 };
+	size_t size;
+
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return -1;
+	/* the image is the whole ELF file: its section headers come last */
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(base + eh->e_phoff +
+						      (size_t)i * eh->e_phentsize);
+
+		if (ph->p_offset + ph->p_filesz > size)
+			size = ph->p_offset + ph->p_filesz;
+	}
+	if (size > (1u << 20))
+		return -1;
+	strbuf_add(sb, &h, sizeof(h));
+	strbuf_add(sb, "[vdso]", sizeof("[vdso]"));
+	strbuf_add(sb, base, size);
+	return 0;
 }

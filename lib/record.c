@@ -932,27 +932,10 @@ static void write_ksyms(struct recorder *r, struct kallsyms *k)
  */
 static void write_vdso(struct recorder *r)
 {
-	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
-	const Elf64_Ehdr *eh = (const void *)base;
-	struct dlp_file_rec h = { sizeof("[vdso]"), 0 };
 	struct strbuf sb = STRBUF_INIT;
-	size_t size;
 
-	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
-		return;
-	/* the image is the whole ELF file: its section headers come last */
-	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	for (int i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph = (const void *)(base + eh->e_phoff + (size_t)i * eh->e_phentsize);
-
-		if (ph->p_offset + ph->p_filesz > size)
-			size = ph->p_offset + ph->p_filesz;
-	}
-	if (size > (1u << 20))
-		return;
-	strbuf_add(&sb, "[vdso]", sizeof("[vdso]"));
-	strbuf_add(&sb, base, size);
-	recwriter_add2(r->w, DLP_REC_FILE, &h, sizeof(h), sb.buf, sb.len);
+	if (!vdso_file_rec(&sb))
+		recwriter_add(r->w, DLP_REC_FILE, sb.buf, sb.len);
 	strbuf_release(&sb);
 }
 

@@ -7,6 +7,7 @@
  * record is bounds-checked; one that fails is counted in bad_records and skipped.
  */
 #include "session.h"
+#include "perfdata.h"
 #include "recfile-priv.h"
 #include "util.h"
 
@@ -82,21 +83,39 @@ static struct evsel *find_id(struct session *s, uint64_t id)
 	return NULL;
 }
 
-/* The evsel of a perf record: the only one, or by the IDENTIFIER at the start
- * (samples) or at the end (sample_id_all trailer) of the record. */
+/*
+ * The evsel of a perf record: the only one, or by its id.  dlprof (and perf with several
+ * events) puts an IDENTIFIER first in samples and last in the sample_id_all trailer;
+ * perf.data files may instead hold a plain ID, whose place follows from the sample_type
+ * all the events share (samples: after IP, TID, TIME and ADDR; trailer: before
+ * STREAM_ID, CPU and IDENTIFIER).
+ */
 static struct evsel *record_evsel(struct session *s, const unsigned char *rec, size_t len,
 				  int trailer)
 {
 	struct evsel *ev0, *ev;
+	uint64_t st;
+	size_t pos;
 
 	if (!s->nr_evsels)
 		return NULL;
 	ev0 = s->evsels[0];
-	if (!(ev0->attr.sample_type & PERF_SAMPLE_IDENTIFIER) || (trailer && !ev0->attr.sample_id_all))
+	st = ev0->attr.sample_type;
+	if (!(st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)) || (trailer && !ev0->attr.sample_id_all))
 		return s->nr_evsels == 1 ? ev0 : NULL;
-	if (len < sizeof(struct perf_event_header) + 8)
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		pos = trailer ? 8 : sizeof(struct perf_event_header);
+	} else if (trailer) {
+		pos = 8 * (1 + !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU));
+	} else {
+		pos = sizeof(struct perf_event_header) +
+		      8 * (!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) +
+			   !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR));
+	}
+	if (len < sizeof(struct perf_event_header) + 8 || len < pos + (trailer ? 0 : 8) ||
+	    (trailer && len < sizeof(struct perf_event_header) + pos))
 		return NULL;
-	ev = find_id(s, get_u64(trailer ? rec + len - 8 : rec + sizeof(struct perf_event_header)));
+	ev = find_id(s, get_u64(trailer ? rec + len - pos : rec + pos));
 	if (!ev && s->nr_evsels == 1 && !ev0->nr_ids)
 		return ev0;	/* no ids recorded: the only event */
 	return ev;
@@ -587,13 +606,26 @@ int session_process(const char *path, const struct session_ops *ops, void *ctx,
 	s.ctx = ctx;
 	s.info = info;
 
-	/* in a split file (format 2) each pass inflates only its own chunks */
-	s.pass = 1;
-	ret = recfile_read_flags(path, record_cb, &s, &info->file, RECFILE_SKIP_SAMPLES);
-	if (!ret) {
-		s.pass = 2;
-		ret = recfile_read_flags(path, record_cb, &s, &fi2,
-					 RECFILE_QUIET | RECFILE_SKIP_SIDEBAND);
+	if (perfdata_is(path)) {
+		/* perf record's own file: the same two passes over its records */
+		s.pass = 1;
+		ret = perfdata_read(path, record_cb, &s, &info->file, 0);
+		if (!ret) {
+			s.pass = 2;
+			ret = perfdata_read(path, record_cb, &s, &fi2, 1);
+		}
+		if (!ret && info->file.truncated)
+			warning("'%s' is truncated (perf did not finish it, or it was cut); "
+				"showing what it holds", path);
+	} else {
+		/* in a split file (format 2) each pass inflates only its own chunks */
+		s.pass = 1;
+		ret = recfile_read_flags(path, record_cb, &s, &info->file, RECFILE_SKIP_SAMPLES);
+		if (!ret) {
+			s.pass = 2;
+			ret = recfile_read_flags(path, record_cb, &s, &fi2,
+						 RECFILE_QUIET | RECFILE_SKIP_SIDEBAND);
+		}
 	}
 	if (ret)
 		ret = -1;
