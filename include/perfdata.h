@@ -12,7 +12,7 @@
 
 #include "recfile.h"
 
-/* Does the file at path start with perf.data's magic ("PERFILE2")? */
+/* Is path a regular file that starts with perf.data's magic ("PERFILE2")? */
 int perfdata_is(const char *path);
 
 /*

@@ -82,9 +82,14 @@ static int bad(const struct pd *d, const char *what)
 int perfdata_is(const char *path)
 {
 	unsigned char b[8];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
 	ssize_t n;
+	int fd;
 
+	/* a FIFO or a device is read once, as a dlprof stream: never peek into it */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	n = read(fd, b, sizeof(b));
