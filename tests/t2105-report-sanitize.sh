@@ -16,20 +16,25 @@ export DLPROF_DATADIR ASAN_OPTIONS UBSAN_OPTIONS
 
 test -x "$SAN" && test -x "$EDGE" || test_skip_all "sanitized build missing (make check builds it)"
 
-# san CMD FILE [ARGS]: run the sanitized dlprof; fail on any sanitizer report or a
-# status other than 0/1 (the edge cases are not errors)
-san() {
-	cmd=$1 file=$2
-	shift 2
+# san_run ARGS...: run the sanitized dlprof; fail on any sanitizer report or a status
+# other than 0/1 (the edge cases are not errors)
+san_run() {
 	set +e
-	"$SAN" $cmd -i "$file" "$@" >san.out 2>san.err
+	"$SAN" "$@" >san.out 2>san.err
 	st=$?
 	set -e
 	if grep -q "runtime error\|Sanitizer\|SUMMARY" san.err || test $st -gt 1; then
-		echo "$cmd $file $*: exit $st"
+		echo "$*: exit $st"
 		cat san.err
 		return 1
 	fi
+}
+
+# san CMD FILE [ARGS]: san_run on a recording
+san() {
+	cmd=$1 file=$2
+	shift 2
+	san_run $cmd -i "$file" "$@"
 }
 
 test_expect_success 'a recording without samples: report, fold, the DL views' '
@@ -102,6 +107,29 @@ if test_have PERF_EVENTS; then
 			san report $f --sort op && san fold $f --family --op || exit 1
 		done
 	'
+
+	test_expect_success 'pprof, diff, check-isa -i, report --event: no sanitizer report' '
+		san_run pprof -i dw.data -o dw.pb.gz && test -s dw.pb.gz &&
+		san_run diff --sort sym fp.data dw.data && grep -q rep_hot san.out &&
+		san_run diff --sort op --format json fp.data dw.data &&
+		san check-isa dw.data && grep -q rep_hot san.out &&
+		san report fp.data --event cpu-clock
+	'
+
+	if test_have PERF; then
+		test_expect_success 'a perf.data (fp and dwarf): no sanitizer report' '
+			perf record -q -e cpu-clock -g -o pfp.data "$WL/rep-split" >/dev/null 2>&1 &&
+			perf record -q -e cpu-clock --call-graph dwarf -o pdw.data "$WL/rep-split" \
+				>/dev/null 2>&1 &&
+			for f in pfp.data pdw.data; do
+				san report $f && grep -q rep_hot san.out &&
+				san fold $f --family && san report $f --sort op || exit 1
+			done &&
+			head -c 3000 pdw.data >pcut.data && san report pcut.data
+		'
+	else
+		test_skip 'a perf.data under the sanitizers' 'no perf'
+	fi
 
 	if command -v valgrind >/dev/null 2>&1; then
 		test_expect_success 'valgrind: no definite leak in report and fold' '
