@@ -1,12 +1,12 @@
 /* diff.c - dlprof diff: where the time moved between two recordings. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cmds.h"
 #include "diff.h"
 #include "family.h"
+#include "output.h"
 #include "parse-options.h"
 #include "util.h"
 
@@ -14,19 +14,6 @@ static const char *const diff_usage[] = {
 	"dlprof diff [--sort family|op|sym|dso] [--limit N] [--format table|json|csv] [--families FILE] BASE.data NEW.data",
 	NULL
 };
-
-static int out_width(void)
-{
-	struct winsize ws;
-	const char *c = getenv("COLUMNS");
-	int w = 80;
-
-	if (isatty(1) && !ioctl(1, TIOCGWINSZ, &ws) && ws.ws_col)
-		w = ws.ws_col;
-	else if (c && atoi(c) > 0)
-		w = atoi(c);
-	return w < 80 ? 80 : w > 200 ? 200 : w;
-}
 
 int cmd_diff(int argc, const char **argv)
 {
@@ -92,7 +79,7 @@ int cmd_diff(int argc, const char **argv)
 	r1 = r0 < 0 ? -1 : diff_load(d, 1, argv[1]);
 	if (r0 >= 0 && r1 >= 0)
 		diff_print(d, stdout, fmt, limit >= 0 ? (size_t)limit : fmt == DIFF_TABLE ? 30 : 0,
-			   out_width());
+			   output_width());
 	fflush(stdout);
 	diff_free(d);
 	family_rules_free(rules);

@@ -94,13 +94,9 @@ int cmd_fold(int argc, const char **argv)
 	struct fold_ctx fc;
 	int ret;
 
-	argc = parse_options(argc, argv, options, fold_usage, 0);
+	argc = parse_options(argc, argv, options, fold_usage, PARSE_OPT_NO_ARGS);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	if (argc > 0) {
-		error("unexpected argument '%s'", argv[0]);
-		return EXIT_USAGE;
-	}
 	if (access(input, R_OK)) {
 		error("cannot read '%s': %m", input);
 		return EXIT_FATAL;

@@ -91,13 +91,9 @@ int cmd_pprof(int argc, const char **argv)
 	int ret, to_stdout;
 	char comment[512];
 
-	argc = parse_options(argc, argv, options, pprof_usage, 0);
+	argc = parse_options(argc, argv, options, pprof_usage, PARSE_OPT_NO_ARGS);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	if (argc > 0) {
-		error("unexpected argument '%s'", argv[0]);
-		return EXIT_USAGE;
-	}
 	to_stdout = !strcmp(output, "-");
 	if (to_stdout && isatty(1)) {
 		error("not writing a compressed profile to a terminal: give -o FILE");

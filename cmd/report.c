@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "calltree.h"
@@ -138,25 +137,6 @@ static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules
 	free(rc->cmdline);
 }
 
-static int term_width(void)
-{
-	struct winsize ws;
-	const char *c = getenv("COLUMNS");
-	int w = 0;
-
-	if (isatty(1) && !ioctl(1, TIOCGWINSZ, &ws) && ws.ws_col)
-		w = ws.ws_col;
-	else if (c && atoi(c) > 0)
-		w = atoi(c);
-	if (w <= 0)
-		w = 80;
-	if (w < 60)
-		w = 60;
-	if (w > 200)
-		w = 200;
-	return w;
-}
-
 int cmd_report(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *sort = "self", *format = "table";
@@ -193,13 +173,9 @@ int cmd_report(int argc, const char **argv)
 	int ret, fmt;
 	char sampling[128];
 
-	argc = parse_options(argc, argv, options, report_usage, 0);
+	argc = parse_options(argc, argv, options, report_usage, PARSE_OPT_NO_ARGS);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	if (argc > 0) {
-		error("unexpected argument '%s'", argv[0]);
-		return EXIT_USAGE;
-	}
 	if (!strcmp(sort, "self"))
 		;
 	else if (!strcmp(sort, "total"))
@@ -308,7 +284,7 @@ int cmd_report(int argc, const char **argv)
 		key == CT_KEY_COMM ? "comm" : "tid";
 
 	memset(&oo, 0, sizeof(oo));
-	oo.width = term_width();
+	oo.width = output_width();
 	oo.color = want_color(1);
 	oo.no_children = no_children || key == CT_KEY_COMM || key == CT_KEY_TID;
 	oo.limit = limit >= 0 ? (size_t)limit : (fmt == 0 ? 40 : 0);

@@ -35,6 +35,10 @@ struct output_opts {
 	size_t limit;		/* 0: all rows */
 };
 
+/* Columns for tables on stdout: the terminal's width, else $COLUMNS, else 80; kept
+ * within 60..200. */
+int output_width(void);
+
 /* The "# file: ... # time:" block that starts every table report. */
 void output_header(FILE *out, const struct report_header *h);
 void output_table(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,

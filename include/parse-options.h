@@ -49,6 +49,7 @@ struct option {
 
 /* parse_options() flags */
 #define PARSE_OPT_STOP_AT_NON_OPTION (1 << 0)	/* stop at the first non-option (record COMMAND) */
+#define PARSE_OPT_NO_ARGS	     (1 << 1)	/* options only: an argument is a usage error */
 
 /* Return values below zero: */
 #define PARSE_OPT_HELP	-2	/* usage printed to stdout: exit 0 */

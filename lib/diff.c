@@ -245,8 +245,9 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 			size_t limit, int width)
 {
 	uint64_t tot[2];
-	/* columns before the name: 7+1+7+1+9+1+9+1+10+2 */
-	size_t name_w = width > 58 ? (size_t)width - 48 - 1 : 10, dso_w = 0;
+	/* columns before the name: 7+1+7+1+9+1+9+1+10+2; the name gets the rest (24 at
+	 * least, the line grows past a narrower terminal) */
+	size_t name_w = width > 48 + 1 + 24 ? (size_t)width - 48 - 1 : 24, dso_w = 0;
 	char a[48], b[48], c[48], name[512], dso[128], sym[512];
 
 	for (int s = 0; s < 2; s++) {
@@ -263,7 +264,7 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 	fprintf(out, "# change: %s on CPU (%+.1f%%); rows by how much their time changed\n\n",
 		a, tot[0] ? 100.0 * ((double)tot[1] - (double)tot[0]) / (double)tot[0] : 0.0);
 	if (d->key == DIFF_SYMBOL) {
-		dso_w = name_w / 3 < 12 ? 12 : name_w / 3;
+		dso_w = name_w / 3 < 8 ? 8 : name_w / 3 > 20 ? 20 : name_w / 3;
 		name_w -= dso_w + 1;
 		fprintf(out, "%7s %7s %9s %9s %10s  %-*s %s\n", "Base%", "New%", "Base", "New",
 			"Change", (int)name_w, "Symbol", "DSO");

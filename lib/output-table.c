@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "frame.h"
 #include "output.h"
@@ -136,6 +138,25 @@ static void pad(FILE *out, const char *s, size_t width, int right)
 	if (!right)
 		for (size_t i = c; i < width; i++)
 			fputc(' ', out);
+}
+
+int output_width(void)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+	int w = 0;
+
+	if (isatty(1) && !ioctl(1, TIOCGWINSZ, &ws) && ws.ws_col)
+		w = ws.ws_col;
+	else if (c && atoi(c) > 0)
+		w = atoi(c);
+	if (w <= 0)
+		w = 80;
+	if (w < 60)
+		w = 60;
+	if (w > 200)
+		w = 200;
+	return w;
 }
 
 void output_header(FILE *out, const struct report_header *h)

@@ -112,6 +112,7 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 {
 	int i, nout = 0;
 	const char **out = argv;
+	const char *cmd = argv[0];	/* out[] overwrites argv[] from index 0 */
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -147,7 +148,7 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 			const struct option *o = find_long(opts, name, len, &unset);
 
 			if (!o) {
-				error("unknown option '--%.*s' (see '%s -h')", (int)len, name, argv[0]);
+				error("unknown option '--%.*s' (see 'dlprof %s -h')", (int)len, name, cmd);
 				return PARSE_OPT_ERROR;
 			}
 			if (takes_arg(o) && !arg && !(o->flags & PARSE_OPT_OPTARG)) {
@@ -169,7 +170,7 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 			const struct option *o = find_short(opts, *p);
 
 			if (!o) {
-				error("unknown option '-%c' (see '%s -h')", *p, argv[0]);
+				error("unknown option '-%c' (see 'dlprof %s -h')", *p, cmd);
 				return PARSE_OPT_ERROR;
 			}
 			if (takes_arg(o) && !(o->flags & PARSE_OPT_OPTARG)) {
@@ -191,6 +192,10 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 		}
 	}
 	out[nout] = NULL;
+	if (nout && (flags & PARSE_OPT_NO_ARGS)) {
+		error("unexpected argument '%s' (see 'dlprof %s -h')", out[0], cmd);
+		return PARSE_OPT_ERROR;
+	}
 	return nout;
 }
 
