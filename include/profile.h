@@ -35,6 +35,9 @@ struct profile_stats {
 	char other_events[128];		/* the recording's other events ("a,b"), not counted */
 	uint64_t other_samples;		/* their samples, left out */
 	int sample_is_time;		/* event counts nanoseconds (cpu-clock/task-clock) */
+	int sample_no_time;		/* event counts things that take no fixed time
+					   (page-faults, switches, tracepoints, cache
+					   events): no time per sample (0) */
 	uint64_t sample_period_ns;	/* estimated ns per sample (freq mode: from the timeline) */
 };
 

@@ -183,7 +183,9 @@ void dlview_free(struct dlview *v)
 
 void dlview_set_stats(struct dlview *v, const struct profile_stats *st)
 {
-	if (st->sample_period_ns)
+	if (st->sample_no_time)
+		v->ns_per_sample = 0;	/* page-faults and the like: times show "-" */
+	else if (st->sample_period_ns)
 		v->ns_per_sample = st->sample_period_ns;
 	else if (st->samples && st->last_time > st->first_time)
 		v->ns_per_sample = (double)(st->last_time - st->first_time) / st->samples;
@@ -604,7 +606,7 @@ static void resolve_workers(struct dlview *v)
 static const char *fmt_ns(char *buf, size_t sz, double ns)
 {
 	if (ns <= 0)
-		snprintf(buf, sz, "0");
+		snprintf(buf, sz, "-");	/* the event measures no time */
 	else if (ns < 1e3)
 		snprintf(buf, sz, "%.0f ns", ns);
 	else

@@ -181,8 +181,11 @@ void output_header(FILE *out, const struct report_header *h)
 		fprintf(out, ", %.1f%% recovered by scan", 100.0 * h->recovered_stacks / n);
 	fputc('\n', out);
 	fmt_duration(t, sizeof(t), h->ns_per_sample);
-	fprintf(out, "# time:    %s per sample%s\n", t,
-		h->sample_is_time ? "" : " (estimated from the duration)");
+	if (h->no_time)
+		fprintf(out, "# time:    none: %s counts events, not time\n", h->event);
+	else
+		fprintf(out, "# time:    %s per sample%s\n", t,
+			h->sample_is_time ? "" : " (estimated from the duration)");
 	if (h->skipped)
 		fprintf(out, "# skipped: %llu malformed record%s\n", (unsigned long long)h->skipped,
 			h->skipped == 1 ? "" : "s");
@@ -314,6 +317,8 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 
 		if (d > cw)
 			cw = d;
+		if (h->no_time)
+			break;
 		fmt_duration(t, sizeof(t), rows[i]->self * h->ns_per_sample);
 		if ((int)strlen(t) > tw)
 			tw = (int)strlen(t);
@@ -347,7 +352,7 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 	fputc(' ', out);
 	pad(out, "Self", cw, 1);
 	fputc(' ', out);
-	pad(out, h->sample_is_time ? "Time" : "~Time", tw, 1);
+	pad(out, h->sample_is_time || h->no_time ? "Time" : "~Time", tw, 1);
 	fputc(' ', out);
 	if (!o->no_children) {
 		pad(out, "Total%", 7, 1);
@@ -379,7 +384,10 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 		snprintf(pc, sizeof(pc), "%llu", (unsigned long long)r->self);
 		pad(out, pc, cw, 1);
 		fputc(' ', out);
-		fmt_duration(t, sizeof(t), r->self * h->ns_per_sample);
+		if (h->no_time)
+			snprintf(t, sizeof(t), "-");
+		else
+			fmt_duration(t, sizeof(t), r->self * h->ns_per_sample);
 		pad(out, t, tw, 1);
 		fputc(' ', out);
 		if (!o->no_children) {

@@ -52,6 +52,13 @@ static int p_attr(void *ctx, const struct evsel *ev)
 		p->st->sample_is_time = ev->attr.type == PERF_TYPE_SOFTWARE &&
 			(ev->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
 			 ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+		/* cycles and the like spread over CPU time; a page fault or a cache miss
+		 * does not stand for any time */
+		p->st->sample_no_time = !p->st->sample_is_time &&
+			(ev->attr.type == PERF_TYPE_SOFTWARE ||
+			 ev->attr.type == PERF_TYPE_TRACEPOINT ||
+			 ev->attr.type == PERF_TYPE_HW_CACHE ||
+			 ev->attr.type == PERF_TYPE_BREAKPOINT);
 	} else {
 		size_t n = strlen(p->st->other_events);
 
@@ -423,7 +430,7 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		if (info->stats.lost > stats->lost)
 			stats->lost = info->stats.lost;
 	}
-	if (stats->samples) {
+	if (stats->samples && !stats->sample_no_time) {
 		if (stats->sample_is_time) {
 			stats->sample_period_ns = stats->period_total / stats->samples;
 		} else {

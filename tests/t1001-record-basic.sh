@@ -95,7 +95,7 @@ test_expect_success 'two events share the rings; each has its ids' '
 	test "$(grep -c "^ATTR name=page-faults .* ids=$ncpu$" twodump)" = 1
 '
 
-test_expect_success 'report counts one event at a time: the first, or --event NAME' '
+test_expect_success 'report counts one event at a time: the first, or --event NAME; faults take no time' '
 	"$DLPROF" report -i two.data --format json >clk.json &&
 	"$DLPROF" report -i two.data --format json --event page-faults >pf.json &&
 	"$DLPROF" report -i two.data >clk.txt && head -5 clk.txt &&
@@ -105,6 +105,9 @@ test_expect_success 'report counts one event at a time: the first, or --event NA
 	all=$(grep -c "^PERF SAMPLE" twodump) &&
 	echo "cpu-clock $nclk + page-faults $npf = $all" &&
 	test "$nclk" -gt 100 && test "$npf" -gt 0 && test $((nclk + npf)) = "$all" &&
+	"$DLPROF" report -i two.data --event page-faults >pf.txt && sed -n 5,9p pf.txt &&
+	test_grep -q "^# time: *none: page-faults counts events, not time" pf.txt &&
+	grep -A1 "Self%" pf.txt | tail -1 | test_grep -qE "^ +[0-9.]+% +[0-9]+ +- " &&
 	{ "$DLPROF" report -i two.data --event cycles 2>err; test $? = 2; } &&
 	test_grep -q "no event .cycles. in .two.data. (it has cpu-clock,page-faults)" err
 '
