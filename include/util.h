@@ -8,6 +8,23 @@
 #include <stdio.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Unaligned loads from file data (host byte order: recordings are read where made). */
+static inline uint64_t load_u64(const void *p)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t load_u32(const void *p)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
 #define UNUSED __attribute__((unused))
 
 /* Print "dlprof: error: <msg>" to stderr and return -1.  Library code reports with this. */

@@ -52,22 +52,6 @@ struct pd {
 	size_t nr_pids, alloc_pids;
 };
 
-static uint64_t u64_at(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t u32_at(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* Is [off, off+len) inside the file? */
 static int in_file(const struct pd *d, uint64_t off, uint64_t len)
 {
@@ -94,7 +78,7 @@ int perfdata_is(const char *path)
 		return 0;
 	n = read(fd, b, sizeof(b));
 	close(fd);
-	return n == 8 && u64_at(b) == PERF_MAGIC2;
+	return n == 8 && load_u64(b) == PERF_MAGIC2;
 }
 
 /* A perf header string: u32 length (padded), then the NUL-terminated bytes.  Copies at
@@ -107,7 +91,7 @@ static int read_string(const unsigned char **p, const unsigned char *end, char *
 
 	if (end - *p < 4)
 		return -1;
-	len = u32_at(*p);
+	len = load_u32(*p);
 	*p += 4;
 	if ((size_t)(end - *p) < len)
 		return -1;
@@ -160,7 +144,7 @@ static int emit_meta(struct pd *d)
 		uint32_t nr;
 
 		if (end - p >= 4) {
-			nr = u32_at(p);
+			nr = load_u32(p);
 			p += 4;
 			for (uint32_t i = 0; i < nr && !read_string(&p, end, buf, sizeof(buf)); i++)
 				strbuf_addf(&cmd, "%s%s", i ? " " : "", buf);
@@ -204,7 +188,7 @@ static int emit_meta(struct pd *d)
 	}
 	if (d->feat[FEAT_NRCPUS].size >= 8) {
 		/* available, then online */
-		snprintf(buf, sizeof(buf), "%u", u32_at(d->map + d->feat[FEAT_NRCPUS].offset + 4));
+		snprintf(buf, sizeof(buf), "%u", load_u32(d->map + d->feat[FEAT_NRCPUS].offset + 4));
 		meta_add(&sb, "nr_cpus", buf);
 	}
 	ret = d->cb(d->ctx, DLP_REC_META, sb.buf, sb.len);
@@ -224,8 +208,8 @@ static void read_event_names(struct pd *d)
 	end = p + d->feat[FEAT_EVENT_DESC].size;
 	if (end - p < 8)
 		return;
-	nre = u32_at(p);
-	sz = u32_at(p + 4);
+	nre = load_u32(p);
+	sz = load_u32(p + 4);
 	p += 8;
 	if (nre > 4096)
 		return;
@@ -236,7 +220,7 @@ static void read_event_names(struct pd *d)
 		if ((size_t)(end - p) < (size_t)sz + 4)
 			break;
 		p += sz;
-		nr_ids = u32_at(p);
+		nr_ids = load_u32(p);
 		p += 4;
 		if (read_string(&p, end, d->names[i], sizeof(d->names[i])) ||
 		    (size_t)(end - p) / 8 < nr_ids)
@@ -262,8 +246,8 @@ static int emit_attrs(struct pd *d)
 
 		memset(&attr, 0, sizeof(attr));
 		memcpy(&attr, fa, asz < sizeof(attr) ? asz : sizeof(attr));
-		ids.offset = u64_at(fa + asz);
-		ids.size = u64_at(fa + asz + 8);
+		ids.offset = load_u64(fa + asz);
+		ids.size = load_u64(fa + asz + 8);
 		if (!in_file(d, ids.offset, ids.size) || ids.size % 8) {
 			ret = bad(d, "event ids outside the file");
 			break;
@@ -291,7 +275,7 @@ static void note_pid(struct pd *d, const unsigned char *rec, const struct perf_e
 	if ((h->type != PERF_RECORD_COMM && h->type != PERF_RECORD_FORK &&
 	     h->type != PERF_RECORD_MMAP2) || h->size < 12)
 		return;
-	pid = u32_at(rec + 8);
+	pid = load_u32(rec + 8);
 	if ((int32_t)pid <= 0)
 		return;
 	for (size_t i = d->nr_pids; i-- > 0 && i + 16 >= d->nr_pids; )
@@ -416,17 +400,17 @@ static int parse_header(struct pd *d)
 
 	if (d->size < HEADER_SIZE)
 		return bad(d, "header cut short");
-	hsize = u64_at(h + 8);
+	hsize = load_u64(h + 8);
 	if (hsize == 16)
 		return error("'%s': pipe-mode perf.data ('perf record -o -') is not supported: "
 			     "record to a file", d->path);
 	if (hsize < HEADER_SIZE)
 		return bad(d, "header too small");
-	d->attr_size = u64_at(h + 16);
-	d->attrs.offset = u64_at(h + 24);
-	d->attrs.size = u64_at(h + 32);
-	d->data.offset = u64_at(h + 40);
-	d->data.size = u64_at(h + 48);
+	d->attr_size = load_u64(h + 16);
+	d->attrs.offset = load_u64(h + 24);
+	d->attrs.size = load_u64(h + 32);
+	d->data.offset = load_u64(h + 40);
+	d->data.size = load_u64(h + 48);
 	if (d->attr_size < PERF_ATTR_SIZE_VER0 + 16 || d->attr_size > 4096 ||
 	    !in_file(d, d->attrs.offset, d->attrs.size) || d->attrs.size % d->attr_size ||
 	    !d->attrs.size)
@@ -442,14 +426,14 @@ static int parse_header(struct pd *d)
 	for (int bit = 0; bit < FEAT_BITS; bit++) {
 		const unsigned char *s;
 
-		if (!(u64_at(h + 72 + (bit / 64) * 8) >> (bit % 64) & 1))
+		if (!(load_u64(h + 72 + (bit / 64) * 8) >> (bit % 64) & 1))
 			continue;
 		if (!in_file(d, feat_off + k * 16, 16))
 			break;	/* no feature sections: a file cut short */
 		s = d->map + feat_off + k * 16;
 		k++;
-		d->feat[bit].offset = u64_at(s);
-		d->feat[bit].size = u64_at(s + 8);
+		d->feat[bit].offset = load_u64(s);
+		d->feat[bit].size = load_u64(s + 8);
 		if (!in_file(d, d->feat[bit].offset, d->feat[bit].size))
 			d->feat[bit].size = 0;	/* ignore a damaged feature */
 	}

@@ -43,22 +43,6 @@ struct sample_id {
 	int have_tid, have_cpu;
 };
 
-static inline uint64_t get_u64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline uint32_t get_u32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
 static int cmp_id(const void *a, const void *b)
 {
 	const struct id_ent *x = a, *y = b;
@@ -115,7 +99,7 @@ static struct evsel *record_evsel(struct session *s, const unsigned char *rec, s
 	if (len < sizeof(struct perf_event_header) + 8 || len < pos + (trailer ? 0 : 8) ||
 	    (trailer && len < sizeof(struct perf_event_header) + pos))
 		return NULL;
-	ev = find_id(s, get_u64(trailer ? rec + len - pos : rec + pos));
+	ev = find_id(s, load_u64(trailer ? rec + len - pos : rec + pos));
 	if (!ev && s->nr_evsels == 1 && !ev0->nr_ids)
 		return ev0;	/* no ids recorded: the only event */
 	return ev;
@@ -145,28 +129,28 @@ static long parse_trailer(const struct evsel *ev, const unsigned char *rec, size
 		return -1;
 	p = rec + len - n * 8;
 	if (st & PERF_SAMPLE_TID) {
-		sid->pid = get_u32(p);
-		sid->tid = get_u32(p + 4);
+		sid->pid = load_u32(p);
+		sid->tid = load_u32(p + 4);
 		sid->have_tid = 1;
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_TIME) {
-		sid->time = get_u64(p);
+		sid->time = load_u64(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_ID) {
-		sid->id = get_u64(p);
+		sid->id = load_u64(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_STREAM_ID)
 		p += 8;
 	if (st & PERF_SAMPLE_CPU) {
-		sid->cpu = get_u32(p);
+		sid->cpu = load_u32(p);
 		sid->have_cpu = 1;
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_IDENTIFIER)
-		sid->id = get_u64(p);
+		sid->id = load_u64(p);
 	return n * 8;
 }
 
@@ -181,7 +165,7 @@ static size_t skip_read_format(uint64_t rf, const unsigned char *p, const unsign
 		return per + times <= avail ? (per + times) * 8 : 0;
 	if (avail < 1 + times)
 		return 0;
-	nr = get_u64(p);
+	nr = load_u64(p);
 	if (nr > (avail - 1 - times) / per)
 		return 0;
 	return (1 + times + nr * per) * 8;
@@ -207,23 +191,23 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 	p += sizeof(hdr);
 	if (st & PERF_SAMPLE_IDENTIFIER) {
 		NEED(8);
-		out->id = get_u64(p);
+		out->id = load_u64(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_IP) {
 		NEED(8);
-		out->ip = get_u64(p);
+		out->ip = load_u64(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_TID) {
 		NEED(8);
-		out->pid = get_u32(p);
-		out->tid = get_u32(p + 4);
+		out->pid = load_u32(p);
+		out->tid = load_u32(p + 4);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_TIME) {
 		NEED(8);
-		out->time = get_u64(p);
+		out->time = load_u64(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_ADDR) {
@@ -232,7 +216,7 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 	}
 	if (st & PERF_SAMPLE_ID) {
 		NEED(8);
-		out->id = get_u64(p);
+		out->id = load_u64(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_STREAM_ID) {
@@ -241,12 +225,12 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 	}
 	if (st & PERF_SAMPLE_CPU) {
 		NEED(8);
-		out->cpu = get_u32(p);
+		out->cpu = load_u32(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_PERIOD) {
 		NEED(8);
-		out->period = get_u64(p);
+		out->period = load_u64(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_READ) {
@@ -258,7 +242,7 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 	}
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		NEED(8);
-		v = get_u64(p);
+		v = load_u64(p);
 		p += 8;
 		if (v > (size_t)(end - p) / 8)
 			return -1;
@@ -268,7 +252,7 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 	}
 	if (st & PERF_SAMPLE_RAW) {
 		NEED(4);
-		v = get_u32(p);
+		v = load_u32(p);
 		p += 4;
 		NEED(v);
 		p += v;
@@ -277,7 +261,7 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 	}
 	if (st & PERF_SAMPLE_BRANCH_STACK) {
 		NEED(8);
-		v = get_u64(p);
+		v = load_u64(p);
 		p += 8;
 		if (ev->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
 			NEED(8);
@@ -289,7 +273,7 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 	}
 	if (st & PERF_SAMPLE_REGS_USER) {
 		NEED(8);
-		out->user_abi = get_u64(p);
+		out->user_abi = load_u64(p);
 		p += 8;
 		if (out->user_abi) {
 			v = __builtin_popcountll(ev->attr.sample_regs_user);
@@ -301,7 +285,7 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 	}
 	if (st & PERF_SAMPLE_STACK_USER) {
 		NEED(8);
-		v = get_u64(p);
+		v = load_u64(p);
 		p += 8;
 		if (v) {
 			uint64_t dyn;
@@ -310,7 +294,7 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 			out->stack = p;
 			p += v;
 			NEED(8);
-			dyn = get_u64(p);
+			dyn = load_u64(p);
 			p += 8;
 			out->stack_size = dyn < v ? dyn : v;
 			if (!out->stack_size)
@@ -413,11 +397,11 @@ static int do_mmap(struct session *s, const unsigned char *rec, size_t len,
 	if (tsize < 0)
 		return bad_record(s), 0;
 	memset(&m, 0, sizeof(m));
-	m.pid = get_u32(p);
-	m.tid = get_u32(p + 4);
-	m.start = get_u64(p + 8);
-	m.len = get_u64(p + 16);
-	m.pgoff = get_u64(p + 24);
+	m.pid = load_u32(p);
+	m.tid = load_u32(p + 4);
+	m.start = load_u64(p + 8);
+	m.len = load_u64(p + 16);
+	m.pgoff = load_u64(p + 24);
 	m.misc = hdr->misc;
 	m.time = sid.time;
 	if (hdr->type == PERF_RECORD_MMAP2) {
@@ -427,8 +411,8 @@ static int do_mmap(struct session *s, const unsigned char *rec, size_t len,
 				return bad_record(s), 0;
 			memcpy(m.build_id, p + 36, m.build_id_size);
 		}
-		m.prot = get_u32(p + 56);
-		m.flags = get_u32(p + 60);
+		m.prot = load_u32(p + 56);
+		m.flags = load_u32(p + 60);
 	} else if (!(hdr->misc & PERF_RECORD_MISC_MMAP_DATA)) {
 		m.prot = PROT_READ | PROT_EXEC;	/* MMAP v1 is only emitted for exec maps unless MMAP_DATA */
 	} else {
@@ -461,7 +445,7 @@ static int do_sideband(struct session *s, const unsigned char *rec, size_t len,
 		if (tsize < 0 || !(comm = get_str(rec + 16, rec + len - tsize)))
 			return bad_record(s), 0;
 		if (s->ops->comm)
-			return s->ops->comm(s->ctx, get_u32(rec + 8), get_u32(rec + 12), comm,
+			return s->ops->comm(s->ctx, load_u32(rec + 8), load_u32(rec + 12), comm,
 					    !!(hdr->misc & PERF_RECORD_MISC_COMM_EXEC), sid.time);
 		return 0;
 	}
@@ -474,11 +458,11 @@ static int do_sideband(struct session *s, const unsigned char *rec, size_t len,
 		tsize = parse_trailer(ev, rec, len, 32, &sid);
 		if (tsize < 0)
 			return bad_record(s), 0;
-		pid = get_u32(rec + 8);
-		ppid = get_u32(rec + 12);
-		tid = get_u32(rec + 16);
-		ptid = get_u32(rec + 20);
-		time = get_u64(rec + 24);
+		pid = load_u32(rec + 8);
+		ppid = load_u32(rec + 12);
+		tid = load_u32(rec + 16);
+		ptid = load_u32(rec + 20);
+		time = load_u64(rec + 24);
 		if (hdr->type == PERF_RECORD_FORK)
 			return s->ops->fork ? s->ops->fork(s->ctx, pid, ppid, tid, ptid, time) : 0;
 		return s->ops->exit ? s->ops->exit(s->ctx, pid, ppid, tid, ptid, time) : 0;
@@ -518,11 +502,11 @@ static int do_pass2(struct session *s, const unsigned char *rec, size_t len,
 		if (tsize < 0)
 			return bad_record(s), 0;
 		if (hdr->type == PERF_RECORD_LOST) {
-			id = get_u64(rec + 8);
-			lost = get_u64(rec + 16);
+			id = load_u64(rec + 8);
+			lost = load_u64(rec + 16);
 		} else {
 			id = sid.id;
-			lost = get_u64(rec + 8);
+			lost = load_u64(rec + 8);
 		}
 		return s->ops->lost ? s->ops->lost(s->ctx, id, lost) : 0;
 	}
