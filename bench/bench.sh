@@ -6,7 +6,8 @@
 # Each round runs the workload three times, interleaved: plain, under
 # `perf record -F HZ -g`, and under `dlprof record -F HZ -g` (with --dwarf:
 # `--call-graph dwarf` for both), then times `perf report --stdio` and `dlprof report` on
-# the two recordings.  The table shows medians over the rounds, perf's value, dlprof's
+# the two recordings, and `dlprof report` on perf's own file (the same input for both).
+# The table shows medians over the rounds, perf's value, dlprof's
 # value and the ratio dlprof/perf (below 1 is dlprof doing better on every row).
 #
 # The workload's own time is the number in its last "... in X s" line (both bundled
@@ -130,6 +131,8 @@ for r in $(seq 1 "$ROUNDS"); do
 	printf 'perf\tbytes\t%s\n' "$(stat -c %s "$W/perf.data")" >>"$RES"
 	printf 'perf\tsamples\t%s\n' "$("$PERF" script -F tid -i "$W/perf.data" 2>/dev/null | wc -l)" >>"$RES"
 	timed perf report "$PERF" report --stdio -i "$W/perf.data"
+	# the same file read by both: dlprof reads perf.data too
+	timed dlprof perfreport "$DLPROF" report -i "$W/perf.data"
 
 	rm -f "$W/dlprof.data"
 	run dlprof "$DLPROF" record -F "$FREQ" "${CG[@]}" -o "$W/dlprof.data" -- "${CMD[@]}"
@@ -191,4 +194,5 @@ END {
 	row("file bytes per sample", "%.0f", median("perf" SUBSEP "bps"), median("dlprof" SUBSEP "bps"))
 	row("report time (s)", "%.3f", median("perf" SUBSEP "report"), median("dlprof" SUBSEP "report"))
 	row("report us per sample", "%.1f", median("perf" SUBSEP "rps"), median("dlprof" SUBSEP "rps"))
+	row("report time, same perf.data (s)", "%.3f", median("perf" SUBSEP "report"), median("dlprof" SUBSEP "perfreport"))
 }' "$RES"
