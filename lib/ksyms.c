@@ -15,6 +15,8 @@ struct ksyms {
 	size_t nr, alloc;
 	int sorted;
 	struct strpool pool;
+	char **texts;		/* whole /proc/kallsyms reads: their names are used in place */
+	size_t nr_texts, alloc_texts;
 };
 
 struct ksyms *ksyms_new(void)
@@ -31,6 +33,9 @@ void ksyms_free(struct ksyms *k)
 		return;
 	free(k->syms);
 	strpool_release(&k->pool);
+	for (size_t i = 0; i < k->nr_texts; i++)
+		free(k->texts[i]);
+	free(k->texts);
 	free(k);
 }
 
@@ -50,6 +55,20 @@ static void add(struct ksyms *k, uint64_t start, uint64_t size, const char *name
 	y->end = size ? start + size : 0;	/* 0: up to the next symbol */
 	y->name = strpool_intern_len(&k->pool, name, nlen);
 	y->module = mlen ? strpool_intern_len(&k->pool, mod, mlen) : NULL;
+	k->sorted = 0;
+}
+
+/* add() for names that stay valid as long as k: no copy (a whole kallsyms is ~200k). */
+static void add_in_place(struct ksyms *k, uint64_t start, const char *name, const char *mod)
+{
+	struct ksym *y;
+
+	ALLOC_GROW(k->syms, k->nr + 1, k->alloc);
+	y = &k->syms[k->nr++];
+	y->start = start;
+	y->end = 0;	/* up to the next symbol */
+	y->name = name;
+	y->module = mod;
 	k->sorted = 0;
 }
 
@@ -158,8 +177,18 @@ int ksyms_load_kallsyms(struct ksyms *k, const char *path, const char *release)
 		nonzero = 1;
 		if (n == 4)
 			strip_brackets(&w[3], &wl[3]);
-		add(k, a, 0, w[2], wl[2], n == 4 ? w[3] : NULL, n == 4 ? wl[3] : 0);
+		/* the words end at a space, tab, ']' or newline of this buffer: cut there */
+		((char *)w[2])[wl[2]] = '\0';
+		if (n == 4)
+			((char *)w[3])[wl[3]] = '\0';
+		add_in_place(k, a, w[2], n == 4 ? w[3] : NULL);
 		added++;
+	}
+	if (added) {
+		ALLOC_GROW(k->texts, k->nr_texts + 1, k->alloc_texts);
+		k->texts[k->nr_texts++] = sb.buf;	/* ours now */
+		sb.buf = NULL;
+		sb.len = sb.alloc = 0;
 	}
 	strbuf_release(&sb);
 	return nonzero ? added : 0;
