@@ -17,6 +17,7 @@ struct diff_side {
 	char *cmdline;
 	char event[64];
 	uint64_t samples, ns_per_sample, duration_ns;
+	int no_time;			/* the event stands for no time (page-faults) */
 	struct u64map counts;		/* interned key -> (uintptr_t) samples */
 };
 
@@ -146,6 +147,7 @@ int diff_load(struct diff *d, int side, const char *path)
 	if (ret >= 0) {
 		sd->samples = st.samples;
 		sd->ns_per_sample = st.sample_period_ns;
+		sd->no_time = st.sample_no_time;
 		snprintf(sd->event, sizeof(sd->event), "%s", st.event);
 		if (info.have_stats && info.stats.end_ns > info.stats.start_ns)
 			sd->duration_ns = info.stats.end_ns - info.stats.start_ns;
@@ -169,9 +171,13 @@ static int cmp_rows(const void *a, const void *b)
 	const struct diff_row *x = a, *y = b;
 	int64_t ax = x->delta_ns < 0 ? -x->delta_ns : x->delta_ns;
 	int64_t ay = y->delta_ns < 0 ? -y->delta_ns : y->delta_ns;
+	uint64_t dx = x->n[1] > x->n[0] ? x->n[1] - x->n[0] : x->n[0] - x->n[1];
+	uint64_t dy = y->n[1] > y->n[0] ? y->n[1] - y->n[0] : y->n[0] - y->n[1];
 
 	if (ax != ay)
 		return ax > ay ? -1 : 1;
+	if (dx != dy)	/* events that stand for no time: by the change of count */
+		return dx > dy ? -1 : 1;
 	if (x->n[1] + x->n[0] != y->n[1] + y->n[0])
 		return x->n[1] + x->n[0] > y->n[1] + y->n[0] ? -1 : 1;
 	return strcmp(x->key, y->key);
@@ -245,24 +251,36 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 			size_t limit, int width)
 {
 	uint64_t tot[2];
+	int no_time = d->side[0].no_time || d->side[1].no_time;
 	/* columns before the name: 7+1+7+1+9+1+9+1+10+2; the name gets the rest (24 at
 	 * least, the line grows past a narrower terminal) */
 	size_t name_w = width > 48 + 1 + 24 ? (size_t)width - 48 - 1 : 24, dso_w = 0;
-	char a[48], b[48], c[48], name[512], dso[128], sym[512];
+	char a[48], b[64], c[48], name[512], dso[128], sym[512];
 
 	for (int s = 0; s < 2; s++) {
 		const struct diff_side *sd = &d->side[s];
 
-		tot[s] = sd->samples * sd->ns_per_sample;
+		tot[s] = no_time ? sd->samples : sd->samples * sd->ns_per_sample;
 		fmt_duration(a, sizeof(a), tot[s]);
 		fprintf(out, "# %s %s: %s\n", s ? "new: " : "base:", sd->path,
 			sd->cmdline ? sd->cmdline : "?");
-		fprintf(out, "#       %" PRIu64 " samples of %s, %s on CPU\n", sd->samples,
-			sd->event[0] ? sd->event : "?", a);
+		if (no_time)
+			snprintf(b, sizeof(b), " (events, not time)");
+		else
+			snprintf(b, sizeof(b), ", %s on CPU", a);
+		fprintf(out, "#       %" PRIu64 " samples of %s%s\n", sd->samples,
+			sd->event[0] ? sd->event : "?", b);
 	}
-	fmt_delta(a, sizeof(a), (int64_t)tot[1] - (int64_t)tot[0]);
-	fprintf(out, "# change: %s on CPU (%+.1f%%); rows by how much their time changed\n\n",
-		a, tot[0] ? 100.0 * ((double)tot[1] - (double)tot[0]) / (double)tot[0] : 0.0);
+	if (no_time) {
+		fprintf(out, "# change: %+" PRId64 " samples (%+.1f%%); rows by how much their "
+			"count changed\n\n", (int64_t)tot[1] - (int64_t)tot[0],
+			tot[0] ? 100.0 * ((double)tot[1] - (double)tot[0]) / (double)tot[0] : 0.0);
+	} else {
+		fmt_delta(a, sizeof(a), (int64_t)tot[1] - (int64_t)tot[0]);
+		fprintf(out, "# change: %s on CPU (%+.1f%%); rows by how much their time "
+			"changed\n\n", a,
+			tot[0] ? 100.0 * ((double)tot[1] - (double)tot[0]) / (double)tot[0] : 0.0);
+	}
 	if (d->key == DIFF_SYMBOL) {
 		dso_w = name_w / 3 < 8 ? 8 : name_w / 3 > 20 ? 20 : name_w / 3;
 		name_w -= dso_w + 1;
@@ -275,9 +293,15 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 	for (size_t i = 0; i < nr && (!limit || i < limit); i++) {
 		const struct diff_row *r = &rows[i];
 
-		fmt_duration(a, sizeof(a), r->n[0] * d->side[0].ns_per_sample);
-		fmt_duration(b, sizeof(b), r->n[1] * d->side[1].ns_per_sample);
-		fmt_delta(c, sizeof(c), r->delta_ns);
+		if (no_time) {
+			snprintf(a, sizeof(a), "%" PRIu64, r->n[0]);
+			snprintf(b, sizeof(b), "%" PRIu64, r->n[1]);
+			snprintf(c, sizeof(c), "%+" PRId64, (int64_t)r->n[1] - (int64_t)r->n[0]);
+		} else {
+			fmt_duration(a, sizeof(a), r->n[0] * d->side[0].ns_per_sample);
+			fmt_duration(b, sizeof(b), r->n[1] * d->side[1].ns_per_sample);
+			fmt_delta(c, sizeof(c), r->delta_ns);
+		}
 		if (d->key == DIFF_SYMBOL) {
 			size_t sl;
 			const char *ds = key_dso(r->key, &sl);

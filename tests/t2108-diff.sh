@@ -70,6 +70,15 @@ print(\"ok\", [r[\"name\"] for r in d[\"rows\"]])
 "
 '
 
+test_expect_success 'an event that stands for no time: counts, not time' '
+	"$DLPROF" record -q -e cpu-clock,page-faults -o pf1.data -- "$WL/rec-hot" 0.1 &&
+	"$DLPROF" record -q -e cpu-clock,page-faults -o pf2.data -- "$WL/rec-threads" 2 0.1 &&
+	"$DLPROF" diff --event page-faults pf1.data pf2.data >pf.txt && cat pf.txt &&
+	test "$(grep -c "samples of page-faults (events, not time)" pf.txt)" = 2 &&
+	test_grep -q "^# change: [+-][0-9]* samples .*rows by how much their count changed" pf.txt &&
+	sed -n "/Base%/,\$p" pf.txt | sed -n 2p | test_grep -qE "^ +[0-9.]+% +[0-9.]+% +[0-9-]+ +[0-9-]+ +[+-][0-9]+  "
+'
+
 test_expect_success 'usage errors exit 64; a missing file 2; a truncated one 1' '
 	{ "$DLPROF" diff base.data 2>err; test $? = 64; } && test "$(wc -l <err)" = 1 &&
 	{ "$DLPROF" diff --sort bogus base.data new.data 2>err; test $? = 64; } &&
