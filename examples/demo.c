@@ -4,16 +4,22 @@
  *   - an OpenMP elementwise activation over a large tensor, then a reduction
  *     (a norm) with an explicit barrier between them: libgomp threads and spin;
  *   - a 512x512 OpenBLAS cblas_sgemm (a fully-connected layer): the gemm family;
- *   - a oneDNN forward convolution (N=8 C=64 H=W=56 K=64 3x3, f32) on blocked
- *     activations (nChw16c) with weights in the format oneDNN picks ("any"), so the
- *     plain nchw input and output go through reorders: oneDNN JIT convolution
- *     (jit:avx512_core, kernel _jit_avx512_common_conv_fwd_kernel) and JIT reorders.
- *     With "any" for the activations too, oneDNN 2.6 picks its brgemm convolution
- *     (brgconv) on nhwc instead; build with -DDEMO_ACT_TAG=dnnl_format_tag_any for that.
+ *   - a oneDNN forward convolution (N=8 C=64 H=W=56 K=64 3x3, f32) on the blocked
+ *     activation layout of the widest ISA oneDNN may use here (dnnl_get_effective_cpu_isa,
+ *     which honours ONEDNN_MAX_CPU_ISA): nChw16c with AVX-512, nChw8c below it, with
+ *     weights in the format oneDNN picks ("any"), so the plain nchw input and output go
+ *     through reorders: oneDNN JIT convolution (jit:avx512_core with the kernel
+ *     _jit_avx512_common_conv_fwd_kernel, or jit:avx2 with jit_avx2_conv_fwd_kernel_f32)
+ *     and JIT reorders.  A layout blocked for an ISA the CPU lacks has no JIT kernel:
+ *     oneDNN 2.6 then runs its reference convolution (ref:any), ~900x slower, which is
+ *     what -l nChw16c shows on a CPU without AVX-512.  -l any lets oneDNN choose the
+ *     activation layout as well (its brgemm convolution on nhwc with AVX-512).
  *
- * usage: demo [-n ITERATIONS] [-q]
- * Prints "demo: N iterations in X.XXX s" (the workload's own time, used by bench/) and a
- * checksum so the compiler cannot drop any phase.
+ * usage: demo [-n ITERATIONS] [-l auto|nChw16c|nChw8c|nhwc|any] [-q]
+ * Prints the convolution's implementation as oneDNN names it ("demo: convolution
+ * jit:avx2 on nChw8c", from dnnl_query_impl_info_str), "demo: N iterations in X.XXX s"
+ * (the workload's own time, used by bench/) and a checksum so the compiler cannot drop
+ * any phase.
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,9 +41,6 @@
 #define CONV_HW	56
 #define CONV_K	64
 #define CONV_R	3
-#ifndef DEMO_ACT_TAG
-#define DEMO_ACT_TAG dnnl_nChw16c
-#endif
 
 static void check(dnnl_status_t st, const char *what)
 {
@@ -97,6 +100,8 @@ static double gemm_phase(const float *a, const float *b, float *c)
 }
 
 struct conv {
+	dnnl_format_tag_t act_tag;	/* activation layout the convolution works in */
+	char impl[128];			/* oneDNN's implementation name */
 	dnnl_engine_t engine;
 	dnnl_stream_t stream;
 	dnnl_primitive_t conv, src_reorder, dst_reorder;
@@ -141,9 +146,9 @@ static void conv_init(struct conv *cv)
 
 	check(dnnl_memory_desc_init_by_tag(&user_src_md, 4, src_dims, dnnl_f32, dnnl_nchw), "md src");
 	check(dnnl_memory_desc_init_by_tag(&user_dst_md, 4, dst_dims, dnnl_f32, dnnl_nchw), "md dst");
-	check(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, dnnl_f32, DEMO_ACT_TAG), "md");
+	check(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, dnnl_f32, cv->act_tag), "md");
 	check(dnnl_memory_desc_init_by_tag(&wei_any, 4, wei_dims, dnnl_f32, dnnl_format_tag_any), "md");
-	check(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, DEMO_ACT_TAG), "md");
+	check(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, cv->act_tag), "md");
 	check(dnnl_memory_desc_init_by_tag(&bias_md, 1, bias_dims, dnnl_f32, dnnl_x), "md bias");
 
 	check(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
@@ -153,6 +158,14 @@ static void conv_init(struct conv *cv)
 	check(dnnl_primitive_desc_create(&pd, &cd, NULL, cv->engine, NULL),
 	      "dnnl_primitive_desc_create(convolution)");
 	check(dnnl_primitive_create(&cv->conv, pd), "dnnl_primitive_create(convolution)");
+	{
+		const char *impl = NULL;
+
+		if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+		    !impl)
+			impl = "?";
+		snprintf(cv->impl, sizeof(cv->impl), "%s", impl);
+	}
 
 	src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
 	wei_md = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -216,25 +229,72 @@ static double conv_phase(struct conv *cv)
 	return cv->user_dst_buf[0];
 }
 
+/* The blocked layout of the widest ISA oneDNN may use (its own answer, so a cap set
+ * with ONEDNN_MAX_CPU_ISA counts): 16 channels a block for AVX-512, 8 below. */
+static dnnl_format_tag_t auto_tag(void)
+{
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+
+	if ((isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core)
+		return dnnl_nChw16c;
+	return dnnl_nChw8c;
+}
+
+static const struct {
+	const char *name;
+	dnnl_format_tag_t tag;
+} layouts[] = {
+	{ "nChw16c", dnnl_nChw16c }, { "nChw8c", dnnl_nChw8c }, { "nhwc", dnnl_nhwc },
+	{ "nchw", dnnl_nchw }, { "any", dnnl_format_tag_any },
+};
+
+static const char *tag_name(dnnl_format_tag_t t)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].tag == t)
+			return layouts[i].name;
+	return "?";
+}
+
 int main(int argc, char **argv)
 {
 	int iters = 240, quiet = 0, c;
+	const char *layout = "auto";
 	float *x, *y, *a, *b, *cm;
 	struct conv cv;
 	double t0, t, sum = 0.0;
 
-	while ((c = getopt(argc, argv, "n:q")) != -1) {
+	memset(&cv, 0, sizeof(cv));
+	while ((c = getopt(argc, argv, "n:l:q")) != -1) {
 		switch (c) {
 		case 'n':
 			iters = atoi(optarg);
+			break;
+		case 'l':
+			layout = optarg;
 			break;
 		case 'q':
 			quiet = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: demo [-n ITERATIONS] [-q]\n");
+			fprintf(stderr, "usage: demo [-n ITERATIONS] [-l auto|nChw16c|nChw8c|nhwc|any] [-q]\n");
 			return 64;
 		}
+	}
+	if (!strcmp(layout, "auto")) {
+		cv.act_tag = auto_tag();
+	} else {
+		size_t i;
+
+		for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+			if (!strcmp(layouts[i].name, layout))
+				break;
+		if (i == sizeof(layouts) / sizeof(layouts[0])) {
+			fprintf(stderr, "demo: unknown layout '%s' (auto, nChw16c, nChw8c, nhwc, nchw, any)\n",
+				layout);
+			return 64;
+		}
+		cv.act_tag = layouts[i].tag;
 	}
 	if (iters <= 0) {
 		fprintf(stderr, "demo: iteration count must be positive\n");
@@ -253,8 +313,9 @@ int main(int argc, char **argv)
 	fill(x, ACT_LEN, 4);
 	fill(a, GEMM_N * GEMM_N, 5);
 	fill(b, GEMM_N * GEMM_N, 6);
-	memset(&cv, 0, sizeof(cv));
 	conv_init(&cv);
+	printf("demo: convolution %s on %s\n", cv.impl, tag_name(cv.act_tag));
+	fflush(stdout);
 
 	t0 = now();
 	for (int i = 0; i < iters; i++) {

@@ -1,11 +1,14 @@
-/* unw-jit.c - a JIT test program: AVX-512 code written into anonymous executable memory,
+/* unw-jit.c - a JIT test program: vector code written into anonymous executable memory,
  * published through /tmp/perf-PID.map and a jitdump (jit-PID.dump in $JITDUMPDIR, else
  * /tmp, mmap'ed PROT_EXEC so that the recording names it), then run from a known C
- * stack, main -> jit_driver -> unw_avx512_kernel, for about one second (argv[1]: seconds).
+ * stack, main -> jit_driver -> KERNEL, for about one second (argv[1]: seconds).
  *
- * The kernel has no CFI, so a CFI unwinder stops in it; the stack above it is plain C.
- * Prints "pid PID" first, so tests can remove the published files.
- * Exit status 3: the CPU has no AVX-512.
+ * The kernel is the widest this CPU runs, as a JIT would pick it: unw_avx512_kernel
+ * (EVEX, zmm), unw_avx2_kernel (VEX, ymm) or unw_sse_kernel (SSE, every x86-64);
+ * UNW_JIT_ISA=avx512|avx2|sse asks for one (exit 3 when the CPU lacks it).
+ * It has no CFI, so a CFI unwinder stops in it; the stack above it is plain C.
+ * Prints "pid PID" and "kernel NAME" first, so tests know the name and can remove the
+ * published files.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -17,11 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define JIT_NAME "unw_avx512_kernel"
-
-/* void kernel(float buf[32], uint64_t n): zmm0/zmm1 from buf, n rounds of vaddps/vmulps,
- * results back to buf. */
-static const uint8_t kernel_code[] = {
+/* void kernel(float buf[32], uint64_t n): two vectors from buf, n rounds of
+ * vaddps/vmulps, results back to buf. */
+static const uint8_t avx512_code[] = {
 	0x62, 0xf1, 0x7c, 0x48, 0x10, 0x07,		/* vmovups (%rdi),%zmm0 */
 	0x62, 0xf1, 0x7c, 0x48, 0x10, 0x4f, 0x01,	/* vmovups 0x40(%rdi),%zmm1 */
 	0x62, 0xf1, 0x7c, 0x48, 0x58, 0xc1,		/* 1: vaddps %zmm1,%zmm0,%zmm0 */
@@ -33,6 +34,44 @@ static const uint8_t kernel_code[] = {
 	0x62, 0xf1, 0x7c, 0x48, 0x11, 0x4f, 0x01,	/* vmovups %zmm1,0x40(%rdi) */
 	0xc5, 0xf8, 0x77,				/* vzeroupper */
 	0xc3,						/* ret */
+};
+
+static const uint8_t avx2_code[] = {
+	0xc5, 0xfc, 0x10, 0x07,				/* vmovups (%rdi),%ymm0 */
+	0xc5, 0xfc, 0x10, 0x4f, 0x20,			/* vmovups 0x20(%rdi),%ymm1 */
+	0xc5, 0xfc, 0x58, 0xc1,				/* 1: vaddps %ymm1,%ymm0,%ymm0 */
+	0xc5, 0xf4, 0x58, 0xd0,				/* vaddps %ymm0,%ymm1,%ymm2 */
+	0xc5, 0xf4, 0x59, 0xca,				/* vmulps %ymm2,%ymm1,%ymm1 */
+	0x48, 0xff, 0xce,				/* dec %rsi */
+	0x75, 0xef,					/* jne 1b */
+	0xc5, 0xfc, 0x11, 0x07,				/* vmovups %ymm0,(%rdi) */
+	0xc5, 0xfc, 0x11, 0x4f, 0x20,			/* vmovups %ymm1,0x20(%rdi) */
+	0xc5, 0xf8, 0x77,				/* vzeroupper */
+	0xc3,						/* ret */
+};
+
+static const uint8_t sse_code[] = {
+	0x0f, 0x10, 0x07,				/* movups (%rdi),%xmm0 */
+	0x0f, 0x10, 0x4f, 0x10,				/* movups 0x10(%rdi),%xmm1 */
+	0x0f, 0x58, 0xc1,				/* 1: addps %xmm1,%xmm0 */
+	0x0f, 0x28, 0xd1,				/* movaps %xmm1,%xmm2 */
+	0x0f, 0x58, 0xd0,				/* addps %xmm0,%xmm2 */
+	0x0f, 0x59, 0xca,				/* mulps %xmm2,%xmm1 */
+	0x48, 0xff, 0xce,				/* dec %rsi */
+	0x75, 0xef,					/* jne 1b */
+	0x0f, 0x11, 0x07,				/* movups %xmm0,(%rdi) */
+	0x0f, 0x11, 0x4f, 0x10,				/* movups %xmm1,0x10(%rdi) */
+	0xc3,						/* ret */
+};
+
+static const struct kernel {
+	const char *isa, *name, *cpu_feature;
+	const uint8_t *code;
+	size_t size;
+} kernels[] = {	/* widest first */
+	{ "avx512", "unw_avx512_kernel", "avx512f", avx512_code, sizeof(avx512_code) },
+	{ "avx2", "unw_avx2_kernel", "avx2", avx2_code, sizeof(avx2_code) },
+	{ "sse", "unw_sse_kernel", NULL, sse_code, sizeof(sse_code) },
 };
 
 typedef void (*kernel_fn)(float *, uint64_t);
@@ -68,7 +107,7 @@ static int write_all(int fd, const void *p, size_t n)
 	return write(fd, p, n) == (ssize_t)n ? 0 : -1;
 }
 
-static int publish(void *code, size_t size)
+static int publish(void *code, size_t size, const char *name)
 {
 	char path[4096];
 	const char *dir = getenv("JITDUMPDIR");
@@ -82,7 +121,7 @@ static int publish(void *code, size_t size)
 	f = fopen(path, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "%lx %zx %s\n", (unsigned long)(uintptr_t)code, size, JIT_NAME);
+	fprintf(f, "%lx %zx %s\n", (unsigned long)(uintptr_t)code, size, name);
 	fclose(f);
 
 	snprintf(path, sizeof(path), "%s/jit-%d.dump", dir && *dir ? dir : "/tmp", (int)getpid());
@@ -102,14 +141,14 @@ static int publish(void *code, size_t size)
 		goto fail;
 	memset(&r, 0, sizeof(r));
 	r.p.id = JD_CODE_LOAD;
-	r.p.total_size = sizeof(r) + sizeof(JIT_NAME) + size;
+	r.p.total_size = sizeof(r) + strlen(name) + 1 + size;
 	r.p.timestamp = mono_ns();
 	r.pid = getpid();
 	r.tid = syscall(SYS_gettid);
 	r.vma = r.code_addr = (uintptr_t)code;
 	r.code_size = size;
 	r.code_index = 0;
-	if (write_all(fd, &r, sizeof(r)) || write_all(fd, JIT_NAME, sizeof(JIT_NAME)) ||
+	if (write_all(fd, &r, sizeof(r)) || write_all(fd, name, strlen(name) + 1) ||
 	    write_all(fd, code, size))
 		goto fail;
 	memset(&close_rec, 0, sizeof(close_rec));
@@ -144,22 +183,38 @@ __attribute__((noinline)) static void jit_driver(kernel_fn k, double seconds)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	const char *want = getenv("UNW_JIT_ISA");
+	const struct kernel *k = NULL;
 	void *code;
 
 	printf("pid %d\n", (int)getpid());
-	fflush(stdout);
 	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("avx512f")) {
-		fprintf(stderr, "unw-jit: no AVX-512 on this CPU\n");
-		return 3;
+	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]) && !k; i++) {
+		if (want && *want && strcmp(want, kernels[i].isa))
+			continue;
+		/* __builtin_cpu_supports takes a string literal only */
+		if (!kernels[i].cpu_feature ||
+		    (!strcmp(kernels[i].cpu_feature, "avx512f") && __builtin_cpu_supports("avx512f")) ||
+		    (!strcmp(kernels[i].cpu_feature, "avx2") && __builtin_cpu_supports("avx2")))
+			k = &kernels[i];
+		else if (want && *want) {
+			fprintf(stderr, "unw-jit: this CPU has no %s\n", want);
+			return 3;
+		}
 	}
+	if (!k) {
+		fprintf(stderr, "unw-jit: unknown UNW_JIT_ISA '%s' (avx512, avx2, sse)\n", want);
+		return 2;
+	}
+	printf("kernel %s\n", k->name);
+	fflush(stdout);
 	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED)
 		return perror("mmap"), 1;
-	memcpy(code, kernel_code, sizeof(kernel_code));
+	memcpy(code, k->code, k->size);
 	if (mprotect(code, 4096, PROT_READ | PROT_EXEC))
 		return perror("mprotect"), 1;
-	if (publish(code, sizeof(kernel_code)))
+	if (publish(code, k->size, k->name))
 		return perror("unw-jit: publish"), 1;
 	jit_driver((kernel_fn)code, seconds);
 	return 0;
