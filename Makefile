@@ -30,7 +30,8 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) 
 	     -DDLPROF_LIBDIR='"$(LIBDIR)"' -DDLPROF_DATADIR='"$(DATADIR)"' -MMD -MP
 LDLIBS   := $(PKG_LIBS) $(CAPSTONE_LIBS) -lpfm -lstdc++ -lpthread -ldl -lm
 
-LIB_SRC  := $(sort $(wildcard lib/*.c))
+# lib/ and its stage folders (lib/itt/ is the collector library, built by lib/itt.mk)
+LIB_SRC  := $(sort $(wildcard lib/*.c lib/isa/*.c))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(O)/%.o)

@@ -1,11 +1,19 @@
 /* isa.h - which vector instruction sets the CPU, the OS, the DL libraries and code use.
  *
+ * lib/isa/ holds check-isa, one file per question:
+ *   cpu.c        the CPU and the OS: what this machine offers
+ *   libraries.c  the installed DL libraries: what each will choose here
+ *   code-scan.c  machine code: the vector class of every instruction of a file or buffer
+ *   code-hits.c  the same for just the functions a profile's samples hit
+ *   profile.c    check-isa -i: the ISA the recorded samples ran, and the fast-path verdict
+ *   check.c      check-isa's platform and file views (text and JSON)
+ *
  * Three independent parts, used by `dlprof check-isa`:
- *   - the platform (lib/cpuid.c): CPUID bits, the state the OS enables in XCR0, the AMX
+ *   - the platform (lib/isa/cpu.c): CPUID bits, the state the OS enables in XCR0, the AMX
  *     permission (arch_prctl), cross-checked with /proc/cpuinfo;
- *   - the libraries (lib/libisa.c): what oneDNN, OpenBLAS, MKL and PyTorch's ATen will
+ *   - the libraries (lib/isa/libraries.c): what oneDNN, OpenBLAS, MKL and PyTorch's ATen will
  *     choose on this machine, asked through dlopen (and python3 for torch);
- *   - code (lib/isascan.c): every instruction of an ELF file's executable code (or of a
+ *   - code (lib/isa/code-scan.c): every instruction of an ELF file's executable code (or of a
  *     buffer, e.g. a JIT kernel) put into a class by its encoding, per function, with a
  *     per-build-id cache on disk.
  */
@@ -198,7 +206,7 @@ struct isa_image {
 	int from_cache;
 	double scan_seconds;	/* decode time (0 when from the cache) */
 	char *cache_path;	/* where the cache lives (or would), NULL when none */
-	void *names;		/* lazily loaded symbol names (isascan.c) */
+	void *names;		/* lazily loaded symbol names (isa/code-scan.c) */
 };
 
 #define ISA_SCAN_NO_CACHE	(1u << 0)	/* neither read nor write the cache */
@@ -221,7 +229,7 @@ const char *isa_image_func_name(struct isa_image *img, const struct isa_func *f)
  * NULL when neither is set). */
 char *isa_cache_dir(void);
 
-/* ---- functions samples hit (lib/isahit.c) -------------------------------------------- */
+/* ---- functions samples hit (lib/isa/code-hits.c) -------------------------------------------- */
 
 /* Tiers of just the functions a profile's samples landed in (the report's DL view): the
  * bounds come from the .eh_frame FDE around the address, else from a sized symbol; each
@@ -240,7 +248,7 @@ int isa_hits_tier(struct isa_hits *h, const void *key, const char *path, const u
 /* How many functions and bytes were decoded so far. */
 void isa_hits_stats(const struct isa_hits *h, uint64_t *funcs, uint64_t *bytes);
 
-/* ---- check-isa's platform and file views (isa-check.c) ------------------------------- */
+/* ---- check-isa's platform and file views (lib/isa/check.c) ------------------------------- */
 
 struct isa_check_opts {
 	int json;		/* JSON instead of the text table */

@@ -111,7 +111,7 @@ static void test_jit(struct isa_decoder *d, const struct isa_platform *p)
 	munmap(mem, 4096);
 }
 
-/* Raw CPUID bits read here independently of lib/cpuid.c. */
+/* Raw CPUID bits read here independently of lib/isa/cpu.c. */
 static void test_cpuid(const struct isa_platform *p)
 {
 	unsigned a = 0, b = 0, c = 0, d = 0, b7 = 0, c7 = 0, d7 = 0, a71 = 0, max = 0;

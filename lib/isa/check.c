@@ -1,6 +1,6 @@
-/* isa-check.c - check-isa's platform and file views: what this CPU and OS offer, what
+/* isa/check.c - check-isa's platform and file views: what this CPU and OS offer, what
  * the DL libraries will choose here, and which vector instructions ELF files contain,
- * as text or JSON.  (The profile view is isaprof.c.) */
+ * as text or JSON.  (The profile view is isa/profile.c.) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

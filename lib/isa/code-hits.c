@@ -1,6 +1,6 @@
-/* isahit.c - ISA tier of the functions samples landed in, decoding only those functions.
+/* isa/code-hits.c - ISA tier of the functions samples landed in, decoding only those functions.
  *
- * check-isa scans whole files (isascan.c: every function, cached per build-id; a cold
+ * check-isa scans whole files (code-scan.c: every function, cached per build-id; a cold
  * scan of libtorch_cpu takes seconds).  The report's DL view needs the tier of the few
  * hundred functions its samples hit, so it reads just their bytes: the bounds come from
  * the .eh_frame FDE covering the address (what names stripped code func@0x.. too), else

@@ -1,4 +1,4 @@
-/* isascan.c - classify machine code by vector ISA: instructions, buffers, ELF files.
+/* isa/code-scan.c - classify machine code by vector ISA: instructions, buffers, ELF files.
  *
  * Capstone (detail off, cs_disasm_iter) finds instruction boundaries and gives the
  * mnemonic/operand text; the class comes from the encoding: legacy 0F SIMD (SSE), VEX

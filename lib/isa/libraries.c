@@ -1,4 +1,4 @@
-/* libisa.c - what the installed DL libraries will choose on this machine.
+/* isa/libraries.c - what the installed DL libraries will choose on this machine.
  *
  * oneDNN, OpenBLAS and MKL are asked through dlopen + their own query functions (they
  * read their environment overrides themselves, so the answer already honours them).

@@ -1,4 +1,4 @@
-/* cpuid.c - the platform part of check-isa: CPUID, XCR0, AMX permission, /proc/cpuinfo.
+/* isa/cpu.c - the platform part of check-isa: CPUID, XCR0, AMX permission, /proc/cpuinfo.
  *
  * Feature bits (Intel SDM vol. 2A, CPUID): leaf 1 ECX, leaf 7 subleaf 0 EBX/ECX/EDX,
  * leaf 7 subleaf 1 EAX.  The OS must also enable the register state in XCR0 (read with

@@ -1,7 +1,7 @@
-/* isaprof.c - check-isa -i: which ISA class the profiled samples ran in.
+/* isa/profile.c - check-isa -i: which ISA class the profiled samples ran in.
  *
  * Every sample's leaf frame is put in the tier of the function it landed in: for
- * file-backed code, the per-function counts of isascan.c (cached per build-id); for JIT
+ * file-backed code, the per-function counts of code-scan.c (cached per build-id); for JIT
  * code, the kernel's bytes from the jitdump captured at record time; for JIT code known
  * only by a perf-map name, the ISA the name states (oneDNN's "jit_avx512_core_..."),
  * marked as such.  The instruction at the sample IP is decoded too where its bytes are
