@@ -50,8 +50,9 @@ int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t t
 int dlview_other(void *ctx, uint32_t type, const void *data, size_t len);
 /* A META key/value of the recording (profile_consumer.meta; call it from a chained meta
  * callback).  Uses "nr_cpus" (the recorded machine's CPU count, for the oversubscription
- * finding) and "cpu_flags" (its /proc/cpuinfo flags, for the AVX2-on-AVX-512 finding);
- * without them the findings fall back to the machine running report. */
+ * finding), "cpu_flags" (its /proc/cpuinfo flags) and "env.NAME" (the workload's
+ * settings), for the fast-path findings (fastpath.h); without the flags the findings
+ * fall back to the machine running report. */
 int dlview_meta(struct dlview *v, const char *key, const char *value);
 /* Give the run's stats (time per sample, event name) before printing. */
 void dlview_set_stats(struct dlview *v, const struct profile_stats *st);
@@ -80,7 +81,5 @@ int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format
 #define DLVIEW_PREEMPT_PCT	10.0	/* runnable time spent preempted: oversubscribed */
 #define DLVIEW_REORDER_PCT	5.0
 #define DLVIEW_FAULT_PCT	5.0
-#define DLVIEW_AVX2_PCT		1.0
-#define DLVIEW_REF_PCT		1.0
 
 #endif

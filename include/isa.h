@@ -245,6 +245,9 @@ void isa_hits_free(struct isa_hits *h);
  */
 int isa_hits_tier(struct isa_hits *h, const void *key, const char *path, const uint8_t *build_id,
 		  size_t build_id_size, uint64_t off, struct isa_counts *counts);
+/* Tier of a piece of code in memory (a JIT kernel's bytes from a jitdump), decoded once
+ * per code pointer; -1 when there are no bytes. */
+int isa_hits_code_tier(struct isa_hits *h, const uint8_t *code, size_t len, uint64_t addr);
 /* How many functions and bytes were decoded so far. */
 void isa_hits_stats(const struct isa_hits *h, uint64_t *funcs, uint64_t *bytes);
 

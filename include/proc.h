@@ -60,6 +60,11 @@ const struct map *machine_find_map(struct machine *m, uint32_t pid, uint64_t add
 unsigned machine_exec_gen(struct machine *m, uint32_t pid, uint64_t time);
 /* The thread's name at time ("[unknown]" when never seen). */
 const char *machine_comm_at(struct machine *m, uint32_t pid, uint32_t tid, uint64_t time);
+/* The names (and jitdump bytes) of the JIT code of the recording, for readers of resolved
+ * frames that want a JIT kernel's code (its ISA); NULL until the reader sets it. */
+struct jitsyms;
+void machine_set_jit(struct machine *m, struct jitsyms *jit);
+struct jitsyms *machine_jit(const struct machine *m);
 /* Every DSO seen, for per-file work (e.g. check-isa over a profile). */
 size_t machine_dsos(struct machine *m, struct dso ***out);
 

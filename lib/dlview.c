@@ -5,6 +5,7 @@
 
 #include "dlview.h"
 #include "family-rules.h"
+#include "fastpath.h"
 #include "isa.h"
 #include "itt.h"
 #include "output.h"
@@ -62,21 +63,6 @@ static int cmp_cnt(const void *a, const void *b)
 	return strcmp(x->k1, y->k1);
 }
 
-/* The key with the most counts (ties: the first name), NULL when empty. */
-static const char *cmap_top(const struct cmap *m)
-{
-	const struct cnt *best = NULL;
-
-	for (size_t i = 0; i < m->size; i++) {
-		const struct cnt *c = &m->tab[i];
-
-		if (c->k1 && (!best || c->n > best->n ||
-			      (c->n == best->n && strcmp(c->k1, best->k1) < 0)))
-			best = c;
-	}
-	return best ? best->k1 : NULL;
-}
-
 static size_t cmap_sorted(const struct cmap *m, struct cnt ***out)
 {
 	struct cnt **v = xcalloc(m->nr + 1, sizeof(*v));
@@ -130,19 +116,13 @@ struct dlview {
 	size_t nr_marks, alloc_marks, nr_pending, alloc_pending;
 	int resolved;
 	int rec_cpus;		/* nr_cpus of the recorded machine (META), 0 unknown */
-	int rec_avx512;		/* recorded CPU has AVX-512: 1, 0, -1 unknown */
 	int attached;		/* record -p: the processes ran without the ITT collector */
-	uint64_t avx2_samples, ref_samples;
-	struct cmap avx2_sym, ref_sym;	/* their samples by symbol: the examples named */
-	/* aten samples by the widest vector class of the function they hit (isa_hits:
-	 * only hit functions are decoded) */
-	struct isa_hits *hits;
-	uint64_t aten_vex, aten_vex_ymm, aten_evex, aten_coded;
+	struct fastpath *fp;	/* is the fast path running: kernels per primitive, ISA facts */
 	double ns_per_sample;
 	uint64_t duration_ns;
 	char event[64];
 	const char *ph_init, *ph_exit;
-	const char *no_op, *f_spin, *f_reorder, *f_fault, *f_aten, *f_other;
+	const char *no_op, *f_spin, *f_reorder, *f_fault, *f_other;
 };
 
 struct dlview *dlview_new(const struct family_rules *rules)
@@ -156,9 +136,8 @@ struct dlview *dlview_new(const struct family_rules *rules)
 	v->f_spin = family_intern("omp-spin", 8);
 	v->f_reorder = family_intern("jit-reorder", 11);
 	v->f_fault = family_intern("kernel-fault", 12);
-	v->f_aten = family_intern("aten", 4);
 	v->f_other = family_intern("other", 5);
-	v->rec_avx512 = -1;
+	v->fp = fastpath_new();
 	return v;
 }
 
@@ -167,11 +146,9 @@ void dlview_free(struct dlview *v)
 	if (!v)
 		return;
 	itt_data_free(v->itt);
-	isa_hits_free(v->hits);
+	fastpath_free(v->fp);
 	free(v->fam.tab);
 	free(v->famsym.tab);
-	free(v->avx2_sym.tab);
-	free(v->ref_sym.tab);
 	free(v->op_self.tab);
 	free(v->op_total.tab);
 	free(v->itt_samp.tab);
@@ -201,13 +178,10 @@ int dlview_meta(struct dlview *v, const char *key, const char *value)
 
 		if (n > 0 && n < 1 << 20)
 			v->rec_cpus = n;
-	} else if (!strcmp(key, "cpu_flags") || !strcmp(key, "cpu-flags") ||
-		   !strcmp(key, "isa")) {
-		/* space-separated /proc/cpuinfo flags, or the recorder's ISA list */
-		v->rec_avx512 = strstr(value, "avx512f") || strstr(value, "avx512_core") ? 1 : 0;
 	} else if (!strcmp(key, "attach")) {
 		v->attached = 1;
 	}
+	fastpath_meta(v->fp, key, value);
 	return 0;
 }
 
@@ -330,43 +304,6 @@ static int omp_worker_stack(const struct dlp_sample *s, const struct frame *fram
 	return 0;
 }
 
-/*
- * Count an aten sample by the code of the function it landed in: VEX (AVX/AVX2) or EVEX
- * (AVX-512) as the widest class.  Kernel names cannot tell on stripped builds (Debian's
- * libtorch: "libtorch_cpu.so!func@0x..."), the instructions can.  Returns the tier, or -1
- * when the code could not be read.
- */
-static int aten_code_tier(struct dlview *v, struct machine *m, const struct dlp_sample *s,
-			  const struct frame *f, const char *sym)
-{
-	const struct map *mp;
-	struct isa_counts c;
-	int tier;
-
-	if (!m || (f->flags & (FRAME_KERNEL | FRAME_JIT | FRAME_ANON)))
-		return -1;
-	mp = machine_find_map(m, s->pid, f->ip, s->time);
-	if (!mp || !mp->dso || mp->dso->anon || mp->dso->special || mp->dso->kernel)
-		return -1;
-	if (!v->hits)
-		v->hits = isa_hits_new();
-	tier = isa_hits_tier(v->hits, mp->dso, mp->dso->path, mp->dso->build_id,
-			     mp->dso->build_id_size, map_file_offset(mp, f->ip), &c);
-	if (tier < 0)
-		return -1;
-	v->aten_coded++;
-	if (tier == ISA_T_AVX) {
-		v->aten_vex++;
-		if (c.n[ISA_C_VEX256])
-			v->aten_vex_ymm++;
-		cmap_get(&v->avx2_sym, sym, NULL)->n++;
-		v->avx2_samples++;
-	} else if (tier == ISA_T_AVX512 || tier == ISA_T_AVX512_ZMM) {
-		v->aten_evex++;
-	}
-	return tier;
-}
-
 int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		 const struct frame *frames, size_t nr, int complete)
 {
@@ -376,7 +313,7 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 	       const struct frame *frames, size_t nr, const char **family)
 {
-	const char *fam, *op, *sym, *seen[32];
+	const char *fam, *op, *sym, *seen[32], *prim = NULL;
 	size_t nseen = 0, i, j;
 	struct thread_stat *t;
 	enum op_source src;
@@ -397,7 +334,9 @@ int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 
 		if (iv)
 			cmap_get(&v->itt_samp, iv->name, fam)->n++;
+		prim = iv ? iv->name : NULL;
 	}
+	fastpath_sample(v->fp, m, s, frames, nr, fam, prim);
 	if (src == OP_STACK) {
 		ALLOC_GROW(v->marks, v->nr_marks + 1, v->alloc_marks);
 		v->marks[v->nr_marks++] = (struct op_mark){ s->time, s->pid, s->tid, op, 0 };
@@ -438,20 +377,6 @@ int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 			v->fw_by_itt++;
 		else if (src == OP_PHASE)
 			v->fw_by_phase++;
-	}
-	/* ISA / reference-implementation facts */
-	if (fam == v->f_aten && aten_code_tier(v, m, s, &frames[0], sym) < 0 &&
-	    (strstr(frames[0].sym, "::AVX2::") || strstr(frames[0].sym, "_AVX2"))) {
-		/* code unreadable: the kernel's name may still say it (unstripped builds) */
-		v->avx2_samples++;
-		v->aten_vex_ymm++;
-		cmap_get(&v->avx2_sym, sym, NULL)->n++;
-	}
-	if (frames[0].dso && !strncmp(frames[0].dso, "libdnnl", 7) &&
-	    (strstr(frames[0].sym, "::ref_") || strstr(frames[0].sym, "::simple_") ||
-	     strstr(frames[0].sym, "_ref_"))) {
-		v->ref_samples++;
-		cmap_get(&v->ref_sym, sym, NULL)->n++;
 	}
 	t = get_thread(v, s->pid, s->tid);
 	t->samples++;
@@ -739,9 +664,80 @@ static void op_calls(struct dlview *v, const char *op, uint64_t *calls, uint64_t
 		}
 }
 
+/* Beneath a primitive's row: the JIT kernels that ran inside it (name, ISA, share of the
+ * primitive's samples), then its samples in libdnnl's own code, elsewhere, waiting in
+ * OpenMP and in the kernel; "no JIT kernel" when none ran. */
+static void print_prim_parts(struct dlview *v, FILE *out, const char *name)
+{
+	const struct fp_prim *p = fastpath_prim(v->fp, name);
+	static const char *const part_names[FP_NR] = {
+		NULL, "(libdnnl code, not JIT)", "(other code)", "(OpenMP wait)", "(kernel)",
+	};
+	size_t k, shown = 0;
+	char isa[40];
+
+	if (!p)
+		return;
+	for (k = 0; k < p->nr_kernels && shown < 4; k++, shown++) {
+		const struct fp_kernel *kn = &p->kernels[k];
+
+		if (kn->samples * 200 < p->samples)	/* under 0.5%: left out */
+			break;
+		fputs("  ", out);
+		put_cell(out, kn->name, 36, 0);
+		snprintf(isa, sizeof(isa), "%s", kn->desc);
+		fputc(' ', out);
+		put_cell(out, isa, 18, 0);
+		fprintf(out, " %6.1f%%\n", pct(kn->samples, p->samples));
+	}
+	if (k < p->nr_kernels) {
+		uint64_t rest = 0;
+
+		for (; k < p->nr_kernels; k++)
+			rest += p->kernels[k].samples;
+		fprintf(out, "  %-36s %-18s %6.1f%%\n", "(other JIT kernels)", "",
+			pct(rest, p->samples));
+	}
+	for (int i = FP_LIB; i < FP_NR; i++) {
+		if (!p->part[i] || p->part[i] * 200 < p->samples)
+			continue;
+		fprintf(out, "  %-36s %-18s %6.1f%%%s\n", part_names[i], "",
+			pct(p->part[i], p->samples),
+			i == FP_LIB && !p->part[FP_JIT] ? "  no JIT kernel ran" : "");
+	}
+}
+
+static void json_prim_parts(struct dlview *v, FILE *out, const char *name)
+{
+	const struct fp_prim *p = fastpath_prim(v->fp, name);
+
+	if (!p)
+		return;
+	fprintf(out, ", \"jit_samples\": %llu, \"non_jit_samples\": %llu, \"other_samples\": %llu, "
+		"\"wait_samples\": %llu, \"kernel_samples\": %llu, \"kernels\": [",
+		(unsigned long long)p->part[FP_JIT], (unsigned long long)p->part[FP_LIB],
+		(unsigned long long)p->part[FP_OTHER], (unsigned long long)p->part[FP_WAIT],
+		(unsigned long long)p->part[FP_KERNEL]);
+	for (size_t k = 0; k < p->nr_kernels; k++) {
+		const struct fp_kernel *kn = &p->kernels[k];
+
+		fprintf(out, "%s{\"name\": ", k ? ", " : "");
+		fput_json_str(out, kn->name);
+		fprintf(out, ", \"isa\": ");
+		fput_json_str(out, kn->isa);
+		fprintf(out, ", \"class\": ");
+		if (kn->tier)
+			fput_json_str(out, kn->tier);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"samples\": %llu}", (unsigned long long)kn->samples);
+	}
+	fputc(']', out);
+}
+
 /* The ITT task summary: per oneDNN primitive kind, calls, summed task time (wall, all
  * threads) and its share of the sampled CPU time, and the samples taken inside such tasks
- * (innermost task of the sample's thread). */
+ * (innermost task of the sample's thread); beneath each, where those samples ran. */
 static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 {
 	const char *name;
@@ -771,6 +767,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 				(unsigned long long)calls, fmt_ns(b1, sizeof(b1), ns),
 				cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0, (unsigned long long)c->n,
 				pct(c->n, v->samples));
+			print_prim_parts(v, out, name);
 		} else if (fmt == DLVIEW_JSON) {
 			fprintf(out, "%s{\"name\": ", i ? ", " : "");
 			fput_json_str(out, name);
@@ -786,7 +783,9 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 				fput_json_str(out, v->itt_samp.tab[j].k2);
 				fprintf(out, ": %llu", (unsigned long long)v->itt_samp.tab[j].n);
 			}
-			fprintf(out, "}}");
+			fprintf(out, "}");
+			json_prim_parts(v, out, name);
+			fprintf(out, "}");
 		} else {
 			fprintf(out, "itt,");
 			csv_str(out, name);
@@ -1050,11 +1049,6 @@ int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
 }
 
 /* ---- findings ---- */
-struct finding {
-	const char *id;
-	double figure;
-	char text[512];
-};
 
 static uint64_t fam_samples(struct dlview *v, const char *fam)
 {
@@ -1073,13 +1067,12 @@ static int count_bits(const uint64_t *b, size_t n)
 	return c;
 }
 
-static size_t collect_findings(struct dlview *v, struct finding *f)
+static size_t collect_findings(struct dlview *v, struct finding *f, size_t max)
 {
 	size_t n = 0;
 	double spin = pct(fam_samples(v, v->f_spin), v->samples);
 	double reorder = pct(fam_samples(v, v->f_reorder), v->samples);
 	double fault = pct(fam_samples(v, v->f_fault), v->samples);
-	double avx2 = pct(v->avx2_samples, v->samples), ref = pct(v->ref_samples, v->samples);
 	int cpus = count_bits(v->cpus_seen, ARRAY_SIZE(v->cpus_seen));
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	int busy = 0;
@@ -1155,33 +1148,9 @@ static size_t collect_findings(struct dlview *v, struct finding *f)
 			 fault);
 		n++;
 	}
-	/* aten samples mostly in VEX code, (almost) none in EVEX code, on an AVX-512
-	 * machine: ATen's dispatcher picked its AVX2 kernels */
-	if (avx2 >= DLVIEW_AVX2_PCT && v->aten_evex * 4 < v->avx2_samples &&
-	    (v->rec_avx512 == 1 || (v->rec_avx512 < 0 && __builtin_cpu_supports("avx512f")))) {
-		int ymm = v->aten_vex_ymm * 2 >= v->avx2_samples;
-
-		f[n].id = "aten-avx2";
-		f[n].figure = avx2;
-		snprintf(f[n].text, sizeof(f[n].text),
-			 "aten: %.1f%% of samples in %s code while AVX-512 is usable%s "
-			 "(%.1f%% in AVX-512 code; e.g. %s): set ATEN_CPU_CAPABILITY=avx512 "
-			 "(torch \u2265 1.10 honours it)", avx2,
-			 ymm ? "AVX2 (ymm)" : "AVX (VEX)",
-			 v->rec_avx512 < 0 ? " (by this machine's CPUID: the recording does not "
-					     "name its CPU flags)" : "",
-			 pct(v->aten_evex, v->samples), cmap_top(&v->avx2_sym) ? cmap_top(&v->avx2_sym) : "?");
-		n++;
-	}
-	if (ref > DLVIEW_REF_PCT) {
-		f[n].id = "dnnl-reference";
-		f[n].figure = ref;
-		snprintf(f[n].text, sizeof(f[n].text),
-			 "%.1f%% of samples in reference (non-JIT) oneDNN code (e.g. %s): an "
-			 "unsupported shape, data type or ISA made oneDNN fall back (ONEDNN_VERBOSE=1 "
-			 "names the implementation)", ref, cmap_top(&v->ref_sym) ? cmap_top(&v->ref_sym) : "?");
-		n++;
-	}
+	/* is the fast path running: oneDNN without JIT kernels, ATen and OpenBLAS below
+	 * the CPU */
+	n += fastpath_findings(v->fp, v->samples, f + n, max - n);
 	return n;
 }
 
@@ -1196,8 +1165,8 @@ static void print_wrapped(FILE *out, const char *id, const char *text)
 
 int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format)
 {
-	struct finding f[8];
-	size_t n = collect_findings(v, f), i;
+	struct finding f[16];
+	size_t n = collect_findings(v, f, ARRAY_SIZE(f)), i;
 
 	if (format == DLVIEW_JSON) {
 		fprintf(out, "{\"findings\": [");

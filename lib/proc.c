@@ -56,6 +56,7 @@ struct machine {
 	/* files captured at record time (DLP_REC_FILE), by path */
 	struct image { char *path; uint8_t *data; size_t len; } *images;
 	size_t nr_images, alloc_images;
+	struct jitsyms *jit;	/* not owned */
 };
 
 struct machine *machine_new(void)
@@ -452,6 +453,16 @@ static const char *proc_comm(struct proc *p, uint32_t tid, uint64_t time, int an
 	if (best)
 		return best->comm;
 	return first ? first->comm : NULL;
+}
+
+void machine_set_jit(struct machine *m, struct jitsyms *jit)
+{
+	m->jit = jit;
+}
+
+struct jitsyms *machine_jit(const struct machine *m)
+{
+	return m->jit;
 }
 
 const char *machine_comm_at(struct machine *m, uint32_t pid, uint32_t tid, uint64_t time)

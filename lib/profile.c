@@ -409,6 +409,7 @@ int profile_run(const char *path, const struct profile_opts *opts,
 	p.sym = symbolizer_new(&so);
 	p.ks = ksyms_new();
 	p.jit = jitsyms_new();
+	machine_set_jit(p.m, p.jit);
 	p.uw = unwinder_new(p.m);
 	strpool_init(&p.pool);
 	u64map_init(&p.anon_names);

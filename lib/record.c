@@ -1124,6 +1124,70 @@ static void meta_cpu_flags(struct strbuf *sb)
 	strbuf_release(&ci);
 }
 
+/*
+ * The workload's settings that decide which code paths its libraries take (ISA caps,
+ * OpenBLAS's core, ATen's capability, JIT profiling, OpenMP waiting), as META
+ * "env.NAME" = value: report names them as the cause of a slow path.  What dlprof set
+ * itself (the JIT profile and ITT collector) is not the user's and is left out.  A
+ * process attached to with -p has its own environment, read from /proc.
+ */
+static const char *const settings_env[] = {
+	"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_CPU_ISA_HINTS", "DNNL_CPU_ISA_HINTS",
+	"ONEDNN_JIT_PROFILE", "DNNL_JIT_PROFILE", "ONEDNN_VERBOSE", "DNNL_VERBOSE",
+	"MKLDNN_VERBOSE", "ONEDNN_ITT_TASK_LEVEL", "DNNL_ITT_TASK_LEVEL", "ONEDNN_DEFAULT_FPMATH_MODE",
+	"ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
+	"MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE", "MKL_CBWR", "MKL_NUM_THREADS",
+	"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_SPINCOUNT",
+	"KMP_BLOCKTIME", "KMP_AFFINITY", "INTEL_LIBITTNOTIFY64", "INTEL_ITTNOTIFY_GROUPS",
+	NULL
+};
+
+static int settings_env_ours(const struct recorder *r, const char *name)
+{
+	if (r->jit_ours && (!strcmp(name, "ONEDNN_JIT_PROFILE") || !strcmp(name, "DNNL_JIT_PROFILE")))
+		return 1;
+	return r->ittdir && (!strcmp(name, "INTEL_LIBITTNOTIFY64") ||
+			     !strcmp(name, "INTEL_ITTNOTIFY_GROUPS"));
+}
+
+static void meta_settings_env(struct recorder *r, struct strbuf *sb)
+{
+	struct strbuf env = STRBUF_INIT, key = STRBUF_INIT;
+
+	if (r->opts->pids && r->nr_targets) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)r->targets[0]);
+		if (strbuf_read_file(&env, path, 1u << 20) < 0) {
+			strbuf_release(&env);
+			return;
+		}
+		strbuf_addch(&env, '\0');
+	}
+	for (const char *const *v = settings_env; *v; v++) {
+		const char *val = NULL;
+		size_t n = strlen(*v);
+
+		if (!r->opts->pids) {
+			if (!settings_env_ours(r, *v))
+				val = getenv(*v);
+		} else {
+			for (const char *e = env.buf; e && e < env.buf + env.len && *e; e += strlen(e) + 1)
+				if (!strncmp(e, *v, n) && e[n] == '=') {
+					val = e + n + 1;
+					break;
+				}
+		}
+		if (!val || !*val)
+			continue;	/* empty: the libraries ignore it too */
+		strbuf_reset(&key);
+		strbuf_addf(&key, "env.%s", *v);
+		meta_add(sb, key.buf, val);
+	}
+	strbuf_release(&env);
+	strbuf_release(&key);
+}
+
 static void write_meta(struct recorder *r)
 {
 	const struct record_opts *o = r->opts;
@@ -1173,6 +1237,7 @@ static void write_meta(struct recorder *r)
 		meta_add(&sb, "note", r->fallback_note);
 	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit_ours ? "on" : "user");
 	meta_add(&sb, "itt", r->ittdir ? "on" : "off");
+	meta_settings_env(r, &sb);
 	recwriter_add(r->w, DLP_REC_META, sb.buf, sb.len);
 	strbuf_release(&sb);
 	strbuf_release(&tmp);

@@ -44,6 +44,7 @@ struct hit_func {
 
 struct isa_hits {
 	struct u64map dsos;	/* key -> struct hit_dso */
+	struct u64map jit;	/* JIT code bytes (pointer) -> tier + 1 */
 	struct isa_decoder *dec;
 	uint64_t decoded_funcs, decoded_bytes;
 };
@@ -53,6 +54,7 @@ struct isa_hits *isa_hits_new(void)
 	struct isa_hits *h = xcalloc(1, sizeof(*h));
 
 	u64map_init(&h->dsos);
+	u64map_init(&h->jit);
 	return h;
 }
 
@@ -86,6 +88,7 @@ void isa_hits_free(struct isa_hits *h)
 		free(d);
 	}
 	u64map_release(&h->dsos);
+	u64map_release(&h->jit);
 	if (h->dec)
 		isa_decoder_free(h->dec);
 	free(h);
@@ -253,6 +256,27 @@ int isa_hits_tier(struct isa_hits *h, const void *key, const char *path, const u
 	if (counts)
 		*counts = f->c;
 	return f->tier;
+}
+
+int isa_hits_code_tier(struct isa_hits *h, const uint8_t *code, size_t len, uint64_t addr)
+{
+	void **slot;
+
+	if (!code || !len)
+		return -1;
+	slot = u64map_slot(&h->jit, (uintptr_t)code);
+	if (!*slot) {
+		struct isa_counts c;
+
+		if (!h->dec && !(h->dec = isa_decoder_new()))
+			return -1;
+		memset(&c, 0, sizeof(c));
+		isa_decode(h->dec, code, len, addr, &c);
+		*slot = (void *)(uintptr_t)(isa_counts_tier(c.n) + 1);
+		h->decoded_funcs++;
+		h->decoded_bytes += len;
+	}
+	return (int)(uintptr_t)*slot - 1;
 }
 
 void isa_hits_stats(const struct isa_hits *h, uint64_t *funcs, uint64_t *bytes)
