@@ -54,6 +54,8 @@ int dlview_other(void *ctx, uint32_t type, const void *data, size_t len);
  * settings), for the fast-path findings (fastpath.h); without the flags the findings
  * fall back to the machine running report. */
 int dlview_meta(struct dlview *v, const char *key, const char *value);
+/* The fast-path facts the view gathered (fastpath.h), for check-isa -i. */
+struct fastpath *dlview_fastpath(struct dlview *v);
 /* Give the run's stats (time per sample, event name) before printing. */
 void dlview_set_stats(struct dlview *v, const struct profile_stats *st);
 

@@ -30,6 +30,7 @@
 struct finding {
 	const char *id;
 	double figure;		/* its share of the samples, percent */
+	char brief[160];	/* the gist in a few words (fast-path findings), else "" */
 	char text[768];
 };
 

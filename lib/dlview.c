@@ -158,6 +158,11 @@ void dlview_free(struct dlview *v)
 	free(v);
 }
 
+struct fastpath *dlview_fastpath(struct dlview *v)
+{
+	return v->fp;
+}
+
 void dlview_set_stats(struct dlview *v, const struct profile_stats *st)
 {
 	if (st->sample_no_time)

@@ -13,3 +13,9 @@ $(O)/tests/workloads/dl-gemm: tests/workloads/dl-gemm.c | $(DEPS_STAMP)
 
 TEST_PROGS += $(O)/tests/workloads/dl-itt-user $(O)/tests/workloads/dl-omp-imbalance \
 	      $(O)/tests/workloads/dl-gemm
+
+$(O)/tests/workloads/dl-conv-impl: tests/workloads/dl-conv-impl.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -o $@ $< -ldnnl
+
+TEST_PROGS += $(O)/tests/workloads/dl-conv-impl

@@ -7,6 +7,9 @@
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS TORCH
 export DLPROF_DATADIR="$TOP/share"
+# the environment this test assumes: the libraries choose for themselves
+unset ATEN_CPU_CAPABILITY ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA OPENBLAS_CORETYPE \
+	ONEDNN_JIT_PROFILE DNNL_JIT_PROFILE INTEL_LIBITTNOTIFY64
 
 check() {	# check JSONFILE PYTHON-EXPR-ON-d: fail with the figures when false
 	/usr/bin/python3 -c '
@@ -125,6 +128,24 @@ else
 	test_expect_success 'no AVX-512 here: no aten-avx2 finding' '
 		findings cnn.data >find.txt && ! grep "aten-avx2" find.txt
 	'
+fi
+
+test_expect_success 'a healthy run: no slow-path finding (oneDNN JIT, ATen, OpenBLAS)' '
+	findings cnn.data >find0.txt && cat find0.txt &&
+	! grep -q "dnnl-no-jit\|dnnl-reference\|aten-default\|openblas-coretype" find0.txt
+'
+
+if grep -qw avx2 /proc/cpuinfo; then
+	test_expect_success 'ATEN_CPU_CAPABILITY=default: aten in SSE code is flagged, the variable named' '
+		ATEN_CPU_CAPABILITY=default "$DLPROF" record -q --call-graph dwarf -o cnndef.data -- \
+			/usr/bin/python3 "$TOP/examples/cnn_train.py" --steps 10 --seconds 3 >recdef.out &&
+		findings cnndef.data >finddef.txt && cat finddef.txt &&
+		pct=$(sed -n "s/.*\[aten-default\] aten: \([0-9.]*\)% of samples in SSE code.*/\1/p" finddef.txt) &&
+		echo "aten SSE: $pct%" && awk -v p="$pct" "BEGIN { exit !(p >= 5) }" &&
+		test_grep -q "ATEN_CPU_CAPABILITY=default in the workload.s environment" finddef.txt
+	'
+else
+	test_skip 'ATEN_CPU_CAPABILITY=default' 'no AVX2 on this CPU: DEFAULT is the best ATen has'
 fi
 
 test_done

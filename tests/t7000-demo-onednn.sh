@@ -99,6 +99,13 @@ print([l for l in json.load(sys.stdin)[\"libraries\"] if l[\"name\"] == \"OpenBL
 	if grep -q "\"avx512_used\":true" isa.json; then [ $rc = 0 ]; else [ $rc = 1 ]; fi
 '
 
+test_expect_success 'a healthy demo: no slow-path finding in report or check-isa -i' '
+	"$DLPROF" report -i demo.data >rep.txt && sed -n "/^Findings/,\$p" rep.txt &&
+	! grep -q "dnnl-no-jit\|dnnl-reference\|aten-default\|openblas-coretype" rep.txt &&
+	! grep -q "slow path\|fast path is not running" isa.txt &&
+	grep -q "\"fast_path\":true" isa.json
+'
+
 test_expect_success 'capped at AVX2: jit:avx2, its kernel named and classed AVX/AVX2' '
 	grep -qw avx2 /proc/cpuinfo || { echo "no AVX2 on this CPU: nothing to check"; exit 0; }
 	ONEDNN_MAX_CPU_ISA=AVX2 "$DLPROF" record -o avx2.data -- "$DEMO" -n 20 >out2 2>err2 &&

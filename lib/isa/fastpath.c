@@ -47,6 +47,8 @@ struct fastpath {
 	uint64_t aten, aten_coded, aten_sse, aten_vex, aten_vex_ymm, aten_evex;
 	uint64_t avx2_samples;	/* aten in VEX code (or named AVX2 where unreadable) */
 	struct symcount avx2_sym, sse_sym;
+	/* leaves in libdnnl's compiled code and in JIT code, inside a primitive or not */
+	uint64_t dnnl_lib, jit;
 	/* oneDNN reference code by symbol name */
 	uint64_t ref_samples;
 	struct symcount ref_sym;
@@ -296,6 +298,10 @@ void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sa
 	if (!nr)
 		return;
 	fp->finished = 0;
+	if (f->flags & (FRAME_JIT | FRAME_ANON))
+		fp->jit++;
+	else if (!(f->flags & FRAME_KERNEL) && f->dso && !strncmp(f->dso, "libdnnl", 7))
+		fp->dnnl_lib++;
 	if (primitive)
 		prim_sample(fp, m, s, f, family, primitive);
 	sym = family_intern(f->sym, strlen(f->sym));
@@ -466,7 +472,31 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 				    "%.1f%% of its work in compiled code (its reference "
 				    "implementation, typically 100-1000x slower). Likely causes: ",
 				    p->name, pct(p->samples, total), pct(outside, work));
+		snprintf(x->brief, sizeof(x->brief), "oneDNN %s ran %s (%.1f%% of samples)",
+			 p->name, p->part[FP_JIT] ? "mostly outside its JIT kernels" :
+			 "without a JIT kernel", pct(p->samples, total));
 		nojit_causes(fp, p, &sb);
+		snprintf(x->text, sizeof(x->text), "%s", sb.buf);
+		strbuf_release(&sb);
+	}
+	/* no primitives known (no ITT data: attached with -p, --no-itt, a perf.data), yet
+	 * libdnnl's compiled code holds the time and JIT code little of it */
+	if (!fp->nr_prims && pct(fp->dnnl_lib, total) >= FASTPATH_NOJIT_PCT &&
+	    fp->jit * 2 < fp->dnnl_lib && (x = next(f, &n, max))) {
+		struct strbuf sb = STRBUF_INIT;
+		struct fp_prim any = { .name = "primitives" };
+
+		nojit++;
+		x->id = "dnnl-no-jit";
+		x->figure = pct(fp->dnnl_lib, total);
+		snprintf(x->brief, sizeof(x->brief), "oneDNN ran in its compiled code, not JIT "
+			 "kernels (%.1f%% of samples)", x->figure);
+		strbuf_addf(&sb, "oneDNN: %.1f%% of samples in libdnnl's compiled code and %.1f%% "
+			    "in JIT code: its primitives ran reference implementations (typically "
+			    "100-1000x slower than JIT kernels); the recording has no ITT data to "
+			    "say which primitive (record without -p/--no-itt). Likely causes: ",
+			    x->figure, pct(fp->jit, total));
+		nojit_causes(fp, &any, &sb);
 		snprintf(x->text, sizeof(x->text), "%s", sb.buf);
 		strbuf_release(&sb);
 	}
@@ -480,6 +510,8 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 
 		x->id = "aten-avx2";
 		x->figure = pct(fp->avx2_samples, total);
+		snprintf(x->brief, sizeof(x->brief), "aten runs AVX2 kernels on an AVX-512 CPU "
+			 "(%.1f%% of samples)", x->figure);
 		snprintf(x->text, sizeof(x->text),
 			 "aten: %.1f%% of samples in %s code while AVX-512 is usable%s (%.1f%% in "
 			 "AVX-512 code; e.g. %s)%s%s%s: set ATEN_CPU_CAPABILITY=avx512 (torch \u2265 1.10 "
@@ -500,6 +532,8 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 
 			x->id = "aten-default";
 			x->figure = pct(fp->aten_sse, total);
+			snprintf(x->brief, sizeof(x->brief), "aten runs its DEFAULT (SSE) kernels "
+				 "(%.1f%% of samples)", x->figure);
 			snprintf(x->text, sizeof(x->text),
 				 "aten: %.1f%% of samples in SSE code and %s in AVX2 or AVX-512 code "
 				 "(e.g. %s): ATen runs its DEFAULT kernels on a CPU with %s%s. %s",
@@ -532,6 +566,8 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 
 			x->id = "openblas-coretype";
 			x->figure = pct(narrow, total);
+			snprintf(x->brief, sizeof(x->brief), "OpenBLAS is pinned below the CPU by "
+				 "OPENBLAS_CORETYPE=%s (%.1f%% of samples)", core, x->figure);
 			snprintf(x->text, sizeof(x->text),
 				 "OpenBLAS: %.1f%% of samples in kernels narrower than this CPU offers "
 				 "(e.g. %s, while the CPU has %s%s): OPENBLAS_CORETYPE=%s in the "
@@ -547,6 +583,8 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 
 		x->id = "dnnl-reference";
 		x->figure = pct(fp->ref_samples, total);
+		snprintf(x->brief, sizeof(x->brief), "oneDNN runs reference code (%.1f%% of "
+			 "samples)", x->figure);
 		snprintf(x->text, sizeof(x->text),
 			 "%.1f%% of samples in reference (non-JIT) oneDNN code (e.g. %s): an "
 			 "unsupported shape, data type or ISA made oneDNN fall back (ONEDNN_VERBOSE=1 "

@@ -16,7 +16,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "dlview.h"
 #include "family.h"
+#include "fastpath.h"
 #include "isa.h"
 #include "jitsym.h"
 #include "profile.h"
@@ -57,8 +59,10 @@ struct isaprof {
 	struct u64map imgs;		/* struct dso * -> struct dso_img * */
 	struct u64map jittier;		/* code pointer -> tier + 1 */
 	struct family_rules *rules;
+	struct dlview *view;		/* the DL view: each sample's family and primitive */
 	struct strpool pool;
 	uint64_t samples, bucket[B_NR], how[4];
+	int wide_used;			/* AVX-512/AMX code holds most vector samples */
 	uint64_t ip_decoded, ip_class[ISA_C_NR];
 	struct famrow *fam;
 	size_t nr_fam, alloc_fam;
@@ -102,6 +106,8 @@ static int other_rec(void *ctx, uint32_t type, const void *data, size_t len)
 	const struct dlp_jit_rec *jr = data;
 	char what[64];
 
+	if (ip->view)
+		dlview_other(ip->view, type, data, len);	/* ITT tasks */
 	if (type != DLP_REC_JITDUMP || len < sizeof(*jr))
 		return 0;
 	snprintf(what, sizeof(what), "jit-%d.dump", jr->pid);
@@ -243,7 +249,11 @@ static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	if (!nr)
 		return 0;
 	b = classify(ip, m, s, &frames[0], &how);
-	family = strpool_intern(&ip->pool, ip->rules ? family_classify(ip->rules, frames, nr, NULL) : "?");
+	/* the DL view's attribution (and its fast-path facts); "?" without rules */
+	family = "?";
+	if (ip->view)
+		dlview_add(ip->view, m, s, frames, nr, &family);
+	family = strpool_intern(&ip->pool, family);
 	ip->samples++;
 	ip->bucket[b]++;
 	ip->how[how]++;
@@ -265,6 +275,13 @@ static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	}
 	(*slot)->n++;
 	return 0;
+}
+
+static int meta_rec(void *ctx, const char *key, const char *value)
+{
+	struct isaprof *ip = ctx;
+
+	return ip->view ? dlview_meta(ip->view, key, value) : 0;
 }
 
 static int cmp_fam(const void *a, const void *b)
@@ -296,7 +313,8 @@ static const int order[B_NR] = {
 	B_KERNEL, B_UNKNOWN,
 };
 
-static void print_text(struct isaprof *ip, const char *path, int usable, int top, int verdict)
+static void print_text(struct isaprof *ip, const char *path, int usable, int top, int verdict,
+		       const struct finding *f, size_t nf)
 {
 	uint64_t vec = 0;
 	struct strbuf line = STRBUF_INIT, fams = STRBUF_INIT;
@@ -380,6 +398,22 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 	}
 	printf("\n");
 	strbuf_reset(&line);
+	if (nf) {
+		/* a library's fast path is not running: that is the answer */
+		for (i = 0; i < nf; i++) {
+			char lead[64];
+
+			snprintf(lead, sizeof(lead), "slow path [%s]:", f[i].id);
+			fput_wrapped(stdout, lead, f[i].text, 4, 79);
+		}
+		strbuf_addstr(&line, "the fast path is not running: ");
+		for (i = 0; i < nf; i++)
+			strbuf_addf(&line, "%s%s", i ? "; " : "", f[i].brief[0] ? f[i].brief : f[i].id);
+		strbuf_addstr(&line, "; the slow-path lines above say why");
+		fput_wrapped(stdout, "verdict:", line.buf, 4, 79);
+		strbuf_release(&line);
+		return;
+	}
 	switch (verdict) {
 	case 0:
 		strbuf_addstr(&line, "the hot vector code uses AVX-512");
@@ -405,7 +439,8 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 	strbuf_release(&line);
 }
 
-static void print_json(struct isaprof *ip, const char *path, int usable, int top, int verdict)
+static void print_json(struct isaprof *ip, const char *path, int usable, int top, int verdict,
+		       const struct finding *f, size_t nf)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
@@ -413,8 +448,20 @@ static void print_json(struct isaprof *ip, const char *path, int usable, int top
 
 	strbuf_addstr(&sb, "{\"file\":");
 	strbuf_add_json_str(&sb, path);
-	strbuf_addf(&sb, ",\"samples\":%" PRIu64 ",\"avx512_usable\":%s,\"avx512_used\":%s,\"classes\":[",
-		    ip->samples, usable ? "true" : "false", verdict == 0 ? "true" : "false");
+	strbuf_addf(&sb, ",\"samples\":%" PRIu64 ",\"avx512_usable\":%s,\"avx512_used\":%s,"
+		    "\"fast_path\":%s,\"findings\":[",
+		    ip->samples, usable ? "true" : "false", ip->wide_used ? "true" : "false",
+		    nf ? "false" : "true");
+	for (size_t k = 0; k < nf; k++) {
+		strbuf_addstr(&sb, k ? ",{\"id\":" : "{\"id\":");
+		strbuf_add_json_str(&sb, f[k].id);
+		strbuf_addf(&sb, ",\"figure_pct\":%.2f,\"brief\":", f[k].figure);
+		strbuf_add_json_str(&sb, f[k].brief);
+		strbuf_addstr(&sb, ",\"text\":");
+		strbuf_add_json_str(&sb, f[k].text);
+		strbuf_addch(&sb, '}');
+	}
+	strbuf_addstr(&sb, "],\"classes\":[");
 	for (o = 0; o < B_NR; o++) {
 		int b = order[o], ff = 1;
 
@@ -461,7 +508,9 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 	struct isaprof ip;
 	struct isa_platform plat;
 	struct profile_opts po = { 0 };
-	struct profile_consumer cons = { .stack = on_stack, .other = other_rec };
+	struct profile_consumer cons = { .stack = on_stack, .other = other_rec, .meta = meta_rec };
+	struct finding f[8];
+	size_t nf = 0;
 	struct profile_stats st;
 	struct session_info info;
 	uint64_t wide, narrow;
@@ -485,6 +534,8 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 	ip.rules = family_rules_load(NULL);
 	if (!ip.rules)
 		warning("no family rules: families shown as '?'");
+	else
+		ip.view = dlview_new(ip.rules);
 	cons.ctx = &ip;
 	memset(&st, 0, sizeof(st));
 	memset(&info, 0, sizeof(info));
@@ -507,11 +558,17 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 	/* "used": AVX-512/AMX code holds most of the samples that ran vector code */
 	wide = ip.bucket[ISA_T_AVX512] + ip.bucket[ISA_T_AVX512_ZMM] + ip.bucket[ISA_T_AMX];
 	narrow = ip.bucket[ISA_T_SSE] + ip.bucket[ISA_T_AVX];
-	verdict = usable && wide > 0 && wide >= narrow ? 0 : 1;
+	ip.wide_used = usable && wide > 0 && wide >= narrow;
+	/* the fast paths of the libraries: a slow one is the answer, exit 1 */
+	if (ip.view) {
+		dlview_set_stats(ip.view, &st);
+		nf = fastpath_findings(dlview_fastpath(ip.view), ip.samples, f, ARRAY_SIZE(f));
+	}
+	verdict = ip.wide_used && !nf ? 0 : 1;
 	if (json)
-		print_json(&ip, path, usable, top, verdict);
+		print_json(&ip, path, usable, top, verdict, f, nf);
 	else
-		print_text(&ip, path, usable, top, verdict);
+		print_text(&ip, path, usable, top, verdict, f, nf);
 out:
 	for (i = 0; i < ip.imgs.cap; i++) {
 		struct dso_img *di;
@@ -532,6 +589,7 @@ out:
 	u64map_release(&ip.jittier);
 	u64map_release(&ip.symmap);
 	strpool_release(&ip.pool);
+	dlview_free(ip.view);
 	if (ip.rules)
 		family_rules_free(ip.rules);
 	isa_decoder_free(ip.dec);

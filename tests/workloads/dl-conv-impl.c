@@ -1,0 +1,136 @@
+/* dl-conv-impl.c - one oneDNN forward convolution (N=1 C=K=32 H=W=28 3x3, f32), run
+ * again and again for a fixed time, in the activation layout asked for:
+ *
+ *   dl-conv-impl [-l any|nChw16c|nChw8c|nhwc] [-t SECONDS]
+ *
+ * Prints the implementation oneDNN chose ("impl: jit:avx2", dnnl_query_impl_info_str:
+ * the truth a profile's view of it is checked against), then "calls: N in S s".
+ * Memory is created in the layouts the primitive asks for, so no reorder runs: every
+ * oneDNN sample is the convolution.  -l nChw16c with ONEDNN_MAX_CPU_ISA=AVX2 (or on a
+ * CPU without AVX-512) gets oneDNN's reference convolution (ref:any); -l any gets a JIT
+ * kernel of the widest ISA oneDNN may use.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dnnl.h>
+
+static void check(dnnl_status_t st, const char *what)
+{
+	if (st != dnnl_success) {
+		fprintf(stderr, "dl-conv-impl: oneDNN call '%s' failed with status %d\n", what, (int)st);
+		exit(2);
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* memory in the primitive's own layout, filled with small values */
+static dnnl_memory_t make_mem(const dnnl_memory_desc_t *md, dnnl_engine_t eng, unsigned seed)
+{
+	dnnl_memory_t m;
+	float *p;
+	size_t n = dnnl_memory_desc_get_size(md) / sizeof(float);
+
+	check(dnnl_memory_create(&m, md, eng, DNNL_MEMORY_ALLOCATE), "dnnl_memory_create");
+	check(dnnl_memory_get_data_handle(m, (void **)&p), "dnnl_memory_get_data_handle");
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
+	}
+	return m;
+}
+
+int main(int argc, char **argv)
+{
+	const char *layout = "any";
+	double seconds = 1.5, t0, t;
+	dnnl_format_tag_t tag;
+	dnnl_dims_t src_dims = { 1, 32, 28, 28 }, wei_dims = { 32, 32, 3, 3 };
+	dnnl_dims_t dst_dims = { 1, 32, 28, 28 }, strides = { 1, 1 }, pad = { 1, 1 };
+	dnnl_memory_desc_t src_md, wei_md, dst_md;
+	dnnl_convolution_desc_t cd;
+	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t conv;
+	dnnl_engine_t eng;
+	dnnl_stream_t stream;
+	dnnl_memory_t src, wei, dst;
+	const char *impl = NULL;
+	long calls = 0;
+	int c;
+
+	while ((c = getopt(argc, argv, "l:t:")) != -1) {
+		switch (c) {
+		case 'l':
+			layout = optarg;
+			break;
+		case 't':
+			seconds = atof(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: dl-conv-impl [-l any|nChw16c|nChw8c|nhwc] [-t SECONDS]\n");
+			return 64;
+		}
+	}
+	if (!strcmp(layout, "any"))
+		tag = dnnl_format_tag_any;
+	else if (!strcmp(layout, "nChw16c"))
+		tag = dnnl_nChw16c;
+	else if (!strcmp(layout, "nChw8c"))
+		tag = dnnl_nChw8c;
+	else if (!strcmp(layout, "nhwc"))
+		tag = dnnl_nhwc;
+	else {
+		fprintf(stderr, "dl-conv-impl: unknown layout '%s'\n", layout);
+		return 64;
+	}
+
+	check(dnnl_engine_create(&eng, dnnl_cpu, 0), "dnnl_engine_create");
+	check(dnnl_stream_create(&stream, eng, dnnl_stream_default_flags), "dnnl_stream_create");
+	check(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, dnnl_f32, tag), "md src");
+	check(dnnl_memory_desc_init_by_tag(&wei_md, 4, wei_dims, dnnl_f32, dnnl_format_tag_any), "md wei");
+	check(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, dnnl_f32, tag), "md dst");
+	check(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
+						 &src_md, &wei_md, NULL, &dst_md, strides, pad, pad),
+	      "dnnl_convolution_forward_desc_init");
+	check(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL), "dnnl_primitive_desc_create");
+	check(dnnl_primitive_create(&conv, pd), "dnnl_primitive_create");
+	if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl)
+		impl = "?";
+	printf("impl: %s\n", impl);
+	fflush(stdout);
+
+	src = make_mem(dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), eng, 1);
+	wei = make_mem(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), eng, 2);
+	dst = make_mem(dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), eng, 3);
+
+	t0 = now();
+	do {
+		dnnl_exec_arg_t args[3] = {
+			{ DNNL_ARG_SRC, src }, { DNNL_ARG_WEIGHTS, wei }, { DNNL_ARG_DST, dst },
+		};
+
+		check(dnnl_primitive_execute(conv, stream, 3, args), "dnnl_primitive_execute");
+		check(dnnl_stream_wait(stream), "dnnl_stream_wait");
+		calls++;
+	} while ((t = now() - t0) < seconds);
+	printf("calls: %ld in %.3f s\n", calls, t);
+
+	dnnl_primitive_destroy(conv);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_memory_destroy(src);
+	dnnl_memory_destroy(wei);
+	dnnl_memory_destroy(dst);
+	dnnl_stream_destroy(stream);
+	dnnl_engine_destroy(eng);
+	return 0;
+}
