@@ -1,6 +1,7 @@
 # dlprof - sampling profiler for deep-learning workloads on CPU
 #
-#   make               build ./dlprof (installs missing Debian packages first, as root)
+#   make               build ./dlprof and the helpers record loads (build/libdlprof-itt.so)
+#                      (installs missing Debian packages first, as root)
 #   make check         build and run the test suite (TAP through prove)
 #   make demo          record and report the bundled demo workload
 #   make install PREFIX=/usr/local
@@ -39,6 +40,8 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%)
 
 # fragments append to these
+# HELPERS: libraries record loads into workloads, built by plain make
+HELPERS       :=
 EXTRA_TARGETS :=
 TEST_PROGS    :=
 INSTALL_DATA  :=
@@ -46,7 +49,7 @@ INSTALL_LIBS  :=
 
 DEPS_STAMP := $(O)/.deps-ok
 
-.PHONY: all deps check test unit demo install clean completions
+.PHONY: all deps check test unit demo install clean completions FORCE
 all: dlprof
 
 # Install what the build and the tests need (Debian packages), only when missing.
@@ -59,6 +62,13 @@ $(DEPS_STAMP): scripts/bootstrap.sh
 $(O)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# lib/paths.c has LIBDIR and DATADIR compiled in: rebuilt when they change
+$(O)/.paths: FORCE
+	@mkdir -p $(O)
+	@echo '$(LIBDIR) $(DATADIR)' | cmp -s - $@ || echo '$(LIBDIR) $(DATADIR)' >$@
+$(O)/lib/paths.o: $(O)/.paths
+FORCE:
 
 $(O)/libdlprof.a: $(LIB_OBJ)
 	@rm -f $@
@@ -73,11 +83,15 @@ $(O)/tests/unit/%: tests/unit/%.c $(O)/libdlprof.a | $(DEPS_STAMP)
 
 -include $(sort $(wildcard lib/*.mk tests/*.mk tests/*/*.mk examples/*.mk bench/*.mk))
 
+# what record loads is part of dlprof: the default target builds it (after the fragments
+# have named it)
+all: $(HELPERS)
+
 unit: $(UNIT_BIN)
-test check: dlprof $(UNIT_BIN) $(EXTRA_TARGETS) $(TEST_PROGS)
+test check: dlprof $(HELPERS) $(UNIT_BIN) $(EXTRA_TARGETS) $(TEST_PROGS)
 	prove --timer tests/t[0-9]*.sh
 
-install: dlprof $(EXTRA_TARGETS)
+install: dlprof $(HELPERS) $(EXTRA_TARGETS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 dlprof $(DESTDIR)$(BINDIR)/dlprof

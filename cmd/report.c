@@ -38,6 +38,8 @@ struct report_ctx {
 	char *cmdline;
 	char sampling[64];
 	char callgraph[32];
+	char **warnings;	/* META warn.N: what the recording lacks */
+	size_t nr_warnings, alloc_warnings;
 };
 
 static uint64_t row_key(const char *sym, const char *dso)
@@ -120,6 +122,10 @@ static int rep_meta(void *ctx, const char *key, const char *value)
 		snprintf(r->sampling, sizeof(r->sampling), "every %s events", value);
 	} else if (!strcmp(key, "callgraph")) {
 		snprintf(r->callgraph, sizeof(r->callgraph), "%s", value);
+	} else if (!strncmp(key, "warn.", 5)) {
+		/* what record said the recording lacks: repeated in the header */
+		ALLOC_GROW(r->warnings, r->nr_warnings + 1, r->alloc_warnings);
+		r->warnings[r->nr_warnings++] = xstrdup(value);
 	}
 	/* the findings judge the recorded machine (nr_cpus, cpu flags), not this one */
 	return dlview_meta(r->view, key, value);
@@ -135,6 +141,9 @@ static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules
 	family_rules_free(rules);
 	calltree_free(rc->tree);
 	free(rc->cmdline);
+	for (size_t i = 0; i < rc->nr_warnings; i++)
+		free(rc->warnings[i]);
+	free(rc->warnings);
 }
 
 int cmd_report(int argc, const char **argv)
@@ -281,6 +290,8 @@ int cmd_report(int argc, const char **argv)
 	h.ns_per_sample = st.sample_period_ns;
 	h.truncated = ret == 1;
 	h.skipped = info.bad_records;
+	h.warnings = (const char *const *)rc.warnings;
+	h.nr_warnings = rc.nr_warnings;
 	h.key = key == CT_KEY_SYM ? "symbol" : key == CT_KEY_DSO ? "dso" :
 		key == CT_KEY_COMM ? "comm" : "tid";
 

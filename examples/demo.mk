@@ -11,6 +11,6 @@ $(O)/examples/demo: examples/demo.c | $(DEPS_STAMP)
 
 EXTRA_TARGETS += $(O)/examples/demo
 
-demo: dlprof $(O)/examples/demo
+demo: dlprof $(HELPERS) $(O)/examples/demo
 	./dlprof record -o $(O)/demo.data -- $(O)/examples/demo
 	./dlprof report -i $(O)/demo.data

@@ -27,6 +27,8 @@ struct report_header {
 	int truncated;
 	uint64_t skipped;		/* malformed records the reader skipped (session_info) */
 	const char *key;		/* "symbol", "dso", "comm", "tid", ... */
+	const char *const *warnings;	/* what record said the recording lacks */
+	size_t nr_warnings;
 };
 
 struct output_opts {

@@ -117,6 +117,8 @@ struct dlview {
 	int resolved;
 	int rec_cpus;		/* nr_cpus of the recorded machine (META), 0 unknown */
 	int attached;		/* record -p: the processes ran without the ITT collector */
+	char *itt_warn;		/* record's warning on why there are no ITT tasks */
+	int itt_meta;		/* META itt: 1 on, 0 off (--no-itt), -1 not said (perf.data) */
 	struct fastpath *fp;	/* is the fast path running: kernels per primitive, ISA facts */
 	double ns_per_sample;
 	uint64_t duration_ns;
@@ -138,6 +140,7 @@ struct dlview *dlview_new(const struct family_rules *rules)
 	v->f_fault = family_intern("kernel-fault", 12);
 	v->f_other = family_intern("other", 5);
 	v->fp = fastpath_new();
+	v->itt_meta = -1;
 	return v;
 }
 
@@ -147,6 +150,7 @@ void dlview_free(struct dlview *v)
 		return;
 	itt_data_free(v->itt);
 	fastpath_free(v->fp);
+	free(v->itt_warn);
 	free(v->fam.tab);
 	free(v->famsym.tab);
 	free(v->op_self.tab);
@@ -185,6 +189,10 @@ int dlview_meta(struct dlview *v, const char *key, const char *value)
 			v->rec_cpus = n;
 	} else if (!strcmp(key, "attach")) {
 		v->attached = 1;
+	} else if (!strcmp(key, "itt")) {
+		v->itt_meta = !strcmp(value, "on");
+	} else if (!strncmp(key, "warn.", 5) && !v->itt_warn && strstr(value, "ITT collector")) {
+		v->itt_warn = xstrdup(value);
 	}
 	fastpath_meta(v->fp, key, value);
 	return 0;
@@ -888,12 +896,27 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 	}
 	if (fmt == DLVIEW_JSON)
 		fprintf(out, "\n]}\n");
-	if (fmt == DLVIEW_TABLE && uncounted)
+	if (fmt == DLVIEW_TABLE && uncounted) {
 		fprintf(out, "\n" NOT_COUNTED ": not counted.  Calls and time per call come from oneDNN's ITT\n"
-			"   tasks, so only dnnl:* operators have them; the others are sampled%s.\n",
-			v->itt ? "" : v->attached ?
-			"\n   (no ITT data: a process attached to with -p has no collector)" :
-			"\n   (this recording has no ITT data: record with --itt)");
+			"   tasks, so only dnnl:* operators have them; the others are sampled.\n");
+		/* and why there are none, when there are none */
+		if (v->itt)
+			;
+		else if (v->attached)
+			fprintf(out, "   (no ITT data: a process attached to with -p has no collector)\n");
+		else if (v->itt_warn) {
+			char *t = xasprintf("%s)", v->itt_warn);
+
+			fput_wrapped(out, "   (no ITT data:", t, 4, 79);
+			free(t);
+		}
+		else if (v->itt_meta == 0)
+			fprintf(out, "   (no ITT data: recorded with --no-itt)\n");
+		else if (v->itt_meta == 1)
+			fprintf(out, "   (no ITT data: the workload ran no oneDNN primitive)\n");
+		else
+			fprintf(out, "   (no ITT data: only dlprof record's recordings carry it)\n");
+	}
 	if (fmt == DLVIEW_TABLE && v->fw_samples)
 		fprintf(out, "\noperator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT\n"
 			"   code carry an operator (stack %.1f%%, ITT %.1f%%, OpenMP master %.1f%%,\n"

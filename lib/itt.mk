@@ -3,5 +3,5 @@ $(O)/libdlprof-itt.so: lib/itt/collector.c include/itt.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude -fPIC -shared \
 		-fvisibility=hidden -o $@ lib/itt/collector.c -lpthread
-EXTRA_TARGETS += $(O)/libdlprof-itt.so
+HELPERS += $(O)/libdlprof-itt.so
 INSTALL_LIBS += $(O)/libdlprof-itt.so

@@ -28,13 +28,19 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 	fput_json_str(out, h->key ? h->key : "symbol");
 	fprintf(out, ",\"samples\":%llu,\"lost\":%llu,\"duration_ns\":%llu,"
 		"\"ns_per_sample\":%llu,\"time_estimated\":%s,\"complete_stacks\":%llu,"
-		"\"named\":%llu,\"recovered_stacks\":%llu,\"truncated\":%s,\"skipped_records\":%llu},"
-		"\"rows\":[",
+		"\"named\":%llu,\"recovered_stacks\":%llu,\"truncated\":%s,\"skipped_records\":%llu,"
+		"\"warnings\":[",
 		(unsigned long long)h->samples, (unsigned long long)h->lost,
 		(unsigned long long)h->duration_ns, (unsigned long long)h->ns_per_sample,
 		h->sample_is_time ? "false" : "true", (unsigned long long)h->complete_stacks,
 		(unsigned long long)h->named, (unsigned long long)h->recovered_stacks, h->truncated ? "true" : "false",
 		(unsigned long long)h->skipped);
+	for (size_t i = 0; i < h->nr_warnings; i++) {
+		if (i)
+			fputc(',', out);
+		fput_json_str(out, h->warnings[i]);
+	}
+	fprintf(out, "]},\"rows\":[");
 	for (size_t i = 0; i < nr && (!o->limit || i < o->limit); i++) {
 		const struct ct_row *r = rows[i];
 		const char *fam = family ? family(fctx, r) : NULL;

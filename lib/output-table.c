@@ -189,6 +189,8 @@ void output_header(FILE *out, const struct report_header *h)
 	if (h->skipped)
 		fprintf(out, "# skipped: %llu malformed record%s\n", (unsigned long long)h->skipped,
 			h->skipped == 1 ? "" : "s");
+	for (size_t i = 0; i < h->nr_warnings; i++)
+		fprintf(out, "# warning: %s\n", h->warnings[i]);
 	fputc('\n', out);
 }
 

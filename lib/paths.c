@@ -71,6 +71,18 @@ char *dlprof_libfile(const char *name)
 	return find_file("DLPROF_LIBDIR", "/build", "/../lib/dlprof", DLPROF_LIBDIR, name);
 }
 
+char *dlprof_libfile_places(void)
+{
+	const char *env = getenv("DLPROF_LIBDIR");
+	char *dir = exe_dir(), *s;
+
+	s = xasprintf("%s%s%s%s/build, %s/../lib/dlprof, %s", env && *env ? "$DLPROF_LIBDIR=" : "",
+		      env && *env ? env : "", env && *env ? ", " : "", dir ? dir : "?",
+		      dir ? dir : "?", DLPROF_LIBDIR);
+	free(dir);
+	return s;
+}
+
 char *dlprof_datafile(const char *name)
 {
 	return find_file("DLPROF_DATADIR", "/share", "/../share/dlprof", DLPROF_DATADIR, name);

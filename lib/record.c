@@ -15,6 +15,7 @@
 #include "record.h"
 #include "attach.h"
 #include "event.h"
+#include "jitsym.h"
 #include "recfile.h"
 #include "ring.h"
 #include "workload.h"
@@ -31,6 +32,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,7 +167,106 @@ struct recorder {
 	size_t alloc_fds;
 	uint64_t start_ns;
 	time_t start_wall;	/* files newer than this were caused by us */
+	/* what the recording lacks, said on stderr and kept for report (META warn.N) */
+	struct strbuf warns;	/* NUL-separated lines */
+	int nr_warns;
+	char *dnnl_path;	/* a libdnnl the workload mapped, NULL when none */
+	int itt_files;		/* ITT collector output files captured */
+	/* JIT code in anonymous memory: the executable mappings (anonymous or not), and
+	 * the user samples taken in anonymous ones, checked at the end against the
+	 * captured JIT names.  A sample can be drained before the mapping it ran in (each
+	 * cpu has its own ring): those wait in pending until the end. */
+	struct exec_range { uint32_t pid, anon; uint64_t start, end; } *xr;
+	size_t nr_xr, alloc_xr, last_xr;
+	struct anon_ip { uint32_t pid; uint64_t ip; } *anon_ips, *pending;
+	size_t nr_anon_ips, alloc_anon_ips, nr_pending, alloc_pending;
+	uint64_t anon_samples;		/* all of them, also those past the array's cap */
+	struct jitsyms *jit;		/* the captured perf maps and jitdumps, parsed */
 };
+
+#define ANON_IPS_MAX (1u << 20)	/* past this, anonymous-code samples are only counted */
+
+/* One line on stderr now, and in the recording for report to repeat (never dropped by
+ * -q: it says the recording has less than asked). */
+static void record_warn(struct recorder *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void record_warn(struct recorder *r, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	warning("%s", buf);
+	strbuf_add(&r->warns, buf, strlen(buf) + 1);
+	r->nr_warns++;
+}
+
+static void note_exec_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
+			  int anon)
+{
+	for (size_t i = 0; i < r->nr_xr; i++)
+		if (r->xr[i].pid == pid && r->xr[i].start == start) {
+			r->xr[i].end = start + len;
+			r->xr[i].anon = (uint32_t)anon;
+			return;
+		}
+	ALLOC_GROW(r->xr, r->nr_xr + 1, r->alloc_xr);
+	r->xr[r->nr_xr++] = (struct exec_range){ pid, (uint32_t)anon, start, start + len };
+}
+
+static const struct exec_range *find_exec(struct recorder *r, uint32_t pid, uint64_t ip)
+{
+	size_t i = r->last_xr;
+
+	if (i < r->nr_xr && r->xr[i].pid == pid && ip >= r->xr[i].start && ip < r->xr[i].end)
+		return &r->xr[i];
+	for (i = r->nr_xr; i-- > 0;)	/* the latest mapping of an address wins */
+		if (r->xr[i].pid == pid && ip >= r->xr[i].start && ip < r->xr[i].end) {
+			r->last_xr = i;
+			return &r->xr[i];
+		}
+	return NULL;
+}
+
+static void push_ip(struct anon_ip **v, size_t *nr, size_t *alloc, uint32_t pid, uint64_t ip)
+{
+	if (*nr >= ANON_IPS_MAX)
+		return;
+	ALLOC_GROW(*v, *nr + 1, *alloc);
+	(*v)[(*nr)++] = (struct anon_ip){ pid, ip };
+}
+
+/* A user sample's ip: kept when it ran in anonymous executable memory (or in memory
+ * whose mapping was not seen yet). */
+static void note_anon_ip(struct recorder *r, uint32_t pid, uint64_t ip)
+{
+	const struct exec_range *x = find_exec(r, pid, ip);
+
+	if (!x) {
+		push_ip(&r->pending, &r->nr_pending, &r->alloc_pending, pid, ip);
+		return;
+	}
+	if (!x->anon)
+		return;
+	r->anon_samples++;
+	push_ip(&r->anon_ips, &r->nr_anon_ips, &r->alloc_anon_ips, pid, ip);
+}
+
+/* The end: samples drained before their mapping, placed now. */
+static void place_pending(struct recorder *r)
+{
+	for (size_t i = 0; i < r->nr_pending; i++) {
+		const struct exec_range *x = find_exec(r, r->pending[i].pid, r->pending[i].ip);
+
+		if (x && x->anon) {
+			r->anon_samples++;
+			push_ip(&r->anon_ips, &r->nr_anon_ips, &r->alloc_anon_ips,
+				r->pending[i].pid, r->pending[i].ip);
+		}
+	}
+	r->nr_pending = 0;
+}
 
 static void path_list_add(struct path_list *l, const char *p)
 {
@@ -636,6 +737,12 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	if (end - q < 48)
 		return NULL;
 	memcpy(&ip, q + 8, 8);
+	if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
+		uint32_t pid;
+
+		memcpy(&pid, q + 16, 4);
+		note_anon_ip(r, pid, ip);
+	}
 	q += 48;
 	if (a->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		if (end - q < 8)
@@ -734,8 +841,24 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			size_t max = rec->size - sizeof(*rec) - 64;
 
 			memcpy(&prot, p + sizeof(*rec) + 56, 4);
-			if (!memchr(fn, '\0', max) || fn[0] != '/')
+			if (!memchr(fn, '\0', max))
 				break;
+			if (prot & PROT_EXEC) {
+				uint32_t pid;
+				uint64_t start, len;
+				int anon = !strcmp(fn, "//anon") || !strncmp(fn, "[anon", 5);
+
+				memcpy(&pid, p + sizeof(*rec), 4);
+				memcpy(&start, p + sizeof(*rec) + 8, 8);
+				memcpy(&len, p + sizeof(*rec) + 16, 8);
+				note_exec_map(r, pid, start, len, anon);
+				if (anon)
+					break;
+			}
+			if (fn[0] != '/')
+				break;
+			if (!r->dnnl_path && strstr(fn, "/libdnnl.so"))
+				r->dnnl_path = xstrdup(fn);
 			if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
 				path_list_add(&r->jitdumps, fn);
 			else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
@@ -950,6 +1073,8 @@ static void capture_file(struct recorder *r, uint32_t type, int32_t pid, const c
 		return;
 	}
 	recwriter_add2(r->w, type, &h, sizeof(h), sb.buf, sb.len);
+	if (type == DLP_REC_JITDUMP)
+		jitsyms_add_jitdump(r->jit, pid, sb.buf, sb.len, path);
 	strbuf_release(&sb);
 }
 
@@ -1000,8 +1125,10 @@ static void capture_perf_maps(struct recorder *r)
 		close(fd);
 		if (ret < 0)
 			warning("cannot read '%s': %s", path, strerror(-ret));
-		else
+		else {
 			recwriter_add2(r->w, DLP_REC_JITMAP, &h, sizeof(h), sb.buf, sb.len);
+			jitsyms_add_perfmap(r->jit, (int32_t)pid, sb.buf, sb.len, path);
+		}
 		strbuf_release(&sb);
 		if (ret == 0 && r->jit_ours)
 			unlink(path);
@@ -1043,8 +1170,10 @@ static int walk_itt(const char *path, const struct stat *st, int flag, struct FT
 		warning("cannot read '%s'", path);
 		return 0;
 	}
-	if (sb.len)
+	if (sb.len) {
 		recwriter_add(walk_rec->w, DLP_REC_ITT, sb.buf, sb.len);
+		walk_rec->itt_files++;
+	}
 	strbuf_release(&sb);
 	return 0;
 }
@@ -1091,6 +1220,75 @@ static void capture_itt(struct recorder *r)
 	walk_rec = r;
 	nftw(r->ittdir, walk_itt, 16, FTW_PHYS);
 	remove_tree(r->ittdir);
+}
+
+/* The user's JIT profile setting when it keeps oneDNN from publishing its kernels
+ * (ONEDNN_JIT_PROFILE without the perf map (2) and jitdump (4) bits), else NULL. */
+static const char *jit_profile_off(const struct recorder *r, const char **var)
+{
+	static const char *const vars[] = { "ONEDNN_JIT_PROFILE", "DNNL_JIT_PROFILE" };
+
+	if (r->jit_ours)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && !(strtoul(v, NULL, 0) & 6)) {
+			*var = vars[i];
+			return v;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * What the recording lacks that the user expects, said once the run is over: JIT code
+ * that ran unnamed (no perf map or jitdump covers its samples), a oneDNN workload that
+ * never called the ITT collector.
+ */
+static void check_missing(struct recorder *r)
+{
+	uint64_t unnamed = 0, seen;
+
+	place_pending(r);
+	seen = r->nr_anon_ips;
+	for (size_t i = 0; i < r->nr_anon_ips; i++)
+		if (!jitsyms_find(r->jit, (int32_t)r->anon_ips[i].pid, r->anon_ips[i].ip))
+			unnamed++;
+	/* past the array's cap: at the rate of those checked */
+	if (seen && r->anon_samples > seen)
+		unnamed = (uint64_t)((double)unnamed * r->anon_samples / seen);
+	if (unnamed && unnamed * 200 >= r->samples) {
+		const char *var = NULL, *val = jit_profile_off(r, &var);
+		char why[256];
+
+		if (r->opts->no_jit)
+			snprintf(why, sizeof(why), "--no-jit left JIT publishing off");
+		else if (val)
+			snprintf(why, sizeof(why), "%s=%s in the environment keeps oneDNN from "
+				 "publishing its JIT kernels: unset it, or set it to 6", var, val);
+		else if (r->dnnl_path)
+			snprintf(why, sizeof(why), "oneDNN (%s) published no perf map or jitdump "
+				 "for that code", r->dnnl_path);
+		else
+			snprintf(why, sizeof(why), "the JIT that made it publishes neither "
+				 "/tmp/perf-PID.map nor a jitdump");
+		record_warn(r, "%llu samples (%.1f%%) ran JIT code in anonymous memory that no "
+			    "perf map or jitdump names: they show as [anon] addresses; %s",
+			    (unsigned long long)unnamed, 100.0 * unnamed / (r->samples ? r->samples : 1),
+			    why);
+	}
+	if (r->ittdir && r->dnnl_path && !r->itt_files) {
+		const char *lvl = getenv("ONEDNN_ITT_TASK_LEVEL");
+
+		if (!lvl)
+			lvl = getenv("DNNL_ITT_TASK_LEVEL");
+		record_warn(r, "the workload mapped %s but never called dlprof's ITT collector: no "
+			    "oneDNN primitive is labelled (no dnnl:* operators)%s", r->dnnl_path,
+			    lvl && !strcmp(lvl, "0") ? "; ONEDNN_ITT_TASK_LEVEL=0 in the environment "
+			    "turns oneDNN's ITT tasks off" : "; did the workload set "
+			    "INTEL_LIBITTNOTIFY64 to another collector, or oneDNN run no primitive?");
+	}
 }
 
 static void meta_add(struct strbuf *sb, const char *k, const char *v)
@@ -1238,6 +1436,14 @@ static void write_meta(struct recorder *r)
 	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit_ours ? "on" : "user");
 	meta_add(&sb, "itt", r->ittdir ? "on" : "off");
 	meta_settings_env(r, &sb);
+	{
+		const char *w = r->warns.buf;
+
+		for (int i = 0; i < r->nr_warns; i++, w += strlen(w) + 1) {
+			snprintf(num, sizeof(num), "warn.%d", i + 1);
+			meta_add(&sb, num, w);
+		}
+	}
 	recwriter_add(r->w, DLP_REC_META, sb.buf, sb.len);
 	strbuf_release(&sb);
 	strbuf_release(&tmp);
@@ -1344,6 +1550,14 @@ static void setup_env(struct recorder *r)
 				setenv("DLPROF_ITT_DIR", r->ittdir, 1);
 			}
 			free(lib);
+		} else {
+			char *where = dlprof_libfile_places();
+
+			record_warn(r, "the ITT collector libdlprof-itt.so is missing (looked in %s): "
+				    "oneDNN primitives will not be labelled (no dnnl:* operators); "
+				    "build it with 'make' in dlprof's source tree, or 'make install'",
+				    where);
+			free(where);
 		}
 	}
 }
@@ -1474,6 +1688,8 @@ int record_run(const struct record_opts *o)
 	if (r->nr_cpus <= 0)
 		return error("cannot list the online cpus"), 2;
 	r->scratch = xmalloc(65536);
+	r->jit = jitsyms_new();
+	jitsyms_set_quiet(r->jit, 1);	/* report warns about the records it reads */
 
 	/* like perf: keep the previous recording as FILE.old (a regular file only: never
 	 * move a directory or a device aside) */
@@ -1651,6 +1867,7 @@ int record_run(const struct record_opts *o)
 	}
 	capture_jit(r);
 	capture_itt(r);
+	check_missing(r);
 	write_meta(r);
 	{
 		struct dlp_stats st;
@@ -1729,5 +1946,11 @@ out:
 	free(r->targets);
 	u64set_free(&r->tids_open);
 	strbuf_release(&r->attach_cmdline);
+	strbuf_release(&r->warns);
+	free(r->dnnl_path);
+	free(r->xr);
+	free(r->anon_ips);
+	free(r->pending);
+	jitsyms_free(r->jit);
 	return status;
 }
