@@ -76,7 +76,7 @@ test_expect_success 'skipped malformed records: exit 1, counted in the header an
 	grep "^# samples: 40 " out &&
 	test "$(wc -l <err)" = 1 && test_grep "skipped 3 malformed perf records" err &&
 	set +e; "$DLPROF" report -i bad.dlp --format json >out.json 2>/dev/null; st=$?; set -e &&
-	test $st = 1 && test_grep "\"skipped_records\":3}" out.json &&
+	test $st = 1 && test_grep "\"skipped_records\":3[,}]" out.json &&
 	set +e; "$DLPROF" fold -i bad.dlp >out 2>err; st=$?; set -e &&
 	test $st = 1 && test -s out && test "$(wc -l <err)" = 1
 '
@@ -84,7 +84,7 @@ test_expect_success 'skipped malformed records: exit 1, counted in the header an
 test_expect_success 'a good recording: exit 0 and no skipped line' '
 	"$BAD" good good.dlp &&
 	"$DLPROF" report -i good.dlp >out && ! grep "^# skipped" out &&
-	"$DLPROF" report -i good.dlp --format json | grep "\"skipped_records\":0}"
+	"$DLPROF" report -i good.dlp --format json | grep "\"skipped_records\":0[,}]"
 '
 
 test_expect_success 'a bad ITT record is one warning line with the reason' '
