@@ -21,6 +21,12 @@ TRASH=$(mktemp -d "${TMPDIR:-/tmp}/dlprof-test.XXXXXX")
 TMPDIR=$TRASH
 export DLPROF BUILD TOP SRC TRASH TMPDIR
 export LC_ALL=C
+# The libraries' settings a machine's environment may carry (OPENBLAS_CORETYPE=Haswell
+# on one, an ONEDNN_MAX_CPU_ISA left by a user): none is inherited.  A test that wants
+# one sets it; the libraries otherwise choose for themselves, as the tests expect.
+for v in $(env | sed -n 's/^\(\(OMP\|GOMP\|KMP\|OPENBLAS\|GOTO\|ONEDNN\|DNNL\|MKLDNN\|MKL\|ATEN\|INTEL_LIBITTNOTIFY\|INTEL_ITTNOTIFY\)_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	unset "$v"
+done
 test_count=0
 test_failed=0
 trap 'test_cleanup' EXIT
