@@ -12,7 +12,7 @@
 #define RECORD_MAX_FREQ 1000000
 
 static const char *const record_usage[] = {
-	"dlprof record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT[,EVENT...]] [-g | --call-graph fp|dwarf[=SIZE]] [--] COMMAND [ARGS...]",
+	"dlprof record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT[,EVENT...]] [-g | --call-graph dwarf[=SIZE]|fp|none] [--] COMMAND [ARGS...]",
 	"dlprof record [OPTIONS] -p PID[,PID...] [-- COMMAND [ARGS...]]   (attach; until Ctrl-C, exit or COMMAND ends)",
 	NULL
 };
@@ -23,6 +23,10 @@ static unsigned long freq_opt = NOT_GIVEN, period_opt = NOT_GIVEN, pages_opt;
 
 static int parse_callgraph(const char *arg)
 {
+	if (!strcmp(arg, "none")) {
+		opts.callgraph = RECORD_CG_NONE;
+		return 0;
+	}
 	if (!strcmp(arg, "fp")) {
 		opts.callgraph = RECORD_CG_FP;
 		return 0;
@@ -40,7 +44,7 @@ static int parse_callgraph(const char *arg)
 		}
 		return 0;
 	}
-	return error("unknown call-graph mode '%s' (fp or dwarf[=SIZE])", arg);
+	return error("unknown call-graph mode '%s' (dwarf[=SIZE], fp or none)", arg);
 }
 
 static int opt_g(const struct option *o, const char *arg)
@@ -62,8 +66,8 @@ int cmd_record(int argc, const char **argv)
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
 		OPT_ULONG('c', "count", &period_opt, "PERIOD", "sample once every PERIOD events"),
 		OPT_STRING('e', "event", &opts.events, "EVENT[,EVENT...]", "events to sample (default cycles, else cpu-clock)"),
-		OPT_CALLBACK('g', NULL, NULL, NULL, "record frame-pointer call chains", opt_g, PARSE_OPT_NOARG),
-		OPT_CALLBACK(0, "call-graph", NULL, "MODE", "call chains: fp, or dwarf[=SIZE] (copy SIZE bytes of user stack)", opt_callgraph, 0),
+		OPT_CALLBACK('g', NULL, NULL, NULL, "frame-pointer call chains (--call-graph fp: cheap, but stop in code built without frame pointers)", opt_g, PARSE_OPT_NOARG),
+		OPT_CALLBACK(0, "call-graph", NULL, "MODE", "call chains: dwarf[=SIZE] (the default: copy SIZE bytes of user stack, whole stacks through libraries without frame pointers), fp, or none", opt_callgraph, 0),
 		OPT_ULONG('m', "mmap-pages", &pages_opt, "PAGES", "ring buffer data pages per cpu (power of two)"),
 		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),

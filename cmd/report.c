@@ -285,6 +285,7 @@ int cmd_report(int argc, const char **argv)
 	h.named = st.named;
 	h.recovered_stacks = st.recovered_stacks;
 	h.unwound = !strncmp(rc.callgraph, "dwarf", 5);
+	h.no_stacks = !strcmp(rc.callgraph, "none");
 	h.sample_is_time = st.sample_is_time;
 	h.no_time = st.sample_no_time;
 	h.ns_per_sample = st.sample_period_ns;

@@ -11,6 +11,9 @@ $(O)/examples/demo: examples/demo.c | $(DEPS_STAMP)
 
 EXTRA_TARGETS += $(O)/examples/demo
 
+# what dlprof is for: where the time goes by family (with the findings), then the
+# top functions, from a recording with whole stacks (the default)
 demo: dlprof $(HELPERS) $(O)/examples/demo
 	./dlprof record -o $(O)/demo.data -- $(O)/examples/demo
-	./dlprof report -i $(O)/demo.data
+	./dlprof report -i $(O)/demo.data --sort family
+	./dlprof report -i $(O)/demo.data --no-findings -n 20

@@ -36,7 +36,8 @@ struct record_opts {
 	const char *pids;		/* -p "PID[,PID...]": attach; argv (if any) is a timer */
 };
 
-#define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_NONE, \
+/* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
+#define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
 			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, NULL, NULL }
 
 /*

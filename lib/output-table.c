@@ -175,11 +175,17 @@ void output_header(FILE *out, const struct report_header *h)
 			h->other_events);
 	fprintf(out, "# samples: %llu in %s, lost: %llu\n", (unsigned long long)h->samples, dur,
 		(unsigned long long)h->lost);
-	fprintf(out, "# stacks:  %.1f%% reach the thread root, %.1f%% named",
-		100.0 * h->complete_stacks / n, 100.0 * h->named / n);
-	if (h->unwound)
-		fprintf(out, ", %.1f%% recovered by scan", 100.0 * h->recovered_stacks / n);
-	fputc('\n', out);
+	if (h->no_stacks)
+		fprintf(out, "# stacks:  none recorded (%.1f%% named): sampled functions only, no "
+			"callers, operators or flame graph; record without --call-graph none\n",
+			100.0 * h->named / n);
+	else {
+		fprintf(out, "# stacks:  %.1f%% reach the thread root, %.1f%% named",
+			100.0 * h->complete_stacks / n, 100.0 * h->named / n);
+		if (h->unwound)
+			fprintf(out, ", %.1f%% recovered by scan", 100.0 * h->recovered_stacks / n);
+		fputc('\n', out);
+	}
 	fmt_duration(t, sizeof(t), h->ns_per_sample);
 	if (h->no_time)
 		fprintf(out, "# time:    none: %s counts events, not time\n", h->event);

@@ -154,6 +154,7 @@ struct recorder {
 	unsigned char *scratch;		/* rewritten dwarf samples */
 
 	char fallback_note[256];
+	char ring_note[160];	/* the ring was shrunk to fit the mlock limit */
 	char *jitdir;		/* JITDUMPDIR we created, NULL when not ours */
 	int jit_ours;		/* we set ONEDNN_JIT_PROFILE/DNNL_JIT_PROFILE */
 	char *ittdir;		/* DLPROF_ITT_DIR we created */
@@ -542,10 +543,14 @@ static int open_events(struct recorder *r, pid_t pid)
 			}
 		}
 	}
-	if (shrunk)
-		warning("ring buffer limited to %zu KiB per cpu (kernel.perf_event_mlock_kb is %ld, "
-			"RLIMIT_MEMLOCK): samples may be lost at high rates", pages * psz / 1024,
-			mlock_kb());
+	if (shrunk) {
+		snprintf(r->ring_note, sizeof(r->ring_note), "ring buffer limited to %zu KiB per "
+			 "cpu (kernel.perf_event_mlock_kb is %ld, RLIMIT_MEMLOCK)", pages * psz / 1024,
+			 mlock_kb());
+		/* asked for with -m: said now; the default's ring is said only if it lost */
+		if (r->opts->mmap_pages)
+			warning("%s: samples may be lost at high rates", r->ring_note);
+	}
 	return 0;
 }
 
@@ -1278,6 +1283,9 @@ static void check_missing(struct recorder *r)
 			    (unsigned long long)unnamed, 100.0 * unnamed / (r->samples ? r->samples : 1),
 			    why);
 	}
+	if (r->lost && r->ring_note[0])
+		record_warn(r, "%llu samples lost: the %s; raise it, or lower -F",
+			    (unsigned long long)r->lost, r->ring_note);
 	if (r->ittdir && r->dnnl_path && !r->itt_files) {
 		const char *lvl = getenv("ONEDNN_ITT_TASK_LEVEL");
 
@@ -1623,11 +1631,20 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 {
 	uint64_t bytes = recwriter_bytes(r->w);
 	int color = want_color(2) && r->lost;
+	char mode[64];
 
-	fprintf(stderr, "dlprof: %llu samples, %s%llu lost%s, wrote %s (%.*f MB%s)\n",
+	/* the call-graph mode and what it cost on disk */
+	if (r->opts->callgraph == RECORD_CG_DWARF)
+		snprintf(mode, sizeof(mode), "stacks: dwarf, %u bytes copied", r->opts->stack_size);
+	else
+		snprintf(mode, sizeof(mode), "stacks: %s",
+			 r->opts->callgraph == RECORD_CG_FP ? "fp" : "none");
+	fprintf(stderr, "dlprof: %llu samples, %s%llu lost%s, wrote %s (%.*f MB, %s, %.0f bytes "
+		"per sample%s)\n",
 		(unsigned long long)r->samples, color ? "\033[1;31m" : "",
 		(unsigned long long)r->lost, color ? "\033[m" : "", path,
-		bytes < 100000 ? 3 : 2, bytes / 1e6,
+		bytes < 100000 ? 3 : 2, bytes / 1e6, mode,
+		r->samples ? (double)bytes / r->samples : 0.0,
 		incomplete ? ", incomplete: only the chunks written before the error" : "");
 }
 

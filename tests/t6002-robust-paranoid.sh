@@ -96,10 +96,10 @@ morig=$(cat $MLOCK)
 if ! (echo "$morig" >$MLOCK) 2>/dev/null; then
 	test_skip 'small perf_event_mlock_kb' "cannot write $MLOCK"
 else
-	test_expect_success 'small perf_event_mlock_kb: the ring shrinks, one warning, samples kept' '
+	test_expect_success 'small perf_event_mlock_kb: the ring asked for (-m) shrinks, one warning, samples kept' '
 		trap "echo $morig >$MLOCK" EXIT
 		echo 100 >$MLOCK &&
-		(ulimit -l 0 && run_user --call-graph dwarf -o m.data -- "$WL/rec-hot" 0.3) >log &&
+		(ulimit -l 0 && run_user --call-graph dwarf -m 2048 -o m.data -- "$WL/rec-hot" 0.3) >log &&
 		echo $morig >$MLOCK &&
 		cat log && grep -q "^exit 0$" log &&
 		test "$(grep -c "warning: ring buffer limited to [0-9]* KiB per cpu (kernel.perf_event_mlock_kb is 100" log)" = 1 &&
@@ -108,6 +108,20 @@ else
 		echo "$s samples, $l lost" &&
 		test "$s" -ge 150 && test $((l * 4)) -lt "$s"
 	'
+	test_expect_success 'the default ring shrunk: no warning unless samples were lost, then one' '
+		trap "echo $morig >$MLOCK" EXIT
+		echo 100 >$MLOCK &&
+		(ulimit -l 0 && run_user -o d.data -- "$WL/rec-hot" 0.3) >log &&
+		echo $morig >$MLOCK &&
+		cat log && grep -q "^exit 0$" log &&
+		l=$(sed -n "s/^dlprof: \([0-9]*\) samples, \([0-9]*\) lost.*/\2/p" log) &&
+		w=$(grep -c "warning: .*\(ring buffer\|samples lost\)" log || :) &&
+		echo "$l lost, $w warnings" &&
+		if [ "$l" = 0 ]; then [ "$w" = 0 ]; else
+			[ "$w" = 1 ] && grep -q "warning: $l samples lost: the ring buffer limited to" log
+		fi
+	'
+
 	test_expect_success 'tiny perf_event_mlock_kb: one line naming the sysctl' '
 		trap "echo $morig >$MLOCK" EXIT
 		echo 8 >$MLOCK &&
