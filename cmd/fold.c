@@ -1,5 +1,6 @@
 /* fold.c - dlprof fold: folded stacks ("root;...;leaf COUNT") for flamegraph.pl. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include "family.h"
 #include "parse-options.h"
 #include "profile.h"
+#include "rephash.h"
 #include "util.h"
 
 static const char *const fold_usage[] = {
@@ -16,30 +18,30 @@ static const char *const fold_usage[] = {
 	NULL
 };
 
-struct fold_ctx {
-	struct fold *fold;
-	/* Hook for extra outermost frames (operator family, framework op): returns how many
-	 * of roots[] it filled, outermost first. */
-	size_t (*roots)(void *ctx, const struct frame *frames, size_t nr, const char **roots,
-			size_t max);
-	void *roots_ctx;
-	struct dlview *view;
-	int by_family, by_op;
-	const struct dlp_sample *cur;	/* the sample being folded, for the roots hook */
+/* A stack whose operator comes from its OpenMP team's master: counted at the end. */
+struct deferred {
+	const char *text;	/* interned stack text below the roots */
+	const char *family;
+	uint32_t handle;	/* dlview_deferred_op() */
 };
 
-/* Put the operator family and/or framework operator at the root of the stack. */
-static size_t dl_roots(void *ctx, const struct frame *frames, size_t nr, const char **roots,
-		       size_t max)
+struct fold_ctx {
+	struct fold *fold;
+	struct dlview *view;	/* --family/--op: each sample's attribution, as report's */
+	int by_family, by_op;
+	struct deferred *deferred;
+	size_t nr_deferred, alloc_deferred;
+	struct strpool texts;
+};
+
+/* The operator family and/or framework operator at the root of the stack. */
+static size_t dl_roots(struct fold_ctx *fc, const char *family, const char *op, const char **roots)
 {
-	struct fold_ctx *fc = ctx;
-	const char *fam, *op;
 	size_t n = 0;
 
-	dlview_classify(fc->view, fc->cur, frames, nr, &fam, &op);
-	if (fc->by_family && n < max)
-		roots[n++] = fam;
-	if (fc->by_op && n < max)
+	if (fc->by_family)
+		roots[n++] = family;
+	if (fc->by_op)
 		roots[n++] = op;
 	return n;
 }
@@ -48,14 +50,39 @@ static int fold_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		      const struct frame *frames, size_t nr, int complete)
 {
 	struct fold_ctx *fc = ctx;
-	const char *roots[4];
-	size_t nroots = 0;
+	const char *roots[2], *comm = machine_comm_at(m, s->pid, s->tid, s->time);
+	struct dl_attr a;
 
-	fc->cur = s;
-	if (fc->roots)
-		nroots = fc->roots(fc->roots_ctx, frames, nr, roots, ARRAY_SIZE(roots));
-	fold_add(fc->fold, frames, nr, machine_comm_at(m, s->pid, s->tid, s->time), roots, nroots, 1);
+	if (!fc->view) {
+		fold_add(fc->fold, frames, nr, comm, NULL, 0, 1);
+		return 0;
+	}
+	dlview_attribute(fc->view, m, s, frames, nr, &a);
+	if (a.deferred && fc->by_op) {
+		char *text = fold_text(fc->fold, frames, nr, comm);
+
+		ALLOC_GROW(fc->deferred, fc->nr_deferred + 1, fc->alloc_deferred);
+		fc->deferred[fc->nr_deferred++] = (struct deferred){
+			strpool_intern(&fc->texts, text), a.family, a.deferred };
+		free(text);
+		return 0;
+	}
+	fold_add(fc->fold, frames, nr, comm, roots, dl_roots(fc, a.family, a.op, roots), 1);
 	return 0;
+}
+
+/* The workers' stacks, under the operator their masters ran. */
+static void fold_deferred(struct fold_ctx *fc)
+{
+	const char *roots[2];
+
+	for (size_t i = 0; i < fc->nr_deferred; i++) {
+		const struct deferred *d = &fc->deferred[i];
+
+		fold_add_text(fc->fold, roots,
+			      dl_roots(fc, d->family, dlview_deferred_op(fc->view, d->handle), roots),
+			      d->text, 1);
+	}
 }
 
 static int fold_other(void *ctx, uint32_t type, const void *data, size_t len)
@@ -106,6 +133,7 @@ int cmd_fold(int argc, const char **argv)
 	fo.comm_root = !no_comm;
 	memset(&fc, 0, sizeof(fc));
 	fc.fold = fold_new(&fo);
+	strpool_init(&fc.texts);
 	if (by_family || by_op) {
 		rules = family_rules_load(families);
 		if (!rules) {
@@ -115,8 +143,6 @@ int cmd_fold(int argc, const char **argv)
 		fc.view = dlview_new(rules);
 		fc.by_family = by_family;
 		fc.by_op = by_op;
-		fc.roots = dl_roots;
-		fc.roots_ctx = &fc;
 	}
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
@@ -129,10 +155,14 @@ int cmd_fold(int argc, const char **argv)
 
 	memset(&info, 0, sizeof(info));
 	ret = profile_run(input, &po, &cons, &st, &info);
-	if (ret >= 0)
+	if (ret >= 0) {
+		fold_deferred(&fc);
 		fold_each(fc.fold, print_line, NULL);
+	}
 	fflush(stdout);
 	fold_free(fc.fold);
+	free(fc.deferred);
+	strpool_release(&fc.texts);
 	if (fc.view)
 		dlview_free(fc.view);
 	family_rules_free(rules);

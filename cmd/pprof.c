@@ -19,20 +19,24 @@ static const char *const pprof_usage[] = {
 
 struct pprof_ctx {
 	struct pprof *pp;
-	struct dlview *view;
+	struct dlview *view;	/* each sample's attribution, as report's */
 	int no_kernel;
 	struct frame *buf;
 	size_t alloc_buf;
 	char *cmdline;
+	/* OpenMP workers' samples: their operator comes from the master, at the end */
+	struct { uint32_t pp, view; } *deferred;
+	size_t nr_deferred, alloc_deferred;
 };
 
 static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		    const struct frame *frames, size_t nr, int complete)
 {
 	struct pprof_ctx *c = ctx;
-	const char *fam, *op;
+	const char *comm = machine_comm_at(m, s->pid, s->tid, s->time);
+	struct dl_attr a;
 
-	dlview_classify(c->view, s, frames, nr, &fam, &op);
+	dlview_attribute(c->view, m, s, frames, nr, &a);
 	if (c->no_kernel) {
 		size_t n = 0;
 
@@ -43,8 +47,14 @@ static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		frames = c->buf;
 		nr = n;
 	}
-	pprof_add(c->pp, frames, nr, machine_comm_at(m, s->pid, s->tid, s->time), s->tid, fam,
-		  op, 1, s->period);
+	if (a.deferred) {
+		ALLOC_GROW(c->deferred, c->nr_deferred + 1, c->alloc_deferred);
+		c->deferred[c->nr_deferred].pp = pprof_add_deferred(c->pp, frames, nr, comm, s->tid,
+								    a.family, 1, s->period);
+		c->deferred[c->nr_deferred++].view = a.deferred;
+		return 0;
+	}
+	pprof_add(c->pp, frames, nr, comm, s->tid, a.family, a.op, 1, s->period);
 	return 0;
 }
 
@@ -121,6 +131,9 @@ int cmd_pprof(int argc, const char **argv)
 	memset(&info, 0, sizeof(info));
 	ret = profile_run(input, &po, &cons, &st, &info);
 	if (ret >= 0) {
+		for (size_t i = 0; i < c.nr_deferred; i++)
+			pprof_add_op(c.pp, c.deferred[i].pp,
+				     dlview_deferred_op(c.view, c.deferred[i].view));
 		memset(&pi, 0, sizeof(pi));
 		pi.event = st.event[0] ? st.event : NULL;
 		pi.event_is_time = st.sample_is_time;
@@ -157,6 +170,7 @@ int cmd_pprof(int argc, const char **argv)
 	family_rules_free(rules);
 	free(c.buf);
 	free(c.cmdline);
+	free(c.deferred);
 	if (ret < 0)
 		return EXIT_FATAL;
 	return ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;

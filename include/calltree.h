@@ -74,6 +74,11 @@ void fold_free(struct fold *f);
  * (e.g. a family or operator, outermost first, before the thread name), each may be NULL. */
 void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char *comm,
 	      const char *const *roots, size_t nr_roots, uint64_t weight);
+/* fold_add() in two steps, for a stack whose roots are known only later: the text below
+ * the roots ("comm;outermost;...;leaf", malloc'd), then that text under its roots. */
+char *fold_text(struct fold *f, const struct frame *frames, size_t nr, const char *comm);
+void fold_add_text(struct fold *f, const char *const *roots, size_t nr_roots, const char *text,
+		   uint64_t weight);
 /* Call cb for every unique stack ("root;...;leaf"), sorted by stack text. */
 void fold_each(struct fold *f, void (*cb)(void *ctx, const char *stack, uint64_t count), void *ctx);
 /* Append a frame name to sb with ';' and control characters replaced. */

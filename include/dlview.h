@@ -59,11 +59,23 @@ struct fastpath *dlview_fastpath(struct dlview *v);
 /* Give the run's stats (time per sample, event name) before printing. */
 void dlview_set_stats(struct dlview *v, const struct profile_stats *st);
 
-/* Family and operator of one sample (what fold --family / --op put at the root).  The op
- * is "(no op)" outside any operator.  Strings are interned.  Needs the ITT data, so call
- * it from within profile_run's stack callback (after pass 1). */
-void dlview_classify(struct dlview *v, const struct dlp_sample *s, const struct frame *frames,
-		     size_t nr, const char **family, const char **op);
+/*
+ * One attribution per sample, the same for every view.  dlview_attribute() counts the
+ * sample into the view (as dlview_add) and says its family and operator, as the tables
+ * count it.  The operator of an OpenMP worker's sample comes from its team's master
+ * around the sample's time, known only once every sample is in: then deferred is set
+ * (op is NULL) and dlview_deferred_op(v, deferred) gives it after the last sample.
+ * Strings are interned; op is "(no op)" outside any operator.  Call it from within
+ * profile_run's stack callback (the ITT data is read in pass 1).
+ */
+struct dl_attr {
+	const char *family;
+	const char *op;		/* NULL while deferred */
+	uint32_t deferred;	/* 0, or the handle for dlview_deferred_op() */
+};
+int dlview_attribute(struct dlview *v, struct machine *m, const struct dlp_sample *s,
+		     const struct frame *frames, size_t nr, struct dl_attr *a);
+const char *dlview_deferred_op(struct dlview *v, uint32_t deferred);
 
 /* The samples of each family (DLVIEW_FAMILY) or operator (DLVIEW_OP, OpenMP workers
  * counted under their master's operator, as the op table does), one call each, after

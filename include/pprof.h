@@ -34,6 +34,13 @@ void pprof_add(struct pprof *p, const struct frame *frames, size_t nr, const cha
 	       uint32_t tid, const char *family, const char *op, uint64_t count,
 	       uint64_t period);
 
+/* pprof_add() for a sample whose operator is known only later: returns a handle, and
+ * pprof_add_op(handle, op) adds it with that operator (once). */
+uint32_t pprof_add_deferred(struct pprof *p, const struct frame *frames, size_t nr,
+			    const char *comm, uint32_t tid, const char *family, uint64_t count,
+			    uint64_t period);
+void pprof_add_op(struct pprof *p, uint32_t handle, const char *op);
+
 /* Encode and gzip the profile to out.  Returns 0, or -1 on a write error. */
 int pprof_write(struct pprof *p, const struct pprof_info *info, FILE *out);
 

@@ -338,19 +338,10 @@ static void sep(struct strbuf *sb)
 		strbuf_addch(sb, ';');
 }
 
-void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char *comm,
-	      const char *const *roots, size_t nr_roots, uint64_t weight)
+/* The stack's text below the roots: "comm;outermost;...;leaf" (in f->sb). */
+static void stack_text(struct fold *f, struct strbuf *sb, const struct frame *frames, size_t nr,
+		       const char *comm)
 {
-	struct strbuf *sb = &f->sb;
-	uint64_t h;
-
-	strbuf_reset(sb);
-	/* family / operator outermost, so a flame graph splits by them first */
-	for (size_t i = 0; i < nr_roots; i++)
-		if (roots[i]) {
-			sep(sb);
-			fold_sanitize(sb, roots[i]);
-		}
 	if (f->opts.comm_root && comm) {
 		sep(sb);
 		fold_sanitize(sb, comm);
@@ -361,6 +352,14 @@ void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char 
 		sep(sb);
 		fold_sanitize(sb, frames[i].sym);
 	}
+}
+
+/* Count the text in f->sb as one more stack of weight. */
+static void count_text(struct fold *f, uint64_t weight)
+{
+	struct strbuf *sb = &f->sb;
+	uint64_t h;
+
 	if (!sb->len)
 		strbuf_addstr(sb, "[unknown]");
 	h = hash_bytes(sb->buf, sb->len);
@@ -382,6 +381,46 @@ void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char 
 		*slot = (void *)(uintptr_t)f->nr;
 		return;
 	}
+}
+
+static void add_roots(struct strbuf *sb, const char *const *roots, size_t nr_roots)
+{
+	/* family / operator outermost, so a flame graph splits by them first */
+	for (size_t i = 0; i < nr_roots; i++)
+		if (roots[i]) {
+			sep(sb);
+			fold_sanitize(sb, roots[i]);
+		}
+}
+
+void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char *comm,
+	      const char *const *roots, size_t nr_roots, uint64_t weight)
+{
+	strbuf_reset(&f->sb);
+	add_roots(&f->sb, roots, nr_roots);
+	stack_text(f, &f->sb, frames, nr, comm);
+	count_text(f, weight);
+}
+
+char *fold_text(struct fold *f, const struct frame *frames, size_t nr, const char *comm)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_init(&sb, 256);
+	stack_text(f, &sb, frames, nr, comm);
+	return sb.buf;	/* the caller's */
+}
+
+void fold_add_text(struct fold *f, const char *const *roots, size_t nr_roots, const char *text,
+		   uint64_t weight)
+{
+	strbuf_reset(&f->sb);
+	add_roots(&f->sb, roots, nr_roots);
+	if (*text) {
+		sep(&f->sb);
+		strbuf_addstr(&f->sb, text);
+	}
+	count_text(f, weight);
 }
 
 static int cmp_fold(const void *a, const void *b)

@@ -295,11 +295,6 @@ static enum op_source classify(struct dlview *v, const struct dlp_sample *s,
 	return o ? src : OP_NONE;
 }
 
-void dlview_classify(struct dlview *v, const struct dlp_sample *s, const struct frame *frames,
-		     size_t nr, const char **family, const char **op)
-{
-	classify(v, s, frames, nr, family, op);
-}
 
 /* A thread an OpenMP runtime started: its stack holds a libgomp/libiomp5/libomp frame
  * and no operator frame (the operator's frames are on the team master's stack). */
@@ -326,17 +321,41 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 	       const struct frame *frames, size_t nr, const char **family)
 {
+	struct dl_attr a;
+	int ret = dlview_attribute(v, m, s, frames, nr, &a);
+
+	if (family)
+		*family = a.family;
+	return ret;
+}
+
+static void resolve_workers(struct dlview *v);
+
+const char *dlview_deferred_op(struct dlview *v, uint32_t deferred)
+{
+	resolve_workers(v);
+	if (!deferred || deferred > v->nr_pending)
+		return v->no_op;
+	return v->pending[deferred - 1].op;
+}
+
+int dlview_attribute(struct dlview *v, struct machine *m, const struct dlp_sample *s,
+		     const struct frame *frames, size_t nr, struct dl_attr *a)
+{
 	const char *fam, *op, *sym, *seen[32], *prim = NULL;
 	size_t nseen = 0, i, j;
 	struct thread_stat *t;
 	enum op_source src;
 	int fw = is_fw_code(&frames[0]), defer = 0;
 
+	memset(a, 0, sizeof(*a));
+	a->family = v->f_other;
+	a->op = v->no_op;
 	if (!nr)
 		return 0;
 	src = classify(v, s, frames, nr, &fam, &op);
-	if (family)
-		*family = fam;
+	a->family = fam;
+	a->op = op;
 	v->samples++;
 	cmap_get(&v->fam, fam, NULL)->n++;
 	sym = family_intern(frames[0].sym, strlen(frames[0].sym));
@@ -358,6 +377,8 @@ int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 		ALLOC_GROW(v->pending, v->nr_pending + 1, v->alloc_pending);
 		v->pending[v->nr_pending++] = (struct op_mark){ s->time, s->pid, s->tid, NULL, fw };
 		defer = 1;
+		a->op = NULL;
+		a->deferred = (uint32_t)v->nr_pending;
 	}
 	if (!defer)
 		cmap_get(&v->op_self, op, NULL)->n++;
@@ -525,7 +546,7 @@ static void resolve_workers(struct dlview *v)
 	if (v->nr_marks)	/* no ITT/op marks: NULL */
 		qsort(v->marks, v->nr_marks, sizeof(*v->marks), cmp_mark);
 	for (size_t i = 0; i < v->nr_pending; i++) {
-		const struct op_mark *w = &v->pending[i];
+		struct op_mark *w = &v->pending[i];
 		const char *op = master_op(v, w);
 
 		if (!op)
@@ -534,6 +555,7 @@ static void resolve_workers(struct dlview *v)
 			v->op_samples_in_fw++;
 			v->fw_by_master++;
 		}
+		w->op = op;	/* dlview_deferred_op() */
 		cmap_get(&v->op_self, op, NULL)->n++;
 		cmap_get(&v->op_total, op, NULL)->n++;
 	}

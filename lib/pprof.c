@@ -58,6 +58,15 @@ struct pprof {
 	struct strbuf key;
 	uint64_t *locs;			/* scratch */
 	size_t alloc_locs;
+	/* samples whose operator label comes later (pprof_add_deferred) */
+	struct pp_deferred {
+		uint64_t *locs;
+		size_t nr;
+		const char *comm, *family;
+		uint32_t tid;
+		uint64_t count, period;
+	} *deferred;
+	size_t nr_deferred, alloc_deferred;
 };
 
 struct pprof *pprof_new(void)
@@ -78,6 +87,9 @@ void pprof_free(struct pprof *p)
 	for (size_t i = 0; i < p->nr_samples; i++)
 		free(p->samples[i].locs);
 	free(p->samples);
+	for (size_t i = 0; i < p->nr_deferred; i++)
+		free(p->deferred[i].locs);
+	free(p->deferred);
 	free(p->funcs);
 	free(p->maps);
 	free(p->locs);
@@ -129,22 +141,67 @@ static uint64_t function_id(struct pprof *p, const struct frame *f)
 	return (uintptr_t)*slot;
 }
 
+static void add_locs(struct pprof *p, const uint64_t *locs, size_t nr, const char *comm,
+		     uint32_t tid, const char *family, const char *op, uint64_t count,
+		     uint64_t period);
+
 void pprof_add(struct pprof *p, const struct frame *frames, size_t nr, const char *comm,
 	       uint32_t tid, const char *family, const char *op, uint64_t count,
 	       uint64_t period)
 {
-	struct pp_sample *s;
-	void **slot;
-
 	ALLOC_GROW(p->locs, nr + 1, p->alloc_locs);
 	for (size_t i = 0; i < nr; i++)
 		p->locs[i] = function_id(p, &frames[i]);
+	add_locs(p, p->locs, nr, comm, tid, family, op, count, period);
+}
+
+uint32_t pprof_add_deferred(struct pprof *p, const struct frame *frames, size_t nr,
+			    const char *comm, uint32_t tid, const char *family, uint64_t count,
+			    uint64_t period)
+{
+	struct pp_deferred *d;
+
+	ALLOC_GROW(p->deferred, p->nr_deferred + 1, p->alloc_deferred);
+	d = &p->deferred[p->nr_deferred++];
+	d->locs = xmalloc((nr ? nr : 1) * sizeof(uint64_t));
+	for (size_t i = 0; i < nr; i++)
+		d->locs[i] = function_id(p, &frames[i]);
+	d->nr = nr;
+	d->comm = intern(p, comm);
+	d->family = intern(p, family);
+	d->tid = tid;
+	d->count = count;
+	d->period = period;
+	return (uint32_t)p->nr_deferred;
+}
+
+void pprof_add_op(struct pprof *p, uint32_t handle, const char *op)
+{
+	struct pp_deferred *d;
+
+	if (!handle || handle > p->nr_deferred)
+		return;
+	d = &p->deferred[handle - 1];
+	if (!d->locs)
+		return;		/* added already */
+	add_locs(p, d->locs, d->nr, d->comm, d->tid, d->family, op, d->count, d->period);
+	free(d->locs);
+	d->locs = NULL;
+}
+
+static void add_locs(struct pprof *p, const uint64_t *locs, size_t nr, const char *comm,
+		     uint32_t tid, const char *family, const char *op, uint64_t count,
+		     uint64_t period)
+{
+	struct pp_sample *s;
+	void **slot;
+
 	comm = intern(p, comm);
 	family = intern(p, family);
 	op = intern(p, op);
 	strbuf_reset(&p->key);
 	for (size_t i = 0; i < nr; i++)
-		strbuf_addf(&p->key, "%llx,", (unsigned long long)p->locs[i]);
+		strbuf_addf(&p->key, "%llx,", (unsigned long long)locs[i]);
 	strbuf_addf(&p->key, "\2%p\2%u\2%p\2%p", (const void *)comm, tid, (const void *)family,
 		    (const void *)op);
 	slot = u64map_slot(&p->sample_ids, (uintptr_t)intern(p, p->key.buf));
@@ -153,7 +210,7 @@ void pprof_add(struct pprof *p, const struct frame *frames, size_t nr, const cha
 		s = &p->samples[p->nr_samples++];
 		memset(s, 0, sizeof(*s));
 		s->locs = xmalloc((nr ? nr : 1) * sizeof(uint64_t));
-		memcpy(s->locs, p->locs, nr * sizeof(uint64_t));
+		memcpy(s->locs, locs, nr * sizeof(uint64_t));
 		s->nr = nr;
 		s->comm = comm;
 		s->family = family;

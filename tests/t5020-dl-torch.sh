@@ -130,6 +130,49 @@ else
 	'
 fi
 
+# One attribution per sample: every view counts each sample under the same family and
+# operator (OpenMP workers under their master's operator included).
+test_expect_success 'report, fold, pprof and diff agree on every family and operator' '
+	"$DLPROF" report -i cnn.data --sort op --format json >op.json &&
+	"$DLPROF" report -i cnn.data --sort family --format json >famall.json &&
+	"$DLPROF" fold -i cnn.data --op --no-comm >fold-op.txt &&
+	"$DLPROF" fold -i cnn.data --family --no-comm >fold-fam.txt &&
+	"$DLPROF" diff --sort op --format json cnn.data cnn.data >diff-op.json &&
+	if test_have PROTOC; then
+		"$DLPROF" pprof -i cnn.data -o cnn.pb.gz 2>/dev/null &&
+		gzip -dc cnn.pb.gz | protoc --proto_path="$SRC/pprof" --decode=dlprof_check.Profile \
+			"$SRC/pprof/profile.proto" | /usr/bin/python3 "$SRC/tools/pprof-summary.py" >pp.txt
+	else
+		: >pp.txt
+	fi &&
+	/usr/bin/python3 - <<-\EOF
+	import collections, json
+	def roots(path):
+	    c = collections.Counter()
+	    for line in open(path):
+	        stack, n = line.rsplit(" ", 1)
+	        c[stack.split(";")[0]] += int(n)
+	    return dict(c)
+	rep_op = {r["name"]: r["self_samples"] for r in json.load(open("op.json"))["rows"] if r["self_samples"]}
+	rep_fam = {r["family"]: r["samples"] for r in json.load(open("famall.json"))["rows"]}
+	assert roots("fold-op.txt") == rep_op, (roots("fold-op.txt"), rep_op)
+	assert roots("fold-fam.txt") == rep_fam, (roots("fold-fam.txt"), rep_fam)
+	pp = collections.defaultdict(dict)
+	for line in open("pp.txt"):
+	    if line.startswith("label "):
+	        kv, n = line[6:].rsplit(" ", 1)
+	        k, v = kv.split("=", 1)
+	        pp[k][v] = int(n)
+	if pp:
+	    assert pp["operator"] == rep_op, (pp["operator"], rep_op)
+	    assert pp["family"] == rep_fam, (pp["family"], rep_fam)
+	dif = {r["name"]: r["base_samples"] for r in json.load(open("diff-op.json"))["rows"] if r["base_samples"]}
+	assert dif == rep_op, (dif, rep_op)
+	print("ops:", len(rep_op), "no op:", rep_op.get("(no op)", 0), "of", sum(rep_op.values()),
+	      "pprof:", bool(pp))
+	EOF
+'
+
 test_expect_success 'a healthy run: no slow-path finding (oneDNN JIT, ATen, OpenBLAS)' '
 	findings cnn.data >find0.txt && cat find0.txt &&
 	! grep -q "dnnl-no-jit\|dnnl-reference\|aten-default\|openblas-coretype" find0.txt
