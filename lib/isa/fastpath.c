@@ -438,16 +438,15 @@ static struct finding *next(struct finding *f, size_t *n, size_t max)
 	return &f[(*n)++];
 }
 
-size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f, size_t max)
+/* oneDNN primitives whose work ran mostly outside JIT code; without ITT data
+ * (attached with -p, --no-itt, a perf.data), libdnnl's compiled code against JIT code.
+ * Returns how many it found */
+static size_t find_dnnl_no_jit(struct fastpath *fp, uint64_t total, struct finding *f,
+				size_t *n, size_t max)
 {
-	size_t n = 0;
 	struct finding *x;
-	int nojit = 0;
+	size_t nojit = 0;
 
-	if (!total)
-		return 0;
-	fastpath_finish(fp);
-	/* oneDNN primitives whose work ran mostly outside JIT code */
 	for (size_t i = 0; i < fp->nr_prims; i++) {
 		const struct fp_prim *p = &fp->prims[i];
 		uint64_t work = p->part[FP_JIT] + p->part[FP_LIB] + p->part[FP_OTHER];
@@ -455,7 +454,7 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 		struct strbuf sb = STRBUF_INIT;
 
 		if (pct(work, total) < FASTPATH_NOJIT_PCT || p->part[FP_JIT] * 2 >= work ||
-		    !(x = next(f, &n, max)))
+		    !(x = next(f, n, max)))
 			continue;
 		nojit++;
 		x->id = "dnnl-no-jit";
@@ -479,10 +478,8 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 		snprintf(x->text, sizeof(x->text), "%s", sb.buf);
 		strbuf_release(&sb);
 	}
-	/* no primitives known (no ITT data: attached with -p, --no-itt, a perf.data), yet
-	 * libdnnl's compiled code holds the time and JIT code little of it */
 	if (!fp->nr_prims && pct(fp->dnnl_lib, total) >= FASTPATH_NOJIT_PCT &&
-	    fp->jit * 2 < fp->dnnl_lib && (x = next(f, &n, max))) {
+	    fp->jit * 2 < fp->dnnl_lib && (x = next(f, n, max))) {
 		struct strbuf sb = STRBUF_INIT;
 		struct fp_prim any = { .name = "primitives" };
 
@@ -500,9 +497,17 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 		snprintf(x->text, sizeof(x->text), "%s", sb.buf);
 		strbuf_release(&sb);
 	}
-	/* aten in AVX2 code on an AVX-512 machine: ATen's dispatcher chose AVX2 */
+	return nojit;
+}
+
+/* aten in AVX2 code on an AVX-512 machine: ATen's dispatcher chose AVX2 */
+static void find_aten_avx2(struct fastpath *fp, uint64_t total, struct finding *f,
+			    size_t *n, size_t max)
+{
+	struct finding *x;
+
 	if (pct(fp->avx2_samples, total) >= FASTPATH_AVX2_PCT && fp->aten_evex * 4 < fp->avx2_samples &&
-	    cpu_has(fp, "avx512f") && (x = next(f, &n, max))) {
+	    cpu_has(fp, "avx512f") && (x = next(f, n, max))) {
 		const char *top = symcount_top(&fp->avx2_sym), *cap = fastpath_env(fp, "ATEN_CPU_CAPABILITY");
 
 		if (cap && strcasecmp(cap, "avx2"))
@@ -521,64 +526,81 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 			 cap ? "; ATEN_CPU_CAPABILITY=" : "", cap ? cap : "",
 			 cap ? " in the workload's environment chose it" : "");
 	}
-	/* aten in its DEFAULT (SSE) kernels on a CPU with AVX2 */
-	{
-		const char *cap = fastpath_env(fp, "ATEN_CPU_CAPABILITY");
-		int capped = cap && !strcasecmp(cap, "default");
+}
 
-		if (pct(fp->aten_sse, total) >= FASTPATH_DEFAULT_PCT && cpu_has(fp, "avx2") &&
-		    (capped || fp->aten_vex + fp->aten_evex == 0) && (x = next(f, &n, max))) {
-			const char *top = symcount_top(&fp->sse_sym);
+/* aten in its DEFAULT (SSE) kernels on a CPU with AVX2 */
+static void find_aten_default(struct fastpath *fp, uint64_t total, struct finding *f,
+			       size_t *n, size_t max)
+{
+	struct finding *x;
 
-			x->id = "aten-default";
-			x->figure = pct(fp->aten_sse, total);
-			snprintf(x->brief, sizeof(x->brief), "aten runs its DEFAULT (SSE) kernels "
-				 "(%.1f%% of samples)", x->figure);
-			snprintf(x->text, sizeof(x->text),
-				 "aten: %.1f%% of samples in SSE code and %s in AVX2 or AVX-512 code "
-				 "(e.g. %s): ATen runs its DEFAULT kernels on a CPU with %s%s. %s",
-				 x->figure, fp->aten_vex + fp->aten_evex ? "little" : "none",
-				 top ? top : "?", cpu_has(fp, "avx512f") ? "AVX-512" : "AVX2",
-				 flags_note(fp),
-				 capped ? "ATEN_CPU_CAPABILITY=default in the workload's environment "
-					  "chose them: unset it" :
-					  "The recording does not say why (ATEN_CPU_CAPABILITY was not "
-					  "set): `dlprof check-isa` asks torch which capability it uses");
-		}
+	const char *cap = fastpath_env(fp, "ATEN_CPU_CAPABILITY");
+	int capped = cap && !strcasecmp(cap, "default");
+
+	if (pct(fp->aten_sse, total) >= FASTPATH_DEFAULT_PCT && cpu_has(fp, "avx2") &&
+	    (capped || fp->aten_vex + fp->aten_evex == 0) && (x = next(f, n, max))) {
+		const char *top = symcount_top(&fp->sse_sym);
+
+		x->id = "aten-default";
+		x->figure = pct(fp->aten_sse, total);
+		snprintf(x->brief, sizeof(x->brief), "aten runs its DEFAULT (SSE) kernels "
+			 "(%.1f%% of samples)", x->figure);
+		snprintf(x->text, sizeof(x->text),
+			 "aten: %.1f%% of samples in SSE code and %s in AVX2 or AVX-512 code "
+			 "(e.g. %s): ATen runs its DEFAULT kernels on a CPU with %s%s. %s",
+			 x->figure, fp->aten_vex + fp->aten_evex ? "little" : "none",
+			 top ? top : "?", cpu_has(fp, "avx512f") ? "AVX-512" : "AVX2",
+			 flags_note(fp),
+			 capped ? "ATEN_CPU_CAPABILITY=default in the workload's environment "
+				  "chose them: unset it" :
+				  "The recording does not say why (ATEN_CPU_CAPABILITY was not "
+				  "set): `dlprof check-isa` asks torch which capability it uses");
 	}
-	/* OpenBLAS in kernels narrower than the CPU, pinned by OPENBLAS_CORETYPE */
-	{
-		const char *core = fastpath_env(fp, "OPENBLAS_CORETYPE");
-		int want = cpu_has(fp, "avx512f") ? ISA_T_AVX512 : cpu_has(fp, "avx2") ? ISA_T_AVX : ISA_T_SSE;
-		uint64_t narrow = 0, wide = 0;
+}
 
-		for (int t = 0; t < ISA_T_NR; t++) {
-			if (t == ISA_T_SCALAR)
-				continue;	/* copies and bookkeeping: no kernel choice */
-			if (t < want)
-				narrow += fp->blas_tier[t];
-			else
-				wide += fp->blas_tier[t];
-		}
-		if (core && pct(narrow, total) >= FASTPATH_GEMM_PCT && narrow > wide &&
-		    (x = next(f, &n, max))) {
-			const char *top = symcount_top(&fp->blas_sym);
+/* OpenBLAS in kernels narrower than the CPU, pinned by OPENBLAS_CORETYPE */
+static void find_openblas_coretype(struct fastpath *fp, uint64_t total, struct finding *f,
+				    size_t *n, size_t max)
+{
+	struct finding *x;
 
-			x->id = "openblas-coretype";
-			x->figure = pct(narrow, total);
-			snprintf(x->brief, sizeof(x->brief), "OpenBLAS is pinned below the CPU by "
-				 "OPENBLAS_CORETYPE=%s (%.1f%% of samples)", core, x->figure);
-			snprintf(x->text, sizeof(x->text),
-				 "OpenBLAS: %.1f%% of samples in kernels narrower than this CPU offers "
-				 "(e.g. %s, while the CPU has %s%s): OPENBLAS_CORETYPE=%s in the "
-				 "workload's environment pins OpenBLAS below the CPU; unset it and "
-				 "OpenBLAS picks its kernels from CPUID (`dlprof check-isa` names them)",
-				 x->figure, top ? top : "?", want == ISA_T_AVX512 ? "AVX-512" :
-				 want == ISA_T_AVX ? "AVX2" : "SSE", flags_note(fp), core);
-		}
+	const char *core = fastpath_env(fp, "OPENBLAS_CORETYPE");
+	int want = cpu_has(fp, "avx512f") ? ISA_T_AVX512 : cpu_has(fp, "avx2") ? ISA_T_AVX : ISA_T_SSE;
+	uint64_t narrow = 0, wide = 0;
+
+	for (int t = 0; t < ISA_T_NR; t++) {
+		if (t == ISA_T_SCALAR)
+			continue;	/* copies and bookkeeping: no kernel choice */
+		if (t < want)
+			narrow += fp->blas_tier[t];
+		else
+			wide += fp->blas_tier[t];
 	}
-	/* reference oneDNN code named by its symbols, where no primitive said it already */
-	if (!nojit && pct(fp->ref_samples, total) > FASTPATH_REF_PCT && (x = next(f, &n, max))) {
+	if (core && pct(narrow, total) >= FASTPATH_GEMM_PCT && narrow > wide &&
+	    (x = next(f, n, max))) {
+		const char *top = symcount_top(&fp->blas_sym);
+
+		x->id = "openblas-coretype";
+		x->figure = pct(narrow, total);
+		snprintf(x->brief, sizeof(x->brief), "OpenBLAS is pinned below the CPU by "
+			 "OPENBLAS_CORETYPE=%s (%.1f%% of samples)", core, x->figure);
+		snprintf(x->text, sizeof(x->text),
+			 "OpenBLAS: %.1f%% of samples in kernels narrower than this CPU offers "
+			 "(e.g. %s, while the CPU has %s%s): OPENBLAS_CORETYPE=%s in the "
+			 "workload's environment pins OpenBLAS below the CPU; unset it and "
+			 "OpenBLAS picks its kernels from CPUID (`dlprof check-isa` names them)",
+			 x->figure, top ? top : "?", want == ISA_T_AVX512 ? "AVX-512" :
+			 want == ISA_T_AVX ? "AVX2" : "SSE", flags_note(fp), core);
+	}
+}
+
+/* reference oneDNN code named by its symbols (builds with symbols) */
+static void find_dnnl_reference(struct fastpath *fp, uint64_t total, struct finding *f,
+				 size_t *n, size_t max)
+{
+	struct finding *x;
+
+	if (pct(fp->ref_samples, total) > FASTPATH_REF_PCT && (x = next(f, n, max))) {
 		const char *top = symcount_top(&fp->ref_sym);
 
 		x->id = "dnnl-reference";
@@ -590,5 +612,20 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 			 "unsupported shape, data type or ISA made oneDNN fall back (ONEDNN_VERBOSE=1 "
 			 "names the implementation)", x->figure, top ? top : "?");
 	}
+}
+
+size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f, size_t max)
+{
+	size_t n = 0, nojit;
+
+	if (!total)
+		return 0;
+	fastpath_finish(fp);
+	nojit = find_dnnl_no_jit(fp, total, f, &n, max);
+	find_aten_avx2(fp, total, f, &n, max);
+	find_aten_default(fp, total, f, &n, max);
+	find_openblas_coretype(fp, total, f, &n, max);
+	if (!nojit)	/* a primitive said it already */
+		find_dnnl_reference(fp, total, f, &n, max);
 	return n;
 }
