@@ -5,6 +5,7 @@
 
 #include "cmds.h"
 #include "diff.h"
+#include "filter.h"
 #include "family.h"
 #include "output.h"
 #include "parse-options.h"
@@ -19,12 +20,15 @@ int cmd_diff(int argc, const char **argv)
 {
 	const char *sort = "family", *format = "table", *families = NULL, *event = NULL;
 	int limit = -1;
+	struct filter_args fa = { 0 };
+	struct sample_filter filt;
 	const struct option options[] = {
 		OPT_STRING('s', "sort", &sort, "KEY", "compare by family, op, sym or dso (default family)"),
 		OPT_INT('n', "limit", &limit, "N", "show at most N rows (table default 30, 0: all)"),
 		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "compare the samples of this event (default each file's first)"),
+		OPT_FILTERS(fa),
 		OPT_END(),
 	};
 	enum diff_key key;
@@ -66,15 +70,23 @@ int cmd_diff(int argc, const char **argv)
 		error("--limit must not be negative");
 		return EXIT_USAGE;
 	}
+	if (filter_init(&filt, &fa) < 0) {
+		filter_release(&filt);
+		return EXIT_USAGE;
+	}
 	for (int i = 0; i < 2; i++)
 		if (access(argv[i], R_OK)) {
 			error("cannot read '%s': %m", argv[i]);
+			filter_release(&filt);
 			return EXIT_FATAL;
 		}
 	rules = family_rules_load(families);
-	if (!rules)
+	if (!rules) {
+		filter_release(&filt);
 		return EXIT_FATAL;
+	}
 	d = diff_new(key, rules, event);
+	diff_set_filter(d, &filt);
 	r0 = diff_load(d, 0, argv[0]);
 	r1 = r0 < 0 ? -1 : diff_load(d, 1, argv[1]);
 	if (r0 >= 0 && r1 >= 0)
@@ -83,6 +95,7 @@ int cmd_diff(int argc, const char **argv)
 	fflush(stdout);
 	diff_free(d);
 	family_rules_free(rules);
+	filter_release(&filt);
 	if (r0 < 0 || r1 < 0)
 		return EXIT_FATAL;
 	return r0 == 1 || r1 == 1 ? EXIT_PARTIAL : EXIT_OK;

@@ -8,13 +8,14 @@
 #include "cmds.h"
 #include "dlview.h"
 #include "family.h"
+#include "filter.h"
 #include "parse-options.h"
 #include "profile.h"
 #include "rephash.h"
 #include "util.h"
 
 static const char *const fold_usage[] = {
-	"dlprof fold [-i FILE] [--inline] [--no-kernel] [--no-comm] [--family] [--op] [--families FILE]",
+	"dlprof fold [-i FILE] [--inline] [--no-kernel] [--no-comm] [--family[=GLOB]] [--op[=GLOB]] [--families FILE] [FILTERS]",
 	NULL
 };
 
@@ -92,6 +93,26 @@ static int fold_other(void *ctx, uint32_t type, const void *data, size_t len)
 	return dlview_other(fc->view, type, data, len);
 }
 
+/* --family[=GLOB], --op[=GLOB]: the root frame, and with a value the filter too */
+static int by_family, by_op;
+static struct filter_args fa;
+
+static int opt_family(const struct option *o, const char *arg)
+{
+	by_family = 1;
+	if (arg)
+		fa.family = arg;
+	return 0;
+}
+
+static int opt_op(const struct option *o, const char *arg)
+{
+	by_op = 1;
+	if (arg)
+		fa.op = arg;
+	return 0;
+}
+
 static void print_line(void *ctx, const char *stack, uint64_t count)
 {
 	printf("%s %llu\n", stack, (unsigned long long)count);
@@ -100,22 +121,24 @@ static void print_line(void *ctx, const char *stack, uint64_t count)
 int cmd_fold(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *families = NULL, *event = NULL;
-	int inl = 0, no_kernel = 0, no_comm = 0, by_family = 0, by_op = 0;
+	int inl = 0, no_kernel = 0, no_comm = 0;
 	struct family_rules *rules = NULL;
+	struct sample_filter filt;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"),
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
 		OPT_BOOL(0, "no-comm", &no_comm, "do not start each stack with the thread name"),
-		OPT_BOOL(0, "family", &by_family, "start each stack with its operator family"),
-		OPT_BOOL(0, "op", &by_op, "start each stack with its framework operator (after the family)"),
+		OPT_CALLBACK(0, "family", NULL, "GLOB,...", "start each stack with its operator family (=GLOB: only those families)", opt_family, PARSE_OPT_NOARG | PARSE_OPT_OPTARG),
+		OPT_CALLBACK(0, "op", NULL, "GLOB,...", "start each stack with its framework operator, after the family (=GLOB: only those operators)", opt_op, PARSE_OPT_NOARG | PARSE_OPT_OPTARG),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "fold the samples of this event (default the first recorded)"),
+		OPT_FILTERS_NO_DL(fa),
 		OPT_END(),
 	};
 	struct profile_opts po;
 	struct profile_stats st;
-	struct session_info info;
+	struct session_info sinfo;
 	struct profile_consumer cons;
 	struct fold_opts fo;
 	struct fold_ctx fc;
@@ -124,8 +147,13 @@ int cmd_fold(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, fold_usage, PARSE_OPT_NO_ARGS);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
+	if (filter_init(&filt, &fa) < 0) {
+		filter_release(&filt);
+		return EXIT_USAGE;
+	}
 	if (access(input, R_OK)) {
 		error("cannot read '%s': %m", input);
+		filter_release(&filt);
 		return EXIT_FATAL;
 	}
 	memset(&fo, 0, sizeof(fo));
@@ -134,12 +162,15 @@ int cmd_fold(int argc, const char **argv)
 	memset(&fc, 0, sizeof(fc));
 	fc.fold = fold_new(&fo);
 	strpool_init(&fc.texts);
-	if (by_family || by_op) {
+	if (by_family || by_op || fa.family || fa.op || fa.sym) {
 		rules = family_rules_load(families);
 		if (!rules) {
 			fold_free(fc.fold);
+			filter_release(&filt);
 			return EXIT_FATAL;
 		}
+	}
+	if (by_family || by_op) {
 		fc.view = dlview_new(rules);
 		fc.by_family = by_family;
 		fc.by_op = by_op;
@@ -153,21 +184,32 @@ int cmd_fold(int argc, const char **argv)
 		cons.other = fold_other;	/* ITT intervals name oneDNN primitives */
 	cons.ctx = &fc;
 
-	memset(&info, 0, sizeof(info));
-	ret = profile_run(input, &po, &cons, &st, &info);
+	memset(&sinfo, 0, sizeof(sinfo));
+	ret = 0;
+	if (filter_active(&filt)) {
+		po.filter = &filt;
+		ret = filter_prepare(&filt, input, &po, rules);
+	}
+	if (ret >= 0)
+		ret = profile_run(input, &po, &cons, &st, &sinfo);
 	if (ret >= 0) {
 		fold_deferred(&fc);
 		fold_each(fc.fold, print_line, NULL);
+		if (filter_active(&filt))
+			info("fold: %s: %llu of %llu samples kept", filt.desc,
+			     (unsigned long long)st.samples,
+			     (unsigned long long)(st.samples + st.filtered_out));
 	}
 	fflush(stdout);
 	fold_free(fc.fold);
 	free(fc.deferred);
 	strpool_release(&fc.texts);
+	filter_release(&filt);
 	if (fc.view)
 		dlview_free(fc.view);
 	family_rules_free(rules);
 	if (ret < 0)
 		return EXIT_FATAL;
 	/* partial: cut short, or malformed records skipped (session warned with the count) */
-	return ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;
+	return ret == 1 || sinfo.bad_records ? EXIT_PARTIAL : EXIT_OK;
 }

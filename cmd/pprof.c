@@ -7,6 +7,7 @@
 #include "cmds.h"
 #include "dlview.h"
 #include "family.h"
+#include "filter.h"
 #include "parse-options.h"
 #include "pprof.h"
 #include "profile.h"
@@ -79,6 +80,7 @@ int cmd_pprof(int argc, const char **argv)
 	const char *input = "dlprof.data", *output = "dlprof.pb.gz", *families = NULL;
 	const char *event = NULL;
 	int inl = 0, no_kernel = 0;
+	struct filter_args fa = { 0 };
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('o', "output", &output, "FILE", "profile to write (default dlprof.pb.gz; - for stdout)"),
@@ -86,15 +88,17 @@ int cmd_pprof(int argc, const char **argv)
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"),
+		OPT_FILTERS(fa),
 		OPT_END(),
 	};
 	struct profile_opts po;
 	struct profile_stats st;
-	struct session_info info;
+	struct session_info sinfo;
 	struct profile_consumer cons;
 	struct pprof_info pi;
 	struct pprof_ctx c;
 	struct family_rules *rules;
+	struct sample_filter filt;
 	uint64_t samples;
 	size_t nfuncs, nstacks;
 	FILE *out = NULL;
@@ -104,18 +108,26 @@ int cmd_pprof(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, pprof_usage, PARSE_OPT_NO_ARGS);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
+	if (filter_init(&filt, &fa) < 0) {
+		filter_release(&filt);
+		return EXIT_USAGE;
+	}
 	to_stdout = !strcmp(output, "-");
 	if (to_stdout && isatty(1)) {
 		error("not writing a compressed profile to a terminal: give -o FILE");
+		filter_release(&filt);
 		return EXIT_USAGE;
 	}
 	if (access(input, R_OK)) {
 		error("cannot read '%s': %m", input);
+		filter_release(&filt);
 		return EXIT_FATAL;
 	}
 	rules = family_rules_load(families);
-	if (!rules)
+	if (!rules) {
+		filter_release(&filt);
 		return EXIT_FATAL;
+	}
 	memset(&c, 0, sizeof(c));
 	c.pp = pprof_new();
 	c.view = dlview_new(rules);
@@ -128,8 +140,14 @@ int cmd_pprof(int argc, const char **argv)
 	cons.other = pp_other;	/* ITT intervals name oneDNN primitives */
 	cons.meta = pp_meta;
 	cons.ctx = &c;
-	memset(&info, 0, sizeof(info));
-	ret = profile_run(input, &po, &cons, &st, &info);
+	memset(&sinfo, 0, sizeof(sinfo));
+	ret = 0;
+	if (filter_active(&filt)) {
+		po.filter = &filt;
+		ret = filter_prepare(&filt, input, &po, rules);
+	}
+	if (ret >= 0)
+		ret = profile_run(input, &po, &cons, &st, &sinfo);
 	if (ret >= 0) {
 		for (size_t i = 0; i < c.nr_deferred; i++)
 			pprof_add_op(c.pp, c.deferred[i].pp,
@@ -138,8 +156,8 @@ int cmd_pprof(int argc, const char **argv)
 		pi.event = st.event[0] ? st.event : NULL;
 		pi.event_is_time = st.sample_is_time;
 		pi.ns_per_sample = st.sample_period_ns;
-		if (info.have_stats && info.stats.end_ns > info.stats.start_ns)
-			pi.duration_ns = info.stats.end_ns - info.stats.start_ns;
+		if (sinfo.have_stats && sinfo.stats.end_ns > sinfo.stats.start_ns)
+			pi.duration_ns = sinfo.stats.end_ns - sinfo.stats.start_ns;
 		else
 			pi.duration_ns = st.last_time - st.first_time;
 		snprintf(comment, sizeof(comment), "dlprof: %s", c.cmdline ? c.cmdline : input);
@@ -163,6 +181,10 @@ int cmd_pprof(int argc, const char **argv)
 				fprintf(stderr, "dlprof: wrote %s: %llu samples, %zu functions, "
 					"%zu stacks\n", output, (unsigned long long)samples, nfuncs,
 					nstacks);
+			if (filter_active(&filt))
+				info("pprof: %s: %llu of %llu samples kept", filt.desc,
+				     (unsigned long long)st.samples,
+				     (unsigned long long)(st.samples + st.filtered_out));
 		}
 	}
 	pprof_free(c.pp);
@@ -171,7 +193,8 @@ int cmd_pprof(int argc, const char **argv)
 	free(c.buf);
 	free(c.cmdline);
 	free(c.deferred);
+	filter_release(&filt);
 	if (ret < 0)
 		return EXIT_FATAL;
-	return ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;
+	return ret == 1 || sinfo.bad_records ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include "calltree.h"
 #include "cmds.h"
 #include "dlview.h"
+#include "filter.h"
 #include "family.h"
 #include "isa.h"
 #include "output.h"
@@ -150,6 +151,8 @@ int cmd_report(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *sort = "self", *format = "table";
 	const char *group = NULL, *families = NULL, *event = NULL;
+	struct filter_args fa = { 0 };
+	struct sample_filter filt;
 	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
@@ -164,6 +167,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOL(0, "srcline", &srcline, "resolve source file:line through DWARF (slower)"),
 		OPT_BOOL(0, "no-children", &no_children, "count only the sampled function, hide Total"),
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
+		OPT_FILTERS(fa),
 		OPT_END(),
 	};
 	struct report_ctx rc;
@@ -228,22 +232,32 @@ int cmd_report(int argc, const char **argv)
 		error("--limit must not be negative");
 		return EXIT_USAGE;
 	}
+	if (filter_init(&filt, &fa) < 0) {
+		filter_release(&filt);
+		return EXIT_USAGE;
+	}
 	if (isa) {
 		/* the same view and exit status as check-isa -i */
-		if (strcmp(sort, "self") || group || fmt == 2 || srcline || no_children) {
+		if (strcmp(sort, "self") || group || fmt == 2 || srcline || no_children ||
+		    filter_active(&filt)) {
+			filter_release(&filt);
 			error("--isa takes only -i, --limit and --format table|json");
 			return EXIT_USAGE;
 		}
+		filter_release(&filt);
 		return isaprof_run(input, fmt == 1, limit >= 0 ? limit : 20, 0);
 	}
 	if (access(input, R_OK)) {
 		error("cannot read '%s': %m", input);
+		filter_release(&filt);
 		return EXIT_FATAL;
 	}
 
 	rules = family_rules_load(families);
-	if (!rules)
+	if (!rules) {
+		filter_release(&filt);
 		return EXIT_FATAL;
+	}
 	memset(&rc, 0, sizeof(rc));
 	rc.tree = calltree_new(key);
 	rc.view = dlview_new(rules);
@@ -258,10 +272,19 @@ int cmd_report(int argc, const char **argv)
 	cons.context_switch = rep_switch;
 	cons.other = rep_other;
 	cons.ctx = &rc;
+	if (filter_active(&filt)) {
+		po.filter = &filt;
+		if (filter_prepare(&filt, input, &po, rules) < 0) {
+			report_ctx_release(&rc, rules);
+			filter_release(&filt);
+			return EXIT_FATAL;
+		}
+	}
 
 	ret = profile_run(input, &po, &cons, &st, &info);
 	if (ret < 0) {
 		report_ctx_release(&rc, rules);
+		filter_release(&filt);
 		return EXIT_FATAL;
 	}
 	dlview_set_stats(rc.view, &st);
@@ -291,6 +314,10 @@ int cmd_report(int argc, const char **argv)
 	h.ns_per_sample = st.sample_period_ns;
 	h.truncated = ret == 1;
 	h.skipped = info.bad_records;
+	if (filter_active(&filt)) {
+		h.filter = filt.desc;
+		h.filter_total = st.samples + st.filtered_out;
+	}
 	h.warnings = (const char *const *)rc.warnings;
 	h.nr_warnings = rc.nr_warnings;
 	h.key = key == CT_KEY_SYM ? "symbol" : key == CT_KEY_DSO ? "dso" :
@@ -321,6 +348,7 @@ int cmd_report(int argc, const char **argv)
 		dlview_print_findings(rc.view, stdout, DLVIEW_TABLE);
 	fflush(stdout);
 	report_ctx_release(&rc, rules);
+	filter_release(&filt);
 	/* partial: cut short, or records skipped as malformed */
 	return ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -8,10 +8,10 @@ _dlprof_cmds='help record report fold diff pprof check-isa families'
 _dlprof_opts() {
 	case "$1" in
 	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --jit --itt --quiet -q --pid -p' ;;
-	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --isa' ;;
-	fold) echo '--input -i --inline --no-kernel --no-comm --family --op --families --event -e' ;;
-	diff) echo '--sort -s --limit -n --format --families --event -e' ;;
-	pprof) echo '--input -i --output -o --inline --no-kernel --families --event -e' ;;
+	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --isa --pid --tid --comm --time --sym --family --op' ;;
+	fold) echo '--input -i --inline --no-kernel --no-comm --family --op --families --event -e --pid --tid --comm --time --sym' ;;
+	diff) echo '--sort -s --limit -n --format --families --event -e --pid --tid --comm --time --sym --family --op' ;;
+	pprof) echo '--input -i --output -o --inline --no-kernel --families --event -e --pid --tid --comm --time --sym --family --op' ;;
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
 	families) echo '--families --explain --dso --kernel --jit --pause-loop --names --batch' ;;
 	esac
@@ -20,10 +20,10 @@ _dlprof_opts() {
 _dlprof_argopts() {
 	case "$1" in
 	record) echo '-o --output -F --freq -c --count -e --event --call-graph -m --mmap-pages -p --pid' ;;
-	report) echo '-i --input -s --sort --group --families -e --event -n --limit --format' ;;
-	fold) echo '-i --input --families -e --event' ;;
-	diff) echo '-s --sort -n --limit --format --families -e --event' ;;
-	pprof) echo '-i --input -o --output --families -e --event' ;;
+	report) echo '-i --input -s --sort --group --families -e --event -n --limit --format --pid --tid --comm --time --sym --family --op' ;;
+	fold) echo '-i --input --families -e --event --pid --tid --comm --time --sym' ;;
+	diff) echo '-s --sort -n --limit --format --families -e --event --pid --tid --comm --time --sym --family --op' ;;
+	pprof) echo '-i --input -o --output --families -e --event --pid --tid --comm --time --sym --family --op' ;;
 	check-isa) echo '--format -i --input --top --python-timeout --python' ;;
 	families) echo '--families --explain --dso' ;;
 	esac

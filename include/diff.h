@@ -25,6 +25,9 @@ void diff_free(struct diff *d);
 /* Read side 0 (base) or 1 (new).  Returns 0, 1 when the recording was partial
  * (truncated, records skipped: warned), -1 on error (printed). */
 int diff_load(struct diff *d, int side, const char *path);
+/* Count only the samples filter keeps, on both sides (before diff_load). */
+struct sample_filter;
+void diff_set_filter(struct diff *d, struct sample_filter *filter);
 
 /* Print the comparison; limit 0: all rows; width: table columns. */
 void diff_print(struct diff *d, FILE *out, enum diff_format fmt, size_t limit, int width);

@@ -28,6 +28,8 @@ struct report_header {
 	int truncated;
 	uint64_t skipped;		/* malformed records the reader skipped (session_info) */
 	const char *key;		/* "symbol", "dso", "comm", "tid", ... */
+	const char *filter;		/* the filters in force ("--tid 12"), or NULL */
+	uint64_t filter_total;		/* samples before the filter (samples: kept) */
 	const char *const *warnings;	/* what record said the recording lacks */
 	size_t nr_warnings;
 };

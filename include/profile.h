@@ -21,6 +21,7 @@ struct profile_opts {
 	int no_children;	/* leaf only */
 	size_t max_depth;	/* 0: no limit (capped at 512) */
 	const char *event;	/* the event whose samples count; NULL: the first recorded */
+	struct sample_filter *filter;	/* filter.h: samples left out before unwinding; NULL */
 };
 
 struct profile_stats {
@@ -34,6 +35,7 @@ struct profile_stats {
 	char event[64];
 	char other_events[128];		/* the recording's other events ("a,b"), not counted */
 	uint64_t other_samples;		/* their samples, left out */
+	uint64_t filtered_out;		/* samples of the event the filter left out */
 	int sample_is_time;		/* event counts nanoseconds (cpu-clock/task-clock) */
 	int sample_no_time;		/* event counts things that take no fixed time
 					   (page-faults, switches, tracepoints, cache

@@ -7,6 +7,7 @@
 
 #include "dlview.h"
 #include "family.h"
+#include "filter.h"
 #include "output.h"
 #include "profile.h"
 #include "rephash.h"
@@ -17,6 +18,7 @@ struct diff_side {
 	char *cmdline;
 	char event[64];
 	uint64_t samples, ns_per_sample, duration_ns;
+	uint64_t filter_total;		/* samples before the filter */
 	int no_time;			/* the event stands for no time (page-faults) */
 	struct u64map counts;		/* interned key -> (uintptr_t) samples */
 };
@@ -34,6 +36,7 @@ struct diff {
 	struct strpool pool;
 	struct diff_side side[2];
 	struct dlview *view;		/* the side being loaded (family and op keys) */
+	struct sample_filter *filter;	/* NULL: every sample */
 	struct diff_side *cur;
 	struct strbuf tmp;
 };
@@ -121,6 +124,11 @@ static void count_view(void *ctx, const char *key, uint64_t n)
 	count(ctx, key, n);
 }
 
+void diff_set_filter(struct diff *d, struct sample_filter *filter)
+{
+	d->filter = filter_active(filter) ? filter : NULL;
+}
+
 int diff_load(struct diff *d, int side, const char *path)
 {
 	struct diff_side *sd = &d->side[side];
@@ -143,9 +151,16 @@ int diff_load(struct diff *d, int side, const char *path)
 	cons.context_switch = on_switch;
 	cons.ctx = d;
 	memset(&info, 0, sizeof(info));
-	ret = profile_run(path, &po, &cons, &st, &info);
+	ret = 0;
+	if (d->filter) {
+		po.filter = d->filter;
+		ret = filter_prepare(d->filter, path, &po, d->rules);
+	}
+	if (ret >= 0)
+		ret = profile_run(path, &po, &cons, &st, &info);
 	if (ret >= 0) {
 		sd->samples = st.samples;
+		sd->filter_total = st.samples + st.filtered_out;
 		sd->ns_per_sample = st.sample_period_ns;
 		sd->no_time = st.sample_no_time;
 		snprintf(sd->event, sizeof(sd->event), "%s", st.event);
@@ -270,6 +285,9 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 			snprintf(b, sizeof(b), ", %s on CPU", a);
 		fprintf(out, "#       %" PRIu64 " samples of %s%s\n", sd->samples,
 			sd->event[0] ? sd->event : "?", b);
+		if (d->filter)
+			fprintf(out, "#       filter %s: %" PRIu64 " of %" PRIu64 " samples kept\n",
+				d->filter->desc, sd->samples, sd->filter_total);
 	}
 	if (no_time) {
 		fprintf(out, "# change: %+" PRId64 " samples (%+.1f%%); rows by how much their "

@@ -40,7 +40,12 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 			fputc(',', out);
 		fput_json_str(out, h->warnings[i]);
 	}
-	fprintf(out, "]},\"rows\":[");
+	fprintf(out, "],\"filter\":");
+	if (h->filter)
+		fput_json_str(out, h->filter);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"filter_total\":%llu},\"rows\":[", (unsigned long long)h->filter_total);
 	for (size_t i = 0; i < nr && (!o->limit || i < o->limit); i++) {
 		const struct ct_row *r = rows[i];
 		const char *fam = family ? family(fctx, r) : NULL;

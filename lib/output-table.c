@@ -175,6 +175,9 @@ void output_header(FILE *out, const struct report_header *h)
 			h->other_events);
 	fprintf(out, "# samples: %llu in %s, lost: %llu\n", (unsigned long long)h->samples, dur,
 		(unsigned long long)h->lost);
+	if (h->filter)
+		fprintf(out, "# filter:  %s: %llu of %llu samples kept\n", h->filter,
+			(unsigned long long)h->samples, (unsigned long long)h->filter_total);
 	if (h->no_stacks)
 		fprintf(out, "# stacks:  none recorded (%.1f%% named): sampled functions only, no "
 			"callers, operators or flame graph; record without --call-graph none\n",

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter.h"
 #include "jitsym.h"
 #include "ksyms.h"
 #include "profile.h"
@@ -384,6 +385,17 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 		p->ready = 1;
 		if (!p->have_ksyms_rec && !ksyms_count(p->ks))
 			ksyms_load_kallsyms(p->ks, NULL, p->release[0] ? p->release : NULL);
+	}
+	if (p->opts->filter) {
+		struct sample_filter *f = p->opts->filter;
+
+		f->seen++;
+		if (!filter_thread(f, s->pid, s->tid, machine_comm_at(p->m, s->pid, s->tid, s->time),
+				   s->time) || (f->have_kept && !filter_kept(f, s->tid, s->time))) {
+			p->st->filtered_out++;
+			return 0;	/* not unwound */
+		}
+		f->passed++;
 	}
 	return p_sample(ctx, s);
 }
