@@ -40,6 +40,7 @@ struct report_ctx {
 	char sampling[64];
 	char callgraph[32];
 	char **warnings;	/* META warn.N: what the recording lacks */
+	int perf_data;		/* META source=perf.data */
 	size_t nr_warnings, alloc_warnings;
 };
 
@@ -123,6 +124,8 @@ static int rep_meta(void *ctx, const char *key, const char *value)
 		snprintf(r->sampling, sizeof(r->sampling), "every %s events", value);
 	} else if (!strcmp(key, "callgraph")) {
 		snprintf(r->callgraph, sizeof(r->callgraph), "%s", value);
+	} else if (!strcmp(key, "source") && !strcmp(value, "perf.data")) {
+		r->perf_data = 1;
 	} else if (!strncmp(key, "warn.", 5)) {
 		/* what record said the recording lacks: repeated in the header */
 		ALLOC_GROW(r->warnings, r->nr_warnings + 1, r->alloc_warnings);
@@ -309,6 +312,7 @@ int cmd_report(int argc, const char **argv)
 	h.recovered_stacks = st.recovered_stacks;
 	h.unwound = !strncmp(rc.callgraph, "dwarf", 5);
 	h.no_stacks = !strcmp(rc.callgraph, "none");
+	h.perf_data = rc.perf_data;
 	h.sample_is_time = st.sample_is_time;
 	h.no_time = st.sample_no_time;
 	h.ns_per_sample = st.sample_period_ns;

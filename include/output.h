@@ -22,6 +22,7 @@ struct report_header {
 	uint64_t recovered_stacks;	/* stacks with a frame found by stack scanning */
 	int unwound;			/* dwarf stacks: say how many were recovered */
 	int no_stacks;			/* recorded without call chains (--call-graph none) */
+	int perf_data;			/* the input is perf record's perf.data */
 	int sample_is_time;		/* the time column is exact rather than estimated */
 	int no_time;			/* the event measures no time: no time column values */
 	uint64_t ns_per_sample;

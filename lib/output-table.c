@@ -180,8 +180,9 @@ void output_header(FILE *out, const struct report_header *h)
 			(unsigned long long)h->samples, (unsigned long long)h->filter_total);
 	if (h->no_stacks)
 		fprintf(out, "# stacks:  none recorded (%.1f%% named): sampled functions only, no "
-			"callers, operators or flame graph; record without --call-graph none\n",
-			100.0 * h->named / n);
+			"callers, operators or flame graph; %s\n", 100.0 * h->named / n,
+			h->perf_data ? "perf record --call-graph dwarf (or dlprof record) records them" :
+			"record without --call-graph none");
 	else {
 		fprintf(out, "# stacks:  %.1f%% reach the thread root, %.1f%% named",
 			100.0 * h->complete_stacks / n, 100.0 * h->named / n);
