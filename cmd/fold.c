@@ -185,13 +185,7 @@ int cmd_fold(int argc, const char **argv)
 	cons.ctx = &fc;
 
 	memset(&sinfo, 0, sizeof(sinfo));
-	ret = 0;
-	if (filter_active(&filt)) {
-		po.filter = &filt;
-		ret = filter_prepare(&filt, input, &po, rules);
-	}
-	if (ret >= 0)
-		ret = profile_run(input, &po, &cons, &st, &sinfo);
+	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);
 	if (ret >= 0) {
 		fold_deferred(&fc);
 		fold_each(fc.fold, print_line, NULL);

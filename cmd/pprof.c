@@ -141,13 +141,7 @@ int cmd_pprof(int argc, const char **argv)
 	cons.meta = pp_meta;
 	cons.ctx = &c;
 	memset(&sinfo, 0, sizeof(sinfo));
-	ret = 0;
-	if (filter_active(&filt)) {
-		po.filter = &filt;
-		ret = filter_prepare(&filt, input, &po, rules);
-	}
-	if (ret >= 0)
-		ret = profile_run(input, &po, &cons, &st, &sinfo);
+	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);
 	if (ret >= 0) {
 		for (size_t i = 0; i < c.nr_deferred; i++)
 			pprof_add_op(c.pp, c.deferred[i].pp,

@@ -275,16 +275,8 @@ int cmd_report(int argc, const char **argv)
 	cons.context_switch = rep_switch;
 	cons.other = rep_other;
 	cons.ctx = &rc;
-	if (filter_active(&filt)) {
-		po.filter = &filt;
-		if (filter_prepare(&filt, input, &po, rules) < 0) {
-			report_ctx_release(&rc, rules);
-			filter_release(&filt);
-			return EXIT_FATAL;
-		}
-	}
 
-	ret = profile_run(input, &po, &cons, &st, &info);
+	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &info);
 	if (ret < 0) {
 		report_ctx_release(&rc, rules);
 		filter_release(&filt);

@@ -54,6 +54,15 @@ int filter_active(const struct sample_filter *f);
  */
 int filter_prepare(struct sample_filter *f, const char *path, const struct profile_opts *po,
 		   const struct family_rules *rules);
+/* profile_run() on the samples f keeps (every sample when no filter is active):
+ * filter_prepare(), then the reader's pass with po->filter set.  Returns as
+ * profile_run(). */
+struct profile_consumer;
+struct profile_stats;
+struct session_info;
+int profile_run_filtered(const char *path, struct profile_opts *po, struct sample_filter *f,
+			 const struct family_rules *rules, const struct profile_consumer *c,
+			 struct profile_stats *st, struct session_info *info);
 /* The thread and time filters (profile_run calls it; comm may be NULL). */
 int filter_thread(const struct sample_filter *f, uint32_t pid, uint32_t tid, const char *comm,
 		  uint64_t time);

@@ -151,13 +151,7 @@ int diff_load(struct diff *d, int side, const char *path)
 	cons.context_switch = on_switch;
 	cons.ctx = d;
 	memset(&info, 0, sizeof(info));
-	ret = 0;
-	if (d->filter) {
-		po.filter = d->filter;
-		ret = filter_prepare(d->filter, path, &po, d->rules);
-	}
-	if (ret >= 0)
-		ret = profile_run(path, &po, &cons, &st, &info);
+	ret = profile_run_filtered(path, &po, d->filter, d->rules, &cons, &st, &info);
 	if (ret >= 0) {
 		sd->samples = st.samples;
 		sd->filter_total = st.samples + st.filtered_out;

@@ -315,3 +315,15 @@ int filter_prepare(struct sample_filter *f, const char *path, const struct profi
 	f->seen = f->passed = 0;
 	return 0;
 }
+
+int profile_run_filtered(const char *path, struct profile_opts *po, struct sample_filter *f,
+			 const struct family_rules *rules, const struct profile_consumer *c,
+			 struct profile_stats *st, struct session_info *info)
+{
+	if (filter_active(f)) {
+		po->filter = f;
+		if (filter_prepare(f, path, po, rules) < 0)
+			return -1;
+	}
+	return profile_run(path, po, c, st, info);
+}
