@@ -71,10 +71,11 @@ void fastpath_free(struct fastpath *fp);
  * machine) and "env.NAME" (the workload's settings).  Without cpu_flags the findings
  * judge the machine running the report, and say so. */
 void fastpath_meta(struct fastpath *fp, const char *key, const char *value);
-/* One sample: frames leaf first, its family (interned), its innermost oneDNN primitive
- * (ITT task name, interned) or NULL.  m may be NULL (no code is read then). */
+/* One sample: frames leaf first, the leaf's symbol and the sample's family (interned with
+ * family_intern), its innermost oneDNN primitive (ITT task name, interned) or NULL.  m
+ * may be NULL (no code is read then). */
 void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
-		     const struct frame *frames, size_t nr, const char *family,
+		     const struct frame *frames, size_t nr, const char *sym, const char *family,
 		     const char *primitive);
 /* Sort the per-primitive kernels; call once after the last sample (idempotent). */
 void fastpath_finish(struct fastpath *fp);

@@ -82,6 +82,8 @@ int isa_platform_probe(struct isa_platform *p, const char *cpuinfo_path, int req
 
 /* CPU supports it and the OS enables its state (AMX: also the permission is granted). */
 int isa_usable(const struct isa_platform *p, enum isa_feature f);
+/* The "flags" line of the first CPU in /proc/cpuinfo, malloc'd; NULL when unreadable. */
+char *isa_cpuinfo_flags(void);
 
 /* The cpuinfo cross-check: 1 when cpuinfo was read and disagrees with CPUID for f. */
 int isa_cpuinfo_disagrees(const struct isa_platform *p, enum isa_feature f);

@@ -295,7 +295,6 @@ static enum op_source classify(struct dlview *v, const struct dlp_sample *s,
 	return o ? src : OP_NONE;
 }
 
-
 /* A thread an OpenMP runtime started: its stack holds a libgomp/libiomp5/libomp frame
  * and no operator frame (the operator's frames are on the team master's stack). */
 static int omp_worker_stack(const struct dlp_sample *s, const struct frame *frames, size_t nr)
@@ -368,7 +367,7 @@ int dlview_attribute(struct dlview *v, struct machine *m, const struct dlp_sampl
 			cmap_get(&v->itt_samp, iv->name, fam)->n++;
 		prim = iv ? iv->name : NULL;
 	}
-	fastpath_sample(v->fp, m, s, frames, nr, fam, prim);
+	fastpath_sample(v->fp, m, s, frames, nr, sym, fam, prim);
 	if (src == OP_STACK) {
 		ALLOC_GROW(v->marks, v->nr_marks + 1, v->alloc_marks);
 		v->marks[v->nr_marks++] = (struct op_mark){ s->time, s->pid, s->tid, op, 0 };
@@ -708,21 +707,19 @@ static void print_prim_parts(struct dlview *v, FILE *out, const char *name)
 	static const char *const part_names[FP_NR] = {
 		NULL, "(libdnnl code, not JIT)", "(other code)", "(OpenMP wait)", "(kernel)",
 	};
-	size_t k, shown = 0;
-	char isa[40];
+	size_t k;
 
 	if (!p)
 		return;
-	for (k = 0; k < p->nr_kernels && shown < 4; k++, shown++) {
+	for (k = 0; k < p->nr_kernels && k < 4; k++) {
 		const struct fp_kernel *kn = &p->kernels[k];
 
 		if (kn->samples * 200 < p->samples)	/* under 0.5%: left out */
 			break;
 		fputs("  ", out);
 		put_cell(out, kn->name, 36, 0);
-		snprintf(isa, sizeof(isa), "%s", kn->desc);
 		fputc(' ', out);
-		put_cell(out, isa, 18, 0);
+		put_cell(out, kn->desc, 18, 0);
 		fprintf(out, " %6.1f%%\n", pct(kn->samples, p->samples));
 	}
 	if (k < p->nr_kernels) {
@@ -923,7 +920,7 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 			"   tasks, so only dnnl:* operators have them; the others are sampled.\n");
 		/* and why there are none, when there are none */
 		if (v->itt)
-			;
+			;	/* there are */
 		else if (v->attached)
 			fprintf(out, "   (no ITT data: a process attached to with -p has no collector)\n");
 		else if (v->itt_warn) {

@@ -390,8 +390,10 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 		struct sample_filter *f = p->opts->filter;
 
 		f->seen++;
-		if (!filter_thread(f, s->pid, s->tid, machine_comm_at(p->m, s->pid, s->tid, s->time),
-				   s->time) || (f->have_kept && !filter_kept(f, s->tid, s->time))) {
+		const char *comm = f->nr_comms ? machine_comm_at(p->m, s->pid, s->tid, s->time) : NULL;
+
+		if (!filter_thread(f, s->pid, s->tid, comm, s->time) ||
+		    (f->have_kept && !filter_kept(f, s->tid, s->time))) {
 			p->st->filtered_out++;
 			return 0;	/* not unwound */
 		}

@@ -15,6 +15,7 @@
 #include "record.h"
 #include "attach.h"
 #include "event.h"
+#include "isa.h"
 #include "jitsym.h"
 #include "recfile.h"
 #include "ring.h"
@@ -1308,26 +1309,11 @@ static void meta_add(struct strbuf *sb, const char *k, const char *v)
 /* The "flags" line of /proc/cpuinfo (its first cpu), for the DL view's ISA findings. */
 static void meta_cpu_flags(struct strbuf *sb)
 {
-	struct strbuf ci = STRBUF_INIT;
-	char *p, *nl;
+	char *flags = isa_cpuinfo_flags();
 
-	if (strbuf_read_file(&ci, "/proc/cpuinfo", 16u << 20) < 0)
-		return;
-	for (p = ci.buf; p && *p; p = nl ? nl + 1 : NULL) {
-		char *colon;
-
-		nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		if (strncmp(p, "flags", 5) || !(colon = strchr(p, ':')))
-			continue;
-		colon++;
-		while (*colon == ' ' || *colon == '\t')
-			colon++;
-		meta_add(sb, "cpu_flags", colon);
-		break;
-	}
-	strbuf_release(&ci);
+	if (flags)
+		meta_add(sb, "cpu_flags", flags);
+	free(flags);
 }
 
 /*

@@ -90,6 +90,30 @@ static uint64_t read_xcr0(void)
 }
 #endif
 
+char *isa_cpuinfo_flags(void)
+{
+	struct strbuf ci = STRBUF_INIT;
+	char *flags = NULL, *p, *nl;
+
+	if (strbuf_read_file(&ci, "/proc/cpuinfo", 16u << 20) < 0)
+		return NULL;
+	for (p = ci.buf; p && *p && !flags; p = nl ? nl + 1 : NULL) {
+		char *colon;
+
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strncmp(p, "flags", 5) || !(colon = strchr(p, ':')))
+			continue;
+		colon++;
+		while (*colon == ' ' || *colon == '\t')
+			colon++;
+		flags = xstrdup(colon);
+	}
+	strbuf_release(&ci);
+	return flags;
+}
+
 static void read_cpuinfo(struct isa_platform *p, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;

@@ -44,7 +44,7 @@ struct fastpath {
 	size_t nr_prims, alloc_prims;
 	int finished;
 	/* aten: samples by the class of the function they ran */
-	uint64_t aten, aten_coded, aten_sse, aten_vex, aten_vex_ymm, aten_evex;
+	uint64_t aten_sse, aten_vex, aten_vex_ymm, aten_evex;
 	uint64_t avx2_samples;	/* aten in VEX code (or named AVX2 where unreadable) */
 	struct symcount avx2_sym, sse_sym;
 	/* leaves in libdnnl's compiled code and in JIT code, inside a primitive or not */
@@ -53,7 +53,7 @@ struct fastpath {
 	uint64_t ref_samples;
 	struct symcount ref_sym;
 	/* OpenBLAS: samples in its code by tier */
-	uint64_t blas, blas_tier[ISA_T_NR];
+	uint64_t blas_tier[ISA_T_NR];
 	struct symcount blas_sym;
 	const char *f_spin, *f_omp, *f_aten;
 };
@@ -156,19 +156,11 @@ static int cpu_has(struct fastpath *fp, const char *flag)
 	char word[64];
 
 	if (!fp->cpu_flags) {
-		struct strbuf ci = STRBUF_INIT;
-		const char *p = NULL, *e;
+		char *flags = isa_cpuinfo_flags();
 
-		if (strbuf_read_file(&ci, "/proc/cpuinfo", 16u << 20) >= 0 &&
-		    (p = strstr(ci.buf, "\nflags")) && (p = strchr(p, ':'))) {
-			p++;
-			e = strchr(p, '\n');
-			fp->cpu_flags = xasprintf(" %.*s ", e ? (int)(e - p) : (int)strlen(p), p);
-		} else {
-			fp->cpu_flags = xstrdup(" ");
-		}
+		fp->cpu_flags = xasprintf(" %s ", flags ? flags : "");
 		fp->flags_local = 1;
-		strbuf_release(&ci);
+		free(flags);
 	}
 	snprintf(word, sizeof(word), " %s ", flag);
 	return strstr(fp->cpu_flags, word) != NULL;
@@ -245,11 +237,11 @@ static int jit_tier(struct fastpath *fp, struct machine *m, const struct dlp_sam
 }
 
 static void prim_sample(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
-			const struct frame *f, const char *family, const char *primitive)
+			const struct frame *f, const char *name, const char *family,
+			const char *primitive)
 {
 	struct fp_prim *p = prim_get(fp, primitive);
 	struct fp_kernel *k = NULL;
-	const char *name;
 	size_t i;
 	int tier;
 
@@ -267,7 +259,6 @@ static void prim_sample(struct fastpath *fp, struct machine *m, const struct dlp
 		return;
 	}
 	p->part[FP_JIT]++;
-	name = family_intern(f->sym, strlen(f->sym));
 	for (i = 0; i < p->nr_kernels; i++)
 		if (p->kernels[i].name == name) {
 			k = &p->kernels[i];
@@ -289,11 +280,10 @@ static void prim_sample(struct fastpath *fp, struct machine *m, const struct dlp
 }
 
 void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
-		     const struct frame *frames, size_t nr, const char *family,
+		     const struct frame *frames, size_t nr, const char *sym, const char *family,
 		     const char *primitive)
 {
 	const struct frame *f = &frames[0];
-	const char *sym;
 
 	if (!nr)
 		return;
@@ -303,15 +293,12 @@ void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sa
 	else if (!(f->flags & FRAME_KERNEL) && f->dso && !strncmp(f->dso, "libdnnl", 7))
 		fp->dnnl_lib++;
 	if (primitive)
-		prim_sample(fp, m, s, f, family, primitive);
-	sym = family_intern(f->sym, strlen(f->sym));
+		prim_sample(fp, m, s, f, sym, family, primitive);
 	if (family == fp->f_aten) {
 		struct isa_counts c;
 		int tier = file_tier(fp, m, s, f, &c);
 
-		fp->aten++;
 		if (tier >= 0) {
-			fp->aten_coded++;
 			if (tier == ISA_T_AVX) {
 				fp->aten_vex++;
 				if (c.n[ISA_C_VEX256])
@@ -340,7 +327,6 @@ void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sa
 		int tier = file_tier(fp, m, s, f, NULL);
 
 		if (tier >= 0) {
-			fp->blas++;
 			fp->blas_tier[tier]++;
 			if (tier < ISA_T_AVX512)
 				symcount_add(&fp->blas_sym, sym);
