@@ -338,7 +338,7 @@ static void sep(struct strbuf *sb)
 		strbuf_addch(sb, ';');
 }
 
-/* The stack's text below the roots: "comm;outermost;...;leaf" (in f->sb). */
+/* Append the stack's text below the roots to sb: "comm;outermost;...;leaf". */
 static void stack_text(struct fold *f, struct strbuf *sb, const struct frame *frames, size_t nr,
 		       const char *comm)
 {
