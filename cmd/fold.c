@@ -6,7 +6,7 @@
 
 #include "calltree.h"
 #include "cmds.h"
-#include "dlview.h"
+#include "attr.h"
 #include "family.h"
 #include "filter.h"
 #include "parse-options.h"
@@ -23,12 +23,12 @@ static const char *const fold_usage[] = {
 struct deferred {
 	const char *text;	/* interned stack text below the roots */
 	const char *family;
-	uint32_t handle;	/* dlview_deferred_op() */
+	uint32_t handle;	/* attr_deferred() */
 };
 
 struct fold_ctx {
 	struct fold *fold;
-	struct dlview *view;	/* --family/--op: each sample's attribution, as report's */
+	struct attr *attr;	/* --family/--op: each sample's attribution, as report's */
 	int by_family, by_op;
 	struct deferred *deferred;
 	size_t nr_deferred, alloc_deferred;
@@ -52,13 +52,13 @@ static int fold_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 {
 	struct fold_ctx *fc = ctx;
 	const char *roots[2], *comm = machine_comm_at(m, s->pid, s->tid, s->time);
-	struct dl_attr a;
+	struct sample_attr a;
 
-	if (!fc->view) {
+	if (!fc->attr) {
 		fold_add(fc->fold, frames, nr, comm, NULL, 0, 1);
 		return 0;
 	}
-	dlview_attribute(fc->view, m, s, frames, nr, &a);
+	attr_sample(fc->attr, s, frames, nr, &a);
 	if (a.deferred && fc->by_op) {
 		char *text = fold_text(fc->fold, frames, nr, comm);
 
@@ -68,7 +68,7 @@ static int fold_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		free(text);
 		return 0;
 	}
-	fold_add(fc->fold, frames, nr, comm, roots, dl_roots(fc, a.family, a.op, roots), 1);
+	fold_add(fc->fold, frames, nr, comm, roots, dl_roots(fc, a.family, attr_op_name(a.op, NULL), roots), 1);
 	return 0;
 }
 
@@ -81,7 +81,8 @@ static void fold_deferred(struct fold_ctx *fc)
 		const struct deferred *d = &fc->deferred[i];
 
 		fold_add_text(fc->fold, roots,
-			      dl_roots(fc, d->family, dlview_deferred_op(fc->view, d->handle), roots),
+			      dl_roots(fc, d->family,
+				       attr_op_name(attr_deferred(fc->attr, d->handle)->op, NULL), roots),
 			      d->text, 1);
 	}
 }
@@ -90,7 +91,7 @@ static int fold_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct fold_ctx *fc = ctx;
 
-	return dlview_other(fc->view, type, data, len);
+	return attr_other(fc->attr, type, data, len);
 }
 
 /* --family[=GLOB], --op[=GLOB]: the root frame, and with a value the filter too */
@@ -171,7 +172,7 @@ int cmd_fold(int argc, const char **argv)
 		}
 	}
 	if (by_family || by_op) {
-		fc.view = dlview_new(rules);
+		fc.attr = attr_new(rules);
 		fc.by_family = by_family;
 		fc.by_op = by_op;
 	}
@@ -180,7 +181,7 @@ int cmd_fold(int argc, const char **argv)
 	po.event = event;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = fold_stack;
-	if (fc.view)
+	if (fc.attr)
 		cons.other = fold_other;	/* ITT intervals name oneDNN primitives */
 	cons.ctx = &fc;
 
@@ -199,8 +200,7 @@ int cmd_fold(int argc, const char **argv)
 	free(fc.deferred);
 	strpool_release(&fc.texts);
 	filter_release(&filt);
-	if (fc.view)
-		dlview_free(fc.view);
+	attr_free(fc.attr);
 	family_rules_free(rules);
 	if (ret < 0)
 		return EXIT_FATAL;

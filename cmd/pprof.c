@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "dlview.h"
+#include "attr.h"
 #include "family.h"
 #include "filter.h"
 #include "parse-options.h"
@@ -20,13 +20,13 @@ static const char *const pprof_usage[] = {
 
 struct pprof_ctx {
 	struct pprof *pp;
-	struct dlview *view;	/* each sample's attribution, as report's */
+	struct attr *attr;	/* each sample's attribution, as report's */
 	int no_kernel;
 	struct frame *buf;
 	size_t alloc_buf;
 	char *cmdline;
 	/* OpenMP workers' samples: their operator comes from the master, at the end */
-	struct { uint32_t pp, view; } *deferred;
+	struct { uint32_t pp, attr; } *deferred;
 	size_t nr_deferred, alloc_deferred;
 };
 
@@ -35,9 +35,9 @@ static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 {
 	struct pprof_ctx *c = ctx;
 	const char *comm = machine_comm_at(m, s->pid, s->tid, s->time);
-	struct dl_attr a;
+	struct sample_attr a;
 
-	dlview_attribute(c->view, m, s, frames, nr, &a);
+	attr_sample(c->attr, s, frames, nr, &a);
 	if (c->no_kernel) {
 		size_t n = 0;
 
@@ -52,16 +52,16 @@ static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		ALLOC_GROW(c->deferred, c->nr_deferred + 1, c->alloc_deferred);
 		c->deferred[c->nr_deferred].pp = pprof_add_deferred(c->pp, frames, nr, comm, s->tid,
 								    a.family, 1, s->period);
-		c->deferred[c->nr_deferred++].view = a.deferred;
+		c->deferred[c->nr_deferred++].attr = a.deferred;
 		return 0;
 	}
-	pprof_add(c->pp, frames, nr, comm, s->tid, a.family, a.op, 1, s->period);
+	pprof_add(c->pp, frames, nr, comm, s->tid, a.family, attr_op_name(a.op, NULL), 1, s->period);
 	return 0;
 }
 
 static int pp_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
-	return dlview_other(((struct pprof_ctx *)ctx)->view, type, data, len);
+	return attr_other(((struct pprof_ctx *)ctx)->attr, type, data, len);
 }
 
 static int pp_meta(void *ctx, const char *key, const char *value)
@@ -72,7 +72,7 @@ static int pp_meta(void *ctx, const char *key, const char *value)
 		free(c->cmdline);
 		c->cmdline = xstrdup(value);
 	}
-	return dlview_meta(c->view, key, value);
+	return 0;
 }
 
 int cmd_pprof(int argc, const char **argv)
@@ -130,7 +130,7 @@ int cmd_pprof(int argc, const char **argv)
 	}
 	memset(&c, 0, sizeof(c));
 	c.pp = pprof_new();
-	c.view = dlview_new(rules);
+	c.attr = attr_new(rules);
 	c.no_kernel = no_kernel;
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
@@ -145,7 +145,7 @@ int cmd_pprof(int argc, const char **argv)
 	if (ret >= 0) {
 		for (size_t i = 0; i < c.nr_deferred; i++)
 			pprof_add_op(c.pp, c.deferred[i].pp,
-				     dlview_deferred_op(c.view, c.deferred[i].view));
+				     attr_op_name(attr_deferred(c.attr, c.deferred[i].attr)->op, NULL));
 		memset(&pi, 0, sizeof(pi));
 		pi.event = st.event[0] ? st.event : NULL;
 		pi.event_is_time = st.sample_is_time;
@@ -182,7 +182,7 @@ int cmd_pprof(int argc, const char **argv)
 		}
 	}
 	pprof_free(c.pp);
-	dlview_free(c.view);
+	attr_free(c.attr);
 	family_rules_free(rules);
 	free(c.buf);
 	free(c.cmdline);

@@ -1,5 +1,5 @@
-/* dlview.h - the DL view of a profile: samples by operator family, framework operator and
- * thread, context-switch times, and findings.
+/* dlview.h - the DL view of a profile: samples by operator family, framework operator (with
+ * the oneDNN primitives beneath it) and thread, context-switch times, and findings.
  *
  * Wiring (cmd/report.c):
  *	struct family_rules *r = family_rules_load(families_file);
@@ -59,27 +59,18 @@ struct fastpath *dlview_fastpath(struct dlview *v);
 /* Give the run's stats (time per sample, event name) before printing. */
 void dlview_set_stats(struct dlview *v, const struct profile_stats *st);
 
-/*
- * One attribution per sample, the same for every view.  dlview_attribute() counts the
- * sample into the view (as dlview_add) and says its family and operator, as the tables
- * count it.  The operator of an OpenMP worker's sample comes from its team's master
- * around the sample's time, known only once every sample is in: then deferred is set
- * (op is NULL) and dlview_deferred_op(v, deferred) gives it after the last sample.
- * Strings are interned; op is "(no op)" outside any operator.  Call it from within
- * profile_run's stack callback (the ITT data is read in pass 1).
- */
-struct dl_attr {
-	const char *family;
-	const char *op;		/* NULL while deferred */
-	uint32_t deferred;	/* 0, or the handle for dlview_deferred_op() */
-};
-int dlview_attribute(struct dlview *v, struct machine *m, const struct dlp_sample *s,
-		     const struct frame *frames, size_t nr, struct dl_attr *a);
-const char *dlview_deferred_op(struct dlview *v, uint32_t deferred);
+/* Each sample's attribution comes from attr.h, computed once per sample by the view's
+ * attr (dlview_add); the view counts it.  A reader that attributes the samples itself
+ * (dlview_attr) hands its attribution in with dlview_count. */
+struct attr *dlview_attr(struct dlview *v);
+struct sample_attr;
+void dlview_count(struct dlview *v, struct machine *m, const struct dlp_sample *s,
+		  const struct frame *frames, size_t nr, const struct sample_attr *a);
 
 /* The samples of each family (DLVIEW_FAMILY) or operator (DLVIEW_OP, OpenMP workers
- * counted under their master's operator, as the op table does), one call each, after
- * profile_run.  Keys are interned. */
+ * counted under their master's operator, as the op table does), after profile_run.
+ * Keys are interned; an operator's overloads come one call each under its name
+ * (attr_op_name), so a key may come more than once: add them up. */
 void dlview_each(struct dlview *v, enum dlview_kind kind,
 		 void (*fn)(void *ctx, const char *key, uint64_t samples), void *ctx);
 

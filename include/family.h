@@ -24,7 +24,9 @@ const char *family_classify(const struct family_rules *r, const struct frame *fr
 			    size_t nr, const char **rule_out);
 
 /* The framework operator a stack runs in: innermost at::_ops::<op>::call / at::native::<op>
- * frame, as "aten::<op>"; NULL when the stack is outside any operator.  The returned
+ * frame, as "aten::<op>" spelled as torch.profiler does, with the schema's overload after a
+ * dot when it has one ("aten::fill_.Scalar", "aten::add.Tensor", torchops.h); else an
+ * autograd node ("autograd::AccumulateGrad"); NULL when the stack is outside any operator.  The returned
  * string is interned (valid until family_rules_free / process exit). */
 const char *op_from_stack(const struct frame *frames, size_t nr);
 

@@ -48,6 +48,9 @@ struct itt_interval {
 	uint64_t start, end;
 	const char *name;	/* interned */
 	uint32_t depth;		/* nesting level, 0 = outermost */
+	uint32_t worker;	/* an OpenMP worker's share of a call another thread made: */
+	uint32_t caller_tid;	/* ... the thread that made it, */
+	const struct itt_interval *caller;	/* ... and its task (valid after finish) */
 };
 
 struct itt_data;
@@ -60,16 +63,23 @@ void itt_data_free(struct itt_data *d);
 int itt_data_add(struct itt_data *d, const void *buf, size_t len);
 /* Why the last itt_data_add() failed ("bad magic", ...). */
 const char *itt_data_error(const struct itt_data *d);
-/* Call after the last itt_data_add (sorts).  Tasks never ended are closed at their
- * thread's last event time. */
+/* Call after the last itt_data_add (sorts, tells callers' tasks from workers', counts).
+ * Tasks never ended are closed at their thread's last event time. */
 void itt_data_finish(struct itt_data *d);
 /* The innermost task thread pid/tid was in at time t, or NULL. */
 const struct itt_interval *itt_lookup(const struct itt_data *d, uint32_t pid, uint32_t tid,
 				      uint64_t t);
-/* Per task name: number of tasks and their summed duration (nested tasks count for
- * their own name too); iterate i = 0.. until it returns NULL. */
+/* Per task name, after itt_data_finish: calls (the callers' tasks, not the OpenMP
+ * workers' shares of them), the summed duration of every task of that name on every
+ * thread (total_ns: nested tasks count for their own name too) and of the calls alone
+ * (call_ns, wall time on the calling threads; NULL: not wanted).  Iterate i = 0.. until
+ * it returns NULL. */
 const char *itt_name_stats(const struct itt_data *d, size_t i, uint64_t *calls,
-			   uint64_t *total_ns);
+			   uint64_t *total_ns, uint64_t *call_ns);
+/* Every call (task that is not a worker's share), thread by thread in time order. */
+void itt_each_call(const struct itt_data *d,
+		   void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
+		   void *ctx);
 size_t itt_nr_intervals(const struct itt_data *d);
 
 #endif

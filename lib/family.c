@@ -11,6 +11,7 @@
 #include "family.h"
 #include "family-rules.h"
 #include "paths.h"
+#include "torchops.h"
 #include "util.h"
 
 enum cond_key { C_DSO, C_SYM, C_NOTSYM, C_FLAG, C_TRAIT, C_STACK };
@@ -567,8 +568,19 @@ const char *op_from_stack(const struct frame *frames, size_t nr)
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
 		if (n >= 4 && (comp_is(comp[3], ident_len(comp[3], clen[3]), "call") ||
 			       comp_is(comp[3], ident_len(comp[3], clen[3]), "redispatch")) &&
-		    ident_len(comp[2], clen[2]))
-			return op_name("aten::", comp[2], ident_len(comp[2], clen[2]));
+		    ident_len(comp[2], clen[2])) {
+			size_t len = ident_len(comp[2], clen[2]);
+			size_t cut = torch_op_split(frames[i].dso_path, comp[2], len);
+			char buf[256];
+			int w;
+
+			if (cut >= len)
+				return op_name("aten::", comp[2], len);
+			/* "aten::fill_.Scalar": the overload after the dot */
+			w = snprintf(buf, sizeof(buf), "%.*s.%.*s", (int)cut, comp[2],
+				     (int)(len - cut - 1), comp[2] + cut + 1);
+			return op_name("aten::", buf, w < (int)sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
+		}
 	}
 	/* else innermost at::native::...::<fn> */
 	for (i = 0; i < nr; i++) {

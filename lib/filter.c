@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dlview.h"
+#include "attr.h"
 #include "filter.h"
 #include "profile.h"
 #include "session.h"
@@ -231,20 +231,28 @@ struct pending {
 
 struct prep {
 	struct sample_filter *f;
-	struct dlview *view;
+	struct attr *attr;
 	struct pending *pend;
 	size_t nr_pend, alloc_pend;
 };
+
+/* --op GLOB: the operator as the tables name it ("aten::add") or with its overload
+ * ("aten::add.Tensor") */
+static int op_match(const struct sample_filter *f, const char *op)
+{
+	return globs_match(f->ops, f->nr_ops, op) ||
+	       globs_match(f->ops, f->nr_ops, attr_op_name(op, NULL));
+}
 
 static int prep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		      const struct frame *frames, size_t nr, int complete)
 {
 	struct prep *p = ctx;
 	struct sample_filter *f = p->f;
-	struct dl_attr a;
+	struct sample_attr a;
 	size_t i;
 
-	dlview_attribute(p->view, m, s, frames, nr, &a);
+	attr_sample(p->attr, s, frames, nr, &a);
 	if (f->nr_syms) {
 		for (i = 0; i < nr; i++)
 			if (globs_match(f->syms, f->nr_syms, frames[i].sym))
@@ -260,7 +268,7 @@ static int prep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		p->pend[p->nr_pend++] = (struct pending){ sample_key(s->tid, s->time), a.deferred };
 		return 0;
 	}
-	if (f->nr_ops && !globs_match(f->ops, f->nr_ops, a.op))
+	if (f->nr_ops && !op_match(f, a.op))
 		return 0;
 	u64map_put(&f->kept, sample_key(s->tid, s->time), (void *)1);
 	return 0;
@@ -268,12 +276,7 @@ static int prep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 
 static int prep_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
-	return dlview_other(((struct prep *)ctx)->view, type, data, len);
-}
-
-static int prep_meta(void *ctx, const char *key, const char *value)
-{
-	return dlview_meta(((struct prep *)ctx)->view, key, value);
+	return attr_other(((struct prep *)ctx)->attr, type, data, len);
 }
 
 int filter_prepare(struct sample_filter *f, const char *path, const struct profile_opts *po,
@@ -288,8 +291,7 @@ int filter_prepare(struct sample_filter *f, const char *path, const struct profi
 			return -1;
 	}
 	if (f->nr_families || f->nr_ops || f->nr_syms) {
-		struct profile_consumer c = { .stack = prep_stack, .other = prep_other,
-					      .meta = prep_meta };
+		struct profile_consumer c = { .stack = prep_stack, .other = prep_other };
 		struct profile_opts o = *po;
 		struct profile_stats st;
 		struct session_info info;
@@ -298,16 +300,16 @@ int filter_prepare(struct sample_filter *f, const char *path, const struct profi
 
 		if (!rules)
 			return error("--family and --op need the family rules");
-		p.view = dlview_new(rules);
+		p.attr = attr_new(rules);
 		c.ctx = &p;
 		o.filter = f;	/* the thread and time filters first */
 		f->have_kept = 0;
 		ret = profile_run(path, &o, &c, &st, &info);
 		for (size_t i = 0; ret >= 0 && i < p.nr_pend; i++)
-			if (globs_match(f->ops, f->nr_ops, dlview_deferred_op(p.view, p.pend[i].deferred)))
+			if (op_match(f, attr_deferred(p.attr, p.pend[i].deferred)->op))
 				u64map_put(&f->kept, p.pend[i].key, (void *)1);
 		free(p.pend);
-		dlview_free(p.view);
+		attr_free(p.attr);
 		if (ret < 0)
 			return -1;
 		f->have_kept = 1;

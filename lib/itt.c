@@ -17,7 +17,7 @@ struct itt_thread {
 
 struct name_stat {
 	const char *name;
-	uint64_t calls, total;
+	uint64_t calls, total, call_ns;
 };
 
 struct itt_data {
@@ -74,7 +74,7 @@ static struct itt_thread *get_thread(struct itt_data *d, uint32_t pid, uint32_t 
 	return &d->threads[d->nr++];
 }
 
-static void add_stat(struct itt_data *d, const char *name, uint64_t dur)
+static void add_stat(struct itt_data *d, const char *name, uint64_t dur, int call)
 {
 	size_t i;
 
@@ -84,11 +84,14 @@ static void add_stat(struct itt_data *d, const char *name, uint64_t dur)
 	if (i == d->nr_stats) {
 		ALLOC_GROW(d->stats, d->nr_stats + 1, d->alloc_stats);
 		d->stats[i].name = name;
-		d->stats[i].calls = d->stats[i].total = 0;
+		d->stats[i].calls = d->stats[i].total = d->stats[i].call_ns = 0;
 		d->nr_stats++;
 	}
-	d->stats[i].calls++;
 	d->stats[i].total += dur;
+	if (call) {
+		d->stats[i].calls++;
+		d->stats[i].call_ns += dur;
+	}
 }
 
 #define MAX_DEPTH 64
@@ -112,11 +115,13 @@ static void push_interval(struct itt_data *d, uint32_t pid, uint32_t tid, uint64
 	t->iv[t->nr].end = end;
 	t->iv[t->nr].name = name;
 	t->iv[t->nr].depth = depth;
+	t->iv[t->nr].worker = 0;
+	t->iv[t->nr].caller_tid = 0;
+	t->iv[t->nr].caller = NULL;
 	t->nr++;
 	if (end - start > t->max_len)
 		t->max_len = end - start;
 	d->nr_intervals++;
-	add_stat(d, name, end - start);
 }
 
 int itt_data_add(struct itt_data *d, const void *buf, size_t len)
@@ -260,11 +265,86 @@ static int cmp_iv(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
+struct iv_ref {
+	struct itt_interval *iv;
+	uint32_t pid, tid;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct iv_ref *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return cmp_iv(x->iv, y->iv);
+}
+
+/* An OpenMP worker's task: oneDNN's parallel() opens, on every worker of the team, a
+ * task of the primitive kind its caller is running, so one call shows as one task per
+ * thread.  The caller's task encloses the workers' (it opens before the region and
+ * closes after its barrier): a task inside a same-named task of another thread of the
+ * process is a worker's, not a call. */
+static void mark_workers(struct itt_data *d)
+{
+	struct iv_ref *all = xcalloc(d->nr_intervals + 1, sizeof(*all)), *act = NULL;
+	size_t n = 0, nact = 0, alloc_act = 0, i, j, k;
+
+	for (i = 0; i < d->nr; i++)
+		for (j = 0; j < d->threads[i].nr; j++)
+			all[n++] = (struct iv_ref){ &d->threads[i].iv[j], d->threads[i].pid,
+						    d->threads[i].tid };
+	if (n)
+		qsort(all, n, sizeof(*all), cmp_ref);
+	for (i = 0; i < n; i++) {
+		struct iv_ref *r = &all[i];
+
+		/* the tasks still open at r's start, of r's process */
+		for (j = k = 0; j < nact; j++)
+			if (act[j].pid == r->pid && act[j].iv->end >= r->iv->start)
+				act[k++] = act[j];
+		nact = k;
+		r->iv->worker = 0;
+		r->iv->caller_tid = 0;
+		r->iv->caller = NULL;
+		for (j = 0; j < nact; j++)
+			if (act[j].tid != r->tid && act[j].iv->name == r->iv->name &&
+			    act[j].iv->end >= r->iv->end && !act[j].iv->worker) {
+				r->iv->worker = 1;
+				r->iv->caller_tid = act[j].tid;
+				r->iv->caller = act[j].iv;
+				break;
+			}
+		ALLOC_GROW(act, nact + 1, alloc_act);
+		act[nact++] = *r;
+	}
+	free(act);
+	free(all);
+}
+
 void itt_data_finish(struct itt_data *d)
 {
 	for (size_t i = 0; i < d->nr; i++)
 		if (d->threads[i].nr)
 			qsort(d->threads[i].iv, d->threads[i].nr, sizeof(struct itt_interval), cmp_iv);
+	mark_workers(d);
+	for (size_t i = 0; i < d->nr_stats; i++)
+		d->stats[i].calls = d->stats[i].total = d->stats[i].call_ns = 0;
+	for (size_t i = 0; i < d->nr; i++)
+		for (size_t j = 0; j < d->threads[i].nr; j++) {
+			const struct itt_interval *iv = &d->threads[i].iv[j];
+
+			add_stat(d, iv->name, iv->end - iv->start, !iv->worker);
+		}
+}
+
+void itt_each_call(const struct itt_data *d,
+		   void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
+		   void *ctx)
+{
+	for (size_t i = 0; d && i < d->nr; i++)
+		for (size_t j = 0; j < d->threads[i].nr; j++)
+			if (!d->threads[i].iv[j].worker)
+				fn(ctx, d->threads[i].pid, d->threads[i].tid, &d->threads[i].iv[j]);
 }
 
 const struct itt_interval *itt_lookup(const struct itt_data *d, uint32_t pid, uint32_t tid,
@@ -307,12 +387,14 @@ const struct itt_interval *itt_lookup(const struct itt_data *d, uint32_t pid, ui
 }
 
 const char *itt_name_stats(const struct itt_data *d, size_t i, uint64_t *calls,
-			   uint64_t *total_ns)
+			   uint64_t *total_ns, uint64_t *call_ns)
 {
 	if (!d || i >= d->nr_stats)
 		return NULL;
 	*calls = d->stats[i].calls;
 	*total_ns = d->stats[i].total;
+	if (call_ns)
+		*call_ns = d->stats[i].call_ns;
 	return d->stats[i].name;
 }
 

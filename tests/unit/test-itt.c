@@ -77,6 +77,42 @@ static char *make_file(size_t *lenp, uint32_t last_name)
 	return buf;
 }
 
+/* One call of "conv" on thread 7 with its OpenMP worker's share on thread 8 inside it,
+ * thread 8's own call later, and thread 9's call overlapping thread 7's end (not inside). */
+static char *make_team_file(size_t *lenp)
+{
+	struct itt_file_header h = { ITT_MAGIC, ITT_VERSION, 42 };
+	struct itt_block_header nb = { ITT_BLOCK_NAME, 8 };
+	struct { uint32_t tid, nr; struct itt_event ev[4]; } blk[3] = {
+		{ 7, 2, { { 1000, 1, 0 }, { 10000, ITT_END, 0 } } },
+		{ 8, 4, { { 2000, 1, 0 }, { 9000, ITT_END, 0 }, { 20000, 1, 0 }, { 30000, ITT_END, 0 } } },
+		{ 9, 2, { { 9500, 1, 0 }, { 12000, ITT_END, 0 } } },
+	};
+	uint32_t id = 1;
+	char *buf = xmalloc(sizeof(h) + 16 + 3 * (16 + sizeof(blk[0].ev))), *p = buf;
+
+	memcpy(p, &h, sizeof(h)), p += sizeof(h);
+	memcpy(p, &nb, 8), p += 8;
+	memcpy(p, &id, 4), p += 4;
+	memcpy(p, "conv", 4), p += 4;
+	for (int i = 0; i < 3; i++) {
+		struct itt_block_header eb = { ITT_BLOCK_EVENTS, 8 + blk[i].nr * 16 };
+
+		memcpy(p, &eb, 8), p += 8;
+		memcpy(p, &blk[i].tid, 4), p += 4;
+		memcpy(p, &blk[i].nr, 4), p += 4;
+		memcpy(p, blk[i].ev, blk[i].nr * 16), p += blk[i].nr * 16;
+	}
+	*lenp = p - buf;
+	return buf;
+}
+
+static void count_call(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv)
+{
+	(*(uint64_t *)ctx) += tid * 1000000ull + (iv->end - iv->start);
+	(void)pid;
+}
+
 int main(void)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
@@ -87,7 +123,7 @@ int main(void)
 	FILE *f;
 	long tid_a = 0, tid_b = 0;
 	int pid = 0, n;
-	uint64_t calls, total;
+	uint64_t calls, total, call_ns, sum = 0;
 	const char *name;
 	size_t i;
 	int seen_conv = 0, seen_reorder = 0, seen_inner = 0;
@@ -119,7 +155,7 @@ int main(void)
 	ok(itt_data_add(d, sb.buf, sb.len) == 0, "reader accepts the collector's file (%zu bytes)", sb.len);
 	itt_data_finish(d);
 	ok(itt_nr_intervals(d) == 200 + 100 + 100, "400 intervals (got %zu)", itt_nr_intervals(d));
-	for (i = 0; (name = itt_name_stats(d, i, &calls, &total)); i++) {
+	for (i = 0; (name = itt_name_stats(d, i, &calls, &total, NULL)); i++) {
 		if (!strcmp(name, "convolution")) {
 			seen_conv = calls == 200;
 			/* 200 x 100 us = 20 ms of task time, allow scheduling noise */
@@ -216,6 +252,27 @@ int main(void)
 		free(bad);
 	}
 	ok(itt_nr_intervals(d) == 0, "nothing kept from rejected files");
+	itt_data_free(d);
+
+	/* an OpenMP team: the worker's share of a call is no call of its own */
+	d = itt_data_new();
+	{
+		size_t flen;
+		char *team = make_team_file(&flen);
+
+		ok(itt_data_add(d, team, flen) == 0, "team file read");
+		itt_data_finish(d);
+		name = itt_name_stats(d, 0, &calls, &total, &call_ns);
+		ok(name && !strcmp(name, "conv") && calls == 3,
+		   "3 calls, the worker's share not one of them (got %llu)", (unsigned long long)calls);
+		ok(total == 9000 + 7000 + 10000 + 2500 && call_ns == 9000 + 10000 + 2500,
+		   "task time counts every thread, call time the callers (%llu, %llu)",
+		   (unsigned long long)total, (unsigned long long)call_ns);
+		itt_each_call(d, count_call, &sum);
+		ok(sum == 7009000 + 8010000 + 9002500, "itt_each_call gives the 3 calls (%llu)",
+		   (unsigned long long)sum);
+		free(team);
+	}
 	ok(stderr_bytes == 0, "the reader printed nothing (%zu bytes): the caller warns", stderr_bytes);
 	itt_data_free(d);
 

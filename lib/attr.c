@@ -1,0 +1,391 @@
+/* attr.c - each sample's attribution: family, operator, oneDNN primitive (attr.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attr.h"
+#include "family-rules.h"
+#include "itt.h"
+#include "recfile.h"
+#include "util.h"
+
+/* A sample whose op is known from its own stack (a mark), or an OpenMP worker's sample
+ * waiting for its master's (pending). */
+struct op_mark {
+	uint64_t time;
+	uint32_t pid, tid;
+	const char *op;
+};
+
+struct pending {
+	uint64_t time;
+	const struct itt_interval *call;	/* the caller's oneDNN call the sample is in */
+	uint32_t caller_tid;
+	struct sample_attr a;
+};
+
+struct call_count {
+	const char *op, *prim;
+	uint64_t calls, ns;
+};
+
+struct attr {
+	const struct family_rules *rules;
+	struct itt_data *itt;
+	int itt_ready;
+	struct op_mark *marks;
+	struct pending *pending;
+	size_t nr_marks, alloc_marks, nr_pending, alloc_pending;
+	struct call_count *calls;
+	size_t nr_calls, alloc_calls;
+	int resolved;
+	const char *no_op, *ph_init, *ph_exit, *other;
+};
+
+struct attr *attr_new(const struct family_rules *rules)
+{
+	struct attr *a = xcalloc(1, sizeof(*a));
+
+	a->rules = rules;
+	a->no_op = family_intern("(no op)", 7);
+	a->ph_init = family_intern("(library init)", 14);
+	a->ph_exit = family_intern("(exit)", 6);
+	a->other = family_intern("other", 5);
+	return a;
+}
+
+void attr_free(struct attr *a)
+{
+	if (!a)
+		return;
+	itt_data_free(a->itt);
+	free(a->marks);
+	free(a->pending);
+	free(a->calls);
+	free(a);
+}
+
+int attr_other(struct attr *a, uint32_t type, const void *data, size_t len)
+{
+	const char *p = data;
+	size_t off;
+
+	if (type != DLP_REC_ITT)
+		return 0;
+	/* payload: the collector's file, possibly behind a small header */
+	for (off = 0; off + 8 <= len && off <= 64; off += 8)
+		if (!memcmp(p + off, ITT_MAGIC, 8))
+			break;
+	if (off + 8 > len || off > 64) {
+		warning("ITT record without the collector's magic: ignored");
+		return 0;
+	}
+	if (!a->itt)
+		a->itt = itt_data_new();
+	if (itt_data_add(a->itt, p + off, len - off))
+		warning("ITT record ignored: %s", itt_data_error(a->itt));
+	a->itt_ready = 0;
+	return 0;
+}
+
+const struct itt_data *attr_itt(struct attr *a)
+{
+	if (a->itt && !a->itt_ready) {
+		itt_data_finish(a->itt);
+		a->itt_ready = 1;
+	}
+	return a->itt;
+}
+
+const char *attr_prim_op(const char *prim)
+{
+	char buf[128];
+	int n = snprintf(buf, sizeof(buf), "dnnl:%s", prim);
+
+	return family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+const char *attr_op_name(const char *op, const char **overload)
+{
+	const char *dot = op && !strncmp(op, "aten::", 6) ? strchr(op + 6, '.') : NULL;
+
+	if (overload)
+		*overload = dot ? family_intern(dot + 1, strlen(dot + 1)) : NULL;
+	return dot ? family_intern(op, dot - op) : op;
+}
+
+static int is_fw_code(const struct frame *f)
+{
+	const char *d = f->dso ? f->dso : "";
+
+	return (f->flags & (FRAME_JIT | FRAME_ANON)) || !strncmp(d, "libtorch", 8) ||
+	       !strncmp(d, "libdnnl", 7) || !strncmp(d, "libc10", 6);
+}
+
+/* Outside any operator, the phase of the process when its stack shows one: loading a
+ * library (static constructors: torch registers its operators and kernels there, and
+ * the Python extension's module init), or exiting (destructors deregister them). */
+static const char *phase_from_stack(struct attr *a, const struct frame *frames, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		const char *s = frames[i].sym;
+
+		if (!s)
+			continue;
+		if (!strcmp(s, "_dl_init") || !strcmp(s, "call_init") ||
+		    !strcmp(s, "dl_open_worker") || !strcmp(s, "initModule") ||
+		    !strncmp(s, "PyInit_", 7))
+			return a->ph_init;
+		if (!strcmp(s, "__run_exit_handlers") || !strcmp(s, "_dl_fini"))
+			return a->ph_exit;
+	}
+	return NULL;
+}
+
+/* A thread an OpenMP runtime started: its stack holds a libgomp/libiomp5/libomp frame
+ * and no operator frame (the operator's frames are on the team master's stack). */
+static int omp_worker_stack(const struct dlp_sample *s, const struct frame *frames, size_t nr)
+{
+	if (s->tid == s->pid)
+		return 0;
+	for (size_t i = 0; i < nr; i++) {
+		const char *d = frames[i].dso;
+
+		if (d && (!strncmp(d, "libgomp", 7) || !strncmp(d, "libiomp", 7) ||
+			  !strncmp(d, "libomp", 6)))
+			return 1;
+	}
+	return 0;
+}
+
+void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame *frames,
+		 size_t nr, struct sample_attr *out)
+{
+	const struct itt_interval *iv = NULL;
+	const char *f, *op;
+
+	memset(out, 0, sizeof(*out));
+	out->pid = s->pid;
+	out->tid = s->tid;
+	out->family = a->other;
+	out->op = a->no_op;
+	out->sym = a->no_op;
+	if (!nr)
+		return;
+	f = family_classify(a->rules, frames, nr, NULL);
+	out->family = family_intern(f, strlen(f));
+	out->sym = family_intern(frames[0].sym, strlen(frames[0].sym));
+	out->fw = is_fw_code(&frames[0]);
+	if (attr_itt(a) && (iv = itt_lookup(a->itt, s->pid, s->tid, s->time)))
+		out->prim = iv->name;
+	if ((op = op_from_stack(frames, nr))) {
+		out->op = op;
+		out->src = ATTR_STACK;
+		ALLOC_GROW(a->marks, a->nr_marks + 1, a->alloc_marks);
+		a->marks[a->nr_marks++] = (struct op_mark){ s->time, s->pid, s->tid, op };
+	} else if (omp_worker_stack(s, frames, nr)) {
+		/* the op comes from the team master (attr_resolve) */
+		out->op = NULL;
+		out->src = ATTR_NONE;
+		ALLOC_GROW(a->pending, a->nr_pending + 1, a->alloc_pending);
+		out->deferred = (uint32_t)(a->nr_pending + 1);
+		a->pending[a->nr_pending].time = s->time;
+		a->pending[a->nr_pending].call = iv && iv->worker ? iv->caller : NULL;
+		a->pending[a->nr_pending].caller_tid = iv && iv->worker ? iv->caller_tid : 0;
+		a->pending[a->nr_pending++].a = *out;
+	} else if (out->prim) {
+		out->op = attr_prim_op(out->prim);
+		out->src = ATTR_ITT;
+	} else if ((op = phase_from_stack(a, frames, nr))) {
+		out->op = op;
+		out->src = ATTR_PHASE;
+	}
+}
+
+/* ---- operators of OpenMP worker threads ----
+ * A worker of an OpenMP team runs the body of a parallel region that an operator opened
+ * on the team's master thread; its own stack starts at start_thread -> libgomp and holds
+ * no operator frame.  While the region runs, the master executes the same operator (it
+ * takes a share of the iterations, then waits at the closing barrier inside the
+ * operator's frames), so the master's samples around the worker's sample time name it.
+ * Method: collect every sample whose op came from its own stack (time, thread, op); for a
+ * worker sample take the op of the nearest such sample of another thread of the same
+ * process within ATTR_MASTER_WINDOW_NS (10 ms: on a busy 2-core machine the master is
+ * often descheduled for a few ms while its worker runs; 4 ms left 4% of the worker
+ * samples of the CNN run without op, 10 ms none).  A worker's sample inside a oneDNN
+ * primitive's ITT task knows its caller exactly (the enclosing task of the same kind on
+ * another thread, itt.h): it takes the operator of that call, as the call's count does.
+ * Nothing is found when the master ran outside any operator (a oneDNN program without a framework, or workers spinning after
+ * the region while Python runs): the worker's ITT task names it, else "(no op)". */
+#define ATTR_MASTER_WINDOW_NS 10000000ull
+
+static int cmp_mark(const void *x_, const void *y_)
+{
+	const struct op_mark *x = x_, *y = y_;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The first mark at or after (pid, time). */
+static size_t first_mark(const struct attr *a, uint32_t pid, uint64_t time)
+{
+	size_t lo = 0, hi = a->nr_marks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct op_mark *m = &a->marks[mid];
+
+		if (m->pid < pid || (m->pid == pid && m->time < time))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The op of the mark nearest to TIME within the window, of thread tid (same) or of any
+ * other thread of pid (!same); NULL when none. */
+static const char *nearest_op(const struct attr *a, uint32_t pid, uint32_t tid, int same,
+			      uint64_t time)
+{
+	size_t lo = first_mark(a, pid, time), best = SIZE_MAX, i;
+	uint64_t bd = UINT64_MAX;
+
+	for (i = lo; i < a->nr_marks && a->marks[i].pid == pid; i++) {
+		uint64_t d = a->marks[i].time - time;
+
+		if (d > ATTR_MASTER_WINDOW_NS || d >= bd)
+			break;
+		if ((a->marks[i].tid == tid) == same) {
+			best = i;
+			bd = d;
+			break;
+		}
+	}
+	for (i = lo; i-- > 0 && a->marks[i].pid == pid;) {
+		uint64_t d = time - a->marks[i].time;
+
+		if (d > ATTR_MASTER_WINDOW_NS || d >= bd)
+			break;
+		if ((a->marks[i].tid == tid) == same) {
+			best = i;
+			bd = d;
+			break;
+		}
+	}
+	return best == SIZE_MAX ? NULL : a->marks[best].op;
+}
+
+/* The op of thread tid's last mark before (dir < 0) or first after (dir > 0) TIME,
+ * within the window; NULL when none. */
+static const char *side_op(const struct attr *a, uint32_t pid, uint32_t tid, uint64_t time,
+			   int dir)
+{
+	size_t i = first_mark(a, pid, time);
+
+	if (dir > 0) {
+		for (; i < a->nr_marks && a->marks[i].pid == pid; i++) {
+			if (a->marks[i].time - time > ATTR_MASTER_WINDOW_NS)
+				break;
+			if (a->marks[i].tid == tid && a->marks[i].time > time)
+				return a->marks[i].op;
+		}
+	} else {
+		while (i-- > 0 && a->marks[i].pid == pid) {
+			if (time - a->marks[i].time > ATTR_MASTER_WINDOW_NS)
+				break;
+			if (a->marks[i].tid == tid)
+				return a->marks[i].op;
+		}
+	}
+	return NULL;
+}
+
+/* The operator a oneDNN call ran in: the op of the calling thread's samples inside the
+ * call; when none fell inside (a short call), the op of its samples just before and just
+ * after, if they agree; else "dnnl:PRIM", a call of no known operator. */
+static const char *call_op(const struct attr *a, uint32_t pid, uint32_t tid,
+			   const struct itt_interval *iv)
+{
+	const char *before, *after;
+
+	for (size_t i = first_mark(a, pid, iv->start);
+	     i < a->nr_marks && a->marks[i].pid == pid && a->marks[i].time <= iv->end; i++)
+		if (a->marks[i].tid == tid)
+			return a->marks[i].op;
+	before = side_op(a, pid, tid, iv->start, -1);
+	after = side_op(a, pid, tid, iv->end, 1);
+	return before && before == after ? before : attr_prim_op(iv->name);
+}
+
+static void count_call(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv)
+{
+	struct attr *a = ctx;
+	const char *op = call_op(a, pid, tid, iv);
+	size_t i;
+
+	for (i = 0; i < a->nr_calls; i++)
+		if (a->calls[i].op == op && a->calls[i].prim == iv->name)
+			break;
+	if (i == a->nr_calls) {
+		ALLOC_GROW(a->calls, a->nr_calls + 1, a->alloc_calls);
+		a->calls[a->nr_calls++] = (struct call_count){ op, iv->name, 0, 0 };
+	}
+	a->calls[i].calls++;
+	a->calls[i].ns += iv->end - iv->start;
+}
+
+void attr_resolve(struct attr *a)
+{
+	if (a->resolved)
+		return;
+	a->resolved = 1;
+	if (a->nr_marks)
+		qsort(a->marks, a->nr_marks, sizeof(*a->marks), cmp_mark);
+	for (size_t i = 0; i < a->nr_pending; i++) {
+		const struct pending *p = &a->pending[i];
+		struct sample_attr *w = &a->pending[i].a;
+		const char *op;
+
+		/* in a oneDNN call: the operator of the call (its caller's stack); else the
+		 * nearest operator sample of another thread */
+		if (p->call)
+			op = call_op(a, w->pid, p->caller_tid, p->call);
+		else
+			op = nearest_op(a, w->pid, w->tid, 0, p->time);
+		if (op && !strncmp(op, "dnnl:", 5))
+			op = NULL;
+		w->src = op ? ATTR_MASTER : w->prim ? ATTR_ITT : ATTR_NONE;
+		w->op = op ? op : w->prim ? attr_prim_op(w->prim) : a->no_op;
+	}
+	if (attr_itt(a))
+		itt_each_call(a->itt, count_call, a);
+}
+
+const struct sample_attr *attr_deferred(struct attr *a, uint32_t handle)
+{
+	attr_resolve(a);
+	if (!handle || handle > a->nr_pending)
+		return NULL;
+	return &a->pending[handle - 1].a;
+}
+
+size_t attr_nr_deferred(const struct attr *a)
+{
+	return a->nr_pending;
+}
+
+int attr_calls(const struct attr *a, size_t i, const char **op, const char **prim,
+	       uint64_t *calls, uint64_t *call_ns)
+{
+	if (i >= a->nr_calls)
+		return 0;
+	*op = a->calls[i].op;
+	*prim = a->calls[i].prim;
+	*calls = a->calls[i].calls;
+	*call_ns = a->calls[i].ns;
+	return 1;
+}

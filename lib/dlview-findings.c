@@ -1,0 +1,151 @@
+/* dlview-findings.c - what the DL view's counters say to do: OpenMP spinning and
+ * oversubscription, reorders, page faults, and the fast-path findings (fastpath.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dlview-priv.h"
+#include "output.h"
+#include "util.h"
+
+static uint64_t fam_samples(struct dlview *v, const char *fam)
+{
+	for (size_t i = 0; i < v->fam.size; i++)
+		if (v->fam.tab[i].k1 == fam)
+			return v->fam.tab[i].n;
+	return 0;
+}
+
+static int count_bits(const uint64_t *b, size_t n)
+{
+	int c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += __builtin_popcountll(b[i]);
+	return c;
+}
+
+static size_t collect_findings(struct dlview *v, struct finding *f, size_t max)
+{
+	size_t n = 0;
+	double spin = pct(fam_samples(v, v->f_spin), v->samples);
+	double reorder = pct(fam_samples(v, v->f_reorder), v->samples);
+	double fault = pct(fam_samples(v, v->f_fault), v->samples);
+	int cpus = count_bits(v->cpus_seen, ARRAY_SIZE(v->cpus_seen));
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int busy = 0;
+	uint64_t invol = 0, maxs = 0;
+	double on_ns = 0, pre_ns = 0, waitpct, runnable = 0;
+
+	if (!v->samples)
+		return 0;
+	/* CPUs of the recorded machine (META nr_cpus); else those samples ran on, at
+	 * least the report machine's */
+	if (v->rec_cpus)
+		cpus = v->rec_cpus;
+	else if (online > cpus)
+		cpus = online;
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i].samples > maxs)
+			maxs = v->threads[i].samples;
+	for (size_t i = 0; i < v->nr_threads; i++) {
+		if (v->threads[i].samples * 5 >= maxs)
+			busy++;	/* within 5x of the busiest thread: runnable much of the time */
+		invol += v->threads[i].invol;
+		if (v->threads[i].have_switch) {
+			double on, off;
+
+			dlview_on_off(v, &v->threads[i], &on, &off);
+			on_ns += on;
+			pre_ns += v->threads[i].preempt_ns;
+		}
+	}
+	/* share of the threads' runnable time spent preempted, and the average number of
+	 * runnable threads (context-switch records; none without them) */
+	waitpct = on_ns + pre_ns > 0 ? 100.0 * pre_ns / (on_ns + pre_ns) : 0;
+	if (v->duration_ns)
+		runnable = (on_ns + pre_ns) / v->duration_ns;
+	if (spin > DLVIEW_SPIN_PCT && (busy > cpus || waitpct > DLVIEW_PREEMPT_PCT)) {
+		f[n].id = "omp-oversubscription";
+		f[n].figure = spin;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "OpenMP threads spin %.1f%% of samples while runnable threads waited "
+			 "preempted %.1f%% of their runnable time (%.1f runnable threads of this "
+			 "run on average, %d busy threads, %d CPUs, %llu involuntary switches): "
+			 "the CPUs are oversubscribed%s. Set OMP_NUM_THREADS to the cores you own, or "
+			 "let waiters sleep: OMP_WAIT_POLICY=passive, KMP_BLOCKTIME=0 (Intel/LLVM "
+			 "OpenMP), GOMP_SPINCOUNT=0 (libgomp)", spin, waitpct, runnable, busy, cpus,
+			 (unsigned long long)invol,
+			 busy > cpus ? "" : " by other processes");
+		n++;
+	} else if (spin > DLVIEW_SPIN_PCT) {
+		f[n].id = "omp-spin";
+		f[n].figure = spin;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "OpenMP threads spin %.1f%% of samples waiting at barriers (%d busy threads, "
+			 "%d CPUs): load imbalance between threads; OMP_WAIT_POLICY=passive or "
+			 "GOMP_SPINCOUNT/KMP_BLOCKTIME shorten the spinning", spin, busy, cpus);
+		n++;
+	}
+	if (reorder > DLVIEW_REORDER_PCT) {
+		f[n].id = "jit-reorder";
+		f[n].figure = reorder;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "oneDNN reorders take %.1f%% of samples: layout conversions around "
+			 "convolutions (keep tensors in the blocked layout, e.g. channels_last / "
+			 "to_mkldnn, or let weights be reordered once)", reorder);
+		n++;
+	}
+	if (fault > DLVIEW_FAULT_PCT) {
+		f[n].id = "page-faults";
+		f[n].figure = fault;
+		snprintf(f[n].text, sizeof(f[n].text),
+			 "first-touch page faults take %.1f%% of samples: memory is freed and "
+			 "re-allocated each step (allocator churn); a caching allocator "
+			 "(jemalloc/tcmalloc, MALLOC_TRIM_THRESHOLD_/MALLOC_MMAP_THRESHOLD_) keeps pages mapped",
+			 fault);
+		n++;
+	}
+	/* is the fast path running: oneDNN without JIT kernels, ATen and OpenBLAS below
+	 * the CPU */
+	n += fastpath_findings(v->fp, v->samples, f + n, max - n);
+	return n;
+}
+
+/* "  * [id] text" word-wrapped at 79 columns, continuation lines indented by 4. */
+static void print_wrapped(FILE *out, const char *id, const char *text)
+{
+	char lead[64];
+
+	snprintf(lead, sizeof(lead), "  * [%s]", id);
+	fput_wrapped(out, lead, text, 4, 79);
+}
+
+int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format)
+{
+	struct finding f[16];
+	size_t n = collect_findings(v, f, ARRAY_SIZE(f)), i;
+
+	if (format == DLVIEW_JSON) {
+		fprintf(out, "{\"findings\": [");
+		for (i = 0; i < n; i++) {
+			fprintf(out, "%s\n  {\"id\": ", i ? "," : "");
+			fput_json_str(out, f[i].id);
+			fprintf(out, ", \"figure_pct\": %.2f, \"text\": ", f[i].figure);
+			fput_json_str(out, f[i].text);
+			fprintf(out, "}");
+		}
+		fprintf(out, "\n]}\n");
+	} else if (format == DLVIEW_CSV) {
+		for (i = 0; i < n; i++) {
+			fprintf(out, "finding,%s,%.2f,", f[i].id, f[i].figure);
+			dlview_csv_str(out, f[i].text);
+			fputc('\n', out);
+		}
+	} else if (n) {
+		fprintf(out, "\nFindings:\n");
+		for (i = 0; i < n; i++)
+			print_wrapped(out, f[i].id, f[i].text);
+	}
+	return (int)n;
+}

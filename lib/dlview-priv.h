@@ -1,0 +1,77 @@
+/* dlview-priv.h - the DL view's counters, shared by its three parts: aggregation
+ * (dlview.c: each sample's attribution, attr.h, counted once), the tables
+ * (dlview-table.c) and the findings (dlview-findings.c). */
+#ifndef DLPROF_DLVIEW_PRIV_H
+#define DLPROF_DLVIEW_PRIV_H
+
+#include "attr.h"
+#include "dlview.h"
+#include "fastpath.h"
+
+/* A counter keyed by up to two interned strings (pointer identity). */
+struct cnt {
+	const char *k1, *k2;
+	uint64_t n, n2;
+};
+
+struct cmap {
+	struct cnt *tab;
+	size_t nr, size;
+};
+
+struct cnt *cmap_get(struct cmap *m, const char *k1, const char *k2);
+/* Entries sorted by n descending (then name); free *out. */
+size_t cmap_sorted(const struct cmap *m, struct cnt ***out);
+
+struct thread_stat {
+	uint32_t pid, tid;
+	const char *comm;
+	uint64_t samples, spin;
+	uint64_t on_ns, off_ns;
+	uint64_t vol, invol;
+	uint64_t last_in, last_out;
+	uint64_t preempt_ns;	/* off-CPU after an involuntary switch: runnable, waiting */
+	int have_switch, out_preempted;
+};
+
+struct dlview {
+	const struct family_rules *rules;
+	struct attr *attr;	/* what each sample is */
+	uint64_t samples;
+	struct cmap fam;	/* family -> samples */
+	struct cmap famsym;	/* (family, sym) -> samples */
+	struct cmap op_self;	/* op -> samples */
+	struct cmap op_total;	/* op -> samples with op anywhere in the stack */
+	struct cmap op_prim;	/* (op, oneDNN primitive) -> samples */
+	struct cmap itt_samp;	/* (ITT task name, family) -> samples taken inside such a task */
+	struct thread_stat *threads;
+	size_t nr_threads, alloc_threads;
+	uint64_t cpus_seen[4];	/* bitmap of sample CPUs (first 256) */
+	uint64_t op_samples_in_fw;	/* samples in aten/dnnl/jit/gemm code ... */
+	uint64_t fw_samples;		/* ... and how many of them got an op */
+	uint64_t fw_by[ATTR_PHASE + 1];	/* ... and how (enum attr_source) */
+	int resolved;
+	int rec_cpus;		/* nr_cpus of the recorded machine (META), 0 unknown */
+	int attached;		/* record -p: the processes ran without the ITT collector */
+	char *itt_warn;		/* record's warning on why there are no ITT tasks */
+	int itt_meta;		/* META itt: 1 on, 0 off (--no-itt), -1 not said (perf.data) */
+	struct fastpath *fp;	/* is the fast path running: kernels per primitive, ISA facts */
+	double ns_per_sample;
+	uint64_t duration_ns;
+	char event[64];
+	const char *f_spin, *f_reorder, *f_fault;
+};
+
+/* Count the deferred samples in (once, before reading any table). */
+void dlview_resolve(struct dlview *v);
+
+static inline double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * n / total : 0.0;
+}
+
+/* Shared by the tables and the findings (dlview-table.c) */
+void dlview_csv_str(FILE *out, const char *s);
+void dlview_on_off(const struct dlview *v, const struct thread_stat *t, double *on, double *off);
+
+#endif
