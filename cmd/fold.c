@@ -15,7 +15,7 @@
 #include "util.h"
 
 static const char *const fold_usage[] = {
-	"dlprof fold [-i FILE] [--inline] [--no-kernel] [--no-comm] [--family[=GLOB]] [--op[=GLOB]] [--families FILE] [FILTERS]",
+	"dlprof fold [-i FILE] [--inline] [--raw-irqs] [--no-kernel] [--no-comm] [--family[=GLOB]] [--op[=GLOB]] [--families FILE] [FILTERS]",
 	NULL
 };
 
@@ -122,11 +122,12 @@ static void print_line(void *ctx, const char *stack, uint64_t count)
 int cmd_fold(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *families = NULL, *event = NULL;
-	int inl = 0, no_kernel = 0, no_comm = 0;
+	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0;
 	struct family_rules *rules = NULL;
 	struct sample_filter filt;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
+		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"),
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
 		OPT_BOOL(0, "no-comm", &no_comm, "do not start each stack with the thread name"),
@@ -178,6 +179,7 @@ int cmd_fold(int argc, const char **argv)
 	}
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
+	po.raw_irqs = raw_irqs;
 	po.event = event;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = fold_stack;

@@ -14,7 +14,7 @@
 #include "util.h"
 
 static const char *const pprof_usage[] = {
-	"dlprof pprof [-i FILE] [-o OUT.pb.gz | -o -] [--inline] [--no-kernel] [--families FILE]",
+	"dlprof pprof [-i FILE] [-o OUT.pb.gz | -o -] [--inline] [--raw-irqs] [--no-kernel] [--families FILE]",
 	NULL
 };
 
@@ -79,11 +79,12 @@ int cmd_pprof(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *output = "dlprof.pb.gz", *families = NULL;
 	const char *event = NULL;
-	int inl = 0, no_kernel = 0;
+	int inl = 0, no_kernel = 0, raw_irqs = 0;
 	struct filter_args fa = { 0 };
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('o', "output", &output, "FILE", "profile to write (default dlprof.pb.gz; - for stdout)"),
+		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"),
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
@@ -134,6 +135,7 @@ int cmd_pprof(int argc, const char **argv)
 	c.no_kernel = no_kernel;
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
+	po.raw_irqs = raw_irqs;
 	po.event = event;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = pp_stack;

@@ -17,7 +17,7 @@
 #include "util.h"
 
 static const char *const report_usage[] = {
-	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children]",
+	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs]",
 	"dlprof report [-i FILE] --sort family|op|thread [--families FILE]",
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
@@ -156,7 +156,7 @@ int cmd_report(int argc, const char **argv)
 	const char *group = NULL, *families = NULL, *event = NULL;
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
-	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0;
+	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0, raw_irqs = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
@@ -169,6 +169,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
 		OPT_BOOL(0, "srcline", &srcline, "resolve source file:line through DWARF (slower)"),
 		OPT_BOOL(0, "no-children", &no_children, "count only the sampled function, hide Total"),
+		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
 		OPT_FILTERS(fa),
 		OPT_END(),
@@ -269,6 +270,7 @@ int cmd_report(int argc, const char **argv)
 	po.srcline = srcline;
 	po.event = event;
 	po.no_children = no_children;
+	po.raw_irqs = raw_irqs;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = rep_stack;
 	cons.meta = rep_meta;
@@ -310,6 +312,8 @@ int cmd_report(int argc, const char **argv)
 	h.ns_per_sample = st.sample_period_ns;
 	h.truncated = ret == 1;
 	h.skipped = info.bad_records;
+	h.irqs_off = st.irqs_off;
+	h.raw_irqs = raw_irqs;
 	if (filter_active(&filt)) {
 		h.filter = filt.desc;
 		h.filter_total = st.samples + st.filtered_out;

@@ -8,10 +8,10 @@ _dlprof_cmds='help record report fold diff pprof check-isa families'
 _dlprof_opts() {
 	case "$1" in
 	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --jit --itt --quiet -q --pid -p' ;;
-	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --isa --pid --tid --comm --time --sym --family --op' ;;
-	fold) echo '--input -i --inline --no-kernel --no-comm --family --op --families --event -e --pid --tid --comm --time --sym' ;;
-	diff) echo '--sort -s --limit -n --format --families --event -e --pid --tid --comm --time --sym --family --op' ;;
-	pprof) echo '--input -i --output -o --inline --no-kernel --families --event -e --pid --tid --comm --time --sym --family --op' ;;
+	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --raw-irqs --isa --pid --tid --comm --time --sym --family --op' ;;
+	fold) echo '--input -i --raw-irqs --inline --no-kernel --no-comm --family --op --families --event -e --pid --tid --comm --time --sym' ;;
+	diff) echo '--sort -s --limit -n --format --families --event -e --raw-irqs --pid --tid --comm --time --sym --family --op' ;;
+	pprof) echo '--input -i --output -o --raw-irqs --inline --no-kernel --families --event -e --pid --tid --comm --time --sym --family --op' ;;
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
 	families) echo '--families --explain --dso --kernel --jit --pause-loop --names --batch' ;;
 	esac

@@ -28,6 +28,8 @@ int diff_load(struct diff *d, int side, const char *path);
 /* Count only the samples filter keeps, on both sides (before diff_load). */
 struct sample_filter;
 void diff_set_filter(struct diff *d, struct sample_filter *filter);
+/* Keep samples taken where interrupts came back on as taken (profile_opts.raw_irqs). */
+void diff_set_raw_irqs(struct diff *d, int raw);
 
 /* Print the comparison; limit 0: all rows; width: table columns. */
 void diff_print(struct diff *d, FILE *out, enum diff_format fmt, size_t limit, int width);

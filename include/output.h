@@ -28,6 +28,8 @@ struct report_header {
 	uint64_t ns_per_sample;
 	int truncated;
 	uint64_t skipped;		/* malformed records the reader skipped (session_info) */
+	uint64_t irqs_off;		/* samples taken where interrupts came back on */
+	int raw_irqs;			/* ... left there (--raw-irqs) */
 	const char *key;		/* "symbol", "dso", "comm", "tid", ... */
 	const char *filter;		/* the filters in force ("--tid 12"), or NULL */
 	uint64_t filter_total;		/* samples before the filter (samples: kept) */

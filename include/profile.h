@@ -22,6 +22,7 @@ struct profile_opts {
 	size_t max_depth;	/* 0: no limit (capped at 512) */
 	const char *event;	/* the event whose samples count; NULL: the first recorded */
 	struct sample_filter *filter;	/* filter.h: samples left out before unwinding; NULL */
+	int raw_irqs;		/* keep samples where interrupts came back on as taken */
 };
 
 struct profile_stats {
@@ -36,6 +37,10 @@ struct profile_stats {
 	char other_events[128];		/* the recording's other events ("a,b"), not counted */
 	uint64_t other_samples;		/* their samples, left out */
 	uint64_t filtered_out;		/* samples of the event the filter left out */
+	uint64_t irqs_off;		/* taken where interrupts came back on (irq_enabler()):
+					   counted to the function that turned them on, its
+					   leaf frame marked FRAME_IRQS_OFF and " (irqs off)",
+					   unless raw_irqs */
 	int sample_is_time;		/* event counts nanoseconds (cpu-clock/task-clock) */
 	int sample_no_time;		/* event counts things that take no fixed time
 					   (page-faults, switches, tracepoints, cache
@@ -56,6 +61,14 @@ struct profile_consumer {
 	int (*meta)(void *ctx, const char *key, const char *value);
 	void *ctx;
 };
+
+/* A kernel function that turns interrupts back on and does nothing else of note: the
+ * paravirtual and native irq-enable and flags-restore calls, the irq-restoring unlocks
+ * (pvm_irq_enable, native_irq_enable, xen_restore_fl, _raw_spin_unlock_irqrestore,
+ * _raw_spin_unlock_irq, ...).  A software clock's sample that falls due while
+ * interrupts are off is taken when they come back on, in such a function: the time was
+ * spent by its caller with interrupts off. */
+int irq_enabler(const char *sym);
 
 /* Returns 0 ok, 1 truncated input (delivered what there was), -1 error (printed). */
 int profile_run(const char *path, const struct profile_opts *opts,

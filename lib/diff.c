@@ -37,6 +37,7 @@ struct diff {
 	struct diff_side side[2];
 	struct dlview *view;		/* the side being loaded (family and op keys) */
 	struct sample_filter *filter;	/* NULL: every sample */
+	int raw_irqs;
 	struct diff_side *cur;
 	struct strbuf tmp;
 };
@@ -124,6 +125,11 @@ static void count_view(void *ctx, const char *key, uint64_t n)
 	count(ctx, key, n);
 }
 
+void diff_set_raw_irqs(struct diff *d, int raw)
+{
+	d->raw_irqs = raw;
+}
+
 void diff_set_filter(struct diff *d, struct sample_filter *filter)
 {
 	d->filter = filter_active(filter) ? filter : NULL;
@@ -144,6 +150,7 @@ int diff_load(struct diff *d, int side, const char *path)
 		d->view = dlview_new(d->rules);
 	memset(&po, 0, sizeof(po));
 	po.event = d->event;
+	po.raw_irqs = d->raw_irqs;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = on_stack;
 	cons.other = on_other;

@@ -29,12 +29,14 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 	fprintf(out, ",\"samples\":%llu,\"lost\":%llu,\"duration_ns\":%llu,"
 		"\"ns_per_sample\":%llu,\"time_estimated\":%s,\"complete_stacks\":%llu,"
 		"\"named\":%llu,\"recovered_stacks\":%llu,\"truncated\":%s,\"skipped_records\":%llu,"
+		"\"irqs_off_samples\":%llu,\"raw_irqs\":%s,"
 		"\"warnings\":[",
 		(unsigned long long)h->samples, (unsigned long long)h->lost,
 		(unsigned long long)h->duration_ns, (unsigned long long)h->ns_per_sample,
 		h->sample_is_time ? "false" : "true", (unsigned long long)h->complete_stacks,
 		(unsigned long long)h->named, (unsigned long long)h->recovered_stacks, h->truncated ? "true" : "false",
-		(unsigned long long)h->skipped);
+		(unsigned long long)h->skipped, (unsigned long long)h->irqs_off,
+		h->raw_irqs ? "true" : "false");
 	for (size_t i = 0; i < h->nr_warnings; i++) {
 		if (i)
 			fputc(',', out);

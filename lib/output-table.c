@@ -196,6 +196,12 @@ void output_header(FILE *out, const struct report_header *h)
 	else
 		fprintf(out, "# time:    %s per sample%s\n", t,
 			h->sample_is_time ? "" : " (estimated from the duration)");
+	if (h->irqs_off)
+		fprintf(out, "# irqs:    %.1f%% of samples fell due with interrupts off%s\n",
+			100.0 * h->irqs_off / n, h->raw_irqs ?
+			", shown where they\n#          came back on (--raw-irqs)" :
+			": counted to the\n#          function that turned them on, marked (irqs off); "
+			"--raw-irqs: as taken");
 	if (h->skipped)
 		fprintf(out, "# skipped: %llu malformed record%s\n", (unsigned long long)h->skipped,
 			h->skipped == 1 ? "" : "s");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family-rules.h"
 #include "filter.h"
 #include "jitsym.h"
 #include "ksyms.h"
@@ -231,6 +232,51 @@ static int is_root_name(const char *n)
 	return 0;
 }
 
+
+int irq_enabler(const char *sym)
+{
+	static const char *const tails[] = {
+		"_irq_enable", "_restore_fl", "_unlock_irqrestore", "_unlock_irq",
+	};
+	size_t len;
+
+	if (!sym)
+		return 0;
+	len = strcspn(sym, ". ");	/* without ".isra.0", ".constprop.0" */
+	for (size_t i = 0; i < ARRAY_SIZE(tails); i++) {
+		size_t tl = strlen(tails[i]);
+
+		if (len >= tl && !strncmp(sym + len - tl, tails[i], tl))
+			return 1;
+	}
+	return 0;
+}
+
+/* The sample fell due while interrupts were off and was taken where they came back on
+ * (fr[0], an irq_enabler()): count it to the first kernel caller that is not one,
+ * marked.  Raw (--raw-irqs): counted, left as taken. */
+static size_t irqs_off(struct prof *p, struct frame *fr, size_t *nf)
+{
+	size_t k = 1;
+	char buf[256];
+	int n;
+
+	while (k < *nf && (fr[k].flags & FRAME_KERNEL) && irq_enabler(fr[k].sym))
+		k++;
+	if (k >= *nf || !(fr[k].flags & FRAME_KERNEL))
+		return 0;	/* no kernel caller to give it to */
+	p->st->irqs_off++;
+	if (p->opts->raw_irqs)
+		return 0;
+	n = snprintf(buf, sizeof(buf), "%s (irqs off)", fr[k].sym);
+	fr[k].sym = family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	fr[k].flags |= FRAME_IRQS_OFF;
+	fr[k].flags &= ~FRAME_INLINE;
+	memmove(fr, fr + k, (*nf - k) * sizeof(*fr));
+	*nf -= k;
+	return k;	/* frames removed */
+}
+
 static int p_sample(void *ctx, const struct dlp_sample *s)
 {
 	struct prof *p = ctx;
@@ -305,6 +351,12 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 			nuser = nf;
 			first_user = 0;
 		}
+	}
+	if (nf > 1 && (fr[0].flags & FRAME_KERNEL) && irq_enabler(fr[0].sym)) {
+		size_t gone = irqs_off(p, fr, &nf);
+
+		if (nuser)
+			first_user -= gone;	/* the kernel part got shorter */
 	}
 	if (p->opts->no_children && nf > 1)
 		nf = 1;

@@ -18,3 +18,9 @@ $(O)/tests/workloads/rep-inline: tests/workloads/rep-inline.c
 
 TEST_PROGS += $(O)/tests/workloads/rep-inline
 TEST_PROGS += $(O)/tests/workloads/rep-split $(O)/tests/workloads/rep-deep $(O)/tests/workloads/rep-cxx
+
+# -O2: a loop of system calls that run with interrupts off (t2111)
+$(O)/tests/workloads/rep-irqoff: tests/workloads/rep-irqoff.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -o $@ $<
+TEST_PROGS += $(O)/tests/workloads/rep-irqoff
