@@ -87,6 +87,13 @@ static void fold_deferred(struct fold_ctx *fc)
 	}
 }
 
+static int fold_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+			 const struct frame *frames, size_t nr, int complete)
+{
+	attr_observe(((struct fold_ctx *)ctx)->attr, s, frames, nr);
+	return 0;
+}
+
 static int fold_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct fold_ctx *fc = ctx;
@@ -185,6 +192,8 @@ int cmd_fold(int argc, const char **argv)
 	cons.stack = fold_stack;
 	if (fc.attr)
 		cons.other = fold_other;	/* ITT intervals name oneDNN primitives */
+	if (fc.by_op)
+		cons.filtered = fold_filtered;	/* workers' operators: every master sample */
 	cons.ctx = &fc;
 
 	memset(&sinfo, 0, sizeof(sinfo));

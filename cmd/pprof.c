@@ -59,6 +59,13 @@ static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return 0;
 }
 
+static int pp_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+		       const struct frame *frames, size_t nr, int complete)
+{
+	attr_observe(((struct pprof_ctx *)ctx)->attr, s, frames, nr);
+	return 0;
+}
+
 static int pp_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	return attr_other(((struct pprof_ctx *)ctx)->attr, type, data, len);
@@ -141,6 +148,7 @@ int cmd_pprof(int argc, const char **argv)
 	cons.stack = pp_stack;
 	cons.other = pp_other;	/* ITT intervals name oneDNN primitives */
 	cons.meta = pp_meta;
+	cons.filtered = pp_filtered;	/* workers' operators: every master sample */
 	cons.ctx = &c;
 	memset(&sinfo, 0, sizeof(sinfo));
 	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);

@@ -82,6 +82,12 @@ static int rep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return ret;
 }
 
+static int rep_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+			const struct frame *frames, size_t nr, int complete)
+{
+	return dlview_filtered(((struct report_ctx *)ctx)->view, m, s, frames, nr, complete);
+}
+
 static int rep_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
 		      uint64_t time, int out, int preempt)
 {
@@ -276,6 +282,8 @@ int cmd_report(int argc, const char **argv)
 	cons.meta = rep_meta;
 	cons.context_switch = rep_switch;
 	cons.other = rep_other;
+	if (view == DLVIEW_OP)
+		cons.filtered = rep_filtered;	/* workers' operators: every master sample */
 	cons.ctx = &rc;
 
 	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &info);

@@ -59,6 +59,10 @@ int attr_other(struct attr *a, uint32_t type, const void *data, size_t len);
 /* The attribution of one sample (nr >= 1; with nr == 0 family is "other", op "(no op)"). */
 void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame *frames,
 		 size_t nr, struct sample_attr *out);
+/* A sample left out of the view (a filter's): what the others' attribution needs of it
+ * (its operator, for the OpenMP workers of its process).  Not attributed, not counted. */
+void attr_observe(struct attr *a, const struct dlp_sample *s, const struct frame *frames,
+		  size_t nr);
 /* After the last sample: the deferred ops, and which operator each oneDNN call ran in.
  * Idempotent. */
 void attr_resolve(struct attr *a);

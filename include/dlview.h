@@ -45,6 +45,10 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
  * each sample is classified once. */
 int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 	       const struct frame *frames, size_t nr, const char **family);
+/* profile_consumer.filtered: a sample a filter leaves out, for the operators of the
+ * OpenMP workers it keeps (attr_observe). */
+int dlview_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+		    const struct frame *frames, size_t nr, int complete);
 int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
 			  uint32_t cpu, uint64_t time, int out, int preempt);
 int dlview_other(void *ctx, uint32_t type, const void *data, size_t len);

@@ -59,6 +59,11 @@ struct profile_consumer {
 	/* pass 1: raw non-perf records (ITT, JIT maps, files, ...) after profile's own use */
 	int (*other)(void *ctx, uint32_t type, const void *data, size_t len);
 	int (*meta)(void *ctx, const char *key, const char *value);
+	/* pass 2: a sample the filter (profile_opts.filter) leaves out, unwound all the same
+	 * (NULL: not unwound).  For what the kept samples' attribution needs from the
+	 * others (attr_observe: an OpenMP worker's operator comes from its master's
+	 * samples, which a --tid or --time filter may leave out); counted in no stat. */
+	profile_stack_cb *filtered;
 	void *ctx;
 };
 

@@ -201,6 +201,17 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 	}
 }
 
+void attr_observe(struct attr *a, const struct dlp_sample *s, const struct frame *frames,
+		  size_t nr)
+{
+	const char *op = nr ? op_from_stack(frames, nr) : NULL;
+
+	if (op) {
+		ALLOC_GROW(a->marks, a->nr_marks + 1, a->alloc_marks);
+		a->marks[a->nr_marks++] = (struct op_mark){ s->time, s->pid, s->tid, op };
+	}
+}
+
 /* ---- operators of OpenMP worker threads ----
  * A worker of an OpenMP team runs the body of a parallel region that an operator opened
  * on the team's master thread; its own stack starts at start_thread -> libgomp and holds

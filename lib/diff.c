@@ -94,6 +94,12 @@ static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return 0;
 }
 
+static int on_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+		       const struct frame *frames, size_t nr, int complete)
+{
+	return dlview_filtered(((struct diff *)ctx)->view, m, s, frames, nr, complete);
+}
+
 static int on_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct diff *d = ctx;
@@ -156,6 +162,8 @@ int diff_load(struct diff *d, int side, const char *path)
 	cons.other = on_other;
 	cons.meta = on_meta;
 	cons.context_switch = on_switch;
+	if (d->key == DIFF_OP)
+		cons.filtered = on_filtered;	/* workers' operators: every master sample */
 	cons.ctx = d;
 	memset(&info, 0, sizeof(info));
 	ret = profile_run_filtered(path, &po, d->filter, d->rules, &cons, &st, &info);

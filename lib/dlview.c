@@ -158,6 +158,13 @@ int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return dlview_add(ctx, m, s, frames, nr, NULL);
 }
 
+int dlview_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+		    const struct frame *frames, size_t nr, int complete)
+{
+	attr_observe(((struct dlview *)ctx)->attr, s, frames, nr);
+	return 0;
+}
+
 int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 	       const struct frame *frames, size_t nr, const char **family)
 {

@@ -274,6 +274,13 @@ static int prep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return 0;
 }
 
+static int prep_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+			 const struct frame *frames, size_t nr, int complete)
+{
+	attr_observe(((struct prep *)ctx)->attr, s, frames, nr);
+	return 0;
+}
+
 static int prep_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	return attr_other(((struct prep *)ctx)->attr, type, data, len);
@@ -302,6 +309,8 @@ int filter_prepare(struct sample_filter *f, const char *path, const struct profi
 			return error("--family and --op need the family rules");
 		p.attr = attr_new(rules);
 		c.ctx = &p;
+		if (f->nr_ops)
+			c.filtered = prep_filtered;	/* workers' operators: every master sample */
 		o.filter = f;	/* the thread and time filters first */
 		f->have_kept = 0;
 		ret = profile_run(path, &o, &c, &st, &info);

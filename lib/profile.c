@@ -42,6 +42,7 @@ struct prof {
 	size_t max_frames;
 	const struct evsel *sel_ev;	/* the event counted (profile_opts.event) */
 	int ready;
+	int observing;			/* a sample the filter left out, for c->filtered */
 };
 
 static int p_attr(void *ctx, const struct evsel *ev)
@@ -384,6 +385,8 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 		if (!(f & (FRAME_UNKNOWN | FRAME_ANON)))
 			p->st->named++;
 	}
+	if (p->observing)
+		return p->c->filtered(p->c->ctx, p->m, s, fr, nf, complete);
 	if (p->c->stack)
 		return p->c->stack(p->c->ctx, p->m, s, fr, nf, complete);
 	return 0;
@@ -424,6 +427,23 @@ static const struct session_ops prof_ops = {
 	.other = p_other,
 };
 
+/* Unwind and resolve a sample the filter left out for c->filtered, counting it in no
+ * stat of the run. */
+static int observe(struct prof *p, const struct dlp_sample *s)
+{
+	struct profile_stats keep = *p->st;
+	uint64_t cpus[ARRAY_SIZE(p->cpus_seen)];
+	int ret;
+
+	memcpy(cpus, p->cpus_seen, sizeof(cpus));
+	p->observing = 1;
+	ret = p_sample(p, s);
+	p->observing = 0;
+	*p->st = keep;
+	memcpy(p->cpus_seen, cpus, sizeof(cpus));
+	return ret;
+}
+
 static int p_sample_first(void *ctx, const struct dlp_sample *s)
 {
 	struct prof *p = ctx;
@@ -447,7 +467,7 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 		if (!filter_thread(f, s->pid, s->tid, comm, s->time) ||
 		    (f->have_kept && !filter_kept(f, s->tid, s->time))) {
 			p->st->filtered_out++;
-			return 0;	/* not unwound */
+			return p->c->filtered ? observe(p, s) : 0;	/* else not unwound */
 		}
 		f->passed++;
 	}

@@ -179,6 +179,30 @@ test_expect_success 'report, fold, pprof and diff agree on every family and oper
 	EOF
 '
 
+# A filter chooses samples, never their attribution: a worker kept alone by --tid still
+# gets its master's operators, so the threads' op tables add up to the whole run's.
+test_expect_success 'op tables per --tid add up to the unfiltered one (workers keep their ops)' '
+	"$DLPROF" report -i cnn.data --sort thread --format json >thr-all.json &&
+	for t in $(/usr/bin/python3 -c "import json; print(\" \".join(str(r[\"tid\"]) for r in json.load(open(\"thr-all.json\"))[\"rows\"]))"); do
+		"$DLPROF" report -i cnn.data --sort op --format json --tid $t >op-tid-$t.json || exit 1
+	done &&
+	/usr/bin/python3 - <<-\EOF
+	import collections, glob, json
+	def ops(path):
+	    c = collections.Counter()
+	    for r in json.load(open(path))["rows"]:
+	        c[(r["name"], r["overload"], r.get("parent"))] += r["self_samples"]
+	    return c
+	whole, parts = ops("op.json"), collections.Counter()
+	for p in glob.glob("op-tid-*.json"):
+	    parts.update(ops(p))
+	whole = +whole
+	parts = +parts
+	assert parts == whole, set(parts.items()) ^ set(whole.items())
+	print(len(glob.glob("op-tid-*.json")), "threads,", sum(whole.values()), "samples")
+	EOF
+'
+
 test_expect_success 'a healthy run: no slow-path finding (oneDNN JIT, ATen, OpenBLAS)' '
 	findings cnn.data >find0.txt && cat find0.txt &&
 	! grep -q "dnnl-no-jit\|dnnl-reference\|aten-default\|openblas-coretype" find0.txt
