@@ -321,6 +321,12 @@ int cmd_report(int argc, const char **argv)
 	h.truncated = ret == 1;
 	h.skipped = info.bad_records;
 	h.irqs_off = st.irqs_off;
+	h.py_records = st.py_records;
+	h.py_merged = st.python;
+	h.py_moved = st.py_moved;
+	h.py_failed = st.py_failed;
+	h.py_mismatched = st.py_mismatched;
+	h.py_delay_ns = st.py_delay_ns;
 	h.raw_irqs = raw_irqs;
 	if (filter_active(&filt)) {
 		h.filter = filt.desc;

@@ -7,7 +7,7 @@ _dlprof_cmds='help record report fold diff pprof check-isa families'
 # _dlprof_opts CMD: the options of CMD; _dlprof_argopts CMD: those that take the next word
 _dlprof_opts() {
 	case "$1" in
-	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --jit --itt --quiet -q --pid -p' ;;
+	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --jit --itt --python --quiet -q --pid -p' ;;
 	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --raw-irqs --isa --pid --tid --comm --time --sym --family --op' ;;
 	fold) echo '--input -i --raw-irqs --inline --no-kernel --no-comm --family --op --families --event -e --pid --tid --comm --time --sym' ;;
 	diff) echo '--sort -s --limit -n --format --families --event -e --raw-irqs --pid --tid --comm --time --sym --family --op' ;;

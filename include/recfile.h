@@ -29,6 +29,8 @@ enum dlp_rec_type {
 	DLP_REC_ITT	= 8,	/* the bytes of one ITT collector output file (format in itt.h) */
 	DLP_REC_STATS	= 9,	/* struct dlp_stats: written once, last */
 	DLP_REC_FILE	= 10,	/* struct dlp_file_rec + bytes of a small file captured at record time */
+	DLP_REC_PYCODE	= 11,	/* struct dlp_pycode_rec + strings: a Python code object (pyframes.h) */
+	DLP_REC_PYSTACK = 12,	/* struct dlp_pystack_rec + frames: a sample's Python stack */
 	DLP_REC_MAX
 };
 

@@ -29,14 +29,19 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 	fprintf(out, ",\"samples\":%llu,\"lost\":%llu,\"duration_ns\":%llu,"
 		"\"ns_per_sample\":%llu,\"time_estimated\":%s,\"complete_stacks\":%llu,"
 		"\"named\":%llu,\"recovered_stacks\":%llu,\"truncated\":%s,\"skipped_records\":%llu,"
-		"\"irqs_off_samples\":%llu,\"raw_irqs\":%s,"
+		"\"irqs_off_samples\":%llu,\"raw_irqs\":%s,\"python\":{\"thread_samples\":%llu,"
+		"\"merged\":%llu,\"moved\":%llu,\"unreadable\":%llu,\"mismatched\":%llu,"
+		"\"read_delay_ns\":%llu},"
 		"\"warnings\":[",
 		(unsigned long long)h->samples, (unsigned long long)h->lost,
 		(unsigned long long)h->duration_ns, (unsigned long long)h->ns_per_sample,
 		h->sample_is_time ? "false" : "true", (unsigned long long)h->complete_stacks,
 		(unsigned long long)h->named, (unsigned long long)h->recovered_stacks, h->truncated ? "true" : "false",
 		(unsigned long long)h->skipped, (unsigned long long)h->irqs_off,
-		h->raw_irqs ? "true" : "false");
+		h->raw_irqs ? "true" : "false", (unsigned long long)h->py_records,
+		(unsigned long long)h->py_merged, (unsigned long long)h->py_moved,
+		(unsigned long long)h->py_failed, (unsigned long long)h->py_mismatched,
+		(unsigned long long)h->py_delay_ns);
 	for (size_t i = 0; i < h->nr_warnings; i++) {
 		if (i)
 			fputc(',', out);

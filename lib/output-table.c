@@ -196,6 +196,17 @@ void output_header(FILE *out, const struct report_header *h)
 	else
 		fprintf(out, "# time:    %s per sample%s\n", t,
 			h->sample_is_time ? "" : " (estimated from the duration)");
+	if (h->py_records) {
+		uint64_t lost = h->py_moved + h->py_failed + h->py_mismatched;
+
+		fprintf(out, "# python:  %.1f%% of samples with Python frames; of the %llu samples "
+			"of Python\n#          threads %.1f%% left native (code moved on %.1f%%, "
+			"unreadable %.1f%%,\n#          stacks disagree %.1f%%), read %.2f ms after "
+			"the sample\n", 100.0 * h->py_merged / n,
+			(unsigned long long)h->py_records, 100.0 * lost / h->py_records,
+			100.0 * h->py_moved / h->py_records, 100.0 * h->py_failed / h->py_records,
+			100.0 * h->py_mismatched / h->py_records, h->py_delay_ns / 1e6);
+	}
 	if (h->irqs_off)
 		fprintf(out, "# irqs:    %.1f%% of samples fell due with interrupts off%s\n",
 			100.0 * h->irqs_off / n, h->raw_irqs ?
@@ -285,6 +296,19 @@ void table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz)
 	const char *base = row_display_name(r);
 	size_t bc = cols(base);
 
+	if (r->flags & FRAME_PYTHON) {
+		/* "forward (model.py:31)": no parameter list to fold; cut at the end */
+		if (bc <= width) {
+			snprintf(buf, bufsz, "%s", base);
+		} else {
+			struct strbuf t = STRBUF_INIT;
+
+			put_cols(&t, base, width - 1);
+			snprintf(buf, bufsz, "%s" ELLIPSIS, t.buf ? t.buf : "");
+			strbuf_release(&t);
+		}
+		return;
+	}
 	if (r->srcline) {
 		/* --srcline: "name @ file.c:12", the line whole, the name shortened */
 		size_t lc = cols(r->srcline);

@@ -14,6 +14,7 @@
 #include "jitsym.h"
 #include "ksyms.h"
 #include "profile.h"
+#include "pyframes.h"
 #include "rephash.h"
 #include "symbolize.h"
 #include "unwind.h"
@@ -42,6 +43,7 @@ struct prof {
 	size_t max_frames;
 	const struct evsel *sel_ev;	/* the event counted (profile_opts.event) */
 	int ready;
+	struct pystacks *py;		/* the recording's Python stacks, NULL when none */
 	int observing;			/* a sample the filter left out, for c->filtered */
 };
 
@@ -127,6 +129,14 @@ static int p_other(void *ctx, uint32_t type, const void *data, size_t len)
 					  len - sizeof(*fr) - fr->path_len);
 		break;
 	}
+	case DLP_REC_PYCODE:
+	case DLP_REC_PYSTACK:
+		if (!p->opts->no_python) {
+			if (!p->py)
+				p->py = pystacks_new();
+			pystacks_add(p->py, type, data, len);
+		}
+		break;
 	case DLP_REC_JITMAP:
 	case DLP_REC_JITDUMP: {
 		const struct dlp_jit_rec *jr = data;
@@ -372,6 +382,13 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 		complete = 1;	/* the idle task / kernel threads have no user part */
 	if (nf && complete && nf < first_user + nuser)
 		complete = 0;
+	if (p->py && nf) {
+		/* the eval loops' frames become the Python functions they ran */
+		if (pystacks_merge(p->py, s->pid, s->tid, s->time, fr, &nf, max, complete) > 0)
+			p->st->python++;
+		if (p->opts->max_depth && nf > p->opts->max_depth)
+			nf = p->opts->max_depth;
+	}
 	if (complete)
 		p->st->complete_stacks++;
 	for (size_t i = 0; i < nf; i++)
@@ -532,6 +549,17 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		}
 	}
 
+	if (p.py) {
+		struct pystacks_stats ps;
+
+		pystacks_get_stats(p.py, &ps);
+		stats->py_records = ps.records;
+		stats->py_moved = ps.moved;
+		stats->py_failed = ps.failed;
+		stats->py_mismatched = ps.mismatched;
+		stats->py_delay_ns = ps.records ? ps.delay_sum_ns / ps.records : 0;
+		pystacks_free(p.py);
+	}
 	free(p.frames);
 	free(p.ips);
 	free(p.ipflags);

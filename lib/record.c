@@ -17,6 +17,7 @@
 #include "event.h"
 #include "isa.h"
 #include "jitsym.h"
+#include "pyframes.h"
 #include "recfile.h"
 #include "ring.h"
 #include "workload.h"
@@ -52,6 +53,7 @@
 #define MAX_EVENTS	16
 #define FLUSH_NS	1000000000ull	/* write a chunk at least this often */
 #define POLL_MS		100
+#define PY_POLL_MS	1	/* with a Python process: read its stacks within ~1 ms */
 #define CAPTURE_MAX	(512u << 20)	/* cap on a captured JIT/ITT file */
 #define BG_CAP		(64u << 20)	/* raw bytes waiting for the compressor (~1.5 s of
 					   dwarf samples on 2 cpus) before record compresses inline */
@@ -184,6 +186,12 @@ struct recorder {
 	size_t nr_anon_ips, alloc_anon_ips, nr_pending, alloc_pending;
 	uint64_t anon_samples;		/* all of them, also those past the array's cap */
 	struct jitsyms *jit;		/* the captured perf maps and jitdumps, parsed */
+	struct pyreader *py;		/* Python stacks of CPython processes, NULL: --no-python */
+	int py_wakeup;			/* the target looks like Python: wake up per sample */
+	/* the user stack copy of the sample being stored (sample_fixup), for py */
+	const unsigned char *smp_stack;
+	size_t smp_len;
+	uint64_t smp_sp;
 };
 
 #define ANON_IPS_MAX (1u << 20)	/* past this, anonymous-code samples are only counted */
@@ -323,6 +331,75 @@ static int online_cpus(int **cpus)
 	return nr;
 }
 
+/* The file execvp would run for name, or -1. */
+static int find_in_path(const char *name, char *out, size_t size)
+{
+	const char *p = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(out, size, "%s", name);
+		return 0;
+	}
+	if (!p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	while (*p) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(out, size, "%.*s%s%s", (int)n, p, n ? "/" : "", name);
+		if (!access(out, X_OK))
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return -1;
+}
+
+/* Does the command (or a process of -p) look like a Python interpreter: a python3.X
+ * executable, a script run by one, or a process that maps one. */
+static int python_target(const struct record_opts *o)
+{
+	char path[4096], line[256];
+	FILE *f;
+
+	if (o->pids) {
+		const char *p = o->pids;
+
+		while (*p) {
+			char exe[64], buf[4096];
+			long pid = strtol(p, (char **)&p, 10);
+			ssize_t n;
+
+			snprintf(exe, sizeof(exe), "/proc/%ld/exe", pid);
+			n = readlink(exe, buf, sizeof(buf) - 1);
+			if (n > 0) {
+				buf[n] = 0;
+				if (pyreader_python_path(buf))
+					return 1;
+			}
+			while (*p && (*p < '0' || *p > '9'))
+				p++;
+		}
+		return 0;
+	}
+	if (!o->argv || !o->argv[0] || find_in_path(o->argv[0], path, sizeof(path)) < 0)
+		return 0;
+	{
+		char *real = realpath(path, NULL);
+		int py = real && pyreader_python_path(real);
+
+		free(real);
+		if (py)
+			return 1;
+	}
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	line[0] = 0;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return !strncmp(line, "#!", 2) && strstr(line, "python");
+}
+
 static void attr_common(struct recorder *r, struct perf_event_attr *a, int first)
 {
 	const struct record_opts *o = r->opts;
@@ -358,7 +435,13 @@ static void attr_common(struct recorder *r, struct perf_event_attr *a, int first
 		a->disabled = 1;
 		a->enable_on_exec = 1;
 	}
-	a->watermark = 1;
+	if (r->py_wakeup) {
+		/* Python stacks are read when the sample is in: wake up for each one */
+		a->watermark = 0;
+		a->wakeup_events = 1;
+	} else {
+		a->watermark = 1;
+	}
 	if (first) {
 		a->mmap = 1;
 		a->mmap2 = 1;
@@ -484,7 +567,8 @@ static int open_events(struct recorder *r, pid_t pid)
 	r->rings = xcalloc((size_t)r->nr_cpus, sizeof(struct ring));
 	for (int e = 0; e < r->nr_ev; e++) {
 		ALLOC_GROW(r->ev[e].ids, (size_t)r->nr_cpus, r->ev[e].alloc_ids);
-		r->ev[e].attr.wakeup_watermark = (uint32_t)(pages * psz / 4);
+		if (r->ev[e].attr.watermark)
+			r->ev[e].attr.wakeup_watermark = (uint32_t)(pages * psz / 4);
 	}
 
 	for (int c = 0; c < r->nr_cpus; c++) {
@@ -518,7 +602,9 @@ static int open_events(struct recorder *r, pid_t pid)
 					pages /= 2;
 					shrunk = 1;
 					for (int k = 0; k < r->nr_ev; k++)
-						r->ev[k].attr.wakeup_watermark = (uint32_t)(pages * psz / 4);
+						if (r->ev[k].attr.watermark)
+							r->ev[k].attr.wakeup_watermark =
+								(uint32_t)(pages * psz / 4);
 					close(fd);
 					r->fds[c] = -1;
 					fd = event_open(&ev->attr, pid, r->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
@@ -761,6 +847,7 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 		q += nr * 8;
 	}
 	note_kernel_ips(r, rec->misc & PERF_RECORD_MISC_CPUMODE_MASK, ip, chain, nr);
+	r->smp_stack = NULL;
 	if (!(a->sample_type & PERF_SAMPLE_STACK_USER))
 		return rec;
 
@@ -782,8 +869,12 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	memcpy(&dyn, q + 8 + size, 8);
 	if (dyn > size)
 		dyn = size;
-	if (sp)
+	if (sp) {
+		r->smp_stack = q + 8;	/* as the sample took it, for the Python check */
+		r->smp_len = (size_t)dyn;
+		r->smp_sp = sp;
 		dyn = stack_end_at_tcb(q + 8, (size_t)dyn, sp);
+	}
 	keep = (size_t)(dyn + 7) & ~(size_t)7;
 	if (keep > size)
 		keep = (size_t)size;
@@ -811,6 +902,16 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 		if (!rec)
 			return 0;	/* malformed: not stored */
 		r->samples++;
+		if (r->py) {
+			/* IDENTIFIER IP PID/TID TIME: read its thread's Python stack now */
+			uint32_t pid, tid;
+			uint64_t t;
+
+			memcpy(&pid, p + sizeof(*rec) + 16, 4);
+			memcpy(&tid, p + sizeof(*rec) + 20, 4);
+			memcpy(&t, p + sizeof(*rec) + 24, 8);
+			pyreader_sample(r->py, pid, tid, t, r->smp_stack, r->smp_len, r->smp_sp);
+		}
 		break;
 	case PERF_RECORD_LOST:
 		if (rec->size >= sizeof(*rec) + 16) {
@@ -837,6 +938,9 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 
 			memcpy(&pid, p + sizeof(*rec), 4);
 			u64set_add(&r->pids, pid);
+			if (r->py && rec->type == PERF_RECORD_COMM &&
+			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
+				pyreader_exec(r->py, pid);
 		}
 		break;
 	case PERF_RECORD_MMAP2:
@@ -874,6 +978,16 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 	}
 	if (!r->write_failed &&
 	    recwriter_add(r->w, DLP_REC_PERF, rec, rec->size) < 0)
+		r->write_failed = 1;
+	return 0;
+}
+
+static int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
+		   size_t blen)
+{
+	struct recorder *r = ctx;
+
+	if (!r->write_failed && recwriter_add2(r->w, type, a, alen, b, blen) < 0)
 		r->write_failed = 1;
 	return 0;
 }
@@ -1429,6 +1543,7 @@ static void write_meta(struct recorder *r)
 		meta_add(&sb, "note", r->fallback_note);
 	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit_ours ? "on" : "user");
 	meta_add(&sb, "itt", r->ittdir ? "on" : "off");
+	meta_add(&sb, "python", r->py ? "on" : "off");
 	meta_settings_env(r, &sb);
 	{
 		const char *w = r->warns.buf;
@@ -1632,6 +1747,18 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		bytes < 100000 ? 3 : 2, bytes / 1e6, mode,
 		r->samples ? (double)bytes / r->samples : 0.0,
 		incomplete ? ", incomplete: only the chunks written before the error" : "");
+	if (pyreader_active(r->py)) {
+		struct pyreader_stats ps;
+
+		pyreader_get_stats(r->py, &ps);
+		fprintf(stderr, "dlprof: python: %llu samples read (%.1f%% checked against the "
+			"sample, %.1f%% moved on, %.1f%% unreadable), read %.2f ms after the sample "
+			"on average\n", (unsigned long long)ps.samples,
+			ps.samples ? 100.0 * ps.trusted / ps.samples : 0.0,
+			ps.samples ? 100.0 * ps.moved / ps.samples : 0.0,
+			ps.samples ? 100.0 * ps.failed / ps.samples : 0.0,
+			ps.samples ? ps.delay_sum_ns / 1e6 / ps.samples : 0.0);
+	}
 }
 
 int record_run(const struct record_opts *o)
@@ -1682,6 +1809,7 @@ int record_run(const struct record_opts *o)
 		      o->stack_size, need);
 		return 64;
 	}
+	r->py_wakeup = !o->no_python && python_target(o);
 	ret = setup_events(r);
 	if (ret) {
 		free(r->targets);
@@ -1718,6 +1846,8 @@ int record_run(const struct record_opts *o)
 	recwriter_split_samples(r->w);
 	/* deflate in idle time, not on the workload's cores; at most BG_CAP queued */
 	recwriter_set_background(r->w, BG_CAP);
+	if (!o->no_python)
+		r->py = pyreader_new(py_emit, r);
 	if (r->fallback_note[0] && !o->quiet)	/* said once the recording can go ahead */
 		info("%s", r->fallback_note);
 
@@ -1792,7 +1922,9 @@ int record_run(const struct record_opts *o)
 		struct signalfd_siginfo si;
 		int check_exit = have_cmd && wl.pidfd < 0;
 
-		if (poll(pfd, (nfds_t)npfd, POLL_MS) < 0 && errno != EINTR) {
+		/* a Python process: its stacks are read as soon as the sample is in */
+		if (poll(pfd, (nfds_t)npfd, pyreader_active(r->py) ? PY_POLL_MS : POLL_MS) < 0 &&
+		    errno != EINTR) {
 			error("poll failed: %s", strerror(errno));
 			break;
 		}
@@ -1955,5 +2087,6 @@ out:
 	free(r->anon_ips);
 	free(r->pending);
 	jitsyms_free(r->jit);
+	pyreader_free(r->py);
 	return status;
 }

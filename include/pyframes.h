@@ -1,0 +1,116 @@
+/* pyframes.h - Python frames: read from a CPython process at record time (lib/pyread.c),
+ * merged into the native stacks at report time (lib/pystack.c).
+ *
+ * Recording: for each sample of a thread of a CPython 3.11 process, dlprof record reads
+ * the thread's chain of interpreter frames from outside (process_vm_readv) right after
+ * the sample, checks it against the sample's own stack copy, and writes one
+ * DLP_REC_PYSTACK record; each code object the chains name is written once, as a
+ * DLP_REC_PYCODE record (qualified name, file, first line, line table).
+ *
+ * The check: _PyEval_EvalFrameDefault keeps its _PyCFrame on the C stack, and the
+ * thread state points at it (tstate->cframe); its current_frame is the interpreter frame
+ * running at that instant.  Where that _PyCFrame lies in the sample's stack copy, the copy
+ * holds current_frame as it was at the sample: the chain read later is kept when that
+ * frame is still on it (the frames from it to the root are then those of the sample),
+ * else the sample is "moved" (the Python code went on) and keeps its native stack only.
+ */
+#ifndef DLPROF_PYFRAMES_H
+#define DLPROF_PYFRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* DLP_REC_PYCODE payload: this struct, then qualname, file name (no NUL) and the line
+ * table (co_linetable, CPython 3.11's location table). */
+struct dlp_pycode_rec {
+	uint32_t id;		/* the recording's number for the code object, 1.. */
+	int32_t pid;
+	uint64_t addr;		/* where it was (for the curious) */
+	uint32_t firstlineno;
+	uint16_t qualname_len, file_len;
+	uint32_t linetable_len;
+	uint32_t pyversion;	/* PY_VERSION_HEX of the interpreter */
+};
+
+/* DLP_REC_PYSTACK states */
+enum {
+	DLP_PY_TRUSTED = 1,	/* checked against the sample's stack copy */
+	DLP_PY_UNCHECKED = 2,	/* no stack copy to check it against (fp, none) */
+	DLP_PY_MOVED = 3,	/* the sample's frame was gone when read: no frames */
+	DLP_PY_FAILED = 4,	/* a memory read failed (the thread was exiting, ...) */
+};
+
+#define DLP_PY_ENTRY	0x80000000u	/* pyframe.instr: the frame an eval loop entered at */
+#define DLP_PY_NO_INSTR	0x7fffffffu	/* no instruction yet: the first line */
+
+struct dlp_pyframe {
+	uint32_t code;		/* dlp_pycode_rec.id */
+	uint32_t instr;		/* code unit index of the instruction running | DLP_PY_ENTRY */
+};
+
+/* DLP_REC_PYSTACK payload: this struct, then nr struct dlp_pyframe, leaf first. */
+struct dlp_pystack_rec {
+	uint32_t pid, tid;
+	uint64_t time;		/* the sample's time */
+	uint32_t delay_ns;	/* from the sample to the read (capped) */
+	uint16_t nr;
+	uint8_t state;
+	uint8_t pad;
+};
+
+/* ---- record side (lib/pyread.c) ---- */
+struct pyreader;
+typedef int pyreader_emit_fn(void *ctx, uint32_t type, const void *a, size_t alen,
+			     const void *b, size_t blen);
+
+struct pyreader *pyreader_new(pyreader_emit_fn *emit, void *ctx);
+void pyreader_free(struct pyreader *pr);
+/* The process exec'd: what was known of it goes. */
+void pyreader_exec(struct pyreader *pr, uint32_t pid);
+/* One sample of thread tid: read its Python stack when pid is a CPython 3.11 process
+ * (stack/len/sp: the sample's user stack copy, NULL without one).  Returns 1 when the
+ * process is Python (a record was written), 0 when not. */
+int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
+		    const unsigned char *stack, size_t len, uint64_t sp);
+/* A path that names a Python interpreter (python3.11, python3, libpython3.11.so.1.0). */
+int pyreader_python_path(const char *path);
+/* Any Python process seen so far (record polls its rings more often then). */
+int pyreader_active(const struct pyreader *pr);
+
+struct pyreader_stats {
+	uint64_t samples, trusted, unchecked, moved, failed;
+	uint64_t codes;
+	uint64_t delay_sum_ns, delay_max_ns;
+};
+void pyreader_get_stats(const struct pyreader *pr, struct pyreader_stats *st);
+
+/* ---- report side (lib/pystack.c) ---- */
+struct pystacks;
+struct frame;
+
+struct pystacks *pystacks_new(void);
+void pystacks_free(struct pystacks *ps);
+/* DLP_REC_PYCODE / DLP_REC_PYSTACK records (pass 1); others are ignored. */
+void pystacks_add(struct pystacks *ps, uint32_t type, const void *data, size_t len);
+/* Pass 1 is over: index the stacks. */
+void pystacks_finish(struct pystacks *ps);
+int pystacks_any(const struct pystacks *ps);
+/* Replace each _PyEval_EvalFrameDefault frame of the sample's stack (leaf first, nr in
+ * *nr, room for max) by the Python frames it ran.  Returns 1 merged, 0 no Python stack
+ * for the sample (or not trusted: left native), -1 the Python and native stacks did not
+ * match (left native). */
+int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time,
+		   struct frame *fr, size_t *nr, size_t max, int complete);
+
+struct pystacks_stats {
+	uint64_t records, trusted, unchecked, moved, failed;	/* of the recording */
+	uint64_t merged, mismatched;				/* of this report's samples */
+	uint64_t delay_sum_ns, delay_max_ns;
+};
+void pystacks_get_stats(const struct pystacks *ps, struct pystacks_stats *st);
+
+/* The line of code unit index instr in a CPython 3.11 line table, firstlineno-based;
+ * -1 when the table says no line. */
+int py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t instr);
+
+#endif

@@ -1,0 +1,652 @@
+/* pyread.c - read a CPython 3.11 process's Python stacks from outside (pyframes.h).
+ *
+ * The layouts are CPython 3.11's (x86-64), as its headers give them:
+ *	_PyRuntimeState.interpreters.head	40
+ *	PyInterpreterState.threads.head		16
+ *	PyThreadState: next 8, cframe 56, native_thread_id 160
+ *	_PyCFrame.current_frame			8
+ *	_PyInterpreterFrame: f_code 32, previous 48, prev_instr 56, is_entry 68, owner 69
+ *	PyCodeObject: ob_type 8, co_firstlineno 72, co_filename 112, co_name 120,
+ *		co_qualname 128, co_linetable 136, _co_firsttraceable 168,
+ *		co_code_adaptive 184
+ *	PyBytesObject: ob_size 16, ob_sval 32
+ *	PyASCIIObject: length 16, state 32 (interned:2 kind:3 compact:1 ascii:1), data at 48
+ *	(ascii) or 72 (compact, not ascii)
+ * The interpreter is found by its exported symbols (_PyRuntime, Py_Version, PyCode_Type)
+ * in the python3.X executable or libpython3.X.so the process maps.  Every read is
+ * checked; a failed one leaves the sample its native stack (counted, never fatal).
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pyframes.h"
+#include "recfile.h"
+#include "util.h"
+
+#define RT_INTERP_HEAD	40
+#define IS_THREADS_HEAD	16
+#define TS_NEXT		8
+#define TS_CFRAME	56
+#define TS_NATIVE_TID	160
+#define TS_READ		168
+#define CF_CURRENT	8
+#define CF_PREVIOUS	16
+#define FR_CODE		32
+#define FR_PREVIOUS	48
+#define FR_PREV_INSTR	56
+#define FR_IS_ENTRY	68
+#define FR_OWNER	69
+#define FR_SIZE		72
+#define CO_TYPE		8
+#define CO_FIRSTLINE	72
+#define CO_FILENAME	112
+#define CO_NAME		120
+#define CO_QUALNAME	128
+#define CO_LINETABLE	136
+#define CO_FIRSTTRACE	168
+#define CO_CODE		184
+#define FRAME_OWNED_BY_GENERATOR 1
+
+#define MAX_FRAMES	512
+#define WINDOW		8192
+#define WALK_EVERY_NS	50000000ull	/* look for new threads at most every 50 ms */
+
+struct pycode {
+	uint64_t addr;
+	uint32_t id;
+	int32_t firsttrace;
+};
+
+struct pytid {
+	uint32_t tid;
+	uint64_t tstate;	/* 0: not a Python thread (at the last walk) */
+};
+
+struct pyproc {
+	uint32_t pid;
+	int state;		/* 0 unknown, 1 Python 3.11, -1 not Python (or not read) */
+	uint64_t runtime, code_type;
+	uint32_t version;
+	struct pytid *tids;
+	size_t nr_tids, alloc_tids;
+	uint64_t last_walk;
+	struct pycode *codes;	/* open addressing on addr */
+	size_t nr_codes, size_codes;
+};
+
+struct pysyms {
+	char *path;
+	int ok;
+	uint64_t runtime, version, code_type;	/* link-time addresses */
+	uint64_t first_vaddr;
+	int is_dyn;
+};
+
+struct pyreader {
+	pyreader_emit_fn *emit;
+	void *ctx;
+	struct pyproc *procs;
+	size_t nr_procs, alloc_procs;
+	struct pysyms *syms;
+	size_t nr_syms, alloc_syms;
+	uint32_t next_code;
+	int active;
+	struct pyreader_stats st;
+	/* the frame window of the sample being read */
+	uint32_t win_pid;
+	uint64_t win_base;
+	size_t win_len;
+	unsigned char win[WINDOW];
+	struct dlp_pyframe frames[MAX_FRAMES];
+};
+
+struct pyreader *pyreader_new(pyreader_emit_fn *emit, void *ctx)
+{
+	struct pyreader *pr = xcalloc(1, sizeof(*pr));
+
+	pr->emit = emit;
+	pr->ctx = ctx;
+	return pr;
+}
+
+void pyreader_free(struct pyreader *pr)
+{
+	if (!pr)
+		return;
+	for (size_t i = 0; i < pr->nr_procs; i++) {
+		free(pr->procs[i].tids);
+		free(pr->procs[i].codes);
+	}
+	for (size_t i = 0; i < pr->nr_syms; i++)
+		free(pr->syms[i].path);
+	free(pr->procs);
+	free(pr->syms);
+	free(pr);
+}
+
+static int rd(uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	if (!addr)
+		return -1;
+	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static int rd64(uint32_t pid, uint64_t addr, uint64_t *v)
+{
+	return rd(pid, addr, v, 8);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct pyproc *get_proc(struct pyreader *pr, uint32_t pid)
+{
+	for (size_t i = 0; i < pr->nr_procs; i++)
+		if (pr->procs[i].pid == pid)
+			return &pr->procs[i];
+	ALLOC_GROW(pr->procs, pr->nr_procs + 1, pr->alloc_procs);
+	memset(&pr->procs[pr->nr_procs], 0, sizeof(pr->procs[0]));
+	pr->procs[pr->nr_procs].pid = pid;
+	return &pr->procs[pr->nr_procs++];
+}
+
+void pyreader_exec(struct pyreader *pr, uint32_t pid)
+{
+	for (size_t i = 0; i < pr->nr_procs; i++)
+		if (pr->procs[i].pid == pid) {
+			struct pyproc *p = &pr->procs[i];
+
+			free(p->tids);
+			free(p->codes);
+			memset(p, 0, sizeof(*p));
+			p->pid = pid;
+		}
+}
+
+int pyreader_active(const struct pyreader *pr)
+{
+	return pr && pr->active;
+}
+
+/* The interpreter's symbols in PATH (its .dynsym), cached per file. */
+static const struct pysyms *file_syms(struct pyreader *pr, const char *path)
+{
+	struct pysyms *s;
+	int fd;
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t nph;
+
+	for (size_t i = 0; i < pr->nr_syms; i++)
+		if (!strcmp(pr->syms[i].path, path))
+			return &pr->syms[i];
+	ALLOC_GROW(pr->syms, pr->nr_syms + 1, pr->alloc_syms);
+	s = &pr->syms[pr->nr_syms++];
+	memset(s, 0, sizeof(*s));
+	s->path = xstrdup(path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return s;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || !gelf_getehdr(e, &eh))
+		goto out;
+	s->is_dyn = eh.e_type == ET_DYN;
+	s->first_vaddr = UINT64_MAX;
+	if (!elf_getphdrnum(e, &nph))
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    ph.p_vaddr - ph.p_offset < s->first_vaddr)
+				s->first_vaddr = ph.p_vaddr - ph.p_offset;
+		}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!n)
+				continue;
+			if (!strcmp(n, "_PyRuntime"))
+				s->runtime = sym.st_value;
+			else if (!strcmp(n, "Py_Version"))
+				s->version = sym.st_value;
+			else if (!strcmp(n, "PyCode_Type"))
+				s->code_type = sym.st_value;
+		}
+	}
+	s->ok = s->runtime && s->code_type && s->first_vaddr != UINT64_MAX;
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return s;
+}
+
+int pyreader_python_path(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strncmp(b, "python", 6) || !strncmp(b, "libpython", 9);
+}
+
+/* python3.X or libpython3.X.so...: the file that holds the interpreter */
+static int python_file(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	if (!strncmp(b, "libpython3.", 11))
+		return strstr(b, ".so") != NULL;
+	if (strncmp(b, "python3.", 8))
+		return 0;
+	for (b += 8; *b >= '0' && *b <= '9'; b++)
+		;
+	return !*b || !strcmp(b, "d") || !strcmp(b, "m");
+}
+
+/* Is pid a CPython 3.11 process: its maps, the interpreter's symbols, Py_Version. */
+static void probe(struct pyreader *pr, struct pyproc *p)
+{
+	char mpath[64], line[4352], file[4096] = "";
+	FILE *f;
+	uint64_t base = 0;
+	const struct pysyms *s;
+	uint64_t bias;
+	uint32_t ver = 0;
+
+	p->state = -1;
+	snprintf(mpath, sizeof(mpath), "/proc/%u/maps", p->pid);
+	f = fopen(mpath, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perm[8], path[4096];
+
+		path[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perm, &off,
+			   path) < 4 || !path[0] || !python_file(path))
+			continue;
+		/* a libpython beats the executable that loads it */
+		if (!file[0] || (strstr(path, "libpython") && !strstr(file, "libpython"))) {
+			snprintf(file, sizeof(file), "%s", path);
+			base = off == 0 ? lo : 0;
+		} else if (!strcmp(path, file) && off == 0 && !base) {
+			base = lo;
+		}
+	}
+	fclose(f);
+	if (!file[0])
+		return;
+	s = file_syms(pr, file);
+	if (!s->ok) {
+		warning("pid %u runs %s, but its interpreter symbols are not readable: "
+			"native stacks only", p->pid, file);
+		return;
+	}
+	if (s->is_dyn && !base)
+		return;
+	bias = s->is_dyn ? base - s->first_vaddr : 0;
+	if (s->version && rd(p->pid, s->version + bias, &ver, 4) < 0)
+		ver = 0;
+	if ((ver >> 16) != 0x030b) {
+		if (ver)
+			warning("pid %u runs Python %u.%u: dlprof reads the frames of Python 3.11 "
+				"only, native stacks here", p->pid, ver >> 24, (ver >> 16) & 0xff);
+		else
+			warning("pid %u runs %s: its version is unknown, native stacks only",
+				p->pid, file);
+		return;
+	}
+	p->runtime = s->runtime + bias;
+	p->code_type = s->code_type + bias;
+	p->version = ver;
+	p->state = 1;
+	pr->active = 1;
+}
+
+/* Thread states of the process by native thread id.  A thread may have more than one:
+ * the interpreter's static initial state stays on the list after the main thread has
+ * moved to another, and C code can make states of its own for a thread. */
+static void walk_threads(struct pyproc *p, uint64_t now)
+{
+	uint64_t interp, ts;
+	unsigned char buf[TS_READ];
+	size_t n = 0;
+
+	p->last_walk = now;
+	p->nr_tids = 0;
+	if (rd64(p->pid, p->runtime + RT_INTERP_HEAD, &interp) < 0 ||
+	    rd64(p->pid, interp + IS_THREADS_HEAD, &ts) < 0)
+		return;
+	for (; ts && n < 4096; n++) {
+		uint64_t tid, next;
+
+		if (rd(p->pid, ts, buf, sizeof(buf)) < 0)
+			return;
+		memcpy(&tid, buf + TS_NATIVE_TID, 8);
+		memcpy(&next, buf + TS_NEXT, 8);
+		ALLOC_GROW(p->tids, p->nr_tids + 1, p->alloc_tids);
+		p->tids[p->nr_tids].tid = (uint32_t)tid;
+		p->tids[p->nr_tids++].tstate = ts;
+		ts = next;
+	}
+}
+
+/* The thread states of tid (*nr of them, at most max), after a new walk of the list when
+ * the thread is not on it (at most every WALK_EVERY_NS: a thread that is not Python, an
+ * OpenMP worker, stays off it). */
+static size_t tstates_of(struct pyproc *p, uint32_t tid, uint64_t now, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2 && !n; pass++) {
+		if (pass) {
+			if (now - p->last_walk < WALK_EVERY_NS)
+				break;
+			walk_threads(p, now);
+		}
+		for (size_t i = 0; i < p->nr_tids && n < max; i++)
+			if (p->tids[i].tid == tid && p->tids[i].tstate)
+				out[n++] = p->tids[i].tstate;
+	}
+	return n;
+}
+
+/* ---- code objects ---- */
+
+/* A str object as UTF-8 into sb (at most 1024 characters).  0 or -1. */
+static int read_str(uint32_t pid, uint64_t obj, struct strbuf *sb)
+{
+	unsigned char h[72], data[4096];
+	uint64_t len;
+	uint32_t state, kind;
+	size_t off, n;
+
+	if (rd(pid, obj, h, sizeof(h)) < 0)
+		return -1;
+	memcpy(&len, h + 16, 8);
+	memcpy(&state, h + 32, 4);
+	kind = (state >> 2) & 7;
+	if (!((state >> 5) & 1) || (kind != 1 && kind != 2 && kind != 4))
+		return -1;	/* not compact: not a code object's name */
+	off = ((state >> 6) & 1) ? 48 : 72;
+	if (len > 1024)
+		len = 1024;
+	n = (size_t)len * kind;
+	if (n && rd(pid, obj + off, data, n) < 0)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		uint32_t c = kind == 1 ? data[i] : kind == 2 ? ((uint16_t *)data)[i] :
+			     ((uint32_t *)data)[i];
+
+		if (c < 0x80) {
+			strbuf_addch(sb, (char)c);
+		} else if (c < 0x800) {
+			strbuf_addch(sb, (char)(0xc0 | c >> 6));
+			strbuf_addch(sb, (char)(0x80 | (c & 0x3f)));
+		} else if (c < 0x10000) {
+			strbuf_addch(sb, (char)(0xe0 | c >> 12));
+			strbuf_addch(sb, (char)(0x80 | ((c >> 6) & 0x3f)));
+			strbuf_addch(sb, (char)(0x80 | (c & 0x3f)));
+		} else {
+			strbuf_addch(sb, (char)(0xf0 | c >> 18));
+			strbuf_addch(sb, (char)(0x80 | ((c >> 12) & 0x3f)));
+			strbuf_addch(sb, (char)(0x80 | ((c >> 6) & 0x3f)));
+			strbuf_addch(sb, (char)(0x80 | (c & 0x3f)));
+		}
+	}
+	return 0;
+}
+
+static struct pycode *code_slot(struct pyproc *p, uint64_t addr)
+{
+	size_t i;
+
+	if ((p->nr_codes + 1) * 2 > p->size_codes) {
+		struct pycode *old = p->codes;
+		size_t osize = p->size_codes;
+
+		p->size_codes = osize ? osize * 2 : 256;
+		p->codes = xcalloc(p->size_codes, sizeof(*p->codes));
+		for (i = 0; i < osize; i++)
+			if (old[i].addr)
+				*code_slot(p, old[i].addr) = old[i];
+		free(old);
+	}
+	i = (size_t)((addr >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (p->size_codes - 1);
+	while (p->codes[i].addr && p->codes[i].addr != addr)
+		i = (i + 1) & (p->size_codes - 1);
+	return &p->codes[i];
+}
+
+/* The code object at addr: its id, read and written out the first time.  NULL when it
+ * cannot be read (not a code object). */
+static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint64_t addr)
+{
+	struct pycode *c = code_slot(p, addr);
+	unsigned char h[CO_CODE];
+	uint64_t type, fname, qname, ltab, tlen = 0;
+	int32_t first, trace;
+	struct strbuf q = STRBUF_INIT, fn = STRBUF_INIT;
+	unsigned char *tab = NULL;
+	struct dlp_pycode_rec rec;
+	struct strbuf body = STRBUF_INIT;
+
+	if (c->addr)
+		return c;
+	if (rd(p->pid, addr, h, sizeof(h)) < 0)
+		return NULL;
+	memcpy(&type, h + CO_TYPE, 8);
+	if (type != p->code_type)
+		return NULL;
+	memcpy(&first, h + CO_FIRSTLINE, 4);
+	memcpy(&fname, h + CO_FILENAME, 8);
+	memcpy(&qname, h + CO_QUALNAME, 8);
+	memcpy(&ltab, h + CO_LINETABLE, 8);
+	memcpy(&trace, h + CO_FIRSTTRACE, 4);
+	if (read_str(p->pid, qname, &q) < 0 || read_str(p->pid, fname, &fn) < 0)
+		goto fail;
+	if (rd64(p->pid, ltab + 16, &tlen) < 0 || tlen > (1u << 20))
+		tlen = 0;
+	tab = xmalloc(tlen + 1);
+	if (tlen && rd(p->pid, ltab + 32, tab, tlen) < 0)
+		tlen = 0;
+	memset(&rec, 0, sizeof(rec));
+	rec.id = ++pr->next_code;
+	rec.pid = (int32_t)p->pid;
+	rec.addr = addr;
+	rec.firstlineno = first > 0 ? (uint32_t)first : 0;
+	rec.qualname_len = (uint16_t)(q.len < 0xffff ? q.len : 0xffff);
+	rec.file_len = (uint16_t)(fn.len < 0xffff ? fn.len : 0xffff);
+	rec.linetable_len = (uint32_t)tlen;
+	rec.pyversion = p->version;
+	strbuf_add(&body, q.buf, rec.qualname_len);
+	strbuf_add(&body, fn.buf, rec.file_len);
+	strbuf_add(&body, tab, tlen);
+	pr->emit(pr->ctx, DLP_REC_PYCODE, &rec, sizeof(rec), body.buf, body.len);
+	pr->st.codes++;
+	c->addr = addr;
+	c->id = rec.id;
+	c->firsttrace = trace;
+	p->nr_codes++;
+	strbuf_release(&body);
+	free(tab);
+	strbuf_release(&q);
+	strbuf_release(&fn);
+	return c;
+fail:
+	strbuf_release(&q);
+	strbuf_release(&fn);
+	return NULL;
+}
+
+/* ---- frames ---- */
+
+/* The 72 bytes of the interpreter frame at addr, through a window read once for several
+ * frames (a thread's frames sit together in its data stack, older ones below). */
+static const unsigned char *get_frame(struct pyreader *pr, uint32_t pid, uint64_t addr)
+{
+	uint64_t lo;
+
+	if (pr->win_pid == pid && addr >= pr->win_base &&
+	    addr + FR_SIZE <= pr->win_base + pr->win_len)
+		return pr->win + (addr - pr->win_base);
+	/* as far down as the frame's page allows, up to the window size */
+	lo = addr + FR_SIZE > WINDOW ? addr + FR_SIZE - WINDOW : 0;
+	if (lo < (addr & ~4095ull))
+		lo = addr & ~4095ull;
+	pr->win_pid = 0;
+	if (rd(pid, lo, pr->win, (size_t)(addr + FR_SIZE - lo)) < 0) {
+		lo = addr;
+		if (rd(pid, lo, pr->win, FR_SIZE) < 0)
+			return NULL;
+	}
+	pr->win_pid = pid;
+	pr->win_base = lo;
+	pr->win_len = (size_t)(addr + FR_SIZE - lo);
+	return pr->win + (addr - lo);
+}
+
+int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
+		    const unsigned char *stack, size_t len, uint64_t sp)
+{
+	struct pyproc *p = get_proc(pr, pid);
+	struct dlp_pystack_rec rec;
+	uint64_t now, tss[8], cur = 0, at_sample = 0, fa;
+	size_t n = 0, nts;
+	int checked = 0, found = 0;
+
+	if (!p->state)
+		probe(pr, p);
+	if (p->state != 1)
+		return 0;
+	now = mono_ns();
+	nts = tstates_of(p, tid, now, tss, ARRAY_SIZE(tss));
+	if (!nts)
+		return 0;	/* not a Python thread (an OpenMP worker, ...) */
+	memset(&rec, 0, sizeof(rec));
+	rec.pid = pid;
+	rec.tid = tid;
+	rec.time = time;
+	rec.delay_ns = now > time ? (uint32_t)(now - time < UINT32_MAX ? now - time : UINT32_MAX) : 0;
+	rec.state = DLP_PY_FAILED;
+	pr->win_pid = 0;
+	/* the thread's running state: the one whose _PyCFrame is in the sample's stack copy,
+	 * else the one running a frame */
+	for (size_t t = 0; t < nts && !checked; t++) {
+		uint64_t cf, c, at = 0;
+		int in_copy = 0;
+
+		if (rd64(pid, tss[t] + TS_CFRAME, &cf) < 0 || !cf ||
+		    rd64(pid, cf + CF_CURRENT, &c) < 0 || !c)
+			continue;
+		/* The running frame at the sample: the innermost _PyCFrame that was on the C
+		 * stack then is the first of the live chain (tstate->cframe, ->previous, ...)
+		 * at or above the sample's stack pointer, and the copy holds it as it was. */
+		for (int k = 0; stack && sp && cf && k < 256; k++) {
+			if (cf >= sp && cf - sp + CF_PREVIOUS + 8 <= len) {
+				memcpy(&at, stack + (cf - sp) + CF_CURRENT, 8);
+				in_copy = 1;
+				break;
+			}
+			if (cf > sp || rd64(pid, cf + CF_PREVIOUS, &cf) < 0)
+				break;	/* past the copy (a deep stack), or unreadable */
+		}
+		if (in_copy || !cur) {
+			cur = c;
+			at_sample = at;
+			checked = in_copy;
+		}
+	}
+	if (!cur) {
+		rec.state = DLP_PY_UNCHECKED;	/* running no Python code: no frames */
+		goto out;
+	}
+	for (fa = cur; fa && n < MAX_FRAMES;) {
+		const unsigned char *f = get_frame(pr, pid, fa);
+		uint64_t code, prev, instr;
+		const struct pycode *c;
+		int64_t idx;
+
+		if (!f)
+			goto out;
+		memcpy(&code, f + FR_CODE, 8);
+		memcpy(&prev, f + FR_PREVIOUS, 8);
+		memcpy(&instr, f + FR_PREV_INSTR, 8);
+		if (checked && !found) {
+			if (fa != at_sample) {
+				fa = prev;	/* newer than the sample: not its frames */
+				continue;
+			}
+			found = 1;
+		}
+		c = get_code(pr, p, code);
+		if (!c)
+			goto out;
+		idx = ((int64_t)instr - (int64_t)(code + CO_CODE)) / 2;
+		/* a frame still being set up (3.11's _PyFrame_IsIncomplete): skipped */
+		if (f[FR_OWNER] != FRAME_OWNED_BY_GENERATOR && idx < c->firsttrace) {
+			fa = prev;
+			continue;
+		}
+		pr->frames[n].code = c->id;
+		pr->frames[n].instr = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
+		if (f[FR_IS_ENTRY])
+			pr->frames[n].instr |= DLP_PY_ENTRY;
+		n++;
+		fa = prev;
+	}
+	if (checked && !found) {
+		rec.state = DLP_PY_MOVED;
+		n = 0;
+	} else {
+		rec.state = checked ? DLP_PY_TRUSTED : DLP_PY_UNCHECKED;
+	}
+out:
+	if (rec.state == DLP_PY_FAILED || !cur)
+		n = 0;
+	rec.nr = (uint16_t)n;
+	pr->st.samples++;
+	pr->st.trusted += rec.state == DLP_PY_TRUSTED;
+	pr->st.unchecked += rec.state == DLP_PY_UNCHECKED;
+	pr->st.moved += rec.state == DLP_PY_MOVED;
+	pr->st.failed += rec.state == DLP_PY_FAILED;
+	pr->st.delay_sum_ns += rec.delay_ns;
+	if (rec.delay_ns > pr->st.delay_max_ns)
+		pr->st.delay_max_ns = rec.delay_ns;
+	pr->emit(pr->ctx, DLP_REC_PYSTACK, &rec, sizeof(rec), pr->frames, n * sizeof(pr->frames[0]));
+	return 1;
+}
+
+void pyreader_get_stats(const struct pyreader *pr, struct pyreader_stats *st)
+{
+	*st = pr->st;
+}

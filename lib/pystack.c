@@ -1,0 +1,333 @@
+/* pystack.c - the recorded Python stacks (pyframes.h), merged into the native stacks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "family-rules.h"
+#include "frame.h"
+#include "pyframes.h"
+#include "recfile.h"
+#include "util.h"
+
+struct pycode_info {
+	uint32_t id;
+	uint32_t firstlineno;
+	const char *qualname, *file, *base;	/* interned */
+	unsigned char *linetable;
+	size_t linetable_len;
+	/* the frame names of its lines, made once each: line -> "qualname (file:line)" */
+	struct { int line; const char *sym, *srcline; } *names;
+	size_t nr_names, alloc_names;
+};
+
+struct pyst {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint32_t first;		/* index into frames */
+	uint16_t nr;
+	uint8_t state;
+};
+
+struct pystacks {
+	struct pycode_info *codes;	/* by id - 1 */
+	size_t nr_codes;
+	struct pyst *st;
+	size_t nr_st, alloc_st;
+	struct dlp_pyframe *frames;
+	size_t nr_frames, alloc_frames;
+	int sorted;
+	struct pystacks_stats stats;
+	const char *eval;		/* "_PyEval_EvalFrameDefault", interned */
+	const char *dso;		/* "[python]" */
+};
+
+struct pystacks *pystacks_new(void)
+{
+	struct pystacks *ps = xcalloc(1, sizeof(*ps));
+
+	ps->eval = family_intern("_PyEval_EvalFrameDefault", 24);
+	ps->dso = family_intern("[python]", 8);
+	return ps;
+}
+
+void pystacks_free(struct pystacks *ps)
+{
+	if (!ps)
+		return;
+	for (size_t i = 0; i < ps->nr_codes; i++) {
+		free(ps->codes[i].linetable);
+		free(ps->codes[i].names);
+	}
+	free(ps->codes);
+	free(ps->st);
+	free(ps->frames);
+	free(ps);
+}
+
+static void add_code(struct pystacks *ps, const void *data, size_t len)
+{
+	struct dlp_pycode_rec r;
+	const char *p = (const char *)data + sizeof(r);
+	struct pycode_info *c;
+	const char *slash;
+
+	if (len < sizeof(r))
+		return;
+	memcpy(&r, data, sizeof(r));
+	if (!r.id || r.id > (1u << 24) ||
+	    (uint64_t)r.qualname_len + r.file_len + r.linetable_len > len - sizeof(r))
+		return;
+	if (r.id > ps->nr_codes) {
+		size_t n = r.id;
+
+		ps->codes = xrealloc(ps->codes, n * sizeof(*ps->codes));
+		memset(ps->codes + ps->nr_codes, 0, (n - ps->nr_codes) * sizeof(*ps->codes));
+		ps->nr_codes = n;
+	}
+	c = &ps->codes[r.id - 1];
+	if (c->id)
+		return;	/* seen: the first one stays */
+	c->id = r.id;
+	c->firstlineno = r.firstlineno;
+	c->qualname = family_intern(p, r.qualname_len);
+	c->file = family_intern(p + r.qualname_len, r.file_len);
+	slash = strrchr(c->file, '/');
+	c->base = slash ? family_intern(slash + 1, strlen(slash + 1)) : c->file;
+	c->linetable_len = r.linetable_len;
+	c->linetable = xmalloc(r.linetable_len + 1);
+	memcpy(c->linetable, p + r.qualname_len + r.file_len, r.linetable_len);
+}
+
+static void add_stack(struct pystacks *ps, const void *data, size_t len)
+{
+	struct dlp_pystack_rec r;
+	struct pyst *s;
+
+	if (len < sizeof(r))
+		return;
+	memcpy(&r, data, sizeof(r));
+	if ((size_t)r.nr * sizeof(struct dlp_pyframe) > len - sizeof(r))
+		return;
+	ps->stats.records++;
+	ps->stats.trusted += r.state == DLP_PY_TRUSTED;
+	ps->stats.unchecked += r.state == DLP_PY_UNCHECKED;
+	ps->stats.moved += r.state == DLP_PY_MOVED;
+	ps->stats.failed += r.state == DLP_PY_FAILED;
+	ps->stats.delay_sum_ns += r.delay_ns;
+	if (r.delay_ns > ps->stats.delay_max_ns)
+		ps->stats.delay_max_ns = r.delay_ns;
+	ALLOC_GROW(ps->st, ps->nr_st + 1, ps->alloc_st);
+	s = &ps->st[ps->nr_st++];
+	s->time = r.time;
+	s->pid = r.pid;
+	s->tid = r.tid;
+	s->nr = r.nr;
+	s->state = r.state;
+	s->first = (uint32_t)ps->nr_frames;
+	ALLOC_GROW(ps->frames, ps->nr_frames + r.nr, ps->alloc_frames);
+	memcpy(ps->frames + ps->nr_frames, (const char *)data + sizeof(r),
+	       r.nr * sizeof(struct dlp_pyframe));
+	ps->nr_frames += r.nr;
+	ps->sorted = 0;
+}
+
+void pystacks_add(struct pystacks *ps, uint32_t type, const void *data, size_t len)
+{
+	if (type == DLP_REC_PYCODE)
+		add_code(ps, data, len);
+	else if (type == DLP_REC_PYSTACK)
+		add_stack(ps, data, len);
+}
+
+static int cmp_st(const void *a, const void *b)
+{
+	const struct pyst *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+void pystacks_finish(struct pystacks *ps)
+{
+	if (ps->nr_st && !ps->sorted)
+		qsort(ps->st, ps->nr_st, sizeof(*ps->st), cmp_st);
+	ps->sorted = 1;
+}
+
+int pystacks_any(const struct pystacks *ps)
+{
+	return ps && ps->nr_st;
+}
+
+void pystacks_get_stats(const struct pystacks *ps, struct pystacks_stats *st)
+{
+	*st = ps->stats;
+}
+
+static const struct pyst *find_st(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	size_t lo = 0, hi = ps->nr_st;
+
+	pystacks_finish(ps);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct pyst *s = &ps->st[mid];
+
+		if (s->tid < tid || (s->tid == tid && s->time < time))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ps->nr_st && ps->st[lo].tid == tid && ps->st[lo].time == time &&
+	    ps->st[lo].pid == pid)
+		return &ps->st[lo];
+	return NULL;
+}
+
+static uint32_t varint(const unsigned char *t, size_t len, size_t *i)
+{
+	uint32_t v = 0;
+	int shift = 0;
+
+	while (*i < len) {
+		unsigned char b = t[(*i)++];
+
+		v |= (uint32_t)(b & 63) << shift;
+		shift += 6;
+		if (!(b & 64) || shift > 30)
+			break;
+	}
+	return v;
+}
+
+static int32_t svarint(const unsigned char *t, size_t len, size_t *i)
+{
+	uint32_t v = varint(t, len, i);
+
+	return (v & 1) ? -(int32_t)(v >> 1) : (int32_t)(v >> 1);
+}
+
+/* CPython 3.11's location table (Objects/locations.md): entries of a header byte
+ * 1CCCCLLL (code C, L+1 code units), then per code: 15 no location; 14 line delta
+ * (svarint), end line, column, end column (varints); 13 line delta only; 10-12 the line
+ * moves by C-10, two column bytes; 0-9 same line, one column byte. */
+int py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t instr)
+{
+	size_t i = 0;
+	uint64_t addr = 0;
+	int line = firstlineno;
+
+	while (i < len) {
+		unsigned char h = tab[i++];
+		unsigned code = (h >> 3) & 15, n = (h & 7) + 1;
+		int none = 0;
+
+		if (!(h & 0x80))
+			return -1;	/* not an entry start: a table we do not read */
+		if (code == 15) {
+			none = 1;
+		} else if (code == 14) {
+			line += svarint(tab, len, &i);
+			varint(tab, len, &i);
+			varint(tab, len, &i);
+			varint(tab, len, &i);
+		} else if (code == 13) {
+			line += svarint(tab, len, &i);
+		} else if (code >= 10) {
+			line += (int)code - 10;
+			i += 2;
+		} else {
+			i += 1;
+		}
+		if (instr < addr + n)
+			return none ? -1 : line;
+		addr += n;
+	}
+	return -1;
+}
+
+/* "qualname (file.py:LINE)" for the frame, made once per (code, line). */
+static void py_frame(struct pystacks *ps, const struct dlp_pyframe *pf, struct frame *f)
+{
+	struct pycode_info *c = pf->code && pf->code <= ps->nr_codes ? &ps->codes[pf->code - 1] : NULL;
+	uint32_t instr = pf->instr & ~DLP_PY_ENTRY;
+	int line;
+	size_t i;
+	char buf[1024];
+	int n;
+
+	memset(f, 0, sizeof(*f));
+	f->flags = FRAME_PYTHON;
+	f->dso = ps->dso;
+	if (!c || !c->id) {
+		f->sym = family_intern("[python]", 8);
+		return;
+	}
+	line = instr == DLP_PY_NO_INSTR ? (int)c->firstlineno :
+	       py311_line(c->linetable, c->linetable_len, (int)c->firstlineno, instr);
+	if (line < 0)
+		line = (int)c->firstlineno;
+	f->dso_path = c->file;
+	for (i = 0; i < c->nr_names; i++)
+		if (c->names[i].line == line)
+			break;
+	if (i == c->nr_names) {
+		ALLOC_GROW(c->names, c->nr_names + 1, c->alloc_names);
+		n = snprintf(buf, sizeof(buf), "%s (%s:%d)", c->qualname, c->base, line);
+		c->names[i].line = line;
+		c->names[i].sym = family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		n = snprintf(buf, sizeof(buf), "%s:%d", c->file, line);
+		c->names[i].srcline = family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		c->nr_names++;
+	}
+	f->sym = c->names[i].sym;	/* the line is in the name: no srcline */
+}
+
+static int is_eval(const struct pystacks *ps, const struct frame *f)
+{
+	return f->sym && (f->sym == ps->eval || !strcmp(f->sym, ps->eval)) &&
+	       !(f->flags & (FRAME_KERNEL | FRAME_INLINE));
+}
+
+int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time,
+		   struct frame *fr, size_t *nr, size_t max, int complete)
+{
+	const struct pyst *s = find_st(ps, pid, tid, time);
+	const struct dlp_pyframe *pf;
+	size_t seg_start[256], nseg = 0, evals = 0, i, k, out;
+	struct frame *tmp;
+
+	if (!s || !s->nr || (s->state != DLP_PY_TRUSTED && s->state != DLP_PY_UNCHECKED))
+		return 0;
+	pf = ps->frames + s->first;
+	/* segments: the frames one eval loop ran, up to (and with) its entry frame */
+	seg_start[nseg++] = 0;
+	for (i = 0; i < s->nr && nseg < ARRAY_SIZE(seg_start); i++)
+		if ((pf[i].instr & DLP_PY_ENTRY) && i + 1 < s->nr)
+			seg_start[nseg++] = i + 1;
+	for (i = 0; i < *nr; i++)
+		evals += is_eval(ps, &fr[i]);
+	if (!evals || evals > nseg || (evals < nseg && complete)) {
+		ps->stats.mismatched++;
+		return -1;
+	}
+	tmp = xmalloc(max * sizeof(*tmp));
+	for (i = 0, k = 0, out = 0; i < *nr && out < max; i++) {
+		if (!is_eval(ps, &fr[i])) {
+			tmp[out++] = fr[i];
+			continue;
+		}
+		size_t end = k + 1 < nseg ? seg_start[k + 1] : s->nr;
+
+		for (size_t j = seg_start[k]; j < end && out < max; j++)
+			py_frame(ps, &pf[j], &tmp[out++]);
+		k++;
+	}
+	memcpy(fr, tmp, out * sizeof(*fr));
+	*nr = out;
+	free(tmp);
+	ps->stats.merged++;
+	return 1;
+}
