@@ -24,3 +24,9 @@ $(O)/tests/workloads/rep-irqoff: tests/workloads/rep-irqoff.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -o $@ $<
 TEST_PROGS += $(O)/tests/workloads/rep-irqoff
+
+# a fake CPython 3.11 for the Python reader (t8003): named python3.11, symbols exported
+$(O)/tests/workloads/fakepy/python3.11: tests/workloads/py-fake.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -rdynamic -pthread -o $@ $<
+TEST_PROGS += $(O)/tests/workloads/fakepy/python3.11

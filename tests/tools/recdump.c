@@ -18,6 +18,7 @@
  * and last: records=N chunks=N truncated=0|1
  * Exit status: 0 complete, 1 truncated (all complete chunks shown), 2 error.
  */
+#include "pyframes.h"
 #include "recfile.h"
 #include "session.h"
 #include "util.h"
@@ -218,6 +219,42 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 			p = e + 1;
 		}
 		return 0;
+	case DLP_REC_PYCODE: {
+		struct dlp_pycode_rec c;
+
+		if (len < sizeof(c)) {
+			printf("PYCODE bad\n");
+			return 0;
+		}
+		memcpy(&c, data, sizeof(c));
+		if ((uint64_t)c.qualname_len + c.file_len + c.linetable_len > len - sizeof(c)) {
+			printf("PYCODE bad\n");
+			return 0;
+		}
+		printf("PYCODE id=%u pid=%d first=%u name=%.*s file=%.*s linetable=%u\n", c.id,
+		       c.pid, c.firstlineno, (int)c.qualname_len, p + sizeof(c), (int)c.file_len,
+		       p + sizeof(c) + c.qualname_len, c.linetable_len);
+		return 0;
+	}
+	case DLP_REC_PYSTACK: {
+		struct dlp_pystack_rec r;
+		struct dlp_pyframe f;
+
+		memcpy(&r, data, len < sizeof(r) ? len : sizeof(r));
+		if (len < sizeof(r) || (size_t)r.nr * sizeof(f) > len - sizeof(r)) {
+			printf("PYSTACK bad\n");
+			return 0;
+		}
+		printf("PYSTACK pid=%u tid=%u time=%" PRIu64 " state=%u delay=%u nr=%u frames=",
+		       r.pid, r.tid, r.time, r.state, r.delay_ns, r.nr);
+		for (unsigned i = 0; i < r.nr; i++) {
+			memcpy(&f, p + sizeof(r) + i * sizeof(f), sizeof(f));
+			printf("%s%u:%u%s", i ? "," : "", f.code, f.instr & ~DLP_PY_ENTRY,
+			       (f.instr & DLP_PY_ENTRY) ? "E" : "");
+		}
+		printf("\n");
+		return 0;
+	}
 	case DLP_REC_STATS: {
 		struct dlp_stats st;
 

@@ -1,0 +1,114 @@
+#!/bin/sh
+# t8000: Python frames in the native stacks, on a workload whose time per Python function
+# is known: each function runs a native loop (sum over a range, C code under its frame)
+# and times it with its thread's CPU clock.  Plain calls, a generator, recursion and a
+# coroutine.  Each function's share of the samples must match the workload's own share
+# within 3 points; its frames name the line of the hot call; recursion shows every level;
+# the merged stacks read python3;...;<module>;main;work_a;sum's C frames.
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS
+/usr/bin/python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
+	test_skip_all "/usr/bin/python3 is not CPython 3.11"
+W="$SRC/workloads/py_known.py"
+
+test_expect_success 'record the known-split Python workload' '
+	"$DLPROF" record -o kn.data -- /usr/bin/python3 "$W" 3 kn.json 2>rec.err &&
+	cat rec.err && test -s kn.json &&
+	grep -E "^dlprof: python: [0-9]+ samples read \([0-9.]+% checked against the sample" rec.err &&
+	"$DLPROF" fold -i kn.data >kn.fold &&
+	"$DLPROF" report -i kn.data >kn.txt && head -12 kn.txt
+'
+
+test_expect_success 'each function holds its measured share within 3 points' '
+	/usr/bin/python3 - <<-\EOF
+	import collections, json
+	d = json.load(open("kn.json"))
+	fns = ["work_a", "work_b", "chunks", "rec", "coro"]
+	truth = {f: d["cpu_ns"][f] for f in fns}
+	cnt = collections.Counter()
+	for line in open("kn.fold"):
+	    stack, n = line.rsplit(" ", 1)
+	    frames = stack.split(";")
+	    for f in fns:
+	        if any(x.startswith(f + " (py_known.py:") for x in frames):
+	            cnt[f] += int(n)
+	tt, dt = sum(truth.values()), sum(cnt.values())
+	assert dt > 1000, cnt
+	worst = 0
+	for f in fns:
+	    t, s = 100.0 * truth[f] / tt, 100.0 * cnt[f] / dt
+	    print("%-7s measured %5.1f%%  dlprof %5.1f%%" % (f, t, s))
+	    worst = max(worst, abs(t - s))
+	print("worst: %.1f points" % worst)
+	assert worst <= 3.0, worst
+	EOF
+'
+
+test_expect_success 'frames name the hot call line; recursion, generator, coroutine in order' '
+	/usr/bin/python3 - <<-\EOF
+	import collections, json, re
+	d = json.load(open("kn.json"))
+	lines = d["lines"]
+	seen = collections.Counter()
+	bad = collections.Counter()
+	rec_depth = collections.Counter()
+	order_ok = order_all = 0
+	for line in open("kn.fold"):
+	    stack, n = line.rsplit(" ", 1)
+	    n = int(n)
+	    frames = stack.split(";")
+	    py = [f for f in frames if re.search(r" \(py_known\.py:\d+\)$", f)]
+	    if not py:
+	        continue
+	    fn, ln = re.match(r"(\S+) \(py_known\.py:(\d+)\)$", py[-1]).groups()
+	    if fn in lines and frames.index(py[-1]) + 1 < len(frames):
+	        # the innermost Python frame of a sample in native code: its hot call
+	        (seen if int(ln) == lines[fn] else bad)[fn] += n
+	    if fn == "rec":
+	        rec_depth[sum(1 for f in py if f.startswith("rec ("))] += n
+	    if fn in ("chunks", "coro", "work_a"):
+	        order_all += n
+	        want = {"chunks": ["main", "work_gen", "chunks"], "coro": ["main", "coro"],
+	                "work_a": ["main", "work_a"]}[fn]
+	        names = [f.split(" ")[0] for f in py]
+	        it = iter(names)
+	        order_ok += n * (names[0] == "<module>" and all(w in it for w in want))
+	print("hot lines:", dict(seen), "elsewhere:", dict(bad), "rec depths:", dict(rec_depth))
+	assert sum(bad.values()) <= 0.02 * sum(seen.values()), bad
+	assert set(seen) >= {"work_a", "work_b", "chunks", "rec", "coro"}, seen
+	assert rec_depth[5] >= 0.95 * sum(rec_depth.values()), rec_depth
+	assert order_ok >= 0.98 * order_all, (order_ok, order_all)
+	EOF
+'
+
+test_expect_success 'the Python frames sit where the eval loop ran: root, Python, then C' '
+	grep -E "^python3;_start;.*;<module> \(py_known\.py:[0-9]+\);main \(py_known\.py:[0-9]+\);work_a \(py_known\.py:[0-9]+\);[^;(]*(Vectorcall|func@)" kn.fold &&
+	! grep -q "_PyEval_EvalFrameDefault;[^;]*work_a (" kn.fold &&
+	grep -E "^# python: +[0-9.]+% of samples with Python frames" kn.txt &&
+	"$DLPROF" report -i kn.data --sort total >total.txt &&
+	grep -E "work_a \(py_known\.py:[0-9]+\) +\[python\]" total.txt
+'
+
+test_expect_success 'json header and recdump: the counts and the records' '
+	"$DLPROF" report -i kn.data --format json >kn.json2 &&
+	/usr/bin/python3 -c "
+import json
+h = json.load(open(\"kn.json2\"))[\"header\"][\"python\"]
+print(h)
+assert h[\"thread_samples\"] > 1000 and h[\"merged\"] >= 0.9 * h[\"thread_samples\"], h
+" &&
+	"$BUILD/tests/recdump" kn.data >dump &&
+	grep -E "^PYCODE id=[0-9]+ pid=[0-9]+ first=[0-9]+ name=work_a file=.*py_known.py" dump &&
+	grep -E "^PYCODE id=[0-9]+ .* name=main\.<locals>|^PYCODE id=[0-9]+ .* name=main " dump &&
+	test "$(grep -c "^PYSTACK" dump)" -ge 1000
+'
+
+test_expect_success '--no-python: no Python records, the eval loop frames stay' '
+	"$DLPROF" record -q --no-python -o np.data -- /usr/bin/python3 "$W" 0.5 np.json &&
+	"$BUILD/tests/recdump" np.data >npdump &&
+	! grep -q "^PY" npdump && grep -q "^META python=off" npdump &&
+	"$DLPROF" fold -i np.data >np.fold &&
+	grep -q "_PyEval_EvalFrameDefault" np.fold && ! grep -q "(py_known.py:" np.fold
+'
+
+test_done

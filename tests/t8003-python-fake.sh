@@ -1,0 +1,45 @@
+#!/bin/sh
+# t8003: the Python reader against a fake CPython 3.11 (tests/workloads/py-fake.c, built
+# as python3.11): a good chain comes out in order; a chain whose reads fail half-way, and
+# one a second thread tears all the time, never crash the recorder or the readers: the
+# samples keep their native stacks and are counted; another version gets one line.
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS
+FAKE="$BUILD/tests/workloads/fakepy/python3.11"
+[ -x "$FAKE" ] || test_skip_all "$FAKE not built"
+
+test_expect_success 'a good chain: fake_root;fake_mid;fake_leaf where the eval loop ran' '
+	"$DLPROF" record -o good.data -- "$FAKE" good 1 2>err && cat err &&
+	grep -E "^dlprof: python: [0-9]+ samples read \((9[0-9]|100)\.[0-9]% checked" err &&
+	"$DLPROF" fold -i good.data >good.fold &&
+	grep -E ";main;fake_root \(fake\.py:10\);fake_mid \(fake\.py:20\);fake_leaf \(fake\.py:30\) [0-9]+$" good.fold &&
+	! grep -q "_PyEval_EvalFrameDefault" good.fold
+'
+
+test_expect_success 'reads that fail half-way: counted, native stacks, no crash' '
+	"$DLPROF" record -o half.data -- "$FAKE" half 1 2>err && cat err &&
+	grep -E "^dlprof: python: [0-9]+ samples read .* (9[0-9]|100)\.[0-9]% unreadable" err &&
+	"$DLPROF" report -i half.data >half.txt && sed -n 1,10p half.txt &&
+	grep -E "^#          threads (9[0-9]|100)\.[0-9]% left native \(code moved on [0-9.]+%, unreadable (9[0-9]|100)\.[0-9]%,$" half.txt &&
+	"$DLPROF" fold -i half.data >half.fold &&
+	grep -q ";main;_PyEval_EvalFrameDefault [0-9]*$" half.fold && ! grep -q "fake_" half.fold
+'
+
+test_expect_success 'torn memory: record, report, fold, pprof and diff all finish' '
+	"$DLPROF" record -o torn.data -- "$FAKE" torn 1 2>err && cat err &&
+	grep -q "^dlprof: python: [0-9]* samples read" err &&
+	"$DLPROF" report -i torn.data >/dev/null &&
+	"$DLPROF" report -i torn.data --sort op >/dev/null &&
+	"$DLPROF" fold -i torn.data >/dev/null &&
+	"$DLPROF" pprof -i torn.data -o torn.pb.gz 2>/dev/null &&
+	"$DLPROF" diff torn.data good.data >/dev/null
+'
+
+test_expect_success 'another Python version: one line on stderr, native stacks' '
+	"$DLPROF" record -o v312.data -- "$FAKE" v312 0.3 2>err && cat err &&
+	test "$(grep -c "runs Python 3.12: dlprof reads the frames of Python 3.11 only" err)" = 1 &&
+	! grep -q "^dlprof: python:" err &&
+	"$DLPROF" fold -i v312.data | grep -q "_PyEval_EvalFrameDefault"
+'
+
+test_done

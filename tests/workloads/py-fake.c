@@ -1,0 +1,149 @@
+/* py-fake.c - a fake CPython 3.11 for dlprof's Python reader: built as "python3.11" and
+ * exporting _PyRuntime, Py_Version and PyCode_Type, it lays out an interpreter, a thread
+ * state, a _PyCFrame on the stack of a function named _PyEval_EvalFrameDefault, and a
+ * chain of three interpreter frames (fake_root -> fake_mid -> fake_leaf, in fake.py) with
+ * CPython 3.11's offsets, then spins there.
+ *
+ * usage: python3.11 MODE SECONDS
+ *   good	the chain as described
+ *   half	fake_mid's previous points into an unmapped page: reads fail half-way
+ *   torn	a second thread rewrites the frames' pointers with garbage all the time
+ *   v312	Py_Version says 3.12 (the process is not read)
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+unsigned char _PyRuntime[4096] __attribute__((aligned(64)));
+unsigned int Py_Version = 0x030b02f0;
+unsigned char PyCode_Type[416] __attribute__((aligned(64)));
+
+static unsigned char *page;	/* frames, code objects, strings */
+static volatile int torn_run = 1;
+
+static void put64(unsigned char *base, size_t off, uint64_t v)
+{
+	memcpy(base + off, &v, 8);
+}
+
+/* a compact ASCII str object (PyASCIIObject: length 16, state 32, data 48) */
+static unsigned char *mkstr(unsigned char **at, const char *s)
+{
+	unsigned char *o = *at;
+	uint32_t state = (1u << 2) | (1u << 5) | (1u << 6);	/* kind 1, compact, ascii */
+
+	put64(o, 16, strlen(s));
+	memcpy(o + 32, &state, 4);
+	memcpy(o + 48, s, strlen(s) + 1);
+	*at += 48 + ((strlen(s) + 16) & ~7ul);
+	return o;
+}
+
+static unsigned char *mkcode(unsigned char **at, const char *name, int firstline)
+{
+	unsigned char *code = *at, *fn, *qn, *tab;
+
+	*at += 256;
+	fn = mkstr(at, "/srv/fake.py");
+	qn = mkstr(at, name);
+	tab = *at;		/* an empty bytes object: ob_size 0 */
+	*at += 64;
+	put64(code, 8, (uint64_t)(uintptr_t)PyCode_Type);
+	memcpy(code + 72, &firstline, 4);
+	put64(code, 112, (uint64_t)(uintptr_t)fn);
+	put64(code, 120, (uint64_t)(uintptr_t)qn);
+	put64(code, 128, (uint64_t)(uintptr_t)qn);
+	put64(code, 136, (uint64_t)(uintptr_t)tab);
+	return code;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *tear(void *arg)
+{
+	unsigned char *frames = arg;
+	uint64_t x = 88172645463325252ull;
+
+	while (torn_run) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		put64(frames, (x >> 8) % 3 * 72 + ((x & 1) ? 32 : 48), x & 1 ? x : (x & 0xffffffffff));
+	}
+	return NULL;
+}
+
+/* named like the interpreter's eval loop: its _PyCFrame is on this stack frame */
+__attribute__((noinline)) void _PyEval_EvalFrameDefault(unsigned char *tstate,
+							 unsigned char *leaf, double secs)
+{
+	volatile uint64_t cframe[3] = { 0, (uint64_t)(uintptr_t)leaf, 0 };
+	double end = now() + secs;
+	volatile uint64_t spin = 0;
+
+	put64(tstate, 56, (uint64_t)(uintptr_t)cframe);
+	while (now() < end)
+		for (int i = 0; i < 100000; i++)
+			spin += i;
+	put64(tstate, 56, 0);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "good";
+	double secs = argc > 2 ? atof(argv[2]) : 1.0;
+	unsigned char *at, *interp, *ts, *frames, *root, *mid, *leaf, *hole;
+	pthread_t th;
+
+	if (!strcmp(mode, "v312"))
+		Py_Version = 0x030c00f0;
+	page = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	hole = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED || hole == MAP_FAILED)
+		return 1;
+	munmap(hole, 4096);	/* an address that reads fail on */
+	at = page;
+	interp = at, at += 512;
+	ts = at, at += 512;
+	frames = at, at += 3 * 72 + 8;
+	put64(_PyRuntime, 40, (uint64_t)(uintptr_t)interp);
+	put64(interp, 16, (uint64_t)(uintptr_t)ts);
+	put64(ts, 160, (uint64_t)gettid());
+	root = frames, mid = frames + 72, leaf = frames + 144;
+	{
+		unsigned char *c_root = mkcode(&at, "fake_root", 10);
+		unsigned char *c_mid = mkcode(&at, "fake_mid", 20);
+		unsigned char *c_leaf = mkcode(&at, "fake_leaf", 30);
+
+		put64(root, 32, (uint64_t)(uintptr_t)c_root);
+		put64(mid, 32, (uint64_t)(uintptr_t)c_mid);
+		put64(leaf, 32, (uint64_t)(uintptr_t)c_leaf);
+		/* prev_instr past the code's start: complete frames */
+		put64(root, 56, (uint64_t)(uintptr_t)(c_root + 184 + 4));
+		put64(mid, 56, (uint64_t)(uintptr_t)(c_mid + 184 + 4));
+		put64(leaf, 56, (uint64_t)(uintptr_t)(c_leaf + 184 + 4));
+	}
+	put64(leaf, 48, (uint64_t)(uintptr_t)mid);
+	put64(mid, 48, !strcmp(mode, "half") ? (uint64_t)(uintptr_t)hole : (uint64_t)(uintptr_t)root);
+	put64(root, 48, 0);
+	root[68] = 1;	/* is_entry: the frame the eval loop entered at */
+	if (!strcmp(mode, "torn"))
+		pthread_create(&th, NULL, tear, frames);
+	_PyEval_EvalFrameDefault(ts, leaf, secs);
+	if (!strcmp(mode, "torn")) {
+		torn_run = 0;
+		pthread_join(th, NULL);
+	}
+	printf("fake python %s done\n", mode);
+	return 0;
+}
