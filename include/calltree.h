@@ -27,6 +27,7 @@ struct ct_row {
 	const char *dso;	/* CT_KEY_SYM: the DSO; else NULL */
 	uint64_t self, total;
 	unsigned flags;		/* FRAME_* of the first frame seen for this row */
+	const char *path;	/* FRAME_PYTHON: the source file's path */
 	/* CT_KEY_SYM rows of unnamed code (FRAME_FDE, FRAME_ANON, FRAME_UNKNOWN): the named
 	 * function (symbol or JIT name) nearest above it in the stack, the most frequent
 	 * one among the row's samples; NULL when no stack names one.  A thread root

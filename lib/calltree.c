@@ -172,6 +172,9 @@ void calltree_add(struct calltree *t, const struct frame *frames, size_t nr,
 		for (size_t i = 0; i < nr; i++) {
 			struct ct_row *r = get_row(t, frames[i].sym, frames[i].dso, frames[i].flags);
 
+			if ((frames[i].flags & FRAME_PYTHON) && !r->path && frames[i].dso_path)
+				r->path = strpool_intern(&t->pool, frames[i].dso_path);
+
 			if (i == 0 && frames[0].srcline)
 				count_name(&r->lines, strpool_intern(&t->pool, frames[0].srcline), w);
 			/* a row's caller is counted once per sample, at its innermost frame */

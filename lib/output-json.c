@@ -1,5 +1,6 @@
 /* output-json.c - one stable JSON object per report (see output.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
@@ -68,6 +69,22 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 			(unsigned long long)r->self, 100.0 * r->self / n,
 			(unsigned long long)(r->self * h->ns_per_sample),
 			(unsigned long long)r->total, 100.0 * r->total / n);
+		if (r->flags & FRAME_PYTHON) {
+			/* "qualname (file.py:LINE)": the parts, the file with its path */
+			const char *open = strrchr(r->name, '(');
+			const char *colon = open ? strrchr(open, ':') : NULL;
+
+			if (open && colon && open > r->name + 1) {
+				fprintf(out, ",\"python\":{\"function\":");
+				char *fn = xstrndup(r->name, (size_t)(open - 1 - r->name));
+
+				fput_json_str(out, fn);
+				free(fn);
+				fprintf(out, ",\"file\":");
+				fput_json_str(out, r->path ? r->path : "");
+				fprintf(out, ",\"line\":%d}", atoi(colon + 1));
+			}
+		}
 		if (r->srcline) {
 			fprintf(out, ",\"srcline\":");
 			fput_json_str(out, r->srcline);

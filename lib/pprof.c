@@ -23,7 +23,7 @@ enum {
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
 	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
 	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
-	LINE_FUNCTION_ID = 1,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
 };
 
@@ -33,6 +33,12 @@ struct pp_func {
 	const char *name, *file;	/* interned */
 	uint64_t start;			/* function start in the first process seen, or 0 */
 	uint64_t mapping;		/* mapping id */
+};
+
+/* A location: a function, and for a Python function the line (0: none) */
+struct pp_loc {
+	uint64_t func;
+	int64_t line;
 };
 
 struct pp_sample {
@@ -48,6 +54,9 @@ struct pprof {
 	struct u64map func_ids;		/* interned "name\1file" -> function id */
 	struct pp_func *funcs;		/* id i+1 */
 	size_t nr_funcs, alloc_funcs;
+	struct u64map loc_ids;		/* func id << 32 | line -> location id */
+	struct pp_loc *loctab;		/* id i+1 */
+	size_t nr_loctab, alloc_loctab;
 	struct u64map map_ids;		/* interned file -> mapping id */
 	const char **maps;		/* id i+1 */
 	size_t nr_maps, alloc_maps;
@@ -75,6 +84,7 @@ struct pprof *pprof_new(void)
 
 	strpool_init(&p->pool);
 	u64map_init(&p->func_ids);
+	u64map_init(&p->loc_ids);
 	u64map_init(&p->map_ids);
 	u64map_init(&p->sample_ids);
 	return p;
@@ -94,6 +104,8 @@ void pprof_free(struct pprof *p)
 	free(p->maps);
 	free(p->locs);
 	u64map_release(&p->func_ids);
+	u64map_release(&p->loc_ids);
+	free(p->loctab);
 	u64map_release(&p->map_ids);
 	u64map_release(&p->sample_ids);
 	strpool_release(&p->pool);
@@ -118,11 +130,26 @@ static uint64_t mapping_id(struct pprof *p, const char *file)
 	return (uintptr_t)*slot;
 }
 
-static uint64_t function_id(struct pprof *p, const struct frame *f)
+static uint64_t function_id(struct pprof *p, const struct frame *f, int64_t *line)
 {
 	const char *file = intern(p, f->dso_path ? f->dso_path : f->dso ? f->dso : "[unknown]");
 	const char *name = intern(p, f->sym ? f->sym : "[unknown]");
 	void **slot;
+
+	*line = 0;
+	if (f->flags & FRAME_PYTHON) {
+		/* "qualname (file.py:LINE)": the function is qualname in its file, the line
+		 * goes to the location */
+		const char *open = strrchr(name, '('), *colon = open ? strrchr(open, ':') : NULL;
+
+		if (open && colon && open > name + 1) {
+			char *fn = xstrndup(name, (size_t)(open - 1 - name));
+
+			*line = atoi(colon + 1);
+			name = intern(p, fn);
+			free(fn);
+		}
+	}
 
 	strbuf_reset(&p->key);
 	strbuf_addf(&p->key, "%s\1%s", name, file);
@@ -145,13 +172,27 @@ static void add_locs(struct pprof *p, const uint64_t *locs, size_t nr, const cha
 		     uint32_t tid, const char *family, const char *op, uint64_t count,
 		     uint64_t period);
 
+static uint64_t location_id(struct pprof *p, const struct frame *f)
+{
+	int64_t line;
+	uint64_t fn = function_id(p, f, &line);
+	void **slot = u64map_slot(&p->loc_ids, fn << 32 | (uint64_t)(line & 0xffffffff));
+
+	if (!*slot) {
+		ALLOC_GROW(p->loctab, p->nr_loctab + 1, p->alloc_loctab);
+		p->loctab[p->nr_loctab++] = (struct pp_loc){ fn, line };
+		*slot = (void *)(uintptr_t)p->nr_loctab;
+	}
+	return (uintptr_t)*slot;
+}
+
 void pprof_add(struct pprof *p, const struct frame *frames, size_t nr, const char *comm,
 	       uint32_t tid, const char *family, const char *op, uint64_t count,
 	       uint64_t period)
 {
 	ALLOC_GROW(p->locs, nr + 1, p->alloc_locs);
 	for (size_t i = 0; i < nr; i++)
-		p->locs[i] = function_id(p, &frames[i]);
+		p->locs[i] = location_id(p, &frames[i]);
 	add_locs(p, p->locs, nr, comm, tid, family, op, count, period);
 }
 
@@ -165,7 +206,7 @@ uint32_t pprof_add_deferred(struct pprof *p, const struct frame *frames, size_t 
 	d = &p->deferred[p->nr_deferred++];
 	d->locs = xmalloc((nr ? nr : 1) * sizeof(uint64_t));
 	for (size_t i = 0; i < nr; i++)
-		d->locs[i] = function_id(p, &frames[i]);
+		d->locs[i] = location_id(p, &frames[i]);
 	d->nr = nr;
 	d->comm = intern(p, comm);
 	d->family = intern(p, family);
@@ -367,15 +408,19 @@ static void encode(struct pprof *p, const struct pprof_info *info, struct strbuf
 		pb_uint(&m, MAPPING_HAS_FUNCTIONS, 1);
 		pb_bytes(out, PROFILE_MAPPING, m.buf, m.len);
 	}
-	/* one location per function: pprof's default view is by function anyway */
-	for (size_t i = 0; i < p->nr_funcs; i++) {
+	/* one location per function (pprof's default view is by function anyway), one
+	 * per line of a Python function */
+	for (size_t i = 0; i < p->nr_loctab; i++) {
 		struct strbuf line = STRBUF_INIT;
+		const struct pp_func *fn = &p->funcs[p->loctab[i].func - 1];
 
 		strbuf_reset(&m);
 		pb_uint(&m, LOCATION_ID, i + 1);
-		pb_uint(&m, LOCATION_MAPPING_ID, p->funcs[i].mapping);
-		pb_uint(&m, LOCATION_ADDRESS, p->funcs[i].start);
-		pb_uint(&line, LINE_FUNCTION_ID, i + 1);
+		pb_uint(&m, LOCATION_MAPPING_ID, fn->mapping);
+		pb_uint(&m, LOCATION_ADDRESS, fn->start);
+		pb_uint(&line, LINE_FUNCTION_ID, p->loctab[i].func);
+		if (p->loctab[i].line > 0)
+			pb_uint(&line, LINE_LINE, (uint64_t)p->loctab[i].line);
 		pb_bytes(&m, LOCATION_LINE, line.buf, line.len);
 		strbuf_release(&line);
 		pb_bytes(out, PROFILE_LOCATION, m.buf, m.len);

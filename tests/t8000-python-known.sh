@@ -103,6 +103,37 @@ assert h[\"thread_samples\"] > 1000 and h[\"merged\"] >= 0.9 * h[\"thread_sample
 	test "$(grep -c "^PYSTACK" dump)" -ge 1000
 '
 
+if test_have PROTOC; then
+	test_expect_success 'pprof: Python functions with their file, lines as Line.line' '
+		"$DLPROF" pprof -i kn.data -o kn.pb.gz 2>/dev/null &&
+		gzip -dc kn.pb.gz | protoc --proto_path="$SRC/pprof" --decode=dlprof_check.Profile \
+			"$SRC/pprof/profile.proto" | /usr/bin/python3 "$SRC/tools/pprof-summary.py" >pp.txt &&
+		grep "^line " pp.txt | head -8 &&
+		/usr/bin/python3 - <<-\EOF
+		import json, re
+		d = json.load(open("kn.json"))
+		got = {}
+		for l in open("pp.txt"):
+		    m = re.match(r"line (\S+) (\S+):(\d+) (\d+)$", l)
+		    if m and m.group(2).endswith("/py_known.py"):
+		        got[(m.group(1), int(m.group(3)))] = int(m.group(4))
+		fold = {}
+		for l in open("kn.fold"):
+		    stack, n = l.rsplit(" ", 1)
+		    for f in set(stack.split(";")):
+		        m = re.match(r"(\S+) \(py_known\.py:(\d+)\)$", f)
+		        if m:
+		            fold[(m.group(1), int(m.group(2)))] = fold.get((m.group(1), int(m.group(2))), 0) + int(n)
+		for fn in ("work_a", "chunks", "coro"):
+		    key = (fn, d["lines"][fn])
+		    assert got.get(key, 0) > 100 and got[key] == fold.get(key), (key, got.get(key), fold.get(key))
+		print("pprof lines agree with fold:", {k: v for k, v in got.items() if v > 100})
+		EOF
+	'
+else
+	test_skip 'pprof Python lines' 'no protoc'
+fi
+
 test_expect_success '--no-python: no Python records, the eval loop frames stay' '
 	"$DLPROF" record -q --no-python -o np.data -- /usr/bin/python3 "$W" 0.5 np.json &&
 	"$BUILD/tests/recdump" np.data >npdump &&

@@ -5,7 +5,8 @@ Reads protoc's text format of a Profile (tests/pprof/profile.proto) on stdin, ch
 that every index and id it holds points at something (string table, locations,
 functions, mappings), and prints one fact per line for the tests to compare:
     samples N / value1 N / sample_type NAME/UNIT ... / leaf SYMBOL N (by samples) /
-    label KEY=VALUE N / root SYMBOL N
+    label KEY=VALUE N / root SYMBOL N / line FUNCTION FILE:LINE N (locations with a line
+    number, by the samples whose stack holds them)
 Exits 1 with a message on the first broken reference.
 """
 import sys
@@ -78,7 +79,14 @@ def main():
     print("sample_type " + " ".join(types))
     print("default_sample_type " + s(one(prof, "default_sample_type")))
     total = [0] * len(types)
-    leaf, root, labels = {}, {}, {}
+    leaf, root, labels, lines = {}, {}, {}, {}
+
+    def loc_line(lid):
+        ln = locs[lid].get("line", [])
+        if not ln or not one(ln[0], "line"):
+            return None
+        f = funcs[one(ln[0], "function_id")]
+        return "%s %s:%d" % (s(one(f, "name")), s(one(f, "filename")), one(ln[0], "line"))
     for smp in prof.get("sample", []):
         vals = smp.get("value", [])
         if len(vals) != len(types):
@@ -89,6 +97,8 @@ def main():
         if ids:
             leaf[loc_name(ids[0])] = leaf.get(loc_name(ids[0]), 0) + vals[0]
             root[loc_name(ids[-1])] = root.get(loc_name(ids[-1]), 0) + vals[0]
+            for key in {loc_line(i) for i in ids} - {None}:
+                lines[key] = lines.get(key, 0) + vals[0]
         for lab in smp.get("label", []):
             key = s(one(lab, "key"))
             val = s(one(lab, "str")) if "str" in lab else str(one(lab, "num"))
@@ -102,6 +112,8 @@ def main():
         print("root %s %d" % (name, n))
     for kv, n in sorted(labels.items(), key=lambda kv: -kv[1]):
         print("label %s %d" % (kv, n))
+    for kv, n in sorted(lines.items(), key=lambda kv: -kv[1]):
+        print("line %s %d" % (kv, n))
 
 
 main()

@@ -1,0 +1,70 @@
+#!/bin/sh
+# t8002: Python frames on a PyTorch CNN training run: the main thread's samples inside
+# the training loop (its window, measured by the workload on the samples' clock) carry
+# Python frames; the forward of each module class and the training step appear above the
+# operators; every Python frame that called further names a line that holds a call.
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS TORCH
+/usr/bin/python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
+	test_skip_all "/usr/bin/python3 is not CPython 3.11"
+export DLPROF_DATADIR="$TOP/share"
+
+test_expect_success 'record the training run' '
+	"$DLPROF" record -o tt.data -- /usr/bin/python3 "$SRC/workloads/py_torch_train.py" \
+		tt.json 3 2>err && cat err && test -s tt.json &&
+	"$BUILD/tests/recdump" tt.data >tt.dump
+'
+
+test_expect_success 'the main thread in the training loop: >= 93% of samples with Python frames' '
+	set -- $(/usr/bin/python3 - <<-\EOF
+	import json
+	d = json.load(open("tt.json"))
+	first = min(int(l.split(" time=")[1].split()[0]) for l in open("tt.dump")
+	            if l.startswith("PERF SAMPLE"))
+	print(d["tid"], "%.6f,%.6f" % ((d["start_ns"] - first) / 1e9, (d["end_ns"] - first) / 1e9))
+	EOF
+	) &&
+	"$DLPROF" report -i tt.data --tid $1 --time $2 >loop.txt && sed -n 1,12p loop.txt &&
+	pct=$(sed -n "s/^# python: *\([0-9.]*\)% of samples with Python frames.*/\1/p" loop.txt) &&
+	echo "main thread in the loop: $pct% with Python frames" &&
+	awk -v p="$pct" "BEGIN { exit !(p >= 93) }"
+'
+
+test_expect_success 'module forwards and the training step above the operators' '
+	"$DLPROF" fold -i tt.data --no-comm >tt.fold &&
+	for f in "Sequential.forward (container.py:" "Conv2d.forward (conv.py:" \
+		 "_BatchNorm.forward (batchnorm.py:" "ReLU.forward (activation.py:" \
+		 "MaxPool2d.forward (pooling.py:" "Linear.forward (linear.py:" \
+		 "train_step (py_torch_train.py:"; do
+		grep -qF "$f" tt.fold || { echo "missing: $f"; exit 1; }
+	done &&
+	grep -E "train_step \(py_torch_train\.py:[0-9]+\);.*Conv2d\.forward \(conv\.py:[0-9]+\);.*at::_ops::conv" tt.fold >/dev/null &&
+	grep -E "train_step \(py_torch_train\.py:[0-9]+\);.*torch::autograd::" tt.fold >/dev/null
+'
+
+test_expect_success 'a Python frame that called further names a line with a call' '
+	"$DLPROF" report -i tt.data --format json --limit 0 >rows.json &&
+	/usr/bin/python3 - <<-\EOF
+	import collections, json, linecache, re
+	ok = bad = 0
+	worst = collections.Counter()
+	for r in json.load(open("rows.json"))["rows"]:
+	    py = r.get("python")
+	    if not py or not py["file"].startswith("/"):
+	        continue	# frozen modules have no file to read
+	    n = r["total"] - r["self"]	# the samples where it called further
+	    src = linecache.getline(py["file"], py["line"])
+	    if not n or not src:
+	        continue
+	    # a call: parentheses, or a statement that calls (import, for, with, await)
+	    if "(" in src or re.match(r"\s*(import|from|for|with|async|await|yield|return await)\b", src):
+	        ok += n
+	    else:
+	        bad += n
+	        worst[r["symbol"] + " | " + src.strip()] += n
+	print("calling frames on call lines:", ok, "elsewhere:", bad, worst.most_common(3))
+	assert ok > 1000 and bad <= 0.02 * ok, (ok, bad)
+	EOF
+'
+
+test_done
