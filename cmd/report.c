@@ -18,7 +18,7 @@
 
 static const char *const report_usage[] = {
 	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs]",
-	"dlprof report [-i FILE] --sort family|op|thread [--families FILE]",
+	"dlprof report [-i FILE] --sort family|op|thread|line [--families FILE]",
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
 	NULL
@@ -166,7 +166,7 @@ int cmd_report(int argc, const char **argv)
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
-			   "self, total, sym, dso, comm, tid, family, op or thread (default self)"),
+			   "self, total, sym, dso, comm, tid, family, op, thread or line (default self)"),
 		OPT_STRING(0, "group", &group, "family", "top symbols under each operator family"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "count the samples of this event (default the first recorded)"),
@@ -217,8 +217,10 @@ int cmd_report(int argc, const char **argv)
 		view = DLVIEW_OP;
 	else if (!strcmp(sort, "thread"))
 		view = DLVIEW_THREAD;
+	else if (!strcmp(sort, "line"))
+		view = DLVIEW_LINE;
 	else {
-		error("unknown sort key '%s' (self, total, sym, dso, comm, tid, family, op, thread)", sort);
+		error("unknown sort key '%s' (self, total, sym, dso, comm, tid, family, op, thread, line)", sort);
 		return EXIT_USAGE;
 	}
 	if (group) {
@@ -282,7 +284,7 @@ int cmd_report(int argc, const char **argv)
 	cons.meta = rep_meta;
 	cons.context_switch = rep_switch;
 	cons.other = rep_other;
-	if (view == DLVIEW_OP)
+	if (view == DLVIEW_OP || view == DLVIEW_LINE)
 		cons.filtered = rep_filtered;	/* workers' operators: every master sample */
 	cons.ctx = &rc;
 

@@ -11,6 +11,10 @@
  *		convolution task inside aten::convolution_backward has that op and this prim
  *		(the PyTorch profiler's Self CPU counts it to the op too)
  *   sym	the leaf symbol
+ *   pychain	the Python frames of the stack (pyframes.h), root first, joined by ';'
+ *		(interned), and pyline the innermost of them; NULL outside Python.  An
+ *		OpenMP worker takes those of the thread that dispatched its work: the caller
+ *		of its oneDNN call, else the nearest Python sample of another thread
  * An OpenMP worker's stack holds no operator frame (the operator runs on its team's
  * master): its op is the master's around the sample's time, known once every sample is
  * in.  Such a sample's op is NULL and deferred its handle until attr_resolve().
@@ -42,6 +46,7 @@ struct sample_attr {
 	const char *op;		/* NULL while deferred */
 	const char *prim;
 	const char *sym;
+	const char *pychain, *pyline;
 	uint32_t pid, tid;
 	uint32_t deferred;	/* 0, or the handle for attr_deferred() */
 	enum attr_source src;

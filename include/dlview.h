@@ -28,6 +28,7 @@ enum dlview_kind {
 	DLVIEW_OP,		/* --sort op: PyTorch-profiler-like operator table */
 	DLVIEW_THREAD,		/* --sort thread */
 	DLVIEW_GROUP_FAMILY,	/* --group family: top symbols under each family */
+	DLVIEW_LINE,		/* --sort line: Python source lines, with their operators */
 };
 
 enum dlview_format { DLVIEW_TABLE, DLVIEW_JSON, DLVIEW_CSV };

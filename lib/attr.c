@@ -13,7 +13,13 @@
 struct op_mark {
 	uint64_t time;
 	uint32_t pid, tid;
-	const char *op;
+	const char *op;		/* the op; of a Python mark, the Python chain */
+	const char *line;	/* of a Python mark, the innermost Python frame */
+};
+
+struct marks {
+	struct op_mark *v;
+	size_t nr, alloc;
 };
 
 struct pending {
@@ -32,9 +38,10 @@ struct attr {
 	const struct family_rules *rules;
 	struct itt_data *itt;
 	int itt_ready;
-	struct op_mark *marks;
+	struct marks ops;	/* samples with an operator on their own stack */
+	struct marks py;	/* samples with Python frames on their own stack */
 	struct pending *pending;
-	size_t nr_marks, alloc_marks, nr_pending, alloc_pending;
+	size_t nr_pending, alloc_pending;
 	struct call_count *calls;
 	size_t nr_calls, alloc_calls;
 	int resolved;
@@ -58,7 +65,8 @@ void attr_free(struct attr *a)
 	if (!a)
 		return;
 	itt_data_free(a->itt);
-	free(a->marks);
+	free(a->ops.v);
+	free(a->py.v);
 	free(a->pending);
 	free(a->calls);
 	free(a);
@@ -157,6 +165,35 @@ static int omp_worker_stack(const struct dlp_sample *s, const struct frame *fram
 	return 0;
 }
 
+static void add_mark(struct marks *m, const struct dlp_sample *s, const char *op,
+		     const char *line)
+{
+	ALLOC_GROW(m->v, m->nr + 1, m->alloc);
+	m->v[m->nr++] = (struct op_mark){ s->time, s->pid, s->tid, op, line };
+}
+
+/* The Python frames of the stack (pyframes.h), root first, as one interned string
+ * "f1;f2;...;fN", and the innermost one in *line; NULL when there are none. */
+static const char *py_chain(const struct frame *frames, size_t nr, const char **line)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *chain = NULL;
+
+	*line = NULL;
+	for (size_t i = nr; i-- > 0;) {
+		if (!(frames[i].flags & FRAME_PYTHON))
+			continue;
+		if (sb.len)
+			strbuf_addch(&sb, ';');
+		strbuf_addstr(&sb, frames[i].sym);
+		*line = frames[i].sym;
+	}
+	if (sb.len)
+		chain = family_intern(sb.buf, sb.len);
+	strbuf_release(&sb);
+	return chain;
+}
+
 void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame *frames,
 		 size_t nr, struct sample_attr *out)
 {
@@ -177,11 +214,12 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 	out->fw = is_fw_code(&frames[0]);
 	if (attr_itt(a) && (iv = itt_lookup(a->itt, s->pid, s->tid, s->time)))
 		out->prim = iv->name;
+	if ((out->pychain = py_chain(frames, nr, &out->pyline)))
+		add_mark(&a->py, s, out->pychain, out->pyline);
 	if ((op = op_from_stack(frames, nr))) {
 		out->op = op;
 		out->src = ATTR_STACK;
-		ALLOC_GROW(a->marks, a->nr_marks + 1, a->alloc_marks);
-		a->marks[a->nr_marks++] = (struct op_mark){ s->time, s->pid, s->tid, op };
+		add_mark(&a->ops, s, op, NULL);
 	} else if (omp_worker_stack(s, frames, nr)) {
 		/* the op comes from the team master (attr_resolve) */
 		out->op = NULL;
@@ -206,10 +244,12 @@ void attr_observe(struct attr *a, const struct dlp_sample *s, const struct frame
 {
 	const char *op = nr ? op_from_stack(frames, nr) : NULL;
 
-	if (op) {
-		ALLOC_GROW(a->marks, a->nr_marks + 1, a->alloc_marks);
-		a->marks[a->nr_marks++] = (struct op_mark){ s->time, s->pid, s->tid, op };
-	}
+	const char *line, *chain = nr ? py_chain(frames, nr, &line) : NULL;
+
+	if (op)
+		add_mark(&a->ops, s, op, NULL);
+	if (chain)
+		add_mark(&a->py, s, chain, line);
 }
 
 /* ---- operators of OpenMP worker threads ----
@@ -241,13 +281,13 @@ static int cmp_mark(const void *x_, const void *y_)
 }
 
 /* The first mark at or after (pid, time). */
-static size_t first_mark(const struct attr *a, uint32_t pid, uint64_t time)
+static size_t first_mark(const struct marks *mk, uint32_t pid, uint64_t time)
 {
-	size_t lo = 0, hi = a->nr_marks;
+	size_t lo = 0, hi = mk->nr;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct op_mark *m = &a->marks[mid];
+		const struct op_mark *m = &mk->v[mid];
 
 		if (m->pid < pid || (m->pid == pid && m->time < time))
 			lo = mid + 1;
@@ -257,37 +297,45 @@ static size_t first_mark(const struct attr *a, uint32_t pid, uint64_t time)
 	return lo;
 }
 
-/* The op of the mark nearest to TIME within the window, of thread tid (same) or of any
- * other thread of pid (!same); NULL when none. */
+/* The mark nearest to TIME within the window, of thread tid (same) or of any other
+ * thread of pid (!same); NULL when none. */
+static const struct op_mark *nearest(const struct marks *m, uint32_t pid, uint32_t tid,
+				     int same, uint64_t time)
+{
+	size_t lo = first_mark(m, pid, time), best = SIZE_MAX, i;
+	uint64_t bd = UINT64_MAX;
+
+	for (i = lo; i < m->nr && m->v[i].pid == pid; i++) {
+		uint64_t d = m->v[i].time - time;
+
+		if (d > ATTR_MASTER_WINDOW_NS || d >= bd)
+			break;
+		if ((m->v[i].tid == tid) == same) {
+			best = i;
+			bd = d;
+			break;
+		}
+	}
+	for (i = lo; i-- > 0 && m->v[i].pid == pid;) {
+		uint64_t d = time - m->v[i].time;
+
+		if (d > ATTR_MASTER_WINDOW_NS || d >= bd)
+			break;
+		if ((m->v[i].tid == tid) == same) {
+			best = i;
+			bd = d;
+			break;
+		}
+	}
+	return best == SIZE_MAX ? NULL : &m->v[best];
+}
+
 static const char *nearest_op(const struct attr *a, uint32_t pid, uint32_t tid, int same,
 			      uint64_t time)
 {
-	size_t lo = first_mark(a, pid, time), best = SIZE_MAX, i;
-	uint64_t bd = UINT64_MAX;
+	const struct op_mark *m = nearest(&a->ops, pid, tid, same, time);
 
-	for (i = lo; i < a->nr_marks && a->marks[i].pid == pid; i++) {
-		uint64_t d = a->marks[i].time - time;
-
-		if (d > ATTR_MASTER_WINDOW_NS || d >= bd)
-			break;
-		if ((a->marks[i].tid == tid) == same) {
-			best = i;
-			bd = d;
-			break;
-		}
-	}
-	for (i = lo; i-- > 0 && a->marks[i].pid == pid;) {
-		uint64_t d = time - a->marks[i].time;
-
-		if (d > ATTR_MASTER_WINDOW_NS || d >= bd)
-			break;
-		if ((a->marks[i].tid == tid) == same) {
-			best = i;
-			bd = d;
-			break;
-		}
-	}
-	return best == SIZE_MAX ? NULL : a->marks[best].op;
+	return m ? m->op : NULL;
 }
 
 /* The op of thread tid's last mark before (dir < 0) or first after (dir > 0) TIME,
@@ -295,21 +343,22 @@ static const char *nearest_op(const struct attr *a, uint32_t pid, uint32_t tid, 
 static const char *side_op(const struct attr *a, uint32_t pid, uint32_t tid, uint64_t time,
 			   int dir)
 {
-	size_t i = first_mark(a, pid, time);
+	const struct marks *m = &a->ops;
+	size_t i = first_mark(m, pid, time);
 
 	if (dir > 0) {
-		for (; i < a->nr_marks && a->marks[i].pid == pid; i++) {
-			if (a->marks[i].time - time > ATTR_MASTER_WINDOW_NS)
+		for (; i < m->nr && m->v[i].pid == pid; i++) {
+			if (m->v[i].time - time > ATTR_MASTER_WINDOW_NS)
 				break;
-			if (a->marks[i].tid == tid && a->marks[i].time > time)
-				return a->marks[i].op;
+			if (m->v[i].tid == tid && m->v[i].time > time)
+				return m->v[i].op;
 		}
 	} else {
-		while (i-- > 0 && a->marks[i].pid == pid) {
-			if (time - a->marks[i].time > ATTR_MASTER_WINDOW_NS)
+		while (i-- > 0 && m->v[i].pid == pid) {
+			if (time - m->v[i].time > ATTR_MASTER_WINDOW_NS)
 				break;
-			if (a->marks[i].tid == tid)
-				return a->marks[i].op;
+			if (m->v[i].tid == tid)
+				return m->v[i].op;
 		}
 	}
 	return NULL;
@@ -323,10 +372,12 @@ static const char *call_op(const struct attr *a, uint32_t pid, uint32_t tid,
 {
 	const char *before, *after;
 
-	for (size_t i = first_mark(a, pid, iv->start);
-	     i < a->nr_marks && a->marks[i].pid == pid && a->marks[i].time <= iv->end; i++)
-		if (a->marks[i].tid == tid)
-			return a->marks[i].op;
+	const struct marks *m = &a->ops;
+
+	for (size_t i = first_mark(m, pid, iv->start);
+	     i < m->nr && m->v[i].pid == pid && m->v[i].time <= iv->end; i++)
+		if (m->v[i].tid == tid)
+			return m->v[i].op;
 	before = side_op(a, pid, tid, iv->start, -1);
 	after = side_op(a, pid, tid, iv->end, 1);
 	return before && before == after ? before : attr_prim_op(iv->name);
@@ -354,8 +405,10 @@ void attr_resolve(struct attr *a)
 	if (a->resolved)
 		return;
 	a->resolved = 1;
-	if (a->nr_marks)
-		qsort(a->marks, a->nr_marks, sizeof(*a->marks), cmp_mark);
+	if (a->ops.nr)
+		qsort(a->ops.v, a->ops.nr, sizeof(*a->ops.v), cmp_mark);
+	if (a->py.nr)
+		qsort(a->py.v, a->py.nr, sizeof(*a->py.v), cmp_mark);
 	for (size_t i = 0; i < a->nr_pending; i++) {
 		const struct pending *p = &a->pending[i];
 		struct sample_attr *w = &a->pending[i].a;
@@ -371,6 +424,20 @@ void attr_resolve(struct attr *a)
 			op = NULL;
 		w->src = op ? ATTR_MASTER : w->prim ? ATTR_ITT : ATTR_NONE;
 		w->op = op ? op : w->prim ? attr_prim_op(w->prim) : a->no_op;
+		/* and the Python line the work was dispatched from: the caller's, else the
+		 * nearest Python sample of another thread */
+		if (!w->pychain) {
+			const struct op_mark *pm = NULL;
+
+			if (p->call)
+				pm = nearest(&a->py, w->pid, p->caller_tid, 1, p->time);
+			if (!pm)
+				pm = nearest(&a->py, w->pid, w->tid, 0, p->time);
+			if (pm) {
+				w->pychain = pm->op;
+				w->pyline = pm->line;
+			}
+		}
 	}
 	if (attr_itt(a))
 		itt_each_call(a->itt, count_call, a);

@@ -44,6 +44,9 @@ struct dlview {
 	struct cmap op_total;	/* op -> samples with op anywhere in the stack */
 	struct cmap op_prim;	/* (op, oneDNN primitive) -> samples */
 	struct cmap itt_samp;	/* (ITT task name, family) -> samples taken inside such a task */
+	/* Python (attr.h pychain): samples by chain, by (chain, op), by (chain, family), by
+	 * (op, innermost Python line); the file of each Python frame (k1 sym, k2 path) */
+	struct cmap py_chain, py_chain_op, py_chain_fam, op_pyline, py_path;
 	struct thread_stat *threads;
 	size_t nr_threads, alloc_threads;
 	uint64_t cpus_seen[4];	/* bitmap of sample CPUs (first 256) */

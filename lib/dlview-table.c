@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dlview-priv.h"
+#include "family-rules.h"
 #include "itt.h"
 #include "output.h"
 #include "util.h"
@@ -257,6 +258,46 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 		fprintf(out, "], ");
 }
 
+/* The k2 of m's entries with k1 == key, by samples, at most max. */
+static size_t top_of(const struct cmap *m, const char *key, const struct cnt **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->size; i++) {
+		const struct cnt *c = &m->tab[i];
+		size_t j;
+
+		if (c->k1 != key || !c->n)
+			continue;
+		for (j = n; j > 0 && out[j - 1]->n < c->n; j--)
+			if (j < max)
+				out[j] = out[j - 1];
+		if (j < max) {
+			out[j] = c;
+			if (n < max)
+				n++;
+		}
+	}
+	return n;
+}
+
+static const char *py_path_of(struct dlview *v, const char *sym)
+{
+	for (size_t i = 0; i < v->py_path.size; i++)
+		if (v->py_path.tab[i].k1 == sym)
+			return v->py_path.tab[i].k2;
+	return NULL;
+}
+
+/* "func (file.py:12)" -> function, line */
+static void py_parts(const char *sym, char *fn, size_t fnsz, int *line)
+{
+	const char *open = strrchr(sym, '('), *colon = open ? strrchr(open, ':') : NULL;
+
+	*line = colon ? atoi(colon + 1) : 0;
+	snprintf(fn, fnsz, "%.*s", open && open > sym ? (int)(open - 1 - sym) : (int)strlen(sym), sym);
+}
+
 #define NOT_COUNTED "\u2014"	/* em dash: the op table's "no call count" */
 
 /* A row of the op table: an operator, or a oneDNN primitive beneath its operator. */
@@ -396,6 +437,23 @@ static void json_op_row(struct dlview *v, FILE *out, const struct op_row *r, int
 	if (r->calls)
 		fprintf(out, ", \"calls\": %llu, \"avg_ns\": %.0f", (unsigned long long)r->calls,
 			(double)r->call_ns / r->calls);
+	if (!r->prim) {
+		const struct cnt *pl[1];
+		char fn[512];
+		int line;
+
+		if (top_of(&v->op_pyline, r->key, pl, 1)) {
+			const char *path = py_path_of(v, pl[0]->k2);
+
+			py_parts(pl[0]->k2, fn, sizeof(fn), &line);
+			fprintf(out, ", \"python_line\": {\"function\": ");
+			fput_json_str(out, fn);
+			fprintf(out, ", \"file\": ");
+			fput_json_str(out, path ? path : "");
+			fprintf(out, ", \"line\": %d, \"samples\": %llu}", line,
+				(unsigned long long)pl[0]->n);
+		}
+	}
 	fprintf(out, "}");
 }
 
@@ -465,6 +523,25 @@ static void print_uncounted(struct dlview *v, FILE *out, int nested, int loose)
 		fprintf(out, "   (no ITT data: only dlprof record's recordings carry it)\n");
 }
 
+/* Each operator's Python line: the one most of its samples ran under. */
+static void print_op_callers(struct dlview *v, FILE *out, const struct op_row *rows, size_t n)
+{
+	int head = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cnt *pl[1];
+
+		if (rows[i].prim || !rows[i].self || !top_of(&v->op_pyline, rows[i].key, pl, 1))
+			continue;
+		if (!head++)
+			fprintf(out, "\n%-30s %-40s %6s\n", "Operator", "called from (Python line)", "share");
+		put_cell(out, rows[i].name, 30, 0);
+		fputc(' ', out);
+		put_cell(out, pl[0]->k2, 40, 0);
+		fprintf(out, " %5.1f%%\n", pct(pl[0]->n, rows[i].self));
+	}
+}
+
 static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	struct op_row *rows;
@@ -500,6 +577,8 @@ static void print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 	}
 	if (fmt == DLVIEW_JSON)
 		fprintf(out, "\n]}\n");
+	if (fmt == DLVIEW_TABLE && v->op_pyline.nr)
+		print_op_callers(v, out, rows, n);
 	if (fmt == DLVIEW_TABLE && uncounted)
 		print_uncounted(v, out, nested, loose);
 	if (fmt == DLVIEW_TABLE && v->fw_samples)
@@ -628,6 +707,168 @@ static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 	free(syms);
 }
 
+/* ---- Python lines (--sort line) ----
+ * A line's Self: the samples whose innermost Python frame it is (the time it spent in
+ * what it called, down to the next Python line); its Total: the samples with it anywhere
+ * on the Python stack (once per sample, recursion or not).  Beneath each, the operators
+ * and families of its Total samples, in percent of all samples. */
+struct py_lines {
+	struct cmap lines;	/* (line, NULL): n total, n2 self */
+	struct cmap ops, fams;	/* (line, op|family) -> samples */
+};
+
+/* The distinct frames of an interned chain "f1;f2;...", interned; *leaf the last. */
+static size_t chain_lines(const char *chain, const char **out, size_t max, const char **leaf)
+{
+	size_t n = 0;
+
+	*leaf = NULL;
+	for (const char *p = chain; *p;) {
+		size_t len = strcspn(p, ";"), i;
+		const char *f = family_intern(p, len);
+
+		for (i = 0; i < n && out[i] != f; i++)
+			;
+		if (i == n && n < max)
+			out[n++] = f;
+		*leaf = f;
+		p += len + (p[len] == ';');
+	}
+	return n;
+}
+
+static void py_lines_build(struct dlview *v, struct py_lines *pl)
+{
+	const char *f[512], *leaf;
+	size_t n, i, j;
+
+	memset(pl, 0, sizeof(*pl));
+	for (i = 0; i < v->py_chain.size; i++) {
+		const struct cnt *c = &v->py_chain.tab[i];
+
+		if (!c->k1)
+			continue;
+		n = chain_lines(c->k1, f, ARRAY_SIZE(f), &leaf);
+		for (j = 0; j < n; j++)
+			cmap_get(&pl->lines, f[j], NULL)->n += c->n;
+		if (leaf)
+			cmap_get(&pl->lines, leaf, NULL)->n2 += c->n;
+	}
+	for (int k = 0; k < 2; k++) {
+		const struct cmap *src = k ? &v->py_chain_fam : &v->py_chain_op;
+
+		for (i = 0; i < src->size; i++) {
+			const struct cnt *c = &src->tab[i];
+
+			if (!c->k1)
+				continue;
+			n = chain_lines(c->k1, f, ARRAY_SIZE(f), &leaf);
+			for (j = 0; j < n; j++)
+				cmap_get(k ? &pl->fams : &pl->ops, f[j], c->k2)->n += c->n;
+		}
+	}
+}
+
+static int cmp_line_self(const void *a, const void *b)
+{
+	const struct cnt *x = *(const struct cnt * const *)a, *y = *(const struct cnt * const *)b;
+
+	if (x->n2 != y->n2)
+		return x->n2 > y->n2 ? -1 : 1;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->k1, y->k1);
+}
+
+static void print_lines(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+{
+	struct py_lines pl;
+	struct cnt **rows;
+	size_t n, i, k;
+	char b1[32], b2[32], fn[512];
+
+	py_lines_build(v, &pl);
+	n = cmap_sorted(&pl.lines, &rows);
+	qsort(rows, n, sizeof(*rows), cmp_line_self);
+	if (limit && n > limit)
+		n = limit;
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "{\"kind\": \"line\", \"samples\": %llu, \"rows\": [",
+			(unsigned long long)v->samples);
+	else if (fmt == DLVIEW_CSV)
+		fprintf(out, "function,file,line,self_pct,self_samples,total_pct,total_samples,top_ops,top_families\n");
+	else if (!n)
+		fprintf(out, "No Python frames in this recording (dlprof record reads them for CPython 3.11).\n");
+	else
+		fprintf(out, "%6s %8s %6s %8s  %s\n", "Self%", "Self", "Total%", "Total", "Python line");
+	for (i = 0; i < n; i++) {
+		const struct cnt *r = rows[i], *ops[3], *fams[2];
+		size_t nops = top_of(&pl.ops, r->k1, ops, 3), nfams = top_of(&pl.fams, r->k1, fams, 2);
+		const char *path = py_path_of(v, r->k1);
+		int line;
+
+		py_parts(r->k1, fn, sizeof(fn), &line);
+		if (fmt == DLVIEW_JSON) {
+			fprintf(out, "%s\n  {\"function\": ", i ? "," : "");
+			fput_json_str(out, fn);
+			fprintf(out, ", \"file\": ");
+			fput_json_str(out, path ? path : "");
+			fprintf(out, ", \"line\": %d, \"name\": ", line);
+			fput_json_str(out, r->k1);
+			fprintf(out, ", \"self_pct\": %.2f, \"self_samples\": %llu, \"self_ns\": %.0f, "
+				"\"total_pct\": %.2f, \"total_samples\": %llu, \"total_ns\": %.0f, \"ops\": [",
+				pct(r->n2, v->samples), (unsigned long long)r->n2, r->n2 * v->ns_per_sample,
+				pct(r->n, v->samples), (unsigned long long)r->n, r->n * v->ns_per_sample);
+			for (k = 0; k < nops; k++) {
+				fprintf(out, "%s{\"name\": ", k ? ", " : "");
+				fput_json_str(out, attr_op_name(ops[k]->k2, NULL));
+				fprintf(out, ", \"samples\": %llu}", (unsigned long long)ops[k]->n);
+			}
+			fprintf(out, "], \"families\": [");
+			for (k = 0; k < nfams; k++) {
+				fprintf(out, "%s{\"name\": ", k ? ", " : "");
+				fput_json_str(out, fams[k]->k2);
+				fprintf(out, ", \"samples\": %llu}", (unsigned long long)fams[k]->n);
+			}
+			fprintf(out, "]}");
+		} else if (fmt == DLVIEW_CSV) {
+			dlview_csv_str(out, fn);
+			fputc(',', out);
+			dlview_csv_str(out, path ? path : "");
+			fprintf(out, ",%d,%.2f,%llu,%.2f,%llu,", line, pct(r->n2, v->samples),
+				(unsigned long long)r->n2, pct(r->n, v->samples), (unsigned long long)r->n);
+			dlview_csv_str(out, nops ? attr_op_name(ops[0]->k2, NULL) : "");
+			fputc(',', out);
+			dlview_csv_str(out, nfams ? fams[0]->k2 : "");
+			fputc('\n', out);
+		} else {
+			struct strbuf sb = STRBUF_INIT;
+
+			fprintf(out, "%5.1f%% %8s %5.1f%% %8s  %s\n", pct(r->n2, v->samples),
+				fmt_ns(b1, sizeof(b1), r->n2 * v->ns_per_sample), pct(r->n, v->samples),
+				fmt_ns(b2, sizeof(b2), r->n * v->ns_per_sample), r->k1);
+			/* what it ran: the operators and families of at least 0.5% of samples */
+			for (k = 0; k < nops; k++)
+				if (ops[k]->n * 200 >= v->samples)
+					strbuf_addf(&sb, "%s%s %.1f%%", sb.len ? ", " : "ops: ",
+						    attr_op_name(ops[k]->k2, NULL), pct(ops[k]->n, v->samples));
+			for (k = 0; k < nfams; k++)
+				if (fams[k]->n * 200 >= v->samples)
+					strbuf_addf(&sb, "%s%s %.1f%%", !k ? (sb.len ? "; families: " : "families: ") : ", ",
+						    fams[k]->k2, pct(fams[k]->n, v->samples));
+			if (sb.len)
+				fput_wrapped(out, "                                ", sb.buf, 33, 79);
+			strbuf_release(&sb);
+		}
+	}
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "\n]}\n");
+	free(rows);
+	free(pl.lines.tab);
+	free(pl.ops.tab);
+	free(pl.fams.tab);
+}
+
 int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
 		 enum dlview_format format, size_t limit)
 {
@@ -644,6 +885,9 @@ int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
 		return 0;
 	case DLVIEW_GROUP_FAMILY:
 		print_group(v, out, format, limit);
+		return 0;
+	case DLVIEW_LINE:
+		print_lines(v, out, format, limit);
 		return 0;
 	}
 	return error("unknown view %d", (int)kind);

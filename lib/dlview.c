@@ -90,6 +90,11 @@ void dlview_free(struct dlview *v)
 	free(v->op_total.tab);
 	free(v->op_prim.tab);
 	free(v->itt_samp.tab);
+	free(v->py_chain.tab);
+	free(v->py_chain_op.tab);
+	free(v->py_chain_fam.tab);
+	free(v->op_pyline.tab);
+	free(v->py_path.tab);
 	free(v->threads);
 	free(v);
 }
@@ -178,9 +183,16 @@ int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 	return 0;
 }
 
-/* The operator's share of a sample: self, self by primitive, and operator coverage. */
+/* The operator's share of a sample: self, self by primitive, and operator coverage; its
+ * Python chain's. */
 static void count_op(struct dlview *v, const struct sample_attr *a)
 {
+	if (a->pychain) {
+		cmap_get(&v->py_chain, a->pychain, NULL)->n++;
+		cmap_get(&v->py_chain_op, a->pychain, a->op)->n++;
+		cmap_get(&v->py_chain_fam, a->pychain, a->family)->n++;
+		cmap_get(&v->op_pyline, a->op, a->pyline)->n++;
+	}
 	cmap_get(&v->op_self, a->op, NULL)->n++;
 	if (a->prim)
 		cmap_get(&v->op_prim, a->op, a->prim)->n++;
@@ -227,6 +239,10 @@ void dlview_count(struct dlview *v, struct machine *m, const struct dlp_sample *
 	}
 	for (j = 0; j < nseen; j++)
 		cmap_get(&v->op_total, seen[j], NULL)->n++;
+	if (a->pychain)
+		for (i = 0; i < nr; i++)
+			if ((frames[i].flags & FRAME_PYTHON) && frames[i].dso_path)
+				cmap_get(&v->py_path, frames[i].sym, frames[i].dso_path);	/* interned */
 	t = get_thread(v, s->pid, s->tid);
 	t->samples++;
 	if (a->family == v->f_spin)

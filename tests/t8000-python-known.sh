@@ -134,6 +134,26 @@ else
 	test_skip 'pprof Python lines' 'no protoc'
 fi
 
+test_expect_success '--sort line: each hot line holds its function share as Self' '
+	"$DLPROF" report -i kn.data --sort line --format json >line.json &&
+	"$DLPROF" report -i kn.data --sort line -n 6 &&
+	/usr/bin/python3 - <<-\EOF
+	import json
+	d = json.load(open("kn.json"))
+	rows = {(r["function"], r["line"]): r for r in json.load(open("line.json"))["rows"]}
+	fns = ["work_a", "work_b", "chunks", "rec", "coro"]
+	tt = sum(d["cpu_ns"][f] for f in fns)
+	got = {f: rows[(f, d["lines"][f])]["self_samples"] for f in fns}
+	gt = sum(got.values())
+	for f in fns:
+	    t, g = 100.0 * d["cpu_ns"][f] / tt, 100.0 * got[f] / gt
+	    print("%-7s measured %5.1f%%  line self %5.1f%%" % (f, t, g))
+	    assert abs(t - g) <= 3.0, f
+	r = rows[("work_a", d["lines"]["work_a"])]
+	assert r["file"].endswith("/py_known.py") and r["total_samples"] >= r["self_samples"], r
+	EOF
+'
+
 test_expect_success '--no-python: no Python records, the eval loop frames stay' '
 	"$DLPROF" record -q --no-python -o np.data -- /usr/bin/python3 "$W" 0.5 np.json &&
 	"$BUILD/tests/recdump" np.data >npdump &&

@@ -67,4 +67,36 @@ test_expect_success 'a Python frame that called further names a line with a call
 	EOF
 '
 
+test_expect_success '--sort line: the forward lines with their operators; workers inherit them' '
+	"$DLPROF" report -i tt.data --sort line --format json >line.json &&
+	"$DLPROF" report -i tt.data --sort line -n 8 && "$DLPROF" report -i tt.data --sort op -n 8 &&
+	"$DLPROF" report -i tt.data --sort op --format json >op.json &&
+	"$DLPROF" report -i tt.data --sort thread --format json >thr.json &&
+	/usr/bin/python3 - <<-\EOF
+	import json, subprocess, os
+	rows = json.load(open("line.json"))["rows"]
+	conv = [r for r in rows if r["function"] == "Conv2d._conv_forward"]
+	assert conv and conv[0]["file"].endswith("/torch/nn/modules/conv.py"), conv
+	assert conv[0]["ops"][0]["name"] == "aten::mkldnn_convolution", conv[0]["ops"]
+	bw = [r for r in rows if r["function"] == "backward" and r["ops"]]
+	assert bw and bw[0]["ops"][0]["name"] == "aten::convolution_backward", bw
+	ops = {r["name"]: r for r in json.load(open("op.json"))["rows"] if "parent" not in r}
+	pl = ops["aten::mkldnn_convolution"]["python_line"]
+	assert pl["function"] == "Conv2d._conv_forward" and pl["line"] > 0, pl
+	assert pl["samples"] >= 0.8 * ops["aten::mkldnn_convolution"]["self_samples"], pl
+	# the OpenMP worker: no Python frame of its own, the lines of its master
+	d = json.load(open("tt.json"))
+	workers = [r["tid"] for r in json.load(open("thr.json"))["rows"]
+	           if r["pid"] != r["tid"] and r["samples"] > 200]
+	assert workers, "no busy worker thread"
+	out = subprocess.run([os.environ["DLPROF"], "report", "-i", "tt.data", "--sort", "line",
+	                      "--format", "json", "--tid", str(workers[0])],
+	                     capture_output=True, text=True, check=True).stdout
+	w = json.loads(out)
+	inherited = sum(r["self_samples"] for r in w["rows"])
+	print("worker", workers[0], "samples", w["samples"], "with a Python line", inherited)
+	assert inherited >= 0.7 * w["samples"], (inherited, w["samples"])
+	EOF
+'
+
 test_done
