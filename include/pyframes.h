@@ -21,7 +21,10 @@
 #include <stdint.h>
 
 /* DLP_REC_PYCODE payload: this struct, then qualname, file name (no NUL) and the line
- * table (co_linetable, CPython 3.11's location table). */
+ * table (co_linetable, CPython 3.11's location table), or the part of it that covers the
+ * instructions the samples have run so far: a code object is written again, with the
+ * same id and the next part of its table, when a sample runs past that part (a module's
+ * code: its table is long, its import runs through it once). */
 struct dlp_pycode_rec {
 	uint32_t id;		/* the recording's number for the code object, 1.. */
 	int32_t pid;
@@ -30,6 +33,9 @@ struct dlp_pycode_rec {
 	uint16_t qualname_len, file_len;
 	uint32_t linetable_len;
 	uint32_t pyversion;	/* PY_VERSION_HEX of the interpreter */
+	uint32_t linetable_off;	/* where these bytes go in the table: 0, or the end of
+				   what the code object's earlier records gave */
+	uint32_t pad;
 };
 
 /* DLP_REC_PYSTACK states */
@@ -48,14 +54,18 @@ struct dlp_pyframe {
 	uint32_t instr;		/* code unit index of the instruction running | DLP_PY_ENTRY */
 };
 
-/* DLP_REC_PYSTACK payload: this struct, then nr struct dlp_pyframe, leaf first. */
+/* DLP_REC_PYSTACK payload: this struct, then nr - same struct dlp_pyframe, leaf first:
+ * the frames that differ from the previous PYSTACK record of the same thread (in file
+ * order), whose last `same` frames (the root side) complete the stack. */
 struct dlp_pystack_rec {
 	uint32_t pid, tid;
 	uint64_t time;		/* the sample's time */
 	uint32_t delay_ns;	/* from the sample to the read (capped) */
-	uint16_t nr;
 	uint8_t state;
 	uint8_t pad;
+	uint16_t nr;		/* frames of the stack */
+	uint16_t same;		/* of them, root-side frames as in the thread's previous record */
+	uint16_t pad2[3];
 };
 
 /* ---- record side (lib/pyread.c) ---- */
@@ -112,5 +122,8 @@ void pystacks_get_stats(const struct pystacks *ps, struct pystacks_stats *st);
 /* The line of code unit index instr in a CPython 3.11 line table, firstlineno-based;
  * -1 when the table says no line. */
 int py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t instr);
+/* The bytes of the table that cover code units 0..instr (the whole table when it ends
+ * before), whole entries; *units gets the code units they cover. */
+size_t py311_prefix(const unsigned char *tab, size_t len, uint32_t instr, uint32_t *units);
 
 #endif

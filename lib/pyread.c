@@ -62,6 +62,12 @@ struct pycode {
 	uint64_t addr;
 	uint32_t id;
 	int32_t firsttrace;
+	/* what its records carry: names, and the line table, written up to `emitted`
+	 * bytes (covering `covered` code units) so far */
+	char *qualname, *file;
+	unsigned char *tab;
+	uint32_t tab_len, emitted, covered, firstlineno;
+	uint16_t qlen, flen;
 };
 
 struct pytid {
@@ -89,9 +95,18 @@ struct pysyms {
 	int is_dyn;
 };
 
+/* The last stack written for a thread (DLP_REC_PYSTACK's `same`) */
+struct last_stack {
+	uint32_t pid, tid;
+	struct dlp_pyframe *frames;
+	size_t n, alloc;
+};
+
 struct pyreader {
 	pyreader_emit_fn *emit;
 	void *ctx;
+	struct last_stack *last;
+	size_t nr_last, alloc_last;
 	struct pyproc *procs;
 	size_t nr_procs, alloc_procs;
 	struct pysyms *syms;
@@ -116,14 +131,28 @@ struct pyreader *pyreader_new(pyreader_emit_fn *emit, void *ctx)
 	return pr;
 }
 
+static void free_codes(struct pyproc *p)
+{
+	for (size_t i = 0; i < p->size_codes; i++)
+		if (p->codes[i].addr) {
+			free(p->codes[i].qualname);
+			free(p->codes[i].file);
+			free(p->codes[i].tab);
+		}
+	free(p->codes);
+}
+
 void pyreader_free(struct pyreader *pr)
 {
 	if (!pr)
 		return;
 	for (size_t i = 0; i < pr->nr_procs; i++) {
 		free(pr->procs[i].tids);
-		free(pr->procs[i].codes);
+		free_codes(&pr->procs[i]);
 	}
+	for (size_t i = 0; i < pr->nr_last; i++)
+		free(pr->last[i].frames);
+	free(pr->last);
 	for (size_t i = 0; i < pr->nr_syms; i++)
 		free(pr->syms[i].path);
 	free(pr->procs);
@@ -171,7 +200,7 @@ void pyreader_exec(struct pyreader *pr, uint32_t pid)
 			struct pyproc *p = &pr->procs[i];
 
 			free(p->tids);
-			free(p->codes);
+			free_codes(p);
 			memset(p, 0, sizeof(*p));
 			p->pid = pid;
 		}
@@ -447,21 +476,53 @@ static struct pycode *code_slot(struct pyproc *p, uint64_t addr)
 	return &p->codes[i];
 }
 
-/* The code object at addr: its id, read and written out the first time.  NULL when it
+/* Write code object c's record with its line table covering code unit instr, and
+ * some way beyond (so that a run through it writes it a few times, not for every step). */
+static void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t instr)
+{
+	struct dlp_pycode_rec rec;
+	struct strbuf body = STRBUF_INIT;
+	uint32_t want = instr > c->covered * 2 ? instr : c->covered * 2, units;
+	size_t n = py311_prefix(c->tab, c->tab_len, want + 64, &units);
+
+	if (n >= c->tab_len)
+		units = UINT32_MAX;	/* all of it */
+	memset(&rec, 0, sizeof(rec));
+	rec.id = c->id;
+	rec.pid = (int32_t)p->pid;
+	rec.addr = c->addr;
+	rec.firstlineno = c->firstlineno;
+	rec.qualname_len = c->qlen;
+	rec.file_len = c->flen;
+	rec.linetable_off = c->emitted;
+	rec.linetable_len = (uint32_t)(n - c->emitted);
+	rec.pyversion = p->version;
+	strbuf_add(&body, c->qualname, c->qlen);
+	strbuf_add(&body, c->file, c->flen);
+	strbuf_add(&body, c->tab + c->emitted, n - c->emitted);
+	pr->emit(pr->ctx, DLP_REC_PYCODE, &rec, sizeof(rec), body.buf, body.len);
+	strbuf_release(&body);
+	c->emitted = (uint32_t)n;
+	c->covered = units;
+}
+
+/* The code object at addr, running code unit instr: read (and written out) the first
+ * time, written again when instr is past the line table written so far.  NULL when it
  * cannot be read (not a code object). */
-static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint64_t addr)
+static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint64_t addr,
+				     uint32_t instr)
 {
 	struct pycode *c = code_slot(p, addr);
 	unsigned char h[CO_CODE];
 	uint64_t type, fname, qname, ltab, tlen = 0;
 	int32_t first, trace;
 	struct strbuf q = STRBUF_INIT, fn = STRBUF_INIT;
-	unsigned char *tab = NULL;
-	struct dlp_pycode_rec rec;
-	struct strbuf body = STRBUF_INIT;
 
-	if (c->addr)
+	if (c->addr) {
+		if (instr != DLP_PY_NO_INSTR && instr >= c->covered && c->emitted < c->tab_len)
+			emit_code(pr, p, c, instr);
 		return c;
+	}
 	if (rd(p->pid, addr, h, sizeof(h)) < 0)
 		return NULL;
 	memcpy(&type, h + CO_TYPE, 8);
@@ -472,40 +533,29 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 	memcpy(&qname, h + CO_QUALNAME, 8);
 	memcpy(&ltab, h + CO_LINETABLE, 8);
 	memcpy(&trace, h + CO_FIRSTTRACE, 4);
-	if (read_str(p->pid, qname, &q) < 0 || read_str(p->pid, fname, &fn) < 0)
-		goto fail;
+	if (read_str(p->pid, qname, &q) < 0 || read_str(p->pid, fname, &fn) < 0) {
+		strbuf_release(&q);
+		strbuf_release(&fn);
+		return NULL;
+	}
 	if (rd64(p->pid, ltab + 16, &tlen) < 0 || tlen > (1u << 20))
 		tlen = 0;
-	tab = xmalloc(tlen + 1);
-	if (tlen && rd(p->pid, ltab + 32, tab, tlen) < 0)
+	c->tab = xmalloc(tlen + 1);
+	if (tlen && rd(p->pid, ltab + 32, c->tab, tlen) < 0)
 		tlen = 0;
-	memset(&rec, 0, sizeof(rec));
-	rec.id = ++pr->next_code;
-	rec.pid = (int32_t)p->pid;
-	rec.addr = addr;
-	rec.firstlineno = first > 0 ? (uint32_t)first : 0;
-	rec.qualname_len = (uint16_t)(q.len < 0xffff ? q.len : 0xffff);
-	rec.file_len = (uint16_t)(fn.len < 0xffff ? fn.len : 0xffff);
-	rec.linetable_len = (uint32_t)tlen;
-	rec.pyversion = p->version;
-	strbuf_add(&body, q.buf, rec.qualname_len);
-	strbuf_add(&body, fn.buf, rec.file_len);
-	strbuf_add(&body, tab, tlen);
-	pr->emit(pr->ctx, DLP_REC_PYCODE, &rec, sizeof(rec), body.buf, body.len);
-	pr->st.codes++;
 	c->addr = addr;
-	c->id = rec.id;
+	c->id = ++pr->next_code;
 	c->firsttrace = trace;
+	c->firstlineno = first > 0 ? (uint32_t)first : 0;
+	c->tab_len = (uint32_t)tlen;
+	c->qlen = (uint16_t)(q.len < 0xffff ? q.len : 0xffff);
+	c->flen = (uint16_t)(fn.len < 0xffff ? fn.len : 0xffff);
+	c->qualname = q.buf ? q.buf : xstrdup("");	/* the strbufs' buffers, kept */
+	c->file = fn.buf ? fn.buf : xstrdup("");
 	p->nr_codes++;
-	strbuf_release(&body);
-	free(tab);
-	strbuf_release(&q);
-	strbuf_release(&fn);
+	pr->st.codes++;
+	emit_code(pr, p, c, instr == DLP_PY_NO_INSTR ? 0 : instr);
 	return c;
-fail:
-	strbuf_release(&q);
-	strbuf_release(&fn);
-	return NULL;
 }
 
 /* ---- frames ---- */
@@ -533,6 +583,18 @@ static const unsigned char *get_frame(struct pyreader *pr, uint32_t pid, uint64_
 	pr->win_base = lo;
 	pr->win_len = (size_t)(addr + FR_SIZE - lo);
 	return pr->win + (addr - lo);
+}
+
+static struct last_stack *last_of(struct pyreader *pr, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < pr->nr_last; i++)
+		if (pr->last[i].tid == tid && pr->last[i].pid == pid)
+			return &pr->last[i];
+	ALLOC_GROW(pr->last, pr->nr_last + 1, pr->alloc_last);
+	memset(&pr->last[pr->nr_last], 0, sizeof(pr->last[0]));
+	pr->last[pr->nr_last].pid = pid;
+	pr->last[pr->nr_last].tid = tid;
+	return &pr->last[pr->nr_last++];
 }
 
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
@@ -608,10 +670,10 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 			}
 			found = 1;
 		}
-		c = get_code(pr, p, code);
+		idx = ((int64_t)instr - (int64_t)(code + CO_CODE)) / 2;
+		c = get_code(pr, p, code, idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx);
 		if (!c)
 			goto out;
-		idx = ((int64_t)instr - (int64_t)(code + CO_CODE)) / 2;
 		/* a frame still being set up (3.11's _PyFrame_IsIncomplete): skipped */
 		if (f[FR_OWNER] != FRAME_OWNED_BY_GENERATOR && idx < c->firsttrace) {
 			fa = prev;
@@ -642,7 +704,22 @@ out:
 	pr->st.delay_sum_ns += rec.delay_ns;
 	if (rec.delay_ns > pr->st.delay_max_ns)
 		pr->st.delay_max_ns = rec.delay_ns;
-	pr->emit(pr->ctx, DLP_REC_PYSTACK, &rec, sizeof(rec), pr->frames, n * sizeof(pr->frames[0]));
+	/* the root-side frames the thread's previous record had too are not repeated */
+	{
+		struct last_stack *ls = last_of(pr, pid, tid);
+		size_t same = 0;
+
+		while (same < n && same < ls->n &&
+		       !memcmp(&pr->frames[n - 1 - same], &ls->frames[ls->n - 1 - same],
+			       sizeof(pr->frames[0])))
+			same++;
+		rec.same = (uint16_t)same;
+		ALLOC_GROW(ls->frames, n + 1, ls->alloc);
+		memcpy(ls->frames, pr->frames, n * sizeof(pr->frames[0]));
+		ls->n = n;
+		pr->emit(pr->ctx, DLP_REC_PYSTACK, &rec, sizeof(rec), pr->frames,
+			 (n - same) * sizeof(pr->frames[0]));
+	}
 	return 1;
 }
 

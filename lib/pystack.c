@@ -27,7 +27,16 @@ struct pyst {
 	uint8_t state;
 };
 
+/* a thread's previous stack (DLP_REC_PYSTACK's `same`): its first frame in frames[] */
+struct pyprev {
+	uint32_t pid, tid;
+	uint32_t first;
+	uint16_t nr;
+};
+
 struct pystacks {
+	struct pyprev *prev;
+	size_t nr_prev, alloc_prev;
 	struct pycode_info *codes;	/* by id - 1 */
 	size_t nr_codes;
 	struct pyst *st;
@@ -58,6 +67,7 @@ void pystacks_free(struct pystacks *ps)
 		free(ps->codes[i].names);
 	}
 	free(ps->codes);
+	free(ps->prev);
 	free(ps->st);
 	free(ps->frames);
 	free(ps);
@@ -84,8 +94,20 @@ static void add_code(struct pystacks *ps, const void *data, size_t len)
 		ps->nr_codes = n;
 	}
 	c = &ps->codes[r.id - 1];
-	if (c->id)
-		return;	/* seen: the first one stays */
+	if (c->id) {
+		/* seen: the next part of its line table */
+		if (r.linetable_off == c->linetable_len && r.linetable_len &&
+		    c->linetable_len + (uint64_t)r.linetable_len <= (1u << 24)) {
+			c->linetable = xrealloc(c->linetable, c->linetable_len + r.linetable_len + 1);
+			memcpy(c->linetable + c->linetable_len, p + r.qualname_len + r.file_len,
+			       r.linetable_len);
+			c->linetable_len += r.linetable_len;
+			c->nr_names = 0;	/* names made from the shorter table */
+		}
+		return;
+	}
+	if (r.linetable_off)
+		return;	/* a continuation without its start */
 	c->id = r.id;
 	c->firstlineno = r.firstlineno;
 	c->qualname = family_intern(p, r.qualname_len);
@@ -97,16 +119,32 @@ static void add_code(struct pystacks *ps, const void *data, size_t len)
 	memcpy(c->linetable, p + r.qualname_len + r.file_len, r.linetable_len);
 }
 
+static struct pyprev *prev_of(struct pystacks *ps, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < ps->nr_prev; i++)
+		if (ps->prev[i].tid == tid && ps->prev[i].pid == pid)
+			return &ps->prev[i];
+	ALLOC_GROW(ps->prev, ps->nr_prev + 1, ps->alloc_prev);
+	ps->prev[ps->nr_prev] = (struct pyprev){ pid, tid, 0, 0 };
+	return &ps->prev[ps->nr_prev++];
+}
+
 static void add_stack(struct pystacks *ps, const void *data, size_t len)
 {
 	struct dlp_pystack_rec r;
+	struct pyprev *pv;
 	struct pyst *s;
+	size_t own;
 
 	if (len < sizeof(r))
 		return;
 	memcpy(&r, data, sizeof(r));
-	if ((size_t)r.nr * sizeof(struct dlp_pyframe) > len - sizeof(r))
+	own = r.same <= r.nr ? (size_t)(r.nr - r.same) : 0;
+	if (r.same > r.nr || own * sizeof(struct dlp_pyframe) > len - sizeof(r))
 		return;
+	pv = prev_of(ps, r.pid, r.tid);
+	if (r.same > pv->nr)
+		r.same = pv->nr, r.nr = (uint16_t)(own + r.same);	/* a record went missing */
 	ps->stats.records++;
 	ps->stats.trusted += r.state == DLP_PY_TRUSTED;
 	ps->stats.unchecked += r.state == DLP_PY_UNCHECKED;
@@ -123,10 +161,15 @@ static void add_stack(struct pystacks *ps, const void *data, size_t len)
 	s->nr = r.nr;
 	s->state = r.state;
 	s->first = (uint32_t)ps->nr_frames;
+	/* its own frames, then the root side of the thread's previous stack */
 	ALLOC_GROW(ps->frames, ps->nr_frames + r.nr, ps->alloc_frames);
 	memcpy(ps->frames + ps->nr_frames, (const char *)data + sizeof(r),
-	       r.nr * sizeof(struct dlp_pyframe));
+	       own * sizeof(struct dlp_pyframe));
+	memcpy(ps->frames + ps->nr_frames + own, ps->frames + pv->first + (pv->nr - r.same),
+	       r.same * sizeof(struct dlp_pyframe));
 	ps->nr_frames += r.nr;
+	pv->first = s->first;
+	pv->nr = r.nr;
 	ps->sorted = 0;
 }
 
@@ -246,6 +289,37 @@ int py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t i
 		addr += n;
 	}
 	return -1;
+}
+
+size_t py311_prefix(const unsigned char *tab, size_t len, uint32_t instr, uint32_t *units)
+{
+	size_t i = 0;
+	uint64_t addr = 0;
+
+	while (i < len && addr <= instr) {
+		unsigned char h = tab[i++];
+		unsigned code = (h >> 3) & 15;
+
+		if (!(h & 0x80))
+			break;
+		if (code == 14) {
+			svarint(tab, len, &i);
+			varint(tab, len, &i);
+			varint(tab, len, &i);
+			varint(tab, len, &i);
+		} else if (code == 13) {
+			svarint(tab, len, &i);
+		} else if (code >= 10 && code < 13) {
+			i += 2;
+		} else if (code < 10) {
+			i += 1;
+		}
+		addr += (h & 7) + 1;
+	}
+	if (i > len)
+		i = len;
+	*units = addr > UINT32_MAX ? UINT32_MAX : (uint32_t)addr;
+	return i;
 }
 
 /* "qualname (file.py:LINE)" for the frame, made once per (code, line). */

@@ -231,9 +231,9 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 			printf("PYCODE bad\n");
 			return 0;
 		}
-		printf("PYCODE id=%u pid=%d first=%u name=%.*s file=%.*s linetable=%u\n", c.id,
+		printf("PYCODE id=%u pid=%d first=%u name=%.*s file=%.*s linetable=%u+%u\n", c.id,
 		       c.pid, c.firstlineno, (int)c.qualname_len, p + sizeof(c), (int)c.file_len,
-		       p + sizeof(c) + c.qualname_len, c.linetable_len);
+		       p + sizeof(c) + c.qualname_len, c.linetable_off, c.linetable_len);
 		return 0;
 	}
 	case DLP_REC_PYSTACK: {
@@ -241,13 +241,15 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		struct dlp_pyframe f;
 
 		memcpy(&r, data, len < sizeof(r) ? len : sizeof(r));
-		if (len < sizeof(r) || (size_t)r.nr * sizeof(f) > len - sizeof(r)) {
+		if (len < sizeof(r) || r.same > r.nr ||
+		    (size_t)(r.nr - r.same) * sizeof(f) > len - sizeof(r)) {
 			printf("PYSTACK bad\n");
 			return 0;
 		}
-		printf("PYSTACK pid=%u tid=%u time=%" PRIu64 " state=%u delay=%u nr=%u frames=",
-		       r.pid, r.tid, r.time, r.state, r.delay_ns, r.nr);
-		for (unsigned i = 0; i < r.nr; i++) {
+		printf("PYSTACK pid=%u tid=%u time=%" PRIu64 " state=%u delay=%u nr=%u same=%u frames=",
+		       r.pid, r.tid, r.time, r.state, r.delay_ns, r.nr, r.same);
+		/* the frames of its own (the rest: the thread's previous record's root side) */
+		for (unsigned i = 0; i < (unsigned)(r.nr - r.same); i++) {
 			memcpy(&f, p + sizeof(r) + i * sizeof(f), sizeof(f));
 			printf("%s%u:%u%s", i ? "," : "", f.code, f.instr & ~DLP_PY_ENTRY,
 			       (f.instr & DLP_PY_ENTRY) ? "E" : "");

@@ -1,0 +1,72 @@
+#!/bin/sh
+# bench/python.sh - what reading Python frames costs: the same Python workload plain,
+# under `dlprof record --no-python` and under `dlprof record` (Python frames), in
+# interleaved rounds; medians of the workload's own time, samples, lost and file size.
+#
+#   bench/python.sh [-n ROUNDS] [--torch | -- COMMAND...]
+# Default workload: bench/py_work.py 30000 (pure Python, deep and fast-changing stacks);
+# --torch: examples/cnn_train.py --steps 40.  Goal (issue 9): slowdown beyond --no-python
+# at most 2%, nothing lost, file at most 10% larger.
+set -eu
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+DLPROF=${DLPROF:-$TOP/dlprof}
+ROUNDS=3
+set -- "$@" --
+CMD=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-n) ROUNDS=$2; shift 2 ;;
+	--torch) CMD="/usr/bin/python3 $TOP/examples/cnn_train.py --steps 40"; shift ;;
+	--) shift; [ $# -gt 0 ] && [ "$1" != "--" ] && CMD="$*"; break ;;
+	*) echo "usage: bench/python.sh [-n ROUNDS] [--torch | -- COMMAND...]" >&2; exit 2 ;;
+	esac
+done
+CMD=${CMD:-/usr/bin/python3 $TOP/bench/py_work.py 30000}
+# without address space randomization: the initial stack's random offset (up to 8 KiB)
+# changes the size of every dwarf stack copy of the main thread from run to run, which
+# would drown what the Python records cost in the file
+NORAND="setarch $(uname -m) -R"
+D=$(mktemp -d "${TMPDIR:-/tmp}/dlprof-pybench.XXXXXX")
+trap 'rm -rf "$D"' EXIT
+
+# the workload's own time: the last "in X s" it prints
+own() { sed -n 's/.* in \([0-9.]*\) s.*/\1/p' "$1" | tail -1; }
+
+for r in $(seq "$ROUNDS"); do
+	$NORAND $CMD >"$D/plain.$r" 2>&1
+	$NORAND "$DLPROF" record --no-python -o "$D/np.$r.data" -- $CMD >"$D/np.$r" 2>&1
+	$NORAND "$DLPROF" record -o "$D/py.$r.data" -- $CMD >"$D/py.$r" 2>&1
+	echo "round $r: plain $(own "$D/plain.$r") s, --no-python $(own "$D/np.$r") s, python $(own "$D/py.$r") s" >&2
+done
+
+/usr/bin/python3 - "$D" "$ROUNDS" <<'PY'
+import os, re, statistics, sys
+d, rounds = sys.argv[1], int(sys.argv[2])
+def own(path):
+    m = re.findall(r" in ([0-9.]+) s", open(path).read())
+    return float(m[-1])
+def summary(path):
+    m = re.search(r"dlprof: (\d+) samples, (\d+) lost", open(path).read())
+    return int(m.group(1)), int(m.group(2))
+rows = {"plain": [], "np": [], "py": [], "np_size": [], "py_size": [], "np_s": [], "py_s": [],
+        "lost": []}
+for r in range(1, rounds + 1):
+    rows["plain"].append(own(f"{d}/plain.{r}"))
+    for k in ("np", "py"):
+        rows[k].append(own(f"{d}/{k}.{r}"))
+        s, lost = summary(f"{d}/{k}.{r}")
+        rows[k + "_s"].append(s)
+        rows["lost"].append(lost)
+        rows[k + "_size"].append(os.path.getsize(f"{d}/{k}.{r}.data"))
+med = {k: statistics.median(v) for k, v in rows.items()}
+pyline = [l for l in open(f"{d}/py.{rounds}") if l.startswith("dlprof: python:")]
+print("measure                         --no-python       python    python/no")
+print("workload time (s)              %11.3f  %11.3f  %11.3f" % (med["np"], med["py"], med["py"] / med["np"]))
+print("slowdown (x plain %.3f s)       %11.3f  %11.3f" % (med["plain"], med["np"] / med["plain"], med["py"] / med["plain"]))
+print("samples                        %11d  %11d" % (med["np_s"], med["py_s"]))
+print("file size (bytes)              %11d  %11d  %11.3f" % (med["np_size"], med["py_size"], med["py_size"] / med["np_size"]))
+print("bytes per sample               %11.0f  %11.0f" % (med["np_size"] / med["np_s"], med["py_size"] / med["py_s"]))
+print("lost samples (all runs)        %11d" % sum(rows["lost"]))
+if pyline:
+    print(pyline[0].strip())
+PY
