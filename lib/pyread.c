@@ -16,6 +16,7 @@
  * in the python3.X executable or libpython3.X.so the process maps.  Every read is
  * checked; a failed one leaves the sample its native stack (counted, never fatal).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -343,8 +344,16 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 	if (s->is_dyn && !base)
 		return;
 	bias = s->is_dyn ? base - s->first_vaddr : 0;
-	if (s->version && rd(p->pid, s->version + bias, &ver, 4) < 0)
-		ver = 0;
+	if (s->version && rd(p->pid, s->version + bias, &ver, 4) < 0) {
+		if (errno == EPERM)
+			warning("pid %u runs %s, but dlprof may not read its memory (%s; see "
+				"kernel.yama.ptrace_scope): native stacks only", p->pid, file,
+				strerror(errno));
+		else
+			warning("pid %u runs %s, but its memory is not readable (%s): native "
+				"stacks only", p->pid, file, strerror(errno));
+		return;
+	}
 	if ((ver >> 16) != 0x030b) {
 		if (ver)
 			warning("pid %u runs Python %u.%u: dlprof reads the frames of Python 3.11 "
