@@ -16,7 +16,8 @@ model = nn.Sequential(
     nn.Conv2d(3, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
     nn.MaxPool2d(2),
     nn.Conv2d(32, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True),
-    nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+    nn.AdaptiveAvgPool2d(8), nn.Flatten(), nn.Linear(64 * 64, 512), nn.ReLU(inplace=True),
+    nn.Linear(512, 10))
 opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 loss_fn = nn.CrossEntropyLoss()
 x = torch.randn(32, 3, 48, 48)
