@@ -6,6 +6,7 @@ int cmd_record(int argc, const char **argv);
 int cmd_report(int argc, const char **argv);
 int cmd_fold(int argc, const char **argv);
 int cmd_pprof(int argc, const char **argv);
+int cmd_timeline(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
 int cmd_check_isa(int argc, const char **argv);
 int cmd_families(int argc, const char **argv);

@@ -76,6 +76,10 @@ const struct itt_interval *itt_lookup(const struct itt_data *d, uint32_t pid, ui
  * it returns NULL. */
 const char *itt_name_stats(const struct itt_data *d, size_t i, uint64_t *calls,
 			   uint64_t *total_ns, uint64_t *call_ns);
+/* Every task, the workers' shares too (iv->worker), thread by thread in time order. */
+void itt_each_interval(const struct itt_data *d,
+		       void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
+		       void *ctx);
 /* Every call (task that is not a worker's share), thread by thread in time order. */
 void itt_each_call(const struct itt_data *d,
 		   void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),

@@ -202,7 +202,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 {
 	const struct itt_data *itt = attr_itt(v->attr);
 	const char *name;
-	uint64_t calls, ns;
+	uint64_t calls, ns, call_ns;
 	double cpu_ns = v->samples * v->ns_per_sample;
 	char b1[32];
 	size_t i;
@@ -214,7 +214,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 			"Calls", "Task time", "% of CPU", "Samples", "%");
 	else if (fmt == DLVIEW_JSON)
 		fprintf(out, "\"itt_tasks\": [");
-	for (i = 0; (name = itt_name_stats(itt, i, &calls, &ns, NULL)); i++) {
+	for (i = 0; (name = itt_name_stats(itt, i, &calls, &ns, &call_ns)); i++) {
 		struct cnt tot = { name, NULL, 0, 0 }, *c = &tot;
 		size_t j;
 
@@ -232,8 +232,9 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 		} else if (fmt == DLVIEW_JSON) {
 			fprintf(out, "%s{\"name\": ", i ? ", " : "");
 			fput_json_str(out, name);
-			fprintf(out, ", \"calls\": %llu, \"task_ns\": %llu, \"task_cpu_pct\": %.2f, "
-				"\"samples\": %llu, \"samples_pct\": %.2f", (unsigned long long)calls,
+			fprintf(out, ", \"calls\": %llu, \"call_ns\": %llu, \"task_ns\": %llu, "
+				"\"task_cpu_pct\": %.2f, \"samples\": %llu, \"samples_pct\": %.2f",
+				(unsigned long long)calls, (unsigned long long)call_ns,
 				(unsigned long long)ns, cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0,
 				(unsigned long long)c->n, pct(c->n, v->samples));
 			fprintf(out, ", \"families\": {");

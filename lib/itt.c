@@ -337,6 +337,15 @@ void itt_data_finish(struct itt_data *d)
 		}
 }
 
+void itt_each_interval(const struct itt_data *d,
+		       void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
+		       void *ctx)
+{
+	for (size_t i = 0; d && i < d->nr; i++)
+		for (size_t j = 0; j < d->threads[i].nr; j++)
+			fn(ctx, d->threads[i].pid, d->threads[i].tid, &d->threads[i].iv[j]);
+}
+
 void itt_each_call(const struct itt_data *d,
 		   void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
 		   void *ctx)

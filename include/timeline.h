@@ -1,0 +1,39 @@
+/* timeline.h - the recording in time, as a Chrome Trace Event file (JSON: Perfetto UI,
+ * chrome://tracing).
+ *
+ * Per thread (pid/tid, named by its comm):
+ *   the thread's own track: the oneDNN primitive intervals of its ITT tasks, as complete
+ *	events ("X", category "dnnl", real begin and duration; args.call false for an
+ *	OpenMP worker's share of a call another thread made)
+ *   "[ops, sampled]": framework operators as slices built from consecutive samples of
+ *	the thread with the same attribution (attr.h; category "op,sampled")
+ *   "[python, sampled]": the innermost Python line, the same way
+ *   "[sched]": the thread's off-CPU intervals from the context-switch records
+ * and per process a counter track "families": each family's share of the process's
+ * samples per 10 ms.  ts and dur are microseconds from the first event.
+ *
+ *	struct timeline *tl = timeline_new(rules);
+ *	struct profile_consumer c = { 0 };
+ *	timeline_consumer(tl, &c);
+ *	profile_run(path, &po, &c, &st, &info);
+ *	timeline_write(tl, out, &st);
+ */
+#ifndef DLPROF_TIMELINE_H
+#define DLPROF_TIMELINE_H
+
+#include <stdio.h>
+
+#include "family.h"
+#include "profile.h"
+
+struct timeline;
+
+struct timeline *timeline_new(const struct family_rules *rules);
+void timeline_free(struct timeline *tl);
+void timeline_consumer(struct timeline *tl, struct profile_consumer *c);
+/* Write the trace; returns the number of events written, -1 on a write error. */
+long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st);
+
+#define TIMELINE_BUCKET_NS 10000000ull	/* the family counter's interval */
+
+#endif

@@ -1,0 +1,396 @@
+/* timeline.c - the recording as a Chrome Trace Event file (timeline.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attr.h"
+#include "family-rules.h"
+#include "itt.h"
+#include "timeline.h"
+#include "util.h"
+
+/* One sample, as the tracks need it */
+struct tl_sample {
+	uint64_t time;
+	uint32_t pid, tid;
+	const char *op, *pyline, *family;
+	uint32_t deferred;	/* attr_deferred() handle, op not known yet */
+};
+
+struct tl_thread {
+	uint32_t pid, tid;
+	const char *comm;
+	uint64_t out_at;	/* switched out at, 0 when on a CPU */
+	int preempted;
+};
+
+struct tl_off {
+	uint32_t pid, tid;
+	uint64_t start, end;
+	int preempted;
+};
+
+struct timeline {
+	struct attr *attr;
+	struct tl_sample *s;
+	size_t nr, alloc;
+	struct tl_thread *th;
+	size_t nr_th, alloc_th;
+	struct tl_off *off;
+	size_t nr_off, alloc_off;
+	char *cmdline;
+	FILE *out;
+	long events;
+	uint64_t t0;
+	int err;
+};
+
+struct timeline *timeline_new(const struct family_rules *rules)
+{
+	struct timeline *tl = xcalloc(1, sizeof(*tl));
+
+	tl->attr = attr_new(rules);
+	return tl;
+}
+
+void timeline_free(struct timeline *tl)
+{
+	if (!tl)
+		return;
+	attr_free(tl->attr);
+	free(tl->s);
+	free(tl->th);
+	free(tl->off);
+	free(tl->cmdline);
+	free(tl);
+}
+
+static struct tl_thread *get_thread(struct timeline *tl, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < tl->nr_th; i++)
+		if (tl->th[i].tid == tid && tl->th[i].pid == pid)
+			return &tl->th[i];
+	ALLOC_GROW(tl->th, tl->nr_th + 1, tl->alloc_th);
+	memset(&tl->th[tl->nr_th], 0, sizeof(tl->th[0]));
+	tl->th[tl->nr_th].pid = pid;
+	tl->th[tl->nr_th].tid = tid;
+	return &tl->th[tl->nr_th++];
+}
+
+static int tl_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
+		    const struct frame *frames, size_t nr, int complete)
+{
+	struct timeline *tl = ctx;
+	struct sample_attr a;
+	struct tl_thread *t = get_thread(tl, s->pid, s->tid);
+	const char *comm = m ? machine_comm_at(m, s->pid, s->tid, s->time) : NULL;
+
+	attr_sample(tl->attr, s, frames, nr, &a);
+	if (comm)
+		t->comm = family_intern(comm, strlen(comm));
+	ALLOC_GROW(tl->s, tl->nr + 1, tl->alloc);
+	tl->s[tl->nr++] = (struct tl_sample){ s->time, s->pid, s->tid, a.op, a.pyline, a.family,
+					      a.deferred };
+	return 0;
+}
+
+static int tl_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+		       const struct frame *frames, size_t nr, int complete)
+{
+	attr_observe(((struct timeline *)ctx)->attr, s, frames, nr);
+	return 0;
+}
+
+static int tl_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
+		     uint64_t time, int out, int preempt)
+{
+	struct timeline *tl = ctx;
+	struct tl_thread *t = get_thread(tl, pid, tid);
+
+	if (out) {
+		t->out_at = time;
+		t->preempted = preempt;
+	} else if (t->out_at && time > t->out_at) {
+		ALLOC_GROW(tl->off, tl->nr_off + 1, tl->alloc_off);
+		tl->off[tl->nr_off++] = (struct tl_off){ pid, tid, t->out_at, time, t->preempted };
+		t->out_at = 0;
+	}
+	(void)m;
+	(void)cpu;
+	return 0;
+}
+
+static int tl_other(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	return attr_other(((struct timeline *)ctx)->attr, type, data, len);
+}
+
+static int tl_meta(void *ctx, const char *key, const char *value)
+{
+	struct timeline *tl = ctx;
+
+	if (!strcmp(key, "cmdline")) {
+		free(tl->cmdline);
+		tl->cmdline = xstrdup(value);
+	}
+	return 0;
+}
+
+void timeline_consumer(struct timeline *tl, struct profile_consumer *c)
+{
+	c->stack = tl_stack;
+	c->filtered = tl_filtered;
+	c->context_switch = tl_switch;
+	c->other = tl_other;
+	c->meta = tl_meta;
+	c->ctx = tl;
+}
+
+/* ---- writing ---- */
+
+/* Track kinds beside a thread's own: synthetic tids above any real one */
+enum { TRACK_OWN, TRACK_OPS, TRACK_PY, TRACK_SCHED };
+#define TRACK_TID(tid, k) ((uint64_t)(tid) + ((uint64_t)(k) << 24))
+
+static void ev_begin(struct timeline *tl)
+{
+	fputs(tl->events++ ? ",\n" : "\n", tl->out);
+}
+
+static double us(const struct timeline *tl, uint64_t t)
+{
+	return t > tl->t0 ? (t - tl->t0) / 1000.0 : 0.0;
+}
+
+static void thread_meta(struct timeline *tl, const struct tl_thread *t, int kind, const char *what)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "%s%s%s", t->comm ? t->comm : "?", what ? " " : "",
+		 what ? what : "");
+	ev_begin(tl);
+	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, \"tid\": %llu, "
+		"\"args\": {\"name\": ", t->pid, (unsigned long long)TRACK_TID(t->tid, kind));
+	fput_json_str(tl->out, name);
+	fputs("}}", tl->out);
+	ev_begin(tl);
+	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %u, "
+		"\"tid\": %llu, \"args\": {\"sort_index\": %llu}}", t->pid,
+		(unsigned long long)TRACK_TID(t->tid, kind),
+		(unsigned long long)t->tid * 4 + (unsigned)kind);
+}
+
+static void slice(struct timeline *tl, uint32_t pid, uint64_t tid, const char *name,
+		  const char *cat, uint64_t start, uint64_t end, const char *args)
+{
+	ev_begin(tl);
+	fprintf(tl->out, "{\"ph\": \"X\", \"name\": ");
+	fput_json_str(tl->out, name);
+	fprintf(tl->out, ", \"cat\": \"%s\", \"pid\": %u, \"tid\": %llu, \"ts\": %.3f, "
+		"\"dur\": %.3f, \"args\": {%s}}", cat, pid, (unsigned long long)tid, us(tl, start),
+		end > start ? (end - start) / 1000.0 : 0.0, args);
+}
+
+static void itt_event(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv)
+{
+	struct timeline *tl = ctx;
+	char args[96];
+
+	snprintf(args, sizeof(args), "\"call\": %s, \"depth\": %u",
+		 iv->worker ? "false" : "true", iv->depth);
+	slice(tl, pid, tid, iv->name, "dnnl", iv->start, iv->end, args);
+}
+
+static void find_t0(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv)
+{
+	struct timeline *tl = ctx;
+
+	if (iv->start < tl->t0)
+		tl->t0 = iv->start;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct tl_sample *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* Slices of one thread's consecutive samples with the same key (op or Python line): a
+ * slice runs from its first sample to one period after its last (at most up to the
+ * thread's next sample), and ends at a change or a gap of more than three periods. */
+static void sampled_slices(struct timeline *tl, size_t from, size_t to, int kind,
+			   uint64_t period)
+{
+	size_t i = from;
+
+	while (i < to) {
+		const char *key = kind == TRACK_OPS ? tl->s[i].op : tl->s[i].pyline;
+		size_t j = i + 1;
+		char args[64];
+
+		while (j < to && (kind == TRACK_OPS ? tl->s[j].op : tl->s[j].pyline) == key &&
+		       tl->s[j].time - tl->s[j - 1].time <= 3 * period)
+			j++;
+		if (key) {
+			/* to one period after its last sample, or up to the next sample */
+			uint64_t end = tl->s[j - 1].time + period;
+
+			if (j < to && tl->s[j].time < end)
+				end = tl->s[j].time;
+			snprintf(args, sizeof(args), "\"samples\": %zu", j - i);
+			slice(tl, tl->s[i].pid, TRACK_TID(tl->s[i].tid, kind),
+			      kind == TRACK_OPS ? attr_op_name(key, NULL) : key, kind == TRACK_OPS ?
+			      "op,sampled" : "python,sampled", tl->s[i].time, end, args);
+		}
+		i = j;
+	}
+}
+
+static int cmp_ptr_time(const void *a, const void *b)
+{
+	const struct tl_sample *x = *(const struct tl_sample * const *)a;
+	const struct tl_sample *y = *(const struct tl_sample * const *)b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* The family counter of one process: shares of its samples per bucket. */
+static void family_counter(struct timeline *tl, uint32_t pid)
+{
+	const char *fams[64];
+	uint64_t cnt[64];
+	size_t nf = 0, n = 0, k;
+	uint64_t bucket = UINT64_MAX;
+	/* the process's samples in time order: merge its threads' runs */
+	struct tl_sample **v = NULL;
+	size_t nv = 0, alloc = 0;
+
+	for (size_t i = 0; i < tl->nr; i++)
+		if (tl->s[i].pid == pid) {
+			ALLOC_GROW(v, nv + 1, alloc);
+			v[nv++] = &tl->s[i];
+		}
+	if (nv)
+		qsort(v, nv, sizeof(*v), cmp_ptr_time);
+	for (size_t i = 0; i <= nv; i++) {
+		uint64_t b = i < nv ? v[i]->time / TIMELINE_BUCKET_NS : UINT64_MAX;
+
+		if (b != bucket && n) {
+			ev_begin(tl);
+			fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"families\", \"pid\": %u, "
+				"\"ts\": %.3f, \"args\": {", pid, us(tl, bucket * TIMELINE_BUCKET_NS));
+			for (k = 0; k < nf; k++) {
+				fprintf(tl->out, "%s", k ? ", " : "");
+				fput_json_str(tl->out, fams[k]);
+				fprintf(tl->out, ": %.3f", (double)cnt[k] / n);
+			}
+			fputs("}}", tl->out);
+		}
+		if (i == nv)
+			break;
+		if (b != bucket) {
+			bucket = b;
+			n = 0;
+			for (k = 0; k < nf; k++)
+				cnt[k] = 0;
+		}
+		for (k = 0; k < nf && fams[k] != v[i]->family; k++)
+			;
+		if (k == nf && nf < ARRAY_SIZE(fams)) {
+			fams[nf] = v[i]->family;
+			cnt[nf++] = 0;
+		}
+		if (k < nf)
+			cnt[k]++;
+		n++;
+	}
+	free(v);
+}
+
+long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st)
+{
+	const struct itt_data *itt;
+	uint64_t period = st->sample_period_ns ? st->sample_period_ns : 1000000;
+	size_t i, j;
+
+	tl->out = out;
+	tl->events = 0;
+	attr_resolve(tl->attr);
+	for (i = 0; i < tl->nr; i++)
+		if (tl->s[i].deferred) {
+			const struct sample_attr *a = attr_deferred(tl->attr, tl->s[i].deferred);
+
+			tl->s[i].op = a->op;
+			tl->s[i].pyline = a->pyline;	/* the dispatching thread's */
+		}
+	if (tl->nr)
+		qsort(tl->s, tl->nr, sizeof(*tl->s), cmp_sample);
+	itt = attr_itt(tl->attr);
+	tl->t0 = UINT64_MAX;
+	for (i = 0; i < tl->nr; i++)
+		if (tl->s[i].time < tl->t0)
+			tl->t0 = tl->s[i].time;
+	itt_each_interval(itt, find_t0, tl);
+	if (tl->t0 == UINT64_MAX)
+		tl->t0 = 0;
+
+	fputs("{\"traceEvents\": [", out);
+	/* names: processes, threads and their tracks */
+	for (i = 0; i < tl->nr_th; i++) {
+		const struct tl_thread *t = &tl->th[i];
+		int first = 1;
+
+		for (j = 0; j < i; j++)
+			first &= tl->th[j].pid != t->pid;
+		if (first) {
+			const struct tl_thread *lead = t;
+
+			for (j = 0; j < tl->nr_th; j++)
+				if (tl->th[j].pid == t->pid && tl->th[j].tid == t->pid)
+					lead = &tl->th[j];
+			ev_begin(tl);
+			fprintf(out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, "
+				"\"args\": {\"name\": ", t->pid);
+			fput_json_str(out, lead->comm ? lead->comm : "?");
+			fputs("}}", out);
+		}
+		thread_meta(tl, t, TRACK_OWN, NULL);
+		thread_meta(tl, t, TRACK_OPS, "[ops, sampled]");
+		thread_meta(tl, t, TRACK_PY, "[python, sampled]");
+		thread_meta(tl, t, TRACK_SCHED, "[sched]");
+	}
+	/* oneDNN primitives: every ITT task, exact */
+	itt_each_interval(itt, itt_event, tl);
+	/* operators and Python lines: from the samples, thread by thread */
+	for (i = 0; i < tl->nr; i = j) {
+		for (j = i + 1; j < tl->nr && tl->s[j].tid == tl->s[i].tid && tl->s[j].pid == tl->s[i].pid; j++)
+			;
+		sampled_slices(tl, i, j, TRACK_OPS, period);
+		sampled_slices(tl, i, j, TRACK_PY, period);
+	}
+	/* off the CPU */
+	for (i = 0; i < tl->nr_off; i++)
+		slice(tl, tl->off[i].pid, TRACK_TID(tl->off[i].tid, TRACK_SCHED),
+		      tl->off[i].preempted ? "off-CPU (preempted)" : "off-CPU (waiting)", "sched",
+		      tl->off[i].start, tl->off[i].end, "");
+	/* family shares per process */
+	for (i = 0; i < tl->nr_th; i++) {
+		int first = 1;
+
+		for (j = 0; j < i; j++)
+			first &= tl->th[j].pid != tl->th[i].pid;
+		if (first)
+			family_counter(tl, tl->th[i].pid);
+	}
+	fputs("\n], \"displayTimeUnit\": \"ms\", \"otherData\": {\"command\": ", out);
+	fput_json_str(out, tl->cmdline ? tl->cmdline : "");
+	fputs(", \"event\": ", out);
+	fput_json_str(out, st->event);
+	fprintf(out, ", \"samples\": %llu, \"first_ns\": %llu, \"clock\": \"CLOCK_MONOTONIC\"}}\n",
+		(unsigned long long)st->samples, (unsigned long long)tl->t0);
+	return ferror(out) ? -1 : tl->events;
+}
