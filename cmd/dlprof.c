@@ -18,6 +18,7 @@ static const struct cmd_struct commands[] = {
 	{ "fold", cmd_fold, "print folded stacks for flamegraph.pl" },
 	{ "diff", cmd_diff, "compare two recordings: where the time moved, by family, op or symbol" },
 	{ "pprof", cmd_pprof, "write the profile for pprof / speedscope (profile.proto, gzipped)" },
+	{ "speedscope", cmd_speedscope, "write the profile in speedscope's file format (one profile per thread)" },
 	{ "timeline", cmd_timeline, "write the recording in time as a Chrome trace (Perfetto, chrome://tracing)" },
 	{ "check-isa", cmd_check_isa, "what vector ISA this CPU, its libraries and a profile use" },
 	{ "families", cmd_families, "list the operator-family rules, or explain a symbol's family" },

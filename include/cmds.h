@@ -7,6 +7,7 @@ int cmd_report(int argc, const char **argv);
 int cmd_fold(int argc, const char **argv);
 int cmd_pprof(int argc, const char **argv);
 int cmd_timeline(int argc, const char **argv);
+int cmd_speedscope(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
 int cmd_check_isa(int argc, const char **argv);
 int cmd_families(int argc, const char **argv);
