@@ -15,7 +15,7 @@
 #include "util.h"
 
 static const char *const fold_usage[] = {
-	"dlprof fold [-i FILE] [--inline] [--raw-irqs] [--no-kernel] [--no-comm] [--family[=GLOB]] [--op[=GLOB]] [--families FILE] [FILTERS]",
+	"dlprof fold [-i FILE] [--inline] [--off-cpu] [--raw-irqs] [--no-kernel] [--no-comm] [--family[=GLOB]] [--op[=GLOB]] [--families FILE] [FILTERS]",
 	NULL
 };
 
@@ -24,12 +24,14 @@ struct deferred {
 	const char *text;	/* interned stack text below the roots */
 	const char *family;
 	uint32_t handle;	/* attr_deferred() */
+	uint64_t weight;
 };
 
 struct fold_ctx {
 	struct fold *fold;
 	struct attr *attr;	/* --family/--op: each sample's attribution, as report's */
 	int by_family, by_op;
+	int off_cpu;		/* weights: microseconds off the CPU */
 	struct deferred *deferred;
 	size_t nr_deferred, alloc_deferred;
 	struct strpool texts;
@@ -53,9 +55,10 @@ static int fold_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	struct fold_ctx *fc = ctx;
 	const char *roots[2], *comm = machine_comm_at(m, s->pid, s->tid, s->time);
 	struct sample_attr a;
+	uint64_t w = fc->off_cpu ? (s->period + 500) / 1000 : 1;
 
 	if (!fc->attr) {
-		fold_add(fc->fold, frames, nr, comm, NULL, 0, 1);
+		fold_add(fc->fold, frames, nr, comm, NULL, 0, w);
 		return 0;
 	}
 	attr_sample(fc->attr, s, frames, nr, &a);
@@ -64,11 +67,11 @@ static int fold_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 
 		ALLOC_GROW(fc->deferred, fc->nr_deferred + 1, fc->alloc_deferred);
 		fc->deferred[fc->nr_deferred++] = (struct deferred){
-			strpool_intern(&fc->texts, text), a.family, a.deferred };
+			strpool_intern(&fc->texts, text), a.family, a.deferred, w };
 		free(text);
 		return 0;
 	}
-	fold_add(fc->fold, frames, nr, comm, roots, dl_roots(fc, a.family, attr_op_name(a.op, NULL), roots), 1);
+	fold_add(fc->fold, frames, nr, comm, roots, dl_roots(fc, a.family, attr_op_name(a.op, NULL), roots), w);
 	return 0;
 }
 
@@ -83,7 +86,7 @@ static void fold_deferred(struct fold_ctx *fc)
 		fold_add_text(fc->fold, roots,
 			      dl_roots(fc, d->family,
 				       attr_op_name(attr_deferred(fc->attr, d->handle)->op, NULL), roots),
-			      d->text, 1);
+			      d->text, d->weight);
 	}
 }
 
@@ -129,11 +132,12 @@ static void print_line(void *ctx, const char *stack, uint64_t count)
 int cmd_fold(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *families = NULL, *event = NULL;
-	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0;
+	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0, off_cpu = 0;
 	struct family_rules *rules = NULL;
 	struct sample_filter filt;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
+		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): each stack weighted by microseconds off the CPU"),
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"),
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
@@ -187,6 +191,8 @@ int cmd_fold(int argc, const char **argv)
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
 	po.raw_irqs = raw_irqs;
+	po.off_cpu = off_cpu;
+	fc.off_cpu = off_cpu;
 	po.event = event;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = fold_stack;

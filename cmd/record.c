@@ -60,7 +60,7 @@ static int opt_callgraph(const struct option *o, const char *arg)
 
 int cmd_record(int argc, const char **argv)
 {
-	int jit = 1, itt = 1, quiet = 0, python = 1;
+	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = 0;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data)"),
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
@@ -71,6 +71,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_ULONG('m', "mmap-pages", &pages_opt, "PAGES", "ring buffer data pages per cpu (power of two)"),
 		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
+		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu)"),
 		OPT_BOOL(0, "python", &python, "read the Python stacks of CPython 3.11 processes (--no-python: do not)"),
 		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line"),
 		OPT_STRING('p', "pid", &opts.pids, "PID[,PID...]", "attach to running processes (all their threads)"),
@@ -114,6 +115,7 @@ int cmd_record(int argc, const char **argv)
 	opts.no_jit = !jit;
 	opts.no_itt = !itt;
 	opts.no_python = !python;
+	opts.off_cpu = off_cpu;
 	opts.quiet = quiet;
 	opts.argv = argv;
 	return record_run(&opts);

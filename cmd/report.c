@@ -17,7 +17,7 @@
 #include "util.h"
 
 static const char *const report_usage[] = {
-	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs]",
+	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs] [--off-cpu]",
 	"dlprof report [-i FILE] --sort family|op|thread|line [--families FILE]",
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
@@ -35,6 +35,7 @@ struct row_families {
 struct report_ctx {
 	struct calltree *tree;
 	struct dlview *view;
+	int off_cpu;
 	struct u64map row_fams;
 	char *cmdline;
 	char sampling[64];
@@ -75,7 +76,9 @@ static int rep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	const char *fam = NULL;
 	int ret;
 
-	calltree_add(r->tree, frames, nr, machine_comm_at(m, s->pid, s->tid, s->time), s->tid, 1);
+	/* off-CPU: a blocking stack weighs the microseconds its thread was off the CPU */
+	calltree_add(r->tree, frames, nr, machine_comm_at(m, s->pid, s->tid, s->time), s->tid,
+		     r->off_cpu ? (s->period + 500) / 1000 : 1);
 	ret = dlview_add(r->view, m, s, frames, nr, &fam);
 	if (nr && fam)
 		count_row_family(r, frames[0].sym, frames[0].dso, fam);
@@ -163,6 +166,7 @@ int cmd_report(int argc, const char **argv)
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
 	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0, raw_irqs = 0;
+	int off_cpu = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
@@ -175,6 +179,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
 		OPT_BOOL(0, "srcline", &srcline, "resolve source file:line through DWARF (slower)"),
 		OPT_BOOL(0, "no-children", &no_children, "count only the sampled function, hide Total"),
+		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): stacks weighted by time off the CPU"),
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
 		OPT_FILTERS(fa),
@@ -248,6 +253,11 @@ int cmd_report(int argc, const char **argv)
 		filter_release(&filt);
 		return EXIT_USAGE;
 	}
+	if (off_cpu && (view >= 0 || isa || event)) {
+		filter_release(&filt);
+		error("--off-cpu gives the symbol, dso, comm and tid tables (the DL views count samples, not waits)");
+		return EXIT_USAGE;
+	}
 	if (isa) {
 		/* the same view and exit status as check-isa -i */
 		if (strcmp(sort, "self") || group || fmt == 2 || srcline || no_children ||
@@ -279,6 +289,8 @@ int cmd_report(int argc, const char **argv)
 	po.event = event;
 	po.no_children = no_children;
 	po.raw_irqs = raw_irqs;
+	po.off_cpu = off_cpu;
+	rc.off_cpu = off_cpu;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = rep_stack;
 	cons.meta = rep_meta;
@@ -304,6 +316,9 @@ int cmd_report(int argc, const char **argv)
 	snprintf(sampling, sizeof(sampling), "%s%s%s%s", rc.sampling[0] ? rc.sampling : "",
 		 rc.callgraph[0] ? (rc.sampling[0] ? ", stacks: " : "stacks: ") : "",
 		 rc.callgraph, "");
+	if (off_cpu)
+		snprintf(sampling, sizeof(sampling), "every switch-out%s%s",
+			 rc.callgraph[0] ? ", stacks: " : "", rc.callgraph);
 	h.sampling = sampling[0] ? sampling : NULL;
 	h.samples = st.samples;
 	h.lost = st.lost;
@@ -319,7 +334,10 @@ int cmd_report(int argc, const char **argv)
 	h.perf_data = rc.perf_data;
 	h.sample_is_time = st.sample_is_time;
 	h.no_time = st.sample_no_time;
-	h.ns_per_sample = st.sample_period_ns;
+	h.ns_per_sample = off_cpu ? 1000 : st.sample_period_ns;
+	h.off_cpu = off_cpu;
+	if (off_cpu)
+		h.weight_total = calltree_samples(rc.tree);
 	h.truncated = ret == 1;
 	h.skipped = info.bad_records;
 	h.irqs_off = st.irqs_off;

@@ -24,6 +24,9 @@ struct profile_opts {
 	struct sample_filter *filter;	/* filter.h: samples left out before unwinding; NULL */
 	int raw_irqs;		/* keep samples where interrupts came back on as taken */
 	int no_python;		/* native stacks only: no Python frames (pyframes.h) */
+	int off_cpu;		/* the context-switches samples (record --off-cpu), each
+				   delivered at the end with period = the ns until its thread
+				   ran again */
 };
 
 struct profile_stats {

@@ -24,7 +24,7 @@ static void csv_field(FILE *out, const char *s)
 void output_csv(FILE *out, const struct report_header *h, struct ct_row **rows, size_t nr,
 		const struct output_opts *o)
 {
-	uint64_t n = h->samples ? h->samples : 1;
+	uint64_t n = h->weight_total ? h->weight_total : h->samples ? h->samples : 1;
 
 	fprintf(out, "self_pct,self,self_ns,total_pct,total,%s,dso\n", h->key ? h->key : "symbol");
 	for (size_t i = 0; i < nr && (!o->limit || i < o->limit); i++) {

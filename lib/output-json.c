@@ -10,7 +10,7 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 		 const struct output_opts *o, const char *(*family)(void *ctx, const struct ct_row *r),
 		 void *fctx)
 {
-	uint64_t n = h->samples ? h->samples : 1;
+	uint64_t n = h->weight_total ? h->weight_total : h->samples ? h->samples : 1;
 
 	fprintf(out, "{\"version\":1,\"header\":{\"file\":");
 	fput_json_str(out, h->file);

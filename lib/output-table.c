@@ -191,7 +191,11 @@ void output_header(FILE *out, const struct report_header *h)
 		fputc('\n', out);
 	}
 	fmt_duration(t, sizeof(t), h->ns_per_sample);
-	if (h->no_time)
+	if (h->off_cpu)
+		fprintf(out, "# off-CPU: %llu switch-outs; each stack weighs the time its thread was\n"
+			"#          off the CPU until it ran again; Self and Total count microseconds\n",
+			(unsigned long long)h->samples);
+	else if (h->no_time)
 		fprintf(out, "# time:    none: %s counts events, not time\n", h->event);
 	else
 		fprintf(out, "# time:    %s per sample%s\n", t,
@@ -348,7 +352,7 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 	int width = o->width > 40 ? o->width : 80;
 	const char *key = h->key ? h->key : "symbol";
 	int symkey = !strcmp(key, "symbol");
-	uint64_t n = h->samples ? h->samples : 1;
+	uint64_t n = h->weight_total ? h->weight_total : h->samples ? h->samples : 1;
 	size_t shown = o->limit && o->limit < nr ? o->limit : nr;
 	int cw = 5, tw = 8, fixed, rest, dso_w = 0, sym_w;
 

@@ -43,6 +43,17 @@ struct prof {
 	size_t max_frames;
 	const struct evsel *sel_ev;	/* the event counted (profile_opts.event) */
 	int ready;
+	/* off_cpu: the switch-out samples, held until every switch-in is known */
+	struct off_sample {
+		struct dlp_sample s;
+		size_t first, nr;
+		int complete;
+	} *offs;
+	size_t nr_offs, alloc_offs;
+	struct frame *off_frames;
+	size_t nr_off_frames, alloc_off_frames;
+	struct off_in { uint32_t tid; uint64_t time; } *ins;
+	size_t nr_ins, alloc_ins;
 	struct pystacks *py;		/* the recording's Python stacks, NULL when none */
 	int observing;			/* a sample the filter left out, for c->filtered */
 };
@@ -51,15 +62,18 @@ static int p_attr(void *ctx, const struct evsel *ev)
 {
 	struct prof *p = ctx;
 
-	if (!p->sel_ev && (!p->opts->event || !strcmp(ev->name, p->opts->event))) {
+	const char *want = p->opts->event ? p->opts->event :
+			   p->opts->off_cpu ? "context-switches" : NULL;
+
+	if (!p->sel_ev && (!want || !strcmp(ev->name, want))) {
 		p->sel_ev = ev;
 		snprintf(p->st->event, sizeof(p->st->event), "%s", ev->name);
-		p->st->sample_is_time = ev->attr.type == PERF_TYPE_SOFTWARE &&
+		p->st->sample_is_time = (ev->attr.type == PERF_TYPE_SOFTWARE &&
 			(ev->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
-			 ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+			 ev->attr.config == PERF_COUNT_SW_TASK_CLOCK)) || p->opts->off_cpu;
 		/* cycles and the like spread over CPU time; a page fault or a cache miss
 		 * does not stand for any time */
-		p->st->sample_no_time = !p->st->sample_is_time &&
+		p->st->sample_no_time = !p->st->sample_is_time && !p->opts->off_cpu &&
 			(ev->attr.type == PERF_TYPE_SOFTWARE ||
 			 ev->attr.type == PERF_TYPE_TRACEPOINT ||
 			 ev->attr.type == PERF_TYPE_HW_CACHE ||
@@ -159,6 +173,54 @@ static int p_other(void *ctx, uint32_t type, const void *data, size_t len)
 		break;
 	}
 	return p->c->other ? p->c->other(p->c->ctx, type, data, len) : 0;
+}
+
+static int cmp_in(const void *a, const void *b)
+{
+	const struct off_in *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* off_cpu: each switch-out sample, weighted by the time until its thread was switched in
+ * again (the end of the recording when it never was), in recording order. */
+static int deliver_off_cpu(struct prof *p, const struct session_info *info, int ret)
+{
+	uint64_t end = info->have_stats && info->stats.end_ns ? info->stats.end_ns : p->st->last_time;
+	uint64_t total = 0;
+
+	if (p->nr_ins)
+		qsort(p->ins, p->nr_ins, sizeof(*p->ins), cmp_in);
+	for (size_t i = 0; i < p->nr_offs; i++) {
+		struct off_sample *o = &p->offs[i];
+		size_t lo = 0, hi = p->nr_ins;
+		uint64_t back = end;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (p->ins[mid].tid < o->s.tid ||
+			    (p->ins[mid].tid == o->s.tid && p->ins[mid].time <= o->s.time))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < p->nr_ins && p->ins[lo].tid == o->s.tid)
+			back = p->ins[lo].time;
+		o->s.period = back > o->s.time ? back - o->s.time : 0;
+		total += o->s.period;
+		if (p->c->stack) {
+			int r = p->c->stack(p->c->ctx, p->m, &o->s, p->off_frames + o->first, o->nr,
+					    o->complete);
+
+			if (r < 0)
+				return r;
+		}
+	}
+	p->st->period_total = total;
+	return ret;
 }
 
 static void kernel_frame(struct prof *p, uint64_t addr, struct frame *f)
@@ -404,6 +466,24 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 	}
 	if (p->observing)
 		return p->c->filtered(p->c->ctx, p->m, s, fr, nf, complete);
+	if (p->opts->off_cpu) {
+		/* its weight is known once the thread's next switch-in is: at the end */
+		struct off_sample *o;
+
+		ALLOC_GROW(p->offs, p->nr_offs + 1, p->alloc_offs);
+		o = &p->offs[p->nr_offs++];
+		o->s = *s;
+		o->s.callchain = NULL;
+		o->s.user_regs = NULL;
+		o->s.stack = NULL;
+		o->first = p->nr_off_frames;
+		o->nr = nf;
+		o->complete = complete;
+		ALLOC_GROW(p->off_frames, p->nr_off_frames + nf + 1, p->alloc_off_frames);
+		memcpy(p->off_frames + p->nr_off_frames, fr, nf * sizeof(*fr));
+		p->nr_off_frames += nf;
+		return 0;
+	}
 	if (p->c->stack)
 		return p->c->stack(p->c->ctx, p->m, s, fr, nf, complete);
 	return 0;
@@ -423,6 +503,10 @@ static int p_switch(void *ctx, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_
 {
 	struct prof *p = ctx;
 
+	if (p->opts->off_cpu && !out) {
+		ALLOC_GROW(p->ins, p->nr_ins + 1, p->alloc_ins);
+		p->ins[p->nr_ins++] = (struct off_in){ tid, time };
+	}
 	if (p->c->context_switch)
 		return p->c->context_switch(p->c->ctx, p->m, pid, tid, cpu, time, out, preempt);
 	return 0;
@@ -534,6 +618,8 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		if (info->stats.lost > stats->lost)
 			stats->lost = info->stats.lost;
 	}
+	if (ret >= 0 && opts->off_cpu)
+		ret = deliver_off_cpu(&p, info, ret);
 	if (stats->samples && !stats->sample_no_time) {
 		if (stats->sample_is_time) {
 			stats->sample_period_ns = stats->period_total / stats->samples;
@@ -560,6 +646,9 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		stats->py_delay_ns = ps.records ? ps.delay_sum_ns / ps.records : 0;
 		pystacks_free(p.py);
 	}
+	free(p.offs);
+	free(p.off_frames);
+	free(p.ins);
 	free(p.frames);
 	free(p.ips);
 	free(p.ipflags);

@@ -514,6 +514,29 @@ static int setup_events(struct recorder *r)
 	free(copy);
 	if (!r->nr_ev)
 		return error("no event given"), 64;
+	if (r->opts->off_cpu) {
+		/* where threads block: every switch-out, with its stack (report and fold
+		 * --off-cpu weight it by the time until the thread runs again) */
+		struct rec_event *e;
+		int ret;
+
+		if (r->nr_ev == MAX_EVENTS)
+			return error("too many events (at most %d)", MAX_EVENTS), 64;
+		e = &r->ev[r->nr_ev];
+		memset(e, 0, sizeof(*e));
+		e->attr.type = PERF_TYPE_SOFTWARE;
+		e->attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+		attr_common(r, &e->attr, 0);
+		e->attr.freq = 0;
+		e->attr.sample_period = 1;
+		ret = event_probe(&e->attr, &kernel_dropped);
+		if (ret < 0) {
+			event_open_error("context-switches", ret);
+			return 2;
+		}
+		snprintf(e->name, sizeof(e->name), "%s", "context-switches");
+		r->nr_ev++;
+	}
 	if (kernel_dropped)
 		warning("kernel.perf_event_paranoid is %d: recording user space only",
 			event_paranoid());

@@ -30,3 +30,9 @@ $(O)/tests/workloads/fakepy/python3.11: tests/workloads/py-fake.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -rdynamic -pthread -o $@ $<
 TEST_PROGS += $(O)/tests/workloads/fakepy/python3.11
+
+# waits of known length (t9002: off-CPU)
+$(O)/tests/workloads/rep-waits: tests/workloads/rep-waits.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -pthread -o $@ $<
+TEST_PROGS += $(O)/tests/workloads/rep-waits

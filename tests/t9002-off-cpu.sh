@@ -1,0 +1,46 @@
+#!/bin/sh
+# t9002: where threads wait.  record --off-cpu samples every switch-out with its stack;
+# fold and report --off-cpu weigh each blocking stack by the time until its thread ran
+# again.  The workload waits 3 x 100 ms on a condition variable in wait_for_batch() and
+# ~200 ms in read() of a pipe in read_pipe(), and prints what its own clock measured:
+# each within 10%.
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS
+W="$BUILD/tests/workloads/rep-waits"
+[ -x "$W" ] || test_skip_all "$W not built"
+
+test_expect_success 'record --off-cpu the known waits' '
+	"$DLPROF" record -q --off-cpu -o w.data -- "$W" >truth.txt && cat truth.txt &&
+	"$DLPROF" fold -i w.data --off-cpu --no-comm >off.fold &&
+	"$DLPROF" report -i w.data --off-cpu >off.txt && head -14 off.txt
+'
+
+test_expect_success 'each wait within 10% of the workload own figure' '
+	/usr/bin/python3 - <<-\EOF
+	truth = {k: int(v) / 1000.0 for k, v in (l.split() for l in open("truth.txt"))}
+	got = dict.fromkeys(truth, 0)
+	for line in open("off.fold"):
+	    stack, n = line.rsplit(" ", 1)
+	    for k in truth:
+	        if ";%s;" % k in ";" + stack + ";":
+	            got[k] += int(n)
+	for k in truth:
+	    print("%-15s measured %8.0f us  off-CPU %8.0f us" % (k, truth[k], got[k]))
+	    assert abs(got[k] - truth[k]) <= 0.1 * truth[k], k
+	EOF
+'
+
+test_expect_success 'the report says what it counts; the DL views refuse --off-cpu' '
+	grep -E "^# off-CPU: [0-9]+ switch-outs; each stack weighs the time its thread was" off.txt &&
+	grep -E "^# event: +context-switches \(every switch-out" off.txt &&
+	"$DLPROF" report -i w.data --off-cpu --format json | /usr/bin/python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+top = max(d[\"rows\"], key=lambda r: r[\"total\"])
+assert abs(top[\"total_pct\"] - 100) < 0.01 and d[\"header\"][\"ns_per_sample\"] == 1000, top
+" &&
+	{ "$DLPROF" report -i w.data --off-cpu --sort op 2>err; test $? = 64; } && cat err &&
+	"$DLPROF" report -i w.data >on.txt && ! grep -q "^# event: *context-switches" on.txt
+'
+
+test_done
