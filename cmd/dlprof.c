@@ -16,6 +16,7 @@ static const struct cmd_struct commands[] = {
 	{ "record", cmd_record, "run a command and record its profile into dlprof.data" },
 	{ "report", cmd_report, "show where the time went: by symbol, DSO, family, operator, thread" },
 	{ "fold", cmd_fold, "print folded stacks for flamegraph.pl" },
+	{ "flamegraph", cmd_flamegraph, "write an interactive flame graph (SVG) coloured by operator family" },
 	{ "diff", cmd_diff, "compare two recordings: where the time moved, by family, op or symbol" },
 	{ "pprof", cmd_pprof, "write the profile for pprof / speedscope (profile.proto, gzipped)" },
 	{ "speedscope", cmd_speedscope, "write the profile in speedscope's file format (one profile per thread)" },

@@ -1,4 +1,5 @@
-/* fold.c - dlprof fold: folded stacks ("root;...;leaf COUNT") for flamegraph.pl. */
+/* fold.c - dlprof fold: folded stacks ("root;...;leaf COUNT") for flamegraph.pl; and
+ * dlprof flamegraph: the same stacks drawn by dlprof (flamegraph.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,16 @@
 #include "attr.h"
 #include "family.h"
 #include "filter.h"
+#include "flamegraph.h"
 #include "parse-options.h"
 #include "profile.h"
 #include "rephash.h"
 #include "util.h"
+
+static const char *const flamegraph_usage[] = {
+	"dlprof flamegraph [-i FILE] [-o flame.svg | -o -] [--title TEXT] [--width PX] [--off-cpu] [--no-kernel] [--family[=GLOB]] [--op[=GLOB]] [FILTERS]",
+	NULL
+};
 
 static const char *const fold_usage[] = {
 	"dlprof fold [-i FILE] [--inline] [--off-cpu] [--raw-irqs] [--no-kernel] [--no-comm] [--family[=GLOB]] [--op[=GLOB]] [--families FILE] [FILTERS]",
@@ -31,6 +38,7 @@ struct fold_ctx {
 	struct fold *fold;
 	struct attr *attr;	/* --family/--op: each sample's attribution, as report's */
 	int by_family, by_op;
+	int colour;		/* flamegraph: the family first, to colour by (not a frame) */
 	int off_cpu;		/* weights: microseconds off the CPU */
 	struct deferred *deferred;
 	size_t nr_deferred, alloc_deferred;
@@ -42,6 +50,8 @@ static size_t dl_roots(struct fold_ctx *fc, const char *family, const char *op, 
 {
 	size_t n = 0;
 
+	if (fc->colour)
+		roots[n++] = family;
 	if (fc->by_family)
 		roots[n++] = family;
 	if (fc->by_op)
@@ -53,7 +63,7 @@ static int fold_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		      const struct frame *frames, size_t nr, int complete)
 {
 	struct fold_ctx *fc = ctx;
-	const char *roots[2], *comm = machine_comm_at(m, s->pid, s->tid, s->time);
+	const char *roots[3], *comm = machine_comm_at(m, s->pid, s->tid, s->time);
 	struct sample_attr a;
 	uint64_t w = fc->off_cpu ? (s->period + 500) / 1000 : 1;
 
@@ -78,7 +88,7 @@ static int fold_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 /* The workers' stacks, under the operator their masters ran. */
 static void fold_deferred(struct fold_ctx *fc)
 {
-	const char *roots[2];
+	const char *roots[3];
 
 	for (size_t i = 0; i < fc->nr_deferred; i++) {
 		const struct deferred *d = &fc->deferred[i];
@@ -129,26 +139,66 @@ static void print_line(void *ctx, const char *stack, uint64_t count)
 	printf("%s %llu\n", stack, (unsigned long long)count);
 }
 
-int cmd_fold(int argc, const char **argv)
+static int write_svg(struct flamegraph *fg, const char *output, const char *title, int off_cpu,
+		     int width, int ret)
+{
+	struct flamegraph_opts o = { title, off_cpu ? "us" : "samples", width };
+	int to_stdout = !strcmp(output, "-");
+	FILE *out = to_stdout ? stdout : fopen(output, "w");
+	long n;
+
+	if (!out) {
+		error("cannot write '%s': %m", output);
+		return -1;
+	}
+	n = flamegraph_write(fg, out, &o);
+	if ((to_stdout ? fflush(out) : fclose(out)) != 0 || n < 0) {
+		error("cannot write '%s': %m", output);
+		return -1;
+	}
+	if (!to_stdout)
+		fprintf(stderr, "dlprof: wrote %s: %ld frames\n", output, n);
+	return ret;
+}
+
+static void add_svg(void *ctx, const char *stack, uint64_t count)
+{
+	flamegraph_add(ctx, stack, count);
+}
+
+/* Both commands' options; flamegraph adds -o, --title and --width. */
+#define FOLD_OPTIONS \
+		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"), \
+		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): each stack weighted by microseconds off the CPU"), \
+		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"), \
+		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"), \
+		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"), \
+		OPT_BOOL(0, "no-comm", &no_comm, "do not start each stack with the thread name"), \
+		OPT_CALLBACK(0, "family", NULL, "GLOB,...", "start each stack with its operator family (=GLOB: only those families)", opt_family, PARSE_OPT_NOARG | PARSE_OPT_OPTARG), \
+		OPT_CALLBACK(0, "op", NULL, "GLOB,...", "start each stack with its framework operator, after the family (=GLOB: only those operators)", opt_op, PARSE_OPT_NOARG | PARSE_OPT_OPTARG), \
+		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"), \
+		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"), \
+		OPT_FILTERS_NO_DL(fa)
+
+static int fold_main(int argc, const char **argv, int svg)
 {
 	const char *input = "dlprof.data", *families = NULL, *event = NULL;
-	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0, off_cpu = 0;
+	const char *output = "flame.svg", *title = NULL;
+	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0, off_cpu = 0, width = 1200;
 	struct family_rules *rules = NULL;
 	struct sample_filter filt;
-	const struct option options[] = {
-		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
-		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): each stack weighted by microseconds off the CPU"),
-		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
-		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"),
-		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
-		OPT_BOOL(0, "no-comm", &no_comm, "do not start each stack with the thread name"),
-		OPT_CALLBACK(0, "family", NULL, "GLOB,...", "start each stack with its operator family (=GLOB: only those families)", opt_family, PARSE_OPT_NOARG | PARSE_OPT_OPTARG),
-		OPT_CALLBACK(0, "op", NULL, "GLOB,...", "start each stack with its framework operator, after the family (=GLOB: only those operators)", opt_op, PARSE_OPT_NOARG | PARSE_OPT_OPTARG),
-		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
-		OPT_STRING('e', "event", &event, "NAME", "fold the samples of this event (default the first recorded)"),
-		OPT_FILTERS_NO_DL(fa),
+	const struct option svg_options[] = {
+		FOLD_OPTIONS,
+		OPT_STRING('o', "output", &output, "FILE", "SVG to write (default flame.svg; - for stdout)"),
+		OPT_STRING(0, "title", &title, "TEXT", "the graph's title (default: the command recorded)"),
+		OPT_INT(0, "width", &width, "PX", "width in pixels (default 1200)"),
 		OPT_END(),
 	};
+	const struct option fold_options[] = {
+		FOLD_OPTIONS,
+		OPT_END(),
+	};
+	struct flamegraph *fg = NULL;
 	struct profile_opts po;
 	struct profile_stats st;
 	struct session_info sinfo;
@@ -157,7 +207,8 @@ int cmd_fold(int argc, const char **argv)
 	struct fold_ctx fc;
 	int ret;
 
-	argc = parse_options(argc, argv, options, fold_usage, PARSE_OPT_NO_ARGS);
+	argc = parse_options(argc, argv, svg ? svg_options : fold_options,
+			     svg ? flamegraph_usage : fold_usage, PARSE_OPT_NO_ARGS);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
 	if (filter_init(&filt, &fa) < 0) {
@@ -175,7 +226,7 @@ int cmd_fold(int argc, const char **argv)
 	memset(&fc, 0, sizeof(fc));
 	fc.fold = fold_new(&fo);
 	strpool_init(&fc.texts);
-	if (by_family || by_op || fa.family || fa.op || fa.sym) {
+	if (svg || by_family || by_op || fa.family || fa.op || fa.sym) {
 		rules = family_rules_load(families);
 		if (!rules) {
 			fold_free(fc.fold);
@@ -183,10 +234,11 @@ int cmd_fold(int argc, const char **argv)
 			return EXIT_FATAL;
 		}
 	}
-	if (by_family || by_op) {
+	if (svg || by_family || by_op) {
 		fc.attr = attr_new(rules);
 		fc.by_family = by_family;
 		fc.by_op = by_op;
+		fc.colour = svg;
 	}
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
@@ -206,7 +258,14 @@ int cmd_fold(int argc, const char **argv)
 	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);
 	if (ret >= 0) {
 		fold_deferred(&fc);
-		fold_each(fc.fold, print_line, NULL);
+		if (svg) {
+			fg = flamegraph_new(1);
+			fold_each(fc.fold, add_svg, fg);
+			ret = write_svg(fg, output, title ? title : input, off_cpu, width, ret);
+			flamegraph_free(fg);
+		} else {
+			fold_each(fc.fold, print_line, NULL);
+		}
 		if (filter_active(&filt))
 			info("fold: %s: %llu of %llu samples kept", filt.desc,
 			     (unsigned long long)st.samples,
@@ -223,4 +282,14 @@ int cmd_fold(int argc, const char **argv)
 		return EXIT_FATAL;
 	/* partial: cut short, or malformed records skipped (session warned with the count) */
 	return ret == 1 || sinfo.bad_records ? EXIT_PARTIAL : EXIT_OK;
+}
+
+int cmd_fold(int argc, const char **argv)
+{
+	return fold_main(argc, argv, 0);
+}
+
+int cmd_flamegraph(int argc, const char **argv)
+{
+	return fold_main(argc, argv, 1);
 }

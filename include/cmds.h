@@ -5,6 +5,7 @@
 int cmd_record(int argc, const char **argv);
 int cmd_report(int argc, const char **argv);
 int cmd_fold(int argc, const char **argv);
+int cmd_flamegraph(int argc, const char **argv);
 int cmd_pprof(int argc, const char **argv);
 int cmd_timeline(int argc, const char **argv);
 int cmd_speedscope(int argc, const char **argv);

@@ -1,0 +1,80 @@
+#!/bin/sh
+# t9003: dlprof flamegraph draws the SVG itself: well-formed XML with its own script
+# (syntax checked by node where it is installed), frames whose widths are their weights
+# (children within their parent, the root the whole width), tooltips with weight and
+# share equal to fold's counts, colours by operator family, off-CPU weights in us.
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS DNNL
+DEMO="$BUILD/examples/demo"
+[ -x "$DEMO" ] || test_skip_all "build/examples/demo not built"
+export OMP_NUM_THREADS=2
+
+test_expect_success 'record the demo, draw it' '
+	"$DLPROF" record -q -o demo.data -- "$DEMO" -n 40 >/dev/null &&
+	"$DLPROF" flamegraph -i demo.data -o flame.svg --title "demo run" 2>err && cat err &&
+	grep -E "^dlprof: wrote flame.svg: [0-9]+ frames" err &&
+	"$DLPROF" flamegraph -i demo.data -o - --title "demo run" >stdout.svg && cmp -s flame.svg stdout.svg &&
+	"$DLPROF" fold -i demo.data >demo.fold
+'
+
+test_expect_success 'geometry and tooltips: widths are weights, as fold counts them' '
+	/usr/bin/python3 - <<-\EOF
+	import collections, re, xml.etree.ElementTree as ET
+	ns = {"s": "http://www.w3.org/2000/svg"}
+	root = ET.parse("flame.svg").getroot()
+	assert root.find("s:script", ns) is not None
+	assert any(t.text == "demo run" for t in root.findall("s:text", ns))
+	frames = []
+	for g in root.findall(".//s:g[@id=\"frames\"]/s:g", ns):
+	    title = g.find("s:title", ns).text
+	    m = re.match(r"(.*) \((\d+) samples, ([\d.]+)%\)$", title)
+	    r = g.find("s:rect", ns)
+	    frames.append((m.group(1), int(m.group(2)), float(r.get("x")), float(r.get("width")),
+	                   float(r.get("y")), r.get("fill")))
+	total = frames[0][1]
+	assert frames[0][0] == "all" and abs(frames[0][3] - 1180) < 0.2, frames[0]
+	fold = collections.Counter()
+	nsum = 0
+	for l in open("demo.fold"):
+	    st, n = l.rsplit(" ", 1)
+	    fold[st.split(";")[0]] += int(n)
+	    nsum += int(n)
+	assert total == nsum, (total, nsum)
+	top = {f[0]: f[1] for f in frames if f[4] == frames[0][4] - 16}
+	assert top == dict(fold), (top, dict(fold))
+	for name, n, x, w, y, fill in frames:
+	    assert abs(w - 1180.0 * n / total) < 0.15, (name, n, w)
+	# each frame lies within a frame one row below it (its parent)
+	rows = collections.defaultdict(list)
+	for f in frames:
+	    rows[f[4]].append(f)
+	for name, n, x, w, y, fill in frames[1:]:
+	    assert any(p[2] - 0.2 <= x and x + w <= p[2] + p[3] + 0.2 for p in rows[y + 16]), name
+	# colours: the convolution kernel is JIT work (green), kernel frames orange
+	fills = {f[0]: f[5] for f in frames}
+	kern = [f for f in fills if "conv" in f and "kernel" in f]
+	rgb = [int(v) for v in re.findall(r"\d+", fills[kern[0]])]
+	assert rgb[1] > rgb[0] and rgb[1] > rgb[2], (kern[0], fills[kern[0]])
+	print(len(frames), "frames, total", total)
+	EOF
+'
+
+if command -v node >/dev/null 2>&1; then
+	test_expect_success 'the viewer script parses (node --check)' '
+		/usr/bin/python3 -c "
+import re
+s = open(\"flame.svg\").read()
+open(\"viewer.js\", \"w\").write(re.search(r\"<!\[CDATA\[(.*?)\]\]>\", s, re.S).group(1))
+" && node --check viewer.js
+	'
+else
+	test_skip 'viewer script syntax' 'node is not installed'
+fi
+
+test_expect_success 'off-CPU flame graph: weights in microseconds' '
+	"$DLPROF" record -q --off-cpu -o w.data -- "$BUILD/tests/workloads/rep-waits" >truth.txt &&
+	"$DLPROF" flamegraph -i w.data --off-cpu -o off.svg 2>/dev/null &&
+	grep -E "<title>wait_for_batch \([0-9]+ us, [0-9.]+%\)</title>" off.svg
+'
+
+test_done
