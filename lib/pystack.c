@@ -34,7 +34,13 @@ struct pyprev {
 	uint16_t nr;
 };
 
+#define PY_MAX_CODES	(1u << 20)	/* code objects of a recording */
+#define PY_MAX_DEPTH	512		/* frames of a stack, as record writes them */
+#define PY_REPEAT_CAP	256		/* stacks' frames per frame stored */
+
 struct pystacks {
+	size_t own_frames;	/* frames stored in the records */
+	int capped;
 	struct pyprev *prev;
 	size_t nr_prev, alloc_prev;
 	struct pycode_info *codes;	/* by id - 1 */
@@ -83,7 +89,7 @@ static void add_code(struct pystacks *ps, const void *data, size_t len)
 	if (len < sizeof(r))
 		return;
 	memcpy(&r, data, sizeof(r));
-	if (!r.id || r.id > (1u << 24) ||
+	if (!r.id || r.id > PY_MAX_CODES ||
 	    (uint64_t)r.qualname_len + r.file_len + r.linetable_len > len - sizeof(r))
 		return;
 	if (r.id > ps->nr_codes) {
@@ -140,8 +146,18 @@ static void add_stack(struct pystacks *ps, const void *data, size_t len)
 		return;
 	memcpy(&r, data, sizeof(r));
 	own = r.same <= r.nr ? (size_t)(r.nr - r.same) : 0;
-	if (r.same > r.nr || own * sizeof(struct dlp_pyframe) > len - sizeof(r))
+	if (r.same > r.nr || r.nr > PY_MAX_DEPTH ||
+	    own * sizeof(struct dlp_pyframe) > len - sizeof(r))
 		return;
+	/* a stack repeats its thread's previous frames: never more of them than the
+	 * recording could plausibly hold (a hostile file of records that only repeat) */
+	ps->own_frames += own;
+	if (ps->nr_frames + r.nr > PY_REPEAT_CAP * ps->own_frames + (1u << 20)) {
+		if (!ps->capped++)
+			warning("Python stacks: records that repeat more frames than the recording "
+				"holds: the rest ignored");
+		return;
+	}
 	pv = prev_of(ps, r.pid, r.tid);
 	if (r.same > pv->nr)
 		r.same = pv->nr, r.nr = (uint16_t)(own + r.same);	/* a record went missing */

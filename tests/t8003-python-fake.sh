@@ -42,4 +42,42 @@ test_expect_success 'another Python version: one line on stderr, native stacks' 
 	"$DLPROF" fold -i v312.data | grep -q "_PyEval_EvalFrameDefault"
 '
 
+test_expect_success 'hostile Python records: stacks that only repeat are capped, said once' '
+	/usr/bin/python3 - "$DLPROF" <<-\EOF
+	import resource, struct, subprocess, sys, zlib
+	def rec(t, payload):
+	    return struct.pack("<II", t, len(payload)) + payload + bytes(-len(payload) % 8)
+	def stack(time, nr, same):
+	    return struct.pack("<IIQIBBHH3H", 1, 1, time, 0, 1, 0, nr, same, 0, 0, 0)
+	recs = [rec(12, stack(1000, 512, 0) + struct.pack("<II", 1, 5) * 512)]
+	recs += [rec(12, stack(2000 + i, 512, 512)) for i in range(200000)]
+	out = b"DLPROF\r\n" + struct.pack("<II", 2, 0)
+	chunks, cur = [], b""
+	for r in recs:
+	    if len(cur) + len(r) > 1 << 20:
+	        chunks.append(cur)
+	        cur = b""
+	    cur += r
+	chunks.append(cur)
+	for i, c in enumerate(chunks):
+	    z = zlib.compressobj(1, zlib.DEFLATED, -15)
+	    data = z.compress(c) + z.flush()
+	    nr, o = 0, 0
+	    while o < len(c):
+	        t, l = struct.unpack_from("<II", c, o)
+	        o += 8 + l + (-l % 8)
+	        nr += 1
+	    h = struct.pack("<7I", 0x4b434c44, 2 | (i == len(chunks) - 1), len(data), len(c), nr,
+	                    zlib.crc32(data), i)
+	    out += h + struct.pack("<I", zlib.crc32(h)) + data
+	open("amp.data", "wb").write(out)
+	p = subprocess.run([sys.argv[1], "report", "-i", "amp.data"], capture_output=True, text=True)
+	rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+	print(p.returncode, rss, "KiB", p.stderr.strip())
+	# uncapped, its 200000 records would each materialize 512 frames: 800 MB
+	assert p.returncode == 0 and rss < 200 * 1024, (p.returncode, rss)
+	assert p.stderr.count("records that repeat more frames than the recording holds") == 1
+	EOF
+'
+
 test_done
