@@ -491,11 +491,15 @@ static void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, u
 {
 	struct dlp_pycode_rec rec;
 	struct strbuf body = STRBUF_INIT;
-	uint32_t want = instr > c->covered * 2 ? instr : c->covered * 2, units;
-	size_t n = py311_prefix(c->tab, c->tab_len, want + 64, &units);
+	uint64_t want = (uint64_t)c->covered * 2 > instr ? (uint64_t)c->covered * 2 : instr;
+	uint32_t units;
+	size_t n = py311_prefix(c->tab, c->tab_len,
+				want + 64 < UINT32_MAX ? (uint32_t)(want + 64) : UINT32_MAX, &units);
 
 	if (n >= c->tab_len)
 		units = UINT32_MAX;	/* all of it */
+	if (n < c->emitted)
+		n = c->emitted;	/* never less than what was written */
 	memset(&rec, 0, sizeof(rec));
 	rec.id = c->id;
 	rec.pid = (int32_t)p->pid;
