@@ -500,6 +500,10 @@ static void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, u
 		units = UINT32_MAX;	/* all of it */
 	if (n < c->emitted)
 		n = c->emitted;	/* never less than what was written */
+	if (c->emitted && n == c->emitted) {
+		c->covered = UINT32_MAX;	/* the table cannot be read further: stop */
+		return;
+	}
 	memset(&rec, 0, sizeof(rec));
 	rec.id = c->id;
 	rec.pid = (int32_t)p->pid;
