@@ -17,12 +17,12 @@
 #include "util.h"
 
 static const char *const flamegraph_usage[] = {
-	"dlprof flamegraph [-i FILE] [-o flame.svg | -o -] [--title TEXT] [--width PX] [--off-cpu] [--no-kernel] [--family[=GLOB]] [--op[=GLOB]] [FILTERS]",
+	"dlprof flamegraph [-i FILE] [-o flame.svg | -o -] [--title TEXT] [--width PX] [--off-cpu | --wall] [--no-kernel] [--family[=GLOB]] [--op[=GLOB]] [FILTERS]",
 	NULL
 };
 
 static const char *const fold_usage[] = {
-	"dlprof fold [-i FILE] [--inline] [--off-cpu] [--raw-irqs] [--no-kernel] [--no-comm] [--family[=GLOB]] [--op[=GLOB]] [--families FILE] [FILTERS]",
+	"dlprof fold [-i FILE] [--inline] [--off-cpu | --wall] [--raw-irqs] [--no-kernel] [--no-comm] [--family[=GLOB]] [--op[=GLOB]] [--families FILE] [FILTERS]",
 	NULL
 };
 
@@ -170,6 +170,7 @@ static void add_svg(void *ctx, const char *stack, uint64_t count)
 #define FOLD_OPTIONS \
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"), \
 		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): each stack weighted by microseconds off the CPU"), \
+		OPT_BOOL(0, "wall", &wall, "on- and off-CPU stacks together (record --off-cpu), weighted by microseconds"), \
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"), \
 		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"), \
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"), \
@@ -184,7 +185,7 @@ static int fold_main(int argc, const char **argv, int svg)
 {
 	const char *input = "dlprof.data", *families = NULL, *event = NULL;
 	const char *output = "flame.svg", *title = NULL;
-	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0, off_cpu = 0, width = 1200;
+	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0, off_cpu = 0, wall = 0, width = 1200;
 	struct family_rules *rules = NULL;
 	struct sample_filter filt;
 	const struct option svg_options[] = {
@@ -211,6 +212,10 @@ static int fold_main(int argc, const char **argv, int svg)
 			     svg ? flamegraph_usage : fold_usage, PARSE_OPT_NO_ARGS);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
+	if (off_cpu && wall) {
+		error("--off-cpu or --wall, not both");
+		return EXIT_USAGE;
+	}
 	if (filter_init(&filt, &fa) < 0) {
 		filter_release(&filt);
 		return EXIT_USAGE;
@@ -244,7 +249,8 @@ static int fold_main(int argc, const char **argv, int svg)
 	po.inline_frames = inl;
 	po.raw_irqs = raw_irqs;
 	po.off_cpu = off_cpu;
-	fc.off_cpu = off_cpu;
+	po.wall = wall;
+	fc.off_cpu = off_cpu || wall;
 	po.event = event;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = fold_stack;
@@ -261,7 +267,7 @@ static int fold_main(int argc, const char **argv, int svg)
 		if (svg) {
 			fg = flamegraph_new(1);
 			fold_each(fc.fold, add_svg, fg);
-			ret = write_svg(fg, output, title ? title : input, off_cpu, width, ret);
+			ret = write_svg(fg, output, title ? title : input, off_cpu || wall, width, ret);
 			flamegraph_free(fg);
 		} else {
 			fold_each(fc.fold, print_line, NULL);

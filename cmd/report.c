@@ -17,7 +17,7 @@
 #include "util.h"
 
 static const char *const report_usage[] = {
-	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs] [--off-cpu]",
+	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs] [--off-cpu | --wall]",
 	"dlprof report [-i FILE] --sort family|op|thread|line [--families FILE]",
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
@@ -166,7 +166,7 @@ int cmd_report(int argc, const char **argv)
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
 	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0, raw_irqs = 0;
-	int off_cpu = 0;
+	int off_cpu = 0, wall = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
@@ -179,6 +179,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
 		OPT_BOOL(0, "srcline", &srcline, "resolve source file:line through DWARF (slower)"),
 		OPT_BOOL(0, "no-children", &no_children, "count only the sampled function, hide Total"),
+		OPT_BOOL(0, "wall", &wall, "on- and off-CPU time together (record --off-cpu): a thread's total is its wall time"),
 		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): stacks weighted by time off the CPU"),
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
@@ -253,9 +254,14 @@ int cmd_report(int argc, const char **argv)
 		filter_release(&filt);
 		return EXIT_USAGE;
 	}
-	if (off_cpu && (view >= 0 || isa || event)) {
+	if (off_cpu && wall) {
 		filter_release(&filt);
-		error("--off-cpu gives the symbol, dso, comm and tid tables (the DL views count samples, not waits)");
+		error("--off-cpu or --wall, not both");
+		return EXIT_USAGE;
+	}
+	if ((off_cpu || wall) && (view >= 0 || isa || event)) {
+		filter_release(&filt);
+		error("--off-cpu and --wall give the symbol, dso, comm and tid tables (the DL views count samples, not waits)");
 		return EXIT_USAGE;
 	}
 	if (isa) {
@@ -290,7 +296,8 @@ int cmd_report(int argc, const char **argv)
 	po.no_children = no_children;
 	po.raw_irqs = raw_irqs;
 	po.off_cpu = off_cpu;
-	rc.off_cpu = off_cpu;
+	po.wall = wall;
+	rc.off_cpu = off_cpu || wall;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = rep_stack;
 	cons.meta = rep_meta;
@@ -319,6 +326,9 @@ int cmd_report(int argc, const char **argv)
 	if (off_cpu)
 		snprintf(sampling, sizeof(sampling), "every switch-out%s%s",
 			 rc.callgraph[0] ? ", stacks: " : "", rc.callgraph);
+	else if (wall)
+		snprintf(sampling, sizeof(sampling), "%s%s and every switch-out (wall time)",
+			 rc.sampling, rc.sampling[0] ? "" : "samples");
 	h.sampling = sampling[0] ? sampling : NULL;
 	h.samples = st.samples;
 	h.lost = st.lost;
@@ -334,9 +344,9 @@ int cmd_report(int argc, const char **argv)
 	h.perf_data = rc.perf_data;
 	h.sample_is_time = st.sample_is_time;
 	h.no_time = st.sample_no_time;
-	h.ns_per_sample = off_cpu ? 1000 : st.sample_period_ns;
-	h.off_cpu = off_cpu;
-	if (off_cpu)
+	h.ns_per_sample = off_cpu || wall ? 1000 : st.sample_period_ns;
+	h.off_cpu = off_cpu ? 1 : wall ? 2 : 0;
+	if (off_cpu || wall)
 		h.weight_total = calltree_samples(rc.tree);
 	h.truncated = ret == 1;
 	h.skipped = info.bad_records;

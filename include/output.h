@@ -34,7 +34,8 @@ struct report_header {
 	 * stacks disagreed, and the mean time from sample to read */
 	uint64_t py_records, py_merged, py_moved, py_failed, py_mismatched, py_delay_ns;
 	int raw_irqs;			/* ... left there (--raw-irqs) */
-	int off_cpu;			/* rows count microseconds off the CPU (--off-cpu) */
+	int off_cpu;			/* rows count microseconds: 1 off the CPU (--off-cpu),
+					   2 on and off (--wall) */
 	uint64_t weight_total;		/* what the rows' shares are of, when not the samples */
 	const char *key;		/* "symbol", "dso", "comm", "tid", ... */
 	const char *filter;		/* the filters in force ("--tid 12"), or NULL */

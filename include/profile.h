@@ -27,6 +27,8 @@ struct profile_opts {
 	int off_cpu;		/* the context-switches samples (record --off-cpu), each
 				   delivered at the end with period = the ns until its thread
 				   ran again */
+	int wall;		/* the clock event's samples and the off_cpu ones: on- and
+				   off-CPU time together (period: ns) */
 };
 
 struct profile_stats {

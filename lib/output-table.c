@@ -191,7 +191,11 @@ void output_header(FILE *out, const struct report_header *h)
 		fputc('\n', out);
 	}
 	fmt_duration(t, sizeof(t), h->ns_per_sample);
-	if (h->off_cpu)
+	if (h->off_cpu == 2)
+		fprintf(out, "# wall:    on-CPU samples and switch-outs, each weighing its time on or off\n"
+			"#          the CPU: a thread's total is its wall time; Self and Total count\n"
+			"#          microseconds\n");
+	else if (h->off_cpu)
 		fprintf(out, "# off-CPU: %llu switch-outs; each stack weighs the time its thread was\n"
 			"#          off the CPU until it ran again; Self and Total count microseconds\n",
 			(unsigned long long)h->samples);

@@ -42,6 +42,7 @@ struct prof {
 	struct frame *frames;
 	size_t max_frames;
 	const struct evsel *sel_ev;	/* the event counted (profile_opts.event) */
+	const struct evsel *off_ev;	/* wall: the context-switches event, counted too */
 	int ready;
 	/* off_cpu: the switch-out samples, held until every switch-in is known */
 	struct off_sample {
@@ -65,6 +66,10 @@ static int p_attr(void *ctx, const struct evsel *ev)
 	const char *want = p->opts->event ? p->opts->event :
 			   p->opts->off_cpu ? "context-switches" : NULL;
 
+	if (p->opts->wall && !strcmp(ev->name, "context-switches")) {
+		p->off_ev = ev;	/* counted beside the clock event */
+		return 0;
+	}
 	if (!p->sel_ev && (!want || !strcmp(ev->name, want))) {
 		p->sel_ev = ev;
 		snprintf(p->st->event, sizeof(p->st->event), "%s", ev->name);
@@ -219,7 +224,8 @@ static int deliver_off_cpu(struct prof *p, const struct session_info *info, int 
 				return r;
 		}
 	}
-	p->st->period_total = total;
+	/* each was counted with its period of 1 */
+	p->st->period_total += total - (total ? p->nr_offs : 0);
 	return ret;
 }
 
@@ -466,7 +472,7 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 	}
 	if (p->observing)
 		return p->c->filtered(p->c->ctx, p->m, s, fr, nf, complete);
-	if (p->opts->off_cpu) {
+	if (p->opts->off_cpu || (p->opts->wall && s->evsel && s->evsel == p->off_ev)) {
 		/* its weight is known once the thread's next switch-in is: at the end */
 		struct off_sample *o;
 
@@ -503,7 +509,7 @@ static int p_switch(void *ctx, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_
 {
 	struct prof *p = ctx;
 
-	if (p->opts->off_cpu && !out) {
+	if ((p->opts->off_cpu || p->opts->wall) && !out) {
 		ALLOC_GROW(p->ins, p->nr_ins + 1, p->alloc_ins);
 		p->ins[p->nr_ins++] = (struct off_in){ tid, time };
 	}
@@ -549,8 +555,9 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 {
 	struct prof *p = ctx;
 
-	/* one event per table: samples of the others count other things */
-	if (p->sel_ev && s->evsel && s->evsel != p->sel_ev) {
+	/* one event per table: samples of the others count other things (wall: the
+	 * off-CPU ones count with the clock's) */
+	if (p->sel_ev && s->evsel && s->evsel != p->sel_ev && !(p->off_ev && s->evsel == p->off_ev)) {
 		p->st->other_samples++;
 		return 0;
 	}
@@ -618,8 +625,12 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		if (info->stats.lost > stats->lost)
 			stats->lost = info->stats.lost;
 	}
-	if (ret >= 0 && opts->off_cpu)
+	if (ret >= 0 && (opts->off_cpu || opts->wall))
 		ret = deliver_off_cpu(&p, info, ret);
+	if (ret >= 0 && opts->wall && !p.off_ev) {
+		error("'%s' has no off-CPU samples: record it with --off-cpu for --wall", path);
+		ret = -1;
+	}
 	if (stats->samples && !stats->sample_no_time) {
 		if (stats->sample_is_time) {
 			stats->sample_period_ns = stats->period_total / stats->samples;

@@ -43,4 +43,24 @@ assert abs(top[\"total_pct\"] - 100) < 0.01 and d[\"header\"][\"ns_per_sample\"]
 	"$DLPROF" report -i w.data >on.txt && ! grep -q "^# event: *context-switches" on.txt
 '
 
+test_expect_success '--wall: on- and off-CPU together, the main thread totals its wall time' '
+	"$DLPROF" report -i w.data --wall --sort tid --format json >wall.json &&
+	"$DLPROF" report -i w.data --wall --sort tid | sed -n 1,14p &&
+	/usr/bin/python3 - <<-\EOF
+	import json
+	d = json.load(open("wall.json"))
+	wall_us = d["header"]["duration_ns"] / 1000.0
+	rows = {int(r["symbol"].split()[0]): r["self"] for r in d["rows"]}
+	main = max(rows.items(), key=lambda kv: kv[1])
+	print("duration %.0f us, threads %s" % (wall_us, rows))
+	# the main thread lives from the first sample to the end: its on+off time
+	assert abs(max(rows.values()) - wall_us) <= 0.05 * wall_us, (rows, wall_us)
+	EOF
+	"$DLPROF" fold -i w.data --wall --no-comm | grep -q "^_start;.*;main;spin_ms" &&
+	{ "$DLPROF" fold -i w.data --wall --off-cpu 2>err; test $? = 64; } &&
+	"$DLPROF" record -q -o plain.data -- "$W" >/dev/null &&
+	{ "$DLPROF" report -i plain.data --wall 2>err; test $? = 2; } && cat err &&
+	test "$(wc -l <err)" = 1 && grep -q "record it with --off-cpu" err
+'
+
 test_done
