@@ -1,4 +1,4 @@
-/* attr.c - each sample's attribution: family, operator, oneDNN primitive (attr.h). */
+/* attr.c - each sample's attribution: family, operator, oneDNN primitive, Python line (attr.h). */
 #include <stdlib.h>
 #include <string.h>
 
