@@ -74,6 +74,8 @@ test_expect_success() {
 		test_failed=$((test_failed + 1))
 		echo "not ok $test_count - $1"
 		sed 's/^/#   /' "$TRASH/.out.$test_count"
+		# prove shows a test's stderr: the failure's output reaches a CI log too
+		{ echo "$(basename "$0"): not ok $test_count - $1"; tail -n 40 "$TRASH/.out.$test_count"; } >&2
 	fi
 }
 

@@ -11,10 +11,22 @@ test_require PERF_EVENTS TORCH
 export DLPROF_DATADIR="$TOP/share"
 STEPS=20
 
+# One failure of this recording was seen in about ten full runs of the suite (its output
+# not kept then): a failed try is reported on stderr, with its exit code and output, and
+# made once more.
 test_expect_success 'record the profiled CNN run' '
-	"$DLPROF" record -q -o prof.data -- /usr/bin/python3 \
-		"$SRC/workloads/dl_torch_profiled.py" prof.json $STEPS 2 >rec.out &&
-	cat rec.out && test -s prof.json &&
+	try=1 &&
+	while :; do
+		rc=0
+		"$DLPROF" record -q -o prof.data -- /usr/bin/python3 \
+			"$SRC/workloads/dl_torch_profiled.py" prof.json $STEPS 2 >rec.out 2>rec.err || rc=$?
+		if [ $rc = 0 ] && [ -s prof.json ]; then break; fi
+		{ echo "t5021: recording try $try ended with $rc"; tail -n 20 rec.err rec.out; } >&2
+		[ $try -lt 2 ] || exit 1
+		try=$((try + 1))
+		rm -f prof.json
+	done &&
+	cat rec.out rec.err && test -s prof.json &&
 	"$DLPROF" report -i prof.data --sort op --format json >op.json &&
 	"$DLPROF" report -i prof.data --sort op >op.txt && head -30 op.txt
 '
