@@ -1,9 +1,9 @@
 /* unwind.h - turn a sample's copied user stack + registers into return addresses.
  *
- * For --call-graph dwarf recordings: libdwfl's CFI unwinder over one Dwfl per address
- * space (dwfl_attach_state + dwfl_getthread_frames), memory reads served from the copied
- * stack, else from the mapped file; frames without CFI (JIT code, broken CFI) are stepped
- * over by scanning the copied stack for a return address into known code.
+ * For --call-graph dwarf samples: each file's CFI (read through libdw) is turned into
+ * cached rules, one step of a walk is a look-up and a few reads from the copied stack
+ * (else from the mapped file); frames without CFI (JIT code, broken CFI) are stepped over
+ * by scanning the copied stack for a return address into known code.
  */
 #ifndef DLPROF_UNWIND_H
 #define DLPROF_UNWIND_H
@@ -16,7 +16,8 @@
 
 struct unwinder;
 
-/* One unwinder per report run; it caches a Dwfl per address space. */
+/* One unwinder per report (or record) run; it caches CFI rules per file and code-page
+ * kinds per address space. */
 struct unwinder *unwinder_new(struct machine *m);
 void unwinder_free(struct unwinder *u);
 
@@ -30,5 +31,13 @@ void unwinder_free(struct unwinder *u);
  */
 size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,
 		     unsigned *flags, size_t max, int *complete);
+
+struct unwind_stats {
+	uint64_t walks;		/* samples unwound */
+	uint64_t complete;	/* of them, reaching the thread root */
+	uint64_t frames;	/* frames written */
+	uint64_t scans;		/* stack scans that found a return address */
+};
+void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st);
 
 #endif

@@ -1,17 +1,20 @@
-/* unwind.c - CFI unwinding of copied user stacks through libdwfl, with stack scanning
- * over frames that have no CFI.
+/* unwind.c - CFI unwinding of copied user stacks, with stack scanning over frames that
+ * have no CFI.
  *
  * Design:
- * - One Dwfl per address space (pid, exec generation), kept for the whole report: an
- *   exec without a new pid (sh -c 'exec prog') gets a fresh one.  Modules are reported
- *   lazily: the first time a walk meets an address of a file mapping that no module
- *   covers, the file is reported at its load bias (dwfl_report_begin_add/_elf/_end)
- *   from inside the frame callback, so the walk simply continues.
- * - dwfl_attach_state is called once per Dwfl; the thread callbacks read "the current
- *   walk" (sample registers, copied stack, or a restart state after a stack scan) from
- *   the unwinder, so a new sample needs no new libdwfl state.
- * - memory_read serves the copied stack [SP, SP + stack_size), else the bytes of the
- *   mapped file (mmap'ed once per DSO).
+ * - The CFI of a file is read once, through libdw (dwarf_getcfi_elf for .eh_frame, the
+ *   file's own .debug_frame after it), and each row the walk meets is turned into a rule
+ *   and cached on the DSO: how to compute the CFA (register + offset, or an expression)
+ *   and, per register, where the caller's value is (same, undefined, at CFA+n, CFA+n,
+ *   another register, an expression).  A row covers an address range, so one step of a
+ *   walk is a binary search in the DSO's rules and a few reads from the copied stack; libdw
+ *   is asked again only for an address no cached row covers.  The rules hold nothing of a
+ *   process: the same cache serves every process that maps the file, at report time and,
+ *   in record, while the stacks are drained.
+ * - Memory reads are served from the copied stack [SP, SP + stack_size), else from the
+ *   bytes of the mapped file (mmap'ed once per DSO).
+ * - Without a row for the PC in a file that has CFI, the frame-pointer step is tried
+ *   (return address at rbp + 8, the caller's rbp at rbp).
  * - When the walk stops without reaching an outermost frame, the copied stack is
  *   scanned upward from the last known SP for a word that is a return address into
  *   file-backed code (the bytes before it decode as a call), and a new walk starts from
@@ -22,9 +25,10 @@
  * - Every return address found by CFI must lie in executable memory and, in file-backed
  *   code, follow a call instruction; the stack pointer must grow toward the root.
  * - "Complete" means the CFI at the last PC marks the return address undefined (_start,
- *   clone3), or the last PC lies in a thread-root function (noted once per module).
+ *   clone3), or the last PC lies in a thread-root function (noted once per file).
  * - Caches: per address space, the kind of each code page (direct-mapped) and the
- *   call-decode verdict per return address; per DSO, the mapped file and its PT_LOADs.
+ *   call-decode verdict per return address; per DSO, the mapped file, its PT_LOADs, its
+ *   CFI rules and its thread-root functions.
  */
 #include <elf.h>
 #include <errno.h>
@@ -36,8 +40,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <asm/perf_regs.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
+#include <gelf.h>
 
 #include "frame.h"
 #include "rephash.h"
@@ -48,6 +53,8 @@
 #define MAX_SCANS	16	/* stack scans per sample */
 #define PAGE_CACHE	4096	/* direct-mapped page-kind cache entries per space */
 #define CALL_CACHE_MAX	(1u << 20)
+#define MAP_CACHE	8	/* mappings remembered during one walk */
+#define EXPR_STACK	16
 
 /* x86_64 DWARF register numbers */
 enum { DW_RAX, DW_RDX, DW_RCX, DW_RBX, DW_RSI, DW_RDI, DW_RBP, DW_RSP,
@@ -71,15 +78,57 @@ struct load_seg {
 	uint64_t offset, vaddr, filesz;
 };
 
+/* where the caller's value of a register is */
+enum { RR_UNDEF, RR_SAME, RR_AT_CFA, RR_CFA_PLUS, RR_REG, RR_EXPR, RR_VAL_EXPR };
+
+struct expr {
+	Dwarf_Op *ops;
+	size_t nops;
+};
+
+struct reg_rule {
+	uint8_t kind;
+	uint8_t reg;		/* RR_REG */
+	int64_t off;		/* RR_AT_CFA, RR_CFA_PLUS */
+	struct expr e;		/* RR_EXPR, RR_VAL_EXPR */
+};
+
+/* one CFI row, for [start, end) in the file's virtual addresses */
+struct rule {
+	uint64_t start, end;
+	uint8_t cfa_reg;	/* CFA = cfa_reg + cfa_off, unless cfa_expr.ops */
+	uint8_t signal;		/* a signal frame: its caller's PC is not a return address */
+	uint8_t ra_undefined;	/* outermost frame */
+	uint8_t cfa_unknown;
+	int64_t cfa_off;
+	struct expr cfa_expr;
+	struct reg_rule r[DW_NREGS];	/* r[DW_RIP]: the return address */
+};
+
+struct root_range {
+	uint64_t start, end;
+};
+
 /* per-DSO state, hung on dso->unwind_priv */
 struct unw_dso {
-	int failed;		/* file unusable: no CFI, no bytes */
+	int failed;		/* file unusable: no bytes */
 	const uint8_t *data;	/* whole file, mmap'ed (or the dso's captured image) */
 	size_t size;
 	int borrowed;		/* data is dso->image: not ours to unmap */
 	uint16_t type;		/* ET_EXEC / ET_DYN */
 	struct load_seg *segs;
 	size_t nr_segs;
+	/* CFI, read on first use */
+	int cfi_done;
+	Elf *elf;
+	Dwarf *dwarf;		/* for the file's own .debug_frame */
+	Dwarf_CFI *eh, *dbg;
+	struct rule **rules;	/* sorted by start, disjoint */
+	size_t nr_rules, alloc_rules;
+	struct rule *spare;	/* the last row that did not fit the table */
+	struct u64map norow;	/* file addresses no row covers */
+	struct root_range *roots;	/* thread-root functions (_start, start_thread, ...) */
+	size_t nr_roots;
 };
 
 struct page_ent {
@@ -91,17 +140,8 @@ struct page_ent {
 struct space {
 	struct unwinder *u;
 	uint32_t pid;
-	Dwfl *dwfl;
-	int attached;
 	struct page_ent pages[PAGE_CACHE];
 	struct u64map calls;	/* return address -> (void *)1 call, (void *)2 not */
-	struct u64map outermost;	/* PC -> (void *)1 CFI says RA undefined, (void *)2 not */
-	struct root_range {
-		uint64_t start, end;
-	} *roots;			/* thread-root functions (_start, start_thread, ...) */
-	size_t nr_roots, alloc_roots;
-	const struct dso **failed;	/* DSOs whose report failed in this space */
-	size_t nr_failed, alloc_failed;
 };
 
 /* the walk in progress */
@@ -109,11 +149,10 @@ struct walk {
 	struct space *sp;
 	const struct dlp_sample *s;
 	uint64_t stack_lo, stack_hi;	/* copied stack [lo, hi) in process addresses */
-	/* initial registers of this pass */
+	/* registers of the current frame */
 	uint64_t regs[DW_NREGS];
 	uint32_t regs_set;		/* bit per DWARF register */
 	int restart;			/* this pass starts at a scanned return address */
-	unsigned pass_frames;		/* frames seen in this pass */
 	/* output */
 	uint64_t *ips;
 	unsigned *flags;
@@ -123,10 +162,12 @@ struct walk {
 	int last_has_sp;
 	uint64_t last_regs[DW_NREGS];	/* callee-saved registers of the last frame */
 	uint32_t last_regs_set;
-	Dwfl_Module *last_mod;
+	const struct map *last_map;	/* file mapping of the last frame's PC, NULL: none */
 	uint64_t last_lookup;
-	int stop_nocfi;			/* stopped at a frame no module covers */
 	int stop_bad;			/* stopped at an implausible frame */
+	/* mappings met during this walk (the sample's time is fixed) */
+	const struct map *maps[MAP_CACHE];
+	unsigned next_map;
 };
 
 struct unwinder {
@@ -134,17 +175,37 @@ struct unwinder {
 	struct u64map spaces;		/* exec generation << 32 | pid -> struct space * */
 	struct space **all;
 	size_t nr_all, alloc_all;
-	struct walk *cur;
-	Elf *arch_elf;			/* tiny in-memory x86_64 ELF header: picks the backend */
-	Elf64_Ehdr arch_hdr;
+	struct unwind_stats st;
 };
 
 /* ---- per-DSO file access ---- */
+
+static void rule_free(struct rule *ru)
+{
+	if (!ru)
+		return;
+	free(ru->cfa_expr.ops);
+	for (unsigned r = 0; r < DW_NREGS; r++)
+		free(ru->r[r].e.ops);
+	free(ru);
+}
 
 static void unw_dso_free(struct unw_dso *d)
 {
 	if (!d)
 		return;
+	for (size_t i = 0; i < d->nr_rules; i++)
+		rule_free(d->rules[i]);
+	rule_free(d->spare);
+	free(d->rules);
+	u64map_release(&d->norow);
+	free(d->roots);
+	if (d->dwarf)
+		dwarf_end(d->dwarf);
+	if (d->eh)
+		dwarf_cfi_end(d->eh);
+	if (d->elf)
+		elf_end(d->elf);
 	if (d->data && !d->borrowed)
 		munmap((void *)d->data, d->size);
 	free(d->segs);
@@ -194,6 +255,7 @@ static struct unw_dso *dso_get(const struct dso *dso)
 	if (d)
 		return d->failed ? NULL : d;
 	d = xcalloc(1, sizeof(*d));
+	u64map_init(&d->norow);
 	((struct dso *)dso)->unwind_priv = d;
 	d->failed = 1;
 	if (dso->image && dso->image_size >= sizeof(Elf64_Ehdr)) {
@@ -267,10 +329,28 @@ static int dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bia
 	return -1;
 }
 
+/* The mapping that covers addr at the sample's time (a few remembered per walk). */
+static const struct map *walk_map(struct walk *w, uint64_t addr)
+{
+	const struct map *mp;
+
+	for (unsigned i = 0; i < MAP_CACHE; i++) {
+		mp = w->maps[i];
+		if (mp && addr >= mp->start && addr < mp->end)
+			return mp;
+	}
+	mp = machine_find_map(w->sp->u->m, w->s->pid, addr, w->s->time);
+	if (mp) {
+		w->maps[w->next_map] = mp;
+		w->next_map = (w->next_map + 1) % MAP_CACHE;
+	}
+	return mp;
+}
+
 /* Copy len bytes at process address addr from the file behind its mapping. */
 static int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
 {
-	const struct map *mp = machine_find_map(w->sp->u->m, w->s->pid, addr, w->s->time);
+	const struct map *mp = walk_map(w, addr);
 	const struct unw_dso *d;
 	uint64_t off;
 
@@ -295,7 +375,7 @@ static int page_kind(struct walk *w, uint64_t addr)
 	if (e->kind != PG_UNKNOWN && e->page == page)
 		return e->kind;
 	if (addr >= 4096 && addr < 0x800000000000ULL) {
-		mp = machine_find_map(w->sp->u->m, w->s->pid, addr, w->s->time);
+		mp = walk_map(w, addr);
 		if (mp && (!mp->prot || (mp->prot & PROT_EXEC)) && !mp->dso->kernel) {
 			if (mp->dso->anon)
 				kind = PG_ANON;
@@ -375,15 +455,374 @@ static int is_return_address(struct walk *w, uint64_t ra)
 	return ok;
 }
 
-/* ---- module reporting ---- */
+/* ---- CFI rules ---- */
 
-static int space_failed(const struct space *sp, const struct dso *dso)
+static void expr_copy(struct expr *e, const Dwarf_Op *ops, size_t nops)
 {
-	for (size_t i = 0; i < sp->nr_failed; i++)
-		if (sp->failed[i] == dso)
-			return 1;
+	e->ops = xcalloc(nops ? nops : 1, sizeof(*ops));
+	memcpy(e->ops, ops, nops * sizeof(*ops));
+	e->nops = nops;
+}
+
+/* Turn libdw's description of register regno in frame into a rule. */
+static void classify_reg(Dwarf_Frame *frame, unsigned regno, struct reg_rule *rr)
+{
+	Dwarf_Op ops_mem[3], *ops = NULL;
+	size_t nops = 0;
+
+	memset(rr, 0, sizeof(*rr));
+	rr->kind = RR_UNDEF;
+	if (dwarf_frame_register(frame, regno, ops_mem, &ops, &nops) != 0)
+		return;
+	if (!nops) {
+		rr->kind = ops ? RR_UNDEF : RR_SAME;
+		return;
+	}
+	if (ops[0].atom == DW_OP_call_frame_cfa) {
+		int val = ops[nops - 1].atom == DW_OP_stack_value;
+		size_t n = nops - (size_t)val;
+
+		if (n == 1 || (n == 2 && ops[1].atom == DW_OP_plus_uconst)) {
+			rr->kind = val ? RR_CFA_PLUS : RR_AT_CFA;
+			rr->off = n == 2 ? (int64_t)ops[1].number : 0;
+			return;
+		}
+	}
+	if (nops == 1 && ops[0].atom == DW_OP_regx && ops[0].number < DW_NREGS) {
+		rr->kind = RR_REG;
+		rr->reg = (uint8_t)ops[0].number;
+		return;
+	}
+	if (ops[nops - 1].atom == DW_OP_stack_value) {
+		rr->kind = RR_VAL_EXPR;
+		expr_copy(&rr->e, ops, nops - 1);
+	} else {
+		rr->kind = RR_EXPR;
+		expr_copy(&rr->e, ops, nops);
+	}
+}
+
+static struct rule *make_rule(Dwarf_Frame *frame)
+{
+	struct rule *ru = xcalloc(1, sizeof(*ru));
+	Dwarf_Addr start, end;
+	Dwarf_Op *ops = NULL;
+	size_t nops = 0;
+	bool signal = false;
+	int ra = dwarf_frame_info(frame, &start, &end, &signal);
+
+	ru->start = start;
+	ru->end = end;
+	ru->signal = signal;
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || !nops)
+		ru->cfa_unknown = 1;
+	else if (nops == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < DW_NREGS) {
+		ru->cfa_reg = (uint8_t)ops[0].number;
+		ru->cfa_off = (int64_t)ops[0].number2;
+	} else if (nops == 1 && ops[0].atom >= DW_OP_breg0 && ops[0].atom < DW_OP_breg0 + DW_NREGS) {
+		ru->cfa_reg = (uint8_t)(ops[0].atom - DW_OP_breg0);
+		ru->cfa_off = (int64_t)ops[0].number;
+	} else {
+		expr_copy(&ru->cfa_expr, ops, nops);
+	}
+	for (unsigned r = 0; r < DW_NREGS; r++)
+		classify_reg(frame, r, &ru->r[r]);
+	if (ra >= 0 && ra != DW_RIP && ra < DW_NREGS)
+		ru->r[DW_RIP] = ru->r[ra];	/* the return address column, wherever it is */
+	if (ru->r[DW_RIP].e.ops && ra != DW_RIP && ra >= 0 && ra < DW_NREGS)
+		expr_copy(&ru->r[DW_RIP].e, ru->r[ra].e.ops, ru->r[ra].e.nops);
+	ru->ra_undefined = ru->r[DW_RIP].kind == RR_UNDEF;
+	return ru;
+}
+
+static void cfi_open(struct unw_dso *d)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int has_debug_frame = 0;
+
+	d->cfi_done = 1;
+	d->elf = elf_memory((char *)d->data, d->size);
+	if (!d->elf)
+		return;
+	d->eh = dwarf_getcfi_elf(d->elf);
+	if (elf_getshdrstrndx(d->elf, &shstrndx) == 0) {
+		while ((scn = elf_nextscn(d->elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			name = elf_strptr(d->elf, shstrndx, sh.sh_name);
+			if (name && !strcmp(name, ".debug_frame") && sh.sh_type != SHT_NOBITS)
+				has_debug_frame = 1;
+		}
+	}
+	if (has_debug_frame) {
+		d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+		if (d->dwarf)
+			d->dbg = dwarf_getcfi(d->dwarf);
+	}
+}
+
+/* The rule for file address a, or NULL when no CFI row covers it. */
+static const struct rule *rule_at(struct unw_dso *d, uint64_t a)
+{
+	size_t lo = 0, hi = d->nr_rules;
+	Dwarf_Frame *frame = NULL;
+	struct rule *ru;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (a < d->rules[mid]->start)
+			hi = mid;
+		else if (a >= d->rules[mid]->end)
+			lo = mid + 1;
+		else
+			return d->rules[mid];
+	}
+	if (!d->cfi_done)
+		cfi_open(d);
+	if (u64map_get(&d->norow, a))
+		return NULL;
+	if (!(d->eh && dwarf_cfi_addrframe(d->eh, a, &frame) == 0) &&
+	    !(d->dbg && dwarf_cfi_addrframe(d->dbg, a, &frame) == 0)) {
+		if (d->norow.nr < CALL_CACHE_MAX)
+			u64map_put(&d->norow, a, (void *)1);
+		return NULL;
+	}
+	ru = make_rule(frame);
+	free(frame);
+	if (a < ru->start || a >= ru->end || (lo < d->nr_rules && d->rules[lo]->start < ru->end) ||
+	    (lo && d->rules[lo - 1]->end > ru->start)) {
+		/* a row that does not fit the table (overlapping FDEs): use it once */
+		rule_free(d->spare);
+		d->spare = ru;
+		return ru;
+	}
+	ALLOC_GROW(d->rules, d->nr_rules + 1, d->alloc_rules);
+	memmove(d->rules + lo + 1, d->rules + lo, (d->nr_rules - lo) * sizeof(*d->rules));
+	d->rules[lo] = ru;
+	d->nr_rules++;
+	return ru;
+}
+
+/* ---- the step ---- */
+
+/* Read 8 bytes at process address addr: the copied stack, else the mapped file. */
+static int read_word(struct walk *w, uint64_t addr, uint64_t *out)
+{
+	if (addr >= w->stack_lo && addr + 8 <= w->stack_hi && addr + 8 > addr) {
+		memcpy(out, w->s->stack + (addr - w->stack_lo), 8);
+		return 0;
+	}
+	return read_file_bytes(w, addr, out, 8);
+}
+
+/* Evaluate a CFI expression; cfa is pushed by DW_OP_call_frame_cfa. */
+static int eval_expr(struct walk *w, const struct expr *e, const uint64_t *regs, uint32_t set,
+		     uint64_t cfa, int have_cfa, uint64_t *out)
+{
+	uint64_t st[EXPR_STACK];
+	size_t sp = 0;
+
+#define NEED(k) do { if (sp < (k)) return -1; } while (0)
+#define PUSH(v) do { if (sp >= EXPR_STACK) return -1; st[sp++] = (v); } while (0)
+	for (size_t i = 0; i < e->nops; i++) {
+		const Dwarf_Op *op = &e->ops[i];
+		uint8_t a = op->atom;
+		uint64_t x, y;
+
+		if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+			PUSH((uint64_t)(a - DW_OP_lit0));
+			continue;
+		}
+		if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+			unsigned r = a - DW_OP_breg0;
+
+			if (r >= DW_NREGS || !(set & (1u << r)))
+				return -1;
+			PUSH(regs[r] + op->number);
+			continue;
+		}
+		switch (a) {
+		case DW_OP_call_frame_cfa:
+			if (!have_cfa)
+				return -1;
+			PUSH(cfa);
+			break;
+		case DW_OP_bregx:
+			if (op->number >= DW_NREGS || !(set & (1u << op->number)))
+				return -1;
+			PUSH(regs[op->number] + op->number2);
+			break;
+		case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
+		case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:
+		case DW_OP_constu: case DW_OP_consts: case DW_OP_addr:
+			PUSH(op->number);
+			break;
+		case DW_OP_dup:
+			NEED(1);
+			x = st[sp - 1];
+			PUSH(x);
+			break;
+		case DW_OP_drop:
+			NEED(1);
+			sp--;
+			break;
+		case DW_OP_over:
+			NEED(2);
+			x = st[sp - 2];
+			PUSH(x);
+			break;
+		case DW_OP_swap:
+			NEED(2);
+			x = st[sp - 1];
+			st[sp - 1] = st[sp - 2];
+			st[sp - 2] = x;
+			break;
+		case DW_OP_deref:
+			NEED(1);
+			if (read_word(w, st[sp - 1], &st[sp - 1]))
+				return -1;
+			break;
+		case DW_OP_plus_uconst:
+			NEED(1);
+			st[sp - 1] += op->number;
+			break;
+		case DW_OP_neg:
+			NEED(1);
+			st[sp - 1] = -st[sp - 1];
+			break;
+		case DW_OP_not:
+			NEED(1);
+			st[sp - 1] = ~st[sp - 1];
+			break;
+		case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
+		case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra:
+		case DW_OP_eq: case DW_OP_ne: case DW_OP_lt: case DW_OP_le: case DW_OP_gt:
+		case DW_OP_ge:
+			NEED(2);
+			y = st[--sp];
+			x = st[sp - 1];
+			switch (a) {
+			case DW_OP_plus: x += y; break;
+			case DW_OP_minus: x -= y; break;
+			case DW_OP_mul: x *= y; break;
+			case DW_OP_and: x &= y; break;
+			case DW_OP_or: x |= y; break;
+			case DW_OP_xor: x ^= y; break;
+			case DW_OP_shl: x = y < 64 ? x << y : 0; break;
+			case DW_OP_shr: x = y < 64 ? x >> y : 0; break;
+			case DW_OP_shra: x = (uint64_t)((int64_t)x >> (y < 63 ? y : 63)); break;
+			case DW_OP_eq: x = x == y; break;
+			case DW_OP_ne: x = x != y; break;
+			case DW_OP_lt: x = (int64_t)x < (int64_t)y; break;
+			case DW_OP_le: x = (int64_t)x <= (int64_t)y; break;
+			case DW_OP_gt: x = (int64_t)x > (int64_t)y; break;
+			case DW_OP_ge: x = (int64_t)x >= (int64_t)y; break;
+			}
+			st[sp - 1] = x;
+			break;
+		case DW_OP_nop:
+			break;
+		default:
+			return -1;	/* not met in x86-64 CFI */
+		}
+	}
+#undef NEED
+#undef PUSH
+	if (!sp)
+		return -1;
+	*out = st[sp - 1];
 	return 0;
 }
+
+/*
+ * One CFI step from the frame in regs/set to its caller, into nregs/nset.  Returns 0, or
+ * -1 when the CFA or the return address cannot be computed.
+ */
+static int cfi_step(struct walk *w, const struct rule *ru, const uint64_t *regs, uint32_t set,
+		    uint64_t *nregs, uint32_t *nset)
+{
+	uint64_t cfa;
+
+	if (ru->cfa_unknown)
+		return -1;
+	if (ru->cfa_expr.ops) {
+		if (eval_expr(w, &ru->cfa_expr, regs, set, 0, 0, &cfa))
+			return -1;
+	} else {
+		if (!(set & (1u << ru->cfa_reg)))
+			return -1;
+		cfa = regs[ru->cfa_reg] + (uint64_t)ru->cfa_off;
+	}
+	*nset = 0;
+	for (unsigned r = 0; r < DW_NREGS; r++) {
+		const struct reg_rule *rr = &ru->r[r];
+		uint64_t v;
+
+		switch (rr->kind) {
+		case RR_SAME:
+			if (!(set & (1u << r)))
+				continue;
+			v = regs[r];
+			break;
+		case RR_AT_CFA:
+			if (read_word(w, cfa + (uint64_t)rr->off, &v))
+				continue;
+			break;
+		case RR_CFA_PLUS:
+			v = cfa + (uint64_t)rr->off;
+			break;
+		case RR_REG:
+			if (!(set & (1u << rr->reg)))
+				continue;
+			v = regs[rr->reg];
+			break;
+		case RR_EXPR:
+			if (eval_expr(w, &rr->e, regs, set, cfa, 1, &v) || read_word(w, v, &v))
+				continue;
+			break;
+		case RR_VAL_EXPR:
+			if (eval_expr(w, &rr->e, regs, set, cfa, 1, &v))
+				continue;
+			break;
+		default:
+			continue;
+		}
+		nregs[r] = v;
+		*nset |= 1u << r;
+	}
+	if (!(*nset & (1u << DW_RSP))) {
+		nregs[DW_RSP] = cfa;	/* the ABI's definition of the CFA */
+		*nset |= 1u << DW_RSP;
+	}
+	return *nset & (1u << DW_RIP) ? 0 : -1;
+}
+
+/* The frame-pointer step, for code in a file that has no CFI row for it. */
+static int fp_step(struct walk *w, const uint64_t *regs, uint32_t set, uint64_t *nregs,
+		   uint32_t *nset)
+{
+	uint64_t bp, ra, prev;
+
+	if (!(set & (1u << DW_RBP)))
+		return -1;
+	bp = regs[DW_RBP];
+	if (read_word(w, bp, &prev) || read_word(w, bp + 8, &ra))
+		return -1;
+	memcpy(nregs, regs, sizeof(*nregs) * DW_NREGS);
+	*nset = set;
+	nregs[DW_RBP] = prev;
+	nregs[DW_RSP] = bp + 16;
+	nregs[DW_RIP] = ra;
+	*nset |= (1u << DW_RSP) | (1u << DW_RIP);
+	return 0;
+}
+
+/* ---- thread roots ---- */
 
 static int is_root_symbol(const char *name)
 {
@@ -400,301 +839,152 @@ static int is_root_symbol(const char *name)
 	return 0;
 }
 
-/* Remember where the module's thread-root functions are: one pass over its symbols at
- * report time, so the per-sample check is a range test (dwfl_module_addrname scans the
- * whole symbol table per call). */
-static void note_roots(struct space *sp, Dwfl_Module *mod)
+/* Where the file's thread-root functions are (one pass over its symbol tables). */
+static void note_roots(struct unw_dso *d)
 {
-	int n = dwfl_module_getsymtab(mod);
+	Elf_Scn *scn = NULL;
+	size_t alloc = 0;
 
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+	if (!d->elf)
+		return;
+	while ((scn = elf_nextscn(d->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
 
-		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
-		    !is_root_symbol(name))
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
 			continue;
-		ALLOC_GROW(sp->roots, sp->nr_roots + 1, sp->alloc_roots);
-		sp->roots[sp->nr_roots].start = addr;
-		sp->roots[sp->nr_roots].end = addr + sym.st_size;
-		sp->nr_roots++;
+		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_size || sym.st_shndx == SHN_UNDEF ||
+			    !is_root_symbol(elf_strptr(d->elf, sh.sh_link, sym.st_name)))
+				continue;
+			ALLOC_GROW(d->roots, d->nr_roots + 1, alloc);
+			d->roots[d->nr_roots].start = sym.st_value;
+			d->roots[d->nr_roots].end = sym.st_value + sym.st_size;
+			d->nr_roots++;
+		}
 	}
 }
 
-static int in_root(const struct space *sp, uint64_t addr)
+/* Is process address addr (mapped by mp) inside a thread-root function? */
+static int in_root(struct walk *w, const struct map *mp, uint64_t addr)
 {
-	for (size_t i = 0; i < sp->nr_roots; i++)
-		if (addr >= sp->roots[i].start && addr < sp->roots[i].end)
+	struct unw_dso *d = mp ? dso_get(mp->dso) : NULL;
+	uint64_t bias;
+
+	if (!d || dso_bias(d, mp, &bias))
+		return 0;
+	if (!d->cfi_done)
+		cfi_open(d);
+	if (d->nr_roots == 0 && !d->roots) {
+		note_roots(d);
+		if (!d->roots)
+			d->roots = xcalloc(1, sizeof(*d->roots));	/* looked: none */
+	}
+	for (size_t i = 0; i < d->nr_roots; i++)
+		if (addr - bias >= d->roots[i].start && addr - bias < d->roots[i].end)
 			return 1;
 	return 0;
 }
 
-/* Report the file mapped at addr.  Returns the module, or NULL. */
-static Dwfl_Module *report_module(struct walk *w, uint64_t addr)
-{
-	struct space *sp = w->sp;
-	const struct map *mp = machine_find_map(sp->u->m, w->s->pid, addr, w->s->time);
-	const struct unw_dso *d;
-	Dwfl_Module *mod = NULL;
-	uint64_t bias;
-
-	if (!mp || mp->dso->anon || (mp->dso->special && !mp->dso->image) || mp->dso->kernel ||
-	    space_failed(sp, mp->dso))
-		return NULL;
-	d = dso_get(mp->dso);
-	if (d && !dso_bias(d, mp, &bias)) {
-		int fd = -1;
-
-		/* a captured image has no path: libdwfl reads it from a memfd (a module it
-		 * reports keeps the fd and closes it; a failed report leaves it to us) */
-		if (d->borrowed) {
-			fd = memfd_create("dlprof-image", MFD_CLOEXEC);
-			if (fd >= 0 && write(fd, d->data, d->size) != (ssize_t)d->size) {
-				close(fd);
-				fd = -1;
-			}
-		}
-		if (!d->borrowed || fd >= 0) {
-			dwfl_report_begin_add(sp->dwfl);
-			mod = dwfl_report_elf(sp->dwfl, mp->dso->short_name, mp->dso->path, fd,
-					      bias, true);
-			dwfl_report_end(sp->dwfl, NULL, NULL);
-			if (!mod && fd >= 0)
-				close(fd);
-		}
-		if (mod) {
-			note_roots(sp, mod);
-			mod = dwfl_addrmodule(sp->dwfl, addr);
-		}
-	}
-	if (!mod) {
-		ALLOC_GROW(sp->failed, sp->nr_failed + 1, sp->alloc_failed);
-		sp->failed[sp->nr_failed++] = mp->dso;
-	}
-	return mod;
-}
-
-/* ---- libdwfl thread callbacks ---- */
-
-static pid_t cb_next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
-{
-	struct space *sp = dwfl_arg;
-
-	if (*thread_argp)
-		return 0;
-	*thread_argp = sp;
-	return sp->u->cur ? (pid_t)(sp->u->cur->s->tid ? sp->u->cur->s->tid : 1) : 0;
-}
-
-static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
-{
-	*thread_argp = dwfl_arg;
-	return true;
-}
-
-static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
-{
-	struct space *sp = dwfl_arg;
-	struct walk *w = sp->u->cur;
-
-	if (!w)
-		return false;
-	if (addr >= w->stack_lo && addr + 8 <= w->stack_hi && addr + 8 > addr) {
-		memcpy(result, w->s->stack + (addr - w->stack_lo), 8);
-		return true;
-	}
-	return !read_file_bytes(w, addr, result, 8);
-}
-
-static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
-{
-	struct space *sp = thread_arg;
-	struct walk *w = sp->u->cur;
-
-	if (!w)
-		return false;
-	for (unsigned r = 0; r < DW_NREGS; r++) {
-		Dwarf_Word v = w->regs[r];
-
-		if ((w->regs_set & (1u << r)) && !dwfl_thread_state_registers(thread, r, 1, &v))
-			return false;
-	}
-	dwfl_thread_state_register_pc(thread, w->regs[DW_RIP]);
-	return true;
-}
-
-static const Dwfl_Thread_Callbacks thread_callbacks = {
-	.next_thread = cb_next_thread,
-	.get_thread = cb_get_thread,
-	.memory_read = cb_memory_read,
-	.set_initial_registers = cb_set_initial_registers,
-};
-
-/* No separate debug files: .eh_frame (or .debug_frame in the file itself) is enough to
- * unwind, and searching (or debuginfod) per module would cost more than it brings. */
-static int find_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
-			     GElf_Word debuglink_crc, char **debuginfo_file_name)
-{
-	return -1;
-}
-
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = find_no_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-static struct space *space_get(struct unwinder *u, uint32_t pid, uint64_t time)
-{
-	unsigned gen = machine_exec_gen(u->m, pid, time);
-	void **slot = u64map_slot(&u->spaces, (uint64_t)gen << 32 | pid);
-	struct space *sp = *slot;
-
-	if (sp)
-		return sp->dwfl && sp->attached ? sp : NULL;
-	sp = xcalloc(1, sizeof(*sp));
-	*slot = sp;
-	ALLOC_GROW(u->all, u->nr_all + 1, u->alloc_all);
-	u->all[u->nr_all++] = sp;
-	sp->u = u;
-	sp->pid = pid;
-	u64map_init(&sp->calls);
-	u64map_init(&sp->outermost);
-	sp->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!sp->dwfl) {
-		error("unable to create an unwinding session for pid %u: %s", pid,
-		      dwfl_errmsg(-1));
-		return NULL;
-	}
-	if (!dwfl_attach_state(sp->dwfl, u->arch_elf, pid ? (pid_t)pid : 1, &thread_callbacks, sp)) {
-		error("unable to attach unwinding state for pid %u: %s", pid, dwfl_errmsg(-1));
-		return NULL;
-	}
-	sp->attached = 1;
-	return sp;
-}
-
 /* ---- the walk ---- */
 
-static int frame_cb(Dwfl_Frame *f, void *arg)
+/* The file mapping (with usable bytes) of a code address, or NULL. */
+static const struct map *code_map(struct walk *w, uint64_t addr, struct unw_dso **dp,
+				  uint64_t *bias)
 {
-	struct walk *w = arg;
-	Dwarf_Addr pc;
-	Dwarf_Word rsp;
-	bool act;
-	uint64_t ip, lookup;
-	unsigned fl = 0;
-	Dwfl_Module *mod;
-	int initial = w->pass_frames++ == 0;
+	const struct map *mp = walk_map(w, addr);
 
-	/* The PC alone first: asking for isactivation unwinds this frame already, which
-	 * must wait until its module is reported. */
-	if (!dwfl_frame_pc(f, &pc, NULL))
-		return DWARF_CB_ABORT;
-	ip = pc;
-	lookup = initial ? pc : pc - 1;
-	if (initial && w->restart) {
-		/* the pass started at ra - 1, inside the call: report the return address */
-		ip = pc + 1;
-		fl = FRAME_RECOVERED;
-	} else if (!initial) {
-		/* a return address found by CFI (or libdwfl's frame-pointer fallback): it
-		 * must be code, right after a call when we can read the code, and the
-		 * stack must grow toward the root */
-		int kind = page_kind(w, ip);
-
-		if (kind == PG_NONE || (kind == PG_FILE && !is_return_address(w, ip))) {
-			w->stop_bad = 1;
-			return DWARF_CB_ABORT;
-		}
-		if (dwfl_frame_reg(f, DW_RSP, &rsp) == 0 && w->last_has_sp && rsp <= w->last_sp) {
-			w->stop_bad = 1;
-			return DWARF_CB_ABORT;
-		}
-	}
-	if (w->n >= w->max)
-		return DWARF_CB_ABORT;
-	w->ips[w->n] = ip;
-	if (w->flags)
-		w->flags[w->n] = fl;
-	w->n++;
-	if (dwfl_frame_reg(f, DW_RSP, &rsp) == 0) {
-		w->last_sp = rsp;
-		w->last_has_sp = 1;
-	}
-	w->last_regs_set = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(callee_saved); i++) {
-		Dwarf_Word v;
-
-		if (dwfl_frame_reg(f, callee_saved[i], &v) == 0) {
-			w->last_regs[callee_saved[i]] = v;
-			w->last_regs_set |= 1u << callee_saved[i];
-		}
-	}
-	mod = dwfl_addrmodule(w->sp->dwfl, lookup);
-	if (!mod)
-		mod = report_module(w, lookup);
-	w->last_mod = mod;
-	w->last_lookup = lookup;
-	if (!mod) {
-		w->stop_nocfi = 1;
-		return DWARF_CB_ABORT;
-	}
-	/* after a signal frame the PC is not a return address: look up the PC itself */
-	if (!initial && dwfl_frame_pc(f, &pc, &act) && act)
-		w->last_lookup = pc;
-	if (w->n >= w->max)
-		return DWARF_CB_ABORT;
-	return DWARF_CB_OK;
+	if (!mp || mp->dso->anon || (mp->dso->special && !mp->dso->image) || mp->dso->kernel)
+		return NULL;
+	*dp = dso_get(mp->dso);
+	if (!*dp || dso_bias(*dp, mp, bias))
+		return NULL;
+	return mp;
 }
 
 /*
- * Does the CFI at the last frame's PC say "return address undefined" (the ABI's
- * outermost-frame marker, as in _start and clone3)?  libdwfl also ends a walk cleanly
- * when the return address merely could not be computed, so a clean end alone proves
- * nothing.
+ * Run one pass from w->regs: record frames until the walk ends or is implausible.
+ * Returns 1 when it ended at the outermost frame (or in a thread-root function).
  */
-static int at_outermost(struct walk *w)
-{
-	void *v = u64map_get(&w->sp->outermost, w->last_lookup);
-	Dwarf_Op ops_mem[3], *ops;
-	Dwarf_Frame *frame;
-	Dwarf_CFI *cfi;
-	Dwarf_Addr bias;
-	size_t nops;
-	int yes = 0;
-
-	if (v)
-		return v == (void *)1;
-	cfi = dwfl_module_eh_cfi(w->last_mod, &bias);
-	if (!cfi)
-		cfi = dwfl_module_dwarf_cfi(w->last_mod, &bias);
-	if (cfi && dwarf_cfi_addrframe(cfi, w->last_lookup - bias, &frame) == 0) {
-		yes = dwarf_frame_register(frame, DW_RIP, ops_mem, &ops, &nops) == 0 &&
-		      nops == 0 && ops == ops_mem;
-		free(frame);
-	}
-	if (w->sp->outermost.nr < CALL_CACHE_MAX)
-		u64map_put(&w->sp->outermost, w->last_lookup, yes ? (void *)1 : (void *)2);
-	return yes;
-}
-
-/* Run one pass from w->regs.  Returns 1 when it ended at the outermost frame. */
 static int walk_pass(struct walk *w)
 {
-	int ret;
+	uint64_t nregs[DW_NREGS];
+	uint32_t nset;
+	int initial = 1, activation = 0;
 
-	w->stop_nocfi = w->stop_bad = 0;
-	w->pass_frames = 0;
-	w->last_mod = NULL;
-	ret = dwfl_getthread_frames(w->sp->dwfl, w->s->tid ? (pid_t)w->s->tid : 1, frame_cb, w);
-	if (!w->last_mod)
-		return 0;
-	if (ret == 0 && at_outermost(w))
-		return 1;
-	return in_root(w->sp, w->last_lookup);
+	w->stop_bad = 0;
+	w->last_map = NULL;
+	for (;;) {
+		uint64_t pc = w->regs[DW_RIP], ip = pc, lookup, bias = 0;
+		unsigned fl = 0;
+		const struct map *mp;
+		const struct rule *ru;
+		struct unw_dso *d = NULL;
+		int ok;
+
+		if (initial) {
+			lookup = pc;
+			if (w->restart) {
+				/* the pass started at ra - 1, inside the call: report the return
+				 * address */
+				ip = pc + 1;
+				fl = FRAME_RECOVERED;
+			}
+		} else {
+			/* a return address found by CFI (or the frame-pointer step): it must be
+			 * code, right after a call when we can read the code, and the stack
+			 * must grow toward the root */
+			int kind = page_kind(w, ip);
+
+			lookup = activation ? pc : pc - 1;
+			if (kind == PG_NONE || (kind == PG_FILE && !activation && !is_return_address(w, ip)) ||
+			    ((w->regs_set & (1u << DW_RSP)) && w->last_has_sp &&
+			     w->regs[DW_RSP] <= w->last_sp)) {
+				w->stop_bad = 1;
+				break;
+			}
+		}
+		if (w->n >= w->max)
+			break;
+		w->ips[w->n] = ip;
+		if (w->flags)
+			w->flags[w->n] = fl;
+		w->n++;
+		if (w->regs_set & (1u << DW_RSP)) {
+			w->last_sp = w->regs[DW_RSP];
+			w->last_has_sp = 1;
+		}
+		w->last_regs_set = 0;
+		for (size_t i = 0; i < ARRAY_SIZE(callee_saved); i++) {
+			unsigned r = callee_saved[i];
+
+			if (w->regs_set & (1u << r)) {
+				w->last_regs[r] = w->regs[r];
+				w->last_regs_set |= 1u << r;
+			}
+		}
+		mp = code_map(w, lookup, &d, &bias);
+		w->last_map = mp;
+		w->last_lookup = lookup;
+		if (!mp || w->n >= w->max)
+			break;
+		ru = rule_at(d, lookup - bias);
+		if (ru && ru->ra_undefined)
+			return 1;
+		ok = ru ? cfi_step(w, ru, w->regs, w->regs_set, nregs, &nset)
+			: (d->eh || d->dbg) ? fp_step(w, w->regs, w->regs_set, nregs, &nset) : -1;
+		if (ok || !nregs[DW_RIP])
+			break;
+		activation = ru && ru->signal;
+		memcpy(w->regs, nregs, sizeof(nregs));
+		w->regs_set = nset;
+		initial = 0;
+	}
+	return w->last_map && in_root(w, w->last_map, w->last_lookup);
 }
 
 /* Scan the copied stack upward from the last SP for a return address; on success set
@@ -737,11 +1027,28 @@ static int scan_stack(struct walk *w)
 	return 0;
 }
 
+static struct space *space_get(struct unwinder *u, uint32_t pid, uint64_t time)
+{
+	unsigned gen = machine_exec_gen(u->m, pid, time);
+	void **slot = u64map_slot(&u->spaces, (uint64_t)gen << 32 | pid);
+	struct space *sp = *slot;
+
+	if (sp)
+		return sp;
+	sp = xcalloc(1, sizeof(*sp));
+	*slot = sp;
+	ALLOC_GROW(u->all, u->nr_all + 1, u->alloc_all);
+	u->all[u->nr_all++] = sp;
+	sp->u = u;
+	sp->pid = pid;
+	u64map_init(&sp->calls);
+	return sp;
+}
+
 size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,
 		     unsigned *flags, size_t max, int *complete)
 {
 	struct walk w;
-	struct space *sp;
 	int perf_idx[PERF_REG_X86_64_MAX];
 	unsigned idx = 0;
 	int done = 0;
@@ -771,20 +1078,8 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	w.stack_hi = w.stack_lo + s->stack_size;
 	if (w.stack_hi < w.stack_lo)
 		return 0;
-
-	/* ips[0] is the sampled user IP: for a kernel-mode sample, where the thread entered
-	 * the kernel (the kernel part of the stack comes from the callchain) */
-	w.n = 0;
-
-	sp = space_get(u, s->pid, s->time);
-	if (!sp) {
-		ips[0] = w.regs[DW_RIP];
-		if (flags)
-			flags[0] = 0;
-		return 1;
-	}
-	w.sp = sp;
-	u->cur = &w;
+	w.sp = space_get(u, s->pid, s->time);
+	u->st.walks++;
 	for (int scans = 0; w.n < max; scans++) {
 		size_t before = w.n;
 		int dead_end;
@@ -801,16 +1096,24 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 		if (dead_end)
 			w.n = before;
 		w.restart = 1;
+		u->st.scans++;
 	}
-	u->cur = NULL;
 	if (!w.n) {
 		ips[0] = w.regs[DW_RIP];
 		if (flags)
 			flags[0] = 0;
 		w.n = 1;
 	}
+	u->st.frames += w.n;
+	if (done)
+		u->st.complete++;
 	*complete = done;
 	return w.n;
+}
+
+void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st)
+{
+	*st = u->st;
 }
 
 struct unwinder *unwinder_new(struct machine *m)
@@ -820,20 +1123,6 @@ struct unwinder *unwinder_new(struct machine *m)
 	u->m = m;
 	u64map_init(&u->spaces);
 	elf_version(EV_CURRENT);
-	memcpy(u->arch_hdr.e_ident, ELFMAG, SELFMAG);
-	u->arch_hdr.e_ident[EI_CLASS] = ELFCLASS64;
-	u->arch_hdr.e_ident[EI_DATA] = ELFDATA2LSB;
-	u->arch_hdr.e_ident[EI_VERSION] = EV_CURRENT;
-	u->arch_hdr.e_type = ET_EXEC;
-	u->arch_hdr.e_machine = EM_X86_64;
-	u->arch_hdr.e_version = EV_CURRENT;
-	u->arch_hdr.e_ehsize = sizeof(Elf64_Ehdr);
-	u->arch_elf = elf_memory((char *)&u->arch_hdr, sizeof(u->arch_hdr));
-	if (!u->arch_elf) {
-		error("unable to set up the unwinder: %s", elf_errmsg(-1));
-		free(u);
-		return NULL;
-	}
 	return u;
 }
 
@@ -845,15 +1134,8 @@ void unwinder_free(struct unwinder *u)
 	if (!u)
 		return;
 	for (size_t i = 0; i < u->nr_all; i++) {
-		struct space *sp = u->all[i];
-
-		if (sp->dwfl)
-			dwfl_end(sp->dwfl);
-		u64map_release(&sp->calls);
-		u64map_release(&sp->outermost);
-		free(sp->failed);
-		free(sp->roots);
-		free(sp);
+		u64map_release(&u->all[i]->calls);
+		free(u->all[i]);
 	}
 	free(u->all);
 	u64map_release(&u->spaces);
@@ -862,6 +1144,5 @@ void unwinder_free(struct unwinder *u)
 		unw_dso_free(dsos[i]->unwind_priv);
 		dsos[i]->unwind_priv = NULL;
 	}
-	elf_end(u->arch_elf);
 	free(u);
 }
