@@ -172,6 +172,7 @@ static void add_svg(void *ctx, const char *stack, uint64_t count)
 		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): each stack weighted by microseconds off the CPU"), \
 		OPT_BOOL(0, "wall", &wall, "on- and off-CPU stacks together (record --off-cpu), weighted by microseconds"), \
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"), \
+		OPT_BOOL(0, "reunwind", &reunwind, "unwind the kept stack copies (record --keep-stacks) instead of using the stacks unwound while recording"), \
 		OPT_BOOL(0, "inline", &inl, "include inlined functions as frames (DWARF)"), \
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"), \
 		OPT_BOOL(0, "no-comm", &no_comm, "do not start each stack with the thread name"), \
@@ -186,6 +187,7 @@ static int fold_main(int argc, const char **argv, int svg)
 	const char *input = "dlprof.data", *families = NULL, *event = NULL;
 	const char *output = "flame.svg", *title = NULL;
 	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0, off_cpu = 0, wall = 0, width = 1200;
+	int reunwind = 0;
 	struct family_rules *rules = NULL;
 	struct sample_filter filt;
 	const struct option svg_options[] = {
@@ -248,6 +250,7 @@ static int fold_main(int argc, const char **argv, int svg)
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
 	po.raw_irqs = raw_irqs;
+	po.reunwind = reunwind;
 	po.off_cpu = off_cpu;
 	po.wall = wall;
 	fc.off_cpu = off_cpu || wall;

@@ -60,7 +60,7 @@ static int opt_callgraph(const struct option *o, const char *arg)
 
 int cmd_record(int argc, const char **argv)
 {
-	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = 0;
+	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = 0, keep_stacks = 0, unwind = 1;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data)"),
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
@@ -69,6 +69,8 @@ int cmd_record(int argc, const char **argv)
 		OPT_CALLBACK('g', NULL, NULL, NULL, "frame-pointer call chains (--call-graph fp: cheap, but stop in code built without frame pointers)", opt_g, PARSE_OPT_NOARG),
 		OPT_CALLBACK(0, "call-graph", NULL, "MODE", "call chains: dwarf[=SIZE] (the default: copy SIZE bytes of user stack, whole stacks through libraries without frame pointers), fp, or none", opt_callgraph, 0),
 		OPT_ULONG('m', "mmap-pages", &pages_opt, "PAGES", "ring buffer data pages per cpu (power of two)"),
+		OPT_BOOL(0, "unwind", &unwind, "dwarf: unwind the stack copies while recording and keep only the stacks (--no-unwind: keep the copies, report unwinds them)"),
+		OPT_BOOL(0, "keep-stacks", &keep_stacks, "dwarf: keep the stack copies next to the stacks unwound while recording (report --reunwind, --check-unwind)"),
 		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
 		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu)"),
@@ -116,6 +118,12 @@ int cmd_record(int argc, const char **argv)
 	opts.no_itt = !itt;
 	opts.no_python = !python;
 	opts.off_cpu = off_cpu;
+	opts.keep_stacks = keep_stacks;
+	opts.no_record_unwind = !unwind;
+	if (keep_stacks && !unwind) {
+		error("--keep-stacks keeps the copies next to the unwound stacks: it needs --unwind");
+		return EXIT_USAGE;
+	}
 	opts.quiet = quiet;
 	opts.argv = argv;
 	return record_run(&opts);

@@ -166,7 +166,7 @@ int cmd_report(int argc, const char **argv)
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
 	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0, raw_irqs = 0;
-	int off_cpu = 0, wall = 0;
+	int off_cpu = 0, wall = 0, reunwind = 0, check_unwind = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
@@ -183,6 +183,8 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): stacks weighted by time off the CPU"),
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
+		OPT_BOOL(0, "reunwind", &reunwind, "unwind the kept stack copies (record --keep-stacks) instead of using the stacks unwound while recording"),
+		OPT_BOOL(0, "check-unwind", &check_unwind, "unwind the kept stack copies (record --keep-stacks) and compare them with the stacks unwound while recording"),
 		OPT_FILTERS(fa),
 		OPT_END(),
 	};
@@ -297,6 +299,8 @@ int cmd_report(int argc, const char **argv)
 	po.raw_irqs = raw_irqs;
 	po.off_cpu = off_cpu;
 	po.wall = wall;
+	po.reunwind = reunwind;
+	po.check_unwind = check_unwind;
 	rc.off_cpu = off_cpu || wall;
 	memset(&cons, 0, sizeof(cons));
 	cons.stack = rep_stack;
@@ -339,6 +343,11 @@ int cmd_report(int argc, const char **argv)
 	h.complete_stacks = st.complete_stacks;
 	h.named = st.named;
 	h.recovered_stacks = st.recovered_stacks;
+	h.recorded_stacks = st.recorded_stacks;
+	h.unwind_checked = st.unwind_checked;
+	h.unwind_same = st.unwind_same;
+	h.unwind_scan_differs = st.unwind_scan_differs;
+	h.unwind_differs = st.unwind_differs;
 	h.unwound = !strncmp(rc.callgraph, "dwarf", 5);
 	h.no_stacks = !strcmp(rc.callgraph, "none");
 	h.perf_data = rc.perf_data;

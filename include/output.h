@@ -21,6 +21,10 @@ struct report_header {
 	uint64_t complete_stacks, named;
 	uint64_t recovered_stacks;	/* stacks with a frame found by stack scanning */
 	int unwound;			/* dwarf stacks: say how many were recovered */
+	uint64_t recorded_stacks;	/* user stacks unwound while recording */
+	/* report --check-unwind: compared, the same, different after a scanned frame,
+	 * different (profile_stats.unwind_*); checked 0: not asked */
+	uint64_t unwind_checked, unwind_same, unwind_scan_differs, unwind_differs;
 	int no_stacks;			/* recorded without call chains (--call-graph none) */
 	int perf_data;			/* the input is perf record's perf.data */
 	int sample_is_time;		/* the time column is exact rather than estimated */

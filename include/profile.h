@@ -29,6 +29,10 @@ struct profile_opts {
 				   ran again */
 	int wall;		/* the clock event's samples and the off_cpu ones: on- and
 				   off-CPU time together (period: ns) */
+	int reunwind;		/* unwind the kept stack copies again (record --keep-stacks)
+				   instead of taking the stacks unwound while recording */
+	int check_unwind;	/* where a sample has both, unwind its copy and compare
+				   (profile_stats.unwind_*) */
 };
 
 struct profile_stats {
@@ -36,6 +40,11 @@ struct profile_stats {
 	uint64_t complete_stacks;	/* stacks that reach the thread root */
 	uint64_t named;			/* leaf resolved to a symbol, JIT name or FDE bounds */
 	uint64_t recovered_stacks;	/* stacks with a FRAME_RECOVERED frame (stack scan) */
+	uint64_t recorded_stacks;	/* user stacks unwound while recording (recunwind.h) */
+	uint64_t copied_stacks;		/* user stacks unwound here from their copy */
+	/* check_unwind: samples compared; the same; different only in frames a stack
+	 * scan found; different otherwise */
+	uint64_t unwind_checked, unwind_same, unwind_scan_differs, unwind_differs;
 	uint64_t lost;
 	uint64_t period_total;
 	uint64_t first_time, last_time;

@@ -15,7 +15,8 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-#define DLP_FORMAT_VERSION 2	/* 2: chunks may be flagged side-band or samples */
+#define DLP_FORMAT_VERSION 3	/* 2: chunks may be flagged side-band or samples; 3: stacks
+				   unwound while recording (DLP_REC_STACK, DLP_REC_USAMPLE) */
 
 enum dlp_rec_type {
 	DLP_REC_PERF	= 1,	/* raw perf record as read from the ring (perf_event_header first) */
@@ -31,6 +32,10 @@ enum dlp_rec_type {
 	DLP_REC_FILE	= 10,	/* struct dlp_file_rec + bytes of a small file captured at record time */
 	DLP_REC_PYCODE	= 11,	/* struct dlp_pycode_rec + strings: a Python code object (pyframes.h) */
 	DLP_REC_PYSTACK = 12,	/* struct dlp_pystack_rec + frames: a sample's Python stack */
+	DLP_REC_STACK	= 13,	/* struct dlp_stack_rec + addresses: one user stack, unwound
+				   while recording, stored once */
+	DLP_REC_USAMPLE = 14,	/* struct dlp_usample_rec + a PERF_RECORD_SAMPLE: a sample
+				   whose user stack is a DLP_REC_STACK */
 	DLP_REC_MAX
 };
 
@@ -67,6 +72,30 @@ struct dlp_file_rec {
  * or -1 when there is none (no AT_SYSINFO_EHDR, not a 64-bit ELF). */
 struct strbuf;
 int vdso_file_rec(struct strbuf *sb);
+
+/* DLP_REC_STACK payload: this struct, then nr u64 addresses (leaf first: the sampled
+ * user IP, then return addresses as found on the stack, not adjusted), then
+ * ceil(nr / 8) bytes of flags, bit i set when frame i was found by a stack scan.  A
+ * stack is defined (in the samples' chunks) before the first sample that names it; ids
+ * count from 1. */
+struct dlp_stack_rec {
+	uint32_t id;
+	uint16_t nr;
+	uint16_t flags;		/* DLP_STACK_* */
+};
+#define DLP_STACK_COMPLETE (1u << 0)	/* the walk reached the thread root */
+
+/* DLP_REC_USAMPLE payload: this struct, then the PERF_RECORD_SAMPLE as read from the
+ * ring, with its user stack copy (and registers) dropped unless flags says they are
+ * kept (record --keep-stacks). */
+struct dlp_usample_rec {
+	uint32_t stack_id;
+	uint32_t flags;		/* DLP_USAMPLE_* */
+};
+#define DLP_USAMPLE_RAW_KEPT (1u << 0)	/* the perf record still holds its registers and stack */
+#define DLP_USAMPLE_LEAF_IP  (1u << 1)	/* the stack starts at the caller: its leaf frame is the
+					   sample's IP (a sample taken in user mode), which
+					   leaves far fewer distinct stacks to store */
 
 /* DLP_REC_STATS payload. */
 struct dlp_stats {
@@ -106,6 +135,9 @@ void recwriter_split_samples(struct recwriter *w);
  * inline.  Call right after recwriter_open().
  */
 int recwriter_set_background(struct recwriter *w, size_t cap);
+/* Deflate level for the chunks from now on (1-9; the default, 1, suits stack copies:
+ * ~23 KB per sample).  Call before the first record (and after set_background). */
+void recwriter_set_level(struct recwriter *w, int level);
 /* Wait until every chunk handed over so far is written (background mode). */
 void recwriter_sync(struct recwriter *w);
 /* Write out the pending chunks, if any (call periodically so a kill loses little). */

@@ -33,6 +33,9 @@ struct record_opts {
 	int no_itt;			/* do not load the ITT collector */
 	int no_python;			/* do not read Python stacks (pyframes.h) */
 	int off_cpu;			/* also sample every context switch, with its stack */
+	int keep_stacks;		/* dwarf: keep the stack copies next to the stacks
+					   unwound while recording (recunwind.h) */
+	int no_record_unwind;		/* dwarf: only the copies, unwound by report */
 	int quiet;			/* no fallback note, no summary line */
 	const char **argv;		/* the command, NULL-terminated */
 	const char *pids;		/* -p "PID[,PID...]": attach; argv (if any) is a timer */
@@ -40,7 +43,7 @@ struct record_opts {
 
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
-			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, NULL, NULL }
+			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL }
 
 /*
  * Record opts->argv, or with opts->pids the running processes (every thread) until

@@ -36,6 +36,11 @@ struct dlp_sample {
 	const uint64_t *user_regs;	/* one per set bit of the mask, in bit order */
 	uint64_t stack_size;		/* bytes of user stack copied (dyn_size, trimmed) */
 	const uint8_t *stack;		/* starts at the sampled SP */
+	/* the user stack unwound while recording (DLP_REC_USAMPLE), nr_ustack 0: none */
+	uint32_t nr_ustack;
+	int ustack_complete;		/* that walk reached the thread root */
+	const uint64_t *ustack;		/* leaf first, as unwind_sample() writes them */
+	const uint8_t *ustack_scanned;	/* bit i: frame i found by a stack scan */
 };
 
 struct dlp_mmap {
@@ -83,6 +88,18 @@ struct session_info {
  */
 int session_process(const char *path, const struct session_ops *ops, void *ctx,
 		    struct session_info *info);
+
+/*
+ * A live session, for record: the perf records of a recording being made, dispatched as
+ * they come (side-band and samples alike, one pass).  Attrs first, as DLP_REC_ATTR
+ * payloads.  Returns the callback's value, 0 for a malformed record (counted).
+ */
+struct session *session_live_new(const struct session_ops *ops, void *ctx);
+int session_live_attr(struct session *s, const void *data, size_t len);
+int session_live_perf(struct session *s, const void *rec, size_t len);
+/* The evsel of a sample record's id (for record's rewriting), NULL when none. */
+const struct evsel *session_live_evsel(struct session *s, const void *rec, size_t len);
+void session_live_free(struct session *s);
 
 /* Parse one raw PERF_RECORD_SAMPLE for evsel (exposed for tests). 0 or -1 when malformed. */
 int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,

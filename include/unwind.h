@@ -32,6 +32,10 @@ void unwinder_free(struct unwinder *u);
 size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,
 		     unsigned *flags, size_t max, int *complete);
 
+/* Did the last unwind_sample() meet a frame whose address no known mapping covers (a
+ * mapping the process model has not seen yet, while recording)? */
+int unwind_met_unmapped(const struct unwinder *u);
+
 struct unwind_stats {
 	uint64_t walks;		/* samples unwound */
 	uint64_t complete;	/* of them, reaching the thread root */

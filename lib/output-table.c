@@ -188,8 +188,17 @@ void output_header(FILE *out, const struct report_header *h)
 			100.0 * h->complete_stacks / n, 100.0 * h->named / n);
 		if (h->unwound)
 			fprintf(out, ", %.1f%% recovered by scan", 100.0 * h->recovered_stacks / n);
+		if (h->recorded_stacks)
+			fprintf(out, ";\n#          %.1f%% unwound while recording",
+				100.0 * h->recorded_stacks / n);
 		fputc('\n', out);
 	}
+	if (h->unwind_checked)
+		fprintf(out, "# unwind check: %llu stacks unwound again from their copies: %llu the "
+			"same, %llu\n#          differ after a frame found by a stack scan, %llu "
+			"differ\n", (unsigned long long)h->unwind_checked,
+			(unsigned long long)h->unwind_same, (unsigned long long)h->unwind_scan_differs,
+			(unsigned long long)h->unwind_differs);
 	fmt_duration(t, sizeof(t), h->ns_per_sample);
 	if (h->off_cpu == 2)
 		fprintf(out, "# wall:    on-CPU samples and switch-outs, each weighing its time on or off\n"

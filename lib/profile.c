@@ -356,6 +356,63 @@ static size_t irqs_off(struct prof *p, struct frame *fr, size_t *nf)
 	return k;	/* frames removed */
 }
 
+/* Compare the stack unwound while recording with the one unwound here from the copy:
+ * the same, different only in frames a stack scan found (either side), or different. */
+static void check_unwind(struct prof *p, const struct dlp_sample *s, size_t n, int complete)
+{
+	size_t i, a, b, k;
+	int scan_only;
+
+	p->st->unwind_checked++;
+	if (n == s->nr_ustack && complete == s->ustack_complete &&
+	    !memcmp(p->ips, s->ustack, n * 8)) {
+		for (i = 0; i < n; i++)
+			if (!!(p->ipflags[i] & FRAME_RECOVERED) !=
+			    !!(s->ustack_scanned[i / 8] & (1u << (i % 8))))
+				break;
+		if (i == n) {
+			p->st->unwind_same++;
+			return;
+		}
+	}
+	/* the same up to the first frame a stack scan found, on either side */
+	for (a = 0; a < n && !(p->ipflags[a] & FRAME_RECOVERED); a++)
+		;
+	for (b = 0; b < s->nr_ustack && !(s->ustack_scanned[b / 8] & (1u << (b % 8))); b++)
+		;
+	k = a < b ? a : b;
+	scan_only = (a < n || b < s->nr_ustack) && !memcmp(p->ips, s->ustack, k * 8);
+	if (scan_only)
+		p->st->unwind_scan_differs++;
+	else
+		p->st->unwind_differs++;
+}
+
+/* The sample's user stack into p->ips/p->ipflags: as unwound while recording, else from
+ * its copy.  Returns the number of frames. */
+static size_t user_stack(struct prof *p, const struct dlp_sample *s, int *complete)
+{
+	size_t n;
+
+	if (s->nr_ustack && (!p->opts->reunwind || !s->stack_size || !p->uw)) {
+		if (p->opts->check_unwind && s->stack_size && s->user_regs && p->uw) {
+			int c = 0;
+
+			n = unwind_sample(p->uw, s, p->ips, p->ipflags, MAX_DEPTH, &c);
+			check_unwind(p, s, n, c);
+		}
+		n = s->nr_ustack < MAX_DEPTH ? s->nr_ustack : MAX_DEPTH;
+		memcpy(p->ips, s->ustack, n * 8);
+		for (size_t i = 0; i < n; i++)
+			p->ipflags[i] = s->ustack_scanned[i / 8] & (1u << (i % 8)) ? FRAME_RECOVERED : 0;
+		*complete = s->ustack_complete;
+		p->st->recorded_stacks++;
+		return n;
+	}
+	p->st->copied_stacks++;
+	return unwind_sample(p->uw, s, p->ips, p->ipflags, MAX_DEPTH, complete);
+}
+
 static int p_sample(void *ctx, const struct dlp_sample *s)
 {
 	struct prof *p = ctx;
@@ -373,7 +430,7 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 	if (s->cpu < 256)
 		p->cpus_seen[s->cpu / 64] |= 1ULL << (s->cpu % 64);
 
-	if (s->stack_size && s->user_regs && p->uw)
+	if ((s->stack_size && s->user_regs && p->uw) || s->nr_ustack)
 		dwarf = 1;
 
 	if (s->nr_callchain && !p->opts->no_children) {
@@ -407,7 +464,7 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 		}
 	}
 	if (dwarf && !p->opts->no_children) {
-		size_t n = unwind_sample(p->uw, s, p->ips, p->ipflags, MAX_DEPTH, &unw_complete);
+		size_t n = user_stack(p, s, &unw_complete);
 
 		first_user = nf;
 		for (size_t i = 0; i < n && nf < max; i++) {
@@ -482,6 +539,9 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 		o->s.callchain = NULL;
 		o->s.user_regs = NULL;
 		o->s.stack = NULL;
+		o->s.ustack = NULL;
+		o->s.ustack_scanned = NULL;
+		o->s.nr_ustack = 0;
 		o->first = p->nr_off_frames;
 		o->nr = nf;
 		o->complete = complete;

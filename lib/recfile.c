@@ -541,6 +541,15 @@ struct recwriter *recwriter_open(const char *path)
 	return w;
 }
 
+void recwriter_set_level(struct recwriter *w, int level)
+{
+	if (level < 1 || level > 9)
+		return;
+	deflateParams(&w->zs, level, Z_DEFAULT_STRATEGY);
+	if (w->bg)
+		deflateParams(&w->bg->zs, level, Z_DEFAULT_STRATEGY);
+}
+
 void recwriter_split_samples(struct recwriter *w)
 {
 	if (w->split || w->main.raw_len || w->seq)

@@ -13,6 +13,7 @@
  * bytes present (followed by the original dyn_size, as the kernel lays it out).
  */
 #include "record.h"
+#include "recunwind.h"
 #include "attach.h"
 #include "event.h"
 #include "isa.h"
@@ -148,6 +149,8 @@ struct recorder {
 	struct ring *rings;	/* one per cpu */
 	struct recwriter *w;
 	int write_failed;
+	struct recunw *ru;	/* unwinding while recording (dwarf), NULL: write directly */
+	struct recunw_stats ru_st;
 
 	uint64_t samples, lost, lost_records;
 	struct u64set kaddrs;	/* kernel ips seen */
@@ -777,7 +780,16 @@ static int write_attrs(struct recorder *r)
 		snprintf(h.name, sizeof(h.name), "%s", ev->name);
 		strbuf_add(&sb, &ev->attr, sizeof(ev->attr));
 		strbuf_add(&sb, ev->ids, ev->nr_ids * sizeof(uint64_t));
-		ret = recwriter_add2(r->w, DLP_REC_ATTR, &h, sizeof(h), sb.buf, sb.len);
+		if (r->ru) {
+			struct strbuf all = STRBUF_INIT;
+
+			strbuf_add(&all, &h, sizeof(h));
+			strbuf_add(&all, sb.buf, sb.len);
+			ret = recunw_attr(r->ru, all.buf, all.len);
+			strbuf_release(&all);
+		} else {
+			ret = recwriter_add2(r->w, DLP_REC_ATTR, &h, sizeof(h), sb.buf, sb.len);
+		}
 		strbuf_release(&sb);
 		if (ret < 0)
 			return -1;
@@ -786,6 +798,28 @@ static int write_attrs(struct recorder *r)
 }
 
 /* ---- the drain: one callback per perf record ---- */
+
+/* Write a record of the run: through the unwinding thread when there is one (it writes
+ * in the order records come), else directly. */
+static void rec_put(struct recorder *r, uint32_t type, const void *a, size_t alen,
+		    const void *b, size_t blen)
+{
+	if (r->ru)
+		recunw_add(r->ru, type, a, alen, b, blen);
+	else if (!r->write_failed && recwriter_add2(r->w, type, a, alen, b, blen) < 0)
+		r->write_failed = 1;
+}
+
+/* All of the run's records written (the unwinding thread done): what follows is written
+ * directly. */
+static void rec_put_done(struct recorder *r)
+{
+	if (!r->ru)
+		return;
+	if (recunw_finish(r->ru, &r->ru_st) < 0)
+		r->write_failed = 1;
+	r->ru = NULL;
+}
 static void note_kernel_ips(struct recorder *r, uint16_t cpumode, uint64_t ip,
 			    const uint64_t *chain, uint64_t nr)
 {
@@ -999,19 +1033,14 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 		}
 		break;
 	}
-	if (!r->write_failed &&
-	    recwriter_add(r->w, DLP_REC_PERF, rec, rec->size) < 0)
-		r->write_failed = 1;
+	rec_put(r, DLP_REC_PERF, rec, rec->size, NULL, 0);
 	return 0;
 }
 
 static int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
 		   size_t blen)
 {
-	struct recorder *r = ctx;
-
-	if (!r->write_failed && recwriter_add2(r->w, type, a, alen, b, blen) < 0)
-		r->write_failed = 1;
+	rec_put(ctx, type, a, alen, b, blen);
 	return 0;
 }
 
@@ -1567,6 +1596,16 @@ static void write_meta(struct recorder *r)
 	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit_ours ? "on" : "user");
 	meta_add(&sb, "itt", r->ittdir ? "on" : "off");
 	meta_add(&sb, "python", r->py ? "on" : "off");
+	if (r->ru_st.samples) {
+		/* samples (with a copy) unwound incomplete behind distinct-stacks cpu-ns unwind-ns */
+		strbuf_reset(&tmp);
+		strbuf_addf(&tmp, "%llu %llu %llu %llu %llu %llu %llu",
+			    (unsigned long long)r->ru_st.samples, (unsigned long long)r->ru_st.unwound,
+			    (unsigned long long)r->ru_st.incomplete, (unsigned long long)r->ru_st.behind,
+			    (unsigned long long)r->ru_st.stacks, (unsigned long long)r->ru_st.cpu_ns,
+			    (unsigned long long)r->ru_st.unwind_ns);
+		meta_add(&sb, "record_unwind", tmp.buf);
+	}
 	meta_settings_env(r, &sb);
 	{
 		const char *w = r->warns.buf;
@@ -1758,7 +1797,10 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 	char mode[64];
 
 	/* the call-graph mode and what it cost on disk */
-	if (r->opts->callgraph == RECORD_CG_DWARF)
+	if (r->opts->callgraph == RECORD_CG_DWARF && r->ru_st.samples)
+		snprintf(mode, sizeof(mode), "stacks: dwarf, %.1f%% unwound while recording",
+			 100.0 * r->ru_st.unwound / r->ru_st.samples);
+	else if (r->opts->callgraph == RECORD_CG_DWARF)
 		snprintf(mode, sizeof(mode), "stacks: dwarf, %u bytes copied", r->opts->stack_size);
 	else
 		snprintf(mode, sizeof(mode), "stacks: %s",
@@ -1782,6 +1824,11 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 			ps.samples ? 100.0 * ps.failed / ps.samples : 0.0,
 			ps.samples ? ps.delay_sum_ns / 1e6 / ps.samples : 0.0);
 	}
+	if (r->ru_st.samples && r->ru_st.unwound < r->ru_st.samples)
+		fprintf(stderr, "dlprof: stacks: %llu kept as copies for report to unwind (%llu "
+			"stopped at an address in no mapping seen yet, %llu while the unwinder was behind)\n",
+			(unsigned long long)(r->ru_st.samples - r->ru_st.unwound),
+			(unsigned long long)r->ru_st.incomplete, (unsigned long long)r->ru_st.behind);
 }
 
 int record_run(const struct record_opts *o)
@@ -1869,6 +1916,13 @@ int record_run(const struct record_opts *o)
 	recwriter_split_samples(r->w);
 	/* deflate in idle time, not on the workload's cores; at most BG_CAP queued */
 	recwriter_set_background(r->w, BG_CAP);
+	/* dwarf stacks: unwound as they are drained, the copies dropped */
+	if ((r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER) && !o->no_record_unwind)
+		r->ru = recunw_new(r->w, o->keep_stacks);
+	/* without the copies (or fp stacks) a sample is ~100 bytes before compression:
+	 * deflate harder, it costs little (a quarter off the CNN's file) */
+	if ((r->ru && !o->keep_stacks) || !(r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER))
+		recwriter_set_level(r->w, 6);
 	if (!o->no_python)
 		r->py = pyreader_new(py_emit, r);
 	if (r->fallback_note[0] && !o->quiet)	/* said once the recording can go ahead */
@@ -1997,7 +2051,9 @@ int record_run(const struct record_opts *o)
 		if (have_cmd && check_exit && workload_reap(&wl, 0, &status) != 0)
 			done = 1;
 		if (now_ns() - last_flush >= FLUSH_NS) {
-			if (recwriter_flush(r->w) < 0)
+			if (r->ru)
+				recunw_flush(r->ru);
+			else if (recwriter_flush(r->w) < 0)
 				r->write_failed = 1;
 			last_flush = now_ns();
 		}
@@ -2012,6 +2068,7 @@ int record_run(const struct record_opts *o)
 		info("workload killed by signal %d (%s)", wl.term_sig, strsignal(wl.term_sig));
 	drain_all(r);
 	close_events(r);
+	rec_put_done(r);
 	/* the samples out first: what follows is side-band, and STATS ends the file */
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
 		r->write_failed = 1;
@@ -2055,6 +2112,7 @@ int record_run(const struct record_opts *o)
 		status = 2;	/* the workload ran to its end; the recording did not */
 
 out:
+	rec_put_done(r);
 	if (ksyms_started)
 		pthread_join(ksyms_thread, NULL);
 	kallsyms_free(&ksyms);

@@ -32,8 +32,21 @@ struct session {
 	size_t nr_evsels, alloc_evsels;
 	struct id_ent *ids;
 	size_t nr_ids, alloc_ids;
-	int pass;
+	int pass;		/* 1, 2; 0: live (record) */
 	int failed;		/* a malformed ATTR record: fatal */
+	struct session_info live_info;
+	/* DLP_REC_STACK records seen so far (pass 2), by id - 1 */
+	struct ustack {
+		uint64_t *ips;
+		uint8_t *scanned;
+		uint32_t nr;
+		int complete;
+	} *stacks;
+	size_t nr_stacks, alloc_stacks;
+	/* a DLP_USAMPLE_LEAF_IP sample's stack: its IP, then the stored one */
+#define USTACK_MAX 65536
+	uint64_t *leaf_ips;	/* USTACK_MAX + 1 */
+	uint8_t *leaf_bits;	/* USTACK_MAX / 8 + 1 */
 };
 
 /* Fields of a sample_id_all trailer (and of the start of a sample). */
@@ -471,6 +484,32 @@ static int do_sideband(struct session *s, const unsigned char *rec, size_t len,
 	return 0;	/* unknown or uninteresting: skipped */
 }
 
+/* Parse a sample record and hand it to ops->sample, with its stack unwound while
+ * recording when us is not NULL (its first address the sample's IP with leaf_is_ip). */
+static int deliver_sample(struct session *s, const unsigned char *rec, size_t len,
+			  const struct ustack *us, int leaf_is_ip)
+{
+	struct dlp_sample smp;
+	struct session_info *info = s->info;
+	struct evsel *ev = record_evsel(s, rec, len, 0);
+
+	if (session_parse_sample(ev, rec, len, &smp) < 0)
+		return bad_record(s), 0;
+	if (us) {
+		if (leaf_is_ip)
+			us->ips[0] = smp.ip;
+		smp.nr_ustack = us->nr;
+		smp.ustack = us->ips;
+		smp.ustack_scanned = us->scanned;
+		smp.ustack_complete = us->complete;
+	}
+	if (smp.time && (!info->first_time || smp.time < info->first_time))
+		info->first_time = smp.time;
+	if (smp.time > info->last_time)
+		info->last_time = smp.time;
+	return s->ops->sample ? s->ops->sample(s->ctx, &smp) : 0;
+}
+
 static int do_pass2(struct session *s, const unsigned char *rec, size_t len,
 		    const struct perf_event_header *hdr)
 {
@@ -479,19 +518,8 @@ static int do_pass2(struct session *s, const unsigned char *rec, size_t len,
 	long tsize;
 
 	switch (hdr->type) {
-	case PERF_RECORD_SAMPLE: {
-		struct dlp_sample smp;
-		struct session_info *info = s->info;
-
-		ev = record_evsel(s, rec, len, 0);
-		if (session_parse_sample(ev, rec, len, &smp) < 0)
-			return bad_record(s), 0;
-		if (smp.time && (!info->first_time || smp.time < info->first_time))
-			info->first_time = smp.time;
-		if (smp.time > info->last_time)
-			info->last_time = smp.time;
-		return s->ops->sample ? s->ops->sample(s->ctx, &smp) : 0;
-	}
+	case PERF_RECORD_SAMPLE:
+		return deliver_sample(s, rec, len, NULL, 0);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: {
 		size_t fixed = hdr->type == PERF_RECORD_LOST ? 24 : 16;
@@ -541,9 +569,83 @@ static int do_perf(struct session *s, const void *data, size_t len)
 	if (hdr.size != len)
 		return bad_record(s), 0;
 	sb = dlp_perf_type_is_sideband(hdr.type);
+	if (s->pass == 0)
+		return sb ? do_sideband(s, rec, len, &hdr) : do_pass2(s, rec, len, &hdr);
 	if (s->pass == 1)
 		return sb ? do_sideband(s, rec, len, &hdr) : 0;
 	return sb ? 0 : do_pass2(s, rec, len, &hdr);
+}
+
+/* DLP_REC_STACK: ids come in order, each once. */
+static int add_stack(struct session *s, const unsigned char *data, size_t len)
+{
+	struct dlp_stack_rec h;
+	struct ustack *us;
+
+	if (len < sizeof(h))
+		return bad_record(s), 0;
+	memcpy(&h, data, sizeof(h));
+	if (!h.nr || h.id != s->nr_stacks + 1 ||
+	    len != sizeof(h) + (size_t)h.nr * 8 + (h.nr + 7u) / 8)
+		return bad_record(s), 0;
+	ALLOC_GROW(s->stacks, s->nr_stacks + 1, s->alloc_stacks);
+	us = &s->stacks[s->nr_stacks++];
+	us->nr = h.nr;
+	us->complete = !!(h.flags & DLP_STACK_COMPLETE);
+	us->ips = xmalloc((size_t)h.nr * 8 + (h.nr + 7u) / 8);
+	memcpy(us->ips, data + sizeof(h), len - sizeof(h));
+	us->scanned = (uint8_t *)(us->ips + h.nr);
+	return 0;
+}
+
+/* DLP_REC_USAMPLE: a sample whose user stack was unwound while recording. */
+static int do_usample(struct session *s, const unsigned char *data, size_t len)
+{
+	struct dlp_usample_rec h;
+	struct perf_event_header hdr;
+
+	if (len < sizeof(h) + sizeof(hdr))
+		return bad_record(s), 0;
+	memcpy(&h, data, sizeof(h));
+	memcpy(&hdr, data + sizeof(h), sizeof(hdr));
+	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len - sizeof(h) || !h.stack_id ||
+	    h.stack_id > s->nr_stacks)
+		return bad_record(s), 0;
+	if (h.flags & DLP_USAMPLE_LEAF_IP) {
+		/* the sample's IP, then the stored callers */
+		const struct ustack *st = &s->stacks[h.stack_id - 1];
+		struct ustack us = { NULL, NULL, st->nr + 1, st->complete };
+
+		if (st->nr + 1 > USTACK_MAX)
+			return bad_record(s), 0;
+		if (!s->leaf_ips) {
+			s->leaf_ips = xmalloc((USTACK_MAX + 1) * sizeof(uint64_t));
+			s->leaf_bits = xmalloc(USTACK_MAX / 8 + 1);
+		}
+		us.ips = s->leaf_ips;
+		us.scanned = s->leaf_bits;
+		s->leaf_ips[0] = 0;	/* the sample's IP, once parsed */
+		memcpy(s->leaf_ips + 1, st->ips, (size_t)st->nr * 8);
+		memset(s->leaf_bits, 0, (st->nr + 8u) / 8);
+		for (uint32_t i = 0; i < st->nr; i++)
+			if (st->scanned[i / 8] & (1u << (i % 8)))
+				s->leaf_bits[(i + 1) / 8] |= (uint8_t)(1u << ((i + 1) % 8));
+		return deliver_sample(s, data + sizeof(h), len - sizeof(h), &us, 1);
+	}
+	return deliver_sample(s, data + sizeof(h), len - sizeof(h), &s->stacks[h.stack_id - 1], 0);
+}
+
+static void free_stacks(struct session *s)
+{
+	for (size_t i = 0; i < s->nr_stacks; i++)
+		free(s->stacks[i].ips);
+	free(s->stacks);
+	free(s->leaf_ips);
+	free(s->leaf_bits);
+	s->leaf_ips = NULL;
+	s->leaf_bits = NULL;
+	s->stacks = NULL;
+	s->nr_stacks = s->alloc_stacks = 0;
 }
 
 static int record_cb(void *ctx, uint32_t type, const void *data, size_t len)
@@ -552,6 +654,10 @@ static int record_cb(void *ctx, uint32_t type, const void *data, size_t len)
 
 	if (type == DLP_REC_PERF)
 		return do_perf(s, data, len);
+	if (type == DLP_REC_STACK)
+		return s->pass == 2 ? add_stack(s, data, len) : 0;
+	if (type == DLP_REC_USAMPLE)
+		return s->pass == 2 ? do_usample(s, data, len) : 0;
 	if (s->pass != 1)
 		return 0;
 	switch (type) {
@@ -628,5 +734,46 @@ int session_process(const char *path, const struct session_ops *ops, void *ctx,
 	}
 	free(s.evsels);
 	free(s.ids);
+	free_stacks(&s);
 	return ret;
+}
+
+struct session *session_live_new(const struct session_ops *ops, void *ctx)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+
+	s->path = "(live)";
+	s->ops = ops;
+	s->ctx = ctx;
+	s->info = &s->live_info;
+	s->pass = 0;
+	return s;
+}
+
+int session_live_attr(struct session *s, const void *data, size_t len)
+{
+	return add_attr(s, data, len);
+}
+
+int session_live_perf(struct session *s, const void *rec, size_t len)
+{
+	return do_perf(s, rec, len);
+}
+
+const struct evsel *session_live_evsel(struct session *s, const void *rec, size_t len)
+{
+	return record_evsel(s, rec, len, 0);
+}
+
+void session_live_free(struct session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr_evsels; i++) {
+		free(s->evsels[i]->ids);
+		free(s->evsels[i]);
+	}
+	free(s->evsels);
+	free(s->ids);
+	free(s);
 }

@@ -165,6 +165,7 @@ struct walk {
 	const struct map *last_map;	/* file mapping of the last frame's PC, NULL: none */
 	uint64_t last_lookup;
 	int stop_bad;			/* stopped at an implausible frame */
+	int unmapped;			/* a frame's address was in no known mapping */
 	/* mappings met during this walk (the sample's time is fixed) */
 	const struct map *maps[MAP_CACHE];
 	unsigned next_map;
@@ -176,6 +177,7 @@ struct unwinder {
 	struct space **all;
 	size_t nr_all, alloc_all;
 	struct unwind_stats st;
+	int last_unmapped;
 };
 
 /* ---- per-DSO file access ---- */
@@ -941,6 +943,9 @@ static int walk_pass(struct walk *w)
 			int kind = page_kind(w, ip);
 
 			lookup = activation ? pc : pc - 1;
+			if (kind == PG_NONE && ip >= 4096 && ip < 0x800000000000ULL &&
+			    !walk_map(w, ip))
+				w->unmapped = 1;
 			if (kind == PG_NONE || (kind == PG_FILE && !activation && !is_return_address(w, ip)) ||
 			    ((w->regs_set & (1u << DW_RSP)) && w->last_has_sp &&
 			     w->regs[DW_RSP] <= w->last_sp)) {
@@ -968,6 +973,8 @@ static int walk_pass(struct walk *w)
 			}
 		}
 		mp = code_map(w, lookup, &d, &bias);
+		if (!mp && !walk_map(w, lookup))
+			w->unmapped = 1;
 		w->last_map = mp;
 		w->last_lookup = lookup;
 		if (!mp || w->n >= w->max)
@@ -1107,8 +1114,14 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	u->st.frames += w.n;
 	if (done)
 		u->st.complete++;
+	u->last_unmapped = w.unmapped;
 	*complete = done;
 	return w.n;
+}
+
+int unwind_met_unmapped(const struct unwinder *u)
+{
+	return u->last_unmapped;
 }
 
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st)

@@ -121,14 +121,30 @@ test_expect_success '-g records call chains reaching main' '
 	test "$n" -ge 200
 '
 
-test_expect_success 'dwarf mode: registers + trimmed stack copies, none lost' '
-	"$DLPROF" record -q --call-graph dwarf -o dw.data -- "$WL/rec-threads" 2 0.5 &&
+test_expect_success 'dwarf mode --no-unwind: registers + trimmed stack copies, none lost' '
+	"$DLPROF" record -q --call-graph dwarf --no-unwind -o dw.data -- "$WL/rec-threads" 2 0.5 &&
 	"$RECDUMP" dw.data >dwdump &&
 	test_grep "^META callgraph=dwarf=32768$" dwdump &&
 	test_grep "^STATS .* lost=0 " dwdump &&
 	grep "^PERF SAMPLE" dwdump | sed -n "s/.* stack=\([0-9]*\).*/\1/p" | sort -n | uniq -c >stacks &&
 	cat stacks &&
-	awk "\$2 > 0 && \$2 < 32768 { ok += \$1 } END { exit !(ok > 500) }" stacks
+	awk "\$2 > 0 && \$2 < 32768 { ok += \$1 } END { exit !(ok > 500) }" stacks &&
+	! grep -q "^STACK\| ustack=" dwdump
+'
+
+test_expect_success 'dwarf mode (default): stacks unwound while recording, no copies, none lost' '
+	"$DLPROF" record -o dw2.data -- "$WL/rec-threads" 2 0.5 2>err &&
+	"$RECDUMP" dw2.data >dw2dump &&
+	test_grep "^STATS .* lost=0 " dw2dump &&
+	all=$(grep -c "^PERF SAMPLE" dw2dump) &&
+	ids=$(grep "^PERF SAMPLE" dw2dump | grep -c " stack=0 ustack=[1-9]") &&
+	stacks=$(grep -c "^STACK id=" dw2dump) &&
+	echo "$all samples, $ids with a stack id, $stacks distinct stacks" &&
+	test "$all" -gt 500 && test $((ids * 100)) -ge $((all * 99)) &&
+	test "$stacks" -lt $((ids / 2)) &&
+	test_grep "unwound while recording" err &&
+	"$DLPROF" report -i dw2.data >rep && sed -n 5,6p rep &&
+	test_grep -q "^#  *100.0% unwound while recording" rep
 '
 
 test_expect_success 'kernel symbols hit are captured when kallsyms is readable' '

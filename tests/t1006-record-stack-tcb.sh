@@ -10,7 +10,7 @@ test_require PERF_EVENTS
 . "$SRC/record-lib.sh"
 
 test_expect_success 'record rec-tstack with --call-graph dwarf' '
-	"$DLPROF" record -q --call-graph dwarf -o dw.data -- "$WL/rec-tstack" 0.5 >out &&
+	"$DLPROF" record -q --call-graph dwarf --no-unwind -o dw.data -- "$WL/rec-tstack" 0.5 >out &&
 	test_grep "^stack 0x" out &&
 	"$RECDUMP" dw.data >dump &&
 	test_grep "^STATS .* lost=0 " dump

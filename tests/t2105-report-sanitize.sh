@@ -108,6 +108,15 @@ if test_have PERF_EVENTS; then
 		done
 	'
 
+	test_expect_success 'record unwinding while recording (sanitized): no report, no leak' '
+		san_run record -q -o on.data "$WL/rep-split" &&
+		san_run record -q --keep-stacks -o keep.data "$WL/rep-split" &&
+		san report on.data && grep -q rep_hot san.out &&
+		san report keep.data --check-unwind && grep -A1 "^# unwind check" san.out &&
+		grep -q "^#  *differ after a frame found by a stack scan, 0 differ" san.out &&
+		san fold keep.data --reunwind && grep -q rep_hot san.out
+	'
+
 	test_expect_success 'pprof, diff, check-isa -i, report --event: no sanitizer report' '
 		san_run pprof -i dw.data -o dw.pb.gz && test -s dw.pb.gz &&
 		san_run diff --sort sym fp.data dw.data && grep -q rep_hot san.out &&

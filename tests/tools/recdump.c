@@ -7,6 +7,9 @@
  *   META KEY=VALUE                     (one line per pair)
  *   PERF SAMPLE pid=P tid=T time=NS ip=0xX cpu=C period=N callchain=N stack=BYTES
  *   PERF SAMPLE bad                    (failed session_parse_sample)
+ *   STACK id=N nr=N complete=0|1 scanned=N   (a stack unwound while recording)
+ *   PERF SAMPLE ... stack=BYTES ustack=ID frames=N   (a DLP_REC_USAMPLE: frames counts the
+ *                                      sample's IP when the stored stack starts at its caller)
  *   PERF MMAP|MMAP2 pid=P tid=T time=NS start=0xX len=0xX pgoff=0xX buildid=HEX|- file=PATH
  *   PERF COMM pid=P tid=T time=NS exec=0|1 comm=NAME
  *   PERF FORK|EXIT pid=P ppid=P tid=T ptid=T time=NS
@@ -31,6 +34,9 @@
 struct dump {
 	struct evsel *ev[64];
 	size_t nr;
+	unsigned *stack_nr;	/* frames of each STACK id - 1 */
+	unsigned nr_stacks;
+	unsigned ustack, ustack_frames;	/* the USAMPLE being printed */
 };
 
 static uint64_t u64_at(const unsigned char *p)
@@ -107,8 +113,11 @@ static void dump_perf(struct dump *d, const unsigned char *rec, size_t len)
 			break;
 		}
 		printf("PERF SAMPLE pid=%u tid=%u time=%" PRIu64 " ip=0x%" PRIx64 " cpu=%u period=%" PRIu64
-		       " callchain=%" PRIu64 " stack=%" PRIu64 "\n", s.pid, s.tid, s.time, s.ip, s.cpu,
+		       " callchain=%" PRIu64 " stack=%" PRIu64, s.pid, s.tid, s.time, s.ip, s.cpu,
 		       s.period, s.nr_callchain, s.stack_size);
+		if (d->ustack)
+			printf(" ustack=%u frames=%u", d->ustack, d->ustack_frames);
+		putchar('\n');
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
@@ -206,6 +215,44 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	case DLP_REC_PERF:
 		dump_perf(d, data, len);
 		return 0;
+	case DLP_REC_STACK: {
+		struct dlp_stack_rec sr;
+		unsigned scanned = 0;
+
+		if (len < sizeof(sr)) {
+			printf("STACK short len=%zu\n", len);
+			return 0;
+		}
+		memcpy(&sr, data, sizeof(sr));
+		if (len != sizeof(sr) + (size_t)sr.nr * 8 + (sr.nr + 7u) / 8) {
+			printf("STACK bad len=%zu\n", len);
+			return 0;
+		}
+		for (unsigned i = 0; i < sr.nr; i++)
+			scanned += (((const uint8_t *)data)[sizeof(sr) + sr.nr * 8 + i / 8] >> (i % 8)) & 1;
+		printf("STACK id=%u nr=%u complete=%u scanned=%u\n", sr.id, sr.nr,
+		       sr.flags & DLP_STACK_COMPLETE ? 1 : 0, scanned);
+		if (sr.id == d->nr_stacks + 1) {
+			d->stack_nr = realloc(d->stack_nr, (d->nr_stacks + 1) * sizeof(*d->stack_nr));
+			d->stack_nr[d->nr_stacks++] = sr.nr;
+		}
+		return 0;
+	}
+	case DLP_REC_USAMPLE: {
+		struct dlp_usample_rec us;
+
+		if (len < sizeof(us)) {
+			printf("USAMPLE short len=%zu\n", len);
+			return 0;
+		}
+		memcpy(&us, data, sizeof(us));
+		d->ustack = us.stack_id;
+		d->ustack_frames = us.stack_id && us.stack_id <= d->nr_stacks ?
+			d->stack_nr[us.stack_id - 1] + !!(us.flags & DLP_USAMPLE_LEAF_IP) : 0;
+		dump_perf(d, (const unsigned char *)p + sizeof(us), len - sizeof(us));
+		d->ustack = 0;
+		return 0;
+	}
 	case DLP_REC_ATTR:
 		add_ev(d, data, len);
 		return 0;

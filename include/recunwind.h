@@ -1,0 +1,51 @@
+/* recunwind.h - unwinding the copied user stacks while recording.
+ *
+ * The recorder hands every record it would write (perf records from the rings, Python
+ * records, ...) to recunw_add() in the order it would have written them.  A thread of
+ * its own keeps a process model from the side-band (mmap, comm, fork, exit), unwinds
+ * each sample's copied stack with the report's unwinder (unwind.h) and writes, in the
+ * same order:
+ *   - each distinct user stack once (DLP_REC_STACK) and the sample without its copy,
+ *     naming that stack (DLP_REC_USAMPLE);
+ *   - the sample as it came (DLP_REC_PERF, unwound at report time) when the walk did
+ *     not reach the thread root and stopped at an address in no mapping seen so far
+ *     (its mmap record may be in another cpu's ring), or when the thread has fallen
+ *     behind: more than a soft cap of bytes waiting.  Nothing is
+ *     dropped for the unwinder's sake; past a hard cap recunw_add() waits.
+ * With keep_raw (record --keep-stacks) samples keep their registers and stack copy
+ * inside the DLP_REC_USAMPLE, so report can unwind them again and compare.
+ */
+#ifndef DLPROF_RECUNWIND_H
+#define DLPROF_RECUNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct recwriter;
+struct recunw;
+
+struct recunw_stats {
+	uint64_t samples;	/* samples with a stack copy handed over */
+	uint64_t unwound;	/* written as a stack id */
+	uint64_t incomplete;	/* written raw: the walk stopped at an address no mapping
+				   seen so far covers */
+	uint64_t behind;	/* written raw: the unwinder was behind */
+	uint64_t stacks;	/* distinct stacks written */
+	uint64_t cpu_ns;	/* the thread's CPU time */
+	uint64_t unwind_ns;	/* of it, in the unwinder (wall time of the walks) */
+};
+
+/* Start the thread.  NULL (error printed) when it cannot start: write directly then. */
+struct recunw *recunw_new(struct recwriter *w, int keep_raw);
+/* A DLP_REC_ATTR payload, as written (also written by the thread). */
+int recunw_attr(struct recunw *ru, const void *data, size_t len);
+/* One record to write: type and payload in two pieces. */
+int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
+	       size_t blen);
+/* Ask the thread to write out pending chunks (recwriter_flush) after what it has. */
+void recunw_flush(struct recunw *ru);
+/* Write everything handed over, stop the thread and free.  Returns 0, or -1 when a write
+ * failed (the error was printed). */
+int recunw_finish(struct recunw *ru, struct recunw_stats *st);
+
+#endif

@@ -1,0 +1,455 @@
+/* recunwind.c - unwinding the copied user stacks while recording (see recunwind.h).
+ *
+ * One queue (a list of copied records under a mutex) from the draining thread to the
+ * unwinding thread; that thread is the only writer of the recording while it runs.
+ * Distinct stacks are kept in an open-addressing table (address chain, scan flags,
+ * completeness) up to a cap; past it a new chain is still written, under a fresh id.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proc.h"
+#include "recfile.h"
+#include "recunwind.h"
+#include "rephash.h"
+#include "session.h"
+#include "unwind.h"
+#include "util.h"
+
+#define MAX_FRAMES	512		/* as deep as report unwinds */
+#define SOFT_CAP	(32u << 20)	/* bytes waiting past which samples go raw */
+#define HARD_CAP	(256u << 20)	/* bytes waiting past which recunw_add() waits */
+#define TABLE_MAX	(1u << 21)	/* distinct stacks remembered */
+
+enum { IT_WRITE, IT_PERF, IT_SAMPLE, IT_SAMPLE_BEHIND, IT_FLUSH };
+
+struct item {
+	struct item *next;
+	uint32_t type;		/* DLP_REC_* (IT_WRITE) */
+	uint32_t kind;
+	size_t len;
+	unsigned char data[];
+};
+
+struct stack_ent {
+	uint64_t hash;
+	uint32_t id, nr;
+	uint16_t flags;
+	uint64_t *ips;		/* nr addresses, then the scan bits */
+};
+
+struct recunw {
+	struct recwriter *w;
+	int keep_raw;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t work, space;
+	struct item *head, *tail;
+	size_t queued;
+	int closing;
+	int write_failed;
+	/* the thread's own */
+	struct session *live;
+	struct machine *m;
+	struct unwinder *uw;
+	const unsigned char *cur;	/* the sample record being delivered */
+	size_t cur_len;
+	int delivered;			/* cb_sample saw it */
+	uint64_t ips[MAX_FRAMES];
+	unsigned flags[MAX_FRAMES];
+	struct stack_ent *table;
+	size_t table_cap, table_nr;
+	uint32_t next_id;
+	struct strbuf out;
+	struct recunw_stats st;
+};
+
+static uint64_t mono_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void put(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
+		size_t blen)
+{
+	if (!ru->write_failed && recwriter_add2(ru->w, type, a, alen, b, blen) < 0)
+		ru->write_failed = 1;
+}
+
+/* ---- the stack table ---- */
+
+static uint64_t stack_hash(const uint64_t *ips, const uint8_t *bits, uint32_t nr, uint16_t fl)
+{
+	uint64_t h = hash_bytes(ips, (size_t)nr * 8);
+
+	return h ^ hash_u64(hash_bytes(bits, (nr + 7u) / 8) + ((uint64_t)fl << 32 | nr));
+}
+
+static void table_grow(struct recunw *ru)
+{
+	size_t cap = ru->table_cap ? ru->table_cap * 2 : 4096;
+	struct stack_ent *t = xcalloc(cap, sizeof(*t));
+
+	for (size_t i = 0; i < ru->table_cap; i++) {
+		struct stack_ent *e = &ru->table[i];
+		size_t j;
+
+		if (!e->id)
+			continue;
+		for (j = e->hash & (cap - 1); t[j].id; j = (j + 1) & (cap - 1))
+			;
+		t[j] = *e;
+	}
+	free(ru->table);
+	ru->table = t;
+	ru->table_cap = cap;
+}
+
+/* The id of the stack ips[first..nr), writing its DLP_REC_STACK when new. */
+static uint32_t stack_id(struct recunw *ru, uint32_t first, uint32_t nr, int complete)
+{
+	const uint64_t *ips = ru->ips + first;
+	const unsigned *flags = ru->flags + first;
+	uint8_t bits[(MAX_FRAMES + 7) / 8];
+	uint16_t fl = complete ? DLP_STACK_COMPLETE : 0;
+	size_t nb, j = 0;
+	uint64_t h;
+	struct dlp_stack_rec rec;
+	int remember = ru->table_nr < TABLE_MAX;
+
+	nr -= first;
+	nb = (nr + 7u) / 8;
+	memset(bits, 0, nb);
+	for (uint32_t i = 0; i < nr; i++)
+		if (flags[i])
+			bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	h = stack_hash(ips, bits, nr, fl);
+	if (remember) {
+		if ((ru->table_nr + 1) * 2 > ru->table_cap)
+			table_grow(ru);
+		for (j = h & (ru->table_cap - 1); ru->table[j].id; j = (j + 1) & (ru->table_cap - 1)) {
+			struct stack_ent *e = &ru->table[j];
+
+			if (e->hash == h && e->nr == nr && e->flags == fl &&
+			    !memcmp(e->ips, ips, (size_t)nr * 8) &&
+			    !memcmp(e->ips + nr, bits, nb))
+				return e->id;
+		}
+	}
+	rec.id = ++ru->next_id;
+	rec.nr = (uint16_t)nr;
+	rec.flags = fl;
+	strbuf_reset(&ru->out);
+	strbuf_add(&ru->out, ips, (size_t)nr * 8);
+	strbuf_add(&ru->out, bits, nb);
+	put(ru, DLP_REC_STACK, &rec, sizeof(rec), ru->out.buf, ru->out.len);
+	ru->st.stacks++;
+	if (remember) {
+		struct stack_ent *e = &ru->table[j];
+
+		e->hash = h;
+		e->id = rec.id;
+		e->nr = nr;
+		e->flags = fl;
+		e->ips = xmalloc((size_t)nr * 8 + nb + 8);
+		memcpy(e->ips, ru->out.buf, ru->out.len);
+		ru->table_nr++;
+	}
+	return rec.id;
+}
+
+/* ---- the live session's callbacks ---- */
+
+static int cb_mmap(void *ctx, const struct dlp_mmap *mm)
+{
+	return machine_mmap(((struct recunw *)ctx)->m, mm);
+}
+
+static int cb_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec,
+		   uint64_t time)
+{
+	return machine_comm(((struct recunw *)ctx)->m, pid, tid, comm, exec, time);
+}
+
+static int cb_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
+		   uint64_t time)
+{
+	return machine_fork(((struct recunw *)ctx)->m, pid, ppid, tid, ptid, time);
+}
+
+static int cb_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
+		   uint64_t time)
+{
+	return machine_exit(((struct recunw *)ctx)->m, pid, tid, time);
+}
+
+/*
+ * The sample record without its registers and stack copy: ABI 0 (no registers), stack
+ * size 0 (no data, no dyn_size), whatever followed kept.
+ */
+static void strip_sample(struct recunw *ru, const struct dlp_sample *s)
+{
+	const unsigned char *rec = ru->cur, *end = ru->cur + ru->cur_len;
+	const unsigned char *abi = (const unsigned char *)s->user_regs - 8;
+	const unsigned char *size_at = (const unsigned char *)s->user_regs +
+				       8 * (size_t)__builtin_popcountll(s->user_regs_mask);
+	uint64_t size, zero = 0;
+	const unsigned char *rest;
+	struct perf_event_header *h;
+
+	memcpy(&size, size_at, 8);
+	rest = size_at + 8 + (size ? size + 8 : 0);
+	strbuf_reset(&ru->out);
+	strbuf_add(&ru->out, rec, (size_t)(abi - rec));
+	strbuf_add(&ru->out, &zero, 8);		/* PERF_SAMPLE_REGS_ABI_NONE */
+	strbuf_add(&ru->out, &zero, 8);		/* stack size 0 */
+	if (rest < end)
+		strbuf_add(&ru->out, rest, (size_t)(end - rest));
+	h = (struct perf_event_header *)ru->out.buf;
+	h->size = (uint16_t)ru->out.len;
+}
+
+static int cb_sample(void *ctx, const struct dlp_sample *s)
+{
+	struct recunw *ru = ctx;
+	struct dlp_usample_rec us;
+	uint64_t t0;
+	size_t n;
+	int complete = 0;
+
+	ru->delivered = 1;
+	if (!s->user_abi || !s->user_regs || !s->stack || !s->stack_size) {
+		put(ru, DLP_REC_PERF, ru->cur, ru->cur_len, NULL, 0);
+		return 0;
+	}
+	ru->st.samples++;
+	t0 = mono_ns(CLOCK_MONOTONIC);
+	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
+	ru->st.unwind_ns += mono_ns(CLOCK_MONOTONIC) - t0;
+	if (!n || (!complete && unwind_met_unmapped(ru->uw))) {
+		/* report unwinds it again, with every mapping of the run known */
+		ru->st.incomplete++;
+		put(ru, DLP_REC_PERF, ru->cur, ru->cur_len, NULL, 0);
+		return 0;
+	}
+	/* the leaf is the sample's own IP when it was taken in user mode: the stack
+	 * stored is the callers' */
+	us.flags = n > 1 && s->ip == ru->ips[0] && !ru->flags[0] ? DLP_USAMPLE_LEAF_IP : 0;
+	us.stack_id = stack_id(ru, us.flags ? 1 : 0, (uint32_t)n, complete);
+	ru->st.unwound++;
+	if (ru->keep_raw) {
+		us.flags |= DLP_USAMPLE_RAW_KEPT;
+		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);
+	} else {
+		strip_sample(ru, s);
+		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->out.buf, ru->out.len);
+	}
+	return 0;
+}
+
+static const struct session_ops live_ops = {
+	.mmap = cb_mmap,
+	.comm = cb_comm,
+	.fork = cb_fork,
+	.exit = cb_exit,
+	.sample = cb_sample,
+};
+
+/* ---- the thread ---- */
+
+static void handle(struct recunw *ru, struct item *it)
+{
+	switch (it->kind) {
+	case IT_WRITE:
+		put(ru, it->type, it->data, it->len, NULL, 0);
+		break;
+	case IT_PERF:
+		/* side-band feeds the model; samples are unwound and written by cb_sample */
+		ru->cur = it->data;
+		ru->cur_len = it->len;
+		if (((struct perf_event_header *)it->data)->type != PERF_RECORD_SAMPLE) {
+			session_live_perf(ru->live, it->data, it->len);
+			put(ru, DLP_REC_PERF, it->data, it->len, NULL, 0);
+		} else {
+			/* a record the parser refuses is still kept, as it came */
+			ru->delivered = 0;
+			session_live_perf(ru->live, it->data, it->len);
+			if (!ru->delivered)
+				put(ru, DLP_REC_PERF, it->data, it->len, NULL, 0);
+		}
+		break;
+	case IT_SAMPLE_BEHIND:
+		ru->st.samples++;
+		ru->st.behind++;
+		put(ru, DLP_REC_PERF, it->data, it->len, NULL, 0);
+		break;
+	case IT_FLUSH:
+		if (!ru->write_failed && recwriter_flush(ru->w) < 0)
+			ru->write_failed = 1;
+		break;
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	struct recunw *ru = arg;
+	struct item *it;
+
+	pthread_mutex_lock(&ru->mu);
+	for (;;) {
+		while (!ru->head && !ru->closing)
+			pthread_cond_wait(&ru->work, &ru->mu);
+		it = ru->head;
+		if (!it)
+			break;	/* closing, and nothing left */
+		ru->head = it->next;
+		if (!ru->head)
+			ru->tail = NULL;
+		pthread_mutex_unlock(&ru->mu);
+		handle(ru, it);
+		pthread_mutex_lock(&ru->mu);
+		ru->queued -= it->len;
+		free(it);
+		pthread_cond_signal(&ru->space);
+	}
+	pthread_mutex_unlock(&ru->mu);
+	ru->st.cpu_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
+	return NULL;
+}
+
+static void enqueue(struct recunw *ru, uint32_t kind, uint32_t type, const void *a, size_t alen,
+		    const void *b, size_t blen)
+{
+	struct item *it = xmalloc(sizeof(*it) + alen + blen);
+
+	it->next = NULL;
+	it->kind = kind;
+	it->type = type;
+	it->len = alen + blen;
+	if (alen)
+		memcpy(it->data, a, alen);
+	if (blen)
+		memcpy(it->data + alen, b, blen);
+	pthread_mutex_lock(&ru->mu);
+	while (ru->queued > HARD_CAP)
+		pthread_cond_wait(&ru->space, &ru->mu);
+	if (ru->tail)
+		ru->tail->next = it;
+	else
+		ru->head = it;
+	ru->tail = it;
+	ru->queued += it->len;
+	pthread_cond_signal(&ru->work);
+	pthread_mutex_unlock(&ru->mu);
+}
+
+int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
+	       size_t blen)
+{
+	uint32_t kind = IT_WRITE;
+
+	if (type == DLP_REC_PERF && alen >= sizeof(struct perf_event_header) && !blen) {
+		kind = IT_PERF;
+		if (((const struct perf_event_header *)a)->type == PERF_RECORD_SAMPLE) {
+			size_t q;
+
+			pthread_mutex_lock(&ru->mu);
+			q = ru->queued;
+			pthread_mutex_unlock(&ru->mu);
+			if (q > SOFT_CAP)
+				kind = IT_SAMPLE_BEHIND;
+		}
+	}
+	enqueue(ru, kind, type, a, alen, b, blen);
+	return 0;
+}
+
+int recunw_attr(struct recunw *ru, const void *data, size_t len)
+{
+	/* the thread has not seen a record yet when attrs come: safe to touch */
+	pthread_mutex_lock(&ru->mu);
+	session_live_attr(ru->live, data, len);
+	pthread_mutex_unlock(&ru->mu);
+	enqueue(ru, IT_WRITE, DLP_REC_ATTR, data, len, NULL, 0);
+	return 0;
+}
+
+void recunw_flush(struct recunw *ru)
+{
+	enqueue(ru, IT_FLUSH, 0, NULL, 0, NULL, 0);
+}
+
+struct recunw *recunw_new(struct recwriter *w, int keep_raw)
+{
+	struct recunw *ru = xcalloc(1, sizeof(*ru));
+	struct strbuf sb = STRBUF_INIT;
+	sigset_t all, old;
+	int started;
+
+	ru->w = w;
+	ru->keep_raw = keep_raw;
+	ru->m = machine_new();
+	ru->uw = unwinder_new(ru->m);
+	ru->live = session_live_new(&live_ops, ru);
+	strbuf_init(&ru->out, 0);
+	if (!vdso_file_rec(&sb) && sb.len > sizeof(struct dlp_file_rec)) {
+		struct dlp_file_rec fr;
+
+		memcpy(&fr, sb.buf, sizeof(fr));
+		if (fr.path_len && sizeof(fr) + fr.path_len <= sb.len)
+			machine_set_image(ru->m, sb.buf + sizeof(fr), sb.buf + sizeof(fr) + fr.path_len,
+					  sb.len - sizeof(fr) - fr.path_len);
+	}
+	strbuf_release(&sb);
+	pthread_mutex_init(&ru->mu, NULL);
+	pthread_cond_init(&ru->work, NULL);
+	pthread_cond_init(&ru->space, NULL);
+	/* the thread takes no signal: the recorder's signalfd sees them all */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	started = ru->uw && !pthread_create(&ru->thread, NULL, thread_main, ru);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!started) {
+		error("unable to start the unwinding thread: stacks are kept as copies");
+		unwinder_free(ru->uw);
+		session_live_free(ru->live);
+		machine_free(ru->m);
+		strbuf_release(&ru->out);
+		free(ru);
+		return NULL;
+	}
+	return ru;
+}
+
+int recunw_finish(struct recunw *ru, struct recunw_stats *st)
+{
+	int failed;
+
+	pthread_mutex_lock(&ru->mu);
+	ru->closing = 1;
+	pthread_cond_signal(&ru->work);
+	pthread_mutex_unlock(&ru->mu);
+	pthread_join(ru->thread, NULL);
+	if (st)
+		*st = ru->st;
+	failed = ru->write_failed;
+	for (size_t i = 0; i < ru->table_cap; i++)
+		free(ru->table[i].ips);
+	free(ru->table);
+	unwinder_free(ru->uw);
+	session_live_free(ru->live);
+	machine_free(ru->m);
+	strbuf_release(&ru->out);
+	pthread_mutex_destroy(&ru->mu);
+	pthread_cond_destroy(&ru->work);
+	pthread_cond_destroy(&ru->space);
+	free(ru);
+	return failed ? -1 : 0;
+}
