@@ -42,6 +42,9 @@ int recunw_attr(struct recunw *ru, const void *data, size_t len);
 /* One record to write: type and payload in two pieces. */
 int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
 	       size_t blen);
+/* Hand what was added so far to the thread (call after each drain of the rings;
+ * recunw_add() hands over on its own past a few MiB). */
+void recunw_kick(struct recunw *ru);
 /* Ask the thread to write out pending chunks (recwriter_flush) after what it has. */
 void recunw_flush(struct recunw *ru);
 /* Write everything handed over, stop the thread and free.  Returns 0, or -1 when a write

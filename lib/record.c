@@ -1049,6 +1049,8 @@ static void drain_all(struct recorder *r)
 	for (int c = 0; c < r->nr_cpus; c++)
 		if (r->rings[c].ctl)
 			ring_drain(&r->rings[c], on_record, r);
+	if (r->ru)
+		recunw_kick(r->ru);
 }
 
 /* ---- end of record: build-ids, kernel symbols, JIT, ITT, meta, stats ---- */
@@ -1596,6 +1598,17 @@ static void write_meta(struct recorder *r)
 	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit_ours ? "on" : "user");
 	meta_add(&sb, "itt", r->ittdir ? "on" : "off");
 	meta_add(&sb, "python", r->py ? "on" : "off");
+	{
+		/* dlprof's own CPU time (all its threads), for the cost per sample */
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru)) {
+			snprintf(num, sizeof(num), "%llu",
+				 (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+				 (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull);
+			meta_add(&sb, "record_cpu_ns", num);
+		}
+	}
 	if (r->ru_st.samples) {
 		/* samples (with a copy) unwound incomplete behind distinct-stacks cpu-ns unwind-ns */
 		strbuf_reset(&tmp);

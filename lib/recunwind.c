@@ -24,6 +24,9 @@
 #define SOFT_CAP	(32u << 20)	/* bytes waiting past which samples go raw */
 #define HARD_CAP	(256u << 20)	/* bytes waiting past which recunw_add() waits */
 #define TABLE_MAX	(1u << 21)	/* distinct stacks remembered */
+#define BATCH_MAX	(4u << 20)	/* bytes gathered before a hand-over on its own */
+#define WAKE_BYTES	(1u << 20)	/* bytes waiting that wake the thread at once */
+#define WAKE_MS		20		/* else it looks this often */
 
 enum { IT_WRITE, IT_PERF, IT_SAMPLE, IT_SAMPLE_BEHIND, IT_FLUSH };
 
@@ -48,9 +51,15 @@ struct recunw {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t work, space;
-	struct item *head, *tail;
+	struct item *head, *tail;	/* handed over, under mu */
 	size_t queued;
 	int closing;
+	int idle;			/* the thread waits for work */
+	/* the recorder's own: records not handed over yet */
+	struct item *phead, *ptail;
+	size_t pbytes;
+	size_t seen_queued;		/* queued at the last hand-over */
+	size_t soft_cap;
 	int write_failed;
 	/* the thread's own */
 	struct session *live;
@@ -304,8 +313,19 @@ static void *thread_main(void *arg)
 
 	pthread_mutex_lock(&ru->mu);
 	for (;;) {
-		while (!ru->head && !ru->closing)
-			pthread_cond_wait(&ru->work, &ru->mu);
+		while (!ru->head && !ru->closing) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += WAKE_MS * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			ru->idle = 1;
+			pthread_cond_timedwait(&ru->work, &ru->mu, &ts);
+			ru->idle = 0;
+		}
 		it = ru->head;
 		if (!it)
 			break;	/* closing, and nothing left */
@@ -317,13 +337,18 @@ static void *thread_main(void *arg)
 		pthread_mutex_lock(&ru->mu);
 		ru->queued -= it->len;
 		free(it);
-		pthread_cond_signal(&ru->space);
+		if (ru->queued <= HARD_CAP)
+			pthread_cond_signal(&ru->space);
 	}
 	pthread_mutex_unlock(&ru->mu);
 	ru->st.cpu_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
 
+static void hand_over(struct recunw *ru, int force);
+
+/* Records are gathered in a private list and handed over a batch at a time
+ * (recunw_kick): one lock and at most one wake-up per drain, not per record. */
 static void enqueue(struct recunw *ru, uint32_t kind, uint32_t type, const void *a, size_t alen,
 		    const void *b, size_t blen)
 {
@@ -337,17 +362,46 @@ static void enqueue(struct recunw *ru, uint32_t kind, uint32_t type, const void 
 		memcpy(it->data, a, alen);
 	if (blen)
 		memcpy(it->data + alen, b, blen);
+	if (ru->ptail)
+		ru->ptail->next = it;
+	else
+		ru->phead = it;
+	ru->ptail = it;
+	ru->pbytes += it->len;
+	if (ru->pbytes > BATCH_MAX)
+		hand_over(ru, 1);
+}
+
+/* With force, wake the thread now; else only when much waits (it also looks every
+ * WAKE_MS on its own: a wake-up per drain, often per sample, would cost more than the
+ * unwinding). */
+static void hand_over(struct recunw *ru, int force)
+{
+	if (!ru->phead && !force)
+		return;
 	pthread_mutex_lock(&ru->mu);
 	while (ru->queued > HARD_CAP)
 		pthread_cond_wait(&ru->space, &ru->mu);
-	if (ru->tail)
-		ru->tail->next = it;
+	if (!ru->phead)
+		;
+	else if (ru->tail)
+		ru->tail->next = ru->phead;
 	else
-		ru->head = it;
-	ru->tail = it;
-	ru->queued += it->len;
-	pthread_cond_signal(&ru->work);
+		ru->head = ru->phead;
+	if (ru->ptail)
+		ru->tail = ru->ptail;
+	ru->queued += ru->pbytes;
+	ru->seen_queued = ru->queued;
+	if (ru->idle && (force || ru->queued > WAKE_BYTES))
+		pthread_cond_signal(&ru->work);
 	pthread_mutex_unlock(&ru->mu);
+	ru->phead = ru->ptail = NULL;
+	ru->pbytes = 0;
+}
+
+void recunw_kick(struct recunw *ru)
+{
+	hand_over(ru, 0);
 }
 
 int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
@@ -357,15 +411,10 @@ int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, con
 
 	if (type == DLP_REC_PERF && alen >= sizeof(struct perf_event_header) && !blen) {
 		kind = IT_PERF;
-		if (((const struct perf_event_header *)a)->type == PERF_RECORD_SAMPLE) {
-			size_t q;
-
-			pthread_mutex_lock(&ru->mu);
-			q = ru->queued;
-			pthread_mutex_unlock(&ru->mu);
-			if (q > SOFT_CAP)
-				kind = IT_SAMPLE_BEHIND;
-		}
+		/* behind: what waited at the last hand-over, and what waits here */
+		if (((const struct perf_event_header *)a)->type == PERF_RECORD_SAMPLE &&
+		    ru->seen_queued + ru->pbytes >= ru->soft_cap)
+			kind = IT_SAMPLE_BEHIND;
 	}
 	enqueue(ru, kind, type, a, alen, b, blen);
 	return 0;
@@ -384,6 +433,7 @@ int recunw_attr(struct recunw *ru, const void *data, size_t len)
 void recunw_flush(struct recunw *ru)
 {
 	enqueue(ru, IT_FLUSH, 0, NULL, 0, NULL, 0);
+	hand_over(ru, 1);
 }
 
 struct recunw *recunw_new(struct recwriter *w, int keep_raw)
@@ -395,6 +445,9 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 
 	ru->w = w;
 	ru->keep_raw = keep_raw;
+	ru->soft_cap = SOFT_CAP;
+	if (getenv("DLPROF_TEST_UNWIND_BEHIND"))	/* tests: every sample "behind" */
+		ru->soft_cap = 0;
 	ru->m = machine_new();
 	ru->uw = unwinder_new(ru->m);
 	ru->live = session_live_new(&live_ops, ru);
@@ -432,6 +485,7 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 {
 	int failed;
 
+	hand_over(ru, 0);
 	pthread_mutex_lock(&ru->mu);
 	ru->closing = 1;
 	pthread_cond_signal(&ru->work);

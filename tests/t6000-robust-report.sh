@@ -210,6 +210,7 @@ test_expect_success 'bad perf records are skipped, counted, and the good ones ke
 	skipped sample-short 3 40 &&
 	skipped sample-size 2 40 &&
 	skipped unknown-id 1 40 &&
+	skipped ustack-bad 4 41 &&
 	skipped regs64 40 5 &&
 	skipped no-attr 40 0 &&
 	grep -q "^# samples: 45 " callchain-long.report.out &&

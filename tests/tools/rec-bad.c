@@ -168,7 +168,7 @@ static const char *const modes[] = {
 	"ksyms-garbage", "ksyms-binary", "jitmap-garbage", "jitmap-huge",
 	"jitdump-hdr", "jitdump-recsize", "jitdump-codesize", "jitdump-noname", "jitdump-short",
 	"itt-garbage", "itt-magic", "buildid-bad", "stats-short", "unknown-type", "empty-records",
-	"file-bad", "lost-huge", NULL
+	"file-bad", "lost-huge", "ustack-bad", NULL
 };
 
 int main(int argc, char **argv)
@@ -438,6 +438,26 @@ int main(int argc, char **argv)
 		recwriter_add2(w, DLP_REC_FILE, &fr, sizeof(fr), "abc", 3);
 		fr.path_len = 3;
 		recwriter_add2(w, DLP_REC_FILE, &fr, sizeof(fr), "abc", 3);
+	} else if (IS("ustack-bad")) {
+		/* stacks unwound while recording: one good stack and sample, then a stack out
+		 * of order, one whose length lies, a sample naming no stack, a short one */
+		struct dlp_stack_rec sr = { 1, 2, DLP_STACK_COMPLETE };
+		struct dlp_usample_rec us = { 1, DLP_USAMPLE_RAW_KEPT };
+		uint64_t st[3] = { BASE + 0x1000, BASE + 0x2000, 0 };
+		size_t len;
+
+		recwriter_add2(w, DLP_REC_STACK, &sr, sizeof(sr), st, 2 * 8 + 1);
+		sr.id = 5;
+		recwriter_add2(w, DLP_REC_STACK, &sr, sizeof(sr), st, 2 * 8 + 1);
+		sr.id = 2;
+		recwriter_add2(w, DLP_REC_STACK, &sr, sizeof(sr), st, 3 * 8);
+		good_sample(0);
+		len = rb_finish(&b);
+		recwriter_add2(w, DLP_REC_USAMPLE, &us, sizeof(us), b.buf, len);
+		us.stack_id = 99;
+		recwriter_add2(w, DLP_REC_USAMPLE, &us, sizeof(us), b.buf, len);
+		us.stack_id = 1;
+		recwriter_add2(w, DLP_REC_USAMPLE, &us, sizeof(us), b.buf, len - 8);
 	} else if (IS("lost-huge")) {
 		rb_lost(w, ID, ~0ull, 1500000);
 		rb_lost(w, ID, ~0ull, 1500001);

@@ -1,0 +1,107 @@
+#!/bin/sh
+# t1008-record-unwind.sh - dwarf stacks unwound while recording: the file keeps each
+# distinct stack once and no stack copies; on the demo and on the CNN every sample's
+# stack, kept as a copy too (--keep-stacks), unwinds at report time to the same frames
+# (report --check-unwind: only frames found by a stack scan may differ, and they are
+# counted); a recorder that falls behind writes the copies instead and report unwinds
+# them (nothing lost).  Malformed STACK and USAMPLE records: t6000 (rec-bad ustack-bad).
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS
+. "$SRC/record-lib.sh"
+export DLPROF_DATADIR="$TOP/share"
+unset ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA ATEN_CPU_CAPABILITY OPENBLAS_CORETYPE \
+	ONEDNN_JIT_PROFILE DNNL_JIT_PROFILE INTEL_LIBITTNOTIFY64
+export OMP_NUM_THREADS=2
+
+# unwind_check FILE: the check line's four figures "checked same scan differ"
+unwind_check() {
+	"$DLPROF" report -i "$1" --check-unwind --format json -n 1 |
+	/usr/bin/python3 -c '
+import json, sys
+h = json.load(sys.stdin)["header"]
+c = h["unwind_check"]
+print(c["checked"], c["same"], c["scan_differs"], c["differs"], h["samples"], h["recorded_stacks"])'
+}
+
+test_expect_success 'the file: stacks once, no copies, a fraction of --no-unwind' '
+	"$DLPROF" record -o on.data -- "$WL/rep-deep" 60 >out 2>err &&
+	"$DLPROF" record -q --no-unwind -o off.data -- "$WL/rep-deep" 60 >out &&
+	cat err && test_grep -q "100.0% unwound while recording" err &&
+	n_on=$("$RECDUMP" on.data | grep -c "^PERF SAMPLE") &&
+	n_off=$("$RECDUMP" off.data | grep -c "^PERF SAMPLE") &&
+	b_on=$(wc -c <on.data) && b_off=$(wc -c <off.data) &&
+	echo "unwinding: $n_on samples $b_on bytes; --no-unwind: $n_off samples $b_off bytes" &&
+	test $((b_on / n_on)) -lt 60 && test $((b_on * 5)) -lt "$b_off" &&
+	test "$("$RECDUMP" on.data | grep "^PERF SAMPLE" | grep -vc " stack=0 ustack=")" = 0
+'
+
+test_expect_success 'the same stacks from either: fold and report agree with --no-unwind' '
+	"$DLPROF" report -i on.data --format json -n 0 >on.json &&
+	"$DLPROF" report -i off.data --format json -n 0 >off.json &&
+	/usr/bin/python3 -c "
+import json, sys
+a, b = (json.load(open(f)) for f in (\"on.json\", \"off.json\"))
+ha, hb = a[\"header\"], b[\"header\"]
+print(\"complete\", ha[\"complete_stacks\"] / ha[\"samples\"], hb[\"complete_stacks\"] / hb[\"samples\"])
+def total(d, name):
+    return sum(r[\"total_pct\"] for r in d[\"rows\"] if r.get(\"symbol\") == name)
+for f in (\"a\", \"b\", \"c\", \"main\"):
+    print(f, total(a, f), total(b, f))
+    assert abs(total(a, f) - total(b, f)) < 5, f
+assert ha[\"complete_stacks\"] >= 0.99 * ha[\"samples\"]
+assert ha[\"recorded_stacks\"] == ha[\"samples\"] and hb[\"recorded_stacks\"] == 0
+"
+'
+
+test_expect_success '--keep-stacks: every copy unwinds again to the same stack' '
+	"$DLPROF" record -q --keep-stacks -o keep.data -- "$WL/rep-deep" 60 &&
+	set -- $(unwind_check keep.data) && echo "checked $1 same $2 scan $3 differ $4 of $5" &&
+	test "$1" -gt 300 && test "$4" = 0 && test $(($2 * 100)) -ge $(($1 * 99)) &&
+	"$DLPROF" fold -i keep.data >f1 && "$DLPROF" fold -i keep.data --reunwind >f2 &&
+	if test "$3" = 0; then test_cmp f1 f2; fi
+'
+
+if test_have DNNL && test_have OPENBLAS && test -x "$BUILD/examples/demo"; then
+	test_expect_success 'the demo (JIT kernels, OpenMP, OpenBLAS): same stacks, JIT frames scanned' '
+		"$DLPROF" record -q --keep-stacks -o demo.data -- "$BUILD/examples/demo" -n 60 >out &&
+		set -- $(unwind_check demo.data) &&
+		echo "checked $1 same $2 scan-differs $3 differ $4 of $5 samples, $6 unwound while recording" &&
+		test "$4" = 0 && test $(($2 * 100)) -ge $(($1 * 99)) && test $(($6 * 100)) -ge $(($5 * 99)) &&
+		"$DLPROF" report -i demo.data -n 5 >rep && sed -n 5,6p rep &&
+		test_grep -q "recovered by scan" rep
+	'
+fi
+
+if test_have TORCH; then
+	# bytes per sample: a short run carries the fixed part (code objects, JIT dump, ITT) over
+	# few samples; the goal of 60 is measured on a longer run in bench/unwind.sh
+	test_expect_success 'the CNN (torch, Python): same stacks, a tenth of the copies' '
+		"$DLPROF" record -q --keep-stacks -o cnn-keep.data -- /usr/bin/python3 \
+			"$TOP/examples/cnn_train.py" --steps 12 --seconds 3 >out &&
+		set -- $(unwind_check cnn-keep.data) &&
+		echo "checked $1 same $2 scan-differs $3 differ $4 of $5 samples, $6 unwound while recording" &&
+		test "$4" = 0 && test $(($2 * 100)) -ge $(($1 * 99)) && test $(($6 * 100)) -ge $(($5 * 98)) &&
+		"$DLPROF" record -o cnn.data -- /usr/bin/python3 \
+			"$TOP/examples/cnn_train.py" --steps 12 --seconds 3 >out 2>err &&
+		cat err && n=$("$RECDUMP" cnn.data | grep -c "^PERF SAMPLE") && b=$(wc -c <cnn.data) &&
+		bk=$(wc -c <cnn-keep.data) && echo "$((b / n)) bytes per sample, $bk with the copies" &&
+		test $((b * 10)) -lt "$bk"
+	'
+fi
+
+test_expect_success 'behind: the copies are written instead, report unwinds them, nothing lost' '
+	DLPROF_TEST_UNWIND_BEHIND=1 "$DLPROF" record -o behind.data -- "$WL/rep-deep" 40 >out 2>err &&
+	cat err && test_grep -q "kept as copies for report to unwind (0 stopped at an address in no mapping seen yet, [0-9]* while the unwinder was behind)" err &&
+	test_grep -q " 0 lost," err &&
+	"$RECDUMP" behind.data >dump && test_grep -q "^STATS .* lost=0 " dump &&
+	test "$(grep "^PERF SAMPLE" dump | grep -c " ustack=")" = 0 &&
+	"$DLPROF" report -i behind.data --format json -n 0 >b.json &&
+	/usr/bin/python3 -c "
+import json
+h = json.load(open(\"b.json\"))[\"header\"]
+print(h[\"samples\"], h[\"complete_stacks\"], h[\"recorded_stacks\"])
+assert h[\"recorded_stacks\"] == 0 and h[\"complete_stacks\"] >= 0.99 * h[\"samples\"]
+"
+'
+
+test_done
