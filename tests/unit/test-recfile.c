@@ -291,6 +291,11 @@ static void test_bit_flips(void)
 		struct got g = { 0, 0 };
 		int ret;
 
+		/* a flipped version that names another readable version with the same
+		 * chunk flags (2 and 3) is not damage the reader can see */
+		if (pos == 8 && (DLP_FORMAT_VERSION ^ (1u << (pos % 8))) >= 2 &&
+		    (DLP_FORMAT_VERSION ^ (1u << (pos % 8))) <= DLP_FORMAT_VERSION)
+			continue;
 		f[pos] ^= 1u << (pos % 8);
 		spit(q, f, len);
 		f[pos] ^= 1u << (pos % 8);
@@ -364,6 +369,8 @@ static int is_sample_class(const struct rec *r)
 {
 	uint32_t t;
 
+	if (r->type == DLP_REC_STACK || r->type == DLP_REC_USAMPLE)
+		return 1;
 	if (r->type != DLP_REC_PERF || r->len < 8)
 		return 0;
 	memcpy(&t, r->data, 4);
@@ -470,7 +477,7 @@ static void test_split(int bg)
 	CHECK(recfile_read_flags(p, class_cb, &sb, &info, RECFILE_SKIP_SAMPLES) == 0);
 	CHECK(!sb.mismatch && sb.n == nr_recs - nsample);
 	CHECK(info.records == nr_recs && info.skipped_chunks > 3 && !info.truncated);
-	CHECK(info.version == 2);
+	CHECK(info.version == DLP_FORMAT_VERSION);
 	/* sample pass */
 	CHECK(recfile_read_flags(p, class_cb, &sm, &info, RECFILE_SKIP_SIDEBAND) == 0);
 	CHECK(!sm.mismatch && sm.n == nsample && info.skipped_chunks > 3);

@@ -278,7 +278,7 @@ static void test_process(const char *dir, enum layout lay)
 	CHECK(info.have_stats && info.stats.samples == 4 && info.stats.lost == 17 &&
 	      info.stats.exit_status == 3 && l.stats_other == 1);
 	CHECK(!info.file.truncated && info.file.records == 14);
-	CHECK(info.file.version == (lay == V1 ? 1u : 2u));
+	CHECK(info.file.version == (lay == V1 ? 1u : DLP_FORMAT_VERSION));
 	/* split: side-band, samples, empty END chunk; pass 1 skips the samples */
 	CHECK(lay == SPLIT ? info.file.chunks == 3 && info.file.skipped_chunks == 1
 			   : info.file.chunks == 1 && info.file.skipped_chunks == 0);
