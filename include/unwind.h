@@ -32,6 +32,10 @@ void unwinder_free(struct unwinder *u);
 size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,
 		     unsigned *flags, size_t max, int *complete);
 
+/* Process pid's mappings changed (record: an mmap came after samples were unwound): forget
+ * what its code pages were. */
+void unwind_maps_changed(struct unwinder *u, uint32_t pid);
+
 /* Did the last unwind_sample() meet a frame whose address no known mapping covers (a
  * mapping the process model has not seen yet, while recording)? */
 int unwind_met_unmapped(const struct unwinder *u);

@@ -68,6 +68,9 @@ struct recunw {
 	const unsigned char *cur;	/* the sample record being delivered */
 	size_t cur_len;
 	int delivered;			/* cb_sample saw it */
+	int defer;			/* cb_sample wants it again after the batch */
+	int retrying;			/* the deferred samples' second try */
+	struct item *dhead, *dtail;	/* deferred samples */
 	uint64_t ips[MAX_FRAMES];
 	unsigned flags[MAX_FRAMES];
 	struct stack_ent *table;
@@ -178,7 +181,10 @@ static uint32_t stack_id(struct recunw *ru, uint32_t first, uint32_t nr, int com
 
 static int cb_mmap(void *ctx, const struct dlp_mmap *mm)
 {
-	return machine_mmap(((struct recunw *)ctx)->m, mm);
+	struct recunw *ru = ctx;
+
+	unwind_maps_changed(ru->uw, mm->pid);
+	return machine_mmap(ru->m, mm);
 }
 
 static int cb_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec,
@@ -238,10 +244,17 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 		put(ru, DLP_REC_PERF, ru->cur, ru->cur_len, NULL, 0);
 		return 0;
 	}
-	ru->st.samples++;
+	if (!ru->retrying)
+		ru->st.samples++;
 	t0 = mono_ns(CLOCK_MONOTONIC);
 	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
 	ru->st.unwind_ns += mono_ns(CLOCK_MONOTONIC) - t0;
+	if (n && !complete && unwind_met_unmapped(ru->uw) && !ru->retrying) {
+		/* its mmap may come later in this batch, from another cpu's ring: try again
+		 * once the batch is in */
+		ru->defer = 1;
+		return 0;
+	}
 	if (!n || (!complete && unwind_met_unmapped(ru->uw))) {
 		/* report unwinds it again, with every mapping of the run known */
 		ru->st.incomplete++;
@@ -273,7 +286,8 @@ static const struct session_ops live_ops = {
 
 /* ---- the thread ---- */
 
-static void handle(struct recunw *ru, struct item *it)
+/* Handle one record.  Returns 1 when the item was kept for later (ru->deferred). */
+static int handle(struct recunw *ru, struct item *it)
 {
 	switch (it->kind) {
 	case IT_WRITE:
@@ -289,9 +303,19 @@ static void handle(struct recunw *ru, struct item *it)
 		} else {
 			/* a record the parser refuses is still kept, as it came */
 			ru->delivered = 0;
+			ru->defer = 0;
 			session_live_perf(ru->live, it->data, it->len);
 			if (!ru->delivered)
 				put(ru, DLP_REC_PERF, it->data, it->len, NULL, 0);
+			if (ru->defer) {
+				it->next = NULL;
+				if (ru->dtail)
+					ru->dtail->next = it;
+				else
+					ru->dhead = it;
+				ru->dtail = it;
+				return 1;
+			}
 		}
 		break;
 	case IT_SAMPLE_BEHIND:
@@ -304,15 +328,39 @@ static void handle(struct recunw *ru, struct item *it)
 			ru->write_failed = 1;
 		break;
 	}
+	return 0;
+}
+
+/* The samples deferred for a mapping not seen yet: once more, now that the batch they
+ * came in (all rings of one drain) is in. */
+static void retry_deferred(struct recunw *ru)
+{
+	struct item *it = ru->dhead, *next;
+
+	ru->dhead = ru->dtail = NULL;
+	ru->retrying = 1;
+	for (; it; it = next) {
+		next = it->next;
+		handle(ru, it);
+		free(it);
+	}
+	ru->retrying = 0;
 }
 
 static void *thread_main(void *arg)
 {
 	struct recunw *ru = arg;
 	struct item *it;
+	int kept;
 
 	pthread_mutex_lock(&ru->mu);
 	for (;;) {
+		if (!ru->head && ru->dhead) {
+			pthread_mutex_unlock(&ru->mu);
+			retry_deferred(ru);
+			pthread_mutex_lock(&ru->mu);
+			continue;
+		}
 		while (!ru->head && !ru->closing) {
 			struct timespec ts;
 
@@ -333,10 +381,11 @@ static void *thread_main(void *arg)
 		if (!ru->head)
 			ru->tail = NULL;
 		pthread_mutex_unlock(&ru->mu);
-		handle(ru, it);
+		kept = handle(ru, it);
 		pthread_mutex_lock(&ru->mu);
 		ru->queued -= it->len;
-		free(it);
+		if (!kept)
+			free(it);
 		if (ru->queued <= HARD_CAP)
 			pthread_cond_signal(&ru->space);
 	}

@@ -1119,6 +1119,13 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	return w.n;
 }
 
+void unwind_maps_changed(struct unwinder *u, uint32_t pid)
+{
+	for (size_t i = 0; i < u->nr_all; i++)
+		if (u->all[i]->pid == pid)
+			memset(u->all[i]->pages, 0, sizeof(u->all[i]->pages));
+}
+
 int unwind_met_unmapped(const struct unwinder *u)
 {
 	return u->last_unmapped;
