@@ -54,6 +54,7 @@
 #define PAGE_CACHE	4096	/* direct-mapped page-kind cache entries per space */
 #define CALL_CACHE_MAX	(1u << 20)
 #define MAP_CACHE	8	/* mappings remembered during one walk */
+#define RULE_CACHE	1024	/* per DSO: address -> row, direct-mapped */
 #define EXPR_STACK	16
 
 /* x86_64 DWARF register numbers */
@@ -93,16 +94,32 @@ struct reg_rule {
 	struct expr e;		/* RR_EXPR, RR_VAL_EXPR */
 };
 
-/* one CFI row, for [start, end) in the file's virtual addresses */
+/* a register whose caller value is neither this frame's nor undefined */
+struct reg_step {
+	uint8_t reg;		/* DW_RIP: the return address */
+	uint8_t kind;		/* RR_AT_CFA .. RR_VAL_EXPR */
+	uint8_t from;		/* RR_REG: the register; RR_*EXPR: index in exprs */
+	uint8_t pad;
+	int32_t off;		/* RR_AT_CFA, RR_CFA_PLUS */
+};
+
+/*
+ * One CFI row, for [start, end) in the file's virtual addresses, packed so that a step
+ * reads a cache line or two: the registers kept from this frame as a mask, the few
+ * others (return address, saved rbp, rbx, r12-r15) as steps.
+ */
 struct rule {
 	uint64_t start, end;
-	uint8_t cfa_reg;	/* CFA = cfa_reg + cfa_off, unless cfa_expr.ops */
+	int64_t cfa_off;
+	struct expr *cfa_expr;	/* NULL: CFA = cfa_reg + cfa_off */
+	struct expr *exprs;	/* the steps' expressions */
+	uint32_t same;		/* registers whose caller value is this frame's */
+	uint8_t cfa_reg;
 	uint8_t signal;		/* a signal frame: its caller's PC is not a return address */
 	uint8_t ra_undefined;	/* outermost frame */
 	uint8_t cfa_unknown;
-	int64_t cfa_off;
-	struct expr cfa_expr;
-	struct reg_rule r[DW_NREGS];	/* r[DW_RIP]: the return address */
+	uint8_t nr_steps, nr_exprs;
+	struct reg_step steps[];
 };
 
 struct root_range {
@@ -126,6 +143,10 @@ struct unw_dso {
 	struct rule **rules;	/* sorted by start, disjoint */
 	size_t nr_rules, alloc_rules;
 	struct rule *spare;	/* the last row that did not fit the table */
+	struct rule_hit {
+		uint64_t addr;
+		const struct rule *ru;
+	} hits[RULE_CACHE];	/* the rows of addresses met lately (direct-mapped) */
 	struct u64map norow;	/* file addresses no row covers */
 	struct root_range *roots;	/* thread-root functions (_start, start_thread, ...) */
 	size_t nr_roots;
@@ -186,9 +207,13 @@ static void rule_free(struct rule *ru)
 {
 	if (!ru)
 		return;
-	free(ru->cfa_expr.ops);
-	for (unsigned r = 0; r < DW_NREGS; r++)
-		free(ru->r[r].e.ops);
+	if (ru->cfa_expr) {
+		free(ru->cfa_expr->ops);
+		free(ru->cfa_expr);
+	}
+	for (unsigned i = 0; i < ru->nr_exprs; i++)
+		free(ru->exprs[i].ops);
+	free(ru->exprs);
 	free(ru);
 }
 
@@ -506,13 +531,28 @@ static void classify_reg(Dwarf_Frame *frame, unsigned regno, struct reg_rule *rr
 
 static struct rule *make_rule(Dwarf_Frame *frame)
 {
-	struct rule *ru = xcalloc(1, sizeof(*ru));
+	struct reg_rule rr[DW_NREGS];
+	struct rule *ru;
 	Dwarf_Addr start, end;
 	Dwarf_Op *ops = NULL;
 	size_t nops = 0;
 	bool signal = false;
 	int ra = dwarf_frame_info(frame, &start, &end, &signal);
+	unsigned n = 0, nx = 0;
 
+	for (unsigned r = 0; r < DW_NREGS; r++)
+		classify_reg(frame, r, &rr[r]);
+	if (ra >= 0 && ra != DW_RIP && ra < DW_NREGS) {
+		/* the return address column, wherever it is */
+		free(rr[DW_RIP].e.ops);
+		rr[DW_RIP] = rr[ra];
+		if (rr[ra].e.ops)
+			expr_copy(&rr[DW_RIP].e, rr[ra].e.ops, rr[ra].e.nops);
+	}
+	for (unsigned r = 0; r < DW_NREGS; r++)
+		if (rr[r].kind != RR_SAME && rr[r].kind != RR_UNDEF)
+			n++;
+	ru = xcalloc(1, sizeof(*ru) + n * sizeof(struct reg_step));
 	ru->start = start;
 	ru->end = end;
 	ru->signal = signal;
@@ -525,15 +565,34 @@ static struct rule *make_rule(Dwarf_Frame *frame)
 		ru->cfa_reg = (uint8_t)(ops[0].atom - DW_OP_breg0);
 		ru->cfa_off = (int64_t)ops[0].number;
 	} else {
-		expr_copy(&ru->cfa_expr, ops, nops);
+		ru->cfa_expr = xcalloc(1, sizeof(*ru->cfa_expr));
+		expr_copy(ru->cfa_expr, ops, nops);
 	}
+	for (unsigned r = 0; r < DW_NREGS; r++) {
+		struct reg_step *st;
+
+		if (rr[r].kind == RR_SAME)
+			ru->same |= 1u << r;
+		if (rr[r].kind == RR_SAME || rr[r].kind == RR_UNDEF)
+			continue;
+		st = &ru->steps[ru->nr_steps++];
+		st->reg = (uint8_t)r;
+		st->kind = rr[r].kind;
+		st->from = rr[r].reg;
+		st->off = (int32_t)rr[r].off;
+		if (st->off != rr[r].off)
+			ru->cfa_unknown = 1;	/* an offset past 2 GiB: not a real frame */
+		if (rr[r].e.ops) {
+			ru->exprs = xrealloc(ru->exprs, (nx + 1) * sizeof(*ru->exprs));
+			ru->exprs[nx] = rr[r].e;
+			rr[r].e.ops = NULL;
+			st->from = (uint8_t)nx++;
+		}
+	}
+	ru->nr_exprs = (uint8_t)nx;
 	for (unsigned r = 0; r < DW_NREGS; r++)
-		classify_reg(frame, r, &ru->r[r]);
-	if (ra >= 0 && ra != DW_RIP && ra < DW_NREGS)
-		ru->r[DW_RIP] = ru->r[ra];	/* the return address column, wherever it is */
-	if (ru->r[DW_RIP].e.ops && ra != DW_RIP && ra >= 0 && ra < DW_NREGS)
-		expr_copy(&ru->r[DW_RIP].e, ru->r[ra].e.ops, ru->r[ra].e.nops);
-	ru->ra_undefined = ru->r[DW_RIP].kind == RR_UNDEF;
+		free(rr[r].e.ops);
+	ru->ra_undefined = rr[DW_RIP].kind == RR_UNDEF;
 	return ru;
 }
 
@@ -573,7 +632,12 @@ static const struct rule *rule_at(struct unw_dso *d, uint64_t a)
 	size_t lo = 0, hi = d->nr_rules;
 	Dwarf_Frame *frame = NULL;
 	struct rule *ru;
+	struct rule_hit *hit = &d->hits[hash_u64(a) & (RULE_CACHE - 1)];
 
+	/* return addresses repeat: most steps end here, one cache line instead of a
+	 * binary search through thousands of rows */
+	if (hit->ru && hit->addr == a)
+		return hit->ru;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -581,8 +645,11 @@ static const struct rule *rule_at(struct unw_dso *d, uint64_t a)
 			hi = mid;
 		else if (a >= d->rules[mid]->end)
 			lo = mid + 1;
-		else
+		else {
+			hit->addr = a;
+			hit->ru = d->rules[mid];
 			return d->rules[mid];
+		}
 	}
 	if (!d->cfi_done)
 		cfi_open(d);
@@ -607,6 +674,8 @@ static const struct rule *rule_at(struct unw_dso *d, uint64_t a)
 	memmove(d->rules + lo + 1, d->rules + lo, (d->nr_rules - lo) * sizeof(*d->rules));
 	d->rules[lo] = ru;
 	d->nr_rules++;
+	hit->addr = a;
+	hit->ru = ru;
 	return ru;
 }
 
@@ -752,50 +821,51 @@ static int cfi_step(struct walk *w, const struct rule *ru, const uint64_t *regs,
 
 	if (ru->cfa_unknown)
 		return -1;
-	if (ru->cfa_expr.ops) {
-		if (eval_expr(w, &ru->cfa_expr, regs, set, 0, 0, &cfa))
+	if (ru->cfa_expr) {
+		if (eval_expr(w, ru->cfa_expr, regs, set, 0, 0, &cfa))
 			return -1;
 	} else {
 		if (!(set & (1u << ru->cfa_reg)))
 			return -1;
 		cfa = regs[ru->cfa_reg] + (uint64_t)ru->cfa_off;
 	}
-	*nset = 0;
-	for (unsigned r = 0; r < DW_NREGS; r++) {
-		const struct reg_rule *rr = &ru->r[r];
+	*nset = ru->same & set;
+	for (uint32_t m = *nset; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctz(m);
+
+		nregs[r] = regs[r];
+	}
+	for (unsigned i = 0; i < ru->nr_steps; i++) {
+		const struct reg_step *st = &ru->steps[i];
 		uint64_t v;
 
-		switch (rr->kind) {
-		case RR_SAME:
-			if (!(set & (1u << r)))
-				continue;
-			v = regs[r];
-			break;
+		switch (st->kind) {
 		case RR_AT_CFA:
-			if (read_word(w, cfa + (uint64_t)rr->off, &v))
+			if (read_word(w, cfa + (uint64_t)(int64_t)st->off, &v))
 				continue;
 			break;
 		case RR_CFA_PLUS:
-			v = cfa + (uint64_t)rr->off;
+			v = cfa + (uint64_t)(int64_t)st->off;
 			break;
 		case RR_REG:
-			if (!(set & (1u << rr->reg)))
+			if (!(set & (1u << st->from)))
 				continue;
-			v = regs[rr->reg];
+			v = regs[st->from];
 			break;
 		case RR_EXPR:
-			if (eval_expr(w, &rr->e, regs, set, cfa, 1, &v) || read_word(w, v, &v))
+			if (eval_expr(w, &ru->exprs[st->from], regs, set, cfa, 1, &v) ||
+			    read_word(w, v, &v))
 				continue;
 			break;
 		case RR_VAL_EXPR:
-			if (eval_expr(w, &rr->e, regs, set, cfa, 1, &v))
+			if (eval_expr(w, &ru->exprs[st->from], regs, set, cfa, 1, &v))
 				continue;
 			break;
 		default:
 			continue;
 		}
-		nregs[r] = v;
-		*nset |= 1u << r;
+		nregs[st->reg] = v;
+		*nset |= 1u << st->reg;
 	}
 	if (!(*nset & (1u << DW_RSP))) {
 		nregs[DW_RSP] = cfa;	/* the ABI's definition of the CFA */
