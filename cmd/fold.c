@@ -18,6 +18,7 @@
 
 static const char *const flamegraph_usage[] = {
 	"dlprof flamegraph [-i FILE] [-o flame.svg | -o -] [--title TEXT] [--width PX] [--off-cpu | --wall] [--no-kernel] [--family[=GLOB]] [--op[=GLOB]] [FILTERS]",
+	"dlprof flamegraph --diff [OPTIONS] BASE.data NEW.data",
 	NULL
 };
 
@@ -182,12 +183,77 @@ static void add_svg(void *ctx, const char *stack, uint64_t count)
 		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"), \
 		OPT_FILTERS_NO_DL(fa)
 
+/* What one recording's fold needs, and its result. */
+struct fold_run {
+	struct fold_ctx fc;
+	struct profile_stats st;
+	struct session_info sinfo;
+	int ret;
+};
+
+/* Fold INPUT into run->fc (deferred workers' stacks included).  run->ret: profile's. */
+static void fold_one(const char *input, const struct fold_opts *fo, struct profile_opts *po,
+		     struct sample_filter *filt, struct family_rules *rules, int svg,
+		     struct fold_run *run)
+{
+	struct fold_ctx *fc = &run->fc;
+	struct profile_consumer cons;
+
+	memset(run, 0, sizeof(*run));
+	fc->fold = fold_new(fo);
+	strpool_init(&fc->texts);
+	if (svg || by_family || by_op) {
+		fc->attr = attr_new(rules);
+		fc->by_family = by_family;
+		fc->by_op = by_op;
+		fc->colour = svg;
+	}
+	fc->off_cpu = po->off_cpu || po->wall;
+	memset(&cons, 0, sizeof(cons));
+	cons.stack = fold_stack;
+	if (fc->attr)
+		cons.other = fold_other;	/* ITT intervals name oneDNN primitives */
+	if (fc->by_op)
+		cons.filtered = fold_filtered;	/* workers' operators: every master sample */
+	cons.ctx = fc;
+	run->ret = profile_run_filtered(input, po, filt, rules, &cons, &run->st, &run->sinfo);
+	if (run->ret >= 0)
+		fold_deferred(fc);
+}
+
+static void fold_run_release(struct fold_run *run)
+{
+	fold_free(run->fc.fold);
+	free(run->fc.deferred);
+	strpool_release(&run->fc.texts);
+	attr_free(run->fc.attr);
+}
+
+/* flamegraph --diff: the stacks in microseconds (samples times the recording's time per
+ * sample; off-CPU and wall weights are microseconds already) */
+struct diff_add {
+	struct flamegraph *fg;
+	double us_per_unit;
+	int base;
+};
+
+static void add_diff(void *ctx, const char *stack, uint64_t count)
+{
+	struct diff_add *d = ctx;
+	uint64_t us = (uint64_t)(count * d->us_per_unit + 0.5);
+
+	if (d->base)
+		flamegraph_add_base(d->fg, stack, us);
+	else
+		flamegraph_add(d->fg, stack, us);
+}
+
 static int fold_main(int argc, const char **argv, int svg)
 {
 	const char *input = "dlprof.data", *families = NULL, *event = NULL;
 	const char *output = "flame.svg", *title = NULL;
 	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0, off_cpu = 0, wall = 0, width = 1200;
-	int reunwind = 0;
+	int reunwind = 0, diff = 0;
 	struct family_rules *rules = NULL;
 	struct sample_filter filt;
 	const struct option svg_options[] = {
@@ -195,6 +261,7 @@ static int fold_main(int argc, const char **argv, int svg)
 		OPT_STRING('o', "output", &output, "FILE", "SVG to write (default flame.svg; - for stdout)"),
 		OPT_STRING(0, "title", &title, "TEXT", "the graph's title (default: the command recorded)"),
 		OPT_INT(0, "width", &width, "PX", "width in pixels (default 1200)"),
+		OPT_BOOL(0, "diff", &diff, "a differential flame graph of two recordings, BASE NEW: widths from NEW, red where NEW took more time, blue less"),
 		OPT_END(),
 	};
 	const struct option fold_options[] = {
@@ -203,17 +270,21 @@ static int fold_main(int argc, const char **argv, int svg)
 	};
 	struct flamegraph *fg = NULL;
 	struct profile_opts po;
-	struct profile_stats st;
-	struct session_info sinfo;
-	struct profile_consumer cons;
 	struct fold_opts fo;
-	struct fold_ctx fc;
+	struct fold_run run, base;
 	int ret;
 
 	argc = parse_options(argc, argv, svg ? svg_options : fold_options,
-			     svg ? flamegraph_usage : fold_usage, PARSE_OPT_NO_ARGS);
+			     svg ? flamegraph_usage : fold_usage, svg ? 0 : PARSE_OPT_NO_ARGS);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
+	if (svg && (diff ? argc != 2 : argc != 0)) {
+		if (diff)
+			error("--diff takes two recordings, BASE NEW (see 'dlprof flamegraph -h')");
+		else
+			error("unexpected argument '%s' (see 'dlprof flamegraph -h')", argv[0]);
+		return EXIT_USAGE;
+	}
 	if (off_cpu && wall) {
 		error("--off-cpu or --wall, not both");
 		return EXIT_USAGE;
@@ -222,30 +293,24 @@ static int fold_main(int argc, const char **argv, int svg)
 		filter_release(&filt);
 		return EXIT_USAGE;
 	}
-	if (access(input, R_OK)) {
-		error("cannot read '%s': %m", input);
-		filter_release(&filt);
-		return EXIT_FATAL;
-	}
-	memset(&fo, 0, sizeof(fo));
-	fo.no_kernel = no_kernel;
-	fo.comm_root = !no_comm;
-	memset(&fc, 0, sizeof(fc));
-	fc.fold = fold_new(&fo);
-	strpool_init(&fc.texts);
-	if (svg || by_family || by_op || fa.family || fa.op || fa.sym) {
-		rules = family_rules_load(families);
-		if (!rules) {
-			fold_free(fc.fold);
+	for (int i = 0; i < (diff ? 2 : 1); i++) {
+		const char *f = diff ? argv[i] : input;
+
+		if (access(f, R_OK)) {
+			error("cannot read '%s': %m", f);
 			filter_release(&filt);
 			return EXIT_FATAL;
 		}
 	}
-	if (svg || by_family || by_op) {
-		fc.attr = attr_new(rules);
-		fc.by_family = by_family;
-		fc.by_op = by_op;
-		fc.colour = svg;
+	memset(&fo, 0, sizeof(fo));
+	fo.no_kernel = no_kernel;
+	fo.comm_root = !no_comm;
+	if (svg || by_family || by_op || fa.family || fa.op || fa.sym) {
+		rules = family_rules_load(families);
+		if (!rules) {
+			filter_release(&filt);
+			return EXIT_FATAL;
+		}
 	}
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
@@ -253,44 +318,62 @@ static int fold_main(int argc, const char **argv, int svg)
 	po.reunwind = reunwind;
 	po.off_cpu = off_cpu;
 	po.wall = wall;
-	fc.off_cpu = off_cpu || wall;
 	po.event = event;
-	memset(&cons, 0, sizeof(cons));
-	cons.stack = fold_stack;
-	if (fc.attr)
-		cons.other = fold_other;	/* ITT intervals name oneDNN primitives */
-	if (fc.by_op)
-		cons.filtered = fold_filtered;	/* workers' operators: every master sample */
-	cons.ctx = &fc;
 
-	memset(&sinfo, 0, sizeof(sinfo));
-	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);
-	if (ret >= 0) {
-		fold_deferred(&fc);
-		if (svg) {
+	if (diff) {
+		struct diff_add d;
+
+		fold_one(argv[0], &fo, &po, &filt, rules, 1, &base);
+		fold_one(argv[1], &fo, &po, &filt, rules, 1, &run);
+		ret = base.ret < 0 || run.ret < 0 ? -1 : base.ret > run.ret ? base.ret : run.ret;
+		if (ret >= 0) {
 			fg = flamegraph_new(1);
-			fold_each(fc.fold, add_svg, fg);
-			ret = write_svg(fg, output, title ? title : input, off_cpu || wall, width, ret);
+			d.fg = fg;
+			d.base = 1;
+			d.us_per_unit = off_cpu || wall ? 1.0 : base.st.sample_period_ns / 1000.0;
+			fold_each(base.fc.fold, add_diff, &d);
+			d.base = 0;
+			d.us_per_unit = off_cpu || wall ? 1.0 : run.st.sample_period_ns / 1000.0;
+			fold_each(run.fc.fold, add_diff, &d);
+			if (!title) {
+				char *t = xasprintf("%s against %s", argv[1], argv[0]);
+
+				ret = write_svg(fg, output, t, 1, width, ret);
+				free(t);
+			} else {
+				ret = write_svg(fg, output, title, 1, width, ret);
+			}
 			flamegraph_free(fg);
-		} else {
-			fold_each(fc.fold, print_line, NULL);
 		}
-		if (filter_active(&filt))
-			info("fold: %s: %llu of %llu samples kept", filt.desc,
-			     (unsigned long long)st.samples,
-			     (unsigned long long)(st.samples + st.filtered_out));
+		if (base.sinfo.bad_records)
+			run.sinfo.bad_records += base.sinfo.bad_records;
+		fold_run_release(&base);
+	} else {
+		fold_one(input, &fo, &po, &filt, rules, svg, &run);
+		ret = run.ret;
+		if (ret >= 0) {
+			if (svg) {
+				fg = flamegraph_new(1);
+				fold_each(run.fc.fold, add_svg, fg);
+				ret = write_svg(fg, output, title ? title : input, off_cpu || wall, width, ret);
+				flamegraph_free(fg);
+			} else {
+				fold_each(run.fc.fold, print_line, NULL);
+			}
+			if (filter_active(&filt))
+				info("fold: %s: %llu of %llu samples kept", filt.desc,
+				     (unsigned long long)run.st.samples,
+				     (unsigned long long)(run.st.samples + run.st.filtered_out));
+		}
 	}
 	fflush(stdout);
-	fold_free(fc.fold);
-	free(fc.deferred);
-	strpool_release(&fc.texts);
+	fold_run_release(&run);
 	filter_release(&filt);
-	attr_free(fc.attr);
 	family_rules_free(rules);
 	if (ret < 0)
 		return EXIT_FATAL;
 	/* partial: cut short, or malformed records skipped (session warned with the count) */
-	return ret == 1 || sinfo.bad_records ? EXIT_PARTIAL : EXIT_OK;
+	return ret == 1 || run.sinfo.bad_records ? EXIT_PARTIAL : EXIT_OK;
 }
 
 int cmd_fold(int argc, const char **argv)

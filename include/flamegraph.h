@@ -24,6 +24,11 @@ struct flamegraph_opts {
 struct flamegraph *flamegraph_new(int colour_root);
 void flamegraph_free(struct flamegraph *fg);
 void flamegraph_add(struct flamegraph *fg, const char *stack, uint64_t weight);
+/* A differential graph: the base profile's stacks (same units as flamegraph_add's).  Widths
+ * stay the new profile's; each frame is coloured by its change against the base (red:
+ * more, blue: less, the change against the largest one drawn) and its title gives both
+ * weights and the change.  Frames only in the base have no width and are not drawn. */
+void flamegraph_add_base(struct flamegraph *fg, const char *stack, uint64_t weight);
 /* Returns the number of frames drawn, -1 on a write error. */
 long flamegraph_write(struct flamegraph *fg, FILE *out, const struct flamegraph_opts *o);
 

@@ -18,6 +18,7 @@ struct fg_node {
 	uint32_t parent, first, next;	/* ids, 0 none (node 0 is the root "all") */
 	const char *family;	/* the majority family of its samples (Boyer-Moore vote) */
 	uint64_t vote;
+	uint64_t base;		/* diff: the weight in the base profile */
 };
 
 struct flamegraph {
@@ -30,6 +31,9 @@ struct flamegraph {
 	double scale;		/* px per unit of weight */
 	int width, depth;
 	long drawn;
+	int diff;		/* a differential graph: widths from the new profile, colours
+				   from the change against the base */
+	double maxdelta;	/* the largest change of a frame drawn */
 };
 
 struct flamegraph *flamegraph_new(int colour_root)
@@ -129,6 +133,66 @@ void flamegraph_add(struct flamegraph *fg, const char *stack, uint64_t weight)
 	}
 }
 
+void flamegraph_add_base(struct flamegraph *fg, const char *stack, uint64_t weight)
+{
+	const char *p = stack;
+	uint32_t id = 0;
+	int first = 1;
+
+	fg->diff = 1;
+	fg->n[0].base += weight;
+	while (*p) {
+		size_t len = strcspn(p, ";");
+		const char *name = strpool_intern_len(&fg->pool, p, len);
+
+		p += len + (p[len] == ';');
+		if (first && fg->colour_root) {
+			first = 0;
+			continue;
+		}
+		first = 0;
+		id = child_of(fg, id, name);
+		fg->n[id].base += weight;
+	}
+}
+
+static double delta(const struct fg_node *n)
+{
+	return (double)n->value - (double)n->base;
+}
+
+/* Diff colours: red where the frame took more time than in the base, blue where less,
+ * the deeper the larger the change against the largest; light grey unchanged. */
+static void diff_colour(const struct flamegraph *fg, const struct fg_node *n, int *r, int *g, int *b)
+{
+	double d = delta(n), f = fg->maxdelta > 0 ? (d < 0 ? -d : d) / fg->maxdelta : 0;
+	int x = (int)(230 - 190 * (f > 1 ? 1 : f));
+
+	if (d > 0) {
+		*r = 255;
+		*g = *b = x;
+	} else if (d < 0) {
+		*r = *g = x;
+		*b = 255;
+	} else {
+		*r = *g = *b = 230;
+	}
+}
+
+static void max_delta(struct flamegraph *fg, uint32_t id)
+{
+	double d = delta(&fg->n[id]);
+
+	if (id && fg->n[id].value * fg->scale >= MIN_WIDTH) {
+		if (d < 0)
+			d = -d;
+		if (d > fg->maxdelta)
+			fg->maxdelta = d;
+	}
+	for (uint32_t c = fg->n[id].first; c; c = fg->n[c].next)
+		max_delta(fg, c);
+}
+
 /* A colour by family: a hue per kind of work, a shade per frame name. */
 static void colour(const char *family, const char *name, int *r, int *g, int *b)
 {
@@ -183,12 +247,21 @@ static void draw(struct flamegraph *fg, uint32_t id, double x, int depth, const 
 
 	if (w < MIN_WIDTH)
 		return;
-	colour(n->family, n->name, &r, &g, &b);
+	if (fg->diff)
+		diff_colour(fg, n, &r, &g, &b);
+	else
+		colour(n->family, n->name, &r, &g, &b);
 	fputs("<g><title>", fg->out);
 	xml_text(fg->out, n->name, 4096);
-	fprintf(fg->out, " (%llu %s, %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+	if (fg->diff)
+		fprintf(fg->out, " (%llu %s, %.2f%%; base %llu %s, %+lld %s)", (unsigned long long)n->value,
+			unit, 100.0 * n->value / (fg->n[0].value ? fg->n[0].value : 1),
+			(unsigned long long)n->base, unit, (long long)n->value - (long long)n->base, unit);
+	else
+		fprintf(fg->out, " (%llu %s, %.2f%%)", (unsigned long long)n->value, unit,
+			100.0 * n->value / (fg->n[0].value ? fg->n[0].value : 1));
+	fprintf(fg->out, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 		"height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/><text x=\"%.1f\" y=\"%.1f\">",
-		(unsigned long long)n->value, unit, 100.0 * n->value / (fg->n[0].value ? fg->n[0].value : 1),
 		x, y, w, FRAME_H - 1, r, g, b, x + 3, y + 11.5);
 	if (chars >= 3) {
 		size_t len = strlen(n->name);
@@ -312,6 +385,9 @@ long flamegraph_write(struct flamegraph *fg, FILE *out, const struct flamegraph_
 	fg->drawn = 0;
 	fg->scale = fg->n[0].value ? (double)(width - 2 * PAD_SIDE) / fg->n[0].value : 0;
 	fg->depth = max_depth(fg, 0, 0, fg->scale);
+	fg->maxdelta = 0;
+	if (fg->diff)
+		max_delta(fg, 0);
 	height = PAD_TOP + (fg->depth + 1) * FRAME_H + PAD_BOTTOM;
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" onload=\"init(evt)\" "

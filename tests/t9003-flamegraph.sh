@@ -77,4 +77,41 @@ test_expect_success 'off-CPU flame graph: weights in microseconds' '
 	grep -E "<title>wait_for_batch \([0-9]+ us, [0-9.]+%\)</title>" off.svg
 '
 
+# rep-split's split turned around: rep_hot 70% -> 30%, rep_warm 30% -> 70% of the time
+test_expect_success 'flamegraph --diff: widths from NEW, red where it took more time, blue less' '
+	"$DLPROF" record -q -o base.data -- "$BUILD/tests/workloads/rep-split" 40 7 3 &&
+	"$DLPROF" record -q -o new.data -- "$BUILD/tests/workloads/rep-split" 40 3 7 &&
+	"$DLPROF" flamegraph --diff base.data new.data -o diff.svg 2>err &&
+	test_grep -q "wrote diff.svg" err &&
+	/usr/bin/python3 - <<-\EOF
+	import re
+	s = open("diff.svg").read()
+	f = {}
+	for m in re.finditer(r"<title>([^<(]+) \((\d+) us, ([0-9.]+)%; base (\d+) us, ([-+]\d+) us\)</title>"
+	                     r"<rect [^>]*width=\"([0-9.]+)\"[^>]*fill=\"rgb\((\d+),(\d+),(\d+)\)\"", s):
+	    name, new, pct, base, d, w, r, g, b = m.groups()
+	    f[name] = (int(new), float(pct), int(base), int(d), float(w), int(r), int(g), int(b))
+	hot, warm = f["rep_hot"], f["rep_warm"]
+	print("rep_hot", hot, "rep_warm", warm)
+	# the change is NEW minus BASE
+	assert hot[3] == hot[0] - hot[2] and warm[3] == warm[0] - warm[2]
+	# shares of the new run: 30/70 within 8 points; the base had them the other way
+	assert abs(hot[1] - 30) < 8 and abs(warm[1] - 70) < 8, (hot, warm)
+	assert hot[2] > 1.8 * hot[0] and warm[0] > 1.8 * warm[2]
+	# colours: rep_hot blue, rep_warm red, both strong (the largest changes)
+	assert hot[7] == 255 and hot[5] < 120 and warm[5] == 255 and warm[7] < 120
+	# widths follow the new profile
+	assert abs(warm[4] / (hot[4] + warm[4]) * 100 - warm[1]) < 1
+	EOF
+'
+
+test_expect_success 'flamegraph --diff: one recording, or an unreadable one, is an error' '
+	{ "$DLPROF" flamegraph --diff base.data -o x.svg 2>err; st=$?; } ; test $st = 64 &&
+	test_grep -q "takes two recordings" err &&
+	{ "$DLPROF" flamegraph --diff base.data nosuch.data -o x.svg 2>err; st=$?; } ; test $st = 2 &&
+	test_grep -q "cannot read .nosuch.data." err && test ! -e x.svg &&
+	{ "$DLPROF" flamegraph base.data 2>err; st=$?; } ; test $st = 64 &&
+	test_grep -q "unexpected argument" err
+'
+
 test_done
