@@ -1,0 +1,94 @@
+#!/bin/sh
+# t9004: the pictures open in a real browser, as a person would use them: headless
+# Chromium (Debian's chromium, driven by npm's playwright-core) opens dlprof's flame
+# graph (frames in the DOM, the tooltip on hover, Search through the prompt covers the
+# share fold counts, a click zooms, Reset Zoom restores; the differential one too), and
+# speedscope's own app (the npm package's dist/release) loads `dlprof speedscope`'s file
+# through its file input (the thread's name on screen, the sandwich view's top function
+# and share, a screenshot that is not blank).  Skips, saying why, where chromium, node or
+# the npm packages are not at hand; .ci/run installs chromium.
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+export CHROMIUM
+[ -x "$CHROMIUM" ] || test_skip_all "no $CHROMIUM (Debian's chromium package)"
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 ||
+	test_skip_all "node and npm are not installed"
+NPMDIR="$BUILD/npm"
+if [ ! -d "$NPMDIR/node_modules/playwright-core" ] || [ ! -d "$NPMDIR/node_modules/speedscope" ]; then
+	mkdir -p "$NPMDIR" &&
+	timeout 300 npm install --silent --no-audit --no-fund --prefix "$NPMDIR" \
+		playwright-core speedscope >"$TRASH/npm.log" 2>&1 ||
+		test_skip_all "npm could not install playwright-core and speedscope (registry not reachable?)"
+fi
+PLAYWRIGHT="$NPMDIR/node_modules/playwright-core"
+export PLAYWRIGHT
+CHECK="$SRC/tools/browser-check.js"
+WL="$BUILD/tests/workloads"
+
+test_expect_success 'record rep-split (rep_hot 70%, rep_warm 30%); its pictures' '
+	"$DLPROF" record -q -o split.data -- "$WL/rep-split" 30 &&
+	"$DLPROF" flamegraph -i split.data -o flame.svg 2>fg.err &&
+	"$DLPROF" speedscope -i split.data -o split.ss.json 2>ss.err &&
+	"$DLPROF" fold -i split.data >fold.txt &&
+	cat fg.err ss.err
+'
+
+test_expect_success 'the flame graph in Chromium: hover, search, zoom, reset' '
+	node "$CHECK" flame flame.svg rep_hot rep_warm >flame.json &&
+	frames=$(sed -n "s/.*: \([0-9]*\) frames$/\1/p" fg.err) &&
+	/usr/bin/python3 - "$frames" <<-\EOF
+	import json, sys
+	r = json.load(open("flame.json"))
+	print(r)
+	total = warm = 0
+	for line in open("fold.txt"):
+	    stack, n = line.rsplit(" ", 1)
+	    total += int(n)
+	    if "rep_warm" in stack.split(";"):
+	        warm += int(n)
+	share = 100.0 * warm / total
+	assert r["page_errors"] == [], r["page_errors"]
+	assert r["frames"] == int(sys.argv[1]), (r["frames"], sys.argv[1])
+	assert r["details"].startswith("rep_hot ("), r["details"]
+	matched = float(r["matched"].split()[1].rstrip("%"))
+	print("search covers %.1f%%, fold says %.1f%%" % (matched, share))
+	assert abs(matched - share) < 0.5
+	assert r["highlighted"] >= 1
+	assert abs(r["width_zoomed"] - (r["svg_width"] - 20)) < 1 and r["hidden_zoomed"] > 0
+	assert r["width_reset"] == r["width_before"] and r["hidden_reset"] == 0
+	EOF
+'
+
+test_expect_success 'the differential flame graph opens and searches' '
+	"$DLPROF" record -q -o split2.data -- "$WL/rep-split" 30 3 7 &&
+	"$DLPROF" flamegraph --diff split.data split2.data -o diff.svg 2>/dev/null &&
+	node "$CHECK" flame diff.svg rep_warm rep_hot >diff.json &&
+	/usr/bin/python3 -c "
+import json
+r = json.load(open(\"diff.json\"))
+print(r)
+assert r[\"page_errors\"] == [] and r[\"frames\"] > 5
+assert \"base\" in r[\"details\"] and r[\"details\"].startswith(\"rep_warm (\")
+"
+'
+
+test_expect_success 'speedscope (its own app) loads the file: thread, sandwich, not blank' '
+	node "$CHECK" speedscope "$NPMDIR/node_modules/speedscope/dist/release" split.ss.json >ss.json &&
+	/usr/bin/python3 - <<-\EOF
+	import json, re
+	r = json.load(open("ss.json"))
+	print({k: (v[:300] if isinstance(v, str) else v) for k, v in r.items()})
+	assert r["page_errors"] == [], r["page_errors"]
+	assert re.search(r"rep-split \(pid \d+, tid \d+\)", r["text"]), r["text"]
+	# the sandwich table: Total, Self, name; the heaviest self first
+	rows = re.findall(r"([0-9.]+\w*s) \(([0-9.]+)%\)\s+([0-9.]+\w*s) \(([0-9.]+)%\)\s+(\S+)", r["sandwich"])
+	print(rows[:3])
+	assert rows and rows[0][4] == "rep_hot" and abs(float(rows[0][3]) - 70) < 8, rows[:3]
+	assert r["png"] > 3 * r["blank_png"], (r["png"], r["blank_png"])
+	EOF
+'
+
+test_skip 'the Chrome trace in a viewer' 'Perfetto UI needs the network and Chromium 156 has chrome://tracing disabled; t9000 checks the format'
+
+test_done
