@@ -60,7 +60,7 @@ static int opt_callgraph(const struct option *o, const char *arg)
 
 int cmd_record(int argc, const char **argv)
 {
-	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = 0, keep_stacks = 0, unwind = 1;
+	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = -1, keep_stacks = 0, unwind = 1;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data)"),
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
@@ -73,7 +73,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_BOOL(0, "keep-stacks", &keep_stacks, "dwarf: keep the stack copies next to the stacks unwound while recording (report --reunwind, --check-unwind)"),
 		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
-		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu)"),
+		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu); the default with dwarf stacks unwound while recording and no -e (--no-off-cpu: do not)"),
 		OPT_BOOL(0, "python", &python, "read the Python stacks of CPython 3.11 processes (--no-python: do not)"),
 		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line"),
 		OPT_STRING('p', "pid", &opts.pids, "PID[,PID...]", "attach to running processes (all their threads)"),
@@ -117,6 +117,10 @@ int cmd_record(int argc, const char **argv)
 	opts.no_jit = !jit;
 	opts.no_itt = !itt;
 	opts.no_python = !python;
+	/* by default where it is cheap: the default events, stacks unwound while recording
+	 * (a few tens of bytes per switch instead of a stack copy); -e names every event */
+	if (off_cpu < 0)
+		off_cpu = !opts.events && opts.callgraph == RECORD_CG_DWARF && unwind ? 2 : 0;
 	opts.off_cpu = off_cpu;
 	opts.keep_stacks = keep_stacks;
 	opts.no_record_unwind = !unwind;

@@ -32,7 +32,9 @@ struct record_opts {
 	int no_jit;			/* do not set ONEDNN_JIT_PROFILE & co */
 	int no_itt;			/* do not load the ITT collector */
 	int no_python;			/* do not read Python stacks (pyframes.h) */
-	int off_cpu;			/* also sample every context switch, with its stack */
+	int off_cpu;			/* also sample every context switch, with its stack:
+					   1 asked (an error when it cannot), 2 by default
+					   (left out when it cannot) */
 	int keep_stacks;		/* dwarf: keep the stack copies next to the stacks
 					   unwound while recording (recunwind.h) */
 	int no_record_unwind;		/* dwarf: only the copies, unwound by report */

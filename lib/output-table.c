@@ -170,9 +170,33 @@ void output_header(FILE *out, const struct report_header *h)
 		fprintf(out, "# command: %s\n", h->cmdline);
 	fprintf(out, "# event:   %s%s%s%s\n", h->event, h->sampling ? " (" : "",
 		h->sampling ? h->sampling : "", h->sampling ? ")" : "");
-	if (h->other_events && *h->other_events)
-		fprintf(out, "#          also recorded, not counted here: %s (--event NAME)\n",
-			h->other_events);
+	if (h->other_events && *h->other_events) {
+		/* the switch-outs (record's default off-CPU event) have their own options */
+		char rest[160];
+		const char *cs = strstr(h->other_events, "context-switches");
+		int only_cs = cs && !strcmp(h->other_events, "context-switches");
+
+		if (cs && !h->off_cpu)
+			fprintf(out, "#          switch-outs recorded too: --off-cpu (where threads "
+				"waited), --wall\n");
+		if (!only_cs) {
+			/* the list without context-switches (said above) */
+			size_t at = cs ? (size_t)(cs - h->other_events) : 0;
+
+			snprintf(rest, sizeof(rest), "%s", h->other_events);
+			if (cs && !h->off_cpu) {
+				size_t len = strlen("context-switches");
+
+				if (rest[at + len] == ',')
+					len++;
+				else if (at && rest[at - 1] == ',')
+					at--, len++;
+				memmove(rest + at, rest + at + len, strlen(rest + at + len) + 1);
+			}
+			fprintf(out, "#          also recorded, not counted here: %s (--event NAME)\n",
+				rest);
+		}
+	}
 	fprintf(out, "# samples: %llu in %s, lost: %llu\n", (unsigned long long)h->samples, dur,
 		(unsigned long long)h->lost);
 	if (h->filter)

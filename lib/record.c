@@ -533,12 +533,15 @@ static int setup_events(struct recorder *r)
 		e->attr.freq = 0;
 		e->attr.sample_period = 1;
 		ret = event_probe(&e->attr, &kernel_dropped);
-		if (ret < 0) {
+		if (ret < 0 && r->opts->off_cpu == 2) {
+			;	/* by default only: left out */
+		} else if (ret < 0) {
 			event_open_error("context-switches", ret);
 			return 2;
+		} else {
+			snprintf(e->name, sizeof(e->name), "%s", "context-switches");
+			r->nr_ev++;
 		}
-		snprintf(e->name, sizeof(e->name), "%s", "context-switches");
-		r->nr_ev++;
 	}
 	if (kernel_dropped)
 		warning("kernel.perf_event_paranoid is %d: recording user space only",

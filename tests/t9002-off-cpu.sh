@@ -58,7 +58,7 @@ test_expect_success '--wall: on- and off-CPU together, the main thread totals it
 	EOF
 	"$DLPROF" fold -i w.data --wall --no-comm | grep -q "^_start;.*;main;spin_ms" &&
 	{ "$DLPROF" fold -i w.data --wall --off-cpu 2>err; test $? = 64; } &&
-	"$DLPROF" record -q -o plain.data -- "$W" >/dev/null &&
+	"$DLPROF" record -q --no-off-cpu -o plain.data -- "$W" >/dev/null &&
 	{ "$DLPROF" report -i plain.data --wall 2>err; test $? = 2; } && cat err &&
 	test "$(wc -l <err)" = 1 && grep -q "record it with --off-cpu" err
 '

@@ -10,6 +10,7 @@
  *   STACK id=N nr=N complete=0|1 scanned=N   (a stack unwound while recording)
  *   PERF SAMPLE ... stack=BYTES ustack=ID frames=N   (a DLP_REC_USAMPLE: frames counts the
  *                                      sample's IP when the stored stack starts at its caller)
+ *   ... ev=NAME                        (last, when the recording has more than one event)
  *   PERF MMAP|MMAP2 pid=P tid=T time=NS start=0xX len=0xX pgoff=0xX buildid=HEX|- file=PATH
  *   PERF COMM pid=P tid=T time=NS exec=0|1 comm=NAME
  *   PERF FORK|EXIT pid=P ppid=P tid=T ptid=T time=NS
@@ -117,6 +118,8 @@ static void dump_perf(struct dump *d, const unsigned char *rec, size_t len)
 		       s.period, s.nr_callchain, s.stack_size);
 		if (d->ustack)
 			printf(" ustack=%u frames=%u", d->ustack, d->ustack_frames);
+		if (d->nr > 1 && s.evsel)
+			printf(" ev=%s", s.evsel->name);
 		putchar('\n');
 		break;
 	case PERF_RECORD_MMAP:
