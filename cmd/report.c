@@ -13,11 +13,13 @@
 #include "output.h"
 #include "parse-options.h"
 #include "profile.h"
+#include "steps.h"
 #include "rephash.h"
 #include "util.h"
 
 static const char *const report_usage[] = {
 	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs] [--off-cpu | --wall]",
+	"dlprof report [-i FILE] --steps FUNC [--format table|json] [FILTERS]",
 	"dlprof report [-i FILE] --sort family|op|thread|line [--families FILE]",
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
@@ -162,7 +164,7 @@ static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules
 int cmd_report(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *sort = "self", *format = "table";
-	const char *group = NULL, *families = NULL, *event = NULL;
+	const char *group = NULL, *families = NULL, *event = NULL, *steps_func = NULL;
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
 	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0, raw_irqs = 0;
@@ -183,6 +185,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): stacks weighted by time off the CPU"),
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
+		OPT_STRING(0, "steps", &steps_func, "FUNC", "training steps: the invocations of FUNC (a Python function or native symbol), min/median/max, the slowest against the median by family"),
 		OPT_BOOL(0, "reunwind", &reunwind, "unwind the kept stack copies (record --keep-stacks) instead of using the stacks unwound while recording"),
 		OPT_BOOL(0, "check-unwind", &check_unwind, "unwind the kept stack copies (record --keep-stacks) and compare them with the stacks unwound while recording"),
 		OPT_FILTERS(fa),
@@ -287,6 +290,17 @@ int cmd_report(int argc, const char **argv)
 	if (!rules) {
 		filter_release(&filt);
 		return EXIT_FATAL;
+	}
+	if (steps_func) {
+		if (fmt == 2 || strcmp(sort, "self") || group || off_cpu || wall) {
+			error("--steps takes only -i, --limit, --format table|json, --families and filters");
+			ret = -2;
+		} else {
+			ret = steps_report(input, steps_func, rules, &filt, fmt == 1, limit, stdout);
+		}
+		family_rules_free(rules);
+		filter_release(&filt);
+		return ret == -2 ? EXIT_USAGE : ret < 0 ? EXIT_FATAL : ret ? EXIT_PARTIAL : EXIT_OK;
 	}
 	memset(&rc, 0, sizeof(rc));
 	rc.tree = calltree_new(key);

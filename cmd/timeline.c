@@ -11,18 +11,19 @@
 #include "util.h"
 
 static const char *const timeline_usage[] = {
-	"dlprof timeline [-i FILE] [-o trace.json | -o -] [--families FILE] [FILTERS]",
+	"dlprof timeline [-i FILE] [-o trace.json | -o -] [--step FUNC] [--families FILE] [FILTERS]",
 	NULL
 };
 
 int cmd_timeline(int argc, const char **argv)
 {
-	const char *input = "dlprof.data", *output = "trace.json", *families = NULL, *event = NULL;
+	const char *input = "dlprof.data", *output = "trace.json", *families = NULL, *event = NULL, *step = NULL;
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('o', "output", &output, "FILE", "trace to write (default trace.json; - for stdout)"),
+		OPT_STRING(0, "step", &step, "FUNC", "training steps: a track of the invocations of FUNC (a Python function or native symbol)"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"),
 		OPT_FILTERS_NO_DL(fa),
@@ -51,6 +52,8 @@ int cmd_timeline(int argc, const char **argv)
 		return EXIT_FATAL;
 	}
 	tl = timeline_new(rules);
+	if (step)
+		timeline_set_steps(tl, step);
 	memset(&po, 0, sizeof(po));
 	po.event = event;
 	memset(&cons, 0, sizeof(cons));

@@ -8,13 +8,13 @@ _dlprof_cmds='help record report fold flamegraph diff pprof speedscope timeline 
 _dlprof_opts() {
 	case "$1" in
 	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --unwind --keep-stacks --jit --itt --off-cpu --python --quiet -q --pid -p' ;;
-	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --wall --off-cpu --raw-irqs --isa --reunwind --check-unwind --pid --tid --comm --time --sym --family --op' ;;
+	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --wall --off-cpu --raw-irqs --isa --steps --reunwind --check-unwind --pid --tid --comm --time --sym --family --op' ;;
 	fold) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --pid --tid --comm --time --sym' ;;
 	flamegraph) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --pid --tid --comm --time --sym --output -o --title --width --diff' ;;
 	diff) echo '--sort -s --limit -n --format --families --event -e --raw-irqs --pid --tid --comm --time --sym --family --op' ;;
 	pprof) echo '--input -i --output -o --raw-irqs --inline --no-kernel --families --event -e --pid --tid --comm --time --sym --family --op' ;;
 	speedscope) echo '--input -i --output -o --inline --raw-irqs --no-kernel --event -e --pid --tid --comm --time --sym' ;;
-	timeline) echo '--input -i --output -o --families --event -e --pid --tid --comm --time --sym' ;;
+	timeline) echo '--input -i --output -o --step --families --event -e --pid --tid --comm --time --sym' ;;
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
 	families) echo '--families --explain --dso --kernel --jit --pause-loop --names --batch' ;;
 	esac
@@ -23,13 +23,13 @@ _dlprof_opts() {
 _dlprof_argopts() {
 	case "$1" in
 	record) echo '-o --output -F --freq -c --count -e --event --call-graph -m --mmap-pages -p --pid' ;;
-	report) echo '-i --input -s --sort --group --families -e --event -n --limit --format --pid --tid --comm --time --sym --family --op' ;;
+	report) echo '-i --input -s --sort --group --families -e --event -n --limit --format --steps --pid --tid --comm --time --sym --family --op' ;;
 	fold) echo '-i --input --families -e --event --pid --tid --comm --time --sym' ;;
 	flamegraph) echo '-i --input --families -e --event --pid --tid --comm --time --sym -o --output --title --width' ;;
 	diff) echo '-s --sort -n --limit --format --families -e --event --pid --tid --comm --time --sym --family --op' ;;
 	pprof) echo '-i --input -o --output --families -e --event --pid --tid --comm --time --sym --family --op' ;;
 	speedscope) echo '-i --input -o --output -e --event --pid --tid --comm --time --sym' ;;
-	timeline) echo '-i --input -o --output --families -e --event --pid --tid --comm --time --sym' ;;
+	timeline) echo '-i --input -o --output --step --families -e --event --pid --tid --comm --time --sym' ;;
 	check-isa) echo '--format -i --input --top --python-timeout --python' ;;
 	families) echo '--families --explain --dso' ;;
 	esac

@@ -9,6 +9,8 @@
  *	the thread with the same attribution (attr.h; category "op,sampled")
  *   "[python, sampled]": the innermost Python line, the same way
  *   "[sched]": the thread's off-CPU intervals from the context-switch records
+ *   "[steps]": with timeline_set_steps(), the invocations of the step function
+ *	(steps.h; category "step,sampled", "step N")
  * and per process a counter track "families": each family's share of the process's
  * samples per 10 ms.  ts and dur are microseconds from the first event.
  *
@@ -31,6 +33,8 @@ struct timeline;
 struct timeline *timeline_new(const struct family_rules *rules);
 void timeline_free(struct timeline *tl);
 void timeline_consumer(struct timeline *tl, struct profile_consumer *c);
+/* Find training steps: the invocations of func (steps.h), on a track of their own. */
+void timeline_set_steps(struct timeline *tl, const char *func);
 /* Write the trace; returns the number of events written, -1 on a write error. */
 long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st);
 

@@ -5,7 +5,6 @@
  * Distinct stacks are kept in an open-addressing table (address chain, scan flags,
  * completeness) up to a cap; past it a new chain is still written, under a fresh id.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -28,7 +27,7 @@
 #define WAKE_BYTES	(1u << 20)	/* bytes waiting that wake the thread at once */
 #define WAKE_MS		20		/* else it looks this often */
 
-enum { IT_WRITE, IT_PERF, IT_SAMPLE, IT_SAMPLE_BEHIND, IT_FLUSH };
+enum { IT_WRITE, IT_PERF, IT_SAMPLE_BEHIND, IT_FLUSH };
 
 struct item {
 	struct item *next;

@@ -5,6 +5,7 @@
 #include "attr.h"
 #include "family-rules.h"
 #include "itt.h"
+#include "steps.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -42,6 +43,7 @@ struct timeline {
 	long events;
 	uint64_t t0;
 	int err;
+	struct steps *steps;	/* --step FUNC, NULL: none */
 };
 
 struct timeline *timeline_new(const struct family_rules *rules)
@@ -52,11 +54,18 @@ struct timeline *timeline_new(const struct family_rules *rules)
 	return tl;
 }
 
+void timeline_set_steps(struct timeline *tl, const char *func)
+{
+	steps_free(tl->steps);
+	tl->steps = func ? steps_new(func) : NULL;
+}
+
 void timeline_free(struct timeline *tl)
 {
 	if (!tl)
 		return;
 	attr_free(tl->attr);
+	steps_free(tl->steps);
 	free(tl->s);
 	free(tl->th);
 	free(tl->off);
@@ -85,6 +94,8 @@ static int tl_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	const char *comm = m ? machine_comm_at(m, s->pid, s->tid, s->time) : NULL;
 
 	attr_sample(tl->attr, s, frames, nr, &a);
+	if (tl->steps)
+		steps_sample(tl->steps, s, frames, nr, a.family);
 	if (comm)
 		t->comm = family_intern(comm, strlen(comm));
 	ALLOC_GROW(tl->s, tl->nr + 1, tl->alloc);
@@ -148,7 +159,7 @@ void timeline_consumer(struct timeline *tl, struct profile_consumer *c)
 /* ---- writing ---- */
 
 /* Track kinds beside a thread's own: synthetic tids above any real one */
-enum { TRACK_OWN, TRACK_OPS, TRACK_PY, TRACK_SCHED };
+enum { TRACK_OWN, TRACK_OPS, TRACK_PY, TRACK_SCHED, TRACK_STEPS };
 #define TRACK_TID(tid, k) ((uint64_t)(tid) + ((uint64_t)(k) << 24))
 
 static void ev_begin(struct timeline *tl)
@@ -176,7 +187,7 @@ static void thread_meta(struct timeline *tl, const struct tl_thread *t, int kind
 	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %u, "
 		"\"tid\": %llu, \"args\": {\"sort_index\": %llu}}", t->pid,
 		(unsigned long long)TRACK_TID(t->tid, kind),
-		(unsigned long long)t->tid * 4 + (unsigned)kind);
+		(unsigned long long)t->tid * 8 + (unsigned)kind);
 }
 
 static void slice(struct timeline *tl, uint32_t pid, uint64_t tid, const char *name,
@@ -315,7 +326,7 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 {
 	const struct itt_data *itt;
 	uint64_t period = st->sample_period_ns ? st->sample_period_ns : 1000000;
-	size_t i, j;
+	size_t i, j, nr_steps = 0;
 
 	tl->out = out;
 	tl->events = 0;
@@ -330,6 +341,8 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 	if (tl->nr)
 		qsort(tl->s, tl->nr, sizeof(*tl->s), cmp_sample);
 	itt = attr_itt(tl->attr);
+	if (tl->steps)
+		nr_steps = steps_finish(tl->steps, period);
 	tl->t0 = UINT64_MAX;
 	for (i = 0; i < tl->nr; i++)
 		if (tl->s[i].time < tl->t0)
@@ -362,6 +375,8 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 		thread_meta(tl, t, TRACK_OPS, "[ops, sampled]");
 		thread_meta(tl, t, TRACK_PY, "[python, sampled]");
 		thread_meta(tl, t, TRACK_SCHED, "[sched]");
+		if (nr_steps && t->tid == steps_tid(tl->steps))
+			thread_meta(tl, t, TRACK_STEPS, "[steps]");
 	}
 	/* oneDNN primitives: every ITT task, exact */
 	itt_each_interval(itt, itt_event, tl);
@@ -371,6 +386,23 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 			;
 		sampled_slices(tl, i, j, TRACK_OPS, period);
 		sampled_slices(tl, i, j, TRACK_PY, period);
+	}
+	/* training steps: the invocations of --step FUNC on the thread that has the most */
+	if (nr_steps) {
+		const struct step *sv = steps_get(tl->steps, &nr_steps);
+		uint32_t stid = steps_tid(tl->steps);
+		size_t k = 0;
+
+		for (i = 0; i < nr_steps; i++) {
+			char name[64], args[96];
+
+			if (sv[i].tid != stid)
+				continue;
+			snprintf(name, sizeof(name), "step %zu", ++k);
+			snprintf(args, sizeof(args), "\"samples\": %llu", (unsigned long long)sv[i].samples);
+			slice(tl, sv[i].pid, TRACK_TID(sv[i].tid, TRACK_STEPS), name, "step,sampled",
+			      sv[i].start, sv[i].end, args);
+		}
 	}
 	/* off the CPU */
 	for (i = 0; i < tl->nr_off; i++)
