@@ -45,6 +45,12 @@ struct report_ctx {
 	char **warnings;	/* META warn.N: what the recording lacks */
 	int perf_data;		/* META source=perf.data */
 	size_t nr_warnings, alloc_warnings;
+	/* --off-cpu / --wall --sort family: microseconds and samples per family */
+	struct wait_fam {
+		const char *family;
+		uint64_t us, samples;
+	} *wfam;
+	size_t nr_wfam, alloc_wfam;
 };
 
 static uint64_t row_key(const char *sym, const char *dso)
@@ -84,7 +90,66 @@ static int rep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	ret = dlview_add(r->view, m, s, frames, nr, &fam);
 	if (nr && fam)
 		count_row_family(r, frames[0].sym, frames[0].dso, fam);
+	if (r->off_cpu && fam) {
+		size_t i;
+
+		for (i = 0; i < r->nr_wfam && r->wfam[i].family != fam; i++)
+			;
+		if (i == r->nr_wfam) {
+			ALLOC_GROW(r->wfam, r->nr_wfam + 1, r->alloc_wfam);
+			r->wfam[r->nr_wfam++] = (struct wait_fam){ fam, 0, 0 };
+		}
+		r->wfam[i].us += (s->period + 500) / 1000;
+		r->wfam[i].samples++;
+	}
 	return ret;
+}
+
+static int cmp_wait_fam(const void *a, const void *b)
+{
+	const struct wait_fam *x = a, *y = b;
+
+	if (x->us != y->us)
+		return x->us > y->us ? -1 : 1;
+	return strcmp(x->family, y->family);
+}
+
+/* --off-cpu / --wall --sort family: each family's microseconds (a switch-out weighs its
+ * time off the CPU, a CPU sample its period); wait-* families are what threads waited on */
+static void print_wait_families(struct report_ctx *r, FILE *out, int fmt, uint64_t total,
+				size_t limit)
+{
+	qsort(r->wfam, r->nr_wfam, sizeof(*r->wfam), cmp_wait_fam);
+	if (!total)
+		total = 1;
+	if (fmt == 1) {
+		fputs("{\"families\":[", out);
+		for (size_t i = 0; i < r->nr_wfam; i++) {
+			fprintf(out, "%s{\"family\":", i ? "," : "");
+			fput_json_str(out, r->wfam[i].family);
+			fprintf(out, ",\"us\":%llu,\"pct\":%.4f,\"samples\":%llu}",
+				(unsigned long long)r->wfam[i].us, 100.0 * r->wfam[i].us / total,
+				(unsigned long long)r->wfam[i].samples);
+		}
+		fputs("]}\n", out);
+		return;
+	}
+	if (fmt == 2) {
+		fputs("family,us,pct,samples\n", out);
+		for (size_t i = 0; i < r->nr_wfam; i++)
+			fprintf(out, "\"%s\",%llu,%.4f,%llu\n", r->wfam[i].family,
+				(unsigned long long)r->wfam[i].us, 100.0 * r->wfam[i].us / total,
+				(unsigned long long)r->wfam[i].samples);
+		return;
+	}
+	fprintf(out, "\n%8s %12s %8s  %s\n", "Share", "Time", "Samples", "Family");
+	for (size_t i = 0; i < r->nr_wfam && (!limit || i < limit); i++) {
+		char t[32];
+
+		fmt_duration(t, sizeof(t), r->wfam[i].us * 1000);
+		fprintf(out, "%7.2f%% %12s %8llu  %s\n", 100.0 * r->wfam[i].us / total, t,
+			(unsigned long long)r->wfam[i].samples, r->wfam[i].family);
+	}
 }
 
 static int rep_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
@@ -155,6 +220,7 @@ static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules
 	dlview_free(rc->view);
 	family_rules_free(rules);
 	calltree_free(rc->tree);
+	free(rc->wfam);
 	free(rc->cmdline);
 	for (size_t i = 0; i < rc->nr_warnings; i++)
 		free(rc->warnings[i]);
@@ -264,9 +330,9 @@ int cmd_report(int argc, const char **argv)
 		error("--off-cpu or --wall, not both");
 		return EXIT_USAGE;
 	}
-	if ((off_cpu || wall) && (view >= 0 || isa || event)) {
+	if ((off_cpu || wall) && ((view >= 0 && view != DLVIEW_FAMILY) || isa || event)) {
 		filter_release(&filt);
-		error("--off-cpu and --wall give the symbol, dso, comm and tid tables (the DL views count samples, not waits)");
+		error("--off-cpu and --wall give the family, symbol, dso, comm and tid tables (the other DL views count samples, not waits)");
 		return EXIT_USAGE;
 	}
 	if (isa) {
@@ -396,7 +462,11 @@ int cmd_report(int argc, const char **argv)
 	oo.no_children = no_children || key == CT_KEY_COMM || key == CT_KEY_TID;
 	oo.limit = limit >= 0 ? (size_t)limit : (fmt == 0 ? 40 : 0);
 
-	if (view >= 0) {
+	if (view >= 0 && (off_cpu || wall)) {
+		if (fmt == 0)
+			output_header(stdout, &h);
+		print_wait_families(&rc, stdout, fmt, h.weight_total, oo.limit);
+	} else if (view >= 0) {
 		if (fmt == 0)
 			output_header(stdout, &h);
 		dlview_print(rc.view, (enum dlview_kind)view, stdout,

@@ -14,7 +14,7 @@
 #include "torchops.h"
 #include "util.h"
 
-enum cond_key { C_DSO, C_SYM, C_NOTSYM, C_FLAG, C_TRAIT, C_STACK };
+enum cond_key { C_DSO, C_SYM, C_NOTSYM, C_FLAG, C_TRAIT, C_STACK, C_SAMPLE };
 
 struct cond {
 	enum cond_key key;
@@ -99,6 +99,9 @@ static const struct { const char *name; unsigned bit; } flag_names[] = {
 static const struct { const char *name; unsigned bit; } trait_names[] = {
 	{ "pause-loop", TRAIT_PAUSE_LOOP },
 };
+static const struct { const char *name; unsigned bit; } sample_names[] = {
+	{ "cpu", FAMILY_SAMPLE_CPU }, { "wait", FAMILY_SAMPLE_WAIT },
+};
 
 static void cond_release(struct cond *c)
 {
@@ -143,7 +146,13 @@ static int parse_names(struct cond *c, const char *name, int line, const char *w
 		const char *bar = memchr(p, '|', end - p);
 		size_t n = bar ? (size_t)(bar - p) : (size_t)(end - p), i, found = 0;
 
-		if (is_flag) {
+		if (is_flag == 2) {
+			for (i = 0; i < ARRAY_SIZE(sample_names); i++)
+				if (strlen(sample_names[i].name) == n && !strncmp(sample_names[i].name, p, n)) {
+					c->mask |= sample_names[i].bit;
+					found = 1;
+				}
+		} else if (is_flag) {
 			for (i = 0; i < ARRAY_SIZE(flag_names); i++)
 				if (strlen(flag_names[i].name) == n && !strncmp(flag_names[i].name, p, n)) {
 					c->mask |= flag_names[i].bit;
@@ -172,7 +181,7 @@ static int parse_rule(struct rule *r, const char *name, int line, char *text)
 	char *p = text, *tok;
 	static const struct { const char *key; enum cond_key k; } keys[] = {
 		{ "dso", C_DSO }, { "sym", C_SYM }, { "notsym", C_NOTSYM }, { "flag", C_FLAG },
-		{ "trait", C_TRAIT }, { "stack", C_STACK },
+		{ "trait", C_TRAIT }, { "stack", C_STACK }, { "sample", C_SAMPLE },
 	};
 
 	memset(r, 0, sizeof(*r));
@@ -197,14 +206,15 @@ static int parse_rule(struct rule *r, const char *name, int line, char *text)
 			if (strlen(keys[i].key) == (size_t)(eq - tok) && !strncmp(keys[i].key, tok, eq - tok))
 				break;
 		if (i == ARRAY_SIZE(keys))
-			return error("%s:%d: unknown key '%.*s' (want dso, sym, notsym, flag, trait or stack)",
+			return error("%s:%d: unknown key '%.*s' (want dso, sym, notsym, flag, trait, stack or sample)",
 				     name, line, (int)(eq - tok), tok);
 		c.key = keys[i].k;
 		if (!eq[1]) {
 			return error("%s:%d: empty pattern for '%.*s'", name, line, (int)(eq - tok), tok);
-		} else if (c.key == C_FLAG || c.key == C_TRAIT) {
-			if (parse_names(&c, name, line, c.key == C_FLAG ? "flag" : "trait",
-					eq + 1, strlen(eq + 1), c.key == C_FLAG))
+		} else if (c.key == C_FLAG || c.key == C_TRAIT || c.key == C_SAMPLE) {
+			if (parse_names(&c, name, line, c.key == C_FLAG ? "flag" : c.key == C_TRAIT ?
+					"trait" : "sample kind", eq + 1, strlen(eq + 1),
+					c.key == C_FLAG ? 1 : c.key == C_SAMPLE ? 2 : 0))
 				return -1;
 		} else if (split_globs(&c, eq + 1, strlen(eq + 1))) {
 			cond_release(&c);
@@ -393,11 +403,14 @@ static int glob_any(const struct cond *c, const char *s)
 	return 0;
 }
 
-static int cond_match(const struct cond *c, const struct frame *frames, size_t nr)
+static int cond_match(const struct cond *c, const struct frame *frames, size_t nr,
+		      unsigned kind)
 {
 	const struct frame *f = &frames[0];
 
 	switch (c->key) {
+	case C_SAMPLE:
+		return (c->mask & kind) != 0;
 	case C_DSO:
 		return glob_any(c, f->dso);
 	case C_SYM:
@@ -420,6 +433,12 @@ static int cond_match(const struct cond *c, const struct frame *frames, size_t n
 const char *family_classify(const struct family_rules *r, const struct frame *frames,
 			    size_t nr, const char **rule_out)
 {
+	return family_classify_kind(r, frames, nr, FAMILY_SAMPLE_CPU, rule_out);
+}
+
+const char *family_classify_kind(const struct family_rules *r, const struct frame *frames,
+				 size_t nr, unsigned kind, const char **rule_out)
+{
 	if (rule_out)
 		*rule_out = "(no rule matched)";
 	if (!r || !frames || !nr)
@@ -429,7 +448,7 @@ const char *family_classify(const struct family_rules *r, const struct frame *fr
 		size_t j;
 
 		for (j = 0; j < ru->nr_conds; j++)
-			if (!cond_match(&ru->conds[j], frames, nr))
+			if (!cond_match(&ru->conds[j], frames, nr, kind))
 				break;
 		if (j == ru->nr_conds) {
 			if (rule_out)

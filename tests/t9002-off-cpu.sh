@@ -30,7 +30,24 @@ test_expect_success 'each wait within 10% of the workload own figure' '
 	EOF
 '
 
-test_expect_success 'the report says what it counts; the DL views refuse --off-cpu' '
+test_expect_success 'by family: the waits told apart (wait-lock, wait-io, the sleeping producer)' '
+	"$DLPROF" report -i w.data --off-cpu --sort family >fam.txt && cat fam.txt &&
+	"$DLPROF" report -i w.data --off-cpu --sort family --format json >fam.json &&
+	/usr/bin/python3 - <<-\EOF
+	truth = {k: int(v) / 1000.0 for k, v in (l.split() for l in open("truth.txt"))}
+	import json
+	fam = {f["family"]: f["us"] for f in json.load(open("fam.json"))["families"]}
+	print(fam)
+	assert abs(fam["wait-lock"] - truth["wait_for_batch"]) <= 0.1 * truth["wait_for_batch"]
+	assert abs(fam["wait-io"] - truth["read_pipe"]) <= 0.1 * truth["read_pipe"]
+	# the helper thread sleeps 3 x 100 ms + 200 ms in nanosleep
+	assert abs(fam["wait-sleep"] - 500000) <= 50000, fam
+	EOF
+	"$DLPROF" report -i w.data --wall --sort family --format csv >wall.csv && cat wall.csv &&
+	head -1 wall.csv | grep -q "^family,us,pct,samples$" && grep -q "^\"wait-lock\"," wall.csv
+'
+
+test_expect_success 'the report says what it counts; the other DL views refuse --off-cpu' '
 	grep -E "^# off-CPU: [0-9]+ switch-outs; each stack weighs the time its thread was" off.txt &&
 	grep -E "^# event: +context-switches \(every switch-out" off.txt &&
 	"$DLPROF" report -i w.data --off-cpu --format json | /usr/bin/python3 -c "
