@@ -22,6 +22,7 @@ static const struct cmd_struct commands[] = {
 	{ "speedscope", cmd_speedscope, "write the profile in speedscope's file format (one profile per thread)" },
 	{ "timeline", cmd_timeline, "write the recording in time as a Chrome trace (Perfetto, chrome://tracing)" },
 	{ "check-isa", cmd_check_isa, "what vector ISA this CPU, its libraries and a profile use" },
+	{ "sweep", cmd_sweep, "run a workload with 1, one socket's and all cores (and more): which setting is fastest, and why" },
 	{ "families", cmd_families, "list the operator-family rules, or explain a symbol's family" },
 };
 

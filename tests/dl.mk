@@ -19,3 +19,9 @@ $(O)/tests/workloads/dl-conv-impl: tests/workloads/dl-conv-impl.c | $(DEPS_STAMP
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -o $@ $< -ldnnl
 
 TEST_PROGS += $(O)/tests/workloads/dl-conv-impl
+
+$(O)/tests/workloads/sweep-omp: tests/workloads/sweep-omp.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fopenmp -o $@ $<
+
+TEST_PROGS += $(O)/tests/workloads/sweep-omp
