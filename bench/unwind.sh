@@ -2,7 +2,8 @@
 # bench/unwind.sh - what unwinding while recording costs and saves: the same workload
 # plain, under `dlprof record --no-unwind` (stack copies kept, unwound by report) and
 # under `dlprof record` (copies unwound while recording, stacks stored once), in
-# interleaved rounds.  Medians of: the workload's own time, bytes per sample, dlprof's
+# interleaved rounds (both without the off-CPU event, so the samples are the same kind).
+# Medians of: the workload's own time, bytes per sample, dlprof's
 # own CPU time per sample (all its threads, META record_cpu_ns) and the unwinding
 # thread's (META record_unwind), report time per sample, the share of stacks unwound
 # while recording.
@@ -37,8 +38,8 @@ own() { sed -n 's/.* in \([0-9.]*\) s.*/\1/p' "$1" | tail -1; }
 
 for r in $(seq "$ROUNDS"); do
 	$CMD >"$D/plain.$r" 2>&1
-	"$DLPROF" record $PY --no-unwind -o "$D/copy.$r.data" -- $CMD >"$D/copy.$r" 2>&1
-	"$DLPROF" record $PY -o "$D/unw.$r.data" -- $CMD >"$D/unw.$r" 2>&1
+	"$DLPROF" record $PY --no-off-cpu --no-unwind -o "$D/copy.$r.data" -- $CMD >"$D/copy.$r" 2>&1
+	"$DLPROF" record $PY --no-off-cpu -o "$D/unw.$r.data" -- $CMD >"$D/unw.$r" 2>&1
 	for k in copy unw; do
 		s=$(date +%s.%N)
 		"$DLPROF" report -i "$D/$k.$r.data" >/dev/null 2>&1
