@@ -108,13 +108,18 @@ static void vote(struct fg_node *n, const char *family, uint64_t w)
 	}
 }
 
-void flamegraph_add(struct flamegraph *fg, const char *stack, uint64_t weight)
+/* Walk stack's frames from the root, creating nodes; the weight goes to the new profile's
+ * value (and the family vote), or to the base's. */
+static void add_stack(struct flamegraph *fg, const char *stack, uint64_t weight, int base)
 {
 	const char *p = stack, *family = NULL;
 	uint32_t id = 0;
 	int first = 1;
 
-	fg->n[0].value += weight;
+	if (base)
+		fg->n[0].base += weight;
+	else
+		fg->n[0].value += weight;
 	while (*p) {
 		size_t len = strcspn(p, ";");
 		const char *name = strpool_intern_len(&fg->pool, p, len);
@@ -122,38 +127,31 @@ void flamegraph_add(struct flamegraph *fg, const char *stack, uint64_t weight)
 		p += len + (p[len] == ';');
 		if (first && fg->colour_root) {
 			family = name;
-			vote(&fg->n[0], family, weight);
+			if (!base)
+				vote(&fg->n[0], family, weight);
 			first = 0;
 			continue;
 		}
 		first = 0;
 		id = child_of(fg, id, name);
-		fg->n[id].value += weight;
-		vote(&fg->n[id], family, weight);
+		if (base) {
+			fg->n[id].base += weight;
+		} else {
+			fg->n[id].value += weight;
+			vote(&fg->n[id], family, weight);
+		}
 	}
+}
+
+void flamegraph_add(struct flamegraph *fg, const char *stack, uint64_t weight)
+{
+	add_stack(fg, stack, weight, 0);
 }
 
 void flamegraph_add_base(struct flamegraph *fg, const char *stack, uint64_t weight)
 {
-	const char *p = stack;
-	uint32_t id = 0;
-	int first = 1;
-
 	fg->diff = 1;
-	fg->n[0].base += weight;
-	while (*p) {
-		size_t len = strcspn(p, ";");
-		const char *name = strpool_intern_len(&fg->pool, p, len);
-
-		p += len + (p[len] == ';');
-		if (first && fg->colour_root) {
-			first = 0;
-			continue;
-		}
-		first = 0;
-		id = child_of(fg, id, name);
-		fg->n[id].base += weight;
-	}
+	add_stack(fg, stack, weight, 1);
 }
 
 static double delta(const struct fg_node *n)
