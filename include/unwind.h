@@ -32,6 +32,9 @@ void unwinder_free(struct unwinder *u);
 size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,
 		     unsigned *flags, size_t max, int *complete);
 
+/* For record: the process model only grows and unwind_maps_changed() is called on every
+ * new mapping, so return addresses met before are looked up from a cache. */
+void unwinder_set_live(struct unwinder *u);
 /* Process pid's mappings changed (record: an mmap came after samples were unwound): forget
  * what its code pages were. */
 void unwind_maps_changed(struct unwinder *u, uint32_t pid);

@@ -498,6 +498,8 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 		ru->soft_cap = 0;
 	ru->m = machine_new();
 	ru->uw = unwinder_new(ru->m);
+	if (ru->uw)
+		unwinder_set_live(ru->uw);
 	ru->live = session_live_new(&live_ops, ru);
 	strbuf_init(&ru->out, 0);
 	if (!vdso_file_rec(&sb) && sb.len > sizeof(struct dlp_file_rec)) {

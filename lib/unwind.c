@@ -55,6 +55,7 @@
 #define CALL_CACHE_MAX	(1u << 20)
 #define MAP_CACHE	8	/* mappings remembered during one walk */
 #define RULE_CACHE	1024	/* per DSO: address -> row, direct-mapped */
+#define FRAME_CACHE	4096	/* per space, while recording: return address -> all of it */
 #define EXPR_STACK	16
 
 /* x86_64 DWARF register numbers */
@@ -157,12 +158,22 @@ struct page_ent {
 	int kind;
 };
 
+/* a return address met before (while recording): where it is, and its CFI row */
+struct frame_ent {
+	uint64_t ip;
+	const struct map *mp;	/* NULL: empty */
+	struct unw_dso *d;
+	uint64_t bias;
+	const struct rule *ru;	/* NULL: no row (the frame-pointer step) */
+};
+
 /* one address space */
 struct space {
 	struct unwinder *u;
 	uint32_t pid;
 	struct page_ent pages[PAGE_CACHE];
 	struct u64map calls;	/* return address -> (void *)1 call, (void *)2 not */
+	struct frame_ent *frames;	/* FRAME_CACHE of them, live unwinders only */
 };
 
 /* the walk in progress */
@@ -199,6 +210,7 @@ struct unwinder {
 	size_t nr_all, alloc_all;
 	struct unwind_stats st;
 	int last_unmapped;
+	int live;		/* record: maps only grow, unwind_maps_changed() says when */
 };
 
 /* ---- per-DSO file access ---- */
@@ -996,6 +1008,7 @@ static int walk_pass(struct walk *w)
 		const struct map *mp;
 		const struct rule *ru;
 		struct unw_dso *d = NULL;
+		struct frame_ent *fe = NULL;
 		int ok;
 
 		if (initial) {
@@ -1006,12 +1019,22 @@ static int walk_pass(struct walk *w)
 				ip = pc + 1;
 				fl = FRAME_RECOVERED;
 			}
+		} else if (!activation && w->sp->frames &&
+			   (fe = &w->sp->frames[hash_u64(ip) & (FRAME_CACHE - 1)])->mp && fe->ip == ip) {
+			/* met before: a return address into that file, and its row */
+			lookup = pc - 1;
+			if ((w->regs_set & (1u << DW_RSP)) && w->last_has_sp &&
+			    w->regs[DW_RSP] <= w->last_sp) {
+				w->stop_bad = 1;
+				break;
+			}
 		} else {
 			/* a return address found by CFI (or the frame-pointer step): it must be
 			 * code, right after a call when we can read the code, and the stack
 			 * must grow toward the root */
 			int kind = page_kind(w, ip);
 
+			fe = NULL;
 			lookup = activation ? pc : pc - 1;
 			if (kind == PG_NONE && ip >= 4096 && ip < 0x800000000000ULL &&
 			    !walk_map(w, ip))
@@ -1042,14 +1065,29 @@ static int walk_pass(struct walk *w)
 				w->last_regs_set |= 1u << r;
 			}
 		}
-		mp = code_map(w, lookup, &d, &bias);
-		if (!mp && !walk_map(w, lookup))
-			w->unmapped = 1;
+		if (fe) {
+			mp = fe->mp;
+			d = fe->d;
+			bias = fe->bias;
+		} else {
+			mp = code_map(w, lookup, &d, &bias);
+			if (!mp && !walk_map(w, lookup))
+				w->unmapped = 1;
+		}
 		w->last_map = mp;
 		w->last_lookup = lookup;
 		if (!mp || w->n >= w->max)
 			break;
-		ru = rule_at(d, lookup - bias);
+		if (fe) {
+			ru = fe->ru;
+		} else {
+			ru = rule_at(d, lookup - bias);
+			if (!initial && !activation && w->sp->frames && ru != d->spare) {
+				/* a plausible return address (checked above) in file-backed code */
+				fe = &w->sp->frames[hash_u64(ip) & (FRAME_CACHE - 1)];
+				*fe = (struct frame_ent){ ip, mp, d, bias, ru };
+			}
+		}
 		if (ru && ru->ra_undefined)
 			return 1;
 		ok = ru ? cfi_step(w, ru, w->regs, w->regs_set, nregs, &nset)
@@ -1119,6 +1157,10 @@ static struct space *space_get(struct unwinder *u, uint32_t pid, uint64_t time)
 	sp->u = u;
 	sp->pid = pid;
 	u64map_init(&sp->calls);
+	/* the report's model knows every mapping over time, and a return address may be in
+	 * another file at another time: look each up; the recorder's only grows */
+	if (u->live)
+		sp->frames = xcalloc(FRAME_CACHE, sizeof(*sp->frames));
 	return sp;
 }
 
@@ -1192,8 +1234,16 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 void unwind_maps_changed(struct unwinder *u, uint32_t pid)
 {
 	for (size_t i = 0; i < u->nr_all; i++)
-		if (u->all[i]->pid == pid)
+		if (u->all[i]->pid == pid) {
 			memset(u->all[i]->pages, 0, sizeof(u->all[i]->pages));
+			if (u->all[i]->frames)
+				memset(u->all[i]->frames, 0, FRAME_CACHE * sizeof(*u->all[i]->frames));
+		}
+}
+
+void unwinder_set_live(struct unwinder *u)
+{
+	u->live = 1;
 }
 
 int unwind_met_unmapped(const struct unwinder *u)
@@ -1225,6 +1275,7 @@ void unwinder_free(struct unwinder *u)
 		return;
 	for (size_t i = 0; i < u->nr_all; i++) {
 		u64map_release(&u->all[i]->calls);
+		free(u->all[i]->frames);
 		free(u->all[i]);
 	}
 	free(u->all);
