@@ -73,7 +73,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_BOOL(0, "keep-stacks", &keep_stacks, "dwarf: keep the stack copies next to the stacks unwound while recording (report --reunwind, --check-unwind)"),
 		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
-		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu); the default with dwarf stacks unwound while recording and no -e (--no-off-cpu: do not)"),
+		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu); the default with dwarf stacks unwound while recording, no -e and no Python frames to read (--no-off-cpu: do not)"),
 		OPT_BOOL(0, "python", &python, "read the Python stacks of CPython 3.11 processes (--no-python: do not)"),
 		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line"),
 		OPT_STRING('p', "pid", &opts.pids, "PID[,PID...]", "attach to running processes (all their threads)"),
