@@ -203,7 +203,8 @@ static int cmp_ksym(const void *a, const void *b)
 
 static void ksyms_sort(struct ksyms *k)
 {
-	qsort(k->syms, k->nr, sizeof(*k->syms), cmp_ksym);
+	if (k->nr)
+		qsort(k->syms, k->nr, sizeof(*k->syms), cmp_ksym);
 	for (size_t i = 0; i < k->nr; i++) {
 		struct ksym *y = &k->syms[i];
 		uint64_t next = i + 1 < k->nr ? k->syms[i + 1].start : y->start + KSYM_SIZELESS_MAX;

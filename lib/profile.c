@@ -623,8 +623,11 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 	}
 	if (!p->ready) {
 		p->ready = 1;
+		/* DLPROF_KALLSYMS names another file (/dev/null: none), for a recording
+		 * from elsewhere and for the fuzzer */
 		if (!p->have_ksyms_rec && !ksyms_count(p->ks))
-			ksyms_load_kallsyms(p->ks, NULL, p->release[0] ? p->release : NULL);
+			ksyms_load_kallsyms(p->ks, getenv("DLPROF_KALLSYMS"),
+					    p->release[0] ? p->release : NULL);
 	}
 	if (p->opts->filter) {
 		struct sample_filter *f = p->opts->filter;

@@ -1,0 +1,47 @@
+# fuzz.mk - libFuzzer harnesses (Debian's clang): the readers of outside input, built
+# with -fsanitize=fuzzer,address,undefined.
+#
+#   make fuzz [FUZZ_SECONDS=N]   run every harness N seconds (default 60) on its corpus
+#
+# Harnesses (tests/fuzz/fuzz-NAME.c, seeds in tests/fuzz/corpus/NAME/):
+#   recording       records re-wrapped as a valid recording: session, process model,
+#                   unwinder, symbolizer, attribution
+#   recording-raw   the same binary on file bytes (FUZZ_RAW=1): header and chunks
+# The corpus grows in build/fuzz/corpus-NAME (the seeds stay as they are); a crash is
+# left as build/fuzz/crash-* by libFuzzer.  t6003 runs each for a few seconds.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_DIR     := $(O)/fuzz
+FUZZ_CFLAGS  := $(filter-out -O2 -O1 -O0 -O3 -Wshadow,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
+		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
+FUZZ_BIN     := $(FUZZ_DIR)/fuzz-recording
+HAVE_CLANG   := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo yes)
+
+$(FUZZ_DIR)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz-recording: tests/fuzz/fuzz-recording.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+
+# name binary [env]
+define fuzz_run
+	@mkdir -p $(FUZZ_DIR)/corpus-$(1)
+	@echo "fuzz: $(1) for $(FUZZ_SECONDS) s"
+	cd $(FUZZ_DIR) && $(3) ./$(2) -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+		-timeout=20 -close_fd_mask=2 -print_final_stats=1 corpus-$(1) \
+		$(CURDIR)/tests/fuzz/corpus/$(1) 2>&1 | grep -E "DONE|stat::|==|SUMMARY|INFO: Seed" || true
+	@test -z "$$(ls $(FUZZ_DIR)/crash-* $(FUZZ_DIR)/leak-* $(FUZZ_DIR)/timeout-* 2>/dev/null)" || \
+		{ echo "fuzz: $(1): findings in $(FUZZ_DIR)"; exit 1; }
+endef
+
+fuzz: $(FUZZ_BIN)
+	$(call fuzz_run,recording,fuzz-recording,)
+	$(call fuzz_run,recording-raw,fuzz-recording,FUZZ_RAW=1)
+
+.PHONY: fuzz
+ifeq ($(HAVE_CLANG),yes)
+TEST_PROGS += $(FUZZ_BIN)
+endif
+-include $(FUZZ_OBJ:.o=.d)
