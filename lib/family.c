@@ -56,6 +56,7 @@ const char *family_intern(const char *s, size_t len)
 	size_t i;
 	const char *ret;
 
+	len = strnlen(s, len);	/* a name with a NUL inside is the part before it */
 	pthread_mutex_lock(&intern_lock);
 	if (intern_nr * 2 >= intern_size) {
 		size_t nsize = intern_size ? intern_size * 2 : 256;
@@ -292,6 +293,10 @@ int family_rules_add_text(struct family_rules *r, const char *name, const char *
 		add[nr].where = xasprintf("%s:%d: %s", name, line, s);
 		nr++;
 		free(buf);
+	}
+	if (!nr) {
+		free(add);
+		return 0;	/* comments only */
 	}
 	ALLOC_GROW(r->rules, r->nr + nr, r->alloc);
 	if (front) {

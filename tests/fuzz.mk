@@ -7,6 +7,7 @@
 #   recording       records re-wrapped as a valid recording: session, process model,
 #                   unwinder, symbolizer, attribution
 #   recording-raw   the same binary on file bytes (FUZZ_RAW=1): header and chunks
+#   parsers         family rules, perf maps, jitdumps, ITT collector files (first byte)
 # The corpus grows in build/fuzz/corpus-NAME (the seeds stay as they are); a crash is
 # left as build/fuzz/crash-* by libFuzzer.  t6003 runs each for a few seconds.
 FUZZ_CC      ?= clang
@@ -15,14 +16,14 @@ FUZZ_DIR     := $(O)/fuzz
 FUZZ_CFLAGS  := $(filter-out -O2 -O1 -O0 -O3 -Wshadow,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
 		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
-FUZZ_BIN     := $(FUZZ_DIR)/fuzz-recording
+FUZZ_BIN     := $(FUZZ_DIR)/fuzz-recording $(FUZZ_DIR)/fuzz-parsers
 HAVE_CLANG   := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo yes)
 
 $(FUZZ_DIR)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/fuzz-recording: tests/fuzz/fuzz-recording.c $(FUZZ_OBJ)
+$(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
 
 # name binary [env]
@@ -39,6 +40,7 @@ endef
 fuzz: $(FUZZ_BIN)
 	$(call fuzz_run,recording,fuzz-recording,)
 	$(call fuzz_run,recording-raw,fuzz-recording,FUZZ_RAW=1)
+	$(call fuzz_run,parsers,fuzz-parsers,)
 
 .PHONY: fuzz
 ifeq ($(HAVE_CLANG),yes)

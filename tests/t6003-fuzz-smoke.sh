@@ -8,7 +8,9 @@ FUZZ="$BUILD/fuzz/fuzz-recording"
 export DLPROF_DATADIR="$TOP/share"
 
 test_expect_success 'the inputs that once crashed run clean' '
-	"$FUZZ" -close_fd_mask=2 "$SRC"/fuzz/regress/recording/* >out 2>&1 || { cat out; exit 1; }
+	"$FUZZ" -close_fd_mask=2 "$SRC"/fuzz/regress/recording/* >out 2>&1 || { cat out; exit 1; } &&
+	"$BUILD/fuzz/fuzz-parsers" -close_fd_mask=2 "$SRC"/fuzz/regress/parsers/* >out 2>&1 ||
+		{ cat out; exit 1; }
 '
 
 test_expect_success 'records harness: 5 s on the seeds, no finding' '
@@ -22,6 +24,14 @@ test_expect_success 'raw-file harness: 5 s on the seeds, no finding' '
 	mkdir -p c2 && cp "$SRC"/fuzz/corpus/recording-raw/* c2/ &&
 	FUZZ_RAW=1 "$FUZZ" -max_total_time=5 -rss_limit_mb=2048 -timeout=20 -close_fd_mask=2 \
 		-print_final_stats=1 -artifact_prefix=./ c2 >out 2>&1 || { tail -40 out; exit 1; } &&
+	grep -E "DONE|number_of_executed_units" out && ! ls crash-* leak-* timeout-* 2>/dev/null
+'
+
+test_expect_success 'parsers harness (rules, perf map, jitdump, ITT): 5 s, no finding' '
+	P="$BUILD/fuzz/fuzz-parsers" &&
+	mkdir -p c3 && cp "$SRC"/fuzz/corpus/parsers/* c3/ &&
+	"$P" -max_total_time=5 -rss_limit_mb=2048 -timeout=20 -close_fd_mask=2 \
+		-print_final_stats=1 -artifact_prefix=./ c3 >out 2>&1 || { tail -40 out; exit 1; } &&
 	grep -E "DONE|number_of_executed_units" out && ! ls crash-* leak-* timeout-* 2>/dev/null
 '
 
