@@ -28,7 +28,10 @@ static int count_bits(const uint64_t *b, size_t n)
 static size_t collect_findings(struct dlview *v, struct finding *f, size_t max)
 {
 	size_t n = 0;
-	double spin = pct(fam_samples(v, v->f_spin), v->samples);
+	double spin;
+
+	dlview_resolve(v);	/* thread switches counted, workers' operators known */
+	spin = pct(fam_samples(v, v->f_spin), v->samples);
 	double reorder = pct(fam_samples(v, v->f_reorder), v->samples);
 	double fault = pct(fam_samples(v, v->f_fault), v->samples);
 	int cpus = count_bits(v->cpus_seen, ARRAY_SIZE(v->cpus_seen));

@@ -34,9 +34,17 @@ struct thread_stat {
 	int have_switch, out_preempted;
 };
 
+struct switch_ev {
+	uint32_t pid, tid;
+	uint64_t time;
+	int out, preempt;
+};
+
 struct dlview {
 	const struct family_rules *rules;
 	struct attr *attr;	/* what each sample is */
+	struct switch_ev *sw;	/* the context switches, in file order until resolved */
+	size_t nr_sw, alloc_sw;
 	uint64_t samples;
 	struct cmap fam;	/* family -> samples */
 	struct cmap famsym;	/* (family, sym) -> samples */

@@ -408,6 +408,45 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 			qsort(r + first, nr - first, sizeof(*r), cmp_prim_row);
 	}
 	free(ops);
+	/* operators that no sample caught but oneDNN calls ran in (the calls of short ops
+	 * are told by the samples around them): their rows, so that every call is shown */
+	for (j = 0; !limit || i < limit; j++) {
+		const char *o, *p, *o2, *p2;
+		uint64_t c, t;
+		size_t k, first;
+		struct op_row top = { 0 };
+
+		if (!attr_calls(v->attr, j, &o, &p, &c, &t))
+			break;
+		for (k = 0; k < nr && r[k].key != o; k++)
+			;
+		if (k < nr)
+			continue;
+		top.key = o;
+		top.base = attr_op_name(o, &top.overload);
+		top.name = top.base;
+		op_calls(v, o, NULL, &top.calls, &top.call_ns);
+		ALLOC_GROW(r, nr + 1, alloc);
+		r[nr++] = top;
+		i++;
+		if (!strncmp(o, "dnnl:", 5))
+			continue;
+		first = nr;
+		for (k = 0; attr_calls(v->attr, k, &o2, &p2, &c, &t); k++) {
+			if (o2 != o)
+				continue;
+			ALLOC_GROW(r, nr + 1, alloc);
+			r[nr] = top;
+			r[nr].prim = p2;
+			r[nr].self = r[nr].total = 0;
+			r[nr].calls = c;
+			r[nr].call_ns = t;
+			nr++;
+		}
+		if (nr > first)
+			qsort(r + first, nr - first, sizeof(*r), cmp_prim_row);
+		(void)p;
+	}
 	*out = r;
 	return nr;
 }

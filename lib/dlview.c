@@ -83,6 +83,7 @@ void dlview_free(struct dlview *v)
 		return;
 	attr_free(v->attr);
 	fastpath_free(v->fp);
+	free(v->sw);
 	free(v->itt_warn);
 	free(v->fam.tab);
 	free(v->famsym.tab);
@@ -257,12 +258,15 @@ void dlview_count(struct dlview *v, struct machine *m, const struct dlp_sample *
 		v->cpus_seen[s->cpu / 64] |= 1ull << (s->cpu % 64);
 }
 
+static void thread_switches(struct dlview *v);
+
 void dlview_resolve(struct dlview *v)
 {
 	if (v->resolved)
 		return;
 	v->resolved = 1;
 	attr_resolve(v->attr);
+	thread_switches(v);
 	for (size_t i = 1; i <= attr_nr_deferred(v->attr); i++) {
 		const struct sample_attr *a = attr_deferred(v->attr, (uint32_t)i);
 
@@ -271,35 +275,64 @@ void dlview_resolve(struct dlview *v)
 	}
 }
 
+/* The switch records come per CPU ring: a thread that moved between CPUs has them out of
+ * time order in the file.  They are kept and counted in time order (thread_switches). */
 int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
 			  uint32_t cpu, uint64_t time, int out, int preempt)
 {
 	struct dlview *v = ctx;
-	struct thread_stat *t = get_thread(v, pid, tid);
 
-	t->have_switch = 1;
-	if (out) {
-		if (t->last_in && time > t->last_in)
-			t->on_ns += time - t->last_in;
-		t->last_in = 0;
-		t->last_out = time;
-		t->out_preempted = preempt;
-		if (preempt)
-			t->invol++;
-		else
-			t->vol++;
-	} else {
-		if (t->last_out && time > t->last_out) {
-			t->off_ns += time - t->last_out;
-			if (t->out_preempted)
-				t->preempt_ns += time - t->last_out;
-		}
-		t->last_out = 0;
-		t->last_in = time;
-	}
+	get_thread(v, pid, tid)->have_switch = 1;
+	ALLOC_GROW(v->sw, v->nr_sw + 1, v->alloc_sw);
+	v->sw[v->nr_sw++] = (struct switch_ev){ pid, tid, time, out, preempt };
 	(void)m;
 	(void)cpu;
 	return 0;
+}
+
+static int cmp_switch(const void *a, const void *b)
+{
+	const struct switch_ev *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* Each thread's time on and off the CPU, voluntary and involuntary switches. */
+static void thread_switches(struct dlview *v)
+{
+	struct thread_stat *t = NULL;
+
+	if (v->nr_sw)
+		qsort(v->sw, v->nr_sw, sizeof(*v->sw), cmp_switch);
+	for (size_t i = 0; i < v->nr_sw; i++) {
+		const struct switch_ev *e = &v->sw[i];
+
+		if (!t || t->pid != e->pid || t->tid != e->tid)
+			t = get_thread(v, e->pid, e->tid);
+		if (e->out) {
+			if (t->last_in && e->time > t->last_in)
+				t->on_ns += e->time - t->last_in;
+			t->last_in = 0;
+			t->last_out = e->time;
+			t->out_preempted = e->preempt;
+			if (e->preempt)
+				t->invol++;
+			else
+				t->vol++;
+		} else {
+			if (t->last_out && e->time > t->last_out) {
+				t->off_ns += e->time - t->last_out;
+				if (t->out_preempted)
+					t->preempt_ns += e->time - t->last_out;
+			}
+			t->last_out = 0;
+			t->last_in = e->time;
+		}
+	}
 }
 
 static int dlview_meta_cb(void *ctx, const char *key, const char *value)

@@ -20,14 +20,18 @@ struct tl_sample {
 struct tl_thread {
 	uint32_t pid, tid;
 	const char *comm;
-	uint64_t out_at;	/* switched out at, 0 when on a CPU */
-	int preempted;
 };
 
 struct tl_off {
 	uint32_t pid, tid;
 	uint64_t start, end;
 	int preempted;
+};
+
+struct tl_switch_ev {
+	uint32_t pid, tid;
+	uint64_t time;
+	int out, preempt;
 };
 
 struct timeline {
@@ -38,6 +42,8 @@ struct timeline {
 	size_t nr_th, alloc_th;
 	struct tl_off *off;
 	size_t nr_off, alloc_off;
+	struct tl_switch_ev *sw;
+	size_t nr_sw, alloc_sw;
 	char *cmdline;
 	FILE *out;
 	long events;
@@ -66,6 +72,7 @@ void timeline_free(struct timeline *tl)
 		return;
 	attr_free(tl->attr);
 	steps_free(tl->steps);
+	free(tl->sw);
 	free(tl->s);
 	free(tl->th);
 	free(tl->off);
@@ -111,23 +118,56 @@ static int tl_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return 0;
 }
 
+/* The switch records come per CPU ring, so a thread that moved between CPUs has them
+ * out of time order in the file: they are kept, and paired once sorted (off_intervals). */
 static int tl_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
 		     uint64_t time, int out, int preempt)
 {
 	struct timeline *tl = ctx;
-	struct tl_thread *t = get_thread(tl, pid, tid);
 
-	if (out) {
-		t->out_at = time;
-		t->preempted = preempt;
-	} else if (t->out_at && time > t->out_at) {
-		ALLOC_GROW(tl->off, tl->nr_off + 1, tl->alloc_off);
-		tl->off[tl->nr_off++] = (struct tl_off){ pid, tid, t->out_at, time, t->preempted };
-		t->out_at = 0;
-	}
+	get_thread(tl, pid, tid);
+	ALLOC_GROW(tl->sw, tl->nr_sw + 1, tl->alloc_sw);
+	tl->sw[tl->nr_sw++] = (struct tl_switch_ev){ pid, tid, time, out, preempt };
 	(void)m;
 	(void)cpu;
 	return 0;
+}
+
+static int cmp_switch(const void *a, const void *b)
+{
+	const struct tl_switch_ev *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* Off-CPU intervals: each switch-out to the thread's next switch-in, in time order. */
+static void off_intervals(struct timeline *tl)
+{
+	uint64_t out_at = 0;
+	int preempted = 0;
+
+	if (tl->nr_sw)
+		qsort(tl->sw, tl->nr_sw, sizeof(*tl->sw), cmp_switch);
+	for (size_t i = 0; i < tl->nr_sw; i++) {
+		const struct tl_switch_ev *e = &tl->sw[i];
+
+		if (i && (e->pid != tl->sw[i - 1].pid || e->tid != tl->sw[i - 1].tid))
+			out_at = 0;
+		if (e->out) {
+			if (!out_at) {
+				out_at = e->time;
+				preempted = e->preempt;
+			}
+		} else if (out_at && e->time > out_at) {
+			ALLOC_GROW(tl->off, tl->nr_off + 1, tl->alloc_off);
+			tl->off[tl->nr_off++] = (struct tl_off){ e->pid, e->tid, out_at, e->time, preempted };
+			out_at = 0;
+		}
+	}
 }
 
 static int tl_other(void *ctx, uint32_t type, const void *data, size_t len)
@@ -341,6 +381,7 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 	if (tl->nr)
 		qsort(tl->s, tl->nr, sizeof(*tl->s), cmp_sample);
 	itt = attr_itt(tl->attr);
+	off_intervals(tl);
 	if (tl->steps)
 		nr_steps = steps_finish(tl->steps, period);
 	tl->t0 = UINT64_MAX;
