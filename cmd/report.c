@@ -424,6 +424,7 @@ int cmd_report(int argc, const char **argv)
 	h.named = st.named;
 	h.recovered_stacks = st.recovered_stacks;
 	h.recorded_stacks = st.recorded_stacks;
+	h.copied_stacks = st.copied_stacks;
 	h.unwind_checked = st.unwind_checked;
 	h.unwind_same = st.unwind_same;
 	h.unwind_scan_differs = st.unwind_scan_differs;

@@ -22,6 +22,7 @@ struct report_header {
 	uint64_t recovered_stacks;	/* stacks with a frame found by stack scanning */
 	int unwound;			/* dwarf stacks: say how many were recovered */
 	uint64_t recorded_stacks;	/* user stacks unwound while recording */
+	uint64_t copied_stacks;		/* user stacks unwound here from their copies */
 	/* report --check-unwind: compared, the same, different after a scanned frame,
 	 * different (profile_stats.unwind_*); checked 0: not asked */
 	uint64_t unwind_checked, unwind_same, unwind_scan_differs, unwind_differs;

@@ -212,9 +212,10 @@ void output_header(FILE *out, const struct report_header *h)
 			100.0 * h->complete_stacks / n, 100.0 * h->named / n);
 		if (h->unwound)
 			fprintf(out, ", %.1f%% recovered by scan", 100.0 * h->recovered_stacks / n);
+		/* of the samples with a user stack (one taken in a kernel thread has none) */
 		if (h->recorded_stacks)
 			fprintf(out, ";\n#          %.1f%% unwound while recording",
-				100.0 * h->recorded_stacks / n);
+				100.0 * h->recorded_stacks / (h->recorded_stacks + h->copied_stacks));
 		fputc('\n', out);
 	}
 	if (h->unwind_checked)
