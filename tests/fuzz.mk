@@ -19,6 +19,7 @@ FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
 FUZZ_BIN     := $(FUZZ_DIR)/fuzz-recording $(FUZZ_DIR)/fuzz-parsers
 HAVE_CLANG   := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo yes)
 
+.SECONDARY: $(FUZZ_OBJ)
 $(FUZZ_DIR)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
