@@ -338,6 +338,33 @@ static int cmp_prim_row(const void *a, const void *b)
 	return strcmp(x->prim, y->prim);
 }
 
+/* Rows for the oneDNN calls of top's primitives that no row from first on shows yet
+ * (calls no sample caught). */
+static void add_call_rows(struct dlview *v, struct op_row **r, size_t *nr, size_t *alloc,
+			  const struct op_row *top, size_t first)
+{
+	const char *o, *p;
+	uint64_t c, t;
+
+	for (size_t j = 0; attr_calls(v->attr, j, &o, &p, &c, &t); j++) {
+		size_t k;
+
+		if (o != top->key)
+			continue;
+		for (k = first; k < *nr && (*r)[k].prim != p; k++)
+			;
+		if (k < *nr)
+			continue;
+		ALLOC_GROW(*r, *nr + 1, *alloc);
+		(*r)[*nr] = *top;
+		(*r)[*nr].prim = p;
+		(*r)[*nr].self = (*r)[*nr].total = 0;
+		(*r)[*nr].calls = c;
+		(*r)[*nr].call_ns = t;
+		(*nr)++;
+	}
+}
+
 /* The rows: operators by self samples (then total), each followed by the primitives that
  * ran inside it (samples or calls), by samples.  limit counts operators. */
 static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
@@ -360,8 +387,6 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 	for (i = 0; i < n && (!limit || i < limit); i++) {
 		struct op_row top = { .key = ops[i]->k1, .self = ops[i]->n2, .total = ops[i]->n };
 		size_t first;
-		const char *o, *p;
-		uint64_t c, t;
 
 		top.base = attr_op_name(top.key, &top.overload);
 		top.name = top.base;
@@ -387,23 +412,7 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 			nr++;
 		}
 		/* primitives called inside the operator that no sample caught */
-		for (j = 0; attr_calls(v->attr, j, &o, &p, &c, &t); j++) {
-			size_t k;
-
-			if (o != top.key)
-				continue;
-			for (k = first; k < nr && r[k].prim != p; k++)
-				;
-			if (k < nr)
-				continue;
-			ALLOC_GROW(r, nr + 1, alloc);
-			r[nr] = top;
-			r[nr].prim = p;
-			r[nr].self = r[nr].total = 0;
-			r[nr].calls = c;
-			r[nr].call_ns = t;
-			nr++;
-		}
+		add_call_rows(v, &r, &nr, &alloc, &top, first);
 		if (nr > first)
 			qsort(r + first, nr - first, sizeof(*r), cmp_prim_row);
 	}
@@ -411,7 +420,7 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 	/* operators that no sample caught but oneDNN calls ran in (the calls of short ops
 	 * are told by the samples around them): their rows, so that every call is shown */
 	for (j = 0; !limit || i < limit; j++) {
-		const char *o, *p, *o2, *p2;
+		const char *o, *p;
 		uint64_t c, t;
 		size_t k, first;
 		struct op_row top = { 0 };
@@ -432,17 +441,7 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 		if (!strncmp(o, "dnnl:", 5))
 			continue;
 		first = nr;
-		for (k = 0; attr_calls(v->attr, k, &o2, &p2, &c, &t); k++) {
-			if (o2 != o)
-				continue;
-			ALLOC_GROW(r, nr + 1, alloc);
-			r[nr] = top;
-			r[nr].prim = p2;
-			r[nr].self = r[nr].total = 0;
-			r[nr].calls = c;
-			r[nr].call_ns = t;
-			nr++;
-		}
+		add_call_rows(v, &r, &nr, &alloc, &top, first);
 		if (nr > first)
 			qsort(r + first, nr - first, sizeof(*r), cmp_prim_row);
 		(void)p;
