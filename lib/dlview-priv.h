@@ -6,6 +6,7 @@
 
 #include "attr.h"
 #include "dlview.h"
+#include "switches.h"
 #include "fastpath.h"
 
 /* A counter keyed by up to two interned strings (pointer identity). */
@@ -34,17 +35,10 @@ struct thread_stat {
 	int have_switch, out_preempted;
 };
 
-struct switch_ev {
-	uint32_t pid, tid;
-	uint64_t time;
-	int out, preempt;
-};
-
 struct dlview {
 	const struct family_rules *rules;
 	struct attr *attr;	/* what each sample is */
-	struct switch_ev *sw;	/* the context switches, in file order until resolved */
-	size_t nr_sw, alloc_sw;
+	struct switches sw;	/* the context switches, sorted when resolved */
 	uint64_t samples;
 	struct cmap fam;	/* family -> samples */
 	struct cmap famsym;	/* (family, sym) -> samples */

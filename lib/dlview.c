@@ -83,7 +83,7 @@ void dlview_free(struct dlview *v)
 		return;
 	attr_free(v->attr);
 	fastpath_free(v->fp);
-	free(v->sw);
+	switches_release(&v->sw);
 	free(v->itt_warn);
 	free(v->fam.tab);
 	free(v->famsym.tab);
@@ -275,30 +275,17 @@ void dlview_resolve(struct dlview *v)
 	}
 }
 
-/* The switch records come per CPU ring: a thread that moved between CPUs has them out of
- * time order in the file.  They are kept and counted in time order (thread_switches). */
+/* Kept, and counted in time order (thread_switches): see switches.h. */
 int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
 			  uint32_t cpu, uint64_t time, int out, int preempt)
 {
 	struct dlview *v = ctx;
 
 	get_thread(v, pid, tid)->have_switch = 1;
-	ALLOC_GROW(v->sw, v->nr_sw + 1, v->alloc_sw);
-	v->sw[v->nr_sw++] = (struct switch_ev){ pid, tid, time, out, preempt };
+	switches_add(&v->sw, pid, tid, time, out, preempt);
 	(void)m;
 	(void)cpu;
 	return 0;
-}
-
-static int cmp_switch(const void *a, const void *b)
-{
-	const struct switch_ev *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->time < y->time ? -1 : x->time > y->time;
 }
 
 /* Each thread's time on and off the CPU, voluntary and involuntary switches. */
@@ -306,10 +293,9 @@ static void thread_switches(struct dlview *v)
 {
 	struct thread_stat *t = NULL;
 
-	if (v->nr_sw)
-		qsort(v->sw, v->nr_sw, sizeof(*v->sw), cmp_switch);
-	for (size_t i = 0; i < v->nr_sw; i++) {
-		const struct switch_ev *e = &v->sw[i];
+	switches_sort(&v->sw);
+	for (size_t i = 0; i < v->sw.nr; i++) {
+		const struct switch_ev *e = &v->sw.v[i];
 
 		if (!t || t->pid != e->pid || t->tid != e->tid)
 			t = get_thread(v, e->pid, e->tid);

@@ -6,6 +6,7 @@
 #include "family-rules.h"
 #include "itt.h"
 #include "steps.h"
+#include "switches.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -28,11 +29,6 @@ struct tl_off {
 	int preempted;
 };
 
-struct tl_switch_ev {
-	uint32_t pid, tid;
-	uint64_t time;
-	int out, preempt;
-};
 
 struct timeline {
 	struct attr *attr;
@@ -42,8 +38,7 @@ struct timeline {
 	size_t nr_th, alloc_th;
 	struct tl_off *off;
 	size_t nr_off, alloc_off;
-	struct tl_switch_ev *sw;
-	size_t nr_sw, alloc_sw;
+	struct switches sw;	/* sorted before pairing (switches.h) */
 	char *cmdline;
 	FILE *out;
 	long events;
@@ -72,7 +67,7 @@ void timeline_free(struct timeline *tl)
 		return;
 	attr_free(tl->attr);
 	steps_free(tl->steps);
-	free(tl->sw);
+	switches_release(&tl->sw);
 	free(tl->s);
 	free(tl->th);
 	free(tl->off);
@@ -118,30 +113,17 @@ static int tl_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return 0;
 }
 
-/* The switch records come per CPU ring, so a thread that moved between CPUs has them
- * out of time order in the file: they are kept, and paired once sorted (off_intervals). */
+/* Kept, and paired once sorted (off_intervals): see switches.h. */
 static int tl_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
 		     uint64_t time, int out, int preempt)
 {
 	struct timeline *tl = ctx;
 
 	get_thread(tl, pid, tid);
-	ALLOC_GROW(tl->sw, tl->nr_sw + 1, tl->alloc_sw);
-	tl->sw[tl->nr_sw++] = (struct tl_switch_ev){ pid, tid, time, out, preempt };
+	switches_add(&tl->sw, pid, tid, time, out, preempt);
 	(void)m;
 	(void)cpu;
 	return 0;
-}
-
-static int cmp_switch(const void *a, const void *b)
-{
-	const struct tl_switch_ev *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->time < y->time ? -1 : x->time > y->time;
 }
 
 /* Off-CPU intervals: each switch-out to the thread's next switch-in, in time order. */
@@ -150,12 +132,11 @@ static void off_intervals(struct timeline *tl)
 	uint64_t out_at = 0;
 	int preempted = 0;
 
-	if (tl->nr_sw)
-		qsort(tl->sw, tl->nr_sw, sizeof(*tl->sw), cmp_switch);
-	for (size_t i = 0; i < tl->nr_sw; i++) {
-		const struct tl_switch_ev *e = &tl->sw[i];
+	switches_sort(&tl->sw);
+	for (size_t i = 0; i < tl->sw.nr; i++) {
+		const struct switch_ev *e = &tl->sw.v[i];
 
-		if (i && (e->pid != tl->sw[i - 1].pid || e->tid != tl->sw[i - 1].tid))
+		if (i && (e->pid != tl->sw.v[i - 1].pid || e->tid != tl->sw.v[i - 1].tid))
 			out_at = 0;
 		if (e->out) {
 			if (!out_at) {
