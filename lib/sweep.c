@@ -364,6 +364,15 @@ static void summarize(struct setting *s, int repeat)
 		s->metric = median(m, nm);
 }
 
+/* The 1-thread setting of a wait policy: the speedups' base. */
+static const struct setting *one_thread(const struct setting *set, int nset, int wait)
+{
+	for (int k = 0; k < nset; k++)
+		if (set[k].threads == 1 && set[k].wait == wait)
+			return &set[k];
+	return NULL;
+}
+
 /* the speedup of s against the 1-thread setting of the same wait policy */
 static double speedup(const struct sweep_opts *o, const struct setting *base, const struct setting *s)
 {
@@ -402,11 +411,8 @@ static void print_table(const struct sweep_opts *o, const struct topo *t, struct
 		fput_json_str(out, o->dir);
 		fputs(",\"settings\":[", out);
 		for (int i = 0; i < nset; i++) {
-			const struct setting *s = &set[i], *base = NULL;
+			const struct setting *s = &set[i], *base = one_thread(set, nset, s->wait);
 
-			for (int k = 0; k < nset; k++)
-				if (set[k].threads == 1 && set[k].wait == s->wait)
-					base = &set[k];
 			fprintf(out, "%s{\"name\":", i ? "," : "");
 			fput_json_str(out, s->name);
 			fprintf(out, ",\"threads\":%d,\"wait\":\"%s\",\"runs\":%d,\"failed_status\":%d",
@@ -451,13 +457,10 @@ static void print_table(const struct sweep_opts *o, const struct topo *t, struct
 	fprintf(out, "%-22s %9s %8s %9s %8s %6s %5s %8s  %s\n", "Setting", "Wall", "spread",
 		o->metric ? "Metric" : "", "Speedup", "Effic.", "CPU", "omp-spin", "Top families");
 	for (int i = 0; i < nset; i++) {
-		const struct setting *s = &set[i], *base = NULL;
+		const struct setting *s = &set[i], *base = one_thread(set, nset, s->wait);
 		char fams[160] = "", metric[32] = "";
 		double su;
 
-		for (int k = 0; k < nset; k++)
-			if (set[k].threads == 1 && set[k].wait == s->wait)
-				base = &set[k];
 		if (!s->good) {
 			fprintf(out, "%-22s %s\n", s->name, s->failed_status ?
 				"failed (exit status below)" : "not run");
@@ -484,11 +487,8 @@ static void print_table(const struct sweep_opts *o, const struct topo *t, struct
 		fprintf(out, "%5.1f %7.1f%%  %s\n", s->wall > 0 ? s->cpu / s->wall : 0.0, s->spin, fams);
 	}
 	if (best) {
-		const struct setting *base = NULL;
+		const struct setting *base = one_thread(set, nset, best->wait);
 
-		for (int k = 0; k < nset; k++)
-			if (set[k].threads == 1 && set[k].wait == best->wait)
-				base = &set[k];
 		fprintf(out, "\nBest: %s", best->name);
 		if (!isnan(speedup(o, base, best)))
 			fprintf(out, ": %.2fx", speedup(o, base, best));
