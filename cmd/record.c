@@ -47,6 +47,30 @@ static int parse_callgraph(const char *arg)
 	return error("unknown call-graph mode '%s' (dwarf[=SIZE], fp or none)", arg);
 }
 
+/* --mem-sample BYTES: a number with an optional K, M or G (powers of 1024) */
+static int opt_mem_sample(const struct option *o, const char *arg)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10), mul = 1;
+
+	if (*end == 'K' || *end == 'k')
+		mul = 1ul << 10;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1ul << 20;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1ul << 30;
+	if (mul > 1)
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (end == arg || *end || !v || v > (1ul << 40) / mul || arg[0] == '-')
+		return error("bad --mem-sample '%s' (bytes between samples on average, 1 for "
+			     "every allocation; K, M, G suffixes)", arg);
+	opts.mem_sample = v * mul;
+	opts.memory = 1;
+	return 0;
+}
+
 static int opt_g(const struct option *o, const char *arg)
 {
 	opts.callgraph = RECORD_CG_FP;
@@ -74,6 +98,8 @@ int cmd_record(int argc, const char **argv)
 		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
 		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu); the default with dwarf stacks unwound while recording, no -e and no Python frames to read (--no-off-cpu: do not)"),
+		OPT_BOOL(0, "memory", &opts.memory, "also sample the workload's heap: malloc & co and anonymous mmap, with whole stacks (report/fold/pprof --memory)"),
+		OPT_CALLBACK(0, "mem-sample", NULL, "BYTES", "--memory: one allocation sampled per BYTES allocated on average (default 512K; 1: every allocation)", opt_mem_sample, 0),
 		OPT_BOOL(0, "python", &python, "read the Python stacks of CPython 3.11 processes (--no-python: do not)"),
 		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line"),
 		OPT_STRING('p', "pid", &opts.pids, "PID[,PID...]", "attach to running processes (all their threads)"),

@@ -10,6 +10,7 @@
 #include "filter.h"
 #include "family.h"
 #include "isa.h"
+#include "memprof.h"
 #include "output.h"
 #include "parse-options.h"
 #include "profile.h"
@@ -23,6 +24,7 @@ static const char *const report_usage[] = {
 	"dlprof report [-i FILE] --sort family|op|thread|line [--families FILE]",
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
+	"dlprof report [-i FILE] --memory [--sort self|op|line|family|thread] [--limit N] [--format table|json|csv]",
 	NULL
 };
 
@@ -211,6 +213,40 @@ static int rep_meta(void *ctx, const char *key, const char *value)
 	return dlview_meta(r->view, key, value);
 }
 
+/* report --memory: the heap by allocating function, operator, Python line, family or
+ * thread (memprof.h) */
+static int memory_report(const char *input, const char *sort, int fmt, int limit,
+			 struct family_rules *rules, struct sample_filter *filt, int srcline)
+{
+	static const char *const keys[] = { "self", "op", "line", "family", "thread", NULL };
+	struct profile_opts po;
+	struct profile_stats st;
+	struct session_info info;
+	struct memprof *mp;
+	int k, ret;
+
+	for (k = 0; keys[k] && strcmp(keys[k], sort); k++)
+		;
+	if (!keys[k]) {
+		error("--memory: unknown sort key '%s' (self, op, line, family, thread)", sort);
+		return EXIT_USAGE;
+	}
+	if (filt->nr_families || filt->nr_ops) {
+		error("--memory: --family and --op filters pick CPU samples; use --sort family or op");
+		return EXIT_USAGE;
+	}
+	memset(&po, 0, sizeof(po));
+	po.srcline = srcline;
+	mp = memprof_new(rules, NULL);
+	ret = memprof_run(mp, input, &po, filt, &st, &info);
+	if (ret >= 0)
+		memprof_print(mp, (enum memprof_key)k, stdout, fmt,
+			      limit >= 0 ? (size_t)limit : fmt == 0 ? 40 : 0);
+	fflush(stdout);
+	memprof_free(mp);
+	return ret < 0 ? EXIT_FATAL : ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;
+}
+
 static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules)
 {
 	for (size_t i = 0; i < rc->row_fams.cap; i++)
@@ -234,7 +270,7 @@ int cmd_report(int argc, const char **argv)
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
 	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0, raw_irqs = 0;
-	int off_cpu = 0, wall = 0, reunwind = 0, check_unwind = 0;
+	int off_cpu = 0, wall = 0, reunwind = 0, check_unwind = 0, memory = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
@@ -250,6 +286,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOL(0, "wall", &wall, "on- and off-CPU time together (record --off-cpu): a thread's total is its wall time"),
 		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): stacks weighted by time off the CPU"),
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
+		OPT_BOOL(0, "memory", &memory, "the heap (record --memory): bytes allocated, freed, live at the peak and at exit, by --sort self|op|line|family|thread"),
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
 		OPT_STRING(0, "steps", &steps_func, "FUNC", "training steps: the invocations of FUNC (a Python function or native symbol), min/median/max, the slowest against the median by family"),
 		OPT_BOOL(0, "reunwind", &reunwind, "unwind the kept stack copies (record --keep-stacks) instead of using the stacks unwound while recording"),
@@ -276,7 +313,9 @@ int cmd_report(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, report_usage, PARSE_OPT_NO_ARGS);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	if (!strcmp(sort, "self"))
+	if (memory)
+		;	/* its own keys: memory_report() */
+	else if (!strcmp(sort, "self"))
 		;
 	else if (!strcmp(sort, "total"))
 		csort = CT_SORT_TOTAL;
@@ -356,6 +395,18 @@ int cmd_report(int argc, const char **argv)
 	if (!rules) {
 		filter_release(&filt);
 		return EXIT_FATAL;
+	}
+	if (memory) {
+		if (group || steps_func || off_cpu || wall || isa || event || no_children ||
+		    reunwind || check_unwind) {
+			error("--memory takes -i, --sort, --limit, --format, --families, --srcline and the thread and time filters");
+			ret = EXIT_USAGE;
+		} else {
+			ret = memory_report(input, sort, fmt, limit, rules, &filt, srcline);
+		}
+		family_rules_free(rules);
+		filter_release(&filt);
+		return ret;
 	}
 	if (steps_func) {
 		if (fmt == 2 || strcmp(sort, "self") || group || off_cpu || wall) {

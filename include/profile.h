@@ -84,6 +84,9 @@ struct profile_consumer {
 	 * others (attr_observe: an OpenMP worker's operator comes from its master's
 	 * samples, which a --tid or --time filter may leave out); counted in no stat. */
 	profile_stack_cb *filtered;
+	/* pass 2: a sample of an event not counted (another than profile_opts.event), as
+	 * recorded: not unwound, not filtered (record --memory's frees, for instance) */
+	int (*other_sample)(void *ctx, const struct dlp_sample *s);
 	void *ctx;
 };
 

@@ -41,11 +41,14 @@ struct record_opts {
 	int quiet;			/* no fallback note, no summary line */
 	const char **argv;		/* the command, NULL-terminated */
 	const char *pids;		/* -p "PID[,PID...]": attach; argv (if any) is a timer */
+	int memory;			/* --memory: sample the workload's allocations
+					   (libdlprof-mem.so preloaded, memevent.h) */
+	unsigned long mem_sample;	/* their mean bytes between samples; 1: all */
 };
 
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
-			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL }
+			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0 }
 
 /*
  * Record opts->argv, or with opts->pids the running processes (every thread) until

@@ -619,7 +619,7 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 	 * off-CPU ones count with the clock's) */
 	if (p->sel_ev && s->evsel && s->evsel != p->sel_ev && !(p->off_ev && s->evsel == p->off_ev)) {
 		p->st->other_samples++;
-		return 0;
+		return p->c->other_sample ? p->c->other_sample(p->c->ctx, s) : 0;
 	}
 	if (!p->ready) {
 		p->ready = 1;

@@ -18,6 +18,7 @@
 #include "event.h"
 #include "isa.h"
 #include "jitsym.h"
+#include "memevent.h"
 #include "pyframes.h"
 #include "recfile.h"
 #include "ring.h"
@@ -130,10 +131,13 @@ static void u64set_free(struct u64set *s)
 struct rec_event {
 	char name[64];
 	int off_cpu;		/* the switch-out event (record --off-cpu) */
+	int mem;		/* --memory: MEM_EV_ALLOC or MEM_EV_FREE, the uprobes */
 	struct perf_event_attr attr;
 	uint64_t *ids;
 	size_t nr_ids, alloc_ids;
 };
+
+enum { MEM_EV_ALLOC = 1, MEM_EV_FREE };
 
 struct path_list {
 	char **v;
@@ -196,6 +200,21 @@ struct recorder {
 	const unsigned char *smp_stack;
 	size_t smp_len;
 	uint64_t smp_sp;
+	/* --memory: the preloaded library, the processes that mapped it, those that ran a
+	 * new program (each should have), and what each said at its exit */
+	char *mem_lib;
+	uint64_t mem_off[2];		/* file offsets of the alloc and free functions */
+	struct u64set mem_pids;
+	struct mem_proc {
+		uint32_t pid;
+		int stats;		/* its exit stats came */
+		char comm[16];
+		uint64_t calls, bytes, rss_anon;
+	} *mem_procs;
+	size_t nr_mem_procs, alloc_mem_procs;
+	uint64_t mem_allocs, mem_frees;
+	char *mem_shared_path;		/* the back-pressure counters (memevent.h) */
+	struct mem_shared *mem_shared;
 };
 
 #define ANON_IPS_MAX (1u << 20)	/* past this, anonymous-code samples are only counted */
@@ -420,6 +439,11 @@ static void attr_common(struct recorder *r, struct perf_event_attr *a, int first
 		a->sample_stack_user = o->stack_size;
 		a->exclude_callchain_user = 1;	/* the stack copy replaces the fp chain */
 	}
+	if (o->memory && !(a->sample_type & PERF_SAMPLE_REGS_USER)) {
+		/* the allocation events' arguments; every event keeps one record layout */
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user = X86_64_USER_REGS;
+	}
 	if (o->period) {
 		a->freq = 0;
 		a->sample_period = o->period;
@@ -455,6 +479,136 @@ static void attr_common(struct recorder *r, struct perf_event_attr *a, int first
 		a->task = 1;
 		a->context_switch = 1;
 	}
+}
+
+/* The file offset of function sym in the ELF file path (a uprobe's place), 0 when none. */
+static uint64_t elf_func_offset(const char *path, const char *sym)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	uint64_t addr = 0, off = 0;
+	size_t nph = 0;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !addr && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym st;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &st) || GELF_ST_TYPE(st.st_info) != STT_FUNC ||
+			    !st.st_value)
+				continue;
+			n = elf_strptr(e, sh.sh_link, st.st_name);
+			if (n && !strcmp(n, sym)) {
+				addr = st.st_value;
+				break;
+			}
+		}
+	}
+	if (e && addr && !elf_getphdrnum(e, &nph))
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_filesz) {
+				off = addr - ph.p_vaddr + ph.p_offset;
+				break;
+			}
+		}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return off;
+}
+
+/* The "uprobe" PMU's type, -1 when the kernel has none. */
+static int uprobe_pmu_type(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int t = -1;
+
+	if (strbuf_read_file(&sb, "/sys/bus/event_source/devices/uprobe/type", 32) >= 0 && sb.len)
+		t = atoi(sb.buf);
+	strbuf_release(&sb);
+	return t;
+}
+
+/*
+ * --memory: the allocation and free events, uprobes on the preloaded library's two
+ * functions (memevent.h), sampled every time they are hit.  The free event copies no
+ * stack worth the name (8 bytes: the records keep the layout of the first event's).
+ * Returns 0, or the exit status on error (printed).
+ */
+static int add_mem_events(struct recorder *r, int *kernel_dropped)
+{
+	static const char *const names[2] = { "mem-alloc", "mem-free" };
+	static const char *const funcs[2] = { MEM_ALLOC_FUNC, MEM_FREE_FUNC };
+	int type = uprobe_pmu_type();
+
+	if (r->opts->pids)
+		return error("--memory needs a command to start: the allocator it samples is "
+			     "preloaded (-p cannot attach it to a running process)"), 64;
+	r->mem_lib = dlprof_libfile(MEM_LIBRARY);
+	if (!r->mem_lib) {
+		char *where = dlprof_libfile_places();
+
+		error("--memory: %s is missing (looked in %s); build it with 'make' in dlprof's "
+		      "source tree, or 'make install'", MEM_LIBRARY, where);
+		free(where);
+		return 2;
+	}
+	if (type < 0)
+		return error("--memory: this kernel has no uprobe PMU "
+			     "(/sys/bus/event_source/devices/uprobe: CONFIG_UPROBE_EVENTS)"), 2;
+	for (int i = 0; i < 2; i++) {
+		struct rec_event *e;
+		int ret;
+
+		r->mem_off[i] = elf_func_offset(r->mem_lib, funcs[i]);
+		if (!r->mem_off[i])
+			return error("--memory: no function %s in %s", funcs[i], r->mem_lib), 2;
+		if (r->nr_ev == MAX_EVENTS)
+			return error("too many events (at most %d)", MAX_EVENTS), 64;
+		e = &r->ev[r->nr_ev];
+		memset(e, 0, sizeof(*e));
+		attr_common(r, &e->attr, 0);
+		e->attr.type = (uint32_t)type;
+		e->attr.config = 0;	/* entry, not return */
+		e->attr.config1 = (uint64_t)(uintptr_t)r->mem_lib;	/* uprobe_path */
+		e->attr.config2 = r->mem_off[i];			/* probe_offset */
+		e->attr.freq = 0;
+		e->attr.sample_period = 1;
+		e->attr.exclude_kernel = 0;
+		e->attr.exclude_hv = 0;
+		if (i == 1 && (e->attr.sample_type & PERF_SAMPLE_STACK_USER))
+			e->attr.sample_stack_user = 8;
+		if (i == 0) {
+			/* woken every few: the library waits for us past a limit in flight */
+			e->attr.watermark = 0;
+			e->attr.wakeup_events = 4;
+		}
+		e->mem = i ? MEM_EV_FREE : MEM_EV_ALLOC;
+		ret = event_probe(&e->attr, kernel_dropped);
+		if (ret < 0) {
+			error("--memory: cannot open a uprobe on %s:%s: %s%s", r->mem_lib, funcs[i],
+			      strerror(-ret), ret == -EACCES || ret == -EPERM ?
+			      " (uprobes need root or CAP_PERFMON)" : "");
+			return 2;
+		}
+		snprintf(e->name, sizeof(e->name), "%s", names[i]);
+		r->nr_ev++;
+	}
+	return 0;
 }
 
 /*
@@ -552,6 +706,12 @@ static int setup_events(struct recorder *r)
 			snprintf(e->name, sizeof(e->name), "%s", "context-switches");
 			r->nr_ev++;
 		}
+	}
+	if (r->opts->memory) {
+		int ret = add_mem_events(r, &kernel_dropped);
+
+		if (ret)
+			return ret;
 	}
 	if (kernel_dropped)
 		warning("kernel.perf_event_paranoid is %d: recording user space only",
@@ -961,26 +1121,102 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	return out;
 }
 
-/* Is this sample record (IDENTIFIER first) one of the switch-out event's? */
-static int is_off_cpu_sample(const struct recorder *r, const unsigned char *p)
+/* The event of this sample record (IDENTIFIER first), NULL when its id is unknown. */
+static const struct rec_event *sample_event(const struct recorder *r, const unsigned char *p)
 {
 	uint64_t id;
 
 	if (r->nr_ev < 2)
-		return 0;
+		return &r->ev[0];
 	memcpy(&id, p + sizeof(struct perf_event_header), 8);
 	for (int e = 0; e < r->nr_ev; e++)
-		if (r->ev[e].off_cpu)
-			for (size_t i = 0; i < r->ev[e].nr_ids; i++)
-				if (r->ev[e].ids[i] == id)
-					return 1;
+		for (size_t i = 0; i < r->ev[e].nr_ids; i++)
+			if (r->ev[e].ids[i] == id)
+				return &r->ev[e];
+	return NULL;
+}
+
+/* The user registers DI, SI, DX, CX of a sample (the arguments of the function a uprobe
+ * hit).  Returns 0, or -1 when the record has none. */
+static int sample_args(const struct recorder *r, const struct perf_event_header *rec,
+		       uint64_t args[4])
+{
+	const struct perf_event_attr *a = &r->ev[0].attr;
+	const unsigned char *q = (const unsigned char *)rec + sizeof(*rec) + 48;
+	const unsigned char *end = (const unsigned char *)rec + rec->size;
+	static const int want[4] = { MEM_REG_DI, MEM_REG_SI, MEM_REG_DX, MEM_REG_CX };
+	uint64_t nr, abi;
+
+	if (!(a->sample_type & PERF_SAMPLE_REGS_USER) || end - q < 0)
+		return -1;
+	if (a->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		if (end - q < 8)
+			return -1;
+		memcpy(&nr, q, 8);
+		if (nr > (uint64_t)(end - q - 8) / 8)
+			return -1;
+		q += 8 + nr * 8;
+	}
+	if (end - q < 8)
+		return -1;
+	memcpy(&abi, q, 8);
+	q += 8;
+	if (!abi || (size_t)(end - q) < 8 * (size_t)__builtin_popcountll(a->sample_regs_user))
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		if (!(a->sample_regs_user & (1ull << want[i])))
+			return -1;
+		/* registers come in bit order */
+		int idx = __builtin_popcountll(a->sample_regs_user & ((1ull << want[i]) - 1));
+
+		memcpy(&args[i], q + 8 * idx, 8);
+	}
 	return 0;
+}
+
+static struct mem_proc *mem_proc(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = r->nr_mem_procs; i-- > 0;)
+		if (r->mem_procs[i].pid == pid)
+			return &r->mem_procs[i];
+	ALLOC_GROW(r->mem_procs, r->nr_mem_procs + 1, r->alloc_mem_procs);
+	memset(&r->mem_procs[r->nr_mem_procs], 0, sizeof(struct mem_proc));
+	r->mem_procs[r->nr_mem_procs].pid = pid;
+	return &r->mem_procs[r->nr_mem_procs++];
+}
+
+/* --memory: count the events; a process's exit statistics are noted */
+static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
+			    const struct perf_event_header *rec)
+{
+	uint64_t args[4];
+
+	if (ev->mem == MEM_EV_FREE) {
+		r->mem_frees++;
+		return;
+	}
+	if (r->mem_shared)	/* drained: one more may come */
+		__atomic_add_fetch(&r->mem_shared->consumed, 1, __ATOMIC_RELEASE);
+	if (!sample_args(r, rec, args) && args[3] == MEM_KIND_STATS) {
+		uint32_t pid;
+		struct mem_proc *mp;
+
+		memcpy(&pid, (const char *)rec + sizeof(*rec) + 16, 4);
+		mp = mem_proc(r, pid);
+		mp->stats = 1;
+		mp->calls = args[0];
+		mp->bytes = args[1];
+		mp->rss_anon = args[2];
+		return;
+	}
+	r->mem_allocs++;
 }
 
 static int on_record(void *ctx, const struct perf_event_header *rec)
 {
 	struct recorder *r = ctx;
 	const unsigned char *p = (const void *)rec;
+	const struct rec_event *ev;
 
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
@@ -988,7 +1224,11 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 		if (!rec)
 			return 0;	/* malformed: not stored */
 		r->samples++;
-		if (r->py && !is_off_cpu_sample(r, p)) {
+		ev = r->py || r->opts->memory ? sample_event(r, p) : NULL;
+		if (ev && ev->mem)
+			note_mem_sample(r, ev, (const void *)p);
+		/* not for a switch-out, nor a free (no stack worth the name) */
+		if (r->py && ev && !ev->off_cpu && ev->mem != MEM_EV_FREE) {
 			/* IDENTIFIER IP PID/TID TIME: read its thread's Python stack now */
 			uint32_t pid, tid;
 			uint64_t t;
@@ -1027,6 +1267,15 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			if (r->py && rec->type == PERF_RECORD_COMM &&
 			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
 				pyreader_exec(r->py, pid);
+			if (r->opts->memory && rec->type == PERF_RECORD_COMM &&
+			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) && rec->size >= sizeof(*rec) + 9) {
+				struct mem_proc *mp = mem_proc(r, pid);
+				size_t n = rec->size - sizeof(*rec) - 8;
+
+				n = n < sizeof(mp->comm) - 1 ? n : sizeof(mp->comm) - 1;
+				memcpy(mp->comm, p + sizeof(*rec) + 8, n);
+				mp->comm[n] = 0;
+			}
 		}
 		break;
 	case PERF_RECORD_MMAP2:
@@ -1055,6 +1304,12 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 				break;
 			if (!r->dnnl_path && strstr(fn, "/libdnnl.so"))
 				r->dnnl_path = xstrdup(fn);
+			if (r->opts->memory && (prot & PROT_EXEC) && strstr(fn, "/" MEM_LIBRARY)) {
+				uint32_t pid;
+
+				memcpy(&pid, p + sizeof(*rec), 4);
+				u64set_add(&r->mem_pids, pid);
+			}
 			if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
 				path_list_add(&r->jitdumps, fn);
 			else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
@@ -1083,6 +1338,51 @@ static void drain_all(struct recorder *r)
 }
 
 /* ---- end of record: build-ids, kernel symbols, JIT, ITT, meta, stats ---- */
+
+/*
+ * --memory: name the processes whose allocations the recording lacks: a program that
+ * never loaded the library (static, or LD_PRELOAD dropped), one whose malloc is not ours
+ * (an allocator linked in or preloaded before ours), and one with far more anonymous
+ * memory resident at its exit than it ever allocated through us (its own arena over brk
+ * or raw system calls).
+ */
+static void check_memory(struct recorder *r)
+{
+	int said = 0, more = 0;
+
+	if (!r->opts->memory)
+		return;
+	for (size_t i = 0; i < r->nr_mem_procs; i++) {
+		const struct mem_proc *mp = &r->mem_procs[i];
+		const char *comm = mp->comm[0] ? mp->comm : "?";
+		char line[320];
+
+		line[0] = 0;
+		if (mp->comm[0] && !u64set_has(&r->mem_pids, mp->pid) && !mp->stats)
+			snprintf(line, sizeof(line), "--memory: process %u (%s) did not load %s "
+				 "(a static binary, or one that drops LD_PRELOAD): its allocations are "
+				 "not recorded", mp->pid, comm, MEM_LIBRARY);
+		else if (mp->stats && !mp->calls && mp->rss_anon >= (16ull << 20))
+			snprintf(line, sizeof(line), "--memory: process %u (%s) allocated %.0f MiB "
+				 "without calling dlprof's malloc (an allocator linked into it or "
+				 "preloaded before dlprof's: jemalloc, tcmalloc, ...): its allocations "
+				 "are not recorded", mp->pid, comm, mp->rss_anon / 1048576.0);
+		else if (mp->stats && mp->rss_anon > 2 * mp->bytes + (128ull << 20))
+			snprintf(line, sizeof(line), "--memory: process %u (%s) had %.0f MiB of "
+				 "anonymous memory resident at exit but allocated only %.0f MiB through "
+				 "malloc and mmap: it has an allocator dlprof cannot see (its own arena "
+				 "over brk or raw system calls)", mp->pid, comm,
+				 mp->rss_anon / 1048576.0, mp->bytes / 1048576.0);
+		if (!line[0])
+			continue;
+		if (said++ < 4)
+			record_warn(r, "%s", line);
+		else
+			more++;
+	}
+	if (more)
+		record_warn(r, "--memory: %d more processes like these", more);
+}
 static int read_build_id(const char *path, unsigned char id[20], size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1626,6 +1926,13 @@ static void write_meta(struct recorder *r)
 		meta_add(&sb, "note", r->fallback_note);
 	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit_ours ? "on" : "user");
 	meta_add(&sb, "itt", r->ittdir ? "on" : "off");
+	if (o->memory) {
+		char n[32];
+
+		snprintf(n, sizeof(n), "%lu", o->mem_sample ? o->mem_sample :
+			 (unsigned long)MEM_DEFAULT_SAMPLE);
+		meta_add(&sb, "mem_sample", n);
+	}
 	meta_add(&sb, "python", r->py ? "on" : "off");
 	{
 		/* dlprof's own CPU time (all its threads), for the cost per sample */
@@ -1739,6 +2046,35 @@ static void sweep_tmpdirs(void)
 	closedir(d);
 }
 
+/* --memory: the file the library and we count alloc events in (memevent.h) */
+static void mem_shared_open(struct recorder *r)
+{
+	char *path = xasprintf("%s/dlprof-mem.XXXXXX", tmp_root());
+	int fd = mkstemp(path);
+	void *m = MAP_FAILED;
+
+	if (fd >= 0 && !ftruncate(fd, (off_t)sysconf(_SC_PAGESIZE)))
+		m = mmap(NULL, sizeof(struct mem_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (m == MAP_FAILED) {
+		/* without it nothing waits: samples may be lost at high rates (counted) */
+		warning("--memory: cannot set up '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			unlink(path);
+		free(path);
+		return;
+	}
+	r->mem_shared = m;
+	/* in flight at most: a quarter of a ring's worth of stack copies */
+	r->mem_shared->limit = default_pages(r->opts) * (size_t)sysconf(_SC_PAGESIZE) / 4 /
+			       ((size_t)r->opts->stack_size + 512);
+	if (r->mem_shared->limit < 4)
+		r->mem_shared->limit = 4;
+	r->mem_shared_path = path;
+	setenv(MEM_ENV_SHARED, path, 1);
+}
+
 static void setup_env(struct recorder *r)
 {
 	if (!r->opts->no_jit || !r->opts->no_itt)
@@ -1751,6 +2087,20 @@ static void setup_env(struct recorder *r)
 			setenv("JITDUMPDIR", r->jitdir, 1);
 			r->jit_ours = 1;
 		}
+	}
+	if (r->opts->memory && r->mem_lib) {
+		/* after the user's own preloads: an allocator preloaded on purpose stays the
+		 * workload's (and is named at the end: our functions see no call) */
+		const char *pre = getenv("LD_PRELOAD");
+		char *v = pre && *pre ? xasprintf("%s:%s", pre, r->mem_lib) : xstrdup(r->mem_lib);
+		char n[32];
+
+		setenv("LD_PRELOAD", v, 1);
+		free(v);
+		snprintf(n, sizeof(n), "%lu", r->opts->mem_sample ? r->opts->mem_sample :
+			 (unsigned long)MEM_DEFAULT_SAMPLE);
+		setenv(MEM_ENV_SAMPLE, n, 1);
+		mem_shared_open(r);
 	}
 	if (!r->opts->no_itt) {
 		char *lib = dlprof_libfile("libdlprof-itt.so");
@@ -1865,6 +2215,17 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 			ps.samples ? 100.0 * ps.moved / ps.samples : 0.0,
 			ps.samples ? 100.0 * ps.failed / ps.samples : 0.0,
 			ps.samples ? ps.delay_sum_ns / 1e6 / ps.samples : 0.0);
+	}
+	if (r->opts->memory) {
+		unsigned long mean = r->opts->mem_sample ? r->opts->mem_sample : MEM_DEFAULT_SAMPLE;
+
+		if (mean == 1)
+			fprintf(stderr, "dlprof: memory: %llu allocations and %llu frees (every one)\n",
+				(unsigned long long)r->mem_allocs, (unsigned long long)r->mem_frees);
+		else
+			fprintf(stderr, "dlprof: memory: %llu allocations sampled (one per %lu bytes "
+				"on average), %llu of them freed\n", (unsigned long long)r->mem_allocs,
+				mean, (unsigned long long)r->mem_frees);
 	}
 	if (r->ru_st.samples && r->ru_st.unwound < r->ru_st.samples)
 		fprintf(stderr, "dlprof: stacks: %llu kept as copies for report to unwind (%llu "
@@ -2125,6 +2486,7 @@ int record_run(const struct record_opts *o)
 	capture_jit(r);
 	capture_itt(r);
 	check_missing(r);
+	check_memory(r);
 	write_meta(r);
 	{
 		struct dlp_stats st;
@@ -2191,6 +2553,14 @@ out:
 		free(r->ev[e].ids);
 	u64set_free(&r->kaddrs);
 	u64set_free(&r->pids);
+	u64set_free(&r->mem_pids);
+	if (r->mem_shared)
+		munmap(r->mem_shared, sizeof(*r->mem_shared));
+	if (r->mem_shared_path)
+		unlink(r->mem_shared_path);
+	free(r->mem_shared_path);
+	free(r->mem_procs);
+	free(r->mem_lib);
 	path_list_clear(&r->need_buildid);
 	path_list_clear(&r->jitdumps);
 	free(r->scratch);

@@ -206,10 +206,12 @@ static int cb_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_
 
 /*
  * The sample record without its registers and stack copy: ABI 0 (no registers), stack
- * size 0 (no data, no dyn_size), whatever followed kept.
+ * size 0 (no data, no dyn_size), whatever followed kept.  The memory events (record
+ * --memory) keep their registers: they are the allocation's arguments (memevent.h).
  */
 static void strip_sample(struct recunw *ru, const struct dlp_sample *s)
 {
+	int keep_regs = s->evsel && !strncmp(s->evsel->name, "mem-", 4);
 	const unsigned char *rec = ru->cur, *end = ru->cur + ru->cur_len;
 	const unsigned char *abi = (const unsigned char *)s->user_regs - 8;
 	const unsigned char *size_at = (const unsigned char *)s->user_regs +
@@ -221,8 +223,12 @@ static void strip_sample(struct recunw *ru, const struct dlp_sample *s)
 	memcpy(&size, size_at, 8);
 	rest = size_at + 8 + (size ? size + 8 : 0);
 	strbuf_reset(&ru->out);
-	strbuf_add(&ru->out, rec, (size_t)(abi - rec));
-	strbuf_add(&ru->out, &zero, 8);		/* PERF_SAMPLE_REGS_ABI_NONE */
+	if (keep_regs) {
+		strbuf_add(&ru->out, rec, (size_t)(size_at - rec));
+	} else {
+		strbuf_add(&ru->out, rec, (size_t)(abi - rec));
+		strbuf_add(&ru->out, &zero, 8);	/* PERF_SAMPLE_REGS_ABI_NONE */
+	}
 	strbuf_add(&ru->out, &zero, 8);		/* stack size 0 */
 	if (rest < end)
 		strbuf_add(&ru->out, rest, (size_t)(end - rest));

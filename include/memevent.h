@@ -1,0 +1,58 @@
+/* memevent.h - what libdlprof-mem.so (lib/mem/interpose.c) tells dlprof record --memory.
+ *
+ * Two empty functions of the library are watched by uprobes (record.c opens them on the
+ * "uprobe" PMU as the events "mem-alloc" and "mem-free"); their arguments arrive in the
+ * sample's user registers:
+ *   dlprof_mem_alloc_event(addr, size, weight, kind)	DI SI DX CX, with the stack copy
+ *   dlprof_mem_free_event(addr, kind, len)		DI SI DX, no stack worth keeping
+ * weight: the bytes the sampled allocation stands for (size / P(sampled)); its count
+ * estimate is weight / size.  An alloc event of kind MEM_KIND_STATS is the process's
+ * exit: DI the allocation calls seen, SI their bytes, DX its resident anonymous memory.
+ */
+#ifndef DLPROF_MEMEVENT_H
+#define DLPROF_MEMEVENT_H
+
+#define MEM_ALLOC_FUNC	"dlprof_mem_alloc_event"
+#define MEM_FREE_FUNC	"dlprof_mem_free_event"
+#define MEM_LIBRARY	"libdlprof-mem.so"
+#define MEM_ENV_SAMPLE	"DLPROF_MEM_SAMPLE"	/* mean bytes between samples; 1: all */
+#define MEM_DEFAULT_SAMPLE (512u * 1024)	/* tcmalloc's default */
+#define MEM_ENV_SHARED	"DLPROF_MEM_SHARED"	/* the file of struct mem_shared */
+
+/*
+ * Back-pressure: the alloc events carry a stack copy each (tens of KiB in the ring), and
+ * with every allocation sampled a workload makes them faster than dlprof can drain.  The
+ * library counts the events it makes (produced), dlprof those it drained (consumed), in a
+ * file both map; past limit in flight the library waits (at most MEM_WAIT_MAX_NS per
+ * event: a dlprof that stopped draining never hangs the workload).
+ */
+struct mem_shared {
+	uint64_t produced;
+	uint64_t pad[7];	/* its own cache line */
+	uint64_t consumed;
+	uint64_t limit;		/* 0: no waiting */
+};
+#define MEM_WAIT_MAX_NS	20000000ull
+
+enum mem_kind {
+	MEM_KIND_MALLOC = 1,
+	MEM_KIND_CALLOC,
+	MEM_KIND_REALLOC,
+	MEM_KIND_MEMALIGN,	/* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+	MEM_KIND_MMAP,		/* an anonymous mmap outside glibc's allocator */
+	MEM_KIND_STATS = 9,
+};
+
+enum mem_free_kind {
+	MEM_FREE_FREE = 1,
+	MEM_FREE_REALLOC,	/* the old block of a realloc */
+	MEM_FREE_MUNMAP,
+};
+
+/* perf register indexes (PERF_REG_X86_*) of the arguments */
+#define MEM_REG_DI 5
+#define MEM_REG_SI 4
+#define MEM_REG_DX 3
+#define MEM_REG_CX 2
+
+#endif

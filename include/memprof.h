@@ -1,0 +1,73 @@
+/* memprof.h - the heap of a recording made with record --memory: each sampled allocation
+ * with its stack and attribution, matched with its free, and the heap's peak.
+ *
+ * memprof_run() reads the "mem-alloc" samples through profile_run (unwound and
+ * symbolized as CPU samples are) and the "mem-free" ones as recorded, then puts them in
+ * time order and matches each free to the live allocation at its address in its process.
+ * Every sampled allocation gets one attribution (attr.h), computed once from its stack
+ * below the allocator: the frames of dlprof's interposer are cut down to the one the
+ * workload called (malloc, posix_memalign, ...), and "self" is the first frame under the
+ * allocation functions (operator new, c10::alloc_cpu, PyMem_*, ...).  All memory views
+ * (report --memory, fold --memory, pprof --memory) read these.
+ *
+ * Byte and count figures are estimates: each sample stands for weight bytes and
+ * weight/size allocations (memevent.h); exact with record --mem-sample 1.
+ */
+#ifndef DLPROF_MEMPROF_H
+#define DLPROF_MEMPROF_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "calltree.h"
+#include "family.h"
+#include "filter.h"
+#include "profile.h"
+
+struct mem_alloc {
+	uint64_t time, free_time;	/* free_time 0: still live when its process ended */
+	uint64_t addr, size, weight;	/* weight: the bytes it stands for */
+	uint32_t pid, tid;
+	uint32_t stack;			/* memprof_text() */
+	uint32_t deferred;		/* attr handle while op is not known */
+	const char *self;		/* the allocating function */
+	const char *family, *op, *pyline, *thread;	/* interned; pyline NULL outside Python */
+	uint8_t kind;			/* enum mem_kind */
+	uint8_t at_peak;		/* live at the heap's peak */
+};
+
+struct memprof_summary {
+	uint64_t mean;			/* the sampling interval, bytes (1: every allocation) */
+	uint64_t samples, frees;	/* sampled allocations, their frees seen */
+	uint64_t unmatched_frees;	/* frees of addresses with no live sample (a fork's
+					   child freeing its parent's, ...) */
+	uint64_t unseen_frees;		/* samples at an address sampled before and not freed */
+	double alloc_bytes, alloc_count, freed_bytes, freed_count;
+	double peak_bytes, exit_bytes, exit_count;
+	uint64_t peak_time, first_time;	/* ns, the recording's clock */
+};
+
+enum memprof_key { MEM_KEY_SELF, MEM_KEY_OP, MEM_KEY_LINE, MEM_KEY_FAMILY, MEM_KEY_THREAD };
+
+struct memprof;
+
+/* fold: the stack texts' shape (fold.h options); NULL: thread name first, kernel kept */
+struct memprof *memprof_new(const struct family_rules *rules, const struct fold_opts *fold);
+void memprof_free(struct memprof *mp);
+/* Read path.  Returns profile_run's value (0, 1 truncated, -1 error printed); an error too
+ * when the recording has no mem-alloc event (not made with --memory). */
+int memprof_run(struct memprof *mp, const char *path, struct profile_opts *po,
+		struct sample_filter *filt, struct profile_stats *st, struct session_info *info);
+size_t memprof_allocs(struct memprof *mp, const struct mem_alloc **out);
+/* The folded stack ("comm;outermost;...;malloc") of an allocation. */
+const char *memprof_text(const struct memprof *mp, uint32_t stack);
+const struct memprof_summary *memprof_summary(const struct memprof *mp);
+/* META of the recording: the command line, or NULL. */
+const char *memprof_cmdline(const struct memprof *mp);
+
+/* The report --memory table (format 0 table, 1 JSON, 2 CSV; limit 0: all rows).
+ * Returns 0. */
+int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int format,
+		  size_t limit);
+
+#endif

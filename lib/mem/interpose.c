@@ -1,0 +1,536 @@
+/* interpose.c - libdlprof-mem.so, the allocation sampler dlprof record --memory preloads.
+ *
+ * It replaces malloc, calloc, realloc, reallocarray, free, posix_memalign, aligned_alloc,
+ * memalign, valloc, pvalloc and anonymous mmap/munmap, forwards each to glibc
+ * (__libc_malloc & co, the mmap system call) and decides, inside the process, which
+ * allocations are sampled: a Poisson process over the bytes allocated, mean
+ * $DLPROF_MEM_SAMPLE bytes (1: every allocation).  An allocation of n bytes is sampled with
+ * probability p = 1 - exp(-n/mean), and stands for n/p bytes and 1/p allocations, so sums
+ * over the samples are unbiased estimates of the workload's.
+ *
+ * A sampled allocation calls dlprof_mem_alloc_event(addr, size, weight, kind), a free of a
+ * sampled address dlprof_mem_free_event(addr, kind, len): empty functions dlprof watches
+ * with uprobes, which carry the registers (the arguments) and, for allocations, the stack
+ * copy: a sampled allocation travels the same ring, unwinder and attribution as a CPU
+ * sample, and only sampled calls pay for it.  A free of an address not sampled costs a
+ * hash and a load from a 128 KiB table of bucket counts.
+ *
+ * The free event is sent before the memory goes back to glibc, so a later allocation at
+ * the same address comes after it in time.  At exit, dlprof_mem_alloc_event(calls, bytes,
+ * rss_anon, MEM_KIND_STATS) tells dlprof how much this process allocated in all, and its
+ * resident anonymous memory (an allocator dlprof cannot see shows as the difference).
+ *
+ * No dependency on libdlprof.a; nothing here allocates.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memevent.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+extern size_t malloc_usable_size(void *);
+extern char **environ;
+
+/* ---- the events dlprof's uprobes watch ---- */
+
+EXPORT void dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t kind);
+EXPORT void dlprof_mem_free_event(uintptr_t addr, uint64_t kind, uint64_t len);
+
+EXPORT __attribute__((noinline, noipa)) void
+dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t kind)
+{
+	__asm__ volatile("" : : "r"(addr), "r"(size), "r"(weight), "r"(kind) : "memory");
+}
+
+EXPORT __attribute__((noinline, noipa)) void
+dlprof_mem_free_event(uintptr_t addr, uint64_t kind, uint64_t len)
+{
+	__asm__ volatile("nop" : : "r"(addr), "r"(kind), "r"(len) : "memory");
+}
+
+/* ---- sampling ---- */
+
+static long mean_bytes;		/* 0: not decided yet; -1: off (not under dlprof) */
+static TLS int64_t t_left;	/* bytes until this thread's next sample */
+static TLS uint64_t t_rng;
+static TLS uint64_t t_calls, t_bytes;	/* not yet added to the totals */
+static uint64_t total_calls, total_bytes, total_sampled;
+
+static void decide(void)
+{
+	const char *v;
+
+	if (!environ)
+		return;		/* too early to know: not sampled, asked again later */
+	v = getenv("DLPROF_MEM_SAMPLE");
+	if (!v || !*v) {
+		__atomic_store_n(&mean_bytes, -1, __ATOMIC_RELAXED);
+		return;
+	}
+	long n = strtol(v, NULL, 10);
+	__atomic_store_n(&mean_bytes, n >= 1 ? n : 512 * 1024, __ATOMIC_RELAXED);
+}
+
+static uint64_t next_random(void)
+{
+	uint64_t x = t_rng;
+
+	if (unlikely(!x)) {
+		x = (uint64_t)syscall(SYS_gettid) * 0x9e3779b97f4a7c15ull ^
+		    (uint64_t)(uintptr_t)&t_rng ^ __builtin_ia32_rdtsc();
+		if (!x)
+			x = 1;
+	}
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t_rng = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+/* bytes to the next sample: exponential with the mean, at least 1 */
+static int64_t draw(long mean)
+{
+	double u = ((double)(next_random() >> 11) + 1.0) / 9007199254740993.0;	/* (0, 1] */
+	double d = -log(u) * (double)mean;
+
+	return d < 1 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
+}
+
+static void flush_totals(void)
+{
+	__atomic_add_fetch(&total_calls, t_calls, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&total_bytes, t_bytes, __ATOMIC_RELAXED);
+	t_calls = t_bytes = 0;
+}
+
+/*
+ * Is an allocation of n bytes sampled?  *weight: the bytes it stands for.  Returns 0 when
+ * not (or when not under dlprof).
+ */
+static int sampled(size_t n, uint64_t *weight)
+{
+	long mean = __atomic_load_n(&mean_bytes, __ATOMIC_RELAXED);
+
+	if (unlikely(mean == 0)) {
+		decide();
+		mean = __atomic_load_n(&mean_bytes, __ATOMIC_RELAXED);
+		if (!mean)
+			return 0;
+	}
+	if (mean < 0)
+		return 0;
+	t_bytes += n;
+	if (unlikely((++t_calls & 1023) == 0))
+		flush_totals();
+	if (mean == 1) {
+		*weight = n;
+		return 1;
+	}
+	if (unlikely(t_left == 0))
+		t_left = draw(mean);
+	t_left -= (int64_t)(n ? n : 1);
+	if (likely(t_left > 0))
+		return 0;
+	t_left = draw(mean);
+	/* P(sampled) = 1 - exp(-n/mean): weight n/P (and 1/P allocations) */
+	double p = -expm1(-(double)(n ? n : 1) / (double)mean);
+
+	*weight = p > 0 ? (uint64_t)((double)n / p + 0.5) : (uint64_t)mean;
+	if (*weight < n)
+		*weight = n;
+	__atomic_add_fetch(&total_sampled, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* ---- the sampled addresses: frees of others must cost next to nothing ---- */
+
+#define NBUCKETS (1u << 16)
+#define SLOTS 8
+
+struct bucket {
+	uintptr_t slot[SLOTS];	/* 0: free */
+};
+
+static struct bucket *table;	/* NBUCKETS, mapped at the first sample */
+static uint16_t counts[NBUCKETS];	/* addresses in each bucket (slots and overflow) */
+static pthread_mutex_t over_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t *over;		/* addresses whose bucket was full */
+static size_t nr_over, alloc_over;
+
+static unsigned bucket_of(uintptr_t p)
+{
+	uint64_t h = (uint64_t)p * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned)(h >> 48);
+}
+
+static int table_ready(void)
+{
+	struct bucket *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+
+	if (likely(t))
+		return 1;
+	t = (void *)syscall(SYS_mmap, NULL, NBUCKETS * sizeof(struct bucket),
+			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (t == MAP_FAILED)
+		return 0;
+	struct bucket *expect = NULL;
+
+	if (!__atomic_compare_exchange_n(&table, &expect, t, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		syscall(SYS_munmap, t, NBUCKETS * sizeof(struct bucket));
+	return 1;
+}
+
+static void remember(uintptr_t p)
+{
+	unsigned b = bucket_of(p);
+
+	if (!table_ready())
+		return;
+	__atomic_add_fetch(&counts[b], 1, __ATOMIC_ACQ_REL);
+	for (int i = 0; i < SLOTS; i++) {
+		uintptr_t expect = 0;
+
+		if (__atomic_compare_exchange_n(&table[b].slot[i], &expect, p, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return;
+	}
+	pthread_mutex_lock(&over_lock);
+	if (nr_over == alloc_over) {
+		size_t n = alloc_over ? alloc_over * 2 : 256;
+		uintptr_t *v = __libc_realloc(over, n * sizeof(*v));
+
+		if (!v) {
+			/* the free will not be seen: the allocation stays live to dlprof */
+			pthread_mutex_unlock(&over_lock);
+			__atomic_sub_fetch(&counts[b], 1, __ATOMIC_ACQ_REL);
+			return;
+		}
+		over = v;
+		alloc_over = n;
+	}
+	over[nr_over++] = p;
+	pthread_mutex_unlock(&over_lock);
+}
+
+/* Was p sampled?  Forgets it. */
+static int forget(uintptr_t p)
+{
+	unsigned b = bucket_of(p);
+
+	if (likely(!__atomic_load_n(&counts[b], __ATOMIC_ACQUIRE)))
+		return 0;
+	for (int i = 0; i < SLOTS; i++) {
+		uintptr_t expect = p;
+
+		if (__atomic_load_n(&table[b].slot[i], __ATOMIC_RELAXED) == p &&
+		    __atomic_compare_exchange_n(&table[b].slot[i], &expect, 0, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			__atomic_sub_fetch(&counts[b], 1, __ATOMIC_ACQ_REL);
+			return 1;
+		}
+	}
+	int found = 0;
+
+	pthread_mutex_lock(&over_lock);
+	for (size_t i = 0; i < nr_over; i++)
+		if (over[i] == p) {
+			over[i] = over[--nr_over];
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&over_lock);
+	if (found)
+		__atomic_sub_fetch(&counts[b], 1, __ATOMIC_ACQ_REL);
+	return found;
+}
+
+/* ---- back-pressure (memevent.h) ---- */
+
+static struct mem_shared *shared;	/* NULL: not mapped (yet) */
+static int shared_tried;
+
+static struct mem_shared *shared_map(void)
+{
+	const char *path;
+	int fd;
+	void *m;
+
+	if (likely(__atomic_load_n(&shared_tried, __ATOMIC_ACQUIRE)))
+		return __atomic_load_n(&shared, __ATOMIC_ACQUIRE);
+	path = getenv(MEM_ENV_SHARED);
+	if (path && *path && (fd = (int)syscall(SYS_open, path, O_RDWR | O_CLOEXEC)) >= 0) {
+		m = (void *)syscall(SYS_mmap, NULL, sizeof(struct mem_shared),
+				    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		syscall(SYS_close, fd);
+		if (m != MAP_FAILED) {
+			struct mem_shared *expect = NULL;
+
+			if (!__atomic_compare_exchange_n(&shared, &expect, m, 0, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+				syscall(SYS_munmap, m, sizeof(struct mem_shared));
+		}
+	}
+	__atomic_store_n(&shared_tried, 1, __ATOMIC_RELEASE);
+	return __atomic_load_n(&shared, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Before an alloc event: wait while dlprof has more than its limit of them to drain. */
+static void throttle(void)
+{
+	struct mem_shared *sh = shared_map();
+	uint64_t n, limit, t0 = 0;
+
+	if (!sh || !(limit = __atomic_load_n(&sh->limit, __ATOMIC_RELAXED)))
+		return;
+	n = __atomic_fetch_add(&sh->produced, 1, __ATOMIC_ACQ_REL);
+	while (n - __atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE) >= limit &&
+	       (int64_t)(n - __atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE)) > 0) {
+		struct timespec ts = { 0, 20000 };
+
+		if (!t0)
+			t0 = mono_ns();
+		else if (mono_ns() - t0 > MEM_WAIT_MAX_NS)
+			break;
+		syscall(SYS_nanosleep, &ts, NULL);
+	}
+}
+
+static void on_alloc(void *p, size_t n, uint64_t kind)
+{
+	uint64_t weight;
+
+	if (p && sampled(n, &weight)) {
+		if (__atomic_load_n(&mean_bytes, __ATOMIC_RELAXED) != 1)
+			remember((uintptr_t)p);
+		throttle();
+		dlprof_mem_alloc_event((uintptr_t)p, n, weight, kind);
+	}
+}
+
+/* Before the memory goes back: was it sampled (every free when every allocation is)? */
+static void on_free(void *p, uint64_t kind, size_t len)
+{
+	long mean = __atomic_load_n(&mean_bytes, __ATOMIC_RELAXED);
+
+	if (!p || mean <= 0)
+		return;
+	if (mean == 1 || forget((uintptr_t)p))
+		dlprof_mem_free_event((uintptr_t)p, kind, len);
+}
+
+/* ---- the C allocator ---- */
+
+EXPORT void *malloc(size_t n)
+{
+	void *p = __libc_malloc(n);
+
+	on_alloc(p, n, MEM_KIND_MALLOC);
+	return p;
+}
+
+EXPORT void *calloc(size_t nmemb, size_t size)
+{
+	void *p = __libc_calloc(nmemb, size);
+
+	on_alloc(p, nmemb * size, MEM_KIND_CALLOC);
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	on_free(p, MEM_FREE_FREE, 0);
+	__libc_free(p);
+}
+
+EXPORT void *realloc(void *old, size_t n)
+{
+	void *p;
+
+	if (!old)
+		return malloc(n);
+	if (!n) {
+		free(old);
+		return NULL;
+	}
+	/* the old block's free first: once realloc returns, another thread may get it */
+	on_free(old, MEM_FREE_REALLOC, 0);
+	p = __libc_realloc(old, n);
+	if (!p) {
+		/* old is still there: still sampled, if it was (its size is what it has) */
+		on_alloc(old, malloc_usable_size(old), MEM_KIND_REALLOC);
+		return NULL;
+	}
+	on_alloc(p, n, MEM_KIND_REALLOC);
+	return p;
+}
+
+EXPORT void *reallocarray(void *old, size_t nmemb, size_t size)
+{
+	size_t n;
+
+	if (__builtin_mul_overflow(nmemb, size, &n)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(old, n);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	void *p;
+
+	if (!align || (align & (align - 1)) || align % sizeof(void *))
+		return EINVAL;
+	p = __libc_memalign(align, n);
+	if (!p)
+		return ENOMEM;
+	on_alloc(p, n, MEM_KIND_MEMALIGN);
+	*out = p;
+	return 0;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	void *p = __libc_memalign(align, n);
+
+	on_alloc(p, n, MEM_KIND_MEMALIGN);
+	return p;
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+	void *p = __libc_memalign(align, n);
+
+	on_alloc(p, n, MEM_KIND_MEMALIGN);
+	return p;
+}
+
+EXPORT void *valloc(size_t n)
+{
+	void *p = __libc_valloc(n);
+
+	on_alloc(p, n, MEM_KIND_MEMALIGN);
+	return p;
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	void *p = __libc_pvalloc(n);
+
+	on_alloc(p, n, MEM_KIND_MEMALIGN);
+	return p;
+}
+
+/* ---- anonymous mappings made outside glibc's allocator ---- */
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	void *p = (void *)r;
+
+	if (r == -1)
+		return MAP_FAILED;
+	/* memory, not a file, not a reservation, not a remap of memory seen already */
+	if ((flags & MAP_ANONYMOUS) && !(flags & MAP_FIXED) && prot != PROT_NONE)
+		on_alloc(p, len, MEM_KIND_MMAP);
+	return p;
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+	__attribute__((alias("mmap")));
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	on_free(addr, MEM_FREE_MUNMAP, len);
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+/* ---- fork and exit ---- */
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&over_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&over_lock);
+}
+
+static void atfork_child(void)
+{
+	pthread_mutex_init(&over_lock, NULL);
+	t_left = 0;	/* its own draws */
+	t_rng = 0;
+	total_calls = total_bytes = total_sampled = 0;
+	t_calls = t_bytes = 0;
+}
+
+__attribute__((constructor)) static void mem_init(void)
+{
+	if (!__atomic_load_n(&mean_bytes, __ATOMIC_RELAXED))
+		decide();
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* RssAnon of /proc/self/status in bytes, 0 when unknown (read without allocating) */
+static uint64_t rss_anon(void)
+{
+	char buf[4096], *s;
+	int fd = (int)syscall(SYS_open, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = (ssize_t)syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	s = strstr(buf, "RssAnon:");
+	if (!s)
+		return 0;
+	return (uint64_t)strtoull(s + 8, NULL, 10) * 1024;
+}
+
+__attribute__((destructor)) static void mem_fini(void)
+{
+	if (__atomic_load_n(&mean_bytes, __ATOMIC_RELAXED) <= 0)
+		return;
+	flush_totals();
+	throttle();
+	dlprof_mem_alloc_event(__atomic_load_n(&total_calls, __ATOMIC_RELAXED),
+			       __atomic_load_n(&total_bytes, __ATOMIC_RELAXED), rss_anon(),
+			       MEM_KIND_STATS);
+}

@@ -1,0 +1,566 @@
+/* memprof.c - the heap of a record --memory recording (memprof.h). */
+#include "memprof.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "attr.h"
+#include "memevent.h"
+#include "rephash.h"
+#include "util.h"
+
+struct mem_free {
+	uint64_t time, addr;
+	uint32_t pid;
+};
+
+struct memprof {
+	const struct family_rules *rules;
+	struct attr *attr;
+	struct fold *fold;
+	struct strpool pool;
+	const char **texts;		/* stack id -> folded text (interned) */
+	size_t nr_texts, alloc_texts;
+	struct u64map text_ids;		/* interned text -> id + 1 */
+	struct mem_alloc *allocs;
+	size_t nr_allocs, alloc_allocs;
+	struct mem_free *frees;
+	size_t nr_frees, alloc_frees;
+	struct memprof_summary sum;
+	char *cmdline;
+	int resolved;
+};
+
+struct memprof *memprof_new(const struct family_rules *rules, const struct fold_opts *fold)
+{
+	struct memprof *mp = xcalloc(1, sizeof(*mp));
+	struct fold_opts fo = { 0, 1 };
+
+	mp->rules = rules;
+	mp->attr = attr_new(rules);
+	mp->fold = fold_new(fold ? fold : &fo);
+	strpool_init(&mp->pool);
+	u64map_init(&mp->text_ids);
+	return mp;
+}
+
+void memprof_free(struct memprof *mp)
+{
+	if (!mp)
+		return;
+	attr_free(mp->attr);
+	fold_free(mp->fold);
+	strpool_release(&mp->pool);
+	u64map_release(&mp->text_ids);
+	free(mp->texts);
+	free(mp->allocs);
+	free(mp->frees);
+	free(mp->cmdline);
+	free(mp);
+}
+
+static const char *intern(struct memprof *mp, const char *s)
+{
+	return s ? strpool_intern(&mp->pool, s) : NULL;
+}
+
+/* The allocation functions between the workload's code and the allocator: "self" is
+ * the frame under them (prefixes of demangled names). */
+static const char *const alloc_funcs[] = {
+	"operator new", "operator new[]", "c10::alloc_cpu", "c10::DefaultCPUAllocator::",
+	"c10::DefaultMobileCPUAllocator", "c10::(anonymous namespace)::", "PyMem_", "_PyMem_",
+	"PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc", "_PyObject_Malloc",
+	"_PyObject_Calloc", "_PyObject_Realloc", "_PyObject_ArenaMmap", "new_arena",
+	"__libc_", "__GI___libc_", "xmalloc", "xcalloc", "xrealloc", "g_malloc", "g_malloc0",
+	"_dl_", "strdup", "strndup", "__strdup",
+	NULL
+};
+
+static int is_alloc_func(const struct frame *f)
+{
+	if (!f->sym)
+		return 0;
+	for (const char *const *p = alloc_funcs; *p; p++)
+		if (!strncmp(f->sym, *p, strlen(*p)))
+			return 1;
+	return 0;
+}
+
+static int is_ours(const struct frame *f)
+{
+	return f->dso && !strcmp(f->dso, MEM_LIBRARY);
+}
+
+static uint32_t text_id(struct memprof *mp, const char *text)
+{
+	const char *t = intern(mp, text);
+	void **slot = u64map_slot(&mp->text_ids, (uintptr_t)t);
+
+	if (!*slot) {
+		ALLOC_GROW(mp->texts, mp->nr_texts + 1, mp->alloc_texts);
+		mp->texts[mp->nr_texts++] = t;
+		*slot = (void *)(uintptr_t)mp->nr_texts;
+	}
+	return (uint32_t)((uintptr_t)*slot - 1);
+}
+
+static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
+		    const struct frame *frames, size_t nr, int complete)
+{
+	struct memprof *mp = ctx;
+	const uint64_t *r = s->user_regs;
+	uint64_t mask = s->user_regs_mask, di, si, dx, cx;
+	size_t first = 0, self;
+	struct sample_attr a;
+	struct mem_alloc *al;
+	const char *comm;
+	char *text, thread[64];
+
+#define REG(n) (r[__builtin_popcountll(mask & ((1ull << (n)) - 1))])
+	if (!r || !s->user_abi || (mask & 0x3c) != 0x3c)
+		return 0;	/* no arguments: not an allocation event */
+	di = REG(MEM_REG_DI);
+	si = REG(MEM_REG_SI);
+	dx = REG(MEM_REG_DX);
+	cx = REG(MEM_REG_CX);
+#undef REG
+	if (cx == MEM_KIND_STATS || !cx || cx > MEM_KIND_MMAP)
+		return 0;
+	/* the stack below the interposer: kernel frames (none for a uprobe), then ours
+	 * down to the function the workload called */
+	while (first < nr && (frames[first].flags & FRAME_KERNEL))
+		first++;
+	while (first + 1 < nr && is_ours(&frames[first]) && is_ours(&frames[first + 1]))
+		first++;
+	self = first < nr && is_ours(&frames[first]) ? first + 1 : first;
+	while (self + 1 < nr && is_alloc_func(&frames[self]))
+		self++;
+	comm = machine_comm_at(m, s->pid, s->tid, s->time);
+	if (self < nr)
+		attr_sample(mp->attr, s, frames + self, nr - self, &a);
+	else
+		attr_sample(mp->attr, s, frames, 0, &a);
+	ALLOC_GROW(mp->allocs, mp->nr_allocs + 1, mp->alloc_allocs);
+	al = &mp->allocs[mp->nr_allocs++];
+	memset(al, 0, sizeof(*al));
+	al->time = s->time;
+	al->addr = di;
+	al->size = si;
+	al->weight = dx >= si ? dx : si;
+	al->pid = s->pid;
+	al->tid = s->tid;
+	al->kind = (uint8_t)cx;
+	text = fold_text(mp->fold, frames + first, nr - first, comm);
+	al->stack = text_id(mp, text);
+	free(text);
+	al->self = intern(mp, self < nr ? frames[self].sym : "[unknown]");
+	al->family = intern(mp, a.family);
+	al->op = a.deferred ? NULL : intern(mp, attr_op_name(a.op, NULL));
+	al->deferred = a.deferred;
+	al->pyline = intern(mp, a.pyline);
+	snprintf(thread, sizeof(thread), "%s (%u)", comm ? comm : "?", s->tid);
+	al->thread = intern(mp, thread);
+	return 0;
+}
+
+static int mp_other_sample(void *ctx, const struct dlp_sample *s)
+{
+	struct memprof *mp = ctx;
+	const uint64_t *r = s->user_regs;
+	uint64_t mask = s->user_regs_mask;
+
+	if (!s->evsel || strcmp(s->evsel->name, "mem-free") || !r || !s->user_abi ||
+	    !(mask & (1ull << MEM_REG_DI)))
+		return 0;
+	ALLOC_GROW(mp->frees, mp->nr_frees + 1, mp->alloc_frees);
+	mp->frees[mp->nr_frees++] = (struct mem_free){
+		s->time, r[__builtin_popcountll(mask & ((1ull << MEM_REG_DI) - 1))], s->pid };
+	return 0;
+}
+
+static int mp_other(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	return attr_other(((struct memprof *)ctx)->attr, type, data, len);
+}
+
+static int mp_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+		       const struct frame *frames, size_t nr, int complete)
+{
+	attr_observe(((struct memprof *)ctx)->attr, s, frames, nr);
+	return 0;
+}
+
+static int mp_meta(void *ctx, const char *key, const char *value)
+{
+	struct memprof *mp = ctx;
+
+	if (!strcmp(key, "cmdline")) {
+		free(mp->cmdline);
+		mp->cmdline = xstrdup(value);
+	} else if (!strcmp(key, "mem_sample")) {
+		mp->sum.mean = strtoull(value, NULL, 10);
+	}
+	return 0;
+}
+
+static int cmp_alloc_time(const void *a, const void *b)
+{
+	const struct mem_alloc *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static int cmp_free_time(const void *a, const void *b)
+{
+	const struct mem_free *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static uint64_t live_key(uint32_t pid, uint64_t addr)
+{
+	return hash_u64(addr ^ ((uint64_t)pid << 48) ^ pid);
+}
+
+/* Find the live allocation at (pid, addr) in the open-addressing table of indexes + 1. */
+struct live_tab {
+	uint32_t *v;		/* alloc index + 1; 0 empty; UINT32_MAX removed */
+	size_t cap, used;
+};
+
+static size_t live_find(struct live_tab *t, const struct mem_alloc *allocs, uint32_t pid,
+			uint64_t addr, int *found)
+{
+	size_t i = live_key(pid, addr) & (t->cap - 1), tomb = (size_t)-1;
+
+	for (;; i = (i + 1) & (t->cap - 1)) {
+		uint32_t v = t->v[i];
+
+		if (!v) {
+			*found = 0;
+			return tomb != (size_t)-1 ? tomb : i;
+		}
+		if (v == UINT32_MAX) {
+			if (tomb == (size_t)-1)
+				tomb = i;
+			continue;
+		}
+		if (allocs[v - 1].pid == pid && allocs[v - 1].addr == addr) {
+			*found = 1;
+			return i;
+		}
+	}
+}
+
+/* Time order, frees matched, the live bytes over time: the peak and what was live then. */
+static void finish(struct memprof *mp)
+{
+	struct memprof_summary *sum = &mp->sum;
+	struct live_tab t;
+	size_t i = 0, j = 0;
+	double live = 0, peak = 0;
+	uint64_t peak_time = 0;
+
+	attr_resolve(mp->attr);
+	for (size_t k = 0; k < mp->nr_allocs; k++) {
+		struct mem_alloc *al = &mp->allocs[k];
+
+		if (al->deferred) {
+			const struct sample_attr *d = attr_deferred(mp->attr, al->deferred);
+
+			al->op = intern(mp, attr_op_name(d ? d->op : NULL, NULL));
+			if (d && !al->pyline)
+				al->pyline = intern(mp, d->pyline);
+		}
+		if (!al->op)
+			al->op = intern(mp, "(no op)");
+	}
+	qsort(mp->allocs, mp->nr_allocs, sizeof(*mp->allocs), cmp_alloc_time);
+	qsort(mp->frees, mp->nr_frees, sizeof(*mp->frees), cmp_free_time);
+	t.cap = 1024;
+	while (t.cap < 2 * mp->nr_allocs + 16)
+		t.cap *= 2;
+	t.v = xcalloc(t.cap, sizeof(*t.v));
+	t.used = 0;
+	sum->samples = mp->nr_allocs;
+	if (mp->nr_allocs)
+		sum->first_time = mp->allocs[0].time;
+	/* an allocation and a free at the same instant: the free first (the address was
+	 * given back before it could be handed out again) */
+	while (i < mp->nr_allocs || j < mp->nr_frees) {
+		int found;
+		size_t slot;
+
+		if (j < mp->nr_frees && (i == mp->nr_allocs || mp->frees[j].time <= mp->allocs[i].time)) {
+			const struct mem_free *f = &mp->frees[j++];
+
+			slot = live_find(&t, mp->allocs, f->pid, f->addr, &found);
+			if (!found) {
+				sum->unmatched_frees++;
+				continue;
+			}
+			struct mem_alloc *al = &mp->allocs[t.v[slot] - 1];
+
+			al->free_time = f->time ? f->time : 1;
+			t.v[slot] = UINT32_MAX;
+			live -= (double)al->weight;
+			sum->frees++;
+			sum->freed_bytes += (double)al->weight;
+			sum->freed_count += (double)al->weight / (double)(al->size ? al->size : 1);
+			continue;
+		}
+		struct mem_alloc *al = &mp->allocs[i];
+
+		slot = live_find(&t, mp->allocs, al->pid, al->addr, &found);
+		if (found) {
+			/* its free was not seen: gone by now */
+			struct mem_alloc *old = &mp->allocs[t.v[slot] - 1];
+
+			old->free_time = al->time ? al->time : 1;
+			live -= (double)old->weight;
+			sum->unseen_frees++;
+		}
+		t.v[slot] = (uint32_t)(i + 1);
+		live += (double)al->weight;
+		sum->alloc_bytes += (double)al->weight;
+		sum->alloc_count += (double)al->weight / (double)(al->size ? al->size : 1);
+		if (live > peak) {
+			peak = live;
+			peak_time = al->time;
+		}
+		i++;
+	}
+	free(t.v);
+	sum->peak_bytes = peak;
+	sum->peak_time = peak_time;
+	for (size_t k = 0; k < mp->nr_allocs; k++) {
+		struct mem_alloc *al = &mp->allocs[k];
+
+		al->at_peak = al->time <= peak_time && (!al->free_time || al->free_time > peak_time);
+		if (!al->free_time) {
+			sum->exit_bytes += (double)al->weight;
+			sum->exit_count += (double)al->weight / (double)(al->size ? al->size : 1);
+		}
+	}
+	mp->resolved = 1;
+}
+
+int memprof_run(struct memprof *mp, const char *path, struct profile_opts *po,
+		struct sample_filter *filt, struct profile_stats *st, struct session_info *info)
+{
+	struct profile_consumer c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.stack = mp_stack;
+	c.other_sample = mp_other_sample;
+	c.other = mp_other;
+	c.filtered = mp_filtered;
+	c.meta = mp_meta;
+	c.ctx = mp;
+	po->event = "mem-alloc";
+	ret = profile_run_filtered(path, po, filt, mp->rules, &c, st, info);
+	if (ret < 0)
+		return ret;
+	finish(mp);
+	return ret;
+}
+
+size_t memprof_allocs(struct memprof *mp, const struct mem_alloc **out)
+{
+	*out = mp->allocs;
+	return mp->nr_allocs;
+}
+
+const char *memprof_text(const struct memprof *mp, uint32_t stack)
+{
+	return stack < mp->nr_texts ? mp->texts[stack] : "";
+}
+
+const struct memprof_summary *memprof_summary(const struct memprof *mp)
+{
+	return &mp->sum;
+}
+
+const char *memprof_cmdline(const struct memprof *mp)
+{
+	return mp->cmdline;
+}
+
+/* ---- report --memory ---- */
+
+struct mrow {
+	const char *name;
+	double alloc, count, freed, peak, exit;
+};
+
+static int cmp_mrow(const void *a, const void *b)
+{
+	const struct mrow *x = a, *y = b;
+
+	if (x->alloc != y->alloc)
+		return x->alloc > y->alloc ? -1 : 1;
+	if (x->peak != y->peak)
+		return x->peak > y->peak ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static const char *key_of(const struct mem_alloc *al, enum memprof_key key)
+{
+	switch (key) {
+	case MEM_KEY_SELF:
+		return al->self;
+	case MEM_KEY_OP:
+		return al->op;
+	case MEM_KEY_LINE:
+		return al->pyline ? al->pyline : "(no Python)";
+	case MEM_KEY_FAMILY:
+		return al->family ? al->family : "other";
+	case MEM_KEY_THREAD:
+		return al->thread;
+	}
+	return "?";
+}
+
+/* "12.3 MiB" */
+static void fmt_bytes(char *buf, size_t sz, double b)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	while (b >= 1024 * 0.995 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, sz, "%.0f B", b);
+	else
+		snprintf(buf, sz, "%.*f %s", b < 9.95 ? 2 : b < 99.5 ? 1 : 0, b, unit[u]);
+}
+
+static void fmt_count(char *buf, size_t sz, double c)
+{
+	if (c < 9999.5)
+		snprintf(buf, sz, "%.0f", c);
+	else if (c < 9999.5e3)
+		snprintf(buf, sz, "%.1fk", c / 1e3);
+	else
+		snprintf(buf, sz, "%.1fM", c / 1e6);
+}
+
+static const char *const key_names[] = { "function", "op", "line", "family", "thread" };
+
+int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int format,
+		  size_t limit)
+{
+	const struct memprof_summary *sm = &mp->sum;
+	struct u64map idx;
+	struct mrow *rows = NULL;
+	size_t nr = 0, alloc = 0;
+	char a[32], b[32], c[32], d[32], e[32];
+
+	u64map_init(&idx);
+	for (size_t i = 0; i < mp->nr_allocs; i++) {
+		const struct mem_alloc *al = &mp->allocs[i];
+		const char *k = intern(mp, key_of(al, key));
+		void **slot = u64map_slot(&idx, (uintptr_t)k);
+		struct mrow *r;
+		double w = (double)al->weight;
+
+		if (!*slot) {
+			ALLOC_GROW(rows, nr + 1, alloc);
+			memset(&rows[nr], 0, sizeof(rows[nr]));
+			rows[nr].name = k;
+			*slot = (void *)(uintptr_t)++nr;
+		}
+		r = &rows[(uintptr_t)*slot - 1];
+		r->alloc += w;
+		r->count += w / (double)(al->size ? al->size : 1);
+		if (al->free_time)
+			r->freed += w;
+		else
+			r->exit += w;
+		if (al->at_peak)
+			r->peak += w;
+	}
+	u64map_release(&idx);
+	qsort(rows, nr, sizeof(*rows), cmp_mrow);
+	if (limit && nr > limit)
+		nr = limit;
+
+	if (format == 1) {
+		fprintf(out, "{\"memory\":{\"sample_bytes\":%llu,\"samples\":%llu,\"frees\":%llu,"
+			"\"unmatched_frees\":%llu,\"alloc_bytes\":%.0f,\"allocs\":%.0f,"
+			"\"freed_bytes\":%.0f,\"peak_bytes\":%.0f,\"peak_s\":%.6f,\"exit_bytes\":%.0f},"
+			"\"key\":\"%s\",\"rows\":[", (unsigned long long)sm->mean,
+			(unsigned long long)sm->samples, (unsigned long long)sm->frees,
+			(unsigned long long)sm->unmatched_frees, sm->alloc_bytes, sm->alloc_count,
+			sm->freed_bytes, sm->peak_bytes,
+			sm->peak_time > sm->first_time ? (sm->peak_time - sm->first_time) / 1e9 : 0.0,
+			sm->exit_bytes, key_names[key]);
+		for (size_t i = 0; i < nr; i++) {
+			fprintf(out, "%s{\"name\":", i ? "," : "");
+			fput_json_str(out, rows[i].name);
+			fprintf(out, ",\"alloc_bytes\":%.0f,\"pct\":%.4f,\"allocs\":%.0f,"
+				"\"freed_bytes\":%.0f,\"peak_bytes\":%.0f,\"exit_bytes\":%.0f}",
+				rows[i].alloc, sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0,
+				rows[i].count, rows[i].freed, rows[i].peak, rows[i].exit);
+		}
+		fputs("]}\n", out);
+		free(rows);
+		return 0;
+	}
+	if (format == 2) {
+		fprintf(out, "%s,alloc_bytes,pct,allocs,freed_bytes,peak_bytes,exit_bytes\n",
+			key_names[key]);
+		for (size_t i = 0; i < nr; i++) {
+			fputc('"', out);
+			for (const char *s = rows[i].name; *s; s++) {
+				if (*s == '"')
+					fputc('"', out);
+				fputc(*s, out);
+			}
+			fprintf(out, "\",%.0f,%.4f,%.0f,%.0f,%.0f,%.0f\n", rows[i].alloc,
+				sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0,
+				rows[i].count, rows[i].freed, rows[i].peak, rows[i].exit);
+		}
+		free(rows);
+		return 0;
+	}
+	fmt_bytes(a, sizeof(a), sm->alloc_bytes);
+	fmt_count(b, sizeof(b), sm->alloc_count);
+	fmt_bytes(c, sizeof(c), sm->freed_bytes);
+	fmt_bytes(d, sizeof(d), sm->peak_bytes);
+	fmt_bytes(e, sizeof(e), sm->exit_bytes);
+	if (mp->cmdline)
+		fprintf(out, "# command: %s\n", mp->cmdline);
+	if (sm->mean == 1)
+		fprintf(out, "# heap: every allocation recorded (%llu, %llu freed)\n",
+			(unsigned long long)sm->samples, (unsigned long long)sm->frees);
+	else
+		fprintf(out, "# heap: %llu allocations sampled, one per %llu bytes on average (%llu "
+			"freed): the figures are estimates\n", (unsigned long long)sm->samples,
+			(unsigned long long)sm->mean, (unsigned long long)sm->frees);
+	fprintf(out, "# allocated %s in %s allocations, freed %s; peak %s at %.3f s; live at exit %s\n",
+		a, b, c, d,
+		sm->peak_time > sm->first_time ? (sm->peak_time - sm->first_time) / 1e9 : 0.0, e);
+	if (sm->unmatched_frees)
+		fprintf(out, "# %llu frees of addresses no live sample had (a forked child freeing "
+			"its parent's memory, ...)\n", (unsigned long long)sm->unmatched_frees);
+	fprintf(out, "\n%10s %7s %8s %10s %10s %10s  %s\n", "Allocated", "Share", "Allocs",
+		"Freed", "At peak", "At exit",
+		key == MEM_KEY_SELF ? "Function" : key == MEM_KEY_OP ? "Operator" :
+		key == MEM_KEY_LINE ? "Python line" : key == MEM_KEY_FAMILY ? "Family" : "Thread");
+	for (size_t i = 0; i < nr; i++) {
+		fmt_bytes(a, sizeof(a), rows[i].alloc);
+		fmt_count(b, sizeof(b), rows[i].count);
+		fmt_bytes(c, sizeof(c), rows[i].freed);
+		fmt_bytes(d, sizeof(d), rows[i].peak);
+		fmt_bytes(e, sizeof(e), rows[i].exit);
+		fprintf(out, "%10s %6.2f%% %8s %10s %10s %10s  %s\n", a,
+			sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0.0, b, c, d, e,
+			rows[i].name);
+	}
+	free(rows);
+	return 0;
+}
