@@ -11,6 +11,7 @@
 #include "family.h"
 #include "filter.h"
 #include "flamegraph.h"
+#include "memprof.h"
 #include "parse-options.h"
 #include "profile.h"
 #include "rephash.h"
@@ -117,6 +118,10 @@ static int fold_other(void *ctx, uint32_t type, const void *data, size_t len)
 
 /* --family[=GLOB], --op[=GLOB]: the root frame, and with a value the filter too */
 static int by_family, by_op;
+/* --memory alloc|peak|live: the heap's stacks by bytes (record --memory) */
+static const char *memory;
+enum { MEM_ALLOC = 1, MEM_PEAK, MEM_LIVE };
+static int mem_mode;
 static struct filter_args fa;
 
 static int opt_family(const struct option *o, const char *arg)
@@ -143,7 +148,7 @@ static void print_line(void *ctx, const char *stack, uint64_t count)
 static int write_svg(struct flamegraph *fg, const char *output, const char *title, int off_cpu,
 		     int width, int ret)
 {
-	struct flamegraph_opts o = { title, off_cpu ? "us" : "samples", width };
+	struct flamegraph_opts o = { title, mem_mode ? "bytes" : off_cpu ? "us" : "samples", width };
 	int to_stdout = !strcmp(output, "-");
 	FILE *out = to_stdout ? stdout : fopen(output, "w");
 	long n;
@@ -181,6 +186,7 @@ static void add_svg(void *ctx, const char *stack, uint64_t count)
 		OPT_CALLBACK(0, "op", NULL, "GLOB,...", "start each stack with its framework operator, after the family (=GLOB: only those operators)", opt_op, PARSE_OPT_NOARG | PARSE_OPT_OPTARG), \
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"), \
 		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"), \
+		OPT_STRING(0, "memory", &memory, "alloc|peak|live", "the heap (record --memory) by bytes: allocated, live at the peak, or live at exit"), \
 		OPT_FILTERS_NO_DL(fa)
 
 /* What one recording's fold needs, and its result. */
@@ -190,6 +196,31 @@ struct fold_run {
 	struct session_info sinfo;
 	int ret;
 };
+
+/* --memory: the sampled allocations' stacks, weighed by the bytes they stand for */
+static void fold_memory(const char *input, const struct fold_opts *fo, struct profile_opts *po,
+			struct sample_filter *filt, struct family_rules *rules,
+			struct fold_run *run)
+{
+	struct fold_ctx *fc = &run->fc;
+	struct memprof *mp = memprof_new(rules, fo);
+	const struct mem_alloc *al;
+	size_t nr;
+
+	run->ret = memprof_run(mp, input, po, filt, &run->st, &run->sinfo);
+	nr = run->ret >= 0 ? memprof_allocs(mp, &al) : 0;
+	for (size_t i = 0; i < nr; i++) {
+		const char *roots[3];
+		uint64_t w = mem_mode == MEM_ALLOC ? al[i].weight :
+			     mem_mode == MEM_PEAK ? (al[i].at_peak ? al[i].weight : 0) :
+			     (!al[i].free_time ? al[i].weight : 0);
+
+		if (w)
+			fold_add_text(fc->fold, roots, dl_roots(fc, al[i].family, al[i].op, roots),
+				      memprof_text(mp, al[i].stack), w);
+	}
+	memprof_free(mp);
+}
 
 /* Fold INPUT into run->fc (deferred workers' stacks included).  run->ret: profile's. */
 static void fold_one(const char *input, const struct fold_opts *fo, struct profile_opts *po,
@@ -216,6 +247,10 @@ static void fold_one(const char *input, const struct fold_opts *fo, struct profi
 	if (fc->by_op)
 		cons.filtered = fold_filtered;	/* workers' operators: every master sample */
 	cons.ctx = fc;
+	if (mem_mode) {
+		fold_memory(input, fo, po, filt, rules, run);
+		return;
+	}
 	run->ret = profile_run_filtered(input, po, filt, rules, &cons, &run->st, &run->sinfo);
 	if (run->ret >= 0)
 		fold_deferred(fc);
@@ -288,6 +323,18 @@ static int fold_main(int argc, const char **argv, int svg)
 	if (off_cpu && wall) {
 		error("--off-cpu or --wall, not both");
 		return EXIT_USAGE;
+	}
+	if (memory) {
+		mem_mode = !strcmp(memory, "alloc") ? MEM_ALLOC : !strcmp(memory, "peak") ? MEM_PEAK :
+			   !strcmp(memory, "live") ? MEM_LIVE : 0;
+		if (!mem_mode) {
+			error("unknown --memory view '%s' (alloc, peak or live)", memory);
+			return EXIT_USAGE;
+		}
+		if (off_cpu || wall || event || reunwind || fa.family || fa.op) {
+			error("--memory takes no --off-cpu, --wall, -e, --reunwind, --family=GLOB or --op=GLOB");
+			return EXIT_USAGE;
+		}
 	}
 	if (filter_init(&filt, &fa) < 0) {
 		filter_release(&filt);

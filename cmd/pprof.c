@@ -9,12 +9,14 @@
 #include "family.h"
 #include "filter.h"
 #include "parse-options.h"
+#include "memprof.h"
 #include "pprof.h"
 #include "profile.h"
 #include "util.h"
 
 static const char *const pprof_usage[] = {
 	"dlprof pprof [-i FILE] [-o OUT.pb.gz | -o -] [--inline] [--raw-irqs] [--no-kernel] [--families FILE]",
+	"dlprof pprof --memory [-i FILE] [-o OUT.pb.gz]   (a heap profile: alloc_objects, alloc_space, inuse_objects, inuse_space)",
 	NULL
 };
 
@@ -25,6 +27,7 @@ struct pprof_ctx {
 	struct frame *buf;
 	size_t alloc_buf;
 	char *cmdline;
+	uint64_t mem_mean;	/* --memory: bytes per sample on average */
 	/* OpenMP workers' samples: their operator comes from the master, at the end */
 	struct { uint32_t pp, attr; } *deferred;
 	size_t nr_deferred, alloc_deferred;
@@ -59,6 +62,64 @@ static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return 0;
 }
 
+/* --memory: each sampled allocation's stack, its values added once its free is known */
+static uint32_t *mem_handles;
+static size_t nr_mem_handles, alloc_mem_handles;
+
+static void pp_mem_frames(void *ctx, uint32_t seq, const struct frame *frames, size_t nr,
+			  const char *comm, uint32_t tid, const char *family)
+{
+	struct pprof_ctx *c = ctx;
+
+	if (c->no_kernel) {
+		size_t n = 0;
+
+		ALLOC_GROW(c->buf, nr + 1, c->alloc_buf);
+		for (size_t i = 0; i < nr; i++)
+			if (!(frames[i].flags & FRAME_KERNEL))
+				c->buf[n++] = frames[i];
+		frames = c->buf;
+		nr = n;
+	}
+	ALLOC_GROW(mem_handles, (size_t)seq + 1, alloc_mem_handles);
+	while (nr_mem_handles <= seq)
+		mem_handles[nr_mem_handles++] = 0;
+	mem_handles[seq] = pprof_add_deferred(c->pp, frames, nr, comm, tid, family, 0, 0);
+}
+
+static int pprof_memory(struct pprof_ctx *c, const char *input, struct profile_opts *po,
+			struct sample_filter *filt, struct family_rules *rules,
+			struct profile_stats *st, struct session_info *sinfo)
+{
+	struct memprof *mp = memprof_new(rules, NULL);
+	const struct mem_alloc *al;
+	size_t nr;
+	int ret;
+
+	memprof_set_frames_cb(mp, pp_mem_frames, c);
+	ret = memprof_run(mp, input, po, filt, st, sinfo);
+ 	nr = ret >= 0 ? memprof_allocs(mp, &al) : 0;
+	for (size_t i = 0; i < nr; i++) {
+		double count = (double)al[i].weight / (double)(al[i].size ? al[i].size : 1);
+		uint64_t v[4] = { (uint64_t)(count + 0.5), al[i].weight, 0, 0 };
+
+		if (!al[i].free_time) {
+			v[2] = v[0];
+			v[3] = v[1];
+		}
+		if (al[i].seq < nr_mem_handles)
+			pprof_add_memory(c->pp, mem_handles[al[i].seq], al[i].op, v);
+	}
+	if (ret >= 0 && !c->cmdline && memprof_cmdline(mp))
+		c->cmdline = xstrdup(memprof_cmdline(mp));
+	c->mem_mean = memprof_summary(mp)->mean;
+	memprof_free(mp);
+	free(mem_handles);
+	mem_handles = NULL;
+	nr_mem_handles = alloc_mem_handles = 0;
+	return ret;
+}
+
 static int pp_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
 		       const struct frame *frames, size_t nr, int complete)
 {
@@ -86,7 +147,7 @@ int cmd_pprof(int argc, const char **argv)
 {
 	const char *input = "dlprof.data", *output = "dlprof.pb.gz", *families = NULL;
 	const char *event = NULL;
-	int inl = 0, no_kernel = 0, raw_irqs = 0;
+	int inl = 0, no_kernel = 0, raw_irqs = 0, memory = 0;
 	struct filter_args fa = { 0 };
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
@@ -96,6 +157,7 @@ int cmd_pprof(int argc, const char **argv)
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"),
+		OPT_BOOL(0, "memory", &memory, "a heap profile of a record --memory recording: alloc_objects, alloc_space, inuse_objects, inuse_space (in use: live at exit)"),
 		OPT_FILTERS(fa),
 		OPT_END(),
 	};
@@ -137,7 +199,13 @@ int cmd_pprof(int argc, const char **argv)
 		return EXIT_FATAL;
 	}
 	memset(&c, 0, sizeof(c));
-	c.pp = pprof_new();
+	if (memory && (event || fa.family || fa.op)) {
+		error("--memory takes no -e, --family or --op");
+		family_rules_free(rules);
+		filter_release(&filt);
+		return EXIT_USAGE;
+	}
+	c.pp = memory ? pprof_new_memory() : pprof_new();
 	c.attr = attr_new(rules);
 	c.no_kernel = no_kernel;
 	memset(&po, 0, sizeof(po));
@@ -151,7 +219,10 @@ int cmd_pprof(int argc, const char **argv)
 	cons.filtered = pp_filtered;	/* workers' operators: every master sample */
 	cons.ctx = &c;
 	memset(&sinfo, 0, sizeof(sinfo));
-	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);
+	if (memory)
+		ret = pprof_memory(&c, input, &po, &filt, rules, &st, &sinfo);
+	else
+		ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);
 	if (ret >= 0) {
 		for (size_t i = 0; i < c.nr_deferred; i++)
 			pprof_add_op(c.pp, c.deferred[i].pp,
@@ -159,7 +230,7 @@ int cmd_pprof(int argc, const char **argv)
 		memset(&pi, 0, sizeof(pi));
 		pi.event = st.event[0] ? st.event : NULL;
 		pi.event_is_time = st.sample_is_time;
-		pi.ns_per_sample = st.sample_period_ns;
+		pi.ns_per_sample = memory ? c.mem_mean : st.sample_period_ns;
 		if (sinfo.have_stats && sinfo.stats.end_ns > sinfo.stats.start_ns)
 			pi.duration_ns = sinfo.stats.end_ns - sinfo.stats.start_ns;
 		else

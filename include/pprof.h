@@ -41,6 +41,15 @@ uint32_t pprof_add_deferred(struct pprof *p, const struct frame *frames, size_t 
 			    uint64_t period);
 void pprof_add_op(struct pprof *p, uint32_t handle, const char *op);
 
+/* A memory profile (record --memory): samples with Go's heap-profile values,
+ * alloc_objects, alloc_space, inuse_objects and inuse_space (bytes and counts the sampled
+ * allocations stand for; in use = live at exit), period "space" in bytes (give the mean
+ * bytes per sample as pprof_info.ns_per_sample).
+ * Add each with pprof_add_deferred() (count and period unused), then its values with
+ * pprof_add_memory(). */
+struct pprof *pprof_new_memory(void);
+void pprof_add_memory(struct pprof *p, uint32_t handle, const char *op, const uint64_t v[4]);
+
 /* Encode and gzip the profile to out.  Returns 0, or -1 on a write error. */
 int pprof_write(struct pprof *p, const struct pprof_info *info, FILE *out);
 

@@ -29,7 +29,15 @@ struct memprof {
 	struct memprof_summary sum;
 	char *cmdline;
 	int resolved;
+	memprof_frames_cb *frames_cb;
+	void *frames_ctx;
 };
+
+void memprof_set_frames_cb(struct memprof *mp, memprof_frames_cb *cb, void *ctx)
+{
+	mp->frames_cb = cb;
+	mp->frames_ctx = ctx;
+}
 
 struct memprof *memprof_new(const struct family_rules *rules, const struct fold_opts *fold)
 {
@@ -150,6 +158,7 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	al->pid = s->pid;
 	al->tid = s->tid;
 	al->kind = (uint8_t)cx;
+	al->seq = (uint32_t)(mp->nr_allocs - 1);
 	text = fold_text(mp->fold, frames + first, nr - first, comm);
 	al->stack = text_id(mp, text);
 	free(text);
@@ -160,6 +169,9 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	al->pyline = intern(mp, a.pyline);
 	snprintf(thread, sizeof(thread), "%s (%u)", comm ? comm : "?", s->tid);
 	al->thread = intern(mp, thread);
+	if (mp->frames_cb)
+		mp->frames_cb(mp->frames_ctx, al->seq, frames + first, nr - first, comm, s->tid,
+			      al->family);
 	return 0;
 }
 

@@ -47,9 +47,11 @@ struct pp_sample {
 	const char *comm, *family, *op;	/* interned or NULL */
 	uint32_t tid;
 	uint64_t count, period;
+	uint64_t inuse_count, inuse_bytes;	/* memory profiles */
 };
 
 struct pprof {
+	int memory;			/* pprof_new_memory() */
 	struct strpool pool;
 	struct u64map func_ids;		/* interned "name\1file" -> function id */
 	struct pp_func *funcs;		/* id i+1 */
@@ -87,6 +89,14 @@ struct pprof *pprof_new(void)
 	u64map_init(&p->loc_ids);
 	u64map_init(&p->map_ids);
 	u64map_init(&p->sample_ids);
+	return p;
+}
+
+struct pprof *pprof_new_memory(void)
+{
+	struct pprof *p = pprof_new();
+
+	p->memory = 1;
 	return p;
 }
 
@@ -168,9 +178,9 @@ static uint64_t function_id(struct pprof *p, const struct frame *f, int64_t *lin
 	return (uintptr_t)*slot;
 }
 
-static void add_locs(struct pprof *p, const uint64_t *locs, size_t nr, const char *comm,
-		     uint32_t tid, const char *family, const char *op, uint64_t count,
-		     uint64_t period);
+static struct pp_sample *add_locs(struct pprof *p, const uint64_t *locs, size_t nr,
+				  const char *comm, uint32_t tid, const char *family,
+				  const char *op, uint64_t count, uint64_t period);
 
 static uint64_t location_id(struct pprof *p, const struct frame *f)
 {
@@ -230,9 +240,26 @@ void pprof_add_op(struct pprof *p, uint32_t handle, const char *op)
 	d->locs = NULL;
 }
 
-static void add_locs(struct pprof *p, const uint64_t *locs, size_t nr, const char *comm,
-		     uint32_t tid, const char *family, const char *op, uint64_t count,
-		     uint64_t period)
+void pprof_add_memory(struct pprof *p, uint32_t handle, const char *op, const uint64_t v[4])
+{
+	struct pp_deferred *d;
+	struct pp_sample *s;
+
+	if (!handle || handle > p->nr_deferred)
+		return;
+	d = &p->deferred[handle - 1];
+	if (!d->locs)
+		return;
+	s = add_locs(p, d->locs, d->nr, d->comm, d->tid, d->family, op, v[0], v[1]);
+	s->inuse_count += v[2];
+	s->inuse_bytes += v[3];
+	free(d->locs);
+	d->locs = NULL;
+}
+
+static struct pp_sample *add_locs(struct pprof *p, const uint64_t *locs, size_t nr,
+				  const char *comm, uint32_t tid, const char *family,
+				  const char *op, uint64_t count, uint64_t period)
 {
 	struct pp_sample *s;
 	void **slot;
@@ -263,6 +290,7 @@ static void add_locs(struct pprof *p, const uint64_t *locs, size_t nr, const cha
 	s->count += count;
 	s->period += period;
 	p->total += count;
+	return s;
 }
 
 void pprof_counts(const struct pprof *p, uint64_t *samples, size_t *functions, size_t *stacks)
@@ -377,13 +405,23 @@ static void encode(struct pprof *p, const struct pprof_info *info, struct strbuf
 	struct strbuf m = STRBUF_INIT;
 	const char *vtype = info->event_is_time ? "cpu" : (info->event ? info->event : "events");
 	const char *vunit = info->event_is_time ? "nanoseconds" : "count";
-	uint64_t vals[2];
+	uint64_t vals[4];
 
 	memset(&t, 0, sizeof(t));
 	u64map_init(&t.idx);
-	/* samples: how many, and the CPU time (or events) they stand for */
-	value_type(out, PROFILE_SAMPLE_TYPE, str_id(p, &t, "samples"), str_id(p, &t, "count"));
-	value_type(out, PROFILE_SAMPLE_TYPE, str_id(p, &t, vtype), str_id(p, &t, vunit));
+	if (p->memory) {
+		/* Go's heap profile: what was allocated, and what is still in use (at exit) */
+		vtype = "space";
+		vunit = "bytes";
+		value_type(out, PROFILE_SAMPLE_TYPE, str_id(p, &t, "alloc_objects"), str_id(p, &t, "count"));
+		value_type(out, PROFILE_SAMPLE_TYPE, str_id(p, &t, "alloc_space"), str_id(p, &t, "bytes"));
+		value_type(out, PROFILE_SAMPLE_TYPE, str_id(p, &t, "inuse_objects"), str_id(p, &t, "count"));
+		value_type(out, PROFILE_SAMPLE_TYPE, str_id(p, &t, "inuse_space"), str_id(p, &t, "bytes"));
+	} else {
+		/* samples: how many, and the CPU time (or events) they stand for */
+		value_type(out, PROFILE_SAMPLE_TYPE, str_id(p, &t, "samples"), str_id(p, &t, "count"));
+		value_type(out, PROFILE_SAMPLE_TYPE, str_id(p, &t, vtype), str_id(p, &t, vunit));
+	}
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct pp_sample *s = &p->samples[i];
 
@@ -391,7 +429,9 @@ static void encode(struct pprof *p, const struct pprof_info *info, struct strbuf
 		pb_packed(&m, SAMPLE_LOCATION_ID, s->locs, s->nr);
 		vals[0] = s->count;
 		vals[1] = s->period;
-		pb_packed(&m, SAMPLE_VALUE, vals, 2);
+		vals[2] = s->inuse_count;
+		vals[3] = s->inuse_bytes;
+		pb_packed(&m, SAMPLE_VALUE, vals, p->memory ? 4 : 2);
 		if (s->comm)
 			label(p, &t, &m, "thread", s->comm, 0);
 		label(p, &t, &m, "tid", NULL, s->tid);
@@ -440,7 +480,7 @@ static void encode(struct pprof *p, const struct pprof_info *info, struct strbuf
 		pb_key(out, PROFILE_COMMENT, WIRE_VARINT);
 		pb_varint(out, str_id(p, &t, info->comment));
 	}
-	pb_uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_id(p, &t, vtype));
+	pb_uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_id(p, &t, p->memory ? "inuse_space" : vtype));
 	/* the string table last: every index above is known now */
 	pb_bytes(out, PROFILE_STRING_TABLE, "", 0);
 	for (size_t i = 0; i < t.nr; i++)

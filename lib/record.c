@@ -44,6 +44,7 @@
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -204,6 +205,8 @@ struct recorder {
 	 * new program (each should have), and what each said at its exit */
 	char *mem_lib;
 	uint64_t mem_off[2];		/* file offsets of the alloc and free functions */
+	const char *mem_tracefs;	/* where the uprobes were made */
+	int mem_probe[2];		/* made: to remove at the end */
 	struct u64set mem_pids;
 	struct mem_proc {
 		uint32_t pid;
@@ -531,16 +534,109 @@ static uint64_t elf_func_offset(const char *path, const char *sym)
 	return off;
 }
 
-/* The "uprobe" PMU's type, -1 when the kernel has none. */
-static int uprobe_pmu_type(void)
+/*
+ * --memory's uprobes are trace events made through tracefs (as perf probe makes them),
+ * group "dlprof_PID": an event of the uprobe PMU would be simpler, but the kernel copies
+ * its path from the memory of whichever task inherits it (a workload's new thread gets
+ * no event), while a trace event is inherited like any other.
+ */
+static const char *tracefs_dir(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "%s/uprobe_events", dirs[i]);
+		if (!access(p, W_OK))
+			return dirs[i];
+	}
+	/* not mounted: mount it where it belongs (root only, as uprobes are) */
+	if (!mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) &&
+	    !access("/sys/kernel/tracing/uprobe_events", W_OK))
+		return "/sys/kernel/tracing";
+	return NULL;
+}
+
+static int write_uprobe_events(const char *dir, const char *line)
+{
+	char p[64];
+	int fd, ret = 0;
+
+	snprintf(p, sizeof(p), "%s/uprobe_events", dir);
+	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, strlen(line)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Remove the uprobes of dlprof processes that are gone (a recorder that was killed). */
+static void remove_stale_uprobes(const char *dir)
 {
 	struct strbuf sb = STRBUF_INIT;
-	int t = -1;
+	char p[64];
 
-	if (strbuf_read_file(&sb, "/sys/bus/event_source/devices/uprobe/type", 32) >= 0 && sb.len)
-		t = atoi(sb.buf);
+	snprintf(p, sizeof(p), "%s/uprobe_events", dir);
+	if (strbuf_read_file(&sb, p, 1 << 16) < 0) {
+		strbuf_release(&sb);
+		return;
+	}
+	for (char *l = sb.buf, *nl; l && *l; l = nl) {
+		char group[64], ev[64], cmd[160];
+		int pid;
+
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl++ = 0;
+		/* "p:dlprof_123/alloc /path:0x..." */
+		if (sscanf(l, "p:%63[^/]/%63s", group, ev) == 2 &&
+		    sscanf(group, "dlprof_%d", &pid) == 1 && pid > 0 &&
+		    kill(pid, 0) < 0 && errno == ESRCH) {
+			snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, ev);
+			write_uprobe_events(dir, cmd);
+		}
+	}
 	strbuf_release(&sb);
-	return t;
+}
+
+/* Make the uprobe dlprof_PID/NAME at path:offset; its tracepoint id, or -errno. */
+static long make_uprobe(const char *dir, const char *name, const char *path, uint64_t off)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *line = xasprintf("p:dlprof_%d/%s %s:0x%llx\n", (int)getpid(), name, path,
+			       (unsigned long long)off);
+	char *idp;
+	long id = -ENOENT;
+	int ret = write_uprobe_events(dir, line);
+
+	free(line);
+	if (ret < 0)
+		return ret;
+	idp = xasprintf("%s/events/dlprof_%d/%s/id", dir, (int)getpid(), name);
+	if (strbuf_read_file(&sb, idp, 32) >= 0 && sb.len)
+		id = strtol(sb.buf, NULL, 10);
+	free(idp);
+	strbuf_release(&sb);
+	return id;
+}
+
+static void remove_mem_uprobes(struct recorder *r)
+{
+	static const char *const names[2] = { "alloc", "free" };
+
+	if (!r->mem_tracefs)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (r->mem_probe[i]) {
+			char line[64];
+
+			snprintf(line, sizeof(line), "-:dlprof_%d/%s\n", (int)getpid(), names[i]);
+			write_uprobe_events(r->mem_tracefs, line);
+			r->mem_probe[i] = 0;
+		}
 }
 
 /*
@@ -553,7 +649,7 @@ static int add_mem_events(struct recorder *r, int *kernel_dropped)
 {
 	static const char *const names[2] = { "mem-alloc", "mem-free" };
 	static const char *const funcs[2] = { MEM_ALLOC_FUNC, MEM_FREE_FUNC };
-	int type = uprobe_pmu_type();
+	static const char *const probes[2] = { "alloc", "free" };
 
 	if (r->opts->pids)
 		return error("--memory needs a command to start: the allocator it samples is "
@@ -567,25 +663,31 @@ static int add_mem_events(struct recorder *r, int *kernel_dropped)
 		free(where);
 		return 2;
 	}
-	if (type < 0)
-		return error("--memory: this kernel has no uprobe PMU "
-			     "(/sys/bus/event_source/devices/uprobe: CONFIG_UPROBE_EVENTS)"), 2;
+	r->mem_tracefs = tracefs_dir();
+	if (!r->mem_tracefs)
+		return error("--memory: no tracefs to make uprobes in (/sys/kernel/tracing: "
+			     "root, and a kernel with CONFIG_UPROBE_EVENTS)"), 2;
+	remove_stale_uprobes(r->mem_tracefs);
 	for (int i = 0; i < 2; i++) {
 		struct rec_event *e;
+		long id;
 		int ret;
 
 		r->mem_off[i] = elf_func_offset(r->mem_lib, funcs[i]);
 		if (!r->mem_off[i])
 			return error("--memory: no function %s in %s", funcs[i], r->mem_lib), 2;
+		id = make_uprobe(r->mem_tracefs, probes[i], r->mem_lib, r->mem_off[i]);
+		if (id < 0)
+			return error("--memory: cannot make a uprobe on %s:%s in %s/uprobe_events: %s",
+				     r->mem_lib, funcs[i], r->mem_tracefs, strerror((int)-id)), 2;
+		r->mem_probe[i] = 1;
 		if (r->nr_ev == MAX_EVENTS)
 			return error("too many events (at most %d)", MAX_EVENTS), 64;
 		e = &r->ev[r->nr_ev];
 		memset(e, 0, sizeof(*e));
 		attr_common(r, &e->attr, 0);
-		e->attr.type = (uint32_t)type;
-		e->attr.config = 0;	/* entry, not return */
-		e->attr.config1 = (uint64_t)(uintptr_t)r->mem_lib;	/* uprobe_path */
-		e->attr.config2 = r->mem_off[i];			/* probe_offset */
+		e->attr.type = PERF_TYPE_TRACEPOINT;
+		e->attr.config = (uint64_t)id;
 		e->attr.freq = 0;
 		e->attr.sample_period = 1;
 		e->attr.exclude_kernel = 0;
@@ -2530,6 +2632,7 @@ out:
 	}
 	free(old);
 	close_events(r);
+	remove_mem_uprobes(r);
 	workload_release(&wl);
 	if (sfd >= 0) {
 		close(sfd);
