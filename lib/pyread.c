@@ -58,6 +58,7 @@
 #define MAX_FRAMES	512
 #define WINDOW		8192
 #define WALK_EVERY_NS	50000000ull	/* look for new threads at most every 50 ms */
+#define WALK_EMPTY_NS	1000000ull	/* ... every 1 ms while there is none */
 
 struct pycode {
 	uint64_t addr;
@@ -407,7 +408,8 @@ static size_t tstates_of(struct pyproc *p, uint32_t tid, uint64_t now, uint64_t 
 
 	for (int pass = 0; pass < 2 && !n; pass++) {
 		if (pass) {
-			if (now - p->last_walk < WALK_EVERY_NS)
+			/* an interpreter still starting has no thread yet: look again soon */
+			if (now - p->last_walk < (p->nr_tids ? WALK_EVERY_NS : WALK_EMPTY_NS))
 				break;
 			walk_threads(p, now);
 		}

@@ -1457,23 +1457,19 @@ static void check_memory(struct recorder *r)
 	for (size_t i = 0; i < r->nr_mem_procs; i++) {
 		const struct mem_proc *mp = &r->mem_procs[i];
 		const char *comm = mp->comm[0] ? mp->comm : "?";
-		char line[320];
+		char line[400];
 
 		line[0] = 0;
 		if (mp->comm[0] && !u64set_has(&r->mem_pids, mp->pid) && !mp->stats)
 			snprintf(line, sizeof(line), "--memory: process %u (%s) did not load %s "
 				 "(a static binary, or one that drops LD_PRELOAD): its allocations are "
 				 "not recorded", mp->pid, comm, MEM_LIBRARY);
-		else if (mp->stats && !mp->calls && mp->rss_anon >= (16ull << 20))
-			snprintf(line, sizeof(line), "--memory: process %u (%s) allocated %.0f MiB "
-				 "without calling dlprof's malloc (an allocator linked into it or "
-				 "preloaded before dlprof's: jemalloc, tcmalloc, ...): its allocations "
-				 "are not recorded", mp->pid, comm, mp->rss_anon / 1048576.0);
-		else if (mp->stats && mp->rss_anon > 2 * mp->bytes + (128ull << 20))
+		else if (mp->stats && mp->rss_anon > 2 * mp->bytes + (64ull << 20))
 			snprintf(line, sizeof(line), "--memory: process %u (%s) had %.0f MiB of "
 				 "anonymous memory resident at exit but allocated only %.0f MiB through "
-				 "malloc and mmap: it has an allocator dlprof cannot see (its own arena "
-				 "over brk or raw system calls)", mp->pid, comm,
+				 "dlprof's malloc and mmap: it allocates in a way dlprof cannot see (an "
+				 "allocator linked in or preloaded before dlprof's, its own arena over "
+				 "brk or raw system calls)", mp->pid, comm,
 				 mp->rss_anon / 1048576.0, mp->bytes / 1048576.0);
 		if (!line[0])
 			continue;

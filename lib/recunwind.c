@@ -242,7 +242,7 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	struct dlp_usample_rec us;
 	uint64_t t0;
 	size_t n;
-	int complete = 0;
+	int complete = 0, unmapped;
 
 	ru->delivered = 1;
 	if (!s->user_abi || !s->user_regs || !s->stack || !s->stack_size) {
@@ -254,13 +254,16 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	t0 = mono_ns(CLOCK_MONOTONIC);
 	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
 	ru->st.unwind_ns += mono_ns(CLOCK_MONOTONIC) - t0;
-	if (n && !complete && unwind_met_unmapped(ru->uw) && !ru->retrying) {
+	/* a leaf alone: the process may be one whose fork record is still in another
+	 * cpu's ring (its maps unknown here yet) */
+	unmapped = !complete && (n <= 1 || unwind_met_unmapped(ru->uw));
+	if (n && unmapped && !ru->retrying) {
 		/* its mmap may come later in this batch, from another cpu's ring: try again
 		 * once the batch is in */
 		ru->defer = 1;
 		return 0;
 	}
-	if (!n || (!complete && unwind_met_unmapped(ru->uw))) {
+	if (!n || unmapped) {
 		/* report unwinds it again, with every mapping of the run known */
 		ru->st.incomplete++;
 		put(ru, DLP_REC_PERF, ru->cur, ru->cur_len, NULL, 0);

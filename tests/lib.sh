@@ -54,6 +54,10 @@ test_have() {
 		perf --version >/dev/null 2>&1 ;;
 	PROTOC)
 		command -v protoc >/dev/null 2>&1 ;;
+	UPROBES)
+		# record --memory makes uprobes in tracefs (mounting it when it is not)
+		[ "$(id -u)" = 0 ] && { [ -e /sys/kernel/tracing/uprobe_events ] ||
+			[ -e /sys/kernel/debug/tracing/uprobe_events ] || [ -d /sys/kernel/tracing ]; } ;;
 	*)
 		echo "unknown prerequisite $1" >&2; return 1 ;;
 	esac

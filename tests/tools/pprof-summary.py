@@ -104,8 +104,8 @@ def main():
             val = s(one(lab, "str")) if "str" in lab else str(one(lab, "num"))
             labels[key + "=" + val] = labels.get(key + "=" + val, 0) + vals[0]
     print("samples %d" % total[0])
-    if len(total) > 1:
-        print("value1 %d" % total[1])
+    for i in range(1, len(total)):
+        print("value%d %d" % (i, total[i]))
     for name, n in sorted(leaf.items(), key=lambda kv: -kv[1]):
         print("leaf %s %d" % (name, n))
     for name, n in sorted(root.items(), key=lambda kv: -kv[1]):

@@ -1,0 +1,26 @@
+"""mem_py.py - Python calling mem-known's functions (libmemknown.so, through ctypes) from
+known lines, for record --memory's Python attribution: the bytes of each C function
+belong to the line that called it.
+
+    mem_py.py LIB [BATCH]
+"""
+import ctypes
+import sys
+
+lib = ctypes.CDLL(sys.argv[1])
+batch = int(sys.argv[2]) if len(sys.argv) > 2 else 131072
+
+
+def small_objects():
+    lib.batch_small(ctypes.c_long(batch))          # LINE:batch
+
+
+def big_blocks():
+    lib.keep_cache()                                # LINE:cache
+    lib.leak_blocks()                               # LINE:leak
+
+
+small_objects()
+big_blocks()
+lib.drop_cache(0)
+lib.print_accounting()
