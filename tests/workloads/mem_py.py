@@ -8,7 +8,7 @@ import ctypes
 import sys
 
 lib = ctypes.CDLL(sys.argv[1])
-batch = int(sys.argv[2]) if len(sys.argv) > 2 else 131072
+batch = int(sys.argv[2]) if len(sys.argv) > 2 else 524288
 
 
 def small_objects():
