@@ -33,6 +33,21 @@ struct pprof_ctx {
 	size_t nr_deferred, alloc_deferred;
 };
 
+/* --no-kernel: the stack without its kernel frames (in c->buf) */
+static void user_only(struct pprof_ctx *c, const struct frame **frames, size_t *nr)
+{
+	size_t n = 0;
+
+	if (!c->no_kernel)
+		return;
+	ALLOC_GROW(c->buf, *nr + 1, c->alloc_buf);
+	for (size_t i = 0; i < *nr; i++)
+		if (!((*frames)[i].flags & FRAME_KERNEL))
+			c->buf[n++] = (*frames)[i];
+	*frames = c->buf;
+	*nr = n;
+}
+
 static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		    const struct frame *frames, size_t nr, int complete)
 {
@@ -41,16 +56,7 @@ static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	struct sample_attr a;
 
 	attr_sample(c->attr, s, frames, nr, &a);
-	if (c->no_kernel) {
-		size_t n = 0;
-
-		ALLOC_GROW(c->buf, nr + 1, c->alloc_buf);
-		for (size_t i = 0; i < nr; i++)
-			if (!(frames[i].flags & FRAME_KERNEL))
-				c->buf[n++] = frames[i];
-		frames = c->buf;
-		nr = n;
-	}
+	user_only(c, &frames, &nr);
 	if (a.deferred) {
 		ALLOC_GROW(c->deferred, c->nr_deferred + 1, c->alloc_deferred);
 		c->deferred[c->nr_deferred].pp = pprof_add_deferred(c->pp, frames, nr, comm, s->tid,
@@ -71,16 +77,7 @@ static void pp_mem_frames(void *ctx, uint32_t seq, const struct frame *frames, s
 {
 	struct pprof_ctx *c = ctx;
 
-	if (c->no_kernel) {
-		size_t n = 0;
-
-		ALLOC_GROW(c->buf, nr + 1, c->alloc_buf);
-		for (size_t i = 0; i < nr; i++)
-			if (!(frames[i].flags & FRAME_KERNEL))
-				c->buf[n++] = frames[i];
-		frames = c->buf;
-		nr = n;
-	}
+	user_only(c, &frames, &nr);
 	ALLOC_GROW(mem_handles, (size_t)seq + 1, alloc_mem_handles);
 	while (nr_mem_handles <= seq)
 		mem_handles[nr_mem_handles++] = 0;
