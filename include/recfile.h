@@ -93,6 +93,8 @@ struct dlp_usample_rec {
 	uint32_t flags;		/* DLP_USAMPLE_* */
 };
 #define DLP_USAMPLE_RAW_KEPT (1u << 0)	/* the perf record still holds its registers and stack */
+#define DLP_USAMPLE_ARGS_REGS (1u << 2)	/* the perf record keeps 4 registers only, CX DX SI
+					   DI (mask 0x3c): a memory event's arguments */
 #define DLP_USAMPLE_LEAF_IP  (1u << 1)	/* the stack starts at the caller: its leaf frame is the
 					   sample's IP (a sample taken in user mode), which
 					   leaves far fewer distinct stacks to store */

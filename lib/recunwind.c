@@ -207,11 +207,13 @@ static int cb_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_
 /*
  * The sample record without its registers and stack copy: ABI 0 (no registers), stack
  * size 0 (no data, no dyn_size), whatever followed kept.  The memory events (record
- * --memory) keep their registers: they are the allocation's arguments (memevent.h).
+ * --memory) keep the registers that hold the allocation's arguments, CX DX SI DI
+ * (memevent.h): returns DLP_USAMPLE_ARGS_REGS then, else 0.
  */
-static void strip_sample(struct recunw *ru, const struct dlp_sample *s)
+static uint32_t strip_sample(struct recunw *ru, const struct dlp_sample *s)
 {
-	int keep_regs = s->evsel && !strncmp(s->evsel->name, "mem-", 4);
+	int keep_regs = s->evsel && !strncmp(s->evsel->name, "mem-", 4) &&
+			(s->user_regs_mask & 0x3c) == 0x3c;
 	const unsigned char *rec = ru->cur, *end = ru->cur + ru->cur_len;
 	const unsigned char *abi = (const unsigned char *)s->user_regs - 8;
 	const unsigned char *size_at = (const unsigned char *)s->user_regs +
@@ -224,7 +226,10 @@ static void strip_sample(struct recunw *ru, const struct dlp_sample *s)
 	rest = size_at + 8 + (size ? size + 8 : 0);
 	strbuf_reset(&ru->out);
 	if (keep_regs) {
-		strbuf_add(&ru->out, rec, (size_t)(size_at - rec));
+		strbuf_add(&ru->out, rec, (size_t)(abi - rec) + 8);	/* up to the ABI */
+		for (int r = 2; r <= 5; r++)
+			strbuf_add(&ru->out, s->user_regs +
+				   __builtin_popcountll(s->user_regs_mask & ((1ull << r) - 1)), 8);
 	} else {
 		strbuf_add(&ru->out, rec, (size_t)(abi - rec));
 		strbuf_add(&ru->out, &zero, 8);	/* PERF_SAMPLE_REGS_ABI_NONE */
@@ -234,6 +239,7 @@ static void strip_sample(struct recunw *ru, const struct dlp_sample *s)
 		strbuf_add(&ru->out, rest, (size_t)(end - rest));
 	h = (struct perf_event_header *)ru->out.buf;
 	h->size = (uint16_t)ru->out.len;
+	return keep_regs ? DLP_USAMPLE_ARGS_REGS : 0;
 }
 
 static int cb_sample(void *ctx, const struct dlp_sample *s)
@@ -278,7 +284,7 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);
 	} else {
-		strip_sample(ru, s);
+		us.flags |= strip_sample(ru, s);
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->out.buf, ru->out.len);
 	}
 	return 0;

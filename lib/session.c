@@ -184,8 +184,18 @@ static size_t skip_read_format(uint64_t rf, const unsigned char *p, const unsign
 	return (1 + times + nr * per) * 8;
 }
 
+static int parse_sample(const struct evsel *ev, const void *rec, size_t len,
+			struct dlp_sample *out, uint64_t regs_mask);
+
 int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 			 struct dlp_sample *out)
+{
+	return parse_sample(ev, rec, len, out, 0);
+}
+
+/* regs_mask: the registers the record holds when not the event's (0: the event's) */
+static int parse_sample(const struct evsel *ev, const void *rec, size_t len,
+			struct dlp_sample *out, uint64_t regs_mask)
 {
 	const unsigned char *p = rec, *end = p + len;
 	struct perf_event_header hdr;
@@ -289,9 +299,9 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 		out->user_abi = load_u64(p);
 		p += 8;
 		if (out->user_abi) {
-			v = __builtin_popcountll(ev->attr.sample_regs_user);
+			out->user_regs_mask = regs_mask ? regs_mask : ev->attr.sample_regs_user;
+			v = __builtin_popcountll(out->user_regs_mask);
 			NEED(v * 8);
-			out->user_regs_mask = ev->attr.sample_regs_user;
 			out->user_regs = (const uint64_t *)p;
 			p += v * 8;
 		}
@@ -487,13 +497,13 @@ static int do_sideband(struct session *s, const unsigned char *rec, size_t len,
 /* Parse a sample record and hand it to ops->sample, with its stack unwound while
  * recording when us is not NULL (its first address the sample's IP with leaf_is_ip). */
 static int deliver_sample(struct session *s, const unsigned char *rec, size_t len,
-			  const struct ustack *us, int leaf_is_ip)
+			  const struct ustack *us, int leaf_is_ip, uint64_t regs_mask)
 {
 	struct dlp_sample smp;
 	struct session_info *info = s->info;
 	struct evsel *ev = record_evsel(s, rec, len, 0);
 
-	if (session_parse_sample(ev, rec, len, &smp) < 0)
+	if (parse_sample(ev, rec, len, &smp, regs_mask) < 0)
 		return bad_record(s), 0;
 	if (us) {
 		if (leaf_is_ip)
@@ -519,7 +529,7 @@ static int do_pass2(struct session *s, const unsigned char *rec, size_t len,
 
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
-		return deliver_sample(s, rec, len, NULL, 0);
+		return deliver_sample(s, rec, len, NULL, 0, 0);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: {
 		size_t fixed = hdr->type == PERF_RECORD_LOST ? 24 : 16;
@@ -603,6 +613,7 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 {
 	struct dlp_usample_rec h;
 	struct perf_event_header hdr;
+	uint64_t regs_mask;
 
 	if (len < sizeof(h) + sizeof(hdr))
 		return bad_record(s), 0;
@@ -611,6 +622,7 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len - sizeof(h) || !h.stack_id ||
 	    h.stack_id > s->nr_stacks)
 		return bad_record(s), 0;
+	regs_mask = h.flags & DLP_USAMPLE_ARGS_REGS ? 0x3c : 0;
 	if (h.flags & DLP_USAMPLE_LEAF_IP) {
 		/* the sample's IP, then the stored callers */
 		const struct ustack *st = &s->stacks[h.stack_id - 1];
@@ -630,9 +642,10 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 		for (uint32_t i = 0; i < st->nr; i++)
 			if (st->scanned[i / 8] & (1u << (i % 8)))
 				s->leaf_bits[(i + 1) / 8] |= (uint8_t)(1u << ((i + 1) % 8));
-		return deliver_sample(s, data + sizeof(h), len - sizeof(h), &us, 1);
+		return deliver_sample(s, data + sizeof(h), len - sizeof(h), &us, 1, regs_mask);
 	}
-	return deliver_sample(s, data + sizeof(h), len - sizeof(h), &s->stacks[h.stack_id - 1], 0);
+	return deliver_sample(s, data + sizeof(h), len - sizeof(h), &s->stacks[h.stack_id - 1], 0,
+			      regs_mask);
 }
 
 static void free_stacks(struct session *s)
