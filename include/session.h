@@ -104,5 +104,9 @@ void session_live_free(struct session *s);
 /* Parse one raw PERF_RECORD_SAMPLE for evsel (exposed for tests). 0 or -1 when malformed. */
 int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 			 struct dlp_sample *out);
+/* The same for a record holding the registers of regs_mask, not the event's (0: the
+ * event's): a DLP_USAMPLE_ARGS_REGS sample has 0x3c. */
+int session_parse_sample_regs(const struct evsel *ev, const void *rec, size_t len,
+			      struct dlp_sample *out, uint64_t regs_mask);
 
 #endif

@@ -76,6 +76,7 @@ static const char *intern(struct memprof *mp, const char *s)
  * the frame under them (prefixes of demangled names). */
 static const char *const alloc_funcs[] = {
 	"operator new", "operator new[]", "c10::alloc_cpu", "c10::DefaultCPUAllocator::",
+	"at::detail::empty_generic", "at::detail::empty_cpu",
 	"c10::DefaultMobileCPUAllocator", "c10::(anonymous namespace)::", "PyMem_", "_PyMem_",
 	"PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc", "_PyObject_Malloc",
 	"_PyObject_Calloc", "_PyObject_Realloc", "_PyObject_ArenaMmap", "new_arena",
@@ -88,6 +89,9 @@ static int is_alloc_func(const struct frame *f)
 {
 	if (!f->sym)
 		return 0;
+	/* c10's allocator classes have no symbols in Debian's build: its unnamed code */
+	if ((f->flags & FRAME_FDE) && f->dso && !strncmp(f->dso, "libc10.so", 9))
+		return 1;
 	for (const char *const *p = alloc_funcs; *p; p++)
 		if (!strncmp(f->sym, *p, strlen(*p)))
 			return 1;

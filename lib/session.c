@@ -184,18 +184,14 @@ static size_t skip_read_format(uint64_t rf, const unsigned char *p, const unsign
 	return (1 + times + nr * per) * 8;
 }
 
-static int parse_sample(const struct evsel *ev, const void *rec, size_t len,
-			struct dlp_sample *out, uint64_t regs_mask);
-
 int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 			 struct dlp_sample *out)
 {
-	return parse_sample(ev, rec, len, out, 0);
+	return session_parse_sample_regs(ev, rec, len, out, 0);
 }
 
-/* regs_mask: the registers the record holds when not the event's (0: the event's) */
-static int parse_sample(const struct evsel *ev, const void *rec, size_t len,
-			struct dlp_sample *out, uint64_t regs_mask)
+int session_parse_sample_regs(const struct evsel *ev, const void *rec, size_t len,
+			      struct dlp_sample *out, uint64_t regs_mask)
 {
 	const unsigned char *p = rec, *end = p + len;
 	struct perf_event_header hdr;
@@ -503,7 +499,7 @@ static int deliver_sample(struct session *s, const unsigned char *rec, size_t le
 	struct session_info *info = s->info;
 	struct evsel *ev = record_evsel(s, rec, len, 0);
 
-	if (parse_sample(ev, rec, len, &smp, regs_mask) < 0)
+	if (session_parse_sample_regs(ev, rec, len, &smp, regs_mask) < 0)
 		return bad_record(s), 0;
 	if (us) {
 		if (leaf_is_ip)

@@ -38,6 +38,7 @@ struct dump {
 	unsigned *stack_nr;	/* frames of each STACK id - 1 */
 	unsigned nr_stacks;
 	unsigned ustack, ustack_frames;	/* the USAMPLE being printed */
+	int ustack_args;		/* ... holds the four argument registers only */
 };
 
 static uint64_t u64_at(const unsigned char *p)
@@ -109,7 +110,8 @@ static void dump_perf(struct dump *d, const unsigned char *rec, size_t len)
 	memcpy(&h, rec, sizeof(h));
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE:
-		if (session_parse_sample(find_ev(d, rec, len, 0), rec, len, &s) < 0) {
+		if (session_parse_sample_regs(find_ev(d, rec, len, 0), rec, len, &s,
+					      d->ustack_args ? 0x3c : 0) < 0) {
 			printf("PERF SAMPLE bad\n");
 			break;
 		}
@@ -252,8 +254,10 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		d->ustack = us.stack_id;
 		d->ustack_frames = us.stack_id && us.stack_id <= d->nr_stacks ?
 			d->stack_nr[us.stack_id - 1] + !!(us.flags & DLP_USAMPLE_LEAF_IP) : 0;
+		d->ustack_args = !!(us.flags & DLP_USAMPLE_ARGS_REGS);
 		dump_perf(d, (const unsigned char *)p + sizeof(us), len - sizeof(us));
 		d->ustack = 0;
+		d->ustack_args = 0;
 		return 0;
 	}
 	case DLP_REC_ATTR:
