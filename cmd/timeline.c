@@ -7,6 +7,7 @@
 #include "family.h"
 #include "filter.h"
 #include "parse-options.h"
+#include "memprof.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -60,6 +61,26 @@ int cmd_timeline(int argc, const char **argv)
 	timeline_consumer(tl, &cons);
 	memset(&sinfo, 0, sizeof(sinfo));
 	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);
+	if (ret >= 0 && strstr(st.other_events, "mem-alloc")) {
+		/* record --memory: the heap's live bytes, a counter track per process */
+		struct memprof *mp = memprof_new(rules, NULL);
+		struct filter_args none = { 0 };
+		struct sample_filter all;
+		struct profile_opts mpo;
+		struct profile_stats mst;
+		struct session_info minfo;
+		const struct mem_alloc *al;
+
+		memset(&mpo, 0, sizeof(mpo));
+		filter_init(&all, &none);
+		if (memprof_run(mp, input, &mpo, &all, &mst, &minfo) >= 0) {
+			size_t nr = memprof_allocs(mp, &al);
+
+			timeline_set_heap(tl, al, nr);	/* copied */
+		}
+		filter_release(&all);
+		memprof_free(mp);
+	}
 	if (ret >= 0) {
 		to_stdout = !strcmp(output, "-");
 		out = to_stdout ? stdout : fopen(output, "w");

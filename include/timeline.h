@@ -12,7 +12,8 @@
  *   "[steps]": with timeline_set_steps(), the invocations of the step function
  *	(steps.h; category "step,sampled", "step N")
  * and per process a counter track "families": each family's share of the process's
- * samples per 10 ms.  ts and dur are microseconds from the first event.
+ * samples per 10 ms, and with timeline_set_heap() a counter track "heap" (live bytes).
+ * ts and dur are microseconds from the first event.
  *
  *	struct timeline *tl = timeline_new(rules);
  *	struct profile_consumer c = { 0 };
@@ -35,6 +36,10 @@ void timeline_free(struct timeline *tl);
 void timeline_consumer(struct timeline *tl, struct profile_consumer *c);
 /* Find training steps: the invocations of func (steps.h), on a track of their own. */
 void timeline_set_steps(struct timeline *tl, const char *func);
+/* record --memory: a counter track "heap" per process, its live bytes over time (the
+ * sampled allocations of memprof.h, estimates unless every allocation was recorded). */
+struct mem_alloc;
+void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t nr);
 /* Write the trace; returns the number of events written, -1 on a write error. */
 long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st);
 

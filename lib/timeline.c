@@ -5,6 +5,7 @@
 #include "attr.h"
 #include "family-rules.h"
 #include "itt.h"
+#include "memprof.h"
 #include "steps.h"
 #include "switches.h"
 #include "timeline.h"
@@ -45,7 +46,25 @@ struct timeline {
 	uint64_t t0;
 	int err;
 	struct steps *steps;	/* --step FUNC, NULL: none */
+	/* record --memory: the heap's live bytes per process (timeline_set_heap) */
+	struct heap_step { uint64_t time; int64_t delta; uint32_t pid; } *heap;
+	size_t nr_heap;
 };
+
+void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t nr)
+{
+	size_t n = 0;
+
+	free(tl->heap);
+	tl->heap = xcalloc(2 * nr + 1, sizeof(*tl->heap));
+	for (size_t i = 0; i < nr; i++) {
+		tl->heap[n++] = (struct heap_step){ al[i].time, (int64_t)al[i].weight, al[i].pid };
+		if (al[i].free_time)
+			tl->heap[n++] = (struct heap_step){ al[i].free_time, -(int64_t)al[i].weight,
+							    al[i].pid };
+	}
+	tl->nr_heap = n;
+}
 
 struct timeline *timeline_new(const struct family_rules *rules)
 {
@@ -67,6 +86,7 @@ void timeline_free(struct timeline *tl)
 		return;
 	attr_free(tl->attr);
 	steps_free(tl->steps);
+	free(tl->heap);
 	switches_release(&tl->sw);
 	free(tl->s);
 	free(tl->th);
@@ -290,6 +310,48 @@ static int cmp_ptr_time(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
+static int cmp_heap(const void *a, const void *b)
+{
+	const struct heap_step *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static void heap_point(struct timeline *tl, uint32_t pid, uint64_t t, int64_t v)
+{
+	ev_begin(tl);
+	fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"heap\", \"pid\": %u, \"ts\": %.3f, "
+		"\"args\": {\"live bytes\": %lld}}", pid, us(tl, t), (long long)v);
+}
+
+/* The "heap" counter of each process: its live bytes, the highest of each millisecond
+ * (so the peak shows however the points are drawn), then where the millisecond ended */
+static void heap_counters(struct timeline *tl)
+{
+	qsort(tl->heap, tl->nr_heap, sizeof(*tl->heap), cmp_heap);
+	for (size_t i = 0; i < tl->nr_heap;) {
+		uint32_t pid = tl->heap[i].pid;
+		int64_t live = 0;
+
+		while (i < tl->nr_heap && tl->heap[i].pid == pid) {
+			uint64_t ms = tl->heap[i].time / 1000000;
+			int64_t top = live;
+
+			for (; i < tl->nr_heap && tl->heap[i].pid == pid &&
+			       tl->heap[i].time / 1000000 == ms; i++) {
+				live += tl->heap[i].delta;
+				if (live > top)
+					top = live;
+			}
+			heap_point(tl, pid, ms * 1000000, top);
+			if (live != top)
+				heap_point(tl, pid, ms * 1000000 + 999999, live);
+		}
+	}
+}
+
 /* The family counter of one process: shares of its samples per bucket. */
 static void family_counter(struct timeline *tl, uint32_t pid)
 {
@@ -440,6 +502,7 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 		if (first)
 			family_counter(tl, tl->th[i].pid);
 	}
+	heap_counters(tl);
 	fputs("\n], \"displayTimeUnit\": \"ms\", \"otherData\": {\"command\": ", out);
 	fput_json_str(out, tl->cmdline ? tl->cmdline : "");
 	fputs(", \"event\": ", out);

@@ -101,6 +101,18 @@ test_expect_success 'fold --memory: alloc, peak and live stacks add up to the re
 	EOF
 '
 
+test_expect_success 'timeline: a heap counter per process, its top the peak, its end what is left' '
+	"$DLPROF" timeline -i e.data -o e.trace.json &&
+	/usr/bin/python3 - <<-\EOF
+	import json
+	m = json.load(open("e.json"))["memory"]
+	h = [e for e in json.load(open("e.trace.json"))["traceEvents"] if e.get("name") == "heap"]
+	v = [e["args"]["live bytes"] for e in sorted(h, key=lambda e: e["ts"])]
+	print(len(v), max(v), v[-1], m["peak_bytes"], m["exit_bytes"])
+	assert max(v) == m["peak_bytes"] and v[-1] == m["exit_bytes"]
+	EOF
+'
+
 if ! test_have PROTOC; then
 	test_skip 'pprof --memory' 'no protoc'
 else
