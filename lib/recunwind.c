@@ -189,13 +189,23 @@ static int cb_mmap(void *ctx, const struct dlp_mmap *mm)
 static int cb_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec,
 		   uint64_t time)
 {
-	return machine_comm(((struct recunw *)ctx)->m, pid, tid, comm, exec, time);
+	struct recunw *ru = ctx;
+
+	if (exec)	/* a new image: what was cached of the old one is not its */
+		unwind_maps_changed(ru->uw, pid);
+	return machine_comm(ru->m, pid, tid, comm, exec, time);
 }
 
 static int cb_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
 		   uint64_t time)
 {
-	return machine_fork(((struct recunw *)ctx)->m, pid, ppid, tid, ptid, time);
+	struct recunw *ru = ctx;
+
+	/* a new process gets its parent's maps: what a walk cached for it before (one
+	 * of its samples drained ahead of this record) was done without them */
+	if (pid != ppid)
+		unwind_maps_changed(ru->uw, pid);
+	return machine_fork(ru->m, pid, ppid, tid, ptid, time);
 }
 
 static int cb_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
@@ -260,9 +270,10 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	t0 = mono_ns(CLOCK_MONOTONIC);
 	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
 	ru->st.unwind_ns += mono_ns(CLOCK_MONOTONIC) - t0;
-	/* a leaf alone: the process may be one whose fork record is still in another
-	 * cpu's ring (its maps unknown here yet) */
-	unmapped = !complete && (n <= 1 || unwind_met_unmapped(ru->uw));
+	/* a leaf in no mapping: the process may be a fork child whose fork record is
+	 * still in another cpu's ring (its maps unknown here yet) */
+	unmapped = !complete && (unwind_met_unmapped(ru->uw) ||
+				 (n <= 1 && !machine_find_map(ru->m, s->pid, s->ip, s->time)));
 	if (n && unmapped && !ru->retrying) {
 		/* its mmap may come later in this batch, from another cpu's ring: try again
 		 * once the batch is in */
