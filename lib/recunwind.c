@@ -270,10 +270,7 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	t0 = mono_ns(CLOCK_MONOTONIC);
 	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
 	ru->st.unwind_ns += mono_ns(CLOCK_MONOTONIC) - t0;
-	/* a leaf in no mapping: the process may be a fork child whose fork record is
-	 * still in another cpu's ring (its maps unknown here yet) */
-	unmapped = !complete && (unwind_met_unmapped(ru->uw) ||
-				 (n <= 1 && !machine_find_map(ru->m, s->pid, s->ip, s->time)));
+	unmapped = !complete && unwind_met_unmapped(ru->uw);
 	if (n && unmapped && !ru->retrying) {
 		/* its mmap may come later in this batch, from another cpu's ring: try again
 		 * once the batch is in */
