@@ -74,6 +74,8 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 void strbuf_add_json_str(struct strbuf *sb, const char *s);
 /* The same, written to a stream. */
 void fput_json_str(FILE *out, const char *s);
+/* s as a quoted CSV field (RFC 4180: '"' doubled); NULL gives "". */
+void fput_csv_str(FILE *out, const char *s);
 
 /*
  * Print lead, then text's words word-wrapped at width columns (UTF-8 aware); lines

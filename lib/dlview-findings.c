@@ -142,7 +142,7 @@ int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format
 	} else if (format == DLVIEW_CSV) {
 		for (i = 0; i < n; i++) {
 			fprintf(out, "finding,%s,%.2f,", f[i].id, f[i].figure);
-			dlview_csv_str(out, f[i].text);
+			fput_csv_str(out, f[i].text);
 			fputc('\n', out);
 		}
 	} else if (n) {

@@ -76,7 +76,6 @@ static inline double pct(uint64_t n, uint64_t total)
 }
 
 /* Shared by the tables and the findings (dlview-table.c) */
-void dlview_csv_str(FILE *out, const char *s);
 void dlview_on_off(const struct dlview *v, const struct thread_stat *t, double *on, double *off);
 
 #endif

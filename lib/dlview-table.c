@@ -21,17 +21,6 @@ static const char *fmt_ns(char *buf, size_t sz, double ns)
 	return buf;
 }
 
-void dlview_csv_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 static const char *trunc_name(char *buf, size_t width, const char *s)
 {
 	size_t len = strlen(s);
@@ -108,10 +97,10 @@ static void print_family(struct dlview *v, FILE *out, enum dlview_format fmt, si
 	} else if (fmt == DLVIEW_CSV) {
 		fprintf(out, "family,self_pct,samples,time_ns,top_symbol\n");
 		for (i = 0; i < n; i++) {
-			dlview_csv_str(out, rows[i]->k1);
+			fput_csv_str(out, rows[i]->k1);
 			fprintf(out, ",%.2f,%llu,%.0f,", pct(rows[i]->n, v->samples),
 				(unsigned long long)rows[i]->n, rows[i]->n * v->ns_per_sample);
-			dlview_csv_str(out, top_symbol(v, rows[i]->k1, NULL));
+			fput_csv_str(out, top_symbol(v, rows[i]->k1, NULL));
 			fputc('\n', out);
 		}
 	} else {
@@ -250,7 +239,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 			fprintf(out, "}");
 		} else {
 			fprintf(out, "itt,");
-			dlview_csv_str(out, name);
+			fput_csv_str(out, name);
 			fprintf(out, ",%llu,%llu,%llu\n", (unsigned long long)calls,
 				(unsigned long long)ns, (unsigned long long)c->n);
 		}
@@ -498,13 +487,13 @@ static void json_op_row(struct dlview *v, FILE *out, const struct op_row *r, int
 
 static void csv_op_row(struct dlview *v, FILE *out, const struct op_row *r)
 {
-	dlview_csv_str(out, r->prim ? attr_prim_op(r->prim) : r->base);
+	fput_csv_str(out, r->prim ? attr_prim_op(r->prim) : r->base);
 	fputc(',', out);
 	if (!r->prim && r->overload)
-		dlview_csv_str(out, r->overload);
+		fput_csv_str(out, r->overload);
 	fputc(',', out);
 	if (r->prim)
-		dlview_csv_str(out, r->name);
+		fput_csv_str(out, r->name);
 	fprintf(out, ",%.2f,%.0f,%.2f,%.0f,", pct(r->self, v->samples), r->self * v->ns_per_sample,
 		pct(r->total, v->samples), r->total * v->ns_per_sample);
 	if (r->calls)
@@ -678,7 +667,7 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 				(unsigned long long)t->invol, pct(t->spin, t->samples));
 		} else if (fmt == DLVIEW_CSV) {
 			fprintf(out, "%u,%u,", t->pid, t->tid);
-			dlview_csv_str(out, t->comm ? t->comm : "[unknown]");
+			fput_csv_str(out, t->comm ? t->comm : "[unknown]");
 			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f\n", (unsigned long long)t->samples,
 				on, off, (unsigned long long)t->vol, (unsigned long long)t->invol,
 				pct(t->spin, t->samples));
@@ -726,9 +715,9 @@ static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 				fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu}",
 					pct(syms[j]->n, v->samples), (unsigned long long)syms[j]->n);
 			} else if (fmt == DLVIEW_CSV) {
-				dlview_csv_str(out, fams[i]->k1);
+				fput_csv_str(out, fams[i]->k1);
 				fprintf(out, ",%.2f,", pct(fams[i]->n, v->samples));
-				dlview_csv_str(out, syms[j]->k2);
+				fput_csv_str(out, syms[j]->k2);
 				fprintf(out, ",%.2f,%llu\n", pct(syms[j]->n, v->samples),
 					(unsigned long long)syms[j]->n);
 			} else {
@@ -871,14 +860,14 @@ static void print_lines(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 			}
 			fprintf(out, "]}");
 		} else if (fmt == DLVIEW_CSV) {
-			dlview_csv_str(out, fn);
+			fput_csv_str(out, fn);
 			fputc(',', out);
-			dlview_csv_str(out, path ? path : "");
+			fput_csv_str(out, path ? path : "");
 			fprintf(out, ",%d,%.2f,%llu,%.2f,%llu,", line, pct(r->n2, v->samples),
 				(unsigned long long)r->n2, pct(r->n, v->samples), (unsigned long long)r->n);
-			dlview_csv_str(out, nops ? attr_op_name(ops[0]->k2, NULL) : "");
+			fput_csv_str(out, nops ? attr_op_name(ops[0]->k2, NULL) : "");
 			fputc(',', out);
-			dlview_csv_str(out, nfams ? fams[0]->k2 : "");
+			fput_csv_str(out, nfams ? fams[0]->k2 : "");
 			fputc('\n', out);
 		} else {
 			struct strbuf sb = STRBUF_INIT;

@@ -28,7 +28,6 @@ struct memprof {
 	size_t nr_frees, alloc_frees;
 	struct memprof_summary sum;
 	char *cmdline;
-	int resolved;
 	memprof_frames_cb *frames_cb;
 	void *frames_ctx;
 };
@@ -358,7 +357,6 @@ static void finish(struct memprof *mp)
 			sum->exit_count += (double)al->weight / (double)(al->size ? al->size : 1);
 		}
 	}
-	mp->resolved = 1;
 }
 
 int memprof_run(struct memprof *mp, const char *path, struct profile_opts *po,
@@ -530,13 +528,8 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 		fprintf(out, "%s,alloc_bytes,pct,allocs,freed_bytes,peak_bytes,exit_bytes\n",
 			key_names[key]);
 		for (size_t i = 0; i < nr; i++) {
-			fputc('"', out);
-			for (const char *s = rows[i].name; *s; s++) {
-				if (*s == '"')
-					fputc('"', out);
-				fputc(*s, out);
-			}
-			fprintf(out, "\",%.0f,%.4f,%.0f,%.0f,%.0f,%.0f\n", rows[i].alloc,
+			fput_csv_str(out, rows[i].name);
+			fprintf(out, ",%.0f,%.4f,%.0f,%.0f,%.0f,%.0f\n", rows[i].alloc,
 				sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0,
 				rows[i].count, rows[i].freed, rows[i].peak, rows[i].exit);
 		}

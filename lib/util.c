@@ -275,6 +275,17 @@ void fput_json_str(FILE *out, const char *s)
 	strbuf_release(&sb);
 }
 
+void fput_csv_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
 int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
