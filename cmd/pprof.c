@@ -68,20 +68,15 @@ static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return 0;
 }
 
-/* --memory: each sampled allocation's stack, its values added once its free is known */
-static uint32_t *mem_handles;
-static size_t nr_mem_handles, alloc_mem_handles;
-
-static void pp_mem_frames(void *ctx, uint32_t seq, const struct frame *frames, size_t nr,
-			  const char *comm, uint32_t tid, const char *family)
+/* --memory: each sampled allocation's stack (its tag: the pprof handle), its values
+ * added once its free is known */
+static uint32_t pp_mem_frames(void *ctx, const struct frame *frames, size_t nr,
+			      const char *comm, uint32_t tid, const char *family)
 {
 	struct pprof_ctx *c = ctx;
 
 	user_only(c, &frames, &nr);
-	ALLOC_GROW(mem_handles, (size_t)seq + 1, alloc_mem_handles);
-	while (nr_mem_handles <= seq)
-		mem_handles[nr_mem_handles++] = 0;
-	mem_handles[seq] = pprof_add_deferred(c->pp, frames, nr, comm, tid, family, 0, 0);
+	return pprof_add_deferred(c->pp, frames, nr, comm, tid, family, 0, 0);
 }
 
 static int pprof_memory(struct pprof_ctx *c, const char *input, struct profile_opts *po,
@@ -95,7 +90,7 @@ static int pprof_memory(struct pprof_ctx *c, const char *input, struct profile_o
 
 	memprof_set_frames_cb(mp, pp_mem_frames, c);
 	ret = memprof_run(mp, input, po, filt, st, sinfo);
- 	nr = ret >= 0 ? memprof_allocs(mp, &al) : 0;
+	nr = ret >= 0 ? memprof_allocs(mp, &al) : 0;
 	for (size_t i = 0; i < nr; i++) {
 		double count = (double)al[i].weight / (double)(al[i].size ? al[i].size : 1);
 		uint64_t v[4] = { (uint64_t)(count + 0.5), al[i].weight, 0, 0 };
@@ -104,16 +99,12 @@ static int pprof_memory(struct pprof_ctx *c, const char *input, struct profile_o
 			v[2] = v[0];
 			v[3] = v[1];
 		}
-		if (al[i].seq < nr_mem_handles)
-			pprof_add_memory(c->pp, mem_handles[al[i].seq], al[i].op, v);
+		pprof_add_memory(c->pp, al[i].tag, al[i].op, v);
 	}
 	if (ret >= 0 && !c->cmdline && memprof_cmdline(mp))
 		c->cmdline = xstrdup(memprof_cmdline(mp));
 	c->mem_mean = memprof_summary(mp)->mean;
 	memprof_free(mp);
-	free(mem_handles);
-	mem_handles = NULL;
-	nr_mem_handles = alloc_mem_handles = 0;
 	return ret;
 }
 

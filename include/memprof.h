@@ -29,7 +29,7 @@ struct mem_alloc {
 	uint64_t addr, size, weight;	/* weight: the bytes it stands for */
 	uint32_t pid, tid;
 	uint32_t stack;			/* memprof_text() */
-	uint32_t seq;			/* its place in the recording: 0, 1, ... */
+	uint32_t tag;			/* what memprof_frames_cb returned for it */
 	uint32_t deferred;		/* attr handle while op is not known */
 	const char *self;		/* the allocating function */
 	const char *family, *op, *pyline, *thread;	/* interned; pyline NULL outside Python */
@@ -62,9 +62,10 @@ int memprof_run(struct memprof *mp, const char *path, struct profile_opts *po,
 size_t memprof_allocs(struct memprof *mp, const struct mem_alloc **out);
 /* Called for each sampled allocation as it is read (before memprof_run returns), with its
  * stack below the interposer (leaf first: the allocation function the workload called)
- * and the seq it will have: for a view that needs the frames themselves (pprof). */
-typedef void memprof_frames_cb(void *ctx, uint32_t seq, const struct frame *frames, size_t nr,
-			       const char *comm, uint32_t tid, const char *family);
+ * for a view that needs the frames themselves (pprof); what it returns is kept as the
+ * allocation's tag. */
+typedef uint32_t memprof_frames_cb(void *ctx, const struct frame *frames, size_t nr,
+				   const char *comm, uint32_t tid, const char *family);
 void memprof_set_frames_cb(struct memprof *mp, memprof_frames_cb *cb, void *ctx);
 /* The folded stack ("comm;outermost;...;malloc") of an allocation. */
 const char *memprof_text(const struct memprof *mp, uint32_t stack);

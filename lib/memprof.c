@@ -161,7 +161,6 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	al->pid = s->pid;
 	al->tid = s->tid;
 	al->kind = (uint8_t)cx;
-	al->seq = (uint32_t)(mp->nr_allocs - 1);
 	text = fold_text(mp->fold, frames + first, nr - first, comm);
 	al->stack = text_id(mp, text);
 	free(text);
@@ -173,8 +172,8 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	snprintf(thread, sizeof(thread), "%s (%u)", comm ? comm : "?", s->tid);
 	al->thread = intern(mp, thread);
 	if (mp->frames_cb)
-		mp->frames_cb(mp->frames_ctx, al->seq, frames + first, nr - first, comm, s->tid,
-			      al->family);
+		al->tag = mp->frames_cb(mp->frames_ctx, frames + first, nr - first, comm, s->tid,
+					al->family);
 	return 0;
 }
 

@@ -226,21 +226,9 @@ uint32_t pprof_add_deferred(struct pprof *p, const struct frame *frames, size_t 
 	return (uint32_t)p->nr_deferred;
 }
 
-void pprof_add_op(struct pprof *p, uint32_t handle, const char *op)
-{
-	struct pp_deferred *d;
-
-	if (!handle || handle > p->nr_deferred)
-		return;
-	d = &p->deferred[handle - 1];
-	if (!d->locs)
-		return;		/* added already */
-	add_locs(p, d->locs, d->nr, d->comm, d->tid, d->family, op, d->count, d->period);
-	free(d->locs);
-	d->locs = NULL;
-}
-
-void pprof_add_memory(struct pprof *p, uint32_t handle, const char *op, const uint64_t v[4])
+/* Add deferred sample handle (once) with its operator; v: the memory values, NULL for
+ * the count and period it was added with. */
+static void add_deferred(struct pprof *p, uint32_t handle, const char *op, const uint64_t *v)
 {
 	struct pp_deferred *d;
 	struct pp_sample *s;
@@ -249,12 +237,25 @@ void pprof_add_memory(struct pprof *p, uint32_t handle, const char *op, const ui
 		return;
 	d = &p->deferred[handle - 1];
 	if (!d->locs)
-		return;
-	s = add_locs(p, d->locs, d->nr, d->comm, d->tid, d->family, op, v[0], v[1]);
-	s->inuse_count += v[2];
-	s->inuse_bytes += v[3];
+		return;		/* added already */
+	s = add_locs(p, d->locs, d->nr, d->comm, d->tid, d->family, op, v ? v[0] : d->count,
+		     v ? v[1] : d->period);
+	if (v) {
+		s->inuse_count += v[2];
+		s->inuse_bytes += v[3];
+	}
 	free(d->locs);
 	d->locs = NULL;
+}
+
+void pprof_add_op(struct pprof *p, uint32_t handle, const char *op)
+{
+	add_deferred(p, handle, op, NULL);
+}
+
+void pprof_add_memory(struct pprof *p, uint32_t handle, const char *op, const uint64_t v[4])
+{
+	add_deferred(p, handle, op, v);
 }
 
 static struct pp_sample *add_locs(struct pprof *p, const uint64_t *locs, size_t nr,
