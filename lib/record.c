@@ -201,6 +201,7 @@ struct recorder {
 	const unsigned char *smp_stack;
 	size_t smp_len;
 	uint64_t smp_sp;
+	const unsigned char *smp_regs;	/* its user registers (in the ring), NULL: none */
 	/* --memory: the preloaded library, the processes that mapped it, those that ran a
 	 * new program (each should have), and what each said at its exit */
 	char *mem_lib;
@@ -1180,19 +1181,26 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	}
 	note_kernel_ips(r, rec->misc & PERF_RECORD_MISC_CPUMODE_MASK, ip, chain, nr);
 	r->smp_stack = NULL;
+	r->smp_regs = NULL;
+	if (a->sample_type & PERF_SAMPLE_REGS_USER) {
+		if (end - q < 8)
+			return NULL;
+		memcpy(&abi, q, 8);
+		q += 8;
+		regs = abi ? (size_t)__builtin_popcountll(a->sample_regs_user) : 0;
+		if ((size_t)(end - q) < regs * 8)
+			return NULL;
+		if (regs)
+			r->smp_regs = q;	/* for sample_args() */
+		if (regs >= 8 && (a->sample_regs_user & 0xff) == 0xff)
+			memcpy(&sp, q + 7 * 8, 8);	/* AX BX CX DX SI DI BP SP */
+		q += regs * 8;
+	}
 	if (!(a->sample_type & PERF_SAMPLE_STACK_USER))
 		return rec;
 
 	if (end - q < 8)
 		return NULL;
-	memcpy(&abi, q, 8);
-	q += 8;
-	regs = abi ? (size_t)__builtin_popcountll(a->sample_regs_user) : 0;
-	if ((size_t)(end - q) < regs * 8 + 8)
-		return NULL;
-	if (regs >= 8 && (a->sample_regs_user & 0xff) == 0xff)
-		memcpy(&sp, q + 7 * 8, 8);	/* AX BX CX DX SI DI BP SP */
-	q += regs * 8;
 	memcpy(&size, q, 8);
 	if (!size)
 		return rec;
@@ -1238,32 +1246,15 @@ static const struct rec_event *sample_event(const struct recorder *r, const unsi
 	return NULL;
 }
 
-/* The user registers DI, SI, DX, CX of a sample (the arguments of the function a uprobe
- * hit).  Returns 0, or -1 when the record has none. */
-static int sample_args(const struct recorder *r, const struct perf_event_header *rec,
-		       uint64_t args[4])
+/* The user registers DI, SI, DX, CX of the sample sample_fixup() just read (the
+ * arguments of the function a uprobe hit).  Returns 0, or -1 when the record has none. */
+static int sample_args(const struct recorder *r, uint64_t args[4])
 {
 	const struct perf_event_attr *a = &r->ev[0].attr;
-	const unsigned char *q = (const unsigned char *)rec + sizeof(*rec) + 48;
-	const unsigned char *end = (const unsigned char *)rec + rec->size;
 	static const int want[4] = { MEM_REG_DI, MEM_REG_SI, MEM_REG_DX, MEM_REG_CX };
-	uint64_t nr, abi;
+	const unsigned char *q = r->smp_regs;
 
-	if (!(a->sample_type & PERF_SAMPLE_REGS_USER) || end - q < 0)
-		return -1;
-	if (a->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		if (end - q < 8)
-			return -1;
-		memcpy(&nr, q, 8);
-		if (nr > (uint64_t)(end - q - 8) / 8)
-			return -1;
-		q += 8 + nr * 8;
-	}
-	if (end - q < 8)
-		return -1;
-	memcpy(&abi, q, 8);
-	q += 8;
-	if (!abi || (size_t)(end - q) < 8 * (size_t)__builtin_popcountll(a->sample_regs_user))
+	if (!q)
 		return -1;
 	for (int i = 0; i < 4; i++) {
 		if (!(a->sample_regs_user & (1ull << want[i])))
@@ -1299,7 +1290,7 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 	}
 	if (r->mem_shared)	/* drained: one more may come */
 		__atomic_add_fetch(&r->mem_shared->consumed, 1, __ATOMIC_RELEASE);
-	if (!sample_args(r, rec, args) && args[3] == MEM_KIND_STATS) {
+	if (!sample_args(r, args) && args[3] == MEM_KIND_STATS) {
 		uint32_t pid;
 		struct mem_proc *mp;
 
