@@ -585,8 +585,12 @@ static const unsigned char *get_frame(struct pyreader *pr, uint32_t pid, uint64_
 {
 	uint64_t lo;
 
+	/* a frame pointer read while the interpreter was changing it can be anything:
+	 * near the top of the address space, addr + FR_SIZE would wrap */
+	if (addr > UINT64_MAX - FR_SIZE)
+		return NULL;
 	if (pr->win_pid == pid && addr >= pr->win_base &&
-	    addr + FR_SIZE <= pr->win_base + pr->win_len)
+	    addr - pr->win_base <= pr->win_len - FR_SIZE)
 		return pr->win + (addr - pr->win_base);
 	/* as far down as the frame's page allows, up to the window size */
 	lo = addr + FR_SIZE > WINDOW ? addr + FR_SIZE - WINDOW : 0;
