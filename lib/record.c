@@ -15,6 +15,7 @@
 #include "record.h"
 #include "recunwind.h"
 #include "attach.h"
+#include "elfsyms.h"
 #include "event.h"
 #include "isa.h"
 #include "jitsym.h"
@@ -485,52 +486,49 @@ static void attr_common(struct recorder *r, struct perf_event_attr *a, int first
 	}
 }
 
+struct func_named {
+	Elf *e;
+	const char *name;
+	uint64_t addr;		/* found: its address */
+};
+
+static int func_named(void *ctx, const GElf_Sym *sym, size_t strndx)
+{
+	struct func_named *fn = ctx;
+	const char *n = elf_strptr(fn->e, strndx, sym->st_name);
+
+	if (!n || strcmp(n, fn->name) || !sym->st_value)
+		return 0;
+	fn->addr = sym->st_value;
+	return 1;
+}
+
 /* The file offset of function sym in the ELF file path (a uprobe's place), 0 when none. */
 static uint64_t elf_func_offset(const char *path, const char *sym)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e;
-	Elf_Scn *scn = NULL;
-	uint64_t addr = 0, off = 0;
+	struct func_named fn = { NULL, sym, 0 };
+	uint64_t addr, off = 0;
 	size_t nph = 0;
 
 	if (fd < 0)
 		return 0;
 	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	while (e && !addr && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym st;
-			const char *n;
-
-			if (!gelf_getsym(d, (int)i, &st) || GELF_ST_TYPE(st.st_info) != STT_FUNC ||
-			    !st.st_value)
-				continue;
-			n = elf_strptr(e, sh.sh_link, st.st_name);
-			if (n && !strcmp(n, sym)) {
-				addr = st.st_value;
-				break;
-			}
-		}
-	}
-	if (e && addr && !elf_getphdrnum(e, &nph))
+	fn.e = elf_begin(fd, ELF_C_READ, NULL);
+	elf_each_func(fn.e, func_named, &fn);
+	addr = fn.addr;
+	if (fn.e && addr && !elf_getphdrnum(fn.e, &nph))
 		for (size_t i = 0; i < nph; i++) {
 			GElf_Phdr ph;
 
-			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			if (gelf_getphdr(fn.e, (int)i, &ph) && ph.p_type == PT_LOAD &&
 			    addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_filesz) {
 				off = addr - ph.p_vaddr + ph.p_offset;
 				break;
 			}
 		}
-	if (e)
-		elf_end(e);
+	if (fn.e)
+		elf_end(fn.e);
 	close(fd);
 	return off;
 }

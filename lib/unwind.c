@@ -44,6 +44,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
+#include "elfsyms.h"
 #include "frame.h"
 #include "rephash.h"
 #include "unwind.h"
@@ -923,34 +924,31 @@ static int is_root_symbol(const char *name)
 	return 0;
 }
 
+struct roots_ctx {
+	struct unw_dso *d;
+	size_t alloc;
+};
+
+static int note_root(void *ctx, const GElf_Sym *sym, size_t strndx)
+{
+	struct roots_ctx *rc = ctx;
+	struct unw_dso *d = rc->d;
+
+	if (!sym->st_size || !is_root_symbol(elf_strptr(d->elf, strndx, sym->st_name)))
+		return 0;
+	ALLOC_GROW(d->roots, d->nr_roots + 1, rc->alloc);
+	d->roots[d->nr_roots].start = sym->st_value;
+	d->roots[d->nr_roots].end = sym->st_value + sym->st_size;
+	d->nr_roots++;
+	return 0;
+}
+
 /* Where the file's thread-root functions are (one pass over its symbol tables). */
 static void note_roots(struct unw_dso *d)
 {
-	Elf_Scn *scn = NULL;
-	size_t alloc = 0;
+	struct roots_ctx rc = { d, 0 };
 
-	if (!d->elf)
-		return;
-	while ((scn = elf_nextscn(d->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_size || sym.st_shndx == SHN_UNDEF ||
-			    !is_root_symbol(elf_strptr(d->elf, sh.sh_link, sym.st_name)))
-				continue;
-			ALLOC_GROW(d->roots, d->nr_roots + 1, alloc);
-			d->roots[d->nr_roots].start = sym.st_value;
-			d->roots[d->nr_roots].end = sym.st_value + sym.st_size;
-			d->nr_roots++;
-		}
-	}
+	elf_each_func(d->elf, note_root, &rc);
 }
 
 /* Is process address addr (mapped by mp) inside a thread-root function? */

@@ -16,6 +16,7 @@
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
 
+#include "elfsyms.h"
 #include "isa.h"
 #include "rephash.h"
 #include "util.h"
@@ -147,11 +148,23 @@ static const struct hit_seg *seg_of_off(const struct hit_dso *d, uint64_t off)
 	return NULL;
 }
 
+/* A sized function symbol around ((uint64_t *)ctx)[0]: its bounds in [1] and [2]. */
+static int sym_around(void *ctx, const GElf_Sym *sym, size_t strndx)
+{
+	uint64_t *v = ctx;
+
+	if (!sym->st_size || v[0] < sym->st_value || v[0] - sym->st_value >= sym->st_size)
+		return 0;
+	v[1] = sym->st_value;
+	v[2] = sym->st_value + sym->st_size;
+	return 1;
+}
+
 /* [start, end) of the function around vaddr: its FDE, else a sized FUNC symbol. */
 static int func_bounds(struct hit_dso *d, uint64_t vaddr, uint64_t *start, uint64_t *end)
 {
 	Dwarf_Frame *fr;
-	Elf_Scn *scn = NULL;
+	uint64_t v[3] = { vaddr, 0, 0 };
 
 	if (d->cfi && !dwarf_cfi_addrframe(d->cfi, vaddr, &fr)) {
 		Dwarf_Addr s, e;
@@ -164,27 +177,11 @@ static int func_bounds(struct hit_dso *d, uint64_t vaddr, uint64_t *start, uint6
 			return 0;
 		}
 	}
-	while ((scn = elf_nextscn(d->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_size || sym.st_shndx == SHN_UNDEF)
-				continue;
-			if (vaddr >= sym.st_value && vaddr - sym.st_value < sym.st_size) {
-				*start = sym.st_value;
-				*end = sym.st_value + sym.st_size;
-				return 0;
-			}
-		}
-	}
-	return -1;
+	if (!elf_each_func(d->elf, sym_around, v))
+		return -1;
+	*start = v[1];
+	*end = v[2];
+	return 0;
 }
 
 static struct hit_func *decode_func(struct isa_hits *h, struct hit_dso *d, uint64_t vaddr)
