@@ -689,8 +689,6 @@ static int add_mem_events(struct recorder *r, int *kernel_dropped)
 		e->attr.config = (uint64_t)id;
 		e->attr.freq = 0;
 		e->attr.sample_period = 1;
-		e->attr.exclude_kernel = 0;
-		e->attr.exclude_hv = 0;
 		if (i == 1 && (e->attr.sample_type & PERF_SAMPLE_STACK_USER))
 			e->attr.sample_stack_user = 8;
 		if (i == 0) {
