@@ -23,6 +23,7 @@ static const struct cmd_struct commands[] = {
 	{ "timeline", cmd_timeline, "write the recording in time as a Chrome trace (Perfetto, chrome://tracing)" },
 	{ "check-isa", cmd_check_isa, "what vector ISA this CPU, its libraries and a profile use" },
 	{ "sweep", cmd_sweep, "run a workload with 1, one socket's and all cores (and more): which setting is fastest, and why" },
+	{ "top", cmd_top, "a live table of where the time goes (functions, families, operators, threads), like perf top" },
 	{ "families", cmd_families, "list the operator-family rules, or explain a symbol's family" },
 };
 

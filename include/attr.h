@@ -75,6 +75,13 @@ void attr_resolve(struct attr *a);
  * had an operator). */
 const struct sample_attr *attr_deferred(struct attr *a, uint32_t handle);
 size_t attr_nr_deferred(const struct attr *a);
+/* Live use (dlprof top), instead of attr_resolve(): resolve the deferred samples older
+ * than BEFORE (ns, sample clock) with the marks known now, hand each to cb, and forget
+ * them and the marks no deferred sample at or after BEFORE can need.  Call with BEFORE
+ * at least the window (10 ms) behind the newest sample, so that the marks a deferred
+ * sample needs are in.  Not with attr_deferred(). */
+typedef void attr_settled_fn(void *ctx, uint32_t handle, const struct sample_attr *sa);
+void attr_settle(struct attr *a, uint64_t before, attr_settled_fn *cb, void *ctx);
 /* The ITT tasks (NULL when the recording has none), finished. */
 const struct itt_data *attr_itt(struct attr *a);
 /* oneDNN calls by (operator, primitive) after attr_resolve(): the operator a call ran in is

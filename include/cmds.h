@@ -13,6 +13,7 @@ int cmd_diff(int argc, const char **argv);
 int cmd_check_isa(int argc, const char **argv);
 int cmd_families(int argc, const char **argv);
 int cmd_sweep(int argc, const char **argv);
+int cmd_top(int argc, const char **argv);
 
 /* The sample filters of the readers (filter.h), into a struct filter_args a (fold has
  * --family[=GLOB] and --op[=GLOB] of its own: the root frame, and the filter). */

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 struct jitsym {
 	uint64_t start, end;	/* [start, end) in the process */
@@ -41,6 +42,17 @@ const struct jitsym *jitsyms_find(struct jitsyms *j, int32_t pid, uint64_t addr)
 /* Code bytes of the jitdump entry covering addr: 0 with start, code and len set, or -1. */
 int jitsym_code(struct jitsyms *j, int32_t pid, uint64_t addr, uint64_t *start,
 		const uint8_t **code, size_t *len);
+/*
+ * Open /tmp/perf-PID.map for reading.  /tmp is everyone's: the file is taken only when
+ * the file opened (never through a symlink) is a regular file owned by us or root, and
+ * was last written at or after SINCE (wall clock seconds; 0: any time; a pid's map left
+ * by an earlier process of the same pid is another's).  The checks are made on the
+ * open descriptor, so the file cannot be swapped between check and read.  Returns the
+ * descriptor (*st filled), or -1 with *why NULL when there is no such file, else why
+ * it was not taken (JIT_PERFMAP_OLD when it is older than SINCE).
+ */
+extern const char JIT_PERFMAP_OLD[];
+int jit_perfmap_open(int32_t pid, long since, struct stat *st, const char **why);
 /* Total entries held. */
 size_t jitsyms_count(const struct jitsyms *j);
 

@@ -103,4 +103,27 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		const struct profile_consumer *c, struct profile_stats *stats,
 		struct session_info *info);
 
+/*
+ * Live: the same pipeline fed with the records of a recording as record writes them
+ * (recwriter_set_tap), one pass, for dlprof top.  Samples reach c->stack as their
+ * records come; off_cpu/wall are not supported (their weights are known at the end).
+ * Not thread-safe: one feeding thread.
+ */
+struct profile_live;
+struct jitsyms;
+
+struct profile_live *profile_live_new(const struct profile_opts *opts,
+				      const struct profile_consumer *c,
+				      struct profile_stats *stats);
+/* One record, its payload in two pieces as recwriter_add2() takes it. */
+int profile_live_record(struct profile_live *pl, uint32_t type, const void *a, size_t alen,
+			const void *b, size_t blen);
+/* Its JIT names (to add perf map lines as they are written) and process model, for the
+ * feeding thread. */
+struct jitsyms *profile_live_jit(struct profile_live *pl);
+struct machine *profile_live_machine(struct profile_live *pl);
+/* stats->sample_period_ns from the samples so far */
+void profile_live_period(struct profile_live *pl);
+void profile_live_free(struct profile_live *pl);
+
 #endif

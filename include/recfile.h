@@ -116,6 +116,14 @@ struct recwriter;
 
 /* Create PATH (mode 0600, replacing an existing file) and write the file header. */
 struct recwriter *recwriter_open(const char *path);
+/* A writer that keeps nothing: each record only goes to its tap (dlprof top without -o). */
+struct recwriter *recwriter_open_discard(void);
+/* Hand every record added from now on to tap as well, on the thread that adds it, before
+ * it is buffered (NULL: none).  The writer has one adding thread at a time, so the tap
+ * is called serially. */
+typedef void recwriter_tap_fn(void *ctx, uint32_t type, const void *a, size_t alen,
+			      const void *b, size_t blen);
+void recwriter_set_tap(struct recwriter *w, recwriter_tap_fn *tap, void *ctx);
 /* Append one record.  May compress and write a chunk.  Returns 0 or -1 (error printed). */
 int recwriter_add(struct recwriter *w, uint32_t type, const void *data, size_t len);
 /* The same, with the payload in two pieces (header struct + body). */

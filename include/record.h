@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "recfile.h"
+
 enum record_callgraph {
 	RECORD_CG_NONE,
 	RECORD_CG_FP,
@@ -21,8 +23,20 @@ enum record_callgraph {
 					   CNN run's stacks fit, 72% fit 16 KiB */
 #define RECORD_MAX_STACK	  65000	/* a sample must fit a 64 KiB perf record */
 
+/* A live reader of the recording being made (dlprof top). */
+struct record_live {
+	recwriter_tap_fn *tap;		/* every record written, on the writing thread */
+	void *ctx;
+	int fd;				/* polled with the rings (-1: none): keys */
+	/* after each turn of record's loop (at most 100 ms apart), on record's thread:
+	 * fd_ready when fd is readable.  Non-zero ends the recording: with -p at once,
+	 * else the command is sent SIGTERM (SIGKILL 2 s later) and waited for. */
+	int (*poll)(void *ctx, int fd_ready);
+	int stdio[3];			/* the command's stdin, stdout, stderr (-1: ours) */
+};
+
 struct record_opts {
-	const char *output;		/* default "dlprof.data" */
+	const char *output;		/* default "dlprof.data"; NULL: no file (live only) */
 	unsigned long freq;		/* samples per second per thread (0: use period) */
 	unsigned long period;		/* -c: events per sample */
 	const char *events;		/* "a,b,c"; NULL: cycles, falling back to cpu-clock */
@@ -44,11 +58,12 @@ struct record_opts {
 	int memory;			/* --memory: sample the workload's allocations
 					   (libdlprof-mem.so preloaded, memevent.h) */
 	unsigned long mem_sample;	/* their mean bytes between samples; 1: all */
+	const struct record_live *live;	/* NULL: none */
 };
 
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
-			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0 }
+			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL }
 
 /*
  * Record opts->argv, or with opts->pids the running processes (every thread) until

@@ -97,6 +97,10 @@ int session_process(const char *path, const struct session_ops *ops, void *ctx,
 struct session *session_live_new(const struct session_ops *ops, void *ctx);
 int session_live_attr(struct session *s, const void *data, size_t len);
 int session_live_perf(struct session *s, const void *rec, size_t len);
+/* Any record of a recording as it is written (recwriter_set_tap): perf records as above,
+ * stacks and samples unwound while recording, attrs, meta, stats and the other types
+ * (ops->other), in one pass. */
+int session_live_record(struct session *s, uint32_t type, const void *data, size_t len);
 /* The evsel of a sample record's id (for record's rewriting), NULL when none. */
 const struct evsel *session_live_evsel(struct session *s, const void *rec, size_t len);
 void session_live_free(struct session *s);

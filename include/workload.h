@@ -37,6 +37,12 @@ extern const int workload_signals[WORKLOAD_NR_SIGNALS];
 int workload_prepare(struct workload *w, const char **argv, const sigset_t *orig_mask,
 		     const struct sigaction orig_act[WORKLOAD_NR_SIGNALS]);
 
+/* The same, the child's standard input, output and error replaced by stdio[0..2] where
+ * those are >= 0 (stdio NULL: inherited). */
+int workload_prepare_stdio(struct workload *w, const char **argv, const sigset_t *orig_mask,
+			   const struct sigaction orig_act[WORKLOAD_NR_SIGNALS],
+			   const int stdio[3]);
+
 /* Release the child.  Returns 0 when it exec'd, -1 when exec failed (error printed). */
 int workload_start(struct workload *w, const char *cmd);
 

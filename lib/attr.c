@@ -24,6 +24,7 @@ struct marks {
 
 struct pending {
 	uint64_t time;
+	uint32_t handle;
 	const struct itt_interval *call;	/* the caller's oneDNN call the sample is in */
 	uint32_t caller_tid;
 	struct sample_attr a;
@@ -42,6 +43,7 @@ struct attr {
 	struct marks py;	/* samples with Python frames on their own stack */
 	struct pending *pending;
 	size_t nr_pending, alloc_pending;
+	uint32_t handles;	/* handed out (attr_settle forgets pending ones) */
 	struct call_count *calls;
 	size_t nr_calls, alloc_calls;
 	int resolved;
@@ -233,7 +235,8 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 		out->op = NULL;
 		out->src = ATTR_NONE;
 		ALLOC_GROW(a->pending, a->nr_pending + 1, a->alloc_pending);
-		out->deferred = (uint32_t)(a->nr_pending + 1);
+		out->deferred = ++a->handles;
+		a->pending[a->nr_pending].handle = out->deferred;
 		a->pending[a->nr_pending].time = s->time;
 		a->pending[a->nr_pending].call = iv && iv->worker ? iv->caller : NULL;
 		a->pending[a->nr_pending].caller_tid = iv && iv->worker ? iv->caller_tid : 0;
@@ -408,6 +411,38 @@ static void count_call(void *ctx, uint32_t pid, uint32_t tid, const struct itt_i
 	a->calls[i].ns += iv->end - iv->start;
 }
 
+/* A deferred sample's operator and Python line, from the marks (sorted). */
+static void resolve_pending(struct attr *a, struct pending *p)
+{
+	struct sample_attr *w = &p->a;
+	const char *op;
+
+	/* in a oneDNN call: the operator of the call (its caller's stack); else the
+	 * nearest operator sample of another thread */
+	if (p->call)
+		op = call_op(a, w->pid, p->caller_tid, p->call);
+	else
+		op = nearest_op(a, w->pid, w->tid, 0, p->time);
+	if (op && !strncmp(op, "dnnl:", 5))
+		op = NULL;
+	w->src = op ? ATTR_MASTER : w->prim ? ATTR_ITT : ATTR_NONE;
+	w->op = op ? op : w->prim ? attr_prim_op(w->prim) : a->no_op;
+	/* and the Python line the work was dispatched from: the caller's, else the
+	 * nearest Python sample of another thread */
+	if (!w->pychain) {
+		const struct op_mark *pm = NULL;
+
+		if (p->call)
+			pm = nearest(&a->py, w->pid, p->caller_tid, 1, p->time);
+		if (!pm)
+			pm = nearest(&a->py, w->pid, w->tid, 0, p->time);
+		if (pm) {
+			w->pychain = pm->op;
+			w->pyline = pm->line;
+		}
+	}
+}
+
 void attr_resolve(struct attr *a)
 {
 	if (a->resolved)
@@ -417,38 +452,49 @@ void attr_resolve(struct attr *a)
 		qsort(a->ops.v, a->ops.nr, sizeof(*a->ops.v), cmp_mark);
 	if (a->py.nr)
 		qsort(a->py.v, a->py.nr, sizeof(*a->py.v), cmp_mark);
-	for (size_t i = 0; i < a->nr_pending; i++) {
-		const struct pending *p = &a->pending[i];
-		struct sample_attr *w = &a->pending[i].a;
-		const char *op;
-
-		/* in a oneDNN call: the operator of the call (its caller's stack); else the
-		 * nearest operator sample of another thread */
-		if (p->call)
-			op = call_op(a, w->pid, p->caller_tid, p->call);
-		else
-			op = nearest_op(a, w->pid, w->tid, 0, p->time);
-		if (op && !strncmp(op, "dnnl:", 5))
-			op = NULL;
-		w->src = op ? ATTR_MASTER : w->prim ? ATTR_ITT : ATTR_NONE;
-		w->op = op ? op : w->prim ? attr_prim_op(w->prim) : a->no_op;
-		/* and the Python line the work was dispatched from: the caller's, else the
-		 * nearest Python sample of another thread */
-		if (!w->pychain) {
-			const struct op_mark *pm = NULL;
-
-			if (p->call)
-				pm = nearest(&a->py, w->pid, p->caller_tid, 1, p->time);
-			if (!pm)
-				pm = nearest(&a->py, w->pid, w->tid, 0, p->time);
-			if (pm) {
-				w->pychain = pm->op;
-				w->pyline = pm->line;
-			}
-		}
-	}
+	for (size_t i = 0; i < a->nr_pending; i++)
+		resolve_pending(a, &a->pending[i]);
 	if (attr_itt(a))
 		itt_each_call(a->itt, count_call, a);
+}
+
+/* Keep the marks at or after t, in their order. */
+static void prune_marks(struct marks *m, uint64_t t)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->nr; i++)
+		if (m->v[i].time >= t)
+			m->v[k++] = m->v[i];
+	m->nr = k;
+}
+
+void attr_settle(struct attr *a, uint64_t before, attr_settled_fn *cb, void *ctx)
+{
+	uint64_t oldest = before;	/* of the samples still deferred */
+	size_t k = 0;
+
+	if (a->ops.nr)
+		qsort(a->ops.v, a->ops.nr, sizeof(*a->ops.v), cmp_mark);
+	if (a->py.nr)
+		qsort(a->py.v, a->py.nr, sizeof(*a->py.v), cmp_mark);
+	for (size_t i = 0; i < a->nr_pending; i++) {
+		struct pending *p = &a->pending[i];
+
+		if (p->time < before) {
+			resolve_pending(a, p);
+			cb(ctx, p->handle, &p->a);
+		} else {
+			if (p->time < oldest)
+				oldest = p->time;
+			a->pending[k++] = *p;
+		}
+	}
+	a->nr_pending = k;
+	/* what the samples still deferred, and those to come, may need */
+	oldest = oldest > 2 * ATTR_MASTER_WINDOW_NS ? oldest - 2 * ATTR_MASTER_WINDOW_NS : 0;
+	prune_marks(&a->ops, oldest);
+	prune_marks(&a->py, oldest);
 }
 
 const struct sample_attr *attr_deferred(struct attr *a, uint32_t handle)

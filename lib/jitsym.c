@@ -7,6 +7,10 @@
  * swaps every field.
  */
 #include <byteswap.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -438,4 +442,35 @@ int jitsym_code(struct jitsyms *j, int32_t pid, uint64_t addr, uint64_t *start,
 	*code = e->sym.code;
 	*len = e->sym.end - e->sym.start;
 	return 0;
+}
+
+const char JIT_PERFMAP_OLD[] = "last written before this recording started";
+
+int jit_perfmap_open(int32_t pid, long since, struct stat *st, const char **why)
+{
+	char path[64];
+	int fd;
+
+	*why = NULL;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			*why = "not a regular file owned by you or root";
+		else if (errno != ENOENT)
+			*why = strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
+	    (st->st_uid != getuid() && st->st_uid != 0)) {
+		*why = "not a regular file owned by you or root";
+		close(fd);
+		return -1;
+	}
+	if (since && st->st_mtime < since) {
+		*why = JIT_PERFMAP_OLD;
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -645,36 +645,82 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 	return p_sample(ctx, s);
 }
 
+static void prof_init(struct prof *p, const struct profile_opts *opts,
+		      const struct profile_consumer *c, struct profile_stats *stats)
+{
+	struct symbolize_opts so = { opts->srcline, opts->inline_frames };
+
+	memset(stats, 0, sizeof(*stats));
+	memset(p, 0, sizeof(*p));
+	p->opts = opts;
+	p->c = c;
+	p->st = stats;
+	p->m = machine_new();
+	p->sym = symbolizer_new(&so);
+	p->ks = ksyms_new();
+	p->jit = jitsyms_new();
+	machine_set_jit(p->m, p->jit);
+	p->uw = unwinder_new(p->m);
+	strpool_init(&p->pool);
+	u64map_init(&p->anon_names);
+	p->max_frames = opts->max_depth && opts->max_depth < MAX_DEPTH ? opts->max_depth : MAX_DEPTH;
+	p->max_frames *= opts->inline_frames ? 4 : 1;
+	p->frames = xcalloc(p->max_frames + 1, sizeof(*p->frames));
+	p->ips = xcalloc(MAX_DEPTH, sizeof(*p->ips));
+	p->ipflags = xcalloc(MAX_DEPTH, sizeof(*p->ipflags));
+}
+
+static void prof_release(struct prof *p)
+{
+	free(p->offs);
+	free(p->off_frames);
+	free(p->ins);
+	free(p->frames);
+	free(p->ips);
+	free(p->ipflags);
+	u64map_release(&p->anon_names);
+	strpool_release(&p->pool);
+	if (p->uw)
+		unwinder_free(p->uw);
+	jitsyms_free(p->jit);
+	ksyms_free(p->ks);
+	symbolizer_free(p->sym);
+	machine_free(p->m);
+}
+
+/* The sample period in ns, once the samples are in (or so far, live). */
+static void prof_period(struct prof *p, const struct session_info *info)
+{
+	struct profile_stats *stats = p->st;
+
+	if (stats->samples && !stats->sample_no_time) {
+		if (stats->sample_is_time) {
+			stats->sample_period_ns = stats->period_total / stats->samples;
+		} else {
+			uint64_t dur = stats->last_time - stats->first_time;
+			unsigned cpus = 0;
+
+			if (info->have_stats && info->stats.end_ns > info->stats.start_ns)
+				dur = info->stats.end_ns - info->stats.start_ns;
+			for (size_t i = 0; i < ARRAY_SIZE(p->cpus_seen); i++)
+				cpus += __builtin_popcountll(p->cpus_seen[i]);
+			stats->sample_period_ns = dur * (cpus ? cpus : 1) / stats->samples;
+		}
+	}
+}
+
 int profile_run(const char *path, const struct profile_opts *opts,
 		const struct profile_consumer *c, struct profile_stats *stats,
 		struct session_info *info)
 {
-	struct symbolize_opts so = { opts->srcline, opts->inline_frames };
 	struct session_info local_info;
 	struct prof p;
 	int ret;
 
-	memset(stats, 0, sizeof(*stats));
-	memset(&p, 0, sizeof(p));
 	if (!info)
 		info = &local_info;
 	memset(info, 0, sizeof(*info));
-	p.opts = opts;
-	p.c = c;
-	p.st = stats;
-	p.m = machine_new();
-	p.sym = symbolizer_new(&so);
-	p.ks = ksyms_new();
-	p.jit = jitsyms_new();
-	machine_set_jit(p.m, p.jit);
-	p.uw = unwinder_new(p.m);
-	strpool_init(&p.pool);
-	u64map_init(&p.anon_names);
-	p.max_frames = opts->max_depth && opts->max_depth < MAX_DEPTH ? opts->max_depth : MAX_DEPTH;
-	p.max_frames *= opts->inline_frames ? 4 : 1;
-	p.frames = xcalloc(p.max_frames + 1, sizeof(*p.frames));
-	p.ips = xcalloc(MAX_DEPTH, sizeof(*p.ips));
-	p.ipflags = xcalloc(MAX_DEPTH, sizeof(*p.ipflags));
+	prof_init(&p, opts, c, stats);
 
 	ret = session_process(path, &prof_ops, &p, info);
 	if (ret >= 0 && opts->event && !p.sel_ev) {
@@ -694,20 +740,7 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		error("'%s' has no off-CPU samples: record it with --off-cpu for --wall", path);
 		ret = -1;
 	}
-	if (stats->samples && !stats->sample_no_time) {
-		if (stats->sample_is_time) {
-			stats->sample_period_ns = stats->period_total / stats->samples;
-		} else {
-			uint64_t dur = stats->last_time - stats->first_time;
-			unsigned cpus = 0;
-
-			if (info->have_stats && info->stats.end_ns > info->stats.start_ns)
-				dur = info->stats.end_ns - info->stats.start_ns;
-			for (size_t i = 0; i < ARRAY_SIZE(p.cpus_seen); i++)
-				cpus += __builtin_popcountll(p.cpus_seen[i]);
-			stats->sample_period_ns = dur * (cpus ? cpus : 1) / stats->samples;
-		}
-	}
+	prof_period(&p, info);
 
 	if (p.py) {
 		struct pystacks_stats ps;
@@ -720,19 +753,69 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		stats->py_delay_ns = ps.records ? ps.delay_sum_ns / ps.records : 0;
 		pystacks_free(p.py);
 	}
-	free(p.offs);
-	free(p.off_frames);
-	free(p.ins);
-	free(p.frames);
-	free(p.ips);
-	free(p.ipflags);
-	u64map_release(&p.anon_names);
-	strpool_release(&p.pool);
-	if (p.uw)
-		unwinder_free(p.uw);
-	jitsyms_free(p.jit);
-	ksyms_free(p.ks);
-	symbolizer_free(p.sym);
-	machine_free(p.m);
+	prof_release(&p);
 	return ret;
+}
+
+/* ---- live: the records of a recording being made (dlprof top) ---- */
+
+struct profile_live {
+	struct prof p;
+	struct session *s;
+	struct strbuf rec;
+};
+
+struct profile_live *profile_live_new(const struct profile_opts *opts,
+				      const struct profile_consumer *c,
+				      struct profile_stats *stats)
+{
+	struct profile_live *pl = xcalloc(1, sizeof(*pl));
+
+	prof_init(&pl->p, opts, c, stats);
+	pl->s = session_live_new(&prof_ops, &pl->p);
+	strbuf_init(&pl->rec, 0);
+	return pl;
+}
+
+int profile_live_record(struct profile_live *pl, uint32_t type, const void *a, size_t alen,
+			const void *b, size_t blen)
+{
+	if (blen) {
+		strbuf_reset(&pl->rec);
+		strbuf_add(&pl->rec, a, alen);
+		strbuf_add(&pl->rec, b, blen);
+		a = pl->rec.buf;
+		alen = pl->rec.len;
+	}
+	return session_live_record(pl->s, type, a, alen);
+}
+
+struct jitsyms *profile_live_jit(struct profile_live *pl)
+{
+	return pl->p.jit;
+}
+
+struct machine *profile_live_machine(struct profile_live *pl)
+{
+	return pl->p.m;
+}
+
+void profile_live_period(struct profile_live *pl)
+{
+	struct session_info none;
+
+	memset(&none, 0, sizeof(none));
+	prof_period(&pl->p, &none);
+}
+
+void profile_live_free(struct profile_live *pl)
+{
+	if (!pl)
+		return;
+	session_live_free(pl->s);
+	if (pl->p.py)
+		pystacks_free(pl->p.py);
+	prof_release(&pl->p);
+	strbuf_release(&pl->rec);
+	free(pl);
 }

@@ -131,6 +131,9 @@ struct recwriter {
 	uint64_t bytes, records;
 	int failed;
 	struct bg *bg;			/* background compression, NULL: inline */
+	int discard;			/* recwriter_open_discard(): no file */
+	recwriter_tap_fn *tap;
+	void *tap_ctx;
 };
 
 static int get_failed(struct recwriter *w)
@@ -437,7 +440,7 @@ int recwriter_set_background(struct recwriter *w, size_t cap)
 	struct bg *bg;
 	int ret;
 
-	if (w->bg)
+	if (w->bg || w->discard)
 		return 0;
 	bg = xcalloc(1, sizeof(*bg));
 	bg->cap = cap;
@@ -541,9 +544,25 @@ struct recwriter *recwriter_open(const char *path)
 	return w;
 }
 
+struct recwriter *recwriter_open_discard(void)
+{
+	struct recwriter *w = xcalloc(1, sizeof(*w));
+
+	w->fd = -1;
+	w->path = xstrdup("(none)");
+	w->discard = 1;
+	return w;
+}
+
+void recwriter_set_tap(struct recwriter *w, recwriter_tap_fn *tap, void *ctx)
+{
+	w->tap = tap;
+	w->tap_ctx = ctx;
+}
+
 void recwriter_set_level(struct recwriter *w, int level)
 {
-	if (level < 1 || level > 9)
+	if (level < 1 || level > 9 || w->discard)
 		return;
 	deflateParams(&w->zs, level, Z_DEFAULT_STRATEGY);
 	if (w->bg)
@@ -575,6 +594,12 @@ int recwriter_add2(struct recwriter *w, uint32_t type, const void *a, size_t ale
 		return -1;
 	if (len < alen || len > CHUNK_MAX / 2)
 		return error("record of %zu bytes too large for '%s'", len, w->path);
+	if (w->tap)
+		w->tap(w->tap_ctx, type, a, alen, b, blen);
+	if (w->discard) {
+		w->records++;
+		return 0;
+	}
 	if (w->split && dlp_rec_is_sample_class(type, a, alen))
 		buf = &w->smp;
 	total = REC_HDR + pad8(len);
@@ -613,6 +638,8 @@ int recwriter_flush(struct recwriter *w)
 {
 	if (get_failed(w))
 		return -1;
+	if (w->discard)
+		return 0;
 	if (w->main.raw_len && write_chunk(w, &w->main, 0) < 0)
 		return -1;
 	if (w->smp.raw_len && write_chunk(w, &w->smp, 0) < 0)
@@ -626,6 +653,11 @@ int recwriter_close(struct recwriter *w)
 
 	if (!w)
 		return -1;
+	if (w->discard) {
+		free(w->path);
+		free(w);
+		return 0;
+	}
 	/* samples, then the side-band (or an empty chunk) carrying the end marker */
 	ret = w->smp.raw_len ? write_buf(w, &w->smp) : 0;
 	if (!ret)

@@ -1674,39 +1674,26 @@ static void capture_file(struct recorder *r, uint32_t type, int32_t pid, const c
  */
 static void capture_perf_maps(struct recorder *r)
 {
-	uid_t me = getuid();
-
 	for (size_t i = 0; i < r->pids.alloc; i++) {
 		uint64_t pid = r->pids.slot[i];
 		struct strbuf sb = STRBUF_INIT;
 		struct dlp_jit_rec h = { (int32_t)pid, 0 };
 		char path[64];
 		struct stat st;
+		const char *why;
 		int fd, ret;
 
 		if (!pid)
 			continue;
 		snprintf(path, sizeof(path), "/tmp/perf-%llu.map", (unsigned long long)pid);
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = jit_perfmap_open((int32_t)pid, r->start_wall, &st, &why);
 		if (fd < 0) {
-			if (errno == ELOOP)
-				warning("ignoring '%s': not a regular file owned by you or root", path);
-			else if (errno != ENOENT)
-				warning("cannot read '%s': %s", path, strerror(errno));
-			continue;
-		}
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    (st.st_uid != me && st.st_uid != 0)) {
-			warning("ignoring '%s': not a regular file owned by you or root", path);
-			close(fd);
-			continue;
-		}
-		/* Pids wrap: a map last written before the workload started is another's. */
-		if (st.st_mtime < r->start_wall) {
-			warning("ignoring '%s': last written before this recording started"
-				" (left by an earlier process with pid %llu)", path,
-				(unsigned long long)pid);
-			close(fd);
+			if (why == JIT_PERFMAP_OLD)
+				warning("ignoring '%s': last written before this recording started"
+					" (left by an earlier process with pid %llu)", path,
+					(unsigned long long)pid);
+			else if (why)
+				warning("ignoring '%s': %s", path, why);
 			continue;
 		}
 		ret = strbuf_read_fd(&sb, fd, CAPTURE_MAX);
@@ -2330,7 +2317,8 @@ int record_run(const struct record_opts *o)
 	struct pollfd *pfd = NULL;
 	struct kallsyms ksyms;
 	pthread_t ksyms_thread;
-	int npfd, ksyms_started = 0, attach = o->pids != NULL, have_cmd;
+	int npfd, live_at, ksyms_started = 0, attach = o->pids != NULL, have_cmd;
+	uint64_t quit_ns = 0;
 	int *target_fd = NULL, targets_left = 0;
 	char *old = NULL;	/* where the previous recording went */
 
@@ -2382,7 +2370,7 @@ int record_run(const struct record_opts *o)
 
 	/* like perf: keep the previous recording as FILE.old (a regular file only: never
 	 * move a directory or a device aside) */
-	{
+	if (o->output) {
 		struct stat st;
 
 		if (!stat(o->output, &st) && S_ISDIR(st.st_mode)) {
@@ -2398,9 +2386,11 @@ int record_run(const struct record_opts *o)
 			}
 		}
 	}
-	r->w = recwriter_open(o->output);
+	r->w = o->output ? recwriter_open(o->output) : recwriter_open_discard();
 	if (!r->w)
 		goto out;
+	if (o->live)
+		recwriter_set_tap(r->w, o->live->tap, o->live->ctx);
 	recwriter_split_samples(r->w);
 	/* deflate in idle time, not on the workload's cores; at most BG_CAP queued */
 	recwriter_set_background(r->w, BG_CAP);
@@ -2437,7 +2427,8 @@ int record_run(const struct record_opts *o)
 	if (!attach)
 		setup_env(r);
 	/* with -p, a command is only the timer: it runs without counters */
-	if (have_cmd && workload_prepare(&wl, o->argv, &orig_mask, orig_act) < 0)
+	if (have_cmd && workload_prepare_stdio(&wl, o->argv, &orig_mask, orig_act,
+					       o->live ? o->live->stdio : NULL) < 0)
 		goto out;
 	if (attach) {
 		r->start_ns = now_ns();
@@ -2464,7 +2455,14 @@ int record_run(const struct record_opts *o)
 		ksyms_started = !pthread_create(&ksyms_thread, NULL, kallsyms_load, &ksyms);
 
 	npfd = r->nr_cpus + 2 + r->nr_targets;
+	live_at = npfd;
+	if (o->live && o->live->fd >= 0)
+		npfd++;
 	pfd = xcalloc((size_t)npfd, sizeof(*pfd));
+	if (live_at < npfd) {
+		pfd[live_at].fd = o->live->fd;
+		pfd[live_at].events = POLLIN;
+	}
 	target_fd = xcalloc((size_t)r->nr_targets + 1, sizeof(int));
 	for (int t = 0; t < r->nr_targets; t++) {
 		/* not our children: a pidfd says when they end */
@@ -2536,6 +2534,20 @@ int record_run(const struct record_opts *o)
 				killed = 1;
 			}
 		}
+		if (o->live && o->live->poll(o->live->ctx, live_at < npfd &&
+					     (pfd[live_at].revents & (POLLIN | POLLHUP))) && !quit_ns) {
+			/* the reader is done: -p stops here, a command is asked to end */
+			quit_ns = now_ns();
+			interrupted = 1;
+			if (!have_cmd)
+				done = 1;
+			else
+				kill(wl.pid, SIGTERM);
+		}
+		if (quit_ns && have_cmd && !killed && now_ns() - quit_ns > 2000000000ull) {
+			kill(wl.pid, SIGKILL);
+			killed = 1;
+		}
 		if (have_cmd && check_exit && workload_reap(&wl, 0, &status) != 0)
 			done = 1;
 		if (now_ns() - last_flush >= FLUSH_NS) {
@@ -2591,7 +2603,7 @@ int record_run(const struct record_opts *o)
 	recwriter_sync(r->w);	/* the summary gives the size on disk */
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
 		r->write_failed = 1;	/* the compressor thread failed to write */
-	if (!o->quiet || r->write_failed)
+	if ((!o->quiet || r->write_failed) && o->output)
 		print_summary(r, o->output, r->write_failed);
 	/* a write error was reported when it happened (disk full): not again */
 	if (recwriter_close(r->w) < 0)
@@ -2608,8 +2620,9 @@ out:
 	if (r->w) {
 		/* nothing was recorded: no stub file, and the previous one back in place */
 		recwriter_close(r->w);
-		unlink(o->output);
-		if (old && rename(old, o->output) < 0)
+		if (o->output)
+			unlink(o->output);
+		if (old && o->output && rename(old, o->output) < 0)
 			warning("cannot rename '%s' back to '%s': %s", old, o->output,
 				strerror(errno));
 	}

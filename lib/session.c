@@ -769,6 +769,29 @@ int session_live_perf(struct session *s, const void *rec, size_t len)
 	return do_perf(s, rec, len);
 }
 
+int session_live_record(struct session *s, uint32_t type, const void *data, size_t len)
+{
+	switch (type) {
+	case DLP_REC_PERF:
+		return do_perf(s, data, len);
+	case DLP_REC_STACK:
+		return add_stack(s, data, len);
+	case DLP_REC_USAMPLE:
+		return do_usample(s, data, len);
+	case DLP_REC_ATTR:
+		return add_attr(s, data, len);
+	case DLP_REC_META:
+		return do_meta(s, data, len);
+	case DLP_REC_STATS:
+		if (len >= sizeof(struct dlp_stats)) {
+			memcpy(&s->info->stats, data, sizeof(struct dlp_stats));
+			s->info->have_stats = 1;
+		}
+		break;
+	}
+	return s->ops->other ? s->ops->other(s->ctx, type, data, len) : 0;
+}
+
 const struct evsel *session_live_evsel(struct session *s, const void *rec, size_t len)
 {
 	return record_evsel(s, rec, len, 0);
@@ -784,5 +807,6 @@ void session_live_free(struct session *s)
 	}
 	free(s->evsels);
 	free(s->ids);
+	free_stacks(s);
 	free(s);
 }

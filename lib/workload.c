@@ -21,6 +21,13 @@ static void child_fail(int fd, int err)
 int workload_prepare(struct workload *w, const char **argv, const sigset_t *orig_mask,
 		     const struct sigaction orig_act[WORKLOAD_NR_SIGNALS])
 {
+	return workload_prepare_stdio(w, argv, orig_mask, orig_act, NULL);
+}
+
+int workload_prepare_stdio(struct workload *w, const char **argv, const sigset_t *orig_mask,
+			   const struct sigaction orig_act[WORKLOAD_NR_SIGNALS],
+			   const int stdio[3])
+{
 	int go[2], ep[2];
 	pid_t pid;
 
@@ -49,6 +56,9 @@ int workload_prepare(struct workload *w, const char **argv, const sigset_t *orig
 		for (int i = 0; i < WORKLOAD_NR_SIGNALS; i++)
 			sigaction(workload_signals[i], &orig_act[i], NULL);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		for (int i = 0; stdio && i < 3; i++)
+			if (stdio[i] >= 0 && stdio[i] != i && dup2(stdio[i], i) < 0)
+				_exit(127);
 		/* corked: wait until the parent has opened the counters */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* parent gave up */
