@@ -122,6 +122,10 @@ int profile_live_record(struct profile_live *pl, uint32_t type, const void *a, s
  * feeding thread. */
 struct jitsyms *profile_live_jit(struct profile_live *pl);
 struct machine *profile_live_machine(struct profile_live *pl);
+/* fn is called when code in an anonymous mapping of pid has no JIT name: it may add
+ * the lines a JIT wrote since (returns > 0 when it did, and the look-up is retried). */
+void profile_live_jit_miss(struct profile_live *pl, int (*fn)(void *ctx, uint32_t pid),
+			   void *ctx);
 /* stats->sample_period_ns from the samples so far */
 void profile_live_period(struct profile_live *pl);
 void profile_live_free(struct profile_live *pl);

@@ -56,6 +56,10 @@ struct prof {
 	struct off_in { uint32_t tid; uint64_t time; } *ins;
 	size_t nr_ins, alloc_ins;
 	struct pystacks *py;		/* the recording's Python stacks, NULL when none */
+	/* live: called when code in an anonymous mapping has no JIT name yet (its perf
+	 * map line may have been written since the last look); > 0: look again */
+	int (*jit_miss)(void *ctx, uint32_t pid);
+	void *jit_miss_ctx;
 	int observing;			/* a sample the filter left out, for c->filtered */
 };
 
@@ -256,7 +260,10 @@ static size_t user_frames(struct prof *p, const struct dlp_sample *s, uint64_t a
 
 	if (!max)
 		return 0;
-	if ((!mp || mp->dso->anon) && (j = jitsyms_find(p->jit, s->pid, addr))) {
+	if ((!mp || mp->dso->anon) &&
+	    ((j = jitsyms_find(p->jit, s->pid, addr)) ||
+	     (p->jit_miss && p->jit_miss(p->jit_miss_ctx, s->pid) > 0 &&
+	      (j = jitsyms_find(p->jit, s->pid, addr))))) {
 		memset(out, 0, sizeof(*out));
 		out->ip = addr;
 		out->sym = j->name;
@@ -774,6 +781,9 @@ struct profile_live *profile_live_new(const struct profile_opts *opts,
 	prof_init(&pl->p, opts, c, stats);
 	pl->s = session_live_new(&prof_ops, &pl->p);
 	strbuf_init(&pl->rec, 0);
+	/* the [vdso]'s image is this process's (record writes it at the end) */
+	if (!vdso_file_rec(&pl->rec))
+		p_other(&pl->p, DLP_REC_FILE, pl->rec.buf, pl->rec.len);
 	return pl;
 }
 
@@ -793,6 +803,13 @@ int profile_live_record(struct profile_live *pl, uint32_t type, const void *a, s
 struct jitsyms *profile_live_jit(struct profile_live *pl)
 {
 	return pl->p.jit;
+}
+
+void profile_live_jit_miss(struct profile_live *pl, int (*fn)(void *ctx, uint32_t pid),
+			   void *ctx)
+{
+	pl->p.jit_miss = fn;
+	pl->p.jit_miss_ctx = ctx;
 }
 
 struct machine *profile_live_machine(struct profile_live *pl)

@@ -70,6 +70,7 @@ struct pmap {
 	int32_t pid;
 	ino_t ino;
 	off_t off;
+	uint64_t looked;	/* now_ns() of the last look */
 };
 
 struct top {
@@ -194,50 +195,76 @@ static void want_pid(struct top *t, int32_t pid)
 		if (t->pmaps[i].pid == pid)
 			return;
 	ALLOC_GROW(t->pmaps, t->nr_pmaps + 1, t->alloc_pmaps);
-	t->pmaps[t->nr_pmaps++] = (struct pmap){ pid, 0, 0 };
+	t->pmaps[t->nr_pmaps++] = (struct pmap){ pid, 0, 0, 0 };
 	t->jit_wanted = 1;
 }
 
-/* The lines a JIT compiler appended to /tmp/perf-PID.map since the last look. */
+/* The lines a JIT compiler appended to pid's /tmp/perf-PID.map since the last look:
+ * the number of bytes of lines added. */
+static size_t scan_perf_map(struct top *t, struct pmap *pm, struct strbuf *sb)
+{
+	const char *why;
+	struct stat st;
+	char what[48];
+	size_t upto = 0;
+	int fd = jit_perfmap_open(pm->pid, t->since, &st, &why);
+
+	pm->looked = now_ns();
+	if (fd < 0)
+		return 0;
+	if (st.st_ino != pm->ino) {
+		pm->ino = st.st_ino;
+		pm->off = 0;
+	}
+	if (st.st_size > pm->off && st.st_size - pm->off <= JIT_READ_MAX) {
+		size_t want = (size_t)(st.st_size - pm->off);
+		ssize_t n;
+
+		strbuf_reset(sb);
+		strbuf_grow(sb, want);
+		n = pread(fd, sb->buf, want, pm->off);
+		if (n > 0) {
+			for (upto = (size_t)n; upto && sb->buf[upto - 1] != '\n'; upto--)
+				;
+			if (upto) {
+				snprintf(what, sizeof(what), "perf-%d.map", (int)pm->pid);
+				jitsyms_add_perfmap(profile_live_jit(t->pl), pm->pid, sb->buf, upto,
+						    what);
+				pm->off += (off_t)upto;
+			}
+		}
+	}
+	close(fd);
+	return upto;
+}
+
 static void scan_perf_maps(struct top *t)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	for (size_t i = 0; i < t->nr_pmaps; i++) {
-		struct pmap *pm = &t->pmaps[i];
-		const char *why;
-		struct stat st;
-		char what[48];
-		size_t upto;
-		int fd = jit_perfmap_open(pm->pid, t->since, &st, &why);
-
-		if (fd < 0)
-			continue;
-		if (st.st_ino != pm->ino) {
-			pm->ino = st.st_ino;
-			pm->off = 0;
-		}
-		if (st.st_size > pm->off && st.st_size - pm->off <= JIT_READ_MAX) {
-			size_t want = (size_t)(st.st_size - pm->off);
-			ssize_t n;
-
-			strbuf_reset(&sb);
-			strbuf_grow(&sb, want);
-			n = pread(fd, sb.buf, want, pm->off);
-			if (n > 0) {
-				for (upto = (size_t)n; upto && sb.buf[upto - 1] != '\n'; upto--)
-					;
-				if (upto) {
-					snprintf(what, sizeof(what), "perf-%d.map", (int)pm->pid);
-					jitsyms_add_perfmap(profile_live_jit(t->pl), pm->pid, sb.buf,
-							    upto, what);
-					pm->off += (off_t)upto;
-				}
-			}
-		}
-		close(fd);
-	}
+	for (size_t i = 0; i < t->nr_pmaps; i++)
+		scan_perf_map(t, &t->pmaps[i], &sb);
 	strbuf_release(&sb);
+}
+
+/* profile's JIT miss: code in an anonymous mapping without a name yet.  Its perf map
+ * is looked at again (at most once a millisecond: an anonymous mapping that is no JIT's
+ * code must not cost a file read per sample). */
+static int jit_miss(void *ctx, uint32_t pid)
+{
+	struct top *t = ctx;
+	struct strbuf sb = STRBUF_INIT;
+	struct pmap *pm = NULL;
+	size_t added = 0;
+
+	want_pid(t, (int32_t)pid);
+	for (size_t i = 0; i < t->nr_pmaps; i++)
+		if (t->pmaps[i].pid == (int32_t)pid)
+			pm = &t->pmaps[i];
+	if (pm && now_ns() - pm->looked >= 1000000ull)
+		added = scan_perf_map(t, pm, &sb);
+	strbuf_release(&sb);
+	return added > 0;
 }
 
 static void settled(void *ctx, uint32_t handle, const struct sample_attr *sa)
@@ -421,7 +448,7 @@ static void fmt_elapsed(char *buf, size_t size, uint64_t ns)
 			 (unsigned long long)(s % 60));
 }
 
-static void render(struct top *t, int final)
+static void render_view(struct top *t, int final)
 {
 	struct view *v;
 	struct shown *sh = NULL;
@@ -556,6 +583,23 @@ static void render(struct top *t, int final)
 	}
 	strbuf_release(&line);
 	free(sh);
+}
+
+/* Off a terminal the last table is every view, one after the other: a log ends with the
+ * whole summary. */
+static void render(struct top *t, int final)
+{
+	enum top_view keep = t->view;
+
+	if (!final || t->tty) {
+		render_view(t, final);
+		return;
+	}
+	for (int v = 0; v < NR_VIEWS; v++) {
+		t->view = (enum top_view)v;
+		render_view(t, final);
+	}
+	t->view = keep;
 }
 
 static int window_size(struct top *t)
@@ -822,6 +866,7 @@ int top_run(const struct top_opts *o)
 	c.ctx = t;
 	t->pl = profile_live_new(&po, &c, &t->st);
 	jitsyms_set_quiet(profile_live_jit(t->pl), 1);
+	profile_live_jit_miss(t->pl, jit_miss, t);
 	if (o->pids) {
 		/* a map older than the process is another's */
 		t->since = (long)attach_start_wall((pid_t)strtol(o->pids, NULL, 10));
