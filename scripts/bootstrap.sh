@@ -5,7 +5,7 @@ set -e
 
 # build: headers and libraries; tests: real DL workloads and the reference profiler
 BUILD_PKGS="gcc make pkg-config libelf-dev libdw-dev libpfm4-dev zlib1g-dev libcapstone-dev libstdc++-12-dev"
-TEST_PKGS="libdnnl-dev libopenblas-openmp-dev libomp-dev python3-torch linux-perf elfutils perl binutils protobuf-compiler"
+TEST_PKGS="libdnnl-dev libopenblas-openmp-dev libomp-dev python3-torch linux-perf elfutils perl binutils protobuf-compiler tmux"
 # tests that skip without them (real-browser checks of the SVG and speedscope output,
 # the libFuzzer harnesses):
 # installed when possible, never a reason to stop
