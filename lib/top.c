@@ -868,8 +868,20 @@ int top_run(const struct top_opts *o)
 	jitsyms_set_quiet(profile_live_jit(t->pl), 1);
 	profile_live_jit_miss(t->pl, jit_miss, t);
 	if (o->pids) {
-		/* a map older than the process is another's */
-		t->since = (long)attach_start_wall((pid_t)strtol(o->pids, NULL, 10));
+		/* a map older than the processes is another's */
+		const char *p = o->pids;
+
+		while (*p) {
+			char *end;
+			long pid = strtol(p, &end, 10);
+			long w = pid > 0 ? (long)attach_start_wall((pid_t)pid) : 0;
+
+			if (end == p)
+				break;
+			if (w && (!t->since || w < t->since))
+				t->since = w;
+			p = *end == ',' ? end + 1 : end;
+		}
 	} else {
 		t->since = (long)time(NULL) - 1;
 	}
