@@ -71,6 +71,39 @@ static int opt_mem_sample(const struct option *o, const char *arg)
 	return 0;
 }
 
+/* --duration SECONDS */
+static int opt_duration(const struct option *o, const char *arg)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v > 0 && v <= 1e7))
+		return error("bad --duration '%s' (seconds, more than 0)", arg);
+	opts.duration = v;
+	return 0;
+}
+
+/* --max-size SIZE: megabytes, or with a K, M, G suffix (powers of 1024) */
+static int opt_max_size(const struct option *o, const char *arg)
+{
+	char *end;
+	double v = strtod(arg, &end), mul = 1e6;
+
+	if (*end == 'K' || *end == 'k')
+		mul = 1024.0, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1024.0 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1024.0 * 1024 * 1024, end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (end == arg || *end || !(v > 0) || v * mul > 1e15 || v * mul < 4096)
+		return error("bad --max-size '%s' (megabytes, or with a K, M or G suffix; 4 KiB "
+			     "or more)", arg);
+	opts.max_size = (unsigned long long)(v * mul);
+	return 0;
+}
+
 static int opt_g(const struct option *o, const char *arg)
 {
 	opts.callgraph = RECORD_CG_FP;
@@ -101,7 +134,9 @@ int cmd_record(int argc, const char **argv)
 		OPT_BOOL(0, "memory", &opts.memory, "also sample the workload's heap: malloc & co and anonymous mmap, with whole stacks (report/fold/pprof --memory)"),
 		OPT_CALLBACK(0, "mem-sample", NULL, "BYTES", "--memory: one allocation sampled per BYTES allocated on average (default 512K; 1: every allocation)", opt_mem_sample, 0),
 		OPT_BOOL(0, "python", &python, "read the Python stacks of CPython 3.11 processes (--no-python: do not)"),
-		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line"),
+		OPT_CALLBACK(0, "duration", NULL, "SECONDS", "stop recording after SECONDS (the file finished, the reason said); a command runs on, unrecorded, and is waited for", opt_duration, 0),
+		OPT_CALLBACK(0, "max-size", NULL, "MB", "stop recording when the file reaches MB megabytes (or a K, M, G suffix); what record adds at the end (symbols, JIT maps) comes on top", opt_max_size, 0),
+		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line, no status line"),
 		OPT_STRING('p', "pid", &opts.pids, "PID[,PID...]", "attach to running processes (all their threads)"),
 		OPT_END()
 	};

@@ -110,6 +110,8 @@ struct dlp_stats {
 	uint32_t flags;		/* DLP_STATS_* */
 };
 #define DLP_STATS_INTERRUPTED (1u << 0)	/* record was stopped by SIGINT/SIGTERM */
+#define DLP_STATS_LIMIT	(1u << 1)	/* stopped at --duration/--max-size; a command ran on
+					   (exit_status -1: not known when the file was finished) */
 
 /* ---- writer ---- */
 struct recwriter;

@@ -59,15 +59,22 @@ struct record_opts {
 					   (libdlprof-mem.so preloaded, memevent.h) */
 	unsigned long mem_sample;	/* their mean bytes between samples; 1: all */
 	const struct record_live *live;	/* NULL: none */
+	double duration;		/* --duration: stop recording after this many seconds
+					   (0: no limit); a command runs on, unrecorded */
+	unsigned long long max_size;	/* --max-size: stop when the file reaches this many
+					   bytes of samples (0: no limit) */
 };
 
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
-			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL }
+			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0 }
 
 /*
  * Record opts->argv, or with opts->pids the running processes (every thread) until
- * they end, a signal comes, or the command (run without counters) ends.  Returns the
+ * they end, a signal comes, the command (run without counters) ends, or a limit
+ * (duration, max_size) is reached: then the recording is finished and a command is
+ * waited for, unrecorded.  On a terminal (stderr) a status line (elapsed, samples, MB,
+ * lost) is refreshed each second unless quiet.  Returns the
  * status dlprof should exit with: the command's (its exit code, 128+signal when
  * killed; 0 with -p and no command), 127 when it could not be run, 2 when recording
  * could not be set up, 64 for a bad -p list (message printed).

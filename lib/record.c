@@ -2306,6 +2306,53 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 			(unsigned long long)r->ru_st.incomplete, (unsigned long long)r->ru_st.behind);
 }
 
+/* The one-line status on a terminal: elapsed, samples, MB written, lost. */
+static void show_progress(struct recorder *r, int last)
+{
+	uint64_t s = (now_ns() - r->start_ns) / 1000000000ull;
+
+	if (last) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	fprintf(stderr, "\rdlprof: recording %llu:%02llu  %llu samples  %.1f MB  %llu lost\033[K",
+		(unsigned long long)(s / 60), (unsigned long long)(s % 60),
+		(unsigned long long)r->samples, recwriter_bytes(r->w) / 1e6,
+		(unsigned long long)r->lost);
+}
+
+/* A limit ended the recording (finished and closed): the command runs on; wait for it,
+ * passing signals on as before.  Returns its status. */
+static int wait_unrecorded(struct workload *wl, int sfd)
+{
+	int status = 2, killed = 0;
+	uint64_t first_sig_ns = 0;
+
+	info("waiting for the command (pid %d) to end; Ctrl-C ends it", (int)wl->pid);
+	for (;;) {
+		struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { wl->pidfd, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+
+		if (workload_reap(wl, 0, &status) != 0)
+			return status;
+		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
+			return workload_reap(wl, 1, &status) > 0 ? status : 2;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE ||
+			    si.ssi_code == SI_TKILL)
+				kill(wl->pid, (int)si.ssi_signo);
+			if (!first_sig_ns)
+				first_sig_ns = now_ns();
+			else if (now_ns() - first_sig_ns > 2000000000ull && !killed) {
+				kill(wl->pid, SIGKILL);
+				killed = 1;
+			}
+		}
+	}
+}
+
 int record_run(const struct record_opts *o)
 {
 	struct recorder rec, *r = &rec;
@@ -2318,7 +2365,9 @@ int record_run(const struct record_opts *o)
 	struct kallsyms ksyms;
 	pthread_t ksyms_thread;
 	int npfd, live_at, ksyms_started = 0, attach = o->pids != NULL, have_cmd;
-	uint64_t quit_ns = 0;
+	uint64_t quit_ns = 0, last_progress = 0;
+	const char *limit = NULL;	/* the limit that ended the recording */
+	int reaped = 0, progress = !o->quiet && !o->live && isatty(STDERR_FILENO);
 	int *target_fd = NULL, targets_left = 0;
 	char *old = NULL;	/* where the previous recording went */
 
@@ -2549,7 +2598,17 @@ int record_run(const struct record_opts *o)
 			killed = 1;
 		}
 		if (have_cmd && check_exit && workload_reap(&wl, 0, &status) != 0)
+			done = reaped = 1;
+		if (!done && o->duration > 0 && now_ns() - r->start_ns >= (uint64_t)(o->duration * 1e9))
+			limit = "--duration";
+		if (!done && o->max_size && recwriter_bytes(r->w) >= o->max_size)
+			limit = "--max-size";
+		if (limit)
 			done = 1;
+		if (progress && (now_ns() - last_progress >= 1000000000ull || done)) {
+			show_progress(r, done);
+			last_progress = now_ns();
+		}
 		if (now_ns() - last_flush >= FLUSH_NS) {
 			if (r->ru)
 				recunw_flush(r->ru);
@@ -2561,6 +2620,18 @@ int record_run(const struct record_opts *o)
 	end_ns = now_ns();
 	if (!have_cmd)
 		status = 0;	/* -p: the recording went as asked */
+	if (limit) {
+		char lim[64];
+
+		if (!strcmp(limit, "--duration"))
+			snprintf(lim, sizeof(lim), "%s %g s", limit, o->duration);
+		else
+			snprintf(lim, sizeof(lim), "%s %.1f MB", limit, o->max_size / 1e6);
+		if (have_cmd && !reaped)
+			record_warn(r, "recording stopped at %s: the command ran on unrecorded", lim);
+		else
+			record_warn(r, "recording stopped at %s", lim);
+	}
 	/* a crash is news; the death by the signal we passed on is not */
 	if (wl.term_sig && !(interrupted && (wl.term_sig == SIGINT || wl.term_sig == SIGTERM ||
 					     wl.term_sig == SIGHUP || wl.term_sig == SIGQUIT ||
@@ -2594,8 +2665,8 @@ int record_run(const struct record_opts *o)
 		st.lost_records = r->lost_records;
 		st.start_ns = r->start_ns;
 		st.end_ns = end_ns;
-		st.exit_status = status;
-		st.flags = interrupted ? DLP_STATS_INTERRUPTED : 0;
+		st.exit_status = limit && have_cmd && !reaped ? -1 : status;
+		st.flags = (interrupted ? DLP_STATS_INTERRUPTED : 0) | (limit ? DLP_STATS_LIMIT : 0);
 		recwriter_add(r->w, DLP_REC_STATS, &st, sizeof(st));
 	}
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
@@ -2609,6 +2680,8 @@ int record_run(const struct record_opts *o)
 	if (recwriter_close(r->w) < 0)
 		r->write_failed = 1;
 	r->w = NULL;
+	if (limit && have_cmd && !reaped)
+		status = wait_unrecorded(&wl, sfd);
 	if (r->write_failed)
 		status = 2;	/* the workload ran to its end; the recording did not */
 
