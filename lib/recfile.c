@@ -746,8 +746,67 @@ static const char *check_records(const unsigned char *p, size_t len, uint32_t nr
 	return NULL;
 }
 
+/*
+ * Progress on a terminal: a read that runs longer than a second shows, on standard
+ * error, how far into the file it is, refreshed five times a second, and clears the line
+ * at the end (each pass of a two-pass reader on its own).  The samples' pass is most of a report's time (unwinding, symbols), and
+ * its share of the file is its share of the work.
+ */
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct progress {
+	int on;
+	uint64_t start, last, after;
+	int shown;
+};
+
+static int read_chunks_p(struct reader *r, recfile_cb *cb, void *ctx,
+			 struct recfile_info *info, unsigned flags, struct progress *prog);
+
+static void progress_step(struct progress *p, const struct reader *r, size_t off, unsigned flags)
+{
+	uint64_t now;
+
+	if (!p->on)
+		return;
+	now = mono_ms();
+	if (now - p->start < p->after || now - p->last < 200)
+		return;
+	p->last = now;
+	p->shown = 1;
+	fprintf(stderr, "\rdlprof: reading %s: %s%3.0f%%\033[K", r->path,
+		(flags & RECFILE_SKIP_SAMPLES) ? "side-band " : "",
+		r->size ? 100.0 * off / r->size : 100.0);
+}
+
+static void progress_end(struct progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = 0;
+}
+
 static int read_chunks(struct reader *r, recfile_cb *cb, void *ctx,
 		       struct recfile_info *info, unsigned flags)
+{
+	/* DLPROF_PROGRESS_AFTER_MS: when it starts (tests: 0) */
+	const char *after = getenv("DLPROF_PROGRESS_AFTER_MS");
+	struct progress prog = { isatty(STDERR_FILENO), mono_ms(), 0,
+				 after ? strtoull(after, NULL, 10) : 1000, 0 };
+	int ret = read_chunks_p(r, cb, ctx, info, flags, &prog);
+
+	progress_end(&prog);
+	return ret;
+}
+
+static int read_chunks_p(struct reader *r, recfile_cb *cb, void *ctx,
+			 struct recfile_info *info, unsigned flags, struct progress *prog)
 {
 	size_t off = sizeof(struct file_header);
 	uint32_t known = info->version >= 2 ? CHUNK_F_KNOWN_V2 : CHUNK_F_KNOWN_V1;
@@ -812,6 +871,7 @@ next:
 		info->chunks++;
 		n++;
 		off += sizeof(h) + h.comp_len;
+		progress_step(prog, r, off, flags);
 		if (h.flags & CHUNK_F_END) {
 			if (off != r->size)
 				return error("'%s': corrupt recording: %zu bytes after the end marker at offset %zu",

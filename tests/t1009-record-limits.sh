@@ -3,7 +3,8 @@
 # limit, the file is finished (it reads whole, STATS carries the flag), the reason is
 # said on stderr and in report's header; a command runs on unrecorded and its exit
 # status is still record's; with -p the processes are left alone.  On a terminal a
-# status line (elapsed, samples, MB, lost) is refreshed each second.
+# status line (elapsed, samples, MB, lost) is refreshed each second, and report says how
+# far into the file it is.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
 test_require PERF_EVENTS
@@ -54,6 +55,15 @@ test_expect_success 'on a terminal: the status line each second, cleared at the 
 	test $(wc -l <lines) -ge 2 &&
 	grep -Eq "^dlprof: recording 0:0[12]  [0-9]+ samples  [0-9.]+ MB  0 lost" lines &&
 	"$DLPROF" record -o t2.data -- "$WL/rec-hot" 0.3 2>plain && ! grep -q "recording 0:" plain
+'
+
+test_expect_success 'report on a terminal: how far into the file, cleared before the table' '
+	"$DLPROF" record -q --no-unwind -o r.data -- "$WL/rec-hot" 1 &&
+	DLPROF_PROGRESS_AFTER_MS=0 script -qec "$DLPROF report -i r.data -n 2" /dev/null >tty.out &&
+	tr "\r" "\n" <tty.out | cat -v >lines && head -5 lines &&
+	grep -Eq "^dlprof: reading r.data: +[0-9]+%" lines &&
+	grep -q "^\^\[\[K# file: " lines &&
+	DLPROF_PROGRESS_AFTER_MS=0 "$DLPROF" report -i r.data -n 2 >plain 2>&1 && ! grep -q "reading r.data" plain
 '
 
 test_expect_success 'bad limits: one line, exit 64' '
