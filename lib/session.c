@@ -657,6 +657,7 @@ static void free_stacks(struct session *s)
 	s->nr_stacks = s->alloc_stacks = 0;
 }
 
+/* One record of pass s->pass (1: side-band, 2: samples; 0, live: both). */
 static int record_cb(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct session *s = ctx;
@@ -664,10 +665,10 @@ static int record_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	if (type == DLP_REC_PERF)
 		return do_perf(s, data, len);
 	if (type == DLP_REC_STACK)
-		return s->pass == 2 ? add_stack(s, data, len) : 0;
+		return s->pass != 1 ? add_stack(s, data, len) : 0;
 	if (type == DLP_REC_USAMPLE)
-		return s->pass == 2 ? do_usample(s, data, len) : 0;
-	if (s->pass != 1)
+		return s->pass != 1 ? do_usample(s, data, len) : 0;
+	if (s->pass == 2)
 		return 0;
 	switch (type) {
 	case DLP_REC_ATTR:
@@ -771,25 +772,7 @@ int session_live_perf(struct session *s, const void *rec, size_t len)
 
 int session_live_record(struct session *s, uint32_t type, const void *data, size_t len)
 {
-	switch (type) {
-	case DLP_REC_PERF:
-		return do_perf(s, data, len);
-	case DLP_REC_STACK:
-		return add_stack(s, data, len);
-	case DLP_REC_USAMPLE:
-		return do_usample(s, data, len);
-	case DLP_REC_ATTR:
-		return add_attr(s, data, len);
-	case DLP_REC_META:
-		return do_meta(s, data, len);
-	case DLP_REC_STATS:
-		if (len >= sizeof(struct dlp_stats)) {
-			memcpy(&s->info->stats, data, sizeof(struct dlp_stats));
-			s->info->have_stats = 1;
-		}
-		break;
-	}
-	return s->ops->other ? s->ops->other(s->ctx, type, data, len) : 0;
+	return record_cb(s, type, data, len);	/* pass 0: every kind as it comes */
 }
 
 const struct evsel *session_live_evsel(struct session *s, const void *rec, size_t len)
