@@ -118,16 +118,12 @@ struct profile_live *profile_live_new(const struct profile_opts *opts,
 /* One record, its payload in two pieces as recwriter_add2() takes it. */
 int profile_live_record(struct profile_live *pl, uint32_t type, const void *a, size_t alen,
 			const void *b, size_t blen);
-/* Its JIT names (to add perf map lines as they are written) and process model, for the
- * feeding thread. */
+/* Its JIT names (to add perf map lines as they are written), for the feeding thread. */
 struct jitsyms *profile_live_jit(struct profile_live *pl);
-struct machine *profile_live_machine(struct profile_live *pl);
 /* fn is called when code in an anonymous mapping of pid has no JIT name: it may add
  * the lines a JIT wrote since (returns > 0 when it did, and the look-up is retried). */
 void profile_live_jit_miss(struct profile_live *pl, int (*fn)(void *ctx, uint32_t pid),
 			   void *ctx);
-/* stats->sample_period_ns from the samples so far */
-void profile_live_period(struct profile_live *pl);
 void profile_live_free(struct profile_live *pl);
 
 #endif

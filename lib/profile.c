@@ -695,27 +695,6 @@ static void prof_release(struct prof *p)
 	machine_free(p->m);
 }
 
-/* The sample period in ns, once the samples are in (or so far, live). */
-static void prof_period(struct prof *p, const struct session_info *info)
-{
-	struct profile_stats *stats = p->st;
-
-	if (stats->samples && !stats->sample_no_time) {
-		if (stats->sample_is_time) {
-			stats->sample_period_ns = stats->period_total / stats->samples;
-		} else {
-			uint64_t dur = stats->last_time - stats->first_time;
-			unsigned cpus = 0;
-
-			if (info->have_stats && info->stats.end_ns > info->stats.start_ns)
-				dur = info->stats.end_ns - info->stats.start_ns;
-			for (size_t i = 0; i < ARRAY_SIZE(p->cpus_seen); i++)
-				cpus += __builtin_popcountll(p->cpus_seen[i]);
-			stats->sample_period_ns = dur * (cpus ? cpus : 1) / stats->samples;
-		}
-	}
-}
-
 int profile_run(const char *path, const struct profile_opts *opts,
 		const struct profile_consumer *c, struct profile_stats *stats,
 		struct session_info *info)
@@ -747,7 +726,20 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		error("'%s' has no off-CPU samples: record it with --off-cpu for --wall", path);
 		ret = -1;
 	}
-	prof_period(&p, info);
+	if (stats->samples && !stats->sample_no_time) {
+		if (stats->sample_is_time) {
+			stats->sample_period_ns = stats->period_total / stats->samples;
+		} else {
+			uint64_t dur = stats->last_time - stats->first_time;
+			unsigned cpus = 0;
+
+			if (info->have_stats && info->stats.end_ns > info->stats.start_ns)
+				dur = info->stats.end_ns - info->stats.start_ns;
+			for (size_t i = 0; i < ARRAY_SIZE(p.cpus_seen); i++)
+				cpus += __builtin_popcountll(p.cpus_seen[i]);
+			stats->sample_period_ns = dur * (cpus ? cpus : 1) / stats->samples;
+		}
+	}
 
 	if (p.py) {
 		struct pystacks_stats ps;
@@ -810,19 +802,6 @@ void profile_live_jit_miss(struct profile_live *pl, int (*fn)(void *ctx, uint32_
 {
 	pl->p.jit_miss = fn;
 	pl->p.jit_miss_ctx = ctx;
-}
-
-struct machine *profile_live_machine(struct profile_live *pl)
-{
-	return pl->p.m;
-}
-
-void profile_live_period(struct profile_live *pl)
-{
-	struct session_info none;
-
-	memset(&none, 0, sizeof(none));
-	prof_period(&pl->p, &none);
 }
 
 void profile_live_free(struct profile_live *pl)

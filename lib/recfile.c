@@ -766,8 +766,6 @@ struct progress {
 	int shown;
 };
 
-static int read_chunks_p(struct reader *r, recfile_cb *cb, void *ctx,
-			 struct recfile_info *info, unsigned flags, struct progress *prog);
 
 static void progress_step(struct progress *p, const struct reader *r, size_t off, unsigned flags)
 {
@@ -790,19 +788,6 @@ static void progress_end(struct progress *p)
 	if (p->shown)
 		fputs("\r\033[K", stderr);
 	p->shown = 0;
-}
-
-static int read_chunks(struct reader *r, recfile_cb *cb, void *ctx,
-		       struct recfile_info *info, unsigned flags)
-{
-	/* DLPROF_PROGRESS_AFTER_MS: when it starts (tests: 0) */
-	const char *after = getenv("DLPROF_PROGRESS_AFTER_MS");
-	struct progress prog = { isatty(STDERR_FILENO), mono_ms(), 0,
-				 after ? strtoull(after, NULL, 10) : 1000, 0 };
-	int ret = read_chunks_p(r, cb, ctx, info, flags, &prog);
-
-	progress_end(&prog);
-	return ret;
 }
 
 static int read_chunks_p(struct reader *r, recfile_cb *cb, void *ctx,
@@ -885,6 +870,19 @@ next:
 		warning("'%s' is truncated after %llu complete chunks (recording was interrupted?); showing what it holds",
 			r->path, (unsigned long long)n);
 	return 0;
+}
+
+static int read_chunks(struct reader *r, recfile_cb *cb, void *ctx,
+		       struct recfile_info *info, unsigned flags)
+{
+	/* DLPROF_PROGRESS_AFTER_MS: when it starts (tests: 0) */
+	const char *after = getenv("DLPROF_PROGRESS_AFTER_MS");
+	struct progress prog = { isatty(STDERR_FILENO), mono_ms(), 0,
+				 after ? strtoull(after, NULL, 10) : 1000, 0 };
+	int ret = read_chunks_p(r, cb, ctx, info, flags, &prog);
+
+	progress_end(&prog);
+	return ret;
 }
 
 int recfile_read_flags(const char *path, recfile_cb *cb, void *ctx,

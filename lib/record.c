@@ -2321,6 +2321,23 @@ static void show_progress(struct recorder *r, int last)
 		(unsigned long long)r->lost);
 }
 
+/*
+ * A signal for the command: a terminal's ^C reaches the workload too (same process
+ * group); a signal sent to dlprof alone by a process is passed on.  One after 2 s
+ * since the first (first_ns) ends a workload that does not listen.
+ */
+static void pass_signal(struct workload *wl, const struct signalfd_siginfo *si,
+			uint64_t first_ns, int *killed)
+{
+	if (si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE || si->ssi_code == SI_TKILL)
+		kill(wl->pid, (int)si->ssi_signo);
+	if (now_ns() - first_ns > 2000000000ull && !*killed) {
+		info("the workload still runs 2 s after the first signal: killing it");
+		kill(wl->pid, SIGKILL);
+		*killed = 1;
+	}
+}
+
 /* A limit ended the recording (finished and closed): the command runs on; wait for it,
  * passing signals on as before.  Returns its status. */
 static int wait_unrecorded(struct workload *wl, int sfd)
@@ -2340,15 +2357,9 @@ static int wait_unrecorded(struct workload *wl, int sfd)
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD)
 				continue;
-			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE ||
-			    si.ssi_code == SI_TKILL)
-				kill(wl->pid, (int)si.ssi_signo);
 			if (!first_sig_ns)
 				first_sig_ns = now_ns();
-			else if (now_ns() - first_sig_ns > 2000000000ull && !killed) {
-				kill(wl->pid, SIGKILL);
-				killed = 1;
-			}
+			pass_signal(wl, &si, first_sig_ns, &killed);
 		}
 	}
 }
@@ -2569,19 +2580,7 @@ int record_run(const struct record_opts *o)
 				done = 1;	/* -p: the end of the recording, not of the process */
 				continue;
 			}
-			/*
-			 * A terminal's ^C reaches the workload too (same process group); a
-			 * signal sent to dlprof alone by a process is passed on.  A second
-			 * one after 2 s ends a workload that does not listen.
-			 */
-			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE ||
-			    si.ssi_code == SI_TKILL)
-				kill(wl.pid, (int)si.ssi_signo);
-			if (now_ns() - first_sig_ns > 2000000000ull && !killed) {
-				info("the workload still runs 2 s after the first signal: killing it");
-				kill(wl.pid, SIGKILL);
-				killed = 1;
-			}
+			pass_signal(&wl, &si, first_sig_ns, &killed);
 		}
 		if (o->live && o->live->poll(o->live->ctx, live_at < npfd &&
 					     (pfd[live_at].revents & (POLLIN | POLLHUP))) && !quit_ns) {

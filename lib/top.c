@@ -92,7 +92,6 @@ struct top {
 	struct pmap *pmaps;
 	size_t nr_pmaps, alloc_pmaps;
 	uint64_t last_jit_scan;
-	int jit_wanted;		/* a pid was added: scan at the next record */
 	long since;		/* perf maps written before this are another process's */
 	/* the display's */
 	int tty, color, keys;
@@ -189,14 +188,15 @@ static const char *intern(const char *s)
 
 /* ---- the writing thread: records -> samples -> views ---- */
 
-static void want_pid(struct top *t, int32_t pid)
+/* pid's perf map entry, added when new (the periodic look covers it from then on) */
+static struct pmap *want_pid(struct top *t, int32_t pid)
 {
 	for (size_t i = 0; i < t->nr_pmaps; i++)
 		if (t->pmaps[i].pid == pid)
-			return;
+			return &t->pmaps[i];
 	ALLOC_GROW(t->pmaps, t->nr_pmaps + 1, t->alloc_pmaps);
-	t->pmaps[t->nr_pmaps++] = (struct pmap){ pid, 0, 0, 0 };
-	t->jit_wanted = 1;
+	t->pmaps[t->nr_pmaps] = (struct pmap){ pid, 0, 0, 0 };
+	return &t->pmaps[t->nr_pmaps++];
 }
 
 /* The lines a JIT compiler appended to pid's /tmp/perf-PID.map since the last look:
@@ -253,15 +253,11 @@ static void scan_perf_maps(struct top *t)
 static int jit_miss(void *ctx, uint32_t pid)
 {
 	struct top *t = ctx;
+	struct pmap *pm = want_pid(t, (int32_t)pid);
 	struct strbuf sb = STRBUF_INIT;
-	struct pmap *pm = NULL;
 	size_t added = 0;
 
-	want_pid(t, (int32_t)pid);
-	for (size_t i = 0; i < t->nr_pmaps; i++)
-		if (t->pmaps[i].pid == (int32_t)pid)
-			pm = &t->pmaps[i];
-	if (pm && now_ns() - pm->looked >= 1000000ull)
+	if (now_ns() - pm->looked >= 1000000ull)
 		added = scan_perf_map(t, pm, &sb);
 	strbuf_release(&sb);
 	return added > 0;
@@ -318,8 +314,6 @@ static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	attr_sample(t->attr, s, frames, nr, &sa);
 	dso = intern(nr && frames[0].dso ? frames[0].dso : "[unknown]");
 	comm = intern(machine_comm_at(m, s->pid, s->tid, s->time));
-	if (nr && (frames[0].flags & FRAME_ANON))
-		want_pid(t, (int32_t)s->pid);	/* unnamed code: a JIT's perf map may name it */
 	if (s->time > t->tap_newest)
 		t->tap_newest = s->time;
 
@@ -361,8 +355,7 @@ static void top_tap(void *ctx, uint32_t type, const void *a, size_t alen, const 
 	if (type == DLP_REC_USAMPLE || type == DLP_REC_PERF) {
 		uint64_t now = now_ns();
 
-		if (t->jit_wanted || now - t->last_jit_scan >= JIT_SCAN_NS) {
-			t->jit_wanted = 0;
+		if (now - t->last_jit_scan >= JIT_SCAN_NS) {
 			t->last_jit_scan = now;
 			scan_perf_maps(t);
 		}
@@ -424,13 +417,21 @@ static size_t add_cut(struct strbuf *sb, const char *s, size_t cols)
 	return used;
 }
 
-static void add_line(struct top *t, struct strbuf *sb, const char *text, const char *color)
+/* One line cut to the window: lead (a row's window share) in lead_color, then text in
+ * color (colours only when t->color; the escapes take no columns). */
+static void add_line(struct top *t, struct strbuf *sb, const char *lead, const char *lead_color,
+		     const char *text, const char *color)
 {
-	size_t width = t->tty ? (size_t)(t->cols > 1 ? t->cols - 1 : 1) : SIZE_MAX;
+	size_t width = t->tty ? (size_t)(t->cols > 1 ? t->cols - 1 : 1) : SIZE_MAX, used;
 
+	if (lead_color && t->color)
+		strbuf_addstr(sb, lead_color);
+	used = add_cut(sb, lead, width);
+	if (lead_color && t->color)
+		strbuf_addstr(sb, "\033[0m");
 	if (color && t->color)
 		strbuf_addstr(sb, color);
-	add_cut(sb, text, width);
+	add_cut(sb, text, width - used);
 	if (color && t->color)
 		strbuf_addstr(sb, "\033[0m");
 	strbuf_addstr(sb, t->tty ? "\033[K\n" : "\n");
@@ -493,7 +494,7 @@ static void render_view(struct top *t, int final)
 	strbuf_addf(&line, " samples, %.0f%% whole stacks | ", samples ? 100.0 * complete / samples : 0.0);
 	add_count(&line, lost);
 	strbuf_addstr(&line, " lost");
-	add_line(t, sb, line.buf, t->tty ? "\033[1m" : NULL);
+	add_line(t, sb, "", NULL, line.buf, t->tty ? "\033[1m" : NULL);
 	nr_lines++;
 	strbuf_reset(&line);
 	if (t->ended)
@@ -506,7 +507,7 @@ static void render_view(struct top *t, int final)
 	strbuf_addf(&line, " | view: %s", view_names[t->view]);
 	if (t->keys)
 		strbuf_addstr(&line, " | keys: s self, f family, o op, t thread, z zero, q quit");
-	add_line(t, sb, line.buf, NULL);
+	add_line(t, sb, "", NULL, line.buf, NULL);
 	nr_lines++;
 	strbuf_reset(&line);
 	strbuf_addstr(&line, "  Win%  Total%    Samples  ");
@@ -524,7 +525,7 @@ static void render_view(struct top *t, int final)
 		strbuf_addf(&line, "%7s %7s  %s", "PID", "TID", "Thread");
 		break;
 	}
-	add_line(t, sb, line.buf, t->tty ? "\033[7m" : NULL);
+	add_line(t, sb, "", NULL, line.buf, t->tty ? "\033[7m" : NULL);
 	nr_lines++;
 
 	maxrows = t->tty ? (t->lines > nr_lines + 1 ? (size_t)(t->lines - nr_lines - 1) : 0) :
@@ -533,14 +534,10 @@ static void render_view(struct top *t, int final)
 		const struct row *r = sh[i].r;
 		double wp = wtotal ? 100.0 * sh[i].win / wtotal : 0;
 		double tp = total ? 100.0 * r->total / total : 0;
-		const char *col = !t->color ? NULL : wp >= 5 ? "\033[31m" : wp >= 0.5 ? "\033[32m" : NULL;
+		char lead[16];
 
+		snprintf(lead, sizeof(lead), "%6.2f", wp);
 		strbuf_reset(&line);
-		if (col)
-			strbuf_addstr(&line, col);
-		strbuf_addf(&line, "%6.2f", wp);
-		if (col)
-			strbuf_addstr(&line, "\033[0m");
 		strbuf_addf(&line, "  %6.2f %10llu  ", tp, (unsigned long long)r->samples);
 		switch (t->view) {
 		case TOP_SELF:
@@ -553,21 +550,13 @@ static void render_view(struct top *t, int final)
 			strbuf_addstr(&line, r->key);
 			break;
 		}
-		/* the escapes take no columns: cut the text after them */
-		if (col) {
-			size_t esc = strlen(col) + strlen("\033[0m");
-			size_t width = t->tty ? (size_t)(t->cols > 1 ? t->cols - 1 : 1) : SIZE_MAX;
-
-			strbuf_add(sb, line.buf, strlen(col) + 6 + strlen("\033[0m"));
-			add_cut(sb, line.buf + esc + 6, width > 6 ? width - 6 : 0);
-			strbuf_addstr(sb, t->tty ? "\033[K\n" : "\n");
-		} else {
-			add_line(t, sb, line.buf, NULL);
-		}
+		add_line(t, sb, lead, wp >= 5 ? "\033[31m" : wp >= 0.5 ? "\033[32m" : NULL, line.buf,
+			 NULL);
 	}
 	pthread_mutex_unlock(&t->mu);
 	if (!nsh)
-		add_line(t, sb, samples ? "(nothing in this view yet)" : "(no samples yet)", NULL);
+		add_line(t, sb, "", NULL, samples ? "(nothing in this view yet)" : "(no samples yet)",
+			 NULL);
 	if (t->tty)
 		strbuf_addstr(sb, "\033[J");
 	else
