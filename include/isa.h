@@ -215,7 +215,7 @@ struct isa_image {
 #define ISA_SCAN_REFRESH	(1u << 1)	/* ignore an existing cache entry, rewrite it */
 
 /* Scan (or load from the cache) an ELF file.  Returns 0, or -1 with a one-line error
- * printed (missing file, not ELF, corrupt ELF). */
+ * printed (missing file, not ELF, corrupt ELF); img then holds nothing to release. */
 int isa_image_load(struct isa_image *img, const char *path, unsigned flags);
 void isa_image_release(struct isa_image *img);
 

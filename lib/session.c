@@ -358,7 +358,8 @@ static int add_attr(struct session *s, const unsigned char *data, size_t len)
 		s->ids[s->nr_ids].ev = ev;
 		s->nr_ids++;
 	}
-	qsort(s->ids, s->nr_ids, sizeof(*s->ids), cmp_id);
+	if (s->nr_ids > 1)
+		qsort(s->ids, s->nr_ids, sizeof(*s->ids), cmp_id);
 	if (s->ops->attr)
 		return s->ops->attr(s->ctx, ev);
 	return 0;

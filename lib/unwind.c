@@ -254,27 +254,29 @@ static void unw_dso_free(struct unw_dso *d)
 
 static int build_id_matches(const struct unw_dso *d, const Elf64_Ehdr *eh, const struct dso *dso)
 {
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(d->data + eh->e_phoff);
-
 	if (!dso->build_id_size)
 		return 1;
 	for (size_t i = 0; i < eh->e_phnum; i++) {
-		uint64_t off = ph[i].p_offset, end;
+		Elf64_Phdr ph;	/* headers are copied out: nothing in a file need be aligned */
+		uint64_t off, end;
 
-		if (ph[i].p_type != PT_NOTE || off > d->size || ph[i].p_filesz > d->size - off)
+		memcpy(&ph, d->data + eh->e_phoff + i * sizeof(ph), sizeof(ph));
+		off = ph.p_offset;
+		if (ph.p_type != PT_NOTE || off > d->size || ph.p_filesz > d->size - off)
 			continue;
-		end = off + ph[i].p_filesz;
+		end = off + ph.p_filesz;
 		while (off + sizeof(Elf64_Nhdr) <= end) {
-			const Elf64_Nhdr *nh = (const Elf64_Nhdr *)(d->data + off);
-			uint64_t name = off + sizeof(*nh);
-			uint64_t desc = name + ((nh->n_namesz + 3) & ~3u);
-			uint64_t next = desc + ((nh->n_descsz + 3) & ~3u);
+			Elf64_Nhdr nh;
+			uint64_t name = off + sizeof(nh), desc, next;
 
+			memcpy(&nh, d->data + off, sizeof(nh));
+			desc = name + ((nh.n_namesz + 3ull) & ~3ull);
+			next = desc + ((nh.n_descsz + 3ull) & ~3ull);
 			if (next > end || next <= off)
 				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 			    !memcmp(d->data + name, "GNU", 4))
-				return nh->n_descsz >= dso->build_id_size &&
+				return nh.n_descsz >= dso->build_id_size &&
 				       !memcmp(d->data + desc, dso->build_id, dso->build_id_size);
 			off = next;
 		}
@@ -287,7 +289,6 @@ static struct unw_dso *dso_get(const struct dso *dso)
 {
 	struct unw_dso *d = dso->unwind_priv;
 	const Elf64_Ehdr *eh;
-	const Elf64_Phdr *ph;
 	struct stat st;
 	void *p;
 	int fd;
@@ -334,14 +335,16 @@ static struct unw_dso *dso_get(const struct dso *dso)
 		return NULL;
 	}
 	d->type = eh->e_type;
-	ph = (const Elf64_Phdr *)(d->data + eh->e_phoff);
 	d->segs = xcalloc(eh->e_phnum ? eh->e_phnum : 1, sizeof(*d->segs));
 	for (size_t i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD)
+		Elf64_Phdr ph;	/* copied: a file's e_phoff need not be aligned */
+
+		memcpy(&ph, d->data + eh->e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_LOAD)
 			continue;
-		d->segs[d->nr_segs].offset = ph[i].p_offset;
-		d->segs[d->nr_segs].vaddr = ph[i].p_vaddr;
-		d->segs[d->nr_segs].filesz = ph[i].p_filesz;
+		d->segs[d->nr_segs].offset = ph.p_offset;
+		d->segs[d->nr_segs].vaddr = ph.p_vaddr;
+		d->segs[d->nr_segs].filesz = ph.p_filesz;
 		d->nr_segs++;
 	}
 	if (!d->nr_segs)

@@ -8,6 +8,10 @@
 #                   unwinder, symbolizer, attribution
 #   recording-raw   the same binary on file bytes (FUZZ_RAW=1): header and chunks
 #   parsers         family rules, perf maps, jitdumps, ITT collector files (first byte)
+#   perfdata        perf.data files (header, attrs, features, records, dwarf stacks), and
+#                   an attr + records wrapped as a well-formed file (first byte)
+#   elf             ELF files through check-isa's scan, the DL view's function tiers, and
+#                   report's symbolizer (DWARF lines, inlines) and CFI unwinder
 # The corpus grows in build/fuzz/corpus-NAME (the seeds stay as they are); a crash is
 # left as build/fuzz/crash-* by libFuzzer.  t6003 runs each for a few seconds.
 FUZZ_CC      ?= clang
@@ -16,7 +20,8 @@ FUZZ_DIR     := $(O)/fuzz
 FUZZ_CFLAGS  := $(filter-out -O2 -O1 -O0 -O3 -Wshadow,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
 		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
-FUZZ_BIN     := $(FUZZ_DIR)/fuzz-recording $(FUZZ_DIR)/fuzz-parsers
+FUZZ_NAMES   := recording parsers perfdata elf
+FUZZ_BIN     := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz-%)
 HAVE_CLANG   := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo yes)
 
 .SECONDARY: $(FUZZ_OBJ)
@@ -42,6 +47,8 @@ fuzz: $(FUZZ_BIN)
 	$(call fuzz_run,recording,fuzz-recording,)
 	$(call fuzz_run,recording-raw,fuzz-recording,FUZZ_RAW=1)
 	$(call fuzz_run,parsers,fuzz-parsers,)
+	$(call fuzz_run,perfdata,fuzz-perfdata,)
+	$(call fuzz_run,elf,fuzz-elf,)
 
 .PHONY: fuzz
 ifeq ($(HAVE_CLANG),yes)

@@ -1107,6 +1107,8 @@ int isa_image_load(struct isa_image *img, const char *path, unsigned flags)
 	ret = 0;
 out:
 	scan_release(&s);
+	if (ret)
+		isa_image_release(img);	/* nothing for the caller to free */
 	return ret;
 }
 
