@@ -21,7 +21,7 @@
 static const char *const report_usage[] = {
 	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs] [--off-cpu | --wall]",
 	"dlprof report [-i FILE] --steps FUNC [--format table|json] [FILTERS]",
-	"dlprof report [-i FILE] --sort family|op|thread|line [--families FILE]",
+	"dlprof report [-i FILE] --sort family|op|thread|line|pid [--families FILE]",
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
 	"dlprof report [-i FILE] --memory [--sort self|op|line|family|thread] [--limit N] [--format table|json|csv]",
@@ -274,7 +274,7 @@ int cmd_report(int argc, const char **argv)
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
-			   "self, total, sym, dso, comm, tid, family, op, thread or line (default self)"),
+			   "self, total, sym, dso, comm, tid, pid, family, op, thread or line (default self)"),
 		OPT_STRING(0, "group", &group, "family", "top symbols under each operator family"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "count the samples of this event (default the first recorded)"),
@@ -335,8 +335,10 @@ int cmd_report(int argc, const char **argv)
 		view = DLVIEW_THREAD;
 	else if (!strcmp(sort, "line"))
 		view = DLVIEW_LINE;
+	else if (!strcmp(sort, "pid"))
+		view = DLVIEW_PROCESS;
 	else {
-		error("unknown sort key '%s' (self, total, sym, dso, comm, tid, family, op, thread, line)", sort);
+		error("unknown sort key '%s' (self, total, sym, dso, comm, tid, pid, family, op, thread, line)", sort);
 		return EXIT_USAGE;
 	}
 	if (group) {

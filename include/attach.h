@@ -29,6 +29,11 @@ time_t attach_start_wall(pid_t pid);
 /* pid's command line, arguments separated by spaces, appended to sb.  Returns 0 or -1. */
 int attach_cmdline(pid_t pid, struct strbuf *sb);
 
+/* The payload of a DLP_REC_PROC record for pid (recfile.h: its command line and, from
+ * its environment, rank, local_rank and world_size), appended to sb.  Returns 0, or -1
+ * when the process is gone (sb unchanged). */
+int proc_info_rec(pid_t pid, struct strbuf *sb);
+
 typedef int (*attach_emit_fn)(void *ctx, const struct perf_event_header *rec);
 
 /*

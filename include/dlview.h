@@ -29,6 +29,7 @@ enum dlview_kind {
 	DLVIEW_THREAD,		/* --sort thread */
 	DLVIEW_GROUP_FAMILY,	/* --group family: top symbols under each family */
 	DLVIEW_LINE,		/* --sort line: Python source lines, with their operators */
+	DLVIEW_PROCESS,		/* --sort pid: processes, their command lines and ranks */
 };
 
 enum dlview_format { DLVIEW_TABLE, DLVIEW_JSON, DLVIEW_CSV };

@@ -68,6 +68,14 @@ struct jitsyms *machine_jit(const struct machine *m);
 /* Every DSO seen, for per-file work (e.g. check-isa over a profile). */
 size_t machine_dsos(struct machine *m, struct dso ***out);
 
+/* A DLP_REC_PROC record (recfile.h): the process's command line and rank.  The strings
+ * point into the record (NULL when it had none).  Returns 0, or -1 when malformed. */
+struct proc_info {
+	uint32_t pid;
+	const char *cmdline, *rank, *local_rank, *world_size;
+};
+int proc_rec_parse(const void *data, size_t len, struct proc_info *pi);
+
 /* File offset -> ELF virtual address is the symbolizer's business; this is the plain
  * "offset in file" of a process address within map. */
 static inline uint64_t map_file_offset(const struct map *mp, uint64_t addr)

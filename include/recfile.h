@@ -36,6 +36,8 @@ enum dlp_rec_type {
 				   while recording, stored once */
 	DLP_REC_USAMPLE = 14,	/* struct dlp_usample_rec + a PERF_RECORD_SAMPLE: a sample
 				   whose user stack is a DLP_REC_STACK */
+	DLP_REC_PROC	= 15,	/* struct dlp_proc_rec + "key\0value\0" pairs: a process's
+				   command line and rank, read when it exec'd */
 	DLP_REC_MAX
 };
 
@@ -56,6 +58,16 @@ struct dlp_buildid_rec {
 
 /* DLP_REC_JITMAP / DLP_REC_JITDUMP payload: this struct, then the file content. */
 struct dlp_jit_rec {
+	int32_t pid;
+	uint32_t pad;
+};
+
+/* DLP_REC_PROC payload: this struct, then "key\0value\0" pairs: cmdline (its arguments
+ * joined by spaces), and from its environment at exec when set: rank (RANK, else
+ * OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), local_rank (LOCAL_RANK, ...),
+ * world_size (WORLD_SIZE, ...).  One per exec; a later one for the same pid replaces
+ * the earlier. */
+struct dlp_proc_rec {
 	int32_t pid;
 	uint32_t pad;
 };

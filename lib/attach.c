@@ -1,6 +1,7 @@
 /* attach.c - the threads, names and executable mappings of a running process, as
  * perf records (see attach.h). */
 #include "attach.h"
+#include "recfile.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -125,6 +126,59 @@ int attach_cmdline(pid_t pid, struct strbuf *sb)
 	for (size_t i = 0; i < raw.len; i++)
 		strbuf_addch(sb, raw.buf[i] ? raw.buf[i] : ' ');
 	strbuf_release(&raw);
+	return 0;
+}
+
+/* The value of the first of names set in an environ block (NUL-separated), or NULL. */
+static const char *env_value(const struct strbuf *env, const char *const *names)
+{
+	for (; *names; names++) {
+		size_t n = strlen(*names);
+
+		for (size_t i = 0; i < env->len; i += strlen(env->buf + i) + 1)
+			if (!strncmp(env->buf + i, *names, n) && env->buf[i + n] == '=')
+				return env->buf + i + n + 1;
+	}
+	return NULL;
+}
+
+int proc_info_rec(pid_t pid, struct strbuf *sb)
+{
+	/* torchrun / torch.distributed, then Open MPI, MPICH/Intel MPI (PMI), Slurm */
+	static const char *const rank[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+					    "SLURM_PROCID", NULL };
+	static const char *const local[] = { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+					     "MPI_LOCALRANKID", "SLURM_LOCALID", NULL };
+	static const char *const world[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+					     "SLURM_NTASKS", NULL };
+	static const struct { const char *key; const char *const *names; } keys[] = {
+		{ "rank", rank }, { "local_rank", local }, { "world_size", world },
+	};
+	struct dlp_proc_rec h = { (int32_t)pid, 0 };
+	struct strbuf cmd = STRBUF_INIT, env = STRBUF_INIT;
+	char path[64];
+
+	if (attach_cmdline(pid, &cmd) < 0) {
+		strbuf_release(&cmd);
+		return -1;
+	}
+	strbuf_add(sb, &h, sizeof(h));
+	strbuf_add(sb, "cmdline", sizeof("cmdline"));
+	strbuf_add(sb, cmd.buf, cmd.len + 1);
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if (strbuf_read_file(&env, path, 1 << 20) >= 0) {
+		strbuf_addch(&env, '\0');	/* the last entry terminated whatever the file held */
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			const char *v = env_value(&env, keys[k].names);
+
+			if (v && *v && strlen(v) < 64) {
+				strbuf_add(sb, keys[k].key, strlen(keys[k].key) + 1);
+				strbuf_add(sb, v, strlen(v) + 1);
+			}
+		}
+	}
+	strbuf_release(&env);
+	strbuf_release(&cmd);
 	return 0;
 }
 

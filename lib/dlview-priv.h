@@ -27,12 +27,19 @@ size_t cmap_sorted(const struct cmap *m, struct cnt ***out);
 struct thread_stat {
 	uint32_t pid, tid;
 	const char *comm;
+	const char *pidkey;	/* the pid as interned text: the key of proc_fam */
 	uint64_t samples, spin;
 	uint64_t on_ns, off_ns;
 	uint64_t vol, invol;
 	uint64_t last_in, last_out;
 	uint64_t preempt_ns;	/* off-CPU after an involuntary switch: runnable, waiting */
 	int have_switch, out_preempted;
+};
+
+/* A process (--sort pid): what record read of it when it exec'd (DLP_REC_PROC), interned */
+struct proc_stat {
+	uint32_t pid;
+	const char *cmdline, *rank, *local_rank, *world_size;
 };
 
 struct dlview {
@@ -50,7 +57,10 @@ struct dlview {
 	 * (op, innermost Python line); the file of each Python frame (k1 sym, k2 path) */
 	struct cmap py_chain, py_chain_op, py_chain_fam, op_pyline, py_path;
 	struct thread_stat *threads;
-	size_t nr_threads, alloc_threads;
+	size_t nr_threads, alloc_threads, last_thread;
+	struct proc_stat *procs;
+	size_t nr_procs, alloc_procs;
+	struct cmap proc_fam;	/* (pid as interned text, family) -> samples */
 	uint64_t cpus_seen[4];	/* bitmap of sample CPUs (first 256) */
 	uint64_t op_samples_in_fw;	/* samples in aten/dnnl/jit/gemm code ... */
 	uint64_t fw_samples;		/* ... and how many of them got an op */

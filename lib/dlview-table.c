@@ -683,6 +683,139 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 		fprintf(out, "\n]}\n");
 }
 
+/* ---- processes (--sort pid) ---- */
+struct proc_row {
+	uint32_t pid;
+	const char *pidkey, *comm;
+	uint64_t samples;
+	double on_ns;
+	unsigned threads;
+	const struct proc_stat *info;
+	const struct cnt *fam[2];	/* its two largest families */
+};
+
+static int cmp_proc_row(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+{
+	struct proc_row *rows = NULL;
+	size_t nr = 0, alloc = 0, i, j, nf;
+	struct cnt **fams;
+
+	for (i = 0; i < v->nr_threads; i++) {
+		const struct thread_stat *t = &v->threads[i];
+		double on, off;
+
+		for (j = 0; j < nr && rows[j].pid != t->pid; j++)
+			;
+		if (j == nr) {
+			ALLOC_GROW(rows, nr + 1, alloc);
+			memset(&rows[nr], 0, sizeof(rows[nr]));
+			rows[nr].pid = t->pid;
+			rows[nr].pidkey = t->pidkey;
+			nr++;
+		}
+		dlview_on_off(v, t, &on, &off);
+		rows[j].samples += t->samples;
+		rows[j].on_ns += on;
+		rows[j].threads++;
+		if (t->comm && (!rows[j].comm || t->tid == t->pid))
+			rows[j].comm = t->comm;	/* the main thread's name first */
+	}
+	nf = cmap_sorted(&v->proc_fam, &fams);
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < v->nr_procs; j++)
+			if (v->procs[j].pid == rows[i].pid)
+				rows[i].info = &v->procs[j];
+		for (j = 0; j < nf; j++) {
+			if (fams[j]->k1 != rows[i].pidkey)
+				continue;
+			if (!rows[i].fam[0])
+				rows[i].fam[0] = fams[j];
+			else if (!rows[i].fam[1])
+				rows[i].fam[1] = fams[j];
+		}
+	}
+	free(fams);
+	if (nr)
+		qsort(rows, nr, sizeof(*rows), cmp_proc_row);
+	if (limit && nr > limit)
+		nr = limit;
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "{\"kind\": \"process\", \"samples\": %llu, \"rows\": [",
+			(unsigned long long)v->samples);
+	else if (fmt == DLVIEW_CSV)
+		fprintf(out, "pid,samples,pct,on_cpu_ns,threads,rank,local_rank,world_size,family,family_pct,comm,cmdline\n");
+	else
+		fprintf(out, "%7s %8s %9s %7s %7s %5s  %-26s %s\n", "Share", "Samples", "On-CPU",
+			"Threads", "Pid", "Rank", "Top families", "Command");
+	for (i = 0; i < nr; i++) {
+		const struct proc_row *r = &rows[i];
+		const char *rank = r->info && r->info->rank ? r->info->rank : NULL;
+		const char *cmd = r->info && r->info->cmdline ? r->info->cmdline : NULL;
+		const char *comm = r->comm ? r->comm : "[unknown]";
+		char b1[32], fb[64], nb[96];
+
+		if (fmt == DLVIEW_JSON) {
+			fprintf(out, "%s\n  {\"pid\": %u, \"samples\": %llu, \"pct\": %.2f, "
+				"\"on_cpu_ns\": %.0f, \"threads\": %u, \"comm\": ", i ? "," : "",
+				r->pid, (unsigned long long)r->samples, pct(r->samples, v->samples),
+				r->on_ns, r->threads);
+			fput_json_str(out, comm);
+			fputs(", \"cmdline\": ", out);
+			if (cmd)
+				fput_json_str(out, cmd);
+			else
+				fputs("null", out);
+			if (r->info && r->info->rank)
+				fprintf(out, ", \"rank\": %s", r->info->rank);
+			if (r->info && r->info->local_rank)
+				fprintf(out, ", \"local_rank\": %s", r->info->local_rank);
+			if (r->info && r->info->world_size)
+				fprintf(out, ", \"world_size\": %s", r->info->world_size);
+			fputs(", \"families\": [", out);
+			for (j = 0; j < 2 && r->fam[j]; j++) {
+				fprintf(out, "%s{\"family\": ", j ? ", " : "");
+				fput_json_str(out, r->fam[j]->k2 ? r->fam[j]->k2 : "(none)");
+				fprintf(out, ", \"pct\": %.2f}", pct(r->fam[j]->n, r->samples));
+			}
+			fputs("]}", out);
+		} else if (fmt == DLVIEW_CSV) {
+			fprintf(out, "%u,%llu,%.2f,%.0f,%u,%s,%s,%s,", r->pid,
+				(unsigned long long)r->samples, pct(r->samples, v->samples), r->on_ns,
+				r->threads, rank ? rank : "",
+				r->info && r->info->local_rank ? r->info->local_rank : "",
+				r->info && r->info->world_size ? r->info->world_size : "");
+			fput_csv_str(out, r->fam[0] && r->fam[0]->k2 ? r->fam[0]->k2 : "");
+			fprintf(out, ",%.2f,", r->fam[0] ? pct(r->fam[0]->n, r->samples) : 0.0);
+			fput_csv_str(out, comm);
+			fputc(',', out);
+			fput_csv_str(out, cmd ? cmd : "");
+			fputc('\n', out);
+		} else {
+			fb[0] = '\0';
+			for (j = 0; j < 2 && r->fam[j]; j++)
+				snprintf(fb + strlen(fb), sizeof(fb) - strlen(fb), "%s%s %.0f%%",
+					 j ? ", " : "", r->fam[j]->k2 ? r->fam[j]->k2 : "(none)",
+					 pct(r->fam[j]->n, r->samples));
+			fprintf(out, "%6.2f%% %8llu %9s %7u %7u %5s  %-26.26s %s\n",
+				pct(r->samples, v->samples), (unsigned long long)r->samples,
+				fmt_ns(b1, sizeof(b1), r->on_ns), r->threads, r->pid, rank ? rank : "-",
+				fb, trunc_name(nb, 80, cmd ? cmd : comm));
+		}
+	}
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "\n]}\n");
+	free(rows);
+}
+
 static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	struct cnt **fams, **syms;
@@ -916,6 +1049,9 @@ int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
 		return 0;
 	case DLVIEW_LINE:
 		print_lines(v, out, format, limit);
+		return 0;
+	case DLVIEW_PROCESS:
+		print_process(v, out, format, limit);
 		return 0;
 	}
 	return error("unknown view %d", (int)kind);

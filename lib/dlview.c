@@ -1,6 +1,7 @@
 /* dlview.c - the DL view's aggregation: each sample's attribution (attr.h), counted by
  * family, operator, primitive and thread; context-switch times per thread.  The tables
  * are in dlview-table.c, the findings in dlview-findings.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,8 @@ void dlview_free(struct dlview *v)
 	free(v->op_pyline.tab);
 	free(v->py_path.tab);
 	free(v->threads);
+	free(v->procs);
+	free(v->proc_fam.tab);
 	free(v);
 }
 
@@ -143,19 +146,61 @@ int dlview_meta(struct dlview *v, const char *key, const char *value)
 
 static struct thread_stat *get_thread(struct dlview *v, uint32_t pid, uint32_t tid)
 {
-	for (size_t i = 0; i < v->nr_threads; i++)
+	size_t i = v->last_thread;	/* consecutive samples are often of one thread */
+
+	if (i < v->nr_threads && v->threads[i].tid == tid && v->threads[i].pid == pid)
+		return &v->threads[i];
+	for (i = 0; i < v->nr_threads; i++)
 		if (v->threads[i].tid == tid && v->threads[i].pid == pid)
-			return &v->threads[i];
+			return &v->threads[v->last_thread = i];
 	ALLOC_GROW(v->threads, v->nr_threads + 1, v->alloc_threads);
 	memset(&v->threads[v->nr_threads], 0, sizeof(v->threads[0]));
 	v->threads[v->nr_threads].pid = pid;
 	v->threads[v->nr_threads].tid = tid;
+	{
+		char pb[16];
+
+		snprintf(pb, sizeof(pb), "%u", pid);
+		v->threads[v->nr_threads].pidkey = family_intern(pb, strlen(pb));
+	}
+	v->last_thread = v->nr_threads;
 	return &v->threads[v->nr_threads++];
+}
+
+static const char *intern_or_null(const char *s)
+{
+	return s ? family_intern(s, strlen(s)) : NULL;
+}
+
+/* DLP_REC_PROC: a process's command line and rank (a later exec replaces them) */
+static void add_proc(struct dlview *v, const void *data, size_t len)
+{
+	struct proc_info pi;
+	struct proc_stat *p = NULL;
+
+	if (proc_rec_parse(data, len, &pi))
+		return;
+	for (size_t i = 0; i < v->nr_procs && !p; i++)
+		if (v->procs[i].pid == pi.pid)
+			p = &v->procs[i];
+	if (!p) {
+		ALLOC_GROW(v->procs, v->nr_procs + 1, v->alloc_procs);
+		p = &v->procs[v->nr_procs++];
+	}
+	p->pid = pi.pid;
+	p->cmdline = intern_or_null(pi.cmdline);
+	p->rank = intern_or_null(pi.rank);
+	p->local_rank = intern_or_null(pi.local_rank);
+	p->world_size = intern_or_null(pi.world_size);
 }
 
 int dlview_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
-	return attr_other(((struct dlview *)ctx)->attr, type, data, len);
+	struct dlview *v = ctx;
+
+	if (type == DLP_REC_PROC)
+		add_proc(v, data, len);
+	return attr_other(v->attr, type, data, len);
 }
 
 int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
@@ -246,6 +291,7 @@ void dlview_count(struct dlview *v, struct machine *m, const struct dlp_sample *
 				cmap_get(&v->py_path, frames[i].sym, frames[i].dso_path);	/* interned */
 	t = get_thread(v, s->pid, s->tid);
 	t->samples++;
+	cmap_get(&v->proc_fam, t->pidkey, a->family)->n++;
 	if (a->family == v->f_spin)
 		t->spin++;
 	if (m) {

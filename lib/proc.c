@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "proc.h"
+#include "recfile.h"
 #include "rephash.h"
 #include "util.h"
 
@@ -500,4 +501,35 @@ size_t machine_dsos(struct machine *m, struct dso ***out)
 {
 	*out = m->dsos;
 	return m->nr_dsos;
+}
+
+int proc_rec_parse(const void *data, size_t len, struct proc_info *pi)
+{
+	const char *p = (const char *)data + sizeof(struct dlp_proc_rec), *end;
+	struct dlp_proc_rec h;
+
+	memset(pi, 0, sizeof(*pi));
+	if (len < sizeof(h) || ((const char *)data)[len - 1])
+		return -1;	/* every pair NUL-terminated */
+	memcpy(&h, data, sizeof(h));
+	if (h.pid <= 0)
+		return -1;
+	pi->pid = (uint32_t)h.pid;
+	end = (const char *)data + len;
+	while (p < end) {
+		const char *k = p, *v = k + strlen(k) + 1;
+
+		if (v >= end)
+			return -1;	/* a key without its value */
+		p = v + strlen(v) + 1;
+		if (!strcmp(k, "cmdline"))
+			pi->cmdline = v;
+		else if (!strcmp(k, "rank"))
+			pi->rank = v;
+		else if (!strcmp(k, "local_rank"))
+			pi->local_rank = v;
+		else if (!strcmp(k, "world_size"))
+			pi->world_size = v;
+	}
+	return 0;
 }

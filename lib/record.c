@@ -842,6 +842,8 @@ static long mlock_kb(void)
 	return v;
 }
 
+#define RECORD_NICE	(-10)	/* the reading thread's nice value, where allowed */
+
 static size_t default_pages(const struct record_opts *o)
 {
 	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
@@ -1301,6 +1303,17 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 	r->mem_allocs++;
 }
 
+/* A process exec'd (or is attached to): its command line and rank, read while it runs
+ * (a process already gone keeps only its comm). */
+static void put_proc_info(struct recorder *r, uint32_t pid)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!proc_info_rec((pid_t)pid, &sb))
+		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
+	strbuf_release(&sb);
+}
+
 static int on_record(void *ctx, const struct perf_event_header *rec)
 {
 	struct recorder *r = ctx;
@@ -1353,6 +1366,8 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 
 			memcpy(&pid, p + sizeof(*rec), 4);
 			u64set_add(&r->pids, pid);
+			if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
+				put_proc_info(r, pid);
 			if (r->py && rec->type == PERF_RECORD_COMM &&
 			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
 				pyreader_exec(r->py, pid);
@@ -1553,6 +1568,7 @@ static void *kallsyms_load(void *arg)
 	size_t alloc = 0;
 	char *p, *nl;
 
+	setpriority(PRIO_PROCESS, 0, 0);	/* not urgent: the reader's boost is not for it */
 	if (strbuf_read_file(&k->text, "/proc/kallsyms", 64u << 20) < 0)
 		return NULL;
 	for (p = k->text.buf; *p; p = nl + 1) {
@@ -2246,6 +2262,7 @@ static int attach_open(struct recorder *r)
 
 		attach_synthesize(r->targets[t], &r->ev[0].attr, r->ev[0].ids[0], r->start_ns,
 				  on_record, r);
+		put_proc_info(r, (uint32_t)r->targets[t]);
 		if (start && (!earliest || start < earliest))
 			earliest = start;
 	}
@@ -2490,6 +2507,15 @@ int record_run(const struct record_opts *o)
 	if (have_cmd && workload_prepare_stdio(&wl, o->argv, &orig_mask, orig_act,
 					       o->live ? o->live->stdio : NULL) < 0)
 		goto out;
+	/* A workload that keeps every core busy (64 threads on 2 cores, OpenMP on all of
+	 * them) must not starve this thread, the rings' only reader: at the default weight
+	 * it waited behind them (returning from exec, entering the loop: 140 ms) while the
+	 * first samples filled a ring.  Where we may (root, CAP_SYS_NICE, RLIMIT_NICE) it runs
+	 * at nice -10: this thread alone (nice is per thread on Linux), after the command was
+	 * forked (it keeps its own); the unwinding and compressing threads, made before, keep
+	 * the default (they can fall behind without losing anything). */
+	if (setpriority(PRIO_PROCESS, 0, RECORD_NICE) < 0)
+		(void)errno;	/* not allowed: the default weight, as perf runs */
 	if (attach) {
 		r->start_ns = now_ns();
 		if (attach_open(r) < 0) {

@@ -273,6 +273,26 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 			p = e + 1;
 		}
 		return 0;
+	case DLP_REC_PROC: {
+		struct dlp_proc_rec h;
+
+		if (len < sizeof(h)) {
+			printf("PROC bad\n");
+			return 0;
+		}
+		memcpy(&h, data, sizeof(h));
+		printf("PROC pid=%d", (int)h.pid);
+		for (p += sizeof(h); p < end;) {
+			const char *k = p, *v = memchr(k, '\0', end - k), *e;
+
+			if (!v || ++v >= end || !(e = memchr(v, '\0', end - v)))
+				break;
+			printf(" %s=%s", k, v);
+			p = e + 1;
+		}
+		printf("\n");
+		return 0;
+	}
 	case DLP_REC_PYCODE: {
 		struct dlp_pycode_rec c;
 

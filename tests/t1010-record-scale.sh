@@ -1,0 +1,111 @@
+#!/bin/bash
+# t1010-record-scale.sh - many threads and many processes: 64 threads of known CPU time
+# each, and a torchrun-shaped launcher (4 worker processes x 4 threads, RANK/LOCAL_RANK/
+# WORLD_SIZE in their environment) at 999 Hz: every thread's samples match the CPU time
+# it burnt (the workload's own clock), nothing is lost, `report --sort pid` gives each
+# process with its command line and rank, and JIT maps and ITT tasks stay per process.
+. "$(dirname "$0")/lib.sh"
+. "$SRC/record-lib.sh"
+test_require PERF_EVENTS
+
+# rec-threads N S: N workers, each burns exactly S seconds of its own CPU time
+cat >"$TRASH/launch.sh" <<'EOF'
+#!/bin/sh
+# launch.sh NPROC PROGRAM ARGS...: NPROC copies, ranked as torchrun ranks them
+n=$1; shift
+r=0
+while [ $r -lt "$n" ]; do
+	RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n "$@" &
+	r=$((r + 1))
+done
+wait
+EOF
+chmod +x "$TRASH/launch.sh"
+
+test_expect_success '64 threads: each has the samples of its CPU time, none lost' '
+	"$DLPROF" record -o t64.data -- "$WL/rec-threads" 64 0.06 2>err &&
+	cat err && test_grep ", 0 lost," err &&
+	"$DLPROF" report -i t64.data --sort thread --format csv --limit 0 >threads.csv &&
+	"$DLPROF" report -i t64.data --no-findings --limit 1 >head.txt &&
+	test_grep "lost: 0$" head.txt &&
+	awk -F, "NR > 1 && \$1 != \$2" threads.csv >workers &&
+	test "$(wc -l <workers)" -eq 64 &&
+	# 60 ms of CPU at 999 Hz: 60 samples each, 3836 in all.  Time-sliced 32 to a core,
+	# a thread'"'"'s share of the samples drifts from its CPU time (52 to 67 seen), their
+	# sum does not
+	awk -F, "{ n += \$4 } \$4 < 48 || \$4 > 72 { bad++; print \"off:\", \$0 }
+		 END { print \"sum\", n; exit bad > 0 || n < 3720 || n > 3950 }" workers
+'
+
+test_expect_success '4 ranks x 4 threads: every thread sampled, none lost' '
+	"$DLPROF" record -o ranks.data -- "$TRASH/launch.sh" 4 "$WL/rec-threads" 4 0.1 2>err &&
+	cat err && test_grep ", 0 lost," err &&
+	"$DLPROF" report -i ranks.data --sort thread --format csv --limit 0 >threads.csv &&
+	awk -F, "NR > 1 && \$1 != \$2 && \$3 ~ /rec-threads/" threads.csv >workers &&
+	test "$(wc -l <workers)" -eq 16 &&
+	awk -F, "{ n += \$4 } \$4 < 80 || \$4 > 120 { bad++; print \"off:\", \$0 }
+		 END { print \"sum\", n; exit bad > 0 || n < 1550 || n > 1650 }" workers &&
+	test "$(cut -d, -f1 workers | sort -u | wc -l)" -eq 4
+'
+
+test_expect_success 'report --sort pid: each process, its command line and rank' '
+	"$DLPROF" report -i ranks.data --sort pid --no-findings >pid.txt &&
+	cat pid.txt &&
+	test_grep "Share  *Samples  *On-CPU  *Threads  *Pid  *Rank" pid.txt &&
+	"$DLPROF" report -i ranks.data --sort pid --format csv >pid.csv &&
+	for r in 0 1 2 3; do
+		line=$(awk -F, -v r=$r "NR > 1 && \$6 == r" pid.csv) &&
+		echo "$line" | test_grep ",5,$r,$r,4,\"[^\"]*\",[0-9.]*,\"rec-threads\",\"[^\"]*rec-threads 4 0.1\"$" &&
+		n=$(echo "$line" | cut -d, -f2) &&
+		test "$n" -ge 370 && test "$n" -le 430 || return 1
+	done &&
+	test_grep "^[0-9]*,[0-9],[0-9.]*,[0-9]*,1,,,,\"[^\"]*\",[0-9.]*,\"[^\"]*\",\"/bin/sh [^\"]*launch.sh 4 " pid.csv &&
+	"$DLPROF" report -i ranks.data --sort pid --format json >pid.json &&
+	python3 -c "
+import json, sys
+rows = json.load(open(\"pid.json\"))[\"rows\"]
+ranked = sorted(r[\"rank\"] for r in rows if \"rank\" in r)
+assert ranked == [0, 1, 2, 3], ranked
+assert all(r[\"world_size\"] == 4 for r in rows if \"rank\" in r)
+assert abs(sum(r[\"pct\"] for r in rows) - 100) < 0.1
+"
+'
+
+test_expect_success 'attached (-p): the process is named with its rank' '
+	{ RANK=7 WORLD_SIZE=8 "$WL/rec-threads" 1 3 >/dev/null 2>&1 & } &&
+	bg=$! &&
+	"$DLPROF" record -q -o att.data -p $bg --duration 0.5 &&
+	kill $bg &&
+	"$RECDUMP" att.data >dump &&
+	test_grep "^PROC pid=$bg cmdline=$WL/rec-threads 1 3 rank=7 world_size=8$" dump &&
+	"$DLPROF" report -i att.data --sort pid --format csv >pid.csv && cat pid.csv &&
+	test_grep "^$bg,[^,]*,[^,]*,[^,]*,[^,]*,7,,8," pid.csv
+'
+
+test_expect_success 'ITT tasks stay per process (two ITT users side by side)' '
+	"$DLPROF" record -q -o itt.data -- "$TRASH/launch.sh" 2 "$WL/dl-itt-user" >out &&
+	cat out &&
+	"$DLPROF" timeline -i itt.data -o t.json 2>/dev/null &&
+	python3 -c "
+import collections, json
+ev = json.load(open(\"t.json\"))[\"traceEvents\"]
+c = collections.Counter((e[\"pid\"], e[\"name\"]) for e in ev if e.get(\"cat\") == \"dnnl\")
+pids = sorted(set(p for p, _ in c))
+print(c)
+assert len(pids) == 2, pids
+for p in pids:
+    assert c[(p, \"convolution\")] == 200 and c[(p, \"reorder\")] == 100, c
+"
+'
+
+test_expect_success 'JIT maps stay per process (two JIT processes side by side)' '
+	JITDUMPDIR=$TRASH "$DLPROF" record -q -o jit.data -- "$TRASH/launch.sh" 2 "$BUILD/tests/unw-jit" 0.3 >out &&
+	cat out && k=$(sed -n "s/^kernel //p" out | head -n 1) && test -n "$k" &&
+	for p in $(sed -n "s/^pid //p" out); do
+		"$DLPROF" report -i jit.data --pid $p --limit 1 --format csv >top.csv &&
+		sed -n 2p top.csv | test_grep ",$k,\\[jit\\]$" || { cat top.csv; return 1; }
+		rm -f /tmp/perf-$p.map "$TRASH/jit-$p.dump"
+	done
+'
+
+test_done
