@@ -20,11 +20,13 @@
 static const char *const flamegraph_usage[] = {
 	"dlprof flamegraph [-i FILE] [-o flame.svg | -o -] [--title TEXT] [--width PX] [--off-cpu | --wall] [--no-kernel] [--family[=GLOB]] [--op[=GLOB]] [FILTERS]",
 	"dlprof flamegraph --diff [OPTIONS] BASE.data NEW.data",
+	"dlprof flamegraph [OPTIONS] [--by-input] FILE...   (several recordings, e.g. one per rank, in one graph)",
 	NULL
 };
 
 static const char *const fold_usage[] = {
 	"dlprof fold [-i FILE] [--inline] [--off-cpu | --wall] [--raw-irqs] [--no-kernel] [--no-comm] [--family[=GLOB]] [--op[=GLOB]] [--families FILE] [FILTERS]",
+	"dlprof fold [OPTIONS] [--by-input] FILE...   (several recordings, e.g. one per rank, as one)",
 	NULL
 };
 
@@ -145,6 +147,38 @@ static void print_line(void *ctx, const char *stack, uint64_t count)
 	printf("%s %llu\n", stack, (unsigned long long)count);
 }
 
+/* Several recordings: each one's stacks into one fold, under the recording's name with
+ * --by-input */
+static int by_input;
+
+struct merge {
+	struct fold *dst;
+	const char *label;
+	int colour;		/* flamegraph: the stack's first element is its family */
+};
+
+static void merge_line(void *ctx, const char *stack, uint64_t count)
+{
+	struct merge *mg = ctx;
+	const char *roots[2];
+	size_t n = 0;
+
+	if (mg->colour && mg->label) {
+		/* family;LABEL;the rest: the family stays first, for the colour */
+		const char *semi = strchr(stack, ';');
+		char *fam = xstrndup(stack, semi ? (size_t)(semi - stack) : strlen(stack));
+
+		roots[n++] = fam;
+		roots[n++] = mg->label;
+		fold_add_text(mg->dst, roots, n, semi ? semi + 1 : "", count);
+		free(fam);
+		return;
+	}
+	if (mg->label)
+		roots[n++] = mg->label;
+	fold_add_text(mg->dst, roots, n, stack, count);
+}
+
 static int write_svg(struct flamegraph *fg, const char *output, const char *title, int off_cpu,
 		     int width, int ret)
 {
@@ -187,6 +221,7 @@ static void add_svg(void *ctx, const char *stack, uint64_t count)
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"), \
 		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"), \
 		OPT_STRING(0, "memory", &memory, "alloc|peak|live", "the heap (record --memory) by bytes: allocated, live at the peak, or live at exit"), \
+		OPT_BOOL(0, "by-input", &by_input, "several recordings (FILE...): start each stack with the recording it came from"), \
 		OPT_FILTERS_NO_DL(fa)
 
 /* What one recording's fold needs, and its result. */
@@ -285,8 +320,10 @@ static void add_diff(void *ctx, const char *stack, uint64_t count)
 
 static int fold_main(int argc, const char **argv, int svg)
 {
-	const char *input = "dlprof.data", *families = NULL, *event = NULL;
+	const char *input = NULL, *families = NULL, *event = NULL;
 	const char *output = "flame.svg", *title = NULL;
+	const char **inputs;
+	int nr_inputs;
 	int inl = 0, no_kernel = 0, no_comm = 0, raw_irqs = 0, off_cpu = 0, wall = 0, width = 1200;
 	int reunwind = 0, diff = 0;
 	struct family_rules *rules = NULL;
@@ -310,16 +347,21 @@ static int fold_main(int argc, const char **argv, int svg)
 	int ret;
 
 	argc = parse_options(argc, argv, svg ? svg_options : fold_options,
-			     svg ? flamegraph_usage : fold_usage, svg ? 0 : PARSE_OPT_NO_ARGS);
+			     svg ? flamegraph_usage : fold_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	if (svg && (diff ? argc != 2 : argc != 0)) {
-		if (diff)
-			error("--diff takes two recordings, BASE NEW (see 'dlprof flamegraph -h')");
-		else
-			error("unexpected argument '%s' (see 'dlprof flamegraph -h')", argv[0]);
+	if (diff && (argc != 2 || input || by_input)) {
+		error("--diff takes two recordings, BASE NEW (see 'dlprof flamegraph -h')");
 		return EXIT_USAGE;
 	}
+	if (!diff && argc && input) {
+		error("give the recordings as -i FILE or as FILE..., not both");
+		return EXIT_USAGE;
+	}
+	if (!input)
+		input = "dlprof.data";
+	inputs = argc && !diff ? argv : &input;
+	nr_inputs = argc && !diff ? argc : 1;
 	if (off_cpu && wall) {
 		error("--off-cpu or --wall, not both");
 		return EXIT_USAGE;
@@ -340,8 +382,8 @@ static int fold_main(int argc, const char **argv, int svg)
 		filter_release(&filt);
 		return EXIT_USAGE;
 	}
-	for (int i = 0; i < (diff ? 2 : 1); i++) {
-		const char *f = diff ? argv[i] : input;
+	for (int i = 0; i < (diff ? 2 : nr_inputs); i++) {
+		const char *f = diff ? argv[i] : inputs[i];
 
 		if (access(f, R_OK)) {
 			error("cannot read '%s': %m", f);
@@ -396,13 +438,37 @@ static int fold_main(int argc, const char **argv, int svg)
 			run.sinfo.bad_records += base.sinfo.bad_records;
 		fold_run_release(&base);
 	} else {
-		fold_one(input, &fo, &po, &filt, rules, svg, &run);
+		fold_one(inputs[0], &fo, &po, &filt, rules, svg, &run);
 		ret = run.ret;
+		if (ret >= 0 && (nr_inputs > 1 || by_input)) {
+			/* each recording folded on its own (its attribution, its pids), then one
+			 * fold of them all */
+			struct fold *all = fold_new(&fo);
+			struct merge mg = { all, by_input ? inputs[0] : NULL, svg };
+
+			fold_each(run.fc.fold, merge_line, &mg);
+			for (int k = 1; k < nr_inputs && ret >= 0; k++) {
+				struct fold_run more;
+
+				fold_one(inputs[k], &fo, &po, &filt, rules, svg, &more);
+				if (more.ret < 0 || more.ret > ret)
+					ret = more.ret;
+				mg.label = by_input ? inputs[k] : NULL;
+				if (more.ret >= 0)
+					fold_each(more.fc.fold, merge_line, &mg);
+				run.st.samples += more.st.samples;
+				run.st.filtered_out += more.st.filtered_out;
+				run.sinfo.bad_records += more.sinfo.bad_records;
+				fold_run_release(&more);
+			}
+			fold_free(run.fc.fold);
+			run.fc.fold = all;
+		}
 		if (ret >= 0) {
 			if (svg) {
 				fg = flamegraph_new(1);
 				fold_each(run.fc.fold, add_svg, fg);
-				ret = write_svg(fg, output, title ? title : input, off_cpu || wall, width, ret);
+				ret = write_svg(fg, output, title ? title : inputs[0], off_cpu || wall, width, ret);
 				flamegraph_free(fg);
 			} else {
 				fold_each(run.fc.fold, print_line, NULL);

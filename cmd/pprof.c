@@ -11,11 +11,14 @@
 #include "parse-options.h"
 #include "memprof.h"
 #include "pprof.h"
+#include "proc.h"
 #include "profile.h"
+#include "recfile.h"
 #include "util.h"
 
 static const char *const pprof_usage[] = {
 	"dlprof pprof [-i FILE] [-o OUT.pb.gz | -o -] [--inline] [--raw-irqs] [--no-kernel] [--families FILE]",
+	"dlprof pprof [OPTIONS] FILE...   (several recordings, e.g. one per rank: one profile, labelled input, host, pid, rank)",
 	"dlprof pprof --memory [-i FILE] [-o OUT.pb.gz]   (a heap profile: alloc_objects, alloc_space, inuse_objects, inuse_space)",
 	NULL
 };
@@ -31,7 +34,33 @@ struct pprof_ctx {
 	/* OpenMP workers' samples: their operator comes from the master, at the end */
 	struct { uint32_t pp, attr; } *deferred;
 	size_t nr_deferred, alloc_deferred;
+	/* the labels of the recording being read: its name (several inputs), host, and the
+	 * rank of each process (DLP_REC_PROC) */
+	const char *input;
+	char *host;
+	struct { uint32_t pid; char *rank; } *procs;
+	size_t nr_procs, alloc_procs;
 };
+
+/* The labels of sample s: its recording, host, process and the process's rank */
+static void set_source(struct pprof_ctx *c, uint32_t pid)
+{
+	const char *rank = NULL;
+
+	for (size_t i = 0; i < c->nr_procs; i++)
+		if (c->procs[i].pid == pid)
+			rank = c->procs[i].rank;
+	pprof_set_source(c->pp, c->input, c->host, pid, rank);
+}
+
+static void forget_input(struct pprof_ctx *c)
+{
+	for (size_t i = 0; i < c->nr_procs; i++)
+		free(c->procs[i].rank);
+	c->nr_procs = 0;
+	free(c->host);
+	c->host = NULL;
+}
 
 /* --no-kernel: the stack without its kernel frames (in c->buf) */
 static void user_only(struct pprof_ctx *c, const struct frame **frames, size_t *nr)
@@ -57,6 +86,7 @@ static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 
 	attr_sample(c->attr, s, frames, nr, &a);
 	user_only(c, &frames, &nr);
+	set_source(c, s->pid);
 	if (a.deferred) {
 		ALLOC_GROW(c->deferred, c->nr_deferred + 1, c->alloc_deferred);
 		c->deferred[c->nr_deferred].pp = pprof_add_deferred(c->pp, frames, nr, comm, s->tid,
@@ -117,23 +147,41 @@ static int pp_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
 
 static int pp_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
-	return attr_other(((struct pprof_ctx *)ctx)->attr, type, data, len);
+	struct pprof_ctx *c = ctx;
+	struct proc_info pi;
+
+	if (type == DLP_REC_PROC && !proc_rec_parse(data, len, &pi) && pi.rank) {
+		size_t i;
+
+		for (i = 0; i < c->nr_procs && c->procs[i].pid != pi.pid; i++)
+			;
+		if (i == c->nr_procs) {
+			ALLOC_GROW(c->procs, c->nr_procs + 1, c->alloc_procs);
+			c->procs[c->nr_procs++].pid = pi.pid;
+		} else {
+			free(c->procs[i].rank);
+		}
+		c->procs[i].rank = xstrdup(pi.rank);
+	}
+	return attr_other(c->attr, type, data, len);
 }
 
 static int pp_meta(void *ctx, const char *key, const char *value)
 {
 	struct pprof_ctx *c = ctx;
 
-	if (!strcmp(key, "cmdline")) {
-		free(c->cmdline);
-		c->cmdline = xstrdup(value);
+	if (!strcmp(key, "cmdline") && !c->cmdline) {
+		c->cmdline = xstrdup(value);	/* the first recording's */
+	} else if (!strcmp(key, "hostname")) {
+		free(c->host);
+		c->host = xstrdup(value);
 	}
 	return 0;
 }
 
 int cmd_pprof(int argc, const char **argv)
 {
-	const char *input = "dlprof.data", *output = "dlprof.pb.gz", *families = NULL;
+	const char *input = NULL, *output = "dlprof.pb.gz", *families = NULL;
 	const char *event = NULL;
 	int inl = 0, no_kernel = 0, raw_irqs = 0, memory = 0;
 	struct filter_args fa = { 0 };
@@ -150,11 +198,14 @@ int cmd_pprof(int argc, const char **argv)
 		OPT_END(),
 	};
 	struct profile_opts po;
-	struct profile_stats st;
+	struct profile_stats st, sum;
 	struct session_info sinfo;
 	struct profile_consumer cons;
 	struct pprof_info pi;
 	struct pprof_ctx c;
+	const char **inputs;
+	int nr_inputs;
+	uint64_t dur, duration = 0;
 	struct family_rules *rules;
 	struct sample_filter filt;
 	uint64_t samples;
@@ -163,9 +214,17 @@ int cmd_pprof(int argc, const char **argv)
 	int ret, to_stdout;
 	char comment[512];
 
-	argc = parse_options(argc, argv, options, pprof_usage, PARSE_OPT_NO_ARGS);
+	argc = parse_options(argc, argv, options, pprof_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
+	if (argc > 0 && input) {
+		error("give the recordings as -i FILE or as FILE..., not both");
+		return EXIT_USAGE;
+	}
+	if (!input)
+		input = "dlprof.data";
+	inputs = argc > 0 ? argv : &input;
+	nr_inputs = argc > 0 ? argc : 1;
 	if (filter_init(&filt, &fa) < 0) {
 		filter_release(&filt);
 		return EXIT_USAGE;
@@ -176,25 +235,25 @@ int cmd_pprof(int argc, const char **argv)
 		filter_release(&filt);
 		return EXIT_USAGE;
 	}
-	if (access(input, R_OK)) {
-		error("cannot read '%s': %m", input);
+	for (int k = 0; k < nr_inputs; k++) {
+		if (access(inputs[k], R_OK)) {
+			error("cannot read '%s': %m", inputs[k]);
+			filter_release(&filt);
+			return EXIT_FATAL;
+		}
+	}
+	memset(&c, 0, sizeof(c));
+	if (memory && (event || fa.family || fa.op || nr_inputs > 1)) {
+		error("--memory takes one recording, and no -e, --family or --op");
 		filter_release(&filt);
-		return EXIT_FATAL;
+		return EXIT_USAGE;
 	}
 	rules = family_rules_load(families);
 	if (!rules) {
 		filter_release(&filt);
 		return EXIT_FATAL;
 	}
-	memset(&c, 0, sizeof(c));
-	if (memory && (event || fa.family || fa.op)) {
-		error("--memory takes no -e, --family or --op");
-		family_rules_free(rules);
-		filter_release(&filt);
-		return EXIT_USAGE;
-	}
 	c.pp = memory ? pprof_new_memory() : pprof_new();
-	c.attr = attr_new(rules);
 	c.no_kernel = no_kernel;
 	memset(&po, 0, sizeof(po));
 	po.inline_frames = inl;
@@ -206,24 +265,55 @@ int cmd_pprof(int argc, const char **argv)
 	cons.meta = pp_meta;
 	cons.filtered = pp_filtered;	/* workers' operators: every master sample */
 	cons.ctx = &c;
-	memset(&sinfo, 0, sizeof(sinfo));
-	if (memory)
-		ret = pprof_memory(&c, input, &po, &filt, rules, &st, &sinfo);
-	else
-		ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);
-	if (ret >= 0) {
-		for (size_t i = 0; i < c.nr_deferred; i++)
-			pprof_add_op(c.pp, c.deferred[i].pp,
-				     attr_op_name(attr_deferred(c.attr, c.deferred[i].attr)->op, NULL));
-		memset(&pi, 0, sizeof(pi));
-		pi.event = st.event[0] ? st.event : NULL;
-		pi.event_is_time = st.sample_is_time;
-		pi.ns_per_sample = memory ? c.mem_mean : st.sample_period_ns;
-		if (sinfo.have_stats && sinfo.stats.end_ns > sinfo.stats.start_ns)
-			pi.duration_ns = sinfo.stats.end_ns - sinfo.stats.start_ns;
+	memset(&sum, 0, sizeof(sum));
+	ret = 0;
+	for (int k = 0; k < nr_inputs && ret >= 0; k++) {
+		int r1;
+
+		/* each recording its own attribution: its pids, threads and clock are its own */
+		c.attr = attr_new(rules);
+		c.input = nr_inputs > 1 ? inputs[k] : NULL;
+		c.nr_deferred = 0;
+		memset(&sinfo, 0, sizeof(sinfo));
+		if (memory)
+			r1 = pprof_memory(&c, inputs[k], &po, &filt, rules, &st, &sinfo);
 		else
-			pi.duration_ns = st.last_time - st.first_time;
-		snprintf(comment, sizeof(comment), "dlprof: %s", c.cmdline ? c.cmdline : input);
+			r1 = profile_run_filtered(inputs[k], &po, &filt, rules, &cons, &st, &sinfo);
+		if (r1 >= 0)
+			for (size_t i = 0; i < c.nr_deferred; i++)
+				pprof_add_op(c.pp, c.deferred[i].pp,
+					     attr_op_name(attr_deferred(c.attr, c.deferred[i].attr)->op, NULL));
+		attr_free(c.attr);
+		c.attr = NULL;
+		forget_input(&c);
+		if (r1 < 0) {
+			ret = -1;
+			break;
+		}
+		if (r1 == 1 || sinfo.bad_records)
+			ret = 1;
+		/* one profile: the first event, and the longest recording's duration */
+		if (!k)
+			sum = st;
+		else {
+			sum.samples += st.samples;
+			sum.filtered_out += st.filtered_out;
+		}
+		if (sinfo.have_stats && sinfo.stats.end_ns > sinfo.stats.start_ns)
+			dur = sinfo.stats.end_ns - sinfo.stats.start_ns;
+		else
+			dur = st.last_time - st.first_time;
+		if (dur > duration)
+			duration = dur;
+	}
+	if (ret >= 0) {
+		memset(&pi, 0, sizeof(pi));
+		pi.event = sum.event[0] ? sum.event : NULL;
+		pi.event_is_time = sum.sample_is_time;
+		pi.ns_per_sample = memory ? c.mem_mean : sum.sample_period_ns;
+		pi.duration_ns = duration;
+		snprintf(comment, sizeof(comment), "dlprof: %s%s", c.cmdline ? c.cmdline : inputs[0],
+			 nr_inputs > 1 ? " (and more recordings)" : "");
 		pi.comment = comment;
 		out = to_stdout ? stdout : fopen(output, "wb");
 		if (!out) {
@@ -242,22 +332,22 @@ int cmd_pprof(int argc, const char **argv)
 			pprof_counts(c.pp, &samples, &nfuncs, &nstacks);
 			if (!to_stdout)
 				fprintf(stderr, "dlprof: wrote %s: %llu samples, %zu functions, "
-					"%zu stacks\n", output, (unsigned long long)samples, nfuncs,
-					nstacks);
+					"%zu stacks%s\n", output, (unsigned long long)samples, nfuncs,
+					nstacks, nr_inputs > 1 ? " (labels input, host, pid, rank)" : "");
 			if (filter_active(&filt))
 				info("pprof: %s: %llu of %llu samples kept", filt.desc,
-				     (unsigned long long)st.samples,
-				     (unsigned long long)(st.samples + st.filtered_out));
+				     (unsigned long long)sum.samples,
+				     (unsigned long long)(sum.samples + sum.filtered_out));
 		}
 	}
 	pprof_free(c.pp);
-	attr_free(c.attr);
 	family_rules_free(rules);
 	free(c.buf);
 	free(c.cmdline);
 	free(c.deferred);
+	free(c.procs);
 	filter_release(&filt);
 	if (ret < 0)
 		return EXIT_FATAL;
-	return ret == 1 || sinfo.bad_records ? EXIT_PARTIAL : EXIT_OK;
+	return ret == 1 ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -13,7 +13,9 @@
 #include "memprof.h"
 #include "output.h"
 #include "parse-options.h"
+#include "proc.h"
 #include "profile.h"
+#include "recfile.h"
 #include "steps.h"
 #include "rephash.h"
 #include "util.h"
@@ -25,6 +27,7 @@ static const char *const report_usage[] = {
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
 	"dlprof report [-i FILE] --memory [--sort self|op|line|family|thread] [--limit N] [--format table|json|csv]",
+	"dlprof report [OPTIONS] [--by-input] FILE...   (several recordings, e.g. one per rank: one table, or a row per recording)",
 	NULL
 };
 
@@ -47,6 +50,8 @@ struct report_ctx {
 	char **warnings;	/* META warn.N: what the recording lacks */
 	int perf_data;		/* META source=perf.data */
 	size_t nr_warnings, alloc_warnings;
+	/* several recordings / --by-input: one row per recording */
+	struct input_row *in;	/* the recording being read */
 	/* --off-cpu / --wall --sort family: microseconds and samples per family */
 	struct wait_fam {
 		const char *family;
@@ -54,6 +59,31 @@ struct report_ctx {
 	} *wfam;
 	size_t nr_wfam, alloc_wfam;
 };
+
+/* A recording of several (report a.data b.data, --by-input) */
+#define IN_FAMS 16
+struct input_row {
+	const char *file;
+	char *host, *cmdline;
+	uint64_t samples, lost, duration_ns;
+	int rank_lo, rank_hi;		/* the ranks of its processes, -1 none */
+	const char *fam[IN_FAMS];	/* families by samples (interned) */
+	uint64_t fam_n[IN_FAMS], fam_other;
+};
+
+static void input_count_family(struct input_row *in, const char *fam)
+{
+	size_t i;
+
+	for (i = 0; i < IN_FAMS && in->fam[i] && in->fam[i] != fam; i++)
+		;
+	if (i == IN_FAMS) {
+		in->fam_other++;
+		return;
+	}
+	in->fam[i] = fam;
+	in->fam_n[i]++;
+}
 
 static uint64_t row_key(const char *sym, const char *dso)
 {
@@ -92,6 +122,8 @@ static int rep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	ret = dlview_add(r->view, m, s, frames, nr, &fam);
 	if (nr && fam)
 		count_row_family(r, frames[0].sym, frames[0].dso, fam);
+	if (r->in)
+		input_count_family(r->in, fam ? fam : "(none)");
 	if (r->off_cpu && fam) {
 		size_t i;
 
@@ -171,7 +203,16 @@ static int rep_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, 
 static int rep_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct report_ctx *r = ctx;
+	struct proc_info pi;
 
+	if (r->in && type == DLP_REC_PROC && !proc_rec_parse(data, len, &pi) && pi.rank) {
+		int rank = atoi(pi.rank);
+
+		if (r->in->rank_lo < 0 || rank < r->in->rank_lo)
+			r->in->rank_lo = rank;
+		if (rank > r->in->rank_hi)
+			r->in->rank_hi = rank;
+	}
 	return dlview_other(r->view, type, data, len);
 }
 
@@ -193,9 +234,17 @@ static int rep_meta(void *ctx, const char *key, const char *value)
 {
 	struct report_ctx *r = ctx;
 
+	if (r->in && !strcmp(key, "hostname")) {
+		free(r->in->host);
+		r->in->host = xstrdup(value);
+	}
+	if (r->in && !strcmp(key, "cmdline")) {
+		free(r->in->cmdline);
+		r->in->cmdline = xstrdup(value);
+	}
 	if (!strcmp(key, "cmdline")) {
-		free(r->cmdline);
-		r->cmdline = xstrdup(value);
+		if (!r->cmdline)	/* several recordings: the first one's */
+			r->cmdline = xstrdup(value);
 	} else if (!strcmp(key, "freq")) {
 		snprintf(r->sampling, sizeof(r->sampling), "%s Hz", value);
 	} else if (!strcmp(key, "period")) {
@@ -247,6 +296,115 @@ static int memory_report(const char *input, const char *sort, int fmt, int limit
 	return ret < 0 ? EXIT_FATAL : ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* --by-input: a row per recording, so a rank (a host) that differs stands out: its
+ * samples against the median recording's, its largest families, where it ran */
+static void print_inputs(FILE *out, struct input_row *in, size_t n, int fmt, uint64_t ns_per)
+{
+	uint64_t *v = xcalloc(n ? n : 1, sizeof(*v)), total = 0, median;
+
+	for (size_t i = 0; i < n; i++) {
+		v[i] = in[i].samples;
+		total += in[i].samples;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	median = n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+	free(v);
+	if (fmt == 1)
+		fputs("{\"kind\": \"input\", \"rows\": [", out);
+	else if (fmt == 2)
+		fputs("input,samples,pct,vs_median_pct,cpu_ns,lost,duration_ns,host,rank_lo,rank_hi,family1,family1_pct,family2,family2_pct,family3,family3_pct,cmdline\n", out);
+	else
+		fprintf(out, "\n%7s %8s %7s %9s %9s %6s  %-38s %-12s %5s  %s\n", "Share", "Samples",
+			"vs.med", "CPU", "Wall", "Lost", "Top families", "Host", "Ranks", "Input");
+	for (size_t i = 0; i < n; i++) {
+		struct input_row *r = &in[i];
+		double vs = median ? 100.0 * ((double)r->samples - (double)median) / (double)median : 0;
+		size_t top[3] = { IN_FAMS, IN_FAMS, IN_FAMS };
+		char fb[128], ranks[32], b1[32], b2[32];
+
+		/* the three largest families */
+		for (size_t k = 0; k < 3; k++)
+			for (size_t j = 0; j < IN_FAMS && r->fam[j]; j++)
+				if ((k < 1 || j != top[0]) && (k < 2 || j != top[1]) &&
+				    (top[k] == IN_FAMS || r->fam_n[j] > r->fam_n[top[k]]))
+					top[k] = j;
+		if (r->rank_lo < 0)
+			snprintf(ranks, sizeof(ranks), "-");
+		else if (r->rank_lo == r->rank_hi)
+			snprintf(ranks, sizeof(ranks), "%d", r->rank_lo);
+		else
+			snprintf(ranks, sizeof(ranks), "%d-%d", r->rank_lo, r->rank_hi);
+		if (fmt == 1) {
+			fprintf(out, "%s\n  {\"input\": ", i ? "," : "");
+			fput_json_str(out, r->file);
+			fprintf(out, ", \"samples\": %llu, \"pct\": %.2f, \"vs_median_pct\": %.2f, "
+				"\"cpu_ns\": %llu, \"lost\": %llu, \"duration_ns\": %llu, \"host\": ",
+				(unsigned long long)r->samples, total ? 100.0 * r->samples / total : 0, vs,
+				(unsigned long long)(r->samples * ns_per), (unsigned long long)r->lost,
+				(unsigned long long)r->duration_ns);
+			if (r->host)
+				fput_json_str(out, r->host);
+			else
+				fputs("null", out);
+			if (r->rank_lo >= 0)
+				fprintf(out, ", \"rank_lo\": %d, \"rank_hi\": %d", r->rank_lo, r->rank_hi);
+			fputs(", \"families\": [", out);
+			for (size_t k = 0; k < 3 && top[k] < IN_FAMS; k++) {
+				fprintf(out, "%s{\"family\": ", k ? ", " : "");
+				fput_json_str(out, r->fam[top[k]]);
+				fprintf(out, ", \"pct\": %.2f}", r->samples ? 100.0 * r->fam_n[top[k]] / r->samples : 0);
+			}
+			fputs("], \"cmdline\": ", out);
+			if (r->cmdline)
+				fput_json_str(out, r->cmdline);
+			else
+				fputs("null", out);
+			fputc('}', out);
+		} else if (fmt == 2) {
+			fput_csv_str(out, r->file);
+			fprintf(out, ",%llu,%.2f,%.2f,%llu,%llu,%llu,", (unsigned long long)r->samples,
+				total ? 100.0 * r->samples / total : 0, vs,
+				(unsigned long long)(r->samples * ns_per), (unsigned long long)r->lost,
+				(unsigned long long)r->duration_ns);
+			fput_csv_str(out, r->host ? r->host : "");
+			if (r->rank_lo >= 0)
+				fprintf(out, ",%d,%d", r->rank_lo, r->rank_hi);
+			else
+				fputs(",,", out);
+			for (size_t k = 0; k < 3; k++) {
+				fputc(',', out);
+				fput_csv_str(out, top[k] < IN_FAMS ? r->fam[top[k]] : "");
+				fprintf(out, ",%.2f", top[k] < IN_FAMS && r->samples ?
+					100.0 * r->fam_n[top[k]] / r->samples : 0.0);
+			}
+			fputc(',', out);
+			fput_csv_str(out, r->cmdline ? r->cmdline : "");
+			fputc('\n', out);
+		} else {
+			fb[0] = '\0';
+			for (size_t k = 0; k < 3 && top[k] < IN_FAMS; k++)
+				snprintf(fb + strlen(fb), sizeof(fb) - strlen(fb), "%s%s %.0f%%",
+					 k ? ", " : "", r->fam[top[k]],
+					 r->samples ? 100.0 * r->fam_n[top[k]] / r->samples : 0.0);
+			fmt_duration(b1, sizeof(b1), r->samples * ns_per);
+			fmt_duration(b2, sizeof(b2), r->duration_ns);
+			fprintf(out, "%6.2f%% %8llu %+6.1f%% %9s %9s %6llu  %-38.38s %-12.12s %5s  %s\n",
+				total ? 100.0 * r->samples / total : 0, (unsigned long long)r->samples, vs,
+				b1, b2, (unsigned long long)r->lost, fb, r->host ? r->host : "?", ranks,
+				r->file);
+		}
+	}
+	if (fmt == 1)
+		fputs("\n]}\n", out);
+}
+
 static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules)
 {
 	for (size_t i = 0; i < rc->row_fams.cap; i++)
@@ -265,7 +423,11 @@ static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules
 
 int cmd_report(int argc, const char **argv)
 {
-	const char *input = "dlprof.data", *sort = "self", *format = "table";
+	const char *input = NULL, *sort = "self", *format = "table";
+	const char **inputs;
+	struct input_row *rows_in = NULL;
+	int nr_inputs, by_input = 0;
+	char *files = NULL;
 	const char *group = NULL, *families = NULL, *event = NULL, *steps_func = NULL;
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
@@ -290,6 +452,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
 		OPT_STRING(0, "steps", &steps_func, "FUNC", "training steps: the invocations of FUNC (a Python function or native symbol), min/median/max, the slowest against the median by family"),
 		OPT_BOOL(0, "reunwind", &reunwind, "unwind the kept stack copies (record --keep-stacks) instead of using the stacks unwound while recording"),
+		OPT_BOOL(0, "by-input", &by_input, "a row per recording (report FILE...: e.g. one per rank or host): samples against the median, top families, host, ranks"),
 		OPT_BOOL(0, "check-unwind", &check_unwind, "unwind the kept stack copies (record --keep-stacks) and compare them with the stacks unwound while recording"),
 		OPT_FILTERS(fa),
 		OPT_END(),
@@ -310,9 +473,17 @@ int cmd_report(int argc, const char **argv)
 	int ret, fmt;
 	char sampling[128];
 
-	argc = parse_options(argc, argv, options, report_usage, PARSE_OPT_NO_ARGS);
+	argc = parse_options(argc, argv, options, report_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
+	if (argc && input) {
+		error("give the recordings as -i FILE or as FILE..., not both");
+		return EXIT_USAGE;
+	}
+	if (!input)
+		input = "dlprof.data";
+	inputs = argc ? argv : &input;
+	nr_inputs = argc ? argc : 1;
 	if (memory)
 		;	/* its own keys: memory_report() */
 	else if (!strcmp(sort, "self"))
@@ -387,10 +558,22 @@ int cmd_report(int argc, const char **argv)
 		filter_release(&filt);
 		return isaprof_run(input, fmt == 1, limit >= 0 ? limit : 20, 0);
 	}
-	if (access(input, R_OK)) {
-		error("cannot read '%s': %m", input);
-		filter_release(&filt);
-		return EXIT_FATAL;
+	if (nr_inputs > 1 || by_input) {
+		/* each recording keeps its own attribution; what adds up across them is the
+		 * symbol, dso, comm and tid tables and the table of recordings */
+		if ((view >= 0 && view != DLVIEW_FAMILY) || (view == DLVIEW_FAMILY && !by_input) ||
+		    group || memory || steps_func || off_cpu || wall || reunwind || check_unwind) {
+			filter_release(&filt);
+			error("several recordings give the self, total, sym, dso, comm and tid tables and --by-input; read one at a time for the others");
+			return EXIT_USAGE;
+		}
+	}
+	for (int k = 0; k < nr_inputs; k++) {
+		if (access(inputs[k], R_OK)) {
+			error("cannot read '%s': %m", inputs[k]);
+			filter_release(&filt);
+			return EXIT_FATAL;
+		}
 	}
 
 	rules = family_rules_load(families);
@@ -444,16 +627,85 @@ int cmd_report(int argc, const char **argv)
 		cons.filtered = rep_filtered;	/* workers' operators: every master sample */
 	cons.ctx = &rc;
 
-	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &info);
+	if (nr_inputs == 1 && !by_input) {
+		ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &info);
+	} else {
+		/* one after the other into the same tables; a fresh attribution for each */
+		struct profile_stats st1;
+		struct session_info info1;
+
+		rows_in = xcalloc((size_t)nr_inputs, sizeof(*rows_in));
+		memset(&st, 0, sizeof(st));
+		memset(&info, 0, sizeof(info));
+		ret = 0;
+		for (int k = 0; k < nr_inputs && ret >= 0; k++) {
+			int r1;
+
+			rows_in[k].file = inputs[k];
+			rows_in[k].rank_lo = rows_in[k].rank_hi = -1;
+			rc.in = &rows_in[k];
+			if (k) {
+				dlview_free(rc.view);
+				rc.view = dlview_new(rules);
+			}
+			r1 = profile_run_filtered(inputs[k], &po, &filt, rules, &cons, &st1, &info1);
+			if (r1 < 0) {
+				ret = -1;
+				break;
+			}
+			if (r1 == 1)
+				ret = 1;
+			rows_in[k].samples = st1.samples;
+			rows_in[k].lost = st1.lost;
+			rows_in[k].duration_ns = info1.have_stats && info1.stats.end_ns > info1.stats.start_ns ?
+						 info1.stats.end_ns - info1.stats.start_ns :
+						 st1.last_time - st1.first_time;
+			if (!k) {
+				st = st1;
+				info = info1;
+			} else {
+				st.samples += st1.samples;
+				st.lost += st1.lost;
+				st.filtered_out += st1.filtered_out;
+				st.complete_stacks += st1.complete_stacks;
+				st.named += st1.named;
+				st.recovered_stacks += st1.recovered_stacks;
+				st.recorded_stacks += st1.recorded_stacks;
+				st.copied_stacks += st1.copied_stacks;
+				st.irqs_off += st1.irqs_off;
+				info.bad_records += info1.bad_records;
+				if (rows_in[k].duration_ns > rows_in[0].duration_ns)
+					info = info1;	/* the header's duration: the longest */
+			}
+		}
+		rc.in = NULL;
+	}
 	if (ret < 0) {
 		report_ctx_release(&rc, rules);
 		filter_release(&filt);
+		for (int k = 0; rows_in && k < nr_inputs; k++) {
+			free(rows_in[k].host);
+			free(rows_in[k].cmdline);
+		}
+		free(rows_in);
 		return EXIT_FATAL;
 	}
 	dlview_set_stats(rc.view, &st);
 
 	memset(&h, 0, sizeof(h));
 	h.file = input;
+	if (nr_inputs > 1) {
+		size_t len = 0;
+
+		for (int k = 0; k < nr_inputs; k++)
+			len += strlen(inputs[k]) + 2;
+		files = xmalloc(len + 32);
+		files[0] = '\0';
+		for (int k = 0; k < nr_inputs; k++)
+			sprintf(files + strlen(files), "%s%s", k ? ", " : "", inputs[k]);
+		sprintf(files + strlen(files), " (%d recordings)", nr_inputs);
+		h.file = files;
+	}
 	h.cmdline = rc.cmdline;
 	h.event = st.event[0] ? st.event : "?";
 	h.other_events = st.other_events;
@@ -516,7 +768,11 @@ int cmd_report(int argc, const char **argv)
 	oo.no_children = no_children || key == CT_KEY_COMM || key == CT_KEY_TID;
 	oo.limit = limit >= 0 ? (size_t)limit : (fmt == 0 ? 40 : 0);
 
-	if (view >= 0 && (off_cpu || wall)) {
+	if (by_input) {
+		if (fmt == 0)
+			output_header(stdout, &h);
+		print_inputs(stdout, rows_in, (size_t)nr_inputs, fmt, st.sample_period_ns);
+	} else if (view >= 0 && (off_cpu || wall)) {
 		if (fmt == 0)
 			output_header(stdout, &h);
 		print_wait_families(&rc, stdout, fmt, h.weight_total, oo.limit);
@@ -535,11 +791,18 @@ int cmd_report(int argc, const char **argv)
 		else
 			output_csv(stdout, &h, rows, nr, &oo);
 	}
-	if (fmt == 0 && !no_findings)
+	/* findings judge one recording (its machine, its threads) */
+	if (fmt == 0 && !no_findings && nr_inputs == 1 && !by_input)
 		dlview_print_findings(rc.view, stdout, DLVIEW_TABLE);
 	fflush(stdout);
 	report_ctx_release(&rc, rules);
 	filter_release(&filt);
+	for (int k = 0; rows_in && k < nr_inputs; k++) {
+		free(rows_in[k].host);
+		free(rows_in[k].cmdline);
+	}
+	free(rows_in);
+	free(files);
 	/* partial: cut short, or records skipped as malformed */
 	return ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -8,9 +8,9 @@ _dlprof_cmds='help record report fold flamegraph diff pprof speedscope timeline 
 _dlprof_opts() {
 	case "$1" in
 	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --unwind --keep-stacks --jit --itt --off-cpu --memory --mem-sample --python --duration --max-size --quiet -q --pid -p' ;;
-	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --wall --off-cpu --raw-irqs --memory --isa --steps --reunwind --check-unwind --pid --tid --comm --time --sym --family --op' ;;
-	fold) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --pid --tid --comm --time --sym' ;;
-	flamegraph) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --pid --tid --comm --time --sym --output -o --title --width --diff' ;;
+	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --wall --off-cpu --raw-irqs --memory --isa --steps --reunwind --by-input --check-unwind --pid --tid --comm --time --sym --family --op' ;;
+	fold) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --by-input --pid --tid --comm --time --sym' ;;
+	flamegraph) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --by-input --pid --tid --comm --time --sym --output -o --title --width --diff' ;;
 	diff) echo '--sort -s --limit -n --format --families --event -e --raw-irqs --pid --tid --comm --time --sym --family --op' ;;
 	pprof) echo '--input -i --output -o --raw-irqs --inline --no-kernel --families --event -e --memory --pid --tid --comm --time --sym --family --op' ;;
 	speedscope) echo '--input -i --output -o --inline --raw-irqs --no-kernel --event -e --pid --tid --comm --time --sym' ;;

@@ -5,7 +5,8 @@
  * labels are merged.  A location stands for a function (pprof's default granularity):
  * its address is the function's start where known.  Labels: "thread" (the thread's
  * name), "tid", and when given "family" and "operator", so `pprof -tagfocus
- * family=jit-conv` picks one operator family.
+ * family=jit-conv` picks one operator family; "pid", "host", "rank" and "input" from
+ * pprof_set_source().
  */
 #ifndef DLPROF_PPROF_H
 #define DLPROF_PPROF_H
@@ -28,6 +29,13 @@ struct pprof_info {
 
 struct pprof *pprof_new(void);
 void pprof_free(struct pprof *p);
+
+/* The source of the samples added from now on (sticky): the recording they come from
+ * (NULL: not labelled), its host, the process and its rank (NULL when none).  Labels
+ * "input", "host", "pid" and "rank", so back-ends that gather many machines and ranks
+ * (Parca, Pyroscope) can tell them apart. */
+void pprof_set_source(struct pprof *p, const char *input, const char *host, uint32_t pid,
+		      const char *rank);
 
 /* One sample (or count equal ones): frames leaf first; family and op may be NULL. */
 void pprof_add(struct pprof *p, const struct frame *frames, size_t nr, const char *comm,

@@ -41,11 +41,18 @@ struct pp_loc {
 	int64_t line;
 };
 
+/* where a sample comes from (pprof_set_source): interned strings or NULL, pid 0 unknown */
+struct pp_src {
+	const char *input, *host, *rank;
+	uint32_t pid;
+};
+
 struct pp_sample {
 	uint64_t *locs;			/* location ids, leaf first */
 	size_t nr;
 	const char *comm, *family, *op;	/* interned or NULL */
 	uint32_t tid;
+	struct pp_src src;
 	uint64_t count, period;
 	uint64_t inuse_count, inuse_bytes;	/* memory profiles */
 };
@@ -67,6 +74,7 @@ struct pprof {
 	size_t nr_samples, alloc_samples;
 	uint64_t total;
 	struct strbuf key;
+	struct pp_src src;		/* the source of the samples added next */
 	uint64_t *locs;			/* scratch */
 	size_t alloc_locs;
 	/* samples whose operator label comes later (pprof_add_deferred) */
@@ -75,6 +83,7 @@ struct pprof {
 		size_t nr;
 		const char *comm, *family;
 		uint32_t tid;
+		struct pp_src src;
 		uint64_t count, period;
 	} *deferred;
 	size_t nr_deferred, alloc_deferred;
@@ -180,7 +189,8 @@ static uint64_t function_id(struct pprof *p, const struct frame *f, int64_t *lin
 
 static struct pp_sample *add_locs(struct pprof *p, const uint64_t *locs, size_t nr,
 				  const char *comm, uint32_t tid, const char *family,
-				  const char *op, uint64_t count, uint64_t period);
+				  const char *op, const struct pp_src *src, uint64_t count,
+				  uint64_t period);
 
 static uint64_t location_id(struct pprof *p, const struct frame *f)
 {
@@ -203,7 +213,16 @@ void pprof_add(struct pprof *p, const struct frame *frames, size_t nr, const cha
 	ALLOC_GROW(p->locs, nr + 1, p->alloc_locs);
 	for (size_t i = 0; i < nr; i++)
 		p->locs[i] = location_id(p, &frames[i]);
-	add_locs(p, p->locs, nr, comm, tid, family, op, count, period);
+	add_locs(p, p->locs, nr, comm, tid, family, op, &p->src, count, period);
+}
+
+void pprof_set_source(struct pprof *p, const char *input, const char *host, uint32_t pid,
+		      const char *rank)
+{
+	p->src.input = intern(p, input);
+	p->src.host = intern(p, host);
+	p->src.rank = intern(p, rank);
+	p->src.pid = pid;
 }
 
 uint32_t pprof_add_deferred(struct pprof *p, const struct frame *frames, size_t nr,
@@ -221,6 +240,7 @@ uint32_t pprof_add_deferred(struct pprof *p, const struct frame *frames, size_t 
 	d->comm = intern(p, comm);
 	d->family = intern(p, family);
 	d->tid = tid;
+	d->src = p->src;
 	d->count = count;
 	d->period = period;
 	return (uint32_t)p->nr_deferred;
@@ -238,8 +258,8 @@ static void add_deferred(struct pprof *p, uint32_t handle, const char *op, const
 	d = &p->deferred[handle - 1];
 	if (!d->locs)
 		return;		/* added already */
-	s = add_locs(p, d->locs, d->nr, d->comm, d->tid, d->family, op, v ? v[0] : d->count,
-		     v ? v[1] : d->period);
+	s = add_locs(p, d->locs, d->nr, d->comm, d->tid, d->family, op, &d->src,
+		     v ? v[0] : d->count, v ? v[1] : d->period);
 	if (v) {
 		s->inuse_count += v[2];
 		s->inuse_bytes += v[3];
@@ -260,7 +280,8 @@ void pprof_add_memory(struct pprof *p, uint32_t handle, const char *op, const ui
 
 static struct pp_sample *add_locs(struct pprof *p, const uint64_t *locs, size_t nr,
 				  const char *comm, uint32_t tid, const char *family,
-				  const char *op, uint64_t count, uint64_t period)
+				  const char *op, const struct pp_src *src, uint64_t count,
+				  uint64_t period)
 {
 	struct pp_sample *s;
 	void **slot;
@@ -271,8 +292,9 @@ static struct pp_sample *add_locs(struct pprof *p, const uint64_t *locs, size_t 
 	strbuf_reset(&p->key);
 	for (size_t i = 0; i < nr; i++)
 		strbuf_addf(&p->key, "%llx,", (unsigned long long)locs[i]);
-	strbuf_addf(&p->key, "\2%p\2%u\2%p\2%p", (const void *)comm, tid, (const void *)family,
-		    (const void *)op);
+	strbuf_addf(&p->key, "\2%p\2%u\2%p\2%p\2%p\2%p\2%p\2%u", (const void *)comm, tid,
+		    (const void *)family, (const void *)op, (const void *)src->input,
+		    (const void *)src->host, (const void *)src->rank, src->pid);
 	slot = u64map_slot(&p->sample_ids, (uintptr_t)intern(p, p->key.buf));
 	if (!*slot) {
 		ALLOC_GROW(p->samples, p->nr_samples + 1, p->alloc_samples);
@@ -285,6 +307,7 @@ static struct pp_sample *add_locs(struct pprof *p, const uint64_t *locs, size_t 
 		s->family = family;
 		s->op = op;
 		s->tid = tid;
+		s->src = *src;
 		*slot = (void *)(uintptr_t)p->nr_samples;
 	}
 	s = &p->samples[(uintptr_t)*slot - 1];
@@ -440,6 +463,15 @@ static void encode(struct pprof *p, const struct pprof_info *info, struct strbuf
 			label(p, &t, &m, "family", s->family, 0);
 		if (s->op)
 			label(p, &t, &m, "operator", s->op, 0);
+		/* for back-ends that gather many machines and ranks (Parca, Pyroscope) */
+		if (s->src.pid)
+			label(p, &t, &m, "pid", NULL, s->src.pid);
+		if (s->src.host)
+			label(p, &t, &m, "host", s->src.host, 0);
+		if (s->src.rank)
+			label(p, &t, &m, "rank", s->src.rank, 0);
+		if (s->src.input)
+			label(p, &t, &m, "input", s->src.input, 0);
 		pb_bytes(out, PROFILE_SAMPLE, m.buf, m.len);
 	}
 	for (size_t i = 0; i < p->nr_maps; i++) {

@@ -105,13 +105,13 @@ test_expect_success 'flamegraph --diff: widths from NEW, red where it took more 
 	EOF
 '
 
-test_expect_success 'flamegraph --diff: one recording, or an unreadable one, is an error' '
+test_expect_success 'flamegraph --diff: one recording, or an unreadable one, is an error; -i with FILE... too' '
 	{ "$DLPROF" flamegraph --diff base.data -o x.svg 2>err; st=$?; } ; test $st = 64 &&
 	test_grep -q "takes two recordings" err &&
 	{ "$DLPROF" flamegraph --diff base.data nosuch.data -o x.svg 2>err; st=$?; } ; test $st = 2 &&
 	test_grep -q "cannot read .nosuch.data." err && test ! -e x.svg &&
-	{ "$DLPROF" flamegraph base.data 2>err; st=$?; } ; test $st = 64 &&
-	test_grep -q "unexpected argument" err
+	{ "$DLPROF" flamegraph -i base.data new.data 2>err; st=$?; } ; test $st = 64 &&
+	test_grep -q "not both" err
 '
 
 test_done
