@@ -66,6 +66,7 @@ struct dlview {
 	uint64_t fw_samples;		/* ... and how many of them got an op */
 	uint64_t fw_by[ATTR_PHASE + 1];	/* ... and how (enum attr_source) */
 	int resolved;
+	uint64_t newest, settled_at;	/* sample times: deferred samples settled up to */
 	int rec_cpus;		/* nr_cpus of the recorded machine (META), 0 unknown */
 	int attached;		/* record -p: the processes ran without the ITT collector */
 	char *itt_warn;		/* record's warning on why there are no ITT tasks */
@@ -76,6 +77,10 @@ struct dlview {
 	char event[64];
 	const char *f_spin, *f_reorder, *f_fault;
 };
+
+/* Deferred samples older than the newest sample by this much are settled as the samples
+ * go by (the master marks they need are in by then). */
+#define DLVIEW_SETTLE_LAG	2000000000ull
 
 /* Count the deferred samples in (once, before reading any table). */
 void dlview_resolve(struct dlview *v);

@@ -216,11 +216,32 @@ int dlview_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
 	return 0;
 }
 
+static void count_op(struct dlview *v, const struct sample_attr *a);
+
+/* A deferred sample (an OpenMP worker's) settled: counted as dlview_resolve() counts */
+static void settled(void *ctx, uint32_t handle, const struct sample_attr *a)
+{
+	struct dlview *v = ctx;
+
+	count_op(v, a);
+	cmap_get(&v->op_total, a->op, NULL)->n++;
+}
+
 int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 	       const struct frame *frames, size_t nr, const char **family)
 {
 	struct sample_attr a;
 
+	/* Workers' samples wait for their master's operator; on a long recording they are
+	 * settled as the samples go by (each second of samples, those older than
+	 * DLVIEW_SETTLE_LAG: a file's samples are in time order to well within that), so
+	 * memory does not grow with the recording's length (10M samples: 440 MB before). */
+	if (s->time > v->newest)
+		v->newest = s->time;
+	if (v->newest - v->settled_at >= 1000000000ull && v->newest > DLVIEW_SETTLE_LAG) {
+		attr_settle(v->attr, v->newest - DLVIEW_SETTLE_LAG, settled, v);
+		v->settled_at = v->newest;
+	}
 	attr_sample(v->attr, s, frames, nr, &a);
 	if (family)
 		*family = a.family;

@@ -1,0 +1,129 @@
+/* rec-repeat.c - a long recording made from a short one, for scale measurements.
+ *
+ *   build/tests/rec-repeat IN.data TIMES OUT.data
+ *
+ * Writes IN's side-band once (attrs, meta, mappings, names, build-ids, kernel symbols,
+ * JIT maps, ITT, Python code) and its samples TIMES over, each round shifted in time
+ * past the one before, as a workload that runs the same code for TIMES as long would
+ * give: the same stacks, the same processes and threads.  Perf records other than
+ * samples (context switches, lost, throttling) are kept once, in the first round.
+ * STATS says TIMES as many samples and the stretched duration.  Samples are dlprof's
+ * own layout (IDENTIFIER IP TID TIME first), as record writes them; a recording with
+ * stacks unwound while recording (STACK, USAMPLE) repeats the USAMPLEs, the STACKs once.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/perf_event.h>
+
+#include "recfile.h"
+#include "util.h"
+
+struct rec {
+	uint32_t type;
+	size_t len;
+	unsigned char *data;
+};
+
+struct all {
+	struct rec *side, *samp;
+	size_t nr_side, nr_samp, alloc_side, alloc_samp;
+	struct dlp_stats stats;
+	int have_stats;
+	uint64_t first, last;
+};
+
+/* The time field of a sample (perf record at p): after IDENTIFIER, IP and TID. */
+#define TIME_OFF (sizeof(struct perf_event_header) + 24)
+
+static int is_sample(uint32_t type, const unsigned char *d, size_t len, size_t *perf_off)
+{
+	struct perf_event_header h;
+	size_t off = type == DLP_REC_USAMPLE ? sizeof(struct dlp_usample_rec) : 0;
+
+	if ((type != DLP_REC_PERF && type != DLP_REC_USAMPLE) || len < off + TIME_OFF + 8)
+		return 0;
+	memcpy(&h, d + off, sizeof(h));
+	*perf_off = off;
+	return h.type == PERF_RECORD_SAMPLE;
+}
+
+static int take(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct all *a = ctx;
+	struct rec r = { type, len, xmalloc(len ? len : 1) };
+	size_t off;
+
+	memcpy(r.data, data, len);
+	if (type == DLP_REC_STATS && len >= sizeof(a->stats)) {
+		memcpy(&a->stats, data, sizeof(a->stats));
+		a->have_stats = 1;
+		free(r.data);
+		return 0;
+	}
+	if (is_sample(type, r.data, len, &off)) {
+		uint64_t t;
+
+		memcpy(&t, r.data + off + TIME_OFF, 8);
+		if (!a->first || t < a->first)
+			a->first = t;
+		if (t > a->last)
+			a->last = t;
+		ALLOC_GROW(a->samp, a->nr_samp + 1, a->alloc_samp);
+		a->samp[a->nr_samp++] = r;
+		return 0;
+	}
+	/* other perf records of the samples class ride along with the first round */
+	ALLOC_GROW(a->side, a->nr_side + 1, a->alloc_side);
+	a->side[a->nr_side++] = r;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct all a;
+	struct recfile_info info;
+	struct recwriter *w;
+	unsigned long times;
+	uint64_t span;
+
+	if (argc != 4 || !(times = strtoul(argv[2], NULL, 10)))
+		die("usage: rec-repeat IN.data TIMES OUT.data");
+	memset(&a, 0, sizeof(a));
+	if (recfile_read(argv[1], take, &a, &info) < 0)
+		return 1;
+	if (!a.nr_samp)
+		die("%s: no samples", argv[1]);
+	span = a.last - a.first + 1000000;	/* a round, and 1 ms between rounds */
+	w = recwriter_open(argv[3]);
+	if (!w)
+		return 1;
+	recwriter_split_samples(w);
+	for (size_t i = 0; i < a.nr_side; i++)
+		if (recwriter_add(w, a.side[i].type, a.side[i].data, a.side[i].len) < 0)
+			return 1;
+	for (unsigned long k = 0; k < times; k++) {
+		for (size_t i = 0; i < a.nr_samp; i++) {
+			struct rec *r = &a.samp[i];
+			size_t off = 0;
+			uint64_t t;
+
+			is_sample(r->type, r->data, r->len, &off);
+			memcpy(&t, r->data + off + TIME_OFF, 8);
+			t += k ? span : 0;	/* each round one span later than the last */
+			memcpy(r->data + off + TIME_OFF, &t, 8);
+			if (recwriter_add(w, r->type, r->data, r->len) < 0)
+				return 1;
+		}
+	}
+	if (a.have_stats) {
+		a.stats.samples *= times;
+		a.stats.end_ns = a.stats.start_ns + (a.stats.end_ns - a.stats.start_ns) * times;
+		recwriter_add(w, DLP_REC_STATS, &a.stats, sizeof(a.stats));
+	}
+	if (recwriter_close(w) < 0)
+		return 1;
+	fprintf(stderr, "rec-repeat: %zu samples x %lu -> %s\n", a.nr_samp, times, argv[3]);
+	return 0;
+}
