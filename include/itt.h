@@ -51,6 +51,7 @@ struct itt_interval {
 	uint32_t worker;	/* an OpenMP worker's share of a call another thread made: */
 	uint32_t caller_tid;	/* ... the thread that made it, */
 	const struct itt_interval *caller;	/* ... and its task (valid after finish) */
+	uint32_t taken;		/* handed out by itt_take_calls() */
 };
 
 struct itt_data;
@@ -81,6 +82,12 @@ void itt_each_interval(const struct itt_data *d,
 		       void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
 		       void *ctx);
 /* Every call (task that is not a worker's share), thread by thread in time order. */
+/* The calls (as itt_each_call) that end before hi and were not handed out before, each
+ * once: for a reader that counts calls as the samples go by.  Returns the earliest start
+ * of an interval not handed out yet (UINT64_MAX: none). */
+uint64_t itt_take_calls(struct itt_data *d, uint64_t hi,
+			void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
+			void *ctx);
 void itt_each_call(const struct itt_data *d,
 		   void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
 		   void *ctx);

@@ -454,8 +454,8 @@ void attr_resolve(struct attr *a)
 		qsort(a->py.v, a->py.nr, sizeof(*a->py.v), cmp_mark);
 	for (size_t i = 0; i < a->nr_pending; i++)
 		resolve_pending(a, &a->pending[i]);
-	if (attr_itt(a))
-		itt_each_call(a->itt, count_call, a);
+	if (attr_itt(a))	/* those attr_settle() did not count */
+		itt_take_calls(a->itt, UINT64_MAX, count_call, a);
 }
 
 /* Keep the marks at or after t, in their order. */
@@ -491,7 +491,15 @@ void attr_settle(struct attr *a, uint64_t before, attr_settled_fn *cb, void *ctx
 		}
 	}
 	a->nr_pending = k;
-	/* what the samples still deferred, and those to come, may need */
+	/* oneDNN calls over by then are counted to their operators now, while the marks
+	 * around them are in hand; one still open keeps the marks from its start on */
+	if (attr_itt(a) && before > ATTR_MASTER_WINDOW_NS) {
+		uint64_t open = itt_take_calls(a->itt, before - ATTR_MASTER_WINDOW_NS, count_call, a);
+
+		if (open < oldest)
+			oldest = open;
+	}
+	/* what the samples still deferred, the calls still open, and those to come may need */
 	oldest = oldest > 2 * ATTR_MASTER_WINDOW_NS ? oldest - 2 * ATTR_MASTER_WINDOW_NS : 0;
 	prune_marks(&a->ops, oldest);
 	prune_marks(&a->py, oldest);

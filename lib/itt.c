@@ -13,6 +13,7 @@ struct itt_thread {
 	struct itt_interval *iv;
 	size_t nr, alloc;
 	uint64_t max_len;	/* longest interval: bounds the backward scan of a lookup */
+	size_t first_open;	/* itt_take_calls(): intervals before it are all taken */
 };
 
 struct name_stat {
@@ -111,13 +112,8 @@ static void push_interval(struct itt_data *d, uint32_t pid, uint32_t tid, uint64
 	struct itt_thread *t = get_thread(d, pid, tid);
 
 	ALLOC_GROW(t->iv, t->nr + 1, t->alloc);
-	t->iv[t->nr].start = start;
-	t->iv[t->nr].end = end;
-	t->iv[t->nr].name = name;
-	t->iv[t->nr].depth = depth;
-	t->iv[t->nr].worker = 0;
-	t->iv[t->nr].caller_tid = 0;
-	t->iv[t->nr].caller = NULL;
+	t->iv[t->nr] = (struct itt_interval){ .start = start, .end = end, .name = name,
+					      .depth = depth };
 	t->nr++;
 	if (end - start > t->max_len)
 		t->max_len = end - start;
@@ -354,6 +350,34 @@ void itt_each_call(const struct itt_data *d,
 		for (size_t j = 0; j < d->threads[i].nr; j++)
 			if (!d->threads[i].iv[j].worker)
 				fn(ctx, d->threads[i].pid, d->threads[i].tid, &d->threads[i].iv[j]);
+}
+
+uint64_t itt_take_calls(struct itt_data *d, uint64_t hi,
+			void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
+			void *ctx)
+{
+	uint64_t open = UINT64_MAX;
+
+	for (size_t i = 0; d && i < d->nr; i++) {
+		struct itt_thread *th = &d->threads[i];
+		size_t j;
+
+		/* by start: the intervals that can end before hi, from the first not taken */
+		for (j = th->first_open; j < th->nr && th->iv[j].start < hi; j++) {
+			struct itt_interval *iv = &th->iv[j];
+
+			if (iv->taken || iv->end >= hi)
+				continue;
+			iv->taken = 1;
+			if (!iv->worker)
+				fn(ctx, th->pid, th->tid, iv);
+		}
+		while (th->first_open < th->nr && th->iv[th->first_open].taken)
+			th->first_open++;
+		if (th->first_open < th->nr && th->iv[th->first_open].start < open)
+			open = th->iv[th->first_open].start;
+	}
+	return open;
 }
 
 const struct itt_interval *itt_lookup(const struct itt_data *d, uint32_t pid, uint32_t tid,
