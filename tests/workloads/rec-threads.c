@@ -36,11 +36,11 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 2;
-	pthread_t t[64];
+	pthread_t t[4096];
 
 	if (argc > 2)
 		secs = atof(argv[2]);
-	if (n < 1 || n > 64)
+	if (n < 1 || n > 4096)
 		return 2;
 	for (int i = 0; i < n; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL))
