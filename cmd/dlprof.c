@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "paths.h"
 #include "util.h"
 #include "version.h"
 
@@ -49,6 +50,7 @@ int main(int argc, const char **argv)
 {
 	const struct cmd_struct *c;
 
+	dlprof_set_argv0(argv[0]);
 	if (argc < 2) {
 		main_usage(stderr);
 		return EXIT_USAGE;

@@ -13,6 +13,7 @@
 #include "flamegraph.h"
 #include "memprof.h"
 #include "parse-options.h"
+#include "proc.h"
 #include "profile.h"
 #include "rephash.h"
 #include "util.h"
@@ -150,6 +151,7 @@ static void print_line(void *ctx, const char *stack, uint64_t count)
 /* Several recordings: each one's stacks into one fold, under the recording's name with
  * --by-input */
 static int by_input;
+static const char *symfs;
 
 struct merge {
 	struct fold *dst;
@@ -221,6 +223,7 @@ static void add_svg(void *ctx, const char *stack, uint64_t count)
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"), \
 		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"), \
 		OPT_STRING(0, "memory", &memory, "alloc|peak|live", "the heap (record --memory) by bytes: allocated, live at the peak, or live at exit"), \
+		OPT_STRING(0, "symfs", &symfs, "DIR", "read the recorded files under DIR (a copy of the recording machine's files; default $DLPROF_SYMFS)"), \
 		OPT_BOOL(0, "by-input", &by_input, "several recordings (FILE...): start each stack with the recording it came from"), \
 		OPT_FILTERS_NO_DL(fa)
 
@@ -360,6 +363,8 @@ static int fold_main(int argc, const char **argv, int svg)
 	}
 	if (!input)
 		input = "dlprof.data";
+	if (symfs)
+		dso_set_symfs(symfs);
 	inputs = argc && !diff ? argv : &input;
 	nr_inputs = argc && !diff ? argc : 1;
 	if (off_cpu && wall) {

@@ -182,7 +182,7 @@ static int pp_meta(void *ctx, const char *key, const char *value)
 int cmd_pprof(int argc, const char **argv)
 {
 	const char *input = NULL, *output = "dlprof.pb.gz", *families = NULL;
-	const char *event = NULL;
+	const char *event = NULL, *symfs = NULL;
 	int inl = 0, no_kernel = 0, raw_irqs = 0, memory = 0;
 	struct filter_args fa = { 0 };
 	const struct option options[] = {
@@ -193,6 +193,7 @@ int cmd_pprof(int argc, const char **argv)
 		OPT_BOOL(0, "no-kernel", &no_kernel, "leave kernel frames out"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"),
+		OPT_STRING(0, "symfs", &symfs, "DIR", "read the recorded files under DIR (a copy of the recording machine's files; default $DLPROF_SYMFS)"),
 		OPT_BOOL(0, "memory", &memory, "a heap profile of a record --memory recording: alloc_objects, alloc_space, inuse_objects, inuse_space (in use: live at exit)"),
 		OPT_FILTERS(fa),
 		OPT_END(),
@@ -223,6 +224,8 @@ int cmd_pprof(int argc, const char **argv)
 	}
 	if (!input)
 		input = "dlprof.data";
+	if (symfs)
+		dso_set_symfs(symfs);
 	inputs = argc > 0 ? argv : &input;
 	nr_inputs = argc > 0 ? argc : 1;
 	if (filter_init(&filt, &fa) < 0) {

@@ -427,6 +427,7 @@ int cmd_report(int argc, const char **argv)
 	const char **inputs;
 	struct input_row *rows_in = NULL;
 	int nr_inputs, by_input = 0;
+	const char *symfs = NULL;
 	char *files = NULL;
 	const char *group = NULL, *families = NULL, *event = NULL, *steps_func = NULL;
 	struct filter_args fa = { 0 };
@@ -452,6 +453,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
 		OPT_STRING(0, "steps", &steps_func, "FUNC", "training steps: the invocations of FUNC (a Python function or native symbol), min/median/max, the slowest against the median by family"),
 		OPT_BOOL(0, "reunwind", &reunwind, "unwind the kept stack copies (record --keep-stacks) instead of using the stacks unwound while recording"),
+		OPT_STRING(0, "symfs", &symfs, "DIR", "read the recorded files under DIR (a copy of the recording machine's files; default $DLPROF_SYMFS)"),
 		OPT_BOOL(0, "by-input", &by_input, "a row per recording (report FILE...: e.g. one per rank or host): samples against the median, top families, host, ranks"),
 		OPT_BOOL(0, "check-unwind", &check_unwind, "unwind the kept stack copies (record --keep-stacks) and compare them with the stacks unwound while recording"),
 		OPT_FILTERS(fa),
@@ -482,6 +484,8 @@ int cmd_report(int argc, const char **argv)
 	}
 	if (!input)
 		input = "dlprof.data";
+	if (symfs)
+		dso_set_symfs(symfs);
 	inputs = argc ? argv : &input;
 	nr_inputs = argc ? argc : 1;
 	if (memory)

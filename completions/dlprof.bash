@@ -8,11 +8,11 @@ _dlprof_cmds='help record report fold flamegraph diff pprof speedscope timeline 
 _dlprof_opts() {
 	case "$1" in
 	record) echo '--output -o --freq -F --count -c --event -e -g --call-graph --mmap-pages -m --unwind --keep-stacks --jit --itt --off-cpu --memory --mem-sample --python --duration --max-size --quiet -q --pid -p' ;;
-	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --wall --off-cpu --raw-irqs --memory --isa --steps --reunwind --by-input --check-unwind --pid --tid --comm --time --sym --family --op' ;;
-	fold) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --by-input --pid --tid --comm --time --sym' ;;
-	flamegraph) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --by-input --pid --tid --comm --time --sym --output -o --title --width --diff' ;;
+	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --wall --off-cpu --raw-irqs --memory --isa --steps --reunwind --symfs --by-input --check-unwind --pid --tid --comm --time --sym --family --op' ;;
+	fold) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --symfs --by-input --pid --tid --comm --time --sym' ;;
+	flamegraph) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --symfs --by-input --pid --tid --comm --time --sym --output -o --title --width --diff' ;;
 	diff) echo '--sort -s --limit -n --format --families --event -e --raw-irqs --pid --tid --comm --time --sym --family --op' ;;
-	pprof) echo '--input -i --output -o --raw-irqs --inline --no-kernel --families --event -e --memory --pid --tid --comm --time --sym --family --op' ;;
+	pprof) echo '--input -i --output -o --raw-irqs --inline --no-kernel --families --event -e --symfs --memory --pid --tid --comm --time --sym --family --op' ;;
 	speedscope) echo '--input -i --output -o --inline --raw-irqs --no-kernel --event -e --pid --tid --comm --time --sym' ;;
 	timeline) echo '--input -i --output -o --step --families --event -e --pid --tid --comm --time --sym' ;;
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
@@ -25,11 +25,11 @@ _dlprof_opts() {
 _dlprof_argopts() {
 	case "$1" in
 	record) echo '-o --output -F --freq -c --count -e --event --call-graph -m --mmap-pages --mem-sample --duration --max-size -p --pid' ;;
-	report) echo '-i --input -s --sort --group --families -e --event -n --limit --format --steps --pid --tid --comm --time --sym --family --op' ;;
-	fold) echo '-i --input --families -e --event --memory --pid --tid --comm --time --sym' ;;
-	flamegraph) echo '-i --input --families -e --event --memory --pid --tid --comm --time --sym -o --output --title --width' ;;
+	report) echo '-i --input -s --sort --group --families -e --event -n --limit --format --steps --symfs --pid --tid --comm --time --sym --family --op' ;;
+	fold) echo '-i --input --families -e --event --memory --symfs --pid --tid --comm --time --sym' ;;
+	flamegraph) echo '-i --input --families -e --event --memory --symfs --pid --tid --comm --time --sym -o --output --title --width' ;;
 	diff) echo '-s --sort -n --limit --format --families -e --event --pid --tid --comm --time --sym --family --op' ;;
-	pprof) echo '-i --input -o --output --families -e --event --pid --tid --comm --time --sym --family --op' ;;
+	pprof) echo '-i --input -o --output --families -e --event --symfs --pid --tid --comm --time --sym --family --op' ;;
 	speedscope) echo '-i --input -o --output -e --event --pid --tid --comm --time --sym' ;;
 	timeline) echo '-i --input -o --output --step --families -e --event --pid --tid --comm --time --sym' ;;
 	check-isa) echo '--format -i --input --top --python-timeout --python' ;;

@@ -10,6 +10,8 @@
  * directories compiled in.  Returns a malloc'd path, or NULL when not found.
  */
 char *dlprof_libfile(const char *name);
+/* The command's argv[0]: where the binary is when /proc/self/exe cannot say (no /proc). */
+void dlprof_set_argv0(const char *arg0);
 /* Where dlprof_libfile(name) looks, in order, for a message: "DIR, DIR, ..." (malloc'd). */
 char *dlprof_libfile_places(void);
 char *dlprof_datafile(const char *name);

@@ -27,6 +27,7 @@ struct dso {
 	size_t image_size;
 	void *sym_priv;		/* owned by symbolize.c */
 	void *unwind_priv;	/* owned by unwind.c */
+	char *file;		/* dso_file(): where its bytes are read from */
 };
 
 struct map {
@@ -67,6 +68,13 @@ void machine_set_jit(struct machine *m, struct jitsyms *jit);
 struct jitsyms *machine_jit(const struct machine *m);
 /* Every DSO seen, for per-file work (e.g. check-isa over a profile). */
 size_t machine_dsos(struct machine *m, struct dso ***out);
+
+/* The file to read for dso's bytes (symbols, CFI, code): with a symbol root set
+ * (--symfs DIR, else $DLPROF_SYMFS), DIR + its recorded path where that exists (a
+ * recording read on another machine, its files copied under DIR), else the recorded
+ * path.  Valid as long as the dso. */
+const char *dso_file(const struct dso *dso);
+void dso_set_symfs(const char *dir);
 
 /* A DLP_REC_PROC record (recfile.h): the process's command line and rank.  The strings
  * point into the record (NULL when it had none).  Returns 0, or -1 when malformed. */

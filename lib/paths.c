@@ -14,15 +14,48 @@
 #define DLPROF_DATADIR "/usr/local/share/dlprof"
 #endif
 
+static const char *argv0;
+
+void dlprof_set_argv0(const char *arg0)
+{
+	argv0 = arg0;
+}
+
+/* The running binary's path: /proc/self/exe, else (no /proc: a container, a chroot)
+ * argv[0] as given with a slash, or searched in $PATH as the shell found it. */
+static int exe_path(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	const char *path;
+
+	if (n > 0) {
+		buf[n] = '\0';
+		return 0;
+	}
+	if (!argv0 || !*argv0)
+		return -1;
+	if (strchr(argv0, '/'))
+		return realpath(argv0, buf) ? 0 : -1;
+	for (path = getenv("PATH"); path && *path;) {
+		size_t len = strcspn(path, ":");
+		char *cand = xasprintf("%.*s/%s", (int)len, path, argv0);
+		int ok = access(cand, X_OK) == 0 && realpath(cand, buf);
+
+		free(cand);
+		if (ok)
+			return 0;
+		path += len + (path[len] == ':');
+	}
+	return -1;
+}
+
 static char *exe_dir(void)
 {
 	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
 	char *slash;
 
-	if (n <= 0)
+	if (exe_path(buf, sizeof(buf)))
 		return NULL;
-	buf[n] = '\0';
 	slash = strrchr(buf, '/');
 	if (!slash)
 		return NULL;

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proc.h"
 #include "recfile.h"
@@ -88,6 +89,7 @@ void machine_free(struct machine *m)
 			proc_free(m->procs.vals[i]);
 	u64map_release(&m->procs);
 	for (size_t i = 0; i < m->nr_dsos; i++) {
+		free(m->dsos[i]->file);
 		free(m->dsos[i]->path);
 		free(m->dsos[i]);
 	}
@@ -532,4 +534,31 @@ int proc_rec_parse(const void *data, size_t len, struct proc_info *pi)
 			pi->world_size = v;
 	}
 	return 0;
+}
+
+static const char *symfs;
+static int symfs_set;
+
+void dso_set_symfs(const char *dir)
+{
+	symfs = dir && *dir ? dir : NULL;
+	symfs_set = 1;
+}
+
+const char *dso_file(const struct dso *dso)
+{
+	struct dso *d = (struct dso *)dso;	/* the cache is not part of its value */
+
+	if (d->file)
+		return d->file;
+	if (!symfs_set)
+		dso_set_symfs(getenv("DLPROF_SYMFS"));
+	if (symfs && d->path[0] == '/') {
+		char *p = xasprintf("%s%s", symfs, d->path);
+
+		if (access(p, R_OK) == 0)
+			return d->file = p;
+		free(p);
+	}
+	return d->file = xstrdup(d->path);
 }

@@ -423,7 +423,7 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 	} else if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/') {
 		return d;
 	} else {
-		d->elf = open_elf(dso->path, &d->fd);
+		d->elf = open_elf(dso_file(dso), &d->fd);
 	}
 	if (!d->elf)
 		return d;
@@ -559,7 +559,7 @@ static int dwfl_setup(struct symbolizer *s, struct dso_sym *d)
 	if (!d->dwfl)
 		return -1;
 	dwfl_report_begin(d->dwfl);
-	d->mod = dwfl_report_offline(d->dwfl, d->dso->short_name, d->dso->path, -1);
+	d->mod = dwfl_report_offline(d->dwfl, d->dso->short_name, dso_file(d->dso), -1);
 	dwfl_report_end(d->dwfl, NULL, NULL);
 	if (!d->mod)
 		return -1;

@@ -308,7 +308,7 @@ static struct unw_dso *dso_get(const struct dso *dso)
 	} else {
 		if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/')
 			return NULL;
-		fd = open(dso->path, O_RDONLY | O_CLOEXEC);
+		fd = open(dso_file(dso), O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			return NULL;
 		if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||

@@ -216,7 +216,7 @@ static int file_tier(struct fastpath *fp, struct machine *m, const struct dlp_sa
 		return -1;
 	if (!fp->hits)
 		fp->hits = isa_hits_new();
-	return isa_hits_tier(fp->hits, mp->dso, mp->dso->path, mp->dso->build_id,
+	return isa_hits_tier(fp->hits, mp->dso, dso_file(mp->dso), mp->dso->build_id,
 			     mp->dso->build_id_size, map_file_offset(mp, f->ip), c);
 }
 

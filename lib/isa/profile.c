@@ -127,12 +127,12 @@ static struct dso_img *dso_image(struct isaprof *ip, const struct dso *dso)
 	*slot = di;
 	if (!dso->path || dso->path[0] != '/')
 		return NULL;
-	if (access(dso->path, R_OK)) {
+	if (access(dso_file(dso), R_OK)) {
 		warning("cannot read '%s' (%s): its samples are counted as unknown", dso->path,
 			strerror(errno));
 		return NULL;
 	}
-	if (isa_image_load(&di->img, dso->path, ip->scan_flags)) {
+	if (isa_image_load(&di->img, dso_file(dso), ip->scan_flags)) {
 		warning("samples in '%s' are counted as unknown", dso->path);
 		return NULL;
 	}
@@ -148,7 +148,7 @@ static struct dso_img *dso_image(struct isaprof *ip, const struct dso *dso)
 			return NULL;
 		}
 	}
-	di->fd = open(dso->path, O_RDONLY | O_CLOEXEC);
+	di->fd = open(dso_file(dso), O_RDONLY | O_CLOEXEC);
 	di->ok = 1;
 	return di;
 }
