@@ -1,17 +1,30 @@
-/* pyread.c - read a CPython 3.11 process's Python stacks from outside (pyframes.h).
+/* pyread.c - read a CPython 3.11 or 3.12 process's Python stacks from outside (pyframes.h).
  *
- * The layouts are CPython 3.11's (x86-64), as its headers give them:
- *	_PyRuntimeState.interpreters.head	40
- *	PyInterpreterState.threads.head		16
- *	PyThreadState: next 8, cframe 56, native_thread_id 160
- *	_PyCFrame.current_frame			8
- *	_PyInterpreterFrame: f_code 32, previous 48, prev_instr 56, is_entry 68, owner 69
- *	PyCodeObject: ob_type 8, co_firstlineno 72, co_filename 112, co_name 120,
- *		co_qualname 128, co_linetable 136, _co_firsttraceable 168,
- *		co_code_adaptive 184
+ * The layouts (x86-64), as each version's headers give them (struct pylayout):
+ *					3.11	3.12
+ *	_PyRuntimeState.interpreters.head	40	40
+ *	PyInterpreterState.threads.head		16	72
+ *	PyThreadState: next			8	8
+ *		cframe				56	56
+ *		native_thread_id		160	144
+ *	_PyCFrame: current_frame		8	0
+ *		previous			16	8
+ *	_PyInterpreterFrame: f_code		32	0
+ *		previous			48	8
+ *		prev_instr			56	56
+ *		owner				69	70
+ *		is_entry			68	-  (3.12: a FRAME_OWNED_BY_CSTACK shim
+ *						   frame sits outside each eval loop's first)
+ *	PyCodeObject: ob_type 8, co_filename 112, co_name 120, co_qualname 128,
+ *		co_linetable 136 in both;
+ *		co_firstlineno			72	68
+ *		_co_firsttraceable		168	176
+ *		co_code_adaptive		184	192
  *	PyBytesObject: ob_size 16, ob_sval 32
- *	PyASCIIObject: length 16, state 32 (interned:2 kind:3 compact:1 ascii:1), data at 48
- *	(ascii) or 72 (compact, not ascii)
+ *	PyASCIIObject: length 16, state 32 (interned:2 kind:3 compact:1 ascii:1), data at
+ *		(ascii)				48	40
+ *		(compact, not ascii)		72	56
+ * The location table (co_linetable) has one format in both.
  * The interpreter is found by its exported symbols (_PyRuntime, Py_Version, PyCode_Type)
  * in the python3.X executable or libpython3.X.so the process maps.  Every read is
  * checked; a failed one leaves the sample its native stack (counted, never fatal).
@@ -32,28 +45,29 @@
 #include "util.h"
 
 #define RT_INTERP_HEAD	40
-#define IS_THREADS_HEAD	16
-#define TS_NEXT		8
-#define TS_CFRAME	56
-#define TS_NATIVE_TID	160
-#define TS_READ		168
-#define CF_CURRENT	8
-#define CF_PREVIOUS	16
-#define FR_CODE		32
-#define FR_PREVIOUS	48
-#define FR_PREV_INSTR	56
-#define FR_IS_ENTRY	68
-#define FR_OWNER	69
-#define FR_SIZE		72
+#define TS_READ		168	/* enough of a PyThreadState for both */
+#define FR_SIZE		72	/* ... of an interpreter frame */
+#define CO_READ		192	/* ... of a code object, up to its code */
 #define CO_TYPE		8
-#define CO_FIRSTLINE	72
 #define CO_FILENAME	112
-#define CO_NAME		120
 #define CO_QUALNAME	128
 #define CO_LINETABLE	136
-#define CO_FIRSTTRACE	168
-#define CO_CODE		184
 #define FRAME_OWNED_BY_GENERATOR 1
+#define FRAME_OWNED_BY_CSTACK	3	/* 3.12: an eval loop's entry shim */
+
+struct pylayout {
+	uint32_t hex;		/* major << 24 | minor << 16 */
+	uint16_t is_threads_head, ts_native_tid, ts_next, ts_cframe;
+	uint16_t cf_current, cf_previous;
+	uint16_t fr_code, fr_previous, fr_prev_instr, fr_owner, fr_is_entry;	/* 0: none */
+	uint16_t co_firstline, co_firsttrace, co_code;
+	uint16_t str_ascii, str_compact;
+};
+
+static const struct pylayout layouts[] = {
+	{ 0x030b0000, 16, 160, 8, 56, 8, 16, 32, 48, 56, 69, 68, 72, 168, 184, 48, 72 },
+	{ 0x030c0000, 72, 144, 8, 56, 0, 8, 0, 8, 56, 70, 0, 68, 176, 192, 40, 56 },
+};
 
 #define MAX_FRAMES	512
 #define WINDOW		8192
@@ -70,7 +84,11 @@ struct pycode {
 	unsigned char *tab;
 	uint32_t tab_len, emitted, covered, firstlineno;
 	uint16_t qlen, flen;
+	uint64_t ident[3];	/* co_filename, co_name, co_qualname as read */
+	int stale;		/* the address holds another code object now */
 };
+
+#define CO_IDENT	CO_FILENAME	/* the three pointers that say which code it is */
 
 struct pytid {
 	uint32_t tid;
@@ -79,7 +97,8 @@ struct pytid {
 
 struct pyproc {
 	uint32_t pid;
-	int state;		/* 0 unknown, 1 Python 3.11, -1 not Python (or not read) */
+	int state;		/* 0 unknown, 1 Python 3.11 or 3.12, -1 not Python (or not read) */
+	const struct pylayout *lay;
 	uint64_t runtime, code_type;
 	uint32_t version;
 	struct pytid *tids;
@@ -122,6 +141,11 @@ struct pyreader {
 	size_t win_len;
 	unsigned char win[WINDOW];
 	struct dlp_pyframe frames[MAX_FRAMES];
+	/* the cached code objects a walk used, checked after it in one read: a code object
+	 * freed and another made at its address (a module's code after its import) */
+	struct pycode *verify[MAX_FRAMES];
+	size_t nr_verify;
+	uint64_t stale_codes;
 };
 
 struct pyreader *pyreader_new(pyreader_emit_fn *emit, void *ctx)
@@ -355,10 +379,13 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 				"stacks only", p->pid, file, strerror(errno));
 		return;
 	}
-	if ((ver >> 16) != 0x030b) {
+	for (size_t i = 0; i < ARRAY_SIZE(layouts) && !p->lay; i++)
+		if ((ver >> 16) == layouts[i].hex >> 16)
+			p->lay = &layouts[i];
+	if (!p->lay) {
 		if (ver)
 			warning("pid %u runs Python %u.%u: dlprof reads the frames of Python 3.11 "
-				"only, native stacks here", p->pid, ver >> 24, (ver >> 16) & 0xff);
+				"and 3.12, native stacks here", p->pid, ver >> 24, (ver >> 16) & 0xff);
 		else
 			warning("pid %u runs %s: its version is unknown, native stacks only",
 				p->pid, file);
@@ -383,15 +410,15 @@ static void walk_threads(struct pyproc *p, uint64_t now)
 	p->last_walk = now;
 	p->nr_tids = 0;
 	if (rd64(p->pid, p->runtime + RT_INTERP_HEAD, &interp) < 0 ||
-	    rd64(p->pid, interp + IS_THREADS_HEAD, &ts) < 0)
+	    rd64(p->pid, interp + p->lay->is_threads_head, &ts) < 0)
 		return;
 	for (; ts && n < 4096; n++) {
 		uint64_t tid, next;
 
 		if (rd(p->pid, ts, buf, sizeof(buf)) < 0)
 			return;
-		memcpy(&tid, buf + TS_NATIVE_TID, 8);
-		memcpy(&next, buf + TS_NEXT, 8);
+		memcpy(&tid, buf + p->lay->ts_native_tid, 8);
+		memcpy(&next, buf + p->lay->ts_next, 8);
 		ALLOC_GROW(p->tids, p->nr_tids + 1, p->alloc_tids);
 		p->tids[p->nr_tids].tid = (uint32_t)tid;
 		p->tids[p->nr_tids++].tstate = ts;
@@ -423,9 +450,10 @@ static size_t tstates_of(struct pyproc *p, uint32_t tid, uint64_t now, uint64_t 
 /* ---- code objects ---- */
 
 /* A str object as UTF-8 into sb (at most 1024 characters).  0 or -1. */
-static int read_str(uint32_t pid, uint64_t obj, struct strbuf *sb)
+static int read_str(const struct pyproc *p, uint64_t obj, struct strbuf *sb)
 {
-	unsigned char h[72], data[4096];
+	unsigned char h[40], data[4096];	/* up to the state, in both layouts */
+	uint32_t pid = p->pid;
 	uint64_t len;
 	uint32_t state, kind;
 	size_t off, n;
@@ -437,7 +465,7 @@ static int read_str(uint32_t pid, uint64_t obj, struct strbuf *sb)
 	kind = (state >> 2) & 7;
 	if (!((state >> 5) & 1) || (kind != 1 && kind != 2 && kind != 4))
 		return -1;	/* not compact: not a code object's name */
-	off = ((state >> 6) & 1) ? 48 : 72;
+	off = ((state >> 6) & 1) ? p->lay->str_ascii : p->lay->str_compact;
 	if (len > 1024)
 		len = 1024;
 	n = (size_t)len * kind;
@@ -532,12 +560,26 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 				     uint32_t instr)
 {
 	struct pycode *c = code_slot(p, addr);
-	unsigned char h[CO_CODE];
+	unsigned char h[CO_READ];
 	uint64_t type, fname, qname, ltab, tlen = 0;
 	int32_t first, trace;
 	struct strbuf q = STRBUF_INIT, fn = STRBUF_INIT;
 
+	if (c->addr && c->stale) {
+		/* read again as the code object it is now, under a new id */
+		free(c->qualname);
+		free(c->file);
+		free(c->tab);
+		memset(c, 0, sizeof(*c));
+		p->nr_codes--;
+	}
 	if (c->addr) {
+		size_t i;
+
+		for (i = 0; i < pr->nr_verify && pr->verify[i] != c; i++)
+			;
+		if (i == pr->nr_verify && i < MAX_FRAMES)
+			pr->verify[pr->nr_verify++] = c;
 		if (instr != DLP_PY_NO_INSTR && instr >= c->covered && c->emitted < c->tab_len)
 			emit_code(pr, p, c, instr);
 		return c;
@@ -547,12 +589,12 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 	memcpy(&type, h + CO_TYPE, 8);
 	if (type != p->code_type)
 		return NULL;
-	memcpy(&first, h + CO_FIRSTLINE, 4);
+	memcpy(&first, h + p->lay->co_firstline, 4);
 	memcpy(&fname, h + CO_FILENAME, 8);
 	memcpy(&qname, h + CO_QUALNAME, 8);
 	memcpy(&ltab, h + CO_LINETABLE, 8);
-	memcpy(&trace, h + CO_FIRSTTRACE, 4);
-	if (read_str(p->pid, qname, &q) < 0 || read_str(p->pid, fname, &fn) < 0) {
+	memcpy(&trace, h + p->lay->co_firsttrace, 4);
+	if (read_str(p, qname, &q) < 0 || read_str(p, fname, &fn) < 0) {
 		strbuf_release(&q);
 		strbuf_release(&fn);
 		return NULL;
@@ -563,6 +605,7 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 	if (tlen && rd(p->pid, ltab + 32, c->tab, tlen) < 0)
 		tlen = 0;
 	c->addr = addr;
+	memcpy(c->ident, h + CO_IDENT, sizeof(c->ident));
 	c->id = ++pr->next_code;
 	c->firsttrace = trace;
 	c->firstlineno = first > 0 ? (uint32_t)first : 0;
@@ -575,6 +618,33 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 	pr->st.codes++;
 	emit_code(pr, p, c, instr == DLP_PY_NO_INSTR ? 0 : instr);
 	return c;
+}
+
+/* Are the cached code objects of the last walk still the objects at their addresses?
+ * One read of their identifying pointers; the ones that changed are marked stale.
+ * Returns how many changed (0 when the reads fail: nothing is known). */
+static size_t verify_codes(struct pyreader *pr, uint32_t pid)
+{
+	struct iovec local[MAX_FRAMES], remote[MAX_FRAMES];
+	uint64_t got[MAX_FRAMES][3];
+	size_t n = pr->nr_verify, changed = 0;
+
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		local[i] = (struct iovec){ got[i], sizeof(got[i]) };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(pr->verify[i]->addr + CO_IDENT),
+					    sizeof(got[i]) };
+	}
+	if (process_vm_readv((pid_t)pid, local, n, remote, n, 0) != (ssize_t)(n * sizeof(got[0])))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (memcmp(got[i], pr->verify[i]->ident, sizeof(got[i]))) {
+			pr->verify[i]->stale = 1;
+			changed++;
+		}
+	pr->stale_codes += changed;
+	return changed;
 }
 
 /* ---- frames ---- */
@@ -625,14 +695,17 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 {
 	struct pyproc *p = get_proc(pr, pid);
 	struct dlp_pystack_rec rec;
-	uint64_t now, tss[8], cur = 0, at_sample = 0, fa;
+	uint64_t now, tss[8], cur = 0, at_sample = 0, fa = 0;
 	size_t n = 0, nts;
 	int checked = 0, found = 0;
+
+	const struct pylayout *lay;
 
 	if (!p->state)
 		probe(pr, p);
 	if (p->state != 1)
 		return 0;
+	lay = p->lay;
 	now = mono_ns();
 	nts = tstates_of(p, tid, now, tss, ARRAY_SIZE(tss));
 	if (!nts)
@@ -650,19 +723,19 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 		uint64_t cf, c, at = 0;
 		int in_copy = 0;
 
-		if (rd64(pid, tss[t] + TS_CFRAME, &cf) < 0 || !cf ||
-		    rd64(pid, cf + CF_CURRENT, &c) < 0 || !c)
+		if (rd64(pid, tss[t] + lay->ts_cframe, &cf) < 0 || !cf ||
+		    rd64(pid, cf + lay->cf_current, &c) < 0 || !c)
 			continue;
 		/* The running frame at the sample: the innermost _PyCFrame that was on the C
 		 * stack then is the first of the live chain (tstate->cframe, ->previous, ...)
 		 * at or above the sample's stack pointer, and the copy holds it as it was. */
 		for (int k = 0; stack && sp && cf && k < 256; k++) {
-			if (cf >= sp && cf - sp + CF_PREVIOUS + 8 <= len) {
-				memcpy(&at, stack + (cf - sp) + CF_CURRENT, 8);
+			if (cf >= sp && cf - sp + lay->cf_previous + 8 <= len) {
+				memcpy(&at, stack + (cf - sp) + lay->cf_current, 8);
 				in_copy = 1;
 				break;
 			}
-			if (cf > sp || rd64(pid, cf + CF_PREVIOUS, &cf) < 0)
+			if (cf > sp || rd64(pid, cf + lay->cf_previous, &cf) < 0)
 				break;	/* past the copy (a deep stack), or unreadable */
 		}
 		if (in_copy || !cur) {
@@ -675,39 +748,61 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 		rec.state = DLP_PY_UNCHECKED;	/* running no Python code: no frames */
 		goto out;
 	}
-	for (fa = cur; fa && n < MAX_FRAMES;) {
-		const unsigned char *f = get_frame(pr, pid, fa);
-		uint64_t code, prev, instr;
-		const struct pycode *c;
-		int64_t idx;
+	/* steps, not frames: skipped frames count too, so a chain that loops (memory
+	 * changing under the read) ends */
+	for (int attempt = 0;; attempt++) {
+		n = 0;
+		found = 0;
+		pr->nr_verify = 0;
+		fa = cur;
+		for (unsigned steps = 0; fa && n < MAX_FRAMES; steps++) {
+			const unsigned char *f = steps < 4 * MAX_FRAMES ? get_frame(pr, pid, fa) : NULL;
+			uint64_t code, prev, instr;
+			const struct pycode *c;
+			int64_t idx;
+			uint32_t ins;
 
-		if (!f)
-			goto out;
-		memcpy(&code, f + FR_CODE, 8);
-		memcpy(&prev, f + FR_PREVIOUS, 8);
-		memcpy(&instr, f + FR_PREV_INSTR, 8);
-		if (checked && !found) {
-			if (fa != at_sample) {
-				fa = prev;	/* newer than the sample: not its frames */
+			if (!f)
+				goto out;
+			memcpy(&code, f + lay->fr_code, 8);
+			memcpy(&prev, f + lay->fr_previous, 8);
+			memcpy(&instr, f + lay->fr_prev_instr, 8);
+			if (f[lay->fr_owner] == FRAME_OWNED_BY_CSTACK) {
+				/* 3.12: the shim outside an eval loop's first frame, the one inside
+				 * it (3.11 flags that frame itself, is_entry) */
+				if (n && checked == found)
+					pr->frames[n - 1].instr |= DLP_PY_ENTRY;
+				fa = prev;
 				continue;
 			}
-			found = 1;
-		}
-		idx = ((int64_t)instr - (int64_t)(code + CO_CODE)) / 2;
-		c = get_code(pr, p, code, idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx);
-		if (!c)
-			goto out;
-		/* a frame still being set up (3.11's _PyFrame_IsIncomplete): skipped */
-		if (f[FR_OWNER] != FRAME_OWNED_BY_GENERATOR && idx < c->firsttrace) {
+			if (checked && !found) {
+				if (fa != at_sample) {
+					fa = prev;	/* newer than the sample: not its frames */
+					continue;
+				}
+				found = 1;
+			}
+			idx = ((int64_t)instr - (int64_t)(code + lay->co_code)) / 2;
+			ins = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
+			c = get_code(pr, p, code, ins);
+			if (!c)
+				goto out;
+			/* a frame still being set up (3.11's _PyFrame_IsIncomplete): skipped */
+			if (f[lay->fr_owner] != FRAME_OWNED_BY_GENERATOR && idx < c->firsttrace) {
+				fa = prev;
+				continue;
+			}
+			pr->frames[n].code = c->id;
+			pr->frames[n].instr = ins;
+			if (lay->fr_is_entry && f[lay->fr_is_entry])
+				pr->frames[n].instr |= DLP_PY_ENTRY;
+			n++;
 			fa = prev;
-			continue;
 		}
-		pr->frames[n].code = c->id;
-		pr->frames[n].instr = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
-		if (f[FR_IS_ENTRY])
-			pr->frames[n].instr |= DLP_PY_ENTRY;
-		n++;
-		fa = prev;
+		/* a code object the cache knew under an address that now holds another: the walk
+		 * again, reading those as new */
+		if (attempt || !verify_codes(pr, pid))
+			break;
 	}
 	if (checked && !found) {
 		rec.state = DLP_PY_MOVED;

@@ -16,6 +16,13 @@ test_expect_success 'a good chain: fake_root;fake_mid;fake_leaf where the eval l
 	! grep -q "_PyEval_EvalFrameDefault" good.fold
 '
 
+test_expect_success 'CPython 3.12 layout: the same chain (the entry shim frame skipped)' '
+	"$DLPROF" record -o good312.data -- "$FAKE" good312 1 2>err && cat err &&
+	grep -E "^dlprof: python: [0-9]+ samples read \((9[0-9]|100)\.[0-9]% checked" err &&
+	"$DLPROF" fold -i good312.data >good312.fold &&
+	grep -E ";main;fake_root \(fake\.py:10\);fake_mid \(fake\.py:20\);fake_leaf \(fake\.py:30\) [0-9]+$" good312.fold &&
+	! grep -q "_PyEval_EvalFrameDefault\|shim" good312.fold
+'
 test_expect_success 'reads that fail half-way: counted, native stacks, no crash' '
 	"$DLPROF" record -o half.data -- "$FAKE" half 1 2>err && cat err &&
 	grep -E "^dlprof: python: [0-9]+ samples read .* (9[0-9]|100)\.[0-9]% unreadable" err &&
@@ -36,10 +43,10 @@ test_expect_success 'torn memory: record, report, fold, pprof and diff all finis
 '
 
 test_expect_success 'another Python version: one line on stderr, native stacks' '
-	"$DLPROF" record -o v312.data -- "$FAKE" v312 0.3 2>err && cat err &&
-	test "$(grep -c "runs Python 3.12: dlprof reads the frames of Python 3.11 only" err)" = 1 &&
+	"$DLPROF" record -o v313.data -- "$FAKE" v313 0.3 2>err && cat err &&
+	test "$(grep -c "runs Python 3.13: dlprof reads the frames of Python 3.11 and 3.12," err)" = 1 &&
 	! grep -q "^dlprof: python:" err &&
-	"$DLPROF" fold -i v312.data | grep -q "_PyEval_EvalFrameDefault"
+	"$DLPROF" fold -i v313.data | grep -q "_PyEval_EvalFrameDefault"
 '
 
 test_expect_success 'hostile Python records: stacks that only repeat are capped, said once' '
