@@ -20,6 +20,7 @@
 
 #include "attr.h"
 #include "family-rules.h"
+#include "proc.h"
 #include "profile.h"
 #include "recfile.h"
 #include "session.h"
@@ -40,6 +41,10 @@ static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 
 static int on_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
+	struct proc_info pi;
+
+	if (type == DLP_REC_PROC)	/* report --sort pid, pprof's rank labels */
+		proc_rec_parse(data, len, &pi);
 	return ctx ? attr_other(ctx, type, data, len) : 0;
 }
 
