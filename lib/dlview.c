@@ -46,9 +46,16 @@ static int cmp_cnt(const void *a, const void *b)
 {
 	const struct cnt *x = *(const struct cnt * const *)a, *y = *(const struct cnt * const *)b;
 
+	int c;
+
 	if (x->n != y->n)
 		return x->n > y->n ? -1 : 1;
-	return strcmp(x->k1, y->k1);
+	c = strcmp(x->k1, y->k1);
+	if (c || x->k2 == y->k2)
+		return c;
+	/* equal counts under one key (a family's symbols): by the second name, so the
+	 * order does not depend on the hash table's */
+	return !x->k2 ? -1 : !y->k2 ? 1 : strcmp(x->k2, y->k2);
 }
 
 size_t cmap_sorted(const struct cmap *m, struct cnt ***out)
