@@ -357,16 +357,16 @@ static int fold_main(int argc, const char **argv, int svg)
 		error("--diff takes two recordings, BASE NEW (see 'dlprof flamegraph -h')");
 		return EXIT_USAGE;
 	}
-	if (!diff && argc && input) {
-		error("give the recordings as -i FILE or as FILE..., not both");
-		return EXIT_USAGE;
+	if (diff) {	/* BASE NEW: its two recordings, checked below */
+		nr_inputs = 0;
+		inputs = argv;
+		if (symfs)
+			dso_set_symfs(symfs);
+	} else {
+		nr_inputs = reader_inputs(argc, argv, &input, symfs, &inputs);
+		if (nr_inputs < 0)
+			return nr_inputs == -1 ? EXIT_USAGE : EXIT_FATAL;
 	}
-	if (!input)
-		input = "dlprof.data";
-	if (symfs)
-		dso_set_symfs(symfs);
-	inputs = argc && !diff ? argv : &input;
-	nr_inputs = argc && !diff ? argc : 1;
 	if (off_cpu && wall) {
 		error("--off-cpu or --wall, not both");
 		return EXIT_USAGE;
@@ -387,11 +387,9 @@ static int fold_main(int argc, const char **argv, int svg)
 		filter_release(&filt);
 		return EXIT_USAGE;
 	}
-	for (int i = 0; i < (diff ? 2 : nr_inputs); i++) {
-		const char *f = diff ? argv[i] : inputs[i];
-
-		if (access(f, R_OK)) {
-			error("cannot read '%s': %m", f);
+	for (int i = 0; diff && i < 2; i++) {
+		if (access(argv[i], R_OK)) {
+			error("cannot read '%s': %m", argv[i]);
 			filter_release(&filt);
 			return EXIT_FATAL;
 		}

@@ -218,16 +218,9 @@ int cmd_pprof(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, pprof_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	if (argc > 0 && input) {
-		error("give the recordings as -i FILE or as FILE..., not both");
-		return EXIT_USAGE;
-	}
-	if (!input)
-		input = "dlprof.data";
-	if (symfs)
-		dso_set_symfs(symfs);
-	inputs = argc > 0 ? argv : &input;
-	nr_inputs = argc > 0 ? argc : 1;
+	nr_inputs = reader_inputs(argc, argv, &input, symfs, &inputs);
+	if (nr_inputs < 0)
+		return nr_inputs == -1 ? EXIT_USAGE : EXIT_FATAL;
 	if (filter_init(&filt, &fa) < 0) {
 		filter_release(&filt);
 		return EXIT_USAGE;
@@ -237,13 +230,6 @@ int cmd_pprof(int argc, const char **argv)
 		error("not writing a compressed profile to a terminal: give -o FILE");
 		filter_release(&filt);
 		return EXIT_USAGE;
-	}
-	for (int k = 0; k < nr_inputs; k++) {
-		if (access(inputs[k], R_OK)) {
-			error("cannot read '%s': %m", inputs[k]);
-			filter_release(&filt);
-			return EXIT_FATAL;
-		}
 	}
 	memset(&c, 0, sizeof(c));
 	if (memory && (event || fa.family || fa.op || nr_inputs > 1)) {

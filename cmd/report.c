@@ -478,16 +478,9 @@ int cmd_report(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, report_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	if (argc && input) {
-		error("give the recordings as -i FILE or as FILE..., not both");
-		return EXIT_USAGE;
-	}
-	if (!input)
-		input = "dlprof.data";
-	if (symfs)
-		dso_set_symfs(symfs);
-	inputs = argc ? argv : &input;
-	nr_inputs = argc ? argc : 1;
+	nr_inputs = reader_inputs(argc, argv, &input, symfs, &inputs);
+	if (nr_inputs < 0)
+		return nr_inputs == -1 ? EXIT_USAGE : EXIT_FATAL;
 	if (memory)
 		;	/* its own keys: memory_report() */
 	else if (!strcmp(sort, "self"))
@@ -570,13 +563,6 @@ int cmd_report(int argc, const char **argv)
 			filter_release(&filt);
 			error("several recordings give the self, total, sym, dso, comm and tid tables and --by-input; read one at a time for the others");
 			return EXIT_USAGE;
-		}
-	}
-	for (int k = 0; k < nr_inputs; k++) {
-		if (access(inputs[k], R_OK)) {
-			error("cannot read '%s': %m", inputs[k]);
-			filter_release(&filt);
-			return EXIT_FATAL;
 		}
 	}
 

@@ -69,4 +69,14 @@ int filter_thread(const struct sample_filter *f, uint32_t pid, uint32_t tid, con
 /* The prepared kept set (--family/--op/--sym). */
 int filter_kept(const struct sample_filter *f, uint32_t tid, uint64_t time);
 
+/*
+ * The recordings a reader was asked for: FILE... (argc, argv after the options) or -i
+ * FILE (*input, NULL when not given; default dlprof.data), not both, each readable; a
+ * symbol root (--symfs) is set for the readers when given.  *inputs points at argv or at
+ * *input.  Returns how many, or with one line said -1 (a usage error) or -2 (a recording
+ * that cannot be read).
+ */
+int reader_inputs(int argc, const char **argv, const char **input, const char *symfs,
+		  const char ***inputs);
+
 #endif

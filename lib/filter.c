@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attr.h"
 #include "filter.h"
+#include "proc.h"
 #include "profile.h"
 #include "session.h"
 #include "util.h"
@@ -337,4 +339,26 @@ int profile_run_filtered(const char *path, struct profile_opts *po, struct sampl
 			return -1;
 	}
 	return profile_run(path, po, c, st, info);
+}
+
+int reader_inputs(int argc, const char **argv, const char **input, const char *symfs,
+		  const char ***inputs)
+{
+	if (argc && *input) {
+		error("give the recordings as -i FILE or as FILE..., not both");
+		return -1;
+	}
+	if (!*input)
+		*input = "dlprof.data";
+	*inputs = argc ? argv : input;
+	if (!argc)
+		argc = 1;
+	for (int k = 0; k < argc; k++)
+		if (access((*inputs)[k], R_OK)) {
+			error("cannot read '%s': %m", (*inputs)[k]);
+			return -2;
+		}
+	if (symfs)
+		dso_set_symfs(symfs);
+	return argc;
 }

@@ -20,10 +20,8 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "attr.h"
 #include "family-rules.h"
-#include "profile.h"
-#include "session.h"
+#include "fuzz-read.h"
 
 #define ATTR_SZ		PERF_ATTR_SIZE_VER7	/* 128: what Debian 12's perf writes */
 #define HDR_SZ		104
@@ -33,21 +31,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static int fd = -1;
 static char path[64];
 static struct family_rules *rules;
-
-static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
-{
-	struct sample_attr a;
-
-	if (ctx)
-		attr_sample(ctx, s, frames, nr, &a);
-	return 0;
-}
-
-static int on_other(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	return ctx ? attr_other(ctx, type, data, len) : 0;
-}
 
 static void put64(uint8_t *p, uint64_t v)
 {
@@ -93,12 +76,6 @@ static int write_raw(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct profile_consumer c;
-	struct profile_opts po;
-	struct profile_stats st;
-	struct session_info info;
-	struct attr *a;
-
 	if (fd < 0) {
 		fd = memfd_create("dlprof-fuzz-perf", 0);
 		if (fd < 0)
@@ -110,19 +87,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size || (data[0] & 1 ? write_wrapped(data + 1, size - 1) :
 				      write_raw(data + 1, size - 1)))
 		return 0;
-	if (session_process(path, NULL, NULL, &info) < 0)
-		return 0;
-	a = attr_new(rules);
-	memset(&c, 0, sizeof(c));
-	c.stack = on_stack;
-	c.other = on_other;
-	c.ctx = a;
-	memset(&po, 0, sizeof(po));
-	profile_run(path, &po, &c, &st, &info);
-	attr_resolve(a);
-	attr_free(a);
-	po.wall = 1;
-	c.ctx = NULL;
-	profile_run(path, &po, &c, &st, &info);
+	fuzz_read(path, rules);
 	return 0;
 }

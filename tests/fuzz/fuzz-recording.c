@@ -18,35 +18,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "attr.h"
 #include "family-rules.h"
-#include "proc.h"
-#include "profile.h"
+#include "fuzz-read.h"
 #include "recfile.h"
-#include "session.h"
 
 static int fd = -1;
 static char path[64];
 static struct family_rules *rules;
-
-static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
-{
-	struct sample_attr a;
-
-	if (ctx)
-		attr_sample(ctx, s, frames, nr, &a);
-	return 0;
-}
-
-static int on_other(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	struct proc_info pi;
-
-	if (type == DLP_REC_PROC)	/* report --sort pid, pprof's rank labels */
-		proc_rec_parse(data, len, &pi);
-	return ctx ? attr_other(ctx, type, data, len) : 0;
-}
 
 /* Write the records of data[0..size) as a recording at path.  Returns 0, or -1 when the
  * input holds no whole record. */
@@ -83,12 +61,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct profile_consumer c;
-	struct profile_opts po;
-	struct profile_stats st;
-	struct session_info info;
-	struct attr *a;
-
 	if (fd < 0) {
 		fd = memfd_create("dlprof-fuzz", 0);
 		if (fd < 0)
@@ -104,18 +76,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (write_records(data, size)) {
 		return 0;
 	}
-	session_process(path, NULL, NULL, &info);
-	a = attr_new(rules);
-	memset(&c, 0, sizeof(c));
-	c.stack = on_stack;
-	c.other = on_other;
-	c.ctx = a;
-	memset(&po, 0, sizeof(po));
-	profile_run(path, &po, &c, &st, &info);
-	attr_resolve(a);
-	attr_free(a);
-	po.wall = 1;
-	c.ctx = NULL;
-	profile_run(path, &po, &c, &st, &info);
+	fuzz_read(path, rules);
 	return 0;
 }

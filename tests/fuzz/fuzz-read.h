@@ -1,0 +1,61 @@
+/* fuzz-read.h - what the recording harnesses do with a file once it is written: read it
+ * the way report does (the session's two passes, the process model, the unwinder, the
+ * symbolizer, each sample's attribution, PROC records' parser), then once more with the
+ * off-CPU view.  Included by fuzz-recording.c and fuzz-perfdata.c. */
+#ifndef DLPROF_FUZZ_READ_H
+#define DLPROF_FUZZ_READ_H
+
+#include <string.h>
+
+#include "attr.h"
+#include "family-rules.h"
+#include "proc.h"
+#include "profile.h"
+#include "recfile.h"
+#include "session.h"
+
+static int fuzz_on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
+			 const struct frame *frames, size_t nr, int complete)
+{
+	struct sample_attr a;
+
+	if (ctx)
+		attr_sample(ctx, s, frames, nr, &a);
+	return 0;
+}
+
+static int fuzz_on_other(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct proc_info pi;
+
+	if (type == DLP_REC_PROC)	/* report --sort pid, pprof's rank labels */
+		proc_rec_parse(data, len, &pi);
+	return ctx ? attr_other(ctx, type, data, len) : 0;
+}
+
+/* Read the recording (dlprof's or perf.data) at path as report would. */
+static void fuzz_read(const char *path, const struct family_rules *rules)
+{
+	struct profile_consumer c;
+	struct profile_opts po;
+	struct profile_stats st;
+	struct session_info info;
+	struct attr *a;
+
+	if (session_process(path, NULL, NULL, &info) < 0)
+		return;
+	a = attr_new(rules);
+	memset(&c, 0, sizeof(c));
+	c.stack = fuzz_on_stack;
+	c.other = fuzz_on_other;
+	c.ctx = a;
+	memset(&po, 0, sizeof(po));
+	profile_run(path, &po, &c, &st, &info);
+	attr_resolve(a);
+	attr_free(a);
+	po.wall = 1;
+	c.ctx = NULL;
+	profile_run(path, &po, &c, &st, &info);
+}
+
+#endif
