@@ -33,6 +33,9 @@ int attach_cmdline(pid_t pid, struct strbuf *sb);
  * its environment, rank, local_rank and world_size), appended to sb.  Returns 0, or -1
  * when the process is gone (sb unchanged). */
 int proc_info_rec(pid_t pid, struct strbuf *sb);
+/* The same for the command record started (argv) before it exec'd anything else: its
+ * environment is record's own (a command that ended before /proc was read). */
+void proc_info_rec_ours(pid_t pid, const char *const *argv, struct strbuf *sb);
 
 typedef int (*attach_emit_fn)(void *ctx, const struct perf_event_header *rec);
 

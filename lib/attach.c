@@ -129,20 +129,26 @@ int attach_cmdline(pid_t pid, struct strbuf *sb)
 	return 0;
 }
 
-/* The value of the first of names set in an environ block (NUL-separated), or NULL. */
-static const char *env_value(const struct strbuf *env, const char *const *names)
+/* The value of name in an environ block (NUL-separated), or NULL. */
+static const char *environ_get(const char *name, void *ctx)
 {
-	for (; *names; names++) {
-		size_t n = strlen(*names);
+	const struct strbuf *env = ctx;
+	size_t n = strlen(name);
 
-		for (size_t i = 0; i < env->len; i += strlen(env->buf + i) + 1)
-			if (!strncmp(env->buf + i, *names, n) && env->buf[i + n] == '=')
-				return env->buf + i + n + 1;
-	}
+	for (size_t i = 0; i < env->len; i += strlen(env->buf + i) + 1)
+		if (!strncmp(env->buf + i, name, n) && env->buf[i + n] == '=')
+			return env->buf + i + n + 1;
 	return NULL;
 }
 
-int proc_info_rec(pid_t pid, struct strbuf *sb)
+static const char *getenv_get(const char *name, void *ctx)
+{
+	return getenv(name);
+}
+
+/* The payload for pid with its command line, and its rank from get(NAME) */
+static void proc_rec(pid_t pid, const char *cmdline, const char *(*get)(const char *, void *),
+		     void *ctx, struct strbuf *sb)
 {
 	/* torchrun / torch.distributed, then Open MPI, MPICH/Intel MPI (PMI), Slurm */
 	static const char *const rank[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
@@ -155,6 +161,24 @@ int proc_info_rec(pid_t pid, struct strbuf *sb)
 		{ "rank", rank }, { "local_rank", local }, { "world_size", world },
 	};
 	struct dlp_proc_rec h = { (int32_t)pid, 0 };
+
+	strbuf_add(sb, &h, sizeof(h));
+	strbuf_add(sb, "cmdline", sizeof("cmdline"));
+	strbuf_add(sb, cmdline, strlen(cmdline) + 1);
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *v = NULL;
+
+		for (const char *const *n = keys[k].names; *n && !v; n++)
+			v = get(*n, ctx);
+		if (v && *v && strlen(v) < 64) {
+			strbuf_add(sb, keys[k].key, strlen(keys[k].key) + 1);
+			strbuf_add(sb, v, strlen(v) + 1);
+		}
+	}
+}
+
+int proc_info_rec(pid_t pid, struct strbuf *sb)
+{
 	struct strbuf cmd = STRBUF_INIT, env = STRBUF_INIT;
 	char path[64];
 
@@ -162,24 +186,27 @@ int proc_info_rec(pid_t pid, struct strbuf *sb)
 		strbuf_release(&cmd);
 		return -1;
 	}
-	strbuf_add(sb, &h, sizeof(h));
-	strbuf_add(sb, "cmdline", sizeof("cmdline"));
-	strbuf_add(sb, cmd.buf, cmd.len + 1);
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	if (strbuf_read_file(&env, path, 1 << 20) >= 0) {
-		strbuf_addch(&env, '\0');	/* the last entry terminated whatever the file held */
-		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-			const char *v = env_value(&env, keys[k].names);
-
-			if (v && *v && strlen(v) < 64) {
-				strbuf_add(sb, keys[k].key, strlen(keys[k].key) + 1);
-				strbuf_add(sb, v, strlen(v) + 1);
-			}
-		}
-	}
+	if (strbuf_read_file(&env, path, 1 << 20) < 0)
+		strbuf_reset(&env);
+	strbuf_addch(&env, '\0');	/* the last entry terminated whatever the file held */
+	proc_rec(pid, cmd.buf, environ_get, &env, sb);
 	strbuf_release(&env);
 	strbuf_release(&cmd);
 	return 0;
+}
+
+void proc_info_rec_ours(pid_t pid, const char *const *argv, struct strbuf *sb)
+{
+	struct strbuf cmd = STRBUF_INIT;
+
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			strbuf_addch(&cmd, ' ');
+		strbuf_addstr(&cmd, argv[i]);
+	}
+	proc_rec(pid, cmd.buf ? cmd.buf : "", getenv_get, NULL, sb);
+	strbuf_release(&cmd);
 }
 
 /* The sample_id_all trailer: the fields of sample_type that it holds, in their order. */

@@ -147,6 +147,8 @@ struct path_list {
 };
 
 struct recorder {
+	uint32_t cmd_pid;	/* the command record started, 0 with -p */
+	int cmd_exec_seen;	/* its first exec's PROC record was written */
 	const struct record_opts *opts;
 	struct rec_event ev[MAX_EVENTS];
 	int nr_ev;
@@ -1308,9 +1310,17 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 static void put_proc_info(struct recorder *r, uint32_t pid)
 {
 	struct strbuf sb = STRBUF_INIT;
+	int first = pid && pid == r->cmd_pid && !r->cmd_exec_seen;
 
-	if (!proc_info_rec((pid_t)pid, &sb))
+	if (pid == r->cmd_pid)
+		r->cmd_exec_seen = 1;
+	if (!proc_info_rec((pid_t)pid, &sb)) {
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
+	} else if (first) {
+		/* the command, gone already: it ran what we started, as we started it */
+		proc_info_rec_ours((pid_t)pid, (const char *const *)r->opts->argv, &sb);
+		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
+	}
 	strbuf_release(&sb);
 }
 
@@ -2507,6 +2517,8 @@ int record_run(const struct record_opts *o)
 	if (have_cmd && workload_prepare_stdio(&wl, o->argv, &orig_mask, orig_act,
 					       o->live ? o->live->stdio : NULL) < 0)
 		goto out;
+	if (have_cmd && !attach)
+		r->cmd_pid = (uint32_t)wl.pid;
 	/* A workload that keeps every core busy (64 threads on 2 cores, OpenMP on all of
 	 * them) must not starve this thread, the rings' only reader: at the default weight
 	 * it waited behind them (returning from exec, entering the loop: 140 ms) while the

@@ -6,6 +6,8 @@
 #include "family-rules.h"
 #include "itt.h"
 #include "memprof.h"
+#include "proc.h"
+#include "recfile.h"
 #include "steps.h"
 #include "switches.h"
 #include "timeline.h"
@@ -49,6 +51,9 @@ struct timeline {
 	/* record --memory: the heap's live bytes per process (timeline_set_heap) */
 	struct heap_step { uint64_t time; int64_t delta; uint32_t pid; } *heap;
 	size_t nr_heap;
+	/* the command line of each process that exec'd (DLP_REC_PROC): its track's name */
+	struct tl_proc { uint32_t pid; char *cmdline; } *procs;
+	size_t nr_procs, alloc_procs;
 };
 
 void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t nr)
@@ -92,6 +97,9 @@ void timeline_free(struct timeline *tl)
 	free(tl->th);
 	free(tl->off);
 	free(tl->cmdline);
+	for (size_t i = 0; i < tl->nr_procs; i++)
+		free(tl->procs[i].cmdline);
+	free(tl->procs);
 	free(tl);
 }
 
@@ -173,7 +181,23 @@ static void off_intervals(struct timeline *tl)
 
 static int tl_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
-	return attr_other(((struct timeline *)ctx)->attr, type, data, len);
+	struct timeline *tl = ctx;
+	struct proc_info pi;
+
+	if (type == DLP_REC_PROC && !proc_rec_parse(data, len, &pi) && pi.cmdline) {
+		size_t i;
+
+		for (i = 0; i < tl->nr_procs && tl->procs[i].pid != pi.pid; i++)
+			;
+		if (i == tl->nr_procs) {
+			ALLOC_GROW(tl->procs, tl->nr_procs + 1, tl->alloc_procs);
+			tl->procs[tl->nr_procs++].pid = pi.pid;
+		} else {
+			free(tl->procs[i].cmdline);
+		}
+		tl->procs[i].cmdline = xstrndup(pi.cmdline, 200);	/* a name, not the whole line */
+	}
+	return attr_other(tl->attr, type, data, len);
 }
 
 static int tl_meta(void *ctx, const char *key, const char *value)
@@ -444,15 +468,22 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 		for (j = 0; j < i; j++)
 			first &= tl->th[j].pid != t->pid;
 		if (first) {
-			const struct tl_thread *lead = t;
+			/* its command line, else its main thread's name, else any thread's */
+			const char *name = NULL;
 
-			for (j = 0; j < tl->nr_th; j++)
+			for (j = 0; j < tl->nr_procs && !name; j++)
+				if (tl->procs[j].pid == t->pid)
+					name = tl->procs[j].cmdline;
+			for (j = 0; j < tl->nr_th && !name; j++)
 				if (tl->th[j].pid == t->pid && tl->th[j].tid == t->pid)
-					lead = &tl->th[j];
+					name = tl->th[j].comm;
+			for (j = 0; j < tl->nr_th && !name; j++)
+				if (tl->th[j].pid == t->pid)
+					name = tl->th[j].comm;
 			ev_begin(tl);
 			fprintf(out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, "
 				"\"args\": {\"name\": ", t->pid);
-			fput_json_str(out, lead->comm ? lead->comm : "?");
+			fput_json_str(out, name ? name : "?");
 			fputs("}}", out);
 		}
 		thread_meta(tl, t, TRACK_OWN, NULL);

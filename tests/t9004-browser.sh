@@ -5,7 +5,9 @@
 # share fold counts, a click zooms, Reset Zoom restores; the differential one too), and
 # speedscope's own app (the npm package's dist/release) loads `dlprof speedscope`'s file
 # through its file input (the thread's name on screen, the sandwich view's top function
-# and share, a screenshot that is not blank).  Skips, saying why, where chromium, node or
+# and share, a screenshot that is not blank), and the Chrome trace of `dlprof timeline`
+# (speedscope's Chrome-trace importer: the process by its command line, a primitive's
+# time equal to the file's).  Skips, saying why, where chromium, node or
 # the npm packages are not at hand; .ci/run installs chromium.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
@@ -89,6 +91,32 @@ test_expect_success 'speedscope (its own app) loads the file: thread, sandwich, 
 	EOF
 '
 
-test_skip 'the Chrome trace in a viewer' 'Perfetto UI needs the network and Chromium 156 has chrome://tracing disabled; t9000 checks the format'
+# Perfetto UI needs the network and Chromium has chrome://tracing no more; speedscope
+# reads the Chrome Trace Event format too (its own importer), headless like the rest
+test_expect_success 'the Chrome trace (dlprof timeline) in a viewer: speedscope loads it' '
+	"$DLPROF" record -q -o itt.data -- "$WL/dl-itt-user" >/dev/null &&
+	"$DLPROF" timeline -i itt.data -o trace.json 2>/dev/null &&
+	node "$CHECK" speedscope "$NPMDIR/node_modules/speedscope/dist/release" trace.json >tr.json &&
+	/usr/bin/python3 - <<-\EOF
+	import collections, json, re
+	r = json.load(open("tr.json"))
+	print({k: (v[:400] if isinstance(v, str) else v) for k, v in r.items()})
+	assert r["page_errors"] == [], r["page_errors"]
+	# the process by its command line, a thread of it, one profile per track
+	m = re.search(r"dl-itt-user \(pid (\d+)\), dl-itt-user \(tid (\d+)\) \(1/(\d+)\)", r["text"])
+	assert m and int(m.group(3)) >= 2, r["text"]
+	tid = int(m.group(2))
+	# the viewer's total for that thread's primitive is the ITT tasks' time in the file
+	ms = collections.defaultdict(float)
+	for e in json.load(open("trace.json"))["traceEvents"]:
+	    if e.get("ph") == "X" and e.get("cat") == "dnnl" and e["tid"] == tid:
+	        ms[e["name"]] += e["dur"] / 1000.0
+	shown = re.findall(r"([0-9.]+)ms \(100%\)\s+[0-9.]+ms \(100%\)\s+(\w+)", r["sandwich"])
+	print(dict(ms), shown)
+	assert shown and shown[0][1] in ms, (shown, ms)
+	assert abs(float(shown[0][0]) - ms[shown[0][1]]) <= 0.02 * ms[shown[0][1]] + 0.01
+	assert r["png"] > 3 * r["blank_png"], (r["png"], r["blank_png"])
+	EOF
+'
 
 test_done
