@@ -5,10 +5,12 @@
  * Distinct stacks are kept in an open-addressing table (address chain, scan flags,
  * completeness) up to a cap; past it a new chain is still written, under a fresh id.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "proc.h"
@@ -375,7 +377,12 @@ static void *thread_main(void *arg)
 	struct item *it;
 	int kept;
 
-	pthread_mutex_lock(&ru->mu);
+	/* as the rings' reader (record.c): a workload on every core must not hold it off,
+	 * or the samples it falls behind on are written with their whole stack copies
+	 * (1024 busy threads on 16 cores: 61% of them, and 7% lost while the reader
+	 * compressed those); where not allowed, the default weight */
+	if (setpriority(PRIO_PROCESS, 0, -10) < 0)
+		(void)errno;
 	for (;;) {
 		if (!ru->head && ru->dhead) {
 			pthread_mutex_unlock(&ru->mu);
