@@ -106,7 +106,7 @@ test_expect_success 'the Chrome trace (dlprof timeline) in a viewer: speedscope 
 	m = re.search(r"dl-itt-user \(pid (\d+)\), dl-itt-user \(tid (\d+)\) \(1/(\d+)\)", r["text"])
 	assert m and int(m.group(3)) >= 2, r["text"]
 	tid = int(m.group(2))
-	# the viewer's total for that thread's primitive is the ITT tasks' time in the file
+	# the total the viewer shows for the thread primitive is the ITT tasks time in the file
 	ms = collections.defaultdict(float)
 	for e in json.load(open("trace.json"))["traceEvents"]:
 	    if e.get("ph") == "X" and e.get("cat") == "dnnl" and e["tid"] == tid:
