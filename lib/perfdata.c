@@ -288,6 +288,7 @@ static void note_pid(struct pd *d, const unsigned char *rec, const struct perf_e
 static int emit_data(struct pd *d, struct recfile_info *info)
 {
 	uint64_t off = d->data.offset, end = d->data.offset + d->data.size;
+	uint64_t dropped = d->data.offset & ~4095ull;
 	uint64_t *aligned = xmalloc(65536 + 8);
 	int ret = 0;
 
@@ -315,6 +316,14 @@ static int emit_data(struct pd *d, struct recfile_info *info)
 			info->records++;
 		}
 		off += h.size;
+		/* the records read are not needed again: give their pages back (an 8 GB file
+		 * of dwarf samples was all resident by the end) */
+		if (off - dropped >= (64u << 20)) {
+			uint64_t to = off & ~4095ull;
+
+			madvise((void *)(d->map + dropped), to - dropped, MADV_DONTNEED);
+			dropped = to;
+		}
 	}
 	if (!ret && off != end)
 		info->truncated = 1;
