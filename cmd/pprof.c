@@ -38,26 +38,20 @@ struct pprof_ctx {
 	 * rank of each process (DLP_REC_PROC) */
 	const char *input;
 	char *host;
-	struct { uint32_t pid; char *rank; } *procs;
-	size_t nr_procs, alloc_procs;
+	struct proc_table procs;
 };
 
 /* The labels of sample s: its recording, host, process and the process's rank */
 static void set_source(struct pprof_ctx *c, uint32_t pid)
 {
-	const char *rank = NULL;
+	const struct proc_entry *e = proc_table_find(&c->procs, pid);
 
-	for (size_t i = 0; i < c->nr_procs; i++)
-		if (c->procs[i].pid == pid)
-			rank = c->procs[i].rank;
-	pprof_set_source(c->pp, c->input, c->host, pid, rank);
+	pprof_set_source(c->pp, c->input, c->host, pid, e ? e->rank : NULL);
 }
 
 static void forget_input(struct pprof_ctx *c)
 {
-	for (size_t i = 0; i < c->nr_procs; i++)
-		free(c->procs[i].rank);
-	c->nr_procs = 0;
+	proc_table_release(&c->procs);
 	free(c->host);
 	c->host = NULL;
 }
@@ -148,21 +142,9 @@ static int pp_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
 static int pp_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct pprof_ctx *c = ctx;
-	struct proc_info pi;
 
-	if (type == DLP_REC_PROC && !proc_rec_parse(data, len, &pi) && pi.rank) {
-		size_t i;
-
-		for (i = 0; i < c->nr_procs && c->procs[i].pid != pi.pid; i++)
-			;
-		if (i == c->nr_procs) {
-			ALLOC_GROW(c->procs, c->nr_procs + 1, c->alloc_procs);
-			c->procs[c->nr_procs++].pid = pi.pid;
-		} else {
-			free(c->procs[i].rank);
-		}
-		c->procs[i].rank = xstrdup(pi.rank);
-	}
+	if (type == DLP_REC_PROC)
+		proc_table_add(&c->procs, data, len);
 	return attr_other(c->attr, type, data, len);
 }
 
@@ -334,7 +316,7 @@ int cmd_pprof(int argc, const char **argv)
 	free(c.buf);
 	free(c.cmdline);
 	free(c.deferred);
-	free(c.procs);
+
 	filter_release(&filt);
 	if (ret < 0)
 		return EXIT_FATAL;

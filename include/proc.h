@@ -77,12 +77,28 @@ const char *dso_file(const struct dso *dso);
 void dso_set_symfs(const char *dir);
 
 /* A DLP_REC_PROC record (recfile.h): the process's command line and rank.  The strings
- * point into the record (NULL when it had none).  Returns 0, or -1 when malformed. */
+ * point into the record (NULL when it had none; a rank, local rank or world size that is
+ * not a plain number is taken as none).  Returns 0, or -1 when malformed. */
 struct proc_info {
 	uint32_t pid;
 	const char *cmdline, *rank, *local_rank, *world_size;
 };
 int proc_rec_parse(const void *data, size_t len, struct proc_info *pi);
+
+/* The PROC records of a recording by pid, a later one replacing an earlier (copies of
+ * the strings, NULL where the record had none). */
+struct proc_entry {
+	uint32_t pid;
+	char *cmdline, *rank, *local_rank, *world_size;
+};
+struct proc_table {
+	struct proc_entry *v;
+	size_t nr, alloc;
+};
+/* Add a DLP_REC_PROC payload.  Returns 0, or -1 when malformed (nothing added). */
+int proc_table_add(struct proc_table *t, const void *data, size_t len);
+const struct proc_entry *proc_table_find(const struct proc_table *t, uint32_t pid);
+void proc_table_release(struct proc_table *t);
 
 /* File offset -> ELF virtual address is the symbolizer's business; this is the plain
  * "offset in file" of a process address within map. */

@@ -5,6 +5,7 @@
 #define DLPROF_DLVIEW_PRIV_H
 
 #include "attr.h"
+#include "proc.h"
 #include "dlview.h"
 #include "switches.h"
 #include "fastpath.h"
@@ -36,12 +37,6 @@ struct thread_stat {
 	int have_switch, out_preempted;
 };
 
-/* A process (--sort pid): what record read of it when it exec'd (DLP_REC_PROC), interned */
-struct proc_stat {
-	uint32_t pid;
-	const char *cmdline, *rank, *local_rank, *world_size;
-};
-
 struct dlview {
 	const struct family_rules *rules;
 	struct attr *attr;	/* what each sample is */
@@ -58,8 +53,7 @@ struct dlview {
 	struct cmap py_chain, py_chain_op, py_chain_fam, op_pyline, py_path;
 	struct thread_stat *threads;
 	size_t nr_threads, alloc_threads, last_thread;
-	struct proc_stat *procs;
-	size_t nr_procs, alloc_procs;
+	struct proc_table procs;	/* what record read of each process (--sort pid) */
 	struct cmap proc_fam;	/* (pid as interned text, family) -> samples */
 	uint64_t cpus_seen[4];	/* bitmap of sample CPUs (first 256) */
 	uint64_t op_samples_in_fw;	/* samples in aten/dnnl/jit/gemm code ... */

@@ -690,7 +690,7 @@ struct proc_row {
 	uint64_t samples;
 	double on_ns;
 	unsigned threads;
-	const struct proc_stat *info;
+	const struct proc_entry *info;
 	const struct cnt *fam[2];	/* its two largest families */
 };
 
@@ -731,9 +731,7 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 	}
 	nf = cmap_sorted(&v->proc_fam, &fams);
 	for (i = 0; i < nr; i++) {
-		for (j = 0; j < v->nr_procs; j++)
-			if (v->procs[j].pid == rows[i].pid)
-				rows[i].info = &v->procs[j];
+		rows[i].info = proc_table_find(&v->procs, rows[i].pid);
 		for (j = 0; j < nf; j++) {
 			if (fams[j]->k1 != rows[i].pidkey)
 				continue;

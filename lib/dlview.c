@@ -105,7 +105,7 @@ void dlview_free(struct dlview *v)
 	free(v->op_pyline.tab);
 	free(v->py_path.tab);
 	free(v->threads);
-	free(v->procs);
+	proc_table_release(&v->procs);
 	free(v->proc_fam.tab);
 	free(v);
 }
@@ -174,39 +174,12 @@ static struct thread_stat *get_thread(struct dlview *v, uint32_t pid, uint32_t t
 	return &v->threads[v->nr_threads++];
 }
 
-static const char *intern_or_null(const char *s)
-{
-	return s ? family_intern(s, strlen(s)) : NULL;
-}
-
-/* DLP_REC_PROC: a process's command line and rank (a later exec replaces them) */
-static void add_proc(struct dlview *v, const void *data, size_t len)
-{
-	struct proc_info pi;
-	struct proc_stat *p = NULL;
-
-	if (proc_rec_parse(data, len, &pi))
-		return;
-	for (size_t i = 0; i < v->nr_procs && !p; i++)
-		if (v->procs[i].pid == pi.pid)
-			p = &v->procs[i];
-	if (!p) {
-		ALLOC_GROW(v->procs, v->nr_procs + 1, v->alloc_procs);
-		p = &v->procs[v->nr_procs++];
-	}
-	p->pid = pi.pid;
-	p->cmdline = intern_or_null(pi.cmdline);
-	p->rank = intern_or_null(pi.rank);
-	p->local_rank = intern_or_null(pi.local_rank);
-	p->world_size = intern_or_null(pi.world_size);
-}
-
 int dlview_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct dlview *v = ctx;
 
 	if (type == DLP_REC_PROC)
-		add_proc(v, data, len);
+		proc_table_add(&v->procs, data, len);
 	return attr_other(v->attr, type, data, len);
 }
 

@@ -505,6 +505,14 @@ size_t machine_dsos(struct machine *m, struct dso ***out)
 	return m->nr_dsos;
 }
 
+/* s when it is a number of 1 to 9 digits (a rank; it is printed unquoted), else NULL */
+static const char *number_or_null(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n && n < 10 && !s[n] ? s : NULL;
+}
+
 int proc_rec_parse(const void *data, size_t len, struct proc_info *pi)
 {
 	const char *p = (const char *)data + sizeof(struct dlp_proc_rec), *end;
@@ -527,13 +535,64 @@ int proc_rec_parse(const void *data, size_t len, struct proc_info *pi)
 		if (!strcmp(k, "cmdline"))
 			pi->cmdline = v;
 		else if (!strcmp(k, "rank"))
-			pi->rank = v;
+			pi->rank = number_or_null(v);
 		else if (!strcmp(k, "local_rank"))
-			pi->local_rank = v;
+			pi->local_rank = number_or_null(v);
 		else if (!strcmp(k, "world_size"))
-			pi->world_size = v;
+			pi->world_size = number_or_null(v);
 	}
 	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static void entry_release(struct proc_entry *e)
+{
+	free(e->cmdline);
+	free(e->rank);
+	free(e->local_rank);
+	free(e->world_size);
+}
+
+int proc_table_add(struct proc_table *t, const void *data, size_t len)
+{
+	struct proc_info pi;
+	struct proc_entry *e;
+
+	if (proc_rec_parse(data, len, &pi))
+		return -1;
+	e = (struct proc_entry *)proc_table_find(t, pi.pid);
+	if (e) {
+		entry_release(e);
+	} else {
+		ALLOC_GROW(t->v, t->nr + 1, t->alloc);
+		e = &t->v[t->nr++];
+	}
+	e->pid = pi.pid;
+	e->cmdline = dup_or_null(pi.cmdline);
+	e->rank = dup_or_null(pi.rank);
+	e->local_rank = dup_or_null(pi.local_rank);
+	e->world_size = dup_or_null(pi.world_size);
+	return 0;
+}
+
+const struct proc_entry *proc_table_find(const struct proc_table *t, uint32_t pid)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->v[i].pid == pid)
+			return &t->v[i];
+	return NULL;
+}
+
+void proc_table_release(struct proc_table *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		entry_release(&t->v[i]);
+	free(t->v);
+	memset(t, 0, sizeof(*t));
 }
 
 static const char *symfs;

@@ -51,9 +51,7 @@ struct timeline {
 	/* record --memory: the heap's live bytes per process (timeline_set_heap) */
 	struct heap_step { uint64_t time; int64_t delta; uint32_t pid; } *heap;
 	size_t nr_heap;
-	/* the command line of each process that exec'd (DLP_REC_PROC): its track's name */
-	struct tl_proc { uint32_t pid; char *cmdline; } *procs;
-	size_t nr_procs, alloc_procs;
+	struct proc_table procs;	/* each process's command line: its track's name */
 };
 
 void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t nr)
@@ -97,9 +95,7 @@ void timeline_free(struct timeline *tl)
 	free(tl->th);
 	free(tl->off);
 	free(tl->cmdline);
-	for (size_t i = 0; i < tl->nr_procs; i++)
-		free(tl->procs[i].cmdline);
-	free(tl->procs);
+	proc_table_release(&tl->procs);
 	free(tl);
 }
 
@@ -182,21 +178,9 @@ static void off_intervals(struct timeline *tl)
 static int tl_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct timeline *tl = ctx;
-	struct proc_info pi;
 
-	if (type == DLP_REC_PROC && !proc_rec_parse(data, len, &pi) && pi.cmdline) {
-		size_t i;
-
-		for (i = 0; i < tl->nr_procs && tl->procs[i].pid != pi.pid; i++)
-			;
-		if (i == tl->nr_procs) {
-			ALLOC_GROW(tl->procs, tl->nr_procs + 1, tl->alloc_procs);
-			tl->procs[tl->nr_procs++].pid = pi.pid;
-		} else {
-			free(tl->procs[i].cmdline);
-		}
-		tl->procs[i].cmdline = xstrndup(pi.cmdline, 200);	/* a name, not the whole line */
-	}
+	if (type == DLP_REC_PROC)
+		proc_table_add(&tl->procs, data, len);
 	return attr_other(tl->attr, type, data, len);
 }
 
@@ -469,11 +453,15 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 			first &= tl->th[j].pid != t->pid;
 		if (first) {
 			/* its command line, else its main thread's name, else any thread's */
-			const char *name = NULL;
+			const struct proc_entry *e = proc_table_find(&tl->procs, t->pid);
+			const char *name = e ? e->cmdline : NULL;
+			char cut[201];
 
-			for (j = 0; j < tl->nr_procs && !name; j++)
-				if (tl->procs[j].pid == t->pid)
-					name = tl->procs[j].cmdline;
+			if (name && strlen(name) >= sizeof(cut)) {	/* a name, not the whole line */
+				memcpy(cut, name, sizeof(cut) - 1);
+				cut[sizeof(cut) - 1] = '\0';
+				name = cut;
+			}
 			for (j = 0; j < tl->nr_th && !name; j++)
 				if (tl->th[j].pid == t->pid && tl->th[j].tid == t->pid)
 					name = tl->th[j].comm;

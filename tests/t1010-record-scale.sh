@@ -82,6 +82,12 @@ test_expect_success 'attached (-p): the process is named with its rank' '
 	test_grep "^$bg,[^,]*,[^,]*,[^,]*,[^,]*,7,,8," pid.csv
 '
 
+test_expect_success 'a rank that is not a number is not taken (the JSON stays valid)' '
+	RANK="0, \"x\": 1" "$DLPROF" record -q -o badrank.data -- "$WL/rec-hot" 0.05 &&
+	"$DLPROF" report -i badrank.data --sort pid --format json >bad.json &&
+	python3 -c "import json; rows = json.load(open(\"bad.json\"))[\"rows\"]; assert all(\"rank\" not in r for r in rows), rows"
+'
+
 test_expect_success 'ITT tasks stay per process (two ITT users side by side)' '
 	"$DLPROF" record -q -o itt.data -- "$TRASH/launch.sh" 2 "$WL/dl-itt-user" >out &&
 	cat out &&

@@ -26,10 +26,13 @@ static int fuzz_on_stack(void *ctx, struct machine *m, const struct dlp_sample *
 
 static int fuzz_on_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
-	struct proc_info pi;
+	if (type == DLP_REC_PROC) {	/* report --sort pid, pprof's labels, timeline's names */
+		struct proc_table t = { 0 };
 
-	if (type == DLP_REC_PROC)	/* report --sort pid, pprof's rank labels */
-		proc_rec_parse(data, len, &pi);
+		proc_table_add(&t, data, len);
+		proc_table_add(&t, data, len);	/* the same pid again: replaced */
+		proc_table_release(&t);
+	}
 	return ctx ? attr_other(ctx, type, data, len) : 0;
 }
 
