@@ -405,6 +405,15 @@ static void print_inputs(FILE *out, struct input_row *in, size_t n, int fmt, uin
 		fputs("\n]}\n", out);
 }
 
+static void inputs_free(struct input_row *in, int n)
+{
+	for (int k = 0; in && k < n; k++) {
+		free(in[k].host);
+		free(in[k].cmdline);
+	}
+	free(in);
+}
+
 static void report_ctx_release(struct report_ctx *rc, struct family_rules *rules)
 {
 	for (size_t i = 0; i < rc->row_fams.cap; i++)
@@ -673,11 +682,7 @@ int cmd_report(int argc, const char **argv)
 	if (ret < 0) {
 		report_ctx_release(&rc, rules);
 		filter_release(&filt);
-		for (int k = 0; rows_in && k < nr_inputs; k++) {
-			free(rows_in[k].host);
-			free(rows_in[k].cmdline);
-		}
-		free(rows_in);
+		inputs_free(rows_in, nr_inputs);
 		return EXIT_FATAL;
 	}
 	dlview_set_stats(rc.view, &st);
@@ -787,11 +792,7 @@ int cmd_report(int argc, const char **argv)
 	fflush(stdout);
 	report_ctx_release(&rc, rules);
 	filter_release(&filt);
-	for (int k = 0; rows_in && k < nr_inputs; k++) {
-		free(rows_in[k].host);
-		free(rows_in[k].cmdline);
-	}
-	free(rows_in);
+	inputs_free(rows_in, nr_inputs);
 	free(files);
 	/* partial: cut short, or records skipped as malformed */
 	return ret == 1 || info.bad_records ? EXIT_PARTIAL : EXIT_OK;

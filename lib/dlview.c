@@ -314,12 +314,9 @@ void dlview_resolve(struct dlview *v)
 	v->resolved = 1;
 	attr_resolve(v->attr);
 	thread_switches(v);
-	for (size_t i = 1; i <= attr_nr_deferred(v->attr); i++) {
-		const struct sample_attr *a = attr_deferred(v->attr, (uint32_t)i);
-
-		count_op(v, a);
-		cmap_get(&v->op_total, a->op, NULL)->n++;
-	}
+	/* those not settled as the samples went by */
+	for (size_t i = 1; i <= attr_nr_deferred(v->attr); i++)
+		settled(v, (uint32_t)i, attr_deferred(v->attr, (uint32_t)i));
 }
 
 /* Kept, and counted in time order (thread_switches): see switches.h. */

@@ -17,40 +17,32 @@ test_expect_success 'the inputs that once crashed run clean' '
 		{ cat out; exit 1; }
 '
 
-test_expect_success 'records harness: 5 s on the seeds, no finding' '
-	mkdir -p c1 && cp "$SRC"/fuzz/corpus/recording/* c1/ &&
-	"$FUZZ" -max_total_time=5 -rss_limit_mb=2048 -timeout=20 -close_fd_mask=2 \
-		-print_final_stats=1 -artifact_prefix=./ c1 >out 2>&1 || { tail -40 out; exit 1; } &&
+# smoke NAME BINARY [VAR=VALUE]: BINARY 5 s on the seeds of NAME, no finding
+smoke() {
+	mkdir -p "c-$1" && cp "$SRC"/fuzz/corpus/"$1"/* "c-$1"/ &&
+	env $3 "$BUILD/fuzz/$2" -max_total_time=5 -rss_limit_mb=2048 -timeout=20 -close_fd_mask=2 \
+		-print_final_stats=1 -artifact_prefix=./ "c-$1" >out 2>&1 || { tail -40 out; return 1; }
 	grep -E "DONE|number_of_executed_units" out && ! ls crash-* leak-* timeout-* 2>/dev/null
+}
+
+test_expect_success 'records harness: 5 s on the seeds, no finding' '
+	smoke recording fuzz-recording
 '
 
 test_expect_success 'raw-file harness: 5 s on the seeds, no finding' '
-	mkdir -p c2 && cp "$SRC"/fuzz/corpus/recording-raw/* c2/ &&
-	FUZZ_RAW=1 "$FUZZ" -max_total_time=5 -rss_limit_mb=2048 -timeout=20 -close_fd_mask=2 \
-		-print_final_stats=1 -artifact_prefix=./ c2 >out 2>&1 || { tail -40 out; exit 1; } &&
-	grep -E "DONE|number_of_executed_units" out && ! ls crash-* leak-* timeout-* 2>/dev/null
+	smoke recording-raw fuzz-recording FUZZ_RAW=1
 '
 
 test_expect_success 'parsers harness (rules, perf map, jitdump, ITT): 5 s, no finding' '
-	P="$BUILD/fuzz/fuzz-parsers" &&
-	mkdir -p c3 && cp "$SRC"/fuzz/corpus/parsers/* c3/ &&
-	"$P" -max_total_time=5 -rss_limit_mb=2048 -timeout=20 -close_fd_mask=2 \
-		-print_final_stats=1 -artifact_prefix=./ c3 >out 2>&1 || { tail -40 out; exit 1; } &&
-	grep -E "DONE|number_of_executed_units" out && ! ls crash-* leak-* timeout-* 2>/dev/null
+	smoke parsers fuzz-parsers
 '
 
 test_expect_success 'perf.data harness (files, attr + records): 5 s, no finding' '
-	mkdir -p c4 && cp "$SRC"/fuzz/corpus/perfdata/* c4/ &&
-	"$BUILD/fuzz/fuzz-perfdata" -max_total_time=5 -rss_limit_mb=2048 -timeout=20 -close_fd_mask=2 \
-		-print_final_stats=1 -artifact_prefix=./ c4 >out 2>&1 || { tail -40 out; exit 1; } &&
-	grep -E "DONE|number_of_executed_units" out && ! ls crash-* leak-* timeout-* 2>/dev/null
+	smoke perfdata fuzz-perfdata
 '
 
 test_expect_success 'ELF harness (check-isa scan, symbols, DWARF, CFI unwinding): 5 s, no finding' '
-	mkdir -p c5 && cp "$SRC"/fuzz/corpus/elf/* c5/ &&
-	"$BUILD/fuzz/fuzz-elf" -max_total_time=5 -rss_limit_mb=2048 -timeout=20 -close_fd_mask=2 \
-		-print_final_stats=1 -artifact_prefix=./ c5 >out 2>&1 || { tail -40 out; exit 1; } &&
-	grep -E "DONE|number_of_executed_units" out && ! ls crash-* leak-* timeout-* 2>/dev/null
+	smoke elf fuzz-elf
 '
 
 test_done
