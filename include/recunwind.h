@@ -51,4 +51,7 @@ void recunw_flush(struct recunw *ru);
  * failed (the error was printed). */
 int recunw_finish(struct recunw *ru, struct recunw_stats *st);
 
+/* The nice value of record's reading and unwinding threads, where allowed */
+#define RECORD_NICE	(-10)
+
 #endif

@@ -844,8 +844,6 @@ static long mlock_kb(void)
 	return v;
 }
 
-#define RECORD_NICE	(-10)	/* the reading thread's nice value, where allowed */
-
 static size_t default_pages(const struct record_opts *o)
 {
 	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
@@ -2523,11 +2521,10 @@ int record_run(const struct record_opts *o)
 	 * them) must not starve this thread, the rings' only reader: at the default weight
 	 * it waited behind them (returning from exec, entering the loop: 140 ms) while the
 	 * first samples filled a ring.  Where we may (root, CAP_SYS_NICE, RLIMIT_NICE) it runs
-	 * at nice -10: this thread alone (nice is per thread on Linux), after the command was
-	 * forked (it keeps its own); the unwinding and compressing threads, made before, keep
-	 * the default (they can fall behind without losing anything). */
-	if (setpriority(PRIO_PROCESS, 0, RECORD_NICE) < 0)
-		(void)errno;	/* not allowed: the default weight, as perf runs */
+	 * at nice -10: this thread (nice is per thread on Linux), after the command was
+	 * forked (it keeps its own); the unwinding thread raises itself (recunwind.c), the
+	 * compressing one stays idle-class.  Not allowed: the default weight, as perf runs. */
+	(void)setpriority(PRIO_PROCESS, 0, RECORD_NICE);
 	if (attach) {
 		r->start_ns = now_ns();
 		if (attach_open(r) < 0) {

@@ -5,7 +5,6 @@
  * Distinct stacks are kept in an open-addressing table (address chain, scan flags,
  * completeness) up to a cap; past it a new chain is still written, under a fresh id.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -381,8 +380,7 @@ static void *thread_main(void *arg)
 	 * or the samples it falls behind on are written with their whole stack copies
 	 * (1024 busy threads on 16 cores: 61% of them, and 7% lost while the reader
 	 * compressed those); where not allowed, the default weight */
-	if (setpriority(PRIO_PROCESS, 0, -10) < 0)
-		(void)errno;
+	(void)setpriority(PRIO_PROCESS, 0, RECORD_NICE);
 	for (;;) {
 		if (!ru->head && ru->dhead) {
 			pthread_mutex_unlock(&ru->mu);
