@@ -26,7 +26,7 @@ static const char *const report_usage[] = {
 	"dlprof report [-i FILE] --sort family|op|thread|line|pid [--families FILE]",
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
-	"dlprof report [-i FILE] --memory [--sort self|op|line|family|thread] [--limit N] [--format table|json|csv]",
+	"dlprof report [-i FILE] --memory [--sort self|op|total|line|family|thread] [--limit N] [--format table|json|csv]",
 	"dlprof report [OPTIONS] [--by-input] FILE...   (several recordings, e.g. one per rank: one table, or a row per recording)",
 	NULL
 };
@@ -267,7 +267,8 @@ static int rep_meta(void *ctx, const char *key, const char *value)
 static int memory_report(const char *input, const char *sort, int fmt, int limit,
 			 struct family_rules *rules, struct sample_filter *filt, int srcline)
 {
-	static const char *const keys[] = { "self", "op", "line", "family", "thread", NULL };
+	static const char *const keys[] = { "self", "op", "line", "family", "thread", "total",
+					    NULL };
 	struct profile_opts po;
 	struct profile_stats st;
 	struct session_info info;
@@ -277,7 +278,7 @@ static int memory_report(const char *input, const char *sort, int fmt, int limit
 	for (k = 0; keys[k] && strcmp(keys[k], sort); k++)
 		;
 	if (!keys[k]) {
-		error("--memory: unknown sort key '%s' (self, op, line, family, thread)", sort);
+		error("--memory: unknown sort key '%s' (self, op, line, family, thread, total)", sort);
 		return EXIT_USAGE;
 	}
 	if (filt->nr_families || filt->nr_ops) {
@@ -458,7 +459,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOL(0, "wall", &wall, "on- and off-CPU time together (record --off-cpu): a thread's total is its wall time"),
 		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): stacks weighted by time off the CPU"),
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
-		OPT_BOOL(0, "memory", &memory, "the heap (record --memory): bytes allocated, freed, live at the peak and at exit, by --sort self|op|line|family|thread"),
+		OPT_BOOL(0, "memory", &memory, "the heap (record --memory): bytes allocated, freed, live at the peak and at exit, by --sort self|op|total|line|family|thread (op, total: with the bytes of the operators each called)"),
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
 		OPT_STRING(0, "steps", &steps_func, "FUNC", "training steps: the invocations of FUNC (a Python function or native symbol), min/median/max, the slowest against the median by family"),
 		OPT_BOOL(0, "reunwind", &reunwind, "unwind the kept stack copies (record --keep-stacks) instead of using the stacks unwound while recording"),

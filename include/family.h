@@ -36,5 +36,10 @@ const char *family_classify_kind(const struct family_rules *r, const struct fram
  * autograd node ("autograd::AccumulateGrad"); NULL when the stack is outside any operator.  The returned
  * string is interned (valid until family_rules_free / process exit). */
 const char *op_from_stack(const struct frame *frames, size_t nr);
+/* Every distinct operator a stack runs in, innermost first: each at::_ops::<op> frame and
+ * each autograd node's apply (torch::autograd::generated::<Node>::apply), named as
+ * op_from_stack() names them; at most MAX.  What an inclusive ("Total") count per operator
+ * counts a sample or an allocation to. */
+size_t ops_on_stack(const struct frame *frames, size_t nr, const char **out, size_t max);
 
 #endif

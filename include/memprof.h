@@ -33,6 +33,8 @@ struct mem_alloc {
 	uint32_t deferred;		/* attr handle while op is not known */
 	const char *self;		/* the allocating function */
 	const char *family, *op, *pyline, *thread;	/* interned; pyline NULL outside Python */
+	const char *ops;		/* the operators on its stack (ops_on_stack), names
+					   without overload joined by '\n'; NULL: none */
 	uint8_t kind;			/* enum mem_kind */
 	uint8_t at_peak;		/* live at the heap's peak */
 };
@@ -48,7 +50,10 @@ struct memprof_summary {
 	uint64_t peak_time, first_time;	/* ns, the recording's clock */
 };
 
-enum memprof_key { MEM_KEY_SELF, MEM_KEY_OP, MEM_KEY_LINE, MEM_KEY_FAMILY, MEM_KEY_THREAD };
+/* MEM_KEY_TOTAL: the op rows ordered by Total, the bytes allocated in the operator and the
+ * operators it called (as torch.profiler's "CPU Mem" counts; it nets the frees out) */
+enum memprof_key { MEM_KEY_SELF, MEM_KEY_OP, MEM_KEY_LINE, MEM_KEY_FAMILY, MEM_KEY_THREAD,
+		   MEM_KEY_TOTAL };
 
 struct memprof;
 

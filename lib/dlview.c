@@ -270,19 +270,16 @@ void dlview_count(struct dlview *v, struct machine *m, const struct dlp_sample *
 		seen[nseen++] = a->op;
 	}
 	/* total: every distinct operator on the stack */
-	for (i = 0; i < nr && nseen < ARRAY_SIZE(seen); i++) {
-		const char *o;
+	{
+		const char *on[32];
+		size_t non = ops_on_stack(frames, nr, on, ARRAY_SIZE(on));
 
-		if (!frames[i].sym || !strstr(frames[i].sym, "at::_ops::"))
-			continue;
-		o = op_from_stack(&frames[i], 1);
-		if (!o)
-			continue;
-		for (j = 0; j < nseen; j++)
-			if (seen[j] == o)
-				break;
-		if (j == nseen)
-			seen[nseen++] = o;
+		for (i = 0; i < non && nseen < ARRAY_SIZE(seen); i++) {
+			for (j = 0; j < nseen && seen[j] != on[i]; j++)
+				;
+			if (j == nseen)
+				seen[nseen++] = on[i];
+		}
 	}
 	for (j = 0; j < nseen; j++)
 		cmap_get(&v->op_total, seen[j], NULL)->n++;

@@ -648,3 +648,23 @@ const char *op_from_stack(const struct frame *frames, size_t nr)
 	}
 	return NULL;
 }
+
+size_t ops_on_stack(const struct frame *frames, size_t nr, const char **out, size_t max)
+{
+	size_t n = 0, i, j;
+
+	for (i = 0; i < nr && n < max; i++) {
+		const char *o;
+
+		if (!frames[i].sym || (!strstr(frames[i].sym, "at::_ops::") &&
+				       !strstr(frames[i].sym, "torch::autograd::generated::")))
+			continue;
+		if (!(o = op_from_stack(&frames[i], 1)))
+			continue;
+		for (j = 0; j < n && out[j] != o; j++)
+			;
+		if (j == n)
+			out[n++] = o;
+	}
+	return n;
+}

@@ -115,6 +115,28 @@ static uint32_t text_id(struct memprof *mp, const char *text)
 	return (uint32_t)((uintptr_t)*slot - 1);
 }
 
+/* The operators on an allocation's stack, without overloads, '\n'-joined and interned */
+static const char *op_chain(struct memprof *mp, const struct frame *frames, size_t nr)
+{
+	const char *on[32];
+	size_t n = ops_on_stack(frames, nr, on, ARRAY_SIZE(on)), len = 0;
+	char buf[2048];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *o = attr_op_name(on[i], NULL);
+		size_t l = strlen(o);
+
+		if (len + l + 2 > sizeof(buf))
+			break;
+		if (len)
+			buf[len++] = '\n';
+		memcpy(buf + len, o, l);
+		len += l;
+	}
+	buf[len] = 0;
+	return len ? intern(mp, buf) : NULL;
+}
+
 static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		    const struct frame *frames, size_t nr, int complete)
 {
@@ -169,6 +191,7 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	al->op = a.deferred ? NULL : intern(mp, attr_op_name(a.op, NULL));
 	al->deferred = a.deferred;
 	al->pyline = intern(mp, a.pyline);
+	al->ops = op_chain(mp, frames + first, nr - first);
 	snprintf(thread, sizeof(thread), "%s (%u)", comm ? comm : "?", s->tid);
 	al->thread = intern(mp, thread);
 	if (mp->frames_cb)
@@ -405,6 +428,7 @@ const char *memprof_cmdline(const struct memprof *mp)
 struct mrow {
 	const char *name;
 	double alloc, count, freed, peak, exit;
+	double total;		/* op keys: in the op and the ops it called */
 };
 
 static int cmp_mrow(const void *a, const void *b)
@@ -418,12 +442,22 @@ static int cmp_mrow(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static int cmp_mrow_total(const void *a, const void *b)
+{
+	const struct mrow *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return cmp_mrow(a, b);
+}
+
 static const char *key_of(const struct mem_alloc *al, enum memprof_key key)
 {
 	switch (key) {
 	case MEM_KEY_SELF:
 		return al->self;
 	case MEM_KEY_OP:
+	case MEM_KEY_TOTAL:
 		return al->op;
 	case MEM_KEY_LINE:
 		return al->pyline ? al->pyline : "(no Python)";
@@ -461,7 +495,48 @@ static void fmt_count(char *buf, size_t sz, double c)
 		snprintf(buf, sz, "%.1fM", c / 1e6);
 }
 
-static const char *const key_names[] = { "function", "op", "line", "family", "thread" };
+static const char *const key_names[] = { "function", "op", "line", "family", "thread", "op" };
+
+static struct mrow *mrow_get(struct u64map *idx, struct mrow **rows, size_t *nr, size_t *alloc,
+			     const char *k)
+{
+	void **slot = u64map_slot(idx, (uintptr_t)k);
+
+	if (!*slot) {
+		ALLOC_GROW(*rows, *nr + 1, *alloc);
+		memset(&(*rows)[*nr], 0, sizeof((*rows)[*nr]));
+		(*rows)[*nr].name = k;
+		*slot = (void *)(uintptr_t)++*nr;
+	}
+	return &(*rows)[(uintptr_t)*slot - 1];
+}
+
+/* Total of an op row: each allocation counts once to its op and to every op on its stack */
+static void add_total(struct memprof *mp, struct u64map *idx, struct mrow **rows, size_t *nr,
+		      size_t *alloc, const struct mem_alloc *al)
+{
+	const char *seen[32], *p = al->ops;
+	size_t n = 0;
+
+	seen[n++] = al->op;
+	mrow_get(idx, rows, nr, alloc, al->op)->total += (double)al->weight;
+	while (p && *p) {
+		const char *e = strchrnul(p, '\n');
+		char buf[256];
+		const char *k;
+		size_t j;
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(e - p), p);
+		k = intern(mp, buf);
+		for (j = 0; j < n && seen[j] != k; j++)
+			;
+		if (j == n && n < ARRAY_SIZE(seen)) {
+			seen[n++] = k;
+			mrow_get(idx, rows, nr, alloc, k)->total += (double)al->weight;
+		}
+		p = *e ? e + 1 : e;
+	}
+}
 
 int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int format,
 		  size_t limit)
@@ -470,23 +545,17 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 	struct u64map idx;
 	struct mrow *rows = NULL;
 	size_t nr = 0, alloc = 0;
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[32], b[32], c[32], d[32], e[32], t[32];
+	int opkey = key == MEM_KEY_OP || key == MEM_KEY_TOTAL;
 
 	u64map_init(&idx);
 	for (size_t i = 0; i < mp->nr_allocs; i++) {
 		const struct mem_alloc *al = &mp->allocs[i];
-		const char *k = intern(mp, key_of(al, key));
-		void **slot = u64map_slot(&idx, (uintptr_t)k);
-		struct mrow *r;
+		struct mrow *r = mrow_get(&idx, &rows, &nr, &alloc, intern(mp, key_of(al, key)));
 		double w = (double)al->weight;
 
-		if (!*slot) {
-			ALLOC_GROW(rows, nr + 1, alloc);
-			memset(&rows[nr], 0, sizeof(rows[nr]));
-			rows[nr].name = k;
-			*slot = (void *)(uintptr_t)++nr;
-		}
-		r = &rows[(uintptr_t)*slot - 1];
+		if (opkey)
+			add_total(mp, &idx, &rows, &nr, &alloc, al);
 		r->alloc += w;
 		r->count += w / (double)(al->size ? al->size : 1);
 		if (al->free_time)
@@ -497,7 +566,7 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 			r->peak += w;
 	}
 	u64map_release(&idx);
-	qsort(rows, nr, sizeof(*rows), cmp_mrow);
+	qsort(rows, nr, sizeof(*rows), key == MEM_KEY_TOTAL ? cmp_mrow_total : cmp_mrow);
 	if (limit && nr > limit)
 		nr = limit;
 
@@ -515,22 +584,30 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 			fprintf(out, "%s{\"name\":", i ? "," : "");
 			fput_json_str(out, rows[i].name);
 			fprintf(out, ",\"alloc_bytes\":%.0f,\"pct\":%.4f,\"allocs\":%.0f,"
-				"\"freed_bytes\":%.0f,\"peak_bytes\":%.0f,\"exit_bytes\":%.0f}",
+				"\"freed_bytes\":%.0f,\"peak_bytes\":%.0f,\"exit_bytes\":%.0f",
 				rows[i].alloc, sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0,
 				rows[i].count, rows[i].freed, rows[i].peak, rows[i].exit);
+			if (opkey)
+				fprintf(out, ",\"total_bytes\":%.0f,\"total_pct\":%.4f}", rows[i].total,
+					sm->alloc_bytes ? 100.0 * rows[i].total / sm->alloc_bytes : 0);
+			else
+				fputc('}', out);
 		}
 		fputs("]}\n", out);
 		free(rows);
 		return 0;
 	}
 	if (format == 2) {
-		fprintf(out, "%s,alloc_bytes,pct,allocs,freed_bytes,peak_bytes,exit_bytes\n",
-			key_names[key]);
+		fprintf(out, "%s,alloc_bytes,pct,allocs,freed_bytes,peak_bytes,exit_bytes%s\n",
+			key_names[key], opkey ? ",total_bytes" : "");
 		for (size_t i = 0; i < nr; i++) {
 			fput_csv_str(out, rows[i].name);
-			fprintf(out, ",%.0f,%.4f,%.0f,%.0f,%.0f,%.0f\n", rows[i].alloc,
+			fprintf(out, ",%.0f,%.4f,%.0f,%.0f,%.0f,%.0f", rows[i].alloc,
 				sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0,
 				rows[i].count, rows[i].freed, rows[i].peak, rows[i].exit);
+			if (opkey)
+				fprintf(out, ",%.0f", rows[i].total);
+			fputc('\n', out);
 		}
 		free(rows);
 		return 0;
@@ -553,11 +630,14 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 		a, b, c, d,
 		sm->peak_time > sm->first_time ? (sm->peak_time - sm->first_time) / 1e9 : 0.0, e);
 	if (sm->unmatched_frees)
-		fprintf(out, "# %llu frees of addresses no live sample had (a forked child freeing "
-			"its parent's memory, ...)\n", (unsigned long long)sm->unmatched_frees);
-	fprintf(out, "\n%10s %7s %8s %10s %10s %10s  %s\n", "Allocated", "Share", "Allocs",
-		"Freed", "At peak", "At exit",
-		key == MEM_KEY_SELF ? "Function" : key == MEM_KEY_OP ? "Operator" :
+		fprintf(out, "# %llu frees of addresses no live sample had (allocated before the "
+			"samples shown, a forked child freeing its parent's memory, ...)\n", (unsigned long long)sm->unmatched_frees);
+	if (opkey)
+		fprintf(out, "# Allocated: in the operator itself (the innermost on the stack); Total: "
+			"in it and the operators it called\n");
+	fprintf(out, "\n%10s %7s %8s %10s %10s %10s%s  %s\n", "Allocated", "Share", "Allocs",
+		"Freed", "At peak", "At exit", opkey ? "      Total   Share" : "",
+		key == MEM_KEY_SELF ? "Function" : opkey ? "Operator" :
 		key == MEM_KEY_LINE ? "Python line" : key == MEM_KEY_FAMILY ? "Family" : "Thread");
 	for (size_t i = 0; i < nr; i++) {
 		fmt_bytes(a, sizeof(a), rows[i].alloc);
@@ -565,9 +645,14 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 		fmt_bytes(c, sizeof(c), rows[i].freed);
 		fmt_bytes(d, sizeof(d), rows[i].peak);
 		fmt_bytes(e, sizeof(e), rows[i].exit);
-		fprintf(out, "%10s %6.2f%% %8s %10s %10s %10s  %s\n", a,
-			sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0.0, b, c, d, e,
-			rows[i].name);
+		fprintf(out, "%10s %6.2f%% %8s %10s %10s %10s", a,
+			sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0.0, b, c, d, e);
+		if (opkey) {
+			fmt_bytes(t, sizeof(t), rows[i].total);
+			fprintf(out, " %10s %6.2f%%", t,
+				sm->alloc_bytes ? 100.0 * rows[i].total / sm->alloc_bytes : 0.0);
+		}
+		fprintf(out, "  %s\n", rows[i].name);
 	}
 	free(rows);
 	return 0;

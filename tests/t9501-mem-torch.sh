@@ -1,0 +1,100 @@
+#!/bin/sh
+# t9501-mem-torch.sh - record --memory against torch.profiler(profile_memory=True) on ONE
+# process: tests/workloads/dl_torch_memprof.py trains a small CNN for 20 steps inside the
+# profiler and writes, per operator, the bytes its calls allocated (the positive memory
+# records of the profiler's trace inside each call, on its thread: the op and the ops it
+# called) beside the profiler's own "CPU Mem" (the same, net of the frees).  dlprof's
+# report --memory --sort total over the profiled window, at the default interval: the
+# profiler's top 8 operators by allocated bytes (its autograd nodes spelled autograd::)
+# each within 10%, in the same order wherever the profiler tells two apart by more than
+# 3% (the forward convolution's four nested ops allocate the same bytes: a tie), and the
+# bytes allocated inside operators within 10% of the profiler's total.
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS UPROBES TORCH
+export DLPROF_DATADIR="$TOP/share"
+
+cat >"$TRASH/compare.py" <<'EOF2'
+import json, re, sys
+prof, rep, tol = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), float(sys.argv[3])
+def dl_name(k):
+    if k.startswith("aten::"):
+        return k
+    if re.fullmatch(r"[A-Za-z0-9]+Backward[0-9]+|AccumulateGrad", k):
+        return "autograd::" + k
+    return None     # Python scopes (Optimizer.step#SGD.step) and the engine's wrappers
+p = {dl_name(r["key"]): r for r in prof["rows"] if dl_name(r["key"])}
+d = {r["name"]: r for r in rep["rows"]}
+top = sorted(p, key=lambda k: (-p[k]["alloc_bytes"], k))[:8]
+ok = True
+print("%-40s %12s %12s %7s %12s" % ("operator", "profiler", "dlprof", "diff", "CPU Mem"))
+for k in top:
+    want, got = p[k]["alloc_bytes"], d.get(k, {}).get("total_bytes", 0)
+    bad = abs(got - want) > tol * want
+    ok = ok and not bad
+    print("%-40s %12d %12d %+6.1f%% %12d%s" % (k, want, got, 100.0 * (got - want) / want,
+          p[k]["cpu_mem"], "  <-- more than %.0f%%" % (100 * tol) if bad else ""))
+for i, a in enumerate(top):
+    for b in top[i + 1:]:
+        pa, pb = p[a]["alloc_bytes"], p[b]["alloc_bytes"]
+        da, db = d.get(a, {}).get("total_bytes", 0), d.get(b, {}).get("total_bytes", 0)
+        if pa > 1.03 * pb and not da > db:
+            print("order: %s before %s in the profiler (%d > %d), not in dlprof (%d, %d)"
+                  % (a, b, pa, pb, da, db))
+            ok = False
+want = prof["alloc_bytes"]
+got = sum(r["alloc_bytes"] for r in rep["rows"] if r["name"].startswith(("aten::", "autograd::")))
+print("allocated in operators: profiler %d, dlprof %d (%+.1f%%)" % (want, got, 100.0 * (got - want) / want))
+ok = ok and want > 0 and abs(got - want) <= tol * want
+sys.exit(0 if ok else 1)
+EOF2
+
+test_expect_success 'record the profiled CNN run with --memory' '
+	"$DLPROF" record -q --memory -o tm.data -- /usr/bin/python3 \
+		"$SRC/workloads/dl_torch_memprof.py" tm.json 20 >rec.out 2>rec.err &&
+	cat rec.out rec.err && test -s tm.json &&
+	"$BUILD/tests/recdump" tm.data >tm.dump &&
+	/usr/bin/python3 - >window <<-\EOF &&
+	import json
+	d = json.load(open("tm.json"))
+	first = min(int(l.split(" time=")[1].split()[0]) for l in open("tm.dump")
+	            if l.startswith("PERF SAMPLE"))
+	print("%.6f,%.6f" % ((d["start_ns"] - first) / 1e9, (d["end_ns"] - first) / 1e9))
+	EOF
+	cat window &&
+	"$DLPROF" report -i tm.data --memory --sort total --time "$(cat window)" >total.txt &&
+	head -24 total.txt &&
+	"$DLPROF" report -i tm.data --memory --sort total --time "$(cat window)" \
+		--format json >total.json
+'
+
+test_expect_success 'top 8 operators by allocated bytes: within 10%, the same order' '
+	/usr/bin/python3 "$TRASH/compare.py" tm.json total.json 0.10
+'
+
+test_expect_success 'Total counts the callers: conv2d holds what mkldnn_convolution allocates' '
+	/usr/bin/python3 - <<-\EOF
+	import json
+	rows = {r["name"]: r for r in json.load(open("total.json"))["rows"]}
+	conv, mk = rows["aten::conv2d"], rows["aten::mkldnn_convolution"]
+	assert conv["alloc_bytes"] == 0 and conv["total_bytes"] >= mk["total_bytes"] > 0, (conv, mk)
+	assert mk["total_bytes"] >= mk["alloc_bytes"] > 0, mk
+	# autograd nodes hold the backward ops they ran
+	node, op = rows["autograd::ConvolutionBackward0"], rows["aten::convolution_backward"]
+	assert node["total_bytes"] >= op["total_bytes"] > 0, (node, op)
+	EOF
+'
+
+test_expect_success 'the table and csv carry Total; --sort op keeps the self order' '
+	grep -q "Total   Share  Operator" total.txt &&
+	"$DLPROF" report -i tm.data --memory --sort op --format csv >op.csv &&
+	head -1 op.csv | grep -q ",total_bytes$" &&
+	"$DLPROF" report -i tm.data --memory --sort op --format json >op.json &&
+	/usr/bin/python3 - <<-\EOF
+	import json
+	rows = json.load(open("op.json"))["rows"]
+	a = [r["alloc_bytes"] for r in rows]
+	assert a == sorted(a, reverse=True), a[:10]
+	EOF
+'
+
+test_done
