@@ -697,6 +697,11 @@ static int add_mem_events(struct recorder *r, int *kernel_dropped)
 			/* woken every few: the library waits for us past a limit in flight */
 			e->attr.watermark = 0;
 			e->attr.wakeup_events = 4;
+		} else {
+			/* a free wants no Python read and no haste: it wakes nobody (half
+			 * the ring's watermark), read with the rest */
+			e->attr.watermark = 1;
+			e->attr.wakeup_watermark = 0;
 		}
 		e->mem = i ? MEM_EV_FREE : MEM_EV_ALLOC;
 		ret = event_probe(&e->attr, kernel_dropped);
