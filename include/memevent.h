@@ -1,16 +1,20 @@
 /* memevent.h - what libdlprof-mem.so (lib/mem/interpose.c) tells dlprof record --memory.
  *
- * Two empty functions of the library are watched by uprobes (record.c opens them on the
- * "uprobe" PMU as the events "mem-alloc" and "mem-free"); their arguments arrive in the
- * sample's user registers:
+ * Two empty functions of the library are watched by uprobes (record.c makes them trace
+ * events in tracefs and opens them as the events "mem-alloc" and "mem-free"); their
+ * arguments arrive in the sample's user registers:
  *   dlprof_mem_alloc_event(addr, size, weight, kind)	DI SI DX CX, with the stack copy
  *   dlprof_mem_free_event(addr, kind, len)		DI SI DX, no stack worth keeping
+ * A free goes through the shared free ring below when it can (record writes those as
+ * DLP_REC_MEMFREE records), through the free event when not.
  * weight: the bytes the sampled allocation stands for (size / P(sampled)); its count
  * estimate is weight / size.  An alloc event of kind MEM_KIND_STATS is the process's
  * exit: DI the allocation calls seen, SI their bytes, DX its resident anonymous memory.
  */
 #ifndef DLPROF_MEMEVENT_H
 #define DLPROF_MEMEVENT_H
+
+#include <stdint.h>
 
 #define MEM_ALLOC_FUNC	"dlprof_mem_alloc_event"
 #define MEM_FREE_FUNC	"dlprof_mem_free_event"
@@ -20,18 +24,47 @@
 #define MEM_ENV_SHARED	"DLPROF_MEM_SHARED"	/* the file of struct mem_shared */
 
 /*
+ * The file both map (MEM_ENV_SHARED names it; fork children keep the mapping, an exec'd
+ * program maps it again), a page of counters, then the ring of frees:
+ *
  * Back-pressure: the alloc events carry a stack copy each (tens of KiB in the ring), and
  * with every allocation sampled a workload makes them faster than dlprof can drain.  The
- * library counts the events it makes (produced), dlprof those it drained (consumed), in a
- * file both map; past limit in flight the library waits (at most MEM_WAIT_MAX_NS per
- * event: a dlprof that stopped draining never hangs the workload).
+ * library counts the events it makes (produced), dlprof those it drained (consumed); past
+ * limit in flight the library waits (at most MEM_WAIT_MAX_NS per event: a dlprof that
+ * stopped draining never hangs the workload).
+ *
+ * Frees: a free of a sampled block needs no stack, only its time, address and thread, so
+ * it does not trap into the kernel: the library puts it in free_ring, a bounded queue of
+ * any number of writers (every thread of every process) and one reader (record's drain):
+ * a writer takes position pos (free_head) when its slot's seq is pos, fills the slot and
+ * sets seq to pos + 1; the reader takes slot pos when seq is pos + 1 and hands it back
+ * with seq pos + MEM_FREE_RING.  A full ring, or no ring, sends the free as the uprobe
+ * event instead (nothing is lost).  The time is CLOCK_MONOTONIC (the samples' clock),
+ * taken before the memory goes back, so an allocation at the same address later comes
+ * after it.
  */
+#define MEM_FREE_RING	(1u << 16)	/* slots, a power of two */
+
+struct mem_free_slot {
+	uint64_t seq;
+	uint64_t time;
+	uint64_t addr;
+	uint32_t pid, tid;
+};
+
 struct mem_shared {
 	uint64_t produced;
 	uint64_t pad[7];	/* its own cache line */
 	uint64_t consumed;
 	uint64_t limit;		/* 0: no waiting */
+	uint64_t pad2[6];
+	uint64_t free_head;	/* the next position a writer takes */
+	uint64_t pad3[7];
+	uint64_t free_ring_on;	/* 1: free_ring is there (the file is MEM_SHARED_SIZE) */
+	uint64_t pad4[487];	/* the ring starts on the second page */
+	struct mem_free_slot free_ring[MEM_FREE_RING];
 };
+#define MEM_SHARED_SIZE	sizeof(struct mem_shared)
 #define MEM_WAIT_MAX_NS	20000000ull
 
 enum mem_kind {

@@ -38,6 +38,8 @@ enum dlp_rec_type {
 				   whose user stack is a DLP_REC_STACK */
 	DLP_REC_PROC	= 15,	/* struct dlp_proc_rec + "key\0value\0" pairs: a process's
 				   command line and rank, read when it exec'd */
+	DLP_REC_MEMFREE	= 16,	/* struct dlp_memfree[]: frees of sampled blocks (record
+				   --memory) that came through the library's free ring */
 	DLP_REC_MAX
 };
 
@@ -110,6 +112,14 @@ struct dlp_usample_rec {
 #define DLP_USAMPLE_LEAF_IP  (1u << 1)	/* the stack starts at the caller: its leaf frame is the
 					   sample's IP (a sample taken in user mode), which
 					   leaves far fewer distinct stacks to store */
+
+/* DLP_REC_MEMFREE payload: len / sizeof(struct dlp_memfree) of these, in the order the
+ * free ring gave them (not sorted by time). */
+struct dlp_memfree {
+	uint64_t time;		/* CLOCK_MONOTONIC ns, taken before the memory went back */
+	uint64_t addr;
+	uint32_t pid, tid;
+};
 
 /* DLP_REC_STATS payload. */
 struct dlp_stats {

@@ -6,6 +6,7 @@
 
 #include "attr.h"
 #include "memevent.h"
+#include "recfile.h"
 #include "rephash.h"
 #include "util.h"
 
@@ -217,7 +218,22 @@ static int mp_other_sample(void *ctx, const struct dlp_sample *s)
 
 static int mp_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
-	return attr_other(((struct memprof *)ctx)->attr, type, data, len);
+	struct memprof *mp = ctx;
+
+	if (type == DLP_REC_MEMFREE) {
+		/* the frees that came through the library's ring */
+		size_t n = len / sizeof(struct dlp_memfree);
+
+		ALLOC_GROW(mp->frees, mp->nr_frees + n, mp->alloc_frees);
+		for (size_t i = 0; i < n; i++) {
+			struct dlp_memfree f;
+
+			memcpy(&f, (const char *)data + i * sizeof(f), sizeof(f));
+			mp->frees[mp->nr_frees++] = (struct mem_free){ f.time, f.addr, f.pid };
+		}
+		return 0;
+	}
+	return attr_other(mp->attr, type, data, len);
 }
 
 static int mp_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,

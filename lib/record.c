@@ -220,6 +220,9 @@ struct recorder {
 	} *mem_procs;
 	size_t nr_mem_procs, alloc_mem_procs;
 	uint64_t mem_allocs, mem_frees;
+	uint64_t mem_free_tail;		/* the free ring's next slot to read */
+	uint64_t mem_free_wait;		/* since when its slot is taken but not filled */
+	uint64_t mem_ring_lost;		/* frees whose writer never filled their slot */
 	char *mem_shared_path;		/* the back-pressure counters (memevent.h) */
 	struct mem_shared *mem_shared;
 };
@@ -1445,11 +1448,14 @@ static int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const v
 	return 0;
 }
 
+static void mem_ring_drain(struct recorder *r, int final);
+
 static void drain_all(struct recorder *r)
 {
 	for (int c = 0; c < r->nr_cpus; c++)
 		if (r->rings[c].ctl)
 			ring_drain(&r->rings[c], on_record, r);
+	mem_ring_drain(r, 0);
 	if (r->ru)
 		recunw_kick(r->ru);
 }
@@ -2147,19 +2153,22 @@ static void sweep_tmpdirs(void)
 	closedir(d);
 }
 
-/* --memory: the file the library and we count alloc events in (memevent.h) */
+/* --memory: the file the library and we share (memevent.h): the alloc events' counters
+ * and the free ring */
 static void mem_shared_open(struct recorder *r)
 {
 	char *path = xasprintf("%s/dlprof-mem.XXXXXX", tmp_root());
 	int fd = mkstemp(path);
 	void *m = MAP_FAILED;
 
-	if (fd >= 0 && !ftruncate(fd, (off_t)sysconf(_SC_PAGESIZE)))
-		m = mmap(NULL, sizeof(struct mem_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	_Static_assert(offsetof(struct mem_shared, free_ring) == 4096, "the ring's page");
+	if (fd >= 0 && !ftruncate(fd, (off_t)MEM_SHARED_SIZE))
+		m = mmap(NULL, MEM_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (fd >= 0)
 		close(fd);
 	if (m == MAP_FAILED) {
-		/* without it nothing waits: samples may be lost at high rates (counted) */
+		/* without it nothing waits (samples may be lost at high rates: counted) and
+		 * every free is a uprobe event */
 		warning("--memory: cannot set up '%s': %s", path, strerror(errno));
 		if (fd >= 0)
 			unlink(path);
@@ -2172,8 +2181,64 @@ static void mem_shared_open(struct recorder *r)
 			       ((size_t)r->opts->stack_size + 512);
 	if (r->mem_shared->limit < 4)
 		r->mem_shared->limit = 4;
+	for (uint64_t i = 0; i < MEM_FREE_RING; i++)
+		r->mem_shared->free_ring[i].seq = i;
+	/* the test suite's way to send every free as a uprobe event */
+	if (!getenv("DLPROF_TEST_MEM_NO_RING"))
+		__atomic_store_n(&r->mem_shared->free_ring_on, 1, __ATOMIC_RELEASE);
 	r->mem_shared_path = path;
 	setenv(MEM_ENV_SHARED, path, 1);
+}
+
+/*
+ * --memory: take the frees the library put in the ring (memevent.h) and write them as
+ * DLP_REC_MEMFREE records.  A slot taken but not filled yet is waited for; one left so
+ * for a second (its writer died between the two) is passed over and counted.  FINAL:
+ * the end of the recording (the ring is closed to writers first; what is half-written
+ * then is counted).
+ */
+static void mem_ring_drain(struct recorder *r, int final)
+{
+	struct mem_shared *sh = r->mem_shared;
+	struct dlp_memfree out[512];
+	size_t n = 0;
+
+	if (!sh)
+		return;
+	if (final)
+		__atomic_store_n(&sh->free_ring_on, 0, __ATOMIC_RELEASE);
+	for (;;) {
+		uint64_t pos = r->mem_free_tail;
+		struct mem_free_slot *e = &sh->free_ring[pos & (MEM_FREE_RING - 1)];
+
+		if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != pos + 1) {
+			if (__atomic_load_n(&sh->free_head, __ATOMIC_ACQUIRE) == pos)
+				break;	/* empty */
+			if (!final) {
+				uint64_t t = now_ns();
+
+				if (!r->mem_free_wait)
+					r->mem_free_wait = t;
+				if (t - r->mem_free_wait < 1000000000ull)
+					break;
+			}
+			r->mem_ring_lost++;
+		} else {
+			out[n++] = (struct dlp_memfree){ e->time, e->addr, e->pid, e->tid };
+		}
+		__atomic_store_n(&e->seq, pos + MEM_FREE_RING, __ATOMIC_RELEASE);
+		r->mem_free_tail = pos + 1;
+		r->mem_free_wait = 0;
+		if (n == ARRAY_SIZE(out)) {
+			rec_put(r, DLP_REC_MEMFREE, out, sizeof(out), NULL, 0);
+			r->mem_frees += n;
+			n = 0;
+		}
+	}
+	if (n) {
+		rec_put(r, DLP_REC_MEMFREE, out, n * sizeof(out[0]), NULL, 0);
+		r->mem_frees += n;
+	}
 }
 
 static void setup_env(struct recorder *r)
@@ -2678,6 +2743,10 @@ int record_run(const struct record_opts *o)
 		info("workload killed by signal %d (%s)", wl.term_sig, strsignal(wl.term_sig));
 	drain_all(r);
 	close_events(r);
+	mem_ring_drain(r, 1);
+	if (r->mem_ring_lost)
+		record_warn(r, "--memory: %llu frees lost (their process ended while writing them)",
+			    (unsigned long long)r->mem_ring_lost);
 	rec_put_done(r);
 	/* the samples out first: what follows is side-band, and STATS ends the file */
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
@@ -2766,7 +2835,7 @@ out:
 	u64set_free(&r->pids);
 	u64set_free(&r->mem_pids);
 	if (r->mem_shared)
-		munmap(r->mem_shared, sizeof(*r->mem_shared));
+		munmap(r->mem_shared, MEM_SHARED_SIZE);
 	if (r->mem_shared_path)
 		unlink(r->mem_shared_path);
 	free(r->mem_shared_path);

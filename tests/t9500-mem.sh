@@ -85,6 +85,22 @@ test_expect_success '--mem-sample 1: every allocation, exact; the realloc chain 
 	test "$(grep -c "mem-known (" thr)" -eq 2
 '
 
+test_expect_success 'frees: through the shared ring, through the uprobe event without it: the same' '
+	"$BUILD/tests/recdump" e.data >e.dump &&
+	ring=$(grep -c "^MEMFREE " e.dump) && ev=$(grep -c "ev=mem-free$" e.dump || :) &&
+	echo "frees through the ring $ring, as events $ev" &&
+	test "$ring" -gt 20000 && test "$ev" -lt "$ring" &&
+	DLPROF_TEST_MEM_NO_RING=1 "$DLPROF" record -q --memory --mem-sample 1 -o e2.data -- \
+		"$W" 20000 >own2 &&
+	"$BUILD/tests/recdump" e2.data >e2.dump &&
+	! grep -q "^MEMFREE " e2.dump && grep -q "ev=mem-free$" e2.dump &&
+	"$DLPROF" report --memory -i e2.data --format json >e2.json &&
+	/usr/bin/python3 "$TRASH/compare.py" own2 e2.json 0 &&
+	"$DLPROF" report --memory -i e.data -n 0 | sed 1,4d >t1 &&
+	"$DLPROF" report --memory -i e2.data -n 0 | sed 1,4d >t2 &&
+	diff t1 t2
+'
+
 test_expect_success 'fold --memory: alloc, peak and live stacks add up to the report' '
 	for v in alloc peak live; do
 		"$DLPROF" fold --memory $v -i e.data >f.$v || return 1

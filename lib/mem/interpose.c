@@ -8,15 +8,17 @@
  * probability p = 1 - exp(-n/mean), and stands for n/p bytes and 1/p allocations, so sums
  * over the samples are unbiased estimates of the workload's.
  *
- * A sampled allocation calls dlprof_mem_alloc_event(addr, size, weight, kind), a free of a
- * sampled address dlprof_mem_free_event(addr, kind, len): empty functions dlprof watches
- * with uprobes, which carry the registers (the arguments) and, for allocations, the stack
- * copy: a sampled allocation travels the same ring, unwinder and attribution as a CPU
- * sample, and only sampled calls pay for it.  A free of an address not sampled costs a
- * hash and a load from a 128 KiB table of bucket counts.
+ * A sampled allocation calls dlprof_mem_alloc_event(addr, size, weight, kind): an empty
+ * function dlprof watches with a uprobe, which carries the registers (the arguments) and
+ * the stack copy: a sampled allocation travels the same ring, unwinder and attribution as
+ * a CPU sample, and only sampled calls pay for it.  A free of a sampled address goes into
+ * the free ring of the file dlprof shares with us (time, address, thread: memevent.h), no
+ * trap; when the ring is full or missing, it calls dlprof_mem_free_event(addr, kind, len),
+ * watched the same way.  A free of an address not sampled costs a hash and a load from a
+ * 128 KiB table of bucket counts.
  *
- * The free event is sent before the memory goes back to glibc, so a later allocation at
- * the same address comes after it in time.  At exit, dlprof_mem_alloc_event(calls, bytes,
+ * A free is sent before the memory goes back to glibc, so a later allocation at the same
+ * address comes after it in time.  At exit, dlprof_mem_alloc_event(calls, bytes,
  * rss_anon, MEM_KIND_STATS) tells dlprof how much this process allocated in all, and its
  * resident anonymous memory (an allocator dlprof cannot see shows as the difference).
  *
@@ -30,7 +32,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -276,11 +280,15 @@ static int forget(uintptr_t p)
 /* ---- back-pressure (memevent.h) ---- */
 
 static struct mem_shared *shared;	/* NULL: not mapped (yet) */
-static int shared_tried;
+static int shared_tried, shared_no_ring;
+static pid_t my_pid;			/* getpid(), kept; a fork child's own */
+static TLS pid_t t_tid;
 
 static struct mem_shared *shared_map(void)
 {
 	const char *path;
+	struct stat st;
+	size_t size;
 	int fd;
 	void *m;
 
@@ -288,15 +296,19 @@ static struct mem_shared *shared_map(void)
 		return __atomic_load_n(&shared, __ATOMIC_ACQUIRE);
 	path = getenv(MEM_ENV_SHARED);
 	if (path && *path && (fd = (int)syscall(SYS_open, path, O_RDWR | O_CLOEXEC)) >= 0) {
-		m = (void *)syscall(SYS_mmap, NULL, sizeof(struct mem_shared),
-				    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		/* the counters; the free ring too when the file holds it */
+		size = !syscall(SYS_fstat, fd, &st) && (size_t)st.st_size >= MEM_SHARED_SIZE ?
+		       MEM_SHARED_SIZE : offsetof(struct mem_shared, free_ring);
+		m = (void *)syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		syscall(SYS_close, fd);
 		if (m != MAP_FAILED) {
 			struct mem_shared *expect = NULL;
 
+			if (size < MEM_SHARED_SIZE)
+				shared_no_ring = 1;
 			if (!__atomic_compare_exchange_n(&shared, &expect, m, 0, __ATOMIC_ACQ_REL,
 							 __ATOMIC_ACQUIRE))
-				syscall(SYS_munmap, m, sizeof(struct mem_shared));
+				syscall(SYS_munmap, m, size);
 		}
 	}
 	__atomic_store_n(&shared_tried, 1, __ATOMIC_RELEASE);
@@ -344,6 +356,43 @@ static void on_alloc(void *p, size_t n, uint64_t kind)
 	}
 }
 
+/* A free into the shared ring (memevent.h); 0 when there is no ring or no room. */
+static int ring_free(uintptr_t addr)
+{
+	struct mem_shared *sh = shared_map();
+	struct mem_free_slot *e;
+	uint64_t pos;
+
+	if (!sh || shared_no_ring || !__atomic_load_n(&sh->free_ring_on, __ATOMIC_RELAXED))
+		return 0;
+	pos = __atomic_load_n(&sh->free_head, __ATOMIC_RELAXED);
+	for (;;) {
+		int64_t dif;
+
+		e = &sh->free_ring[pos & (MEM_FREE_RING - 1)];
+		dif = (int64_t)(__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) - pos);
+		if (dif == 0) {
+			if (__atomic_compare_exchange_n(&sh->free_head, &pos, pos + 1, 1,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				break;
+		} else if (dif < 0) {
+			return 0;	/* full: dlprof is behind */
+		} else {
+			pos = __atomic_load_n(&sh->free_head, __ATOMIC_RELAXED);
+		}
+	}
+	if (unlikely(!my_pid))
+		my_pid = (pid_t)syscall(SYS_getpid);
+	if (unlikely(!t_tid))
+		t_tid = (pid_t)syscall(SYS_gettid);
+	e->time = mono_ns();
+	e->addr = addr;
+	e->pid = (uint32_t)my_pid;
+	e->tid = (uint32_t)t_tid;
+	__atomic_store_n(&e->seq, pos + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
 /* Before the memory goes back: was it sampled (every free when every allocation is)? */
 static void on_free(void *p, uint64_t kind, size_t len)
 {
@@ -351,7 +400,7 @@ static void on_free(void *p, uint64_t kind, size_t len)
 
 	if (!p || mean <= 0)
 		return;
-	if (mean == 1 || forget((uintptr_t)p))
+	if ((mean == 1 || forget((uintptr_t)p)) && !ring_free((uintptr_t)p))
 		dlprof_mem_free_event((uintptr_t)p, kind, len);
 }
 
@@ -499,6 +548,8 @@ static void atfork_child(void)
 	pthread_mutex_init(&over_lock, NULL);
 	t_left = 0;	/* its own draws */
 	t_rng = 0;
+	my_pid = 0;	/* its own pid and thread id in the free ring */
+	t_tid = 0;
 	total_calls = total_bytes = total_sampled = 0;
 	t_calls = t_bytes = 0;
 }

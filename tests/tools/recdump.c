@@ -17,6 +17,7 @@
  *   PERF LOST id=N lost=N
  *   PERF SWITCH|SWITCH_CPU_WIDE misc=0xX size=N
  *   PERF TYPE<n> size=N                (other perf records)
+ *   MEMFREE pid=P tid=T time=NS addr=0xX   (one line per free of a DLP_REC_MEMFREE record)
  *   STATS samples=N lost=N exit=N flags=0xX
  *   BUILDID|KSYMS|JITMAP|JITDUMP|ITT|FILE|TYPE<n> len=N
  * and last: records=N chunks=N truncated=0|1
@@ -271,6 +272,17 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 				break;
 			printf("META %s=%s\n", k, v);
 			p = e + 1;
+		}
+		return 0;
+	case DLP_REC_MEMFREE:
+		/* one line per free */
+		for (size_t i = 0; i + sizeof(struct dlp_memfree) <= len;
+		     i += sizeof(struct dlp_memfree)) {
+			struct dlp_memfree f;
+
+			memcpy(&f, (const char *)data + i, sizeof(f));
+			printf("MEMFREE pid=%u tid=%u time=%" PRIu64 " addr=0x%" PRIx64 "\n", f.pid,
+			       f.tid, f.time, f.addr);
 		}
 		return 0;
 	case DLP_REC_PROC: {
