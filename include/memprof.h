@@ -48,6 +48,8 @@ struct memprof_summary {
 	double alloc_bytes, alloc_count, freed_bytes, freed_count;
 	double peak_bytes, exit_bytes, exit_count;
 	uint64_t peak_time, first_time;	/* ns, the recording's clock */
+	uint64_t fault_samples;		/* page-fault samples (record -e page-faults) */
+	double fault_bytes;		/* the faults they stand for x 4 KiB */
 };
 
 /* MEM_KEY_TOTAL: the op rows ordered by Total, the bytes allocated in the operator and the

@@ -15,9 +15,20 @@ struct mem_free {
 	uint32_t pid;
 };
 
+/* A page-fault sample (record -e page-faults beside --memory): first touch of memory */
+struct mem_fault {
+	const char *self, *family, *op, *pyline, *thread;	/* interned */
+	uint32_t deferred;
+	double bytes;		/* faults it stands for x the page size */
+};
+
 struct memprof {
 	const struct family_rules *rules;
 	struct attr *attr;
+	struct attr *fattr;		/* the page-fault samples' attribution */
+	struct mem_fault *faults;
+	size_t nr_faults, alloc_faults;
+	int have_faults;		/* the recording has a page-faults event */
 	struct fold *fold;
 	struct strpool pool;
 	const char **texts;		/* stack id -> folded text (interned) */
@@ -57,6 +68,8 @@ void memprof_free(struct memprof *mp)
 	if (!mp)
 		return;
 	attr_free(mp->attr);
+	attr_free(mp->fattr);
+	free(mp->faults);
 	fold_free(mp->fold);
 	strpool_release(&mp->pool);
 	u64map_release(&mp->text_ids);
@@ -252,6 +265,13 @@ static int mp_meta(void *ctx, const char *key, const char *value)
 		mp->cmdline = xstrdup(value);
 	} else if (!strcmp(key, "mem_sample")) {
 		mp->sum.mean = strtoull(value, NULL, 10);
+	} else if (!strcmp(key, "event")) {
+		char *list = xstrdup(value), *save = NULL;
+
+		for (char *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save))
+			if (!strcmp(e, "page-faults") || !strcmp(e, "faults"))
+				mp->have_faults = 1;
+		free(list);
 	}
 	return 0;
 }
@@ -397,6 +417,52 @@ static void finish(struct memprof *mp)
 	}
 }
 
+static int mf_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
+		    const struct frame *frames, size_t nr, int complete)
+{
+	struct memprof *mp = ctx;
+	const char *comm = machine_comm_at(m, s->pid, s->tid, s->time);
+	struct sample_attr a;
+	struct mem_fault *f;
+	char thread[64];
+
+	attr_sample(mp->fattr, s, frames, nr, &a);
+	ALLOC_GROW(mp->faults, mp->nr_faults + 1, mp->alloc_faults);
+	f = &mp->faults[mp->nr_faults++];
+	memset(f, 0, sizeof(*f));
+	f->bytes = (double)(s->period ? s->period : 1) * 4096.0;
+	/* the function that touched the page: the first one that is not the kernel's, libc's
+	 * or our interposer's (memset, the allocator's own headers: their caller touched it) */
+	for (size_t i = 0; i < nr; i++)
+		if (!(frames[i].flags & FRAME_KERNEL) &&
+		    !(frames[i].dso && i + 1 < nr && (!strncmp(frames[i].dso, "libc.so", 7) ||
+						      is_ours(&frames[i])))) {
+			f->self = intern(mp, frames[i].sym ? frames[i].sym : "[unknown]");
+			break;
+		}
+	if (!f->self)
+		f->self = intern(mp, "[unknown]");
+	f->family = intern(mp, a.family);
+	f->op = a.deferred ? NULL : intern(mp, attr_op_name(a.op, NULL));
+	f->deferred = a.deferred;
+	f->pyline = intern(mp, a.pyline);
+	snprintf(thread, sizeof(thread), "%s (%u)", comm ? comm : "?", s->tid);
+	f->thread = intern(mp, thread);
+	return 0;
+}
+
+static int mf_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
+		       const struct frame *frames, size_t nr, int complete)
+{
+	attr_observe(((struct memprof *)ctx)->fattr, s, frames, nr);
+	return 0;
+}
+
+static int mf_other(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	return attr_other(((struct memprof *)ctx)->fattr, type, data, len);
+}
+
 int memprof_run(struct memprof *mp, const char *path, struct profile_opts *po,
 		struct sample_filter *filt, struct profile_stats *st, struct session_info *info)
 {
@@ -415,6 +481,41 @@ int memprof_run(struct memprof *mp, const char *path, struct profile_opts *po,
 	if (ret < 0)
 		return ret;
 	finish(mp);
+	if (mp->have_faults) {
+		/* resident growth beside the heap: the page-fault samples, attributed alike */
+		struct profile_stats fst;
+		struct session_info finfo;
+		int r2;
+
+		memset(&c, 0, sizeof(c));
+		c.stack = mf_stack;
+		c.other = mf_other;
+		c.filtered = mf_filtered;
+		c.ctx = mp;
+		mp->fattr = attr_new(mp->rules);
+		po->event = "page-faults";
+		r2 = profile_run_filtered(path, po, filt, mp->rules, &c, &fst, &finfo);
+		if (r2 < 0)
+			return r2;
+		attr_resolve(mp->fattr);
+		for (size_t k = 0; k < mp->nr_faults; k++) {
+			struct mem_fault *f = &mp->faults[k];
+
+			if (f->deferred) {
+				const struct sample_attr *d = attr_deferred(mp->fattr, f->deferred);
+
+				f->op = intern(mp, attr_op_name(d ? d->op : NULL, NULL));
+				if (d && !f->pyline)
+					f->pyline = intern(mp, d->pyline);
+			}
+			if (!f->op)
+				f->op = intern(mp, "(no op)");
+			mp->sum.fault_bytes += f->bytes;
+		}
+		mp->sum.fault_samples = mp->nr_faults;
+		if (r2 > ret)
+			ret = r2;
+	}
 	return ret;
 }
 
@@ -445,6 +546,7 @@ struct mrow {
 	const char *name;
 	double alloc, count, freed, peak, exit;
 	double total;		/* op keys: in the op and the ops it called */
+	double faulted;		/* page-fault samples' bytes (first touch) */
 };
 
 static int cmp_mrow(const void *a, const void *b)
@@ -465,6 +567,24 @@ static int cmp_mrow_total(const void *a, const void *b)
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
 	return cmp_mrow(a, b);
+}
+
+static const char *fault_key(const struct mem_fault *f, enum memprof_key key)
+{
+	switch (key) {
+	case MEM_KEY_SELF:
+		return f->self;
+	case MEM_KEY_OP:
+	case MEM_KEY_TOTAL:
+		return f->op;
+	case MEM_KEY_LINE:
+		return f->pyline ? f->pyline : "(no Python)";
+	case MEM_KEY_FAMILY:
+		return f->family ? f->family : "other";
+	case MEM_KEY_THREAD:
+		return f->thread;
+	}
+	return "?";
 }
 
 static const char *key_of(const struct mem_alloc *al, enum memprof_key key)
@@ -581,6 +701,9 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 		if (al->at_peak)
 			r->peak += w;
 	}
+	for (size_t i = 0; i < mp->nr_faults; i++)
+		mrow_get(&idx, &rows, &nr, &alloc, intern(mp, fault_key(&mp->faults[i], key)))->faulted +=
+			mp->faults[i].bytes;
 	u64map_release(&idx);
 	qsort(rows, nr, sizeof(*rows), key == MEM_KEY_TOTAL ? cmp_mrow_total : cmp_mrow);
 	if (limit && nr > limit)
@@ -589,13 +712,15 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 	if (format == 1) {
 		fprintf(out, "{\"memory\":{\"sample_bytes\":%llu,\"samples\":%llu,\"frees\":%llu,"
 			"\"unmatched_frees\":%llu,\"alloc_bytes\":%.0f,\"allocs\":%.0f,"
-			"\"freed_bytes\":%.0f,\"peak_bytes\":%.0f,\"peak_s\":%.6f,\"exit_bytes\":%.0f},"
+			"\"freed_bytes\":%.0f,\"peak_bytes\":%.0f,\"peak_s\":%.6f,\"exit_bytes\":%.0f,"
+			"\"fault_samples\":%llu,\"faulted_bytes\":%.0f},"
 			"\"key\":\"%s\",\"rows\":[", (unsigned long long)sm->mean,
 			(unsigned long long)sm->samples, (unsigned long long)sm->frees,
 			(unsigned long long)sm->unmatched_frees, sm->alloc_bytes, sm->alloc_count,
 			sm->freed_bytes, sm->peak_bytes,
 			sm->peak_time > sm->first_time ? (sm->peak_time - sm->first_time) / 1e9 : 0.0,
-			sm->exit_bytes, key_names[key]);
+			sm->exit_bytes, (unsigned long long)sm->fault_samples, sm->fault_bytes,
+			key_names[key]);
 		for (size_t i = 0; i < nr; i++) {
 			fprintf(out, "%s{\"name\":", i ? "," : "");
 			fput_json_str(out, rows[i].name);
@@ -604,18 +729,20 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 				rows[i].alloc, sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0,
 				rows[i].count, rows[i].freed, rows[i].peak, rows[i].exit);
 			if (opkey)
-				fprintf(out, ",\"total_bytes\":%.0f,\"total_pct\":%.4f}", rows[i].total,
+				fprintf(out, ",\"total_bytes\":%.0f,\"total_pct\":%.4f", rows[i].total,
 					sm->alloc_bytes ? 100.0 * rows[i].total / sm->alloc_bytes : 0);
-			else
-				fputc('}', out);
+			if (mp->have_faults)
+				fprintf(out, ",\"faulted_bytes\":%.0f", rows[i].faulted);
+			fputc('}', out);
 		}
 		fputs("]}\n", out);
 		free(rows);
 		return 0;
 	}
 	if (format == 2) {
-		fprintf(out, "%s,alloc_bytes,pct,allocs,freed_bytes,peak_bytes,exit_bytes%s\n",
-			key_names[key], opkey ? ",total_bytes" : "");
+		fprintf(out, "%s,alloc_bytes,pct,allocs,freed_bytes,peak_bytes,exit_bytes%s%s\n",
+			key_names[key], opkey ? ",total_bytes" : "",
+			mp->have_faults ? ",faulted_bytes" : "");
 		for (size_t i = 0; i < nr; i++) {
 			fput_csv_str(out, rows[i].name);
 			fprintf(out, ",%.0f,%.4f,%.0f,%.0f,%.0f,%.0f", rows[i].alloc,
@@ -623,6 +750,8 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 				rows[i].count, rows[i].freed, rows[i].peak, rows[i].exit);
 			if (opkey)
 				fprintf(out, ",%.0f", rows[i].total);
+			if (mp->have_faults)
+				fprintf(out, ",%.0f", rows[i].faulted);
 			fputc('\n', out);
 		}
 		free(rows);
@@ -648,11 +777,18 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 	if (sm->unmatched_frees)
 		fprintf(out, "# %llu frees of addresses no live sample had (allocated before the "
 			"samples shown, a forked child freeing its parent's memory, ...)\n", (unsigned long long)sm->unmatched_frees);
+	if (mp->have_faults) {
+		fmt_bytes(a, sizeof(a), sm->fault_bytes);
+		fprintf(out, "# page faults: %llu samples, %s of memory first touched (resident "
+			"growth): Faulted, by who touched it\n", (unsigned long long)sm->fault_samples,
+			a);
+	}
 	if (opkey)
 		fprintf(out, "# Allocated: in the operator itself (the innermost on the stack); Total: "
 			"in it and the operators it called\n");
-	fprintf(out, "\n%10s %7s %8s %10s %10s %10s%s  %s\n", "Allocated", "Share", "Allocs",
+	fprintf(out, "\n%10s %7s %8s %10s %10s %10s%s%s  %s\n", "Allocated", "Share", "Allocs",
 		"Freed", "At peak", "At exit", opkey ? "      Total   Share" : "",
+		mp->have_faults ? "    Faulted" : "",
 		key == MEM_KEY_SELF ? "Function" : opkey ? "Operator" :
 		key == MEM_KEY_LINE ? "Python line" : key == MEM_KEY_FAMILY ? "Family" : "Thread");
 	for (size_t i = 0; i < nr; i++) {
@@ -667,6 +803,10 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 			fmt_bytes(t, sizeof(t), rows[i].total);
 			fprintf(out, " %10s %6.2f%%", t,
 				sm->alloc_bytes ? 100.0 * rows[i].total / sm->alloc_bytes : 0.0);
+		}
+		if (mp->have_faults) {
+			fmt_bytes(t, sizeof(t), rows[i].faulted);
+			fprintf(out, " %10s", t);
 		}
 		fprintf(out, "  %s\n", rows[i].name);
 	}

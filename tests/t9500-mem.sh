@@ -101,6 +101,29 @@ test_expect_success 'frees: through the shared ring, through the uprobe event wi
 	diff t1 t2
 '
 
+test_expect_success 'page faults beside the heap: resident growth by the function that touched it' '
+	"$DLPROF" record -q --memory -e page-faults -F 10000 -o pf.data -- "$W" >ownpf &&
+	"$DLPROF" report --memory -i pf.data | tee pf.txt &&
+	grep -q "^# page faults: [0-9]* samples" pf.txt && grep -q " Faulted  Function$" pf.txt &&
+	"$DLPROF" report --memory -i pf.data --format json >pf.json &&
+	/usr/bin/python3 - <<-\EOF
+	import json
+	d = json.load(open("pf.json"))
+	r = {x["name"]: x for x in d["rows"]}
+	MiB = 1 << 20
+	# what each function writes to (memset of fresh memory): every page first touched
+	for name, want in (("keep_cache", 256 * MiB), ("thread_main", 64 * MiB),
+	                   ("leak_blocks", 60 * MiB), ("grow_buffer", 64 * MiB), ("map_region", 32 * MiB)):
+	    got = r[name]["faulted_bytes"]
+	    print("%-12s touched %5.1f MiB, page faults say %5.1f MiB" % (name, want / MiB, got / MiB))
+	    assert abs(got - want) <= 0.10 * want, (name, got, want)
+	# 2 GiB allocated in small blocks that reuse the same memory: little resident growth
+	b = r["batch_small"]
+	assert b["faulted_bytes"] < 0.05 * b["alloc_bytes"], b
+	assert d["memory"]["fault_samples"] > 500, d["memory"]
+	EOF
+'
+
 test_expect_success 'fold --memory: alloc, peak and live stacks add up to the report' '
 	for v in alloc peak live; do
 		"$DLPROF" fold --memory $v -i e.data >f.$v || return 1
