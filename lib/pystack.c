@@ -6,6 +6,7 @@
 #include "frame.h"
 #include "pyframes.h"
 #include "recfile.h"
+#include "rephash.h"
 #include "util.h"
 
 struct pycode_info {
@@ -36,7 +37,11 @@ struct pyprev {
 
 #define PY_MAX_CODES	(1u << 20)	/* code objects of a recording */
 #define PY_MAX_DEPTH	512		/* frames of a stack, as record writes them */
-#define PY_REPEAT_CAP	256		/* stacks' frames per frame stored */
+/* The distinct stacks' frames kept: at most PY_REPEAT_CAP per frame the records carry,
+ * plus PY_REPEAT_SLACK (a hostile file of records that each repeat 511 frames and add
+ * one would otherwise make 512 frames of memory per 16 bytes of file) */
+#define PY_REPEAT_CAP	32
+#define PY_REPEAT_SLACK	(8u << 20)
 
 struct pystacks {
 	size_t own_frames;	/* frames stored in the records */
@@ -47,8 +52,9 @@ struct pystacks {
 	size_t nr_codes;
 	struct pyst *st;
 	size_t nr_st, alloc_st;
-	struct dlp_pyframe *frames;
+	struct dlp_pyframe *frames;	/* the distinct stacks, each stored once */
 	size_t nr_frames, alloc_frames;
+	struct u64map distinct;		/* hash of a stack's frames -> its first + 1 */
 	int sorted;
 	struct pystacks_stats stats;
 	const char *eval;		/* "_PyEval_EvalFrameDefault", interned */
@@ -76,6 +82,7 @@ void pystacks_free(struct pystacks *ps)
 	free(ps->prev);
 	free(ps->st);
 	free(ps->frames);
+	u64map_release(&ps->distinct);
 	free(ps);
 }
 
@@ -140,7 +147,9 @@ static void add_stack(struct pystacks *ps, const void *data, size_t len)
 	struct dlp_pystack_rec r;
 	struct pyprev *pv;
 	struct pyst *s;
-	size_t own;
+	size_t own, first;
+	uint64_t h;
+	void **slot;
 
 	if (len < sizeof(r))
 		return;
@@ -149,18 +158,40 @@ static void add_stack(struct pystacks *ps, const void *data, size_t len)
 	if (r.same > r.nr || r.nr > PY_MAX_DEPTH ||
 	    own * sizeof(struct dlp_pyframe) > len - sizeof(r))
 		return;
-	/* a stack repeats its thread's previous frames: never more of them than the
-	 * recording could plausibly hold (a hostile file of records that only repeat) */
-	ps->own_frames += own;
-	if (ps->nr_frames + r.nr > PY_REPEAT_CAP * ps->own_frames + (1u << 20)) {
-		if (!ps->capped++)
-			warning("Python stacks: records that repeat more frames than the recording "
-				"holds: the rest ignored");
-		return;
-	}
 	pv = prev_of(ps, r.pid, r.tid);
 	if (r.same > pv->nr)
 		r.same = pv->nr, r.nr = (uint16_t)(own + r.same);	/* a record went missing */
+	ps->own_frames += own;
+	/* its own frames, then the root side of the thread's previous stack, built after
+	 * the stored ones: kept there only when no stored stack has the same frames */
+	ALLOC_GROW(ps->frames, ps->nr_frames + r.nr, ps->alloc_frames);
+	memcpy(ps->frames + ps->nr_frames, (const char *)data + sizeof(r),
+	       own * sizeof(struct dlp_pyframe));
+	memcpy(ps->frames + ps->nr_frames + own, ps->frames + pv->first + (pv->nr - r.same),
+	       r.same * sizeof(struct dlp_pyframe));
+	h = hash_bytes(ps->frames + ps->nr_frames, r.nr * sizeof(struct dlp_pyframe)) ^ r.nr;
+	slot = u64map_slot(&ps->distinct, h);
+	if (*slot) {
+		first = (size_t)(uintptr_t)*slot - 1;
+		if (first + r.nr > ps->nr_frames ||
+		    memcmp(ps->frames + first, ps->frames + ps->nr_frames,
+			   r.nr * sizeof(struct dlp_pyframe)))
+			first = SIZE_MAX;	/* another stack with that hash: stored anew */
+	} else {
+		first = SIZE_MAX;
+	}
+	if (first == SIZE_MAX) {
+		if (ps->nr_frames + r.nr > PY_REPEAT_CAP * ps->own_frames + PY_REPEAT_SLACK) {
+			if (!ps->capped++)
+				warning("Python stacks: records that repeat more frames than the "
+					"recording holds: the rest ignored");
+			return;
+		}
+		first = ps->nr_frames;
+		ps->nr_frames += r.nr;
+		if (!*slot)
+			*slot = (void *)(uintptr_t)(first + 1);
+	}
 	ps->stats.records++;
 	ps->stats.trusted += r.state == DLP_PY_TRUSTED;
 	ps->stats.unchecked += r.state == DLP_PY_UNCHECKED;
@@ -176,14 +207,7 @@ static void add_stack(struct pystacks *ps, const void *data, size_t len)
 	s->tid = r.tid;
 	s->nr = r.nr;
 	s->state = r.state;
-	s->first = (uint32_t)ps->nr_frames;
-	/* its own frames, then the root side of the thread's previous stack */
-	ALLOC_GROW(ps->frames, ps->nr_frames + r.nr, ps->alloc_frames);
-	memcpy(ps->frames + ps->nr_frames, (const char *)data + sizeof(r),
-	       own * sizeof(struct dlp_pyframe));
-	memcpy(ps->frames + ps->nr_frames + own, ps->frames + pv->first + (pv->nr - r.same),
-	       r.same * sizeof(struct dlp_pyframe));
-	ps->nr_frames += r.nr;
+	s->first = (uint32_t)first;
 	pv->first = s->first;
 	pv->nr = r.nr;
 	ps->sorted = 0;

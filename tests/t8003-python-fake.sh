@@ -8,12 +8,21 @@ test_require PERF_EVENTS
 FAKE="$BUILD/tests/workloads/fakepy/python3.11"
 [ -x "$FAKE" ] || test_skip_all "$FAKE not built"
 
+# The eval loop's frame left native (no Python frames) in at most 2 samples: the loop
+# ends after 1 s and clears its chain, and the sample taken as it ends is read tens of
+# microseconds later, when the chain is gone (it is counted, and keeps its native stack)
+at_most_native() {
+	n=$(awk "/_PyEval_EvalFrameDefault/ { n += \$NF } END { print n + 0 }" "$1")
+	echo "samples with the eval loop left native: $n"
+	test "$n" -le 2
+}
+
 test_expect_success 'a good chain: fake_root;fake_mid;fake_leaf where the eval loop ran' '
 	"$DLPROF" record -o good.data -- "$FAKE" good 1 2>err && cat err &&
 	grep -E "^dlprof: python: [0-9]+ samples read \((9[0-9]|100)\.[0-9]% checked" err &&
 	"$DLPROF" fold -i good.data >good.fold &&
 	grep -E ";main;fake_root \(fake\.py:10\);fake_mid \(fake\.py:20\);fake_leaf \(fake\.py:30\) [0-9]+$" good.fold &&
-	! grep -q "_PyEval_EvalFrameDefault" good.fold
+	at_most_native good.fold
 '
 
 test_expect_success 'CPython 3.12 layout: the same chain (the entry shim frame skipped)' '
@@ -21,7 +30,7 @@ test_expect_success 'CPython 3.12 layout: the same chain (the entry shim frame s
 	grep -E "^dlprof: python: [0-9]+ samples read \((9[0-9]|100)\.[0-9]% checked" err &&
 	"$DLPROF" fold -i good312.data >good312.fold &&
 	grep -E ";main;fake_root \(fake\.py:10\);fake_mid \(fake\.py:20\);fake_leaf \(fake\.py:30\) [0-9]+$" good312.fold &&
-	! grep -q "_PyEval_EvalFrameDefault\|shim" good312.fold
+	! grep -q "shim" good312.fold && at_most_native good312.fold
 '
 test_expect_success 'reads that fail half-way: counted, native stacks, no crash' '
 	"$DLPROF" record -o half.data -- "$FAKE" half 1 2>err && cat err &&
@@ -49,7 +58,7 @@ test_expect_success 'another Python version: one line on stderr, native stacks' 
 	"$DLPROF" fold -i v313.data | grep -q "_PyEval_EvalFrameDefault"
 '
 
-test_expect_success 'hostile Python records: stacks that only repeat are capped, said once' '
+test_expect_success 'hostile Python records: stacks that mostly repeat are capped, said once' '
 	/usr/bin/python3 - "$DLPROF" <<-\EOF
 	import resource, struct, subprocess, sys, zlib
 	def rec(t, payload):
@@ -57,7 +66,10 @@ test_expect_success 'hostile Python records: stacks that only repeat are capped,
 	def stack(time, nr, same):
 	    return struct.pack("<IIQIBBHH3H", 1, 1, time, 0, 1, 0, nr, same, 0, 0, 0)
 	recs = [rec(12, stack(1000, 512, 0) + struct.pack("<II", 1, 5) * 512)]
-	recs += [rec(12, stack(2000 + i, 512, 512)) for i in range(200000)]
+	# each a new leaf over the 511 frames before: 200000 distinct stacks (the same stack
+	# again is stored once, and costs nothing)
+	recs += [rec(12, stack(2000 + i, 512, 511) + struct.pack("<II", 1, 6 + i))
+	         for i in range(200000)]
 	out = b"DLPROF\r\n" + struct.pack("<II", 2, 0)
 	chunks, cur = [], b""
 	for r in recs:
