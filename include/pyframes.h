@@ -1,7 +1,7 @@
 /* pyframes.h - Python frames: read from a CPython process at record time (lib/pyread.c),
  * merged into the native stacks at report time (lib/pystack.c).
  *
- * Recording: for each sample of a thread of a CPython 3.11 process, dlprof record reads
+ * Recording: for each sample of a thread of a CPython 3.11-3.13 process, dlprof record reads
  * the thread's chain of interpreter frames from outside (process_vm_readv) right after
  * the sample, checks it against the sample's own stack copy, and writes one
  * DLP_REC_PYSTACK record; each code object the chains name is written once, as a
@@ -77,7 +77,7 @@ struct pyreader *pyreader_new(pyreader_emit_fn *emit, void *ctx);
 void pyreader_free(struct pyreader *pr);
 /* The process exec'd: what was known of it goes. */
 void pyreader_exec(struct pyreader *pr, uint32_t pid);
-/* One sample of thread tid: read its Python stack when pid is a CPython 3.11 process
+/* One sample of thread tid: read its Python stack when pid is a CPython 3.11-3.13 process
  * (stack/len/sp: the sample's user stack copy, NULL without one).  Returns 1 when the
  * process is Python (a record was written), 0 when not. */
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,

@@ -1,4 +1,5 @@
-/* pyread.c - read a CPython 3.11 or 3.12 process's Python stacks from outside (pyframes.h).
+/* pyread.c - read a CPython 3.11, 3.12 or 3.13 process's Python stacks from outside
+ * (pyframes.h).
  *
  * The layouts (x86-64), as each version's headers give them (struct pylayout):
  *					3.11	3.12
@@ -24,7 +25,12 @@
  *	PyASCIIObject: length 16, state 32 (interned:2 kind:3 compact:1 ascii:1), data at
  *		(ascii)				48	40
  *		(compact, not ascii)		72	56
- * The location table (co_linetable) has one format in both.
+ * 3.13 as 3.12 but: no _PyCFrame (tstate->current_frame at 72; the shim frame of each
+ * eval loop is on its C stack), interpreters.head 632, threads.head 7344,
+ * native_thread_id 160, _PyInterpreterFrame.instr_ptr 56 (f_executable 0),
+ * _co_firsttraceable 184, co_code_adaptive 200; each checked against the interpreter's
+ * own _Py_DebugOffsets (at the start of _PyRuntime) before the process is read.
+ * The location table (co_linetable) has one format in all three.
  * The interpreter is found by its exported symbols (_PyRuntime, Py_Version, PyCode_Type)
  * in the python3.X executable or libpython3.X.so the process maps.  Every read is
  * checked; a failed one leaves the sample its native stack (counted, never fatal).
@@ -33,6 +39,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +51,7 @@
 #include "recfile.h"
 #include "util.h"
 
-#define RT_INTERP_HEAD	40
-#define TS_READ		168	/* enough of a PyThreadState for both */
+#define TS_READ		168	/* enough of a PyThreadState for each */
 #define FR_SIZE		72	/* ... of an interpreter frame */
 #define CO_READ		192	/* ... of a code object, up to its code */
 #define CO_TYPE		8
@@ -57,16 +63,24 @@
 
 struct pylayout {
 	uint32_t hex;		/* major << 24 | minor << 16 */
-	uint16_t is_threads_head, ts_native_tid, ts_next, ts_cframe;
+	uint16_t rt_interp_head;
+	uint16_t is_threads_head, ts_native_tid, ts_next, ts_cframe;	/* 3.13: current_frame */
 	uint16_t cf_current, cf_previous;
 	uint16_t fr_code, fr_previous, fr_prev_instr, fr_owner, fr_is_entry;	/* 0: none */
 	uint16_t co_firstline, co_firsttrace, co_code;
 	uint16_t str_ascii, str_compact;
 };
 
+/* 3.13 has no _PyCFrame: cf_current and cf_previous are NO_CFRAME, ts_cframe is
+ * tstate->current_frame; its offsets are checked against the _Py_DebugOffsets the
+ * interpreter carries at the start of _PyRuntime (debug_offsets_ok) */
+#define NO_CFRAME	0xffff
+
 static const struct pylayout layouts[] = {
-	{ 0x030b0000, 16, 160, 8, 56, 8, 16, 32, 48, 56, 69, 68, 72, 168, 184, 48, 72 },
-	{ 0x030c0000, 72, 144, 8, 56, 0, 8, 0, 8, 56, 70, 0, 68, 176, 192, 40, 56 },
+	{ 0x030b0000, 40, 16, 160, 8, 56, 8, 16, 32, 48, 56, 69, 68, 72, 168, 184, 48, 72 },
+	{ 0x030c0000, 40, 72, 144, 8, 56, 0, 8, 0, 8, 56, 70, 0, 68, 176, 192, 40, 56 },
+	{ 0x030d0000, 632, 7344, 160, 8, 72, NO_CFRAME, NO_CFRAME, 0, 8, 56, 70, 0, 68, 184,
+	  200, 40, 56 },
 };
 
 #define MAX_FRAMES	512
@@ -97,7 +111,7 @@ struct pytid {
 
 struct pyproc {
 	uint32_t pid;
-	int state;		/* 0 unknown, 1 Python 3.11 or 3.12, -1 not Python (or not read) */
+	int state;		/* 0 unknown, 1 Python 3.11-3.13, -1 not Python (or not read) */
 	const struct pylayout *lay;
 	uint64_t runtime, code_type;
 	uint32_t version;
@@ -326,7 +340,53 @@ static int python_file(const char *path)
 	return !*b || !strcmp(b, "d") || !strcmp(b, "m");
 }
 
-/* Is pid a CPython 3.11 process: its maps, the interpreter's symbols, Py_Version. */
+/*
+ * 3.13: the _Py_DebugOffsets at the start of _PyRuntime ("xdebugpy", then version,
+ * free_threaded and the offsets, 8 bytes each, in the order of CPython 3.13's
+ * pycore_runtime.h) must give the offsets of the layout: a build with other structures
+ * (free-threaded, a patched one) is refused rather than read wrong.
+ */
+static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayout *lay)
+{
+	/* word indexes after the cookie: version 0, free_threaded 1, runtime_state 2..4,
+	 * interpreter_state 5..17, thread_state 18..26, interpreter_frame 27..32,
+	 * code_object 33..42, pyobject 43..44, ..., unicode_object 66..69 (size, state,
+	 * length, asciiobject_size) */
+	static const struct { unsigned word; size_t off; } want[] = {
+		{ 4, offsetof(struct pylayout, rt_interp_head) },
+		{ 8, offsetof(struct pylayout, is_threads_head) },
+		{ 20, offsetof(struct pylayout, ts_next) },
+		{ 22, offsetof(struct pylayout, ts_cframe) },
+		{ 24, offsetof(struct pylayout, ts_native_tid) },
+		{ 28, offsetof(struct pylayout, fr_previous) },
+		{ 29, offsetof(struct pylayout, fr_code) },
+		{ 30, offsetof(struct pylayout, fr_prev_instr) },
+		{ 32, offsetof(struct pylayout, fr_owner) },
+		{ 38, offsetof(struct pylayout, co_firstline) },
+		{ 42, offsetof(struct pylayout, co_code) },
+		{ 69, offsetof(struct pylayout, str_ascii) },
+	};
+	struct {
+		char cookie[8];
+		uint64_t w[70];
+	} d;
+
+	if (rd(pid, runtime, &d, sizeof(d)) < 0 || memcmp(d.cookie, "xdebugpy", 8) ||
+	    (d.w[0] >> 16) != lay->hex >> 16 || d.w[1])
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		uint16_t v;
+
+		memcpy(&v, (const char *)lay + want[i].off, sizeof(v));
+		if (d.w[want[i].word] != v)
+			return 0;
+	}
+	/* and the fixed offsets every version shares */
+	return d.w[34] == CO_FILENAME && d.w[36] == CO_QUALNAME && d.w[37] == CO_LINETABLE &&
+	       d.w[44] == CO_TYPE && d.w[67] == 32 && d.w[68] == 16;
+}
+
+/* Is pid a CPython 3.11-3.13 process: its maps, the interpreter's symbols, Py_Version. */
 static void probe(struct pyreader *pr, struct pyproc *p)
 {
 	char mpath[64], line[4352], file[4096] = "";
@@ -382,10 +442,17 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 	for (size_t i = 0; i < ARRAY_SIZE(layouts) && !p->lay; i++)
 		if ((ver >> 16) == layouts[i].hex >> 16)
 			p->lay = &layouts[i];
+	if (p->lay && p->lay->cf_current == NO_CFRAME &&
+	    !debug_offsets_ok(p->pid, s->runtime + bias, p->lay)) {
+		warning("pid %u runs Python %u.%u.%u, whose structures are not laid out as dlprof "
+			"reads them (its _Py_DebugOffsets differ): native stacks only", p->pid,
+			ver >> 24, (ver >> 16) & 0xff, (ver >> 8) & 0xff);
+		return;
+	}
 	if (!p->lay) {
 		if (ver)
 			warning("pid %u runs Python %u.%u: dlprof reads the frames of Python 3.11 "
-				"and 3.12, native stacks here", p->pid, ver >> 24, (ver >> 16) & 0xff);
+				"to 3.13, native stacks here", p->pid, ver >> 24, (ver >> 16) & 0xff);
 		else
 			warning("pid %u runs %s: its version is unknown, native stacks only",
 				p->pid, file);
@@ -409,7 +476,7 @@ static void walk_threads(struct pyproc *p, uint64_t now)
 
 	p->last_walk = now;
 	p->nr_tids = 0;
-	if (rd64(p->pid, p->runtime + RT_INTERP_HEAD, &interp) < 0 ||
+	if (rd64(p->pid, p->runtime + p->lay->rt_interp_head, &interp) < 0 ||
 	    rd64(p->pid, interp + p->lay->is_threads_head, &ts) < 0)
 		return;
 	for (; ts && n < 4096; n++) {
@@ -698,7 +765,9 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 	uint64_t now, tss[8], cur = 0, at_sample = 0, fa = 0;
 	size_t n = 0, nts;
 	int checked = 0, found = 0;
-
+	/* 3.13: which eval loop's entry frame the walk met first at or above the sample's
+	 * stack pointer: 0 none yet, 1 one inside the copy, 2 one beyond it */
+	int v313, entry_at = 0;
 	const struct pylayout *lay;
 
 	if (!p->state)
@@ -706,6 +775,7 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 	if (p->state != 1)
 		return 0;
 	lay = p->lay;
+	v313 = lay->cf_current == NO_CFRAME;
 	now = mono_ns();
 	nts = tstates_of(p, tid, now, tss, ARRAY_SIZE(tss));
 	if (!nts)
@@ -718,8 +788,12 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 	rec.state = DLP_PY_FAILED;
 	pr->win_pid = 0;
 	/* the thread's running state: the one whose _PyCFrame is in the sample's stack copy,
-	 * else the one running a frame */
-	for (size_t t = 0; t < nts && !checked; t++) {
+	 * else the one running a frame (3.13, without _PyCFrame: the first running a frame;
+	 * the walk checks it against the copy) */
+	for (size_t t = 0; v313 && t < nts && !cur; t++)
+		if (rd64(pid, tss[t] + lay->ts_cframe, &cur) < 0)
+			cur = 0;
+	for (size_t t = 0; !v313 && t < nts && !checked; t++) {
 		uint64_t cf, c, at = 0;
 		int in_copy = 0;
 
@@ -768,8 +842,19 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 			memcpy(&prev, f + lay->fr_previous, 8);
 			memcpy(&instr, f + lay->fr_prev_instr, 8);
 			if (f[lay->fr_owner] == FRAME_OWNED_BY_CSTACK) {
-				/* 3.12: the shim outside an eval loop's first frame, the one inside
-				 * it (3.11 flags that frame itself, is_entry) */
+				/* 3.12, 3.13: the shim outside an eval loop's first frame, the one
+				 * inside it (3.11 flags that frame itself, is_entry) */
+				if (v313 && stack && len && !entry_at) {
+					/* the shim lives on its eval loop's C stack: one below the
+					 * sample's stack pointer is a loop entered since, whose
+					 * frames are newer than the sample */
+					if (fa < sp) {
+						n = 0;
+						fa = prev;
+						continue;
+					}
+					entry_at = fa - sp < len ? 1 : 2;
+				}
 				if (n && checked == found)
 					pr->frames[n - 1].instr |= DLP_PY_ENTRY;
 				fa = prev;
@@ -804,7 +889,15 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 		if (attempt || !verify_codes(pr, pid))
 			break;
 	}
-	if (checked && !found) {
+	if (v313 && stack && len) {
+		/* checked when the sample's innermost eval loop is the live chain's: its
+		 * frames then are those of the loop that ran at the sample (which of them ran
+		 * at that instant the copy does not say: calls inside a loop keep no C frame) */
+		rec.state = entry_at == 1 ? DLP_PY_TRUSTED : entry_at == 2 ? DLP_PY_UNCHECKED :
+			    DLP_PY_MOVED;
+		if (!entry_at)
+			n = 0;
+	} else if (checked && !found) {
 		rec.state = DLP_PY_MOVED;
 		n = 0;
 	} else {

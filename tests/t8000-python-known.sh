@@ -20,65 +20,11 @@ test_expect_success 'record the known-split Python workload' '
 '
 
 test_expect_success 'each function holds its measured share within 3 points' '
-	/usr/bin/python3 - <<-\EOF
-	import collections, json
-	d = json.load(open("kn.json"))
-	fns = ["work_a", "work_b", "chunks", "rec", "coro"]
-	truth = {f: d["cpu_ns"][f] for f in fns}
-	cnt = collections.Counter()
-	for line in open("kn.fold"):
-	    stack, n = line.rsplit(" ", 1)
-	    frames = stack.split(";")
-	    for f in fns:
-	        if any(x.startswith(f + " (py_known.py:") for x in frames):
-	            cnt[f] += int(n)
-	tt, dt = sum(truth.values()), sum(cnt.values())
-	assert dt > 1000, cnt
-	worst = 0
-	for f in fns:
-	    t, s = 100.0 * truth[f] / tt, 100.0 * cnt[f] / dt
-	    print("%-7s measured %5.1f%%  dlprof %5.1f%%" % (f, t, s))
-	    worst = max(worst, abs(t - s))
-	print("worst: %.1f points" % worst)
-	assert worst <= 3.0, worst
-	EOF
+	/usr/bin/python3 "$SRC/tools/py-known-check.py" shares kn.fold kn.json
 '
 
 test_expect_success 'frames name the hot call line; recursion, generator, coroutine in order' '
-	/usr/bin/python3 - <<-\EOF
-	import collections, json, re
-	d = json.load(open("kn.json"))
-	lines = d["lines"]
-	seen = collections.Counter()
-	bad = collections.Counter()
-	rec_depth = collections.Counter()
-	order_ok = order_all = 0
-	for line in open("kn.fold"):
-	    stack, n = line.rsplit(" ", 1)
-	    n = int(n)
-	    frames = stack.split(";")
-	    py = [f for f in frames if re.search(r" \(py_known\.py:\d+\)$", f)]
-	    if not py:
-	        continue
-	    fn, ln = re.match(r"(\S+) \(py_known\.py:(\d+)\)$", py[-1]).groups()
-	    if fn in lines and frames.index(py[-1]) + 1 < len(frames):
-	        # the innermost Python frame of a sample in native code: its hot call
-	        (seen if int(ln) == lines[fn] else bad)[fn] += n
-	    if fn == "rec":
-	        rec_depth[sum(1 for f in py if f.startswith("rec ("))] += n
-	    if fn in ("chunks", "coro", "work_a"):
-	        order_all += n
-	        want = {"chunks": ["main", "work_gen", "chunks"], "coro": ["main", "coro"],
-	                "work_a": ["main", "work_a"]}[fn]
-	        names = [f.split(" ")[0] for f in py]
-	        it = iter(names)
-	        order_ok += n * (names[0] == "<module>" and all(w in it for w in want))
-	print("hot lines:", dict(seen), "elsewhere:", dict(bad), "rec depths:", dict(rec_depth))
-	assert sum(bad.values()) <= 0.02 * sum(seen.values()), bad
-	assert set(seen) >= {"work_a", "work_b", "chunks", "rec", "coro"}, seen
-	assert rec_depth[5] >= 0.95 * sum(rec_depth.values()), rec_depth
-	assert order_ok >= 0.98 * order_all, (order_ok, order_all)
-	EOF
+	/usr/bin/python3 "$SRC/tools/py-known-check.py" lines kn.fold kn.json
 '
 
 test_expect_success 'the Python frames sit where the eval loop ran: root, Python, then C' '

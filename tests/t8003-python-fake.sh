@@ -2,7 +2,8 @@
 # t8003: the Python reader against a fake CPython 3.11 (tests/workloads/py-fake.c, built
 # as python3.11): a good chain comes out in order; a chain whose reads fail half-way, and
 # one a second thread tears all the time, never crash the recorder or the readers: the
-# samples keep their native stacks and are counted; another version gets one line.
+# samples keep their native stacks and are counted; another version gets one line, and so
+# does a 3.13 without the _Py_DebugOffsets that confirm its layout.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
 FAKE="$BUILD/tests/workloads/fakepy/python3.11"
@@ -52,8 +53,15 @@ test_expect_success 'torn memory: record, report, fold, pprof and diff all finis
 '
 
 test_expect_success 'another Python version: one line on stderr, native stacks' '
+	"$DLPROF" record -o v314.data -- "$FAKE" v314 0.3 2>err && cat err &&
+	test "$(grep -c "runs Python 3.14: dlprof reads the frames of Python 3.11 to 3.13," err)" = 1 &&
+	! grep -q "^dlprof: python:" err &&
+	"$DLPROF" fold -i v314.data | grep -q "_PyEval_EvalFrameDefault"
+'
+
+test_expect_success 'a 3.13 whose _Py_DebugOffsets do not confirm the layout: one line, native stacks' '
 	"$DLPROF" record -o v313.data -- "$FAKE" v313 0.3 2>err && cat err &&
-	test "$(grep -c "runs Python 3.13: dlprof reads the frames of Python 3.11 and 3.12," err)" = 1 &&
+	test "$(grep -c "runs Python 3.13.0, whose structures are not laid out as dlprof reads them" err)" = 1 &&
 	! grep -q "^dlprof: python:" err &&
 	"$DLPROF" fold -i v313.data | grep -q "_PyEval_EvalFrameDefault"
 '

@@ -10,7 +10,8 @@
  *   good312	the same as CPython 3.12 lays it out
  *   half	fake_mid's previous points into an unmapped page: reads fail half-way
  *   torn	a second thread rewrites the frames' pointers with garbage all the time
- *   v313	Py_Version says 3.13 (the process is not read)
+ *   v313	Py_Version says 3.13, no _Py_DebugOffsets (the process is not read)
+ *   v314	Py_Version says 3.14 (not read)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -117,7 +118,9 @@ int main(int argc, char **argv)
 	pthread_t th;
 
 	if (!strcmp(mode, "v313"))
-		Py_Version = 0x030d00f0;
+		Py_Version = 0x030d00f0;	/* without the _Py_DebugOffsets 3.13 carries */
+	if (!strcmp(mode, "v314"))
+		Py_Version = 0x030e00f0;
 	if (!strcmp(mode, "good312")) {
 		Py_Version = 0x030c03f0;
 		L = L312;
