@@ -687,11 +687,12 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 	u64map_init(&idx);
 	for (size_t i = 0; i < mp->nr_allocs; i++) {
 		const struct mem_alloc *al = &mp->allocs[i];
-		struct mrow *r = mrow_get(&idx, &rows, &nr, &alloc, intern(mp, key_of(al, key)));
 		double w = (double)al->weight;
+		struct mrow *r;
 
-		if (opkey)
+		if (opkey)	/* first: it may add rows (and move them) */
 			add_total(mp, &idx, &rows, &nr, &alloc, al);
+		r = mrow_get(&idx, &rows, &nr, &alloc, intern(mp, key_of(al, key)));
 		r->alloc += w;
 		r->count += w / (double)(al->size ? al->size : 1);
 		if (al->free_time)

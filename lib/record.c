@@ -2205,8 +2205,11 @@ static void mem_ring_drain(struct recorder *r, int final)
 
 	if (!sh)
 		return;
-	if (final)
+	if (final) {
+		/* closed; a writer that saw it open a moment ago finishes its slot first */
 		__atomic_store_n(&sh->free_ring_on, 0, __ATOMIC_RELEASE);
+		usleep(2000);
+	}
 	for (;;) {
 		uint64_t pos = r->mem_free_tail;
 		struct mem_free_slot *e = &sh->free_ring[pos & (MEM_FREE_RING - 1)];
