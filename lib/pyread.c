@@ -87,6 +87,10 @@ static const struct pylayout layouts[] = {
 #define WINDOW		8192
 #define WALK_EVERY_NS	50000000ull	/* look for new threads at most every 50 ms */
 #define WALK_EMPTY_NS	1000000ull	/* ... every 1 ms while there is none */
+/* A walk checks that its cached code objects are still at their addresses (one more read)
+ * at most this often per process: a code object freed and another made at its address
+ * is named by the old one for at most this long */
+#define VERIFY_EVERY_NS	10000000ull
 
 struct pycode {
 	uint64_t addr;
@@ -118,6 +122,7 @@ struct pyproc {
 	struct pytid *tids;
 	size_t nr_tids, alloc_tids;
 	uint64_t last_walk;
+	uint64_t last_verify;	/* when a walk last checked its cached code objects */
 	struct pycode *codes;	/* open addressing on addr */
 	size_t nr_codes, size_codes;
 };
@@ -886,7 +891,10 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 		}
 		/* a code object the cache knew under an address that now holds another: the walk
 		 * again, reading those as new */
-		if (attempt || !verify_codes(pr, pid))
+		if (attempt || now - p->last_verify < VERIFY_EVERY_NS)
+			break;
+		p->last_verify = now;
+		if (!verify_codes(pr, pid))
 			break;
 	}
 	if (v313 && stack && len) {
