@@ -325,6 +325,22 @@ static size_t live_find(struct live_tab *t, const struct mem_alloc *allocs, uint
 	}
 }
 
+/* The op (and Python line) of a sample whose op waited for attr_resolve() (an OpenMP
+ * worker's), "(no op)" for one without */
+static void settle_op(struct memprof *mp, struct attr *a, uint32_t deferred, const char **op,
+		      const char **pyline)
+{
+	if (deferred) {
+		const struct sample_attr *d = attr_deferred(a, deferred);
+
+		*op = intern(mp, attr_op_name(d ? d->op : NULL, NULL));
+		if (d && !*pyline)
+			*pyline = intern(mp, d->pyline);
+	}
+	if (!*op)
+		*op = intern(mp, "(no op)");
+}
+
 /* Time order, frees matched, the live bytes over time: the peak and what was live then. */
 static void finish(struct memprof *mp)
 {
@@ -335,19 +351,9 @@ static void finish(struct memprof *mp)
 	uint64_t peak_time = 0;
 
 	attr_resolve(mp->attr);
-	for (size_t k = 0; k < mp->nr_allocs; k++) {
-		struct mem_alloc *al = &mp->allocs[k];
-
-		if (al->deferred) {
-			const struct sample_attr *d = attr_deferred(mp->attr, al->deferred);
-
-			al->op = intern(mp, attr_op_name(d ? d->op : NULL, NULL));
-			if (d && !al->pyline)
-				al->pyline = intern(mp, d->pyline);
-		}
-		if (!al->op)
-			al->op = intern(mp, "(no op)");
-	}
+	for (size_t k = 0; k < mp->nr_allocs; k++)
+		settle_op(mp, mp->attr, mp->allocs[k].deferred, &mp->allocs[k].op,
+			  &mp->allocs[k].pyline);
 	qsort(mp->allocs, mp->nr_allocs, sizeof(*mp->allocs), cmp_alloc_time);
 	qsort(mp->frees, mp->nr_frees, sizeof(*mp->frees), cmp_free_time);
 	t.cap = 1024;
@@ -501,15 +507,7 @@ int memprof_run(struct memprof *mp, const char *path, struct profile_opts *po,
 		for (size_t k = 0; k < mp->nr_faults; k++) {
 			struct mem_fault *f = &mp->faults[k];
 
-			if (f->deferred) {
-				const struct sample_attr *d = attr_deferred(mp->fattr, f->deferred);
-
-				f->op = intern(mp, attr_op_name(d ? d->op : NULL, NULL));
-				if (d && !f->pyline)
-					f->pyline = intern(mp, d->pyline);
-			}
-			if (!f->op)
-				f->op = intern(mp, "(no op)");
+			settle_op(mp, mp->fattr, f->deferred, &f->op, &f->pyline);
 			mp->sum.fault_bytes += f->bytes;
 		}
 		mp->sum.fault_samples = mp->nr_faults;
@@ -569,40 +567,34 @@ static int cmp_mrow_total(const void *a, const void *b)
 	return cmp_mrow(a, b);
 }
 
-static const char *fault_key(const struct mem_fault *f, enum memprof_key key)
+/* A row's name by KEY, from an allocation's or a page fault's attribution */
+static const char *key_pick(enum memprof_key key, const char *self, const char *op,
+			    const char *pyline, const char *family, const char *thread)
 {
 	switch (key) {
 	case MEM_KEY_SELF:
-		return f->self;
+		return self;
 	case MEM_KEY_OP:
 	case MEM_KEY_TOTAL:
-		return f->op;
+		return op;
 	case MEM_KEY_LINE:
-		return f->pyline ? f->pyline : "(no Python)";
+		return pyline ? pyline : "(no Python)";
 	case MEM_KEY_FAMILY:
-		return f->family ? f->family : "other";
+		return family ? family : "other";
 	case MEM_KEY_THREAD:
-		return f->thread;
+		return thread;
 	}
 	return "?";
 }
 
 static const char *key_of(const struct mem_alloc *al, enum memprof_key key)
 {
-	switch (key) {
-	case MEM_KEY_SELF:
-		return al->self;
-	case MEM_KEY_OP:
-	case MEM_KEY_TOTAL:
-		return al->op;
-	case MEM_KEY_LINE:
-		return al->pyline ? al->pyline : "(no Python)";
-	case MEM_KEY_FAMILY:
-		return al->family ? al->family : "other";
-	case MEM_KEY_THREAD:
-		return al->thread;
-	}
-	return "?";
+	return key_pick(key, al->self, al->op, al->pyline, al->family, al->thread);
+}
+
+static const char *fault_key(const struct mem_fault *f, enum memprof_key key)
+{
+	return key_pick(key, f->self, f->op, f->pyline, f->family, f->thread);
 }
 
 /* "12.3 MiB" */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t9501-mem-torch.sh - record --memory against torch.profiler(profile_memory=True) on ONE
-# process: tests/workloads/dl_torch_memprof.py trains a small CNN for 20 steps inside the
+# process: tests/workloads/dl_torch_profiled.py --memory trains a small CNN for 20 steps in the
 # profiler and writes, per operator, the bytes its calls allocated (the positive memory
 # records of the profiler's trace inside each call, on its thread: the op and the ops it
 # called) beside the profiler's own "CPU Mem" (the same, net of the frees).  dlprof's
@@ -50,7 +50,7 @@ EOF2
 
 test_expect_success 'record the profiled CNN run with --memory' '
 	"$DLPROF" record -q --memory -o tm.data -- /usr/bin/python3 \
-		"$SRC/workloads/dl_torch_memprof.py" tm.json 20 >rec.out 2>rec.err &&
+		"$SRC/workloads/dl_torch_profiled.py" --memory tm.json 20 >rec.out 2>rec.err &&
 	cat rec.out rec.err && test -s tm.json &&
 	"$BUILD/tests/recdump" tm.data >tm.dump &&
 	/usr/bin/python3 - >window <<-\EOF &&
