@@ -33,8 +33,6 @@ struct recunw_stats {
 	uint64_t stacks;	/* distinct stacks written */
 	uint64_t cpu_ns;	/* the thread's CPU time */
 	uint64_t unwind_ns;	/* of it, in the unwinder (wall time of the walks) */
-	uint64_t joined;	/* walks that joined their thread's last one (unwind.h) */
-	uint64_t joined_frames;	/* frames they took from it without a step */
 };
 
 /* Start the thread.  NULL (error printed) when it cannot start: write directly then. */

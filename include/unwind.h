@@ -48,8 +48,6 @@ struct unwind_stats {
 	uint64_t complete;	/* of them, reaching the thread root */
 	uint64_t frames;	/* frames written */
 	uint64_t scans;		/* stack scans that found a return address */
-	uint64_t joined;	/* walks that joined their thread's last walk (recording) */
-	uint64_t joined_frames;	/* frames taken from it without a step */
 };
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st);
 

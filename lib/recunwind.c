@@ -418,13 +418,6 @@ static void *thread_main(void *arg)
 	}
 	pthread_mutex_unlock(&ru->mu);
 	ru->st.cpu_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
-	{
-		struct unwind_stats us;
-
-		unwind_get_stats(ru->uw, &us);
-		ru->st.joined = us.joined;
-		ru->st.joined_frames = us.joined_frames;
-	}
 	return NULL;
 }
 

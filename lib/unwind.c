@@ -29,14 +29,6 @@
  * - Caches: per address space, the kind of each code page (direct-mapped) and the
  *   call-decode verdict per return address; per DSO, the mapped file, its PT_LOADs, its
  *   CFI rules and its thread-root functions.
- * - While recording (unwinder_set_live), each thread's last complete walk is kept with
- *   each frame's registers, the registers the walk depends on from there (what a step
- *   reads, and what it passes on to a step that reads it) and the stack words its steps
- *   read.  A walk that reaches a frame whose needed registers equal those of a frame of
- *   the last walk, where every word that walk read from there on holds the same value in
- *   this copy, takes the rest of that walk without a step (tail_note): the walk is a
- *   function of those inputs, the maps and files being the same (both caches are emptied
- *   on every mmap).  On the CNN 98% of walks join, at frame ~20 of ~40.
  */
 #include <elf.h>
 #include <errno.h>
@@ -176,43 +168,6 @@ struct frame_ent {
 	const struct rule *ru;	/* NULL: no row (the frame-pointer step) */
 };
 
-/*
- * A thread's last complete walk, while recording: consecutive samples of a thread share
- * most of their stack (the root side), and a walk from a frame is a function of that
- * frame's registers and the stack words its steps read (the maps and files being the
- * same: reset on every mmap).  So when a walk reaches a frame whose registers equal those
- * of a frame of the thread's last walk, and every stack word the last walk read from that
- * frame on holds the same value in this sample's copy, the rest of the walk is the last
- * one's, taken without a step.
- */
-struct tail_frame {
-	uint64_t regs[DW_NREGS];
-	uint32_t regs_set;
-	uint32_t used;		/* registers its step reads (value or whether set) */
-	uint32_t pass;		/* registers its step passes on unchanged */
-	uint32_t needed;	/* registers the walk from here on depends on */
-	uint32_t first_read;	/* its step's first entry in reads[] */
-	int ok;			/* a match target: in the last pass, not its first frame, no
-				   activation, every read from here on in the stack copy */
-};
-
-struct tail_read {
-	uint64_t addr, val;
-};
-
-struct last_walk {
-	uint32_t tid;
-	int valid;
-	size_t n;
-	uint64_t *ips;
-	unsigned *flags;
-	size_t alloc_ips;
-	struct tail_frame *fr;
-	size_t alloc;
-	struct tail_read *reads;
-	size_t nr_reads, alloc_reads;
-};
-
 /* one address space */
 struct space {
 	struct unwinder *u;
@@ -220,10 +175,6 @@ struct space {
 	struct page_ent pages[PAGE_CACHE];
 	struct u64map calls;	/* return address -> (void *)1 call, (void *)2 not */
 	struct frame_ent *frames;	/* FRAME_CACHE of them, live unwinders only */
-	struct last_walk *last;	/* live unwinders only: a thread's last complete walk */
-	size_t nr_last, alloc_last;
-	struct u64map last_idx;	/* tid -> index in last[] + 1 */
-	struct last_walk scratch;	/* the walk being made */
 };
 
 /* the walk in progress */
@@ -251,13 +202,6 @@ struct walk {
 	/* mappings met during this walk (the sample's time is fixed) */
 	const struct map *maps[MAP_CACHE];
 	unsigned next_map;
-	/* while recording: this walk's frames' registers and stack reads (tail_frame), the
-	 * thread's last walk, and where this one joined it */
-	struct last_walk *cur, *prev;
-	size_t prev_j;			/* the last walk's frame to compare with next */
-	size_t pass_start;		/* the first frame of the current pass */
-	size_t file_read_frame;		/* 1 + the last frame whose step read outside the copy */
-	int joined;			/* the rest was the last walk's */
 };
 
 struct unwinder {
@@ -758,16 +702,8 @@ static int read_word(struct walk *w, uint64_t addr, uint64_t *out)
 {
 	if (addr >= w->stack_lo && addr + 8 <= w->stack_hi && addr + 8 > addr) {
 		memcpy(out, w->s->stack + (addr - w->stack_lo), 8);
-		if (w->cur) {
-			struct last_walk *c = w->cur;
-
-			ALLOC_GROW(c->reads, c->nr_reads + 1, c->alloc_reads);
-			c->reads[c->nr_reads++] = (struct tail_read){ addr, *out };
-		}
 		return 0;
 	}
-	if (w->cur)
-		w->file_read_frame = w->n;	/* the step of frame n - 1 read a file */
 	return read_file_bytes(w, addr, out, 8);
 }
 
@@ -1056,71 +992,6 @@ static const struct map *code_map(struct walk *w, uint64_t addr, struct unw_dso 
 }
 
 /*
- * Frame w->n - 1 was just recorded, with the registers in w->regs: note them (w->cur).
- * When they are those of a frame of the thread's last walk (w->prev) and every stack word
- * that walk's steps read from that frame on is the same in this sample's copy, append the
- * rest of that walk.  Returns 1 then (the walk is complete), 2 when it was cut at
- * w->max, else 0.
- */
-static int tail_note(struct walk *w, int activation, int initial)
-{
-	struct last_walk *c = w->cur, *p = w->prev;
-	size_t i = w->n - 1, j, k, first;
-	const struct tail_frame *pf;
-	uint64_t rsp = w->regs[DW_RSP];
-
-	ALLOC_GROW(c->fr, w->max, c->alloc);
-	memcpy(c->fr[i].regs, w->regs, sizeof(w->regs));
-	c->fr[i].regs_set = w->regs_set;
-	c->fr[i].first_read = (uint32_t)c->nr_reads;
-	c->fr[i].ok = !activation && !initial;
-	if (!p || !p->valid || !c->fr[i].ok || !(w->regs_set & (1u << DW_RSP)))
-		return 0;
-	while (w->prev_j < p->n && p->fr[w->prev_j].regs[DW_RSP] < rsp)
-		w->prev_j++;
-	if (w->prev_j >= p->n)
-		return 0;
-	j = w->prev_j;
-	pf = &p->fr[j];
-	if (!pf->ok || pf->regs[DW_RSP] != rsp ||
-	    ((pf->regs_set ^ w->regs_set) & pf->needed))
-		return 0;
-	for (uint32_t m = pf->needed & w->regs_set; m; m &= m - 1) {
-		unsigned r = (unsigned)__builtin_ctz(m);
-
-		if (pf->regs[r] != w->regs[r])
-			return 0;
-	}
-	for (k = pf->first_read; k < p->nr_reads; k++) {
-		uint64_t a = p->reads[k].addr, v;
-
-		if (a < w->stack_lo || a + 8 > w->stack_hi)
-			return 0;
-		memcpy(&v, w->s->stack + (a - w->stack_lo), 8);
-		if (v != p->reads[k].val)
-			return 0;
-	}
-	/* the same walk from here on: its frames after this one, and its reads */
-	first = c->nr_reads;
-	ALLOC_GROW(c->reads, c->nr_reads + (p->nr_reads - pf->first_read), c->alloc_reads);
-	memcpy(c->reads + c->nr_reads, p->reads + pf->first_read,
-	       (p->nr_reads - pf->first_read) * sizeof(*c->reads));
-	c->nr_reads += p->nr_reads - pf->first_read;
-	for (k = j + 1; k < p->n && w->n < w->max; k++) {
-		w->ips[w->n] = p->ips[k];
-		if (w->flags)
-			w->flags[w->n] = p->flags[k];
-		c->fr[w->n] = p->fr[k];
-		c->fr[w->n].first_read = (uint32_t)(first + (p->fr[k].first_read - pf->first_read));
-		w->n++;
-	}
-	w->sp->u->st.joined++;
-	w->sp->u->st.joined_frames += k - j - 1;
-	w->joined = k == p->n ? 1 : 2;
-	return w->joined;
-}
-
-/*
  * Run one pass from w->regs: record frames until the walk ends or is implausible.
  * Returns 1 when it ended at the outermost frame (or in a thread-root function).
  */
@@ -1195,12 +1066,6 @@ static int walk_pass(struct walk *w)
 				w->last_regs_set |= 1u << r;
 			}
 		}
-		if (w->cur) {
-			int t = tail_note(w, activation, initial);
-
-			if (t)
-				return t == 1;
-		}
 		if (fe) {
 			mp = fe->mp;
 			d = fe->d;
@@ -1222,26 +1087,6 @@ static int walk_pass(struct walk *w)
 				/* a plausible return address (checked above) in file-backed code */
 				fe = &w->sp->frames[hash_u64(ip) & (FRAME_CACHE - 1)];
 				*fe = (struct frame_ent){ ip, mp, d, bias, ru };
-			}
-		}
-		if (w->cur) {
-			/* what this step reads of the registers, and passes on */
-			struct tail_frame *tf = &w->cur->fr[w->n - 1];
-
-			tf->used = (1u << DW_RIP) | (1u << DW_RSP);
-			tf->pass = ru ? ru->same : ~0u;
-			if (!ru) {
-				tf->used |= 1u << DW_RBP;
-			} else if (ru->cfa_expr) {
-				tf->used = ~0u;
-			} else {
-				tf->used |= 1u << ru->cfa_reg;
-				for (unsigned k = 0; k < ru->nr_steps; k++)
-					if (ru->steps[k].kind == RR_REG)
-						tf->used |= 1u << ru->steps[k].from;
-					else if (ru->steps[k].kind == RR_EXPR ||
-						 ru->steps[k].kind == RR_VAL_EXPR)
-						tf->used = ~0u;
 			}
 		}
 		if (ru && ru->ra_undefined)
@@ -1313,46 +1158,11 @@ static struct space *space_get(struct unwinder *u, uint32_t pid, uint64_t time)
 	sp->u = u;
 	sp->pid = pid;
 	u64map_init(&sp->calls);
-	u64map_init(&sp->last_idx);
 	/* the report's model knows every mapping over time, and a return address may be in
 	 * another file at another time: look each up; the recorder's only grows */
 	if (u->live)
 		sp->frames = xcalloc(FRAME_CACHE, sizeof(*sp->frames));
 	return sp;
-}
-
-/* A complete walk becomes its thread's last: which of its frames a later walk may join
- * at (in its last pass, not that pass's first frame, no step from there on reading
- * outside the copy), its addresses. */
-static void keep_walk(struct walk *w, uint32_t tid)
-{
-	struct last_walk *c = w->cur, tmp;
-
-	if (w->n > c->alloc || w->unmapped)
-		return;	/* (a walk of one frame: no tail_note made room) */
-	for (size_t k = 0; k < w->n; k++)
-		c->fr[k].ok = c->fr[k].ok && k > w->pass_start && k >= w->file_read_frame;
-	/* the registers the walk depends on from each frame: what its step reads, and what
-	 * it passes on that a later step reads */
-	for (size_t k = w->n; k-- > 0;)
-		c->fr[k].needed = c->fr[k].used |
-				  (k + 1 < w->n ? c->fr[k + 1].needed & c->fr[k].pass : 0);
-	if (c->alloc_ips < c->alloc) {
-		c->ips = xrealloc(c->ips, c->alloc * sizeof(*c->ips));
-		c->flags = xrealloc(c->flags, c->alloc * sizeof(*c->flags));
-		c->alloc_ips = c->alloc;
-	}
-	memcpy(c->ips, w->ips, w->n * sizeof(*c->ips));
-	if (w->flags)
-		memcpy(c->flags, w->flags, w->n * sizeof(*c->flags));
-	else
-		memset(c->flags, 0, w->n * sizeof(*c->flags));
-	c->n = w->n;
-	c->tid = tid;
-	c->valid = 1;
-	tmp = *w->prev;
-	*w->prev = *c;
-	*c = tmp;
 }
 
 size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,
@@ -1390,24 +1200,10 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 		return 0;
 	w.sp = space_get(u, s->pid, s->time);
 	u->st.walks++;
-	if (w.sp->frames) {
-		void **slot = u64map_slot(&w.sp->last_idx, s->tid);
-
-		if (!*slot) {
-			ALLOC_GROW(w.sp->last, w.sp->nr_last + 1, w.sp->alloc_last);
-			memset(&w.sp->last[w.sp->nr_last], 0, sizeof(w.sp->last[0]));
-			*slot = (void *)(uintptr_t)++w.sp->nr_last;
-		}
-		w.prev = &w.sp->last[(uintptr_t)*slot - 1];
-		w.cur = &w.sp->scratch;
-		w.cur->n = w.cur->nr_reads = 0;
-		w.cur->valid = 0;
-	}
 	for (int scans = 0; w.n < max; scans++) {
 		size_t before = w.n;
 		int dead_end;
 
-		w.pass_start = w.n;
 		if (walk_pass(&w)) {
 			done = 1;
 			break;
@@ -1428,8 +1224,6 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 			flags[0] = 0;
 		w.n = 1;
 	}
-	if (done && w.cur)
-		keep_walk(&w, s->tid);
 	u->st.frames += w.n;
 	if (done)
 		u->st.complete++;
@@ -1445,8 +1239,6 @@ void unwind_maps_changed(struct unwinder *u, uint32_t pid)
 			memset(u->all[i]->pages, 0, sizeof(u->all[i]->pages));
 			if (u->all[i]->frames)
 				memset(u->all[i]->frames, 0, FRAME_CACHE * sizeof(*u->all[i]->frames));
-			for (size_t k = 0; k < u->all[i]->nr_last; k++)
-				u->all[i]->last[k].valid = 0;
 		}
 }
 
@@ -1483,21 +1275,9 @@ void unwinder_free(struct unwinder *u)
 	if (!u)
 		return;
 	for (size_t i = 0; i < u->nr_all; i++) {
-		struct space *sp = u->all[i];
-
-		u64map_release(&sp->calls);
-		free(sp->frames);
-		for (size_t k = 0; k <= sp->nr_last; k++) {
-			struct last_walk *l = k < sp->nr_last ? &sp->last[k] : &sp->scratch;
-
-			free(l->ips);
-			free(l->flags);
-			free(l->fr);
-			free(l->reads);
-		}
-		free(sp->last);
-		u64map_release(&sp->last_idx);
-		free(sp);
+		u64map_release(&u->all[i]->calls);
+		free(u->all[i]->frames);
+		free(u->all[i]);
 	}
 	free(u->all);
 	u64map_release(&u->spaces);
