@@ -832,6 +832,7 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 	for (int attempt = 0;; attempt++) {
 		n = 0;
 		found = 0;
+		entry_at = 0;
 		pr->nr_verify = 0;
 		fa = cur;
 		for (unsigned steps = 0; fa && n < MAX_FRAMES; steps++) {
