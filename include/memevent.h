@@ -31,7 +31,10 @@
  * with every allocation sampled a workload makes them faster than dlprof can drain.  The
  * library counts the events it makes (produced), dlprof those it drained (consumed); past
  * limit in flight the library waits (at most MEM_WAIT_MAX_NS per event: a dlprof that
- * stopped draining never hangs the workload).
+ * stopped draining never hangs the workload), asleep on the futex wake_seq, which dlprof
+ * bumps and wakes after a drain while someone waits (a sleep-and-look loop made 16
+ * threads of two processes, all waiting, take the CPU dlprof needed to drain: 1 ms an
+ * allocation).
  *
  * Frees: a free of a sampled block needs no stack, only its time, address and thread, so
  * it does not trap into the kernel: the library puts it in free_ring, a bounded queue of
@@ -57,7 +60,10 @@ struct mem_shared {
 	uint64_t pad[7];	/* its own cache line */
 	uint64_t consumed;
 	uint64_t limit;		/* 0: no waiting */
-	uint64_t pad2[6];
+	uint32_t wake_seq;	/* a futex: dlprof adds 1 and wakes the waiters when it
+				   drained while some were waiting */
+	uint32_t waiters;	/* threads waiting on it */
+	uint64_t pad2[5];
 	uint64_t free_head;	/* the next position a writer takes */
 	uint64_t pad3[7];
 	uint64_t free_ring_on;	/* 1: free_ring is there (the file is MEM_SHARED_SIZE) */

@@ -40,6 +40,7 @@ struct memprof {
 	size_t nr_frees, alloc_frees;
 	struct memprof_summary sum;
 	char *cmdline;
+	struct strbuf warnings;		/* what record said the recording lacks, one a line */
 	memprof_frames_cb *frames_cb;
 	void *frames_ctx;
 };
@@ -60,6 +61,7 @@ struct memprof *memprof_new(const struct family_rules *rules, const struct fold_
 	mp->fold = fold_new(fold ? fold : &fo);
 	strpool_init(&mp->pool);
 	u64map_init(&mp->text_ids);
+	strbuf_init(&mp->warnings, 0);
 	return mp;
 }
 
@@ -77,6 +79,7 @@ void memprof_free(struct memprof *mp)
 	free(mp->allocs);
 	free(mp->frees);
 	free(mp->cmdline);
+	strbuf_release(&mp->warnings);
 	free(mp);
 }
 
@@ -263,6 +266,8 @@ static int mp_meta(void *ctx, const char *key, const char *value)
 	if (!strcmp(key, "cmdline")) {
 		free(mp->cmdline);
 		mp->cmdline = xstrdup(value);
+	} else if (!strncmp(key, "warn.", 5)) {
+		strbuf_addf(&mp->warnings, "# warning: %s\n", value);
 	} else if (!strcmp(key, "mem_sample")) {
 		mp->sum.mean = strtoull(value, NULL, 10);
 	} else if (!strcmp(key, "event")) {
@@ -757,6 +762,8 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 	fmt_bytes(e, sizeof(e), sm->exit_bytes);
 	if (mp->cmdline)
 		fprintf(out, "# command: %s\n", mp->cmdline);
+	if (mp->warnings.len)
+		fputs(mp->warnings.buf, out);
 	if (sm->mean == 1)
 		fprintf(out, "# heap: every allocation recorded (%llu, %llu freed)\n",
 			(unsigned long long)sm->samples, (unsigned long long)sm->frees);

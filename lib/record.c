@@ -44,6 +44,8 @@
 #include <sys/file.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -220,6 +222,7 @@ struct recorder {
 	} *mem_procs;
 	size_t nr_mem_procs, alloc_mem_procs;
 	uint64_t mem_allocs, mem_frees;
+	uint64_t mem_alloc_events;	/* alloc events drained (with the exit statistics) */
 	uint64_t mem_free_tail;		/* the free ring's next slot to read */
 	uint64_t mem_free_wait;		/* since when its slot is taken but not filled */
 	uint64_t mem_ring_lost;		/* frees whose writer never filled their slot */
@@ -1294,6 +1297,7 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 		r->mem_frees++;
 		return;
 	}
+	r->mem_alloc_events++;
 	if (r->mem_shared)	/* drained: one more may come */
 		__atomic_add_fetch(&r->mem_shared->consumed, 1, __ATOMIC_RELEASE);
 	if (!sample_args(r, args) && args[3] == MEM_KIND_STATS) {
@@ -1452,9 +1456,22 @@ static void mem_ring_drain(struct recorder *r, int final);
 
 static void drain_all(struct recorder *r)
 {
+	struct mem_shared *sh = r->mem_shared;
+	uint64_t made = sh ? __atomic_load_n(&sh->produced, __ATOMIC_ACQUIRE) : 0;
+
 	for (int c = 0; c < r->nr_cpus; c++)
 		if (r->rings[c].ctl)
 			ring_drain(&r->rings[c], on_record, r);
+	/* the rings drained: an alloc event counted before that is in, or never will be
+	 * (the kernel does not deliver every one: in a process just forked, a thread's
+	 * first events can go missing, uncounted), so it no longer holds the library back */
+	if (sh && (int64_t)(made - __atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE)) > 0)
+		__atomic_store_n(&sh->consumed, made, __ATOMIC_RELEASE);
+	if (sh && __atomic_load_n(&sh->waiters, __ATOMIC_ACQUIRE)) {
+		/* threads of the workload wait for this drain (memevent.h) */
+		__atomic_add_fetch(&r->mem_shared->wake_seq, 1, __ATOMIC_ACQ_REL);
+		syscall(SYS_futex, &r->mem_shared->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
 	mem_ring_drain(r, 0);
 	if (r->ru)
 		recunw_kick(r->ru);
@@ -2747,6 +2764,16 @@ int record_run(const struct record_opts *o)
 	drain_all(r);
 	close_events(r);
 	mem_ring_drain(r, 1);
+	if (r->mem_shared) {
+		uint64_t made = __atomic_load_n(&r->mem_shared->produced, __ATOMIC_ACQUIRE);
+
+		if (made > r->mem_alloc_events)
+			record_warn(r, "--memory: %llu of %llu sampled allocations never arrived from "
+				    "the kernel (its uprobe missed them: it does, at times, for the first "
+				    "calls of a thread of a process just forked); their frees show as "
+				    "frees of addresses no sample had", (unsigned long long)
+				    (made - r->mem_alloc_events), (unsigned long long)made);
+	}
 	if (r->mem_ring_lost)
 		record_warn(r, "--memory: %llu frees lost (their process ended while writing them)",
 			    (unsigned long long)r->mem_ring_lost);

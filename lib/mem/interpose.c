@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -323,7 +324,8 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Before an alloc event: wait while dlprof has more than its limit of them to drain. */
+/* Before an alloc event: wait while dlprof has more than its limit of them to drain,
+ * asleep on the futex dlprof wakes after its drains (memevent.h). */
 static void throttle(void)
 {
 	struct mem_shared *sh = shared_map();
@@ -332,15 +334,23 @@ static void throttle(void)
 	if (!sh || !(limit = __atomic_load_n(&sh->limit, __ATOMIC_RELAXED)))
 		return;
 	n = __atomic_fetch_add(&sh->produced, 1, __ATOMIC_ACQ_REL);
-	while (n - __atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE) >= limit &&
-	       (int64_t)(n - __atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE)) > 0) {
-		struct timespec ts = { 0, 20000 };
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&sh->wake_seq, __ATOMIC_ACQUIRE);
+		int64_t ahead = (int64_t)(n - __atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE));
+		struct timespec ts = { 0, 1000000 };
+		uint64_t now;
 
+		if (ahead < (int64_t)limit)
+			return;
+		now = mono_ns();
 		if (!t0)
-			t0 = mono_ns();
-		else if (mono_ns() - t0 > MEM_WAIT_MAX_NS)
-			break;
-		syscall(SYS_nanosleep, &ts, NULL);
+			t0 = now;
+		else if (now - t0 > MEM_WAIT_MAX_NS)
+			return;
+		__atomic_add_fetch(&sh->waiters, 1, __ATOMIC_ACQ_REL);
+		/* asleep until dlprof drains (it bumps wake_seq), 1 ms at most a time */
+		syscall(SYS_futex, &sh->wake_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+		__atomic_sub_fetch(&sh->waiters, 1, __ATOMIC_ACQ_REL);
 	}
 }
 

@@ -15,6 +15,9 @@
  * mem-known fork	the parent runs keep_cache(); a forked child runs child_work()
  *			(64 x 1 MiB, freed) and frees one of the parent's blocks
  * mem-known arena	300 MiB of its own arena through raw mmap system calls (not seen)
+ * mem-known storm T N	forks, and then each process runs T threads of N small malloc/free
+ *			pairs (64-319 bytes) in storm_thread(); prints "storm PID CALLS" for
+ *			each process (no accounting lines)
  *
  * Built as a program and as libmemknown.so (no main) for tests/workloads/mem_py.py.
  */
@@ -202,9 +205,47 @@ NOINLINE void print_accounting(void)
 }
 
 #ifndef MEMKNOWN_LIB
+static long storm_n;
+
+NOINLINE void *storm_thread(void *arg)
+{
+	for (long i = 0; i < storm_n; i++) {
+		void *p = malloc(64 + (size_t)(i & 255));
+
+		if (!p)
+			abort();
+		((volatile char *)p)[0] = 1;
+		free(p);
+	}
+	return arg;
+}
+
+static int storm(int threads, long n)
+{
+	pthread_t t[64];
+	pid_t child;
+	int st = 0;
+
+	storm_n = n;
+	if (threads > 64)
+		threads = 64;
+	child = fork();
+	for (int i = 0; i < threads; i++)
+		pthread_create(&t[i], NULL, storm_thread, NULL);
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	printf("storm %d %ld\n", (int)getpid(), threads * n);
+	if (child == 0)
+		_exit(0);
+	waitpid(child, &st, 0);
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);	/* no stdio buffer in the accounting */
+	if (argc > 3 && !strcmp(argv[1], "storm"))
+		return storm(atoi(argv[2]), atol(argv[3]));
 	if (argc > 1 && !strcmp(argv[1], "arena")) {
 		arena();
 		return 0;
