@@ -2764,7 +2764,8 @@ int record_run(const struct record_opts *o)
 	drain_all(r);
 	close_events(r);
 	mem_ring_drain(r, 1);
-	if (r->mem_shared) {
+	if (r->mem_shared && reaped) {
+		/* (the command ended: a recording cut short by a limit has events made after) */
 		uint64_t made = __atomic_load_n(&r->mem_shared->produced, __ATOMIC_ACQUIRE);
 
 		if (made > r->mem_alloc_events)
