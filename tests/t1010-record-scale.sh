@@ -42,9 +42,12 @@ test_expect_success '4 ranks x 4 threads: every thread sampled, none lost' '
 	cat err && test_grep ", 0 lost," err &&
 	"$DLPROF" report -i ranks.data --sort thread --format csv --limit 0 >threads.csv &&
 	awk -F, "NR > 1 && \$1 != \$2 && \$3 ~ /rec-threads/" threads.csv >workers &&
+	# 16 x 100 ms of CPU: 1600 samples; a CI run on a busy guest saw 1542 (and 364 for
+	# one rank of 400): the sum may fall 6% short, a rank 11%
+
 	test "$(wc -l <workers)" -eq 16 &&
 	awk -F, "{ n += \$4 } \$4 < 80 || \$4 > 120 { bad++; print \"off:\", \$0 }
-		 END { print \"sum\", n; exit bad > 0 || n < 1550 || n > 1650 }" workers &&
+		 END { print \"sum\", n; exit bad > 0 || n < 1500 || n > 1650 }" workers &&
 	test "$(cut -d, -f1 workers | sort -u | wc -l)" -eq 4
 '
 
@@ -57,7 +60,7 @@ test_expect_success 'report --sort pid: each process, its command line and rank'
 		line=$(awk -F, -v r=$r "NR > 1 && \$6 == r" pid.csv) &&
 		echo "$line" | test_grep ",5,$r,$r,4,\"[^\"]*\",[0-9.]*,\"rec-threads\",\"[^\"]*rec-threads 4 0.1\"$" &&
 		n=$(echo "$line" | cut -d, -f2) &&
-		test "$n" -ge 370 && test "$n" -le 430 || return 1
+		test "$n" -ge 355 && test "$n" -le 440 || return 1
 	done &&
 	test_grep "^[0-9]*,[0-9],[0-9.]*,[0-9]*,1,,,,\"[^\"]*\",[0-9.]*,\"[^\"]*\",\"/bin/sh [^\"]*launch.sh 4 " pid.csv &&
 	"$DLPROF" report -i ranks.data --sort pid --format json >pid.json &&
