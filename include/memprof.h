@@ -33,8 +33,8 @@ struct mem_alloc {
 	uint32_t deferred;		/* attr handle while op is not known */
 	const char *self;		/* the allocating function */
 	const char *family, *op, *pyline, *thread;	/* interned; pyline NULL outside Python */
-	const char *ops;		/* the operators on its stack (ops_on_stack), names
-					   without overload joined by '\n'; NULL: none */
+	uint32_t ops;			/* the operators on its stack (ops_on_stack, names
+					   without overload): one of memprof's sets + 1, 0: none */
 	uint8_t kind;			/* enum mem_kind */
 	uint8_t at_peak;		/* live at the heap's peak */
 };

@@ -22,6 +22,12 @@ struct mem_fault {
 	double bytes;		/* faults it stands for x the page size */
 };
 
+/* The operators an allocation was made under, each name once (interned in the pool) */
+struct op_set {
+	const char **ops;
+	size_t n;
+};
+
 struct memprof {
 	const struct family_rules *rules;
 	struct attr *attr;
@@ -34,6 +40,9 @@ struct memprof {
 	const char **texts;		/* stack id -> folded text (interned) */
 	size_t nr_texts, alloc_texts;
 	struct u64map text_ids;		/* interned text -> id + 1 */
+	struct op_set *sets;		/* mem_alloc.ops - 1 */
+	size_t nr_sets, alloc_sets;
+	struct u64map set_ids;		/* hash of a set's names -> its index + 1 */
 	struct mem_alloc *allocs;
 	size_t nr_allocs, alloc_allocs;
 	struct mem_free *frees;
@@ -61,6 +70,7 @@ struct memprof *memprof_new(const struct family_rules *rules, const struct fold_
 	mp->fold = fold_new(fold ? fold : &fo);
 	strpool_init(&mp->pool);
 	u64map_init(&mp->text_ids);
+	u64map_init(&mp->set_ids);
 	strbuf_init(&mp->warnings, 0);
 	return mp;
 }
@@ -75,6 +85,10 @@ void memprof_free(struct memprof *mp)
 	fold_free(mp->fold);
 	strpool_release(&mp->pool);
 	u64map_release(&mp->text_ids);
+	for (size_t i = 0; i < mp->nr_sets; i++)
+		free(mp->sets[i].ops);
+	free(mp->sets);
+	u64map_release(&mp->set_ids);
 	free(mp->texts);
 	free(mp->allocs);
 	free(mp->frees);
@@ -132,26 +146,41 @@ static uint32_t text_id(struct memprof *mp, const char *text)
 	return (uint32_t)((uintptr_t)*slot - 1);
 }
 
-/* The operators on an allocation's stack, without overloads, '\n'-joined and interned */
-static const char *op_chain(struct memprof *mp, const struct frame *frames, size_t nr)
+/* The set of operators on an allocation's stack, names without overloads: its index + 1
+ * (0: none), each distinct set kept once */
+static uint32_t op_set(struct memprof *mp, const struct frame *frames, size_t nr)
 {
-	const char *on[32];
-	size_t n = ops_on_stack(frames, nr, on, ARRAY_SIZE(on)), len = 0;
-	char buf[2048];
+	const char *on[32], *names[32];
+	size_t n = ops_on_stack(frames, nr, on, ARRAY_SIZE(on)), k = 0;
+	struct op_set *set;
+	void **slot;
 
 	for (size_t i = 0; i < n; i++) {
-		const char *o = attr_op_name(on[i], NULL);
-		size_t l = strlen(o);
+		const char *o = intern(mp, attr_op_name(on[i], NULL));
+		size_t j;
 
-		if (len + l + 2 > sizeof(buf))
-			break;
-		if (len)
-			buf[len++] = '\n';
-		memcpy(buf + len, o, l);
-		len += l;
+		for (j = 0; j < k && names[j] != o; j++)
+			;
+		if (j == k)
+			names[k++] = o;	/* two overloads of one op: once */
 	}
-	buf[len] = 0;
-	return len ? intern(mp, buf) : NULL;
+	if (!k)
+		return 0;
+	slot = u64map_slot(&mp->set_ids, hash_bytes(names, k * sizeof(names[0])));
+	if (*slot) {
+		set = &mp->sets[(uintptr_t)*slot - 1];
+		if (set->n == k && !memcmp(set->ops, names, k * sizeof(names[0])))
+			return (uint32_t)(uintptr_t)*slot;
+	}
+	/* new (or another set with that hash: kept apart, not found by it) */
+	ALLOC_GROW(mp->sets, mp->nr_sets + 1, mp->alloc_sets);
+	set = &mp->sets[mp->nr_sets++];
+	set->ops = xmalloc(k * sizeof(names[0]));
+	memcpy(set->ops, names, k * sizeof(names[0]));
+	set->n = k;
+	if (!*slot)
+		*slot = (void *)(uintptr_t)mp->nr_sets;
+	return (uint32_t)mp->nr_sets;
 }
 
 static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
@@ -208,7 +237,7 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	al->op = a.deferred ? NULL : intern(mp, attr_op_name(a.op, NULL));
 	al->deferred = a.deferred;
 	al->pyline = intern(mp, a.pyline);
-	al->ops = op_chain(mp, frames + first, nr - first);
+	al->ops = op_set(mp, frames + first, nr - first);
 	snprintf(thread, sizeof(thread), "%s (%u)", comm ? comm : "?", s->tid);
 	al->thread = intern(mp, thread);
 	if (mp->frames_cb)
@@ -648,27 +677,12 @@ static struct mrow *mrow_get(struct u64map *idx, struct mrow **rows, size_t *nr,
 static void add_total(struct memprof *mp, struct u64map *idx, struct mrow **rows, size_t *nr,
 		      size_t *alloc, const struct mem_alloc *al)
 {
-	const char *seen[32], *p = al->ops;
-	size_t n = 0;
+	const struct op_set *set = al->ops ? &mp->sets[al->ops - 1] : NULL;
 
-	seen[n++] = al->op;
 	mrow_get(idx, rows, nr, alloc, al->op)->total += (double)al->weight;
-	while (p && *p) {
-		const char *e = strchrnul(p, '\n');
-		char buf[256];
-		const char *k;
-		size_t j;
-
-		snprintf(buf, sizeof(buf), "%.*s", (int)(e - p), p);
-		k = intern(mp, buf);
-		for (j = 0; j < n && seen[j] != k; j++)
-			;
-		if (j == n && n < ARRAY_SIZE(seen)) {
-			seen[n++] = k;
-			mrow_get(idx, rows, nr, alloc, k)->total += (double)al->weight;
-		}
-		p = *e ? e + 1 : e;
-	}
+	for (size_t i = 0; set && i < set->n; i++)
+		if (set->ops[i] != al->op)
+			mrow_get(idx, rows, nr, alloc, set->ops[i])->total += (double)al->weight;
 }
 
 int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int format,
