@@ -1465,12 +1465,12 @@ static void drain_all(struct recorder *r)
 	/* the rings drained: an alloc event counted before that is in, or never will be
 	 * (the kernel does not deliver every one: in a process just forked, a thread's
 	 * first events can go missing, uncounted), so it no longer holds the library back */
-	if (sh && (int64_t)(made - __atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE)) > 0)
-		__atomic_store_n(&sh->consumed, made, __ATOMIC_RELEASE);
-	if (sh && __atomic_load_n(&sh->waiters, __ATOMIC_ACQUIRE)) {
+	if (sh && (int64_t)(made - __atomic_load_n(&sh->consumed, __ATOMIC_SEQ_CST)) > 0)
+		__atomic_store_n(&sh->consumed, made, __ATOMIC_SEQ_CST);
+	if (sh && __atomic_load_n(&sh->waiters, __ATOMIC_SEQ_CST)) {
 		/* threads of the workload wait for this drain (memevent.h) */
-		__atomic_add_fetch(&r->mem_shared->wake_seq, 1, __ATOMIC_ACQ_REL);
-		syscall(SYS_futex, &r->mem_shared->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+		__atomic_add_fetch(&sh->wake_seq, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &sh->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	}
 	mem_ring_drain(r, 0);
 	if (r->ru)

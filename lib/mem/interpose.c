@@ -335,22 +335,26 @@ static void throttle(void)
 		return;
 	n = __atomic_fetch_add(&sh->produced, 1, __ATOMIC_ACQ_REL);
 	for (;;) {
-		uint32_t seq = __atomic_load_n(&sh->wake_seq, __ATOMIC_ACQUIRE);
-		int64_t ahead = (int64_t)(n - __atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE));
 		struct timespec ts = { 0, 1000000 };
+		uint32_t seq;
+		int64_t ahead;
 		uint64_t now;
 
-		if (ahead < (int64_t)limit)
-			return;
-		now = mono_ns();
+		/* counted as waiting before looking: dlprof credits consumed, then reads
+		 * waiters; so either this look sees the credit, or dlprof sees this waiter and
+		 * bumps wake_seq after seq was read (no wake-up missed) */
+		__atomic_add_fetch(&sh->waiters, 1, __ATOMIC_SEQ_CST);
+		seq = __atomic_load_n(&sh->wake_seq, __ATOMIC_SEQ_CST);
+		ahead = (int64_t)(n - __atomic_load_n(&sh->consumed, __ATOMIC_SEQ_CST));
+		now = ahead < (int64_t)limit ? 0 : mono_ns();
 		if (!t0)
 			t0 = now;
-		else if (now - t0 > MEM_WAIT_MAX_NS)
+		if (now && now - t0 <= MEM_WAIT_MAX_NS)
+			/* asleep until dlprof drains (it bumps wake_seq), 1 ms at most a time */
+			syscall(SYS_futex, &sh->wake_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+		__atomic_sub_fetch(&sh->waiters, 1, __ATOMIC_SEQ_CST);
+		if (!now || now - t0 > MEM_WAIT_MAX_NS)
 			return;
-		__atomic_add_fetch(&sh->waiters, 1, __ATOMIC_ACQ_REL);
-		/* asleep until dlprof drains (it bumps wake_seq), 1 ms at most a time */
-		syscall(SYS_futex, &sh->wake_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
-		__atomic_sub_fetch(&sh->waiters, 1, __ATOMIC_ACQ_REL);
 	}
 }
 
