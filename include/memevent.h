@@ -3,13 +3,16 @@
  * Two empty functions of the library are watched by uprobes (record.c makes them trace
  * events in tracefs and opens them as the events "mem-alloc" and "mem-free"); their
  * arguments arrive in the sample's user registers:
- *   dlprof_mem_alloc_event(addr, size, weight, kind)	DI SI DX CX, with the stack copy
+ *   dlprof_mem_alloc_event(addr, size, weight, kind, py, npy)
+ *						DI SI DX CX R8 R9, with the stack copy
  *   dlprof_mem_free_event(addr, kind, len)		DI SI DX, no stack worth keeping
  * A free goes through the shared free ring below when it can (record writes those as
  * DLP_REC_MEMFREE records), through the free event when not.
  * weight: the bytes the sampled allocation stands for (size / P(sampled)); its count
  * estimate is weight / size.  An alloc event of kind MEM_KIND_STATS is the process's
  * exit: DI the allocation calls seen, SI their bytes, DX its resident anonymous memory.
+ * py, npy: the allocating thread's Python frames, read by the thread itself at the call
+ * (below), on its stack where the copy holds them; npy 0 when it has none to give.
  */
 #ifndef DLPROF_MEMEVENT_H
 #define DLPROF_MEMEVENT_H
@@ -48,6 +51,42 @@
  */
 #define MEM_FREE_RING	(1u << 16)	/* slots, a power of two */
 
+/*
+ * Python frames at the allocation: record reads a Python thread's frames from outside,
+ * which for an allocation sample is late (the alloc events wake it every few) and can
+ * name the line the thread went on to.  So where dlprof knows a process is CPython
+ * 3.11-3.13 it puts in py[] what the library needs to read its own thread's frames: the
+ * interpreter's thread-state key (Py_tss_t: int initialized, pthread key; the key's
+ * value is the thread's PyThreadState), the main interpreter, and the structure offsets
+ * (pyread.c lists them).  At a sampled allocation the library checks that the thread
+ * state is its own (interp, native thread id), walks its frames innermost first through
+ * process_vm_readv on itself (a frame freed under a daemon thread at interpreter exit is
+ * an error, not a crash) and passes them in a buffer on its stack as pairs of u64:
+ * code object address | MEM_PY_* flags, the frame's instruction pointer.  A chain of more
+ * than MEM_PY_FRAMES frames is not passed (npy 0: record reads it from outside).
+ * An entry is written under seq (odd while dlprof writes it; the library copies it and
+ * checks seq did not move).
+ */
+#define MEM_PY_PROCS	16
+#define MEM_PY_FRAMES	128
+#define MEM_PY_SHIM	1u	/* the frame is an eval loop's entry shim (3.12+) */
+#define MEM_PY_ENTRY	2u	/* the frame is the first of its eval loop (3.11 is_entry) */
+#define MEM_PY_GEN	4u	/* the frame belongs to a generator or coroutine */
+#define MEM_PY_NONE	0xffffu	/* an offset that does not exist (3.13: _PyCFrame) */
+
+struct mem_pywalk {
+	uint32_t seq;
+	uint32_t pid;		/* 0: a free entry */
+	uint64_t tss;		/* address of the interpreter's Py_tss_t */
+	uint64_t interp;	/* the main PyInterpreterState */
+	uint16_t ts_interp, ts_tid, ts_frame;	/* PyThreadState: interp, native_thread_id,
+						   cframe (3.13: current_frame) */
+	uint16_t cf_current;	/* _PyCFrame.current_frame, MEM_PY_NONE in 3.13 */
+	uint16_t fr_code, fr_previous, fr_instr, fr_owner;	/* _PyInterpreterFrame */
+	uint16_t fr_is_entry;	/* MEM_PY_NONE: none (3.12+) */
+	uint16_t pad[3];
+};
+
 struct mem_free_slot {
 	uint64_t seq;
 	uint64_t time;
@@ -67,7 +106,9 @@ struct mem_shared {
 	uint64_t free_head;	/* the next position a writer takes */
 	uint64_t pad3[7];
 	uint64_t free_ring_on;	/* 1: free_ring is there (the file is MEM_SHARED_SIZE) */
-	uint64_t pad4[487];	/* the ring starts on the second page */
+	struct mem_pywalk py[MEM_PY_PROCS];
+	uint64_t pad4[487 - MEM_PY_PROCS * sizeof(struct mem_pywalk) / 8];	/* the ring starts
+				   on the second page */
 	struct mem_free_slot free_ring[MEM_FREE_RING];
 };
 #define MEM_SHARED_SIZE	sizeof(struct mem_shared)
@@ -93,5 +134,7 @@ enum mem_free_kind {
 #define MEM_REG_SI 4
 #define MEM_REG_DX 3
 #define MEM_REG_CX 2
+#define MEM_REG_R8 16
+#define MEM_REG_R9 17
 
 #endif

@@ -46,6 +46,10 @@ enum {
 	DLP_PY_FAILED = 4,	/* a memory read failed (the thread was exiting, ...) */
 };
 
+/* DLP_REC_PYSTACK flags */
+#define DLP_PYSTACK_OWN	1u	/* read by the thread itself at the sample (an allocation of
+				   record --memory, memevent.h): exact, delay 0 */
+
 #define DLP_PY_ENTRY	0x80000000u	/* pyframe.instr: the frame an eval loop entered at */
 #define DLP_PY_NO_INSTR	0x7fffffffu	/* no instruction yet: the first line */
 
@@ -62,7 +66,7 @@ struct dlp_pystack_rec {
 	uint64_t time;		/* the sample's time */
 	uint32_t delay_ns;	/* from the sample to the read (capped) */
 	uint8_t state;
-	uint8_t pad;
+	uint8_t flags;		/* DLP_PYSTACK_* */
 	uint16_t nr;		/* frames of the stack */
 	uint16_t same;		/* of them, root-side frames as in the thread's previous record */
 	uint16_t pad2[3];
@@ -82,6 +86,19 @@ void pyreader_exec(struct pyreader *pr, uint32_t pid);
  * process is Python (a record was written), 0 when not. */
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 		    const unsigned char *stack, size_t len, uint64_t sp);
+/* The same for a chain of interpreter frames the thread read itself at the sample
+ * (memevent.h: pairs of code address | MEM_PY_* flags, instruction pointer, innermost
+ * first).  Returns 1 when the process is Python (a record was written), 0 when not. */
+int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
+			  const uint64_t *chain, size_t n);
+/* What a process's own threads need to read their frames (memevent.h's struct
+ * mem_pywalk, but seq and pid): 1 when pid is Python and its thread-state key is set. */
+struct pywalk_info {
+	uint64_t tss, interp;
+	uint16_t ts_interp, ts_tid, ts_frame, cf_current;
+	uint16_t fr_code, fr_previous, fr_instr, fr_owner, fr_is_entry;
+};
+int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi);
 /* A path that names a Python interpreter (python3.11, python3, libpython3.11.so.1.0). */
 int pyreader_python_path(const char *path);
 /* Any Python process seen so far (record polls its rings more often then). */
@@ -89,6 +106,7 @@ int pyreader_active(const struct pyreader *pr);
 
 struct pyreader_stats {
 	uint64_t samples, trusted, unchecked, moved, failed;
+	uint64_t own;		/* of the trusted: read by the thread itself */
 	uint64_t codes;
 	uint64_t delay_sum_ns, delay_max_ns;
 };

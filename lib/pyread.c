@@ -5,7 +5,9 @@
  *					3.11	3.12
  *	_PyRuntimeState.interpreters.head	40	40
  *	PyInterpreterState.threads.head		16	72
+ *	_PyRuntimeState.gilstate.autoTSSkey	0x250	0x608 (3.12: autoTSSkey)
  *	PyThreadState: next			8	8
+ *		interp				16	16
  *		cframe				56	56
  *		native_thread_id		160	144
  *	_PyCFrame: current_frame		8	0
@@ -26,7 +28,7 @@
  *		(ascii)				48	40
  *		(compact, not ascii)		72	56
  * 3.13 as 3.12 but: no _PyCFrame (tstate->current_frame at 72; the shim frame of each
- * eval loop is on its C stack), interpreters.head 632, threads.head 7344,
+ * eval loop is on its C stack), interpreters.head 632, autoTSSkey 0x870, threads.head 7344,
  * native_thread_id 160, _PyInterpreterFrame.instr_ptr 56 (f_executable 0),
  * _co_firsttraceable 184, co_code_adaptive 200; each checked against the interpreter's
  * own _Py_DebugOffsets (at the start of _PyRuntime) before the process is read.
@@ -47,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memevent.h"
 #include "pyframes.h"
 #include "recfile.h"
 #include "util.h"
@@ -69,6 +72,8 @@ struct pylayout {
 	uint16_t fr_code, fr_previous, fr_prev_instr, fr_owner, fr_is_entry;	/* 0: none */
 	uint16_t co_firstline, co_firsttrace, co_code;
 	uint16_t str_ascii, str_compact;
+	uint16_t rt_tss;	/* _PyRuntimeState: the thread-state key, Py_tss_t (memevent.h) */
+	uint16_t ts_interp;	/* PyThreadState.interp */
 };
 
 /* 3.13 has no _PyCFrame: cf_current and cf_previous are NO_CFRAME, ts_cframe is
@@ -77,10 +82,12 @@ struct pylayout {
 #define NO_CFRAME	0xffff
 
 static const struct pylayout layouts[] = {
-	{ 0x030b0000, 40, 16, 160, 8, 56, 8, 16, 32, 48, 56, 69, 68, 72, 168, 184, 48, 72 },
-	{ 0x030c0000, 40, 72, 144, 8, 56, 0, 8, 0, 8, 56, 70, 0, 68, 176, 192, 40, 56 },
+	{ 0x030b0000, 40, 16, 160, 8, 56, 8, 16, 32, 48, 56, 69, 68, 72, 168, 184, 48, 72,
+	  0x250, 16 },
+	{ 0x030c0000, 40, 72, 144, 8, 56, 0, 8, 0, 8, 56, 70, 0, 68, 176, 192, 40, 56,
+	  0x608, 16 },
 	{ 0x030d0000, 632, 7344, 160, 8, 72, NO_CFRAME, NO_CFRAME, 0, 8, 56, 70, 0, 68, 184,
-	  200, 40, 56 },
+	  200, 40, 56, 0x870, 16 },
 };
 
 #define MAX_FRAMES	512
@@ -361,6 +368,7 @@ static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayou
 		{ 4, offsetof(struct pylayout, rt_interp_head) },
 		{ 8, offsetof(struct pylayout, is_threads_head) },
 		{ 20, offsetof(struct pylayout, ts_next) },
+		{ 21, offsetof(struct pylayout, ts_interp) },
 		{ 22, offsetof(struct pylayout, ts_cframe) },
 		{ 24, offsetof(struct pylayout, ts_native_tid) },
 		{ 28, offsetof(struct pylayout, fr_previous) },
@@ -762,6 +770,35 @@ static struct last_stack *last_of(struct pyreader *pr, uint32_t pid, uint32_t ti
 	return &pr->last[pr->nr_last++];
 }
 
+/* Write the sample's record, rec filled but for nr and same: n frames in pr->frames. */
+static void put_stack(struct pyreader *pr, struct dlp_pystack_rec *rec, size_t n)
+{
+	rec->nr = (uint16_t)n;
+	pr->st.samples++;
+	pr->st.trusted += rec->state == DLP_PY_TRUSTED;
+	pr->st.unchecked += rec->state == DLP_PY_UNCHECKED;
+	pr->st.moved += rec->state == DLP_PY_MOVED;
+	pr->st.failed += rec->state == DLP_PY_FAILED;
+	pr->st.own += !!(rec->flags & DLP_PYSTACK_OWN);
+	pr->st.delay_sum_ns += rec->delay_ns;
+	if (rec->delay_ns > pr->st.delay_max_ns)
+		pr->st.delay_max_ns = rec->delay_ns;
+	/* the root-side frames the thread's previous record had too are not repeated */
+	struct last_stack *ls = last_of(pr, rec->pid, rec->tid);
+	size_t same = 0;
+
+	while (same < n && same < ls->n &&
+	       !memcmp(&pr->frames[n - 1 - same], &ls->frames[ls->n - 1 - same],
+		       sizeof(pr->frames[0])))
+		same++;
+	rec->same = (uint16_t)same;
+	ALLOC_GROW(ls->frames, n + 1, ls->alloc);
+	memcpy(ls->frames, pr->frames, n * sizeof(pr->frames[0]));
+	ls->n = n;
+	pr->emit(pr->ctx, DLP_REC_PYSTACK, rec, sizeof(*rec), pr->frames,
+		 (n - same) * sizeof(pr->frames[0]));
+}
+
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 		    const unsigned char *stack, size_t len, uint64_t sp)
 {
@@ -915,31 +952,99 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 out:
 	if (rec.state == DLP_PY_FAILED || !cur)
 		n = 0;
-	rec.nr = (uint16_t)n;
-	pr->st.samples++;
-	pr->st.trusted += rec.state == DLP_PY_TRUSTED;
-	pr->st.unchecked += rec.state == DLP_PY_UNCHECKED;
-	pr->st.moved += rec.state == DLP_PY_MOVED;
-	pr->st.failed += rec.state == DLP_PY_FAILED;
-	pr->st.delay_sum_ns += rec.delay_ns;
-	if (rec.delay_ns > pr->st.delay_max_ns)
-		pr->st.delay_max_ns = rec.delay_ns;
-	/* the root-side frames the thread's previous record had too are not repeated */
-	{
-		struct last_stack *ls = last_of(pr, pid, tid);
-		size_t same = 0;
+	put_stack(pr, &rec, n);
+	return 1;
+}
 
-		while (same < n && same < ls->n &&
-		       !memcmp(&pr->frames[n - 1 - same], &ls->frames[ls->n - 1 - same],
-			       sizeof(pr->frames[0])))
-			same++;
-		rec.same = (uint16_t)same;
-		ALLOC_GROW(ls->frames, n + 1, ls->alloc);
-		memcpy(ls->frames, pr->frames, n * sizeof(pr->frames[0]));
-		ls->n = n;
-		pr->emit(pr->ctx, DLP_REC_PYSTACK, &rec, sizeof(rec), pr->frames,
-			 (n - same) * sizeof(pr->frames[0]));
+int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
+			  const uint64_t *chain, size_t nchain)
+{
+	struct pyproc *p = get_proc(pr, pid);
+	struct dlp_pystack_rec rec;
+	uint64_t now;
+	size_t n = 0;
+
+	if (!p->state)
+		probe(pr, p);
+	if (p->state != 1)
+		return 0;
+	now = mono_ns();
+	memset(&rec, 0, sizeof(rec));
+	rec.pid = pid;
+	rec.tid = tid;
+	rec.time = time;
+	rec.state = DLP_PY_TRUSTED;
+	rec.flags = DLP_PYSTACK_OWN;
+	for (int attempt = 0;; attempt++) {
+		n = 0;
+		pr->nr_verify = 0;
+		for (size_t i = 0; i < nchain && n < MAX_FRAMES; i++) {
+			uint64_t code = chain[2 * i] & ~7ull, instr = chain[2 * i + 1];
+			unsigned flags = (unsigned)(chain[2 * i] & 7);
+			const struct pycode *c;
+			int64_t idx;
+			uint32_t ins;
+
+			if (flags & MEM_PY_SHIM) {
+				/* outside an eval loop's first frame: that frame is its entry */
+				if (n)
+					pr->frames[n - 1].instr |= DLP_PY_ENTRY;
+				continue;
+			}
+			idx = ((int64_t)instr - (int64_t)(code + p->lay->co_code)) / 2;
+			ins = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
+			c = get_code(pr, p, code, ins);
+			if (!c) {
+				/* gone since (the function returned and its code was freed) */
+				rec.state = DLP_PY_FAILED;
+				rec.flags = 0;
+				put_stack(pr, &rec, 0);
+				return 1;
+			}
+			/* a frame still being set up (3.11's _PyFrame_IsIncomplete): skipped */
+			if (!(flags & MEM_PY_GEN) && idx < c->firsttrace)
+				continue;
+			pr->frames[n].code = c->id;
+			pr->frames[n].instr = ins | (flags & MEM_PY_ENTRY ? DLP_PY_ENTRY : 0);
+			n++;
+		}
+		/* as a walk does: cached code objects whose addresses hold others now */
+		if (attempt || now - p->last_verify < VERIFY_EVERY_NS)
+			break;
+		p->last_verify = now;
+		if (!verify_codes(pr, pid))
+			break;
 	}
+	put_stack(pr, &rec, n);
+	return 1;
+}
+
+int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi)
+{
+	struct pyproc *p = get_proc(pr, pid);
+	const struct pylayout *lay;
+	int32_t key[2];
+
+	if (!p->state)
+		probe(pr, p);
+	if (p->state != 1)
+		return 0;
+	lay = p->lay;
+	memset(wi, 0, sizeof(*wi));
+	wi->tss = p->runtime + lay->rt_tss;
+	/* a Py_tss_t that is set, with a key pthreads can have */
+	if (rd(pid, wi->tss, key, sizeof(key)) < 0 || key[0] != 1 || key[1] < 0 || key[1] >= 1024 ||
+	    rd64(pid, p->runtime + lay->rt_interp_head, &wi->interp) < 0 || !wi->interp)
+		return 0;
+	wi->ts_interp = lay->ts_interp;
+	wi->ts_tid = lay->ts_native_tid;
+	wi->ts_frame = lay->ts_cframe;
+	wi->cf_current = lay->cf_current == NO_CFRAME ? MEM_PY_NONE : lay->cf_current;
+	wi->fr_code = lay->fr_code;
+	wi->fr_previous = lay->fr_previous;
+	wi->fr_instr = lay->fr_prev_instr;
+	wi->fr_owner = lay->fr_owner;
+	wi->fr_is_entry = lay->fr_is_entry ? lay->fr_is_entry : MEM_PY_NONE;
 	return 1;
 }
 

@@ -228,6 +228,15 @@ struct recorder {
 	uint64_t mem_ring_lost;		/* frees whose writer never filled their slot */
 	char *mem_shared_path;		/* the back-pressure counters (memevent.h) */
 	struct mem_shared *mem_shared;
+	struct py_pub *py_pub;		/* Python processes and their mem_shared.py entries */
+	size_t nr_py_pub, alloc_py_pub;
+	unsigned py_pub_next;		/* the entry to take next when none is free */
+};
+
+struct py_pub {
+	uint32_t pid;
+	int slot;			/* its entry in mem_shared.py, -1 none */
+	uint64_t tried;			/* when it was last tried (CLOCK_MONOTONIC ns) */
 };
 
 #define ANON_IPS_MAX (1u << 20)	/* past this, anonymous-code samples are only counted */
@@ -1276,6 +1285,114 @@ static int sample_args(const struct recorder *r, uint64_t args[4])
 	return 0;
 }
 
+/* User register regno (PERF_REG_X86_*) of the sample sample_fixup() just read: 0, or -1
+ * when the record has none. */
+static int sample_reg(const struct recorder *r, int regno, uint64_t *v)
+{
+	uint64_t mask = r->ev[0].attr.sample_regs_user;
+
+	if (!r->smp_regs || !(mask & (1ull << regno)))
+		return -1;
+	/* registers come in bit order */
+	memcpy(v, r->smp_regs + 8 * __builtin_popcountll(mask & ((1ull << regno) - 1)), 8);
+	return 0;
+}
+
+/* An alloc event that carries its thread's Python frames (memevent.h: R8 points at them
+ * in the stack copy, R9 says how many): written as its Python stack.  0 when it carries
+ * none (record reads them from outside then). */
+static int mem_py_chain(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	static uint64_t chain[2 * MEM_PY_FRAMES];
+	uint64_t at, n;
+
+	if (sample_reg(r, MEM_REG_R8, &at) < 0 || sample_reg(r, MEM_REG_R9, &n) < 0 ||
+	    !n || n > MEM_PY_FRAMES || !r->smp_stack || at < r->smp_sp ||
+	    at - r->smp_sp > r->smp_len || r->smp_len - (at - r->smp_sp) < n * 16)
+		return 0;
+	memcpy(chain, r->smp_stack + (at - r->smp_sp), n * 16);
+	return pyreader_sample_chain(r->py, pid, tid, time, chain, n);
+}
+
+static struct py_pub *py_pub_of(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->nr_py_pub; i++)
+		if (r->py_pub[i].pid == pid)
+			return &r->py_pub[i];
+	ALLOC_GROW(r->py_pub, r->nr_py_pub + 1, r->alloc_py_pub);
+	r->py_pub[r->nr_py_pub] = (struct py_pub){ pid, -1, 0 };
+	return &r->py_pub[r->nr_py_pub++];
+}
+
+/* Empty entry slot of mem_shared.py (seq: odd while written) */
+static void py_entry_clear(struct recorder *r, int slot)
+{
+	struct mem_pywalk *e = &r->mem_shared->py[slot];
+
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&e->pid, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < r->nr_py_pub; i++)
+		if (r->py_pub[i].slot == slot)
+			r->py_pub[i].slot = -1;
+}
+
+/* A Python process: tell the library there how its threads read their own frames at an
+ * allocation (memevent.h), once it can (its thread-state key is set a little after start:
+ * tried again at most every 10 ms).  With more processes than entries, the oldest gives
+ * its entry up (its allocations' frames are read from outside then). */
+static void py_publish(struct recorder *r, uint32_t pid)
+{
+	struct py_pub *pp = py_pub_of(r, pid);
+	struct pywalk_info wi;
+	struct mem_pywalk *e;
+	uint64_t now;
+	int slot = -1;
+
+	if (pp->slot >= 0)
+		return;
+	now = now_ns();
+	if (pp->tried && now - pp->tried < 10000000ull)
+		return;
+	pp->tried = now;
+	if (!pyreader_walk_info(r->py, pid, &wi))
+		return;
+	for (int i = 0; i < MEM_PY_PROCS && slot < 0; i++)
+		if (!__atomic_load_n(&r->mem_shared->py[i].pid, __ATOMIC_RELAXED))
+			slot = i;
+	if (slot < 0) {
+		slot = (int)(r->py_pub_next++ % MEM_PY_PROCS);
+		py_entry_clear(r, slot);
+	}
+	e = &r->mem_shared->py[slot];
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_ACQ_REL);	/* odd: being written */
+	e->tss = wi.tss;
+	e->interp = wi.interp;
+	e->ts_interp = wi.ts_interp;
+	e->ts_tid = wi.ts_tid;
+	e->ts_frame = wi.ts_frame;
+	e->cf_current = wi.cf_current;
+	e->fr_code = wi.fr_code;
+	e->fr_previous = wi.fr_previous;
+	e->fr_instr = wi.fr_instr;
+	e->fr_owner = wi.fr_owner;
+	e->fr_is_entry = wi.fr_is_entry;
+	__atomic_store_n(&e->pid, pid, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_RELEASE);
+	pp->slot = slot;
+}
+
+/* pid exec'd: its entry named the image before */
+static void py_unpublish(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->nr_py_pub; i++)
+		if (r->py_pub[i].pid == pid) {
+			if (r->py_pub[i].slot >= 0)
+				py_entry_clear(r, r->py_pub[i].slot);
+			r->py_pub[i].tried = 0;
+		}
+}
+
 static struct mem_proc *mem_proc(struct recorder *r, uint32_t pid)
 {
 	for (size_t i = r->nr_mem_procs; i-- > 0;)
@@ -1358,7 +1475,10 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			memcpy(&pid, p + sizeof(*rec) + 16, 4);
 			memcpy(&tid, p + sizeof(*rec) + 20, 4);
 			memcpy(&t, p + sizeof(*rec) + 24, 8);
-			pyreader_sample(r->py, pid, tid, t, r->smp_stack, r->smp_len, r->smp_sp);
+			if ((ev->mem != MEM_EV_ALLOC || !mem_py_chain(r, pid, tid, t)) &&
+			    pyreader_sample(r->py, pid, tid, t, r->smp_stack, r->smp_len, r->smp_sp) &&
+			    r->mem_shared)
+				py_publish(r, pid);
 		}
 		break;
 	case PERF_RECORD_LOST:
@@ -1389,8 +1509,11 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
 				put_proc_info(r, pid);
 			if (r->py && rec->type == PERF_RECORD_COMM &&
-			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
+			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 				pyreader_exec(r->py, pid);
+				if (r->mem_shared)
+					py_unpublish(r, pid);
+			}
 			if (r->opts->memory && rec->type == PERF_RECORD_COMM &&
 			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) && rec->size >= sizeof(*rec) + 9) {
 				struct mem_proc *mp = mem_proc(r, pid);
@@ -2397,11 +2520,15 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		pyreader_get_stats(r->py, &ps);
 		fprintf(stderr, "dlprof: python: %llu samples read (%.1f%% checked against the "
 			"sample, %.1f%% moved on, %.1f%% unreadable), read %.2f ms after the sample "
-			"on average\n", (unsigned long long)ps.samples,
+			"on average", (unsigned long long)ps.samples,
 			ps.samples ? 100.0 * ps.trusted / ps.samples : 0.0,
 			ps.samples ? 100.0 * ps.moved / ps.samples : 0.0,
 			ps.samples ? 100.0 * ps.failed / ps.samples : 0.0,
 			ps.samples ? ps.delay_sum_ns / 1e6 / ps.samples : 0.0);
+		if (ps.own)
+			fprintf(stderr, "; %llu allocations' read by their own thread as they were "
+				"made", (unsigned long long)ps.own);
+		fputc('\n', stderr);
 	}
 	if (r->opts->memory) {
 		unsigned long mean = r->opts->mem_sample ? r->opts->mem_sample : MEM_DEFAULT_SAMPLE;
@@ -2871,6 +2998,7 @@ out:
 		unlink(r->mem_shared_path);
 	free(r->mem_shared_path);
 	free(r->mem_procs);
+	free(r->py_pub);
 	free(r->mem_lib);
 	path_list_clear(&r->need_buildid);
 	path_list_clear(&r->jitdumps);

@@ -43,22 +43,12 @@ for v in 3.12 3.13; do
 		! grep -q "_PyEval_EvalFrameDefault;[^;]*work_a (" k$v.fold
 	'
 	if test_have UPROBES && test -e "$LIBMK"; then
-		test_expect_success "CPython $v --memory: the bytes of each C call on the line that called it" '
+		test_expect_success "CPython $v --memory: the bytes of each C call on the line that called it, read as it allocated" '
 			"$DLPROF" record -q --mem-sample 64K -o m$v.data -- "$PY" \
 				"$SRC/workloads/mem_py.py" "$LIBMK" 524288 >own$v &&
 			"$DLPROF" report --memory -i m$v.data --sort line --format json >m$v.json &&
-			/usr/bin/python3 - "$SRC/workloads/mem_py.py" own$v m$v.json <<-\EOF
-			import json, sys
-			src = open(sys.argv[1]).read().split("\n")
-			line = {t: i + 1 for i, l in enumerate(src) for t in ("batch", "cache", "leak") if "# LINE:" + t in l}
-			rows = {r["name"]: r for r in json.load(open(sys.argv[3]))["rows"]}
-			own = {l.split()[1]: int(l.split()[2]) for l in open(sys.argv[2]) if l.startswith("alloc ")}
-			for fn, t, c in (("small_objects", "batch", "batch_small"), ("big_blocks", "cache", "keep_cache"),
-			                 ("big_blocks", "leak", "leak_blocks")):
-			    got = rows.get("%s (mem_py.py:%d)" % (fn, line[t]), {"alloc_bytes": 0})["alloc_bytes"]
-			    print(fn, t, got, own[c])
-			    assert abs(got - own[c]) <= 0.05 * own[c], (fn, got, own[c])
-			EOF
+			/usr/bin/python3 "$SRC/tools/mem-py-check.py" "$SRC/workloads/mem_py.py" \
+				own$v m$v.json
 		'
 	fi
 done

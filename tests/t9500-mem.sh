@@ -219,24 +219,12 @@ test_expect_success 'its own arena, a static program: named on stderr, recorded 
 '
 
 # (a sample per 64 KiB: this checks the attribution, the estimates are test 1's)
-test_expect_success 'Python: the bytes of each C call belong to the line that called it' '
+test_expect_success 'Python: the bytes of each C call belong to the line that called it, as it allocated' '
 	"$DLPROF" record -q --mem-sample 64K -o p.data -- /usr/bin/python3 "$SRC/workloads/mem_py.py" \
 		"$BUILD/tests/workloads/libmemknown.so" 524288 >ownp &&
 	"$DLPROF" report --memory -i p.data --sort line --format json >p.json &&
 	"$DLPROF" report --memory -i p.data --sort line -n 6 &&
-	/usr/bin/python3 - "$SRC/workloads/mem_py.py" <<-\EOF
-	import json, sys
-	src = open(sys.argv[1]).read().split("\n")
-	line = {t: i + 1 for i, l in enumerate(src) for t in ("batch", "cache", "leak") if "# LINE:" + t in l}
-	rows = {r["name"]: r for r in json.load(open("p.json"))["rows"]}
-	def got(fn, t):
-	    return rows.get("%s (mem_py.py:%d)" % (fn, line[t]), {"alloc_bytes": 0})["alloc_bytes"]
-	own = {l.split()[1]: int(l.split()[2]) for l in open("ownp") if l.startswith("alloc ")}
-	for fn, t, c in (("small_objects", "batch", "batch_small"), ("big_blocks", "cache", "keep_cache"),
-	                 ("big_blocks", "leak", "leak_blocks")):
-	    print(fn, t, got(fn, t), own[c])
-	    assert abs(got(fn, t) - own[c]) <= 0.05 * own[c], (fn, got(fn, t), own[c])
-	EOF
+	/usr/bin/python3 "$SRC/tools/mem-py-check.py" "$SRC/workloads/mem_py.py" ownp p.json
 '
 
 # code N FILE CMD...: CMD exits with N and says one line on stderr

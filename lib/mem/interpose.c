@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,13 +66,16 @@ extern char **environ;
  * forked child's events are then not seen at all (t9500's fork test, kernel 6.18). */
 #define PROBED_NOP "nop"
 
-EXPORT void dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t kind);
+EXPORT void dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t kind,
+				   const uint64_t *py, uint64_t npy);
 EXPORT void dlprof_mem_free_event(uintptr_t addr, uint64_t kind, uint64_t len);
 
 EXPORT __attribute__((noinline, noipa)) void
-dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t kind)
+dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t kind,
+		       const uint64_t *py, uint64_t npy)
 {
-	__asm__ volatile(PROBED_NOP : : "r"(addr), "r"(size), "r"(weight), "r"(kind) : "memory");
+	__asm__ volatile(PROBED_NOP : : "r"(addr), "r"(size), "r"(weight), "r"(kind), "r"(py),
+			 "r"(npy) : "memory");
 }
 
 EXPORT __attribute__((noinline, noipa)) void
@@ -358,6 +362,118 @@ static void throttle(void)
 	}
 }
 
+/* ---- the allocating thread's Python frames (memevent.h) ---- */
+
+#define PY_TS_READ	168	/* enough of a PyThreadState for the fields read */
+#define PY_FR_READ	72	/* ... of an interpreter frame */
+#define PY_WINDOW	4096	/* frames are read a window at a time */
+
+static TLS uint64_t t_py[2 * MEM_PY_FRAMES];
+
+/* n bytes at addr of this process, read so that a bad address is an error */
+static int self_read(uint64_t addr, void *buf, size_t n)
+{
+	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
+
+	return syscall(SYS_process_vm_readv, my_pid, &l, 1ul, &r, 1ul, 0ul) == (long)n ? 0 : -1;
+}
+
+/* This process's entry of the shared file, copied whole; 0 when there is none. */
+static int py_walk_of(struct mem_shared *sh, struct mem_pywalk *w)
+{
+	for (int i = 0; i < MEM_PY_PROCS; i++) {
+		struct mem_pywalk *e = &sh->py[i];
+		uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1 || __atomic_load_n(&e->pid, __ATOMIC_RELAXED) != (uint32_t)my_pid)
+			continue;
+		memcpy(w, e, sizeof(*w));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq && w->pid == (uint32_t)my_pid;
+	}
+	return 0;
+}
+
+/* Walk this thread's interpreter frames into t_py; how many (0: none, or not read). */
+static __attribute__((noinline)) size_t py_frames(void)
+{
+	struct mem_shared *sh = shared_map();
+	struct mem_pywalk w;
+	unsigned char ts[PY_TS_READ], win[PY_WINDOW];
+	uint64_t interp = 0, f = 0, lo = 0, hi = 0;
+	int32_t tss[2], tid = 0;
+	size_t n = 0;
+	void *t;
+
+	if (!sh)
+		return 0;
+	if (unlikely(!my_pid))
+		my_pid = (pid_t)syscall(SYS_getpid);
+	if (unlikely(!t_tid))
+		t_tid = (pid_t)syscall(SYS_gettid);
+	if (!py_walk_of(sh, &w) || w.ts_interp + 8 > PY_TS_READ || w.ts_tid + 4 > PY_TS_READ ||
+	    w.ts_frame + 8 > PY_TS_READ)
+		return 0;
+	/* read as the rest: an entry dlprof has not yet dropped after this process exec'd
+	 * names addresses of the image before */
+	if (self_read(w.tss, tss, sizeof(tss)) < 0 || tss[0] != 1 || tss[1] < 0 || tss[1] >= 1024)
+		return 0;	/* not set (the interpreter finalized), or not a key */
+	t = pthread_getspecific((pthread_key_t)tss[1]);
+	if (!t || self_read((uintptr_t)t, ts, sizeof(ts)) < 0)
+		return 0;	/* no Python thread state: not a Python thread */
+	memcpy(&interp, ts + w.ts_interp, 8);
+	memcpy(&tid, ts + w.ts_tid, 4);
+	memcpy(&f, ts + w.ts_frame, 8);
+	if (interp != w.interp || tid != t_tid)
+		return 0;
+	if (w.cf_current != MEM_PY_NONE && f && self_read(f + w.cf_current, &f, 8) < 0)
+		return 0;
+	while (f) {
+		const unsigned char *fr;
+		uint64_t code, instr, prev;
+		uint64_t flags = 0;
+
+		if (n == MEM_PY_FRAMES || f > UINT64_MAX - PY_FR_READ)
+			return 0;	/* too deep (or nonsense): read from outside */
+		if (f < lo || f + PY_FR_READ > hi) {
+			/* older frames lie below, in the same chunk: as far down as the page */
+			lo = f + PY_FR_READ > PY_WINDOW ? f + PY_FR_READ - PY_WINDOW : 0;
+			if (lo < (f & ~4095ull))
+				lo = f & ~4095ull;
+			hi = f + PY_FR_READ;
+			if (self_read(lo, win, (size_t)(hi - lo)) < 0)
+				return 0;
+		}
+		fr = win + (f - lo);
+		memcpy(&code, fr + w.fr_code, 8);
+		memcpy(&prev, fr + w.fr_previous, 8);
+		memcpy(&instr, fr + w.fr_instr, 8);
+		if (fr[w.fr_owner] == 3)
+			flags |= MEM_PY_SHIM;	/* FRAME_OWNED_BY_CSTACK */
+		else if (fr[w.fr_owner] == 1)
+			flags |= MEM_PY_GEN;	/* FRAME_OWNED_BY_GENERATOR */
+		if (w.fr_is_entry != MEM_PY_NONE && fr[w.fr_is_entry])
+			flags |= MEM_PY_ENTRY;
+		t_py[2 * n] = (code & ~7ull) | flags;
+		t_py[2 * n + 1] = instr;
+		n++;
+		f = prev;
+	}
+	return n;
+}
+
+/* The alloc event, with this thread's Python frames on the stack when it has them. */
+static __attribute__((noinline)) void alloc_event(uintptr_t p, uint64_t n, uint64_t weight,
+						  uint64_t kind)
+{
+	size_t npy = py_frames();
+	uint64_t py[2 * (npy ? npy : 1)];	/* in the stack copy the event carries */
+
+	memcpy(py, t_py, npy * 16);
+	throttle();
+	dlprof_mem_alloc_event(p, n, weight, kind, py, npy);
+}
+
 static void on_alloc(void *p, size_t n, uint64_t kind)
 {
 	uint64_t weight;
@@ -365,8 +481,7 @@ static void on_alloc(void *p, size_t n, uint64_t kind)
 	if (p && sampled(n, &weight)) {
 		if (__atomic_load_n(&mean_bytes, __ATOMIC_RELAXED) != 1)
 			remember((uintptr_t)p);
-		throttle();
-		dlprof_mem_alloc_event((uintptr_t)p, n, weight, kind);
+		alloc_event((uintptr_t)p, n, weight, kind);
 	}
 }
 
@@ -603,5 +718,5 @@ __attribute__((destructor)) static void mem_fini(void)
 	throttle();
 	dlprof_mem_alloc_event(__atomic_load_n(&total_calls, __ATOMIC_RELAXED),
 			       __atomic_load_n(&total_bytes, __ATOMIC_RELAXED), rss_anon(),
-			       MEM_KIND_STATS);
+			       MEM_KIND_STATS, NULL, 0);
 }

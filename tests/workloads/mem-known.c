@@ -19,7 +19,10 @@
  *			pairs (64-319 bytes) in storm_thread(); prints "storm PID CALLS" for
  *			each process (no accounting lines)
  *
- * Built as a program and as libmemknown.so (no main) for tests/workloads/mem_py.py.
+ * Built as a program and as libmemknown.so (no main) for tests/workloads/mem_py.py, which
+ * also calls:
+ *   one_block(n)	one malloc of n bytes, touched, freed at the next call
+ *   spin_us(us)	us microseconds of CPU, no allocation
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -29,14 +32,15 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, visibility("default")))
 
-enum { F_BATCH, F_CACHE, F_GROW, F_LEAK, F_THREAD, F_MAP, F_CHILD, NR_F };
+enum { F_BATCH, F_CACHE, F_GROW, F_LEAK, F_THREAD, F_MAP, F_CHILD, F_ONE, NR_F };
 static const char *const fname[NR_F] = {
 	"batch_small", "keep_cache", "grow_buffer", "leak_blocks", "thread_blocks",
-	"map_region", "child_work",
+	"map_region", "child_work", "one_block",
 };
 static uint64_t bytes[NR_F], count[NR_F];
 static int64_t live, peak;
@@ -192,6 +196,33 @@ NOINLINE void arena(void)
 		abort();
 	touch(p, n);
 	printf("arena %zu\n", n);
+}
+
+static void *one;
+static size_t one_n;
+
+NOINLINE void one_block(long n)
+{
+	if (one) {
+		free(one);
+		unaccount(one_n);
+	}
+	one_n = (size_t)n;
+	one = malloc(one_n);
+	if (!one)
+		abort();
+	account(F_ONE, (size_t)n);
+	touch(one, (size_t)n);
+}
+
+NOINLINE void spin_us(long us)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 < us);
 }
 
 NOINLINE void print_accounting(void)
