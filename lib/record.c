@@ -2820,7 +2820,10 @@ int record_run(const struct record_opts *o)
 					done = 1;
 			}
 		}
-		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		/* (only when poll said so: with a Python command this loop turns for every
+		 * sample, and a read that fails is a system call for nothing) */
+		while ((pfd[r->nr_cpus].revents & POLLIN) &&
+		       read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD) {
 				check_exit = 1;
 				continue;
