@@ -1198,6 +1198,10 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	w.stack_hi = w.stack_lo + s->stack_size;
 	if (w.stack_hi < w.stack_lo)
 		return 0;
+	/* the copy was written on another CPU (record's drain): ask for all of it at once,
+	 * rather than wait for a miss on each frame's slots in turn */
+	for (size_t off = 0; off < s->stack_size; off += 64)
+		__builtin_prefetch(s->stack + off, 0, 2);
 	w.sp = space_get(u, s->pid, s->time);
 	u->st.walks++;
 	for (int scans = 0; w.n < max; scans++) {
