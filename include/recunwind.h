@@ -42,6 +42,11 @@ int recunw_attr(struct recunw *ru, const void *data, size_t len);
 /* One record to write: type and payload in two pieces. */
 int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
 	       size_t blen);
+/* A PERF_RECORD_SAMPLE whose user stack copy is cut to keep bytes (dyn its new
+ * dyn_size): head_len bytes of rec up to its stack size word, then the first keep bytes
+ * of the copy, assembled in the queue (one copy, not two). */
+int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_t head_len,
+		   uint64_t keep, uint64_t dyn);
 /* Hand what was added so far to the thread (call after each drain of the rings;
  * recunw_add() hands over on its own past a few MiB). */
 void recunw_kick(struct recunw *ru);

@@ -169,6 +169,10 @@ struct recorder {
 	struct path_list need_buildid;	/* exec file mappings whose MMAP2 had no build-id */
 	struct path_list jitdumps;	/* jit-PID.dump files named by mmap records */
 	unsigned char *scratch;		/* rewritten dwarf samples */
+	size_t cut_head;		/* the sample sample_fixup() read is to be cut (with
+					   the unwinding thread): its bytes up to the stack
+					   size word, 0: not cut */
+	uint64_t cut_keep, cut_dyn;	/* ... to keep bytes of stack, dyn_size cut_dyn */
 
 	char fallback_note[256];
 	char ring_note[160];	/* the ring was shrunk to fit the mlock limit */
@@ -1163,7 +1167,8 @@ static uint64_t stack_end_at_tcb(const unsigned char *stack, size_t len, uint64_
 
 /*
  * Look into a sample: note kernel addresses, and in dwarf mode trim the stack copy.
- * Returns the record to write (rec itself, or r->scratch) or NULL when malformed.
+ * Returns the record to write (rec itself, or r->scratch) or NULL when malformed; with
+ * the unwinding thread a copy to cut is returned as rec, r->cut_* saying how.
  */
 static const struct perf_event_header *sample_fixup(struct recorder *r,
 						    const struct perf_event_header *rec)
@@ -1176,6 +1181,7 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	size_t regs, keep, head_len;
 	struct perf_event_header *out;
 
+	r->cut_head = 0;
 	/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD: six u64 */
 	if (end - q < 48)
 		return NULL;
@@ -1239,6 +1245,13 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	if (keep == size)
 		return rec;
 	head_len = (size_t)(q - p);
+	if (r->ru) {
+		/* assembled as it is queued for the unwinding thread: one copy */
+		r->cut_head = head_len;
+		r->cut_keep = keep;
+		r->cut_dyn = dyn;
+		return rec;
+	}
 	/* header .. regs, then size=keep, keep bytes of stack, dyn_size */
 	memcpy(r->scratch, p, head_len);
 	memcpy(r->scratch + head_len, &(uint64_t){ keep }, 8);
@@ -1564,7 +1577,10 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 		}
 		break;
 	}
-	rec_put(r, DLP_REC_PERF, rec, rec->size, NULL, 0);
+	if (rec->type == PERF_RECORD_SAMPLE && r->cut_head)
+		recunw_add_cut(r->ru, rec, r->cut_head, r->cut_keep, r->cut_dyn);
+	else
+		rec_put(r, DLP_REC_PERF, rec, rec->size, NULL, 0);
 	return 0;
 }
 

@@ -425,8 +425,8 @@ static void hand_over(struct recunw *ru, int force);
 
 /* Records are gathered in a private list and handed over a batch at a time
  * (recunw_kick): one lock and at most one wake-up per drain, not per record. */
-static void enqueue(struct recunw *ru, uint32_t kind, uint32_t type, const void *a, size_t alen,
-		    const void *b, size_t blen)
+static struct item *item_new(uint32_t kind, uint32_t type, const void *a, size_t alen,
+			     const void *b, size_t blen)
 {
 	struct item *it = xmalloc(sizeof(*it) + alen + blen);
 
@@ -438,6 +438,11 @@ static void enqueue(struct recunw *ru, uint32_t kind, uint32_t type, const void 
 		memcpy(it->data, a, alen);
 	if (blen)
 		memcpy(it->data + alen, b, blen);
+	return it;
+}
+
+static void queue_item(struct recunw *ru, struct item *it)
+{
 	if (ru->ptail)
 		ru->ptail->next = it;
 	else
@@ -446,6 +451,12 @@ static void enqueue(struct recunw *ru, uint32_t kind, uint32_t type, const void 
 	ru->pbytes += it->len;
 	if (ru->pbytes > BATCH_MAX)
 		hand_over(ru, 1);
+}
+
+static void enqueue(struct recunw *ru, uint32_t kind, uint32_t type, const void *a, size_t alen,
+		    const void *b, size_t blen)
+{
+	queue_item(ru, item_new(kind, type, a, alen, b, blen));
 }
 
 /* With force, wake the thread now; else only when much waits (it also looks every
@@ -493,6 +504,23 @@ int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, con
 			kind = IT_SAMPLE_BEHIND;
 	}
 	enqueue(ru, kind, type, a, alen, b, blen);
+	return 0;
+}
+
+int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_t head_len,
+		   uint64_t keep, uint64_t dyn)
+{
+	size_t len = head_len + 16 + (size_t)keep;
+	uint32_t kind = ru->seen_queued + ru->pbytes >= ru->soft_cap ? IT_SAMPLE_BEHIND : IT_PERF;
+	struct perf_event_header *h;
+
+	/* the record up to its stack's first keep bytes, its size word and dyn_size set */
+	struct item *it = item_new(kind, DLP_REC_PERF, rec, head_len + 8 + (size_t)keep, &dyn, 8);
+
+	h = (struct perf_event_header *)it->data;
+	h->size = (uint16_t)len;
+	memcpy(it->data + head_len, &keep, 8);
+	queue_item(ru, it);
 	return 0;
 }
 
