@@ -6,7 +6,9 @@
 #   bench/python.sh [-n ROUNDS] [--torch | -- COMMAND...]
 # Default workload: bench/py_work.py 30000 (pure Python, deep and fast-changing stacks);
 # --torch: examples/cnn_train.py --steps 40.  Goal (issue 9): slowdown beyond --no-python
-# at most 2%, nothing lost, file at most 10% larger.
+# at most 2%, nothing lost, file at most 10% larger.  The stacks are read in the kernel
+# where it runs dlprof's BPF reader; DLPROF_NO_BPF=1 bench/python.sh measures the reads
+# from outside (a wake-up per sample) instead.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 DLPROF=${DLPROF:-$TOP/dlprof}

@@ -49,6 +49,7 @@ enum {
 /* DLP_REC_PYSTACK flags */
 #define DLP_PYSTACK_OWN	1u	/* read by the thread itself at the sample (an allocation of
 				   record --memory, memevent.h): exact, delay 0 */
+#define DLP_PYSTACK_KERNEL 2u	/* read in the kernel at the sample (pybpf.h): exact */
 
 #define DLP_PY_ENTRY	0x80000000u	/* pyframe.instr: the frame an eval loop entered at */
 #define DLP_PY_NO_INSTR	0x7fffffffu	/* no instruction yet: the first line */
@@ -86,11 +87,12 @@ void pyreader_exec(struct pyreader *pr, uint32_t pid);
  * process is Python (a record was written), 0 when not. */
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 		    const unsigned char *stack, size_t len, uint64_t sp);
-/* The same for a chain of interpreter frames the thread read itself at the sample
- * (memevent.h: pairs of code address | MEM_PY_* flags, instruction pointer, innermost
- * first).  Returns 1 when the process is Python (a record was written), 0 when not. */
+/* The same for a chain of interpreter frames read at the sample, by the thread itself
+ * (memevent.h) or in the kernel (pybpf.h): pairs of code address | MEM_PY_* flags,
+ * instruction pointer, innermost first; flags: DLP_PYSTACK_*.  chain NULL: its reads
+ * failed.  Returns 1 when the process is Python (a record was written), 0 when not. */
 int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
-			  const uint64_t *chain, size_t n);
+			  const uint64_t *chain, size_t n, unsigned flags);
 /* What a process's own threads need to read their frames (memevent.h's struct
  * mem_pywalk, but seq and pid): 1 when pid is Python and its thread-state key is set. */
 struct pywalk_info {
@@ -99,6 +101,14 @@ struct pywalk_info {
 	uint16_t fr_code, fr_previous, fr_instr, fr_owner, fr_is_entry;
 };
 int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi);
+/* The Python threads of pid as its interpreter lists them now (one state per thread:
+ * the newest), and in *wi its layout (tss is 0 here).  How many (0: not Python). */
+struct pyreader_thread {
+	uint32_t tid;
+	uint64_t tstate;
+};
+size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_thread *out,
+			size_t max, struct pywalk_info *wi);
 /* A path that names a Python interpreter (python3.11, python3, libpython3.11.so.1.0). */
 int pyreader_python_path(const char *path);
 /* Any Python process seen so far (record polls its rings more often then). */
@@ -107,6 +117,7 @@ int pyreader_active(const struct pyreader *pr);
 struct pyreader_stats {
 	uint64_t samples, trusted, unchecked, moved, failed;
 	uint64_t own;		/* of the trusted: read by the thread itself */
+	uint64_t kernel;	/* of the trusted: read in the kernel at the sample */
 	uint64_t codes;
 	uint64_t delay_sum_ns, delay_max_ns;
 };

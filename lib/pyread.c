@@ -125,6 +125,7 @@ struct pyproc {
 	int state;		/* 0 unknown, 1 Python 3.11-3.13, -1 not Python (or not read) */
 	const struct pylayout *lay;
 	uint64_t runtime, code_type;
+	uint64_t str_type;	/* PyUnicode_Type, 0: not known */
 	uint32_t version;
 	struct pytid *tids;
 	size_t nr_tids, alloc_tids;
@@ -137,7 +138,7 @@ struct pyproc {
 struct pysyms {
 	char *path;
 	int ok;
-	uint64_t runtime, version, code_type;	/* link-time addresses */
+	uint64_t runtime, version, code_type, str_type;	/* link-time addresses */
 	uint64_t first_vaddr;
 	int is_dyn;
 };
@@ -319,6 +320,8 @@ static const struct pysyms *file_syms(struct pyreader *pr, const char *path)
 				s->version = sym.st_value;
 			else if (!strcmp(n, "PyCode_Type"))
 				s->code_type = sym.st_value;
+			else if (!strcmp(n, "PyUnicode_Type"))
+				s->str_type = sym.st_value;
 		}
 	}
 	s->ok = s->runtime && s->code_type && s->first_vaddr != UINT64_MAX;
@@ -473,6 +476,7 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 	}
 	p->runtime = s->runtime + bias;
 	p->code_type = s->code_type + bias;
+	p->str_type = s->str_type ? s->str_type + bias : 0;
 	p->version = ver;
 	p->state = 1;
 	pr->active = 1;
@@ -540,6 +544,8 @@ static int read_str(const struct pyproc *p, uint64_t obj, struct strbuf *sb)
 
 	if (rd(pid, obj, h, sizeof(h)) < 0)
 		return -1;
+	if (p->str_type && memcmp(h + 8, &p->str_type, 8))
+		return -1;	/* not a str (a code object freed under us: its names too) */
 	memcpy(&len, h + 16, 8);
 	memcpy(&state, h + 32, 4);
 	kind = (state >> 2) & 7;
@@ -555,6 +561,8 @@ static int read_str(const struct pyproc *p, uint64_t obj, struct strbuf *sb)
 		uint32_t c = kind == 1 ? data[i] : kind == 2 ? ((uint16_t *)data)[i] :
 			     ((uint32_t *)data)[i];
 
+		if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000))
+			return -1;	/* no character: not a string the interpreter made */
 		if (c < 0x80) {
 			strbuf_addch(sb, (char)c);
 		} else if (c < 0x800) {
@@ -780,6 +788,7 @@ static void put_stack(struct pyreader *pr, struct dlp_pystack_rec *rec, size_t n
 	pr->st.moved += rec->state == DLP_PY_MOVED;
 	pr->st.failed += rec->state == DLP_PY_FAILED;
 	pr->st.own += !!(rec->flags & DLP_PYSTACK_OWN);
+	pr->st.kernel += !!(rec->flags & DLP_PYSTACK_KERNEL);
 	pr->st.delay_sum_ns += rec->delay_ns;
 	if (rec->delay_ns > pr->st.delay_max_ns)
 		pr->st.delay_max_ns = rec->delay_ns;
@@ -956,8 +965,30 @@ out:
 	return 1;
 }
 
+/* What a frame whose code object was freed before it could be read shows: one code
+ * record per process, at an address no object has. */
+static const struct pycode *gone_code(struct pyreader *pr, struct pyproc *p)
+{
+	static const char name[] = "(code freed before dlprof read it)";
+	struct pycode *c = code_slot(p, 1);
+
+	if (!c->addr) {
+		c->addr = 1;
+		c->id = ++pr->next_code;
+		c->qualname = xstrdup(name);
+		c->qlen = sizeof(name) - 1;
+		c->file = xstrdup("?");
+		c->flen = 1;
+		c->tab = xmalloc(1);
+		p->nr_codes++;
+		pr->st.codes++;
+		emit_code(pr, p, c, 0);
+	}
+	return c;
+}
+
 int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
-			  const uint64_t *chain, size_t nchain)
+			  const uint64_t *chain, size_t nchain, unsigned flags)
 {
 	struct pyproc *p = get_proc(pr, pid);
 	struct dlp_pystack_rec rec;
@@ -974,18 +1005,23 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 	rec.tid = tid;
 	rec.time = time;
 	rec.state = DLP_PY_TRUSTED;
-	rec.flags = DLP_PYSTACK_OWN;
+	rec.flags = (uint8_t)flags;
+	if (!chain) {
+		rec.state = DLP_PY_FAILED;	/* the reader's reads failed */
+		put_stack(pr, &rec, 0);
+		return 1;
+	}
 	for (int attempt = 0;; attempt++) {
 		n = 0;
 		pr->nr_verify = 0;
 		for (size_t i = 0; i < nchain && n < MAX_FRAMES; i++) {
 			uint64_t code = chain[2 * i] & ~7ull, instr = chain[2 * i + 1];
-			unsigned flags = (unsigned)(chain[2 * i] & 7);
+			unsigned ff = (unsigned)(chain[2 * i] & 7);
 			const struct pycode *c;
 			int64_t idx;
 			uint32_t ins;
 
-			if (flags & MEM_PY_SHIM) {
+			if (ff & MEM_PY_SHIM) {
 				/* outside an eval loop's first frame: that frame is its entry */
 				if (n)
 					pr->frames[n - 1].instr |= DLP_PY_ENTRY;
@@ -995,17 +1031,16 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 			ins = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
 			c = get_code(pr, p, code, ins);
 			if (!c) {
-				/* gone since (the function returned and its code was freed) */
-				rec.state = DLP_PY_FAILED;
-				rec.flags = 0;
-				put_stack(pr, &rec, 0);
-				return 1;
+				/* freed since (a module's code once its import is over): the frame
+				 * stays, named so, for the stack to line up with the eval loops */
+				c = gone_code(pr, p);
+				ins = DLP_PY_NO_INSTR;
 			}
 			/* a frame still being set up (3.11's _PyFrame_IsIncomplete): skipped */
-			if (!(flags & MEM_PY_GEN) && idx < c->firsttrace)
+			if (!(ff & MEM_PY_GEN) && idx < c->firsttrace)
 				continue;
 			pr->frames[n].code = c->id;
-			pr->frames[n].instr = ins | (flags & MEM_PY_ENTRY ? DLP_PY_ENTRY : 0);
+			pr->frames[n].instr = ins | (ff & MEM_PY_ENTRY ? DLP_PY_ENTRY : 0);
 			n++;
 		}
 		/* as a walk does: cached code objects whose addresses hold others now */
@@ -1046,6 +1081,43 @@ int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi
 	wi->fr_owner = lay->fr_owner;
 	wi->fr_is_entry = lay->fr_is_entry ? lay->fr_is_entry : MEM_PY_NONE;
 	return 1;
+}
+
+size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_thread *out,
+			size_t max, struct pywalk_info *wi)
+{
+	struct pyproc *p = get_proc(pr, pid);
+	const struct pylayout *lay;
+	size_t n = 0;
+
+	if (!p->state)
+		probe(pr, p);
+	if (p->state != 1)
+		return 0;
+	lay = p->lay;
+	walk_threads(p, mono_ns());
+	for (size_t i = 0; i < p->nr_tids && n < max; i++) {
+		size_t k;
+
+		for (k = 0; k < n && out[k].tid != p->tids[i].tid; k++)
+			;
+		if (k == n && p->tids[i].tid) {
+			out[n].tid = p->tids[i].tid;
+			out[n++].tstate = p->tids[i].tstate;
+		}
+	}
+	memset(wi, 0, sizeof(*wi));
+	wi->interp = 0;
+	wi->ts_interp = lay->ts_interp;
+	wi->ts_tid = lay->ts_native_tid;
+	wi->ts_frame = lay->ts_cframe;
+	wi->cf_current = lay->cf_current == NO_CFRAME ? MEM_PY_NONE : lay->cf_current;
+	wi->fr_code = lay->fr_code;
+	wi->fr_previous = lay->fr_previous;
+	wi->fr_instr = lay->fr_prev_instr;
+	wi->fr_owner = lay->fr_owner;
+	wi->fr_is_entry = lay->fr_is_entry ? lay->fr_is_entry : MEM_PY_NONE;
+	return n;
 }
 
 void pyreader_get_stats(const struct pyreader *pr, struct pyreader_stats *st)

@@ -20,8 +20,10 @@
 #include "isa.h"
 #include "jitsym.h"
 #include "memevent.h"
+#include "pybpf.h"
 #include "pyframes.h"
 #include "recfile.h"
+#include "rephash.h"
 #include "ring.h"
 #include "workload.h"
 #include "paths.h"
@@ -232,9 +234,41 @@ struct recorder {
 	uint64_t mem_ring_lost;		/* frees whose writer never filled their slot */
 	char *mem_shared_path;		/* the back-pressure counters (memevent.h) */
 	struct mem_shared *mem_shared;
+	/* Python stacks read in the kernel at the sample (pybpf.h); NULL: from outside */
+	struct pybpf *pb;
+	const char *pb_why;		/* why not, when the target is Python */
+	struct u64map pb_tids;		/* tid -> since when it is in the program's map (ns),
+					   PB_GONE: taken out */
+	struct pb_wait *pb_wait;	/* samples whose chain has not come yet */
+	size_t nr_pb_wait, alloc_pb_wait;
+	struct pb_chain *pb_chains;	/* chains whose sample has not come yet */
+	size_t nr_pb_chains, alloc_pb_chains;
+	struct pb_proc *pb_procs;	/* when each Python process's threads were last listed */
+	size_t nr_pb_procs, alloc_pb_procs;
+	uint64_t pb_matched, pb_unmatched, pb_stray;
+	int pb_hot;			/* the last join met code objects not read before */
 	struct py_pub *py_pub;		/* Python processes and their mem_shared.py entries */
 	size_t nr_py_pub, alloc_py_pub;
 	unsigned py_pub_next;		/* the entry to take next when none is free */
+};
+
+struct pb_wait {
+	uint32_t pid, tid;
+	uint64_t time;
+	unsigned turns;			/* drains it has waited */
+};
+
+struct pb_chain {
+	uint32_t tid, n;
+	uint64_t time;
+	int failed;			/* a read failed, or it was too deep */
+	unsigned turns;
+	uint64_t *chain;
+};
+
+struct pb_proc {
+	uint32_t pid;
+	uint64_t listed;
 };
 
 struct py_pub {
@@ -489,7 +523,7 @@ static void attr_common(struct recorder *r, struct perf_event_attr *a, int first
 		a->disabled = 1;
 		a->enable_on_exec = 1;
 	}
-	if (r->py_wakeup) {
+	if (r->py_wakeup && !r->pb) {
 		/* Python stacks are read when the sample is in: wake up for each one */
 		a->watermark = 0;
 		a->wakeup_events = 1;
@@ -878,6 +912,8 @@ static size_t default_pages(const struct record_opts *o)
 	return bytes / psz;
 }
 
+static void pb_attach(struct recorder *r, int base);
+
 static int open_events(struct recorder *r, pid_t pid)
 {
 	size_t pages = default_pages(r->opts);
@@ -962,6 +998,8 @@ static int open_events(struct recorder *r, pid_t pid)
 		if (r->opts->mmap_pages)
 			warning("%s: samples may be lost at high rates", r->ring_note);
 	}
+	if (r->pb)
+		pb_attach(r, 0);
 	return 0;
 }
 
@@ -1002,6 +1040,8 @@ static int open_thread(struct recorder *r, pid_t tid)
 					     ev->name, r->cpus[c], strerror(errno));
 		}
 	}
+	if (r->pb)
+		pb_attach(r, base);
 	return 0;
 }
 
@@ -1324,7 +1364,7 @@ static int mem_py_chain(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t
 	    at - r->smp_sp > r->smp_len || r->smp_len - (at - r->smp_sp) < n * 16)
 		return 0;
 	memcpy(chain, r->smp_stack + (at - r->smp_sp), n * 16);
-	return pyreader_sample_chain(r->py, pid, tid, time, chain, n);
+	return pyreader_sample_chain(r->py, pid, tid, time, chain, n, DLP_PYSTACK_OWN);
 }
 
 static struct py_pub *py_pub_of(struct recorder *r, uint32_t pid)
@@ -1404,6 +1444,193 @@ static void py_unpublish(struct recorder *r, uint32_t pid)
 				py_entry_clear(r, r->py_pub[i].slot);
 			r->py_pub[i].tried = 0;
 		}
+}
+
+/* ---- Python stacks read in the kernel (pybpf.h) ---- */
+
+#define PB_LIST_NS	10000000ull	/* a process's threads listed at most this often */
+#define PB_JOIN_NS	50000ull	/* a chain and its sample are this close at most (the
+					   program runs right after the sample's time is taken:
+					   measured 0.1-0.4 us) */
+#define PB_TURNS	3		/* drains a sample or a chain waits for the other */
+#define PB_GONE		((void *)1)
+
+/* Put pid's Python threads in the program's map (at most every PB_LIST_NS). */
+static void pb_list(struct recorder *r, uint32_t pid)
+{
+	struct pyreader_thread th[256];
+	struct pywalk_info wi;
+	struct pb_proc *pp = NULL;
+	uint64_t now = now_ns();
+	size_t n;
+
+	for (size_t i = 0; i < r->nr_pb_procs && !pp; i++)
+		if (r->pb_procs[i].pid == pid)
+			pp = &r->pb_procs[i];
+	if (!pp) {
+		ALLOC_GROW(r->pb_procs, r->nr_pb_procs + 1, r->alloc_pb_procs);
+		pp = &r->pb_procs[r->nr_pb_procs++];
+		pp->pid = pid;
+		pp->listed = 0;
+	} else if (now - pp->listed < PB_LIST_NS) {
+		return;
+	}
+	pp->listed = now;
+	n = pyreader_threads(r->py, pid, th, ARRAY_SIZE(th), &wi);
+	for (size_t i = 0; i < n; i++) {
+		struct pybpf_thread t = {
+			.tstate = th[i].tstate,
+			.ts_frame = wi.ts_frame,
+			.cf_current = wi.cf_current,
+			.ts_tid = wi.ts_tid,
+			.layout = wi.fr_code == 32 ? 0 : 1,	/* 3.11's frame, or 3.12's */
+		};
+
+		if ((uintptr_t)u64map_get(&r->pb_tids, th[i].tid) > 1)
+			continue;
+		if (!pybpf_set_thread(r->pb, th[i].tid, &t))
+			u64map_put(&r->pb_tids, th[i].tid, (void *)(uintptr_t)now);
+	}
+}
+
+/* A sample of a thread the program reads (taken since it does): it waits for its chain. */
+static int pb_defer(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	uintptr_t since = (uintptr_t)u64map_get(&r->pb_tids, tid);
+
+	if (since <= 1 || time < since)
+		return 0;
+	ALLOC_GROW(r->pb_wait, r->nr_pb_wait + 1, r->alloc_pb_wait);
+	r->pb_wait[r->nr_pb_wait++] = (struct pb_wait){ pid, tid, time, 0 };
+	return 1;
+}
+
+static void pb_got_chain(void *ctx, uint32_t tid, uint64_t time, const uint64_t *chain,
+			 uint32_t n, int failed)
+{
+	struct recorder *r = ctx;
+	struct pb_chain *c;
+
+	ALLOC_GROW(r->pb_chains, r->nr_pb_chains + 1, r->alloc_pb_chains);
+	c = &r->pb_chains[r->nr_pb_chains++];
+	c->tid = tid;
+	c->n = n;
+	c->time = time;
+	c->failed = failed;
+	c->turns = 0;
+	c->chain = xmalloc(n ? n * 16 : 1);
+	memcpy(c->chain, chain, n * 16);
+}
+
+static int pb_chain_cmp(const void *a, const void *b)
+{
+	const struct pb_chain *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* After a drain: the chains in, each joined to its sample (the same thread, the closest
+ * time: the program runs as the sample is taken, before it is written); what
+ * waited too long goes (a sample without a chain keeps its native stack, counted, and its
+ * thread is listed again: its state may have changed). */
+static void pb_match(struct recorder *r, int last)
+{
+	struct pyreader_stats st;
+	uint64_t codes;
+	size_t w = 0;
+
+	pyreader_get_stats(r->py, &st);
+	codes = st.codes;
+
+	pybpf_drain(r->pb, pb_got_chain, r);
+	/* by thread, then time: each sample looks where its time would go */
+	qsort(r->pb_chains, r->nr_pb_chains, sizeof(r->pb_chains[0]), pb_chain_cmp);
+	for (size_t i = 0; i < r->nr_pb_wait; i++) {
+		struct pb_wait *sw = &r->pb_wait[i];
+		struct pb_chain *best = NULL;
+		uint64_t best_d = PB_JOIN_NS + 1;
+		size_t lo = 0, hi = r->nr_pb_chains;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct pb_chain *c = &r->pb_chains[mid];
+
+			if (c->tid < sw->tid || (c->tid == sw->tid && c->time < sw->time))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo ? lo - 1 : 0; k < r->nr_pb_chains && k <= lo; k++) {
+			struct pb_chain *c = &r->pb_chains[k];
+			uint64_t d = c->time > sw->time ? c->time - sw->time : sw->time - c->time;
+
+			if (c->chain && c->tid == sw->tid && d < best_d) {
+				best = c;
+				best_d = d;
+			}
+		}
+		if (best) {
+			if (best->failed)
+				pyreader_sample_chain(r->py, sw->pid, sw->tid, sw->time, NULL, 0, 0);
+			else
+				pyreader_sample_chain(r->py, sw->pid, sw->tid, sw->time, best->chain,
+						      best->n, DLP_PYSTACK_KERNEL);
+			free(best->chain);
+			best->chain = NULL;
+			r->pb_matched++;
+		} else if (last || ++sw->turns >= PB_TURNS) {
+			r->pb_unmatched++;
+			u64map_put(&r->pb_tids, sw->tid, PB_GONE);
+			pybpf_drop_thread(r->pb, sw->tid);
+			pb_list(r, sw->pid);
+		} else {
+			r->pb_wait[w++] = *sw;
+		}
+	}
+	r->nr_pb_wait = w;
+	w = 0;
+	for (size_t k = 0; k < r->nr_pb_chains; k++) {
+		struct pb_chain *c = &r->pb_chains[k];
+
+		if (c->chain && (last || ++c->turns >= PB_TURNS)) {
+			free(c->chain);
+			c->chain = NULL;
+			r->pb_stray++;
+		}
+		if (c->chain)
+			r->pb_chains[w++] = *c;
+	}
+	r->nr_pb_chains = w;
+	/* code objects read for the first time: an import, code being made; a module's code
+	 * goes when its import is over, so it must be read soon: the next drain comes soon */
+	pyreader_get_stats(r->py, &st);
+	r->pb_hot = st.codes != codes;
+}
+
+/* Run the program on the sampling events among fds[base...] (not the switch-outs, not
+ * the allocation uprobes).  Where the kernel will not, Python stacks are read from
+ * outside, and late: said once. */
+static void pb_attach(struct recorder *r, int base)
+{
+	for (int e = 0; r->pb && e < r->nr_ev; e++) {
+		if (r->ev[e].off_cpu || r->ev[e].mem)
+			continue;
+		for (int c = 0; c < r->nr_cpus; c++) {
+			int ret = pybpf_attach(r->pb, r->fds[base + e * r->nr_cpus + c]);
+
+			if (ret < 0) {
+				warning("cannot run the Python stack reader on '%s' (%s): Python "
+					"stacks are read from outside, late", r->ev[e].name,
+					strerror(-ret));
+				pybpf_free(r->pb);
+				r->pb = NULL;
+				r->pb_why = "the kernel would not run it on the events";
+				break;
+			}
+		}
+	}
 }
 
 static struct mem_proc *mem_proc(struct recorder *r, uint32_t pid)
@@ -1488,10 +1715,17 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			memcpy(&pid, p + sizeof(*rec) + 16, 4);
 			memcpy(&tid, p + sizeof(*rec) + 20, 4);
 			memcpy(&t, p + sizeof(*rec) + 24, 8);
-			if ((ev->mem != MEM_EV_ALLOC || !mem_py_chain(r, pid, tid, t)) &&
-			    pyreader_sample(r->py, pid, tid, t, r->smp_stack, r->smp_len, r->smp_sp) &&
-			    r->mem_shared)
-				py_publish(r, pid);
+			if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t))
+				;	/* read by the allocating thread */
+			else if (r->pb && !ev->mem && pb_defer(r, pid, tid, t))
+				;	/* read in the kernel: joined after the drain */
+			else if (pyreader_sample(r->py, pid, tid, t, r->smp_stack, r->smp_len,
+						 r->smp_sp)) {
+				if (r->mem_shared)
+					py_publish(r, pid);
+				if (r->pb)
+					pb_list(r, pid);	/* a Python thread not read yet */
+			}
 		}
 		break;
 	case PERF_RECORD_LOST:
@@ -1512,6 +1746,17 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			r->lost_records++;
 		}
 		break;
+	case PERF_RECORD_EXIT:
+		if (r->pb && rec->size >= sizeof(*rec) + 12) {
+			uint32_t tid;
+
+			memcpy(&tid, p + sizeof(*rec) + 8, 4);
+			if ((uintptr_t)u64map_get(&r->pb_tids, tid) > 1) {
+				pybpf_drop_thread(r->pb, tid);
+				u64map_put(&r->pb_tids, tid, PB_GONE);
+			}
+		}
+		break;
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_FORK:
 		if (rec->size >= sizeof(*rec) + 8) {
@@ -1526,6 +1771,14 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 				pyreader_exec(r->py, pid);
 				if (r->mem_shared)
 					py_unpublish(r, pid);
+				if (r->pb) {
+					/* its one thread left: its state was the image's before */
+					pybpf_drop_thread(r->pb, pid);
+					u64map_put(&r->pb_tids, pid, PB_GONE);
+					for (size_t i = 0; i < r->nr_pb_procs; i++)
+						if (r->pb_procs[i].pid == pid)
+							r->pb_procs[i].listed = 0;
+				}
 			}
 			if (r->opts->memory && rec->type == PERF_RECORD_COMM &&
 			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) && rec->size >= sizeof(*rec) + 9) {
@@ -1612,6 +1865,8 @@ static void drain_all(struct recorder *r)
 		syscall(SYS_futex, &sh->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	}
 	mem_ring_drain(r, 0);
+	if (r->pb)
+		pb_match(r, 0);
 	if (r->ru)
 		recunw_kick(r->ru);
 }
@@ -2544,6 +2799,12 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		if (ps.own)
 			fprintf(stderr, "; %llu allocations' read by their own thread as they were "
 				"made", (unsigned long long)ps.own);
+		if (ps.kernel || r->pb_unmatched)
+			fprintf(stderr, "; %llu read in the kernel at the sample (%llu not, %llu stray, %llu dropped)",
+				(unsigned long long)ps.kernel, (unsigned long long)r->pb_unmatched,
+				(unsigned long long)r->pb_stray, (unsigned long long)pybpf_dropped(r->pb));
+		else if (r->pb_why)
+			fprintf(stderr, "; read from outside (in the kernel: %s)", r->pb_why);
 		fputc('\n', stderr);
 	}
 	if (r->opts->memory) {
@@ -2674,6 +2935,9 @@ int record_run(const struct record_opts *o)
 		return 64;
 	}
 	r->py_wakeup = !o->no_python && python_target(o);
+	u64map_init(&r->pb_tids);
+	if (r->py_wakeup)
+		r->pb = pybpf_new(&r->pb_why);
 	ret = setup_events(r);
 	if (ret) {
 		free(r->targets);
@@ -2813,8 +3077,10 @@ int record_run(const struct record_opts *o)
 		struct signalfd_siginfo si;
 		int check_exit = have_cmd && wl.pidfd < 0;
 
-		/* a Python process: its stacks are read as soon as the sample is in */
-		if (poll(pfd, (nfds_t)npfd, pyreader_active(r->py) ? PY_POLL_MS : POLL_MS) < 0 &&
+		/* a Python process: its stacks are read as soon as the sample is in; when the
+		 * kernel reads them (pybpf.h), only their code objects are, while new ones
+		 * come */
+		if (poll(pfd, (nfds_t)npfd, pyreader_active(r->py) && (!r->pb || r->pb_hot) ? PY_POLL_MS : POLL_MS) < 0 &&
 		    errno != EINTR) {
 			error("poll failed: %s", strerror(errno));
 			break;
@@ -2910,6 +3176,8 @@ int record_run(const struct record_opts *o)
 	drain_all(r);
 	close_events(r);
 	mem_ring_drain(r, 1);
+	if (r->pb)
+		pb_match(r, 1);
 	if (r->mem_shared && reaped) {
 		/* (the command ended: a recording cut short by a limit has events made after) */
 		uint64_t made = __atomic_load_n(&r->mem_shared->produced, __ATOMIC_ACQUIRE);
@@ -3018,6 +3286,13 @@ out:
 	free(r->mem_shared_path);
 	free(r->mem_procs);
 	free(r->py_pub);
+	pybpf_free(r->pb);
+	u64map_release(&r->pb_tids);
+	free(r->pb_wait);
+	for (size_t i = 0; i < r->nr_pb_chains; i++)
+		free(r->pb_chains[i].chain);
+	free(r->pb_chains);
+	free(r->pb_procs);
 	free(r->mem_lib);
 	path_list_clear(&r->need_buildid);
 	path_list_clear(&r->jitdumps);

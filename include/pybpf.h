@@ -1,0 +1,51 @@
+/* pybpf.h - Python stacks read in the kernel at the sample (lib/pybpf.c).
+ *
+ * A BPF program on the sampling events (BPF_PROG_TYPE_PERF_EVENT, run on each overflow,
+ * before the sample is written) reads the sampled thread's chain of interpreter frames
+ * from its memory (bpf_probe_read_user) when the thread is one record told it about, and
+ * puts it in a BPF ring buffer, with no wake-up: record drains it with the perf rings and
+ * joins each chain to its sample (same thread, the sample's time just after the chain's).
+ * The read is at the sample, so it is exact, and record needs no wake-up per sample (it
+ * did to read the frames from outside soon enough).  Where BPF is not there (no
+ * CONFIG_BPF_SYSCALL, no CAP_BPF, a verifier that refuses), record reads from outside.
+ */
+#ifndef DLPROF_PYBPF_H
+#define DLPROF_PYBPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PYBPF_MAXF	256	/* frames a chain holds; deeper ones are flagged */
+#define PYBPF_TRUNC	0x80000000u	/* in n: the chain went on */
+#define PYBPF_FAIL	0x40000000u	/* in n: a read failed on the way */
+
+/* What the program needs to read a thread (the tid map's value). */
+struct pybpf_thread {
+	uint64_t tstate;	/* its PyThreadState */
+	uint16_t ts_frame;	/* PyThreadState.cframe (3.13: current_frame) */
+	uint16_t cf_current;	/* _PyCFrame.current_frame, 0xffff: none (3.13) */
+	uint16_t ts_tid;	/* PyThreadState.native_thread_id */
+	uint16_t layout;	/* 0: 3.11's _PyInterpreterFrame, 1: 3.12's and 3.13's */
+};
+
+struct pybpf;
+/* NULL (and why in *why, static) when BPF cannot be used here. */
+struct pybpf *pybpf_new(const char **why);
+void pybpf_free(struct pybpf *pb);
+/* Run the program on this sampling event (and the events it passes to threads it
+ * makes from now on).  0, or -errno. */
+int pybpf_attach(struct pybpf *pb, int perf_fd);
+int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t);
+void pybpf_drop_thread(struct pybpf *pb, uint32_t tid);
+
+/* A chain as the program read it: pairs of u64, code object address | MEM_PY_* flags
+ * (memevent.h), instruction pointer; innermost first. */
+typedef void pybpf_chain_fn(void *ctx, uint32_t tid, uint64_t time, const uint64_t *chain,
+			    uint32_t n, int failed);
+/* (failed: a read failed on the way, or the chain was deeper than PYBPF_MAXF) */
+/* Hand over every chain in the ring buffer; how many. */
+size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, void *ctx);
+/* Chains the ring buffer had no room for (the drain was late). */
+uint64_t pybpf_dropped(const struct pybpf *pb);
+
+#endif

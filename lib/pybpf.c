@@ -1,0 +1,419 @@
+/* pybpf.c - the BPF program that reads a sampled thread's Python frames in the kernel
+ * (pybpf.h).  Written here as instructions (no compiler for BPF, no libbpf): three maps
+ * (threads: tid -> struct pybpf_thread; the ring buffer of chains; a counter of chains
+ * the ring buffer had no room for) and one program:
+ *
+ *	t = threads[current tid]; none: done
+ *	the u32 at t->tstate + ts_tid must be the tid (a state freed and reused: done)
+ *	f = *(tstate + ts_frame); 3.11/3.12: f = *(f + cf_current)
+ *	the chain is built in a per-cpu scratch: its time (ktime: CLOCK_MONOTONIC, the
+ *	samples' clock) and tid
+ *	up to PYBPF_MAXF times: read the 72 bytes of frame f (failing: the chain is
+ *	flagged); code, instruction, owner (3.11: and is_entry) into the chain;
+ *	f = its previous
+ *	copied to the ring buffer as long as it is, without a wake-up (no room: counted)
+ *
+ * The frame's fields are read at constant offsets (the verifier wants them so), one copy
+ * of the loop for 3.11's frame layout and one for 3.12's and 3.13's (the same), unrolled.
+ * Every read goes through bpf_probe_read_user: a bad pointer is an error, not a fault.
+ * The program always lets the sample be written (returns 1).
+ */
+#include <errno.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "memevent.h"
+#include "pybpf.h"
+#include "util.h"
+
+#define RB_SIZE		(8u << 20)	/* the ring buffer of chains (a 20-frame one: 336
+					   bytes with its header) */
+#define MAX_THREADS	4096
+#define FR_READ		72
+#define CHAIN_BYTES	(16 + 16 * PYBPF_MAXF)
+
+struct pybpf {
+	int threads, rb, drops, scratch, prog;
+	void *cons;		/* the consumer position's page */
+	const void *prod;	/* the producer position's page, then the data twice */
+	long psz;
+};
+
+static long sys_bpf(int cmd, union bpf_attr *a)
+{
+	return syscall(SYS_bpf, cmd, a, sizeof(*a));
+}
+
+/* ---- the program ---- */
+
+#define R0 0
+#define R1 1
+#define R2 2
+#define R3 3
+#define R4 4
+#define R7 7
+#define R8 8
+#define R9 9
+#define FP 10
+
+struct emit {
+	struct bpf_insn insn[16384];
+	int n;
+	/* forward jumps to labels, patched when the label is placed */
+	struct { int at, label; } fix[4096];
+	int nfix;
+	int label_at[64];
+};
+
+enum { L_OUT, L_HAVE, L_SUBMIT, L_LOOP_B, L_NOROOM, L_FAILED };
+
+static void op(struct emit *e, uint8_t code, int dst, int src, int16_t off, int32_t imm)
+{
+	if (e->n < (int)ARRAY_SIZE(e->insn))
+		e->insn[e->n] = (struct bpf_insn){ code, (uint8_t)dst, (uint8_t)src, off, imm };
+	e->n++;
+}
+
+/* a jump to a label placed later */
+static void jmp(struct emit *e, uint8_t code, int dst, int src, int32_t imm, int label)
+{
+	if (e->nfix < (int)ARRAY_SIZE(e->fix)) {
+		e->fix[e->nfix].at = e->n;
+		e->fix[e->nfix++].label = label;
+	}
+	op(e, code, dst, src, 0, imm);
+}
+
+static void label(struct emit *e, int l)
+{
+	for (int i = 0; i < e->nfix; i++)
+		if (e->fix[i].label == l && e->fix[i].at < e->n) {
+			e->insn[e->fix[i].at].off = (int16_t)(e->n - e->fix[i].at - 1);
+			e->fix[i].label = -1;
+		}
+}
+
+static void ld_map(struct emit *e, int dst, int fd)
+{
+	op(e, BPF_LD | BPF_IMM | BPF_DW, dst, BPF_PSEUDO_MAP_FD, 0, fd);
+	op(e, 0, 0, 0, 0, 0);
+}
+
+static void call(struct emit *e, int fn)
+{
+	op(e, BPF_JMP | BPF_CALL, 0, 0, 0, fn);
+}
+
+/* r1 = fp + off; r2 = len; r3 = src (a register); probe_read_user */
+static void read_user(struct emit *e, int16_t fp_off, int len, int src)
+{
+	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R1, FP, 0, 0);
+	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R1, 0, 0, fp_off);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_K, R2, 0, 0, len);
+	if (src != R3)
+		op(e, BPF_ALU64 | BPF_MOV | BPF_X, R3, src, 0, 0);
+	call(e, BPF_FUNC_probe_read_user);
+}
+
+/* The frame loop for one layout: code, previous, instruction, owner (and is_entry) at
+ * these offsets of the 72 bytes read to fp-88. */
+static void frame_loop(struct emit *e, int code, int prev, int instr, int owner, int entry)
+{
+	const int16_t buf = -88;
+
+	for (int i = 0; i < PYBPF_MAXF; i++) {
+		op(e, BPF_ST | BPF_MEM | BPF_W, R8, 0, 4, i);	/* n = i */
+		jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R9, 0, 0, L_SUBMIT);
+		read_user(e, buf, FR_READ, R9);
+		jmp(e, BPF_JMP | BPF_JNE | BPF_K, R0, 0, 0, L_FAILED);
+		op(e, BPF_LDX | BPF_MEM | BPF_DW, R1, FP, (int16_t)(buf + code), 0);
+		op(e, BPF_LDX | BPF_MEM | BPF_B, R2, FP, (int16_t)(buf + owner), 0);
+		/* owner 3: an entry shim (MEM_PY_SHIM); 1: a generator's (MEM_PY_GEN) */
+		op(e, BPF_JMP | BPF_JNE | BPF_K, R2, 0, 2, 3);
+		op(e, BPF_ALU64 | BPF_OR | BPF_K, R1, 0, 0, MEM_PY_SHIM);
+		op(e, BPF_JMP | BPF_JA, 0, 0, 2, 0);
+		op(e, BPF_JMP | BPF_JNE | BPF_K, R2, 0, 1, 1);
+		op(e, BPF_ALU64 | BPF_OR | BPF_K, R1, 0, 0, MEM_PY_GEN);
+		if (entry >= 0) {
+			op(e, BPF_LDX | BPF_MEM | BPF_B, R2, FP, (int16_t)(buf + entry), 0);
+			op(e, BPF_JMP | BPF_JEQ | BPF_K, R2, 0, 1, 0);
+			op(e, BPF_ALU64 | BPF_OR | BPF_K, R1, 0, 0, MEM_PY_ENTRY);
+		}
+		op(e, BPF_STX | BPF_MEM | BPF_DW, R8, R1, (int16_t)(16 + 16 * i), 0);
+		op(e, BPF_LDX | BPF_MEM | BPF_DW, R1, FP, (int16_t)(buf + instr), 0);
+		op(e, BPF_STX | BPF_MEM | BPF_DW, R8, R1, (int16_t)(24 + 16 * i), 0);
+		op(e, BPF_LDX | BPF_MEM | BPF_DW, R9, FP, (int16_t)(buf + prev), 0);
+	}
+	op(e, BPF_ST | BPF_MEM | BPF_W, R8, 0, 4, PYBPF_MAXF);
+	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R9, 0, 0, L_SUBMIT);
+	op(e, BPF_ST | BPF_MEM | BPF_W, R8, 0, 4, (int32_t)(PYBPF_MAXF | PYBPF_TRUNC));
+	jmp(e, BPF_JMP | BPF_JA, 0, 0, 0, L_SUBMIT);
+}
+
+static void build(struct emit *e, int threads, int rb, int drops, int scratch)
+{
+	memset(e, 0, sizeof(*e));
+	call(e, BPF_FUNC_get_current_pid_tgid);
+	op(e, BPF_STX | BPF_MEM | BPF_W, FP, R0, -4, 0);		/* fp-4: tid */
+	ld_map(e, R1, threads);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
+	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -4);
+	call(e, BPF_FUNC_map_lookup_elem);
+	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, L_OUT);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R7, R0, 0, 0);
+	/* the state's native thread id must be the thread's */
+	op(e, BPF_LDX | BPF_MEM | BPF_DW, R3, R7, offsetof(struct pybpf_thread, tstate), 0);
+	op(e, BPF_LDX | BPF_MEM | BPF_H, R4, R7, offsetof(struct pybpf_thread, ts_tid), 0);
+	op(e, BPF_ALU64 | BPF_ADD | BPF_X, R3, R4, 0, 0);
+	op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -16, 0);
+	read_user(e, -16, 4, R3);
+	jmp(e, BPF_JMP | BPF_JNE | BPF_K, R0, 0, 0, L_OUT);
+	op(e, BPF_LDX | BPF_MEM | BPF_W, R1, FP, -16, 0);
+	op(e, BPF_LDX | BPF_MEM | BPF_W, R2, FP, -4, 0);
+	jmp(e, BPF_JMP | BPF_JNE | BPF_X, R1, R2, 0, L_OUT);
+	/* the running frame */
+	op(e, BPF_LDX | BPF_MEM | BPF_DW, R3, R7, offsetof(struct pybpf_thread, tstate), 0);
+	op(e, BPF_LDX | BPF_MEM | BPF_H, R4, R7, offsetof(struct pybpf_thread, ts_frame), 0);
+	op(e, BPF_ALU64 | BPF_ADD | BPF_X, R3, R4, 0, 0);
+	read_user(e, -16, 8, R3);
+	jmp(e, BPF_JMP | BPF_JNE | BPF_K, R0, 0, 0, L_OUT);
+	op(e, BPF_LDX | BPF_MEM | BPF_DW, R9, FP, -16, 0);
+	op(e, BPF_LDX | BPF_MEM | BPF_H, R1, R7, offsetof(struct pybpf_thread, cf_current), 0);
+	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R1, 0, 0xffff, L_HAVE);
+	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R9, 0, 0, L_HAVE);
+	op(e, BPF_ALU64 | BPF_ADD | BPF_X, R9, R1, 0, 0);
+	read_user(e, -16, 8, R9);
+	jmp(e, BPF_JMP | BPF_JNE | BPF_K, R0, 0, 0, L_OUT);
+	op(e, BPF_LDX | BPF_MEM | BPF_DW, R9, FP, -16, 0);
+	label(e, L_HAVE);
+	/* the chain is built in this cpu's scratch, then copied as long as it is */
+	op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -8, 0);
+	ld_map(e, R1, scratch);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
+	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -8);
+	call(e, BPF_FUNC_map_lookup_elem);
+	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, L_OUT);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R8, R0, 0, 0);
+	call(e, BPF_FUNC_ktime_get_ns);
+	op(e, BPF_STX | BPF_MEM | BPF_DW, R8, R0, 8, 0);
+	op(e, BPF_LDX | BPF_MEM | BPF_W, R1, FP, -4, 0);
+	op(e, BPF_STX | BPF_MEM | BPF_W, R8, R1, 0, 0);
+	op(e, BPF_LDX | BPF_MEM | BPF_H, R1, R7, offsetof(struct pybpf_thread, layout), 0);
+	jmp(e, BPF_JMP | BPF_JNE | BPF_K, R1, 0, 0, L_LOOP_B);
+	/* 3.11: f_code 32, previous 48, prev_instr 56, owner 69, is_entry 68 */
+	frame_loop(e, 32, 48, 56, 69, 68);
+	label(e, L_LOOP_B);
+	/* 3.12, 3.13: f_code (f_executable) 0, previous 8, prev_instr (instr_ptr) 56, owner 70 */
+	frame_loop(e, 0, 8, 56, 70, -1);
+	label(e, L_FAILED);
+	op(e, BPF_LDX | BPF_MEM | BPF_W, R1, R8, 4, 0);
+	op(e, BPF_ALU | BPF_OR | BPF_K, R1, 0, 0, (int32_t)PYBPF_FAIL);
+	op(e, BPF_STX | BPF_MEM | BPF_W, R8, R1, 4, 0);
+	label(e, L_SUBMIT);
+	/* 16 + 16 n bytes (n clamped: the verifier must see the bound) */
+	op(e, BPF_LDX | BPF_MEM | BPF_W, R3, R8, 4, 0);
+	op(e, BPF_ALU64 | BPF_AND | BPF_K, R3, 0, 0, 0x3ff);
+	op(e, BPF_JMP | BPF_JLE | BPF_K, R3, 0, 1, PYBPF_MAXF);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_K, R3, 0, 0, PYBPF_MAXF);
+	op(e, BPF_ALU64 | BPF_LSH | BPF_K, R3, 0, 0, 4);
+	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R3, 0, 0, 16);
+	ld_map(e, R1, rb);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, R8, 0, 0);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_K, R4, 0, 0, BPF_RB_NO_WAKEUP);
+	call(e, BPF_FUNC_ringbuf_output);
+	jmp(e, BPF_JMP | BPF_JNE | BPF_K, R0, 0, 0, L_NOROOM);
+	jmp(e, BPF_JMP | BPF_JA, 0, 0, 0, L_OUT);
+	label(e, L_NOROOM);
+	/* drops[0] += 1 */
+	op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -8, 0);
+	ld_map(e, R1, drops);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
+	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -8);
+	call(e, BPF_FUNC_map_lookup_elem);
+	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, L_OUT);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_K, R1, 0, 0, 1);
+	op(e, BPF_STX | BPF_ATOMIC | BPF_DW, R0, R1, 0, BPF_ADD);
+	label(e, L_OUT);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_K, R0, 0, 0, 1);
+	op(e, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+}
+
+/* ---- set-up ---- */
+
+static int map_new(uint32_t type, uint32_t key, uint32_t value, uint32_t max)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = key;
+	a.value_size = value;
+	a.max_entries = max;
+	return (int)sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+struct pybpf *pybpf_new(const char **why)
+{
+	struct pybpf *pb = xcalloc(1, sizeof(*pb));
+	struct emit *e = NULL;
+	union bpf_attr a;
+
+	pb->threads = pb->rb = pb->drops = pb->scratch = pb->prog = -1;
+	pb->psz = sysconf(_SC_PAGESIZE);
+	if (getenv("DLPROF_NO_BPF")) {
+		*why = "DLPROF_NO_BPF is set";
+		goto fail;
+	}
+	pb->threads = map_new(BPF_MAP_TYPE_HASH, 4, sizeof(struct pybpf_thread), MAX_THREADS);
+	pb->rb = map_new(BPF_MAP_TYPE_RINGBUF, 0, 0, RB_SIZE);
+	pb->drops = map_new(BPF_MAP_TYPE_ARRAY, 4, 8, 1);
+	pb->scratch = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, 4, CHAIN_BYTES, 1);
+	if (pb->threads < 0 || pb->rb < 0 || pb->drops < 0 || pb->scratch < 0) {
+		*why = errno == EPERM ? "no permission for BPF maps" : "BPF maps not available";
+		goto fail;
+	}
+	e = xmalloc(sizeof(*e));
+	build(e, pb->threads, pb->rb, pb->drops, pb->scratch);
+	if (e->n > (int)ARRAY_SIZE(e->insn)) {
+		*why = "the program is too long";
+		goto fail;
+	}
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_PERF_EVENT;
+	a.insns = (uintptr_t)e->insn;
+	a.insn_cnt = (uint32_t)e->n;
+	a.license = (uintptr_t)"GPL";	/* bpf_probe_read_user is GPL-only */
+	pb->prog = (int)sys_bpf(BPF_PROG_LOAD, &a);
+	if (pb->prog < 0) {
+		static char log[1 << 16];
+
+		a.log_buf = (uintptr_t)log;
+		a.log_size = sizeof(log);
+		a.log_level = 1;
+		sys_bpf(BPF_PROG_LOAD, &a);
+		if (getenv("DLPROF_DEBUG_BPF"))
+			fprintf(stderr, "%s\n", log);
+		*why = "the kernel refused the program";
+		goto fail;
+	}
+	free(e);
+	e = NULL;
+	pb->cons = mmap(NULL, (size_t)pb->psz, PROT_READ | PROT_WRITE, MAP_SHARED, pb->rb, 0);
+	pb->prod = mmap(NULL, (size_t)pb->psz + 2 * RB_SIZE, PROT_READ, MAP_SHARED, pb->rb,
+			pb->psz);
+	if (pb->cons == MAP_FAILED || pb->prod == MAP_FAILED) {
+		*why = "cannot map the BPF ring buffer";
+		goto fail;
+	}
+	return pb;
+fail:
+	free(e);
+	if (pb->cons == MAP_FAILED)
+		pb->cons = NULL;
+	if (pb->prod == MAP_FAILED)
+		pb->prod = NULL;
+	pybpf_free(pb);
+	return NULL;
+}
+
+void pybpf_free(struct pybpf *pb)
+{
+	if (!pb)
+		return;
+	if (pb->cons)
+		munmap(pb->cons, (size_t)pb->psz);
+	if (pb->prod)
+		munmap((void *)pb->prod, (size_t)pb->psz + 2 * RB_SIZE);
+	int fds[] = { pb->threads, pb->rb, pb->drops, pb->scratch, pb->prog };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(pb);
+}
+
+int pybpf_attach(struct pybpf *pb, int perf_fd)
+{
+	return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, pb->prog) < 0 ? -errno : 0;
+}
+
+int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)pb->threads;
+	a.key = (uintptr_t)&tid;
+	a.value = (uintptr_t)t;
+	a.flags = BPF_ANY;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a) < 0 ? -errno : 0;
+}
+
+void pybpf_drop_thread(struct pybpf *pb, uint32_t tid)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)pb->threads;
+	a.key = (uintptr_t)&tid;
+	sys_bpf(BPF_MAP_DELETE_ELEM, &a);
+}
+
+uint64_t pybpf_dropped(const struct pybpf *pb)
+{
+	union bpf_attr a;
+	uint32_t k = 0;
+	uint64_t v = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)pb->drops;
+	a.key = (uintptr_t)&k;
+	a.value = (uintptr_t)&v;
+	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) < 0 ? 0 : v;
+}
+
+/* The ring buffer: a consumer position (ours), a producer position (the kernel's), the
+ * data mapped twice in a row (a record never wraps for us); each record an 8-byte header,
+ * u32 length with the busy (bit 31) and discard (bit 30) bits, then the data, 8-aligned. */
+size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, void *ctx)
+{
+	uint64_t *cpos = pb->cons;
+	const unsigned char *data = (const unsigned char *)pb->prod + pb->psz;
+	uint64_t c = __atomic_load_n(cpos, __ATOMIC_RELAXED);
+	uint64_t p = __atomic_load_n((const uint64_t *)pb->prod, __ATOMIC_ACQUIRE);
+	size_t n = 0;
+
+	while (c < p) {
+		const unsigned char *h = data + (c & (RB_SIZE - 1));
+		uint32_t len = __atomic_load_n((const uint32_t *)h, __ATOMIC_ACQUIRE);
+
+		if (len & (1u << 31))
+			break;	/* still being written */
+		if (!(len & (1u << 30)) && (len & ~(3u << 30)) >= 16) {
+			const unsigned char *r = h + 8;
+			uint32_t tid, nf;
+			uint64_t t;
+
+			memcpy(&tid, r, 4);
+			memcpy(&nf, r + 4, 4);
+			memcpy(&t, r + 8, 8);
+			if ((nf & ~(PYBPF_TRUNC | PYBPF_FAIL)) <= PYBPF_MAXF) {
+				fn(ctx, tid, t, (const uint64_t *)(const void *)(r + 16),
+				   nf & ~(PYBPF_TRUNC | PYBPF_FAIL), !!(nf & (PYBPF_TRUNC | PYBPF_FAIL)));
+				n++;
+			}
+		}
+		c += 8 + (((len & ~(3u << 30)) + 7) & ~7u);
+		__atomic_store_n(cpos, c, __ATOMIC_RELEASE);
+	}
+	return n;
+}
