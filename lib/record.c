@@ -831,11 +831,12 @@ static int setup_events(struct recorder *r)
 	free(copy);
 	if (!r->nr_ev)
 		return error("no event given"), 64;
-	/* by default not for a Python target: record wakes at each of its samples to read
-	 * the Python stack, each wake-up preempts a workload thread on a busy machine, and
-	 * those preemptions (our own doing) would be most of its switch-outs (CNN: 17k
-	 * samples with them against 9.5k, the run time the same) */
-	if (r->opts->off_cpu == 1 || (r->opts->off_cpu == 2 && !r->py_wakeup)) {
+	/* by default not for a Python target whose stacks are read from outside: record
+	 * wakes at each of its samples then, each wake-up preempts a workload thread on a
+	 * busy machine, and those preemptions (our own doing) would be most of its
+	 * switch-outs (CNN: 17k samples with them against 9.5k, the run time the same);
+	 * read in the kernel (pybpf.h), nothing wakes */
+	if (r->opts->off_cpu == 1 || (r->opts->off_cpu == 2 && !(r->py_wakeup && !r->pb))) {
 		/* where threads block: every switch-out, with its stack (report and fold
 		 * --off-cpu weight it by the time until the thread runs again) */
 		struct rec_event *e;
