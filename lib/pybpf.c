@@ -113,6 +113,17 @@ static void call(struct emit *e, int fn)
 	op(e, BPF_JMP | BPF_CALL, 0, 0, 0, fn);
 }
 
+/* r0 = &map[0] (an array's one element); none: done */
+static void first_elem(struct emit *e, int map)
+{
+	op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -8, 0);
+	ld_map(e, R1, map);
+	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
+	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -8);
+	call(e, BPF_FUNC_map_lookup_elem);
+	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, L_OUT);
+}
+
 /* r1 = fp + off; r2 = len; r3 = src (a register); probe_read_user */
 static void read_user(struct emit *e, int16_t fp_off, int len, int src)
 {
@@ -196,12 +207,7 @@ static void build(struct emit *e, int threads, int rb, int drops, int scratch)
 	op(e, BPF_LDX | BPF_MEM | BPF_DW, R9, FP, -16, 0);
 	label(e, L_HAVE);
 	/* the chain is built in this cpu's scratch, then copied as long as it is */
-	op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -8, 0);
-	ld_map(e, R1, scratch);
-	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
-	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -8);
-	call(e, BPF_FUNC_map_lookup_elem);
-	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, L_OUT);
+	first_elem(e, scratch);
 	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R8, R0, 0, 0);
 	call(e, BPF_FUNC_ktime_get_ns);
 	op(e, BPF_STX | BPF_MEM | BPF_DW, R8, R0, 8, 0);
@@ -234,12 +240,7 @@ static void build(struct emit *e, int threads, int rb, int drops, int scratch)
 	jmp(e, BPF_JMP | BPF_JA, 0, 0, 0, L_OUT);
 	label(e, L_NOROOM);
 	/* drops[0] += 1 */
-	op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -8, 0);
-	ld_map(e, R1, drops);
-	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
-	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -8);
-	call(e, BPF_FUNC_map_lookup_elem);
-	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, L_OUT);
+	first_elem(e, drops);
 	op(e, BPF_ALU64 | BPF_MOV | BPF_K, R1, 0, 0, 1);
 	op(e, BPF_STX | BPF_ATOMIC | BPF_DW, R0, R1, 0, BPF_ADD);
 	label(e, L_OUT);
@@ -346,39 +347,35 @@ int pybpf_attach(struct pybpf *pb, int perf_fd)
 	return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, pb->prog) < 0 ? -errno : 0;
 }
 
-int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t)
+/* One element operation on map fd: 0, or -errno. */
+static int map_op(int cmd, int fd, const void *key, const void *value)
 {
 	union bpf_attr a;
 
 	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)pb->threads;
-	a.key = (uintptr_t)&tid;
-	a.value = (uintptr_t)t;
-	a.flags = BPF_ANY;
-	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a) < 0 ? -errno : 0;
+	a.map_fd = (uint32_t)fd;
+	a.key = (uintptr_t)key;
+	a.value = (uintptr_t)value;
+	a.flags = cmd == BPF_MAP_UPDATE_ELEM ? BPF_ANY : 0;
+	return sys_bpf(cmd, &a) < 0 ? -errno : 0;
+}
+
+int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t)
+{
+	return map_op(BPF_MAP_UPDATE_ELEM, pb->threads, &tid, t);
 }
 
 void pybpf_drop_thread(struct pybpf *pb, uint32_t tid)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)pb->threads;
-	a.key = (uintptr_t)&tid;
-	sys_bpf(BPF_MAP_DELETE_ELEM, &a);
+	map_op(BPF_MAP_DELETE_ELEM, pb->threads, &tid, NULL);
 }
 
 uint64_t pybpf_dropped(const struct pybpf *pb)
 {
-	union bpf_attr a;
 	uint32_t k = 0;
 	uint64_t v = 0;
 
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)pb->drops;
-	a.key = (uintptr_t)&k;
-	a.value = (uintptr_t)&v;
-	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) < 0 ? 0 : v;
+	return map_op(BPF_MAP_LOOKUP_ELEM, pb->drops, &k, &v) < 0 ? 0 : v;
 }
 
 /* The ring buffer: a consumer position (ours), a producer position (the kernel's), the

@@ -1054,6 +1054,20 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 	return 1;
 }
 
+/* The structure offsets a reader of frames needs (memevent.h, pybpf.h) */
+static void layout_offsets(const struct pylayout *lay, struct pywalk_info *wi)
+{
+	wi->ts_interp = lay->ts_interp;
+	wi->ts_tid = lay->ts_native_tid;
+	wi->ts_frame = lay->ts_cframe;
+	wi->cf_current = lay->cf_current == NO_CFRAME ? MEM_PY_NONE : lay->cf_current;
+	wi->fr_code = lay->fr_code;
+	wi->fr_previous = lay->fr_previous;
+	wi->fr_instr = lay->fr_prev_instr;
+	wi->fr_owner = lay->fr_owner;
+	wi->fr_is_entry = lay->fr_is_entry ? lay->fr_is_entry : MEM_PY_NONE;
+}
+
 int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi)
 {
 	struct pyproc *p = get_proc(pr, pid);
@@ -1071,15 +1085,7 @@ int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi
 	if (rd(pid, wi->tss, key, sizeof(key)) < 0 || key[0] != 1 || key[1] < 0 || key[1] >= 1024 ||
 	    rd64(pid, p->runtime + lay->rt_interp_head, &wi->interp) < 0 || !wi->interp)
 		return 0;
-	wi->ts_interp = lay->ts_interp;
-	wi->ts_tid = lay->ts_native_tid;
-	wi->ts_frame = lay->ts_cframe;
-	wi->cf_current = lay->cf_current == NO_CFRAME ? MEM_PY_NONE : lay->cf_current;
-	wi->fr_code = lay->fr_code;
-	wi->fr_previous = lay->fr_previous;
-	wi->fr_instr = lay->fr_prev_instr;
-	wi->fr_owner = lay->fr_owner;
-	wi->fr_is_entry = lay->fr_is_entry ? lay->fr_is_entry : MEM_PY_NONE;
+	layout_offsets(lay, wi);
 	return 1;
 }
 
@@ -1107,16 +1113,7 @@ size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_threa
 		}
 	}
 	memset(wi, 0, sizeof(*wi));
-	wi->interp = 0;
-	wi->ts_interp = lay->ts_interp;
-	wi->ts_tid = lay->ts_native_tid;
-	wi->ts_frame = lay->ts_cframe;
-	wi->cf_current = lay->cf_current == NO_CFRAME ? MEM_PY_NONE : lay->cf_current;
-	wi->fr_code = lay->fr_code;
-	wi->fr_previous = lay->fr_previous;
-	wi->fr_instr = lay->fr_prev_instr;
-	wi->fr_owner = lay->fr_owner;
-	wi->fr_is_entry = lay->fr_is_entry ? lay->fr_is_entry : MEM_PY_NONE;
+	layout_offsets(lay, wi);
 	return n;
 }
 
