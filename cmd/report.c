@@ -748,6 +748,7 @@ int cmd_report(int argc, const char **argv)
 	h.py_failed = st.py_failed;
 	h.py_mismatched = st.py_mismatched;
 	h.py_delay_ns = st.py_delay_ns;
+	h.py_at_sample = st.py_at_sample;
 	h.raw_irqs = raw_irqs;
 	if (filter_active(&filt)) {
 		h.filter = filt.desc;

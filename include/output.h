@@ -38,6 +38,7 @@ struct report_header {
 	 * Python frames here, those the reader could not trust or read, those whose
 	 * stacks disagreed, and the mean time from sample to read */
 	uint64_t py_records, py_merged, py_moved, py_failed, py_mismatched, py_delay_ns;
+	uint64_t py_at_sample;		/* of py_records, read as the sample was taken */
 	int raw_irqs;			/* ... left there (--raw-irqs) */
 	int off_cpu;			/* rows count microseconds: 1 off the CPU (--off-cpu),
 					   2 on and off (--wall) */

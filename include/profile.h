@@ -56,7 +56,9 @@ struct profile_stats {
 	uint64_t py_records;		/* samples of Python threads the recorder read */
 	uint64_t py_moved, py_failed;	/* ... whose Python stack it could not trust/read */
 	uint64_t py_mismatched;		/* ... whose Python and native stacks disagree */
-	uint64_t py_delay_ns;		/* mean time from a sample to its read */
+	uint64_t py_delay_ns;		/* mean time from a sample to its read, of those
+					   not read as it was taken */
+	uint64_t py_at_sample;		/* Python stacks read as the sample was taken */
 	uint64_t irqs_off;		/* taken where interrupts came back on (irq_enabler()):
 					   counted to the function that turned them on, its
 					   leaf frame marked FRAME_IRQS_OFF and " (irqs off)",

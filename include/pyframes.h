@@ -145,6 +145,8 @@ struct pystacks_stats {
 	uint64_t records, trusted, unchecked, moved, failed;	/* of the recording */
 	uint64_t merged, mismatched;				/* of this report's samples */
 	uint64_t delay_sum_ns, delay_max_ns;
+	uint64_t at_sample;	/* read as the sample was taken (in the kernel, or by the
+				   thread itself): delay 0 */
 };
 void pystacks_get_stats(const struct pystacks *ps, struct pystacks_stats *st);
 

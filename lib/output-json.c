@@ -34,7 +34,7 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 		"\"differs\":%llu},\"truncated\":%s,\"skipped_records\":%llu,"
 		"\"irqs_off_samples\":%llu,\"raw_irqs\":%s,\"python\":{\"thread_samples\":%llu,"
 		"\"merged\":%llu,\"moved\":%llu,\"unreadable\":%llu,\"mismatched\":%llu,"
-		"\"read_delay_ns\":%llu},"
+		"\"read_delay_ns\":%llu,\"read_at_sample\":%llu},"
 		"\"warnings\":[",
 		(unsigned long long)h->samples, (unsigned long long)h->lost,
 		(unsigned long long)h->duration_ns, (unsigned long long)h->ns_per_sample,
@@ -47,7 +47,7 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 		h->raw_irqs ? "true" : "false", (unsigned long long)h->py_records,
 		(unsigned long long)h->py_merged, (unsigned long long)h->py_moved,
 		(unsigned long long)h->py_failed, (unsigned long long)h->py_mismatched,
-		(unsigned long long)h->py_delay_ns);
+		(unsigned long long)h->py_delay_ns, (unsigned long long)h->py_at_sample);
 	for (size_t i = 0; i < h->nr_warnings; i++) {
 		if (i)
 			fputc(',', out);

@@ -243,11 +243,19 @@ void output_header(FILE *out, const struct report_header *h)
 
 		fprintf(out, "# python:  %.1f%% of samples with Python frames; of the %llu samples "
 			"of Python\n#          threads %.1f%% left native (code moved on %.1f%%, "
-			"unreadable %.1f%%,\n#          stacks disagree %.1f%%), read %.2f ms after "
-			"the sample\n", 100.0 * h->py_merged / n,
+			"unreadable %.1f%%,\n#          stacks disagree %.1f%%), ",
+			100.0 * h->py_merged / n,
 			(unsigned long long)h->py_records, 100.0 * lost / h->py_records,
 			100.0 * h->py_moved / h->py_records, 100.0 * h->py_failed / h->py_records,
-			100.0 * h->py_mismatched / h->py_records, h->py_delay_ns / 1e6);
+			100.0 * h->py_mismatched / h->py_records);
+		if (!h->py_at_sample)
+			fprintf(out, "read %.2f ms after the sample\n", h->py_delay_ns / 1e6);
+		else if (h->py_at_sample == h->py_records)
+			fprintf(out, "read as the sample was taken\n");
+		else
+			fprintf(out, "%.1f%% read as the sample\n#          was taken, the rest "
+				"%.2f ms after it\n", 100.0 * h->py_at_sample / h->py_records,
+				h->py_delay_ns / 1e6);
 	}
 	if (h->irqs_off)
 		fprintf(out, "# irqs:    %.1f%% of samples fell due with interrupts off%s\n",

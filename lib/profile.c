@@ -749,7 +749,9 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		stats->py_moved = ps.moved;
 		stats->py_failed = ps.failed;
 		stats->py_mismatched = ps.mismatched;
-		stats->py_delay_ns = ps.records ? ps.delay_sum_ns / ps.records : 0;
+		stats->py_at_sample = ps.at_sample;
+		stats->py_delay_ns = ps.records > ps.at_sample ?
+				     ps.delay_sum_ns / (ps.records - ps.at_sample) : 0;
 		pystacks_free(p.py);
 	}
 	prof_release(&p);

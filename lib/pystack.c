@@ -198,6 +198,7 @@ static void add_stack(struct pystacks *ps, const void *data, size_t len)
 	ps->stats.moved += r.state == DLP_PY_MOVED;
 	ps->stats.failed += r.state == DLP_PY_FAILED;
 	ps->stats.delay_sum_ns += r.delay_ns;
+	ps->stats.at_sample += !!(r.flags & (DLP_PYSTACK_OWN | DLP_PYSTACK_KERNEL));
 	if (r.delay_ns > ps->stats.delay_max_ns)
 		ps->stats.delay_max_ns = r.delay_ns;
 	ALLOC_GROW(ps->st, ps->nr_st + 1, ps->alloc_st);

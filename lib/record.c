@@ -245,7 +245,7 @@ struct recorder {
 	size_t nr_pb_chains, alloc_pb_chains;
 	struct pb_proc *pb_procs;	/* when each Python process's threads were last listed */
 	size_t nr_pb_procs, alloc_pb_procs;
-	uint64_t pb_matched, pb_unmatched, pb_stray;
+	uint64_t pb_unmatched;		/* samples whose chain never came */
 	int pb_hot;			/* the last join met code objects not read before */
 	struct py_pub *py_pub;		/* Python processes and their mem_shared.py entries */
 	size_t nr_py_pub, alloc_py_pub;
@@ -1580,7 +1580,6 @@ static void pb_match(struct recorder *r, int last)
 						      best->n, DLP_PYSTACK_KERNEL);
 			free(best->chain);
 			best->chain = NULL;
-			r->pb_matched++;
 		} else if (last || ++sw->turns >= PB_TURNS) {
 			r->pb_unmatched++;
 			u64map_put(&r->pb_tids, sw->tid, PB_GONE);
@@ -1596,9 +1595,8 @@ static void pb_match(struct recorder *r, int last)
 		struct pb_chain *c = &r->pb_chains[k];
 
 		if (c->chain && (last || ++c->turns >= PB_TURNS)) {
-			free(c->chain);
+			free(c->chain);	/* its sample never came (not ours to read) */
 			c->chain = NULL;
-			r->pb_stray++;
 		}
 		if (c->chain)
 			r->pb_chains[w++] = *c;
@@ -2790,22 +2788,30 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		struct pyreader_stats ps;
 
 		pyreader_get_stats(r->py, &ps);
+		uint64_t late = ps.samples - ps.own - ps.kernel;	/* read from outside */
+
 		fprintf(stderr, "dlprof: python: %llu samples read (%.1f%% checked against the "
-			"sample, %.1f%% moved on, %.1f%% unreadable), read %.2f ms after the sample "
-			"on average", (unsigned long long)ps.samples,
+			"sample, %.1f%% moved on, %.1f%% unreadable)", (unsigned long long)ps.samples,
 			ps.samples ? 100.0 * ps.trusted / ps.samples : 0.0,
 			ps.samples ? 100.0 * ps.moved / ps.samples : 0.0,
-			ps.samples ? 100.0 * ps.failed / ps.samples : 0.0,
-			ps.samples ? ps.delay_sum_ns / 1e6 / ps.samples : 0.0);
+			ps.samples ? 100.0 * ps.failed / ps.samples : 0.0);
+		if (ps.kernel)
+			fprintf(stderr, "; %llu read in the kernel at the sample",
+				(unsigned long long)ps.kernel);
 		if (ps.own)
 			fprintf(stderr, "; %llu allocations' read by their own thread as they were "
 				"made", (unsigned long long)ps.own);
-		if (ps.kernel || r->pb_unmatched)
-			fprintf(stderr, "; %llu read in the kernel at the sample (%llu not, %llu stray, %llu dropped)",
-				(unsigned long long)ps.kernel, (unsigned long long)r->pb_unmatched,
-				(unsigned long long)r->pb_stray, (unsigned long long)pybpf_dropped(r->pb));
-		else if (r->pb_why)
-			fprintf(stderr, "; read from outside (in the kernel: %s)", r->pb_why);
+		if (r->pb && r->pb_unmatched)
+			fprintf(stderr, "; %llu whose kernel read never came", (unsigned long long)
+				r->pb_unmatched);
+		if (r->pb && pybpf_dropped(r->pb))
+			fprintf(stderr, "; %llu kernel reads dropped (its buffer was full)",
+				(unsigned long long)pybpf_dropped(r->pb));
+		if (late)
+			fprintf(stderr, "; %llu read from outside, %.2f ms after the sample on average",
+				(unsigned long long)late, ps.delay_sum_ns / 1e6 / late);
+		if (!r->pb && r->pb_why)
+			fprintf(stderr, " (in the kernel: %s)", r->pb_why);
 		fputc('\n', stderr);
 	}
 	if (r->opts->memory) {
@@ -3076,12 +3082,15 @@ int record_run(const struct record_opts *o)
 
 	while (!done) {
 		struct signalfd_siginfo si;
-		int check_exit = have_cmd && wl.pidfd < 0;
+		int check_exit = have_cmd && wl.pidfd < 0, soon;
 
 		/* a Python process: its stacks are read as soon as the sample is in; when the
 		 * kernel reads them (pybpf.h), only their code objects are, while new ones
-		 * come */
-		if (poll(pfd, (nfds_t)npfd, pyreader_active(r->py) && (!r->pb || r->pb_hot) ? PY_POLL_MS : POLL_MS) < 0 &&
+		 * come, and until the first Python process is seen (its threads are listed
+		 * for the kernel then: until then they are read from outside) */
+		soon = r->pb ? r->pb_hot || (r->py_wakeup && !pyreader_active(r->py)) :
+			       pyreader_active(r->py);
+		if (poll(pfd, (nfds_t)npfd, soon ? PY_POLL_MS : POLL_MS) < 0 &&
 		    errno != EINTR) {
 			error("poll failed: %s", strerror(errno));
 			break;
