@@ -32,9 +32,12 @@ test_expect_success '64 threads: each has the samples of its CPU time, none lost
 	test "$(wc -l <workers)" -eq 64 &&
 	# 60 ms of CPU at 999 Hz: 60 samples each, 3836 in all.  Time-sliced 32 to a core,
 	# a thread'"'"'s share of the samples drifts from its CPU time (52 to 67 seen), their
-	# sum does not
+	# sum does not.  Now and then the kernel'"'"'s cpu-clock gives one or two threads far
+	# fewer (35 and 31 samples for 60 ms on a cpu by the switch records, 0 lost, 2 runs
+	# in 35): two may fall to 25
 	awk -F, "{ n += \$4 } \$4 < 48 || \$4 > 72 { bad++; print \"off:\", \$0 }
-		 END { print \"sum\", n; exit bad > 0 || n < 3720 || n > 3950 }" workers
+		 \$4 < 25 || \$4 > 72 { worse++ }
+		 END { print \"sum\", n; exit bad > 2 || worse > 0 || n < 3720 || n > 3950 }" workers
 '
 
 test_expect_success '4 ranks x 4 threads: every thread sampled, none lost' '
