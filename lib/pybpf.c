@@ -1,7 +1,7 @@
 /* pybpf.c - the BPF program that reads a sampled thread's Python frames in the kernel
- * (pybpf.h).  Written here as instructions (no compiler for BPF, no libbpf): three maps
+ * (pybpf.h).  Written here as instructions (no compiler for BPF, no libbpf): four maps
  * (threads: tid -> struct pybpf_thread; the ring buffer of chains; a counter of chains
- * the ring buffer had no room for) and one program:
+ * the ring buffer had no room for; a per-cpu scratch chain) and one program:
  *
  *	t = threads[current tid]; none: done
  *	the u32 at t->tstate + ts_tid must be the tid (a state freed and reused: done)
@@ -35,7 +35,7 @@
 #include "pybpf.h"
 #include "util.h"
 
-#define RB_SIZE		(8u << 20)	/* the ring buffer of chains (a 20-frame one: 336
+#define RB_SIZE		(8u << 20)	/* the ring buffer of chains (a 20-frame one: 344
 					   bytes with its header) */
 #define MAX_THREADS	4096
 #define FR_READ		72
