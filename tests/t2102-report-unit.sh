@@ -1,8 +1,9 @@
 #!/bin/sh
-# unit tests of the report side: symbolization (ELF, FDE, DWARF, JIT, kernel) and aggregation
+# unit tests of the report side: symbolization (ELF, FDE, DWARF, JIT, kernel), aggregation,
+# and the JSON strings' UTF-8
 . "$(dirname "$0")/lib.sh"
 
-for t in test-symbolize test-calltree; do
+for t in test-symbolize test-calltree test-util; do
 	test_expect_success "unit: $t" "
 		\"$BUILD/tests/unit/$t\" >out 2>err; rc=\$?; cat out; test \$rc = 0 && ! grep '^not ok' out
 	"
