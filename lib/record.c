@@ -1318,27 +1318,6 @@ static const struct rec_event *sample_event(const struct recorder *r, const unsi
 	return NULL;
 }
 
-/* The user registers DI, SI, DX, CX of the sample sample_fixup() just read (the
- * arguments of the function a uprobe hit).  Returns 0, or -1 when the record has none. */
-static int sample_args(const struct recorder *r, uint64_t args[4])
-{
-	const struct perf_event_attr *a = &r->ev[0].attr;
-	static const int want[4] = { MEM_REG_DI, MEM_REG_SI, MEM_REG_DX, MEM_REG_CX };
-	const unsigned char *q = r->smp_regs;
-
-	if (!q)
-		return -1;
-	for (int i = 0; i < 4; i++) {
-		if (!(a->sample_regs_user & (1ull << want[i])))
-			return -1;
-		/* registers come in bit order */
-		int idx = __builtin_popcountll(a->sample_regs_user & ((1ull << want[i]) - 1));
-
-		memcpy(&args[i], q + 8 * idx, 8);
-	}
-	return 0;
-}
-
 /* User register regno (PERF_REG_X86_*) of the sample sample_fixup() just read: 0, or -1
  * when the record has none. */
 static int sample_reg(const struct recorder *r, int regno, uint64_t *v)
@@ -1349,6 +1328,18 @@ static int sample_reg(const struct recorder *r, int regno, uint64_t *v)
 		return -1;
 	/* registers come in bit order */
 	memcpy(v, r->smp_regs + 8 * __builtin_popcountll(mask & ((1ull << regno) - 1)), 8);
+	return 0;
+}
+
+/* The user registers DI, SI, DX, CX of that sample (the arguments of the function a
+ * uprobe hit).  Returns 0, or -1 when the record has none. */
+static int sample_args(const struct recorder *r, uint64_t args[4])
+{
+	static const int want[4] = { MEM_REG_DI, MEM_REG_SI, MEM_REG_DX, MEM_REG_CX };
+
+	for (int i = 0; i < 4; i++)
+		if (sample_reg(r, want[i], &args[i]) < 0)
+			return -1;
 	return 0;
 }
 
@@ -1494,6 +1485,16 @@ static void pb_list(struct recorder *r, uint32_t pid)
 	}
 }
 
+/* The program no longer reads tid (it ended, exec'd, or its state is not the one listed:
+ * listed again when it shows up) */
+static void pb_forget(struct recorder *r, uint32_t tid)
+{
+	if ((uintptr_t)u64map_get(&r->pb_tids, tid) <= 1)
+		return;
+	pybpf_drop_thread(r->pb, tid);
+	u64map_put(&r->pb_tids, tid, PB_GONE);
+}
+
 /* A sample of a thread the program reads (taken since it does): it waits for its chain. */
 static int pb_defer(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time)
 {
@@ -1582,8 +1583,7 @@ static void pb_match(struct recorder *r, int last)
 			best->chain = NULL;
 		} else if (last || ++sw->turns >= PB_TURNS) {
 			r->pb_unmatched++;
-			u64map_put(&r->pb_tids, sw->tid, PB_GONE);
-			pybpf_drop_thread(r->pb, sw->tid);
+			pb_forget(r, sw->tid);
 			pb_list(r, sw->pid);
 		} else {
 			r->pb_wait[w++] = *sw;
@@ -1750,10 +1750,7 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			uint32_t tid;
 
 			memcpy(&tid, p + sizeof(*rec) + 8, 4);
-			if ((uintptr_t)u64map_get(&r->pb_tids, tid) > 1) {
-				pybpf_drop_thread(r->pb, tid);
-				u64map_put(&r->pb_tids, tid, PB_GONE);
-			}
+			pb_forget(r, tid);
 		}
 		break;
 	case PERF_RECORD_COMM:
@@ -1772,8 +1769,7 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 					py_unpublish(r, pid);
 				if (r->pb) {
 					/* its one thread left: its state was the image's before */
-					pybpf_drop_thread(r->pb, pid);
-					u64map_put(&r->pb_tids, pid, PB_GONE);
+					pb_forget(r, pid);
 					for (size_t i = 0; i < r->nr_pb_procs; i++)
 						if (r->pb_procs[i].pid == pid)
 							r->pb_procs[i].listed = 0;
