@@ -73,6 +73,9 @@
 #define MEM_PY_ENTRY	2u	/* the frame is the first of its eval loop (3.11 is_entry) */
 #define MEM_PY_GEN	4u	/* the frame belongs to a generator or coroutine */
 #define MEM_PY_NONE	0xffffu	/* an offset that does not exist (3.13: _PyCFrame) */
+/* _PyInterpreterFrame.owner values the flags come from (CPython's FRAME_OWNED_BY_*) */
+#define MEM_PY_OWNED_BY_GENERATOR 1
+#define MEM_PY_OWNED_BY_CSTACK	3	/* 3.12+: an eval loop's entry shim */
 
 struct mem_pywalk {
 	uint32_t seq;

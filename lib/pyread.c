@@ -61,8 +61,6 @@
 #define CO_FILENAME	112
 #define CO_QUALNAME	128
 #define CO_LINETABLE	136
-#define FRAME_OWNED_BY_GENERATOR 1
-#define FRAME_OWNED_BY_CSTACK	3	/* 3.12: an eval loop's entry shim */
 
 struct pylayout {
 	uint32_t hex;		/* major << 24 | minor << 16 */
@@ -778,6 +776,53 @@ static struct last_stack *last_of(struct pyreader *pr, uint32_t pid, uint32_t ti
 	return &pr->last[pr->nr_last++];
 }
 
+/* What a frame whose code object was freed before it could be read shows: one code
+ * record per process, at an address no object has. */
+static const struct pycode *gone_code(struct pyreader *pr, struct pyproc *p)
+{
+	static const char name[] = "(code freed before dlprof read it)";
+	struct pycode *c = code_slot(p, 1);
+
+	if (!c->addr) {
+		c->addr = 1;
+		c->id = ++pr->next_code;
+		c->qualname = xstrdup(name);
+		c->qlen = sizeof(name) - 1;
+		c->file = xstrdup("?");
+		c->flen = 1;
+		c->tab = xmalloc(1);
+		p->nr_codes++;
+		pr->st.codes++;
+		emit_code(pr, p, c, 0);
+	}
+	return c;
+}
+
+/* A frame of code object `code` running instruction pointer `instr` onto pr->frames[*n]
+ * (gen: a generator's frame; entry: the first of its eval loop).  A frame still being
+ * set up (3.11's _PyFrame_IsIncomplete) is left out.  A code object that cannot be read
+ * is an error (-1), or with gone_ok the frame is named as freed. */
+static int put_frame(struct pyreader *pr, struct pyproc *p, uint64_t code, uint64_t instr,
+		     int gen, int entry, int gone_ok, size_t *n)
+{
+	int64_t idx = ((int64_t)instr - (int64_t)(code + p->lay->co_code)) / 2;
+	uint32_t ins = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
+	const struct pycode *c = get_code(pr, p, code, ins);
+
+	if (!c && !gone_ok)
+		return -1;
+	if (!c) {
+		c = gone_code(pr, p);
+		ins = DLP_PY_NO_INSTR;
+	}
+	if (!gen && idx < c->firsttrace)
+		return 0;
+	pr->frames[*n].code = c->id;
+	pr->frames[*n].instr = ins | (entry ? DLP_PY_ENTRY : 0);
+	(*n)++;
+	return 0;
+}
+
 /* Write the sample's record, rec filled but for nr and same: n frames in pr->frames. */
 static void put_stack(struct pyreader *pr, struct dlp_pystack_rec *rec, size_t n)
 {
@@ -884,16 +929,13 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 		for (unsigned steps = 0; fa && n < MAX_FRAMES; steps++) {
 			const unsigned char *f = steps < 4 * MAX_FRAMES ? get_frame(pr, pid, fa) : NULL;
 			uint64_t code, prev, instr;
-			const struct pycode *c;
-			int64_t idx;
-			uint32_t ins;
 
 			if (!f)
 				goto out;
 			memcpy(&code, f + lay->fr_code, 8);
 			memcpy(&prev, f + lay->fr_previous, 8);
 			memcpy(&instr, f + lay->fr_prev_instr, 8);
-			if (f[lay->fr_owner] == FRAME_OWNED_BY_CSTACK) {
+			if (f[lay->fr_owner] == MEM_PY_OWNED_BY_CSTACK) {
 				/* 3.12, 3.13: the shim outside an eval loop's first frame, the one
 				 * inside it (3.11 flags that frame itself, is_entry) */
 				if (v313 && stack && len && !entry_at) {
@@ -919,21 +961,10 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 				}
 				found = 1;
 			}
-			idx = ((int64_t)instr - (int64_t)(code + lay->co_code)) / 2;
-			ins = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
-			c = get_code(pr, p, code, ins);
-			if (!c)
+			if (put_frame(pr, p, code, instr,
+				      f[lay->fr_owner] == MEM_PY_OWNED_BY_GENERATOR,
+				      lay->fr_is_entry && f[lay->fr_is_entry], 0, &n) < 0)
 				goto out;
-			/* a frame still being set up (3.11's _PyFrame_IsIncomplete): skipped */
-			if (f[lay->fr_owner] != FRAME_OWNED_BY_GENERATOR && idx < c->firsttrace) {
-				fa = prev;
-				continue;
-			}
-			pr->frames[n].code = c->id;
-			pr->frames[n].instr = ins;
-			if (lay->fr_is_entry && f[lay->fr_is_entry])
-				pr->frames[n].instr |= DLP_PY_ENTRY;
-			n++;
 			fa = prev;
 		}
 		/* a code object the cache knew under an address that now holds another: the walk
@@ -965,28 +996,6 @@ out:
 	return 1;
 }
 
-/* What a frame whose code object was freed before it could be read shows: one code
- * record per process, at an address no object has. */
-static const struct pycode *gone_code(struct pyreader *pr, struct pyproc *p)
-{
-	static const char name[] = "(code freed before dlprof read it)";
-	struct pycode *c = code_slot(p, 1);
-
-	if (!c->addr) {
-		c->addr = 1;
-		c->id = ++pr->next_code;
-		c->qualname = xstrdup(name);
-		c->qlen = sizeof(name) - 1;
-		c->file = xstrdup("?");
-		c->flen = 1;
-		c->tab = xmalloc(1);
-		p->nr_codes++;
-		pr->st.codes++;
-		emit_code(pr, p, c, 0);
-	}
-	return c;
-}
-
 int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 			  const uint64_t *chain, size_t nchain, unsigned flags)
 {
@@ -1015,11 +1024,7 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 		n = 0;
 		pr->nr_verify = 0;
 		for (size_t i = 0; i < nchain && n < MAX_FRAMES; i++) {
-			uint64_t code = chain[2 * i] & ~7ull, instr = chain[2 * i + 1];
 			unsigned ff = (unsigned)(chain[2 * i] & 7);
-			const struct pycode *c;
-			int64_t idx;
-			uint32_t ins;
 
 			if (ff & MEM_PY_SHIM) {
 				/* outside an eval loop's first frame: that frame is its entry */
@@ -1027,21 +1032,10 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 					pr->frames[n - 1].instr |= DLP_PY_ENTRY;
 				continue;
 			}
-			idx = ((int64_t)instr - (int64_t)(code + p->lay->co_code)) / 2;
-			ins = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
-			c = get_code(pr, p, code, ins);
-			if (!c) {
-				/* freed since (a module's code once its import is over): the frame
-				 * stays, named so, for the stack to line up with the eval loops */
-				c = gone_code(pr, p);
-				ins = DLP_PY_NO_INSTR;
-			}
-			/* a frame still being set up (3.11's _PyFrame_IsIncomplete): skipped */
-			if (!(ff & MEM_PY_GEN) && idx < c->firsttrace)
-				continue;
-			pr->frames[n].code = c->id;
-			pr->frames[n].instr = ins | (ff & MEM_PY_ENTRY ? DLP_PY_ENTRY : 0);
-			n++;
+			/* a code object freed since (a module's code once its import is over)
+			 * leaves its frame, named so, for the stack to line up with the loops */
+			put_frame(pr, p, chain[2 * i] & ~7ull, chain[2 * i + 1], !!(ff & MEM_PY_GEN),
+				  !!(ff & MEM_PY_ENTRY), 1, &n);
 		}
 		/* as a walk does: cached code objects whose addresses hold others now */
 		if (attempt || now - p->last_verify < VERIFY_EVERY_NS)

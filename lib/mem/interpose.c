@@ -448,9 +448,9 @@ static __attribute__((noinline)) size_t py_frames(void)
 		memcpy(&code, fr + w.fr_code, 8);
 		memcpy(&prev, fr + w.fr_previous, 8);
 		memcpy(&instr, fr + w.fr_instr, 8);
-		if (fr[w.fr_owner] == 3)
-			flags |= MEM_PY_SHIM;	/* FRAME_OWNED_BY_CSTACK */
-		else if (fr[w.fr_owner] == 1)
+		if (fr[w.fr_owner] == MEM_PY_OWNED_BY_CSTACK)
+			flags |= MEM_PY_SHIM;
+		else if (fr[w.fr_owner] == MEM_PY_OWNED_BY_GENERATOR)
 			flags |= MEM_PY_GEN;	/* FRAME_OWNED_BY_GENERATOR */
 		if (w.fr_is_entry != MEM_PY_NONE && fr[w.fr_is_entry])
 			flags |= MEM_PY_ENTRY;
