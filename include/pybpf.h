@@ -25,12 +25,14 @@ struct pybpf_thread {
 	uint16_t ts_frame;	/* PyThreadState.cframe (3.13: current_frame) */
 	uint16_t cf_current;	/* _PyCFrame.current_frame, 0xffff: none (3.13) */
 	uint16_t ts_tid;	/* PyThreadState.native_thread_id */
-	uint16_t layout;	/* 0: 3.11's _PyInterpreterFrame, 1: 3.12's and 3.13's */
+	uint16_t layout;	/* which of the frame layouts pybpf_new() was given */
 };
 
 struct pybpf;
-/* NULL (and why in *why, static) when BPF cannot be used here. */
-struct pybpf *pybpf_new(const char **why);
+/* A reader of frames of these layouts (pyreader_frame_layouts()); NULL (and why in *why,
+ * static) when BPF cannot be used here. */
+struct pyframe_layout;
+struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, const char **why);
 void pybpf_free(struct pybpf *pb);
 /* Run the program on this sampling event (and the events it passes to threads it
  * makes from now on).  0, or -errno. */

@@ -99,8 +99,16 @@ struct pywalk_info {
 	uint64_t tss, interp;
 	uint16_t ts_interp, ts_tid, ts_frame, cf_current;
 	uint16_t fr_code, fr_previous, fr_instr, fr_owner, fr_is_entry;
+	uint16_t frame;		/* which of pyreader_frame_layouts() these fr_ are */
 };
 int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi);
+/* The distinct layouts of an interpreter frame (_PyInterpreterFrame) among the versions
+ * read, for a reader that must know them all beforehand (pybpf.h); how many. */
+struct pyframe_layout {
+	uint16_t code, previous, instr, owner;
+	uint16_t is_entry;	/* MEM_PY_NONE: none */
+};
+size_t pyreader_frame_layouts(struct pyframe_layout *out, size_t max);
 /* The Python threads of pid as its interpreter lists them now (one state per thread:
  * the newest), and in *wi its layout (tss is 0 here).  How many (0: not Python). */
 struct pyreader_thread {

@@ -13,8 +13,9 @@
  *	f = its previous
  *	copied to the ring buffer as long as it is, without a wake-up (no room: counted)
  *
- * The frame's fields are read at constant offsets (the verifier wants them so), one copy
- * of the loop for 3.11's frame layout and one for 3.12's and 3.13's (the same), unrolled.
+ * The frame's fields are read at constant offsets (the verifier wants them so): one
+ * unrolled copy of the loop for each frame layout pyread knows (3.11's, and 3.12's which
+ * is 3.13's), the thread's entry saying which.
  * Every read goes through bpf_probe_read_user: a bad pointer is an error, not a fault.
  * The program always lets the sample be written (returns 1).
  */
@@ -33,6 +34,7 @@
 
 #include "memevent.h"
 #include "pybpf.h"
+#include "pyframes.h"
 #include "util.h"
 
 #define RB_SIZE		(8u << 20)	/* the ring buffer of chains (a 20-frame one: 344
@@ -71,10 +73,10 @@ struct emit {
 	/* forward jumps to labels, patched when the label is placed */
 	struct { int at, label; } fix[4096];
 	int nfix;
-	int label_at[64];
 };
 
-enum { L_OUT, L_HAVE, L_SUBMIT, L_LOOP_B, L_NOROOM, L_FAILED };
+enum { L_OUT, L_HAVE, L_SUBMIT, L_NOROOM, L_FAILED, L_LOOP };	/* L_LOOP + layout */
+#define MAX_LAYOUTS	8
 
 static void op(struct emit *e, uint8_t code, int dst, int src, int16_t off, int32_t imm)
 {
@@ -136,9 +138,11 @@ static void read_user(struct emit *e, int16_t fp_off, int len, int src)
 }
 
 /* The frame loop for one layout: code, previous, instruction, owner (and is_entry) at
- * these offsets of the 72 bytes read to fp-88. */
-static void frame_loop(struct emit *e, int code, int prev, int instr, int owner, int entry)
+ * its offsets of the FR_READ bytes read to fp-88. */
+static void frame_loop(struct emit *e, const struct pyframe_layout *l)
 {
+	int code = l->code, prev = l->previous, instr = l->instr, owner = l->owner;
+	int entry = l->is_entry == MEM_PY_NONE ? -1 : l->is_entry;
 	const int16_t buf = -88;
 
 	for (int i = 0; i < PYBPF_MAXF; i++) {
@@ -148,11 +152,11 @@ static void frame_loop(struct emit *e, int code, int prev, int instr, int owner,
 		jmp(e, BPF_JMP | BPF_JNE | BPF_K, R0, 0, 0, L_FAILED);
 		op(e, BPF_LDX | BPF_MEM | BPF_DW, R1, FP, (int16_t)(buf + code), 0);
 		op(e, BPF_LDX | BPF_MEM | BPF_B, R2, FP, (int16_t)(buf + owner), 0);
-		/* owner 3: an entry shim (MEM_PY_SHIM); 1: a generator's (MEM_PY_GEN) */
-		op(e, BPF_JMP | BPF_JNE | BPF_K, R2, 0, 2, 3);
+		/* an entry shim (MEM_PY_SHIM), a generator's frame (MEM_PY_GEN) */
+		op(e, BPF_JMP | BPF_JNE | BPF_K, R2, 0, 2, MEM_PY_OWNED_BY_CSTACK);
 		op(e, BPF_ALU64 | BPF_OR | BPF_K, R1, 0, 0, MEM_PY_SHIM);
 		op(e, BPF_JMP | BPF_JA, 0, 0, 2, 0);
-		op(e, BPF_JMP | BPF_JNE | BPF_K, R2, 0, 1, 1);
+		op(e, BPF_JMP | BPF_JNE | BPF_K, R2, 0, 1, MEM_PY_OWNED_BY_GENERATOR);
 		op(e, BPF_ALU64 | BPF_OR | BPF_K, R1, 0, 0, MEM_PY_GEN);
 		if (entry >= 0) {
 			op(e, BPF_LDX | BPF_MEM | BPF_B, R2, FP, (int16_t)(buf + entry), 0);
@@ -170,7 +174,8 @@ static void frame_loop(struct emit *e, int code, int prev, int instr, int owner,
 	jmp(e, BPF_JMP | BPF_JA, 0, 0, 0, L_SUBMIT);
 }
 
-static void build(struct emit *e, int threads, int rb, int drops, int scratch)
+static void build(struct emit *e, int threads, int rb, int drops, int scratch,
+		  const struct pyframe_layout *lays, size_t nr)
 {
 	memset(e, 0, sizeof(*e));
 	call(e, BPF_FUNC_get_current_pid_tgid);
@@ -213,13 +218,16 @@ static void build(struct emit *e, int threads, int rb, int drops, int scratch)
 	op(e, BPF_STX | BPF_MEM | BPF_DW, R8, R0, 8, 0);
 	op(e, BPF_LDX | BPF_MEM | BPF_W, R1, FP, -4, 0);
 	op(e, BPF_STX | BPF_MEM | BPF_W, R8, R1, 0, 0);
+	/* the thread's layout's loop (an unknown one: an empty chain) */
 	op(e, BPF_LDX | BPF_MEM | BPF_H, R1, R7, offsetof(struct pybpf_thread, layout), 0);
-	jmp(e, BPF_JMP | BPF_JNE | BPF_K, R1, 0, 0, L_LOOP_B);
-	/* 3.11: f_code 32, previous 48, prev_instr 56, owner 69, is_entry 68 */
-	frame_loop(e, 32, 48, 56, 69, 68);
-	label(e, L_LOOP_B);
-	/* 3.12, 3.13: f_code (f_executable) 0, previous 8, prev_instr (instr_ptr) 56, owner 70 */
-	frame_loop(e, 0, 8, 56, 70, -1);
+	for (size_t k = 0; k < nr; k++)
+		jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R1, 0, (int32_t)k, L_LOOP + (int)k);
+	op(e, BPF_ST | BPF_MEM | BPF_W, R8, 0, 4, 0);
+	jmp(e, BPF_JMP | BPF_JA, 0, 0, 0, L_SUBMIT);
+	for (size_t k = 0; k < nr; k++) {
+		label(e, L_LOOP + (int)k);
+		frame_loop(e, &lays[k]);
+	}
 	label(e, L_FAILED);
 	op(e, BPF_LDX | BPF_MEM | BPF_W, R1, R8, 4, 0);
 	op(e, BPF_ALU | BPF_OR | BPF_K, R1, 0, 0, (int32_t)PYBPF_FAIL);
@@ -262,7 +270,7 @@ static int map_new(uint32_t type, uint32_t key, uint32_t value, uint32_t max)
 	return (int)sys_bpf(BPF_MAP_CREATE, &a);
 }
 
-struct pybpf *pybpf_new(const char **why)
+struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, const char **why)
 {
 	struct pybpf *pb = xcalloc(1, sizeof(*pb));
 	struct emit *e = NULL;
@@ -274,6 +282,16 @@ struct pybpf *pybpf_new(const char **why)
 		*why = "DLPROF_NO_BPF is set";
 		goto fail;
 	}
+	for (size_t k = 0; k < nr; k++) {
+		const struct pyframe_layout *l = &lays[k];
+
+		if (nr > MAX_LAYOUTS || l->code + 8 > FR_READ || l->previous + 8 > FR_READ ||
+		    l->instr + 8 > FR_READ || l->owner >= FR_READ ||
+		    (l->is_entry != MEM_PY_NONE && l->is_entry >= FR_READ)) {
+			*why = "a frame layout it cannot read";
+			goto fail;
+		}
+	}
 	pb->threads = map_new(BPF_MAP_TYPE_HASH, 4, sizeof(struct pybpf_thread), MAX_THREADS);
 	pb->rb = map_new(BPF_MAP_TYPE_RINGBUF, 0, 0, RB_SIZE);
 	pb->drops = map_new(BPF_MAP_TYPE_ARRAY, 4, 8, 1);
@@ -283,7 +301,7 @@ struct pybpf *pybpf_new(const char **why)
 		goto fail;
 	}
 	e = xmalloc(sizeof(*e));
-	build(e, pb->threads, pb->rb, pb->drops, pb->scratch);
+	build(e, pb->threads, pb->rb, pb->drops, pb->scratch, lays, nr);
 	if (e->n > (int)ARRAY_SIZE(e->insn)) {
 		*why = "the program is too long";
 		goto fail;

@@ -1048,9 +1048,35 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 	return 1;
 }
 
+static struct pyframe_layout frame_layout_of(const struct pylayout *lay)
+{
+	return (struct pyframe_layout){ lay->fr_code, lay->fr_previous, lay->fr_prev_instr,
+					lay->fr_owner,
+					lay->fr_is_entry ? lay->fr_is_entry : MEM_PY_NONE };
+}
+
+size_t pyreader_frame_layouts(struct pyframe_layout *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(layouts); i++) {
+		struct pyframe_layout f = frame_layout_of(&layouts[i]);
+		size_t k;
+
+		for (k = 0; k < n && memcmp(&out[k], &f, sizeof(f)); k++)
+			;
+		if (k == n && n < max)
+			out[n++] = f;
+	}
+	return n;
+}
+
 /* The structure offsets a reader of frames needs (memevent.h, pybpf.h) */
 static void layout_offsets(const struct pylayout *lay, struct pywalk_info *wi)
 {
+	struct pyframe_layout all[ARRAY_SIZE(layouts)], f = frame_layout_of(lay);
+	size_t n = pyreader_frame_layouts(all, ARRAY_SIZE(all));
+
 	wi->ts_interp = lay->ts_interp;
 	wi->ts_tid = lay->ts_native_tid;
 	wi->ts_frame = lay->ts_cframe;
@@ -1059,7 +1085,9 @@ static void layout_offsets(const struct pylayout *lay, struct pywalk_info *wi)
 	wi->fr_previous = lay->fr_previous;
 	wi->fr_instr = lay->fr_prev_instr;
 	wi->fr_owner = lay->fr_owner;
-	wi->fr_is_entry = lay->fr_is_entry ? lay->fr_is_entry : MEM_PY_NONE;
+	wi->fr_is_entry = f.is_entry;
+	for (wi->frame = 0; wi->frame < n && memcmp(&all[wi->frame], &f, sizeof(f)); wi->frame++)
+		;
 }
 
 int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi)

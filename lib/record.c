@@ -1475,7 +1475,7 @@ static void pb_list(struct recorder *r, uint32_t pid)
 			.ts_frame = wi.ts_frame,
 			.cf_current = wi.cf_current,
 			.ts_tid = wi.ts_tid,
-			.layout = wi.fr_code == 32 ? 0 : 1,	/* 3.11's frame, or 3.12's */
+			.layout = wi.frame,
 		};
 
 		if ((uintptr_t)u64map_get(&r->pb_tids, th[i].tid) > 1)
@@ -2939,8 +2939,12 @@ int record_run(const struct record_opts *o)
 	}
 	r->py_wakeup = !o->no_python && python_target(o);
 	u64map_init(&r->pb_tids);
-	if (r->py_wakeup)
-		r->pb = pybpf_new(&r->pb_why);
+	if (r->py_wakeup) {
+		struct pyframe_layout lays[8];
+
+		r->pb = pybpf_new(lays, pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
+				  &r->pb_why);
+	}
 	ret = setup_events(r);
 	if (ret) {
 		free(r->targets);
