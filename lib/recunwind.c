@@ -491,18 +491,21 @@ void recunw_kick(struct recunw *ru)
 	hand_over(ru, 0);
 }
 
+/* A sample is queued to be unwound, or as it is when the thread is behind: what waited
+ * at the last hand-over, and what waits here, past the soft cap */
+static uint32_t sample_kind(const struct recunw *ru)
+{
+	return ru->seen_queued + ru->pbytes >= ru->soft_cap ? IT_SAMPLE_BEHIND : IT_PERF;
+}
+
 int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
 	       size_t blen)
 {
 	uint32_t kind = IT_WRITE;
 
-	if (type == DLP_REC_PERF && alen >= sizeof(struct perf_event_header) && !blen) {
-		kind = IT_PERF;
-		/* behind: what waited at the last hand-over, and what waits here */
-		if (((const struct perf_event_header *)a)->type == PERF_RECORD_SAMPLE &&
-		    ru->seen_queued + ru->pbytes >= ru->soft_cap)
-			kind = IT_SAMPLE_BEHIND;
-	}
+	if (type == DLP_REC_PERF && alen >= sizeof(struct perf_event_header) && !blen)
+		kind = ((const struct perf_event_header *)a)->type == PERF_RECORD_SAMPLE ?
+		       sample_kind(ru) : IT_PERF;
 	enqueue(ru, kind, type, a, alen, b, blen);
 	return 0;
 }
@@ -510,15 +513,12 @@ int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, con
 int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_t head_len,
 		   uint64_t keep, uint64_t dyn)
 {
-	size_t len = head_len + 16 + (size_t)keep;
-	uint32_t kind = ru->seen_queued + ru->pbytes >= ru->soft_cap ? IT_SAMPLE_BEHIND : IT_PERF;
-	struct perf_event_header *h;
+	/* the record up to its stack's first keep bytes, then dyn_size; its size word and
+	 * header say so */
+	struct item *it = item_new(sample_kind(ru), DLP_REC_PERF, rec,
+				   head_len + 8 + (size_t)keep, &dyn, 8);
 
-	/* the record up to its stack's first keep bytes, its size word and dyn_size set */
-	struct item *it = item_new(kind, DLP_REC_PERF, rec, head_len + 8 + (size_t)keep, &dyn, 8);
-
-	h = (struct perf_event_header *)it->data;
-	h->size = (uint16_t)len;
+	((struct perf_event_header *)it->data)->size = (uint16_t)(head_len + 16 + keep);
 	memcpy(it->data + head_len, &keep, 8);
 	queue_item(ru, it);
 	return 0;
