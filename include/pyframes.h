@@ -1,11 +1,14 @@
 /* pyframes.h - Python frames: read from a CPython process at record time (lib/pyread.c),
  * merged into the native stacks at report time (lib/pystack.c).
  *
- * Recording: for each sample of a thread of a CPython 3.11-3.13 process, dlprof record reads
- * the thread's chain of interpreter frames from outside (process_vm_readv) right after
- * the sample, checks it against the sample's own stack copy, and writes one
- * DLP_REC_PYSTACK record; each code object the chains name is written once, as a
- * DLP_REC_PYCODE record (qualified name, file, first line, line table).
+ * Recording: for each sample of a thread of a CPython 3.11-3.13 process, the thread's chain
+ * of interpreter frames is read as the sample is taken (in the kernel, pybpf.h; by the
+ * allocating thread, memevent.h) and written once per distinct chain (DLP_REC_PYCHAIN),
+ * which the sample's record names; where that cannot be, dlprof record reads it from
+ * outside (process_vm_readv) right after the sample, checks it against the sample's own
+ * stack copy, and writes a DLP_REC_PYSTACK record.  Each code object the chains name is
+ * written once, as a DLP_REC_PYCODE record (qualified name, file, first line), with the
+ * line of each of its instructions the samples ran.
  *
  * The check: _PyEval_EvalFrameDefault keeps its _PyCFrame on the C stack, and the
  * thread state points at it (tstate->cframe); its current_frame is the interpreter frame
@@ -20,11 +23,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* DLP_REC_PYCODE payload: this struct, then qualname, file name (no NUL) and the line
- * table (co_linetable, CPython 3.11's location table), or the part of it that covers the
- * instructions the samples have run so far: a code object is written again, with the
- * same id and the next part of its table, when a sample runs past that part (a module's
- * code: its table is long, its import runs through it once). */
+/* DLP_REC_PYCODE payload: this struct, then qualname and file name (no NUL), then
+ * linetable_len bytes: with DLP_PYCODE_LINES (what record writes), pairs of int32 (code
+ * unit index, line: -1 when the instruction has no line) giving the line of each
+ * instruction the samples ran, from the code object's location table (co_linetable)
+ * at record time; a code object's first record has its names, later ones (names of
+ * length 0) the lines of instructions met since.  Without the flag (recordings made
+ * before it): the location table itself, CPython 3.11's format (as 3.12's and 3.13's),
+ * or the part of it that covers the instructions run so far, continued at
+ * linetable_off by later records of the same id. */
 struct dlp_pycode_rec {
 	uint32_t id;		/* the recording's number for the code object, 1.. */
 	int32_t pid;
@@ -33,10 +40,12 @@ struct dlp_pycode_rec {
 	uint16_t qualname_len, file_len;
 	uint32_t linetable_len;
 	uint32_t pyversion;	/* PY_VERSION_HEX of the interpreter */
-	uint32_t linetable_off;	/* where these bytes go in the table: 0, or the end of
-				   what the code object's earlier records gave */
-	uint32_t pad;
+	uint32_t linetable_off;	/* without DLP_PYCODE_LINES: where these bytes go in the
+				   table: 0, or the end of what earlier records gave */
+	uint32_t flags;		/* DLP_PYCODE_* */
 };
+
+#define DLP_PYCODE_LINES 1u	/* the bytes after the names are (code unit, line) pairs */
 
 /* DLP_REC_PYSTACK states */
 enum {
@@ -50,6 +59,8 @@ enum {
 #define DLP_PYSTACK_OWN	1u	/* read by the thread itself at the sample (an allocation of
 				   record --memory, memevent.h): exact, delay 0 */
 #define DLP_PYSTACK_KERNEL 2u	/* read in the kernel at the sample (pybpf.h): exact */
+#define DLP_PYSTACK_CHAIN 4u	/* the frames are a DLP_REC_PYCHAIN's: a u32 chain id
+				   follows the struct (nr, same 0) */
 
 #define DLP_PY_ENTRY	0x80000000u	/* pyframe.instr: the frame an eval loop entered at */
 #define DLP_PY_NO_INSTR	0x7fffffffu	/* no instruction yet: the first line */
@@ -73,6 +84,18 @@ struct dlp_pystack_rec {
 	uint16_t pad2[3];
 };
 
+/* DLP_REC_PYCHAIN payload: this struct, then nr - same struct dlp_pyframe, leaf first,
+ * whose last `same` frames (the root side) are those of chain `base` (written earlier).
+ * A stack read as the sample was taken is written once as a chain, ids from 1 in file
+ * order; a DLP_REC_USAMPLE names it (struct dlp_usample_py), or a DLP_REC_PYSTACK with
+ * DLP_PYSTACK_CHAIN when its sample is kept as it came (raw). */
+struct dlp_pychain_rec {
+	uint32_t id;
+	uint32_t base;		/* 0: none (same is 0) */
+	uint16_t nr, same;
+	uint32_t pad;
+};
+
 /* ---- record side (lib/pyread.c) ---- */
 struct pyreader;
 typedef int pyreader_emit_fn(void *ctx, uint32_t type, const void *a, size_t alen,
@@ -90,9 +113,12 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 /* The same for a chain of interpreter frames read at the sample, by the thread itself
  * (memevent.h) or in the kernel (pybpf.h): pairs of code address | MEM_PY_* flags,
  * instruction pointer, innermost first; flags: DLP_PYSTACK_*.  chain NULL: its reads
- * failed.  Returns 1 when the process is Python (a record was written), 0 when not. */
+ * failed.  Returns 1 when the process is Python (a record was written), 0 when not.
+ * With chain_id: a stack read is written as a DLP_REC_PYCHAIN (when new) whose id goes
+ * to *chain_id, for the sample's own record to name; no DLP_REC_PYSTACK then (*chain_id
+ * 0: a PYSTACK was written, the reads failed). */
 int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
-			  const uint64_t *chain, size_t n, unsigned flags);
+			  const uint64_t *chain, size_t n, unsigned flags, uint32_t *chain_id);
 /* What a process's own threads need to read their frames (memevent.h's struct
  * mem_pywalk, but seq and pid): 1 when pid is Python and its thread-state key is set. */
 struct pywalk_info {
@@ -137,17 +163,22 @@ struct frame;
 
 struct pystacks *pystacks_new(void);
 void pystacks_free(struct pystacks *ps);
-/* DLP_REC_PYCODE / DLP_REC_PYSTACK records (pass 1); others are ignored. */
+/* DLP_REC_PYCODE / DLP_REC_PYSTACK / DLP_REC_PYCHAIN records (pass 1); others are
+ * ignored. */
 void pystacks_add(struct pystacks *ps, uint32_t type, const void *data, size_t len);
+/* A sample whose own record names its chain (dlp_sample.pychain): counted among the
+ * stacks read (flags: DLP_PYSTACK_*). */
+void pystacks_count_chain(struct pystacks *ps, unsigned flags);
 /* Pass 1 is over: index the stacks. */
 void pystacks_finish(struct pystacks *ps);
 int pystacks_any(const struct pystacks *ps);
 /* Replace each _PyEval_EvalFrameDefault frame of the sample's stack (leaf first, nr in
- * *nr, room for max) by the Python frames it ran.  Returns 1 merged, 0 no Python stack
+ * *nr, room for max) by the Python frames it ran: chain's (dlp_sample.pychain), else
+ * those of the DLP_REC_PYSTACK of (pid, tid, time).  Returns 1 merged, 0 no Python stack
  * for the sample (or not trusted: left native), -1 the Python and native stacks did not
  * match (left native). */
 int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time,
-		   struct frame *fr, size_t *nr, size_t max, int complete);
+		   uint32_t chain, struct frame *fr, size_t *nr, size_t max, int complete);
 
 struct pystacks_stats {
 	uint64_t records, trusted, unchecked, moved, failed;	/* of the recording */

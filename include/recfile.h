@@ -15,8 +15,11 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-#define DLP_FORMAT_VERSION 3	/* 2: chunks may be flagged side-band or samples; 3: stacks
-				   unwound while recording (DLP_REC_STACK, DLP_REC_USAMPLE) */
+#define DLP_FORMAT_VERSION 4	/* 2: chunks may be flagged side-band or samples; 3: stacks
+				   unwound while recording (DLP_REC_STACK, DLP_REC_USAMPLE);
+				   4: Python stacks stored once and named by their samples
+				   (DLP_REC_PYCHAIN, DLP_USAMPLE_PY), code objects with the
+				   lines of their instructions (DLP_PYCODE_LINES) */
 
 enum dlp_rec_type {
 	DLP_REC_PERF	= 1,	/* raw perf record as read from the ring (perf_event_header first) */
@@ -40,6 +43,8 @@ enum dlp_rec_type {
 				   command line and rank, read when it exec'd */
 	DLP_REC_MEMFREE	= 16,	/* struct dlp_memfree[]: frees of sampled blocks (record
 				   --memory) that came through the library's free ring */
+	DLP_REC_PYCHAIN = 17,	/* struct dlp_pychain_rec + frames: one Python stack, stored
+				   once, named by samples (pyframes.h) */
 	DLP_REC_MAX
 };
 
@@ -112,6 +117,15 @@ struct dlp_usample_rec {
 #define DLP_USAMPLE_LEAF_IP  (1u << 1)	/* the stack starts at the caller: its leaf frame is the
 					   sample's IP (a sample taken in user mode), which
 					   leaves far fewer distinct stacks to store */
+#define DLP_USAMPLE_PY	(1u << 3)	/* a struct dlp_usample_py follows this struct, before
+					   the perf record: the sample's Python stack */
+
+/* The Python stack of a DLP_USAMPLE_PY sample, read as the sample was taken (in the
+ * kernel, or by the allocating thread): a DLP_REC_PYCHAIN of the recording. */
+struct dlp_usample_py {
+	uint32_t chain;		/* dlp_pychain_rec.id */
+	uint32_t flags;		/* DLP_PYSTACK_* (how it was read) */
+};
 
 /* DLP_REC_MEMFREE payload: len / sizeof(struct dlp_memfree) of these, in the order the
  * free ring gave them (not sorted by time). */

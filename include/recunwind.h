@@ -42,11 +42,23 @@ int recunw_attr(struct recunw *ru, const void *data, size_t len);
 /* One record to write: type and payload in two pieces. */
 int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
 	       size_t blen);
+/* A sample's Python stack read as it was taken: a DLP_REC_PYCHAIN already added, which
+ * the sample's DLP_REC_USAMPLE names (struct dlp_usample_py); a sample written as it
+ * came gets a DLP_REC_PYSTACK naming the chain after it (pid, tid, time: the sample's). */
+struct recunw_py {
+	uint32_t chain, flags;	/* chain id (0: none), DLP_PYSTACK_* */
+	uint32_t pid, tid;
+	uint64_t time;
+};
+/* A PERF_RECORD_SAMPLE with its Python stack (py) */
+int recunw_add_sample(struct recunw *ru, const struct perf_event_header *rec,
+		      const struct recunw_py *py);
 /* A PERF_RECORD_SAMPLE whose user stack copy is cut to keep bytes (dyn its new
  * dyn_size): head_len bytes of rec up to its stack size word, then the first keep bytes
- * of the copy, assembled in the queue (one copy, not two). */
+ * of the copy, assembled in the queue (one copy, not two); py: its Python stack, or
+ * NULL. */
 int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_t head_len,
-		   uint64_t keep, uint64_t dyn);
+		   uint64_t keep, uint64_t dyn, const struct recunw_py *py);
 /* Hand what was added so far to the thread (call after each drain of the rings;
  * recunw_add() hands over on its own past a few MiB). */
 void recunw_kick(struct recunw *ru);

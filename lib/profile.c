@@ -154,6 +154,7 @@ static int p_other(void *ctx, uint32_t type, const void *data, size_t len)
 	}
 	case DLP_REC_PYCODE:
 	case DLP_REC_PYSTACK:
+	case DLP_REC_PYCHAIN:
 		if (!p->opts->no_python) {
 			if (!p->py)
 				p->py = pystacks_new();
@@ -430,6 +431,8 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 
 	p->st->samples++;
 	p->st->period_total += s->period;
+	if (p->py && s->pychain)
+		pystacks_count_chain(p->py, s->pyflags);
 	if (!p->st->first_time || s->time < p->st->first_time)
 		p->st->first_time = s->time;
 	if (s->time > p->st->last_time)
@@ -516,7 +519,8 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 		complete = 0;
 	if (p->py && nf) {
 		/* the eval loops' frames become the Python functions they ran */
-		if (pystacks_merge(p->py, s->pid, s->tid, s->time, fr, &nf, max, complete) > 0)
+		if (pystacks_merge(p->py, s->pid, s->tid, s->time, s->pychain, fr, &nf, max,
+				   complete) > 0)
 			p->st->python++;
 		if (p->opts->max_depth && nf > p->opts->max_depth)
 			nf = p->opts->max_depth;

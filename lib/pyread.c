@@ -51,6 +51,7 @@
 
 #include "memevent.h"
 #include "pyframes.h"
+#include "rephash.h"
 #include "recfile.h"
 #include "util.h"
 
@@ -101,11 +102,11 @@ struct pycode {
 	uint64_t addr;
 	uint32_t id;
 	int32_t firsttrace;
-	/* what its records carry: names, and the line table, written up to `emitted`
-	 * bytes (covering `covered` code units) so far */
+	/* its names and line table (co_linetable) as read; the records carry the names
+	 * and the line of each instruction a sample ran (pyreader.lines_written) */
 	char *qualname, *file;
 	unsigned char *tab;
-	uint32_t tab_len, emitted, covered, firstlineno;
+	uint32_t tab_len, firstlineno;
 	uint16_t qlen, flen;
 	uint64_t ident[3];	/* co_filename, co_name, co_qualname as read */
 	int stale;		/* the address holds another code object now */
@@ -146,7 +147,15 @@ struct last_stack {
 	uint32_t pid, tid;
 	struct dlp_pyframe *frames;
 	size_t n, alloc;
+	uint32_t chain;		/* its last DLP_REC_PYCHAIN (a chain's base) */
 };
+
+/* The chains written (DLP_REC_PYCHAIN), remembered up to CHAIN_MAX: their frames */
+struct chain_ent {
+	size_t first;		/* in pyreader.chain_frames */
+	uint16_t nr;
+};
+#define CHAIN_MAX	(1u << 20)
 
 struct pyreader {
 	pyreader_emit_fn *emit;
@@ -158,6 +167,12 @@ struct pyreader {
 	struct pysyms *syms;
 	size_t nr_syms, alloc_syms;
 	uint32_t next_code;
+	struct u64map lines_written;	/* code id << 32 | code unit: its line is written */
+	struct chain_ent *chains;	/* by id - 1 */
+	size_t nr_chains, alloc_chains;
+	struct dlp_pyframe *chain_frames;
+	size_t nr_chain_frames, alloc_chain_frames;
+	struct u64map chain_ids;	/* hash of a chain's frames -> its id */
 	int active;
 	struct pyreader_stats st;
 	/* the frame window of the sample being read */
@@ -208,6 +223,10 @@ void pyreader_free(struct pyreader *pr)
 		free(pr->syms[i].path);
 	free(pr->procs);
 	free(pr->syms);
+	u64map_release(&pr->lines_written);
+	u64map_release(&pr->chain_ids);
+	free(pr->chains);
+	free(pr->chain_frames);
 	free(pr);
 }
 
@@ -601,42 +620,46 @@ static struct pycode *code_slot(struct pyproc *p, uint64_t addr)
 	return &p->codes[i];
 }
 
-/* Write code object c's record with its line table covering code unit instr, and
- * some way beyond (so that a run through it writes it a few times, not for every step). */
-static void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t instr)
+/* Write code object c's record: first its names (first: the first record of its id),
+ * and the line that code unit instr is on, unless a record gave it already. */
+static void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t instr,
+		      int first)
 {
 	struct dlp_pycode_rec rec;
 	struct strbuf body = STRBUF_INIT;
-	uint64_t want = (uint64_t)c->covered * 2 > instr ? (uint64_t)c->covered * 2 : instr;
-	uint32_t units;
-	size_t n = py311_prefix(c->tab, c->tab_len,
-				want + 64 < UINT32_MAX ? (uint32_t)(want + 64) : UINT32_MAX, &units);
+	int32_t pair[2];
 
-	if (n >= c->tab_len)
-		units = UINT32_MAX;	/* all of it */
-	if (n < c->emitted)
-		n = c->emitted;	/* never less than what was written */
-	if (c->emitted && n == c->emitted) {
-		c->covered = UINT32_MAX;	/* the table cannot be read further: stop */
+	if (instr != DLP_PY_NO_INSTR) {
+		void **seen = u64map_slot(&pr->lines_written, (uint64_t)c->id << 32 | instr);
+
+		if (*seen && !first)
+			return;
+		*seen = (void *)1;
+	} else if (!first) {
 		return;
 	}
 	memset(&rec, 0, sizeof(rec));
 	rec.id = c->id;
-	rec.pid = (int32_t)p->pid;
-	rec.addr = c->addr;
-	rec.firstlineno = c->firstlineno;
-	rec.qualname_len = c->qlen;
-	rec.file_len = c->flen;
-	rec.linetable_off = c->emitted;
-	rec.linetable_len = (uint32_t)(n - c->emitted);
-	rec.pyversion = p->version;
-	strbuf_add(&body, c->qualname, c->qlen);
-	strbuf_add(&body, c->file, c->flen);
-	strbuf_add(&body, c->tab + c->emitted, n - c->emitted);
+	rec.flags = DLP_PYCODE_LINES;
+	if (first) {
+		/* the rest only once: the file is smaller for it */
+		rec.pid = (int32_t)p->pid;
+		rec.addr = c->addr;
+		rec.firstlineno = c->firstlineno;
+		rec.pyversion = p->version;
+		rec.qualname_len = c->qlen;
+		rec.file_len = c->flen;
+		strbuf_add(&body, c->qualname, c->qlen);
+		strbuf_add(&body, c->file, c->flen);
+	}
+	if (instr != DLP_PY_NO_INSTR) {
+		pair[0] = (int32_t)instr;
+		pair[1] = py311_line(c->tab, c->tab_len, (int)c->firstlineno, instr);
+		strbuf_add(&body, pair, sizeof(pair));
+		rec.linetable_len = sizeof(pair);
+	}
 	pr->emit(pr->ctx, DLP_REC_PYCODE, &rec, sizeof(rec), body.buf, body.len);
 	strbuf_release(&body);
-	c->emitted = (uint32_t)n;
-	c->covered = units;
 }
 
 /* The code object at addr, running code unit instr: read (and written out) the first
@@ -666,8 +689,7 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 			;
 		if (i == pr->nr_verify && i < MAX_FRAMES)
 			pr->verify[pr->nr_verify++] = c;
-		if (instr != DLP_PY_NO_INSTR && instr >= c->covered && c->emitted < c->tab_len)
-			emit_code(pr, p, c, instr);
+		emit_code(pr, p, c, instr, 0);
 		return c;
 	}
 	if (rd(p->pid, addr, h, sizeof(h)) < 0)
@@ -702,7 +724,7 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 	c->file = fn.buf ? fn.buf : xstrdup("");
 	p->nr_codes++;
 	pr->st.codes++;
-	emit_code(pr, p, c, instr == DLP_PY_NO_INSTR ? 0 : instr);
+	emit_code(pr, p, c, instr, 1);
 	return c;
 }
 
@@ -793,7 +815,7 @@ static const struct pycode *gone_code(struct pyreader *pr, struct pyproc *p)
 		c->tab = xmalloc(1);
 		p->nr_codes++;
 		pr->st.codes++;
-		emit_code(pr, p, c, 0);
+		emit_code(pr, p, c, DLP_PY_NO_INSTR, 1);
 	}
 	return c;
 }
@@ -823,10 +845,8 @@ static int put_frame(struct pyreader *pr, struct pyproc *p, uint64_t code, uint6
 	return 0;
 }
 
-/* Write the sample's record, rec filled but for nr and same: n frames in pr->frames. */
-static void put_stack(struct pyreader *pr, struct dlp_pystack_rec *rec, size_t n)
+static void count_stack(struct pyreader *pr, const struct dlp_pystack_rec *rec)
 {
-	rec->nr = (uint16_t)n;
 	pr->st.samples++;
 	pr->st.trusted += rec->state == DLP_PY_TRUSTED;
 	pr->st.unchecked += rec->state == DLP_PY_UNCHECKED;
@@ -837,6 +857,13 @@ static void put_stack(struct pyreader *pr, struct dlp_pystack_rec *rec, size_t n
 	pr->st.delay_sum_ns += rec->delay_ns;
 	if (rec->delay_ns > pr->st.delay_max_ns)
 		pr->st.delay_max_ns = rec->delay_ns;
+}
+
+/* Write the sample's record, rec filled but for nr and same: n frames in pr->frames. */
+static void put_stack(struct pyreader *pr, struct dlp_pystack_rec *rec, size_t n)
+{
+	rec->nr = (uint16_t)n;
+	count_stack(pr, rec);
 	/* the root-side frames the thread's previous record had too are not repeated */
 	struct last_stack *ls = last_of(pr, rec->pid, rec->tid);
 	size_t same = 0;
@@ -851,6 +878,58 @@ static void put_stack(struct pyreader *pr, struct dlp_pystack_rec *rec, size_t n
 	ls->n = n;
 	pr->emit(pr->ctx, DLP_REC_PYSTACK, rec, sizeof(*rec), pr->frames,
 		 (n - same) * sizeof(pr->frames[0]));
+}
+
+/* The id of the chain of n frames in pr->frames (thread tid's), its DLP_REC_PYCHAIN
+ * written when new: the root-side frames it shares with the thread's previous chain are
+ * not repeated. */
+static uint32_t put_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, size_t n)
+{
+	size_t bytes = n * sizeof(pr->frames[0]);
+	uint64_t h = hash_bytes(pr->frames, bytes) ^ n;
+	uintptr_t id = (uintptr_t)u64map_get(&pr->chain_ids, h);
+	struct last_stack *ls = last_of(pr, pid, tid);
+	struct dlp_pychain_rec rec;
+	const struct chain_ent *b;
+	size_t same = 0;
+
+	if (id && pr->chains[id - 1].nr == n &&
+	    !memcmp(pr->chain_frames + pr->chains[id - 1].first, pr->frames, bytes)) {
+		ls->chain = (uint32_t)id;
+		return (uint32_t)id;
+	}
+	memset(&rec, 0, sizeof(rec));
+	rec.id = (uint32_t)(pr->nr_chains + 1);
+	rec.nr = (uint16_t)n;
+	b = ls->chain ? &pr->chains[ls->chain - 1] : NULL;
+	if (b) {
+		const struct dlp_pyframe *bf = pr->chain_frames + b->first;
+
+		while (same < n && same < b->nr &&
+		       !memcmp(&pr->frames[n - 1 - same], &bf[b->nr - 1 - same],
+			       sizeof(pr->frames[0])))
+			same++;
+		rec.base = ls->chain;
+		rec.same = (uint16_t)same;
+	}
+	pr->emit(pr->ctx, DLP_REC_PYCHAIN, &rec, sizeof(rec), pr->frames,
+		 (n - same) * sizeof(pr->frames[0]));
+	if (pr->nr_chains >= CHAIN_MAX) {
+		/* not remembered: later samples write theirs again */
+		ls->chain = 0;
+		pr->nr_chains++;
+		return rec.id;
+	}
+	ALLOC_GROW(pr->chains, pr->nr_chains + 1, pr->alloc_chains);
+	ALLOC_GROW(pr->chain_frames, pr->nr_chain_frames + n, pr->alloc_chain_frames);
+	memcpy(pr->chain_frames + pr->nr_chain_frames, pr->frames, bytes);
+	pr->chains[pr->nr_chains] = (struct chain_ent){ pr->nr_chain_frames, (uint16_t)n };
+	pr->nr_chain_frames += n;
+	pr->nr_chains++;
+	if (!id)
+		u64map_put(&pr->chain_ids, h, (void *)(uintptr_t)rec.id);
+	ls->chain = rec.id;
+	return rec.id;
 }
 
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
@@ -997,7 +1076,7 @@ out:
 }
 
 int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
-			  const uint64_t *chain, size_t nchain, unsigned flags)
+			  const uint64_t *chain, size_t nchain, unsigned flags, uint32_t *chain_id)
 {
 	struct pyproc *p = get_proc(pr, pid);
 	struct dlp_pystack_rec rec;
@@ -1015,6 +1094,8 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 	rec.time = time;
 	rec.state = DLP_PY_TRUSTED;
 	rec.flags = (uint8_t)flags;
+	if (chain_id)
+		*chain_id = 0;
 	if (!chain) {
 		rec.state = DLP_PY_FAILED;	/* the reader's reads failed */
 		put_stack(pr, &rec, 0);
@@ -1043,6 +1124,12 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 		p->last_verify = now;
 		if (!verify_codes(pr, pid))
 			break;
+	}
+	if (chain_id) {
+		rec.nr = (uint16_t)n;
+		count_stack(pr, &rec);
+		*chain_id = put_chain(pr, pid, tid, n);
+		return 1;
 	}
 	put_stack(pr, &rec, n);
 	return 1;

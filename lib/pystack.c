@@ -13,8 +13,11 @@ struct pycode_info {
 	uint32_t id;
 	uint32_t firstlineno;
 	const char *qualname, *file, *base;	/* interned */
-	unsigned char *linetable;
+	unsigned char *linetable;	/* a recording made before DLP_PYCODE_LINES */
 	size_t linetable_len;
+	struct py_line { uint32_t instr; int32_t line; } *lines;	/* DLP_PYCODE_LINES */
+	size_t nr_lines, alloc_lines;
+	int by_lines, lines_sorted;
 	/* the frame names of its lines, made once each: line -> "qualname (file:line)" */
 	struct { int line; const char *sym, *srcline; } *names;
 	size_t nr_names, alloc_names;
@@ -28,6 +31,12 @@ struct pyst {
 	uint8_t state;
 };
 
+/* a DLP_REC_PYCHAIN: its frames in frames[] */
+struct pychain {
+	uint32_t first;
+	uint16_t nr;
+};
+
 /* a thread's previous stack (DLP_REC_PYSTACK's `same`): its first frame in frames[] */
 struct pyprev {
 	uint32_t pid, tid;
@@ -37,6 +46,7 @@ struct pyprev {
 
 #define PY_MAX_CODES	(1u << 20)	/* code objects of a recording */
 #define PY_MAX_DEPTH	512		/* frames of a stack, as record writes them */
+#define PY_MAX_LINES	(1u << 20)	/* instruction lines of a code object */
 /* The distinct stacks' frames kept: at most PY_REPEAT_CAP per frame the records carry,
  * plus PY_REPEAT_SLACK (a hostile file of records that each repeat 511 frames and add
  * one would otherwise make 512 frames of memory per 16 bytes of file) */
@@ -52,6 +62,8 @@ struct pystacks {
 	size_t nr_codes;
 	struct pyst *st;
 	size_t nr_st, alloc_st;
+	struct pychain *chains;		/* by id - 1 */
+	size_t nr_chains, alloc_chains;
 	struct dlp_pyframe *frames;	/* the distinct stacks, each stored once */
 	size_t nr_frames, alloc_frames;
 	struct u64map distinct;		/* hash of a stack's frames -> its first + 1 */
@@ -76,14 +88,28 @@ void pystacks_free(struct pystacks *ps)
 		return;
 	for (size_t i = 0; i < ps->nr_codes; i++) {
 		free(ps->codes[i].linetable);
+		free(ps->codes[i].lines);
 		free(ps->codes[i].names);
 	}
 	free(ps->codes);
 	free(ps->prev);
 	free(ps->st);
+	free(ps->chains);
 	free(ps->frames);
 	u64map_release(&ps->distinct);
 	free(ps);
+}
+
+/* A DLP_PYCODE_LINES record's (code unit, line) pairs */
+static void add_lines(struct pycode_info *c, const char *p, size_t len)
+{
+	for (size_t i = 0; i + 8 <= len && c->nr_lines < PY_MAX_LINES; i += 8) {
+		ALLOC_GROW(c->lines, c->nr_lines + 1, c->alloc_lines);
+		memcpy(&c->lines[c->nr_lines].instr, p + i, 4);
+		memcpy(&c->lines[c->nr_lines].line, p + i + 4, 4);
+		c->nr_lines++;
+	}
+	c->lines_sorted = 0;
 }
 
 static void add_code(struct pystacks *ps, const void *data, size_t len)
@@ -92,6 +118,7 @@ static void add_code(struct pystacks *ps, const void *data, size_t len)
 	const char *p = (const char *)data + sizeof(r);
 	struct pycode_info *c;
 	const char *slash;
+	int by_lines;
 
 	if (len < sizeof(r))
 		return;
@@ -99,6 +126,7 @@ static void add_code(struct pystacks *ps, const void *data, size_t len)
 	if (!r.id || r.id > PY_MAX_CODES ||
 	    (uint64_t)r.qualname_len + r.file_len + r.linetable_len > len - sizeof(r))
 		return;
+	by_lines = !!(r.flags & DLP_PYCODE_LINES);
 	if (r.id > ps->nr_codes) {
 		size_t n = r.id;
 
@@ -108,9 +136,12 @@ static void add_code(struct pystacks *ps, const void *data, size_t len)
 	}
 	c = &ps->codes[r.id - 1];
 	if (c->id) {
-		/* seen: the next part of its line table */
-		if (r.linetable_off == c->linetable_len && r.linetable_len &&
-		    c->linetable_len + (uint64_t)r.linetable_len <= (1u << 24)) {
+		/* seen: the lines of more instructions, or the next part of its line table */
+		if (by_lines && c->by_lines) {
+			add_lines(c, p + r.qualname_len + r.file_len, r.linetable_len);
+		} else if (!by_lines && !c->by_lines && r.linetable_off == c->linetable_len &&
+			   r.linetable_len &&
+			   c->linetable_len + (uint64_t)r.linetable_len <= (1u << 24)) {
 			c->linetable = xrealloc(c->linetable, c->linetable_len + r.linetable_len + 1);
 			memcpy(c->linetable + c->linetable_len, p + r.qualname_len + r.file_len,
 			       r.linetable_len);
@@ -119,7 +150,7 @@ static void add_code(struct pystacks *ps, const void *data, size_t len)
 		}
 		return;
 	}
-	if (r.linetable_off)
+	if (!by_lines && r.linetable_off)
 		return;	/* a continuation without its start */
 	c->id = r.id;
 	c->firstlineno = r.firstlineno;
@@ -127,6 +158,11 @@ static void add_code(struct pystacks *ps, const void *data, size_t len)
 	c->file = family_intern(p + r.qualname_len, r.file_len);
 	slash = strrchr(c->file, '/');
 	c->base = slash ? family_intern(slash + 1, strlen(slash + 1)) : c->file;
+	c->by_lines = by_lines;
+	if (by_lines) {
+		add_lines(c, p + r.qualname_len + r.file_len, r.linetable_len);
+		return;
+	}
 	c->linetable_len = r.linetable_len;
 	c->linetable = xmalloc(r.linetable_len + 1);
 	memcpy(c->linetable, p + r.qualname_len + r.file_len, r.linetable_len);
@@ -142,18 +178,105 @@ static struct pyprev *prev_of(struct pystacks *ps, uint32_t pid, uint32_t tid)
 	return &ps->prev[ps->nr_prev++];
 }
 
-static void add_stack(struct pystacks *ps, const void *data, size_t len)
+/* The nr frames staged at ps->frames + nr_frames kept: where a stored stack with the
+ * same frames starts, else where they are now (stored); SIZE_MAX past the cap. */
+static size_t keep_frames(struct pystacks *ps, size_t nr)
 {
-	struct dlp_pystack_rec r;
-	struct pyprev *pv;
-	struct pyst *s;
+	uint64_t h = hash_bytes(ps->frames + ps->nr_frames, nr * sizeof(struct dlp_pyframe)) ^ nr;
+	void **slot = u64map_slot(&ps->distinct, h);
+	size_t first = SIZE_MAX;
+
+	if (*slot) {
+		first = (size_t)(uintptr_t)*slot - 1;
+		if (first + nr > ps->nr_frames ||
+		    memcmp(ps->frames + first, ps->frames + ps->nr_frames,
+			   nr * sizeof(struct dlp_pyframe)))
+			first = SIZE_MAX;	/* another stack with that hash: stored anew */
+	}
+	if (first != SIZE_MAX)
+		return first;
+	if (ps->nr_frames + nr > PY_REPEAT_CAP * ps->own_frames + PY_REPEAT_SLACK) {
+		if (!ps->capped++)
+			warning("Python stacks: records that repeat more frames than the "
+				"recording holds: the rest ignored");
+		return SIZE_MAX;
+	}
+	first = ps->nr_frames;
+	ps->nr_frames += nr;
+	if (!*slot)
+		*slot = (void *)(uintptr_t)(first + 1);
+	return first;
+}
+
+static void count_stack(struct pystacks *ps, uint8_t state, uint8_t flags, uint32_t delay_ns)
+{
+	ps->stats.records++;
+	ps->stats.trusted += state == DLP_PY_TRUSTED;
+	ps->stats.unchecked += state == DLP_PY_UNCHECKED;
+	ps->stats.moved += state == DLP_PY_MOVED;
+	ps->stats.failed += state == DLP_PY_FAILED;
+	ps->stats.delay_sum_ns += delay_ns;
+	ps->stats.at_sample += !!(flags & (DLP_PYSTACK_OWN | DLP_PYSTACK_KERNEL));
+	if (delay_ns > ps->stats.delay_max_ns)
+		ps->stats.delay_max_ns = delay_ns;
+}
+
+/* DLP_REC_PYCHAIN: its own frames, then the root side of its base chain */
+static void add_chain(struct pystacks *ps, const void *data, size_t len)
+{
+	struct dlp_pychain_rec r;
+	const struct pychain *b = NULL;
 	size_t own, first;
-	uint64_t h;
-	void **slot;
 
 	if (len < sizeof(r))
 		return;
 	memcpy(&r, data, sizeof(r));
+	own = r.same <= r.nr ? (size_t)(r.nr - r.same) : 0;
+	if (r.id != ps->nr_chains + 1 || r.same > r.nr || r.nr > PY_MAX_DEPTH ||
+	    own * sizeof(struct dlp_pyframe) > len - sizeof(r))
+		return;	/* ids come in order */
+	if (r.same) {
+		if (!r.base || r.base > ps->nr_chains || ps->chains[r.base - 1].nr < r.same)
+			return;
+		b = &ps->chains[r.base - 1];
+	}
+	ps->own_frames += own;
+	ALLOC_GROW(ps->frames, ps->nr_frames + r.nr, ps->alloc_frames);
+	memcpy(ps->frames + ps->nr_frames, (const char *)data + sizeof(r),
+	       own * sizeof(struct dlp_pyframe));
+	if (b)
+		memcpy(ps->frames + ps->nr_frames + own, ps->frames + b->first + (b->nr - r.same),
+		       r.same * sizeof(struct dlp_pyframe));
+	first = keep_frames(ps, r.nr);
+	ALLOC_GROW(ps->chains, ps->nr_chains + 1, ps->alloc_chains);
+	/* past the cap: an empty chain, its samples keep their native stacks */
+	ps->chains[ps->nr_chains++] = first == SIZE_MAX ? (struct pychain){ 0, 0 } :
+				      (struct pychain){ (uint32_t)first, r.nr };
+}
+
+static void add_stack(struct pystacks *ps, const void *data, size_t len)
+{
+	struct dlp_pystack_rec r;
+	struct pyprev *pv = NULL;
+	struct pyst *s;
+	size_t own, first;
+
+	if (len < sizeof(r))
+		return;
+	memcpy(&r, data, sizeof(r));
+	if (r.flags & DLP_PYSTACK_CHAIN) {
+		/* a sample kept as it came, its stack a chain's */
+		uint32_t id;
+
+		if (len < sizeof(r) + 4)
+			return;
+		memcpy(&id, (const char *)data + sizeof(r), 4);
+		if (!id || id > ps->nr_chains)
+			return;
+		first = ps->chains[id - 1].first;
+		r.nr = ps->chains[id - 1].nr;
+		goto store;
+	}
 	own = r.same <= r.nr ? (size_t)(r.nr - r.same) : 0;
 	if (r.same > r.nr || r.nr > PY_MAX_DEPTH ||
 	    own * sizeof(struct dlp_pyframe) > len - sizeof(r))
@@ -169,38 +292,11 @@ static void add_stack(struct pystacks *ps, const void *data, size_t len)
 	       own * sizeof(struct dlp_pyframe));
 	memcpy(ps->frames + ps->nr_frames + own, ps->frames + pv->first + (pv->nr - r.same),
 	       r.same * sizeof(struct dlp_pyframe));
-	h = hash_bytes(ps->frames + ps->nr_frames, r.nr * sizeof(struct dlp_pyframe)) ^ r.nr;
-	slot = u64map_slot(&ps->distinct, h);
-	if (*slot) {
-		first = (size_t)(uintptr_t)*slot - 1;
-		if (first + r.nr > ps->nr_frames ||
-		    memcmp(ps->frames + first, ps->frames + ps->nr_frames,
-			   r.nr * sizeof(struct dlp_pyframe)))
-			first = SIZE_MAX;	/* another stack with that hash: stored anew */
-	} else {
-		first = SIZE_MAX;
-	}
-	if (first == SIZE_MAX) {
-		if (ps->nr_frames + r.nr > PY_REPEAT_CAP * ps->own_frames + PY_REPEAT_SLACK) {
-			if (!ps->capped++)
-				warning("Python stacks: records that repeat more frames than the "
-					"recording holds: the rest ignored");
-			return;
-		}
-		first = ps->nr_frames;
-		ps->nr_frames += r.nr;
-		if (!*slot)
-			*slot = (void *)(uintptr_t)(first + 1);
-	}
-	ps->stats.records++;
-	ps->stats.trusted += r.state == DLP_PY_TRUSTED;
-	ps->stats.unchecked += r.state == DLP_PY_UNCHECKED;
-	ps->stats.moved += r.state == DLP_PY_MOVED;
-	ps->stats.failed += r.state == DLP_PY_FAILED;
-	ps->stats.delay_sum_ns += r.delay_ns;
-	ps->stats.at_sample += !!(r.flags & (DLP_PYSTACK_OWN | DLP_PYSTACK_KERNEL));
-	if (r.delay_ns > ps->stats.delay_max_ns)
-		ps->stats.delay_max_ns = r.delay_ns;
+	first = keep_frames(ps, r.nr);
+	if (first == SIZE_MAX)
+		return;
+store:
+	count_stack(ps, r.state, r.flags, r.delay_ns);
 	ALLOC_GROW(ps->st, ps->nr_st + 1, ps->alloc_st);
 	s = &ps->st[ps->nr_st++];
 	s->time = r.time;
@@ -209,8 +305,10 @@ static void add_stack(struct pystacks *ps, const void *data, size_t len)
 	s->nr = r.nr;
 	s->state = r.state;
 	s->first = (uint32_t)first;
-	pv->first = s->first;
-	pv->nr = r.nr;
+	if (pv) {
+		pv->first = s->first;
+		pv->nr = r.nr;
+	}
 	ps->sorted = 0;
 }
 
@@ -220,6 +318,13 @@ void pystacks_add(struct pystacks *ps, uint32_t type, const void *data, size_t l
 		add_code(ps, data, len);
 	else if (type == DLP_REC_PYSTACK)
 		add_stack(ps, data, len);
+	else if (type == DLP_REC_PYCHAIN)
+		add_chain(ps, data, len);
+}
+
+void pystacks_count_chain(struct pystacks *ps, unsigned flags)
+{
+	count_stack(ps, DLP_PY_TRUSTED, (uint8_t)flags, 0);
 }
 
 static int cmp_st(const void *a, const void *b)
@@ -242,7 +347,7 @@ void pystacks_finish(struct pystacks *ps)
 
 int pystacks_any(const struct pystacks *ps)
 {
-	return ps && ps->nr_st;
+	return ps && (ps->nr_st || ps->nr_chains);
 }
 
 void pystacks_get_stats(const struct pystacks *ps, struct pystacks_stats *st)
@@ -363,6 +468,36 @@ size_t py311_prefix(const unsigned char *tab, size_t len, uint32_t instr, uint32
 	return i;
 }
 
+static int line_cmp(const void *a, const void *b)
+{
+	const struct py_line *x = a, *y = b;
+
+	return x->instr < y->instr ? -1 : x->instr > y->instr;
+}
+
+/* The line record gave for instruction instr of c, -1 when it gave none. */
+static int code_line(struct pycode_info *c, uint32_t instr)
+{
+	size_t lo = 0, hi;
+
+	if (!c->lines_sorted) {
+		qsort(c->lines, c->nr_lines, sizeof(c->lines[0]), line_cmp);
+		c->lines_sorted = 1;
+	}
+	hi = c->nr_lines;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->lines[mid].instr == instr)
+			return c->lines[mid].line;
+		if (c->lines[mid].instr < instr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
 /* "qualname (file.py:LINE)" for the frame, made once per (code, line). */
 static void py_frame(struct pystacks *ps, const struct dlp_pyframe *pf, struct frame *f)
 {
@@ -381,6 +516,7 @@ static void py_frame(struct pystacks *ps, const struct dlp_pyframe *pf, struct f
 		return;
 	}
 	line = instr == DLP_PY_NO_INSTR ? (int)c->firstlineno :
+	       c->by_lines ? code_line(c, instr) :
 	       py311_line(c->linetable, c->linetable_len, (int)c->firstlineno, instr);
 	if (line < 0)
 		line = (int)c->firstlineno;
@@ -407,13 +543,20 @@ static int is_eval(const struct pystacks *ps, const struct frame *f)
 }
 
 int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time,
-		   struct frame *fr, size_t *nr, size_t max, int complete)
+		   uint32_t chain, struct frame *fr, size_t *nr, size_t max, int complete)
 {
-	const struct pyst *s = find_st(ps, pid, tid, time);
+	const struct pyst *s = chain ? NULL : find_st(ps, pid, tid, time);
+	struct pyst one;
 	const struct dlp_pyframe *pf;
 	size_t seg_start[256], nseg = 0, evals = 0, i, k, out;
 	struct frame *tmp;
 
+	if (chain && chain <= ps->nr_chains) {
+		/* read as the sample was taken: the chain its record names */
+		one = (struct pyst){ time, pid, tid, ps->chains[chain - 1].first,
+				     ps->chains[chain - 1].nr, DLP_PY_TRUSTED };
+		s = &one;
+	}
 	if (!s || !s->nr || (s->state != DLP_PY_TRUSTED && s->state != DLP_PY_UNCHECKED))
 		return 0;
 	pf = ps->frames + s->first;

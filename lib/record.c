@@ -1346,7 +1346,8 @@ static int sample_args(const struct recorder *r, uint64_t args[4])
 /* An alloc event that carries its thread's Python frames (memevent.h: R8 points at them
  * in the stack copy, R9 says how many): written as its Python stack.  0 when it carries
  * none (record reads them from outside then). */
-static int mem_py_chain(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time)
+static int mem_py_chain(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
+			uint32_t *chain_id)
 {
 	static uint64_t chain[2 * MEM_PY_FRAMES];
 	uint64_t at, n;
@@ -1356,7 +1357,7 @@ static int mem_py_chain(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t
 	    at - r->smp_sp > r->smp_len || r->smp_len - (at - r->smp_sp) < n * 16)
 		return 0;
 	memcpy(chain, r->smp_stack + (at - r->smp_sp), n * 16);
-	return pyreader_sample_chain(r->py, pid, tid, time, chain, n, DLP_PYSTACK_OWN);
+	return pyreader_sample_chain(r->py, pid, tid, time, chain, n, DLP_PYSTACK_OWN, chain_id);
 }
 
 static struct py_pub *py_pub_of(struct recorder *r, uint32_t pid)
@@ -1495,18 +1496,6 @@ static void pb_forget(struct recorder *r, uint32_t tid)
 	u64map_put(&r->pb_tids, tid, PB_GONE);
 }
 
-/* A sample of a thread the program reads (taken since it does): it waits for its chain. */
-static int pb_defer(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time)
-{
-	uintptr_t since = (uintptr_t)u64map_get(&r->pb_tids, tid);
-
-	if (since <= 1 || time < since)
-		return 0;
-	ALLOC_GROW(r->pb_wait, r->nr_pb_wait + 1, r->alloc_pb_wait);
-	r->pb_wait[r->nr_pb_wait++] = (struct pb_wait){ pid, tid, time, 0 };
-	return 1;
-}
-
 static void pb_got_chain(void *ctx, uint32_t tid, uint64_t time, const uint64_t *chain,
 			 uint32_t n, int failed)
 {
@@ -1533,10 +1522,96 @@ static int pb_chain_cmp(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
-/* After a drain: the chains in, each joined to its sample (the same thread, the closest
- * time: the program runs as the sample is taken, before it is written); what
- * waited too long goes (a sample without a chain keeps its native stack, counted, and its
- * thread is listed again: its state may have changed). */
+/* The chains the program wrote since the last look, sorted by thread, then time. */
+static void pb_fetch(struct recorder *r)
+{
+	if (pybpf_drain(r->pb, pb_got_chain, r))
+		qsort(r->pb_chains, r->nr_pb_chains, sizeof(r->pb_chains[0]), pb_chain_cmp);
+}
+
+/* The chain of thread tid's sample at time: the same thread, the closest time (the
+ * program runs as the sample is taken, before it is written); NULL when none is in. */
+static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
+{
+	struct pb_chain *best = NULL;
+	uint64_t best_d = PB_JOIN_NS + 1;
+	size_t lo = 0, hi = r->nr_pb_chains;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct pb_chain *c = &r->pb_chains[mid];
+
+		if (c->tid < tid || (c->tid == tid && c->time < time))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the neighbours either side, past the ones already taken */
+	for (size_t k = lo; k-- > 0 && r->pb_chains[k].tid == tid;) {
+		struct pb_chain *c = &r->pb_chains[k];
+
+		if (!c->chain)
+			continue;
+		if (time - c->time < best_d) {
+			best = c;
+			best_d = time - c->time;
+		}
+		break;
+	}
+	for (size_t k = lo; k < r->nr_pb_chains && r->pb_chains[k].tid == tid; k++) {
+		struct pb_chain *c = &r->pb_chains[k];
+
+		if (!c->chain)
+			continue;
+		if (c->time - time < best_d)
+			best = c;
+		break;
+	}
+	return best;
+}
+
+/* Sample (pid, tid, time) gets chain c: its Python stack, with chain_id named by the
+ * sample's own record (pyreader_sample_chain), else a record of its own. */
+static void pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32_t tid,
+		    uint64_t time, uint32_t *chain_id)
+{
+	if (c->failed)
+		pyreader_sample_chain(r->py, pid, tid, time, NULL, 0, 0, chain_id);
+	else
+		pyreader_sample_chain(r->py, pid, tid, time, c->chain, c->n, DLP_PYSTACK_KERNEL,
+				      chain_id);
+	free(c->chain);
+	c->chain = NULL;
+}
+
+/* A sample of a thread the program reads (taken since it does): its chain is in (it is
+ * written before the sample), or comes in a later drain: the sample waits then.  Returns
+ * 0 when the thread is not read in the kernel. */
+static int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
+		     uint32_t *chain_id)
+{
+	uintptr_t since = (uintptr_t)u64map_get(&r->pb_tids, tid);
+	struct pb_chain *c;
+
+	if (since <= 1 || time < since)
+		return 0;
+	c = pb_find(r, tid, time);
+	if (!c) {
+		pb_fetch(r);
+		c = pb_find(r, tid, time);
+	}
+	if (c) {
+		pb_take(r, c, pid, tid, time, chain_id);
+		return 1;
+	}
+	ALLOC_GROW(r->pb_wait, r->nr_pb_wait + 1, r->alloc_pb_wait);
+	r->pb_wait[r->nr_pb_wait++] = (struct pb_wait){ pid, tid, time, 0 };
+	return 1;
+}
+
+/* After a drain: the samples whose chain had not come joined to it; what waited too
+ * long goes (a sample without a chain keeps its native stack, counted, and its thread is
+ * listed again: its state may have changed), and so do chains whose sample never came. */
 static void pb_match(struct recorder *r, int last)
 {
 	struct pyreader_stats st;
@@ -1546,41 +1621,13 @@ static void pb_match(struct recorder *r, int last)
 	pyreader_get_stats(r->py, &st);
 	codes = st.codes;
 
-	pybpf_drain(r->pb, pb_got_chain, r);
-	/* by thread, then time: each sample looks where its time would go */
-	qsort(r->pb_chains, r->nr_pb_chains, sizeof(r->pb_chains[0]), pb_chain_cmp);
+	pb_fetch(r);
 	for (size_t i = 0; i < r->nr_pb_wait; i++) {
 		struct pb_wait *sw = &r->pb_wait[i];
-		struct pb_chain *best = NULL;
-		uint64_t best_d = PB_JOIN_NS + 1;
-		size_t lo = 0, hi = r->nr_pb_chains;
+		struct pb_chain *c = pb_find(r, sw->tid, sw->time);
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			const struct pb_chain *c = &r->pb_chains[mid];
-
-			if (c->tid < sw->tid || (c->tid == sw->tid && c->time < sw->time))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (size_t k = lo ? lo - 1 : 0; k < r->nr_pb_chains && k <= lo; k++) {
-			struct pb_chain *c = &r->pb_chains[k];
-			uint64_t d = c->time > sw->time ? c->time - sw->time : sw->time - c->time;
-
-			if (c->chain && c->tid == sw->tid && d < best_d) {
-				best = c;
-				best_d = d;
-			}
-		}
-		if (best) {
-			if (best->failed)
-				pyreader_sample_chain(r->py, sw->pid, sw->tid, sw->time, NULL, 0, 0);
-			else
-				pyreader_sample_chain(r->py, sw->pid, sw->tid, sw->time, best->chain,
-						      best->n, DLP_PYSTACK_KERNEL);
-			free(best->chain);
-			best->chain = NULL;
+		if (c) {
+			pb_take(r, c, sw->pid, sw->tid, sw->time, NULL);
 		} else if (last || ++sw->turns >= PB_TURNS) {
 			r->pb_unmatched++;
 			pb_forget(r, sw->tid);
@@ -1695,6 +1742,9 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 	struct recorder *r = ctx;
 	const unsigned char *p = (const void *)rec;
 	const struct rec_event *ev;
+	/* the sample's Python stack read as it was taken, when its own record names it */
+	struct recunw_py py = { 0 };
+	uint32_t *want_chain = r->ru ? &py.chain : NULL;
 
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
@@ -1714,10 +1764,11 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			memcpy(&pid, p + sizeof(*rec) + 16, 4);
 			memcpy(&tid, p + sizeof(*rec) + 20, 4);
 			memcpy(&t, p + sizeof(*rec) + 24, 8);
-			if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t))
-				;	/* read by the allocating thread */
-			else if (r->pb && !ev->mem && pb_defer(r, pid, tid, t))
-				;	/* read in the kernel: joined after the drain */
+			py = (struct recunw_py){ 0, 0, pid, tid, t };
+			if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t, want_chain))
+				py.flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
+			else if (r->pb && !ev->mem && pb_sample(r, pid, tid, t, want_chain))
+				py.flags = DLP_PYSTACK_KERNEL;	/* read in the kernel */
 			else if (pyreader_sample(r->py, pid, tid, t, r->smp_stack, r->smp_len,
 						 r->smp_sp)) {
 				if (r->mem_shared)
@@ -1826,7 +1877,10 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 		break;
 	}
 	if (rec->type == PERF_RECORD_SAMPLE && r->cut_head)
-		recunw_add_cut(r->ru, rec, r->cut_head, r->cut_keep, r->cut_dyn);
+		recunw_add_cut(r->ru, rec, r->cut_head, r->cut_keep, r->cut_dyn,
+			       py.chain ? &py : NULL);
+	else if (py.chain)
+		recunw_add_sample(r->ru, rec, &py);
 	else
 		rec_put(r, DLP_REC_PERF, rec, rec->size, NULL, 0);
 	return 0;
@@ -1846,6 +1900,10 @@ static void drain_all(struct recorder *r)
 	struct mem_shared *sh = r->mem_shared;
 	uint64_t made = sh ? __atomic_load_n(&sh->produced, __ATOMIC_ACQUIRE) : 0;
 
+	/* the Python chains first: the kernel writes a sample's chain before the sample,
+	 * so the samples drained next find theirs in (pb_sample) */
+	if (r->pb)
+		pb_fetch(r);
 	for (int c = 0; c < r->nr_cpus; c++)
 		if (r->rings[c].ctl)
 			ring_drain(&r->rings[c], on_record, r);

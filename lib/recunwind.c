@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "proc.h"
+#include "pyframes.h"
 #include "recfile.h"
 #include "recunwind.h"
 #include "rephash.h"
@@ -35,6 +36,7 @@ struct item {
 	uint32_t type;		/* DLP_REC_* (IT_WRITE) */
 	uint32_t kind;
 	size_t len;
+	struct recunw_py py;	/* a sample's Python stack (chain 0: none) */
 	unsigned char data[];
 };
 
@@ -67,6 +69,7 @@ struct recunw {
 	struct unwinder *uw;
 	const unsigned char *cur;	/* the sample record being delivered */
 	size_t cur_len;
+	const struct recunw_py *cur_py;	/* its Python stack */
 	int delivered;			/* cb_sample saw it */
 	int defer;			/* cb_sample wants it again after the batch */
 	int retrying;			/* the deferred samples' second try */
@@ -93,6 +96,23 @@ static void put(struct recunw *ru, uint32_t type, const void *a, size_t alen, co
 {
 	if (!ru->write_failed && recwriter_add2(ru->w, type, a, alen, b, blen) < 0)
 		ru->write_failed = 1;
+}
+
+/* A sample as it came (report unwinds it), its Python stack named after it */
+static void put_raw(struct recunw *ru, const void *rec, size_t len, const struct recunw_py *py)
+{
+	put(ru, DLP_REC_PERF, rec, len, NULL, 0);
+	if (py && py->chain) {
+		struct dlp_pystack_rec ps;
+
+		memset(&ps, 0, sizeof(ps));
+		ps.pid = py->pid;
+		ps.tid = py->tid;
+		ps.time = py->time;
+		ps.state = DLP_PY_TRUSTED;
+		ps.flags = (uint8_t)(py->flags | DLP_PYSTACK_CHAIN);
+		put(ru, DLP_REC_PYSTACK, &ps, sizeof(ps), &py->chain, sizeof(py->chain));
+	}
 }
 
 /* ---- the stack table ---- */
@@ -263,7 +283,7 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 
 	ru->delivered = 1;
 	if (!s->user_abi || !s->user_regs || !s->stack || !s->stack_size) {
-		put(ru, DLP_REC_PERF, ru->cur, ru->cur_len, NULL, 0);
+		put_raw(ru, ru->cur, ru->cur_len, ru->cur_py);
 		return 0;
 	}
 	if (!ru->retrying)
@@ -281,7 +301,7 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	if (!n || unmapped) {
 		/* report unwinds it again, with every mapping of the run known */
 		ru->st.incomplete++;
-		put(ru, DLP_REC_PERF, ru->cur, ru->cur_len, NULL, 0);
+		put_raw(ru, ru->cur, ru->cur_len, ru->cur_py);
 		return 0;
 	}
 	/* the leaf is the sample's own IP when it was taken in user mode: the stack
@@ -289,12 +309,22 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	us.flags = n > 1 && s->ip == ru->ips[0] && !ru->flags[0] ? DLP_USAMPLE_LEAF_IP : 0;
 	us.stack_id = stack_id(ru, us.flags ? 1 : 0, (uint32_t)n, complete);
 	ru->st.unwound++;
-	if (ru->keep_raw) {
+	if (ru->keep_raw)
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
-		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);
-	} else {
+	else
 		us.flags |= strip_sample(ru, s);
-		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->out.buf, ru->out.len);
+	if (ru->cur_py && ru->cur_py->chain) {
+		struct {
+			struct dlp_usample_rec us;
+			struct dlp_usample_py py;
+		} h = { us, { ru->cur_py->chain, ru->cur_py->flags } };
+
+		h.us.flags |= DLP_USAMPLE_PY;
+		put(ru, DLP_REC_USAMPLE, &h, sizeof(h), ru->keep_raw ? ru->cur : (void *)ru->out.buf,
+		    ru->keep_raw ? ru->cur_len : ru->out.len);
+	} else {
+		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->keep_raw ? ru->cur :
+		    (void *)ru->out.buf, ru->keep_raw ? ru->cur_len : ru->out.len);
 	}
 	return 0;
 }
@@ -320,6 +350,7 @@ static int handle(struct recunw *ru, struct item *it)
 		/* side-band feeds the model; samples are unwound and written by cb_sample */
 		ru->cur = it->data;
 		ru->cur_len = it->len;
+		ru->cur_py = &it->py;
 		if (((struct perf_event_header *)it->data)->type != PERF_RECORD_SAMPLE) {
 			session_live_perf(ru->live, it->data, it->len);
 			put(ru, DLP_REC_PERF, it->data, it->len, NULL, 0);
@@ -329,7 +360,7 @@ static int handle(struct recunw *ru, struct item *it)
 			ru->defer = 0;
 			session_live_perf(ru->live, it->data, it->len);
 			if (!ru->delivered)
-				put(ru, DLP_REC_PERF, it->data, it->len, NULL, 0);
+				put_raw(ru, it->data, it->len, &it->py);
 			if (ru->defer) {
 				it->next = NULL;
 				if (ru->dtail)
@@ -344,7 +375,7 @@ static int handle(struct recunw *ru, struct item *it)
 	case IT_SAMPLE_BEHIND:
 		ru->st.samples++;
 		ru->st.behind++;
-		put(ru, DLP_REC_PERF, it->data, it->len, NULL, 0);
+		put_raw(ru, it->data, it->len, &it->py);
 		break;
 	case IT_FLUSH:
 		if (!ru->write_failed && recwriter_flush(ru->w) < 0)
@@ -434,6 +465,7 @@ static struct item *item_new(uint32_t kind, uint32_t type, const void *a, size_t
 	it->kind = kind;
 	it->type = type;
 	it->len = alen + blen;
+	memset(&it->py, 0, sizeof(it->py));
 	if (alen)
 		memcpy(it->data, a, alen);
 	if (blen)
@@ -510,8 +542,19 @@ int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, con
 	return 0;
 }
 
+int recunw_add_sample(struct recunw *ru, const struct perf_event_header *rec,
+		      const struct recunw_py *py)
+{
+	struct item *it = item_new(sample_kind(ru), DLP_REC_PERF, rec, rec->size, NULL, 0);
+
+	if (py)
+		it->py = *py;
+	queue_item(ru, it);
+	return 0;
+}
+
 int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_t head_len,
-		   uint64_t keep, uint64_t dyn)
+		   uint64_t keep, uint64_t dyn, const struct recunw_py *py)
 {
 	/* the record up to its stack's first keep bytes, then dyn_size; its size word and
 	 * header say so */
@@ -520,6 +563,8 @@ int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_
 
 	((struct perf_event_header *)it->data)->size = (uint16_t)(head_len + 16 + keep);
 	memcpy(it->data + head_len, &keep, 8);
+	if (py)
+		it->py = *py;
 	queue_item(ru, it);
 	return 0;
 }

@@ -494,7 +494,8 @@ static int do_sideband(struct session *s, const unsigned char *rec, size_t len,
 /* Parse a sample record and hand it to ops->sample, with its stack unwound while
  * recording when us is not NULL (its first address the sample's IP with leaf_is_ip). */
 static int deliver_sample(struct session *s, const unsigned char *rec, size_t len,
-			  const struct ustack *us, int leaf_is_ip, uint64_t regs_mask)
+			  const struct ustack *us, int leaf_is_ip, uint64_t regs_mask,
+			  const struct dlp_usample_py *py)
 {
 	struct dlp_sample smp;
 	struct session_info *info = s->info;
@@ -509,6 +510,10 @@ static int deliver_sample(struct session *s, const unsigned char *rec, size_t le
 		smp.ustack = us->ips;
 		smp.ustack_scanned = us->scanned;
 		smp.ustack_complete = us->complete;
+	}
+	if (py) {
+		smp.pychain = py->chain;
+		smp.pyflags = py->flags;
 	}
 	if (smp.time && (!info->first_time || smp.time < info->first_time))
 		info->first_time = smp.time;
@@ -526,7 +531,7 @@ static int do_pass2(struct session *s, const unsigned char *rec, size_t len,
 
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
-		return deliver_sample(s, rec, len, NULL, 0, 0);
+		return deliver_sample(s, rec, len, NULL, 0, 0, NULL);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: {
 		size_t fixed = hdr->type == PERF_RECORD_LOST ? 24 : 16;
@@ -609,14 +614,24 @@ static int add_stack(struct session *s, const unsigned char *data, size_t len)
 static int do_usample(struct session *s, const unsigned char *data, size_t len)
 {
 	struct dlp_usample_rec h;
+	struct dlp_usample_py py, *pyp = NULL;
 	struct perf_event_header hdr;
 	uint64_t regs_mask;
+	size_t off = sizeof(h);
 
 	if (len < sizeof(h) + sizeof(hdr))
 		return bad_record(s), 0;
 	memcpy(&h, data, sizeof(h));
-	memcpy(&hdr, data + sizeof(h), sizeof(hdr));
-	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len - sizeof(h) || !h.stack_id ||
+	if (h.flags & DLP_USAMPLE_PY) {
+		/* its Python stack, before the perf record */
+		if (len < sizeof(h) + sizeof(py) + sizeof(hdr))
+			return bad_record(s), 0;
+		memcpy(&py, data + off, sizeof(py));
+		off += sizeof(py);
+		pyp = &py;
+	}
+	memcpy(&hdr, data + off, sizeof(hdr));
+	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len - off || !h.stack_id ||
 	    h.stack_id > s->nr_stacks)
 		return bad_record(s), 0;
 	regs_mask = h.flags & DLP_USAMPLE_ARGS_REGS ? 0x3c : 0;
@@ -639,10 +654,10 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 		for (uint32_t i = 0; i < st->nr; i++)
 			if (st->scanned[i / 8] & (1u << (i % 8)))
 				s->leaf_bits[(i + 1) / 8] |= (uint8_t)(1u << ((i + 1) % 8));
-		return deliver_sample(s, data + sizeof(h), len - sizeof(h), &us, 1, regs_mask);
+		return deliver_sample(s, data + off, len - off, &us, 1, regs_mask, pyp);
 	}
-	return deliver_sample(s, data + sizeof(h), len - sizeof(h), &s->stacks[h.stack_id - 1], 0,
-			      regs_mask);
+	return deliver_sample(s, data + off, len - off, &s->stacks[h.stack_id - 1], 0, regs_mask,
+			      pyp);
 }
 
 static void free_stacks(struct session *s)

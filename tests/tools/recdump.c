@@ -8,8 +8,13 @@
  *   PERF SAMPLE pid=P tid=T time=NS ip=0xX cpu=C period=N callchain=N stack=BYTES
  *   PERF SAMPLE bad                    (failed session_parse_sample)
  *   STACK id=N nr=N complete=0|1 scanned=N   (a stack unwound while recording)
+ *   PYCODE id=N pid=P first=LINE name=QUALNAME file=PATH lines=UNIT:LINE,...|linetable=OFF+LEN
+ *   PYSTACK pid=P tid=T time=NS state=S delay=NS nr=N same=N frames=CODE:UNIT[E],...
+ *   PYSTACK pid=P tid=T time=NS state=S delay=NS chain=ID   (a raw sample's chain)
+ *   PYCHAIN id=N base=ID nr=N same=N frames=CODE:UNIT[E],...
  *   PERF SAMPLE ... stack=BYTES ustack=ID frames=N   (a DLP_REC_USAMPLE: frames counts the
  *                                      sample's IP when the stored stack starts at its caller)
+ *   ... pychain=ID pyflags=N           (a USAMPLE that names its Python stack)
  *   ... ev=NAME                        (last, when the recording has more than one event)
  *   PERF MMAP|MMAP2 pid=P tid=T time=NS start=0xX len=0xX pgoff=0xX buildid=HEX|- file=PATH
  *   PERF COMM pid=P tid=T time=NS exec=0|1 comm=NAME
@@ -22,6 +27,13 @@
  *   BUILDID|KSYMS|JITMAP|JITDUMP|ITT|FILE|TYPE<n> len=N
  * and last: records=N chunks=N truncated=0|1
  * Exit status: 0 complete, 1 truncated (all complete chunks shown), 2 error.
+ *
+ *   build/tests/recdump --sizes FILE
+ *
+ * What each kind of record costs in the file: one line per kind (PERF records by perf
+ * type, SAMPLE and USAMPLE by event), its count, payload bytes and the bytes its records
+ * deflate to on their own (level 1, one stream per kind, as the writer's chunks are):
+ *   KIND count=N raw=BYTES deflated=BYTES
  */
 #include "pyframes.h"
 #include "recfile.h"
@@ -32,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 struct dump {
 	struct evsel *ev[64];
@@ -40,6 +53,7 @@ struct dump {
 	unsigned nr_stacks;
 	unsigned ustack, ustack_frames;	/* the USAMPLE being printed */
 	int ustack_args;		/* ... holds the four argument registers only */
+	struct dlp_usample_py py;	/* ... names its Python stack (chain 0: none) */
 };
 
 static uint64_t u64_at(const unsigned char *p)
@@ -121,6 +135,8 @@ static void dump_perf(struct dump *d, const unsigned char *rec, size_t len)
 		       s.period, s.nr_callchain, s.stack_size);
 		if (d->ustack)
 			printf(" ustack=%u frames=%u", d->ustack, d->ustack_frames);
+		if (d->py.chain)
+			printf(" pychain=%u pyflags=%u", d->py.chain, d->py.flags);
 		if (d->nr > 1 && s.evsel)
 			printf(" ev=%s", s.evsel->name);
 		putchar('\n');
@@ -246,6 +262,7 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	}
 	case DLP_REC_USAMPLE: {
 		struct dlp_usample_rec us;
+		size_t off;
 
 		if (len < sizeof(us)) {
 			printf("USAMPLE short len=%zu\n", len);
@@ -256,9 +273,19 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		d->ustack_frames = us.stack_id && us.stack_id <= d->nr_stacks ?
 			d->stack_nr[us.stack_id - 1] + !!(us.flags & DLP_USAMPLE_LEAF_IP) : 0;
 		d->ustack_args = !!(us.flags & DLP_USAMPLE_ARGS_REGS);
-		dump_perf(d, (const unsigned char *)p + sizeof(us), len - sizeof(us));
+		off = sizeof(us);
+		if (us.flags & DLP_USAMPLE_PY) {
+			if (len < sizeof(us) + sizeof(d->py)) {
+				printf("USAMPLE short len=%zu\n", len);
+				return 0;
+			}
+			memcpy(&d->py, p + off, sizeof(d->py));
+			off += sizeof(d->py);
+		}
+		dump_perf(d, (const unsigned char *)p + off, len - off);
 		d->ustack = 0;
 		d->ustack_args = 0;
+		memset(&d->py, 0, sizeof(d->py));
 		return 0;
 	}
 	case DLP_REC_ATTR:
@@ -317,9 +344,20 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 			printf("PYCODE bad\n");
 			return 0;
 		}
-		printf("PYCODE id=%u pid=%d first=%u name=%.*s file=%.*s linetable=%u+%u\n", c.id,
-		       c.pid, c.firstlineno, (int)c.qualname_len, p + sizeof(c), (int)c.file_len,
-		       p + sizeof(c) + c.qualname_len, c.linetable_off, c.linetable_len);
+		printf("PYCODE id=%u pid=%d first=%u name=%.*s file=%.*s", c.id, c.pid,
+		       c.firstlineno, (int)c.qualname_len, p + sizeof(c), (int)c.file_len,
+		       p + sizeof(c) + c.qualname_len);
+		if (c.flags & DLP_PYCODE_LINES) {
+			const char *l = p + sizeof(c) + c.qualname_len + c.file_len;
+
+			printf(" lines=");
+			for (uint32_t i = 0; i + 8 <= c.linetable_len; i += 8)
+				printf("%s%u:%d", i ? "," : "", u32_at((const void *)(l + i)),
+				       (int32_t)u32_at((const void *)(l + i + 4)));
+			printf("\n");
+		} else {
+			printf(" linetable=%u+%u\n", c.linetable_off, c.linetable_len);
+		}
 		return 0;
 	}
 	case DLP_REC_PYSTACK: {
@@ -327,6 +365,12 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		struct dlp_pyframe f;
 
 		memcpy(&r, data, len < sizeof(r) ? len : sizeof(r));
+		if (len >= sizeof(r) + 4 && (r.flags & DLP_PYSTACK_CHAIN)) {
+			printf("PYSTACK pid=%u tid=%u time=%" PRIu64 " state=%u delay=%u chain=%u\n",
+			       r.pid, r.tid, r.time, r.state, r.delay_ns,
+			       u32_at((const unsigned char *)p + sizeof(r)));
+			return 0;
+		}
 		if (len < sizeof(r) || r.same > r.nr ||
 		    (size_t)(r.nr - r.same) * sizeof(f) > len - sizeof(r)) {
 			printf("PYSTACK bad\n");
@@ -335,6 +379,25 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		printf("PYSTACK pid=%u tid=%u time=%" PRIu64 " state=%u delay=%u nr=%u same=%u frames=",
 		       r.pid, r.tid, r.time, r.state, r.delay_ns, r.nr, r.same);
 		/* the frames of its own (the rest: the thread's previous record's root side) */
+		for (unsigned i = 0; i < (unsigned)(r.nr - r.same); i++) {
+			memcpy(&f, p + sizeof(r) + i * sizeof(f), sizeof(f));
+			printf("%s%u:%u%s", i ? "," : "", f.code, f.instr & ~DLP_PY_ENTRY,
+			       (f.instr & DLP_PY_ENTRY) ? "E" : "");
+		}
+		printf("\n");
+		return 0;
+	}
+	case DLP_REC_PYCHAIN: {
+		struct dlp_pychain_rec r;
+		struct dlp_pyframe f;
+
+		memcpy(&r, data, len < sizeof(r) ? len : sizeof(r));
+		if (len < sizeof(r) || r.same > r.nr ||
+		    (size_t)(r.nr - r.same) * sizeof(f) > len - sizeof(r)) {
+			printf("PYCHAIN bad\n");
+			return 0;
+		}
+		printf("PYCHAIN id=%u base=%u nr=%u same=%u frames=", r.id, r.base, r.nr, r.same);
 		for (unsigned i = 0; i < (unsigned)(r.nr - r.same); i++) {
 			memcpy(&f, p + sizeof(r) + i * sizeof(f), sizeof(f));
 			printf("%s%u:%u%s", i ? "," : "", f.code, f.instr & ~DLP_PY_ENTRY,
@@ -363,6 +426,110 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	return 0;
 }
 
+/* --sizes: one deflate stream per kind of record */
+struct kind {
+	char name[96];
+	uint64_t count, raw, out;
+	z_stream z;
+};
+
+static struct kind kinds[64];
+static size_t nr_kinds;
+
+static void kind_feed(struct kind *k, const void *data, size_t len, int finish)
+{
+	unsigned char buf[16384];
+
+	k->z.next_in = (unsigned char *)(uintptr_t)data;
+	k->z.avail_in = (uInt)len;
+	do {
+		k->z.next_out = buf;
+		k->z.avail_out = sizeof(buf);
+		deflate(&k->z, finish ? Z_FINISH : Z_NO_FLUSH);
+		k->out += sizeof(buf) - k->z.avail_out;
+	} while (k->z.avail_out == 0 || (finish && k->z.avail_in));
+}
+
+static int sizes_cb(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct dump *d = ctx;
+	char name[96];
+	const unsigned char *p = data;
+	size_t i;
+
+	snprintf(name, sizeof(name), "TYPE%u", type);
+	if (type == DLP_REC_PYCODE)
+		snprintf(name, sizeof(name), "PYCODE");
+	else if (type == DLP_REC_PYSTACK)
+		snprintf(name, sizeof(name), "PYSTACK");
+	else if (type == DLP_REC_PYCHAIN)
+		snprintf(name, sizeof(name), "PYCHAIN");
+	else if (type == DLP_REC_STACK)
+		snprintf(name, sizeof(name), "STACK");
+	else if (type == DLP_REC_MEMFREE)
+		snprintf(name, sizeof(name), "MEMFREE");
+	if (type == DLP_REC_ATTR)
+		add_ev(d, data, len);	/* the events, to name the samples by */
+	if ((type == DLP_REC_PERF && len >= 8) ||
+	    (type == DLP_REC_USAMPLE && len >= sizeof(struct dlp_usample_rec) + 8)) {
+		const unsigned char *rec = type == DLP_REC_PERF ? p :
+					   p + sizeof(struct dlp_usample_rec);
+		uint32_t ptype;
+
+		if (type == DLP_REC_USAMPLE &&
+		    (u32_at(p + 4) & DLP_USAMPLE_PY) && len >= sizeof(struct dlp_usample_rec) +
+		    sizeof(struct dlp_usample_py) + 8)
+			rec += sizeof(struct dlp_usample_py);
+		ptype = u32_at(rec);
+		size_t rlen = len - (size_t)(rec - p);
+
+		if (ptype == PERF_RECORD_SAMPLE) {
+			struct evsel *ev = find_ev(d, rec, rlen, 0);
+
+			snprintf(name, sizeof(name), "%s %s",
+				 type == DLP_REC_PERF ? "SAMPLE" : "USAMPLE",
+				 ev ? ev->name : "?");
+		} else {
+			snprintf(name, sizeof(name), "PERF%u", ptype);
+		}
+	}
+	for (i = 0; i < nr_kinds && strcmp(kinds[i].name, name); i++)
+		;
+	if (i == nr_kinds) {
+		if (nr_kinds == ARRAY_SIZE(kinds))
+			return 0;
+		nr_kinds++;
+		snprintf(kinds[i].name, sizeof(kinds[i].name), "%s", name);
+		if (deflateInit2(&kinds[i].z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return -1;
+	}
+	kinds[i].count++;
+	kinds[i].raw += len;
+	kind_feed(&kinds[i], data, len, 0);
+	return 0;
+}
+
+static int sizes(const char *path)
+{
+	struct dump d;
+	struct recfile_info info;
+	uint64_t raw = 0, out = 0;
+	int ret;
+
+	memset(&d, 0, sizeof(d));
+	ret = recfile_read(path, sizes_cb, &d, &info);
+	for (size_t i = 0; i < nr_kinds; i++) {
+		kind_feed(&kinds[i], NULL, 0, 1);
+		deflateEnd(&kinds[i].z);
+		printf("%s count=%" PRIu64 " raw=%" PRIu64 " deflated=%" PRIu64 "\n",
+		       kinds[i].name, kinds[i].count, kinds[i].raw, kinds[i].out);
+		raw += kinds[i].raw;
+		out += kinds[i].out;
+	}
+	printf("ALL raw=%" PRIu64 " deflated=%" PRIu64 "\n", raw, out);
+	return ret < 0 ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct dump d;
@@ -370,8 +537,10 @@ int main(int argc, char **argv)
 	size_t i;
 	int ret;
 
+	if (argc == 3 && !strcmp(argv[1], "--sizes"))
+		return sizes(argv[2]);
 	if (argc != 2) {
-		fprintf(stderr, "usage: recdump FILE\n");
+		fprintf(stderr, "usage: recdump [--sizes] FILE\n");
 		return 2;
 	}
 	memset(&d, 0, sizeof(d));
