@@ -21,6 +21,7 @@
 
 #define MEM_ALLOC_FUNC	"dlprof_mem_alloc_event"
 #define MEM_FREE_FUNC	"dlprof_mem_free_event"
+#define MEM_WAIT_FUNC	"dlprof_mem_wait_event"
 #define MEM_LIBRARY	"libdlprof-mem.so"
 #define MEM_ENV_SAMPLE	"DLPROF_MEM_SAMPLE"	/* mean bytes between samples; 1: all */
 #define MEM_DEFAULT_SAMPLE (512u * 1024)	/* tcmalloc's default */
@@ -37,7 +38,10 @@
  * stopped draining never hangs the workload), asleep on the futex wake_seq, which dlprof
  * bumps and wakes after a drain while someone waits (a sleep-and-look loop made 16
  * threads of two processes, all waiting, take the CPU dlprof needed to drain: 1 ms an
- * allocation).
+ * allocation).  The alloc events wake nobody (dlprof reads them at its ring's watermark
+ * or its next look): a thread that must wait first calls MEM_WAIT_FUNC, whose uprobe
+ * event wakes dlprof at once (an alloc event waking dlprof every few made a third of the
+ * CNN's context switches, each an off-CPU sample and a switch record in the file).
  *
  * Frees: a free of a sampled block needs no stack, only its time, address and thread, so
  * it does not trap into the kernel: the library puts it in free_ring, a bounded queue of

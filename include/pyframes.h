@@ -35,7 +35,7 @@
 struct dlp_pycode_rec {
 	uint32_t id;		/* the recording's number for the code object, 1.. */
 	int32_t pid;
-	uint64_t addr;		/* where it was (for the curious) */
+	uint64_t addr;		/* before format 4: where it was (for the curious); 0 */
 	uint32_t firstlineno;
 	uint16_t qualname_len, file_len;
 	uint32_t linetable_len;

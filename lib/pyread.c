@@ -644,7 +644,6 @@ static void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, u
 	if (first) {
 		/* the rest only once: the file is smaller for it */
 		rec.pid = (int32_t)p->pid;
-		rec.addr = c->addr;
 		rec.firstlineno = c->firstlineno;
 		rec.pyversion = p->version;
 		rec.qualname_len = c->qlen;

@@ -137,13 +137,13 @@ static void u64set_free(struct u64set *s)
 struct rec_event {
 	char name[64];
 	int off_cpu;		/* the switch-out event (record --off-cpu) */
-	int mem;		/* --memory: MEM_EV_ALLOC or MEM_EV_FREE, the uprobes */
+	int mem;		/* --memory: MEM_EV_*, the uprobes */
 	struct perf_event_attr attr;
 	uint64_t *ids;
 	size_t nr_ids, alloc_ids;
 };
 
-enum { MEM_EV_ALLOC = 1, MEM_EV_FREE };
+enum { MEM_EV_ALLOC = 1, MEM_EV_FREE, MEM_EV_WAIT };
 
 struct path_list {
 	char **v;
@@ -216,9 +216,9 @@ struct recorder {
 	/* --memory: the preloaded library, the processes that mapped it, those that ran a
 	 * new program (each should have), and what each said at its exit */
 	char *mem_lib;
-	uint64_t mem_off[2];		/* file offsets of the alloc and free functions */
+	uint64_t mem_off[3];		/* file offsets of the alloc, free and wait functions */
 	const char *mem_tracefs;	/* where the uprobes were made */
-	int mem_probe[2];		/* made: to remove at the end */
+	int mem_probe[3];		/* made: to remove at the end */
 	struct u64set mem_pids;
 	struct mem_proc {
 		uint32_t pid;
@@ -229,6 +229,7 @@ struct recorder {
 	size_t nr_mem_procs, alloc_mem_procs;
 	uint64_t mem_allocs, mem_frees;
 	uint64_t mem_alloc_events;	/* alloc events drained (with the exit statistics) */
+	uint64_t mem_waits;		/* times a thread waited for the drain (mem-wait events) */
 	uint64_t mem_free_tail;		/* the free ring's next slot to read */
 	uint64_t mem_free_wait;		/* since when its slot is taken but not filled */
 	uint64_t mem_ring_lost;		/* frees whose writer never filled their slot */
@@ -679,11 +680,11 @@ static long make_uprobe(const char *dir, const char *name, const char *path, uin
 
 static void remove_mem_uprobes(struct recorder *r)
 {
-	static const char *const names[2] = { "alloc", "free" };
+	static const char *const names[3] = { "alloc", "free", "wait" };
 
 	if (!r->mem_tracefs)
 		return;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (r->mem_probe[i]) {
 			char line[64];
 
@@ -694,16 +695,17 @@ static void remove_mem_uprobes(struct recorder *r)
 }
 
 /*
- * --memory: the allocation and free events, uprobes on the preloaded library's two
- * functions (memevent.h), sampled every time they are hit.  The free event copies no
- * stack worth the name (8 bytes: the records keep the layout of the first event's).
- * Returns 0, or the exit status on error (printed).
+ * --memory: the allocation and free events, uprobes on the preloaded library's
+ * functions (memevent.h), sampled every time they are hit, and the wait event, which
+ * only wakes the recorder (its samples are not written, nor its event).  The free and
+ * wait events copy no stack worth the name (8 bytes: the records keep the layout of the
+ * first event's).  Returns 0, or the exit status on error (printed).
  */
 static int add_mem_events(struct recorder *r, int *kernel_dropped)
 {
-	static const char *const names[2] = { "mem-alloc", "mem-free" };
-	static const char *const funcs[2] = { MEM_ALLOC_FUNC, MEM_FREE_FUNC };
-	static const char *const probes[2] = { "alloc", "free" };
+	static const char *const names[3] = { "mem-alloc", "mem-free", "mem-wait" };
+	static const char *const funcs[3] = { MEM_ALLOC_FUNC, MEM_FREE_FUNC, MEM_WAIT_FUNC };
+	static const char *const probes[3] = { "alloc", "free", "wait" };
 
 	if (r->opts->pids)
 		return error("--memory needs a command to start: the allocator it samples is "
@@ -722,7 +724,7 @@ static int add_mem_events(struct recorder *r, int *kernel_dropped)
 		return error("--memory: no tracefs to make uprobes in (/sys/kernel/tracing: "
 			     "root, and a kernel with CONFIG_UPROBE_EVENTS)"), 2;
 	remove_stale_uprobes(r->mem_tracefs);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		struct rec_event *e;
 		long id;
 		int ret;
@@ -744,19 +746,19 @@ static int add_mem_events(struct recorder *r, int *kernel_dropped)
 		e->attr.config = (uint64_t)id;
 		e->attr.freq = 0;
 		e->attr.sample_period = 1;
-		if (i == 1 && (e->attr.sample_type & PERF_SAMPLE_STACK_USER))
+		if (i && (e->attr.sample_type & PERF_SAMPLE_STACK_USER))
 			e->attr.sample_stack_user = 8;
-		if (i == 0) {
-			/* woken every few: the library waits for us past a limit in flight */
+		if (i == 2) {
+			/* a thread waits for the drain: now */
 			e->attr.watermark = 0;
-			e->attr.wakeup_events = 4;
+			e->attr.wakeup_events = 1;
 		} else {
-			/* a free wants no Python read and no haste: it wakes nobody (half
-			 * the ring's watermark), read with the rest */
+			/* allocations and frees wake nobody (the ring's watermark, set with
+			 * the others'): read with the rest, or at once when a thread waits */
 			e->attr.watermark = 1;
 			e->attr.wakeup_watermark = 0;
 		}
-		e->mem = i ? MEM_EV_FREE : MEM_EV_ALLOC;
+		e->mem = i == 2 ? MEM_EV_WAIT : i ? MEM_EV_FREE : MEM_EV_ALLOC;
 		ret = event_probe(&e->attr, kernel_dropped);
 		if (ret < 0) {
 			error("--memory: cannot open a uprobe on %s:%s: %s%s", r->mem_lib, funcs[i],
@@ -1113,6 +1115,8 @@ static int write_attrs(struct recorder *r)
 		struct strbuf sb = STRBUF_INIT;
 		int ret;
 
+		if (ev->mem == MEM_EV_WAIT)
+			continue;	/* it wakes record, nothing of it is written */
 		memset(&h, 0, sizeof(h));
 		h.attr_size = sizeof(ev->attr);
 		h.nr_ids = (uint32_t)ev->nr_ids;
@@ -1751,8 +1755,12 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 		rec = sample_fixup(r, rec);
 		if (!rec)
 			return 0;	/* malformed: not stored */
-		r->samples++;
 		ev = r->py || r->opts->memory ? sample_event(r, p) : NULL;
+		if (ev && ev->mem == MEM_EV_WAIT) {
+			r->mem_waits++;	/* it woke us: that was all */
+			return 0;
+		}
+		r->samples++;
 		if (ev && ev->mem)
 			note_mem_sample(r, ev, (const void *)p);
 		/* not for a switch-out, nor a free (no stack worth the name) */
@@ -2872,12 +2880,16 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		unsigned long mean = r->opts->mem_sample ? r->opts->mem_sample : MEM_DEFAULT_SAMPLE;
 
 		if (mean == 1)
-			fprintf(stderr, "dlprof: memory: %llu allocations and %llu frees (every one)\n",
+			fprintf(stderr, "dlprof: memory: %llu allocations and %llu frees (every one)",
 				(unsigned long long)r->mem_allocs, (unsigned long long)r->mem_frees);
 		else
 			fprintf(stderr, "dlprof: memory: %llu allocations sampled (one per %lu bytes "
-				"on average), %llu of them freed\n", (unsigned long long)r->mem_allocs,
+				"on average), %llu of them freed", (unsigned long long)r->mem_allocs,
 				mean, (unsigned long long)r->mem_frees);
+		if (r->mem_waits)
+			fprintf(stderr, "; threads waited for dlprof to catch up %llu times",
+				(unsigned long long)r->mem_waits);
+		fputc('\n', stderr);
 	}
 	if (r->ru_st.samples && r->ru_st.unwound < r->ru_st.samples)
 		fprintf(stderr, "dlprof: stacks: %llu kept as copies for report to unwind (%llu "

@@ -69,6 +69,7 @@ extern char **environ;
 EXPORT void dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t kind,
 				   const uint64_t *py, uint64_t npy);
 EXPORT void dlprof_mem_free_event(uintptr_t addr, uint64_t kind, uint64_t len);
+EXPORT void dlprof_mem_wait_event(void);
 
 EXPORT __attribute__((noinline, noipa)) void
 dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t kind,
@@ -82,6 +83,13 @@ EXPORT __attribute__((noinline, noipa)) void
 dlprof_mem_free_event(uintptr_t addr, uint64_t kind, uint64_t len)
 {
 	__asm__ volatile(PROBED_NOP : : "r"(addr), "r"(kind), "r"(len) : "memory");
+}
+
+/* A thread is about to wait for dlprof's drain (throttle): its uprobe wakes dlprof at
+ * once (the alloc events wake nobody) */
+EXPORT __attribute__((noinline, noipa)) void dlprof_mem_wait_event(void)
+{
+	__asm__ volatile(PROBED_NOP : : : "memory");
 }
 
 /* ---- sampling ---- */
@@ -351,6 +359,8 @@ static void throttle(void)
 		seq = __atomic_load_n(&sh->wake_seq, __ATOMIC_SEQ_CST);
 		ahead = (int64_t)(n - __atomic_load_n(&sh->consumed, __ATOMIC_SEQ_CST));
 		now = ahead < (int64_t)limit ? 0 : mono_ns();
+		if (!t0 && now)
+			dlprof_mem_wait_event();	/* dlprof: drain now */
 		if (!t0)
 			t0 = now;
 		if (now && now - t0 <= MEM_WAIT_MAX_NS)
