@@ -117,15 +117,10 @@ struct dlp_usample_rec {
 #define DLP_USAMPLE_LEAF_IP  (1u << 1)	/* the stack starts at the caller: its leaf frame is the
 					   sample's IP (a sample taken in user mode), which
 					   leaves far fewer distinct stacks to store */
-#define DLP_USAMPLE_PY	(1u << 3)	/* a struct dlp_usample_py follows this struct, before
-					   the perf record: the sample's Python stack */
-
-/* The Python stack of a DLP_USAMPLE_PY sample, read as the sample was taken (in the
- * kernel, or by the allocating thread): a DLP_REC_PYCHAIN of the recording. */
-struct dlp_usample_py {
-	uint32_t chain;		/* dlp_pychain_rec.id */
-	uint32_t flags;		/* DLP_PYSTACK_* (how it was read) */
-};
+#define DLP_USAMPLE_PY	(1u << 3)	/* a u32 follows the perf record: the id of the sample's
+					   Python stack (a DLP_REC_PYCHAIN), read in the kernel
+					   as the sample was taken */
+#define DLP_USAMPLE_PY_OWN (1u << 4)	/* ... read by the allocating thread (with _PY) */
 
 /* DLP_REC_MEMFREE payload: len / sizeof(struct dlp_memfree) of these, in the order the
  * free ring gave them (not sorted by time). */

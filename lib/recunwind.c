@@ -314,14 +314,15 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	else
 		us.flags |= strip_sample(ru, s);
 	if (ru->cur_py && ru->cur_py->chain) {
-		struct {
-			struct dlp_usample_rec us;
-			struct dlp_usample_py py;
-		} h = { us, { ru->cur_py->chain, ru->cur_py->flags } };
-
-		h.us.flags |= DLP_USAMPLE_PY;
-		put(ru, DLP_REC_USAMPLE, &h, sizeof(h), ru->keep_raw ? ru->cur : (void *)ru->out.buf,
-		    ru->keep_raw ? ru->cur_len : ru->out.len);
+		/* its Python stack's id after the perf record */
+		us.flags |= DLP_USAMPLE_PY |
+			    (ru->cur_py->flags & DLP_PYSTACK_OWN ? DLP_USAMPLE_PY_OWN : 0);
+		if (ru->keep_raw) {
+			strbuf_reset(&ru->out);
+			strbuf_add(&ru->out, ru->cur, ru->cur_len);
+		}
+		strbuf_add(&ru->out, &ru->cur_py->chain, sizeof(ru->cur_py->chain));
+		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->out.buf, ru->out.len);
 	} else {
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->keep_raw ? ru->cur :
 		    (void *)ru->out.buf, ru->keep_raw ? ru->cur_len : ru->out.len);

@@ -8,6 +8,7 @@
  */
 #include "session.h"
 #include "perfdata.h"
+#include "pyframes.h"
 #include "recfile-priv.h"
 #include "util.h"
 
@@ -495,7 +496,7 @@ static int do_sideband(struct session *s, const unsigned char *rec, size_t len,
  * recording when us is not NULL (its first address the sample's IP with leaf_is_ip). */
 static int deliver_sample(struct session *s, const unsigned char *rec, size_t len,
 			  const struct ustack *us, int leaf_is_ip, uint64_t regs_mask,
-			  const struct dlp_usample_py *py)
+			  uint32_t pychain, uint32_t pyflags)
 {
 	struct dlp_sample smp;
 	struct session_info *info = s->info;
@@ -511,10 +512,8 @@ static int deliver_sample(struct session *s, const unsigned char *rec, size_t le
 		smp.ustack_scanned = us->scanned;
 		smp.ustack_complete = us->complete;
 	}
-	if (py) {
-		smp.pychain = py->chain;
-		smp.pyflags = py->flags;
-	}
+	smp.pychain = pychain;
+	smp.pyflags = pyflags;
 	if (smp.time && (!info->first_time || smp.time < info->first_time))
 		info->first_time = smp.time;
 	if (smp.time > info->last_time)
@@ -531,7 +530,7 @@ static int do_pass2(struct session *s, const unsigned char *rec, size_t len,
 
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
-		return deliver_sample(s, rec, len, NULL, 0, 0, NULL);
+		return deliver_sample(s, rec, len, NULL, 0, 0, 0, 0);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: {
 		size_t fixed = hdr->type == PERF_RECORD_LOST ? 24 : 16;
@@ -614,21 +613,21 @@ static int add_stack(struct session *s, const unsigned char *data, size_t len)
 static int do_usample(struct session *s, const unsigned char *data, size_t len)
 {
 	struct dlp_usample_rec h;
-	struct dlp_usample_py py, *pyp = NULL;
 	struct perf_event_header hdr;
 	uint64_t regs_mask;
+	uint32_t pychain = 0, pyflags = 0;
 	size_t off = sizeof(h);
 
 	if (len < sizeof(h) + sizeof(hdr))
 		return bad_record(s), 0;
 	memcpy(&h, data, sizeof(h));
 	if (h.flags & DLP_USAMPLE_PY) {
-		/* its Python stack, before the perf record */
-		if (len < sizeof(h) + sizeof(py) + sizeof(hdr))
+		/* its Python stack's id, after the perf record */
+		if (len < sizeof(h) + sizeof(hdr) + 4)
 			return bad_record(s), 0;
-		memcpy(&py, data + off, sizeof(py));
-		off += sizeof(py);
-		pyp = &py;
+		len -= 4;
+		memcpy(&pychain, data + len, 4);
+		pyflags = h.flags & DLP_USAMPLE_PY_OWN ? DLP_PYSTACK_OWN : DLP_PYSTACK_KERNEL;
 	}
 	memcpy(&hdr, data + off, sizeof(hdr));
 	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len - off || !h.stack_id ||
@@ -654,10 +653,11 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 		for (uint32_t i = 0; i < st->nr; i++)
 			if (st->scanned[i / 8] & (1u << (i % 8)))
 				s->leaf_bits[(i + 1) / 8] |= (uint8_t)(1u << ((i + 1) % 8));
-		return deliver_sample(s, data + off, len - off, &us, 1, regs_mask, pyp);
+		return deliver_sample(s, data + off, len - off, &us, 1, regs_mask, pychain,
+				      pyflags);
 	}
 	return deliver_sample(s, data + off, len - off, &s->stacks[h.stack_id - 1], 0, regs_mask,
-			      pyp);
+			      pychain, pyflags);
 }
 
 static void free_stacks(struct session *s)

@@ -42,13 +42,6 @@ static int is_sample(uint32_t type, const unsigned char *d, size_t len, size_t *
 	struct perf_event_header h;
 	size_t off = type == DLP_REC_USAMPLE ? sizeof(struct dlp_usample_rec) : 0;
 
-	if (type == DLP_REC_USAMPLE && len >= off) {
-		struct dlp_usample_rec us;
-
-		memcpy(&us, d, sizeof(us));
-		if (us.flags & DLP_USAMPLE_PY)
-			off += sizeof(struct dlp_usample_py);	/* its Python stack */
-	}
 	if ((type != DLP_REC_PERF && type != DLP_REC_USAMPLE) || len < off + TIME_OFF + 8)
 		return 0;
 	memcpy(&h, d + off, sizeof(h));

@@ -14,7 +14,7 @@
  *   PYCHAIN id=N base=ID nr=N same=N frames=CODE:UNIT[E],...
  *   PERF SAMPLE ... stack=BYTES ustack=ID frames=N   (a DLP_REC_USAMPLE: frames counts the
  *                                      sample's IP when the stored stack starts at its caller)
- *   ... pychain=ID pyflags=N           (a USAMPLE that names its Python stack)
+ *   ... pychain=ID by=kernel|thread    (a USAMPLE that names its Python stack, read by)
  *   ... ev=NAME                        (last, when the recording has more than one event)
  *   PERF MMAP|MMAP2 pid=P tid=T time=NS start=0xX len=0xX pgoff=0xX buildid=HEX|- file=PATH
  *   PERF COMM pid=P tid=T time=NS exec=0|1 comm=NAME
@@ -53,7 +53,8 @@ struct dump {
 	unsigned nr_stacks;
 	unsigned ustack, ustack_frames;	/* the USAMPLE being printed */
 	int ustack_args;		/* ... holds the four argument registers only */
-	struct dlp_usample_py py;	/* ... names its Python stack (chain 0: none) */
+	uint32_t py_chain;		/* ... names its Python stack (0: none) */
+	int py_own;			/* ... read by the allocating thread */
 };
 
 static uint64_t u64_at(const unsigned char *p)
@@ -135,8 +136,8 @@ static void dump_perf(struct dump *d, const unsigned char *rec, size_t len)
 		       s.period, s.nr_callchain, s.stack_size);
 		if (d->ustack)
 			printf(" ustack=%u frames=%u", d->ustack, d->ustack_frames);
-		if (d->py.chain)
-			printf(" pychain=%u pyflags=%u", d->py.chain, d->py.flags);
+		if (d->py_chain)
+			printf(" pychain=%u by=%s", d->py_chain, d->py_own ? "thread" : "kernel");
 		if (d->nr > 1 && s.evsel)
 			printf(" ev=%s", s.evsel->name);
 		putchar('\n');
@@ -275,17 +276,19 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		d->ustack_args = !!(us.flags & DLP_USAMPLE_ARGS_REGS);
 		off = sizeof(us);
 		if (us.flags & DLP_USAMPLE_PY) {
-			if (len < sizeof(us) + sizeof(d->py)) {
+			/* its Python stack's id after the perf record */
+			if (len < sizeof(us) + 4) {
 				printf("USAMPLE short len=%zu\n", len);
 				return 0;
 			}
-			memcpy(&d->py, p + off, sizeof(d->py));
-			off += sizeof(d->py);
+			len -= 4;
+			d->py_chain = u32_at((const unsigned char *)p + len);
+			d->py_own = !!(us.flags & DLP_USAMPLE_PY_OWN);
 		}
 		dump_perf(d, (const unsigned char *)p + off, len - off);
 		d->ustack = 0;
 		d->ustack_args = 0;
-		memset(&d->py, 0, sizeof(d->py));
+		d->py_chain = 0;
 		return 0;
 	}
 	case DLP_REC_ATTR:
@@ -476,10 +479,6 @@ static int sizes_cb(void *ctx, uint32_t type, const void *data, size_t len)
 					   p + sizeof(struct dlp_usample_rec);
 		uint32_t ptype;
 
-		if (type == DLP_REC_USAMPLE &&
-		    (u32_at(p + 4) & DLP_USAMPLE_PY) && len >= sizeof(struct dlp_usample_rec) +
-		    sizeof(struct dlp_usample_py) + 8)
-			rec += sizeof(struct dlp_usample_py);
 		ptype = u32_at(rec);
 		size_t rlen = len - (size_t)(rec - p);
 
