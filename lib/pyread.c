@@ -132,7 +132,14 @@ struct pyproc {
 	uint64_t last_verify;	/* when a walk last checked its cached code objects */
 	struct pycode *codes;	/* open addressing on addr */
 	size_t nr_codes, size_codes;
+	/* an interpreter executable whose libpython is not mapped yet (it is loading):
+	 * probed again from then on, PROBE_TRIES times at most */
+	uint64_t probe_again;
+	unsigned probes;
 };
+
+#define PROBE_EVERY_NS	5000000ull
+#define PROBE_TRIES	200
 
 struct pysyms {
 	char *path;
@@ -429,6 +436,8 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 	uint64_t bias;
 	uint32_t ver = 0;
 
+	if (p->probe_again && mono_ns() < p->probe_again)
+		return;	/* state 0: the next sample asks again */
 	p->state = -1;
 	snprintf(mpath, sizeof(mpath), "/proc/%u/maps", p->pid);
 	f = fopen(mpath, "re");
@@ -454,6 +463,13 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 	if (!file[0])
 		return;
 	s = file_syms(pr, file);
+	if (!s->ok && !strstr(file, "libpython") && ++p->probes < PROBE_TRIES) {
+		/* a python3.X linked to its libpython, probed before the loader mapped
+		 * it (an allocation sample of record --memory, in a constructor) */
+		p->state = 0;
+		p->probe_again = mono_ns() + PROBE_EVERY_NS;
+		return;
+	}
 	if (!s->ok) {
 		warning("pid %u runs %s, but its interpreter symbols are not readable: "
 			"native stacks only", p->pid, file);

@@ -31,6 +31,12 @@ $(O)/tests/workloads/fakepy/python3.11: tests/workloads/py-fake.c
 	$(CC) -O1 -g -rdynamic -pthread -o $@ $<
 TEST_PROGS += $(O)/tests/workloads/fakepy/python3.11
 
+# an interpreter that loads its libpython late (t8004): named python3.12
+$(O)/tests/workloads/latepy/python3.12: tests/workloads/py-late.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -o $@ $< -ldl
+TEST_PROGS += $(O)/tests/workloads/latepy/python3.12
+
 # waits of known length (t9002: off-CPU)
 $(O)/tests/workloads/rep-waits: tests/workloads/rep-waits.c
 	@mkdir -p $(dir $@)

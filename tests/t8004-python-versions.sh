@@ -4,7 +4,8 @@
 # none): tests/workloads/py_known.py under each, recorded like t8000 does with Debian's
 # 3.11: each function's share within 3 points of its own clock, hot call lines, recursion,
 # generator and coroutine in order, and most samples checked against their stack copy;
-# with --memory, the bytes each C call allocates on the Python line that made it.
+# with --memory, the bytes each C call allocates on the Python line that made it; an
+# interpreter that maps its libpython late is read once it has.
 # 3.13 is read through the offsets its _Py_DebugOffsets confirm (lib/pyread.c).
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
@@ -49,6 +50,20 @@ for v in 3.12 3.13; do
 			"$DLPROF" report --memory -i m$v.data --sort line --format json >m$v.json &&
 			/usr/bin/python3 "$SRC/tools/mem-py-check.py" "$SRC/workloads/mem_py.py" \
 				own$v m$v.json
+		'
+	fi
+	LATE="$BUILD/tests/workloads/latepy/python3.12"
+	LIBPY=$(ls "$(dirname "$PY")"/../lib/libpython$v.so.1.0 2>/dev/null)
+	if [ $v = 3.12 ] && [ -n "$LIBPY" ] && [ -x "$LATE" ]; then
+		test_expect_success "CPython $v loaded late (its libpython mapped after 200 ms): Python frames once it is in" '
+			PY_LATE_LIB="$LIBPY" PYTHONHOME="$(dirname "$PY")/.." \
+				"$DLPROF" record -o late.data -- "$LATE" "$W" 2 late.json 2>late.err &&
+			cat late.err &&
+			! grep -q "symbols are not readable" late.err &&
+			"$DLPROF" fold -i late.data >late.fold &&
+			grep -E "^dlprof: python: [0-9]+ samples read" late.err &&
+			grep -q "^python3.12;.*;main;.*;<module> (py_known\.py:[0-9]*);main (py_known" late.fold &&
+			/usr/bin/python3 "$SRC/tools/py-known-check.py" shares late.fold late.json
 		'
 	fi
 done
