@@ -87,7 +87,8 @@ struct dlp_pystack_rec {
 /* DLP_REC_PYCHAIN payload: this struct, then nr - same struct dlp_pyframe, leaf first,
  * whose last `same` frames (the root side) are those of chain `base` (written earlier).
  * A stack read as the sample was taken is written once as a chain, ids from 1 in file
- * order; a DLP_REC_USAMPLE names it (DLP_USAMPLE_PY), or a DLP_REC_PYSTACK with
+ * order; the DLP_REC_STACK of its sample's native stack names it (DLP_STACK_PY), or a
+ * DLP_REC_PYSTACK with
  * DLP_PYSTACK_CHAIN when its sample is kept as it came (raw). */
 struct dlp_pychain_rec {
 	uint32_t id;

@@ -18,7 +18,7 @@
 #define DLP_FORMAT_VERSION 4	/* 2: chunks may be flagged side-band or samples; 3: stacks
 				   unwound while recording (DLP_REC_STACK, DLP_REC_USAMPLE);
 				   4: Python stacks stored once and named by their samples
-				   (DLP_REC_PYCHAIN, DLP_USAMPLE_PY), code objects with the
+				   (DLP_REC_PYCHAIN, DLP_STACK_PY), code objects with the
 				   lines of their instructions (DLP_PYCODE_LINES) */
 
 enum dlp_rec_type {
@@ -103,6 +103,10 @@ struct dlp_stack_rec {
 	uint16_t flags;		/* DLP_STACK_* */
 };
 #define DLP_STACK_COMPLETE (1u << 0)	/* the walk reached the thread root */
+#define DLP_STACK_PY	(1u << 1)	/* a u32 follows the scan bits: the id of the Python
+					   stack (DLP_REC_PYCHAIN) its samples ran, read as
+					   they were taken (the same native stack with another
+					   Python stack is another STACK) */
 
 /* DLP_REC_USAMPLE payload: this struct, then the PERF_RECORD_SAMPLE as read from the
  * ring, with its user stack copy (and registers) dropped unless flags says they are
@@ -117,10 +121,8 @@ struct dlp_usample_rec {
 #define DLP_USAMPLE_LEAF_IP  (1u << 1)	/* the stack starts at the caller: its leaf frame is the
 					   sample's IP (a sample taken in user mode), which
 					   leaves far fewer distinct stacks to store */
-#define DLP_USAMPLE_PY	(1u << 3)	/* a u32 follows the perf record: the id of the sample's
-					   Python stack (a DLP_REC_PYCHAIN), read in the kernel
-					   as the sample was taken */
-#define DLP_USAMPLE_PY_OWN (1u << 4)	/* ... read by the allocating thread (with _PY) */
+#define DLP_USAMPLE_PY_OWN (1u << 3)	/* its stack's Python stack (DLP_STACK_PY) was read by
+					   the allocating thread, not in the kernel */
 
 /* DLP_REC_MEMFREE payload: len / sizeof(struct dlp_memfree) of these, in the order the
  * free ring gave them (not sorted by time). */

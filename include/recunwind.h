@@ -43,7 +43,7 @@ int recunw_attr(struct recunw *ru, const void *data, size_t len);
 int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
 	       size_t blen);
 /* A sample's Python stack read as it was taken: a DLP_REC_PYCHAIN already added, which
- * the sample's DLP_REC_USAMPLE names (DLP_USAMPLE_PY); a sample written as it
+ * the sample's DLP_REC_STACK names with its native stack (DLP_STACK_PY); a sample written as it
  * came gets a DLP_REC_PYSTACK naming the chain after it (pid, tid, time: the sample's). */
 struct recunw_py {
 	uint32_t chain, flags;	/* chain id (0: none), DLP_PYSTACK_* */

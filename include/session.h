@@ -41,7 +41,7 @@ struct dlp_sample {
 	int ustack_complete;		/* that walk reached the thread root */
 	const uint64_t *ustack;		/* leaf first, as unwind_sample() writes them */
 	const uint8_t *ustack_scanned;	/* bit i: frame i found by a stack scan */
-	/* its Python stack read as it was taken (DLP_USAMPLE_PY), pychain 0: none */
+	/* its Python stack read as it was taken (DLP_STACK_PY), pychain 0: none */
 	uint32_t pychain;		/* a DLP_REC_PYCHAIN's id */
 	uint32_t pyflags;		/* DLP_PYSTACK_* */
 };

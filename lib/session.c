@@ -42,6 +42,7 @@ struct session {
 		uint8_t *scanned;
 		uint32_t nr;
 		int complete;
+		uint32_t pychain;	/* DLP_STACK_PY: its Python stack, 0: none */
 	} *stacks;
 	size_t nr_stacks, alloc_stacks;
 	/* a DLP_USAMPLE_LEAF_IP sample's stack: its IP, then the stored one */
@@ -592,19 +593,24 @@ static int add_stack(struct session *s, const unsigned char *data, size_t len)
 {
 	struct dlp_stack_rec h;
 	struct ustack *us;
+	size_t body;
 
 	if (len < sizeof(h))
 		return bad_record(s), 0;
 	memcpy(&h, data, sizeof(h));
+	body = (size_t)h.nr * 8 + (h.nr + 7u) / 8;
 	if (!h.nr || h.id != s->nr_stacks + 1 ||
-	    len != sizeof(h) + (size_t)h.nr * 8 + (h.nr + 7u) / 8)
+	    len != sizeof(h) + body + (h.flags & DLP_STACK_PY ? 4 : 0))
 		return bad_record(s), 0;
 	ALLOC_GROW(s->stacks, s->nr_stacks + 1, s->alloc_stacks);
 	us = &s->stacks[s->nr_stacks++];
 	us->nr = h.nr;
 	us->complete = !!(h.flags & DLP_STACK_COMPLETE);
-	us->ips = xmalloc((size_t)h.nr * 8 + (h.nr + 7u) / 8);
-	memcpy(us->ips, data + sizeof(h), len - sizeof(h));
+	us->pychain = 0;
+	if (h.flags & DLP_STACK_PY)
+		memcpy(&us->pychain, data + sizeof(h) + body, 4);
+	us->ips = xmalloc(body);
+	memcpy(us->ips, data + sizeof(h), body);
 	us->scanned = (uint8_t *)(us->ips + h.nr);
 	return 0;
 }
@@ -615,29 +621,24 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 	struct dlp_usample_rec h;
 	struct perf_event_header hdr;
 	uint64_t regs_mask;
-	uint32_t pychain = 0, pyflags = 0;
+	uint32_t pychain, pyflags;
 	size_t off = sizeof(h);
 
 	if (len < sizeof(h) + sizeof(hdr))
 		return bad_record(s), 0;
 	memcpy(&h, data, sizeof(h));
-	if (h.flags & DLP_USAMPLE_PY) {
-		/* its Python stack's id, after the perf record */
-		if (len < sizeof(h) + sizeof(hdr) + 4)
-			return bad_record(s), 0;
-		len -= 4;
-		memcpy(&pychain, data + len, 4);
-		pyflags = h.flags & DLP_USAMPLE_PY_OWN ? DLP_PYSTACK_OWN : DLP_PYSTACK_KERNEL;
-	}
 	memcpy(&hdr, data + off, sizeof(hdr));
 	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len - off || !h.stack_id ||
 	    h.stack_id > s->nr_stacks)
 		return bad_record(s), 0;
+	/* its stack's Python stack, and who read it */
+	pychain = s->stacks[h.stack_id - 1].pychain;
+	pyflags = h.flags & DLP_USAMPLE_PY_OWN ? DLP_PYSTACK_OWN : DLP_PYSTACK_KERNEL;
 	regs_mask = h.flags & DLP_USAMPLE_ARGS_REGS ? 0x3c : 0;
 	if (h.flags & DLP_USAMPLE_LEAF_IP) {
 		/* the sample's IP, then the stored callers */
 		const struct ustack *st = &s->stacks[h.stack_id - 1];
-		struct ustack us = { NULL, NULL, st->nr + 1, st->complete };
+		struct ustack us = { NULL, NULL, st->nr + 1, st->complete, st->pychain };
 
 		if (st->nr + 1 > USTACK_MAX)
 			return bad_record(s), 0;

@@ -7,14 +7,15 @@
  *   META KEY=VALUE                     (one line per pair)
  *   PERF SAMPLE pid=P tid=T time=NS ip=0xX cpu=C period=N callchain=N stack=BYTES
  *   PERF SAMPLE bad                    (failed session_parse_sample)
- *   STACK id=N nr=N complete=0|1 scanned=N   (a stack unwound while recording)
+ *   STACK id=N nr=N complete=0|1 scanned=N [pychain=ID]   (a stack unwound while recording,
+ *                                      with the Python stack its samples ran)
  *   PYCODE id=N pid=P first=LINE name=QUALNAME file=PATH lines=UNIT:LINE,...|linetable=OFF+LEN
  *   PYSTACK pid=P tid=T time=NS state=S delay=NS nr=N same=N frames=CODE:UNIT[E],...
  *   PYSTACK pid=P tid=T time=NS state=S delay=NS chain=ID   (a raw sample's chain)
  *   PYCHAIN id=N base=ID nr=N same=N frames=CODE:UNIT[E],...
  *   PERF SAMPLE ... stack=BYTES ustack=ID frames=N   (a DLP_REC_USAMPLE: frames counts the
  *                                      sample's IP when the stored stack starts at its caller)
- *   ... pychain=ID by=kernel|thread    (a USAMPLE that names its Python stack, read by)
+ *   ... pychain=ID by=kernel|thread    (a USAMPLE whose stack has a Python stack, read by)
  *   ... ev=NAME                        (last, when the recording has more than one event)
  *   PERF MMAP|MMAP2 pid=P tid=T time=NS start=0xX len=0xX pgoff=0xX buildid=HEX|- file=PATH
  *   PERF COMM pid=P tid=T time=NS exec=0|1 comm=NAME
@@ -50,6 +51,7 @@ struct dump {
 	struct evsel *ev[64];
 	size_t nr;
 	unsigned *stack_nr;	/* frames of each STACK id - 1 */
+	uint32_t *stack_py;	/* its Python stack (0: none) */
 	unsigned nr_stacks;
 	unsigned ustack, ustack_frames;	/* the USAMPLE being printed */
 	int ustack_args;		/* ... holds the four argument registers only */
@@ -241,22 +243,31 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	case DLP_REC_STACK: {
 		struct dlp_stack_rec sr;
 		unsigned scanned = 0;
+		uint32_t chain;
+		size_t body;
 
 		if (len < sizeof(sr)) {
 			printf("STACK short len=%zu\n", len);
 			return 0;
 		}
 		memcpy(&sr, data, sizeof(sr));
-		if (len != sizeof(sr) + (size_t)sr.nr * 8 + (sr.nr + 7u) / 8) {
+		body = (size_t)sr.nr * 8 + (sr.nr + 7u) / 8;
+		if (len != sizeof(sr) + body + (sr.flags & DLP_STACK_PY ? 4 : 0)) {
 			printf("STACK bad len=%zu\n", len);
 			return 0;
 		}
 		for (unsigned i = 0; i < sr.nr; i++)
 			scanned += (((const uint8_t *)data)[sizeof(sr) + sr.nr * 8 + i / 8] >> (i % 8)) & 1;
-		printf("STACK id=%u nr=%u complete=%u scanned=%u\n", sr.id, sr.nr,
+		chain = sr.flags & DLP_STACK_PY ? u32_at((const unsigned char *)data + sizeof(sr) + body) : 0;
+		printf("STACK id=%u nr=%u complete=%u scanned=%u", sr.id, sr.nr,
 		       sr.flags & DLP_STACK_COMPLETE ? 1 : 0, scanned);
+		if (chain)
+			printf(" pychain=%u", chain);
+		printf("\n");
 		if (sr.id == d->nr_stacks + 1) {
 			d->stack_nr = realloc(d->stack_nr, (d->nr_stacks + 1) * sizeof(*d->stack_nr));
+			d->stack_py = realloc(d->stack_py, (d->nr_stacks + 1) * sizeof(*d->stack_py));
+			d->stack_py[d->nr_stacks] = chain;
 			d->stack_nr[d->nr_stacks++] = sr.nr;
 		}
 		return 0;
@@ -275,16 +286,10 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 			d->stack_nr[us.stack_id - 1] + !!(us.flags & DLP_USAMPLE_LEAF_IP) : 0;
 		d->ustack_args = !!(us.flags & DLP_USAMPLE_ARGS_REGS);
 		off = sizeof(us);
-		if (us.flags & DLP_USAMPLE_PY) {
-			/* its Python stack's id after the perf record */
-			if (len < sizeof(us) + 4) {
-				printf("USAMPLE short len=%zu\n", len);
-				return 0;
-			}
-			len -= 4;
-			d->py_chain = u32_at((const unsigned char *)p + len);
-			d->py_own = !!(us.flags & DLP_USAMPLE_PY_OWN);
-		}
+		/* its stack's Python stack */
+		d->py_chain = us.stack_id && us.stack_id <= d->nr_stacks ?
+			      d->stack_py[us.stack_id - 1] : 0;
+		d->py_own = !!(us.flags & DLP_USAMPLE_PY_OWN);
 		dump_perf(d, (const unsigned char *)p + off, len - off);
 		d->ustack = 0;
 		d->ustack_args = 0;
