@@ -67,7 +67,11 @@ print("workload time (s)              %11.3f  %11.3f  %11.3f" % (med["np"], med[
 print("slowdown (x plain %.3f s)       %11.3f  %11.3f" % (med["plain"], med["np"] / med["plain"], med["py"] / med["plain"]))
 print("samples                        %11d  %11d" % (med["np_s"], med["py_s"]))
 print("file size (bytes)              %11d  %11d  %11.3f" % (med["np_size"], med["py_size"], med["py_size"] / med["np_size"]))
-print("bytes per sample               %11.0f  %11.0f" % (med["np_size"] / med["np_s"], med["py_size"] / med["py_s"]))
+# a run that took longer has more samples and a larger file: per sample too, each run's
+# own ratio, the median of them
+bps = {k: statistics.median(sz / n for sz, n in zip(rows[k + "_size"], rows[k + "_s"]))
+       for k in ("np", "py")}
+print("bytes per sample               %11.1f  %11.1f  %11.3f" % (bps["np"], bps["py"], bps["py"] / bps["np"]))
 print("lost samples (all runs)        %11d" % sum(rows["lost"]))
 if pyline:
     print(pyline[0].strip())
