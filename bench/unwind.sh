@@ -4,7 +4,8 @@
 # under `dlprof record` (copies unwound while recording, stacks stored once), in
 # interleaved rounds (both without the off-CPU event, so the samples are the same kind).
 # Medians of: the workload's own time, bytes per sample, dlprof's
-# own CPU time per sample (all its threads, META record_cpu_ns) and the unwinding
+# own CPU time per sample (all its threads, META record_cpu_ns; of it, from the workload's
+# start to its end without the kernel symbols' load, record_run_cpu_ns) and the unwinding
 # thread's (META record_unwind), report time per sample, the share of stacks unwound
 # while recording.
 #
@@ -71,7 +72,7 @@ med = statistics.median
 rows = []
 res = {}
 for k in ("copy", "unw"):
-    t, size, cpu, thr, rep, share, lost = [], [], [], [], [], [], 0
+    t, size, cpu, run, thr, rep, share, lost = [], [], [], [], [], [], [], 0
     for r in range(1, rounds + 1):
         m = meta(f"{d}/{k}.{r}.meta")
         n = m["samples"]
@@ -79,13 +80,16 @@ for k in ("copy", "unw"):
         t.append(own(f"{d}/{k}.{r}"))
         size.append(os.path.getsize(f"{d}/{k}.{r}.data") / n)
         cpu.append(m["record_cpu_ns"][0] / n / 1000)
+        if "record_run_cpu_ns" in m:
+            run.append(m["record_run_cpu_ns"][0] / n / 1000)
         if "record_unwind" in m:
             u = m["record_unwind"]
             thr.append(u[5] / n / 1000)
             share.append(100.0 * u[1] / u[0])
         s, e = map(float, open(f"{d}/{k}.{r}.rep").read().split())
         rep.append((e - s) / n * 1e6)
-    res[k] = dict(t=med(t), size=med(size), cpu=med(cpu), thr=med(thr) if thr else 0,
+    res[k] = dict(t=med(t), size=med(size), cpu=med(cpu), run=med(run) if run else 0,
+                  thr=med(thr) if thr else 0,
                   rep=med(rep), share=med(share) if share else 0, lost=lost)
 plain = med([own(f"{d}/plain.{r}") for r in range(1, rounds + 1)])
 print(f"medians of {rounds} interleaved rounds           --no-unwind    unwinding")
@@ -93,6 +97,7 @@ c, u = res["copy"], res["unw"]
 print(f"    workload time (x plain, plain {plain:.2f} s)   {c['t'] / plain:10.3f} {u['t'] / plain:12.3f}")
 print(f"    file bytes per sample                 {c['size']:10.0f} {u['size']:12.0f}")
 print(f"    dlprof CPU us per sample (all threads) {c['cpu']:9.1f} {u['cpu']:12.1f}")
+print(f"      of it while the workload ran          {c['run']:9.1f} {u['run']:12.1f}")
 print(f"    unwinding thread CPU us per sample    {'-':>10} {u['thr']:12.1f}")
 print(f"    stacks unwound while recording (%)    {'-':>10} {u['share']:12.1f}")
 print(f"    report us per sample                  {c['rep']:10.1f} {u['rep']:12.1f}")

@@ -230,6 +230,9 @@ struct recorder {
 	uint64_t mem_allocs, mem_frees;
 	uint64_t mem_alloc_events;	/* alloc events drained (with the exit statistics) */
 	uint64_t mem_waits;		/* times a thread waited for the drain (mem-wait events) */
+	/* dlprof's CPU while the workload ran (all threads but the kernel-symbol loader):
+	 * what the samples cost, start-up and the end's work left out (META) */
+	uint64_t run_cpu_ns;
 	uint64_t mem_free_tail;		/* the free ring's next slot to read */
 	uint64_t mem_free_wait;		/* since when its slot is taken but not filled */
 	uint64_t mem_ring_lost;		/* frees whose writer never filled their slot */
@@ -1105,6 +1108,27 @@ static void close_events(struct recorder *r)
 	r->fds = NULL;
 	r->rings = NULL;
 	r->nr_fds = r->alloc_fds = 0;
+}
+
+/* This process's CPU time so far, all threads */
+static uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Thread t's CPU time so far */
+static uint64_t thread_cpu_ns(pthread_t t)
+{
+	struct timespec ts;
+	clockid_t c;
+
+	if (pthread_getcpuclockid(t, &c) || clock_gettime(c, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int write_attrs(struct recorder *r)
@@ -2523,6 +2547,11 @@ static void write_meta(struct recorder *r)
 				 (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull);
 			meta_add(&sb, "record_cpu_ns", num);
 		}
+		if (r->run_cpu_ns) {
+			/* the same while the workload ran, the kernel symbols' load left out */
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)r->run_cpu_ns);
+			meta_add(&sb, "record_run_cpu_ns", num);
+		}
 	}
 	if (r->ru_st.samples) {
 		/* samples (with a copy) unwound incomplete behind distinct-stacks cpu-ns unwind-ns */
@@ -2968,7 +2997,7 @@ int record_run(const struct record_opts *o)
 	struct kallsyms ksyms;
 	pthread_t ksyms_thread;
 	int npfd, live_at, ksyms_started = 0, attach = o->pids != NULL, have_cmd;
-	uint64_t quit_ns = 0, last_progress = 0;
+	uint64_t quit_ns = 0, last_progress = 0, run_cpu0 = 0;
 	const char *limit = NULL;	/* the limit that ended the recording */
 	int reaped = 0, progress = !o->quiet && !o->live && isatty(STDERR_FILENO);
 	int *target_fd = NULL, targets_left = 0;
@@ -3122,6 +3151,7 @@ int record_run(const struct record_opts *o)
 
 	if (!r->ev[0].attr.exclude_kernel)
 		ksyms_started = !pthread_create(&ksyms_thread, NULL, kallsyms_load, &ksyms);
+	run_cpu0 = process_cpu_ns();
 
 	npfd = r->nr_cpus + 2 + r->nr_targets;
 	live_at = npfd;
@@ -3276,6 +3306,13 @@ int record_run(const struct record_opts *o)
 	/* the samples out first: what follows is side-band, and STATS ends the file */
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
 		r->write_failed = 1;
+	r->run_cpu_ns = process_cpu_ns() - run_cpu0;
+	if (ksyms_started) {
+		/* a fixed cost, read beside the workload: not the samples' */
+		uint64_t k = thread_cpu_ns(ksyms_thread);
+
+		r->run_cpu_ns = r->run_cpu_ns > k ? r->run_cpu_ns - k : 0;
+	}
 
 	write_build_ids(r);
 	write_vdso(r);
