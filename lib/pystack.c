@@ -241,7 +241,7 @@ static void add_chain(struct pystacks *ps, const void *data, size_t len)
 		b = &ps->chains[r.base - 1];
 	}
 	ps->own_frames += own;
-	ALLOC_GROW(ps->frames, ps->nr_frames + r.nr, ps->alloc_frames);
+	ALLOC_GROW(ps->frames, ps->nr_frames + r.nr + 1, ps->alloc_frames);	/* (+1: never NULL) */
 	memcpy(ps->frames + ps->nr_frames, (const char *)data + sizeof(r),
 	       own * sizeof(struct dlp_pyframe));
 	if (b)
@@ -287,7 +287,7 @@ static void add_stack(struct pystacks *ps, const void *data, size_t len)
 	ps->own_frames += own;
 	/* its own frames, then the root side of the thread's previous stack, built after
 	 * the stored ones: kept there only when no stored stack has the same frames */
-	ALLOC_GROW(ps->frames, ps->nr_frames + r.nr, ps->alloc_frames);
+	ALLOC_GROW(ps->frames, ps->nr_frames + r.nr + 1, ps->alloc_frames);	/* (+1: never NULL) */
 	memcpy(ps->frames + ps->nr_frames, (const char *)data + sizeof(r),
 	       own * sizeof(struct dlp_pyframe));
 	memcpy(ps->frames + ps->nr_frames + own, ps->frames + pv->first + (pv->nr - r.same),
