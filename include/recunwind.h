@@ -50,15 +50,21 @@ struct recunw_py {
 	uint32_t pid, tid;
 	uint64_t time;
 };
-/* A PERF_RECORD_SAMPLE with its Python stack (py) */
+/* flags of a sample: RECUNW_WAIT, never written as it came for the thread being behind
+ * (the queue waits instead, past its hard cap): an allocation sample, whose thread waits
+ * for record's drain (memevent.h), so that record sets the pace, not the copies written
+ * raw (at --mem-sample 1 those made 292 MB in 8 s of the CNN, and their deflate most of
+ * record's 52 s of CPU) */
+#define RECUNW_WAIT	1u
+/* A PERF_RECORD_SAMPLE with its Python stack (py, or NULL) */
 int recunw_add_sample(struct recunw *ru, const struct perf_event_header *rec,
-		      const struct recunw_py *py);
+		      const struct recunw_py *py, unsigned flags);
 /* A PERF_RECORD_SAMPLE whose user stack copy is cut to keep bytes (dyn its new
  * dyn_size): head_len bytes of rec up to its stack size word, then the first keep bytes
  * of the copy, assembled in the queue (one copy, not two); py: its Python stack, or
- * NULL. */
+ * NULL; flags: RECUNW_*. */
 int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_t head_len,
-		   uint64_t keep, uint64_t dyn, const struct recunw_py *py);
+		   uint64_t keep, uint64_t dyn, const struct recunw_py *py, unsigned flags);
 /* Hand what was added so far to the thread (call after each drain of the rings;
  * recunw_add() hands over on its own past a few MiB). */
 void recunw_kick(struct recunw *ru);

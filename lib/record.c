@@ -1773,6 +1773,7 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 	/* the sample's Python stack read as it was taken, when its own record names it */
 	struct recunw_py py = { 0 };
 	uint32_t *want_chain = r->ru ? &py.chain : NULL;
+	unsigned unw_flags = 0;		/* RECUNW_* */
 
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
@@ -1787,6 +1788,8 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 		r->samples++;
 		if (ev && ev->mem)
 			note_mem_sample(r, ev, (const void *)p);
+		if (ev && ev->mem == MEM_EV_ALLOC && r->ru)
+			unw_flags = RECUNW_WAIT;	/* its thread waits for us: unwound */
 		/* not for a switch-out, nor a free (no stack worth the name) */
 		if (r->py && ev && !ev->off_cpu && ev->mem != MEM_EV_FREE) {
 			/* IDENTIFIER IP PID/TID TIME: read its thread's Python stack now */
@@ -1910,9 +1913,9 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 	}
 	if (rec->type == PERF_RECORD_SAMPLE && r->cut_head)
 		recunw_add_cut(r->ru, rec, r->cut_head, r->cut_keep, r->cut_dyn,
-			       py.chain ? &py : NULL);
-	else if (py.chain)
-		recunw_add_sample(r->ru, rec, &py);
+			       py.chain ? &py : NULL, unw_flags);
+	else if (py.chain || unw_flags)
+		recunw_add_sample(r->ru, rec, py.chain ? &py : NULL, unw_flags);
 	else
 		rec_put(r, DLP_REC_PERF, rec, rec->size, NULL, 0);
 	return 0;

@@ -575,8 +575,10 @@ void recunw_kick(struct recunw *ru)
 
 /* A sample is queued to be unwound, or as it is when the thread is behind: what waited
  * at the last hand-over, and what waits here, past the soft cap */
-static uint32_t sample_kind(const struct recunw *ru)
+static uint32_t sample_kind(const struct recunw *ru, unsigned flags)
 {
+	if (flags & RECUNW_WAIT)
+		return IT_PERF;
 	return ru->seen_queued + ru->pbytes >= ru->soft_cap ? IT_SAMPLE_BEHIND : IT_PERF;
 }
 
@@ -587,15 +589,16 @@ int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, con
 
 	if (type == DLP_REC_PERF && alen >= sizeof(struct perf_event_header) && !blen)
 		kind = ((const struct perf_event_header *)a)->type == PERF_RECORD_SAMPLE ?
-		       sample_kind(ru) : IT_PERF;
+		       sample_kind(ru, 0) : IT_PERF;
 	enqueue(ru, kind, type, a, alen, b, blen);
 	return 0;
 }
 
 int recunw_add_sample(struct recunw *ru, const struct perf_event_header *rec,
-		      const struct recunw_py *py)
+		      const struct recunw_py *py, unsigned flags)
 {
-	struct item *it = item_new(ru, sample_kind(ru), DLP_REC_PERF, rec, rec->size, NULL, 0);
+	struct item *it = item_new(ru, sample_kind(ru, flags), DLP_REC_PERF, rec, rec->size,
+				   NULL, 0);
 
 	if (py)
 		it->py = *py;
@@ -604,11 +607,11 @@ int recunw_add_sample(struct recunw *ru, const struct perf_event_header *rec,
 }
 
 int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_t head_len,
-		   uint64_t keep, uint64_t dyn, const struct recunw_py *py)
+		   uint64_t keep, uint64_t dyn, const struct recunw_py *py, unsigned flags)
 {
 	/* the record up to its stack's first keep bytes, then dyn_size; its size word and
 	 * header say so */
-	struct item *it = item_new(ru, sample_kind(ru), DLP_REC_PERF, rec,
+	struct item *it = item_new(ru, sample_kind(ru, flags), DLP_REC_PERF, rec,
 				   head_len + 8 + (size_t)keep, &dyn, 8);
 
 	((struct perf_event_header *)it->data)->size = (uint16_t)(head_len + 16 + keep);
