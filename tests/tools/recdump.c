@@ -226,6 +226,19 @@ static void add_ev(struct dump *d, const unsigned char *data, size_t len)
 	       (unsigned long long)ev->attr.sample_type, ev->nr_ids);
 }
 
+/* n struct dlp_pyframe at p: "CODE:UNIT[E],...", then the line's end */
+static void print_pyframes(const char *p, unsigned n)
+{
+	struct dlp_pyframe f;
+
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(&f, p + i * sizeof(f), sizeof(f));
+		printf("%s%u:%u%s", i ? "," : "", f.code, f.instr & ~DLP_PY_ENTRY,
+		       (f.instr & DLP_PY_ENTRY) ? "E" : "");
+	}
+	printf("\n");
+}
+
 static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	static const char *names[] = {
@@ -387,12 +400,7 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		printf("PYSTACK pid=%u tid=%u time=%" PRIu64 " state=%u delay=%u nr=%u same=%u frames=",
 		       r.pid, r.tid, r.time, r.state, r.delay_ns, r.nr, r.same);
 		/* the frames of its own (the rest: the thread's previous record's root side) */
-		for (unsigned i = 0; i < (unsigned)(r.nr - r.same); i++) {
-			memcpy(&f, p + sizeof(r) + i * sizeof(f), sizeof(f));
-			printf("%s%u:%u%s", i ? "," : "", f.code, f.instr & ~DLP_PY_ENTRY,
-			       (f.instr & DLP_PY_ENTRY) ? "E" : "");
-		}
-		printf("\n");
+		print_pyframes(p + sizeof(r), (unsigned)(r.nr - r.same));
 		return 0;
 	}
 	case DLP_REC_PYCHAIN: {
@@ -406,12 +414,7 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 			return 0;
 		}
 		printf("PYCHAIN id=%u base=%u nr=%u same=%u frames=", r.id, r.base, r.nr, r.same);
-		for (unsigned i = 0; i < (unsigned)(r.nr - r.same); i++) {
-			memcpy(&f, p + sizeof(r) + i * sizeof(f), sizeof(f));
-			printf("%s%u:%u%s", i ? "," : "", f.code, f.instr & ~DLP_PY_ENTRY,
-			       (f.instr & DLP_PY_ENTRY) ? "E" : "");
-		}
-		printf("\n");
+		print_pyframes(p + sizeof(r), (unsigned)(r.nr - r.same));
 		return 0;
 	}
 	case DLP_REC_STATS: {
