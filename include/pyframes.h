@@ -193,8 +193,5 @@ void pystacks_get_stats(const struct pystacks *ps, struct pystacks_stats *st);
 /* The line of code unit index instr in a CPython 3.11 line table, firstlineno-based;
  * -1 when the table says no line. */
 int py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t instr);
-/* The bytes of the table that cover code units 0..instr (the whole table when it ends
- * before), whole entries; *units gets the code units they cover. */
-size_t py311_prefix(const unsigned char *tab, size_t len, uint32_t instr, uint32_t *units);
 
 #endif

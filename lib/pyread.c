@@ -465,7 +465,7 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 	s = file_syms(pr, file);
 	if (!s->ok && !strstr(file, "libpython") && ++p->probes < PROBE_TRIES) {
 		/* a python3.X linked to its libpython, probed before the loader mapped
-		 * it (an allocation sample of record --memory, in a constructor) */
+		 * it (a sample taken while the loader ran) */
 		p->state = 0;
 		p->probe_again = mono_ns() + PROBE_EVERY_NS;
 		return;

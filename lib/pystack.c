@@ -437,37 +437,6 @@ int py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t i
 	return -1;
 }
 
-size_t py311_prefix(const unsigned char *tab, size_t len, uint32_t instr, uint32_t *units)
-{
-	size_t i = 0;
-	uint64_t addr = 0;
-
-	while (i < len && addr <= instr) {
-		unsigned char h = tab[i++];
-		unsigned code = (h >> 3) & 15;
-
-		if (!(h & 0x80))
-			break;
-		if (code == 14) {
-			svarint(tab, len, &i);
-			varint(tab, len, &i);
-			varint(tab, len, &i);
-			varint(tab, len, &i);
-		} else if (code == 13) {
-			svarint(tab, len, &i);
-		} else if (code >= 10 && code < 13) {
-			i += 2;
-		} else if (code < 10) {
-			i += 1;
-		}
-		addr += (h & 7) + 1;
-	}
-	if (i > len)
-		i = len;
-	*units = addr > UINT32_MAX ? UINT32_MAX : (uint32_t)addr;
-	return i;
-}
-
 static int line_cmp(const void *a, const void *b)
 {
 	const struct py_line *x = a, *y = b;
