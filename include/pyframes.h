@@ -146,7 +146,8 @@ size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_threa
 			size_t max, struct pywalk_info *wi);
 /* A path that names a Python interpreter (python3.11, python3, libpython3.11.so.1.0). */
 int pyreader_python_path(const char *path);
-/* Any Python process seen so far (record polls its rings more often then). */
+/* How many processes were found to be Python so far, 0: none (record polls its rings
+ * more often then). */
 int pyreader_active(const struct pyreader *pr);
 
 struct pyreader_stats {

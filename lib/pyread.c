@@ -285,7 +285,7 @@ void pyreader_exec(struct pyreader *pr, uint32_t pid)
 
 int pyreader_active(const struct pyreader *pr)
 {
-	return pr && pr->active;
+	return pr ? pr->active : 0;
 }
 
 /* The interpreter's symbols in PATH (its .dynsym), cached per file. */
@@ -512,7 +512,7 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 	p->str_type = s->str_type ? s->str_type + bias : 0;
 	p->version = ver;
 	p->state = 1;
-	pr->active = 1;
+	pr->active++;
 }
 
 /* Thread states of the process by native thread id.  A thread may have more than one:

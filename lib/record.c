@@ -250,6 +250,12 @@ struct recorder {
 	struct pb_proc *pb_procs;	/* when each Python process's threads were last listed */
 	size_t nr_pb_procs, alloc_pb_procs;
 	uint64_t pb_unmatched;		/* samples whose chain never came */
+	uint64_t pb_join_after;		/* a chain this long after its sample's time is its */
+	/* a Python process found: its rings read every PY_POLL_MS until one of its threads
+	 * is listed for the kernel (its first samples, taken before the interpreter made
+	 * its thread state, list none: 100 ms of samples were then read from outside) */
+	int py_seen;
+	uint64_t py_fast_until;
 	int pb_hot;			/* the last join met code objects not read before */
 	struct py_pub *py_pub;		/* Python processes and their mem_shared.py entries */
 	size_t nr_py_pub, alloc_py_pub;
@@ -1472,8 +1478,11 @@ static void py_unpublish(struct recorder *r, uint32_t pid)
 #define PB_LIST_NS	10000000ull	/* a process's threads listed at most this often */
 #define PB_JOIN_NS	50000ull	/* a chain and its sample are this close at most (the
 					   program runs right after the sample's time is taken:
-					   measured 0.1-0.4 us) */
+					   measured 0.1-0.4 us; in 1 sample of ~3,000, on this
+					   VM guest, 51-52 us after: pb_join_after) */
+#define PB_JOIN_MAX_NS	1000000ull	/* ... after it, at most (half a period, below) */
 #define PB_TURNS	3		/* drains a sample or a chain waits for the other */
+#define PB_FAST_NS	2000000000ull	/* a new Python process's quick reads, at most */
 #define PB_GONE		((void *)1)
 
 /* Put pid's Python threads in the program's map (at most every PB_LIST_NS). */
@@ -1509,8 +1518,12 @@ static void pb_list(struct recorder *r, uint32_t pid)
 
 		if ((uintptr_t)u64map_get(&r->pb_tids, th[i].tid) > 1)
 			continue;
-		if (!pybpf_set_thread(r->pb, th[i].tid, &t))
-			u64map_put(&r->pb_tids, th[i].tid, (void *)(uintptr_t)now);
+		/* read from the first sample after its entry is in the map (a sample taken
+		 * between `now` and the update had no chain: one a run, counted as lost) */
+		if (!pybpf_set_thread(r->pb, th[i].tid, &t)) {
+			u64map_put(&r->pb_tids, th[i].tid, (void *)(uintptr_t)now_ns());
+			r->py_fast_until = 0;
+		}
 	}
 }
 
@@ -1586,12 +1599,14 @@ static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
 		}
 		break;
 	}
+	/* a chain after the sample: the program ran late (a guest's CPU held up in the
+	 * sample's interrupt): up to half the sampling period after it */
 	for (size_t k = lo; k < r->nr_pb_chains && r->pb_chains[k].tid == tid; k++) {
 		struct pb_chain *c = &r->pb_chains[k];
 
 		if (!c->chain)
 			continue;
-		if (c->time - time < best_d)
+		if (c->time - time < best_d || (!best && c->time - time <= r->pb_join_after))
 			best = c;
 		break;
 	}
@@ -1688,9 +1703,24 @@ static void pb_match(struct recorder *r, int last)
  * outside, and late: said once. */
 static void pb_attach(struct recorder *r, int base)
 {
+	r->pb_join_after = PB_JOIN_MAX_NS;
 	for (int e = 0; r->pb && e < r->nr_ev; e++) {
+		const struct perf_event_attr *a = &r->ev[e].attr;
+		uint64_t period = 0;
+
 		if (r->ev[e].off_cpu || r->ev[e].mem)
 			continue;
+		/* a thread's samples of this event come a period apart at least (a clock's
+		 * period is in ns; other events' nominal rate, with -F) */
+		if (a->freq && a->sample_freq)
+			period = 1000000000ull / a->sample_freq;
+		else if (a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CPU_CLOCK ||
+							   a->config == PERF_COUNT_SW_TASK_CLOCK))
+			period = a->sample_period;
+		if (!period)
+			r->pb_join_after = PB_JOIN_NS;	/* unknown: only the close ones */
+		else if (period / 2 < r->pb_join_after)
+			r->pb_join_after = period / 2 > PB_JOIN_NS ? period / 2 : PB_JOIN_NS;
 		for (int c = 0; c < r->nr_cpus; c++) {
 			int ret = pybpf_attach(r->pb, r->fds[base + e * r->nr_cpus + c]);
 
@@ -3189,9 +3219,14 @@ int record_run(const struct record_opts *o)
 
 		/* a Python process: its stacks are read as soon as the sample is in; when the
 		 * kernel reads them (pybpf.h), only their code objects are, while new ones
-		 * come, and until the first Python process is seen (its threads are listed
-		 * for the kernel then: until then they are read from outside) */
-		soon = r->pb ? r->pb_hot || (r->py_wakeup && !pyreader_active(r->py)) :
+		 * come, and until the first Python process is seen and a new one's threads
+		 * are listed for the kernel (until then they are read from outside) */
+		if (r->pb && pyreader_active(r->py) != r->py_seen) {
+			r->py_seen = pyreader_active(r->py);
+			r->py_fast_until = now_ns() + PB_FAST_NS;
+		}
+		soon = r->pb ? r->pb_hot || (r->py_wakeup && !r->py_seen) ||
+			       (r->py_fast_until && now_ns() < r->py_fast_until) :
 			       pyreader_active(r->py);
 		if (poll(pfd, (nfds_t)npfd, soon ? PY_POLL_MS : POLL_MS) < 0 &&
 		    errno != EINTR) {

@@ -30,6 +30,14 @@ test_expect_success 'the main thread in the training loop: >= 93% of samples wit
 	awk -v p="$pct" "BEGIN { exit !(p >= 93) }"
 '
 
+test_expect_success 'where the kernel reads them, a few stacks at most read from outside (a new process is listed at once)' '
+	if grep -q "read in the kernel at the sample" err; then
+		out=$(sed -n "s/.*; \([0-9]*\) read from outside.*/\1/p" err) &&
+		echo "read from outside: ${out:-0}" &&
+		test "${out:-0}" -le 10
+	fi
+'
+
 test_expect_success 'module forwards and the training step above the operators' '
 	"$DLPROF" fold -i tt.data --no-comm >tt.fold &&
 	for f in "Sequential.forward (container.py:" "Conv2d.forward (conv.py:" \
