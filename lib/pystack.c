@@ -29,6 +29,7 @@ struct pyst {
 	uint32_t first;		/* index into frames */
 	uint16_t nr;
 	uint8_t state;
+	uint8_t exact;		/* read as the sample was taken (DLP_PYSTACK_OWN, _KERNEL) */
 };
 
 /* a DLP_REC_PYCHAIN: its frames in frames[] */
@@ -304,6 +305,7 @@ store:
 	s->tid = r.tid;
 	s->nr = r.nr;
 	s->state = r.state;
+	s->exact = !!(r.flags & (DLP_PYSTACK_OWN | DLP_PYSTACK_KERNEL));
 	s->first = (uint32_t)first;
 	if (pv) {
 		pv->first = s->first;
@@ -523,7 +525,7 @@ int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t tim
 	if (chain && chain <= ps->nr_chains) {
 		/* read as the sample was taken: the chain its record names */
 		one = (struct pyst){ time, pid, tid, ps->chains[chain - 1].first,
-				     ps->chains[chain - 1].nr, DLP_PY_TRUSTED };
+				     ps->chains[chain - 1].nr, DLP_PY_TRUSTED, 1 };
 		s = &one;
 	}
 	if (!s || !s->nr || (s->state != DLP_PY_TRUSTED && s->state != DLP_PY_UNCHECKED))
@@ -536,6 +538,15 @@ int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t tim
 			seg_start[nseg++] = i + 1;
 	for (i = 0; i < *nr; i++)
 		evals += is_eval(ps, &fr[i]);
+	if (!evals && !complete && s->exact) {
+		/* a native stack that stopped short of the interpreter (frame pointers:
+		 * Debian's python3.11 keeps none), with a Python stack read at its instant:
+		 * the Python frames go on its root side, where they ran */
+		for (i = 0; i < s->nr && *nr < max; i++)
+			py_frame(ps, &pf[i], &fr[(*nr)++]);
+		ps->stats.merged++;
+		return 1;
+	}
 	if (!evals || evals > nseg || (evals < nseg && complete)) {
 		ps->stats.mismatched++;
 		return -1;

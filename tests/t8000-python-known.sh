@@ -73,6 +73,15 @@ test_expect_success 'samples kept as they came (unwinder behind) keep their Pyth
 	/usr/bin/python3 "$SRC/tools/py-known-check.py" shares kb.fold kb.json
 '
 
+test_expect_success 'frame pointers (no eval loop in the native stacks): stacks read at the sample go root-side' '
+	"$DLPROF" record --call-graph fp -o kf.data -- /usr/bin/python3 "$W" 2 kf.json 2>kf.err &&
+	if grep -q "read in the kernel at the sample" kf.err; then
+		"$DLPROF" fold -i kf.data >kf.fold &&
+		grep -q "^python3;<module> (py_known\.py:[0-9]*);main (py_known\.py:[0-9]*);work_a (py_known\.py:[0-9]*);" kf.fold &&
+		/usr/bin/python3 "$SRC/tools/py-known-check.py" shares kf.fold kf.json
+	fi
+'
+
 if test_have PROTOC; then
 	test_expect_success 'pprof: Python functions with their file, lines as Line.line' '
 		"$DLPROF" pprof -i kn.data -o kn.pb.gz 2>/dev/null &&
