@@ -56,6 +56,7 @@ struct dump {
 	unsigned ustack, ustack_frames;	/* the USAMPLE being printed */
 	int ustack_args;		/* ... holds the four argument registers only */
 	uint32_t py_chain;		/* ... names its Python stack (0: none) */
+	int quiet;			/* --sizes: the events parsed, not printed */
 	int py_own;			/* ... read by the allocating thread */
 };
 
@@ -221,9 +222,10 @@ static void add_ev(struct dump *d, const unsigned char *data, size_t len)
 	ev->ids = xcalloc(ar.nr_ids + 1, 8);
 	memcpy(ev->ids, data + sizeof(ar) + ar.attr_size, (size_t)ar.nr_ids * 8);
 	d->ev[d->nr++] = ev;
-	printf("ATTR name=%s type=%u config=%llu sample_type=0x%llx ids=%zu\n", ev->name,
-	       ev->attr.type, (unsigned long long)ev->attr.config,
-	       (unsigned long long)ev->attr.sample_type, ev->nr_ids);
+	if (!d->quiet)
+		printf("ATTR name=%s type=%u config=%llu sample_type=0x%llx ids=%zu\n",
+		       ev->name, ev->attr.type, (unsigned long long)ev->attr.config,
+		       (unsigned long long)ev->attr.sample_type, ev->nr_ids);
 }
 
 /* n struct dlp_pyframe at p: "CODE:UNIT[E],...", then the line's end */
@@ -468,17 +470,19 @@ static int sizes_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	const unsigned char *p = data;
 	size_t i;
 
-	snprintf(name, sizeof(name), "TYPE%u", type);
-	if (type == DLP_REC_PYCODE)
-		snprintf(name, sizeof(name), "PYCODE");
-	else if (type == DLP_REC_PYSTACK)
-		snprintf(name, sizeof(name), "PYSTACK");
-	else if (type == DLP_REC_PYCHAIN)
-		snprintf(name, sizeof(name), "PYCHAIN");
-	else if (type == DLP_REC_STACK)
-		snprintf(name, sizeof(name), "STACK");
-	else if (type == DLP_REC_MEMFREE)
-		snprintf(name, sizeof(name), "MEMFREE");
+	static const char *const kinds_named[DLP_REC_MAX] = {
+		[DLP_REC_ATTR] = "ATTR", [DLP_REC_META] = "META", [DLP_REC_BUILDID] = "BUILDID",
+		[DLP_REC_KSYMS] = "KSYMS", [DLP_REC_JITMAP] = "JITMAP",
+		[DLP_REC_JITDUMP] = "JITDUMP", [DLP_REC_ITT] = "ITT", [DLP_REC_STATS] = "STATS",
+		[DLP_REC_FILE] = "FILE", [DLP_REC_PYCODE] = "PYCODE", [DLP_REC_PYSTACK] = "PYSTACK",
+		[DLP_REC_STACK] = "STACK", [DLP_REC_PROC] = "PROC", [DLP_REC_MEMFREE] = "MEMFREE",
+		[DLP_REC_PYCHAIN] = "PYCHAIN",
+	};
+
+	if (type < DLP_REC_MAX && kinds_named[type])
+		snprintf(name, sizeof(name), "%s", kinds_named[type]);
+	else
+		snprintf(name, sizeof(name), "TYPE%u", type);
 	if (type == DLP_REC_ATTR)
 		add_ev(d, data, len);	/* the events, to name the samples by */
 	if ((type == DLP_REC_PERF && len >= 8) ||
@@ -497,7 +501,19 @@ static int sizes_cb(void *ctx, uint32_t type, const void *data, size_t len)
 				 type == DLP_REC_PERF ? "SAMPLE" : "USAMPLE",
 				 ev ? ev->name : "?");
 		} else {
-			snprintf(name, sizeof(name), "PERF%u", ptype);
+			static const char *const perf_named[] = {
+				[PERF_RECORD_MMAP] = "MMAP", [PERF_RECORD_LOST] = "LOST",
+				[PERF_RECORD_COMM] = "COMM", [PERF_RECORD_EXIT] = "EXIT",
+				[PERF_RECORD_THROTTLE] = "THROTTLE", [PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
+				[PERF_RECORD_FORK] = "FORK", [PERF_RECORD_MMAP2] = "MMAP2",
+				[PERF_RECORD_SWITCH] = "SWITCH", [PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+				[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
+			};
+
+			if (ptype < ARRAY_SIZE(perf_named) && perf_named[ptype])
+				snprintf(name, sizeof(name), "PERF %s", perf_named[ptype]);
+			else
+				snprintf(name, sizeof(name), "PERF%u", ptype);
 		}
 	}
 	for (i = 0; i < nr_kinds && strcmp(kinds[i].name, name); i++)
@@ -524,6 +540,7 @@ static int sizes(const char *path)
 	int ret;
 
 	memset(&d, 0, sizeof(d));
+	d.quiet = 1;
 	ret = recfile_read(path, sizes_cb, &d, &info);
 	for (size_t i = 0; i < nr_kinds; i++) {
 		kind_feed(&kinds[i], NULL, 0, 1);
