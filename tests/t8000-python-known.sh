@@ -60,6 +60,22 @@ assert h[\"thread_samples\"] > 1000 and h[\"merged\"] >= 0.9 * h[\"thread_sample
 	EOF
 '
 
+test_expect_success 'read in the kernel, the Python records are a small part of the file (recdump --sizes)' '
+	"$BUILD/tests/recdump" --sizes kn.data >sizes && cat sizes &&
+	if ! grep -q "read in the kernel at the sample" rec.err; then exit 0; fi &&
+	/usr/bin/python3 - <<-\EOF
+	import re
+	kinds = {m.group(1): int(m.group(2)) for m in
+	         re.finditer(r"^(\S+(?: \S+)?) count=\d+ raw=\d+ deflated=(\d+)$",
+	                     open("sizes").read(), re.M)}
+	total = int(re.search(r"^ALL raw=\d+ deflated=(\d+)$", open("sizes").read(), re.M).group(1))
+	py = sum(v for k, v in kinds.items() if k in ("PYCODE", "PYCHAIN", "PYSTACK"))
+	print("Python records: %d of %d bytes deflated (%.1f%%)" % (py, total, 100.0 * py / total))
+	# a record per sample (time, frames) and whole line tables made it 40% and more
+	assert kinds.get("PYCODE") and py < 0.2 * total
+	EOF
+'
+
 test_expect_success 'samples kept as they came (unwinder behind) keep their Python stacks' '
 	DLPROF_TEST_UNWIND_BEHIND=1 "$DLPROF" record -o kb.data -- /usr/bin/python3 "$W" 2 kb.json \
 		2>kb.err &&
