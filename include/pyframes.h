@@ -6,7 +6,9 @@
  * allocating thread, memevent.h) and written once per distinct chain (DLP_REC_PYCHAIN),
  * which the sample's record names; where that cannot be, dlprof record reads it from
  * outside (process_vm_readv) right after the sample, checks it against the sample's own
- * stack copy, and writes a DLP_REC_PYSTACK record.  Each code object the chains name is
+ * stack copy, and writes it as a chain too (or a DLP_REC_PYSTACK record, with its time
+ * and delay, where the samples are written as they come, and for a stack moved on or
+ * unreadable).  Each code object the chains name is
  * written once, as a DLP_REC_PYCODE record (qualified name, file, first line), with the
  * line of each of its instructions the samples ran.
  *
@@ -106,11 +108,20 @@ struct pyreader *pyreader_new(pyreader_emit_fn *emit, void *ctx);
 void pyreader_free(struct pyreader *pr);
 /* The process exec'd: what was known of it goes. */
 void pyreader_exec(struct pyreader *pr, uint32_t pid);
+/* A stack read after its sample, written once as a chain (DLP_REC_PYCHAIN) for the
+ * sample's own record to name: its id (0: none, a DLP_REC_PYSTACK was written), and how
+ * it was read (DLP_PY_TRUSTED or DLP_PY_UNCHECKED, the delay). */
+struct pychain_ref {
+	uint32_t chain;
+	uint8_t state;
+	uint32_t delay_ns;
+};
 /* One sample of thread tid: read its Python stack when pid is a CPython 3.11-3.13 process
  * (stack/len/sp: the sample's user stack copy, NULL without one).  Returns 1 when the
- * process is Python (a record was written), 0 when not. */
+ * process is Python (a record was written), 0 when not.  With ref, a stack read (checked
+ * or not) is named by the sample's record (ref->chain), not written as a PYSTACK. */
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
-		    const unsigned char *stack, size_t len, uint64_t sp);
+		    const unsigned char *stack, size_t len, uint64_t sp, struct pychain_ref *ref);
 /* The same for a chain of interpreter frames read at the sample, by the thread itself
  * (memevent.h) or in the kernel (pybpf.h): pairs of code address | MEM_PY_* flags,
  * instruction pointer, innermost first; flags: DLP_PYSTACK_*.  chain NULL: its reads
@@ -156,6 +167,9 @@ struct pyreader_stats {
 	uint64_t kernel;	/* of the trusted: read in the kernel at the sample */
 	uint64_t codes;
 	uint64_t delay_sum_ns, delay_max_ns;
+	/* of the samples read from outside, those named by their sample's record (their
+	 * delays are not in the file but in META python_late: count, sum, max) */
+	uint64_t late_named, late_delay_sum_ns, late_delay_max_ns;
 };
 void pyreader_get_stats(const struct pyreader *pr, struct pyreader_stats *st);
 
@@ -169,18 +183,23 @@ void pystacks_free(struct pystacks *ps);
  * ignored. */
 void pystacks_add(struct pystacks *ps, uint32_t type, const void *data, size_t len);
 /* A sample whose own record names its chain (dlp_sample.pychain): counted among the
- * stacks read (flags: DLP_PYSTACK_*). */
-void pystacks_count_chain(struct pystacks *ps, unsigned flags);
+ * stacks read (flags: DLP_PYSTACK_*, state: DLP_PY_TRUSTED or _UNCHECKED). */
+void pystacks_count_chain(struct pystacks *ps, unsigned flags, unsigned state);
+/* META python_late ("COUNT SUM MAX"): the delays of the stacks read from outside that
+ * their samples name. */
+void pystacks_late_delays(struct pystacks *ps, const char *value);
 /* Pass 1 is over: index the stacks. */
 void pystacks_finish(struct pystacks *ps);
 int pystacks_any(const struct pystacks *ps);
 /* Replace each _PyEval_EvalFrameDefault frame of the sample's stack (leaf first, nr in
  * *nr, room for max) by the Python frames it ran: chain's (dlp_sample.pychain), else
- * those of the DLP_REC_PYSTACK of (pid, tid, time).  Returns 1 merged, 0 no Python stack
+ * those of the DLP_REC_PYSTACK of (pid, tid, time); chain_exact: it was read as the
+ * sample was taken.  Returns 1 merged, 0 no Python stack
  * for the sample (or not trusted: left native), -1 the Python and native stacks did not
  * match (left native). */
 int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time,
-		   uint32_t chain, struct frame *fr, size_t *nr, size_t max, int complete);
+		   uint32_t chain, int chain_exact, struct frame *fr, size_t *nr, size_t max,
+		   int complete);
 
 struct pystacks_stats {
 	uint64_t records, trusted, unchecked, moved, failed;	/* of the recording */

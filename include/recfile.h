@@ -123,6 +123,9 @@ struct dlp_usample_rec {
 					   leaves far fewer distinct stacks to store */
 #define DLP_USAMPLE_PY_OWN (1u << 3)	/* its stack's Python stack (DLP_STACK_PY) was read by
 					   the allocating thread, not in the kernel */
+#define DLP_USAMPLE_PY_LATE (1u << 4)	/* ... read from outside after the sample (the delays:
+					   META python_late) */
+#define DLP_USAMPLE_PY_UNCHECKED (1u << 5) /* ... and not checked against its stack copy */
 
 /* DLP_REC_MEMFREE payload: len / sizeof(struct dlp_memfree) of these, in the order the
  * free ring gave them (not sorted by time). */

@@ -46,9 +46,12 @@ int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, con
  * the sample's DLP_REC_STACK names with its native stack (DLP_STACK_PY); a sample written as it
  * came gets a DLP_REC_PYSTACK naming the chain after it (pid, tid, time: the sample's). */
 struct recunw_py {
-	uint32_t chain, flags;	/* chain id (0: none), DLP_PYSTACK_* */
+	uint32_t chain, flags;	/* chain id (0: none), DLP_PYSTACK_* (none: read after the
+				   sample, from outside) */
 	uint32_t pid, tid;
 	uint64_t time;
+	uint8_t state;		/* DLP_PY_TRUSTED or DLP_PY_UNCHECKED (not checked against
+				   the sample's stack copy) */
 };
 /* flags of a sample: RECUNW_WAIT, never written as it came for the thread being behind
  * (the queue waits instead, past its hard cap): an allocation sample, whose thread waits

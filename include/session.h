@@ -43,7 +43,8 @@ struct dlp_sample {
 	const uint8_t *ustack_scanned;	/* bit i: frame i found by a stack scan */
 	/* its Python stack read as it was taken (DLP_STACK_PY), pychain 0: none */
 	uint32_t pychain;		/* a DLP_REC_PYCHAIN's id */
-	uint32_t pyflags;		/* DLP_PYSTACK_* */
+	uint32_t pyflags;		/* DLP_PYSTACK_* (none: read from outside, later) */
+	uint32_t pystate;		/* DLP_PY_TRUSTED or DLP_PY_UNCHECKED */
 };
 
 struct dlp_mmap {

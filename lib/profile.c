@@ -102,6 +102,8 @@ static int p_meta(void *ctx, const char *key, const char *value)
 
 	if (!strcmp(key, "release"))
 		snprintf(p->release, sizeof(p->release), "%s", value);
+	else if (!strcmp(key, "python_late") && p->py)
+		pystacks_late_delays(p->py, value);
 	return p->c->meta ? p->c->meta(p->c->ctx, key, value) : 0;
 }
 
@@ -432,7 +434,7 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 	p->st->samples++;
 	p->st->period_total += s->period;
 	if (p->py && s->pychain)
-		pystacks_count_chain(p->py, s->pyflags);
+		pystacks_count_chain(p->py, s->pyflags, s->pystate);
 	if (!p->st->first_time || s->time < p->st->first_time)
 		p->st->first_time = s->time;
 	if (s->time > p->st->last_time)
@@ -519,8 +521,9 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 		complete = 0;
 	if (p->py && nf) {
 		/* the eval loops' frames become the Python functions they ran */
-		if (pystacks_merge(p->py, s->pid, s->tid, s->time, s->pychain, fr, &nf, max,
-				   complete) > 0)
+		if (pystacks_merge(p->py, s->pid, s->tid, s->time, s->pychain,
+				   !!(s->pyflags & (DLP_PYSTACK_OWN | DLP_PYSTACK_KERNEL)), fr, &nf,
+				   max, complete) > 0)
 			p->st->python++;
 		if (p->opts->max_depth && nf > p->opts->max_depth)
 			nf = p->opts->max_depth;

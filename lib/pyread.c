@@ -948,7 +948,7 @@ static uint32_t put_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, size_
 }
 
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
-		    const unsigned char *stack, size_t len, uint64_t sp)
+		    const unsigned char *stack, size_t len, uint64_t sp, struct pychain_ref *ref)
 {
 	struct pyproc *p = get_proc(pr, pid);
 	struct dlp_pystack_rec rec;
@@ -960,6 +960,8 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 	int v313, entry_at = 0;
 	const struct pylayout *lay;
 
+	if (ref)
+		ref->chain = 0;
 	if (!p->state)
 		probe(pr, p);
 	if (p->state != 1)
@@ -1086,6 +1088,19 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 out:
 	if (rec.state == DLP_PY_FAILED || !cur)
 		n = 0;
+	if (ref && (rec.state == DLP_PY_TRUSTED || rec.state == DLP_PY_UNCHECKED)) {
+		/* named by its sample's record; the delays, summed, go in META */
+		rec.nr = (uint16_t)n;
+		count_stack(pr, &rec);
+		pr->st.late_named++;
+		pr->st.late_delay_sum_ns += rec.delay_ns;
+		if (rec.delay_ns > pr->st.late_delay_max_ns)
+			pr->st.late_delay_max_ns = rec.delay_ns;
+		ref->chain = put_chain(pr, pid, tid, n);
+		ref->state = rec.state;
+		ref->delay_ns = rec.delay_ns;
+		return 1;
+	}
 	put_stack(pr, &rec, n);
 	return 1;
 }

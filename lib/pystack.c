@@ -1,4 +1,5 @@
 /* pystack.c - the recorded Python stacks (pyframes.h), merged into the native stacks. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,9 +325,20 @@ void pystacks_add(struct pystacks *ps, uint32_t type, const void *data, size_t l
 		add_chain(ps, data, len);
 }
 
-void pystacks_count_chain(struct pystacks *ps, unsigned flags)
+void pystacks_count_chain(struct pystacks *ps, unsigned flags, unsigned state)
 {
-	count_stack(ps, DLP_PY_TRUSTED, (uint8_t)flags, 0);
+	count_stack(ps, (uint8_t)state, (uint8_t)flags, 0);
+}
+
+void pystacks_late_delays(struct pystacks *ps, const char *value)
+{
+	unsigned long long n, sum, max;
+
+	if (sscanf(value, "%llu %llu %llu", &n, &sum, &max) != 3)
+		return;
+	ps->stats.delay_sum_ns += sum;
+	if (max > ps->stats.delay_max_ns)
+		ps->stats.delay_max_ns = max;
 }
 
 static int cmp_st(const void *a, const void *b)
@@ -514,7 +526,8 @@ static int is_eval(const struct pystacks *ps, const struct frame *f)
 }
 
 int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time,
-		   uint32_t chain, struct frame *fr, size_t *nr, size_t max, int complete)
+		   uint32_t chain, int chain_exact, struct frame *fr, size_t *nr, size_t max,
+		   int complete)
 {
 	const struct pyst *s = chain ? NULL : find_st(ps, pid, tid, time);
 	struct pyst one;
@@ -525,7 +538,7 @@ int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t tim
 	if (chain && chain <= ps->nr_chains) {
 		/* read as the sample was taken: the chain its record names */
 		one = (struct pyst){ time, pid, tid, ps->chains[chain - 1].first,
-				     ps->chains[chain - 1].nr, DLP_PY_TRUSTED, 1 };
+				     ps->chains[chain - 1].nr, DLP_PY_TRUSTED, !!chain_exact };
 		s = &one;
 	}
 	if (!s || !s->nr || (s->state != DLP_PY_TRUSTED && s->state != DLP_PY_UNCHECKED))

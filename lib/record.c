@@ -1825,17 +1825,21 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			/* IDENTIFIER IP PID/TID TIME: read its thread's Python stack now */
 			uint32_t pid, tid;
 			uint64_t t;
+			struct pychain_ref ref = { 0, 0, 0 };
 
 			memcpy(&pid, p + sizeof(*rec) + 16, 4);
 			memcpy(&tid, p + sizeof(*rec) + 20, 4);
 			memcpy(&t, p + sizeof(*rec) + 24, 8);
-			py = (struct recunw_py){ 0, 0, pid, tid, t };
+			py = (struct recunw_py){ 0, 0, pid, tid, t, DLP_PY_TRUSTED };
 			if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t, want_chain))
 				py.flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
 			else if (r->pb && !ev->mem && pb_sample(r, pid, tid, t, want_chain))
 				py.flags = DLP_PYSTACK_KERNEL;	/* read in the kernel */
 			else if (pyreader_sample(r->py, pid, tid, t, r->smp_stack, r->smp_len,
-						 r->smp_sp)) {
+						 r->smp_sp, r->ru ? &ref : NULL)) {
+				/* read now, from outside */
+				py.chain = ref.chain;
+				py.state = ref.state;
 				if (r->mem_shared)
 					py_publish(r, pid);
 				if (r->pb)
@@ -2570,6 +2574,20 @@ static void write_meta(struct recorder *r)
 		meta_add(&sb, "mem_sample", n);
 	}
 	meta_add(&sb, "python", r->py ? "on" : "off");
+	if (r->py) {
+		/* the stacks read from outside that their samples name: how many, the sum
+		 * and the largest of their delays (the PYSTACK records carry their own) */
+		struct pyreader_stats ps;
+
+		pyreader_get_stats(r->py, &ps);
+		if (ps.late_named) {
+			strbuf_reset(&tmp);
+			strbuf_addf(&tmp, "%llu %llu %llu", (unsigned long long)ps.late_named,
+				    (unsigned long long)ps.late_delay_sum_ns,
+				    (unsigned long long)ps.late_delay_max_ns);
+			meta_add(&sb, "python_late", tmp.buf);
+		}
+	}
 	{
 		/* dlprof's own CPU time (all its threads), for the cost per sample */
 		struct rusage ru;

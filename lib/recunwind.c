@@ -120,7 +120,7 @@ static void put_raw(struct recunw *ru, const void *rec, size_t len, const struct
 		ps.pid = py->pid;
 		ps.tid = py->tid;
 		ps.time = py->time;
-		ps.state = DLP_PY_TRUSTED;
+		ps.state = py->state;	/* (a delay, read from outside: in META) */
 		ps.flags = (uint8_t)(py->flags | DLP_PYSTACK_CHAIN);
 		put(ru, DLP_REC_PYSTACK, &ps, sizeof(ps), &py->chain, sizeof(py->chain));
 	}
@@ -332,6 +332,9 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	ru->st.unwound++;
 	if (pychain && (ru->cur_py->flags & DLP_PYSTACK_OWN))
 		us.flags |= DLP_USAMPLE_PY_OWN;
+	else if (pychain && !(ru->cur_py->flags & DLP_PYSTACK_KERNEL))
+		us.flags |= DLP_USAMPLE_PY_LATE |
+			    (ru->cur_py->state == DLP_PY_UNCHECKED ? DLP_USAMPLE_PY_UNCHECKED : 0);
 	if (ru->keep_raw) {
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);

@@ -497,7 +497,7 @@ static int do_sideband(struct session *s, const unsigned char *rec, size_t len,
  * recording when us is not NULL (its first address the sample's IP with leaf_is_ip). */
 static int deliver_sample(struct session *s, const unsigned char *rec, size_t len,
 			  const struct ustack *us, int leaf_is_ip, uint64_t regs_mask,
-			  uint32_t pychain, uint32_t pyflags)
+			  uint32_t pychain, uint32_t usflags)
 {
 	struct dlp_sample smp;
 	struct session_info *info = s->info;
@@ -513,8 +513,14 @@ static int deliver_sample(struct session *s, const unsigned char *rec, size_t le
 		smp.ustack_scanned = us->scanned;
 		smp.ustack_complete = us->complete;
 	}
-	smp.pychain = pychain;
-	smp.pyflags = pyflags;
+	if (pychain) {
+		/* its Python stack, and who read it: the thread, the kernel, or record */
+		smp.pychain = pychain;
+		smp.pyflags = usflags & DLP_USAMPLE_PY_OWN ? DLP_PYSTACK_OWN :
+			      usflags & DLP_USAMPLE_PY_LATE ? 0 : DLP_PYSTACK_KERNEL;
+		smp.pystate = usflags & DLP_USAMPLE_PY_UNCHECKED ? DLP_PY_UNCHECKED :
+			      DLP_PY_TRUSTED;
+	}
 	if (smp.time && (!info->first_time || smp.time < info->first_time))
 		info->first_time = smp.time;
 	if (smp.time > info->last_time)
@@ -621,7 +627,7 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 	struct dlp_usample_rec h;
 	struct perf_event_header hdr;
 	uint64_t regs_mask;
-	uint32_t pychain, pyflags;
+	uint32_t pychain;
 	size_t off = sizeof(h);
 
 	if (len < sizeof(h) + sizeof(hdr))
@@ -631,9 +637,8 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len - off || !h.stack_id ||
 	    h.stack_id > s->nr_stacks)
 		return bad_record(s), 0;
-	/* its stack's Python stack, and who read it */
+	/* its stack's Python stack */
 	pychain = s->stacks[h.stack_id - 1].pychain;
-	pyflags = h.flags & DLP_USAMPLE_PY_OWN ? DLP_PYSTACK_OWN : DLP_PYSTACK_KERNEL;
 	regs_mask = h.flags & DLP_USAMPLE_ARGS_REGS ? 0x3c : 0;
 	if (h.flags & DLP_USAMPLE_LEAF_IP) {
 		/* the sample's IP, then the stored callers */
@@ -655,10 +660,10 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 			if (st->scanned[i / 8] & (1u << (i % 8)))
 				s->leaf_bits[(i + 1) / 8] |= (uint8_t)(1u << ((i + 1) % 8));
 		return deliver_sample(s, data + off, len - off, &us, 1, regs_mask, pychain,
-				      pyflags);
+				      h.flags);
 	}
 	return deliver_sample(s, data + off, len - off, &s->stacks[h.stack_id - 1], 0, regs_mask,
-			      pychain, pyflags);
+			      pychain, h.flags);
 }
 
 static void free_stacks(struct session *s)

@@ -60,9 +60,8 @@ assert h[\"thread_samples\"] > 1000 and h[\"merged\"] >= 0.9 * h[\"thread_sample
 	EOF
 '
 
-test_expect_success 'read in the kernel, the Python records are a small part of the file (recdump --sizes)' '
+test_expect_success 'the Python records are a small part of the file (recdump --sizes)' '
 	"$BUILD/tests/recdump" --sizes kn.data >sizes && cat sizes &&
-	if ! grep -q "read in the kernel at the sample" rec.err; then exit 0; fi &&
 	/usr/bin/python3 - <<-\EOF
 	import re
 	kinds = {m.group(1): int(m.group(2)) for m in

@@ -15,7 +15,8 @@
  *   PYCHAIN id=N base=ID nr=N same=N frames=CODE:UNIT[E],...
  *   PERF SAMPLE ... stack=BYTES ustack=ID frames=N   (a DLP_REC_USAMPLE: frames counts the
  *                                      sample's IP when the stored stack starts at its caller)
- *   ... pychain=ID by=kernel|thread    (a USAMPLE whose stack has a Python stack, read by)
+ *   ... pychain=ID by=kernel|thread|outside   (a USAMPLE whose stack has a Python stack,
+ *                                      read by)
  *   ... ev=NAME                        (last, when the recording has more than one event)
  *   PERF MMAP|MMAP2 pid=P tid=T time=NS start=0xX len=0xX pgoff=0xX buildid=HEX|- file=PATH
  *   PERF COMM pid=P tid=T time=NS exec=0|1 comm=NAME
@@ -57,7 +58,7 @@ struct dump {
 	int ustack_args;		/* ... holds the four argument registers only */
 	uint32_t py_chain;		/* ... names its Python stack (0: none) */
 	int quiet;			/* --sizes: the events parsed, not printed */
-	int py_own;			/* ... read by the allocating thread */
+	const char *py_by;		/* ... read by the thread, the kernel or record */
 };
 
 static uint64_t u64_at(const unsigned char *p)
@@ -140,7 +141,7 @@ static void dump_perf(struct dump *d, const unsigned char *rec, size_t len)
 		if (d->ustack)
 			printf(" ustack=%u frames=%u", d->ustack, d->ustack_frames);
 		if (d->py_chain)
-			printf(" pychain=%u by=%s", d->py_chain, d->py_own ? "thread" : "kernel");
+			printf(" pychain=%u by=%s", d->py_chain, d->py_by);
 		if (d->nr > 1 && s.evsel)
 			printf(" ev=%s", s.evsel->name);
 		putchar('\n');
@@ -304,7 +305,8 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		/* its stack's Python stack */
 		d->py_chain = us.stack_id && us.stack_id <= d->nr_stacks ?
 			      d->stack_py[us.stack_id - 1] : 0;
-		d->py_own = !!(us.flags & DLP_USAMPLE_PY_OWN);
+		d->py_by = us.flags & DLP_USAMPLE_PY_OWN ? "thread" :
+			   us.flags & DLP_USAMPLE_PY_LATE ? "outside" : "kernel";
 		dump_perf(d, (const unsigned char *)p + off, len - off);
 		d->ustack = 0;
 		d->ustack_args = 0;
