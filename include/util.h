@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -90,6 +91,8 @@ int hexval(int c);
 
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock samples carry). */
 uint64_t now_ns(void);
+/* Clock c's time in ns (CLOCK_MONOTONIC: now_ns(); a CPU-time clock: that CPU time) */
+uint64_t clock_ns(clockid_t c);
 
 /* Set by cmd/dlprof.c: "auto" decision whether stdout is a colour terminal. */
 int want_color(int fd);

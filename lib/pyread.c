@@ -251,14 +251,6 @@ static int rd64(uint32_t pid, uint64_t addr, uint64_t *v)
 	return rd(pid, addr, v, 8);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static struct pyproc *get_proc(struct pyreader *pr, uint32_t pid)
 {
 	for (size_t i = 0; i < pr->nr_procs; i++)
@@ -436,7 +428,7 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 	uint64_t bias;
 	uint32_t ver = 0;
 
-	if (p->probe_again && mono_ns() < p->probe_again)
+	if (p->probe_again && now_ns() < p->probe_again)
 		return;	/* state 0: the next sample asks again */
 	p->state = -1;
 	snprintf(mpath, sizeof(mpath), "/proc/%u/maps", p->pid);
@@ -467,7 +459,7 @@ static void probe(struct pyreader *pr, struct pyproc *p)
 		/* a python3.X linked to its libpython, probed before the loader mapped
 		 * it (a sample taken while the loader ran) */
 		p->state = 0;
-		p->probe_again = mono_ns() + PROBE_EVERY_NS;
+		p->probe_again = now_ns() + PROBE_EVERY_NS;
 		return;
 	}
 	if (!s->ok) {
@@ -968,7 +960,7 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 		return 0;
 	lay = p->lay;
 	v313 = lay->cf_current == NO_CFRAME;
-	now = mono_ns();
+	now = now_ns();
 	nts = tstates_of(p, tid, now, tss, ARRAY_SIZE(tss));
 	if (!nts)
 		return 0;	/* not a Python thread (an OpenMP worker, ...) */
@@ -1117,7 +1109,7 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 		probe(pr, p);
 	if (p->state != 1)
 		return 0;
-	now = mono_ns();
+	now = now_ns();
 	memset(&rec, 0, sizeof(rec));
 	rec.pid = pid;
 	rec.tid = tid;
@@ -1240,7 +1232,7 @@ size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_threa
 	if (p->state != 1)
 		return 0;
 	lay = p->lay;
-	walk_threads(p, mono_ns());
+	walk_threads(p, now_ns());
 	for (size_t i = 0; i < p->nr_tids && n < max; i++) {
 		size_t k;
 

@@ -1116,25 +1116,12 @@ static void close_events(struct recorder *r)
 	r->nr_fds = r->alloc_fds = 0;
 }
 
-/* This process's CPU time so far, all threads */
-static uint64_t process_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Thread t's CPU time so far */
 static uint64_t thread_cpu_ns(pthread_t t)
 {
-	struct timespec ts;
 	clockid_t c;
 
-	if (pthread_getcpuclockid(t, &c) || clock_gettime(c, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return pthread_getcpuclockid(t, &c) ? 0 : clock_ns(c);
 }
 
 static int write_attrs(struct recorder *r)
@@ -3202,7 +3189,7 @@ int record_run(const struct record_opts *o)
 
 	if (!r->ev[0].attr.exclude_kernel)
 		ksyms_started = !pthread_create(&ksyms_thread, NULL, kallsyms_load, &ksyms);
-	run_cpu0 = process_cpu_ns();
+	run_cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 
 	npfd = r->nr_cpus + 2 + r->nr_targets;
 	live_at = npfd;
@@ -3362,7 +3349,7 @@ int record_run(const struct record_opts *o)
 	/* the samples out first: what follows is side-band, and STATS ends the file */
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
 		r->write_failed = 1;
-	r->run_cpu_ns = process_cpu_ns() - run_cpu0;
+	r->run_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - run_cpu0;
 	if (ksyms_started) {
 		/* a fixed cost, read beside the workload: not the samples' */
 		uint64_t k = thread_cpu_ns(ksyms_thread);

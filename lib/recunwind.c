@@ -94,14 +94,6 @@ struct recunw {
 	struct recunw_stats st;
 };
 
-static uint64_t mono_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void put(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
 		size_t blen)
 {
@@ -305,9 +297,9 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	}
 	if (!ru->retrying)
 		ru->st.samples++;
-	t0 = mono_ns(CLOCK_MONOTONIC);
+	t0 = now_ns();
 	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
-	ru->st.unwind_ns += mono_ns(CLOCK_MONOTONIC) - t0;
+	ru->st.unwind_ns += now_ns() - t0;
 	unmapped = !complete && unwind_met_unmapped(ru->uw);
 	if (n && unmapped && !ru->retrying) {
 		/* its mmap may come later in this batch, from another cpu's ring: try again
@@ -482,7 +474,7 @@ static void *thread_main(void *arg)
 			pthread_cond_signal(&ru->space);
 	}
 	pthread_mutex_unlock(&ru->mu);
-	ru->st.cpu_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
+	ru->st.cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
 

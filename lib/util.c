@@ -321,12 +321,18 @@ int hexval(int c)
 	return -1;
 }
 
-uint64_t now_ns(void)
+uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(c, &ts) < 0)
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 int want_color(int fd)
