@@ -887,6 +887,17 @@ static void put_stack(struct pyreader *pr, struct dlp_pystack_rec *rec, size_t n
 		 (n - same) * sizeof(pr->frames[0]));
 }
 
+static uint32_t put_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, size_t n);
+
+/* The sample's stack, rec filled but for nr: n frames in pr->frames, counted and written
+ * as a chain; its id, for the sample's own record to name. */
+static uint32_t name_stack(struct pyreader *pr, struct dlp_pystack_rec *rec, size_t n)
+{
+	rec->nr = (uint16_t)n;
+	count_stack(pr, rec);
+	return put_chain(pr, rec->pid, rec->tid, n);
+}
+
 /* The id of the chain of n frames in pr->frames (thread tid's), its DLP_REC_PYCHAIN
  * written when new: the root-side frames it shares with the thread's previous chain are
  * not repeated. */
@@ -1082,13 +1093,11 @@ out:
 		n = 0;
 	if (ref && (rec.state == DLP_PY_TRUSTED || rec.state == DLP_PY_UNCHECKED)) {
 		/* named by its sample's record; the delays, summed, go in META */
-		rec.nr = (uint16_t)n;
-		count_stack(pr, &rec);
 		pr->st.late_named++;
 		pr->st.late_delay_sum_ns += rec.delay_ns;
 		if (rec.delay_ns > pr->st.late_delay_max_ns)
 			pr->st.late_delay_max_ns = rec.delay_ns;
-		ref->chain = put_chain(pr, pid, tid, n);
+		ref->chain = name_stack(pr, &rec, n);
 		ref->state = rec.state;
 		ref->delay_ns = rec.delay_ns;
 		return 1;
@@ -1148,9 +1157,7 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 			break;
 	}
 	if (chain_id) {
-		rec.nr = (uint16_t)n;
-		count_stack(pr, &rec);
-		*chain_id = put_chain(pr, pid, tid, n);
+		*chain_id = name_stack(pr, &rec, n);
 		return 1;
 	}
 	put_stack(pr, &rec, n);

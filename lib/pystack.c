@@ -536,7 +536,7 @@ int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t tim
 	struct frame *tmp;
 
 	if (chain && chain <= ps->nr_chains) {
-		/* read as the sample was taken: the chain its record names */
+		/* the chain its record names (trusted and unchecked stacks merge alike) */
 		one = (struct pyst){ time, pid, tid, ps->chains[chain - 1].first,
 				     ps->chains[chain - 1].nr, DLP_PY_TRUSTED, !!chain_exact };
 		s = &one;

@@ -414,6 +414,16 @@ static size_t class_size(unsigned cls)
 	return (size_t)1 << (cls + POOL_MIN_SHIFT);
 }
 
+static void free_items(struct item *it)
+{
+	while (it) {
+		struct item *next = it->next;
+
+		free(it);
+		it = next;
+	}
+}
+
 /* An item done with (under mu): kept for reuse while the pool is small, else freed */
 static void item_give_back(struct recunw *ru, struct item *it)
 {
@@ -693,14 +703,10 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 	if (st)
 		*st = ru->st;
 	failed = ru->write_failed;
-	for (unsigned c = 0; c < POOL_CLASSES; c++)
-		for (struct item *l[2] = { ru->ret[c], ru->pool[c] }, **p = l; p < l + 2; p++)
-			while (*p) {
-				struct item *next = (*p)->next;
-
-				free(*p);
-				*p = next;
-			}
+	for (unsigned c = 0; c < POOL_CLASSES; c++) {
+		free_items(ru->ret[c]);
+		free_items(ru->pool[c]);
+	}
 	for (size_t i = 0; i < ru->table_cap; i++)
 		free(ru->table[i].ips);
 	free(ru->table);
