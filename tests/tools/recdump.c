@@ -242,13 +242,18 @@ static void print_pyframes(const char *p, unsigned n)
 	printf("\n");
 }
 
+/* the record types' names (those printed by type alone, and --sizes) */
+static const char *const rec_names[DLP_REC_MAX] = {
+	[DLP_REC_ATTR] = "ATTR", [DLP_REC_META] = "META", [DLP_REC_BUILDID] = "BUILDID",
+	[DLP_REC_KSYMS] = "KSYMS", [DLP_REC_JITMAP] = "JITMAP", [DLP_REC_JITDUMP] = "JITDUMP",
+	[DLP_REC_ITT] = "ITT", [DLP_REC_STATS] = "STATS", [DLP_REC_FILE] = "FILE",
+	[DLP_REC_PYCODE] = "PYCODE", [DLP_REC_PYSTACK] = "PYSTACK", [DLP_REC_STACK] = "STACK",
+	[DLP_REC_USAMPLE] = "USAMPLE", [DLP_REC_PROC] = "PROC", [DLP_REC_MEMFREE] = "MEMFREE",
+	[DLP_REC_PYCHAIN] = "PYCHAIN",
+};
+
 static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 {
-	static const char *names[] = {
-		[DLP_REC_BUILDID] = "BUILDID", [DLP_REC_KSYMS] = "KSYMS",
-		[DLP_REC_JITMAP] = "JITMAP", [DLP_REC_JITDUMP] = "JITDUMP",
-		[DLP_REC_ITT] = "ITT", [DLP_REC_FILE] = "FILE",
-	};
 	struct dump *d = ctx;
 	const char *p = data, *end = p + len;
 
@@ -434,8 +439,8 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		return 0;
 	}
 	}
-	if (type < ARRAY_SIZE(names) && names[type])
-		printf("%s len=%zu\n", names[type], len);
+	if (type < DLP_REC_MAX && rec_names[type])
+		printf("%s len=%zu\n", rec_names[type], len);
 	else
 		printf("TYPE%u len=%zu\n", type, len);
 	return 0;
@@ -472,17 +477,8 @@ static int sizes_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	const unsigned char *p = data;
 	size_t i;
 
-	static const char *const kinds_named[DLP_REC_MAX] = {
-		[DLP_REC_ATTR] = "ATTR", [DLP_REC_META] = "META", [DLP_REC_BUILDID] = "BUILDID",
-		[DLP_REC_KSYMS] = "KSYMS", [DLP_REC_JITMAP] = "JITMAP",
-		[DLP_REC_JITDUMP] = "JITDUMP", [DLP_REC_ITT] = "ITT", [DLP_REC_STATS] = "STATS",
-		[DLP_REC_FILE] = "FILE", [DLP_REC_PYCODE] = "PYCODE", [DLP_REC_PYSTACK] = "PYSTACK",
-		[DLP_REC_STACK] = "STACK", [DLP_REC_PROC] = "PROC", [DLP_REC_MEMFREE] = "MEMFREE",
-		[DLP_REC_PYCHAIN] = "PYCHAIN",
-	};
-
-	if (type < DLP_REC_MAX && kinds_named[type])
-		snprintf(name, sizeof(name), "%s", kinds_named[type]);
+	if (type < DLP_REC_MAX && rec_names[type])
+		snprintf(name, sizeof(name), "%s", rec_names[type]);
 	else
 		snprintf(name, sizeof(name), "TYPE%u", type);
 	if (type == DLP_REC_ATTR)
