@@ -110,11 +110,10 @@ void pyreader_free(struct pyreader *pr);
 void pyreader_exec(struct pyreader *pr, uint32_t pid);
 /* A stack read after its sample, written once as a chain (DLP_REC_PYCHAIN) for the
  * sample's own record to name: its id (0: none, a DLP_REC_PYSTACK was written), and how
- * it was read (DLP_PY_TRUSTED or DLP_PY_UNCHECKED, the delay). */
+ * it was read (DLP_PY_TRUSTED or DLP_PY_UNCHECKED; the delays: pyreader_stats.late_*). */
 struct pychain_ref {
 	uint32_t chain;
 	uint8_t state;
-	uint32_t delay_ns;
 };
 /* One sample of thread tid: read its Python stack when pid is a CPython 3.11-3.13 process
  * (stack/len/sp: the sample's user stack copy, NULL without one).  Returns 1 when the

@@ -1099,7 +1099,6 @@ out:
 			pr->st.late_delay_max_ns = rec.delay_ns;
 		ref->chain = name_stack(pr, &rec, n);
 		ref->state = rec.state;
-		ref->delay_ns = rec.delay_ns;
 		return 1;
 	}
 	put_stack(pr, &rec, n);

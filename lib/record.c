@@ -1812,7 +1812,7 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			/* IDENTIFIER IP PID/TID TIME: read its thread's Python stack now */
 			uint32_t pid, tid;
 			uint64_t t;
-			struct pychain_ref ref = { 0, 0, 0 };
+			struct pychain_ref ref = { 0, 0 };
 
 			memcpy(&pid, p + sizeof(*rec) + 16, 4);
 			memcpy(&tid, p + sizeof(*rec) + 20, 4);
