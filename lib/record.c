@@ -1472,26 +1472,28 @@ static void py_unpublish(struct recorder *r, uint32_t pid)
 #define PB_FAST_NS	2000000000ull	/* a new Python process's quick reads, at most */
 #define PB_GONE		((void *)1)
 
+/* Process pid's entry (listed 0 when new) */
+static struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->nr_pb_procs; i++)
+		if (r->pb_procs[i].pid == pid)
+			return &r->pb_procs[i];
+	ALLOC_GROW(r->pb_procs, r->nr_pb_procs + 1, r->alloc_pb_procs);
+	r->pb_procs[r->nr_pb_procs] = (struct pb_proc){ pid, 0 };
+	return &r->pb_procs[r->nr_pb_procs++];
+}
+
 /* Put pid's Python threads in the program's map (at most every PB_LIST_NS). */
 static void pb_list(struct recorder *r, uint32_t pid)
 {
 	struct pyreader_thread th[256];
 	struct pywalk_info wi;
-	struct pb_proc *pp = NULL;
+	struct pb_proc *pp = pb_proc_of(r, pid);
 	uint64_t now = now_ns();
 	size_t n;
 
-	for (size_t i = 0; i < r->nr_pb_procs && !pp; i++)
-		if (r->pb_procs[i].pid == pid)
-			pp = &r->pb_procs[i];
-	if (!pp) {
-		ALLOC_GROW(r->pb_procs, r->nr_pb_procs + 1, r->alloc_pb_procs);
-		pp = &r->pb_procs[r->nr_pb_procs++];
-		pp->pid = pid;
-		pp->listed = 0;
-	} else if (now - pp->listed < PB_LIST_NS) {
+	if (pp->listed && now - pp->listed < PB_LIST_NS)
 		return;
-	}
 	pp->listed = now;
 	n = pyreader_threads(r->py, pid, th, ARRAY_SIZE(th), &wi);
 	for (size_t i = 0; i < n; i++) {
@@ -1877,9 +1879,7 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 				if (r->pb) {
 					/* its one thread left: its state was the image's before */
 					pb_forget(r, pid);
-					for (size_t i = 0; i < r->nr_pb_procs; i++)
-						if (r->pb_procs[i].pid == pid)
-							r->pb_procs[i].listed = 0;
+					pb_proc_of(r, pid)->listed = 0;
 				}
 			}
 			if (r->opts->memory && rec->type == PERF_RECORD_COMM &&
