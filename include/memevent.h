@@ -3,9 +3,17 @@
  * Two empty functions of the library are watched by uprobes (record.c makes them trace
  * events in tracefs and opens them as the events "mem-alloc" and "mem-free"); their
  * arguments arrive in the sample's user registers:
- *   dlprof_mem_alloc_event(addr, size, weight, kind, py, npy)
+ *   dlprof_mem_alloc_event(addr, size, weight, kind | seq << MEM_KIND_BITS, py, npy)
  *						DI SI DX CX R8 R9, with the stack copy
- *   dlprof_mem_free_event(addr, kind, len)		DI SI DX, no stack worth keeping
+ *   dlprof_mem_free_event(key, kind, len)		DI SI DX, no stack worth keeping
+ * seq: the sampled block's number, from a counter of the process's sampled allocations
+ * that starts at CLOCK_MONOTONIC when the library starts in a process image (so numbers
+ * are never reused within a pid, exec included; a fork child goes on from its parent's
+ * count).  A free names its block by key: seq | MEM_KEY_SEQ.  With every allocation
+ * sampled (DLPROF_MEM_SAMPLE=1) the library keeps no table of sampled blocks: seq is 0
+ * and a free's key is its address (the reader matches it by time and address).
+ * A sampled block's address handed out again without a free seen (freed where glibc
+ * calls itself) is freed by the library at that moment, by its key.
  * A free goes through the shared free ring below when it can (record writes those as
  * DLP_REC_MEMFREE records), through the free event when not.
  * weight: the bytes the sampled allocation stands for (size / P(sampled)); its count
@@ -97,9 +105,12 @@ struct mem_pywalk {
 struct mem_free_slot {
 	uint64_t seq;
 	uint64_t time;
-	uint64_t addr;
+	uint64_t key;		/* the block's seq | MEM_KEY_SEQ, or its address (above) */
 	uint32_t pid, tid;
 };
+#define MEM_KIND_BITS	4
+#define MEM_KIND_MASK	((1ull << MEM_KIND_BITS) - 1)
+#define MEM_KEY_SEQ	(1ull << 63)
 
 struct mem_shared {
 	uint64_t produced;

@@ -3,7 +3,8 @@
  *
  * memprof_run() reads the "mem-alloc" samples through profile_run (unwound and
  * symbolized as CPU samples are) and the "mem-free" ones as recorded, then puts them in
- * time order and matches each free to the live allocation at its address in its process.
+ * time order and matches each free to the live allocation it names in its process (by
+ * number, or by address where every allocation was recorded: memevent.h).
  * Every sampled allocation gets one attribution (attr.h), computed once from its stack
  * below the allocator: the frames of dlprof's interposer are cut down to the one the
  * workload called (malloc, posix_memalign, ...), and "self" is the first frame under the
@@ -26,7 +27,9 @@
 
 struct mem_alloc {
 	uint64_t time, free_time;	/* free_time 0: still live when its process ended */
-	uint64_t addr, size, weight;	/* weight: the bytes it stands for */
+	uint64_t key, size, weight;	/* key: the block's number | MEM_KEY_SEQ, or its
+					   address (memevent.h); weight: the bytes it
+					   stands for */
 	uint32_t pid, tid;
 	uint32_t stack;			/* memprof_text() */
 	uint32_t tag;			/* what memprof_frames_cb returned for it */

@@ -15,11 +15,13 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-#define DLP_FORMAT_VERSION 4	/* 2: chunks may be flagged side-band or samples; 3: stacks
+#define DLP_FORMAT_VERSION 5	/* 2: chunks may be flagged side-band or samples; 3: stacks
 				   unwound while recording (DLP_REC_STACK, DLP_REC_USAMPLE);
 				   4: Python stacks stored once and named by their samples
 				   (DLP_REC_PYCHAIN, DLP_STACK_PY), code objects with the
-				   lines of their instructions (DLP_PYCODE_LINES) */
+				   lines of their instructions (DLP_PYCODE_LINES); 5: record
+				   --memory's compact records (DLP_REC_MEMALLOC,
+				   DLP_REC_MEMFREES), sampled blocks named by number */
 
 enum dlp_rec_type {
 	DLP_REC_PERF	= 1,	/* raw perf record as read from the ring (perf_event_header first) */
@@ -45,6 +47,10 @@ enum dlp_rec_type {
 				   --memory) that came through the library's free ring */
 	DLP_REC_PYCHAIN = 17,	/* struct dlp_pychain_rec + frames: one Python stack, stored
 				   once, named by samples (pyframes.h) */
+	DLP_REC_MEMALLOC = 18,	/* sampled allocations unwound while recording, a batch of
+				   compact entries (memrec.h) */
+	DLP_REC_MEMFREES = 19,	/* frees of sampled blocks, a batch of compact entries
+				   (memrec.h); replaces DLP_REC_MEMFREE */
 	DLP_REC_MAX
 };
 

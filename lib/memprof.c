@@ -6,12 +6,13 @@
 
 #include "attr.h"
 #include "memevent.h"
+#include "memrec.h"
 #include "recfile.h"
 #include "rephash.h"
 #include "util.h"
 
 struct mem_free {
-	uint64_t time, addr;
+	uint64_t time, key;	/* mem_alloc.key */
 	uint32_t pid;
 };
 
@@ -203,8 +204,8 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	dx = REG(MEM_REG_DX);
 	cx = REG(MEM_REG_CX);
 #undef REG
-	if (cx == MEM_KIND_STATS || !cx || cx > MEM_KIND_MMAP)
-		return 0;
+	if ((cx & MEM_KIND_MASK) < MEM_KIND_MALLOC || (cx & MEM_KIND_MASK) > MEM_KIND_MMAP)
+		return 0;	/* (MEM_KIND_STATS: a process's totals) */
 	/* the stack below the interposer: kernel frames (none for a uprobe), then ours
 	 * down to the function the workload called */
 	while (first < nr && (frames[first].flags & FRAME_KERNEL))
@@ -223,12 +224,13 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	al = &mp->allocs[mp->nr_allocs++];
 	memset(al, 0, sizeof(*al));
 	al->time = s->time;
-	al->addr = di;
+	/* named by its number where the library gave one, else by its address */
+	al->key = cx >> MEM_KIND_BITS ? (cx >> MEM_KIND_BITS) | MEM_KEY_SEQ : di;
 	al->size = si;
 	al->weight = dx >= si ? dx : si;
 	al->pid = s->pid;
 	al->tid = s->tid;
-	al->kind = (uint8_t)cx;
+	al->kind = (uint8_t)(cx & MEM_KIND_MASK);
 	text = fold_text(mp->fold, frames + first, nr - first, comm);
 	al->stack = text_id(mp, text);
 	free(text);
@@ -265,8 +267,24 @@ static int mp_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct memprof *mp = ctx;
 
-	if (type == DLP_REC_MEMFREE) {
+	if (type == DLP_REC_MEMFREES) {
 		/* the frees that came through the library's ring */
+		struct memrec_dec d;
+		struct memrec_free f;
+		int got;
+
+		if (memrec_free_begin(&d, data, len) < 0)
+			return error("corrupt memory free record (%zu bytes)", len);
+		while ((got = memrec_free_next(&d, &f)) > 0) {
+			ALLOC_GROW(mp->frees, mp->nr_frees + 1, mp->alloc_frees);
+			mp->frees[mp->nr_frees++] = (struct mem_free){ f.time, f.key, f.pid };
+		}
+		if (got < 0)
+			return error("corrupt memory free record (%zu bytes)", len);
+		return 0;
+	}
+	if (type == DLP_REC_MEMFREE) {
+		/* format 4: the frees that came through the library's ring, by address */
 		size_t n = len / sizeof(struct dlp_memfree);
 
 		ALLOC_GROW(mp->frees, mp->nr_frees + n, mp->alloc_frees);
@@ -324,21 +342,21 @@ static int cmp_free_time(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
-static uint64_t live_key(uint32_t pid, uint64_t addr)
+static uint64_t live_key(uint32_t pid, uint64_t key)
 {
-	return hash_u64(addr ^ ((uint64_t)pid << 48) ^ pid);
+	return hash_u64(key ^ ((uint64_t)pid << 48) ^ pid);
 }
 
-/* Find the live allocation at (pid, addr) in the open-addressing table of indexes + 1. */
+/* Find the live allocation (pid, key) in the open-addressing table of indexes + 1. */
 struct live_tab {
 	uint32_t *v;		/* alloc index + 1; 0 empty; UINT32_MAX removed */
 	size_t cap, used;
 };
 
 static size_t live_find(struct live_tab *t, const struct mem_alloc *allocs, uint32_t pid,
-			uint64_t addr, int *found)
+			uint64_t key, int *found)
 {
-	size_t i = live_key(pid, addr) & (t->cap - 1), tomb = (size_t)-1;
+	size_t i = live_key(pid, key) & (t->cap - 1), tomb = (size_t)-1;
 
 	for (;; i = (i + 1) & (t->cap - 1)) {
 		uint32_t v = t->v[i];
@@ -352,7 +370,7 @@ static size_t live_find(struct live_tab *t, const struct mem_alloc *allocs, uint
 				tomb = i;
 			continue;
 		}
-		if (allocs[v - 1].pid == pid && allocs[v - 1].addr == addr) {
+		if (allocs[v - 1].pid == pid && allocs[v - 1].key == key) {
 			*found = 1;
 			return i;
 		}
@@ -407,7 +425,7 @@ static void finish(struct memprof *mp)
 		if (j < mp->nr_frees && (i == mp->nr_allocs || mp->frees[j].time <= mp->allocs[i].time)) {
 			const struct mem_free *f = &mp->frees[j++];
 
-			slot = live_find(&t, mp->allocs, f->pid, f->addr, &found);
+			slot = live_find(&t, mp->allocs, f->pid, f->key, &found);
 			if (!found) {
 				sum->unmatched_frees++;
 				continue;
@@ -424,7 +442,7 @@ static void finish(struct memprof *mp)
 		}
 		struct mem_alloc *al = &mp->allocs[i];
 
-		slot = live_find(&t, mp->allocs, al->pid, al->addr, &found);
+		slot = live_find(&t, mp->allocs, al->pid, al->key, &found);
 		if (found) {
 			/* its free was not seen: gone by now */
 			struct mem_alloc *old = &mp->allocs[t.v[slot] - 1];

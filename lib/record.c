@@ -20,6 +20,7 @@
 #include "isa.h"
 #include "jitsym.h"
 #include "memevent.h"
+#include "memrec.h"
 #include "pybpf.h"
 #include "pyframes.h"
 #include "recfile.h"
@@ -60,6 +61,7 @@
 
 #define MAX_EVENTS	16
 #define FLUSH_NS	1000000000ull	/* write a chunk at least this often */
+#define MEM_FREES_BATCH	1024	/* frees a DLP_REC_MEMFREES record holds at most */
 #define POLL_MS		100
 #define PY_POLL_MS	1	/* with a Python process: read its stacks within ~1 ms */
 #define CAPTURE_MAX	(512u << 20)	/* cap on a captured JIT/ITT file */
@@ -234,6 +236,7 @@ struct recorder {
 	 * what the samples cost, start-up and the end's work left out (META) */
 	uint64_t run_cpu_ns;
 	uint64_t mem_free_tail;		/* the free ring's next slot to read */
+	struct memrec_enc mem_frees_enc;	/* frees from it not written yet */
 	uint64_t mem_free_wait;		/* since when its slot is taken but not filled */
 	uint64_t mem_ring_lost;		/* frees whose writer never filled their slot */
 	char *mem_shared_path;		/* the back-pressure counters (memevent.h) */
@@ -2731,16 +2734,23 @@ static void mem_shared_open(struct recorder *r)
 
 /*
  * --memory: take the frees the library put in the ring (memevent.h) and write them as
- * DLP_REC_MEMFREE records.  A slot taken but not filled yet is waited for; one left so
+ * DLP_REC_MEMFREES records (a batch up to MEM_FREES_BATCH, or a second).  A slot taken but not filled yet is waited for; one left so
  * for a second (its writer died between the two) is passed over and counted.  FINAL:
  * the end of the recording (the ring is closed to writers first; what is half-written
  * then is counted).
  */
+static void mem_frees_put(struct recorder *r)
+{
+	size_t len;
+	const void *p = memrec_take(&r->mem_frees_enc, &len);
+
+	if (p)
+		rec_put(r, DLP_REC_MEMFREES, p, len, NULL, 0);
+}
+
 static void mem_ring_drain(struct recorder *r, int final)
 {
 	struct mem_shared *sh = r->mem_shared;
-	struct dlp_memfree out[512];
-	size_t n = 0;
 
 	if (!sh)
 		return;
@@ -2766,21 +2776,19 @@ static void mem_ring_drain(struct recorder *r, int final)
 			}
 			r->mem_ring_lost++;
 		} else {
-			out[n++] = (struct dlp_memfree){ e->time, e->addr, e->pid, e->tid };
+			struct memrec_free f = { e->time, e->key, e->pid, e->tid };
+
+			memrec_free_add(&r->mem_frees_enc, &f);
+			r->mem_frees++;
 		}
 		__atomic_store_n(&e->seq, pos + MEM_FREE_RING, __ATOMIC_RELEASE);
 		r->mem_free_tail = pos + 1;
 		r->mem_free_wait = 0;
-		if (n == ARRAY_SIZE(out)) {
-			rec_put(r, DLP_REC_MEMFREE, out, sizeof(out), NULL, 0);
-			r->mem_frees += n;
-			n = 0;
-		}
+		if (r->mem_frees_enc.nr >= MEM_FREES_BATCH)
+			mem_frees_put(r);
 	}
-	if (n) {
-		rec_put(r, DLP_REC_MEMFREE, out, n * sizeof(out[0]), NULL, 0);
-		r->mem_frees += n;
-	}
+	if (final)
+		mem_frees_put(r);
 }
 
 static void setup_env(struct recorder *r)
@@ -3047,6 +3055,7 @@ int record_run(const struct record_opts *o)
 	wl.pid = -1;
 	wl.go_fd = wl.err_fd = wl.pidfd = -1;
 	r->opts = o;
+	memrec_enc_init(&r->mem_frees_enc);
 	have_cmd = o->argv && o->argv[0];
 	if (!have_cmd && !attach)
 		return error("no command to record"), 64;
@@ -3299,6 +3308,7 @@ int record_run(const struct record_opts *o)
 			last_progress = now_ns();
 		}
 		if (now_ns() - last_flush >= FLUSH_NS) {
+			mem_frees_put(r);
 			if (r->ru)
 				recunw_flush(r->ru);
 			else if (recwriter_flush(r->w) < 0)
@@ -3441,6 +3451,7 @@ out:
 	u64set_free(&r->mem_pids);
 	if (r->mem_shared)
 		munmap(r->mem_shared, MEM_SHARED_SIZE);
+	memrec_enc_release(&r->mem_frees_enc);
 	if (r->mem_shared_path)
 		unlink(r->mem_shared_path);
 	free(r->mem_shared_path);

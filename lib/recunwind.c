@@ -12,6 +12,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "memevent.h"
+#include "memrec.h"
 #include "proc.h"
 #include "pyframes.h"
 #include "recfile.h"
@@ -91,6 +93,8 @@ struct recunw {
 	size_t table_cap, table_nr;
 	uint32_t next_id;
 	struct strbuf out;
+	struct memrec_enc mem;		/* sampled allocations not written yet */
+	const struct evsel *mem_ev;	/* their event */
 	struct recunw_stats st;
 };
 
@@ -99,6 +103,58 @@ static void put(struct recunw *ru, uint32_t type, const void *a, size_t alen, co
 {
 	if (!ru->write_failed && recwriter_add2(ru->w, type, a, alen, b, blen) < 0)
 		ru->write_failed = 1;
+}
+
+/* The sampled allocations gathered, as one DLP_REC_MEMALLOC record */
+static void put_mem(struct recunw *ru)
+{
+	size_t len;
+	const void *p = memrec_take(&ru->mem, &len);
+
+	if (p)
+		put(ru, DLP_REC_MEMALLOC, p, len, NULL, 0);
+}
+
+#define MEM_BATCH	1024	/* allocations a MEMALLOC record holds at most */
+
+/*
+ * A sampled allocation (a mem-alloc sample of kind MALLOC..MMAP) goes into the batch of
+ * compact entries; 0 when s is not one
+ */
+static int add_mem(struct recunw *ru, const struct dlp_sample *s, uint32_t stack_id,
+		   uint32_t flags)
+{
+	const uint64_t *r = s->user_regs;
+	uint64_t mask = s->user_regs_mask, cx;
+	struct memrec_alloc a;
+
+#define REG(n) (r[__builtin_popcountll(mask & ((1ull << (n)) - 1))])
+	if (!s->evsel || strcmp(s->evsel->name, "mem-alloc") || (mask & 0x3c) != 0x3c)
+		return 0;
+	cx = REG(MEM_REG_CX);
+	if ((cx & MEM_KIND_MASK) < MEM_KIND_MALLOC || (cx & MEM_KIND_MASK) > MEM_KIND_MMAP)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.kind = cx & MEM_KIND_MASK;
+	a.seq = cx >> MEM_KIND_BITS;
+	a.addr = a.seq ? 0 : REG(MEM_REG_DI);	/* the number names it */
+	a.size = REG(MEM_REG_SI);
+	a.weight = REG(MEM_REG_DX);
+#undef REG
+	a.time = s->time;
+	a.ip = s->ip;
+	a.pid = s->pid;
+	a.tid = s->tid;
+	a.cpu = s->cpu;
+	a.stack_id = stack_id;
+	a.flags = flags;
+	if (ru->mem.nr && ru->mem_ev != s->evsel)
+		put_mem(ru);
+	ru->mem_ev = s->evsel;
+	memrec_alloc_add(&ru->mem, s->id, &a);
+	if (ru->mem.nr >= MEM_BATCH)
+		put_mem(ru);
+	return 1;
 }
 
 /* A sample as it came (report unwinds it), its Python stack named after it */
@@ -330,7 +386,7 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	if (ru->keep_raw) {
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);
-	} else {
+	} else if (!add_mem(ru, s, us.stack_id, us.flags)) {
 		us.flags |= strip_sample(ru, s);
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->out.buf, ru->out.len);
 	}
@@ -386,6 +442,7 @@ static int handle(struct recunw *ru, struct item *it)
 		put_raw(ru, it->data, it->len, &it->py);
 		break;
 	case IT_FLUSH:
+		put_mem(ru);
 		if (!ru->write_failed && recwriter_flush(ru->w) < 0)
 			ru->write_failed = 1;
 		break;
@@ -484,6 +541,7 @@ static void *thread_main(void *arg)
 			pthread_cond_signal(&ru->space);
 	}
 	pthread_mutex_unlock(&ru->mu);
+	put_mem(ru);
 	ru->st.cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
@@ -661,6 +719,7 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 		unwinder_set_live(ru->uw);
 	ru->live = session_live_new(&live_ops, ru);
 	strbuf_init(&ru->out, 0);
+	memrec_enc_init(&ru->mem);
 	if (!vdso_file_rec(&sb) && sb.len > sizeof(struct dlp_file_rec)) {
 		struct dlp_file_rec fr;
 
@@ -714,6 +773,7 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 	session_live_free(ru->live);
 	machine_free(ru->m);
 	strbuf_release(&ru->out);
+	memrec_enc_release(&ru->mem);
 	pthread_mutex_destroy(&ru->mu);
 	pthread_cond_destroy(&ru->work);
 	pthread_cond_destroy(&ru->space);

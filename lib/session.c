@@ -7,6 +7,8 @@
  * record is bounds-checked; one that fails is counted in bad_records and skipped.
  */
 #include "session.h"
+#include "memevent.h"
+#include "memrec.h"
 #include "perfdata.h"
 #include "pyframes.h"
 #include "recfile-priv.h"
@@ -493,39 +495,47 @@ static int do_sideband(struct session *s, const unsigned char *rec, size_t len,
 	return 0;	/* unknown or uninteresting: skipped */
 }
 
-/* Parse a sample record and hand it to ops->sample, with its stack unwound while
- * recording when us is not NULL (its first address the sample's IP with leaf_is_ip). */
+/* A sample parsed, given its stack unwound while recording when us is not NULL (its first
+ * address the sample's IP with leaf_is_ip). */
+static int finish_sample(struct session *s, struct dlp_sample *smp, const struct ustack *us,
+			 int leaf_is_ip, uint32_t pychain, uint32_t usflags)
+{
+	struct session_info *info = s->info;
+
+	if (us) {
+		if (leaf_is_ip)
+			us->ips[0] = smp->ip;
+		smp->nr_ustack = us->nr;
+		smp->ustack = us->ips;
+		smp->ustack_scanned = us->scanned;
+		smp->ustack_complete = us->complete;
+	}
+	if (pychain) {
+		/* its Python stack, and who read it: the thread, the kernel, or record */
+		smp->pychain = pychain;
+		smp->pyflags = usflags & DLP_USAMPLE_PY_OWN ? DLP_PYSTACK_OWN :
+			       usflags & DLP_USAMPLE_PY_LATE ? 0 : DLP_PYSTACK_KERNEL;
+		smp->pystate = usflags & DLP_USAMPLE_PY_UNCHECKED ? DLP_PY_UNCHECKED :
+			       DLP_PY_TRUSTED;
+	}
+	if (smp->time && (!info->first_time || smp->time < info->first_time))
+		info->first_time = smp->time;
+	if (smp->time > info->last_time)
+		info->last_time = smp->time;
+	return s->ops->sample ? s->ops->sample(s->ctx, smp) : 0;
+}
+
+/* Parse a sample record and hand it to ops->sample (finish_sample) */
 static int deliver_sample(struct session *s, const unsigned char *rec, size_t len,
 			  const struct ustack *us, int leaf_is_ip, uint64_t regs_mask,
 			  uint32_t pychain, uint32_t usflags)
 {
 	struct dlp_sample smp;
-	struct session_info *info = s->info;
 	struct evsel *ev = record_evsel(s, rec, len, 0);
 
 	if (session_parse_sample_regs(ev, rec, len, &smp, regs_mask) < 0)
 		return bad_record(s), 0;
-	if (us) {
-		if (leaf_is_ip)
-			us->ips[0] = smp.ip;
-		smp.nr_ustack = us->nr;
-		smp.ustack = us->ips;
-		smp.ustack_scanned = us->scanned;
-		smp.ustack_complete = us->complete;
-	}
-	if (pychain) {
-		/* its Python stack, and who read it: the thread, the kernel, or record */
-		smp.pychain = pychain;
-		smp.pyflags = usflags & DLP_USAMPLE_PY_OWN ? DLP_PYSTACK_OWN :
-			      usflags & DLP_USAMPLE_PY_LATE ? 0 : DLP_PYSTACK_KERNEL;
-		smp.pystate = usflags & DLP_USAMPLE_PY_UNCHECKED ? DLP_PY_UNCHECKED :
-			      DLP_PY_TRUSTED;
-	}
-	if (smp.time && (!info->first_time || smp.time < info->first_time))
-		info->first_time = smp.time;
-	if (smp.time > info->last_time)
-		info->last_time = smp.time;
-	return s->ops->sample ? s->ops->sample(s->ctx, &smp) : 0;
+	return finish_sample(s, &smp, us, leaf_is_ip, pychain, usflags);
 }
 
 static int do_pass2(struct session *s, const unsigned char *rec, size_t len,
@@ -621,49 +631,104 @@ static int add_stack(struct session *s, const unsigned char *data, size_t len)
 	return 0;
 }
 
+/*
+ * The stack of a sample that names stack id with usample flags: the stored one, or with
+ * DLP_USAMPLE_LEAF_IP a copy with a slot for the sample's IP first (in *tmp).  NULL: a
+ * bad id.
+ */
+static const struct ustack *sample_stack(struct session *s, uint32_t id, uint32_t flags,
+					 struct ustack *tmp)
+{
+	const struct ustack *st;
+
+	if (!id || id > s->nr_stacks)
+		return NULL;
+	st = &s->stacks[id - 1];
+	if (!(flags & DLP_USAMPLE_LEAF_IP))
+		return st;
+	/* the sample's IP, then the stored callers */
+	if (st->nr + 1 > USTACK_MAX)
+		return NULL;
+	if (!s->leaf_ips) {
+		s->leaf_ips = xmalloc((USTACK_MAX + 1) * sizeof(uint64_t));
+		s->leaf_bits = xmalloc(USTACK_MAX / 8 + 1);
+	}
+	*tmp = (struct ustack){ s->leaf_ips, s->leaf_bits, st->nr + 1, st->complete, st->pychain };
+	s->leaf_ips[0] = 0;	/* the sample's IP, once parsed */
+	memcpy(s->leaf_ips + 1, st->ips, (size_t)st->nr * 8);
+	memset(s->leaf_bits, 0, (st->nr + 8u) / 8);
+	for (uint32_t i = 0; i < st->nr; i++)
+		if (st->scanned[i / 8] & (1u << (i % 8)))
+			s->leaf_bits[(i + 1) / 8] |= (uint8_t)(1u << ((i + 1) % 8));
+	return tmp;
+}
+
 /* DLP_REC_USAMPLE: a sample whose user stack was unwound while recording. */
 static int do_usample(struct session *s, const unsigned char *data, size_t len)
 {
 	struct dlp_usample_rec h;
 	struct perf_event_header hdr;
-	uint64_t regs_mask;
-	uint32_t pychain;
+	const struct ustack *us;
+	struct ustack tmp;
 	size_t off = sizeof(h);
 
 	if (len < sizeof(h) + sizeof(hdr))
 		return bad_record(s), 0;
 	memcpy(&h, data, sizeof(h));
 	memcpy(&hdr, data + off, sizeof(hdr));
-	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len - off || !h.stack_id ||
-	    h.stack_id > s->nr_stacks)
+	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size != len - off ||
+	    !(us = sample_stack(s, h.stack_id, h.flags, &tmp)))
 		return bad_record(s), 0;
-	/* its stack's Python stack */
-	pychain = s->stacks[h.stack_id - 1].pychain;
-	regs_mask = h.flags & DLP_USAMPLE_ARGS_REGS ? 0x3c : 0;
-	if (h.flags & DLP_USAMPLE_LEAF_IP) {
-		/* the sample's IP, then the stored callers */
-		const struct ustack *st = &s->stacks[h.stack_id - 1];
-		struct ustack us = { NULL, NULL, st->nr + 1, st->complete, st->pychain };
+	return deliver_sample(s, data + off, len - off, us, !!(h.flags & DLP_USAMPLE_LEAF_IP),
+			      h.flags & DLP_USAMPLE_ARGS_REGS ? 0x3c : 0, us->pychain, h.flags);
+}
 
-		if (st->nr + 1 > USTACK_MAX)
+/*
+ * DLP_REC_MEMALLOC: sampled allocations (record --memory), each handed on as the
+ * mem-alloc sample it came as, with its arguments in CX DX SI DI (memevent.h).
+ */
+static int do_memalloc(struct session *s, const unsigned char *data, size_t len)
+{
+	struct memrec_dec d;
+	struct memrec_alloc a;
+	struct evsel *ev;
+	int got, ret;
+
+	if (memrec_alloc_begin(&d, data, len) < 0 || !(ev = find_id(s, d.id)))
+		return bad_record(s), 0;
+	while ((got = memrec_alloc_next(&d, &a)) > 0) {
+		struct dlp_sample smp;
+		const struct ustack *us;
+		struct ustack tmp;
+		uint64_t regs[4];
+
+		if (!(us = sample_stack(s, a.stack_id, a.flags, &tmp)))
 			return bad_record(s), 0;
-		if (!s->leaf_ips) {
-			s->leaf_ips = xmalloc((USTACK_MAX + 1) * sizeof(uint64_t));
-			s->leaf_bits = xmalloc(USTACK_MAX / 8 + 1);
-		}
-		us.ips = s->leaf_ips;
-		us.scanned = s->leaf_bits;
-		s->leaf_ips[0] = 0;	/* the sample's IP, once parsed */
-		memcpy(s->leaf_ips + 1, st->ips, (size_t)st->nr * 8);
-		memset(s->leaf_bits, 0, (st->nr + 8u) / 8);
-		for (uint32_t i = 0; i < st->nr; i++)
-			if (st->scanned[i / 8] & (1u << (i % 8)))
-				s->leaf_bits[(i + 1) / 8] |= (uint8_t)(1u << ((i + 1) % 8));
-		return deliver_sample(s, data + off, len - off, &us, 1, regs_mask, pychain,
-				      h.flags);
+		memset(&smp, 0, sizeof(smp));
+		smp.evsel = ev;
+		smp.id = d.id;
+		smp.ip = a.ip;
+		smp.time = a.time;
+		smp.period = 1;
+		smp.pid = a.pid;
+		smp.tid = a.tid;
+		smp.cpu = a.cpu;
+		smp.cpumode = PERF_RECORD_MISC_USER;
+		smp.user_abi = PERF_SAMPLE_REGS_ABI_64;
+		smp.user_regs_mask = 0x3c;
+		regs[0] = a.kind | a.seq << MEM_KIND_BITS;	/* CX */
+		regs[1] = a.weight;				/* DX */
+		regs[2] = a.size;				/* SI */
+		regs[3] = a.addr;				/* DI */
+		smp.user_regs = regs;
+		ret = finish_sample(s, &smp, us, !!(a.flags & DLP_USAMPLE_LEAF_IP), us->pychain,
+				    a.flags);
+		if (ret)
+			return ret;
 	}
-	return deliver_sample(s, data + off, len - off, &s->stacks[h.stack_id - 1], 0, regs_mask,
-			      pychain, h.flags);
+	if (got < 0)
+		return bad_record(s), 0;
+	return 0;
 }
 
 static void free_stacks(struct session *s)
@@ -690,6 +755,8 @@ static int record_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		return s->pass != 1 ? add_stack(s, data, len) : 0;
 	if (type == DLP_REC_USAMPLE)
 		return s->pass != 1 ? do_usample(s, data, len) : 0;
+	if (type == DLP_REC_MEMALLOC)
+		return s->pass != 1 ? do_memalloc(s, data, len) : 0;
 	if (s->pass == 2)
 		return 0;
 	switch (type) {

@@ -8,13 +8,13 @@
  * probability p = 1 - exp(-n/mean), and stands for n/p bytes and 1/p allocations, so sums
  * over the samples are unbiased estimates of the workload's.
  *
- * A sampled allocation calls dlprof_mem_alloc_event(addr, size, weight, kind): an empty
+ * A sampled allocation calls dlprof_mem_alloc_event(addr, size, weight, kind | seq << 4): an empty
  * function dlprof watches with a uprobe, which carries the registers (the arguments) and
  * the stack copy: a sampled allocation travels the same ring, unwinder and attribution as
  * a CPU sample, and only sampled calls pay for it.  A free of a sampled address goes into
- * the free ring of the file dlprof shares with us (time, address, thread: memevent.h), no
- * trap; when the ring is full or missing, it calls dlprof_mem_free_event(addr, kind, len),
- * watched the same way.  A free of an address not sampled costs a hash and a load from a
+ * the free ring of the file dlprof shares with us (time, the block's number, thread:
+ * memevent.h), no trap; when the ring is full or missing, it calls
+ * dlprof_mem_free_event(key, kind, len), watched the same way.  A free of an address not sampled costs a hash and a load from a
  * 128 KiB table of bucket counts.
  *
  * A free is sent before the memory goes back to glibc, so a later allocation at the same
@@ -68,7 +68,7 @@ extern char **environ;
 
 EXPORT void dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t kind,
 				   const uint64_t *py, uint64_t npy);
-EXPORT void dlprof_mem_free_event(uintptr_t addr, uint64_t kind, uint64_t len);
+EXPORT void dlprof_mem_free_event(uint64_t key, uint64_t kind, uint64_t len);
 EXPORT void dlprof_mem_wait_event(void);
 
 EXPORT __attribute__((noinline, noipa)) void
@@ -80,9 +80,9 @@ dlprof_mem_alloc_event(uintptr_t addr, uint64_t size, uint64_t weight, uint64_t 
 }
 
 EXPORT __attribute__((noinline, noipa)) void
-dlprof_mem_free_event(uintptr_t addr, uint64_t kind, uint64_t len)
+dlprof_mem_free_event(uint64_t key, uint64_t kind, uint64_t len)
 {
-	__asm__ volatile(PROBED_NOP : : "r"(addr), "r"(kind), "r"(len) : "memory");
+	__asm__ volatile(PROBED_NOP : : "r"(key), "r"(kind), "r"(len) : "memory");
 }
 
 /* A thread is about to wait for dlprof's drain (throttle): its uprobe wakes dlprof at
@@ -99,6 +99,15 @@ static TLS int64_t t_left;	/* bytes until this thread's next sample */
 static TLS uint64_t t_rng;
 static TLS uint64_t t_calls, t_bytes;	/* not yet added to the totals */
 static uint64_t total_calls, total_bytes, total_sampled;
+static uint64_t next_seq;	/* the next sampled block's number (memevent.h) */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void decide(void)
 {
@@ -112,6 +121,9 @@ static void decide(void)
 		return;
 	}
 	long n = strtol(v, NULL, 10);
+	/* numbers never seen in this pid before: an image before an exec counted from an
+	 * earlier time, and did not sample one allocation a nanosecond */
+	__atomic_store_n(&next_seq, mono_ns() & ~MEM_KEY_SEQ, __ATOMIC_RELAXED);
 	__atomic_store_n(&mean_bytes, n >= 1 ? n : 512 * 1024, __ATOMIC_RELAXED);
 }
 
@@ -194,12 +206,18 @@ static int sampled(size_t n, uint64_t *weight)
 
 struct bucket {
 	uintptr_t slot[SLOTS];	/* 0: free */
+	uint64_t seq[SLOTS];	/* the block's number, set by the slot's owner */
+};
+
+struct over_ent {
+	uintptr_t p;
+	uint64_t seq;
 };
 
 static struct bucket *table;	/* NBUCKETS, mapped at the first sample */
 static uint16_t counts[NBUCKETS];	/* addresses in each bucket (slots and overflow) */
 static pthread_mutex_t over_lock = PTHREAD_MUTEX_INITIALIZER;
-static uintptr_t *over;		/* addresses whose bucket was full */
+static struct over_ent *over;	/* addresses whose bucket was full */
 static size_t nr_over, alloc_over;
 
 static unsigned bucket_of(uintptr_t p)
@@ -226,24 +244,53 @@ static int table_ready(void)
 	return 1;
 }
 
-static void remember(uintptr_t p)
+static void send_free(uint64_t key, uint64_t kind, size_t len);
+
+/*
+ * p, sampled as block seq.  A p still there was handed out again without its free going
+ * through us (glibc frees inside itself by its own name): that block is freed now.
+ */
+static void remember(uintptr_t p, uint64_t seq)
 {
 	unsigned b = bucket_of(p);
+	uint64_t old = 0;
 
 	if (!table_ready())
 		return;
+	for (int i = 0; i < SLOTS; i++)
+		if (__atomic_load_n(&table[b].slot[i], __ATOMIC_ACQUIRE) == p) {
+			old = table[b].seq[i];
+			__atomic_store_n(&table[b].seq[i], seq, __ATOMIC_RELEASE);
+			goto replaced;
+		}
+	if (__atomic_load_n(&nr_over, __ATOMIC_RELAXED))
+		pthread_mutex_lock(&over_lock);
+	else
+		goto insert;
+	for (size_t i = 0; i < nr_over; i++)
+		if (over[i].p == p) {
+			old = over[i].seq;
+			over[i].seq = seq;
+			pthread_mutex_unlock(&over_lock);
+			goto replaced;
+		}
+	pthread_mutex_unlock(&over_lock);
+insert:
 	__atomic_add_fetch(&counts[b], 1, __ATOMIC_ACQ_REL);
 	for (int i = 0; i < SLOTS; i++) {
 		uintptr_t expect = 0;
 
+		/* the slot taken, then its number: only its owner's free reads it after */
 		if (__atomic_compare_exchange_n(&table[b].slot[i], &expect, p, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&table[b].seq[i], seq, __ATOMIC_RELEASE);
 			return;
+		}
 	}
 	pthread_mutex_lock(&over_lock);
 	if (nr_over == alloc_over) {
 		size_t n = alloc_over ? alloc_over * 2 : 256;
-		uintptr_t *v = __libc_realloc(over, n * sizeof(*v));
+		struct over_ent *v = __libc_realloc(over, n * sizeof(*v));
 
 		if (!v) {
 			/* the free will not be seen: the allocation stays live to dlprof */
@@ -254,40 +301,45 @@ static void remember(uintptr_t p)
 		over = v;
 		alloc_over = n;
 	}
-	over[nr_over++] = p;
+	over[nr_over++] = (struct over_ent){ p, seq };
 	pthread_mutex_unlock(&over_lock);
+	return;
+replaced:
+	send_free(old | MEM_KEY_SEQ, MEM_FREE_FREE, 0);
 }
 
-/* Was p sampled?  Forgets it. */
-static int forget(uintptr_t p)
+/* Was p sampled?  Its number (0: not sampled), forgotten. */
+static uint64_t forget(uintptr_t p)
 {
 	unsigned b = bucket_of(p);
+	uint64_t seq = 0;
 
 	if (likely(!__atomic_load_n(&counts[b], __ATOMIC_ACQUIRE)))
 		return 0;
 	for (int i = 0; i < SLOTS; i++) {
 		uintptr_t expect = p;
 
-		if (__atomic_load_n(&table[b].slot[i], __ATOMIC_RELAXED) == p &&
-		    __atomic_compare_exchange_n(&table[b].slot[i], &expect, 0, 0,
+		if (__atomic_load_n(&table[b].slot[i], __ATOMIC_RELAXED) != p)
+			continue;
+		/* read before the slot goes: another thread may take it at once */
+		seq = __atomic_load_n(&table[b].seq[i], __ATOMIC_ACQUIRE);
+		if (__atomic_compare_exchange_n(&table[b].slot[i], &expect, 0, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			__atomic_sub_fetch(&counts[b], 1, __ATOMIC_ACQ_REL);
-			return 1;
+			return seq ? seq : 1;
 		}
 	}
-	int found = 0;
-
 	pthread_mutex_lock(&over_lock);
 	for (size_t i = 0; i < nr_over; i++)
-		if (over[i] == p) {
+		if (over[i].p == p) {
+			seq = over[i].seq ? over[i].seq : 1;
 			over[i] = over[--nr_over];
-			found = 1;
 			break;
 		}
 	pthread_mutex_unlock(&over_lock);
-	if (found)
+	if (seq)
 		__atomic_sub_fetch(&counts[b], 1, __ATOMIC_ACQ_REL);
-	return found;
+	return seq;
 }
 
 /* ---- back-pressure (memevent.h) ---- */
@@ -326,14 +378,6 @@ static struct mem_shared *shared_map(void)
 	}
 	__atomic_store_n(&shared_tried, 1, __ATOMIC_RELEASE);
 	return __atomic_load_n(&shared, __ATOMIC_ACQUIRE);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Before an alloc event: wait while dlprof has more than its limit of them to drain,
@@ -486,17 +530,19 @@ static __attribute__((noinline)) void alloc_event(uintptr_t p, uint64_t n, uint6
 
 static void on_alloc(void *p, size_t n, uint64_t kind)
 {
-	uint64_t weight;
+	uint64_t weight, seq = 0;
 
 	if (p && sampled(n, &weight)) {
-		if (__atomic_load_n(&mean_bytes, __ATOMIC_RELAXED) != 1)
-			remember((uintptr_t)p);
-		alloc_event((uintptr_t)p, n, weight, kind);
+		if (__atomic_load_n(&mean_bytes, __ATOMIC_RELAXED) != 1) {
+			seq = __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED);
+			remember((uintptr_t)p, seq);
+		}
+		alloc_event((uintptr_t)p, n, weight, kind | seq << MEM_KIND_BITS);
 	}
 }
 
 /* A free into the shared ring (memevent.h); 0 when there is no ring or no room. */
-static int ring_free(uintptr_t addr)
+static int ring_free(uint64_t key)
 {
 	struct mem_shared *sh = shared_map();
 	struct mem_free_slot *e;
@@ -525,22 +571,31 @@ static int ring_free(uintptr_t addr)
 	if (unlikely(!t_tid))
 		t_tid = (pid_t)syscall(SYS_gettid);
 	e->time = mono_ns();
-	e->addr = addr;
+	e->key = key;
 	e->pid = (uint32_t)my_pid;
 	e->tid = (uint32_t)t_tid;
 	__atomic_store_n(&e->seq, pos + 1, __ATOMIC_RELEASE);
 	return 1;
 }
 
+static void send_free(uint64_t key, uint64_t kind, size_t len)
+{
+	if (!ring_free(key))
+		dlprof_mem_free_event(key, kind, len);
+}
+
 /* Before the memory goes back: was it sampled (every free when every allocation is)? */
 static void on_free(void *p, uint64_t kind, size_t len)
 {
 	long mean = __atomic_load_n(&mean_bytes, __ATOMIC_RELAXED);
+	uint64_t seq;
 
 	if (!p || mean <= 0)
 		return;
-	if ((mean == 1 || forget((uintptr_t)p)) && !ring_free((uintptr_t)p))
-		dlprof_mem_free_event((uintptr_t)p, kind, len);
+	if (mean == 1)
+		send_free((uintptr_t)p, kind, len);
+	else if ((seq = forget((uintptr_t)p)))
+		send_free(seq | MEM_KEY_SEQ, kind, len);
 }
 
 /* ---- the C allocator ---- */

@@ -17,6 +17,7 @@
  *                                      sample's IP when the stored stack starts at its caller)
  *   ... pychain=ID by=kernel|thread|outside   (a USAMPLE whose stack has a Python stack,
  *                                      read by)
+ *   ... args=DI,SI,DX,CX               (a memory event's arguments: memevent.h)
  *   ... ev=NAME                        (last, when the recording has more than one event)
  *   PERF MMAP|MMAP2 pid=P tid=T time=NS start=0xX len=0xX pgoff=0xX buildid=HEX|- file=PATH
  *   PERF COMM pid=P tid=T time=NS exec=0|1 comm=NAME
@@ -24,7 +25,12 @@
  *   PERF LOST id=N lost=N
  *   PERF SWITCH|SWITCH_CPU_WIDE misc=0xX size=N
  *   PERF TYPE<n> size=N                (other perf records)
- *   MEMFREE pid=P tid=T time=NS addr=0xX   (one line per free of a DLP_REC_MEMFREE record)
+ *   MEMFREE pid=P tid=T time=NS addr=0xX|seq=N   (one line per free of a DLP_REC_MEMFREE
+ *                                      or DLP_REC_MEMFREES record)
+ *   MEMALLOC pid=P tid=T time=NS ip=0xX cpu=C ustack=ID frames=N [pychain=ID by=...]
+ *            addr=0xX|seq=N size=N weight=N kind=K   (one line per entry of a
+ *                                      DLP_REC_MEMALLOC record)
+ *   MEMALLOC|MEMFREE bad               (an entry that does not decode)
  *   STATS samples=N lost=N exit=N flags=0xX
  *   BUILDID|KSYMS|JITMAP|JITDUMP|ITT|FILE|TYPE<n> len=N
  * and last: records=N chunks=N truncated=0|1
@@ -37,6 +43,8 @@
  * deflate to on their own (level 1, one stream per kind, as the writer's chunks are):
  *   KIND count=N raw=BYTES deflated=BYTES
  */
+#include "memevent.h"
+#include "memrec.h"
 #include "pyframes.h"
 #include "recfile.h"
 #include "session.h"
@@ -142,6 +150,9 @@ static void dump_perf(struct dump *d, const unsigned char *rec, size_t len)
 			printf(" ustack=%u frames=%u", d->ustack, d->ustack_frames);
 		if (d->py_chain)
 			printf(" pychain=%u by=%s", d->py_chain, d->py_by);
+		if (d->ustack_args && s.user_abi && s.user_regs_mask == 0x3c)
+			printf(" args=0x%" PRIx64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, s.user_regs[3],
+			       s.user_regs[2], s.user_regs[1], s.user_regs[0]);
 		if (d->nr > 1 && s.evsel)
 			printf(" ev=%s", s.evsel->name);
 		putchar('\n');
@@ -249,6 +260,7 @@ static const char *const rec_names[DLP_REC_MAX] = {
 	[DLP_REC_ITT] = "ITT", [DLP_REC_STATS] = "STATS", [DLP_REC_FILE] = "FILE",
 	[DLP_REC_PYCODE] = "PYCODE", [DLP_REC_PYSTACK] = "PYSTACK", [DLP_REC_STACK] = "STACK",
 	[DLP_REC_USAMPLE] = "USAMPLE", [DLP_REC_PROC] = "PROC", [DLP_REC_MEMFREE] = "MEMFREE",
+	[DLP_REC_MEMALLOC] = "MEMALLOC", [DLP_REC_MEMFREES] = "MEMFREES",
 	[DLP_REC_PYCHAIN] = "PYCHAIN",
 };
 
@@ -331,6 +343,53 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 			p = e + 1;
 		}
 		return 0;
+	case DLP_REC_MEMFREES: {
+		struct memrec_dec md;
+		struct memrec_free f;
+		int got = memrec_free_begin(&md, data, len) < 0 ? -1 : 1;
+
+		while (got > 0 && (got = memrec_free_next(&md, &f)) > 0) {
+			if (d->quiet)
+				continue;
+			printf("MEMFREE pid=%u tid=%u time=%" PRIu64, f.pid, f.tid, f.time);
+			if (f.key & MEM_KEY_SEQ)
+				printf(" seq=%" PRIu64 "\n", (uint64_t)(f.key & ~MEM_KEY_SEQ));
+			else
+				printf(" addr=0x%" PRIx64 "\n", f.key);
+		}
+		if (got < 0 && !d->quiet)
+			printf("MEMFREE bad\n");
+		return 0;
+	}
+	case DLP_REC_MEMALLOC: {
+		struct memrec_dec md;
+		struct memrec_alloc a;
+		int got = memrec_alloc_begin(&md, data, len) < 0 ? -1 : 1;
+
+		while (got > 0 && (got = memrec_alloc_next(&md, &a)) > 0) {
+			uint32_t id = a.stack_id;
+			int ok = id && id <= d->nr_stacks;
+
+			if (d->quiet)
+				continue;
+			printf("MEMALLOC pid=%u tid=%u time=%" PRIu64 " ip=0x%" PRIx64
+			       " cpu=%u ustack=%u frames=%u", a.pid, a.tid, a.time, a.ip, a.cpu, id,
+			       ok ? d->stack_nr[id - 1] + !!(a.flags & DLP_USAMPLE_LEAF_IP) : 0);
+			if (ok && d->stack_py[id - 1])
+				printf(" pychain=%u by=%s", d->stack_py[id - 1],
+				       a.flags & DLP_USAMPLE_PY_OWN ? "thread" :
+				       a.flags & DLP_USAMPLE_PY_LATE ? "outside" : "kernel");
+			if (a.seq)
+				printf(" seq=%" PRIu64, a.seq);
+			else
+				printf(" addr=0x%" PRIx64, a.addr);
+			printf(" size=%" PRIu64 " weight=%" PRIu64 " kind=%" PRIu64 "\n", a.size,
+			       a.weight, a.kind);
+		}
+		if (got < 0 && !d->quiet)
+			printf("MEMALLOC bad\n");
+		return 0;
+	}
 	case DLP_REC_MEMFREE:
 		/* one line per free */
 		for (size_t i = 0; i + sizeof(struct dlp_memfree) <= len;

@@ -1,0 +1,69 @@
+/* memrec.h - the compact records of record --memory: DLP_REC_MEMALLOC (sampled allocations
+ * whose stacks were unwound while recording) and DLP_REC_MEMFREES (the frees of sampled
+ * blocks).  Each record holds a batch of entries, each entry a few varints, most of them
+ * differences from the entry before it in the same record (docs/FORMAT.md).  The encoder
+ * is record's, the decoder report's; both live here so they cannot drift apart.
+ */
+#ifndef DLPROF_MEMREC_H
+#define DLPROF_MEMREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+/* One sampled allocation: the fields of its mem-alloc sample that report reads. */
+struct memrec_alloc {
+	uint64_t time, ip;
+	uint64_t size, weight;
+	uint64_t kind, seq;	/* the event's CX: kind | seq << MEM_KIND_BITS (memevent.h) */
+	uint64_t addr;		/* 0 when not kept: the block is named by seq */
+	uint32_t pid, tid, cpu;
+	uint32_t stack_id;	/* its DLP_REC_STACK */
+	uint32_t flags;		/* DLP_USAMPLE_LEAF_IP and DLP_USAMPLE_PY_* */
+};
+
+/* One free of a sampled block. */
+struct memrec_free {
+	uint64_t time;		/* ns; a free named by seq: rounded up to the microsecond */
+	uint64_t key;		/* seq | MEM_KEY_SEQ, or the block's address (memevent.h) */
+	uint32_t pid, tid;
+};
+
+/* An encoder gathers entries for one record; memrec_*_take() gives its payload. */
+struct memrec_enc {
+	struct strbuf buf;
+	uint32_t nr;
+	size_t head;		/* bytes before the entries: 16 MEMALLOC, 8 MEMFREES */
+	uint64_t id;		/* MEMALLOC: the sample id of the batch's event */
+	struct memrec_alloc pa;	/* the entry before */
+	struct memrec_free pf;
+};
+
+void memrec_enc_init(struct memrec_enc *e);
+void memrec_enc_release(struct memrec_enc *e);
+/* Add one entry; the first one of a batch sets its id (MEMALLOC) */
+void memrec_alloc_add(struct memrec_enc *e, uint64_t id, const struct memrec_alloc *a);
+void memrec_free_add(struct memrec_enc *e, const struct memrec_free *f);
+/* The batch as a record payload (*len bytes, valid until the next add), and a new batch
+ * begun; NULL when it has no entry */
+const void *memrec_take(struct memrec_enc *e, size_t *len);
+
+/* A decoder walks one record's entries */
+struct memrec_dec {
+	const unsigned char *p, *end;
+	uint32_t left;
+	uint64_t id;
+	struct memrec_alloc pa;
+	struct memrec_free pf;
+};
+
+/* 0, or -1 when the payload is not one (too short) */
+int memrec_alloc_begin(struct memrec_dec *d, const void *data, size_t len);
+int memrec_free_begin(struct memrec_dec *d, const void *data, size_t len);
+/* 1: *out filled; 0: the record's end, all of it used; -1: a corrupt entry (or bytes
+ * left over) */
+int memrec_alloc_next(struct memrec_dec *d, struct memrec_alloc *out);
+int memrec_free_next(struct memrec_dec *d, struct memrec_free *out);
+
+#endif
