@@ -1,7 +1,8 @@
 /* memrec.h - the compact records of record --memory: DLP_REC_MEMALLOC (sampled allocations
  * whose stacks were unwound while recording) and DLP_REC_MEMFREES (the frees of sampled
- * blocks).  Each record holds a batch of entries, each entry a few varints, most of them
- * differences from the entry before it in the same record (docs/FORMAT.md).  The encoder
+ * blocks).  Each record holds a batch of entries, stored field by field (each field of
+ * every entry, then the next field: deflate models a column far better than a row), each
+ * a varint, most of them differences from the entry before (docs/FORMAT.md).  The encoder
  * is record's, the decoder report's; both live here so they cannot drift apart.
  */
 #ifndef DLPROF_MEMREC_H
@@ -30,40 +31,45 @@ struct memrec_free {
 	uint32_t pid, tid;
 };
 
-/* An encoder gathers entries for one record; memrec_*_take() gives its payload. */
+/* An encoder gathers entries for one record; memrec_take() gives its payload. */
 struct memrec_enc {
 	struct strbuf buf;
 	uint32_t nr;
-	size_t head;		/* bytes before the entries: 16 MEMALLOC, 8 MEMFREES */
 	uint64_t id;		/* MEMALLOC: the sample id of the batch's event */
-	struct memrec_alloc pa;	/* the entry before */
-	struct memrec_free pf;
+	struct memrec_alloc *a;	/* a batch of one kind: allocations, or frees */
+	struct memrec_free *f;
+	size_t alloc_a, alloc_f;
+	int frees;		/* the batch is of frees */
 };
 
 void memrec_enc_init(struct memrec_enc *e);
 void memrec_enc_release(struct memrec_enc *e);
-/* Add one entry; the first one of a batch sets its id (MEMALLOC) */
+/* Add one entry; the first one of a batch sets its id (MEMALLOC).  A batch holds one
+ * kind of entry. */
 void memrec_alloc_add(struct memrec_enc *e, uint64_t id, const struct memrec_alloc *a);
 void memrec_free_add(struct memrec_enc *e, const struct memrec_free *f);
 /* The batch as a record payload (*len bytes, valid until the next add), and a new batch
  * begun; NULL when it has no entry */
 const void *memrec_take(struct memrec_enc *e, size_t *len);
 
-/* A decoder walks one record's entries */
+#define MEMREC_MAX	65536	/* entries a record may hold */
+
+/* A decoder reads one record's entries at once (the record is column by column) */
 struct memrec_dec {
-	const unsigned char *p, *end;
-	uint32_t left;
+	uint32_t nr, next;
 	uint64_t id;
-	struct memrec_alloc pa;
-	struct memrec_free pf;
+	struct memrec_alloc *a;
+	struct memrec_free *f;
 };
 
-/* 0, or -1 when the payload is not one (too short) */
+/* 0, or -1 when the payload is not a whole record of its kind (the decoder holds nothing
+ * then) */
 int memrec_alloc_begin(struct memrec_dec *d, const void *data, size_t len);
 int memrec_free_begin(struct memrec_dec *d, const void *data, size_t len);
-/* 1: *out filled; 0: the record's end, all of it used; -1: a corrupt entry (or bytes
- * left over) */
+/* 1: *out filled; 0: no more (the decoder released) */
 int memrec_alloc_next(struct memrec_dec *d, struct memrec_alloc *out);
 int memrec_free_next(struct memrec_dec *d, struct memrec_free *out);
+/* Before the last entry was read */
+void memrec_dec_release(struct memrec_dec *d);
 
 #endif

@@ -271,16 +271,13 @@ static int mp_other(void *ctx, uint32_t type, const void *data, size_t len)
 		/* the frees that came through the library's ring */
 		struct memrec_dec d;
 		struct memrec_free f;
-		int got;
 
 		if (memrec_free_begin(&d, data, len) < 0)
 			return error("corrupt memory free record (%zu bytes)", len);
-		while ((got = memrec_free_next(&d, &f)) > 0) {
+		while (memrec_free_next(&d, &f) > 0) {
 			ALLOC_GROW(mp->frees, mp->nr_frees + 1, mp->alloc_frees);
 			mp->frees[mp->nr_frees++] = (struct mem_free){ f.time, f.key, f.pid };
 		}
-		if (got < 0)
-			return error("corrupt memory free record (%zu bytes)", len);
 		return 0;
 	}
 	if (type == DLP_REC_MEMFREE) {

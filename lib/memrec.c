@@ -1,6 +1,7 @@
 /* memrec.c - the compact records of record --memory (memrec.h, docs/FORMAT.md). */
 #include "memrec.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "memevent.h"
@@ -26,7 +27,12 @@ static void put_sv(struct strbuf *sb, int64_t v)
 	put_uv(sb, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
-static int get_uv(struct memrec_dec *d, uint64_t *v)
+/* a reader of a record's bytes */
+struct rd {
+	const unsigned char *p, *end;
+};
+
+static int get_uv(struct rd *d, uint64_t *v)
 {
 	uint64_t x = 0;
 
@@ -46,7 +52,7 @@ static int get_uv(struct memrec_dec *d, uint64_t *v)
 	return -1;
 }
 
-static int get_sv(struct memrec_dec *d, int64_t *v)
+static int get_sv(struct rd *d, int64_t *v)
 {
 	uint64_t u;
 
@@ -56,7 +62,7 @@ static int get_sv(struct memrec_dec *d, int64_t *v)
 	return 0;
 }
 
-static int get_u32(struct memrec_dec *d, uint32_t *v)
+static int get_u32(struct rd *d, uint32_t *v)
 {
 	uint64_t u;
 
@@ -67,7 +73,7 @@ static int get_u32(struct memrec_dec *d, uint32_t *v)
 }
 
 /* a u32 given as a difference from another */
-static int get_u32_from(struct memrec_dec *d, uint32_t base, uint32_t *v)
+static int get_u32_from(struct rd *d, uint32_t base, uint32_t *v)
 {
 	int64_t x;
 
@@ -77,12 +83,17 @@ static int get_u32_from(struct memrec_dec *d, uint32_t base, uint32_t *v)
 	return 0;
 }
 
-/* ---- the encoder ---- */
-
 #define ALLOC_FLAGS	(DLP_USAMPLE_LEAF_IP | DLP_USAMPLE_PY_OWN | DLP_USAMPLE_PY_LATE | \
 			 DLP_USAMPLE_PY_UNCHECKED)
-#define ENT_ADDR	1u	/* an alloc entry: the address follows */
+#define ENT_ADDR	1u	/* an alloc entry: it has an address */
 #define ENT_SEQ		1u	/* a free entry: named by seq, its time in microseconds */
+
+static uint64_t ceil_us(uint64_t t)
+{
+	return t / 1000 + (t % 1000 != 0);
+}
+
+/* ---- the encoder ---- */
 
 void memrec_enc_init(struct memrec_enc *e)
 {
@@ -93,100 +104,132 @@ void memrec_enc_init(struct memrec_enc *e)
 void memrec_enc_release(struct memrec_enc *e)
 {
 	strbuf_release(&e->buf);
+	free(e->a);
+	free(e->f);
 }
 
-static void begin(struct memrec_enc *e, uint64_t id, size_t head)
-{
-	static const unsigned char zero[16];
-
-	strbuf_reset(&e->buf);
-	strbuf_add(&e->buf, zero, head);
-	e->nr = 0;
-	e->id = id;
-	e->head = head;
-	memset(&e->pa, 0, sizeof(e->pa));
-	memset(&e->pf, 0, sizeof(e->pf));
-}
-
-/*
- * An entry: flags (u8: DLP_USAMPLE_LEAF_IP, _PY_*, bit 0 the address follows); pid and
- * the seq, ip and time as differences from the entry before; tid from pid; cpu, kind,
- * stack id, size; weight from size; then the address.
- */
 void memrec_alloc_add(struct memrec_enc *e, uint64_t id, const struct memrec_alloc *a)
 {
-	unsigned char fl = (unsigned char)((a->flags & ALLOC_FLAGS) | (a->addr ? ENT_ADDR : 0));
-	struct strbuf *sb = &e->buf;
-
 	if (!e->nr)
-		begin(e, id, 16);
-	strbuf_add(sb, &fl, 1);
-	put_sv(sb, (int64_t)a->pid - (int64_t)e->pa.pid);
-	put_sv(sb, (int64_t)a->tid - (int64_t)a->pid);
-	put_uv(sb, a->cpu);
-	put_uv(sb, a->kind);
-	put_sv(sb, (int64_t)(a->seq - e->pa.seq));
-	put_sv(sb, (int64_t)(a->ip - e->pa.ip));
-	put_uv(sb, a->stack_id);
-	put_sv(sb, (int64_t)(a->time - e->pa.time));
-	put_uv(sb, a->size);
-	put_sv(sb, (int64_t)(a->weight - a->size));
-	if (a->addr)
-		put_uv(sb, a->addr);
-	e->pa = *a;
-	e->nr++;
+		e->id = id;
+	e->frees = 0;
+	ALLOC_GROW(e->a, e->nr + 1, e->alloc_a);
+	e->a[e->nr++] = *a;
 }
 
-static uint64_t ceil_us(uint64_t t)
+void memrec_free_add(struct memrec_enc *e, const struct memrec_free *f)
 {
-	return t / 1000 + (t % 1000 != 0);
+	e->frees = 1;
+	ALLOC_GROW(e->f, e->nr + 1, e->alloc_f);
+	e->f[e->nr++] = *f;
 }
 
 /*
- * An entry: flags (u8, bit 0: named by seq); pid from the entry before, tid from pid;
- * named by seq: the seq from the last seq before it, the time in microseconds from the
- * entry before's (rounded up: never before the free); else the address, the time in ns
- * from the entry before's.
+ * MEMALLOC: u64 id, u32 nr, u32 0; then each field of every entry in turn: flags (u8:
+ * DLP_USAMPLE_LEAF_IP, _PY_*, bit 0 it has an address), pid from the entry before's, tid
+ * from its pid, cpu, kind, seq from the entry before's, ip from the entry before's,
+ * stack id, time from the entry before's, size, weight from its size, and the addresses
+ * of those with bit 0.
  */
-void memrec_free_add(struct memrec_enc *e, const struct memrec_free *f)
+static void put_allocs(struct memrec_enc *e)
 {
-	int by_seq = !!(f->key & MEM_KEY_SEQ);
-	unsigned char fl = by_seq ? ENT_SEQ : 0;
 	struct strbuf *sb = &e->buf;
-	uint64_t t = f->time;
+	const struct memrec_alloc *a = e->a;
+	uint32_t n = e->nr, i;
 
-	if (!e->nr)
-		begin(e, 0, 8);
-	strbuf_add(sb, &fl, 1);
-	put_sv(sb, (int64_t)f->pid - (int64_t)e->pf.pid);
-	put_sv(sb, (int64_t)f->tid - (int64_t)f->pid);
-	if (by_seq) {
-		uint64_t seq = f->key & ~MEM_KEY_SEQ;
+	for (i = 0; i < n; i++) {
+		unsigned char fl = (unsigned char)((a[i].flags & ALLOC_FLAGS) |
+						   (a[i].addr ? ENT_ADDR : 0));
 
-		put_sv(sb, (int64_t)(seq - e->pa.seq));	/* pa.seq: the last seq */
-		e->pa.seq = seq;
-		t = ceil_us(t);
-		put_sv(sb, (int64_t)(t - ceil_us(e->pf.time)));
-		t *= 1000;
-	} else {
-		put_uv(sb, f->key);
-		put_sv(sb, (int64_t)(t - e->pf.time));
+		strbuf_add(sb, &fl, 1);
 	}
-	e->pf = *f;
-	e->pf.time = t;		/* as the reader has it */
-	e->nr++;
+	for (i = 0; i < n; i++)
+		put_sv(sb, (int64_t)a[i].pid - (int64_t)(i ? a[i - 1].pid : 0));
+	for (i = 0; i < n; i++)
+		put_sv(sb, (int64_t)a[i].tid - (int64_t)a[i].pid);
+	for (i = 0; i < n; i++)
+		put_uv(sb, a[i].cpu);
+	for (i = 0; i < n; i++)
+		put_uv(sb, a[i].kind);
+	for (i = 0; i < n; i++)
+		put_sv(sb, (int64_t)(a[i].seq - (i ? a[i - 1].seq : 0)));
+	for (i = 0; i < n; i++)
+		put_sv(sb, (int64_t)(a[i].ip - (i ? a[i - 1].ip : 0)));
+	for (i = 0; i < n; i++)
+		put_uv(sb, a[i].stack_id);
+	for (i = 0; i < n; i++)
+		put_sv(sb, (int64_t)(a[i].time - (i ? a[i - 1].time : 0)));
+	for (i = 0; i < n; i++)
+		put_uv(sb, a[i].size);
+	for (i = 0; i < n; i++)
+		put_sv(sb, (int64_t)(a[i].weight - a[i].size));
+	for (i = 0; i < n; i++)
+		if (a[i].addr)
+			put_uv(sb, a[i].addr);
+}
+
+/*
+ * MEMFREES: u32 nr, u32 0; then each field of every entry in turn: flags (u8, bit 0:
+ * named by seq), pid from the entry before's, tid from its pid, the seqs of those named
+ * by seq (each from the seq before), the addresses of the others, and the times: named
+ * by seq in microseconds (rounded up: never before the free) from the entry before's
+ * time so rounded, else in ns from the entry before's.
+ */
+static void put_frees(struct memrec_enc *e)
+{
+	struct strbuf *sb = &e->buf;
+	const struct memrec_free *f = e->f;
+	uint32_t n = e->nr, i;
+	uint64_t last = 0, t = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char fl = f[i].key & MEM_KEY_SEQ ? ENT_SEQ : 0;
+
+		strbuf_add(sb, &fl, 1);
+	}
+	for (i = 0; i < n; i++)
+		put_sv(sb, (int64_t)f[i].pid - (int64_t)(i ? f[i - 1].pid : 0));
+	for (i = 0; i < n; i++)
+		put_sv(sb, (int64_t)f[i].tid - (int64_t)f[i].pid);
+	for (i = 0; i < n; i++)
+		if (f[i].key & MEM_KEY_SEQ) {
+			put_sv(sb, (int64_t)((f[i].key & ~MEM_KEY_SEQ) - last));
+			last = f[i].key & ~MEM_KEY_SEQ;
+		}
+	for (i = 0; i < n; i++)
+		if (!(f[i].key & MEM_KEY_SEQ))
+			put_uv(sb, f[i].key);
+	for (i = 0; i < n; i++) {
+		if (f[i].key & MEM_KEY_SEQ) {
+			uint64_t us = ceil_us(f[i].time);
+
+			put_sv(sb, (int64_t)(us - ceil_us(t)));
+			t = us * 1000;	/* as the reader has it */
+		} else {
+			put_sv(sb, (int64_t)(f[i].time - t));
+			t = f[i].time;
+		}
+	}
 }
 
 const void *memrec_take(struct memrec_enc *e, size_t *len)
 {
+	static const unsigned char zero[16];
 	uint32_t nr = e->nr;
 
 	if (!nr)
 		return NULL;
-	/* MEMALLOC: id, nr, 0; MEMFREES: nr, 0 */
-	if (e->head == 16)
-		memcpy(e->buf.buf, &e->id, 8);
-	memcpy(e->buf.buf + e->head - 8, &nr, 4);
+	strbuf_reset(&e->buf);
+	if (!e->frees) {
+		strbuf_add(&e->buf, &e->id, 8);
+		strbuf_add(&e->buf, &nr, 4);
+		strbuf_add(&e->buf, zero, 4);
+		put_allocs(e);
+	} else {
+		strbuf_add(&e->buf, &nr, 4);
+		strbuf_add(&e->buf, zero, 4);
+		put_frees(e);
+	}
 	e->nr = 0;
 	*len = e->buf.len;
 	return e->buf.buf;
@@ -194,7 +237,16 @@ const void *memrec_take(struct memrec_enc *e, size_t *len)
 
 /* ---- the decoder ---- */
 
-static int dec_begin(struct memrec_dec *d, const void *data, size_t len, size_t head)
+void memrec_dec_release(struct memrec_dec *d)
+{
+	free(d->a);
+	free(d->f);
+	memset(d, 0, sizeof(*d));
+}
+
+/* the header: *rd at the first column; -1 when it is not one */
+static int dec_head(struct memrec_dec *d, struct rd *rd, const void *data, size_t len,
+		    size_t head)
 {
 	uint32_t zero;
 
@@ -203,105 +255,171 @@ static int dec_begin(struct memrec_dec *d, const void *data, size_t len, size_t 
 		return -1;
 	if (head == 16)
 		memcpy(&d->id, data, 8);
-	memcpy(&d->left, (const unsigned char *)data + head - 8, 4);
+	memcpy(&d->nr, (const unsigned char *)data + head - 8, 4);
 	memcpy(&zero, (const unsigned char *)data + head - 4, 4);
-	if (zero)
+	/* each entry takes two bytes at least */
+	if (zero || d->nr > MEMREC_MAX || d->nr > (len - head) / 2)
 		return -1;
-	d->p = (const unsigned char *)data + head;
-	d->end = (const unsigned char *)data + len;
+	rd->p = (const unsigned char *)data + head;
+	rd->end = (const unsigned char *)data + len;
 	return 0;
+}
+
+static int dec_allocs(struct memrec_dec *d, struct rd *r)
+{
+	struct memrec_alloc *a = d->a;
+	uint32_t n = d->nr, i;
+	int64_t x;
+
+	for (i = 0; i < n; i++) {
+		unsigned fl = *r->p++;	/* (nr <= bytes / 2) */
+
+		if (fl & ~(ALLOC_FLAGS | ENT_ADDR))
+			return -1;
+		a[i].flags = fl;
+	}
+	for (i = 0; i < n; i++)
+		if (get_u32_from(r, i ? a[i - 1].pid : 0, &a[i].pid) < 0)
+			return -1;
+	for (i = 0; i < n; i++)
+		if (get_u32_from(r, a[i].pid, &a[i].tid) < 0)
+			return -1;
+	for (i = 0; i < n; i++)
+		if (get_u32(r, &a[i].cpu) < 0)
+			return -1;
+	for (i = 0; i < n; i++)
+		if (get_uv(r, &a[i].kind) < 0)
+			return -1;
+	for (i = 0; i < n; i++) {
+		if (get_sv(r, &x) < 0)
+			return -1;
+		a[i].seq = (i ? a[i - 1].seq : 0) + (uint64_t)x;
+	}
+	for (i = 0; i < n; i++) {
+		if (get_sv(r, &x) < 0)
+			return -1;
+		a[i].ip = (i ? a[i - 1].ip : 0) + (uint64_t)x;
+	}
+	for (i = 0; i < n; i++)
+		if (get_u32(r, &a[i].stack_id) < 0 || !a[i].stack_id)
+			return -1;
+	for (i = 0; i < n; i++) {
+		if (get_sv(r, &x) < 0)
+			return -1;
+		a[i].time = (i ? a[i - 1].time : 0) + (uint64_t)x;
+	}
+	for (i = 0; i < n; i++)
+		if (get_uv(r, &a[i].size) < 0)
+			return -1;
+	for (i = 0; i < n; i++) {
+		if (get_sv(r, &x) < 0)
+			return -1;
+		a[i].weight = a[i].size + (uint64_t)x;
+	}
+	for (i = 0; i < n; i++) {
+		if (a[i].flags & ENT_ADDR) {
+			if (get_uv(r, &a[i].addr) < 0 || !a[i].addr)
+				return -1;
+			a[i].flags &= ~ENT_ADDR;
+		}
+	}
+	return r->p == r->end ? 0 : -1;
 }
 
 int memrec_alloc_begin(struct memrec_dec *d, const void *data, size_t len)
 {
-	return dec_begin(d, data, len, 16);
+	struct rd r;
+
+	if (dec_head(d, &r, data, len, 16) < 0)
+		return -1;
+	d->a = xcalloc(d->nr ? d->nr : 1, sizeof(*d->a));
+	if (dec_allocs(d, &r) < 0) {
+		memrec_dec_release(d);
+		return -1;
+	}
+	return 0;
+}
+
+static int dec_frees(struct memrec_dec *d, struct rd *r)
+{
+	struct memrec_free *f = d->f;
+	uint32_t n = d->nr, i;
+	uint64_t last = 0, t = 0;
+	int64_t x;
+
+	for (i = 0; i < n; i++) {
+		unsigned fl = *r->p++;	/* (nr <= bytes / 2) */
+
+		if (fl & ~ENT_SEQ)
+			return -1;
+		f[i].key = fl & ENT_SEQ ? MEM_KEY_SEQ : 0;
+	}
+	for (i = 0; i < n; i++)
+		if (get_u32_from(r, i ? f[i - 1].pid : 0, &f[i].pid) < 0)
+			return -1;
+	for (i = 0; i < n; i++)
+		if (get_u32_from(r, f[i].pid, &f[i].tid) < 0)
+			return -1;
+	for (i = 0; i < n; i++) {
+		if (!f[i].key)
+			continue;
+		if (get_sv(r, &x) < 0)
+			return -1;
+		last += (uint64_t)x;
+		if (last & MEM_KEY_SEQ)
+			return -1;
+		f[i].key = last | MEM_KEY_SEQ;
+	}
+	for (i = 0; i < n; i++)
+		if (!f[i].key && (get_uv(r, &f[i].key) < 0 || (f[i].key & MEM_KEY_SEQ)))
+			return -1;
+	for (i = 0; i < n; i++) {
+		if (get_sv(r, &x) < 0)
+			return -1;
+		if (f[i].key & MEM_KEY_SEQ) {
+			uint64_t us = ceil_us(t) + (uint64_t)x;
+
+			if (us > UINT64_MAX / 1000)
+				return -1;
+			t = us * 1000;
+		} else {
+			t += (uint64_t)x;
+		}
+		f[i].time = t;
+	}
+	return r->p == r->end ? 0 : -1;
 }
 
 int memrec_free_begin(struct memrec_dec *d, const void *data, size_t len)
 {
-	return dec_begin(d, data, len, 8);
+	struct rd r;
+
+	if (dec_head(d, &r, data, len, 8) < 0)
+		return -1;
+	d->f = xcalloc(d->nr ? d->nr : 1, sizeof(*d->f));
+	if (dec_frees(d, &r) < 0) {
+		memrec_dec_release(d);
+		return -1;
+	}
+	return 0;
 }
 
-static int dec_end(const struct memrec_dec *d)
+int memrec_alloc_next(struct memrec_dec *d, struct memrec_alloc *out)
 {
-	return d->p == d->end ? 0 : -1;
-}
-
-int memrec_alloc_next(struct memrec_dec *d, struct memrec_alloc *a)
-{
-	struct memrec_alloc *p = &d->pa;
-	int64_t x;
-	unsigned fl;
-
-	if (!d->left)
-		return dec_end(d);
-	if (d->p >= d->end)
-		return -1;
-	fl = *d->p++;
-	if (fl & ~(ALLOC_FLAGS | ENT_ADDR))
-		return -1;
-	memset(a, 0, sizeof(*a));
-	a->flags = fl & ALLOC_FLAGS;
-	if (get_u32_from(d, p->pid, &a->pid) < 0 || get_u32_from(d, a->pid, &a->tid) < 0 ||
-	    get_u32(d, &a->cpu) < 0 || get_uv(d, &a->kind) < 0 || get_sv(d, &x) < 0)
-		return -1;
-	a->seq = p->seq + (uint64_t)x;
-	if (get_sv(d, &x) < 0)
-		return -1;
-	a->ip = p->ip + (uint64_t)x;
-	if (get_u32(d, &a->stack_id) < 0 || !a->stack_id || get_sv(d, &x) < 0)
-		return -1;
-	a->time = p->time + (uint64_t)x;
-	if (get_uv(d, &a->size) < 0 || get_sv(d, &x) < 0)
-		return -1;
-	a->weight = a->size + (uint64_t)x;
-	if ((fl & ENT_ADDR) && (get_uv(d, &a->addr) < 0 || !a->addr))
-		return -1;
-	*p = *a;
-	d->left--;
+	if (!d->a || d->next >= d->nr) {
+		memrec_dec_release(d);
+		return 0;
+	}
+	*out = d->a[d->next++];
 	return 1;
 }
 
-int memrec_free_next(struct memrec_dec *d, struct memrec_free *f)
+int memrec_free_next(struct memrec_dec *d, struct memrec_free *out)
 {
-	struct memrec_free *p = &d->pf;
-	int64_t x;
-	unsigned fl;
-
-	if (!d->left)
-		return dec_end(d);
-	if (d->p >= d->end)
-		return -1;
-	fl = *d->p++;
-	if (fl & ~ENT_SEQ)
-		return -1;
-	memset(f, 0, sizeof(*f));
-	if (get_u32_from(d, p->pid, &f->pid) < 0 || get_u32_from(d, f->pid, &f->tid) < 0)
-		return -1;
-	if (fl & ENT_SEQ) {
-		uint64_t seq, us;
-
-		if (get_sv(d, &x) < 0)
-			return -1;
-		seq = d->pa.seq + (uint64_t)x;
-		if (seq & MEM_KEY_SEQ)
-			return -1;
-		d->pa.seq = seq;
-		f->key = seq | MEM_KEY_SEQ;
-		if (get_sv(d, &x) < 0)
-			return -1;
-		us = ceil_us(p->time) + (uint64_t)x;
-		if (us > UINT64_MAX / 1000)
-			return -1;
-		f->time = us * 1000;
-	} else {
-		if (get_uv(d, &f->key) < 0 || (f->key & MEM_KEY_SEQ))
-			return -1;
-		if (get_sv(d, &x) < 0)
-			return -1;
-		f->time = p->time + (uint64_t)x;
+	if (!d->f || d->next >= d->nr) {
+		memrec_dec_release(d);
+		return 0;
 	}
-	*p = *f;
-	d->left--;
+	*out = d->f[d->next++];
 	return 1;
 }

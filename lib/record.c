@@ -2732,13 +2732,7 @@ static void mem_shared_open(struct recorder *r)
 	setenv(MEM_ENV_SHARED, path, 1);
 }
 
-/*
- * --memory: take the frees the library put in the ring (memevent.h) and write them as
- * DLP_REC_MEMFREES records (a batch up to MEM_FREES_BATCH, or a second).  A slot taken but not filled yet is waited for; one left so
- * for a second (its writer died between the two) is passed over and counted.  FINAL:
- * the end of the recording (the ring is closed to writers first; what is half-written
- * then is counted).
- */
+/* The frees gathered, as one DLP_REC_MEMFREES record */
 static void mem_frees_put(struct recorder *r)
 {
 	size_t len;
@@ -2748,6 +2742,13 @@ static void mem_frees_put(struct recorder *r)
 		rec_put(r, DLP_REC_MEMFREES, p, len, NULL, 0);
 }
 
+/*
+ * --memory: take the frees the library put in the ring (memevent.h) and gather them for
+ * DLP_REC_MEMFREES records (MEM_FREES_BATCH a record, or what a second gathered).  A
+ * slot taken but not filled yet is waited for; one left so for a second (its writer died
+ * between the two) is passed over and counted.  FINAL: the end of the recording (the ring
+ * is closed to writers first; what is half-written then is counted).
+ */
 static void mem_ring_drain(struct recorder *r, int final)
 {
 	struct mem_shared *sh = r->mem_shared;

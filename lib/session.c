@@ -692,18 +692,24 @@ static int do_memalloc(struct session *s, const unsigned char *data, size_t len)
 	struct memrec_dec d;
 	struct memrec_alloc a;
 	struct evsel *ev;
-	int got, ret;
+	int ret;
 
-	if (memrec_alloc_begin(&d, data, len) < 0 || !(ev = find_id(s, d.id)))
+	if (memrec_alloc_begin(&d, data, len) < 0)
 		return bad_record(s), 0;
-	while ((got = memrec_alloc_next(&d, &a)) > 0) {
+	if (!(ev = find_id(s, d.id))) {
+		memrec_dec_release(&d);
+		return bad_record(s), 0;
+	}
+	while (memrec_alloc_next(&d, &a) > 0) {
 		struct dlp_sample smp;
 		const struct ustack *us;
 		struct ustack tmp;
 		uint64_t regs[4];
 
-		if (!(us = sample_stack(s, a.stack_id, a.flags, &tmp)))
+		if (!(us = sample_stack(s, a.stack_id, a.flags, &tmp))) {
+			memrec_dec_release(&d);
 			return bad_record(s), 0;
+		}
 		memset(&smp, 0, sizeof(smp));
 		smp.evsel = ev;
 		smp.id = d.id;
@@ -723,11 +729,11 @@ static int do_memalloc(struct session *s, const unsigned char *data, size_t len)
 		smp.user_regs = regs;
 		ret = finish_sample(s, &smp, us, !!(a.flags & DLP_USAMPLE_LEAF_IP), us->pychain,
 				    a.flags);
-		if (ret)
+		if (ret) {
+			memrec_dec_release(&d);
 			return ret;
+		}
 	}
-	if (got < 0)
-		return bad_record(s), 0;
 	return 0;
 }
 

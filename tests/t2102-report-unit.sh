@@ -1,9 +1,9 @@
 #!/bin/sh
 # unit tests of the report side: symbolization (ELF, FDE, DWARF, JIT, kernel), aggregation,
-# and the JSON strings' UTF-8
+# the JSON strings' UTF-8, and the compact memory records (lib/memrec.c)
 . "$(dirname "$0")/lib.sh"
 
-for t in test-symbolize test-calltree test-util; do
+for t in test-symbolize test-calltree test-util test-memrec; do
 	test_expect_success "unit: $t" "
 		\"$BUILD/tests/unit/$t\" >out 2>err; rc=\$?; cat out; test \$rc = 0 && ! grep '^not ok' out
 	"

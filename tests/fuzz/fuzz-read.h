@@ -1,6 +1,6 @@
 /* fuzz-read.h - what the recording harnesses do with a file once it is written: read it
  * the way report does (the session's two passes, the process model, the unwinder, the
- * symbolizer, each sample's attribution, PROC records' parser), then once more with the
+ * symbolizer, each sample's attribution, PROC and MEMFREES records' parsers), then once more with the
  * off-CPU view.  Included by fuzz-recording.c and fuzz-perfdata.c. */
 #ifndef DLPROF_FUZZ_READ_H
 #define DLPROF_FUZZ_READ_H
@@ -9,6 +9,7 @@
 
 #include "attr.h"
 #include "family-rules.h"
+#include "memrec.h"
 #include "proc.h"
 #include "profile.h"
 #include "recfile.h"
@@ -32,6 +33,14 @@ static int fuzz_on_other(void *ctx, uint32_t type, const void *data, size_t len)
 		proc_table_add(&t, data, len);
 		proc_table_add(&t, data, len);	/* the same pid again: replaced */
 		proc_table_release(&t);
+	}
+	if (type == DLP_REC_MEMFREES) {	/* report --memory's frees */
+		struct memrec_dec d;
+		struct memrec_free f;
+
+		if (!memrec_free_begin(&d, data, len))
+			while (memrec_free_next(&d, &f) > 0)
+				;
 	}
 	return ctx ? attr_other(ctx, type, data, len) : 0;
 }

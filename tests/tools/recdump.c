@@ -346,9 +346,9 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	case DLP_REC_MEMFREES: {
 		struct memrec_dec md;
 		struct memrec_free f;
-		int got = memrec_free_begin(&md, data, len) < 0 ? -1 : 1;
+		int got = memrec_free_begin(&md, data, len);
 
-		while (got > 0 && (got = memrec_free_next(&md, &f)) > 0) {
+		while (!got && memrec_free_next(&md, &f) > 0) {
 			if (d->quiet)
 				continue;
 			printf("MEMFREE pid=%u tid=%u time=%" PRIu64, f.pid, f.tid, f.time);
@@ -364,9 +364,9 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	case DLP_REC_MEMALLOC: {
 		struct memrec_dec md;
 		struct memrec_alloc a;
-		int got = memrec_alloc_begin(&md, data, len) < 0 ? -1 : 1;
+		int got = memrec_alloc_begin(&md, data, len);
 
-		while (got > 0 && (got = memrec_alloc_next(&md, &a)) > 0) {
+		while (!got && memrec_alloc_next(&md, &a) > 0) {
 			uint32_t id = a.stack_id;
 			int ok = id && id <= d->nr_stacks;
 
