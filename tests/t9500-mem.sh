@@ -78,6 +78,14 @@ test_expect_success 'who holds the peak: the cache, the leak and the thread'"'"'
 	EOF
 '
 
+# (the library keeps frame pointers, its probed leaf functions none: before, every
+# allocation's frame-pointer stack ended in the library, all of it under "malloc")
+test_expect_success '-g (frame-pointer stacks): the same functions and shares' '
+	"$DLPROF" record -q --memory -g -o g.data -- "$W" 1048576 >owng &&
+	"$DLPROF" report --memory -i g.data --format json >g.json &&
+	/usr/bin/python3 "$TRASH/compare.py" owng g.json 0.05
+'
+
 # (format 4 kept each as a USAMPLE and a 24-byte MEMFREE entry: 7.7 bytes an allocation
 # with its free on this workload; the compact records, field by field, 2.9)
 test_expect_success 'the allocations and frees in compact records: under 5 bytes each, deflated' '
