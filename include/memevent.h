@@ -12,8 +12,8 @@
  * count).  A free names its block by key: seq | MEM_KEY_SEQ.  With every allocation
  * sampled (DLPROF_MEM_SAMPLE=1) the library keeps no table of sampled blocks: seq is 0
  * and a free's key is its address (the reader matches it by time and address).
- * A sampled block's address handed out again without a free seen (freed where glibc
- * calls itself) is freed by the library at that moment, by its key.
+ * A sampled block's address handed out again without a free seen (a mapping moved by
+ * mremap, a direct __libc_free) is freed by the library at that moment, by its key.
  * A free goes through the shared free ring below when it can (record writes those as
  * DLP_REC_MEMFREE records), through the free event when not.
  * weight: the bytes the sampled allocation stands for (size / P(sampled)); its count

@@ -248,7 +248,8 @@ static void send_free(uint64_t key, uint64_t kind, size_t len);
 
 /*
  * p, sampled as block seq.  A p still there was handed out again without its free going
- * through us (glibc frees inside itself by its own name): that block is freed now.
+ * through us (a mapping moved by mremap or unmapped from its middle on, a direct
+ * __libc_free): that block is freed now.
  */
 static void remember(uintptr_t p, uint64_t seq)
 {
@@ -263,19 +264,17 @@ static void remember(uintptr_t p, uint64_t seq)
 			__atomic_store_n(&table[b].seq[i], seq, __ATOMIC_RELEASE);
 			goto replaced;
 		}
-	if (__atomic_load_n(&nr_over, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&nr_over, __ATOMIC_RELAXED)) {
 		pthread_mutex_lock(&over_lock);
-	else
-		goto insert;
-	for (size_t i = 0; i < nr_over; i++)
-		if (over[i].p == p) {
-			old = over[i].seq;
-			over[i].seq = seq;
-			pthread_mutex_unlock(&over_lock);
-			goto replaced;
-		}
-	pthread_mutex_unlock(&over_lock);
-insert:
+		for (size_t i = 0; i < nr_over; i++)
+			if (over[i].p == p) {
+				old = over[i].seq;
+				over[i].seq = seq;
+				pthread_mutex_unlock(&over_lock);
+				goto replaced;
+			}
+		pthread_mutex_unlock(&over_lock);
+	}
 	__atomic_add_fetch(&counts[b], 1, __ATOMIC_ACQ_REL);
 	for (int i = 0; i < SLOTS; i++) {
 		uintptr_t expect = 0;
@@ -301,7 +300,8 @@ insert:
 		over = v;
 		alloc_over = n;
 	}
-	over[nr_over++] = (struct over_ent){ p, seq };
+	over[nr_over] = (struct over_ent){ p, seq };
+	__atomic_store_n(&nr_over, nr_over + 1, __ATOMIC_RELAXED);	/* (read unlocked above) */
 	pthread_mutex_unlock(&over_lock);
 	return;
 replaced:
@@ -333,7 +333,8 @@ static uint64_t forget(uintptr_t p)
 	for (size_t i = 0; i < nr_over; i++)
 		if (over[i].p == p) {
 			seq = over[i].seq ? over[i].seq : 1;
-			over[i] = over[--nr_over];
+			over[i] = over[nr_over - 1];
+			__atomic_store_n(&nr_over, nr_over - 1, __ATOMIC_RELAXED);
 			break;
 		}
 	pthread_mutex_unlock(&over_lock);
