@@ -129,8 +129,9 @@ static int add_mem(struct recunw *ru, const struct dlp_sample *s, uint32_t stack
 	struct memrec_alloc a;
 
 #define REG(n) (r[__builtin_popcountll(mask & ((1ull << (n)) - 1))])
-	if (!s->evsel || strcmp(s->evsel->name, "mem-alloc") || (mask & 0x3c) != 0x3c)
-		return 0;
+	if (!s->evsel || strcmp(s->evsel->name, "mem-alloc") || (mask & 0x3c) != 0x3c ||
+	    !s->id)
+		return 0;	/* (the record names its event by a sample id) */
 	cx = REG(MEM_REG_CX);
 	if ((cx & MEM_KIND_MASK) < MEM_KIND_MALLOC || (cx & MEM_KIND_MASK) > MEM_KIND_MMAP)
 		return 0;
