@@ -259,7 +259,9 @@ struct recorder {
 	 * its thread state, list none: 100 ms of samples were then read from outside) */
 	int py_seen;
 	uint64_t py_fast_until;
-	int pb_hot;			/* the last join met code objects not read before */
+	uint64_t pb_hot_until;		/* code objects not read before were met: quick reads
+					   until then */
+	uint64_t pb_codes;		/* code objects read, at the last drain */
 	struct py_pub *py_pub;		/* Python processes and their mem_shared.py entries */
 	size_t nr_py_pub, alloc_py_pub;
 	unsigned py_pub_next;		/* the entry to take next when none is free */
@@ -1473,6 +1475,8 @@ static void py_unpublish(struct recorder *r, uint32_t pid)
 #define PB_JOIN_MAX_NS	1000000ull	/* ... after it, at most (half a period, below) */
 #define PB_TURNS	3		/* drains a sample or a chain waits for the other */
 #define PB_FAST_NS	2000000000ull	/* a new Python process's quick reads, at most */
+#define PB_HOT_NS	50000000ull	/* quick reads after new code objects were met */
+#define PB_START_NS	500000000ull	/* ... after a Python process's thread is listed */
 #define PB_GONE		((void *)1)
 
 /* Process pid's entry (listed 0 when new) */
@@ -1514,7 +1518,15 @@ static void pb_list(struct recorder *r, uint32_t pid)
 		 * between `now` and the update had no chain: one a run, counted as lost) */
 		if (!pybpf_set_thread(r->pb, th[i].tid, &t)) {
 			u64map_put(&r->pb_tids, th[i].tid, (void *)(uintptr_t)now_ns());
+			/* listed: the quick reads that waited for it end (the main loop, seeing
+			 * the new Python process only now, must not start them again: they
+			 * went on for 2 s, 1,000 wake-ups of record, each a context switch of
+			 * the workload on a busy machine); a new process's first imports are
+			 * read quickly (PB_START_NS), then while new code keeps coming */
 			r->py_fast_until = 0;
+			r->py_seen = pyreader_active(r->py);
+			if (r->pb_hot_until < now_ns() + PB_START_NS)
+				r->pb_hot_until = now_ns() + PB_START_NS;
 		}
 	}
 }
@@ -1650,11 +1662,7 @@ static int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t ti
 static void pb_match(struct recorder *r, int last)
 {
 	struct pyreader_stats st;
-	uint64_t codes;
 	size_t w = 0;
-
-	pyreader_get_stats(r->py, &st);
-	codes = st.codes;
 
 	pb_fetch(r);
 	for (size_t i = 0; i < r->nr_pb_wait; i++) {
@@ -1684,10 +1692,15 @@ static void pb_match(struct recorder *r, int last)
 			r->pb_chains[w++] = *c;
 	}
 	r->nr_pb_chains = w;
-	/* code objects read for the first time: an import, code being made; a module's code
-	 * goes when its import is over, so it must be read soon: the next drain comes soon */
+	/* code objects read for the first time since the last drain (as its chains were
+	 * joined, or here): an import, code being made; a module's code goes when its import
+	 * is over, so it must be read soon: the drains come soon while new ones keep coming
+	 * (PB_HOT_NS after the last: one quick drain that finds none says little) */
 	pyreader_get_stats(r->py, &st);
-	r->pb_hot = st.codes != codes;
+	if (st.codes != r->pb_codes) {
+		r->pb_codes = st.codes;
+		r->pb_hot_until = now_ns() + PB_HOT_NS;
+	}
 }
 
 /* Run the program on the sampling events among fds[base...] (not the switch-outs, not
@@ -3240,7 +3253,7 @@ int record_run(const struct record_opts *o)
 			r->py_seen = pyreader_active(r->py);
 			r->py_fast_until = now_ns() + PB_FAST_NS;
 		}
-		soon = r->pb ? r->pb_hot || (r->py_wakeup && !r->py_seen) ||
+		soon = r->pb ? now_ns() < r->pb_hot_until || (r->py_wakeup && !r->py_seen) ||
 			       (r->py_fast_until && now_ns() < r->py_fast_until) :
 			       pyreader_active(r->py);
 		if (poll(pfd, (nfds_t)npfd, soon ? PY_POLL_MS : POLL_MS) < 0 &&
