@@ -27,8 +27,10 @@ struct recunw;
 struct recunw_stats {
 	uint64_t samples;	/* samples with a stack copy handed over */
 	uint64_t unwound;	/* written as a stack id */
-	uint64_t incomplete;	/* written raw: the walk stopped at an address no mapping
-				   seen so far covers */
+	uint64_t incomplete;	/* written raw: the walk found no frame */
+	uint64_t partial;	/* written unwound as far as an address that two batches of
+				   records later was still in no mapping (a "return address"
+				   that is none: report stops there too) */
 	uint64_t behind;	/* written raw: the unwinder was behind */
 	uint64_t stacks;	/* distinct stacks written */
 	uint64_t cpu_ns;	/* the thread's CPU time */

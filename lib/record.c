@@ -2608,13 +2608,14 @@ static void write_meta(struct recorder *r)
 		}
 	}
 	if (r->ru_st.samples) {
-		/* samples (with a copy) unwound incomplete behind distinct-stacks cpu-ns unwind-ns */
+		/* samples (with a copy) unwound incomplete behind distinct-stacks cpu-ns unwind-ns
+		 * partial */
 		strbuf_reset(&tmp);
-		strbuf_addf(&tmp, "%llu %llu %llu %llu %llu %llu %llu",
+		strbuf_addf(&tmp, "%llu %llu %llu %llu %llu %llu %llu %llu",
 			    (unsigned long long)r->ru_st.samples, (unsigned long long)r->ru_st.unwound,
 			    (unsigned long long)r->ru_st.incomplete, (unsigned long long)r->ru_st.behind,
 			    (unsigned long long)r->ru_st.stacks, (unsigned long long)r->ru_st.cpu_ns,
-			    (unsigned long long)r->ru_st.unwind_ns);
+			    (unsigned long long)r->ru_st.unwind_ns, (unsigned long long)r->ru_st.partial);
 		meta_add(&sb, "record_unwind", tmp.buf);
 	}
 	meta_settings_env(r, &sb);
@@ -2982,7 +2983,7 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 	}
 	if (r->ru_st.samples && r->ru_st.unwound < r->ru_st.samples)
 		fprintf(stderr, "dlprof: stacks: %llu kept as copies for report to unwind (%llu "
-			"stopped at an address in no mapping seen yet, %llu while the unwinder was behind)\n",
+			"with no frame found, %llu while the unwinder was behind)\n",
 			(unsigned long long)(r->ru_st.samples - r->ru_st.unwound),
 			(unsigned long long)r->ru_st.incomplete, (unsigned long long)r->ru_st.behind);
 }

@@ -85,8 +85,10 @@ struct recunw {
 	const struct recunw_py *cur_py;	/* its Python stack */
 	int delivered;			/* cb_sample saw it */
 	int defer;			/* cb_sample wants it again after the batch */
-	int retrying;			/* the deferred samples' second try */
-	struct item *dhead, *dtail;	/* deferred samples */
+	int retrying;			/* the deferred samples' second (1) or third (2) try */
+	struct item *dhead, *dtail;	/* deferred samples: tried again after their batch */
+	struct item *d2head, *d2tail;	/* deferred twice: tried again after a later batch */
+	uint64_t handled, d2_mark;	/* items handled; that count when d2 was begun */
 	uint64_t ips[MAX_FRAMES];
 	unsigned flags[MAX_FRAMES];
 	struct stack_ent *table;
@@ -358,18 +360,24 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
 	ru->st.unwind_ns += now_ns() - t0;
 	unmapped = !complete && unwind_met_unmapped(ru->uw);
-	if (n && unmapped && !ru->retrying) {
-		/* its mmap may come later in this batch, from another cpu's ring: try again
-		 * once the batch is in */
+	if (n && unmapped && ru->retrying < 2) {
+		/* its mmap may come later in this batch, from another cpu's ring (try again
+		 * once the batch is in), or in the next drain (and once more after that) */
 		ru->defer = 1;
 		return 0;
 	}
-	if (!n || unmapped) {
+	if (!n) {
 		/* report unwinds it again, with every mapping of the run known */
 		ru->st.incomplete++;
 		put_raw(ru, ru->cur, ru->cur_len, ru->cur_py);
 		return 0;
 	}
+	/* (still met an address in no mapping two batches later: not code of a mapping
+	 * not seen yet but a "return address" that is none, into the stack, the heap or
+	 * data: report's walk would stop there too, so the stack so far, incomplete,
+	 * instead of a 32 KiB copy) */
+	if (unmapped)
+		ru->st.partial++;
 	/* the leaf is the sample's own IP when it was taken in user mode: the stack
 	 * stored is the callers' */
 	us.flags = n > 1 && s->ip == ru->ips[0] && !ru->flags[0] ? DLP_USAMPLE_LEAF_IP : 0;
@@ -427,12 +435,17 @@ static int handle(struct recunw *ru, struct item *it)
 			if (!ru->delivered)
 				put_raw(ru, it->data, it->len, &it->py);
 			if (ru->defer) {
+				struct item **head = ru->retrying ? &ru->d2head : &ru->dhead;
+				struct item **tail = ru->retrying ? &ru->d2tail : &ru->dtail;
+
+				if (ru->retrying && !ru->d2head)
+					ru->d2_mark = ru->handled;
 				it->next = NULL;
-				if (ru->dtail)
-					ru->dtail->next = it;
+				if (*tail)
+					(*tail)->next = it;
 				else
-					ru->dhead = it;
-				ru->dtail = it;
+					*head = it;
+				*tail = it;
 				return 1;
 			}
 		}
@@ -453,16 +466,19 @@ static int handle(struct recunw *ru, struct item *it)
 
 /* The samples deferred for a mapping not seen yet: once more, now that the batch they
  * came in (all rings of one drain) is in. */
-static void retry_deferred(struct recunw *ru)
+static void retry_deferred(struct recunw *ru, int round)
 {
-	struct item *it = ru->dhead, *next;
+	struct item *it = round == 1 ? ru->dhead : ru->d2head, *next;
 
-	ru->dhead = ru->dtail = NULL;
-	ru->retrying = 1;
+	if (round == 1)
+		ru->dhead = ru->dtail = NULL;
+	else
+		ru->d2head = ru->d2tail = NULL;
+	ru->retrying = round;
 	for (; it; it = next) {
 		next = it->next;
-		handle(ru, it);
-		free(it);
+		if (!handle(ru, it))
+			free(it);
 	}
 	ru->retrying = 0;
 }
@@ -509,7 +525,13 @@ static void *thread_main(void *arg)
 	for (;;) {
 		if (!ru->head && ru->dhead) {
 			pthread_mutex_unlock(&ru->mu);
-			retry_deferred(ru);
+			retry_deferred(ru, 1);
+			pthread_mutex_lock(&ru->mu);
+			continue;
+		}
+		if (!ru->head && ru->d2head && (ru->handled > ru->d2_mark || ru->closing)) {
+			pthread_mutex_unlock(&ru->mu);
+			retry_deferred(ru, 2);
 			pthread_mutex_lock(&ru->mu);
 			continue;
 		}
@@ -534,6 +556,7 @@ static void *thread_main(void *arg)
 			ru->tail = NULL;
 		pthread_mutex_unlock(&ru->mu);
 		kept = handle(ru, it);
+		ru->handled++;
 		pthread_mutex_lock(&ru->mu);
 		ru->queued -= it->len;
 		if (!kept)
