@@ -116,5 +116,8 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
  * event's): a DLP_USAMPLE_ARGS_REGS sample has 0x3c. */
 int session_parse_sample_regs(const struct evsel *ev, const void *rec, size_t len,
 			      struct dlp_sample *out, uint64_t regs_mask);
+/* User register regno (PERF_REG_X86_*) of a parsed sample into *v; -1 when the sample has
+ * no such register (none copied, or not in its mask) */
+int session_sample_reg(const struct dlp_sample *s, int regno, uint64_t *v);
 
 #endif

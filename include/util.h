@@ -64,6 +64,9 @@ void strbuf_grow(struct strbuf *sb, size_t extra);
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);
+/* v as a varint: 7 bits a byte, low first, the high bit set on all but the last
+ * (protobuf's, LEB128) */
+void strbuf_add_varint(struct strbuf *sb, uint64_t v);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 /* Read a whole file (up to max bytes; 0 = no cap) into sb.  Returns 0 or -errno. */

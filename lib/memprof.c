@@ -188,22 +188,16 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		    const struct frame *frames, size_t nr, int complete)
 {
 	struct memprof *mp = ctx;
-	const uint64_t *r = s->user_regs;
-	uint64_t mask = s->user_regs_mask, di, si, dx, cx;
+	uint64_t di, si, dx, cx;
 	size_t first = 0, self;
 	struct sample_attr a;
 	struct mem_alloc *al;
 	const char *comm;
 	char *text, thread[64];
 
-#define REG(n) (r[__builtin_popcountll(mask & ((1ull << (n)) - 1))])
-	if (!r || !s->user_abi || (mask & 0x3c) != 0x3c)
+	if (session_sample_reg(s, MEM_REG_DI, &di) || session_sample_reg(s, MEM_REG_SI, &si) ||
+	    session_sample_reg(s, MEM_REG_DX, &dx) || session_sample_reg(s, MEM_REG_CX, &cx))
 		return 0;	/* no arguments: not an allocation event */
-	di = REG(MEM_REG_DI);
-	si = REG(MEM_REG_SI);
-	dx = REG(MEM_REG_DX);
-	cx = REG(MEM_REG_CX);
-#undef REG
 	if ((cx & MEM_KIND_MASK) < MEM_KIND_MALLOC || (cx & MEM_KIND_MASK) > MEM_KIND_MMAP)
 		return 0;	/* (MEM_KIND_STATS: a process's totals) */
 	/* the stack below the interposer: kernel frames (none for a uprobe), then ours
@@ -251,15 +245,13 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 static int mp_other_sample(void *ctx, const struct dlp_sample *s)
 {
 	struct memprof *mp = ctx;
-	const uint64_t *r = s->user_regs;
-	uint64_t mask = s->user_regs_mask;
+	uint64_t key;
 
-	if (!s->evsel || strcmp(s->evsel->name, "mem-free") || !r || !s->user_abi ||
-	    !(mask & (1ull << MEM_REG_DI)))
+	if (!s->evsel || strcmp(s->evsel->name, "mem-free") ||
+	    session_sample_reg(s, MEM_REG_DI, &key))
 		return 0;
 	ALLOC_GROW(mp->frees, mp->nr_frees + 1, mp->alloc_frees);
-	mp->frees[mp->nr_frees++] = (struct mem_free){
-		s->time, r[__builtin_popcountll(mask & ((1ull << MEM_REG_DI) - 1))], s->pid };
+	mp->frees[mp->nr_frees++] = (struct mem_free){ s->time, key, s->pid };
 	return 0;
 }
 

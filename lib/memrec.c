@@ -9,22 +9,9 @@
 
 /* ---- varints: 7 bits a byte, low first; signed ones zigzag ---- */
 
-static void put_uv(struct strbuf *sb, uint64_t v)
-{
-	unsigned char b[10];
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		b[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	b[n++] = (unsigned char)v;
-	strbuf_add(sb, b, n);
-}
-
 static void put_sv(struct strbuf *sb, int64_t v)
 {
-	put_uv(sb, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+	strbuf_add_varint(sb, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
 /* a reader of a record's bytes */
@@ -148,24 +135,24 @@ static void put_allocs(struct memrec_enc *e)
 	for (i = 0; i < n; i++)
 		put_sv(sb, (int64_t)a[i].tid - (int64_t)a[i].pid);
 	for (i = 0; i < n; i++)
-		put_uv(sb, a[i].cpu);
+		strbuf_add_varint(sb, a[i].cpu);
 	for (i = 0; i < n; i++)
-		put_uv(sb, a[i].kind);
+		strbuf_add_varint(sb, a[i].kind);
 	for (i = 0; i < n; i++)
 		put_sv(sb, (int64_t)(a[i].seq - (i ? a[i - 1].seq : 0)));
 	for (i = 0; i < n; i++)
 		put_sv(sb, (int64_t)(a[i].ip - (i ? a[i - 1].ip : 0)));
 	for (i = 0; i < n; i++)
-		put_uv(sb, a[i].stack_id);
+		strbuf_add_varint(sb, a[i].stack_id);
 	for (i = 0; i < n; i++)
 		put_sv(sb, (int64_t)(a[i].time - (i ? a[i - 1].time : 0)));
 	for (i = 0; i < n; i++)
-		put_uv(sb, a[i].size);
+		strbuf_add_varint(sb, a[i].size);
 	for (i = 0; i < n; i++)
 		put_sv(sb, (int64_t)(a[i].weight - a[i].size));
 	for (i = 0; i < n; i++)
 		if (a[i].addr)
-			put_uv(sb, a[i].addr);
+			strbuf_add_varint(sb, a[i].addr);
 }
 
 /*
@@ -198,7 +185,7 @@ static void put_frees(struct memrec_enc *e)
 		}
 	for (i = 0; i < n; i++)
 		if (!(f[i].key & MEM_KEY_SEQ))
-			put_uv(sb, f[i].key);
+			strbuf_add_varint(sb, f[i].key);
 	for (i = 0; i < n; i++) {
 		if (f[i].key & MEM_KEY_SEQ) {
 			uint64_t us = ceil_us(f[i].time);

@@ -326,24 +326,9 @@ void pprof_counts(const struct pprof *p, uint64_t *samples, size_t *functions, s
 
 /* ---- protobuf encoding ---- */
 
-static void pb_varint(struct strbuf *sb, uint64_t v)
-{
-	unsigned char b[10];
-	size_t n = 0;
-
-	do {
-		b[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			b[n] |= 0x80;
-		n++;
-	} while (v);
-	strbuf_add(sb, b, n);
-}
-
 static void pb_key(struct strbuf *sb, unsigned field, unsigned wire)
 {
-	pb_varint(sb, (uint64_t)field << 3 | wire);
+	strbuf_add_varint(sb, (uint64_t)field << 3 | wire);
 }
 
 /* An integer field; zero is the default and is left out, as proto3 encoders do. */
@@ -352,13 +337,13 @@ static void pb_uint(struct strbuf *sb, unsigned field, uint64_t v)
 	if (!v)
 		return;
 	pb_key(sb, field, WIRE_VARINT);
-	pb_varint(sb, v);
+	strbuf_add_varint(sb, v);
 }
 
 static void pb_bytes(struct strbuf *sb, unsigned field, const void *data, size_t len)
 {
 	pb_key(sb, field, WIRE_LEN);
-	pb_varint(sb, len);
+	strbuf_add_varint(sb, len);
 	strbuf_add(sb, data, len);
 }
 
@@ -369,7 +354,7 @@ static void pb_packed(struct strbuf *sb, unsigned field, const uint64_t *v, size
 	if (!nr)
 		return;
 	for (size_t i = 0; i < nr; i++)
-		pb_varint(&body, v[i]);
+		strbuf_add_varint(&body, v[i]);
 	pb_bytes(sb, field, body.buf, body.len);
 	strbuf_release(&body);
 }
@@ -417,7 +402,7 @@ static void label(struct pprof *p, struct strtab *t, struct strbuf *sb, const ch
 		pb_uint(&m, LABEL_STR, str_id(p, t, str));
 	else {
 		pb_key(&m, LABEL_NUM, WIRE_VARINT);
-		pb_varint(&m, num);
+		strbuf_add_varint(&m, num);
 	}
 	pb_bytes(sb, SAMPLE_LABEL, m.buf, m.len);
 	strbuf_release(&m);
@@ -511,7 +496,7 @@ static void encode(struct pprof *p, const struct pprof_info *info, struct strbuf
 	pb_uint(out, PROFILE_PERIOD, info->ns_per_sample);
 	if (info->comment) {
 		pb_key(out, PROFILE_COMMENT, WIRE_VARINT);
-		pb_varint(out, str_id(p, &t, info->comment));
+		strbuf_add_varint(out, str_id(p, &t, info->comment));
 	}
 	pb_uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_id(p, &t, p->memory ? "inuse_space" : vtype));
 	/* the string table last: every index above is known now */

@@ -95,8 +95,8 @@ struct recunw {
 	size_t table_cap, table_nr;
 	uint32_t next_id;
 	struct strbuf out;
-	struct memrec_enc mem;		/* sampled allocations not written yet */
-	const struct evsel *mem_ev;	/* their event */
+	struct memrec_enc mem;		/* sampled allocations not written yet (of the one
+					   mem-alloc event) */
 	struct recunw_stats st;
 };
 
@@ -126,24 +126,19 @@ static void put_mem(struct recunw *ru)
 static int add_mem(struct recunw *ru, const struct dlp_sample *s, uint32_t stack_id,
 		   uint32_t flags)
 {
-	const uint64_t *r = s->user_regs;
-	uint64_t mask = s->user_regs_mask, cx;
+	uint64_t di, cx;
 	struct memrec_alloc a;
 
-#define REG(n) (r[__builtin_popcountll(mask & ((1ull << (n)) - 1))])
-	if (!s->evsel || strcmp(s->evsel->name, "mem-alloc") || (mask & 0x3c) != 0x3c ||
-	    !s->id)
+	memset(&a, 0, sizeof(a));
+	if (!s->evsel || strcmp(s->evsel->name, "mem-alloc") || !s->id ||
+	    session_sample_reg(s, MEM_REG_DI, &di) || session_sample_reg(s, MEM_REG_SI, &a.size) ||
+	    session_sample_reg(s, MEM_REG_DX, &a.weight) || session_sample_reg(s, MEM_REG_CX, &cx))
 		return 0;	/* (the record names its event by a sample id) */
-	cx = REG(MEM_REG_CX);
 	if ((cx & MEM_KIND_MASK) < MEM_KIND_MALLOC || (cx & MEM_KIND_MASK) > MEM_KIND_MMAP)
 		return 0;
-	memset(&a, 0, sizeof(a));
 	a.kind = cx & MEM_KIND_MASK;
 	a.seq = cx >> MEM_KIND_BITS;
-	a.addr = a.seq ? 0 : REG(MEM_REG_DI);	/* the number names it */
-	a.size = REG(MEM_REG_SI);
-	a.weight = REG(MEM_REG_DX);
-#undef REG
+	a.addr = a.seq ? 0 : di;	/* the number names it */
 	a.time = s->time;
 	a.ip = s->ip;
 	a.pid = s->pid;
@@ -151,9 +146,6 @@ static int add_mem(struct recunw *ru, const struct dlp_sample *s, uint32_t stack
 	a.cpu = s->cpu;
 	a.stack_id = stack_id;
 	a.flags = flags;
-	if (ru->mem.nr && ru->mem_ev != s->evsel)
-		put_mem(ru);
-	ru->mem_ev = s->evsel;
 	memrec_alloc_add(&ru->mem, s->id, &a);
 	if (ru->mem.nr >= MEM_BATCH)
 		put_mem(ru);

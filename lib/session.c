@@ -194,6 +194,17 @@ int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 	return session_parse_sample_regs(ev, rec, len, out, 0);
 }
 
+int session_sample_reg(const struct dlp_sample *s, int regno, uint64_t *v)
+{
+	uint64_t mask = s->user_regs_mask;
+
+	if (!s->user_regs || !s->user_abi || !(mask & (1ull << regno)))
+		return -1;
+	/* registers come in bit order */
+	*v = s->user_regs[__builtin_popcountll(mask & ((1ull << regno) - 1))];
+	return 0;
+}
+
 int session_parse_sample_regs(const struct evsel *ev, const void *rec, size_t len,
 			      struct dlp_sample *out, uint64_t regs_mask)
 {

@@ -177,6 +177,19 @@ void strbuf_add(struct strbuf *sb, const void *data, size_t len)
 	sb->buf[sb->len] = '\0';
 }
 
+void strbuf_add_varint(struct strbuf *sb, uint64_t v)
+{
+	unsigned char b[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		b[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (unsigned char)v;
+	strbuf_add(sb, b, n);
+}
+
 void strbuf_addstr(struct strbuf *sb, const char *s)
 {
 	strbuf_add(sb, s, strlen(s));
