@@ -8,14 +8,15 @@
  * probability p = 1 - exp(-n/mean), and stands for n/p bytes and 1/p allocations, so sums
  * over the samples are unbiased estimates of the workload's.
  *
- * A sampled allocation calls dlprof_mem_alloc_event(addr, size, weight, kind | seq << 4): an empty
- * function dlprof watches with a uprobe, which carries the registers (the arguments) and
- * the stack copy: a sampled allocation travels the same ring, unwinder and attribution as
- * a CPU sample, and only sampled calls pay for it.  A free of a sampled address goes into
- * the free ring of the file dlprof shares with us (time, the block's number, thread:
- * memevent.h), no trap; when the ring is full or missing, it calls
- * dlprof_mem_free_event(key, kind, len), watched the same way.  A free of an address not sampled costs a hash and a load from a
- * 128 KiB table of bucket counts.
+ * A sampled allocation calls dlprof_mem_alloc_event(addr, size, weight,
+ * kind | seq << 4): an empty function dlprof watches with a uprobe, which carries the
+ * registers (the arguments) and the stack copy: a sampled allocation travels the same
+ * ring, unwinder and attribution as a CPU sample, and only sampled calls pay for it.  A
+ * free of a sampled address goes into the free ring of the file dlprof shares with us
+ * (time, the block's number, thread: memevent.h), no trap; when the ring is full or
+ * missing, it calls dlprof_mem_free_event(key, kind, len), watched the same way.  A free
+ * of an address not sampled costs a hash and a load from a 128 KiB table of bucket
+ * counts.
  *
  * A free is sent before the memory goes back to glibc, so a later allocation at the same
  * address comes after it in time.  At exit, dlprof_mem_alloc_event(calls, bytes,

@@ -1,7 +1,7 @@
 /* fuzz-read.h - what the recording harnesses do with a file once it is written: read it
  * the way report does (the session's two passes, the process model, the unwinder, the
- * symbolizer, each sample's attribution, PROC and MEMFREES records' parsers), then once more with the
- * off-CPU view.  Included by fuzz-recording.c and fuzz-perfdata.c. */
+ * symbolizer, each sample's attribution, PROC and MEMFREES records' parsers), then once
+ * more with the off-CPU view.  Included by fuzz-recording.c and fuzz-perfdata.c. */
 #ifndef DLPROF_FUZZ_READ_H
 #define DLPROF_FUZZ_READ_H
 
