@@ -76,7 +76,10 @@ test_expect_success 'Total counts the callers: conv2d holds what mkldnn_convolut
 	import json
 	rows = {r["name"]: r for r in json.load(open("total.json"))["rows"]}
 	conv, mk = rows["aten::conv2d"], rows["aten::mkldnn_convolution"]
-	assert conv["alloc_bytes"] == 0 and conv["total_bytes"] >= mk["total_bytes"] > 0, (conv, mk)
+	# conv2d may allocate a little of its own (a sampled small block
+	# weighs 512 KiB), so its Total is compared, not its self bytes
+	assert conv["total_bytes"] >= mk["total_bytes"] > 0, (conv, mk)
+	assert conv["total_bytes"] >= conv["alloc_bytes"], conv
 	assert mk["total_bytes"] >= mk["alloc_bytes"] > 0, mk
 	# autograd nodes hold the backward ops they ran
 	node, op = rows["autograd::ConvolutionBackward0"], rows["aten::convolution_backward"]
