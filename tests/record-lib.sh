@@ -31,6 +31,12 @@ nr_samples() {
 	grep -c "^PERF SAMPLE " "$1" || true
 }
 
+# nr_oncpu_samples DUMP: the samples of the sampling event, not the off-CPU
+# switch-outs (a busy machine preempts the workload more: those vary with the load)
+nr_oncpu_samples() {
+	grep "^PERF SAMPLE " "$1" | grep -vc " ev=context-switches" || true
+}
+
 # field DUMP-LINE KEY: value of KEY=VALUE in a line
 field() {
 	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1

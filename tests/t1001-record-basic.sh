@@ -13,7 +13,7 @@ test_expect_success 'record the hot loop' '
 '
 
 test_expect_success 'most samples are in rec_hot_loop' '
-	total=$(nr_samples "$TRASH/dump") &&
+	total=$(nr_oncpu_samples "$TRASH/dump") &&
 	hot=$(samples_in "$TRASH/dump" "$WL/rec-hot" rec_hot_loop) &&
 	echo "total=$total hot=$hot" &&
 	test "$total" -ge 700 && test "$total" -le 1300 &&
@@ -84,7 +84,7 @@ test_expect_success 'explicit events by generic name; -c period' '
 	"$RECDUMP" tc.data >tcdump &&
 	test_grep "^ATTR name=task-clock type=1 config=1 " tcdump &&
 	test_grep "^META period=1000000$" tcdump &&
-	n=$(nr_samples tcdump) && echo "$n samples" && test "$n" -ge 200 && test "$n" -le 400
+	n=$(nr_oncpu_samples tcdump) && echo "$n samples" && test "$n" -ge 200 && test "$n" -le 400
 '
 
 test_expect_success 'two events share the rings; each has its ids' '
