@@ -3194,9 +3194,10 @@ int record_run(const struct record_opts *o)
 	if ((r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER) && !o->no_record_unwind)
 		r->ru = recunw_new(r->w, o->keep_stacks);
 	/* without the copies (or fp stacks) a sample is ~100 bytes before compression:
-	 * deflate harder, it costs little (a quarter off the CNN's file) */
+	 * deflate harder, it costs little (level 3: a sixth off the CNN's file for 0.7 us
+	 * a sample; 6 saved a tenth more for twice that: docs/FORMAT.md) */
 	if ((r->ru && !o->keep_stacks) || !(r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER))
-		recwriter_set_level(r->w, 6);
+		recwriter_set_level(r->w, 3);
 	if (!o->no_python)
 		r->py = pyreader_new(py_emit, r);
 	if (r->fallback_note[0] && !o->quiet)	/* said once the recording can go ahead */

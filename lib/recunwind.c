@@ -29,7 +29,7 @@
 #define TABLE_MAX	(1u << 21)	/* distinct stacks remembered */
 #define BATCH_MAX	(4u << 20)	/* bytes gathered before a hand-over on its own */
 #define WAKE_BYTES	(1u << 20)	/* bytes waiting that wake the thread at once */
-#define WAKE_MS		20		/* else it looks this often */
+#define WAKE_MS		20		/* else at most this often, when work came */
 /* Records are copied into items of a few size classes (powers of two), which the thread
  * hands back for reuse (a malloc and a free per sample were 5-8% of record's CPU) */
 #define POOL_MIN_SHIFT	9		/* 512 bytes */
@@ -67,12 +67,15 @@ struct recunw {
 	size_t queued;
 	int closing;
 	int idle;			/* the thread waits for work */
+	uint64_t idle_since;		/* since when (now_ns) */
 	/* items handed back by the thread (under mu), and the recorder's own to reuse */
-	struct item *ret[POOL_CLASSES], *pool[POOL_CLASSES];
+	struct item *ret[POOL_CLASSES], *ret_last[POOL_CLASSES], *pool[POOL_CLASSES];
 	size_t nr_ret[POOL_CLASSES], ret_bytes;
 	/* the recorder's own: records not handed over yet */
 	struct item *phead, *ptail;
 	size_t pbytes;
+	size_t pool_bytes;		/* in pool[] */
+	int unwoken;			/* work handed over, the thread not woken for it */
 	size_t seen_queued;		/* queued at the last hand-over */
 	size_t soft_cap;
 	int write_failed;
@@ -498,6 +501,8 @@ static void item_give_back(struct recunw *ru, struct item *it)
 		return;
 	}
 	it->next = ru->ret[it->cls];
+	if (!it->next)
+		ru->ret_last[it->cls] = it;
 	ru->ret[it->cls] = it;
 	ru->nr_ret[it->cls]++;
 	ru->ret_bytes += class_size(it->cls);
@@ -530,13 +535,11 @@ static void *thread_main(void *arg)
 		while (!ru->head && !ru->closing) {
 			struct timespec ts;
 
+			/* woken by hand_over(); the time-out is only a safety net */
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += WAKE_MS * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			ts.tv_sec++;
 			ru->idle = 1;
+			ru->idle_since = now_ns();
 			pthread_cond_timedwait(&ru->work, &ru->mu, &ts);
 			ru->idle = 0;
 		}
@@ -578,6 +581,7 @@ static struct item *item_new(struct recunw *ru, uint32_t kind, uint32_t type, co
 	if (cls < POOL_CLASSES && ru->pool[cls]) {
 		it = ru->pool[cls];
 		ru->pool[cls] = it->next;
+		ru->pool_bytes -= class_size(cls);
 	} else {
 		it = xmalloc(sizeof(*it) + (cls < POOL_CLASSES ? class_size(cls) : need));
 	}
@@ -612,12 +616,16 @@ static void enqueue(struct recunw *ru, uint32_t kind, uint32_t type, const void 
 	queue_item(ru, item_new(ru, kind, type, a, alen, b, blen));
 }
 
-/* With force, wake the thread now; else only when much waits (it also looks every
- * WAKE_MS on its own: a wake-up per drain, often per sample, would cost more than the
- * unwinding). */
+/* With force, wake the thread now; else when much waits or it has been idle WAKE_MS
+ * (a wake-up per drain, often per sample, would cost more than the unwinding; a thread
+ * that wakes on a timer to look, as it did, wakes for nothing most times: 15% of its
+ * CPU went to switching on the CNN).  Work handed over without a wake-up is looked at
+ * again at the next drain. */
 static void hand_over(struct recunw *ru, int force)
 {
-	if (!ru->phead && !force)
+	struct item *drop = NULL;
+
+	if (!ru->phead && !force && !ru->unwoken)
 		return;
 	pthread_mutex_lock(&ru->mu);
 	while (ru->queued > HARD_CAP)
@@ -633,16 +641,39 @@ static void hand_over(struct recunw *ru, int force)
 	ru->queued += ru->pbytes;
 	ru->seen_queued = ru->queued;
 	for (unsigned c = 0; c < POOL_CLASSES; c++)
-		if (!ru->pool[c] && ru->ret[c]) {
-			/* what the thread handed back, ours to reuse */
-			ru->pool[c] = ru->ret[c];
-			ru->ret[c] = NULL;
-			ru->ret_bytes -= ru->nr_ret[c] * class_size(c);
+		if (ru->ret[c]) {
+			/* what the thread handed back, ours to reuse (all of it: taken only
+			 * into an empty pool, a pool short by a few items malloc'd new ones
+			 * until the next hand-over while the returned ones piled up to
+			 * POOL_MAX and were freed, and the heap gave their pages back: a
+			 * page fault per 4 KiB copied, 12% of the reader's CPU on the CNN) */
+			size_t bytes = ru->nr_ret[c] * class_size(c);
+
+			if (ru->pool_bytes + bytes <= POOL_MAX) {
+				ru->ret_last[c]->next = ru->pool[c];
+				ru->pool[c] = ru->ret[c];
+				ru->pool_bytes += bytes;
+			} else {
+				/* (after a burst: kept, the two lists would hold it all) */
+				ru->ret_last[c]->next = drop;
+				drop = ru->ret[c];
+			}
+			ru->ret[c] = ru->ret_last[c] = NULL;
+			ru->ret_bytes -= bytes;
 			ru->nr_ret[c] = 0;
 		}
-	if (ru->idle && (force || ru->queued > WAKE_BYTES))
+	ru->unwoken = 0;
+	if (ru->idle && ru->head) {
+		if (force || ru->queued > WAKE_BYTES ||
+		    now_ns() - ru->idle_since >= WAKE_MS * 1000000ull)
+			pthread_cond_signal(&ru->work);
+		else
+			ru->unwoken = 1;
+	} else if (ru->idle && force) {
 		pthread_cond_signal(&ru->work);
+	}
 	pthread_mutex_unlock(&ru->mu);
+	free_items(drop);
 	ru->phead = ru->ptail = NULL;
 	ru->pbytes = 0;
 }
