@@ -2160,6 +2160,7 @@ struct kallsyms {
 	struct strbuf text;
 	struct ksym *syms;
 	size_t nr;
+	uint64_t cpu_ns;	/* the loading thread's CPU time, set as it ends */
 };
 
 static void *kallsyms_load(void *arg)
@@ -2169,8 +2170,10 @@ static void *kallsyms_load(void *arg)
 	char *p, *nl;
 
 	setpriority(PRIO_PROCESS, 0, 0);	/* not urgent: the reader's boost is not for it */
-	if (strbuf_read_file(&k->text, "/proc/kallsyms", 64u << 20) < 0)
+	if (strbuf_read_file(&k->text, "/proc/kallsyms", 64u << 20) < 0) {
+		__atomic_store_n(&k->cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELEASE);
 		return NULL;
+	}
 	for (p = k->text.buf; *p; p = nl + 1) {
 		char *end;
 		uint64_t a;
@@ -2193,6 +2196,8 @@ static void *kallsyms_load(void *arg)
 	if (k->nr && !k->syms[0].addr)	/* addresses hidden (kptr_restrict) */
 		k->nr = 0;
 	qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+	/* (its clock is gone with it: record_run_cpu_ns leaves this out) */
+	__atomic_store_n(&k->cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -3424,8 +3429,10 @@ int record_run(const struct record_opts *o)
 	r->run_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - run_cpu0;
 	if (ksyms_started) {
 		/* a fixed cost, read beside the workload: not the samples' */
-		uint64_t k = thread_cpu_ns(ksyms_thread);
+		uint64_t k = __atomic_load_n(&ksyms.cpu_ns, __ATOMIC_ACQUIRE);
 
+		if (!k)	/* still at it */
+			k = thread_cpu_ns(ksyms_thread);
 		r->run_cpu_ns = r->run_cpu_ns > k ? r->run_cpu_ns - k : 0;
 	}
 
