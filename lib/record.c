@@ -1266,8 +1266,8 @@ static uint64_t stack_end(struct recorder *r, uint32_t tid, const unsigned char 
 	end = stack_end_at_tcb(stack, len, sp, known & 1 ? known & ~(uint64_t)1 : 0);
 	if (end < len)
 		*slot = (void *)(uintptr_t)(sp + end);
-	else if ((sp + len) > (known & ~(uint64_t)1))
-		*slot = (void *)(uintptr_t)((sp + len - 24) | 1);
+	else if (len >= 24 && sp + len - 24 > (known & ~(uint64_t)1))
+		*slot = (void *)(uintptr_t)((sp + len - 24) | 1);	/* scanned up to there */
 	return end;
 }
 
@@ -1340,11 +1340,11 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	if (dyn > size)
 		dyn = size;
 	if (sp) {
+		uint32_t tid;
+
 		r->smp_stack = q + 8;	/* as the sample took it, for the Python check */
 		r->smp_len = (size_t)dyn;
 		r->smp_sp = sp;
-		uint32_t tid;
-
 		memcpy(&tid, p + sizeof(*rec) + 20, 4);	/* IDENTIFIER IP PID/TID */
 		dyn = stack_end(r, tid, q + 8, (size_t)dyn, sp);
 	}

@@ -654,7 +654,8 @@ static void hand_over(struct recunw *ru, int force)
 				ru->pool[c] = ru->ret[c];
 				ru->pool_bytes += bytes;
 			} else {
-				/* (after a burst: kept, the two lists would hold it all) */
+				/* past POOL_MAX (after a burst): freed, or the pool would keep
+				 * the burst's memory for the rest of the run */
 				ru->ret_last[c]->next = drop;
 				drop = ru->ret[c];
 			}
