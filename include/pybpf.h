@@ -40,13 +40,51 @@ int pybpf_attach(struct pybpf *pb, int perf_fd);
 int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t);
 void pybpf_drop_thread(struct pybpf *pb, uint32_t tid);
 
+/* The code objects of a chain that the program had not met (in that process, at that
+ * address, as that object: the XOR of its names' and line table's pointers) are read at
+ * the sample too, before the chain is written: a code record each, at most
+ * PYBPF_CODE_BUDGET a sample (the others at a later sample, if they live).  Its layout in
+ * the ring buffer: u32 pid, u32 PYBPF_CODE (where a chain has its frame count), u64
+ * address, u64 the sample's time, u64 the line table's size (its ob_size), u32 what was
+ * read (PYBPF_GOT_*), u32 0, PYBPF_CODE_HEAD bytes of the object, PYBPF_STR_READ bytes of
+ * its co_qualname's object and as many of its co_filename's (each as it lies: the str
+ * header, then its characters), then up to PYBPF_TAB_READ bytes of the line table, as the
+ * record's length says. */
+#define PYBPF_CODE		0x20000000u
+#define PYBPF_CODE_BUDGET	32
+#define PYBPF_CODE_HEAD		192	/* up to 3.13's _co_firsttraceable, with room */
+#define PYBPF_STR_READ		328	/* a compact str's header (72 at most) + 256 bytes */
+#define PYBPF_TAB_READ		4096
+#define PYBPF_CO_FILENAME	112	/* PyCodeObject, 3.11 to 3.13 */
+#define PYBPF_CO_QUALNAME	128
+#define PYBPF_CO_LINETABLE	136
+#define PYBPF_GOT_HEAD		1u
+#define PYBPF_GOT_QUALNAME	2u
+#define PYBPF_GOT_FILENAME	4u
+#define PYBPF_GOT_TAB		8u
+
+struct pybpf_code {
+	uint32_t pid;
+	uint64_t addr;
+	uint64_t time;			/* the sample's (as its chain's) */
+	const unsigned char *head;	/* PYBPF_CODE_HEAD bytes */
+	const unsigned char *qualname, *filename;	/* PYBPF_STR_READ bytes; NULL: unread */
+	const unsigned char *tab;	/* tab_len bytes of the line table; NULL: unread */
+	size_t tab_len;
+	uint64_t tab_size;		/* its whole size */
+};
+typedef void pybpf_code_fn(void *ctx, const struct pybpf_code *code);
+
+/* Does the program read code objects (the kernel has bpf_loop)? */
+int pybpf_reads_codes(const struct pybpf *pb);
+
 /* A chain as the program read it: pairs of u64, code object address | MEM_PY_* flags
  * (memevent.h), instruction pointer; innermost first. */
 typedef void pybpf_chain_fn(void *ctx, uint32_t tid, uint64_t time, const uint64_t *chain,
 			    uint32_t n, int failed);
 /* (failed: a read failed on the way, or the chain was deeper than PYBPF_MAXF) */
-/* Hand over every chain in the ring buffer; how many. */
-size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, void *ctx);
+/* Hand over every code record and chain in the ring buffer, in order; how many chains. */
+size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, pybpf_code_fn *code_fn, void *ctx);
 /* Chains the ring buffer had no room for (the drain was late). */
 uint64_t pybpf_dropped(const struct pybpf *pb);
 

@@ -130,6 +130,15 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
  * 0: a PYSTACK was written, the reads failed). */
 int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 			  const uint64_t *chain, size_t n, unsigned flags, uint32_t *chain_id);
+/* A code object as read in the kernel at a sample (pybpf.h): kept for the chains that
+ * name it (written when one does), so that it needs no read from outside in time. */
+struct pybpf_code;
+void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *code);
+/* The kernel reads code objects at the sample (and says when another object takes a
+ * freed one's address): the chains it reads need no later look at them. */
+void pyreader_codes_in_kernel(struct pyreader *pr);
+/* The next chain read in the kernel was read at this time (its code records'). */
+void pyreader_chain_read_at(struct pyreader *pr, uint64_t time);
 /* What a process's own threads need to read their frames (memevent.h's struct
  * mem_pywalk, but seq and pid): 1 when pid is Python and its thread-state key is set. */
 struct pywalk_info {
@@ -165,6 +174,9 @@ struct pyreader_stats {
 	uint64_t own;		/* of the trusted: read by the thread itself */
 	uint64_t kernel;	/* of the trusted: read in the kernel at the sample */
 	uint64_t codes;
+	uint64_t codes_outside;	/* of them, read from outside (not by the kernel) */
+	uint64_t kernel_codes;	/* code objects the kernel read (named by a stack or not) */
+	uint64_t gone;		/* frames whose code object was freed before it was read */
 	uint64_t delay_sum_ns, delay_max_ns;
 	/* of the samples read from outside, those named by their sample's record (their
 	 * delays are not in the file but in META python_late: count, sum, max) */

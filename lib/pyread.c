@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "memevent.h"
+#include "pybpf.h"
 #include "pyframes.h"
 #include "rephash.h"
 #include "recfile.h"
@@ -62,6 +63,9 @@
 #define CO_FILENAME	112
 #define CO_QUALNAME	128
 #define CO_LINETABLE	136
+_Static_assert(CO_READ == PYBPF_CODE_HEAD && CO_FILENAME == PYBPF_CO_FILENAME &&
+	       CO_QUALNAME == PYBPF_CO_QUALNAME && CO_LINETABLE == PYBPF_CO_LINETABLE,
+	       "the kernel's reader reads code objects as pyread does");
 
 struct pylayout {
 	uint32_t hex;		/* major << 24 | minor << 16 */
@@ -108,11 +112,16 @@ struct pycode {
 	unsigned char *tab;
 	uint32_t tab_len, firstlineno;
 	uint16_t qlen, flen;
-	uint64_t ident[3];	/* co_filename, co_name, co_qualname as read */
+	uint64_t ident[4];	/* co_filename, co_name, co_qualname, co_linetable as read */
 	int stale;		/* the address holds another code object now */
+	/* read in the kernel: the time of the sample that read it, and (an older object
+	 * at that address, in pyproc.old) when the next one was read */
+	uint64_t since, until;
 };
 
-#define CO_IDENT	CO_FILENAME	/* the three pointers that say which code it is */
+#define OLD_MAX		256	/* older objects at reused addresses kept, per process */
+
+#define CO_IDENT	CO_FILENAME	/* the four pointers that say which code it is */
 
 struct pytid {
 	uint32_t tid;
@@ -132,6 +141,10 @@ struct pyproc {
 	uint64_t last_verify;	/* when a walk last checked its cached code objects */
 	struct pycode *codes;	/* open addressing on addr */
 	size_t nr_codes, size_codes;
+	/* code objects the kernel read whose addresses hold newer ones, oldest first: the
+	 * samples taken before the newer one was read still name them */
+	struct pycode *old;
+	size_t nr_old, alloc_old;
 	/* an interpreter executable whose libpython is not mapped yet (it is loading):
 	 * probed again from then on, PROBE_TRIES times at most */
 	uint64_t probe_again;
@@ -193,6 +206,9 @@ struct pyreader {
 	struct pycode *verify[MAX_FRAMES];
 	size_t nr_verify;
 	uint64_t stale_codes;
+	int kernel_codes;	/* the kernel reads code objects at the sample (pybpf.h) */
+	uint64_t cur_time;	/* the chain the kernel read: its time (0: none) */
+	uint64_t chain_time;	/* pyreader_chain_read_at() */
 };
 
 struct pyreader *pyreader_new(pyreader_emit_fn *emit, void *ctx)
@@ -213,6 +229,12 @@ static void free_codes(struct pyproc *p)
 			free(p->codes[i].tab);
 		}
 	free(p->codes);
+	for (size_t i = 0; i < p->nr_old; i++) {
+		free(p->old[i].qualname);
+		free(p->old[i].file);
+		free(p->old[i].tab);
+	}
+	free(p->old);
 }
 
 void pyreader_free(struct pyreader *pr)
@@ -558,21 +580,24 @@ static size_t tstates_of(struct pyproc *p, uint32_t tid, uint64_t now, uint64_t 
 
 /* ---- code objects ---- */
 
-/* A str object as UTF-8 into sb (at most 1024 characters).  0 or -1. */
-static int read_str(const struct pyproc *p, uint64_t obj, struct strbuf *sb)
+/* The characters of the str object at obj as UTF-8 into sb (at most 1024 characters):
+ * raw holds its first rawlen bytes (its header at least); what it lacks is read.  0 or
+ * -1. */
+static int str_parse(const struct pyproc *p, uint64_t obj, const unsigned char *raw,
+		     size_t rawlen, struct strbuf *sb)
 {
-	unsigned char h[40], data[4096];	/* up to the state, in both layouts */
-	uint32_t pid = p->pid;
+	unsigned char data[4096];
+	const unsigned char *d = data;
 	uint64_t len;
 	uint32_t state, kind;
 	size_t off, n;
 
-	if (rd(pid, obj, h, sizeof(h)) < 0)
+	if (rawlen < 40)
 		return -1;
-	if (p->str_type && memcmp(h + 8, &p->str_type, 8))
+	if (p->str_type && memcmp(raw + 8, &p->str_type, 8))
 		return -1;	/* not a str (a code object freed under us: its names too) */
-	memcpy(&len, h + 16, 8);
-	memcpy(&state, h + 32, 4);
+	memcpy(&len, raw + 16, 8);
+	memcpy(&state, raw + 32, 4);
 	kind = (state >> 2) & 7;
 	if (!((state >> 5) & 1) || (kind != 1 && kind != 2 && kind != 4))
 		return -1;	/* not compact: not a code object's name */
@@ -580,12 +605,14 @@ static int read_str(const struct pyproc *p, uint64_t obj, struct strbuf *sb)
 	if (len > 1024)
 		len = 1024;
 	n = (size_t)len * kind;
-	if (n && rd(pid, obj + off, data, n) < 0)
+	if (off + n <= rawlen)
+		d = raw + off;
+	else if (n && rd(p->pid, obj + off, data, n) < 0)
 		return -1;
 	for (size_t i = 0; i < len; i++) {
-		uint32_t c = kind == 1 ? data[i] : kind == 2 ? ((uint16_t *)data)[i] :
-			     ((uint32_t *)data)[i];
+		uint32_t c = 0;
 
+		memcpy(&c, d + i * kind, kind);	/* (little-endian) */
 		if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000))
 			return -1;	/* no character: not a string the interpreter made */
 		if (c < 0x80) {
@@ -605,6 +632,16 @@ static int read_str(const struct pyproc *p, uint64_t obj, struct strbuf *sb)
 		}
 	}
 	return 0;
+}
+
+/* The same for a str object read from outside. */
+static int read_str(const struct pyproc *p, uint64_t obj, struct strbuf *sb)
+{
+	unsigned char h[40];	/* up to the state, in both layouts */
+
+	if (rd(p->pid, obj, h, sizeof(h)) < 0)
+		return -1;
+	return str_parse(p, obj, h, sizeof(h), sb);
 }
 
 static struct pycode *code_slot(struct pyproc *p, uint64_t addr)
@@ -669,6 +706,41 @@ static void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, u
 	strbuf_release(&body);
 }
 
+/* Empty slot c becomes the code object at addr, as read: head (CO_READ bytes), its
+ * names (the strbufs' buffers are taken), its line table (tab: tlen bytes, taken).  Its
+ * id is given when a stack first names it (get_code). */
+static void code_set(struct pyproc *p, struct pycode *c, uint64_t addr,
+		     const unsigned char *head, struct strbuf *q, struct strbuf *fn,
+		     unsigned char *tab, uint64_t tlen)
+{
+	int32_t first, trace;
+
+	memcpy(&first, head + p->lay->co_firstline, 4);
+	memcpy(&trace, head + p->lay->co_firsttrace, 4);
+	memset(c, 0, sizeof(*c));
+	c->addr = addr;
+	memcpy(c->ident, head + CO_IDENT, sizeof(c->ident));
+	c->firsttrace = trace;
+	c->firstlineno = first > 0 ? (uint32_t)first : 0;
+	c->tab = tab;
+	c->tab_len = (uint32_t)tlen;
+	c->qlen = (uint16_t)(q->len < 0xffff ? q->len : 0xffff);
+	c->flen = (uint16_t)(fn->len < 0xffff ? fn->len : 0xffff);
+	c->qualname = q->buf ? q->buf : xstrdup("");
+	c->file = fn->buf ? fn->buf : xstrdup("");
+	p->nr_codes++;
+}
+
+/* Slot c emptied (its code object is another one now) */
+static void code_clear(struct pyproc *p, struct pycode *c)
+{
+	free(c->qualname);
+	free(c->file);
+	free(c->tab);
+	memset(c, 0, sizeof(*c));
+	p->nr_codes--;
+}
+
 /* The code object at addr, running code unit instr: read (and written out) the first
  * time, written again when instr is past the line table written so far.  NULL when it
  * cannot be read (not a code object). */
@@ -676,18 +748,22 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 				     uint32_t instr)
 {
 	struct pycode *c = code_slot(p, addr);
-	unsigned char h[CO_READ];
+	unsigned char h[CO_READ], *tab;
 	uint64_t type, fname, qname, ltab, tlen = 0;
-	int32_t first, trace;
 	struct strbuf q = STRBUF_INIT, fn = STRBUF_INIT;
 
-	if (c->addr && c->stale) {
-		/* read again as the code object it is now, under a new id */
-		free(c->qualname);
-		free(c->file);
-		free(c->tab);
-		memset(c, 0, sizeof(*c));
-		p->nr_codes--;
+	if (pr->cur_time && c->addr && c->since > pr->cur_time) {
+		/* a chain the kernel read before the object at addr now was: an older one */
+		for (size_t i = p->nr_old; i-- > 0;)
+			if (p->old[i].addr == addr && p->old[i].since <= pr->cur_time &&
+			    p->old[i].until > pr->cur_time) {
+				c = &p->old[i];
+				break;
+			}
+	} else if (c->addr && c->stale && !pr->cur_time) {
+		/* read again as the code object it is now (a chain the kernel read: its code
+		 * objects were read with it, a later look says nothing of them) */
+		code_clear(p, c);
 	}
 	if (c->addr) {
 		size_t i;
@@ -696,7 +772,14 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 			;
 		if (i == pr->nr_verify && i < MAX_FRAMES)
 			pr->verify[pr->nr_verify++] = c;
-		emit_code(pr, p, c, instr, 0);
+		if (!c->id) {
+			/* read in the kernel, named by a stack for the first time */
+			c->id = ++pr->next_code;
+			pr->st.codes++;
+			emit_code(pr, p, c, instr, 1);
+		} else {
+			emit_code(pr, p, c, instr, 0);
+		}
 		return c;
 	}
 	if (rd(p->pid, addr, h, sizeof(h)) < 0)
@@ -704,11 +787,9 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 	memcpy(&type, h + CO_TYPE, 8);
 	if (type != p->code_type)
 		return NULL;
-	memcpy(&first, h + p->lay->co_firstline, 4);
 	memcpy(&fname, h + CO_FILENAME, 8);
 	memcpy(&qname, h + CO_QUALNAME, 8);
 	memcpy(&ltab, h + CO_LINETABLE, 8);
-	memcpy(&trace, h + p->lay->co_firsttrace, 4);
 	if (read_str(p, qname, &q) < 0 || read_str(p, fname, &fn) < 0) {
 		strbuf_release(&q);
 		strbuf_release(&fn);
@@ -716,23 +797,81 @@ static const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint
 	}
 	if (rd64(p->pid, ltab + 16, &tlen) < 0 || tlen > (1u << 20))
 		tlen = 0;
-	c->tab = xmalloc(tlen + 1);
-	if (tlen && rd(p->pid, ltab + 32, c->tab, tlen) < 0)
+	tab = xmalloc(tlen + 1);
+	if (tlen && rd(p->pid, ltab + 32, tab, tlen) < 0)
 		tlen = 0;
-	c->addr = addr;
-	memcpy(c->ident, h + CO_IDENT, sizeof(c->ident));
+	code_set(p, c, addr, h, &q, &fn, tab, tlen);
 	c->id = ++pr->next_code;
-	c->firsttrace = trace;
-	c->firstlineno = first > 0 ? (uint32_t)first : 0;
-	c->tab_len = (uint32_t)tlen;
-	c->qlen = (uint16_t)(q.len < 0xffff ? q.len : 0xffff);
-	c->flen = (uint16_t)(fn.len < 0xffff ? fn.len : 0xffff);
-	c->qualname = q.buf ? q.buf : xstrdup("");	/* the strbufs' buffers, kept */
-	c->file = fn.buf ? fn.buf : xstrdup("");
-	p->nr_codes++;
 	pr->st.codes++;
+	pr->st.codes_outside++;
 	emit_code(pr, p, c, instr, 1);
 	return c;
+}
+
+void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *pc)
+{
+	struct pyproc *p = get_proc(pr, pc->pid);
+	struct strbuf q = STRBUF_INIT, fn = STRBUF_INIT;
+	uint64_t fname, qname, ltab, tlen = pc->tab_size;
+	unsigned char *tab;
+	struct pycode *c;
+
+	if (p->state != 1 || !pc->qualname || !pc->filename ||
+	    memcmp(pc->head + CO_TYPE, &p->code_type, 8))
+		return;	/* not read whole: from outside, if a stack names it */
+	c = code_slot(p, pc->addr);
+	if (c->addr && !memcmp(c->ident, pc->head + CO_IDENT, sizeof(c->ident))) {
+		c->stale = 0;
+		return;	/* known already (the kernel's map forgot it) */
+	}
+	memcpy(&fname, pc->head + CO_FILENAME, 8);
+	memcpy(&qname, pc->head + CO_QUALNAME, 8);
+	memcpy(&ltab, pc->head + CO_LINETABLE, 8);
+	if (str_parse(p, qname, pc->qualname, PYBPF_STR_READ, &q) < 0 ||
+	    str_parse(p, fname, pc->filename, PYBPF_STR_READ, &fn) < 0) {
+		strbuf_release(&q);
+		strbuf_release(&fn);
+		return;
+	}
+	if (tlen > (1u << 20))
+		tlen = 0;
+	tab = xmalloc(tlen + 1);
+	if (pc->tab && pc->tab_len == tlen) {
+		memcpy(tab, pc->tab, tlen);
+	} else if (!tlen || rd(p->pid, ltab + 32, tab, tlen) < 0) {
+		/* longer than the program reads, and gone: the part it read */
+		tlen = pc->tab ? pc->tab_len : 0;
+		if (tlen)
+			memcpy(tab, pc->tab, tlen);
+	}
+	if (c->addr) {
+		/* another object at that address before: kept for the samples before this
+		 * one (the oldest kept goes) */
+		if (p->nr_old == OLD_MAX) {
+			free(p->old[0].qualname);
+			free(p->old[0].file);
+			free(p->old[0].tab);
+			memmove(p->old, p->old + 1, --p->nr_old * sizeof(p->old[0]));
+		}
+		ALLOC_GROW(p->old, p->nr_old + 1, p->alloc_old);
+		p->old[p->nr_old] = *c;
+		p->old[p->nr_old++].until = pc->time;
+		memset(c, 0, sizeof(*c));
+		p->nr_codes--;
+	}
+	code_set(p, c, pc->addr, pc->head, &q, &fn, tab, tlen);
+	c->since = pc->time;
+	pr->st.kernel_codes++;
+}
+
+void pyreader_codes_in_kernel(struct pyreader *pr)
+{
+	pr->kernel_codes = 1;
+}
+
+void pyreader_chain_read_at(struct pyreader *pr, uint64_t time)
+{
+	pr->chain_time = time;
 }
 
 /* Are the cached code objects of the last walk still the objects at their addresses?
@@ -841,6 +980,7 @@ static int put_frame(struct pyreader *pr, struct pyproc *p, uint64_t code, uint6
 	if (!c && !gone_ok)
 		return -1;
 	if (!c) {
+		pr->st.gone++;
 		c = gone_code(pr, p);
 		ins = DLP_PY_NO_INSTR;
 	}
@@ -1131,6 +1271,10 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 		put_stack(pr, &rec, 0);
 		return 1;
 	}
+	/* read in the kernel with its code objects: each frame's is the one of its time */
+	pr->cur_time = pr->kernel_codes && (flags & DLP_PYSTACK_KERNEL) ?
+		       (pr->chain_time ? pr->chain_time : time ? time : 1) : 0;
+	pr->chain_time = 0;
 	for (int attempt = 0;; attempt++) {
 		n = 0;
 		pr->nr_verify = 0;
@@ -1149,12 +1293,13 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 				  !!(ff & MEM_PY_ENTRY), 1, &n);
 		}
 		/* as a walk does: cached code objects whose addresses hold others now */
-		if (attempt || now - p->last_verify < VERIFY_EVERY_NS)
+		if (attempt || pr->cur_time || now - p->last_verify < VERIFY_EVERY_NS)
 			break;
 		p->last_verify = now;
 		if (!verify_codes(pr, pid))
 			break;
 	}
+	pr->cur_time = 0;
 	if (chain_id) {
 		*chain_id = name_stack(pr, &rec, n);
 		return 1;

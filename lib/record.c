@@ -262,7 +262,7 @@ struct recorder {
 	uint64_t py_fast_until;
 	uint64_t pb_hot_until;		/* code objects not read before were met: quick reads
 					   until then */
-	uint64_t pb_codes;		/* code objects read, at the last drain */
+	uint64_t pb_codes;		/* code objects read from outside, at the last drain */
 	struct py_pub *py_pub;		/* Python processes and their mem_shared.py entries */
 	size_t nr_py_pub, alloc_py_pub;
 	unsigned py_pub_next;		/* the entry to take next when none is free */
@@ -1567,7 +1567,7 @@ static void pb_list(struct recorder *r, uint32_t pid)
 			 * read quickly (PB_START_NS), then while new code keeps coming */
 			r->py_fast_until = 0;
 			r->py_seen = pyreader_active(r->py);
-			if (r->pb_hot_until < now_ns() + PB_START_NS)
+			if (!pybpf_reads_codes(r->pb) && r->pb_hot_until < now_ns() + PB_START_NS)
 				r->pb_hot_until = now_ns() + PB_START_NS;
 		}
 	}
@@ -1609,10 +1609,18 @@ static int pb_chain_cmp(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
-/* The chains the program wrote since the last look, sorted by thread, then time. */
+static void pb_got_code(void *ctx, const struct pybpf_code *code)
+{
+	struct recorder *r = ctx;
+
+	pyreader_kernel_code(r->py, code);
+}
+
+/* The chains the program wrote since the last look, sorted by thread, then time (the
+ * code objects it read, to the Python reader as they come: before their chains). */
 static void pb_fetch(struct recorder *r)
 {
-	if (pybpf_drain(r->pb, pb_got_chain, r))
+	if (pybpf_drain(r->pb, pb_got_chain, pb_got_code, r))
 		qsort(r->pb_chains, r->nr_pb_chains, sizeof(r->pb_chains[0]), pb_chain_cmp);
 }
 
@@ -1664,11 +1672,13 @@ static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
 static void pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32_t tid,
 		    uint64_t time, uint32_t *chain_id)
 {
-	if (c->failed)
+	if (c->failed) {
 		pyreader_sample_chain(r->py, pid, tid, time, NULL, 0, 0, chain_id);
-	else
+	} else {
+		pyreader_chain_read_at(r->py, c->time);
 		pyreader_sample_chain(r->py, pid, tid, time, c->chain, c->n, DLP_PYSTACK_KERNEL,
 				      chain_id);
+	}
 	free(c->chain);
 	c->chain = NULL;
 }
@@ -1734,13 +1744,14 @@ static void pb_match(struct recorder *r, int last)
 			r->pb_chains[w++] = *c;
 	}
 	r->nr_pb_chains = w;
-	/* code objects read for the first time since the last drain (as its chains were
-	 * joined, or here): an import, code being made; a module's code goes when its import
-	 * is over, so it must be read soon: the drains come soon while new ones keep coming
+	/* code objects read from outside for the first time since the last drain (as its
+	 * chains were joined, or here; where the program reads them at the sample, those it
+	 * could not): an import, code being made; a module's code goes when its import is
+	 * over, so it must be read soon: the drains come soon while new ones keep coming
 	 * (PB_HOT_NS after the last: one quick drain that finds none says little) */
 	pyreader_get_stats(r->py, &st);
-	if (st.codes != r->pb_codes) {
-		r->pb_codes = st.codes;
+	if (st.codes_outside != r->pb_codes) {
+		r->pb_codes = st.codes_outside;
 		r->pb_hot_until = now_ns() + PB_HOT_NS;
 	}
 }
@@ -2640,6 +2651,11 @@ static void write_meta(struct recorder *r)
 				    (unsigned long long)ps.late_delay_max_ns);
 			meta_add(&sb, "python_late", tmp.buf);
 		}
+		/* code objects read in the kernel, from outside; frames whose code was gone */
+		strbuf_reset(&tmp);
+		strbuf_addf(&tmp, "%llu %llu %llu", (unsigned long long)ps.kernel_codes,
+			    (unsigned long long)ps.codes_outside, (unsigned long long)ps.gone);
+		meta_add(&sb, "python_codes", tmp.buf);
 	}
 	{
 		/* dlprof's own CPU time (all its threads), for the cost per sample */
@@ -3003,6 +3019,9 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		if (ps.own)
 			fprintf(stderr, "; %llu allocations' read by their own thread as they were "
 				"made", (unsigned long long)ps.own);
+		if (ps.gone)
+			fprintf(stderr, "; %llu frames whose code object was freed before it was "
+				"read", (unsigned long long)ps.gone);
 		if (r->pb && r->pb_unmatched)
 			fprintf(stderr, "; %llu whose kernel read never came", (unsigned long long)
 				r->pb_unmatched);
@@ -3014,6 +3033,9 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 				(unsigned long long)late, ps.delay_sum_ns / 1e6 / late);
 		if (!r->pb && r->pb_why)
 			fprintf(stderr, " (in the kernel: %s)", r->pb_why);
+		if (r->pb && !pybpf_reads_codes(r->pb) && ps.kernel)
+			fprintf(stderr, "; code objects read from outside (the kernel would not "
+				"run bpf_loop)");
 		fputc('\n', stderr);
 	}
 	if (r->opts->memory) {
@@ -3203,8 +3225,11 @@ int record_run(const struct record_opts *o)
 	 * a sample; 6 saved a tenth more for twice that: docs/FORMAT.md) */
 	if ((r->ru && !o->keep_stacks) || !(r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER))
 		recwriter_set_level(r->w, 3);
-	if (!o->no_python)
+	if (!o->no_python) {
 		r->py = pyreader_new(py_emit, r);
+		if (r->pb && pybpf_reads_codes(r->pb))
+			pyreader_codes_in_kernel(r->py);
+	}
 	if (r->fallback_note[0] && !o->quiet)	/* said once the recording can go ahead */
 		info("%s", r->fallback_note);
 
