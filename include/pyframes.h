@@ -137,6 +137,9 @@ void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *code);
 /* The kernel reads code objects at the sample (and says when another object takes a
  * freed one's address): the chains it reads need no later look at them. */
 void pyreader_codes_in_kernel(struct pyreader *pr);
+/* Write the lines of the instructions met since the last call (a DLP_REC_PYCODE per
+ * code object; call after each drain, and before the recording ends). */
+void pyreader_flush(struct pyreader *pr);
 /* The next chain read in the kernel was read at this time (its code records'). */
 void pyreader_chain_read_at(struct pyreader *pr, uint64_t time);
 /* What a process's own threads need to read their frames (memevent.h's struct

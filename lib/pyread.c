@@ -177,6 +177,11 @@ struct chain_ent {
 };
 #define CHAIN_MAX	(1u << 20)
 
+struct pend_line {
+	uint32_t code;
+	int32_t pair[2];	/* code unit, line */
+};
+
 struct pyreader {
 	pyreader_emit_fn *emit;
 	void *ctx;
@@ -206,6 +211,8 @@ struct pyreader {
 	struct pycode *verify[MAX_FRAMES];
 	size_t nr_verify;
 	uint64_t stale_codes;
+	struct pend_line *pend;	/* lines of instructions not written yet */
+	size_t nr_pend, alloc_pend;
 	int kernel_codes;	/* the kernel reads code objects at the sample (pybpf.h) */
 	uint64_t cur_time;	/* the chain the kernel read: its time (0: none) */
 	uint64_t chain_time;	/* pyreader_chain_read_at() */
@@ -256,6 +263,7 @@ void pyreader_free(struct pyreader *pr)
 	u64map_release(&pr->chain_ids);
 	free(pr->chains);
 	free(pr->chain_frames);
+	free(pr->pend);
 	free(pr);
 }
 
@@ -680,6 +688,16 @@ static void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, u
 		if (*seen && !first)
 			return;
 		*seen = (void *)1;
+		if (!first) {
+			/* the line of one more instruction: gathered, written a record per code
+			 * object at the next pyreader_flush() (a record each was a fifth of the
+			 * Python records' bytes on the CNN) */
+			ALLOC_GROW(pr->pend, pr->nr_pend + 1, pr->alloc_pend);
+			pr->pend[pr->nr_pend++] = (struct pend_line){
+				c->id, { (int32_t)instr,
+					 py311_line(c->tab, c->tab_len, (int)c->firstlineno, instr) } };
+			return;
+		}
 	} else if (!first) {
 		return;
 	}
@@ -862,6 +880,36 @@ void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *pc)
 	code_set(p, c, pc->addr, pc->head, &q, &fn, tab, tlen);
 	c->since = pc->time;
 	pr->st.kernel_codes++;
+}
+
+static int pend_cmp(const void *a, const void *b)
+{
+	const struct pend_line *x = a, *y = b;
+
+	if (x->code != y->code)
+		return x->code < y->code ? -1 : 1;
+	return x->pair[0] < y->pair[0] ? -1 : x->pair[0] > y->pair[0];
+}
+
+void pyreader_flush(struct pyreader *pr)
+{
+	struct strbuf body = STRBUF_INIT;
+
+	qsort(pr->pend, pr->nr_pend, sizeof(*pr->pend), pend_cmp);
+	for (size_t i = 0, j; i < pr->nr_pend; i = j) {
+		struct dlp_pycode_rec rec;
+
+		strbuf_reset(&body);
+		for (j = i; j < pr->nr_pend && pr->pend[j].code == pr->pend[i].code; j++)
+			strbuf_add(&body, pr->pend[j].pair, sizeof(pr->pend[j].pair));
+		memset(&rec, 0, sizeof(rec));
+		rec.id = pr->pend[i].code;
+		rec.flags = DLP_PYCODE_LINES;
+		rec.linetable_len = (uint32_t)body.len;
+		pr->emit(pr->ctx, DLP_REC_PYCODE, &rec, sizeof(rec), body.buf, body.len);
+	}
+	pr->nr_pend = 0;
+	strbuf_release(&body);
 }
 
 void pyreader_codes_in_kernel(struct pyreader *pr)

@@ -2048,6 +2048,8 @@ static void drain_all(struct recorder *r)
 	mem_ring_drain(r, 0);
 	if (r->pb)
 		pb_match(r, 0);
+	if (r->py)
+		pyreader_flush(r->py);
 	if (r->ru)
 		recunw_kick(r->ru);
 }
@@ -3433,6 +3435,8 @@ int record_run(const struct record_opts *o)
 	mem_ring_drain(r, 1);
 	if (r->pb)
 		pb_match(r, 1);
+	if (r->py)
+		pyreader_flush(r->py);
 	if (r->mem_shared && reaped) {
 		/* (the command ended: a recording cut short by a limit has events made after) */
 		uint64_t made = __atomic_load_n(&r->mem_shared->produced, __ATOMIC_ACQUIRE);
