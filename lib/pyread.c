@@ -895,6 +895,8 @@ void pyreader_flush(struct pyreader *pr)
 {
 	struct strbuf body = STRBUF_INIT;
 
+	if (!pr->nr_pend)
+		return;
 	qsort(pr->pend, pr->nr_pend, sizeof(*pr->pend), pend_cmp);
 	for (size_t i = 0, j; i < pr->nr_pend; i = j) {
 		struct dlp_pycode_rec rec;
@@ -1100,7 +1102,7 @@ static uint32_t put_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, size_
 	size_t same = 0;
 
 	if (id && pr->chains[id - 1].nr == n &&
-	    !memcmp(pr->chain_frames + pr->chains[id - 1].first, pr->frames, bytes)) {
+	    (!bytes || !memcmp(pr->chain_frames + pr->chains[id - 1].first, pr->frames, bytes))) {
 		ls->chain = (uint32_t)id;
 		return (uint32_t)id;
 	}
@@ -1128,7 +1130,8 @@ static uint32_t put_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, size_
 	}
 	ALLOC_GROW(pr->chains, pr->nr_chains + 1, pr->alloc_chains);
 	ALLOC_GROW(pr->chain_frames, pr->nr_chain_frames + n, pr->alloc_chain_frames);
-	memcpy(pr->chain_frames + pr->nr_chain_frames, pr->frames, bytes);
+	if (bytes)
+		memcpy(pr->chain_frames + pr->nr_chain_frames, pr->frames, bytes);
 	pr->chains[pr->nr_chains] = (struct chain_ent){ pr->nr_chain_frames, (uint16_t)n };
 	pr->nr_chain_frames += n;
 	pr->nr_chains++;

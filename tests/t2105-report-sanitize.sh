@@ -117,6 +117,17 @@ if test_have PERF_EVENTS; then
 		san fold keep.data --reunwind && grep -q rep_hot san.out
 	'
 
+	# Python frames (read in the kernel where it runs the reader, code objects too, else
+	# from outside): short-lived code objects, the next often at the same address
+	if test -e "$BUILD/tests/workloads/libmemknown.so"; then
+		test_expect_success 'record of a Python workload (sanitized): no report, no leak' '
+			san_run record -q -o py.data -- /usr/bin/python3 \
+				"$SRC/workloads/py_codes.py" "$BUILD/tests/workloads/libmemknown.so" 1 &&
+			san fold py.data && grep -q "f_[0-9]* (gen_[0-9]*.py:2)" san.out &&
+			san report py.data --sort line
+		'
+	fi
+
 	test_expect_success 'pprof, diff, check-isa -i, report --event: no sanitizer report' '
 		san_run pprof -i dw.data -o dw.pb.gz && test -s dw.pb.gz &&
 		san_run diff --sort sym fp.data dw.data && grep -q rep_hot san.out &&
