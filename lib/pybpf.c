@@ -139,15 +139,15 @@ static void call(struct emit *e, int fn)
 	op(e, BPF_JMP | BPF_CALL, 0, 0, 0, fn);
 }
 
-/* r0 = &map[0] (an array's one element); none: done */
-static void first_elem(struct emit *e, int map)
+/* r0 = &map[0] (an array's one element; its key at fp-8); none: to label none */
+static void first_elem(struct emit *e, int map, int none)
 {
 	op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -8, 0);
 	ld_map(e, R1, map);
 	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
 	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -8);
 	call(e, BPF_FUNC_map_lookup_elem);
-	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, L_OUT);
+	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, none);
 }
 
 /* r1 = fp + off; r2 = len; r3 = src (a register); probe_read_user */
@@ -221,7 +221,7 @@ static void read_to_rec(struct emit *e, int off, int len)
  * when not met before at that address (the map of those met holds the XOR of its
  * co_filename, co_qualname and co_linetable pointers: another object made at the address
  * of a freed one has other names or another table), read and put in the ring buffer
- * (pybpf.h).  Returns 0 (go on) or 1 (stop: no reads left).  Its stack: fp-4 an array
+ * (pybpf.h).  Returns 0 (go on) or 1 (stop: no reads left).  Its stack: fp-8 an array
  * index, fp-24 the key (pid, 0, address), fp-64 the four pointers from co_filename on,
  * fp-72 the sample's time, fp-80 the map's value.
  */
@@ -234,12 +234,7 @@ static void code_callback(struct emit *e, int scratch, int codes, int cscratch, 
 	op(e, BPF_LDX | BPF_MEM | BPF_W, R1, R7, 4, 0);
 	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R1, 0, 0, L_CB_STOP);
 	/* the frame's code object (its flags in the low bits) */
-	op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -4, 0);
-	ld_map(e, R1, scratch);
-	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
-	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -4);
-	call(e, BPF_FUNC_map_lookup_elem);
-	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, L_CB_STOP);
+	first_elem(e, scratch, L_CB_STOP);
 	op(e, BPF_LDX | BPF_MEM | BPF_DW, R1, R0, 8, 0);
 	op(e, BPF_STX | BPF_MEM | BPF_DW, FP, R1, -72, 0);
 	op(e, BPF_ALU64 | BPF_AND | BPF_K, R6, 0, 0, PYBPF_MAXF - 1);
@@ -276,12 +271,7 @@ static void code_callback(struct emit *e, int scratch, int codes, int cscratch, 
 	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R1, 0, 0, -1);
 	op(e, BPF_STX | BPF_MEM | BPF_W, R7, R1, 4, 0);
 	/* the record, in this cpu's other scratch */
-	op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -4, 0);
-	ld_map(e, R1, cscratch);
-	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
-	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -4);
-	call(e, BPF_FUNC_map_lookup_elem);
-	jmp(e, BPF_JMP | BPF_JEQ | BPF_K, R0, 0, 0, L_CB_STOP);
+	first_elem(e, cscratch, L_CB_STOP);
 	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R9, R0, 0, 0);
 	op(e, BPF_LDX | BPF_MEM | BPF_W, R1, R7, 0, 0);
 	op(e, BPF_STX | BPF_MEM | BPF_W, R9, R1, 0, 0);
@@ -388,7 +378,7 @@ static void build(struct emit *e, int threads, int rb, int drops, int scratch, i
 	op(e, BPF_LDX | BPF_MEM | BPF_DW, R9, FP, -16, 0);
 	label(e, L_HAVE);
 	/* the chain is built in this cpu's scratch, then copied as long as it is */
-	first_elem(e, scratch);
+	first_elem(e, scratch, L_OUT);
 	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R8, R0, 0, 0);
 	call(e, BPF_FUNC_ktime_get_ns);
 	op(e, BPF_STX | BPF_MEM | BPF_DW, R8, R0, 8, 0);
@@ -441,7 +431,7 @@ static void build(struct emit *e, int threads, int rb, int drops, int scratch, i
 	jmp(e, BPF_JMP | BPF_JA, 0, 0, 0, L_OUT);
 	label(e, L_NOROOM);
 	/* drops[0] += 1 */
-	first_elem(e, drops);
+	first_elem(e, drops, L_OUT);
 	op(e, BPF_ALU64 | BPF_MOV | BPF_K, R1, 0, 0, 1);
 	op(e, BPF_STX | BPF_ATOMIC | BPF_DW, R0, R1, 0, BPF_ADD);
 	label(e, L_OUT);
