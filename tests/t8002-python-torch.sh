@@ -15,7 +15,8 @@ test_expect_success 'record the training run' '
 	"$BUILD/tests/recdump" tt.data >tt.dump
 '
 
-test_expect_success 'the main thread in the training loop: >= 93% of samples with Python frames' '
+# the goal is 95%; read from outside (no BPF here) the code moves on before some reads
+test_expect_success 'the main thread in the training loop: >= 95% of samples with Python frames (93% read from outside)' '
 	set -- $(/usr/bin/python3 - <<-\EOF
 	import json
 	d = json.load(open("tt.json"))
@@ -27,7 +28,8 @@ test_expect_success 'the main thread in the training loop: >= 93% of samples wit
 	"$DLPROF" report -i tt.data --tid $1 --time $2 >loop.txt && sed -n 1,12p loop.txt &&
 	pct=$(sed -n "s/^# python: *\([0-9.]*\)% of samples with Python frames.*/\1/p" loop.txt) &&
 	echo "main thread in the loop: $pct% with Python frames" &&
-	awk -v p="$pct" "BEGIN { exit !(p >= 93) }"
+	want=93 && if grep -q "read in the kernel at the sample" err; then want=95; fi &&
+	awk -v p="$pct" -v w="$want" "BEGIN { exit !(p >= w) }"
 '
 
 test_expect_success 'where the kernel reads them, a few stacks at most read from outside (a new process is listed at once)' '
