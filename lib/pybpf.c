@@ -51,9 +51,9 @@
 #define FR_READ		72
 #define CHAIN_BYTES	(16 + 16 * PYBPF_MAXF)
 #define MAX_CODES	65536	/* code objects remembered as met (least recently met go) */
-/* a code record: pid, PYBPF_CODE, address, line table size, what was read; then the code
- * object's head, its two names' objects as they lie (header and characters) and the line
- * table's bytes (pybpf.h) */
+/* a code record (pybpf.h): pid, PYBPF_CODE, address, then at these offsets the sample's
+ * time, the line table's size, what was read; the code object's head, its two names'
+ * objects as they lie (header and characters) and the line table's bytes */
 #define CR_TIME		16
 #define CR_TAB_SIZE	24
 #define CR_GOT		32
@@ -98,8 +98,8 @@ struct emit {
 	int callback_at;	/* where the callback begins */
 };
 
-enum { L_OUT, L_HAVE, L_SUBMIT, L_NOROOM, L_FAILED, L_CHAIN, L_CB_NEXT, L_CB_STOP,
-       L_CB_NOHEAD, L_CB_TAB, L_LOOP };	/* L_LOOP + layout */
+enum { L_OUT, L_HAVE, L_SUBMIT, L_NOROOM, L_FAILED, L_CB_NEXT, L_CB_STOP, L_CB_TAB,
+       L_LOOP };	/* L_LOOP + layout */
 #define MAX_LAYOUTS	8
 
 static void op(struct emit *e, uint8_t code, int dst, int src, int16_t off, int32_t imm)

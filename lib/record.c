@@ -1563,8 +1563,9 @@ static void pb_list(struct recorder *r, uint32_t pid)
 			/* listed: the quick reads that waited for it end (the main loop, seeing
 			 * the new Python process only now, must not start them again: they
 			 * went on for 2 s, 1,000 wake-ups of record, each a context switch of
-			 * the workload on a busy machine); a new process's first imports are
-			 * read quickly (PB_START_NS), then while new code keeps coming */
+			 * the workload on a busy machine); where the program does not read
+			 * code objects itself, a new process's first imports are read quickly
+			 * (PB_START_NS), then while new code keeps coming */
 			r->py_fast_until = 0;
 			r->py_seen = pyreader_active(r->py);
 			if (!pybpf_reads_codes(r->pb) && r->pb_hot_until < now_ns() + PB_START_NS)
@@ -3327,8 +3328,9 @@ int record_run(const struct record_opts *o)
 
 		/* a Python process: its stacks are read as soon as the sample is in; when the
 		 * kernel reads them (pybpf.h), only their code objects are, while new ones
-		 * come, and until the first Python process is seen and a new one's threads
-		 * are listed for the kernel (until then they are read from outside) */
+		 * come (where the kernel does not read those too), and until the first
+		 * Python process is seen and a new one's threads are listed for the kernel
+		 * (until then they are read from outside) */
 		if (r->pb && pyreader_active(r->py) != r->py_seen) {
 			r->py_seen = pyreader_active(r->py);
 			r->py_fast_until = now_ns() + PB_FAST_NS;
