@@ -75,8 +75,9 @@ struct pybpf_code {
 };
 typedef void pybpf_code_fn(void *ctx, const struct pybpf_code *code);
 
-/* Does the program read code objects (the kernel has bpf_loop)? */
-int pybpf_reads_codes(const struct pybpf *pb);
+/* NULL when the program reads code objects, else why not (a kernel without bpf_loop,
+ * 5.17, or BTF; DLPROF_NO_BPF_CODES). */
+const char *pybpf_codes_off(const struct pybpf *pb);
 
 /* A chain as the program read it: pairs of u64, code object address | MEM_PY_* flags
  * (memevent.h), instruction pointer; innermost first. */

@@ -64,6 +64,7 @@
 
 struct pybpf {
 	int threads, rb, drops, scratch, codes, cscratch, prog;
+	const char *codes_why;	/* why code objects are not read here */
 	void *cons;		/* the consumer position's page */
 	const void *prod;	/* the producer position's page, then the data twice */
 	long psz;
@@ -581,6 +582,9 @@ struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, const char
 	if (!getenv("DLPROF_NO_BPF_CODES")) {
 		pb->codes = map_new(BPF_MAP_TYPE_LRU_HASH, 16, 8, MAX_CODES);
 		pb->cscratch = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, 4, CODE_BYTES, 1);
+		pb->codes_why = "the kernel would not run the program with bpf_loop";
+	} else {
+		pb->codes_why = "DLPROF_NO_BPF_CODES is set";
 	}
 	if (pb->codes < 0 || pb->cscratch < 0 || load(pb, lays, nr) < 0) {
 		if (pb->codes >= 0)
@@ -611,9 +615,9 @@ fail:
 	return NULL;
 }
 
-int pybpf_reads_codes(const struct pybpf *pb)
+const char *pybpf_codes_off(const struct pybpf *pb)
 {
-	return pb->codes >= 0;
+	return pb->codes >= 0 ? NULL : pb->codes_why;
 }
 
 void pybpf_free(struct pybpf *pb)

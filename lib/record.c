@@ -1568,7 +1568,7 @@ static void pb_list(struct recorder *r, uint32_t pid)
 			 * (PB_START_NS), then while new code keeps coming */
 			r->py_fast_until = 0;
 			r->py_seen = pyreader_active(r->py);
-			if (!pybpf_reads_codes(r->pb) && r->pb_hot_until < now_ns() + PB_START_NS)
+			if (pybpf_codes_off(r->pb) && r->pb_hot_until < now_ns() + PB_START_NS)
 				r->pb_hot_until = now_ns() + PB_START_NS;
 		}
 	}
@@ -3036,9 +3036,9 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 				(unsigned long long)late, ps.delay_sum_ns / 1e6 / late);
 		if (!r->pb && r->pb_why)
 			fprintf(stderr, " (in the kernel: %s)", r->pb_why);
-		if (r->pb && !pybpf_reads_codes(r->pb) && ps.kernel)
-			fprintf(stderr, "; code objects read from outside (the kernel would not "
-				"run bpf_loop)");
+		if (r->pb && pybpf_codes_off(r->pb) && ps.kernel)
+			fprintf(stderr, "; code objects read from outside (%s)",
+				pybpf_codes_off(r->pb));
 		fputc('\n', stderr);
 	}
 	if (r->opts->memory) {
@@ -3230,7 +3230,7 @@ int record_run(const struct record_opts *o)
 		recwriter_set_level(r->w, 3);
 	if (!o->no_python) {
 		r->py = pyreader_new(py_emit, r);
-		if (r->pb && pybpf_reads_codes(r->pb))
+		if (r->pb && !pybpf_codes_off(r->pb))
 			pyreader_codes_in_kernel(r->py);
 	}
 	if (r->fallback_note[0] && !o->quiet)	/* said once the recording can go ahead */
