@@ -227,20 +227,22 @@ struct pyreader *pyreader_new(pyreader_emit_fn *emit, void *ctx)
 	return pr;
 }
 
+/* What a code object's entry holds */
+static void code_free(struct pycode *c)
+{
+	free(c->qualname);
+	free(c->file);
+	free(c->tab);
+}
+
 static void free_codes(struct pyproc *p)
 {
 	for (size_t i = 0; i < p->size_codes; i++)
-		if (p->codes[i].addr) {
-			free(p->codes[i].qualname);
-			free(p->codes[i].file);
-			free(p->codes[i].tab);
-		}
+		if (p->codes[i].addr)
+			code_free(&p->codes[i]);
 	free(p->codes);
-	for (size_t i = 0; i < p->nr_old; i++) {
-		free(p->old[i].qualname);
-		free(p->old[i].file);
-		free(p->old[i].tab);
-	}
+	for (size_t i = 0; i < p->nr_old; i++)
+		code_free(&p->old[i]);
 	free(p->old);
 }
 
@@ -752,9 +754,7 @@ static void code_set(struct pyproc *p, struct pycode *c, uint64_t addr,
 /* Slot c emptied (its code object is another one now) */
 static void code_clear(struct pyproc *p, struct pycode *c)
 {
-	free(c->qualname);
-	free(c->file);
-	free(c->tab);
+	code_free(c);
 	memset(c, 0, sizeof(*c));
 	p->nr_codes--;
 }
@@ -866,9 +866,7 @@ void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *pc)
 		/* another object at that address before: kept for the samples before this
 		 * one (the oldest kept goes) */
 		if (p->nr_old == OLD_MAX) {
-			free(p->old[0].qualname);
-			free(p->old[0].file);
-			free(p->old[0].tab);
+			code_free(&p->old[0]);
 			memmove(p->old, p->old + 1, --p->nr_old * sizeof(p->old[0]));
 		}
 		ALLOC_GROW(p->old, p->nr_old + 1, p->alloc_old);
