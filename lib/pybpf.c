@@ -347,6 +347,8 @@ static void build(struct emit *e, int threads, int rb, int drops, int scratch, i
 	memset(e, 0, sizeof(*e));
 	call(e, BPF_FUNC_get_current_pid_tgid);
 	op(e, BPF_STX | BPF_MEM | BPF_W, FP, R0, -4, 0);		/* fp-4: tid */
+	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R6, R0, 0, 0);		/* r6: pid (tgid) */
+	op(e, BPF_ALU64 | BPF_RSH | BPF_K, R6, 0, 0, 32);
 	ld_map(e, R1, threads);
 	op(e, BPF_ALU64 | BPF_MOV | BPF_X, R2, FP, 0, 0);
 	op(e, BPF_ALU64 | BPF_ADD | BPF_K, R2, 0, 0, -4);
@@ -403,9 +405,7 @@ static void build(struct emit *e, int threads, int rb, int drops, int scratch, i
 	if (codes >= 0) {
 		/* the chain's code objects not met before go first: bpf_loop(n, callback,
 		 * fp-40: pid, reads left) */
-		call(e, BPF_FUNC_get_current_pid_tgid);
-		op(e, BPF_ALU64 | BPF_RSH | BPF_K, R0, 0, 0, 32);
-		op(e, BPF_STX | BPF_MEM | BPF_W, FP, R0, -40, 0);
+		op(e, BPF_STX | BPF_MEM | BPF_W, FP, R6, -40, 0);
 		op(e, BPF_ST | BPF_MEM | BPF_W, FP, 0, -36, PYBPF_CODE_BUDGET);
 		op(e, BPF_LDX | BPF_MEM | BPF_W, R1, R8, 4, 0);
 		op(e, BPF_ALU64 | BPF_AND | BPF_K, R1, 0, 0, 0x3ff);
