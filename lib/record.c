@@ -1216,6 +1216,19 @@ static void note_kernel_ips(struct recorder *r, uint16_t cpumode, uint64_t ip,
  * lowest 64-aligned address A holding A at A and A + 16 (a main thread's TCB is not on
  * its stack: nothing is cut there).  Returns the bytes to keep of the len copied.
  */
+/* Does the copy hold a TCB at off (address addr): addr at off and at off + 16?  (The
+ * copy has 24 bytes at off.) */
+static int tcb_at(const unsigned char *stack, size_t off, uint64_t addr)
+{
+	uint64_t v, self;
+
+	memcpy(&v, stack + off, 8);
+	if (v != addr)
+		return 0;
+	memcpy(&self, stack + off + 16, 8);
+	return self == addr;
+}
+
 static uint64_t stack_end_at_tcb(const unsigned char *stack, size_t len, uint64_t sp,
 				 uint64_t from)
 {
@@ -1223,16 +1236,9 @@ static uint64_t stack_end_at_tcb(const unsigned char *stack, size_t len, uint64_
 
 	if (from > sp + off)	/* (from - sp, up to the next 64-aligned address) */
 		off = (size_t)(((from + 63) & ~(uint64_t)63) - sp);
-	for (; off + 24 <= len; off += 64) {
-		uint64_t v, self;
-
-		memcpy(&v, stack + off, 8);
-		if (v != sp + off)
-			continue;
-		memcpy(&self, stack + off + 16, 8);
-		if (self == v)
+	for (; off + 24 <= len; off += 64)
+		if (tcb_at(stack, off, sp + off))
 			return off;
-	}
 	return len;
 }
 
@@ -1253,13 +1259,9 @@ static uint64_t stack_end(struct recorder *r, uint32_t tid, const unsigned char 
 	uint64_t known = (uintptr_t)*slot, end;
 
 	if (known && !(known & 1)) {
-		uint64_t v, self;
-
 		if (known < sp || known - sp + 24 > len)
 			return len;	/* the copy ends below it */
-		memcpy(&v, stack + (known - sp), 8);
-		memcpy(&self, stack + (known - sp) + 16, 8);
-		if (v == known && self == known)
+		if (tcb_at(stack, (size_t)(known - sp), known))
 			return known - sp;
 		known = 0;		/* not there any more: scanned afresh */
 	}
