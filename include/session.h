@@ -119,5 +119,13 @@ int session_parse_sample_regs(const struct evsel *ev, const void *rec, size_t le
 /* User register regno (PERF_REG_X86_*) of a parsed sample into *v; -1 when the sample has
  * no such register (none copied, or not in its mask) */
 int session_sample_reg(const struct dlp_sample *s, int regno, uint64_t *v);
+/* The arguments of an allocation event of record --memory (memevent.h: DI the address,
+ * SI the size, DX the weight, CX kind | seq << MEM_KIND_BITS): 0 when s carries them and
+ * its kind is an allocation (MEM_KIND_MALLOC..MEM_KIND_MMAP), else -1 */
+struct session_mem_alloc {
+	uint64_t addr, size, weight, kind;
+	uint64_t seq;		/* the block's number, 0: none (named by its address) */
+};
+int session_mem_alloc(const struct dlp_sample *s, struct session_mem_alloc *a);
 
 #endif

@@ -188,18 +188,15 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		    const struct frame *frames, size_t nr, int complete)
 {
 	struct memprof *mp = ctx;
-	uint64_t di, si, dx, cx;
+	struct session_mem_alloc args;
 	size_t first = 0, self;
 	struct sample_attr a;
 	struct mem_alloc *al;
 	const char *comm;
 	char *text, thread[64];
 
-	if (session_sample_reg(s, MEM_REG_DI, &di) || session_sample_reg(s, MEM_REG_SI, &si) ||
-	    session_sample_reg(s, MEM_REG_DX, &dx) || session_sample_reg(s, MEM_REG_CX, &cx))
-		return 0;	/* no arguments: not an allocation event */
-	if ((cx & MEM_KIND_MASK) < MEM_KIND_MALLOC || (cx & MEM_KIND_MASK) > MEM_KIND_MMAP)
-		return 0;	/* (MEM_KIND_STATS: a process's totals) */
+	if (session_mem_alloc(s, &args) < 0)
+		return 0;	/* not an allocation event */
 	/* the stack below the interposer: kernel frames (none for a uprobe), then ours
 	 * down to the function the workload called */
 	while (first < nr && (frames[first].flags & FRAME_KERNEL))
@@ -219,12 +216,12 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	memset(al, 0, sizeof(*al));
 	al->time = s->time;
 	/* named by its number where the library gave one, else by its address */
-	al->key = cx >> MEM_KIND_BITS ? (cx >> MEM_KIND_BITS) | MEM_KEY_SEQ : di;
-	al->size = si;
-	al->weight = dx >= si ? dx : si;
+	al->key = args.seq ? args.seq | MEM_KEY_SEQ : args.addr;
+	al->size = args.size;
+	al->weight = args.weight >= args.size ? args.weight : args.size;
 	al->pid = s->pid;
 	al->tid = s->tid;
-	al->kind = (uint8_t)(cx & MEM_KIND_MASK);
+	al->kind = (uint8_t)args.kind;
 	text = fold_text(mp->fold, frames + first, nr - first, comm);
 	al->stack = text_id(mp, text);
 	free(text);

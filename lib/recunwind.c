@@ -129,19 +129,18 @@ static void put_mem(struct recunw *ru)
 static int add_mem(struct recunw *ru, const struct dlp_sample *s, uint32_t stack_id,
 		   uint32_t flags)
 {
-	uint64_t di, cx;
+	struct session_mem_alloc m;
 	struct memrec_alloc a;
 
-	memset(&a, 0, sizeof(a));
 	if (!s->evsel || strcmp(s->evsel->name, "mem-alloc") || !s->id ||
-	    session_sample_reg(s, MEM_REG_DI, &di) || session_sample_reg(s, MEM_REG_SI, &a.size) ||
-	    session_sample_reg(s, MEM_REG_DX, &a.weight) || session_sample_reg(s, MEM_REG_CX, &cx))
+	    session_mem_alloc(s, &m) < 0)
 		return 0;	/* (the record names its event by a sample id) */
-	if ((cx & MEM_KIND_MASK) < MEM_KIND_MALLOC || (cx & MEM_KIND_MASK) > MEM_KIND_MMAP)
-		return 0;
-	a.kind = cx & MEM_KIND_MASK;
-	a.seq = cx >> MEM_KIND_BITS;
-	a.addr = a.seq ? 0 : di;	/* the number names it */
+	memset(&a, 0, sizeof(a));
+	a.size = m.size;
+	a.weight = m.weight;
+	a.kind = m.kind;
+	a.seq = m.seq;
+	a.addr = a.seq ? 0 : m.addr;	/* the number names it */
 	a.time = s->time;
 	a.ip = s->ip;
 	a.pid = s->pid;

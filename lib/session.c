@@ -205,6 +205,21 @@ int session_sample_reg(const struct dlp_sample *s, int regno, uint64_t *v)
 	return 0;
 }
 
+int session_mem_alloc(const struct dlp_sample *s, struct session_mem_alloc *a)
+{
+	uint64_t cx;
+
+	if (session_sample_reg(s, MEM_REG_DI, &a->addr) ||
+	    session_sample_reg(s, MEM_REG_SI, &a->size) ||
+	    session_sample_reg(s, MEM_REG_DX, &a->weight) ||
+	    session_sample_reg(s, MEM_REG_CX, &cx))
+		return -1;
+	a->kind = cx & MEM_KIND_MASK;
+	a->seq = cx >> MEM_KIND_BITS;
+	/* (MEM_KIND_STATS: a process's totals) */
+	return a->kind >= MEM_KIND_MALLOC && a->kind <= MEM_KIND_MMAP ? 0 : -1;
+}
+
 int session_parse_sample_regs(const struct evsel *ev, const void *rec, size_t len,
 			      struct dlp_sample *out, uint64_t regs_mask)
 {
