@@ -663,15 +663,12 @@ static void hand_over(struct recunw *ru, int force)
 			ru->nr_ret[c] = 0;
 		}
 	ru->unwoken = 0;
-	if (ru->idle && ru->head) {
-		if (force || ru->queued > WAKE_BYTES ||
-		    now_ns() - ru->idle_since >= WAKE_MS * 1000000ull)
-			pthread_cond_signal(&ru->work);
-		else
-			ru->unwoken = 1;
-	} else if (ru->idle && force) {
+	if (ru->idle && (force || (ru->head && (ru->queued > WAKE_BYTES ||
+						  now_ns() - ru->idle_since >=
+						  WAKE_MS * 1000000ull))))
 		pthread_cond_signal(&ru->work);
-	}
+	else if (ru->idle && ru->head)
+		ru->unwoken = 1;
 	pthread_mutex_unlock(&ru->mu);
 	free_items(drop);
 	ru->phead = ru->ptail = NULL;
