@@ -13,6 +13,7 @@
 #include "util.h"
 #include "../../lib/recfile-priv.h"
 #include "rec-build.h"
+#include "../xorshift.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +24,7 @@ static uint64_t rnd_state = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return xorshift64(&rnd_state);
 }
 
 static void fill_stack(uint64_t *st, size_t words, uint64_t sp)

@@ -9,15 +9,13 @@
 #include "memrec.h"
 #include "recfile.h"
 #include "tap.h"
+#include "../xorshift.h"
 
 static uint64_t rng = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 #define N 3000

@@ -2,6 +2,7 @@
 #include "recfile.h"
 #include "util.h"
 #include "../../lib/recfile-priv.h"
+#include "../xorshift.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,10 +33,7 @@ static size_t nr_recs;
 static uint64_t rs = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
 {
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
+	return xorshift64(&rs);
 }
 
 static char *tmp(const char *name)
