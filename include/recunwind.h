@@ -35,6 +35,9 @@ struct recunw_stats {
 	uint64_t stacks;	/* distinct stacks written */
 	uint64_t cpu_ns;	/* the thread's CPU time */
 	uint64_t unwind_ns;	/* of it, in the unwinder (wall time of the walks) */
+	uint64_t frames;	/* frames the walks gave */
+	uint64_t joined;	/* walks that joined their thread's last walk */
+	uint64_t reused;	/* frames they took from it */
 };
 
 /* Start the thread.  NULL (error printed) when it cannot start: write directly then. */

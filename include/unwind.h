@@ -35,9 +35,9 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 /* For record: the process model only grows and unwind_maps_changed() is called on every
  * new mapping, so return addresses met before are looked up from a cache. */
 void unwinder_set_live(struct unwinder *u);
-/* Process pid's mappings changed (record: an mmap came after samples were unwound): forget
- * what its code pages were. */
-void unwind_maps_changed(struct unwinder *u, uint32_t pid);
+/* Process pid's mappings changed at time (record: an mmap came after samples were
+ * unwound): forget what its code pages were and its threads' last walks. */
+void unwind_maps_changed(struct unwinder *u, uint32_t pid, uint64_t time);
 
 /* Did the last unwind_sample() meet a frame whose address no known mapping covers (a
  * mapping the process model has not seen yet, while recording)? */
@@ -48,6 +48,8 @@ struct unwind_stats {
 	uint64_t complete;	/* of them, reaching the thread root */
 	uint64_t frames;	/* frames written */
 	uint64_t scans;		/* stack scans that found a return address */
+	uint64_t joined;	/* walks that joined their thread's last walk (record) */
+	uint64_t reused;	/* frames they took from it */
 };
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st);
 

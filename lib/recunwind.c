@@ -264,7 +264,7 @@ static int cb_mmap(void *ctx, const struct dlp_mmap *mm)
 {
 	struct recunw *ru = ctx;
 
-	unwind_maps_changed(ru->uw, mm->pid);
+	unwind_maps_changed(ru->uw, mm->pid, mm->time);
 	return machine_mmap(ru->m, mm);
 }
 
@@ -274,7 +274,7 @@ static int cb_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int 
 	struct recunw *ru = ctx;
 
 	if (exec)	/* a new image: what was cached of the old one is not its */
-		unwind_maps_changed(ru->uw, pid);
+		unwind_maps_changed(ru->uw, pid, time);
 	return machine_comm(ru->m, pid, tid, comm, exec, time);
 }
 
@@ -286,7 +286,7 @@ static int cb_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_
 	/* a new process gets its parent's maps: what a walk cached for it before (one
 	 * of its samples drained ahead of this record) was done without them */
 	if (pid != ppid)
-		unwind_maps_changed(ru->uw, pid);
+		unwind_maps_changed(ru->uw, pid, time);
 	return machine_fork(ru->m, pid, ppid, tid, ptid, time);
 }
 
@@ -561,6 +561,14 @@ static void *thread_main(void *arg)
 	pthread_mutex_unlock(&ru->mu);
 	put_mem(ru);
 	ru->st.cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	{
+		struct unwind_stats us;
+
+		unwind_get_stats(ru->uw, &us);
+		ru->st.joined = us.joined;
+		ru->st.reused = us.reused;
+		ru->st.frames = us.frames;
+	}
 	return NULL;
 }
 

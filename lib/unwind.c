@@ -29,6 +29,14 @@
  * - Caches: per address space, the kind of each code page (direct-mapped) and the
  *   call-decode verdict per return address; per DSO, the mapped file, its PT_LOADs, its
  *   CFI rules and its thread-root functions.
+ * - While recording, each thread's last walk is kept (its frames, the walk's state as it
+ *   recorded each, and every read of the copied stack it made from there on).  A walk
+ *   that records a frame in the same state as one of the last walk's (same SP, PC and
+ *   registers, the same scans behind it) would go on exactly as that one did if what it
+ *   read above is unchanged: the reads are compared with this copy, and when they all
+ *   match, the rest of the frames are taken from the last walk.  Outer frames (main, the
+ *   interpreter's loop, a worker's start) mostly stay, so most of a walk is a compare of
+ *   a few words a frame instead of a step.
  */
 #include <elf.h>
 #include <errno.h>
@@ -121,6 +129,7 @@ struct rule {
 	uint8_t ra_undefined;	/* outermost frame */
 	uint8_t cfa_unknown;
 	uint8_t nr_steps, nr_exprs;
+	uint32_t uses;		/* registers the step reads */
 	struct reg_step steps[];
 };
 
@@ -168,6 +177,61 @@ struct frame_ent {
 	const struct rule *ru;	/* NULL: no row (the frame-pointer step) */
 };
 
+/*
+ * A frame a walk recorded and the walk's state when it did.  In a thread's memo (root
+ * first) the two counts say what the walk did after it; in the walk's own record (leaf
+ * first, while it runs) where the walk was when it recorded it.
+ */
+struct memo_frame {
+	uint64_t rsp, rip;
+	uint64_t cs[ARRAY_SIZE(callee_saved)];	/* callee-saved registers (0: not known) */
+	uint32_t regs_set;	/* of KEY_REGS */
+	uint32_t reads;		/* reads of the stack made after it (record: before it) */
+	uint32_t seq;		/* frames recorded after it, dropped ones too (record:
+				   before it) */
+	uint16_t scans;		/* scans behind it */
+	uint8_t joinable;	/* not a pass's first frame */
+	uint8_t activation;	/* its PC is not a return address (after a signal frame) */
+};
+
+/* A read the walk made: a word from the copy (addr, the word), a word outside the copy
+ * (MR_FILE: what a file holds does not change, where the copy ends does), or the words
+ * one scan looked at (MR_SCAN: val is where its struct memo_scan is in bytes[]) */
+#define MR_FILE		(1ULL << 63)
+#define MR_SCAN		(1ULL << 62)
+struct memo_read {
+	uint64_t addr;
+	uint64_t val;
+};
+
+struct memo_scan {
+	uint64_t to;		/* where the scan would have ended, when it found nothing */
+	uint64_t len;		/* bytes, following */
+};
+
+#define MEMO_NONE	UINT32_MAX
+
+/* a walk: the thread's last (root first), or the one being recorded (leaf first) */
+struct memo {
+	uint64_t time;
+	size_t n;		/* frames (0: none kept) */
+	uint64_t *ips;
+	unsigned *flags;
+	struct memo_frame *fr;
+	size_t alloc_ips, alloc_flags, alloc_fr;
+	struct memo_read *log;
+	size_t nr_log, alloc_log;
+	unsigned char *bytes;	/* the scans' words */
+	size_t nr_bytes, alloc_bytes;
+	uint32_t unmapped;	/* frames recorded after the walk last met an address in no
+				   mapping (MEMO_NONE: it met none) */
+	uint32_t other;		/* frames recorded after a step last read a register not in
+				   KEY_REGS (MEMO_NONE: none did): one recorded before cannot
+				   be joined */
+	uint16_t scans;
+	uint8_t done;
+};
+
 /* one address space */
 struct space {
 	struct unwinder *u;
@@ -175,6 +239,9 @@ struct space {
 	struct page_ent pages[PAGE_CACHE];
 	struct u64map calls;	/* return address -> (void *)1 call, (void *)2 not */
 	struct frame_ent *frames;	/* FRAME_CACHE of them, live unwinders only */
+	struct u64map memos;	/* tid -> struct memo, root first (live unwinders only) */
+	uint64_t maps_time;	/* the latest mapping change's time: walks of samples
+				   before it cannot be joined */
 };
 
 /* the walk in progress */
@@ -199,9 +266,19 @@ struct walk {
 	uint64_t last_lookup;
 	int stop_bad;			/* stopped at an implausible frame */
 	int unmapped;			/* a frame's address was in no known mapping */
+	uint64_t seq;			/* frames recorded, dropped ones too */
+	uint64_t unmapped_seq;		/* seq when unmapped was last set (0: never) */
+	uint64_t other_seq;		/* seq when a step last read a register other than
+					   these a join compares (KEY_REGS) */
 	/* mappings met during this walk (the sample's time is fixed) */
 	const struct map *maps[MAP_CACHE];
 	unsigned next_map;
+	/* joining the thread's last walk */
+	unsigned scans;			/* scans so far */
+	struct memo *old;		/* the thread's last walk (NULL: none to join) */
+	struct memo *rec;		/* this walk (NULL: not kept) */
+	size_t cursor;			/* old's frames from the root with SP >= this
+					   frame's (1 + the index of the nearest) */
 };
 
 struct unwinder {
@@ -212,6 +289,8 @@ struct unwinder {
 	struct unwind_stats st;
 	int last_unmapped;
 	int live;		/* record: maps only grow, unwind_maps_changed() says when */
+	int no_memo;		/* DLPROF_NO_UNWIND_MEMO: every walk from its leaf */
+	struct memo rec;	/* the walk being recorded */
 };
 
 /* ---- per-DSO file access ---- */
@@ -507,6 +586,22 @@ static void expr_copy(struct expr *e, const Dwarf_Op *ops, size_t nops)
 	e->nops = nops;
 }
 
+/* The registers an expression reads */
+static uint32_t expr_regs(const struct expr *e)
+{
+	uint32_t m = 0;
+
+	for (size_t i = 0; i < e->nops; i++) {
+		unsigned a = e->ops[i].atom;
+
+		if (a >= DW_OP_breg0 && a <= DW_OP_breg31 && a - DW_OP_breg0 < DW_NREGS)
+			m |= 1u << (a - DW_OP_breg0);
+		else if (a == DW_OP_bregx && e->ops[i].number < DW_NREGS)
+			m |= 1u << e->ops[i].number;
+	}
+	return m;
+}
+
 /* Turn libdw's description of register regno in frame into a rule. */
 static void classify_reg(Dwarf_Frame *frame, unsigned regno, struct reg_rule *rr)
 {
@@ -608,6 +703,15 @@ static struct rule *make_rule(Dwarf_Frame *frame)
 	ru->nr_exprs = (uint8_t)nx;
 	for (unsigned r = 0; r < DW_NREGS; r++)
 		free(rr[r].e.ops);
+	ru->uses = ru->cfa_expr ? expr_regs(ru->cfa_expr) : 1u << ru->cfa_reg;
+	for (unsigned i = 0; i < ru->nr_steps; i++) {
+		const struct reg_step *st = &ru->steps[i];
+
+		if (st->kind == RR_REG)
+			ru->uses |= 1u << st->from;
+		else if (st->kind == RR_EXPR || st->kind == RR_VAL_EXPR)
+			ru->uses |= expr_regs(&ru->exprs[st->from]);
+	}
 	ru->ra_undefined = rr[DW_RIP].kind == RR_UNDEF;
 	return ru;
 }
@@ -698,12 +802,47 @@ static const struct rule *rule_at(struct unw_dso *d, uint64_t a)
 /* ---- the step ---- */
 
 /* Read 8 bytes at process address addr: the copied stack, else the mapped file. */
+static inline int in_copy(const struct walk *w, uint64_t addr, uint64_t len)
+{
+	return addr >= w->stack_lo && addr + len <= w->stack_hi && addr + len > addr;
+}
+
+static void memo_log(struct walk *w, uint64_t addr, uint64_t val)
+{
+	struct memo *m = w->rec;
+
+	if (m->nr_log >= m->alloc_log)
+		ALLOC_GROW(m->log, m->nr_log + 1, m->alloc_log);
+	m->log[m->nr_log].addr = addr;
+	m->log[m->nr_log++].val = val;
+}
+
+/* A scan read the copy's words [from, end); to: where it would have ended (0: it found a
+ * return address before) */
+static void memo_log_scan(struct walk *w, uint64_t from, uint64_t end, uint64_t to)
+{
+	struct memo *m = w->rec;
+	struct memo_scan sc = { to, end - from };
+
+	memo_log(w, from | MR_SCAN, m->nr_bytes);
+	ALLOC_GROW(m->bytes, m->nr_bytes + sizeof(sc) + sc.len, m->alloc_bytes);
+	memcpy(m->bytes + m->nr_bytes, &sc, sizeof(sc));
+	if (sc.len)
+		memcpy(m->bytes + m->nr_bytes + sizeof(sc), w->s->stack + (from - w->stack_lo),
+		       sc.len);
+	m->nr_bytes += sizeof(sc) + sc.len;
+}
+
 static int read_word(struct walk *w, uint64_t addr, uint64_t *out)
 {
-	if (addr >= w->stack_lo && addr + 8 <= w->stack_hi && addr + 8 > addr) {
+	if (in_copy(w, addr, 8)) {
 		memcpy(out, w->s->stack + (addr - w->stack_lo), 8);
+		if (w->rec)
+			memo_log(w, addr, *out);
 		return 0;
 	}
+	if (w->rec)
+		memo_log(w, addr | MR_FILE, 0);
 	return read_file_bytes(w, addr, out, 8);
 }
 
@@ -991,9 +1130,131 @@ static const struct map *code_map(struct walk *w, uint64_t addr, struct unw_dso 
 	return mp;
 }
 
+/* ---- joining the thread's last walk (record) ---- */
+
+/* the registers whose values a join compares: a step that reads another (rax is
+ * "same value" in libdw's x86_64 defaults, so it carries the leaf's value up the walk)
+ * keeps the frames recorded before it from being joined */
+#define KEY_REGS ((1u << DW_RBX) | (1u << DW_RBP) | (1u << DW_R12) | (1u << DW_R13) | \
+		  (1u << DW_R14) | (1u << DW_R15) | (1u << DW_RSP) | (1u << DW_RIP))
+
+static void set_unmapped(struct walk *w)
+{
+	w->unmapped = 1;
+	w->unmapped_seq = w->seq;
+}
+
+/* Do the reads the last walk made after its frame r give the same with this copy? On a
+ * difference, *bad is the read's index. */
+static int memo_reads_hold(const struct walk *w, const struct memo *old, size_t r, size_t *bad)
+{
+	const unsigned char *st = w->s->stack;
+	uint64_t lo = w->stack_lo, hi = w->stack_hi;
+
+	for (size_t i = 0; i < old->fr[r].reads; i++) {
+		const struct memo_read *e = &old->log[i];
+		uint64_t a = e->addr & ~(MR_FILE | MR_SCAN);
+		int ok;
+
+		if (!(e->addr & (MR_FILE | MR_SCAN))) {
+			ok = a >= lo && a + 8 <= hi && !memcmp(st + (a - lo), &e->val, 8);
+		} else if (e->addr & MR_FILE) {
+			ok = !in_copy(w, a, 8);
+		} else {
+			struct memo_scan sc;
+
+			memcpy(&sc, old->bytes + e->val, sizeof(sc));
+			ok = (!sc.len || (in_copy(w, a, sc.len) &&
+					  !memcmp(st + (a - lo), old->bytes + e->val + sizeof(sc),
+						  sc.len))) &&
+			     (!sc.to || sc.to == (a + SCAN_BYTES < hi ? a + SCAN_BYTES : hi));
+		}
+		if (!ok) {
+			*bad = i;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * The walk is about to record its frame w->n: note it (and the state it is in) for the
+ * thread's next walk, and see whether the last walk recorded a frame in this same state.
+ * Returns 1 when it did and everything that walk read from there on reads the same here:
+ * the rest of this walk would be that one's.
+ */
+static int memo_note(struct walk *w, int initial, int activation)
+{
+	struct memo *m = w->rec, *old = w->old;
+	struct memo_frame *f, *o;
+	size_t bad;
+
+	if (w->n >= m->alloc_fr)
+		ALLOC_GROW(m->fr, w->n + 1, m->alloc_fr);
+	f = &m->fr[w->n];
+	f->rsp = w->regs[DW_RSP];
+	f->rip = w->regs[DW_RIP];
+	for (size_t i = 0; i < ARRAY_SIZE(callee_saved); i++)
+		f->cs[i] = w->regs_set & (1u << callee_saved[i]) ? w->regs[callee_saved[i]] : 0;
+	f->regs_set = w->regs_set & KEY_REGS;
+	f->reads = (uint32_t)m->nr_log;
+	f->seq = (uint32_t)w->seq;
+	f->scans = (uint16_t)w->scans;
+	/* (after a pass's first frame the scan logic's view of it, how many frames the
+	 * pass has, no longer matters) */
+	f->joinable = !initial && (w->regs_set & (1u << DW_RSP));
+	f->activation = (uint8_t)activation;
+	if (!old || !f->joinable)
+		return 0;
+	while (w->cursor && old->fr[w->cursor - 1].rsp < f->rsp)
+		w->cursor--;
+	if (!w->cursor) {
+		w->old = NULL;	/* above all of its frames */
+		return 0;
+	}
+	o = &old->fr[w->cursor - 1];
+	if (o->rsp != f->rsp || !o->joinable || old->other < o->seq || o->rip != f->rip ||
+	    o->regs_set != f->regs_set || o->scans != f->scans || o->activation != f->activation ||
+	    memcmp(o->cs, f->cs, sizeof(f->cs)) || w->n + w->cursor >= w->max)
+		return 0;
+	if (!memo_reads_hold(w, old, w->cursor - 1, &bad)) {
+		/* every frame of the last walk's from here to the one that read it read
+		 * it after */
+		while (w->cursor && old->fr[w->cursor - 1].reads > bad)
+			w->cursor--;
+		if (!w->cursor)
+			w->old = NULL;
+		return 0;
+	}
+	return 1;
+}
+
+/* This walk joined the last one at its frame cursor - 1: the frames from there to the
+ * root are that walk's. */
+static void memo_join(struct walk *w)
+{
+	const struct memo *old = w->old;
+	const struct memo_frame *o = &old->fr[w->cursor - 1];
+	size_t k = w->n, rest = w->cursor;
+
+	for (size_t i = 0; i < rest; i++)
+		w->ips[k + i] = old->ips[rest - 1 - i];
+	if (w->flags)
+		for (size_t i = 0; i < rest; i++)
+			w->flags[k + i] = old->flags[rest - 1 - i];
+	if (old->unmapped < o->seq) {
+		w->unmapped = 1;
+		w->unmapped_seq = w->seq + (o->seq - old->unmapped);
+	}
+	w->seq += o->seq;
+	w->scans = old->scans;
+	w->n = k + rest;
+}
+
 /*
  * Run one pass from w->regs: record frames until the walk ends or is implausible.
- * Returns 1 when it ended at the outermost frame (or in a thread-root function).
+ * Returns 1 when it ended at the outermost frame (or in a thread-root function), 2 when
+ * it joined the thread's last walk (memo_join() writes the rest).
  */
 static int walk_pass(struct walk *w)
 {
@@ -1039,7 +1300,7 @@ static int walk_pass(struct walk *w)
 			lookup = activation ? pc : pc - 1;
 			if (kind == PG_NONE && ip >= 4096 && ip < 0x800000000000ULL &&
 			    !walk_map(w, ip))
-				w->unmapped = 1;
+				set_unmapped(w);
 			if (kind == PG_NONE || (kind == PG_FILE && !activation && !is_return_address(w, ip)) ||
 			    ((w->regs_set & (1u << DW_RSP)) && w->last_has_sp &&
 			     w->regs[DW_RSP] <= w->last_sp)) {
@@ -1049,10 +1310,13 @@ static int walk_pass(struct walk *w)
 		}
 		if (w->n >= w->max)
 			break;
+		if (w->rec && memo_note(w, initial, activation))
+			return 2;	/* the rest is the thread's last walk's */
 		w->ips[w->n] = ip;
 		if (w->flags)
 			w->flags[w->n] = fl;
 		w->n++;
+		w->seq++;
 		if (w->regs_set & (1u << DW_RSP)) {
 			w->last_sp = w->regs[DW_RSP];
 			w->last_has_sp = 1;
@@ -1073,7 +1337,7 @@ static int walk_pass(struct walk *w)
 		} else {
 			mp = code_map(w, lookup, &d, &bias);
 			if (!mp && !walk_map(w, lookup))
-				w->unmapped = 1;
+				set_unmapped(w);
 		}
 		w->last_map = mp;
 		w->last_lookup = lookup;
@@ -1091,6 +1355,8 @@ static int walk_pass(struct walk *w)
 		}
 		if (ru && ru->ra_undefined)
 			return 1;
+		if (ru && (ru->uses & ~KEY_REGS))
+			w->other_seq = w->seq;
 		ok = ru ? cfi_step(w, ru, w->regs, w->regs_set, nregs, &nset)
 			: (d->eh || d->dbg) ? fp_step(w, w->regs, w->regs_set, nregs, &nset) : -1;
 		if (ok || !nregs[DW_RIP])
@@ -1131,15 +1397,24 @@ static int scan_stack(struct walk *w)
 		 * without CFI mostly leaves them alone or restores them); but when rbp
 		 * points at the slot below the return address, the skipped code made a
 		 * classic frame, and that slot holds the caller's rbp. */
-		if ((w->last_regs_set & (1u << DW_RBP)) && w->last_regs[DW_RBP] == a - 8 &&
-		    a - 8 >= w->stack_lo) {
-			memcpy(&bp, w->s->stack + (a - 8 - w->stack_lo), 8);
-			w->regs[DW_RBP] = bp;
+		if (w->rec)
+			memo_log_scan(w, from, a + 8, 0);
+		if ((w->last_regs_set & (1u << DW_RBP)) && w->last_regs[DW_RBP] == a - 8) {
+			if (in_copy(w, a - 8, 8)) {
+				memcpy(&bp, w->s->stack + (a - 8 - w->stack_lo), 8);
+				w->regs[DW_RBP] = bp;
+				if (w->rec)
+					memo_log(w, a - 8, bp);
+			} else if (w->rec) {
+				memo_log(w, (a - 8) | MR_FILE, 0);
+			}
 		}
 		w->last_sp = a + 8;
 		w->last_has_sp = 1;
 		return 1;
 	}
+	if (w->rec)
+		memo_log_scan(w, from, to > from ? to : from, to);
 	return 0;
 }
 
@@ -1158,11 +1433,117 @@ static struct space *space_get(struct unwinder *u, uint32_t pid, uint64_t time)
 	sp->u = u;
 	sp->pid = pid;
 	u64map_init(&sp->calls);
+	u64map_init(&sp->memos);
 	/* the report's model knows every mapping over time, and a return address may be in
 	 * another file at another time: look each up; the recorder's only grows */
 	if (u->live)
 		sp->frames = xcalloc(FRAME_CACHE, sizeof(*sp->frames));
 	return sp;
+}
+
+/* Set the walk up to join the thread's last walk and to be recorded for its next. */
+static void memo_begin(struct walk *w)
+{
+	struct space *sp = w->sp;
+	struct memo **slot;
+
+	/* (a sample from before the latest change of mappings seen: its walk saw fewer
+	 * mappings than the thread's next will) */
+	if (w->s->time < sp->maps_time)
+		return;
+	slot = (struct memo **)u64map_slot(&sp->memos, w->s->tid);
+	if (!*slot)
+		*slot = xcalloc(1, sizeof(struct memo));
+	w->old = *slot;
+	w->cursor = w->old->n;
+	if (!w->old->n || w->old->time < sp->maps_time)
+		w->old = NULL;
+	w->rec = &sp->u->rec;
+	w->rec->nr_log = 0;
+	w->rec->nr_bytes = 0;
+}
+
+/* Drop the scans' bytes no read of m's refers to any more */
+static void memo_compact(struct memo *m)
+{
+	unsigned char *b = xmalloc(m->nr_bytes);
+	size_t nb = 0;
+
+	for (size_t i = 0; i < m->nr_log; i++) {
+		struct memo_scan sc;
+
+		if (!(m->log[i].addr & MR_SCAN))
+			continue;
+		memcpy(&sc, m->bytes + m->log[i].val, sizeof(sc));
+		memcpy(b + nb, m->bytes + m->log[i].val, sizeof(sc) + sc.len);
+		m->log[i].val = nb;
+		nb += sizeof(sc) + sc.len;
+	}
+	free(m->bytes);
+	m->bytes = b;
+	m->nr_bytes = nb;
+	m->alloc_bytes = nb;
+}
+
+static uint32_t frames_after(uint64_t seq_end, int happened, uint64_t seq)
+{
+	return happened ? (uint32_t)(seq_end - seq) : MEMO_NONE;
+}
+
+/*
+ * Keep the walk just done as its thread's last (not one cut at the most frames): the
+ * frames it joined stay where they are, root first, and its own are put after them.
+ */
+static void memo_end(struct walk *w, int done, int joined)
+{
+	struct memo *rec = w->rec;
+	struct memo *m = u64map_get(&w->sp->memos, w->s->tid);
+	size_t keep = joined ? w->cursor : 0, own = w->n - keep;
+	size_t keep_reads = keep ? m->fr[keep - 1].reads : 0;
+	size_t reads = keep_reads + rec->nr_log;
+
+	if (!w->n || w->n >= w->max) {
+		m->n = 0;
+		return;
+	}
+	ALLOC_GROW(m->ips, w->n, m->alloc_ips);
+	ALLOC_GROW(m->flags, w->n, m->alloc_flags);
+	ALLOC_GROW(m->fr, w->n, m->alloc_fr);
+	ALLOC_GROW(m->log, reads, m->alloc_log);
+	for (size_t i = 0; i < own; i++) {
+		size_t r = w->n - 1 - i;
+		struct memo_frame *f = &m->fr[r];
+
+		m->ips[r] = w->ips[i];
+		m->flags[r] = w->flags ? w->flags[i] : 0;
+		*f = rec->fr[i];
+		f->reads = (uint32_t)(reads - f->reads);
+		f->seq = (uint32_t)(w->seq - f->seq);
+	}
+	/* the scans' bytes: only the kept reads' stay (when they would pile up) */
+	m->nr_log = keep_reads;
+	if (!keep_reads)
+		m->nr_bytes = 0;
+	else if (m->nr_bytes > (64u << 10))
+		memo_compact(m);
+	ALLOC_GROW(m->bytes, m->nr_bytes + rec->nr_bytes, m->alloc_bytes);
+	if (rec->nr_bytes)
+		memcpy(m->bytes + m->nr_bytes, rec->bytes, rec->nr_bytes);
+	for (size_t i = 0; i < rec->nr_log; i++) {
+		struct memo_read *e = &m->log[reads - 1 - i];
+
+		*e = rec->log[i];
+		if (e->addr & MR_SCAN)
+			e->val += m->nr_bytes;
+	}
+	m->nr_bytes += rec->nr_bytes;
+	m->nr_log = reads;
+	m->n = w->n;
+	m->time = w->s->time;
+	m->done = (uint8_t)done;
+	m->scans = (uint16_t)w->scans;
+	m->unmapped = frames_after(w->seq, w->unmapped, w->unmapped_seq);
+	m->other = frames_after(w->seq, w->other_seq != UINT64_MAX, w->other_seq);
 }
 
 size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *ips,
@@ -1171,7 +1552,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	struct walk w;
 	int perf_idx[PERF_REG_X86_64_MAX];
 	unsigned idx = 0;
-	int done = 0;
+	int done = 0, joined = 0;
 
 	*complete = 0;
 	if (!max || !s->user_abi || !s->user_regs || !s->stack_size || !s->stack)
@@ -1182,6 +1563,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 		return 0;
 
 	memset(&w, 0, sizeof(w));
+	w.other_seq = UINT64_MAX;
 	w.s = s;
 	w.ips = ips;
 	w.flags = flags;
@@ -1203,25 +1585,38 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	for (size_t off = 0; off < s->stack_size; off += 64)
 		__builtin_prefetch(s->stack + off, 0, 2);
 	w.sp = space_get(u, s->pid, s->time);
+	if (w.sp->frames && !u->no_memo)
+		memo_begin(&w);
 	u->st.walks++;
-	for (int scans = 0; w.n < max; scans++) {
+	for (; w.n < max; w.scans++) {
 		size_t before = w.n;
-		int dead_end;
+		int dead_end, r = walk_pass(&w);
 
-		if (walk_pass(&w)) {
+		if (r == 2) {
+			u->st.scans += w.old->scans - w.old->fr[w.cursor - 1].scans;
+			u->st.joined++;
+			u->st.reused += w.cursor;
+			done = w.old->done;
+			joined = 1;
+			memo_join(&w);
+			break;
+		}
+		if (r) {
 			done = 1;
 			break;
 		}
 		/* a scanned return address whose own CFI step led to an implausible frame
 		 * was most likely a stale word: drop it if the scan finds a better one */
 		dead_end = w.restart && w.n == before + 1 && w.stop_bad;
-		if (scans >= MAX_SCANS || w.n >= max || !scan_stack(&w))
+		if (w.scans >= MAX_SCANS || w.n >= max || !scan_stack(&w))
 			break;
 		if (dead_end)
 			w.n = before;
 		w.restart = 1;
 		u->st.scans++;
 	}
+	if (w.rec)
+		memo_end(&w, done, joined);
 	if (!w.n) {
 		ips[0] = w.regs[DW_RIP];
 		if (flags)
@@ -1236,19 +1631,55 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	return w.n;
 }
 
-void unwind_maps_changed(struct unwinder *u, uint32_t pid)
+static void memo_free(struct memo *m)
 {
-	for (size_t i = 0; i < u->nr_all; i++)
-		if (u->all[i]->pid == pid) {
-			memset(u->all[i]->pages, 0, sizeof(u->all[i]->pages));
-			if (u->all[i]->frames)
-				memset(u->all[i]->frames, 0, FRAME_CACHE * sizeof(*u->all[i]->frames));
+	free(m->ips);
+	free(m->flags);
+	free(m->fr);
+	free(m->log);
+	free(m->bytes);
+}
+
+/* Forget (or free) the threads' last walks in sp */
+static void memos_clear(struct space *sp, int release)
+{
+	for (size_t i = 0; i < sp->memos.cap; i++) {
+		struct memo *m = sp->memos.used[i] ? sp->memos.vals[i] : NULL;
+
+		if (!m)
+			continue;
+		m->n = 0;
+		if (release) {
+			memo_free(m);
+			free(m);
 		}
+	}
+	if (release)
+		u64map_release(&sp->memos);
+}
+
+void unwind_maps_changed(struct unwinder *u, uint32_t pid, uint64_t time)
+{
+	for (size_t i = 0; i < u->nr_all; i++) {
+		struct space *sp = u->all[i];
+
+		if (sp->pid != pid)
+			continue;
+		memset(sp->pages, 0, sizeof(sp->pages));
+		if (sp->frames)
+			memset(sp->frames, 0, FRAME_CACHE * sizeof(*sp->frames));
+		memos_clear(sp, 0);
+		if (time > sp->maps_time)
+			sp->maps_time = time;
+	}
 }
 
 void unwinder_set_live(struct unwinder *u)
 {
+	const char *e = getenv("DLPROF_NO_UNWIND_MEMO");
+
 	u->live = 1;
+	u->no_memo = e && *e && strcmp(e, "0");
 }
 
 int unwind_met_unmapped(const struct unwinder *u)
@@ -1280,10 +1711,12 @@ void unwinder_free(struct unwinder *u)
 		return;
 	for (size_t i = 0; i < u->nr_all; i++) {
 		u64map_release(&u->all[i]->calls);
+		memos_clear(u->all[i], 1);
 		free(u->all[i]->frames);
 		free(u->all[i]);
 	}
 	free(u->all);
+	memo_free(&u->rec);
 	u64map_release(&u->spaces);
 	n = machine_dsos(u->m, &dsos);
 	for (size_t i = 0; i < n; i++) {

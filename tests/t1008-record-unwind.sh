@@ -3,7 +3,8 @@
 # distinct stack once and no stack copies; on the demo and on the CNN every sample's
 # stack, kept as a copy too (--keep-stacks), unwinds at report time to the same frames
 # (report --check-unwind: only frames found by a stack scan may differ, and they are
-# counted); a recorder that falls behind writes the copies instead and report unwinds
+# counted); a walk that joins its thread's last walk gives the stack a walk from the
+# leaf gives, also where a return address changed under the same frame; a recorder that falls behind writes the copies instead and report unwinds
 # them (nothing lost).  Malformed STACK and USAMPLE records: t6000 (rec-bad ustack-bad).
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
@@ -64,6 +65,25 @@ test_expect_success '--keep-stacks: every copy unwinds again to the same stack' 
 	test "$1" -gt 300 && test "$4" = 0 && test $(($2 * 100)) -ge $(($1 * 99)) &&
 	"$DLPROF" fold -i keep.data >f1 && "$DLPROF" fold -i keep.data --reunwind >f2 &&
 	if test "$3" = 0; then test_cmp f1 f2; fi
+'
+
+# joined FILE: walks and of them joined to the thread's last walk (META record_unwind)
+joined() {
+	"$RECDUMP" "$1" | sed -n "s/^META record_unwind=//p" | awk "{print \$1, \$10}"
+}
+
+test_expect_success 'joining the last walk: same stacks as walks from the leaf' '
+	"$DLPROF" record -q --keep-stacks -o join.data -- "$BUILD/tests/unw-join" 2 &&
+	set -- $(joined join.data) && echo "$2 of $1 walks joined the last" &&
+	test "$1" -gt 1000 && test $(($2 * 10)) -ge $(($1 * 9)) &&
+	set -- $(unwind_check join.data) && echo "checked $1 same $2 scan $3 differ $4 of $5" &&
+	test "$1" -gt 1000 && test "$3" = 0 && test "$4" = 0 &&
+	"$RECDUMP" join.data >dump && deep=$(grep -c "^STACK id=.* nr=49 " dump) &&
+	echo "$deep distinct stacks under mid" && test "$deep" -ge 2 &&
+	DLPROF_NO_UNWIND_MEMO=1 "$DLPROF" record -q --keep-stacks -o nojoin.data -- \
+		"$BUILD/tests/unw-join" 1 &&
+	set -- $(joined nojoin.data) && test "$1" -gt 500 && test "$2" = 0 &&
+	set -- $(unwind_check nojoin.data) && test "$4" = 0 && test "$1" = "$2"
 '
 
 if test_have DNNL && test_have OPENBLAS && test -x "$BUILD/examples/demo"; then

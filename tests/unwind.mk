@@ -19,7 +19,12 @@ $(O)/tests/unw-execspin: tests/workloads/unw-execspin.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -o $@ $<
 
-TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/unw-libmain $(O)/tests/unw-execspin
+$(O)/tests/unw-join: tests/workloads/unw-join.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_CFLAGS) -pthread -o $@ $<
+
+TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/unw-libmain $(O)/tests/unw-execspin \
+	      $(O)/tests/unw-join
 
 # unw-stackdepth FILE: unwind time, complete share and its dependence on the stack size
 $(O)/tests/unw-stackdepth: tests/tools/unw-stackdepth.c $(O)/libdlprof.a | $(DEPS_STAMP)
