@@ -63,6 +63,7 @@
 #define FLUSH_NS	1000000000ull	/* write a chunk at least this often */
 #define MEM_FREES_BATCH	1024	/* frees a DLP_REC_MEMFREES record holds at most */
 #define POLL_MS		100
+#define XR_HITS		256
 #define PY_POLL_MS	1	/* with a Python process: read its stacks within ~1 ms */
 #define CAPTURE_MAX	(512u << 20)	/* cap on a captured JIT/ITT file */
 #define BG_CAP		(64u << 20)	/* raw bytes waiting for the compressor (~1.5 s of
@@ -203,7 +204,10 @@ struct recorder {
 	 * captured JIT names.  A sample can be drained before the mapping it ran in (each
 	 * cpu has its own ring): those wait in pending until the end. */
 	struct exec_range { uint32_t pid, anon; uint64_t start, end; } *xr;
-	size_t nr_xr, alloc_xr, last_xr;
+	size_t nr_xr, alloc_xr;
+	/* the range of a code page met lately (direct-mapped; each user sample asks, and
+	 * a scan of every range was ~4% of the reader's CPU) */
+	struct xr_hit { uint32_t pid, idx; uint64_t page; } xr_hits[XR_HITS];
 	struct anon_ip { uint32_t pid; uint64_t ip; } *anon_ips, *pending;
 	size_t nr_anon_ips, alloc_anon_ips, nr_pending, alloc_pending;
 	uint64_t anon_samples;		/* all of them, also those past the array's cap */
@@ -314,6 +318,7 @@ static void record_warn(struct recorder *r, const char *fmt, ...)
 static void note_exec_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
 			  int anon)
 {
+	memset(r->xr_hits, 0, sizeof(r->xr_hits));
 	for (size_t i = 0; i < r->nr_xr; i++)
 		if (r->xr[i].pid == pid && r->xr[i].start == start) {
 			r->xr[i].end = start + len;
@@ -326,13 +331,17 @@ static void note_exec_map(struct recorder *r, uint32_t pid, uint64_t start, uint
 
 static const struct exec_range *find_exec(struct recorder *r, uint32_t pid, uint64_t ip)
 {
-	size_t i = r->last_xr;
+	uint64_t page = ip >> 12;
+	struct xr_hit *h = &r->xr_hits[hash_u64(page ^ (uint64_t)pid << 40) & (XR_HITS - 1)];
 
-	if (i < r->nr_xr && r->xr[i].pid == pid && ip >= r->xr[i].start && ip < r->xr[i].end)
-		return &r->xr[i];
-	for (i = r->nr_xr; i-- > 0;)	/* the latest mapping of an address wins */
+	/* (0 is no code page: an empty entry never matches) */
+	if (h->page == page && h->pid == pid && page)
+		return &r->xr[h->idx];
+	for (size_t i = r->nr_xr; i-- > 0;)	/* the latest mapping of an address wins */
 		if (r->xr[i].pid == pid && ip >= r->xr[i].start && ip < r->xr[i].end) {
-			r->last_xr = i;
+			/* (a page the range covers whole: every ip in it has this answer) */
+			if (page << 12 >= r->xr[i].start && (page + 1) << 12 <= r->xr[i].end)
+				*h = (struct xr_hit){ pid, (uint32_t)i, page };
 			return &r->xr[i];
 		}
 	return NULL;
