@@ -38,6 +38,8 @@ void unwinder_set_live(struct unwinder *u);
 /* Process pid's mappings changed at time (record: an mmap came after samples were
  * unwound): forget what its code pages were and its threads' last walks. */
 void unwind_maps_changed(struct unwinder *u, uint32_t pid, uint64_t time);
+/* Thread tid of process pid exited (record): its last walk is not kept any more. */
+void unwind_thread_exit(struct unwinder *u, uint32_t pid, uint32_t tid);
 
 /* Did the last unwind_sample() meet a frame whose address no known mapping covers (a
  * mapping the process model has not seen yet, while recording)? */

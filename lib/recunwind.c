@@ -293,7 +293,10 @@ static int cb_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_
 static int cb_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
 		   uint64_t time)
 {
-	return machine_exit(((struct recunw *)ctx)->m, pid, tid, time);
+	struct recunw *ru = ctx;
+
+	unwind_thread_exit(ru->uw, pid, tid);
+	return machine_exit(ru->m, pid, tid, time);
 }
 
 /*

@@ -210,6 +210,7 @@ struct memo_scan {
 };
 
 #define MEMO_NONE	UINT32_MAX
+#define MEMO_THREADS	4096	/* threads of a process with a last walk kept at once */
 
 /* a walk: the thread's last (root first), or the one being recorded (leaf first) */
 struct memo {
@@ -239,7 +240,9 @@ struct space {
 	struct page_ent pages[PAGE_CACHE];
 	struct u64map calls;	/* return address -> (void *)1 call, (void *)2 not */
 	struct frame_ent *frames;	/* FRAME_CACHE of them, live unwinders only */
-	struct u64map memos;	/* tid -> struct memo, root first (live unwinders only) */
+	struct u64map memos;	/* tid -> struct memo, root first (live unwinders only;
+				   NULL once the thread exited) */
+	size_t nr_memos;	/* of them not NULL */
 	uint64_t maps_time;	/* the latest mapping change's time: walks of samples
 				   before it cannot be joined */
 };
@@ -1452,8 +1455,14 @@ static void memo_begin(struct walk *w)
 	if (w->s->time < sp->maps_time)
 		return;
 	slot = (struct memo **)u64map_slot(&sp->memos, w->s->tid);
-	if (!*slot)
+	if (!*slot) {
+		/* (threads that come and go: their walks are freed when they exit, and a
+		 * process with more at once keeps the first ones') */
+		if (sp->nr_memos >= MEMO_THREADS)
+			return;
 		*slot = xcalloc(1, sizeof(struct memo));
+		sp->nr_memos++;
+	}
 	w->old = *slot;
 	w->cursor = w->old->n;
 	if (!w->old->n || w->old->time < sp->maps_time)
@@ -1671,6 +1680,22 @@ void unwind_maps_changed(struct unwinder *u, uint32_t pid, uint64_t time)
 		memos_clear(sp, 0);
 		if (time > sp->maps_time)
 			sp->maps_time = time;
+	}
+}
+
+void unwind_thread_exit(struct unwinder *u, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < u->nr_all; i++) {
+		struct space *sp = u->all[i];
+		struct memo **slot;
+
+		if (sp->pid != pid || !u64map_get(&sp->memos, tid))
+			continue;
+		slot = (struct memo **)u64map_slot(&sp->memos, tid);
+		memo_free(*slot);
+		free(*slot);
+		*slot = NULL;
+		sp->nr_memos--;
 	}
 }
 
