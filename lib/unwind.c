@@ -810,6 +810,12 @@ static inline int in_copy(const struct walk *w, uint64_t addr, uint64_t len)
 	return addr >= w->stack_lo && addr + len <= w->stack_hi && addr + len > addr;
 }
 
+/* Where a scan of the copy from address from ends (SCAN_BYTES on, or the copy's end) */
+static inline uint64_t scan_end(const struct walk *w, uint64_t from)
+{
+	return from + SCAN_BYTES < w->stack_hi ? from + SCAN_BYTES : w->stack_hi;
+}
+
 static void memo_log(struct walk *w, uint64_t addr, uint64_t val)
 {
 	struct memo *m = w->rec;
@@ -1152,7 +1158,7 @@ static void set_unmapped(struct walk *w)
 static int memo_reads_hold(const struct walk *w, const struct memo *old, size_t r, size_t *bad)
 {
 	const unsigned char *st = w->s->stack;
-	uint64_t lo = w->stack_lo, hi = w->stack_hi;
+	uint64_t lo = w->stack_lo;
 
 	for (size_t i = 0; i < old->fr[r].reads; i++) {
 		const struct memo_read *e = &old->log[i];
@@ -1160,7 +1166,7 @@ static int memo_reads_hold(const struct walk *w, const struct memo *old, size_t 
 		int ok;
 
 		if (!(e->addr & (MR_FILE | MR_SCAN))) {
-			ok = a >= lo && a + 8 <= hi && !memcmp(st + (a - lo), &e->val, 8);
+			ok = in_copy(w, a, 8) && !memcmp(st + (a - lo), &e->val, 8);
 		} else if (e->addr & MR_FILE) {
 			ok = !in_copy(w, a, 8);
 		} else {
@@ -1170,7 +1176,7 @@ static int memo_reads_hold(const struct walk *w, const struct memo *old, size_t 
 			ok = (!sc.len || (in_copy(w, a, sc.len) &&
 					  !memcmp(st + (a - lo), old->bytes + e->val + sizeof(sc),
 						  sc.len))) &&
-			     (!sc.to || sc.to == (a + SCAN_BYTES < hi ? a + SCAN_BYTES : hi));
+			     (!sc.to || sc.to == scan_end(w, a));
 		}
 		if (!ok) {
 			*bad = i;
@@ -1382,7 +1388,7 @@ static int scan_stack(struct walk *w)
 	if (from < w->stack_lo)
 		from = w->stack_lo;
 	from = (from + 7) & ~7ULL;
-	to = from + SCAN_BYTES < w->stack_hi ? from + SCAN_BYTES : w->stack_hi;
+	to = scan_end(w, from);
 	for (a = from; a + 8 <= to; a += 8) {
 		uint64_t v, bp;
 
