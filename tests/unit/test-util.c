@@ -1,7 +1,11 @@
 /* test-util.c - unit tests of lib/util.c: JSON strings are valid UTF-8 whatever the name
- * they carry holds (a name read from a process can be any bytes). */
+ * they carry holds (a name read from a process can be any bytes); and of hash_bytes
+ * (lib/rephash.c), which keys the tables of stacks, chains and names. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "rephash.h"
 #include "tap.h"
 #include "util.h"
 
@@ -14,8 +18,74 @@ static void json(const char *in, const char *want, const char *what)
 	strbuf_release(&sb);
 }
 
+/* Stacks that differ in one bit of one address, lengths that differ, and how evenly the
+ * low bits (a table's index) spread over stacks and names as record and report meet
+ * them */
+static void hashes(void)
+{
+	uint64_t ips[64], h0, *seen;
+	unsigned *load;
+	int same = 0, worst = 0;
+	char msg[128], name[64];
+
+	for (int i = 0; i < 64; i++)
+		ips[i] = 0x7f3a12340000ull + (uint64_t)i * 0x1f3 + ((uint64_t)i << 20);
+	h0 = hash_bytes(ips, sizeof(ips));
+	for (int i = 0; i < 64; i++)
+		for (int b = 0; b < 64; b++) {
+			ips[i] ^= 1ull << b;
+			same += hash_bytes(ips, sizeof(ips)) == h0;
+			ips[i] ^= 1ull << b;
+		}
+	snprintf(msg, sizeof(msg), "%d of 4096", same);
+	ok(same == 0, "a stack with one bit of one address changed hashes apart", msg);
+
+	seen = calloc(65, sizeof(*seen));
+	memset(ips, 0, sizeof(ips));
+	same = 0;
+	for (int n = 0; n <= 64; n++) {
+		seen[n] = hash_bytes(ips, (size_t)n);
+		for (int k = 0; k < n; k++)
+			same += seen[k] == seen[n];
+	}
+	free(seen);
+	snprintf(msg, sizeof(msg), "%d pairs alike", same);
+	ok(same == 0, "zero bytes of lengths 0..64 hash apart", msg);
+
+	/* 65536 stacks sharing their root side, as a run's are (a leaf and its caller
+	 * vary), and 65536 symbol-like names, into 4096 buckets by the low 12 bits: 16 a
+	 * bucket on average; a fair hash's fullest bucket holds about 30 */
+	load = calloc(4096, sizeof(*load));
+	for (unsigned i = 0; i < 65536; i++) {
+		for (int k = 0; k < 40; k++)
+			ips[k] = 0x55d0c0de1000ull + (uint64_t)k * 0x40;
+		ips[0] = 0x7f0012340000ull + (i & 255) * 4;
+		ips[1] = 0x7f0012380000ull + (i >> 8) * 16;
+		load[hash_bytes(ips, 40 * 8) & 4095]++;
+	}
+	for (int b = 0; b < 4096; b++)
+		if ((int)load[b] > worst)
+			worst = (int)load[b];
+	snprintf(msg, sizeof(msg), "fullest bucket %d", worst);
+	ok(worst <= 48, "stacks that differ at the leaf spread over the low bits", msg);
+	memset(load, 0, 4096 * sizeof(*load));
+	worst = 0;
+	for (unsigned i = 0; i < 65536; i++) {
+		int len = snprintf(name, sizeof(name), "at::native::kernel_%u", i);
+
+		load[hash_bytes(name, (size_t)len) & 4095]++;
+	}
+	for (int b = 0; b < 4096; b++)
+		if ((int)load[b] > worst)
+			worst = (int)load[b];
+	free(load);
+	snprintf(msg, sizeof(msg), "fullest bucket %d", worst);
+	ok(worst <= 48, "names that differ in a few characters spread over the low bits", msg);
+}
+
 int main(void)
 {
+	hashes();
 	json("plain", "\"plain\"", "ASCII as it is");
 	json("a\"b\\c\n", "\"a\\\"b\\\\c\\u000a\"", "quote, backslash, control character escaped");
 	json("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80\"",
