@@ -157,6 +157,8 @@ static int p_other(void *ctx, uint32_t type, const void *data, size_t len)
 	case DLP_REC_PYCODE:
 	case DLP_REC_PYSTACK:
 	case DLP_REC_PYCHAIN:
+	case DLP_REC_PYCODE_PACKED:
+	case DLP_REC_PYCHAIN_PACKED:
 		if (!p->opts->no_python) {
 			if (!p->py)
 				p->py = pystacks_new();

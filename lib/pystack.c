@@ -317,6 +317,15 @@ store:
 
 void pystacks_add(struct pystacks *ps, uint32_t type, const void *data, size_t len)
 {
+	if (type == DLP_REC_PYCODE_PACKED || type == DLP_REC_PYCHAIN_PACKED) {
+		struct strbuf plain = STRBUF_INIT;
+		uint32_t ptype;
+
+		if (!pyrec_unpack(type, data, len, &plain, &ptype))
+			pystacks_add(ps, ptype, plain.buf, plain.len);
+		strbuf_release(&plain);
+		return;
+	}
 	if (type == DLP_REC_PYCODE)
 		add_code(ps, data, len);
 	else if (type == DLP_REC_PYSTACK)

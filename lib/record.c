@@ -2029,7 +2029,16 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 static int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
 		   size_t blen)
 {
-	rec_put(ctx, type, a, alen, b, blen);
+	struct strbuf packed = STRBUF_INIT;
+	uint32_t ptype;
+
+	/* code objects and chains packed (pyframes.h): ~30% fewer bytes of them in the
+	 * file, which on a short run are most of what Python frames add */
+	if (!pyrec_pack(type, a, alen, b, blen, &packed, &ptype))
+		rec_put(ctx, ptype, packed.buf, packed.len, NULL, 0);
+	else
+		rec_put(ctx, type, a, alen, b, blen);
+	strbuf_release(&packed);
 	return 0;
 }
 

@@ -262,6 +262,8 @@ static const char *const rec_names[DLP_REC_MAX] = {
 	[DLP_REC_USAMPLE] = "USAMPLE", [DLP_REC_PROC] = "PROC", [DLP_REC_MEMFREE] = "MEMFREE",
 	[DLP_REC_MEMALLOC] = "MEMALLOC", [DLP_REC_MEMFREES] = "MEMFREES",
 	[DLP_REC_PYCHAIN] = "PYCHAIN",
+	/* printed, and sized, as the plain records they pack */
+	[DLP_REC_PYCODE_PACKED] = "PYCODE", [DLP_REC_PYCHAIN_PACKED] = "PYCHAIN",
 };
 
 static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
@@ -270,6 +272,18 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 	const char *p = data, *end = p + len;
 
 	switch (type) {
+	case DLP_REC_PYCODE_PACKED:
+	case DLP_REC_PYCHAIN_PACKED: {
+		struct strbuf plain = STRBUF_INIT;
+		uint32_t ptype;
+
+		if (pyrec_unpack(type, data, len, &plain, &ptype))
+			printf("%s bad\n", rec_names[type]);
+		else
+			dump_cb(ctx, ptype, plain.buf, plain.len);
+		strbuf_release(&plain);
+		return 0;
+	}
 	case DLP_REC_PERF:
 		dump_perf(d, data, len);
 		return 0;

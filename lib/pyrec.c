@@ -1,0 +1,273 @@
+/* pyrec.c - the packed forms of the Python records (see pyframes.h).
+ *
+ * A code object's record and a chain's are written packed: each field a LEB128 varint,
+ * a chain's frames as (code, instruction << 1 | entry), a code object's (instruction,
+ * line) pairs as differences from the pair before.  Readers unpack them into the plain
+ * records' layout (struct dlp_pycode_rec / dlp_pychain_rec and their bodies) and read
+ * that, so there is one reader of each record whatever the file's age.
+ */
+#include <string.h>
+
+#include "pyframes.h"
+#include "recfile.h"
+#include "util.h"
+
+#define PACK_NAMES 2u	/* packed code record: pid, first line, version and names follow */
+
+static void put_uv(struct strbuf *sb, uint64_t v)
+{
+	unsigned char b[10];
+	size_t n = 0;
+
+	do {
+		b[n] = (unsigned char)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			b[n] |= 0x80;
+		n++;
+	} while (v);
+	strbuf_add(sb, b, n);
+}
+
+/* signed values (differences) as zigzag varints */
+static void put_sv(struct strbuf *sb, int64_t v)
+{
+	put_uv(sb, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+struct cursor {
+	const unsigned char *p, *end;
+	int bad;
+};
+
+static uint64_t get_uv(struct cursor *c, uint64_t max)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		unsigned char b;
+
+		if (c->p >= c->end)
+			break;
+		b = *c->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			if (v > max)
+				break;
+			return v;
+		}
+	}
+	c->bad = 1;
+	return 0;
+}
+
+static int64_t get_sv(struct cursor *c)
+{
+	uint64_t v = get_uv(c, UINT64_MAX);
+
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static const unsigned char *get_bytes(struct cursor *c, size_t n)
+{
+	const unsigned char *p = c->p;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = 1;
+		return NULL;
+	}
+	c->p += n;
+	return p;
+}
+
+/* A plain code record (struct + names + body) packed; -1: it has no packed form (the
+ * caller writes it as it is) */
+static int pack_code(const unsigned char *rec, size_t len, struct strbuf *out)
+{
+	struct dlp_pycode_rec r;
+	const unsigned char *body;
+	unsigned flags;
+
+	if (len < sizeof(r))
+		return -1;
+	memcpy(&r, rec, sizeof(r));
+	body = rec + sizeof(r);
+	if ((uint64_t)r.qualname_len + r.file_len + r.linetable_len != len - sizeof(r) ||
+	    (r.flags & ~DLP_PYCODE_LINES) || r.addr ||
+	    ((r.flags & DLP_PYCODE_LINES) && (r.linetable_len % 8 || r.linetable_off)))
+		return -1;
+	flags = r.flags & DLP_PYCODE_LINES;
+	if (r.pid || r.firstlineno || r.pyversion || r.qualname_len || r.file_len)
+		flags |= PACK_NAMES;
+	put_uv(out, r.id);
+	put_uv(out, flags);
+	if (flags & PACK_NAMES) {
+		put_uv(out, (uint32_t)r.pid);
+		put_uv(out, r.firstlineno);
+		put_uv(out, r.pyversion);
+		put_uv(out, r.qualname_len);
+		put_uv(out, r.file_len);
+		strbuf_add(out, body, (size_t)r.qualname_len + r.file_len);
+	}
+	body += (size_t)r.qualname_len + r.file_len;
+	if (flags & DLP_PYCODE_LINES) {
+		int64_t instr = 0, line = r.firstlineno;
+
+		put_uv(out, r.linetable_len / 8);
+		for (size_t i = 0; i < r.linetable_len; i += 8) {
+			int32_t pair[2];
+
+			memcpy(pair, body + i, sizeof(pair));
+			put_sv(out, pair[0] - instr);
+			put_sv(out, pair[1] - line);
+			instr = pair[0];
+			line = pair[1];
+		}
+	} else {
+		put_uv(out, r.linetable_off);
+		put_uv(out, r.linetable_len);
+		strbuf_add(out, body, r.linetable_len);
+	}
+	return 0;
+}
+
+static int pack_chain(const unsigned char *rec, size_t len, struct strbuf *out)
+{
+	struct dlp_pychain_rec r;
+	const unsigned char *body;
+	size_t nf;
+
+	if (len < sizeof(r))
+		return -1;
+	memcpy(&r, rec, sizeof(r));
+	body = rec + sizeof(r);
+	nf = (size_t)r.nr - r.same;
+	if (r.same > r.nr || r.pad || len - sizeof(r) != nf * sizeof(struct dlp_pyframe))
+		return -1;
+	put_uv(out, r.id);
+	put_uv(out, r.base);
+	put_uv(out, r.nr);
+	put_uv(out, r.same);
+	for (size_t i = 0; i < nf; i++) {
+		struct dlp_pyframe f;
+
+		memcpy(&f, body + i * sizeof(f), sizeof(f));
+		put_uv(out, f.code);
+		put_uv(out, (uint64_t)(f.instr & ~DLP_PY_ENTRY) << 1 | !!(f.instr & DLP_PY_ENTRY));
+	}
+	return 0;
+}
+
+int pyrec_pack(uint32_t type, const void *a, size_t alen, const void *b, size_t blen,
+	       struct strbuf *out, uint32_t *packed_type)
+{
+	struct strbuf plain = STRBUF_INIT;
+	int ret = -1;
+
+	if (type != DLP_REC_PYCODE && type != DLP_REC_PYCHAIN)
+		return -1;
+	strbuf_add(&plain, a, alen);
+	if (blen)
+		strbuf_add(&plain, b, blen);
+	strbuf_reset(out);
+	if (type == DLP_REC_PYCODE) {
+		ret = pack_code((const unsigned char *)plain.buf, plain.len, out);
+		*packed_type = DLP_REC_PYCODE_PACKED;
+	} else {
+		ret = pack_chain((const unsigned char *)plain.buf, plain.len, out);
+		*packed_type = DLP_REC_PYCHAIN_PACKED;
+	}
+	strbuf_release(&plain);
+	return ret;
+}
+
+static int unpack_code(struct cursor *c, struct strbuf *out)
+{
+	struct dlp_pycode_rec r;
+	const unsigned char *names = NULL, *tab = NULL;
+	unsigned flags;
+	uint64_t n = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.id = (uint32_t)get_uv(c, UINT32_MAX);
+	flags = (unsigned)get_uv(c, DLP_PYCODE_LINES | PACK_NAMES);
+	r.flags = flags & DLP_PYCODE_LINES;
+	if (flags & PACK_NAMES) {
+		r.pid = (int32_t)(uint32_t)get_uv(c, UINT32_MAX);
+		r.firstlineno = (uint32_t)get_uv(c, UINT32_MAX);
+		r.pyversion = (uint32_t)get_uv(c, UINT32_MAX);
+		r.qualname_len = (uint16_t)get_uv(c, UINT16_MAX);
+		r.file_len = (uint16_t)get_uv(c, UINT16_MAX);
+		names = get_bytes(c, (size_t)r.qualname_len + r.file_len);
+	}
+	if (r.flags & DLP_PYCODE_LINES) {
+		n = get_uv(c, (uint64_t)(c->end - c->p));	/* 2 bytes a pair at least */
+		r.linetable_len = (uint32_t)(n * 8);
+	} else {
+		r.linetable_off = (uint32_t)get_uv(c, UINT32_MAX);
+		r.linetable_len = (uint32_t)get_uv(c, (uint64_t)(c->end - c->p));
+		tab = get_bytes(c, r.linetable_len);
+	}
+	if (c->bad)
+		return -1;
+	strbuf_add(out, &r, sizeof(r));
+	if (names)
+		strbuf_add(out, names, (size_t)r.qualname_len + r.file_len);
+	if (r.flags & DLP_PYCODE_LINES) {
+		int64_t instr = 0, line = r.firstlineno;
+
+		for (uint64_t i = 0; i < n; i++) {
+			int32_t pair[2];
+
+			instr += get_sv(c);
+			line += get_sv(c);
+			pair[0] = (int32_t)instr;
+			pair[1] = (int32_t)line;
+			strbuf_add(out, pair, sizeof(pair));
+		}
+	} else if (r.linetable_len) {
+		strbuf_add(out, tab, r.linetable_len);
+	}
+	return c->bad || c->p != c->end ? -1 : 0;
+}
+
+static int unpack_chain(struct cursor *c, struct strbuf *out)
+{
+	struct dlp_pychain_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.id = (uint32_t)get_uv(c, UINT32_MAX);
+	r.base = (uint32_t)get_uv(c, UINT32_MAX);
+	r.nr = (uint16_t)get_uv(c, UINT16_MAX);
+	r.same = (uint16_t)get_uv(c, r.nr);
+	if (c->bad || (size_t)(r.nr - r.same) * 2 > (size_t)(c->end - c->p))
+		return -1;
+	strbuf_add(out, &r, sizeof(r));
+	for (unsigned i = r.same; i < r.nr; i++) {
+		struct dlp_pyframe f;
+		uint64_t v;
+
+		f.code = (uint32_t)get_uv(c, UINT32_MAX);
+		v = get_uv(c, (uint64_t)UINT32_MAX);
+		f.instr = (uint32_t)(v >> 1) | (v & 1 ? DLP_PY_ENTRY : 0);
+		strbuf_add(out, &f, sizeof(f));
+	}
+	return c->bad || c->p != c->end ? -1 : 0;
+}
+
+int pyrec_unpack(uint32_t type, const void *data, size_t len, struct strbuf *out,
+		 uint32_t *plain_type)
+{
+	struct cursor c = { data, (const unsigned char *)data + len, 0 };
+
+	strbuf_reset(out);
+	if (type == DLP_REC_PYCODE_PACKED) {
+		*plain_type = DLP_REC_PYCODE;
+		return unpack_code(&c, out);
+	}
+	if (type == DLP_REC_PYCHAIN_PACKED) {
+		*plain_type = DLP_REC_PYCHAIN;
+		return unpack_chain(&c, out);
+	}
+	return -1;
+}
