@@ -98,6 +98,11 @@ pyline = [l for l in open(f"{d}/py.{rounds}") if l.startswith("dlprof: python:")
 print("measure                         --no-python       python    python/no")
 print("workload time (s)              %11.3f  %11.3f  %11.3f" % (med["np"], med["py"], med["py"] / med["np"]))
 print("slowdown (x plain %.3f s)       %11.3f  %11.3f" % (med["plain"], med["np"] / med["plain"], med["py"] / med["plain"]))
+# each round's own python/--no-python, the median of them: the two runs of a round are
+# neighbours in time, where the host's slow and fast spells (whole runs 10-15% apart on
+# these guests, in either mode) fall on both more often than across rounds
+print("workload time, round by round                         %11.3f" %
+      statistics.median(p / n for p, n in zip(rows["py"], rows["np"])))
 print("samples                        %11d  %11d" % (med["np_s"], med["py_s"]))
 print("file size (bytes)              %11d  %11d  %11.3f" % (med["np_size"], med["py_size"], med["py_size"] / med["np_size"]))
 # a run that took longer has more samples and a larger file: per sample too, each run's

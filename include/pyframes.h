@@ -212,8 +212,8 @@ struct frame;
 
 struct pystacks *pystacks_new(void);
 void pystacks_free(struct pystacks *ps);
-/* DLP_REC_PYCODE / DLP_REC_PYSTACK / DLP_REC_PYCHAIN records, plain or packed (pass 1); others are
- * ignored. */
+/* DLP_REC_PYCODE / DLP_REC_PYSTACK / DLP_REC_PYCHAIN records, plain or packed (pass 1);
+ * others are ignored. */
 void pystacks_add(struct pystacks *ps, uint32_t type, const void *data, size_t len);
 /* A sample whose own record names its chain (dlp_sample.pychain): counted among the
  * stacks read (flags: DLP_PYSTACK_*, state: DLP_PY_TRUSTED or _UNCHECKED). */
