@@ -38,10 +38,13 @@ trap 'rm -rf "$D"' EXIT
 
 own() { sed -n 's/.* in \([0-9.]*\) s.*/\1/p' "$1" | tail -1; }
 
+# the two modes in turn, the first of a round alternating (ABBA: a run's place in its
+# round moved the CPU figures by several percent on 2-core guests)
+run_copy() { "$DLPROF" record $PY --no-off-cpu --no-unwind -o "$D/copy.$r.data" -- $CMD >"$D/copy.$r" 2>&1; }
+run_unw() { "$DLPROF" record $PY --no-off-cpu -o "$D/unw.$r.data" -- $CMD >"$D/unw.$r" 2>&1; }
 for r in $(seq "$ROUNDS"); do
 	$CMD >"$D/plain.$r" 2>&1
-	"$DLPROF" record $PY --no-off-cpu --no-unwind -o "$D/copy.$r.data" -- $CMD >"$D/copy.$r" 2>&1
-	"$DLPROF" record $PY --no-off-cpu -o "$D/unw.$r.data" -- $CMD >"$D/unw.$r" 2>&1
+	if [ $((r % 2)) = 1 ]; then run_copy; run_unw; else run_unw; run_copy; fi
 	for k in copy unw; do
 		s=$(date +%s.%N)
 		"$DLPROF" report -i "$D/$k.$r.data" >/dev/null 2>&1
