@@ -67,6 +67,16 @@ void strbuf_addch(struct strbuf *sb, int c);
 /* v as a varint: 7 bits a byte, low first, the high bit set on all but the last
  * (protobuf's, LEB128) */
 void strbuf_add_varint(struct strbuf *sb, uint64_t v);
+/* v zigzag-coded ((v << 1) ^ (v >> 63)) as a varint: small magnitudes in few bytes */
+void strbuf_add_svarint(struct strbuf *sb, int64_t v);
+/* A reader of varints from the bytes [p, end) */
+struct varint_rd {
+	const unsigned char *p, *end;
+};
+/* The next varint into *v: 0, or -1 when the bytes end first or it runs past 64 bits */
+int varint_get(struct varint_rd *r, uint64_t *v);
+/* The next zigzag-coded varint */
+int varint_get_signed(struct varint_rd *r, int64_t *v);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 /* Read a whole file (up to max bytes; 0 = no cap) into sb.  Returns 0 or -errno. */

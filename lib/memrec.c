@@ -7,64 +7,25 @@
 #include "memevent.h"
 #include "recfile.h"
 
-/* ---- varints: 7 bits a byte, low first; signed ones zigzag ---- */
+/* ---- varints (util.h): 7 bits a byte, low first; signed ones zigzag ---- */
 
-static void put_sv(struct strbuf *sb, int64_t v)
-{
-	strbuf_add_varint(sb, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
-/* a reader of a record's bytes */
-struct rd {
-	const unsigned char *p, *end;
-};
-
-static int get_uv(struct rd *d, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (d->p >= d->end)
-			return -1;
-		uint64_t b = *d->p++;
-
-		if (shift == 63 && b > 1)
-			return -1;	/* past 64 bits */
-		x |= (b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static int get_sv(struct rd *d, int64_t *v)
+static int get_u32(struct varint_rd *d, uint32_t *v)
 {
 	uint64_t u;
 
-	if (get_uv(d, &u) < 0)
-		return -1;
-	*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-	return 0;
-}
-
-static int get_u32(struct rd *d, uint32_t *v)
-{
-	uint64_t u;
-
-	if (get_uv(d, &u) < 0 || u > UINT32_MAX)
+	if (varint_get(d, &u) < 0 || u > UINT32_MAX)
 		return -1;
 	*v = (uint32_t)u;
 	return 0;
 }
 
 /* a u32 given as a difference from another */
-static int get_u32_from(struct rd *d, uint32_t base, uint32_t *v)
+static int get_u32_from(struct varint_rd *d, uint32_t base, uint32_t *v)
 {
 	int64_t x;
 
-	if (get_sv(d, &x) < 0 || (int64_t)base + x < 0 || (int64_t)base + x > UINT32_MAX)
+	if (varint_get_signed(d, &x) < 0 || (int64_t)base + x < 0 ||
+	    (int64_t)base + x > UINT32_MAX)
 		return -1;
 	*v = (uint32_t)((int64_t)base + x);
 	return 0;
@@ -131,25 +92,25 @@ static void put_allocs(struct memrec_enc *e)
 		strbuf_add(sb, &fl, 1);
 	}
 	for (i = 0; i < n; i++)
-		put_sv(sb, (int64_t)a[i].pid - (int64_t)(i ? a[i - 1].pid : 0));
+		strbuf_add_svarint(sb, (int64_t)a[i].pid - (int64_t)(i ? a[i - 1].pid : 0));
 	for (i = 0; i < n; i++)
-		put_sv(sb, (int64_t)a[i].tid - (int64_t)a[i].pid);
+		strbuf_add_svarint(sb, (int64_t)a[i].tid - (int64_t)a[i].pid);
 	for (i = 0; i < n; i++)
 		strbuf_add_varint(sb, a[i].cpu);
 	for (i = 0; i < n; i++)
 		strbuf_add_varint(sb, a[i].kind);
 	for (i = 0; i < n; i++)
-		put_sv(sb, (int64_t)(a[i].seq - (i ? a[i - 1].seq : 0)));
+		strbuf_add_svarint(sb, (int64_t)(a[i].seq - (i ? a[i - 1].seq : 0)));
 	for (i = 0; i < n; i++)
-		put_sv(sb, (int64_t)(a[i].ip - (i ? a[i - 1].ip : 0)));
+		strbuf_add_svarint(sb, (int64_t)(a[i].ip - (i ? a[i - 1].ip : 0)));
 	for (i = 0; i < n; i++)
 		strbuf_add_varint(sb, a[i].stack_id);
 	for (i = 0; i < n; i++)
-		put_sv(sb, (int64_t)(a[i].time - (i ? a[i - 1].time : 0)));
+		strbuf_add_svarint(sb, (int64_t)(a[i].time - (i ? a[i - 1].time : 0)));
 	for (i = 0; i < n; i++)
 		strbuf_add_varint(sb, a[i].size);
 	for (i = 0; i < n; i++)
-		put_sv(sb, (int64_t)(a[i].weight - a[i].size));
+		strbuf_add_svarint(sb, (int64_t)(a[i].weight - a[i].size));
 	for (i = 0; i < n; i++)
 		if (a[i].addr)
 			strbuf_add_varint(sb, a[i].addr);
@@ -175,12 +136,12 @@ static void put_frees(struct memrec_enc *e)
 		strbuf_add(sb, &fl, 1);
 	}
 	for (i = 0; i < n; i++)
-		put_sv(sb, (int64_t)f[i].pid - (int64_t)(i ? f[i - 1].pid : 0));
+		strbuf_add_svarint(sb, (int64_t)f[i].pid - (int64_t)(i ? f[i - 1].pid : 0));
 	for (i = 0; i < n; i++)
-		put_sv(sb, (int64_t)f[i].tid - (int64_t)f[i].pid);
+		strbuf_add_svarint(sb, (int64_t)f[i].tid - (int64_t)f[i].pid);
 	for (i = 0; i < n; i++)
 		if (f[i].key & MEM_KEY_SEQ) {
-			put_sv(sb, (int64_t)((f[i].key & ~MEM_KEY_SEQ) - last));
+			strbuf_add_svarint(sb, (int64_t)((f[i].key & ~MEM_KEY_SEQ) - last));
 			last = f[i].key & ~MEM_KEY_SEQ;
 		}
 	for (i = 0; i < n; i++)
@@ -190,10 +151,10 @@ static void put_frees(struct memrec_enc *e)
 		if (f[i].key & MEM_KEY_SEQ) {
 			uint64_t us = ceil_us(f[i].time);
 
-			put_sv(sb, (int64_t)(us - ceil_us(t)));
+			strbuf_add_svarint(sb, (int64_t)(us - ceil_us(t)));
 			t = us * 1000;	/* as the reader has it */
 		} else {
-			put_sv(sb, (int64_t)(f[i].time - t));
+			strbuf_add_svarint(sb, (int64_t)(f[i].time - t));
 			t = f[i].time;
 		}
 	}
@@ -232,7 +193,7 @@ void memrec_dec_release(struct memrec_dec *d)
 }
 
 /* the header: *rd at the first column; -1 when it is not one */
-static int dec_head(struct memrec_dec *d, struct rd *rd, const void *data, size_t len,
+static int dec_head(struct memrec_dec *d, struct varint_rd *rd, const void *data, size_t len,
 		    size_t head)
 {
 	uint32_t zero;
@@ -252,7 +213,7 @@ static int dec_head(struct memrec_dec *d, struct rd *rd, const void *data, size_
 	return 0;
 }
 
-static int dec_allocs(struct memrec_dec *d, struct rd *r)
+static int dec_allocs(struct memrec_dec *d, struct varint_rd *r)
 {
 	struct memrec_alloc *a = d->a;
 	uint32_t n = d->nr, i;
@@ -275,15 +236,15 @@ static int dec_allocs(struct memrec_dec *d, struct rd *r)
 		if (get_u32(r, &a[i].cpu) < 0)
 			return -1;
 	for (i = 0; i < n; i++)
-		if (get_uv(r, &a[i].kind) < 0)
+		if (varint_get(r, &a[i].kind) < 0)
 			return -1;
 	for (i = 0; i < n; i++) {
-		if (get_sv(r, &x) < 0)
+		if (varint_get_signed(r, &x) < 0)
 			return -1;
 		a[i].seq = (i ? a[i - 1].seq : 0) + (uint64_t)x;
 	}
 	for (i = 0; i < n; i++) {
-		if (get_sv(r, &x) < 0)
+		if (varint_get_signed(r, &x) < 0)
 			return -1;
 		a[i].ip = (i ? a[i - 1].ip : 0) + (uint64_t)x;
 	}
@@ -291,21 +252,21 @@ static int dec_allocs(struct memrec_dec *d, struct rd *r)
 		if (get_u32(r, &a[i].stack_id) < 0 || !a[i].stack_id)
 			return -1;
 	for (i = 0; i < n; i++) {
-		if (get_sv(r, &x) < 0)
+		if (varint_get_signed(r, &x) < 0)
 			return -1;
 		a[i].time = (i ? a[i - 1].time : 0) + (uint64_t)x;
 	}
 	for (i = 0; i < n; i++)
-		if (get_uv(r, &a[i].size) < 0)
+		if (varint_get(r, &a[i].size) < 0)
 			return -1;
 	for (i = 0; i < n; i++) {
-		if (get_sv(r, &x) < 0)
+		if (varint_get_signed(r, &x) < 0)
 			return -1;
 		a[i].weight = a[i].size + (uint64_t)x;
 	}
 	for (i = 0; i < n; i++) {
 		if (a[i].flags & ENT_ADDR) {
-			if (get_uv(r, &a[i].addr) < 0 || !a[i].addr)
+			if (varint_get(r, &a[i].addr) < 0 || !a[i].addr)
 				return -1;
 			a[i].flags &= ~ENT_ADDR;
 		}
@@ -315,7 +276,7 @@ static int dec_allocs(struct memrec_dec *d, struct rd *r)
 
 int memrec_alloc_begin(struct memrec_dec *d, const void *data, size_t len)
 {
-	struct rd r;
+	struct varint_rd r;
 
 	if (dec_head(d, &r, data, len, 16) < 0)
 		return -1;
@@ -327,7 +288,7 @@ int memrec_alloc_begin(struct memrec_dec *d, const void *data, size_t len)
 	return 0;
 }
 
-static int dec_frees(struct memrec_dec *d, struct rd *r)
+static int dec_frees(struct memrec_dec *d, struct varint_rd *r)
 {
 	struct memrec_free *f = d->f;
 	uint32_t n = d->nr, i;
@@ -350,7 +311,7 @@ static int dec_frees(struct memrec_dec *d, struct rd *r)
 	for (i = 0; i < n; i++) {
 		if (!f[i].key)
 			continue;
-		if (get_sv(r, &x) < 0)
+		if (varint_get_signed(r, &x) < 0)
 			return -1;
 		last += (uint64_t)x;
 		if (last & MEM_KEY_SEQ)
@@ -358,10 +319,10 @@ static int dec_frees(struct memrec_dec *d, struct rd *r)
 		f[i].key = last | MEM_KEY_SEQ;
 	}
 	for (i = 0; i < n; i++)
-		if (!f[i].key && (get_uv(r, &f[i].key) < 0 || (f[i].key & MEM_KEY_SEQ)))
+		if (!f[i].key && (varint_get(r, &f[i].key) < 0 || (f[i].key & MEM_KEY_SEQ)))
 			return -1;
 	for (i = 0; i < n; i++) {
-		if (get_sv(r, &x) < 0)
+		if (varint_get_signed(r, &x) < 0)
 			return -1;
 		if (f[i].key & MEM_KEY_SEQ) {
 			uint64_t us = ceil_us(t) + (uint64_t)x;
@@ -379,7 +340,7 @@ static int dec_frees(struct memrec_dec *d, struct rd *r)
 
 int memrec_free_begin(struct memrec_dec *d, const void *data, size_t len)
 {
-	struct rd r;
+	struct varint_rd r;
 
 	if (dec_head(d, &r, data, len, 8) < 0)
 		return -1;

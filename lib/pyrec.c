@@ -14,69 +14,44 @@
 
 #define PACK_NAMES 2u	/* packed code record: pid, first line, version and names follow */
 
-static void put_uv(struct strbuf *sb, uint64_t v)
-{
-	unsigned char b[10];
-	size_t n = 0;
-
-	do {
-		b[n] = (unsigned char)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			b[n] |= 0x80;
-		n++;
-	} while (v);
-	strbuf_add(sb, b, n);
-}
-
-/* signed values (differences) as zigzag varints */
-static void put_sv(struct strbuf *sb, int64_t v)
-{
-	put_uv(sb, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
+/* a reader of a packed record: a varint that does not read, or is past its field's
+ * bound, makes the record bad */
 struct cursor {
-	const unsigned char *p, *end;
+	struct varint_rd r;
 	int bad;
 };
 
 static uint64_t get_uv(struct cursor *c, uint64_t max)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		unsigned char b;
-
-		if (c->p >= c->end)
-			break;
-		b = *c->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			if (v > max)
-				break;
-			return v;
-		}
+	if (varint_get(&c->r, &v) < 0 || v > max) {
+		c->bad = 1;
+		return 0;
 	}
-	c->bad = 1;
-	return 0;
+	return v;
 }
 
 static int64_t get_sv(struct cursor *c)
 {
-	uint64_t v = get_uv(c, UINT64_MAX);
+	int64_t v;
 
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	if (varint_get_signed(&c->r, &v) < 0) {
+		c->bad = 1;
+		return 0;
+	}
+	return v;
 }
 
 static const unsigned char *get_bytes(struct cursor *c, size_t n)
 {
-	const unsigned char *p = c->p;
+	const unsigned char *p = c->r.p;
 
-	if (c->bad || (size_t)(c->end - c->p) < n) {
+	if (c->bad || (size_t)(c->r.end - c->r.p) < n) {
 		c->bad = 1;
 		return NULL;
 	}
-	c->p += n;
+	c->r.p += n;
 	return p;
 }
 
@@ -99,33 +74,33 @@ static int pack_code(const unsigned char *rec, size_t len, struct strbuf *out)
 	flags = r.flags & DLP_PYCODE_LINES;
 	if (r.pid || r.firstlineno || r.pyversion || r.qualname_len || r.file_len)
 		flags |= PACK_NAMES;
-	put_uv(out, r.id);
-	put_uv(out, flags);
+	strbuf_add_varint(out, r.id);
+	strbuf_add_varint(out, flags);
 	if (flags & PACK_NAMES) {
-		put_uv(out, (uint32_t)r.pid);
-		put_uv(out, r.firstlineno);
-		put_uv(out, r.pyversion);
-		put_uv(out, r.qualname_len);
-		put_uv(out, r.file_len);
+		strbuf_add_varint(out, (uint32_t)r.pid);
+		strbuf_add_varint(out, r.firstlineno);
+		strbuf_add_varint(out, r.pyversion);
+		strbuf_add_varint(out, r.qualname_len);
+		strbuf_add_varint(out, r.file_len);
 		strbuf_add(out, body, (size_t)r.qualname_len + r.file_len);
 	}
 	body += (size_t)r.qualname_len + r.file_len;
 	if (flags & DLP_PYCODE_LINES) {
 		int64_t instr = 0, line = r.firstlineno;
 
-		put_uv(out, r.linetable_len / 8);
+		strbuf_add_varint(out, r.linetable_len / 8);
 		for (size_t i = 0; i < r.linetable_len; i += 8) {
 			int32_t pair[2];
 
 			memcpy(pair, body + i, sizeof(pair));
-			put_sv(out, pair[0] - instr);
-			put_sv(out, pair[1] - line);
+			strbuf_add_svarint(out, pair[0] - instr);
+			strbuf_add_svarint(out, pair[1] - line);
 			instr = pair[0];
 			line = pair[1];
 		}
 	} else {
-		put_uv(out, r.linetable_off);
-		put_uv(out, r.linetable_len);
+		strbuf_add_varint(out, r.linetable_off);
+		strbuf_add_varint(out, r.linetable_len);
 		strbuf_add(out, body, r.linetable_len);
 	}
 	return 0;
@@ -144,16 +119,16 @@ static int pack_chain(const unsigned char *rec, size_t len, struct strbuf *out)
 	nf = (size_t)r.nr - r.same;
 	if (r.same > r.nr || r.pad || len - sizeof(r) != nf * sizeof(struct dlp_pyframe))
 		return -1;
-	put_uv(out, r.id);
-	put_uv(out, r.base);
-	put_uv(out, r.nr);
-	put_uv(out, r.same);
+	strbuf_add_varint(out, r.id);
+	strbuf_add_varint(out, r.base);
+	strbuf_add_varint(out, r.nr);
+	strbuf_add_varint(out, r.same);
 	for (size_t i = 0; i < nf; i++) {
 		struct dlp_pyframe f;
 
 		memcpy(&f, body + i * sizeof(f), sizeof(f));
-		put_uv(out, f.code);
-		put_uv(out, (uint64_t)(f.instr & ~DLP_PY_ENTRY) << 1 | !!(f.instr & DLP_PY_ENTRY));
+		strbuf_add_varint(out, f.code);
+		strbuf_add_varint(out, (uint64_t)(f.instr & ~DLP_PY_ENTRY) << 1 | !!(f.instr & DLP_PY_ENTRY));
 	}
 	return 0;
 }
@@ -201,11 +176,11 @@ static int unpack_code(struct cursor *c, struct strbuf *out)
 		names = get_bytes(c, (size_t)r.qualname_len + r.file_len);
 	}
 	if (r.flags & DLP_PYCODE_LINES) {
-		n = get_uv(c, (uint64_t)(c->end - c->p));	/* 2 bytes a pair at least */
+		n = get_uv(c, (uint64_t)(c->r.end - c->r.p));	/* 2 bytes a pair at least */
 		r.linetable_len = (uint32_t)(n * 8);
 	} else {
 		r.linetable_off = (uint32_t)get_uv(c, UINT32_MAX);
-		r.linetable_len = (uint32_t)get_uv(c, (uint64_t)(c->end - c->p));
+		r.linetable_len = (uint32_t)get_uv(c, (uint64_t)(c->r.end - c->r.p));
 		tab = get_bytes(c, r.linetable_len);
 	}
 	if (c->bad)
@@ -228,7 +203,7 @@ static int unpack_code(struct cursor *c, struct strbuf *out)
 	} else if (r.linetable_len) {
 		strbuf_add(out, tab, r.linetable_len);
 	}
-	return c->bad || c->p != c->end ? -1 : 0;
+	return c->bad || c->r.p != c->r.end ? -1 : 0;
 }
 
 static int unpack_chain(struct cursor *c, struct strbuf *out)
@@ -240,7 +215,7 @@ static int unpack_chain(struct cursor *c, struct strbuf *out)
 	r.base = (uint32_t)get_uv(c, UINT32_MAX);
 	r.nr = (uint16_t)get_uv(c, UINT16_MAX);
 	r.same = (uint16_t)get_uv(c, r.nr);
-	if (c->bad || (size_t)(r.nr - r.same) * 2 > (size_t)(c->end - c->p))
+	if (c->bad || (size_t)(r.nr - r.same) * 2 > (size_t)(c->r.end - c->r.p))
 		return -1;
 	strbuf_add(out, &r, sizeof(r));
 	for (unsigned i = r.same; i < r.nr; i++) {
@@ -252,13 +227,13 @@ static int unpack_chain(struct cursor *c, struct strbuf *out)
 		f.instr = (uint32_t)(v >> 1) | (v & 1 ? DLP_PY_ENTRY : 0);
 		strbuf_add(out, &f, sizeof(f));
 	}
-	return c->bad || c->p != c->end ? -1 : 0;
+	return c->bad || c->r.p != c->r.end ? -1 : 0;
 }
 
 int pyrec_unpack(uint32_t type, const void *data, size_t len, struct strbuf *out,
 		 uint32_t *plain_type)
 {
-	struct cursor c = { data, (const unsigned char *)data + len, 0 };
+	struct cursor c = { { data, (const unsigned char *)data + len }, 0 };
 
 	strbuf_reset(out);
 	if (type == DLP_REC_PYCODE_PACKED) {

@@ -190,6 +190,41 @@ void strbuf_add_varint(struct strbuf *sb, uint64_t v)
 	strbuf_add(sb, b, n);
 }
 
+void strbuf_add_svarint(struct strbuf *sb, int64_t v)
+{
+	strbuf_add_varint(sb, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+int varint_get(struct varint_rd *r, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (r->p >= r->end)
+			return -1;
+		uint64_t b = *r->p++;
+
+		if (shift == 63 && b > 1)
+			return -1;	/* past 64 bits */
+		x |= (b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int varint_get_signed(struct varint_rd *r, int64_t *v)
+{
+	uint64_t u;
+
+	if (varint_get(r, &u) < 0)
+		return -1;
+	*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+	return 0;
+}
+
 void strbuf_addstr(struct strbuf *sb, const char *s)
 {
 	strbuf_add(sb, s, strlen(s));

@@ -8,6 +8,7 @@
 #include "recfile.h"
 #include "tap.h"
 #include "util.h"
+#include "../xorshift.h"
 
 /* pack a plain record, unpack it: the same bytes and type back; returns the packed size */
 static size_t round_trip(uint32_t type, const void *a, size_t alen, const void *b, size_t blen,
@@ -144,7 +145,8 @@ static void chains(void)
  * under the sanitizers by t2105's builds too) */
 static void garbage(void)
 {
-	unsigned seed = 12345, read = 0;
+	uint64_t seed = 12345;
+	unsigned read = 0;
 
 	for (int i = 0; i < 20000; i++) {
 		unsigned char buf[64];
@@ -155,8 +157,7 @@ static void garbage(void)
 		unsigned char *copy;
 
 		for (size_t k = 0; k < len; k++) {
-			seed = seed * 1103515245u + 12345u;
-			buf[k] = (unsigned char)(seed >> 16);
+			buf[k] = (unsigned char)(xorshift64(&seed) >> 24);
 			if (k % 3)
 				buf[k] &= 0x0f;	/* small varints, so that some records read */
 		}
