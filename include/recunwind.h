@@ -38,6 +38,8 @@ struct recunw_stats {
 	uint64_t frames;	/* frames the walks gave */
 	uint64_t joined;	/* walks that joined their thread's last walk */
 	uint64_t reused;	/* frames they took from it */
+	uint64_t inline_samples;	/* unwound by the draining thread, from the ring */
+	uint64_t bails;		/* records it gave to the thread after all */
 };
 
 /* Start the thread.  NULL (error printed) when it cannot start: write directly then. */

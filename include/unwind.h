@@ -44,6 +44,12 @@ void unwind_thread_exit(struct unwinder *u, uint32_t pid, uint32_t tid);
 /* Did the last unwind_sample() meet a frame whose address no known mapping covers (a
  * mapping the process model has not seen yet, while recording)? */
 int unwind_met_unmapped(const struct unwinder *u);
+/* With fast set, a walk uses only what earlier walks cached: where it would open a file
+ * or read a CFI row through libdw it gives up, unwind_sample() returns 0 and
+ * unwind_bailed() says so (nothing counted, nothing kept of it); a walk without fast
+ * then does it. */
+void unwinder_set_fast(struct unwinder *u, int fast);
+int unwind_bailed(const struct unwinder *u);
 
 struct unwind_stats {
 	uint64_t walks;		/* samples unwound */

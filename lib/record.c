@@ -2705,15 +2705,17 @@ static void write_meta(struct recorder *r)
 	}
 	if (r->ru_st.samples) {
 		/* samples (with a copy) unwound incomplete behind distinct-stacks cpu-ns unwind-ns
-		 * partial frames joined reused */
+		 * partial frames joined reused inline bails */
 		strbuf_reset(&tmp);
-		strbuf_addf(&tmp, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		strbuf_addf(&tmp, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 			    (unsigned long long)r->ru_st.samples, (unsigned long long)r->ru_st.unwound,
 			    (unsigned long long)r->ru_st.incomplete, (unsigned long long)r->ru_st.behind,
 			    (unsigned long long)r->ru_st.stacks, (unsigned long long)r->ru_st.cpu_ns,
 			    (unsigned long long)r->ru_st.unwind_ns, (unsigned long long)r->ru_st.partial,
 			    (unsigned long long)r->ru_st.frames, (unsigned long long)r->ru_st.joined,
-			    (unsigned long long)r->ru_st.reused);
+			    (unsigned long long)r->ru_st.reused,
+			    (unsigned long long)r->ru_st.inline_samples,
+			    (unsigned long long)r->ru_st.bails);
 		meta_add(&sb, "record_unwind", tmp.buf);
 	}
 	meta_settings_env(r, &sb);

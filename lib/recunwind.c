@@ -2,6 +2,13 @@
  *
  * One queue (a list of copied records under a mutex) from the draining thread to the
  * unwinding thread; that thread is the only writer of the recording while it runs.
+ * While it has nothing to do (nothing queued, nothing deferred), the draining thread
+ * unwinds and writes the records itself, straight from the ring ("inline"), with walks
+ * that only use what earlier walks cached: the first record that would need more (a CFI
+ * row read through libdw, a file opened, a mapping not seen yet, a walk that found no
+ * frame) is queued as before, and so is every record after it until the thread is idle
+ * again.  Inline, a sample is not copied out of the ring nor handed across cores: what
+ * the walk does not read of its stack copy is never touched.
  * Distinct stacks are kept in an open-addressing table (address chain, scan flags,
  * completeness) up to a cap; past it a new chain is still written, under a fresh id.
  */
@@ -86,6 +93,16 @@ struct recunw {
 	const unsigned char *cur;	/* the sample record being delivered */
 	size_t cur_len;
 	const struct recunw_py *cur_py;	/* its Python stack */
+	uint64_t cur_dyn;		/* inline: the stack copy's length as cut (UINT64_MAX:
+					   not cut) */
+	size_t cut_head;		/* inline, cut: the bytes up to the stack size word */
+	uint64_t cut_keep;		/* ... and the bytes of stack kept */
+	struct strbuf cut;		/* inline, --keep-stacks: the cut record */
+	int inl;			/* the draining thread unwinds (see the top) */
+	int inl_try;			/* a record tried inline */
+	int inl_asked;			/* inline_begin() asked the thread this drain */
+	int bail;			/* cb_sample: it has to go to the thread */
+	int no_inline;			/* never (DLPROF_NO_INLINE_UNWIND, tests) */
 	int delivered;			/* cb_sample saw it */
 	int defer;			/* cb_sample wants it again after the batch */
 	int retrying;			/* the deferred samples' second (1) or third (2) try */
@@ -341,6 +358,7 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 {
 	struct recunw *ru = ctx;
 	struct dlp_usample_rec us;
+	struct dlp_sample cut;
 	uint64_t t0;
 	size_t n;
 	uint32_t pychain;
@@ -348,15 +366,30 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 
 	ru->delivered = 1;
 	if (!s->user_abi || !s->user_regs || !s->stack || !s->stack_size) {
-		put_raw(ru, ru->cur, ru->cur_len, ru->cur_py);
+		if (ru->inl_try)
+			ru->bail = 1;	/* written as it came: by the thread, cut */
+		else
+			put_raw(ru, ru->cur, ru->cur_len, ru->cur_py);
 		return 0;
 	}
-	if (!ru->retrying)
-		ru->st.samples++;
+	if (ru->inl_try && s->stack_size > ru->cur_dyn) {
+		/* the copy as the thread would see it, cut by record */
+		cut = *s;
+		cut.stack_size = ru->cur_dyn;
+		s = &cut;
+	}
 	t0 = now_ns();
 	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
 	ru->st.unwind_ns += now_ns() - t0;
 	unmapped = !complete && unwind_met_unmapped(ru->uw);
+	if (ru->inl_try && (!n || unmapped)) {
+		/* a walk that needed more than the caches, or one the thread writes raw or
+		 * tries again later */
+		ru->bail = 1;
+		return 0;
+	}
+	if (!ru->retrying)
+		ru->st.samples++;
 	if (n && unmapped && ru->retrying < 2) {
 		/* its mmap may come later in this batch, from another cpu's ring (try again
 		 * once the batch is in), or in the next drain (and once more after that) */
@@ -389,7 +422,20 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	else if (pychain && !(ru->cur_py->flags & DLP_PYSTACK_KERNEL))
 		us.flags |= DLP_USAMPLE_PY_LATE |
 			    (ru->cur_py->state == DLP_PY_UNCHECKED ? DLP_USAMPLE_PY_UNCHECKED : 0);
-	if (ru->keep_raw) {
+	if (ru->keep_raw && ru->inl_try && ru->cut_head) {
+		/* the record as the thread would have had it: cut */
+		struct perf_event_header *h;
+
+		strbuf_reset(&ru->cut);
+		strbuf_add(&ru->cut, ru->cur, ru->cut_head);
+		strbuf_add(&ru->cut, &ru->cut_keep, 8);
+		strbuf_add(&ru->cut, ru->cur + ru->cut_head + 8, (size_t)ru->cut_keep);
+		strbuf_add(&ru->cut, &ru->cur_dyn, 8);
+		h = (struct perf_event_header *)ru->cut.buf;
+		h->size = (uint16_t)ru->cut.len;
+		us.flags |= DLP_USAMPLE_RAW_KEPT;
+		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cut.buf, ru->cut.len);
+	} else if (ru->keep_raw) {
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);
 	} else if (!add_mem(ru, s, us.stack_id, us.flags)) {
@@ -686,9 +732,72 @@ static void hand_over(struct recunw *ru, int force)
 	ru->pbytes = 0;
 }
 
+/*
+ * The draining thread unwinds from now on, when the thread has nothing: nothing queued
+ * or deferred, and it waits for work (it touches nothing of the unwinder's or the
+ * writer's until it is handed some: the lock orders what either did before).
+ */
+static void inline_begin(struct recunw *ru)
+{
+	if (ru->inl || ru->no_inline || ru->phead || ru->inl_asked)
+		return;
+	ru->inl_asked = 1;	/* once a drain */
+	pthread_mutex_lock(&ru->mu);
+	ru->inl = ru->idle && !ru->head && !ru->dhead && !ru->d2head && !ru->closing;
+	pthread_mutex_unlock(&ru->mu);
+}
+
 void recunw_kick(struct recunw *ru)
 {
 	hand_over(ru, 0);
+	ru->inl_asked = 0;
+}
+
+/*
+ * A perf record, inline: a sample unwound with what is cached and written (1), or 0 when
+ * it goes to the thread after all (nothing written; inline ends).  head_len: a sample to
+ * be cut (recunw_add_cut), else 0.
+ */
+static int inline_perf(struct recunw *ru, const struct perf_event_header *rec,
+		       const struct recunw_py *py, size_t head_len, uint64_t keep, uint64_t dyn)
+{
+	static const struct recunw_py none;
+
+	ru->cur = (const unsigned char *)rec;
+	ru->cur_len = rec->size;
+	ru->cur_py = py ? py : &none;
+	if (rec->type != PERF_RECORD_SAMPLE) {
+		session_live_perf(ru->live, rec, rec->size);
+		put(ru, DLP_REC_PERF, rec, rec->size, NULL, 0);
+		return 1;
+	}
+	ru->cur_dyn = UINT64_MAX;
+	ru->cut_head = head_len;
+	if (head_len) {
+		uint64_t size;
+
+		/* (sample_fixup() checked the sizes) what strip_sample() keeps ends at the
+		 * dyn_size word, as in the cut record */
+		memcpy(&size, ru->cur + head_len, 8);
+		ru->cur_len = head_len + 16 + (size_t)size;
+		ru->cut_keep = keep;
+		ru->cur_dyn = dyn;
+	}
+	ru->delivered = 0;
+	ru->defer = 0;
+	ru->bail = 0;
+	ru->inl_try = 1;
+	unwinder_set_fast(ru->uw, 1);
+	session_live_perf(ru->live, rec, rec->size);
+	unwinder_set_fast(ru->uw, 0);
+	ru->inl_try = 0;
+	if (!ru->delivered || ru->bail) {
+		ru->inl = 0;
+		ru->st.bails++;
+		return 0;
+	}
+	ru->st.inline_samples++;
+	return 1;
 }
 
 /* A sample is queued to be unwound, or as it is when the thread is behind: what waited
@@ -708,6 +817,13 @@ int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, con
 	if (type == DLP_REC_PERF && alen >= sizeof(struct perf_event_header) && !blen)
 		kind = ((const struct perf_event_header *)a)->type == PERF_RECORD_SAMPLE ?
 		       sample_kind(ru, 0) : IT_PERF;
+	inline_begin(ru);
+	if (ru->inl && kind == IT_WRITE) {
+		put(ru, type, a, alen, b, blen);
+		return 0;
+	}
+	if (ru->inl && inline_perf(ru, a, NULL, 0, 0, 0))
+		return 0;
 	enqueue(ru, kind, type, a, alen, b, blen);
 	return 0;
 }
@@ -715,9 +831,12 @@ int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, con
 int recunw_add_sample(struct recunw *ru, const struct perf_event_header *rec,
 		      const struct recunw_py *py, unsigned flags)
 {
-	struct item *it = item_new(ru, sample_kind(ru, flags), DLP_REC_PERF, rec, rec->size,
-				   NULL, 0);
+	struct item *it;
 
+	inline_begin(ru);
+	if (ru->inl && inline_perf(ru, rec, py, 0, 0, 0))
+		return 0;
+	it = item_new(ru, sample_kind(ru, flags), DLP_REC_PERF, rec, rec->size, NULL, 0);
 	if (py)
 		it->py = *py;
 	queue_item(ru, it);
@@ -729,9 +848,13 @@ int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_
 {
 	/* the record up to its stack's first keep bytes, then dyn_size; its size word and
 	 * header say so */
-	struct item *it = item_new(ru, sample_kind(ru, flags), DLP_REC_PERF, rec,
-				   head_len + 8 + (size_t)keep, &dyn, 8);
+	struct item *it;
 
+	inline_begin(ru);
+	if (ru->inl && inline_perf(ru, rec, py, head_len, keep, dyn))
+		return 0;
+	it = item_new(ru, sample_kind(ru, flags), DLP_REC_PERF, rec, head_len + 8 + (size_t)keep,
+		      &dyn, 8);
 	((struct perf_event_header *)it->data)->size = (uint16_t)(head_len + 16 + keep);
 	memcpy(it->data + head_len, &keep, 8);
 	if (py)
@@ -746,12 +869,21 @@ int recunw_attr(struct recunw *ru, const void *data, size_t len)
 	pthread_mutex_lock(&ru->mu);
 	session_live_attr(ru->live, data, len);
 	pthread_mutex_unlock(&ru->mu);
-	enqueue(ru, IT_WRITE, DLP_REC_ATTR, data, len, NULL, 0);
+	if (ru->inl)
+		put(ru, DLP_REC_ATTR, data, len, NULL, 0);
+	else
+		enqueue(ru, IT_WRITE, DLP_REC_ATTR, data, len, NULL, 0);
 	return 0;
 }
 
 void recunw_flush(struct recunw *ru)
 {
+	if (ru->inl) {
+		put_mem(ru);
+		if (!ru->write_failed && recwriter_flush(ru->w) < 0)
+			ru->write_failed = 1;
+		return;
+	}
 	enqueue(ru, IT_FLUSH, 0, NULL, 0, NULL, 0);
 	hand_over(ru, 1);
 }
@@ -766,14 +898,20 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 	ru->w = w;
 	ru->keep_raw = keep_raw;
 	ru->soft_cap = SOFT_CAP;
-	if (getenv("DLPROF_TEST_UNWIND_BEHIND"))	/* tests: every sample "behind" */
+	if (getenv("DLPROF_TEST_UNWIND_BEHIND")) {	/* tests: every sample "behind" */
 		ru->soft_cap = 0;
+		ru->no_inline = 1;
+	}
+	/* (the thread unwinds every sample: to compare, and for tests of its path) */
+	if (getenv("DLPROF_NO_INLINE_UNWIND"))
+		ru->no_inline = 1;
 	ru->m = machine_new();
 	ru->uw = unwinder_new(ru->m);
 	if (ru->uw)
 		unwinder_set_live(ru->uw);
 	ru->live = session_live_new(&live_ops, ru);
 	strbuf_init(&ru->out, 0);
+	strbuf_init(&ru->cut, 0);
 	memrec_enc_init(&ru->mem);
 	if (!vdso_file_rec(&sb) && sb.len > sizeof(struct dlp_file_rec)) {
 		struct dlp_file_rec fr;
@@ -808,6 +946,7 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 {
 	int failed;
 
+	ru->inl = 0;	/* the thread writes the rest */
 	hand_over(ru, 0);
 	pthread_mutex_lock(&ru->mu);
 	ru->closing = 1;
@@ -828,6 +967,7 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 	session_live_free(ru->live);
 	machine_free(ru->m);
 	strbuf_release(&ru->out);
+	strbuf_release(&ru->cut);
 	memrec_enc_release(&ru->mem);
 	pthread_mutex_destroy(&ru->mu);
 	pthread_cond_destroy(&ru->work);

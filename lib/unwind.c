@@ -151,6 +151,7 @@ struct unw_dso {
 	Elf *elf;
 	Dwarf *dwarf;		/* for the file's own .debug_frame */
 	Dwarf_CFI *eh, *dbg;
+	int dbg_used;		/* .debug_frame looked into (libdw has read it all) */
 	struct rule **rules;	/* sorted by start, disjoint */
 	size_t nr_rules, alloc_rules;
 	struct rule *spare;	/* the last row that did not fit the table */
@@ -282,6 +283,9 @@ struct walk {
 	struct memo *rec;		/* this walk (NULL: not kept) */
 	size_t cursor;			/* old's frames from the root with SP >= this
 					   frame's (1 + the index of the nearest) */
+	int fast;			/* only what is cached: no file opened, no CFI
+					   read through libdw */
+	int bail;			/* it would have needed that: given up */
 };
 
 struct unwinder {
@@ -294,6 +298,8 @@ struct unwinder {
 	int live;		/* record: maps only grow, unwind_maps_changed() says when */
 	int no_memo;		/* DLPROF_NO_UNWIND_MEMO: every walk from its leaf */
 	struct memo rec;	/* the walk being recorded */
+	int fast;		/* unwinder_set_fast() */
+	int last_bail;
 };
 
 /* ---- per-DSO file access ---- */
@@ -472,6 +478,16 @@ static const struct map *walk_map(struct walk *w, uint64_t addr)
 	return mp;
 }
 
+/* dso_get() for a walk: a file not opened yet gives up a fast walk */
+static struct unw_dso *walk_dso(struct walk *w, const struct dso *dso)
+{
+	if (w->fast && !dso->unwind_priv) {
+		w->bail = 1;
+		return NULL;
+	}
+	return dso_get(dso);
+}
+
 /* Copy len bytes at process address addr from the file behind its mapping. */
 static int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
 {
@@ -479,7 +495,7 @@ static int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
 	const struct unw_dso *d;
 	uint64_t off;
 
-	if (!mp || addr + len > mp->end || !(d = dso_get(mp->dso)))
+	if (!mp || addr + len > mp->end || !(d = walk_dso(w, mp->dso)))
 		return -1;
 	off = map_file_offset(mp, addr);
 	if (off > d->size || len > d->size - off)
@@ -575,6 +591,8 @@ static int is_return_address(struct walk *w, uint64_t ra)
 	if (v)
 		return v == (void *)1;
 	ok = !read_file_bytes(w, ra - 7, b, sizeof(b)) && decode_call_before(b);
+	if (w->bail)
+		return 0;	/* not known: not cached */
 	if (sp->calls.nr < CALL_CACHE_MAX)
 		u64map_put(&sp->calls, ra, ok ? (void *)1 : (void *)2);
 	return ok;
@@ -749,8 +767,12 @@ static void cfi_open(struct unw_dso *d)
 	}
 }
 
-/* The rule for file address a, or NULL when no CFI row covers it. */
-static const struct rule *rule_at(struct unw_dso *d, uint64_t a)
+/* The rule for file address a, or NULL when no CFI row covers it.  A fast walk (bail
+ * not NULL) gives up where the file's CFI would be opened, or its .debug_frame read for
+ * the first time (libdw reads all of its entries then: milliseconds in a large file);
+ * a row of an .eh_frame already open is a look-up in its sorted table and a few
+ * instructions to run, microseconds. */
+static const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail)
 {
 	size_t lo = 0, hi = d->nr_rules;
 	Dwarf_Frame *frame = NULL;
@@ -774,12 +796,22 @@ static const struct rule *rule_at(struct unw_dso *d, uint64_t a)
 			return d->rules[mid];
 		}
 	}
+	if (bail && !d->cfi_done) {
+		*bail = 1;
+		return NULL;
+	}
 	if (!d->cfi_done)
 		cfi_open(d);
 	if (u64map_get(&d->norow, a))
 		return NULL;
-	if (!(d->eh && dwarf_cfi_addrframe(d->eh, a, &frame) == 0) &&
-	    !(d->dbg && dwarf_cfi_addrframe(d->dbg, a, &frame) == 0)) {
+	if (!(d->eh && dwarf_cfi_addrframe(d->eh, a, &frame) == 0)) {
+		if (d->dbg && !d->dbg_used && bail) {
+			*bail = 1;
+			return NULL;
+		}
+		d->dbg_used = 1;
+	}
+	if (!frame && !(d->dbg && dwarf_cfi_addrframe(d->dbg, a, &frame) == 0)) {
 		if (d->norow.nr < CALL_CACHE_MAX)
 			u64map_put(&d->norow, a, (void *)1);
 		return NULL;
@@ -1105,11 +1137,15 @@ static void note_roots(struct unw_dso *d)
 /* Is process address addr (mapped by mp) inside a thread-root function? */
 static int in_root(struct walk *w, const struct map *mp, uint64_t addr)
 {
-	struct unw_dso *d = mp ? dso_get(mp->dso) : NULL;
+	struct unw_dso *d = mp ? walk_dso(w, mp->dso) : NULL;
 	uint64_t bias;
 
 	if (!d || dso_bias(d, mp, &bias))
 		return 0;
+	if (w->fast && (!d->cfi_done || (d->nr_roots == 0 && !d->roots))) {
+		w->bail = 1;
+		return 0;
+	}
 	if (!d->cfi_done)
 		cfi_open(d);
 	if (d->nr_roots == 0 && !d->roots) {
@@ -1133,7 +1169,7 @@ static const struct map *code_map(struct walk *w, uint64_t addr, struct unw_dso 
 
 	if (!mp || mp->dso->anon || (mp->dso->special && !mp->dso->image) || mp->dso->kernel)
 		return NULL;
-	*dp = dso_get(mp->dso);
+	*dp = walk_dso(w, mp->dso);
 	if (!*dp || dso_bias(*dp, mp, bias))
 		return NULL;
 	return mp;
@@ -1355,7 +1391,9 @@ static int walk_pass(struct walk *w)
 		if (fe) {
 			ru = fe->ru;
 		} else {
-			ru = rule_at(d, lookup - bias);
+			ru = rule_at(d, lookup - bias, w->fast ? &w->bail : NULL);
+			if (w->bail)
+				return 0;
 			if (!initial && !activation && w->sp->frames && ru != d->spare) {
 				/* a plausible return address (checked above) in file-backed code */
 				fe = &w->sp->frames[hash_u64(ip) & (FRAME_CACHE - 1)];
@@ -1568,8 +1606,10 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	int perf_idx[PERF_REG_X86_64_MAX];
 	unsigned idx = 0;
 	int done = 0, joined = 0;
+	struct unwind_stats st0 = u->st;
 
 	*complete = 0;
+	u->last_bail = 0;
 	if (!max || !s->user_abi || !s->user_regs || !s->stack_size || !s->stack)
 		return 0;
 	for (int r = 0; r < PERF_REG_X86_64_MAX; r++)
@@ -1595,8 +1635,10 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	w.stack_hi = w.stack_lo + s->stack_size;
 	if (w.stack_hi < w.stack_lo)
 		return 0;
-	/* the copy was written on another CPU (record's drain): ask for all of it at once,
-	 * rather than wait for a miss on each frame's slots in turn */
+	/* the copy was written on another CPU (record's drain, or the kernel into the ring
+	 * for an inline walk): ask for all of it at once, rather than wait for a miss on each
+	 * frame's slots in turn (only the lines the thread's last walk read: no better) */
+	w.fast = u->fast;
 	for (size_t off = 0; off < s->stack_size; off += 64)
 		__builtin_prefetch(s->stack + off, 0, 2);
 	w.sp = space_get(u, s->pid, s->time);
@@ -1607,6 +1649,8 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 		size_t before = w.n;
 		int dead_end, r = walk_pass(&w);
 
+		if (w.bail)
+			break;
 		if (r == 2) {
 			u->st.scans += w.old->scans - w.old->fr[w.cursor - 1].scans;
 			u->st.joined++;
@@ -1623,12 +1667,18 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 		/* a scanned return address whose own CFI step led to an implausible frame
 		 * was most likely a stale word: drop it if the scan finds a better one */
 		dead_end = w.restart && w.n == before + 1 && w.stop_bad;
-		if (w.scans >= MAX_SCANS || w.n >= max || !scan_stack(&w))
+		if (w.scans >= MAX_SCANS || w.n >= max || !scan_stack(&w) || w.bail)
 			break;
 		if (dead_end)
 			w.n = before;
 		w.restart = 1;
 		u->st.scans++;
+	}
+	if (w.bail) {
+		/* nothing of it counted, nothing kept for the thread's next walk */
+		u->st = st0;
+		u->last_bail = 1;
+		return 0;
 	}
 	if (w.rec)
 		memo_end(&w, done, joined);
@@ -1711,6 +1761,16 @@ void unwinder_set_live(struct unwinder *u)
 
 	u->live = 1;
 	u->no_memo = e && *e && strcmp(e, "0");
+}
+
+void unwinder_set_fast(struct unwinder *u, int fast)
+{
+	u->fast = fast;
+}
+
+int unwind_bailed(const struct unwinder *u)
+{
+	return u->last_bail;
 }
 
 int unwind_met_unmapped(const struct unwinder *u)

@@ -4,7 +4,9 @@
 # stack, kept as a copy too (--keep-stacks), unwinds at report time to the same frames
 # (report --check-unwind: only frames found by a stack scan may differ, and they are
 # counted); a walk that joins its thread's last walk gives the stack a walk from the
-# leaf gives, also where a return address changed under the same frame; a recorder that falls behind writes the copies instead and report unwinds
+# leaf gives, also where a return address changed under the same frame; the drain
+# unwinds most samples itself, from the ring, and the unwinding thread alone gives the
+# same stacks; a recorder that falls behind writes the copies instead and report unwinds
 # them (nothing lost).  Malformed STACK and USAMPLE records: t6000 (rec-bad ustack-bad).
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
@@ -84,6 +86,30 @@ test_expect_success 'joining the last walk: same stacks as walks from the leaf' 
 		"$BUILD/tests/unw-join" 1 &&
 	set -- $(joined nojoin.data) && test "$1" -gt 500 && test "$2" = 0 &&
 	set -- $(unwind_check nojoin.data) && test "$4" = 0 && test "$1" = "$2"
+'
+
+# inline FILE: samples with a copy, of them unwound by the draining thread from the ring,
+# and records it gave to the unwinding thread (META record_unwind)
+inline() {
+	"$RECDUMP" "$1" | sed -n "s/^META record_unwind=//p" | awk "{print \$1, \$12, \$13}"
+}
+
+test_expect_success 'inline: the drain unwinds from the ring; the thread alone, the same stacks' '
+	"$DLPROF" record -q --keep-stacks -o inl.data -- "$WL/rep-deep" 60 &&
+	set -- $(inline inl.data) && echo "$1 samples, $2 unwound inline, $3 given to the thread" &&
+	test $(($2 * 10)) -ge $(($1 * 8)) &&
+	set -- $(unwind_check inl.data) && echo "checked $1 same $2 scan $3 differ $4 of $5" &&
+	test "$1" -gt 300 && test "$4" = 0 && test $(($2 * 100)) -ge $(($1 * 99)) &&
+	DLPROF_NO_INLINE_UNWIND=1 "$DLPROF" record -q --keep-stacks -o thr.data -- \
+		"$WL/rep-deep" 60 &&
+	set -- $(inline thr.data) && echo "$1 samples, $2 unwound inline" && test "$2" = 0 &&
+	set -- $(unwind_check thr.data) && echo "checked $1 same $2 scan $3 differ $4 of $5" &&
+	test "$1" -gt 300 && test "$4" = 0 && test $(($2 * 100)) -ge $(($1 * 99)) &&
+	DLPROF_NO_INLINE_UNWIND=1 "$DLPROF" record -q --keep-stacks -o thr-join.data -- \
+		"$BUILD/tests/unw-join" 1 &&
+	set -- $(joined thr-join.data) && echo "$2 of $1 walks joined the last" &&
+	test "$1" -gt 500 && test $(($2 * 10)) -ge $(($1 * 9)) &&
+	set -- $(unwind_check thr-join.data) && test "$3" = 0 && test "$4" = 0 && test "$1" = "$2"
 '
 
 if test_have DNNL && test_have OPENBLAS && test -x "$BUILD/examples/demo"; then
