@@ -180,7 +180,7 @@ struct frame_ent {
 
 /*
  * A frame a walk recorded and the walk's state when it did.  In a thread's memo (root
- * first) the two counts say what the walk did after it; in the walk's own record (leaf
+ * first) the three counts say what the walk did after it; in the walk's own record (leaf
  * first, while it runs) where the walk was when it recorded it.
  */
 struct memo_frame {
@@ -190,7 +190,7 @@ struct memo_frame {
 	uint32_t reads;		/* reads of the stack made after it (record: before it) */
 	uint32_t seq;		/* frames recorded after it, dropped ones too (record:
 				   before it) */
-	uint16_t scans;		/* scans behind it */
+	uint16_t scans;		/* stack scans after it (record: before it) */
 	uint8_t joinable;	/* not a pass's first frame */
 	uint8_t activation;	/* its PC is not a return address (after a signal frame) */
 };
@@ -230,7 +230,7 @@ struct memo {
 	uint32_t other;		/* frames recorded after a step last read a register not in
 				   KEY_REGS (MEMO_NONE: none did): one recorded before cannot
 				   be joined */
-	uint16_t scans;
+	uint16_t scans;		/* stack scans in all */
 	uint8_t done;
 };
 
@@ -283,6 +283,8 @@ struct walk {
 	struct memo *rec;		/* this walk (NULL: not kept) */
 	size_t cursor;			/* old's frames from the root with SP >= this
 					   frame's (1 + the index of the nearest) */
+	size_t held;			/* old's reads from the first that read the same
+					   here */
 	int fast;			/* only what is cached: no file opened, no CFI
 					   read through libdw */
 	int bail;			/* it would have needed that: given up */
@@ -1190,13 +1192,15 @@ static void set_unmapped(struct walk *w)
 }
 
 /* Do the reads the last walk made after its frame r give the same with this copy? On a
- * difference, *bad is the read's index. */
-static int memo_reads_hold(const struct walk *w, const struct memo *old, size_t r, size_t *bad)
+ * difference, *bad is the read's index.  The first w->held of them are known to (the
+ * log is root first, and the frames a walk tries to join go toward the root: each read
+ * is compared once a walk). */
+static int memo_reads_hold(struct walk *w, const struct memo *old, size_t r, size_t *bad)
 {
 	const unsigned char *st = w->s->stack;
 	uint64_t lo = w->stack_lo;
 
-	for (size_t i = 0; i < old->fr[r].reads; i++) {
+	for (size_t i = w->held; i < old->fr[r].reads; i++) {
 		const struct memo_read *e = &old->log[i];
 		uint64_t a = e->addr & ~(MR_FILE | MR_SCAN);
 		int ok;
@@ -1216,9 +1220,12 @@ static int memo_reads_hold(const struct walk *w, const struct memo *old, size_t 
 		}
 		if (!ok) {
 			*bad = i;
+			w->held = i;
 			return 0;
 		}
 	}
+	if (old->fr[r].reads > w->held)
+		w->held = old->fr[r].reads;
 	return 1;
 }
 
@@ -1259,7 +1266,13 @@ static int memo_note(struct walk *w, int initial, int activation)
 	}
 	o = &old->fr[w->cursor - 1];
 	if (o->rsp != f->rsp || !o->joinable || old->other < o->seq || o->rip != f->rip ||
-	    o->regs_set != f->regs_set || o->scans != f->scans || o->activation != f->activation ||
+	    o->regs_set != f->regs_set || o->activation != f->activation ||
+	    /* (the scans behind a frame need not be the same: the walk from there does
+	     * the same ones as long as neither walk meets the cap on them; a walk that
+	     * went through JIT code has one behind each frame above it, one that began
+	     * above it none, and half the frames of the CNN that were met again in the
+	     * same state were so) */
+	    old->scans >= MAX_SCANS || f->scans + o->scans >= MAX_SCANS ||
 	    memcmp(o->cs, f->cs, sizeof(f->cs)) || w->n + w->cursor >= w->max)
 		return 0;
 	if (!memo_reads_hold(w, old, w->cursor - 1, &bad)) {
@@ -1292,7 +1305,7 @@ static void memo_join(struct walk *w)
 		w->unmapped_seq = w->seq + (o->seq - old->unmapped);
 	}
 	w->seq += o->seq;
-	w->scans = old->scans;
+	w->scans += o->scans;
 	w->n = k + rest;
 }
 
@@ -1572,6 +1585,7 @@ static void memo_end(struct walk *w, int done, int joined)
 		*f = rec->fr[i];
 		f->reads = (uint32_t)(reads - f->reads);
 		f->seq = (uint32_t)(w->seq - f->seq);
+		f->scans = (uint16_t)(w->scans - f->scans);
 	}
 	/* the scans' bytes: only the kept reads' stay (when they would pile up) */
 	m->nr_log = keep_reads;
@@ -1652,7 +1666,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 		if (w.bail)
 			break;
 		if (r == 2) {
-			u->st.scans += w.old->scans - w.old->fr[w.cursor - 1].scans;
+			u->st.scans += w.old->fr[w.cursor - 1].scans;
 			u->st.joined++;
 			u->st.reused += w.cursor;
 			done = w.old->done;

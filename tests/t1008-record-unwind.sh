@@ -4,7 +4,8 @@
 # stack, kept as a copy too (--keep-stacks), unwinds at report time to the same frames
 # (report --check-unwind: only frames found by a stack scan may differ, and they are
 # counted); a walk that joins its thread's last walk gives the stack a walk from the
-# leaf gives, also where a return address changed under the same frame; the drain
+# leaf gives, also where a return address changed under the same frame, and a walk
+# from JIT code (a stack scan behind it) joins one from C (none) and back; the drain
 # unwinds most samples itself, from the ring, and the unwinding thread alone gives the
 # same stacks; a recorder that falls behind writes the copies instead and report unwinds
 # them (nothing lost).  Malformed STACK and USAMPLE records: t6000 (rec-bad ustack-bad).
@@ -86,6 +87,18 @@ test_expect_success 'joining the last walk: same stacks as walks from the leaf' 
 		"$BUILD/tests/unw-join" 1 &&
 	set -- $(joined nojoin.data) && test "$1" -gt 500 && test "$2" = 0 &&
 	set -- $(unwind_check nojoin.data) && test "$4" = 0 && test "$1" = "$2"
+'
+
+test_expect_success 'joining across scans: walks from JIT code and from C join each other' '
+	"$DLPROF" record -q --keep-stacks -o jitjoin.data -- "$BUILD/tests/unw-join" 2 jit &&
+	"$DLPROF" fold -i jitjoin.data >folded &&
+	jit=$(grep -c ";bottom;sel;mid;\[anon\]@0x[0-9a-f]* [0-9]*\$" folded) &&
+	c=$(grep -c ";bottom;sel;mid;spin [0-9]*\$" folded) &&
+	echo "stacks ending in the JIT loop: $jit, in spin: $c" && test "$jit" -ge 2 && test "$c" -ge 2 &&
+	set -- $(joined jitjoin.data) && echo "$2 of $1 walks joined the last" &&
+	test "$1" -gt 1000 && test $(($2 * 100)) -ge $(($1 * 95)) &&
+	set -- $(unwind_check jitjoin.data) && echo "checked $1 same $2 scan $3 differ $4 of $5" &&
+	test "$1" -gt 1000 && test "$4" = 0 && test "$1" = "$2"
 '
 
 # inline FILE: samples with a copy, of them unwound by the draining thread from the ring,
