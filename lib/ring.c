@@ -78,6 +78,29 @@ static void copy_out(unsigned char *dst, const unsigned char *data, size_t size,
 	}
 }
 
+/*
+ * Ask for the lines of the record at pos that its reader takes first, while the one
+ * before it is read: its header and the fields after it (a sample's registers and the
+ * start of its stack copy, where a walk begins) and its last line (a stack copy's
+ * dyn_size).  The kernel wrote them on another CPU, often long enough ago that they
+ * are in memory only: a sample's first reads were ~10% of record's CPU, each waiting.
+ */
+#define PREFETCH_HEAD	(2048 / 64)	/* lines */
+static void prefetch_record(const unsigned char *data, size_t size, uint64_t pos,
+			    uint64_t head)
+{
+	struct perf_event_header h;
+
+	if (head - pos < sizeof(h))
+		return;
+	copy_out((unsigned char *)&h, data, size, pos, sizeof(h));
+	if (h.size < sizeof(h) || h.size > head - pos)
+		return;
+	for (size_t l = 1; l < PREFETCH_HEAD && l * 64 < h.size; l++)
+		__builtin_prefetch(data + ((pos + l * 64) & (size - 1)), 0, 3);
+	__builtin_prefetch(data + ((pos + h.size - 8) & (size - 1)), 0, 3);
+}
+
 uint64_t ring_read_records(const unsigned char *data, size_t size, uint64_t tail, uint64_t head,
 			   unsigned char *bounce, ring_record_cb *cb, void *ctx, int *err,
 			   uint64_t *bad)
@@ -100,6 +123,17 @@ uint64_t ring_read_records(const unsigned char *data, size_t size, uint64_t tail
 		} else {
 			copy_out(bounce, data, size, tail, hdr.size);
 			rec = (const void *)bounce;
+		}
+		if (hdr.size <= head - tail && head - tail - hdr.size >= sizeof(hdr)) {
+			/* the next record's header (asked for while the last one was read)
+			 * says where its lines are; the one after it, its header */
+			uint64_t next = tail + hdr.size;
+			struct perf_event_header nh;
+
+			prefetch_record(data, size, next, head);
+			copy_out((unsigned char *)&nh, data, size, next, sizeof(nh));
+			if (nh.size >= sizeof(nh) && nh.size <= head - next)
+				__builtin_prefetch(data + ((next + nh.size) & (size - 1)), 0, 3);
 		}
 		ret = cb(ctx, rec);
 		if (ret < 0) {
