@@ -7,8 +7,9 @@
 # own CPU time per sample (all its threads, META record_cpu_ns; of it, from the workload's
 # start to its end without the kernel symbols' load, record_run_cpu_ns) and the unwinding
 # thread's (META record_unwind), report time per sample, the share of stacks unwound
-# while recording and, of the walks, how many joined their thread's last walk (and the
-# share of frames they took from it).
+# while recording (and of them, by the draining thread itself, from the ring) and, of the
+# walks, how many joined their thread's last walk (and the share of frames they took
+# from it).
 #
 #   bench/unwind.sh [-n ROUNDS] [--no-python] [--demo | -- COMMAND...]
 # Default workload: examples/cnn_train.py --steps 40 (torch, 2 threads); --demo: the
@@ -77,7 +78,7 @@ rows = []
 res = {}
 for k in ("copy", "unw"):
     t, size, cpu, run, thr, rep, share, lost = [], [], [], [], [], [], [], 0
-    joined, reused = [], []
+    joined, reused, inl = [], [], []
     for r in range(1, rounds + 1):
         m = meta(f"{d}/{k}.{r}.meta")
         n = m["samples"]
@@ -94,12 +95,15 @@ for k in ("copy", "unw"):
             if len(u) >= 11 and u[0] and u[8]:
                 joined.append(100.0 * u[9] / u[0])
                 reused.append(100.0 * u[10] / u[8])
+            if len(u) >= 13 and u[0]:
+                inl.append(100.0 * u[11] / u[0])
         s, e = map(float, open(f"{d}/{k}.{r}.rep").read().split())
         rep.append((e - s) / n * 1e6)
     res[k] = dict(t=med(t), size=med(size), cpu=med(cpu), run=med(run) if run else 0,
                   thr=med(thr) if thr else 0,
                   rep=med(rep), share=med(share) if share else 0, lost=lost,
-                  joined=med(joined) if joined else 0, reused=med(reused) if reused else 0)
+                  joined=med(joined) if joined else 0, reused=med(reused) if reused else 0,
+                  inl=med(inl) if inl else 0)
 plain = med([own(f"{d}/plain.{r}") for r in range(1, rounds + 1)])
 print(f"medians of {rounds} interleaved rounds           --no-unwind    unwinding")
 c, u = res["copy"], res["unw"]
@@ -109,6 +113,7 @@ print(f"    dlprof CPU us per sample (all threads) {c['cpu']:9.1f} {u['cpu']:12.
 print(f"      of it while the workload ran          {c['run']:9.1f} {u['run']:12.1f}")
 print(f"    unwinding thread CPU us per sample    {'-':>10} {u['thr']:12.1f}")
 print(f"    stacks unwound while recording (%)    {'-':>10} {u['share']:12.1f}")
+print(f"      by the drain itself, from the ring (%) {'-':>7} {u['inl']:12.1f}")
 print(f"      walks that joined the thread's last (%) {'-':>6} {u['joined']:12.1f}")
 print(f"      frames taken from it (%)            {'-':>10} {u['reused']:12.1f}")
 print(f"    report us per sample                  {c['rep']:10.1f} {u['rep']:12.1f}")
