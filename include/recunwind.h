@@ -75,6 +75,11 @@ int recunw_add_sample(struct recunw *ru, const struct perf_event_header *rec,
  * NULL; flags: RECUNW_*. */
 int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_t head_len,
 		   uint64_t keep, uint64_t dyn, const struct recunw_py *py, unsigned flags);
+/* That cut record, head_len + 16 + keep bytes, written at dst: rec up to its stack size
+ * word, keep as that word, the copy's first keep bytes, dyn as its dyn_size; the header
+ * says its size. */
+void recunw_cut(unsigned char *dst, const struct perf_event_header *rec, size_t head_len,
+		uint64_t keep, uint64_t dyn);
 /* Hand what was added so far to the thread (call after each drain of the rings;
  * recunw_add() hands over on its own past a few MiB). */
 void recunw_kick(struct recunw *ru);

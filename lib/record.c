@@ -1303,7 +1303,6 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	const uint64_t *chain = NULL;
 	const struct perf_event_attr *a = &r->ev[0].attr;
 	size_t regs, keep, head_len;
-	struct perf_event_header *out;
 
 	r->cut_head = 0;
 	/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD: six u64 */
@@ -1380,13 +1379,8 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 		return rec;
 	}
 	/* header .. regs, then size=keep, keep bytes of stack, dyn_size */
-	memcpy(r->scratch, p, head_len);
-	memcpy(r->scratch + head_len, &(uint64_t){ keep }, 8);
-	memcpy(r->scratch + head_len + 8, q + 8, keep);
-	memcpy(r->scratch + head_len + 8 + keep, &dyn, 8);
-	out = (void *)r->scratch;
-	out->size = (uint16_t)(head_len + 16 + keep);
-	return out;
+	recunw_cut(r->scratch, rec, head_len, keep, dyn);
+	return (const void *)r->scratch;
 }
 
 /* The event of this sample record (IDENTIFIER first), NULL when its id is unknown. */

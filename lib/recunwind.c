@@ -97,7 +97,8 @@ struct recunw {
 					   not cut) */
 	size_t cut_head;		/* inline, cut: the bytes up to the stack size word */
 	uint64_t cut_keep;		/* ... and the bytes of stack kept */
-	struct strbuf cut;		/* inline, --keep-stacks: the cut record */
+	unsigned char *cut;		/* inline, --keep-stacks: the cut record */
+	size_t alloc_cut;
 	int inl;			/* the draining thread unwinds (see the top) */
 	int inl_try;			/* a record tried inline */
 	int inl_asked;			/* inline_begin() asked the thread this drain */
@@ -424,17 +425,12 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 			    (ru->cur_py->state == DLP_PY_UNCHECKED ? DLP_USAMPLE_PY_UNCHECKED : 0);
 	if (ru->keep_raw && ru->inl_try && ru->cut_head) {
 		/* the record as the thread would have had it: cut */
-		struct perf_event_header *h;
+		size_t len = ru->cut_head + 16 + (size_t)ru->cut_keep;
 
-		strbuf_reset(&ru->cut);
-		strbuf_add(&ru->cut, ru->cur, ru->cut_head);
-		strbuf_add(&ru->cut, &ru->cut_keep, 8);
-		strbuf_add(&ru->cut, ru->cur + ru->cut_head + 8, (size_t)ru->cut_keep);
-		strbuf_add(&ru->cut, &ru->cur_dyn, 8);
-		h = (struct perf_event_header *)ru->cut.buf;
-		h->size = (uint16_t)ru->cut.len;
+		ALLOC_GROW(ru->cut, len, ru->alloc_cut);
+		recunw_cut(ru->cut, (const void *)ru->cur, ru->cut_head, ru->cut_keep, ru->cur_dyn);
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
-		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cut.buf, ru->cut.len);
+		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cut, len);
 	} else if (ru->keep_raw) {
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);
@@ -647,7 +643,7 @@ static struct item *item_new(struct recunw *ru, uint32_t kind, uint32_t type, co
 	it->type = type;
 	it->len = alen + blen;
 	memset(&it->py, 0, sizeof(it->py));
-	if (alen)
+	if (alen && a)	/* (NULL: written by the caller) */
 		memcpy(it->data, a, alen);
 	if (blen)
 		memcpy(it->data + alen, b, blen);
@@ -800,6 +796,18 @@ static int inline_perf(struct recunw *ru, const struct perf_event_header *rec,
 	return 1;
 }
 
+void recunw_cut(unsigned char *dst, const struct perf_event_header *rec, size_t head_len,
+		uint64_t keep, uint64_t dyn)
+{
+	const unsigned char *p = (const void *)rec;
+
+	memcpy(dst, p, head_len);
+	memcpy(dst + head_len, &keep, 8);
+	memcpy(dst + head_len + 8, p + head_len + 8, (size_t)keep);
+	memcpy(dst + head_len + 8 + keep, &dyn, 8);
+	((struct perf_event_header *)dst)->size = (uint16_t)(head_len + 16 + keep);
+}
+
 /* A sample is queued to be unwound, or as it is when the thread is behind: what waited
  * at the last hand-over, and what waits here, past the soft cap */
 static uint32_t sample_kind(const struct recunw *ru, unsigned flags)
@@ -846,17 +854,14 @@ int recunw_add_sample(struct recunw *ru, const struct perf_event_header *rec,
 int recunw_add_cut(struct recunw *ru, const struct perf_event_header *rec, size_t head_len,
 		   uint64_t keep, uint64_t dyn, const struct recunw_py *py, unsigned flags)
 {
-	/* the record up to its stack's first keep bytes, then dyn_size; its size word and
-	 * header say so */
 	struct item *it;
 
 	inline_begin(ru);
 	if (ru->inl && inline_perf(ru, rec, py, head_len, keep, dyn))
 		return 0;
-	it = item_new(ru, sample_kind(ru, flags), DLP_REC_PERF, rec, head_len + 8 + (size_t)keep,
-		      &dyn, 8);
-	((struct perf_event_header *)it->data)->size = (uint16_t)(head_len + 16 + keep);
-	memcpy(it->data + head_len, &keep, 8);
+	it = item_new(ru, sample_kind(ru, flags), DLP_REC_PERF, NULL, head_len + 16 + (size_t)keep,
+		      NULL, 0);
+	recunw_cut(it->data, rec, head_len, keep, dyn);
 	if (py)
 		it->py = *py;
 	queue_item(ru, it);
@@ -911,7 +916,6 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 		unwinder_set_live(ru->uw);
 	ru->live = session_live_new(&live_ops, ru);
 	strbuf_init(&ru->out, 0);
-	strbuf_init(&ru->cut, 0);
 	memrec_enc_init(&ru->mem);
 	if (!vdso_file_rec(&sb) && sb.len > sizeof(struct dlp_file_rec)) {
 		struct dlp_file_rec fr;
@@ -967,7 +971,7 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 	session_live_free(ru->live);
 	machine_free(ru->m);
 	strbuf_release(&ru->out);
-	strbuf_release(&ru->cut);
+	free(ru->cut);
 	memrec_enc_release(&ru->mem);
 	pthread_mutex_destroy(&ru->mu);
 	pthread_cond_destroy(&ru->work);

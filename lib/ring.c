@@ -99,6 +99,9 @@ static void prefetch_record(const unsigned char *data, size_t size, uint64_t pos
 	for (size_t l = 1; l < PREFETCH_HEAD && l * 64 < h.size; l++)
 		__builtin_prefetch(data + ((pos + l * 64) & (size - 1)), 0, 3);
 	__builtin_prefetch(data + ((pos + h.size - 8) & (size - 1)), 0, 3);
+	/* the header of the record after it */
+	if (head - pos - h.size >= sizeof(h))
+		__builtin_prefetch(data + ((pos + h.size) & (size - 1)), 0, 3);
 }
 
 uint64_t ring_read_records(const unsigned char *data, size_t size, uint64_t tail, uint64_t head,
@@ -124,17 +127,9 @@ uint64_t ring_read_records(const unsigned char *data, size_t size, uint64_t tail
 			copy_out(bounce, data, size, tail, hdr.size);
 			rec = (const void *)bounce;
 		}
-		if (hdr.size <= head - tail && head - tail - hdr.size >= sizeof(hdr)) {
-			/* the next record's header (asked for while the last one was read)
-			 * says where its lines are; the one after it, its header */
-			uint64_t next = tail + hdr.size;
-			struct perf_event_header nh;
-
-			prefetch_record(data, size, next, head);
-			copy_out((unsigned char *)&nh, data, size, next, sizeof(nh));
-			if (nh.size >= sizeof(nh) && nh.size <= head - next)
-				__builtin_prefetch(data + ((next + nh.size) & (size - 1)), 0, 3);
-		}
+		/* the next record: its header, asked for while the last one was read, says
+		 * where its lines are */
+		prefetch_record(data, size, tail + hdr.size, head);
 		ret = cb(ctx, rec);
 		if (ret < 0) {
 			*err = ret;

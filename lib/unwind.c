@@ -806,14 +806,18 @@ static const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail)
 		cfi_open(d);
 	if (u64map_get(&d->norow, a))
 		return NULL;
-	if (!(d->eh && dwarf_cfi_addrframe(d->eh, a, &frame) == 0)) {
-		if (d->dbg && !d->dbg_used && bail) {
+	if (d->eh && dwarf_cfi_addrframe(d->eh, a, &frame))
+		frame = NULL;
+	if (!frame && d->dbg) {
+		if (bail && !d->dbg_used) {
 			*bail = 1;
 			return NULL;
 		}
 		d->dbg_used = 1;
+		if (dwarf_cfi_addrframe(d->dbg, a, &frame))
+			frame = NULL;
 	}
-	if (!frame && !(d->dbg && dwarf_cfi_addrframe(d->dbg, a, &frame) == 0)) {
+	if (!frame) {
 		if (d->norow.nr < CALL_CACHE_MAX)
 			u64map_put(&d->norow, a, (void *)1);
 		return NULL;
@@ -1191,11 +1195,11 @@ static void set_unmapped(struct walk *w)
 	w->unmapped_seq = w->seq;
 }
 
-/* Do the reads the last walk made after its frame r give the same with this copy? On a
- * difference, *bad is the read's index.  The first w->held of them are known to (the
- * log is root first, and the frames a walk tries to join go toward the root: each read
- * is compared once a walk). */
-static int memo_reads_hold(struct walk *w, const struct memo *old, size_t r, size_t *bad)
+/* Do the reads the last walk made after its frame r give the same with this copy?  The
+ * first w->held of them are known to (the log is root first, and the frames a walk tries
+ * to join go toward the root: each read is compared once a walk); on a difference,
+ * w->held is the read's index. */
+static int memo_reads_hold(struct walk *w, const struct memo *old, size_t r)
 {
 	const unsigned char *st = w->s->stack;
 	uint64_t lo = w->stack_lo;
@@ -1219,7 +1223,6 @@ static int memo_reads_hold(struct walk *w, const struct memo *old, size_t r, siz
 			     (!sc.to || sc.to == scan_end(w, a));
 		}
 		if (!ok) {
-			*bad = i;
 			w->held = i;
 			return 0;
 		}
@@ -1239,7 +1242,6 @@ static int memo_note(struct walk *w, int initial, int activation)
 {
 	struct memo *m = w->rec, *old = w->old;
 	struct memo_frame *f, *o;
-	size_t bad;
 
 	if (w->n >= m->alloc_fr)
 		ALLOC_GROW(m->fr, w->n + 1, m->alloc_fr);
@@ -1275,10 +1277,10 @@ static int memo_note(struct walk *w, int initial, int activation)
 	    old->scans >= MAX_SCANS || f->scans + o->scans >= MAX_SCANS ||
 	    memcmp(o->cs, f->cs, sizeof(f->cs)) || w->n + w->cursor >= w->max)
 		return 0;
-	if (!memo_reads_hold(w, old, w->cursor - 1, &bad)) {
+	if (!memo_reads_hold(w, old, w->cursor - 1)) {
 		/* every frame of the last walk's from here to the one that read it read
 		 * it after */
-		while (w->cursor && old->fr[w->cursor - 1].reads > bad)
+		while (w->cursor && old->fr[w->cursor - 1].reads > w->held)
 			w->cursor--;
 		if (!w->cursor)
 			w->old = NULL;

@@ -122,7 +122,8 @@ test_expect_success 'inline: the drain unwinds from the ring; the thread alone, 
 		"$BUILD/tests/unw-join" 1 &&
 	set -- $(joined thr-join.data) && echo "$2 of $1 walks joined the last" &&
 	test "$1" -gt 500 && test $(($2 * 10)) -ge $(($1 * 9)) &&
-	set -- $(unwind_check thr-join.data) && test "$3" = 0 && test "$4" = 0 && test "$1" = "$2"
+	set -- $(unwind_check thr-join.data) && echo "checked $1 same $2 scan $3 differ $4 of $5" &&
+	test "$3" = 0 && test "$4" = 0 && test "$1" = "$2"
 '
 
 if test_have DNNL && test_have OPENBLAS && test -x "$BUILD/examples/demo"; then
