@@ -732,6 +732,7 @@ int cmd_report(int argc, const char **argv)
 	h.unwind_differs = st.unwind_differs;
 	h.unwound = !strncmp(rc.callgraph, "dwarf", 5);
 	h.no_stacks = !strcmp(rc.callgraph, "none");
+	h.leaf_only = no_children;
 	h.perf_data = rc.perf_data;
 	h.sample_is_time = st.sample_is_time;
 	h.no_time = st.sample_no_time;

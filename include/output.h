@@ -27,6 +27,7 @@ struct report_header {
 	 * different (profile_stats.unwind_*); checked 0: not asked */
 	uint64_t unwind_checked, unwind_same, unwind_scan_differs, unwind_differs;
 	int no_stacks;			/* recorded without call chains (--call-graph none) */
+	int leaf_only;			/* --no-children: stacks not walked, not counted */
 	int perf_data;			/* the input is perf record's perf.data */
 	int sample_is_time;		/* the time column is exact rather than estimated */
 	int no_time;			/* the event measures no time: no time column values */

@@ -29,7 +29,7 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 	fput_json_str(out, h->key ? h->key : "symbol");
 	fprintf(out, ",\"samples\":%llu,\"lost\":%llu,\"duration_ns\":%llu,"
 		"\"ns_per_sample\":%llu,\"time_estimated\":%s,\"complete_stacks\":%llu,"
-		"\"named\":%llu,\"recovered_stacks\":%llu,\"recorded_stacks\":%llu,"
+		"\"stacks_walked\":%s,\"named\":%llu,\"recovered_stacks\":%llu,\"recorded_stacks\":%llu,"
 		"\"unwind_check\":{\"checked\":%llu,\"same\":%llu,\"scan_differs\":%llu,"
 		"\"differs\":%llu},\"truncated\":%s,\"skipped_records\":%llu,"
 		"\"irqs_off_samples\":%llu,\"raw_irqs\":%s,\"python\":{\"thread_samples\":%llu,"
@@ -39,7 +39,7 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 		(unsigned long long)h->samples, (unsigned long long)h->lost,
 		(unsigned long long)h->duration_ns, (unsigned long long)h->ns_per_sample,
 		h->sample_is_time ? "false" : "true", (unsigned long long)h->complete_stacks,
-		(unsigned long long)h->named, (unsigned long long)h->recovered_stacks,
+		h->leaf_only ? "false" : "true", (unsigned long long)h->named, (unsigned long long)h->recovered_stacks,
 		(unsigned long long)h->recorded_stacks, (unsigned long long)h->unwind_checked,
 		(unsigned long long)h->unwind_same, (unsigned long long)h->unwind_scan_differs,
 		(unsigned long long)h->unwind_differs, h->truncated ? "true" : "false",

@@ -207,6 +207,9 @@ void output_header(FILE *out, const struct report_header *h)
 			"callers, operators or flame graph; %s\n", 100.0 * h->named / n,
 			h->perf_data ? "perf record --call-graph dwarf (or dlprof record) records them" :
 			"record without --call-graph none");
+	else if (h->leaf_only)
+		fprintf(out, "# stacks:  not walked (--no-children: the sampled functions only), "
+			"%.1f%% named\n", 100.0 * h->named / n);
 	else {
 		fprintf(out, "# stacks:  %.1f%% reach the thread root, %.1f%% named",
 			100.0 * h->complete_stacks / n, 100.0 * h->named / n);

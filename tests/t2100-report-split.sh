@@ -25,6 +25,10 @@ test_expect_success 'table has the header block and fits 80 columns' '
 	test_grep "^# stacks: .*% reach the thread root, .*% named" out.txt &&
 	test_grep "^# event:   cpu-clock" out.txt &&
 	grep -A1 "Self%" out.txt | tail -1 | grep rep_hot &&
+	# --no-children walks no stack: its header must not say that none reach the root
+	"$DLPROF" report -i keep.data --no-children >leaf.txt &&
+	test_grep "^# stacks:  not walked (--no-children" leaf.txt &&
+	! grep "reach the thread root" leaf.txt &&
 	# characters, not bytes: the table shortens names with "…" and marks callers with "←"
 	/usr/bin/python3 -c "
 import sys
