@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-#define DLP_FORMAT_VERSION 6	/* 2: chunks may be flagged side-band or samples; 3: stacks
+#define DLP_FORMAT_VERSION 7	/* 2: chunks may be flagged side-band or samples; 3: stacks
 				   unwound while recording (DLP_REC_STACK, DLP_REC_USAMPLE);
 				   4: Python stacks stored once and named by their samples
 				   (DLP_REC_PYCHAIN, DLP_STACK_PY), code objects with the
@@ -23,7 +23,9 @@
 				   --memory's compact records (DLP_REC_MEMALLOC,
 				   DLP_REC_MEMFREES), sampled blocks named by number;
 				   6: code objects and Python stacks written packed
-				   (DLP_REC_PYCODE_PACKED, DLP_REC_PYCHAIN_PACKED) */
+				   (DLP_REC_PYCODE_PACKED, DLP_REC_PYCHAIN_PACKED);
+				   7: plain samples unwound while recording in compact
+				   batches (DLP_REC_USAMPLES) */
 
 enum dlp_rec_type {
 	DLP_REC_PERF	= 1,	/* raw perf record as read from the ring (perf_event_header first) */
@@ -55,6 +57,8 @@ enum dlp_rec_type {
 				   (memrec.h); replaces DLP_REC_MEMFREE */
 	DLP_REC_PYCODE_PACKED = 20,	/* a DLP_REC_PYCODE packed (pyframes.h, pyrec.c) */
 	DLP_REC_PYCHAIN_PACKED = 21,	/* a DLP_REC_PYCHAIN packed */
+	DLP_REC_USAMPLES = 22,	/* a batch of compact DLP_REC_USAMPLEs: samples with no
+				   kernel chain, registers or stack copy (memrec.h) */
 	DLP_REC_MAX
 };
 

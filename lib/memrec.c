@@ -1,4 +1,4 @@
-/* memrec.c - the compact records of record --memory (memrec.h, docs/FORMAT.md). */
+/* memrec.c - the compact records of record and record --memory (memrec.h, docs/FORMAT.md). */
 #include "memrec.h"
 
 #include <stdlib.h>
@@ -33,6 +33,7 @@ static int get_u32_from(struct varint_rd *d, uint32_t base, uint32_t *v)
 
 #define ALLOC_FLAGS	(DLP_USAMPLE_LEAF_IP | DLP_USAMPLE_PY_OWN | DLP_USAMPLE_PY_LATE | \
 			 DLP_USAMPLE_PY_UNCHECKED)
+#define SAMPLE_FLAGS	ALLOC_FLAGS
 #define ENT_ADDR	1u	/* an alloc entry: it has an address */
 #define ENT_SEQ		1u	/* a free entry: named by seq, its time in microseconds */
 
@@ -54,22 +55,44 @@ void memrec_enc_release(struct memrec_enc *e)
 	strbuf_release(&e->buf);
 	free(e->a);
 	free(e->f);
+	free(e->s);
+	free(e->chain);
 }
 
 void memrec_alloc_add(struct memrec_enc *e, uint64_t id, const struct memrec_alloc *a)
 {
 	if (!e->nr)
 		e->id = id;
-	e->frees = 0;
+	e->kind = MEMREC_ALLOCS;
 	ALLOC_GROW(e->a, e->nr + 1, e->alloc_a);
 	e->a[e->nr++] = *a;
 }
 
 void memrec_free_add(struct memrec_enc *e, const struct memrec_free *f)
 {
-	e->frees = 1;
+	e->kind = MEMREC_FREES;
 	ALLOC_GROW(e->f, e->nr + 1, e->alloc_f);
 	e->f[e->nr++] = *f;
+}
+
+int memrec_sample_add(struct memrec_enc *e, uint64_t id, const struct memrec_sample *s)
+{
+	if (s->nr_callchain > MEMREC_CHAIN_MAX)
+		return -1;
+	if (!e->nr) {
+		e->id = id;
+		e->nr_chain = 0;
+	}
+	e->kind = MEMREC_SAMPLES;
+	ALLOC_GROW(e->s, e->nr + 1, e->alloc_s);
+	e->s[e->nr] = *s;
+	e->s[e->nr++].callchain = NULL;
+	if (s->nr_callchain) {
+		ALLOC_GROW(e->chain, e->nr_chain + s->nr_callchain, e->alloc_chain);
+		memcpy(e->chain + e->nr_chain, s->callchain, s->nr_callchain * sizeof(uint64_t));
+		e->nr_chain += s->nr_callchain;
+	}
+	return 0;
 }
 
 /*
@@ -160,6 +183,46 @@ static void put_frees(struct memrec_enc *e)
 	}
 }
 
+/*
+ * USAMPLES: u64 id, u32 nr, u32 0; then each field of every entry in turn: flags (u8:
+ * DLP_USAMPLE_LEAF_IP, _PY_*), pid from the entry before's, tid from its pid, cpu,
+ * cpumode, ip from the entry before's, stack id, time from the entry before's, period
+ * from the entry before's, the length of its kernel chain; then the chains' entries, one
+ * chain after the other, each from the entry before (the first from 0).
+ */
+static void put_samples(struct memrec_enc *e)
+{
+	struct strbuf *sb = &e->buf;
+	const struct memrec_sample *a = e->s;
+	uint32_t n = e->nr, i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char fl = (unsigned char)(a[i].flags & SAMPLE_FLAGS);
+
+		strbuf_add(sb, &fl, 1);
+	}
+	for (i = 0; i < n; i++)
+		strbuf_add_svarint(sb, (int64_t)a[i].pid - (int64_t)(i ? a[i - 1].pid : 0));
+	for (i = 0; i < n; i++)
+		strbuf_add_svarint(sb, (int64_t)a[i].tid - (int64_t)a[i].pid);
+	for (i = 0; i < n; i++)
+		strbuf_add_varint(sb, a[i].cpu);
+	for (i = 0; i < n; i++)
+		strbuf_add_varint(sb, a[i].cpumode);
+	for (i = 0; i < n; i++)
+		strbuf_add_svarint(sb, (int64_t)(a[i].ip - (i ? a[i - 1].ip : 0)));
+	for (i = 0; i < n; i++)
+		strbuf_add_varint(sb, a[i].stack_id);
+	for (i = 0; i < n; i++)
+		strbuf_add_svarint(sb, (int64_t)(a[i].time - (i ? a[i - 1].time : 0)));
+	for (i = 0; i < n; i++)
+		strbuf_add_svarint(sb, (int64_t)(a[i].period - (i ? a[i - 1].period : 0)));
+	for (i = 0; i < n; i++)
+		strbuf_add_varint(sb, a[i].nr_callchain);
+	for (size_t k = 0; k < e->nr_chain; k++)
+		strbuf_add_svarint(sb, (int64_t)(e->chain[k] - (k ? e->chain[k - 1] : 0)));
+}
+
 const void *memrec_take(struct memrec_enc *e, size_t *len)
 {
 	static const unsigned char zero[16];
@@ -168,11 +231,14 @@ const void *memrec_take(struct memrec_enc *e, size_t *len)
 	if (!nr)
 		return NULL;
 	strbuf_reset(&e->buf);
-	if (!e->frees) {
+	if (e->kind != MEMREC_FREES) {
 		strbuf_add(&e->buf, &e->id, 8);
 		strbuf_add(&e->buf, &nr, 4);
 		strbuf_add(&e->buf, zero, 4);
-		put_allocs(e);
+		if (e->kind == MEMREC_ALLOCS)
+			put_allocs(e);
+		else
+			put_samples(e);
 	} else {
 		strbuf_add(&e->buf, &nr, 4);
 		strbuf_add(&e->buf, zero, 4);
@@ -189,6 +255,8 @@ void memrec_dec_release(struct memrec_dec *d)
 {
 	free(d->a);
 	free(d->f);
+	free(d->s);
+	free(d->chain);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -350,6 +418,98 @@ int memrec_free_begin(struct memrec_dec *d, const void *data, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+static int dec_samples(struct memrec_dec *d, struct varint_rd *r)
+{
+	struct memrec_sample *a = d->s;
+	uint32_t n = d->nr, i;
+	size_t total = 0;
+	uint64_t u;
+	int64_t x;
+
+	for (i = 0; i < n; i++) {
+		unsigned fl = *r->p++;	/* (nr <= bytes / 2) */
+
+		if (fl & ~SAMPLE_FLAGS)
+			return -1;
+		a[i].flags = fl;
+	}
+	for (i = 0; i < n; i++)
+		if (get_u32_from(r, i ? a[i - 1].pid : 0, &a[i].pid) < 0)
+			return -1;
+	for (i = 0; i < n; i++)
+		if (get_u32_from(r, a[i].pid, &a[i].tid) < 0)
+			return -1;
+	for (i = 0; i < n; i++)
+		if (get_u32(r, &a[i].cpu) < 0)
+			return -1;
+	for (i = 0; i < n; i++) {
+		if (varint_get(r, &u) < 0 || u > PERF_RECORD_MISC_CPUMODE_MASK)
+			return -1;
+		a[i].cpumode = (uint16_t)u;
+	}
+	for (i = 0; i < n; i++) {
+		if (varint_get_signed(r, &x) < 0)
+			return -1;
+		a[i].ip = (i ? a[i - 1].ip : 0) + (uint64_t)x;
+	}
+	for (i = 0; i < n; i++)
+		if (get_u32(r, &a[i].stack_id) < 0 || !a[i].stack_id)
+			return -1;
+	for (i = 0; i < n; i++) {
+		if (varint_get_signed(r, &x) < 0)
+			return -1;
+		a[i].time = (i ? a[i - 1].time : 0) + (uint64_t)x;
+	}
+	for (i = 0; i < n; i++) {
+		if (varint_get_signed(r, &x) < 0)
+			return -1;
+		a[i].period = (i ? a[i - 1].period : 0) + (uint64_t)x;
+	}
+	for (i = 0; i < n; i++) {
+		if (get_u32(r, &a[i].nr_callchain) < 0 || a[i].nr_callchain > MEMREC_CHAIN_MAX)
+			return -1;
+		total += a[i].nr_callchain;
+	}
+	/* each entry takes a byte at least */
+	if (total > (size_t)(r->end - r->p))
+		return -1;
+	d->chain = xmalloc((total ? total : 1) * sizeof(*d->chain));
+	for (size_t k = 0; k < total; k++) {
+		if (varint_get_signed(r, &x) < 0)
+			return -1;
+		d->chain[k] = (k ? d->chain[k - 1] : 0) + (uint64_t)x;
+	}
+	for (i = 0, total = 0; i < n; i++) {
+		a[i].callchain = a[i].nr_callchain ? d->chain + total : NULL;
+		total += a[i].nr_callchain;
+	}
+	return r->p == r->end ? 0 : -1;
+}
+
+int memrec_sample_begin(struct memrec_dec *d, const void *data, size_t len)
+{
+	struct varint_rd r;
+
+	if (dec_head(d, &r, data, len, 16) < 0)
+		return -1;
+	d->s = xcalloc(d->nr ? d->nr : 1, sizeof(*d->s));
+	if (dec_samples(d, &r) < 0) {
+		memrec_dec_release(d);
+		return -1;
+	}
+	return 0;
+}
+
+int memrec_sample_next(struct memrec_dec *d, struct memrec_sample *out)
+{
+	if (!d->s || d->next >= d->nr) {
+		memrec_dec_release(d);
+		return 0;
+	}
+	*out = d->s[d->next++];
+	return 1;
 }
 
 int memrec_alloc_next(struct memrec_dec *d, struct memrec_alloc *out)

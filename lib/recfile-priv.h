@@ -27,7 +27,8 @@ static inline int dlp_rec_is_sample_class(uint32_t type, const void *payload, si
 {
 	struct perf_event_header h;
 
-	if (type == DLP_REC_STACK || type == DLP_REC_USAMPLE || type == DLP_REC_MEMALLOC)
+	if (type == DLP_REC_STACK || type == DLP_REC_USAMPLE || type == DLP_REC_MEMALLOC ||
+	    type == DLP_REC_USAMPLES)
 		return 1;
 	if (type != DLP_REC_PERF || len < sizeof(h))
 		return 0;

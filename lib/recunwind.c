@@ -118,6 +118,7 @@ struct recunw {
 	struct strbuf out;
 	struct memrec_enc mem;		/* sampled allocations not written yet (of the one
 					   mem-alloc event) */
+	struct memrec_enc smp;		/* plain samples not written yet (of one event) */
 	struct recunw_stats st;
 };
 
@@ -139,6 +140,56 @@ static void put_mem(struct recunw *ru)
 }
 
 #define MEM_BATCH	1024	/* allocations a MEMALLOC record holds at most */
+#define SMP_BATCH	4096	/* samples a USAMPLES record holds at most */
+
+/* The plain samples gathered, as one DLP_REC_USAMPLES record.  Whichever thread unwinds
+ * writes them: the draining one at the end of a drain it unwound itself and when it hands
+ * the samples on to the unwinding thread, that one when its queue runs empty. */
+static void put_smp(struct recunw *ru)
+{
+	size_t len;
+	const void *p = memrec_take(&ru->smp, &len);
+
+	if (p)
+		put(ru, DLP_REC_USAMPLES, p, len, NULL, 0);
+}
+
+/* the sample layout of every event of a dwarf recording (record.c attr_common) */
+#define PLAIN_TYPE	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
+			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+/*
+ * A plain sample (its registers and stack copy go; not a memory event's, whose registers
+ * stay) goes into the batch of compact entries, which hold all the rest of it; 0 when s
+ * is not one.
+ */
+static int add_plain(struct recunw *ru, const struct dlp_sample *s, uint32_t stack_id,
+		     uint32_t flags)
+{
+	struct memrec_sample e;
+
+	if (!s->evsel || s->evsel->attr.sample_type != PLAIN_TYPE || !s->id ||
+	    s->nr_callchain > MEMREC_CHAIN_MAX || !strncmp(s->evsel->name, "mem-", 4))
+		return 0;
+	if (ru->smp.nr && ru->smp.id != s->id)
+		put_smp(ru);
+	e.time = s->time;
+	e.ip = s->ip;
+	e.period = s->period;
+	e.pid = s->pid;
+	e.tid = s->tid;
+	e.cpu = s->cpu;
+	e.stack_id = stack_id;
+	e.flags = flags;
+	e.cpumode = s->cpumode;
+	e.nr_callchain = (uint32_t)s->nr_callchain;
+	e.callchain = s->callchain;
+	memrec_sample_add(&ru->smp, s->id, &e);
+	if (ru->smp.nr >= SMP_BATCH)
+		put_smp(ru);
+	return 1;
+}
 
 /*
  * A sampled allocation (a mem-alloc sample of kind MALLOC..MMAP) goes into the batch of
@@ -434,7 +485,8 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	} else if (ru->keep_raw) {
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);
-	} else if (!add_mem(ru, s, us.stack_id, us.flags)) {
+	} else if (!add_mem(ru, s, us.stack_id, us.flags) &&
+		   !add_plain(ru, s, us.stack_id, us.flags)) {
 		us.flags |= strip_sample(ru, s);
 		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->out.buf, ru->out.len);
 	}
@@ -496,6 +548,7 @@ static int handle(struct recunw *ru, struct item *it)
 		break;
 	case IT_FLUSH:
 		put_mem(ru);
+		put_smp(ru);
 		if (!ru->write_failed && recwriter_flush(ru->w) < 0)
 			ru->write_failed = 1;
 		break;
@@ -576,6 +629,14 @@ static void *thread_main(void *arg)
 			pthread_mutex_lock(&ru->mu);
 			continue;
 		}
+		if (!ru->head && ru->smp.nr) {
+			/* its queue ran empty: what it unwound goes out (the draining thread
+			 * takes over only once this one waits, below) */
+			pthread_mutex_unlock(&ru->mu);
+			put_smp(ru);
+			pthread_mutex_lock(&ru->mu);
+			continue;
+		}
 		while (!ru->head && !ru->closing) {
 			struct timespec ts;
 
@@ -605,6 +666,7 @@ static void *thread_main(void *arg)
 	}
 	pthread_mutex_unlock(&ru->mu);
 	put_mem(ru);
+	put_smp(ru);
 	ru->st.cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	{
 		struct unwind_stats us;
@@ -745,6 +807,8 @@ static void inline_begin(struct recunw *ru)
 
 void recunw_kick(struct recunw *ru)
 {
+	if (ru->inl)
+		put_smp(ru);	/* the drain's samples, unwound inline */
 	hand_over(ru, 0);
 	ru->inl_asked = 0;
 }
@@ -789,6 +853,7 @@ static int inline_perf(struct recunw *ru, const struct perf_event_header *rec,
 	ru->inl_try = 0;
 	if (!ru->delivered || ru->bail) {
 		ru->inl = 0;
+		put_smp(ru);	/* before the thread takes over */
 		ru->st.bails++;
 		return 0;
 	}
@@ -885,6 +950,7 @@ void recunw_flush(struct recunw *ru)
 {
 	if (ru->inl) {
 		put_mem(ru);
+		put_smp(ru);
 		if (!ru->write_failed && recwriter_flush(ru->w) < 0)
 			ru->write_failed = 1;
 		return;
@@ -917,6 +983,7 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 	ru->live = session_live_new(&live_ops, ru);
 	strbuf_init(&ru->out, 0);
 	memrec_enc_init(&ru->mem);
+	memrec_enc_init(&ru->smp);
 	if (!vdso_file_rec(&sb) && sb.len > sizeof(struct dlp_file_rec)) {
 		struct dlp_file_rec fr;
 
@@ -950,6 +1017,8 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 {
 	int failed;
 
+	if (ru->inl)
+		put_smp(ru);
 	ru->inl = 0;	/* the thread writes the rest */
 	hand_over(ru, 0);
 	pthread_mutex_lock(&ru->mu);
@@ -973,6 +1042,7 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 	strbuf_release(&ru->out);
 	free(ru->cut);
 	memrec_enc_release(&ru->mem);
+	memrec_enc_release(&ru->smp);
 	pthread_mutex_destroy(&ru->mu);
 	pthread_cond_destroy(&ru->work);
 	pthread_cond_destroy(&ru->space);

@@ -710,6 +710,55 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 }
 
 /*
+ * DLP_REC_USAMPLES: a batch of samples whose stacks were unwound while recording, each
+ * handed on as the sample it came as, without registers and stack copy (what a USAMPLE
+ * holds of it).
+ */
+static int do_usamples(struct session *s, const unsigned char *data, size_t len)
+{
+	struct memrec_dec d;
+	struct memrec_sample e;
+	struct evsel *ev;
+	int ret;
+
+	if (memrec_sample_begin(&d, data, len) < 0)
+		return bad_record(s), 0;
+	if (!(ev = find_id(s, d.id))) {
+		memrec_dec_release(&d);
+		return bad_record(s), 0;
+	}
+	while (memrec_sample_next(&d, &e) > 0) {
+		struct dlp_sample smp;
+		const struct ustack *us;
+		struct ustack tmp;
+
+		if (!(us = sample_stack(s, e.stack_id, e.flags, &tmp))) {
+			memrec_dec_release(&d);
+			return bad_record(s), 0;
+		}
+		memset(&smp, 0, sizeof(smp));
+		smp.evsel = ev;
+		smp.id = d.id;
+		smp.ip = e.ip;
+		smp.time = e.time;
+		smp.period = e.period;
+		smp.pid = e.pid;
+		smp.tid = e.tid;
+		smp.cpu = e.cpu;
+		smp.cpumode = e.cpumode;
+		smp.nr_callchain = e.nr_callchain;
+		smp.callchain = e.callchain;
+		ret = finish_sample(s, &smp, us, !!(e.flags & DLP_USAMPLE_LEAF_IP), us->pychain,
+				    e.flags);
+		if (ret) {
+			memrec_dec_release(&d);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
  * DLP_REC_MEMALLOC: sampled allocations (record --memory), each handed on as the
  * mem-alloc sample it came as, with its arguments in CX DX SI DI (memevent.h).
  */
@@ -789,6 +838,8 @@ static int record_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		return s->pass != 1 ? do_usample(s, data, len) : 0;
 	if (type == DLP_REC_MEMALLOC)
 		return s->pass != 1 ? do_memalloc(s, data, len) : 0;
+	if (type == DLP_REC_USAMPLES)
+		return s->pass != 1 ? do_usamples(s, data, len) : 0;
 	if (s->pass == 2)
 		return 0;
 	switch (type) {

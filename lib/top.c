@@ -352,7 +352,7 @@ static void top_tap(void *ctx, uint32_t type, const void *a, size_t alen, const 
 {
 	struct top *t = ctx;
 
-	if (type == DLP_REC_USAMPLE || type == DLP_REC_PERF) {
+	if (type == DLP_REC_USAMPLE || type == DLP_REC_USAMPLES || type == DLP_REC_PERF) {
 		uint64_t now = now_ns();
 
 		if (now - t->last_jit_scan >= JIT_SCAN_NS) {

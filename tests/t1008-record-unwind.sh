@@ -41,7 +41,10 @@ test_expect_success 'the file: stacks once, no copies, a fraction of --no-unwind
 	b_on=$(wc -c <on.data) && b_off=$(wc -c <off.data) &&
 	echo "unwinding: $n_on samples $b_on bytes; --no-unwind: $n_off samples $b_off bytes" &&
 	test $((b_on / n_on)) -lt 60 && test $((b_on * 5)) -lt "$b_off" &&
-	test "$("$RECDUMP" on.data | grep "^PERF SAMPLE" | grep -vc " stack=0 ustack=")" = 0
+	test "$("$RECDUMP" on.data | grep "^PERF SAMPLE" | grep -vc " stack=0 ustack=")" = 0 &&
+	# the cpu-clock samples in compact batches (USAMPLES), not a USAMPLE each
+	"$RECDUMP" --sizes on.data >sizes && cat sizes &&
+	test_grep -q "^USAMPLES count=" sizes && ! grep "^USAMPLE cpu-clock" sizes
 '
 
 test_expect_success 'the same stacks from either: fold and report agree with --no-unwind' '

@@ -9,7 +9,8 @@
  * samples (context switches, lost, throttling) are kept once, in the first round.
  * STATS says TIMES as many samples and the stretched duration.  Samples are dlprof's
  * own layout (IDENTIFIER IP TID TIME first), as record writes them; a recording with
- * stacks unwound while recording (STACK, USAMPLE) repeats the USAMPLEs, the STACKs once.
+ * stacks unwound while recording (STACK, USAMPLE, USAMPLES) repeats the USAMPLEs and the
+ * USAMPLES batches (each entry shifted), the STACKs once.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <linux/perf_event.h>
 
+#include "memrec.h"
 #include "recfile.h"
 #include "util.h"
 
@@ -49,6 +51,37 @@ static int is_sample(uint32_t type, const unsigned char *d, size_t len, size_t *
 	return h.type == PERF_RECORD_SAMPLE;
 }
 
+static void span_of(struct all *a, uint64_t t)
+{
+	if (!a->first || t < a->first)
+		a->first = t;
+	if (t > a->last)
+		a->last = t;
+}
+
+/* A USAMPLES batch again, its times shift ns later */
+static int put_batch(struct recwriter *w, const struct rec *r, uint64_t shift)
+{
+	struct memrec_dec d;
+	struct memrec_enc e;
+	struct memrec_sample sm;
+	const void *p;
+	size_t len;
+	int ret;
+
+	if (memrec_sample_begin(&d, r->data, r->len) < 0)
+		return -1;
+	memrec_enc_init(&e);
+	while (memrec_sample_next(&d, &sm) > 0) {
+		sm.time += shift;
+		memrec_sample_add(&e, d.id, &sm);
+	}
+	p = memrec_take(&e, &len);
+	ret = p ? recwriter_add(w, DLP_REC_USAMPLES, p, len) : 0;
+	memrec_enc_release(&e);
+	return ret;
+}
+
 static int take(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct all *a = ctx;
@@ -56,6 +89,18 @@ static int take(void *ctx, uint32_t type, const void *data, size_t len)
 	size_t off;
 
 	memcpy(r.data, data, len);
+	if (type == DLP_REC_USAMPLES) {
+		struct memrec_dec d;
+		struct memrec_sample sm;
+
+		if (memrec_sample_begin(&d, data, len) < 0)
+			die("a USAMPLES record that does not decode");
+		while (memrec_sample_next(&d, &sm) > 0)
+			span_of(a, sm.time);
+		ALLOC_GROW(a->samp, a->nr_samp + 1, a->alloc_samp);
+		a->samp[a->nr_samp++] = r;
+		return 0;
+	}
 	if (type == DLP_REC_STATS && len >= sizeof(a->stats)) {
 		memcpy(&a->stats, data, sizeof(a->stats));
 		a->have_stats = 1;
@@ -66,10 +111,7 @@ static int take(void *ctx, uint32_t type, const void *data, size_t len)
 		uint64_t t;
 
 		memcpy(&t, r.data + off + TIME_OFF, 8);
-		if (!a->first || t < a->first)
-			a->first = t;
-		if (t > a->last)
-			a->last = t;
+		span_of(a, t);
 		ALLOC_GROW(a->samp, a->nr_samp + 1, a->alloc_samp);
 		a->samp[a->nr_samp++] = r;
 		return 0;
@@ -109,6 +151,11 @@ int main(int argc, char **argv)
 			size_t off = 0;
 			uint64_t t;
 
+			if (r->type == DLP_REC_USAMPLES) {
+				if (put_batch(w, r, k * span) < 0)
+					return 1;
+				continue;
+			}
 			is_sample(r->type, r->data, r->len, &off);
 			memcpy(&t, r->data + off + TIME_OFF, 8);
 			t += k ? span : 0;	/* each round one span later than the last */
@@ -124,6 +171,6 @@ int main(int argc, char **argv)
 	}
 	if (recwriter_close(w) < 0)
 		return 1;
-	fprintf(stderr, "rec-repeat: %zu samples x %lu -> %s\n", a.nr_samp, times, argv[3]);
+	fprintf(stderr, "rec-repeat: %zu sample records x %lu -> %s\n", a.nr_samp, times, argv[3]);
 	return 0;
 }

@@ -31,6 +31,10 @@
  *            addr=0xX|seq=N size=N weight=N kind=K   (one line per entry of a
  *                                      DLP_REC_MEMALLOC record)
  *   MEMALLOC|MEMFREE bad               (an entry that does not decode)
+ *   PERF SAMPLE pid=P tid=T time=NS ip=0xX cpu=C period=N callchain=N stack=0 ustack=ID
+ *            frames=N [pychain=ID by=...] [ev=NAME]   (one line per entry of a
+ *                                      DLP_REC_USAMPLES record, as its USAMPLE would be)
+ *   USAMPLES bad                       (a batch that does not decode)
  *   STATS samples=N lost=N exit=N flags=0xX
  *   BUILDID|KSYMS|JITMAP|JITDUMP|ITT|FILE|TYPE<n> len=N
  * and last: records=N chunks=N truncated=0|1
@@ -261,6 +265,7 @@ static const char *const rec_names[DLP_REC_MAX] = {
 	[DLP_REC_PYCODE] = "PYCODE", [DLP_REC_PYSTACK] = "PYSTACK", [DLP_REC_STACK] = "STACK",
 	[DLP_REC_USAMPLE] = "USAMPLE", [DLP_REC_PROC] = "PROC", [DLP_REC_MEMFREE] = "MEMFREE",
 	[DLP_REC_MEMALLOC] = "MEMALLOC", [DLP_REC_MEMFREES] = "MEMFREES",
+	[DLP_REC_USAMPLES] = "USAMPLES",
 	[DLP_REC_PYCHAIN] = "PYCHAIN",
 	/* printed, and sized, as the plain records they pack */
 	[DLP_REC_PYCODE_PACKED] = "PYCODE", [DLP_REC_PYCHAIN_PACKED] = "PYCHAIN",
@@ -373,6 +378,38 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		}
 		if (got < 0 && !d->quiet)
 			printf("MEMFREE bad\n");
+		return 0;
+	}
+	case DLP_REC_USAMPLES: {
+		struct memrec_dec md;
+		struct memrec_sample e;
+		int got = memrec_sample_begin(&md, data, len);
+		const char *evname = NULL;
+
+		for (size_t i = 0; !got && d->nr > 1 && i < d->nr; i++)
+			for (size_t k = 0; k < d->ev[i]->nr_ids; k++)
+				if (d->ev[i]->ids[k] == md.id)
+					evname = d->ev[i]->name;
+		while (!got && memrec_sample_next(&md, &e) > 0) {
+			uint32_t id = e.stack_id;
+			int ok = id && id <= d->nr_stacks;
+
+			if (d->quiet)
+				continue;
+			printf("PERF SAMPLE pid=%u tid=%u time=%" PRIu64 " ip=0x%" PRIx64
+			       " cpu=%u period=%" PRIu64 " callchain=%u stack=0 ustack=%u frames=%u",
+			       e.pid, e.tid, e.time, e.ip, e.cpu, e.period, e.nr_callchain, id,
+			       ok ? d->stack_nr[id - 1] + !!(e.flags & DLP_USAMPLE_LEAF_IP) : 0);
+			if (ok && d->stack_py[id - 1])
+				printf(" pychain=%u by=%s", d->stack_py[id - 1],
+				       e.flags & DLP_USAMPLE_PY_OWN ? "thread" :
+				       e.flags & DLP_USAMPLE_PY_LATE ? "outside" : "kernel");
+			if (evname)
+				printf(" ev=%s", evname);
+			printf("\n");
+		}
+		if (got < 0 && !d->quiet)
+			printf("USAMPLES bad\n");
 		return 0;
 	}
 	case DLP_REC_MEMALLOC: {

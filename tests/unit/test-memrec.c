@@ -1,7 +1,8 @@
-/* test-memrec.c - unit tests of lib/memrec.c: what record --memory writes as compact
- * MEMALLOC and MEMFREES entries decodes to what it was given (frees named by number to
- * the microsecond, rounded up), and a cut or damaged record is an error, never a read
- * past its end. */
+/* test-memrec.c - unit tests of lib/memrec.c: what record writes as compact USAMPLES
+ * entries and record --memory as MEMALLOC and MEMFREES entries decodes to what it was
+ * given (frees named by number to the microsecond, rounded up), and a cut or damaged
+ * record is an error, never a read past its end. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,8 @@ static uint64_t rnd(void)
 
 static struct memrec_alloc allocs[N];
 static struct memrec_free frees[N];
+static struct memrec_sample samples[N];
+static uint64_t chains[N][12];
 
 static void make(void)
 {
@@ -56,6 +59,35 @@ static void make(void)
 		f->tid = a->tid + (i % 4 == 0);
 		f->time = t + rnd() % 100000 - (i % 29 == 0 ? 900000 : 0);
 		f->key = a->seq ? (seq + rnd() % N) | MEM_KEY_SEQ : a->addr;
+
+		/* a sample: mostly taken in user mode (no kernel chain), now and then in the
+		 * kernel (a chain of PERF_CONTEXT_KERNEL and kernel addresses) */
+		struct memrec_sample *sm = &samples[i];
+
+		memset(sm, 0, sizeof(*sm));
+		sm->time = a->time;
+		sm->pid = a->pid;
+		sm->tid = a->tid;
+		sm->cpu = a->cpu;
+		sm->ip = i % 3 ? 0x7f3e6d18fc20ull + rnd() % 100000 : 0x4feedbull + rnd() % 4096;
+		sm->period = 1000000 + rnd() % 3000 - 1500;
+		if (i % 71 == 9)
+			sm->period = 1;
+		sm->stack_id = a->stack_id;
+		sm->flags = a->flags;
+		sm->cpumode = PERF_RECORD_MISC_USER;
+		if (i % 4 == 1) {
+			uint32_t n = 2 + (uint32_t)(rnd() % 10);
+
+			sm->cpumode = PERF_RECORD_MISC_KERNEL;
+			sm->ip = 0xffffffff81000000ull + rnd() % (16u << 20);
+			chains[i][0] = PERF_CONTEXT_KERNEL;
+			chains[i][1] = sm->ip;
+			for (uint32_t k = 2; k < n; k++)
+				chains[i][k] = 0xffffffff81000000ull + rnd() % (16u << 20);
+			sm->nr_callchain = n;
+			sm->callchain = chains[i];
+		}
 	}
 }
 
@@ -133,9 +165,98 @@ static int round_trip_frees(size_t batch)
 	return good;
 }
 
+static int same_sample(const struct memrec_sample *x, const struct memrec_sample *y)
+{
+	if (x->time != y->time || x->ip != y->ip || x->period != y->period || x->pid != y->pid ||
+	    x->tid != y->tid || x->cpu != y->cpu || x->stack_id != y->stack_id ||
+	    x->flags != y->flags || x->cpumode != y->cpumode || x->nr_callchain != y->nr_callchain)
+		return 0;
+	if (!x->nr_callchain)
+		return !x->callchain && !y->callchain;
+	return x->callchain && y->callchain &&
+	       !memcmp(x->callchain, y->callchain, x->nr_callchain * sizeof(uint64_t));
+}
+
+static int round_trip_samples(size_t batch, size_t *bytes)
+{
+	struct memrec_enc e;
+	int good = 1;
+	size_t done = 0;
+
+	memrec_enc_init(&e);
+	*bytes = 0;
+	while (done < N) {
+		size_t n = N - done < batch ? N - done : batch, len;
+		const void *p;
+		struct memrec_dec d;
+		struct memrec_sample sm;
+
+		for (size_t i = 0; i < n; i++)
+			if (memrec_sample_add(&e, 0x77 + done, &samples[done + i]) < 0)
+				good = 0;
+		p = memrec_take(&e, &len);
+		*bytes += len;
+		if (!p || memrec_sample_begin(&d, p, len) < 0 || d.id != 0x77 + done)
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			if (memrec_sample_next(&d, &sm) != 1 || !same_sample(&sm, &samples[done + i]))
+				good = 0;
+		if (memrec_sample_next(&d, &sm) != 0)
+			good = 0;
+		done += n;
+	}
+	memrec_enc_release(&e);
+	return good;
+}
+
+/* a chain longer than a record may hold is refused, and the batch stays as it was */
+static int long_chain_refused(void)
+{
+	static uint64_t big[MEMREC_CHAIN_MAX + 1];
+	struct memrec_sample sm = samples[1];
+	struct memrec_enc e;
+	struct memrec_dec d;
+	const void *p;
+	size_t len;
+	int good;
+
+	memrec_enc_init(&e);
+	memrec_sample_add(&e, 5, &samples[0]);
+	sm.nr_callchain = MEMREC_CHAIN_MAX + 1;
+	sm.callchain = big;
+	good = memrec_sample_add(&e, 5, &sm) < 0 && e.nr == 1;
+	p = memrec_take(&e, &len);
+	good = good && p && !memrec_sample_begin(&d, p, len) && d.nr == 1;
+	memrec_dec_release(&d);
+	memrec_enc_release(&e);
+	return good;
+}
+
 /* Every cut of the record, and every byte changed: an error or entries, never a read
  * past its end (ASan in make check's sanitized build) */
-static int damaged(int allocs_kind)
+static int decode_all(int kind, const void *p, size_t len, int *got)
+{
+	struct memrec_dec d;
+	struct memrec_alloc a;
+	struct memrec_free f;
+	struct memrec_sample sm;
+	int r;
+
+	*got = 0;
+	if ((kind == 1 ? memrec_alloc_begin(&d, p, len) : kind == 0 ?
+	     memrec_free_begin(&d, p, len) : memrec_sample_begin(&d, p, len)) < 0)
+		return -1;
+	while ((r = kind == 1 ? memrec_alloc_next(&d, &a) : kind == 0 ?
+		    memrec_free_next(&d, &f) : memrec_sample_next(&d, &sm)) > 0) {
+		if (kind == 2 && sm.nr_callchain)
+			*got += sm.callchain[sm.nr_callchain - 1] != 0;	/* (read: ASan) */
+		(*got)++;
+	}
+	return r;
+}
+
+/* kind: 0 frees, 1 allocations, 2 samples */
+static int damaged(int kind)
 {
 	struct memrec_enc e;
 	const void *p;
@@ -144,40 +265,31 @@ static int damaged(int allocs_kind)
 
 	memrec_enc_init(&e);
 	for (int i = 0; i < 40; i++) {
-		if (allocs_kind)
+		if (kind == 1)
 			memrec_alloc_add(&e, 7, &allocs[i]);
-		else
+		else if (kind == 0)
 			memrec_free_add(&e, &frees[i]);
+		else
+			memrec_sample_add(&e, 7, &samples[i]);
 	}
 	p = memrec_take(&e, &len);
 	for (size_t cut = 0; cut < len; cut++) {
 		unsigned char *b = malloc(cut ? cut : 1);
-		struct memrec_dec d;
-		struct memrec_alloc a;
-		struct memrec_free f;
-		int r = 0, got = 0;
+		int got, r;
 
 		memcpy(b, p, cut);
-		if ((allocs_kind ? memrec_alloc_begin(&d, b, cut) : memrec_free_begin(&d, b, cut)) == 0)
-			while ((r = allocs_kind ? memrec_alloc_next(&d, &a) : memrec_free_next(&d, &f)) > 0)
-				got++;
-		else
-			r = -1;
+		r = decode_all(kind, b, cut, &got);
 		if (r != -1 || got >= 40)
 			cut_ok = 0;	/* a cut record must not read as whole */
 		free(b);
 	}
 	for (size_t at = 0; at < len; at++) {
 		unsigned char *b = malloc(len);
-		struct memrec_dec d;
-		struct memrec_alloc a;
-		struct memrec_free f;
+		int got;
 
 		memcpy(b, p, len);
 		b[at] ^= 0xa5;
-		if ((allocs_kind ? memrec_alloc_begin(&d, b, len) : memrec_free_begin(&d, b, len)) == 0)
-			while ((allocs_kind ? memrec_alloc_next(&d, &a) : memrec_free_next(&d, &f)) > 0)
-				;
+		decode_all(kind, b, len, &got);
 		free(b);
 	}
 	memrec_enc_release(&e);
@@ -189,6 +301,7 @@ int main(void)
 	size_t one, batched;
 	struct memrec_enc e;
 	size_t len;
+	char got[64];
 
 	make();
 	ok(round_trip_allocs(1024, &batched), "allocations: every field back as given, batches of 1024",
@@ -204,5 +317,15 @@ int main(void)
 	memrec_enc_release(&e);
 	ok(damaged(1), "allocations: a cut record is an error", NULL);
 	ok(damaged(0), "frees: a cut record is an error", NULL);
+	ok(round_trip_samples(4096, &batched), "samples: every field and kernel chain back as given, "
+	   "batches of 4096", NULL);
+	ok(round_trip_samples(1, &one), "samples: one a record", NULL);
+	ok(batched < one, "samples: a batch costs less than its entries alone", NULL);
+	/* a USAMPLE holds 88 bytes of a user-mode sample before deflate, and 8 more for each
+	 * entry of a kernel chain */
+	snprintf(got, sizeof(got), "%zu bytes an entry", batched / N);
+	ok(batched < (size_t)N * 30, "samples: under 30 bytes an entry before deflate", got);
+	ok(long_chain_refused(), "samples: a chain over MEMREC_CHAIN_MAX entries is refused", NULL);
+	ok(damaged(2), "samples: a cut record is an error", NULL);
 	return tap_done();
 }

@@ -367,7 +367,8 @@ static int is_sample_class(const struct rec *r)
 {
 	uint32_t t;
 
-	if (r->type == DLP_REC_STACK || r->type == DLP_REC_USAMPLE || r->type == DLP_REC_MEMALLOC)
+	if (r->type == DLP_REC_STACK || r->type == DLP_REC_USAMPLE || r->type == DLP_REC_MEMALLOC ||
+	    r->type == DLP_REC_USAMPLES)
 		return 1;
 	if (r->type != DLP_REC_PERF || r->len < 8)
 		return 0;
