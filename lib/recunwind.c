@@ -18,7 +18,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <x86intrin.h>
 
+#include "isa.h"
 #include "memevent.h"
 #include "memrec.h"
 #include "proc.h"
@@ -120,7 +122,29 @@ struct recunw {
 					   mem-alloc event) */
 	struct memrec_enc smp;		/* plain samples not written yet (of one event) */
 	struct recunw_stats st;
+	/* the walks are timed in TSC ticks where the TSC runs at one rate whatever the
+	 * core's state (constant_tsc, nonstop_tsc: two clock_gettime a sample were ~4% of
+	 * record's CPU on the device's guest, and a system call each where the clocksource
+	 * has no vDSO), converted by the ticks and ns from the start to the end */
+	int tsc;
+	uint64_t tsc0, mono0;
 };
+
+static int tsc_invariant(void)
+{
+	char *flags = isa_cpuinfo_flags();
+	char *w = flags ? xasprintf(" %s ", flags) : NULL;	/* (whole words) */
+	int ok = w && strstr(w, " constant_tsc ") && strstr(w, " nonstop_tsc ");
+
+	free(w);
+	free(flags);
+	return ok;
+}
+
+static inline uint64_t walk_clock(const struct recunw *ru)
+{
+	return ru->tsc ? __rdtsc() : now_ns();
+}
 
 static void put(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
 		size_t blen)
@@ -430,9 +454,9 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 		cut.stack_size = ru->cur_dyn;
 		s = &cut;
 	}
-	t0 = now_ns();
+	t0 = walk_clock(ru);
 	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
-	ru->st.unwind_ns += now_ns() - t0;
+	ru->st.unwind_ns += walk_clock(ru) - t0;	/* (ticks with ru->tsc) */
 	unmapped = !complete && unwind_met_unmapped(ru->uw);
 	if (ru->inl_try && (!n || unmapped)) {
 		/* a walk that needed more than the caches, or one the thread writes raw or
@@ -984,6 +1008,9 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 	strbuf_init(&ru->out, 0);
 	memrec_enc_init(&ru->mem);
 	memrec_enc_init(&ru->smp);
+	ru->tsc = tsc_invariant();
+	ru->mono0 = now_ns();
+	ru->tsc0 = __rdtsc();
 	if (!vdso_file_rec(&sb) && sb.len > sizeof(struct dlp_file_rec)) {
 		struct dlp_file_rec fr;
 
@@ -1026,6 +1053,11 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 	pthread_cond_signal(&ru->work);
 	pthread_mutex_unlock(&ru->mu);
 	pthread_join(ru->thread, NULL);
+	if (ru->tsc) {
+		uint64_t ticks = __rdtsc() - ru->tsc0, ns = now_ns() - ru->mono0;
+
+		ru->st.unwind_ns = ticks ? (uint64_t)((double)ru->st.unwind_ns * ns / ticks) : 0;
+	}
 	if (st)
 		*st = ru->st;
 	failed = ru->write_failed;
