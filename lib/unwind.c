@@ -1105,7 +1105,12 @@ static int is_root_symbol(const char *name)
 		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
 	};
 
-	if (!name)
+	/* (called for every function symbol of every library: libtorch_cpu.so has ~200k,
+	 * nearly all C++ names, "_Z...", which the first two bytes tell apart; the
+	 * comparisons with every root were a quarter of the walks while torch was
+	 * imported) */
+	if (!name || !(name[0] == 's' || name[0] == 'c' ||
+		       (name[0] == '_' && (name[1] == 's' || name[1] == '_'))))
 		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
 		if (!strcmp(name, roots[i]))
