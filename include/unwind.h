@@ -44,10 +44,11 @@ void unwind_thread_exit(struct unwinder *u, uint32_t pid, uint32_t tid);
 /* Did the last unwind_sample() meet a frame whose address no known mapping covers (a
  * mapping the process model has not seen yet, while recording)? */
 int unwind_met_unmapped(const struct unwinder *u);
-/* With fast set, a walk uses only what earlier walks cached: where it would open a file
- * or read a CFI row through libdw it gives up, unwind_sample() returns 0 and
- * unwind_bailed() says so (nothing counted, nothing kept of it); a walk without fast
- * then does it. */
+/* With fast set, a walk does nothing long: where it would read a file's .debug_frame
+ * for the first time (libdw reads all of it, and the file's DWARF headers, then) it
+ * gives up, unwind_sample() returns 0 and unwind_bailed() says so (nothing counted,
+ * nothing kept of it); a walk without fast then does it.  Opening a file, its .eh_frame
+ * (read lazily) and its thread-root functions are done, as a row of its CFI is. */
 void unwinder_set_fast(struct unwinder *u, int fast);
 int unwind_bailed(const struct unwinder *u);
 

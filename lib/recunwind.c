@@ -4,8 +4,9 @@
  * unwinding thread; that thread is the only writer of the recording while it runs.
  * While it has nothing to do (nothing queued, nothing deferred), the draining thread
  * unwinds and writes the records itself, straight from the ring ("inline"), with walks
- * that only use what earlier walks cached: the first record that would need more (a CFI
- * row read through libdw, a file opened, a mapping not seen yet, a walk that found no
+ * that do nothing long (unwinder_set_fast: opening a file, its .eh_frame and its
+ * thread-root functions are short; reading its .debug_frame is not): the first record
+ * that would need more (a .debug_frame read, a mapping not seen yet, a walk that found no
  * frame) is queued as before, and so is every record after it until the thread is idle
  * again.  Inline, a sample is not copied out of the ring nor handed across cores: what
  * the walk does not read of its stack copy is never touched.

@@ -151,6 +151,7 @@ struct unw_dso {
 	Elf *elf;
 	Dwarf *dwarf;		/* for the file's own .debug_frame */
 	Dwarf_CFI *eh, *dbg;
+	int has_dbg;		/* it has a .debug_frame: opened on first use */
 	int dbg_used;		/* .debug_frame looked into (libdw has read it all) */
 	struct rule **rules;	/* sorted by start, disjoint */
 	size_t nr_rules, alloc_rules;
@@ -285,8 +286,7 @@ struct walk {
 					   frame's (1 + the index of the nearest) */
 	size_t held;			/* old's reads from the first that read the same
 					   here */
-	int fast;			/* only what is cached: no file opened, no CFI
-					   read through libdw */
+	int fast;			/* nothing long: no .debug_frame read */
 	int bail;			/* it would have needed that: given up */
 };
 
@@ -480,16 +480,6 @@ static const struct map *walk_map(struct walk *w, uint64_t addr)
 	return mp;
 }
 
-/* dso_get() for a walk: a file not opened yet gives up a fast walk */
-static struct unw_dso *walk_dso(struct walk *w, const struct dso *dso)
-{
-	if (w->fast && !dso->unwind_priv) {
-		w->bail = 1;
-		return NULL;
-	}
-	return dso_get(dso);
-}
-
 /* Copy len bytes at process address addr from the file behind its mapping. */
 static int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
 {
@@ -497,7 +487,7 @@ static int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
 	const struct unw_dso *d;
 	uint64_t off;
 
-	if (!mp || addr + len > mp->end || !(d = walk_dso(w, mp->dso)))
+	if (!mp || addr + len > mp->end || !(d = dso_get(mp->dso)))
 		return -1;
 	off = map_file_offset(mp, addr);
 	if (off > d->size || len > d->size - off)
@@ -762,18 +752,14 @@ static void cfi_open(struct unw_dso *d)
 				has_debug_frame = 1;
 		}
 	}
-	if (has_debug_frame) {
-		d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
-		if (d->dwarf)
-			d->dbg = dwarf_getcfi(d->dwarf);
-	}
+	d->has_dbg = has_debug_frame;
 }
 
 /* The rule for file address a, or NULL when no CFI row covers it.  A fast walk (bail
- * not NULL) gives up where the file's CFI would be opened, or its .debug_frame read for
- * the first time (libdw reads all of its entries then: milliseconds in a large file);
- * a row of an .eh_frame already open is a look-up in its sorted table and a few
- * instructions to run, microseconds. */
+ * not NULL) gives up where the file's .debug_frame would be read for the first time
+ * (libdw reads all of its entries then, and all of the file's DWARF headers before:
+ * milliseconds to seconds in a large file); opening the file's .eh_frame (its sorted
+ * table, read lazily by libdw) and a row of it are microseconds. */
 static const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail)
 {
 	size_t lo = 0, hi = d->nr_rules;
@@ -798,23 +784,24 @@ static const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail)
 			return d->rules[mid];
 		}
 	}
-	if (bail && !d->cfi_done) {
-		*bail = 1;
-		return NULL;
-	}
 	if (!d->cfi_done)
 		cfi_open(d);
 	if (u64map_get(&d->norow, a))
 		return NULL;
 	if (d->eh && dwarf_cfi_addrframe(d->eh, a, &frame))
 		frame = NULL;
-	if (!frame && d->dbg) {
+	if (!frame && d->has_dbg) {
 		if (bail && !d->dbg_used) {
 			*bail = 1;
 			return NULL;
 		}
-		d->dbg_used = 1;
-		if (dwarf_cfi_addrframe(d->dbg, a, &frame))
+		if (!d->dbg_used) {
+			d->dbg_used = 1;
+			d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+			if (d->dwarf)
+				d->dbg = dwarf_getcfi(d->dwarf);
+		}
+		if (d->dbg && dwarf_cfi_addrframe(d->dbg, a, &frame))
 			frame = NULL;
 	}
 	if (!frame) {
@@ -1148,15 +1135,11 @@ static void note_roots(struct unw_dso *d)
 /* Is process address addr (mapped by mp) inside a thread-root function? */
 static int in_root(struct walk *w, const struct map *mp, uint64_t addr)
 {
-	struct unw_dso *d = mp ? walk_dso(w, mp->dso) : NULL;
+	struct unw_dso *d = mp ? dso_get(mp->dso) : NULL;
 	uint64_t bias;
 
 	if (!d || dso_bias(d, mp, &bias))
 		return 0;
-	if (w->fast && (!d->cfi_done || (d->nr_roots == 0 && !d->roots))) {
-		w->bail = 1;
-		return 0;
-	}
 	if (!d->cfi_done)
 		cfi_open(d);
 	if (d->nr_roots == 0 && !d->roots) {
@@ -1180,7 +1163,7 @@ static const struct map *code_map(struct walk *w, uint64_t addr, struct unw_dso 
 
 	if (!mp || mp->dso->anon || (mp->dso->special && !mp->dso->image) || mp->dso->kernel)
 		return NULL;
-	*dp = walk_dso(w, mp->dso);
+	*dp = dso_get(mp->dso);
 	if (!*dp || dso_bias(*dp, mp, bias))
 		return NULL;
 	return mp;
@@ -1425,7 +1408,7 @@ static int walk_pass(struct walk *w)
 		if (ru && (ru->uses & ~KEY_REGS))
 			w->other_seq = w->seq;
 		ok = ru ? cfi_step(w, ru, w->regs, w->regs_set, nregs, &nset)
-			: (d->eh || d->dbg) ? fp_step(w, w->regs, w->regs_set, nregs, &nset) : -1;
+			: (d->eh || d->has_dbg) ? fp_step(w, w->regs, w->regs_set, nregs, &nset) : -1;
 		if (ok || !nregs[DW_RIP])
 			break;
 		activation = ru && ru->signal;

@@ -1,5 +1,7 @@
 # unwind.mk - workloads of the unwinder tests (tests/t3*-unwind-*.sh): built -O2 -g without
-# frame pointers (CFI only); libunw-lib.so is stripped (.dynsym + .eh_frame only).
+# frame pointers (CFI only); libunw-lib.so is stripped (.dynsym + .eh_frame only);
+# libunw-dbg.so is the same library with its CFI in .debug_frame alone (no unwind
+# tables: an empty .eh_frame), not stripped.
 UNW_CFLAGS := -O2 -g -fomit-frame-pointer
 
 $(O)/tests/unw-jit: tests/workloads/unw-jit.c | $(DEPS_STAMP)
@@ -10,6 +12,11 @@ $(O)/tests/libunw-lib.so: tests/workloads/unw-lib.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@.tmp $<
 	strip --strip-all $@.tmp && mv $@.tmp $@
+
+$(O)/tests/libunw-dbg.so: tests/workloads/unw-lib.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables -fPIC -shared \
+		-fvisibility=hidden -o $@ $<
 
 $(O)/tests/unw-libmain: tests/workloads/unw-libmain.c $(O)/tests/libunw-lib.so | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -23,8 +30,8 @@ $(O)/tests/unw-join: tests/workloads/unw-join.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -pthread -o $@ $<
 
-TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/unw-libmain $(O)/tests/unw-execspin \
-	      $(O)/tests/unw-join
+TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/libunw-dbg.so \
+	      $(O)/tests/unw-libmain $(O)/tests/unw-execspin $(O)/tests/unw-join
 
 # unw-stackdepth FILE: unwind time, complete share and its dependence on the stack size
 $(O)/tests/unw-stackdepth: tests/tools/unw-stackdepth.c $(O)/libdlprof.a | $(DEPS_STAMP)
