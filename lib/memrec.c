@@ -42,6 +42,50 @@ static uint64_t ceil_us(uint64_t t)
 	return t / 1000 + (t % 1000 != 0);
 }
 
+/*
+ * The columns of a batch (its entries in a[0..n), a strbuf sb to write, a reader r and
+ * an int64_t x to read, an index i): the same in MEMALLOC and USAMPLES, whose entries
+ * name these fields alike.
+ */
+#define PUT_U(f)	for (i = 0; i < n; i++) strbuf_add_varint(sb, a[i].f)
+#define PUT_FROM_LAST(f) \
+	for (i = 0; i < n; i++) strbuf_add_svarint(sb, (int64_t)(a[i].f - (i ? a[i - 1].f : 0)))
+/* pid from the entry before's, tid from its pid, cpu */
+#define PUT_WHO() do { \
+	for (i = 0; i < n; i++) \
+		strbuf_add_svarint(sb, (int64_t)a[i].pid - (int64_t)(i ? a[i - 1].pid : 0)); \
+	for (i = 0; i < n; i++) \
+		strbuf_add_svarint(sb, (int64_t)a[i].tid - (int64_t)a[i].pid); \
+	PUT_U(cpu); \
+} while (0)
+/* ip from the entry before's, stack id, time from the entry before's */
+#define PUT_WHERE() do { PUT_FROM_LAST(ip); PUT_U(stack_id); PUT_FROM_LAST(time); } while (0)
+
+#define GET_FROM_LAST(f) \
+	for (i = 0; i < n; i++) { \
+		if (varint_get_signed(r, &x) < 0) \
+			return -1; \
+		a[i].f = (i ? a[i - 1].f : 0) + (uint64_t)x; \
+	}
+#define GET_WHO() do { \
+	for (i = 0; i < n; i++) \
+		if (get_u32_from(r, i ? a[i - 1].pid : 0, &a[i].pid) < 0) \
+			return -1; \
+	for (i = 0; i < n; i++) \
+		if (get_u32_from(r, a[i].pid, &a[i].tid) < 0) \
+			return -1; \
+	for (i = 0; i < n; i++) \
+		if (get_u32(r, &a[i].cpu) < 0) \
+			return -1; \
+} while (0)
+#define GET_WHERE() do { \
+	GET_FROM_LAST(ip); \
+	for (i = 0; i < n; i++) \
+		if (get_u32(r, &a[i].stack_id) < 0 || !a[i].stack_id) \
+			return -1; \
+	GET_FROM_LAST(time); \
+} while (0)
+
 /* ---- the encoder ---- */
 
 void memrec_enc_init(struct memrec_enc *e)
@@ -114,24 +158,11 @@ static void put_allocs(struct memrec_enc *e)
 
 		strbuf_add(sb, &fl, 1);
 	}
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)a[i].pid - (int64_t)(i ? a[i - 1].pid : 0));
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)a[i].tid - (int64_t)a[i].pid);
-	for (i = 0; i < n; i++)
-		strbuf_add_varint(sb, a[i].cpu);
-	for (i = 0; i < n; i++)
-		strbuf_add_varint(sb, a[i].kind);
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)(a[i].seq - (i ? a[i - 1].seq : 0)));
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)(a[i].ip - (i ? a[i - 1].ip : 0)));
-	for (i = 0; i < n; i++)
-		strbuf_add_varint(sb, a[i].stack_id);
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)(a[i].time - (i ? a[i - 1].time : 0)));
-	for (i = 0; i < n; i++)
-		strbuf_add_varint(sb, a[i].size);
+	PUT_WHO();
+	PUT_U(kind);
+	PUT_FROM_LAST(seq);
+	PUT_WHERE();
+	PUT_U(size);
 	for (i = 0; i < n; i++)
 		strbuf_add_svarint(sb, (int64_t)(a[i].weight - a[i].size));
 	for (i = 0; i < n; i++)
@@ -201,24 +232,11 @@ static void put_samples(struct memrec_enc *e)
 
 		strbuf_add(sb, &fl, 1);
 	}
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)a[i].pid - (int64_t)(i ? a[i - 1].pid : 0));
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)a[i].tid - (int64_t)a[i].pid);
-	for (i = 0; i < n; i++)
-		strbuf_add_varint(sb, a[i].cpu);
-	for (i = 0; i < n; i++)
-		strbuf_add_varint(sb, a[i].cpumode);
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)(a[i].ip - (i ? a[i - 1].ip : 0)));
-	for (i = 0; i < n; i++)
-		strbuf_add_varint(sb, a[i].stack_id);
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)(a[i].time - (i ? a[i - 1].time : 0)));
-	for (i = 0; i < n; i++)
-		strbuf_add_svarint(sb, (int64_t)(a[i].period - (i ? a[i - 1].period : 0)));
-	for (i = 0; i < n; i++)
-		strbuf_add_varint(sb, a[i].nr_callchain);
+	PUT_WHO();
+	PUT_U(cpumode);
+	PUT_WHERE();
+	PUT_FROM_LAST(period);
+	PUT_U(nr_callchain);
 	for (size_t k = 0; k < e->nr_chain; k++)
 		strbuf_add_svarint(sb, (int64_t)(e->chain[k] - (k ? e->chain[k - 1] : 0)));
 }
@@ -294,36 +312,12 @@ static int dec_allocs(struct memrec_dec *d, struct varint_rd *r)
 			return -1;
 		a[i].flags = fl;
 	}
-	for (i = 0; i < n; i++)
-		if (get_u32_from(r, i ? a[i - 1].pid : 0, &a[i].pid) < 0)
-			return -1;
-	for (i = 0; i < n; i++)
-		if (get_u32_from(r, a[i].pid, &a[i].tid) < 0)
-			return -1;
-	for (i = 0; i < n; i++)
-		if (get_u32(r, &a[i].cpu) < 0)
-			return -1;
+	GET_WHO();
 	for (i = 0; i < n; i++)
 		if (varint_get(r, &a[i].kind) < 0)
 			return -1;
-	for (i = 0; i < n; i++) {
-		if (varint_get_signed(r, &x) < 0)
-			return -1;
-		a[i].seq = (i ? a[i - 1].seq : 0) + (uint64_t)x;
-	}
-	for (i = 0; i < n; i++) {
-		if (varint_get_signed(r, &x) < 0)
-			return -1;
-		a[i].ip = (i ? a[i - 1].ip : 0) + (uint64_t)x;
-	}
-	for (i = 0; i < n; i++)
-		if (get_u32(r, &a[i].stack_id) < 0 || !a[i].stack_id)
-			return -1;
-	for (i = 0; i < n; i++) {
-		if (varint_get_signed(r, &x) < 0)
-			return -1;
-		a[i].time = (i ? a[i - 1].time : 0) + (uint64_t)x;
-	}
+	GET_FROM_LAST(seq);
+	GET_WHERE();
 	for (i = 0; i < n; i++)
 		if (varint_get(r, &a[i].size) < 0)
 			return -1;
@@ -435,38 +429,14 @@ static int dec_samples(struct memrec_dec *d, struct varint_rd *r)
 			return -1;
 		a[i].flags = fl;
 	}
-	for (i = 0; i < n; i++)
-		if (get_u32_from(r, i ? a[i - 1].pid : 0, &a[i].pid) < 0)
-			return -1;
-	for (i = 0; i < n; i++)
-		if (get_u32_from(r, a[i].pid, &a[i].tid) < 0)
-			return -1;
-	for (i = 0; i < n; i++)
-		if (get_u32(r, &a[i].cpu) < 0)
-			return -1;
+	GET_WHO();
 	for (i = 0; i < n; i++) {
 		if (varint_get(r, &u) < 0 || u > PERF_RECORD_MISC_CPUMODE_MASK)
 			return -1;
 		a[i].cpumode = (uint16_t)u;
 	}
-	for (i = 0; i < n; i++) {
-		if (varint_get_signed(r, &x) < 0)
-			return -1;
-		a[i].ip = (i ? a[i - 1].ip : 0) + (uint64_t)x;
-	}
-	for (i = 0; i < n; i++)
-		if (get_u32(r, &a[i].stack_id) < 0 || !a[i].stack_id)
-			return -1;
-	for (i = 0; i < n; i++) {
-		if (varint_get_signed(r, &x) < 0)
-			return -1;
-		a[i].time = (i ? a[i - 1].time : 0) + (uint64_t)x;
-	}
-	for (i = 0; i < n; i++) {
-		if (varint_get_signed(r, &x) < 0)
-			return -1;
-		a[i].period = (i ? a[i - 1].period : 0) + (uint64_t)x;
-	}
+	GET_WHERE();
+	GET_FROM_LAST(period);
 	for (i = 0; i < n; i++) {
 		if (get_u32(r, &a[i].nr_callchain) < 0 || a[i].nr_callchain > MEMREC_CHAIN_MAX)
 			return -1;

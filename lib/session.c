@@ -709,6 +709,42 @@ static int do_usample(struct session *s, const unsigned char *data, size_t len)
 			      h.flags & DLP_USAMPLE_ARGS_REGS ? 0x3c : 0, us->pychain, h.flags);
 }
 
+/* The event of a compact batch (memrec.h), or NULL (the decoder released, the record
+ * counted bad) */
+static struct evsel *compact_event(struct session *s, struct memrec_dec *d)
+{
+	struct evsel *ev = find_id(s, d->id);
+
+	if (!ev) {
+		memrec_dec_release(d);
+		bad_record(s);
+	}
+	return ev;
+}
+
+/* One entry of a compact batch d, smp filled in but for its stack: handed on as its
+ * sample.  *stop when the batch goes no further (the decoder released). */
+static int compact_sample(struct session *s, struct memrec_dec *d, struct dlp_sample *smp,
+			  uint32_t stack_id, uint32_t flags, int *stop)
+{
+	const struct ustack *us;
+	struct ustack tmp;
+	int ret;
+
+	smp->id = d->id;
+	if (!(us = sample_stack(s, stack_id, flags, &tmp))) {
+		*stop = 1;
+		memrec_dec_release(d);
+		return bad_record(s), 0;
+	}
+	ret = finish_sample(s, smp, us, !!(flags & DLP_USAMPLE_LEAF_IP), us->pychain, flags);
+	if (ret) {
+		*stop = 1;
+		memrec_dec_release(d);
+	}
+	return ret;
+}
+
 /*
  * DLP_REC_USAMPLES: a batch of samples whose stacks were unwound while recording, each
  * handed on as the sample it came as, without registers and stack copy (what a USAMPLE
@@ -719,26 +755,17 @@ static int do_usamples(struct session *s, const unsigned char *data, size_t len)
 	struct memrec_dec d;
 	struct memrec_sample e;
 	struct evsel *ev;
-	int ret;
+	int ret = 0, stop = 0;
 
 	if (memrec_sample_begin(&d, data, len) < 0)
 		return bad_record(s), 0;
-	if (!(ev = find_id(s, d.id))) {
-		memrec_dec_release(&d);
-		return bad_record(s), 0;
-	}
-	while (memrec_sample_next(&d, &e) > 0) {
+	if (!(ev = compact_event(s, &d)))
+		return 0;
+	while (!stop && memrec_sample_next(&d, &e) > 0) {
 		struct dlp_sample smp;
-		const struct ustack *us;
-		struct ustack tmp;
 
-		if (!(us = sample_stack(s, e.stack_id, e.flags, &tmp))) {
-			memrec_dec_release(&d);
-			return bad_record(s), 0;
-		}
 		memset(&smp, 0, sizeof(smp));
 		smp.evsel = ev;
-		smp.id = d.id;
 		smp.ip = e.ip;
 		smp.time = e.time;
 		smp.period = e.period;
@@ -748,14 +775,9 @@ static int do_usamples(struct session *s, const unsigned char *data, size_t len)
 		smp.cpumode = e.cpumode;
 		smp.nr_callchain = e.nr_callchain;
 		smp.callchain = e.callchain;
-		ret = finish_sample(s, &smp, us, !!(e.flags & DLP_USAMPLE_LEAF_IP), us->pychain,
-				    e.flags);
-		if (ret) {
-			memrec_dec_release(&d);
-			return ret;
-		}
+		ret = compact_sample(s, &d, &smp, e.stack_id, e.flags, &stop);
 	}
-	return 0;
+	return ret;
 }
 
 /*
@@ -767,27 +789,18 @@ static int do_memalloc(struct session *s, const unsigned char *data, size_t len)
 	struct memrec_dec d;
 	struct memrec_alloc a;
 	struct evsel *ev;
-	int ret;
+	int ret = 0, stop = 0;
 
 	if (memrec_alloc_begin(&d, data, len) < 0)
 		return bad_record(s), 0;
-	if (!(ev = find_id(s, d.id))) {
-		memrec_dec_release(&d);
-		return bad_record(s), 0;
-	}
-	while (memrec_alloc_next(&d, &a) > 0) {
+	if (!(ev = compact_event(s, &d)))
+		return 0;
+	while (!stop && memrec_alloc_next(&d, &a) > 0) {
 		struct dlp_sample smp;
-		const struct ustack *us;
-		struct ustack tmp;
 		uint64_t regs[4];
 
-		if (!(us = sample_stack(s, a.stack_id, a.flags, &tmp))) {
-			memrec_dec_release(&d);
-			return bad_record(s), 0;
-		}
 		memset(&smp, 0, sizeof(smp));
 		smp.evsel = ev;
-		smp.id = d.id;
 		smp.ip = a.ip;
 		smp.time = a.time;
 		smp.period = 1;
@@ -802,14 +815,9 @@ static int do_memalloc(struct session *s, const unsigned char *data, size_t len)
 		regs[2] = a.size;				/* SI */
 		regs[3] = a.addr;				/* DI */
 		smp.user_regs = regs;
-		ret = finish_sample(s, &smp, us, !!(a.flags & DLP_USAMPLE_LEAF_IP), us->pychain,
-				    a.flags);
-		if (ret) {
-			memrec_dec_release(&d);
-			return ret;
-		}
+		ret = compact_sample(s, &d, &smp, a.stack_id, a.flags, &stop);
 	}
-	return 0;
+	return ret;
 }
 
 static void free_stacks(struct session *s)
