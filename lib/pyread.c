@@ -1306,7 +1306,6 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 		probe(pr, p);
 	if (p->state != 1)
 		return 0;
-	now = now_ns();
 	memset(&rec, 0, sizeof(rec));
 	rec.pid = pid;
 	rec.tid = tid;
@@ -1341,8 +1340,9 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 			put_frame(pr, p, chain[2 * i] & ~7ull, chain[2 * i + 1], !!(ff & MEM_PY_GEN),
 				  !!(ff & MEM_PY_ENTRY), 1, &n);
 		}
-		/* as a walk does: cached code objects whose addresses hold others now */
-		if (attempt || pr->cur_time || now - p->last_verify < VERIFY_EVERY_NS)
+		/* as a walk does: cached code objects whose addresses hold others now (the
+		 * clock read only then: a system call where it has no vDSO) */
+		if (attempt || pr->cur_time || (now = now_ns()) - p->last_verify < VERIFY_EVERY_NS)
 			break;
 		p->last_verify = now;
 		if (!verify_codes(pr, pid))

@@ -100,8 +100,8 @@ test_expect_success 'flamegraph --diff: widths from NEW, red where it took more 
 	assert hot[2] > 1.8 * hot[0] and warm[0] > 1.8 * warm[2]
 	# colours: rep_hot blue, rep_warm red, both strong (the largest changes)
 	assert hot[7] == 255 and hot[5] < 120 and warm[5] == 255 and warm[7] < 120
-	# widths follow the new profile (the two functions' shares of each other: on a busy
-	# machine a few percent of the samples land in the kernel's task switch instead)
+	# widths follow the new profile (the shares of the two functions of each other: on
+	# a busy machine a few percent of the samples land in the task switch instead)
 	assert abs(warm[4] / (hot[4] + warm[4]) - warm[1] / (hot[1] + warm[1])) < 0.01
 	EOF
 '
