@@ -1133,7 +1133,7 @@ static void note_roots(struct unw_dso *d)
 }
 
 /* Is process address addr (mapped by mp) inside a thread-root function? */
-static int in_root(struct walk *w, const struct map *mp, uint64_t addr)
+static int in_root(const struct map *mp, uint64_t addr)
 {
 	struct unw_dso *d = mp ? dso_get(mp->dso) : NULL;
 	uint64_t bias;
@@ -1416,7 +1416,7 @@ static int walk_pass(struct walk *w)
 		w->regs_set = nset;
 		initial = 0;
 	}
-	return w->last_map && in_root(w, w->last_map, w->last_lookup);
+	return w->last_map && in_root(w->last_map, w->last_lookup);
 }
 
 /* Scan the copied stack upward from the last SP for a return address; on success set
