@@ -216,6 +216,15 @@ static int add_plain(struct recunw *ru, const struct dlp_sample *s, uint32_t sta
 	return 1;
 }
 
+/* The batches gathered so far written, and the recording's pending chunks too */
+static void flush_all(struct recunw *ru)
+{
+	put_mem(ru);
+	put_smp(ru);
+	if (!ru->write_failed && recwriter_flush(ru->w) < 0)
+		ru->write_failed = 1;
+}
+
 /*
  * A sampled allocation (a mem-alloc sample of kind MALLOC..MMAP) goes into the batch of
  * compact entries; 0 when s is not one
@@ -460,8 +469,8 @@ static int cb_sample(void *ctx, const struct dlp_sample *s)
 	ru->st.unwind_ns += walk_clock(ru) - t0;	/* (ticks with ru->tsc) */
 	unmapped = !complete && unwind_met_unmapped(ru->uw);
 	if (ru->inl_try && (!n || unmapped)) {
-		/* a walk that needed more than the caches, or one the thread writes raw or
-		 * tries again later */
+		/* a walk that needed more than a fast walk does, or one the thread writes raw
+		 * or tries again later */
 		ru->bail = 1;
 		return 0;
 	}
@@ -572,10 +581,7 @@ static int handle(struct recunw *ru, struct item *it)
 		put_raw(ru, it->data, it->len, &it->py);
 		break;
 	case IT_FLUSH:
-		put_mem(ru);
-		put_smp(ru);
-		if (!ru->write_failed && recwriter_flush(ru->w) < 0)
-			ru->write_failed = 1;
+		flush_all(ru);
 		break;
 	}
 	return 0;
@@ -839,7 +845,7 @@ void recunw_kick(struct recunw *ru)
 }
 
 /*
- * A perf record, inline: a sample unwound with what is cached and written (1), or 0 when
+ * A perf record, inline: a sample unwound by a fast walk and written (1), or 0 when
  * it goes to the thread after all (nothing written; inline ends).  head_len: a sample to
  * be cut (recunw_add_cut), else 0.
  */
@@ -974,10 +980,7 @@ int recunw_attr(struct recunw *ru, const void *data, size_t len)
 void recunw_flush(struct recunw *ru)
 {
 	if (ru->inl) {
-		put_mem(ru);
-		put_smp(ru);
-		if (!ru->write_failed && recwriter_flush(ru->w) < 0)
-			ru->write_failed = 1;
+		flush_all(ru);
 		return;
 	}
 	enqueue(ru, IT_FLUSH, 0, NULL, 0, NULL, 0);
