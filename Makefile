@@ -39,13 +39,19 @@ CMD_OBJ  := $(CMD_SRC:%.c=$(O)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%)
 
-# fragments append to these
-# HELPERS: libraries record loads into workloads, built by plain make
-HELPERS       :=
+# The libraries record loads into workloads (their rules are in lib/itt.mk and lib/mem.mk).
+# Named here, before any fragment is read: every rule that runs dlprof record (all, demo,
+# check, install) lists them, and make expands a rule's prerequisites when it reads the
+# rule, so a list that fragments appended to would still be empty for the fragments read
+# first (examples/ sorts before lib/).
+HELPERS       := $(O)/libdlprof-itt.so $(O)/libdlprof-mem.so
+helpers_named := $(HELPERS)
+
+# fragments append to these; only the rules of this file (below the include) read them
 EXTRA_TARGETS :=
 TEST_PROGS    :=
 INSTALL_DATA  :=
-INSTALL_LIBS  :=
+INSTALL_LIBS  := $(HELPERS)
 
 DEPS_STAMP := $(O)/.deps-ok
 
@@ -82,9 +88,11 @@ $(O)/tests/unit/%: tests/unit/%.c $(O)/libdlprof.a | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(O)/libdlprof.a $(LDLIBS)
 
 -include $(sort $(wildcard lib/*.mk tests/*.mk tests/*/*.mk examples/*.mk bench/*.mk))
+ifneq ($(HELPERS),$(helpers_named))
+$(error a fragment changed HELPERS: name a helper in the Makefile, where every rule reads it)
+endif
 
-# what record loads is part of dlprof: the default target builds it (after the fragments
-# have named it)
+# what record loads is part of dlprof: the default target builds it
 all: $(HELPERS)
 
 unit: $(UNIT_BIN)

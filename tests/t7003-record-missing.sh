@@ -1,5 +1,7 @@
 #!/bin/sh
-# t7003: plain `make` builds every helper record loads, and record never records less
+# t7003: `make demo` on a fresh copy of the tree (the README's first command) builds every
+# helper record loads and reports the demo with its oneDNN primitives, no warning; plain
+# `make`, `make check` and `make install` list them too.  And record never records less
 # than asked without saying so: a missing ITT collector (with where it looked and how to
 # build it), JIT code no perf map names (ONEDNN_JIT_PROFILE=0 in the environment, named),
 # a oneDNN workload that never called the collector.  Each warning is one line on
@@ -12,14 +14,37 @@ command -v git >/dev/null 2>&1 && [ -e "$TOP/.git" ] || test_skip_all "not a git
 unset ONEDNN_JIT_PROFILE DNNL_JIT_PROFILE INTEL_LIBITTNOTIFY64 INTEL_ITTNOTIFY_GROUPS \
 	DLPROF_LIBDIR ONEDNN_ITT_TASK_LEVEL DNNL_ITT_TASK_LEVEL ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA
 export OMP_NUM_THREADS=2
-T="$TRASH/tree"
+T="$TRASH/main"
 
-test_expect_success 'plain make in a copy of the tree builds dlprof and the ITT collector' '
-	mkdir "$T" &&
+test_expect_success 'make demo in a fresh copy of the tree: the report, no warning' '
+	# what CI and a newcomer have: the tree git knows (no build/), ../shared beside it
+	mkdir -p "$T" &&
 	(cd "$TOP" && git ls-files -co --exclude-standard -z | xargs -0 tar cf -) | (cd "$T" && tar xf -) &&
-	# plain make: the targets are the default ones (-O0 only to build faster)
-	make -C "$T" -j2 CFLAGS="-O0" >make.log 2>&1 || { tail -20 make.log; exit 1; }
-	test -x "$T/dlprof" && test -s "$T/build/libdlprof-itt.so"
+	if [ -d "$TOP/../shared" ]; then ln -s "$(cd "$TOP/../shared" && pwd)" "$TRASH/shared"; fi &&
+	# the README'"'"'s first command alone (-O0 only to build faster)
+	make -C "$T" -j2 CFLAGS="-O0" demo >demo.log 2>&1 || { tail -30 demo.log; exit 1; } &&
+	sed -n "/dlprof record/,\$p" demo.log &&
+	! grep -in "warning" demo.log &&
+	test_grep -q "^Family " demo.log &&
+	test -x "$T/dlprof" && test -s "$T/build/libdlprof-itt.so" && test -s "$T/build/libdlprof-mem.so"
+'
+
+test_expect_success 'the demo'"'"'s recording has its oneDNN primitives as dnnl:* operators' '
+	"$T/dlprof" report -i "$T/build/demo.data" --sort op >demo-op.txt && cat demo-op.txt &&
+	test_grep -q "^dnnl:convolution " demo-op.txt && test_grep -q "^dnnl:reorder " demo-op.txt &&
+	! grep -q "^# warning" demo-op.txt
+'
+
+test_expect_success 'plain make, make check and make install list every helper record loads' '
+	{ make -C "$T" -pq CFLAGS="-O0" nothing >db.txt 2>/dev/null || :; } &&
+	helpers=$(sed -n "s/^HELPERS := //p" db.txt) && echo "helpers: $helpers" &&
+	test -n "$helpers" &&
+	for t in all demo check install; do
+		line=$(grep "^$t:" db.txt) && echo "$line" | cut -c1-120 &&
+		for h in $helpers; do
+			case " $line " in *" $h "*) ;; *) echo "$t misses $h"; exit 1;; esac
+		done
+	done
 '
 
 test_expect_success 'the plain build records the demo with its dnnl:* operators, no warning' '
