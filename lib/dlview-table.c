@@ -249,6 +249,16 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 }
 
 /* The k2 of m's entries with k1 == key, by samples, at most max. */
+/* c before d: more samples, then the second key in byte order (the table's slots follow
+ * interned addresses, which differ from run to run) */
+static int cnt_before(const struct cnt *c, const struct cnt *d)
+{
+	if (c->n != d->n)
+		return c->n > d->n;
+	return strcmp(c->k2 ? c->k2 : "", d->k2 ? d->k2 : "") < 0;
+}
+
+/* The MAX entries of key with the most samples, most first. */
 static size_t top_of(const struct cmap *m, const char *key, const struct cnt **out, size_t max)
 {
 	size_t n = 0;
@@ -259,7 +269,7 @@ static size_t top_of(const struct cmap *m, const char *key, const struct cnt **o
 
 		if (c->k1 != key || !c->n)
 			continue;
-		for (j = n; j > 0 && out[j - 1]->n < c->n; j--)
+		for (j = n; j > 0 && cnt_before(c, out[j - 1]); j--)
 			if (j < max)
 				out[j] = out[j - 1];
 		if (j < max) {
