@@ -33,7 +33,6 @@ struct mem_alloc {
 	uint32_t pid, tid;
 	uint32_t stack;			/* memprof_text() */
 	uint32_t tag;			/* what memprof_frames_cb returned for it */
-	uint32_t deferred;		/* attr handle while op is not known */
 	const char *self;		/* the allocating function */
 	const char *family, *op, *pyline, *thread;	/* interned; pyline NULL outside Python */
 	uint32_t ops;			/* the operators on its stack (ops_on_stack, names

@@ -89,6 +89,8 @@ struct profile_consumer {
 	/* pass 2: a sample of an event not counted (another than profile_opts.event), as
 	 * recorded: not unwound, not filtered (record --memory's frees, for instance) */
 	int (*other_sample)(void *ctx, const struct dlp_sample *s);
+	/* after the last sample (off-CPU ones included), the process model still there */
+	int (*end)(void *ctx, struct machine *m);
 	void *ctx;
 };
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attr.h"
+#include "attr-stream.h"
 #include "memevent.h"
 #include "memrec.h"
 #include "recfile.h"
@@ -19,7 +19,6 @@ struct mem_free {
 /* A page-fault sample (record -e page-faults beside --memory): first touch of memory */
 struct mem_fault {
 	const char *self, *family, *op, *pyline, *thread;	/* interned */
-	uint32_t deferred;
 	double bytes;		/* faults it stands for x the page size */
 };
 
@@ -31,8 +30,6 @@ struct op_set {
 
 struct memprof {
 	const struct family_rules *rules;
-	struct attr *attr;
-	struct attr *fattr;		/* the page-fault samples' attribution */
 	struct mem_fault *faults;
 	size_t nr_faults, alloc_faults;
 	int have_faults;		/* the recording has a page-faults event */
@@ -67,7 +64,6 @@ struct memprof *memprof_new(const struct family_rules *rules, const struct fold_
 	struct fold_opts fo = { 0, 1 };
 
 	mp->rules = rules;
-	mp->attr = attr_new(rules);
 	mp->fold = fold_new(fold ? fold : &fo);
 	strpool_init(&mp->pool);
 	u64map_init(&mp->text_ids);
@@ -80,8 +76,6 @@ void memprof_free(struct memprof *mp)
 {
 	if (!mp)
 		return;
-	attr_free(mp->attr);
-	attr_free(mp->fattr);
 	free(mp->faults);
 	fold_free(mp->fold);
 	strpool_release(&mp->pool);
@@ -101,32 +95,6 @@ void memprof_free(struct memprof *mp)
 static const char *intern(struct memprof *mp, const char *s)
 {
 	return s ? strpool_intern(&mp->pool, s) : NULL;
-}
-
-/* The allocation functions between the workload's code and the allocator: "self" is
- * the frame under them (prefixes of demangled names). */
-static const char *const alloc_funcs[] = {
-	"operator new", "operator new[]", "c10::alloc_cpu", "c10::DefaultCPUAllocator::",
-	"at::detail::empty_generic", "at::detail::empty_cpu",
-	"c10::DefaultMobileCPUAllocator", "c10::(anonymous namespace)::", "PyMem_", "_PyMem_",
-	"PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc", "_PyObject_Malloc",
-	"_PyObject_Calloc", "_PyObject_Realloc", "_PyObject_ArenaMmap", "new_arena",
-	"__libc_", "__GI___libc_", "xmalloc", "xcalloc", "xrealloc", "g_malloc", "g_malloc0",
-	"_dl_", "strdup", "strndup", "__strdup",
-	NULL
-};
-
-static int is_alloc_func(const struct frame *f)
-{
-	if (!f->sym)
-		return 0;
-	/* c10's allocator classes have no symbols in Debian's build: its unnamed code */
-	if ((f->flags & FRAME_FDE) && f->dso && !strncmp(f->dso, "libc10.so", 9))
-		return 1;
-	for (const char *const *p = alloc_funcs; *p; p++)
-		if (!strncmp(f->sym, *p, strlen(*p)))
-			return 1;
-	return 0;
 }
 
 static int is_ours(const struct frame *f)
@@ -184,13 +152,14 @@ static uint32_t op_set(struct memprof *mp, const struct frame *frames, size_t nr
 	return (uint32_t)mp->nr_sets;
 }
 
-static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+static int mp_sample(void *ctx, const struct attributed *as)
 {
 	struct memprof *mp = ctx;
+	const struct dlp_sample *s = as->s;
+	const struct frame *frames = as->frames;
+	const struct sample_attr *a = as->a;
+	size_t nr = as->nr, first = 0, self = as->leaf;
 	struct session_mem_alloc args;
-	size_t first = 0, self;
-	struct sample_attr a;
 	struct mem_alloc *al;
 	const char *comm;
 	char *text, thread[64];
@@ -203,14 +172,7 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		first++;
 	while (first + 1 < nr && is_ours(&frames[first]) && is_ours(&frames[first + 1]))
 		first++;
-	self = first < nr && is_ours(&frames[first]) ? first + 1 : first;
-	while (self + 1 < nr && is_alloc_func(&frames[self]))
-		self++;
-	comm = machine_comm_at(m, s->pid, s->tid, s->time);
-	if (self < nr)
-		attr_sample(mp->attr, s, frames + self, nr - self, &a);
-	else
-		attr_sample(mp->attr, s, frames, 0, &a);
+	comm = machine_comm_at(as->m, s->pid, s->tid, s->time);
 	ALLOC_GROW(mp->allocs, mp->nr_allocs + 1, mp->alloc_allocs);
 	al = &mp->allocs[mp->nr_allocs++];
 	memset(al, 0, sizeof(*al));
@@ -226,10 +188,9 @@ static int mp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	al->stack = text_id(mp, text);
 	free(text);
 	al->self = intern(mp, self < nr ? frames[self].sym : "[unknown]");
-	al->family = intern(mp, a.family);
-	al->op = a.deferred ? NULL : intern(mp, attr_op_name(a.op, NULL));
-	al->deferred = a.deferred;
-	al->pyline = intern(mp, a.pyline);
+	al->family = intern(mp, a->family);
+	al->op = intern(mp, attr_op_name(a->op, NULL));
+	al->pyline = intern(mp, a->pyline);
 	al->ops = op_set(mp, frames + first, nr - first);
 	snprintf(thread, sizeof(thread), "%s (%u)", comm ? comm : "?", s->tid);
 	al->thread = intern(mp, thread);
@@ -282,13 +243,6 @@ static int mp_other(void *ctx, uint32_t type, const void *data, size_t len)
 		}
 		return 0;
 	}
-	return attr_other(mp->attr, type, data, len);
-}
-
-static int mp_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
-		       const struct frame *frames, size_t nr, int complete)
-{
-	attr_observe(((struct memprof *)ctx)->attr, s, frames, nr);
 	return 0;
 }
 
@@ -363,22 +317,6 @@ static size_t live_find(struct live_tab *t, const struct mem_alloc *allocs, uint
 	}
 }
 
-/* The op (and Python line) of a sample whose op waited for attr_resolve() (an OpenMP
- * worker's), "(no op)" for one without */
-static void settle_op(struct memprof *mp, struct attr *a, uint32_t deferred, const char **op,
-		      const char **pyline)
-{
-	if (deferred) {
-		const struct sample_attr *d = attr_deferred(a, deferred);
-
-		*op = intern(mp, attr_op_name(d ? d->op : NULL, NULL));
-		if (d && !*pyline)
-			*pyline = intern(mp, d->pyline);
-	}
-	if (!*op)
-		*op = intern(mp, "(no op)");
-}
-
 /* Time order, frees matched, the live bytes over time: the peak and what was live then. */
 static void finish(struct memprof *mp)
 {
@@ -388,10 +326,6 @@ static void finish(struct memprof *mp)
 	double live = 0, peak = 0;
 	uint64_t peak_time = 0;
 
-	attr_resolve(mp->attr);
-	for (size_t k = 0; k < mp->nr_allocs; k++)
-		settle_op(mp, mp->attr, mp->allocs[k].deferred, &mp->allocs[k].op,
-			  &mp->allocs[k].pyline);
 	qsort(mp->allocs, mp->nr_allocs, sizeof(*mp->allocs), cmp_alloc_time);
 	qsort(mp->frees, mp->nr_frees, sizeof(*mp->frees), cmp_free_time);
 	t.cap = 1024;
@@ -461,16 +395,16 @@ static void finish(struct memprof *mp)
 	}
 }
 
-static int mf_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+static int mf_sample(void *ctx, const struct attributed *as)
 {
 	struct memprof *mp = ctx;
-	const char *comm = machine_comm_at(m, s->pid, s->tid, s->time);
-	struct sample_attr a;
+	const struct dlp_sample *s = as->s;
+	const struct frame *frames = as->frames;
+	const char *comm = machine_comm_at(as->m, s->pid, s->tid, s->time);
+	size_t nr = as->nr;
 	struct mem_fault *f;
 	char thread[64];
 
-	attr_sample(mp->fattr, s, frames, nr, &a);
 	ALLOC_GROW(mp->faults, mp->nr_faults + 1, mp->alloc_faults);
 	f = &mp->faults[mp->nr_faults++];
 	memset(f, 0, sizeof(*f));
@@ -486,68 +420,38 @@ static int mf_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		}
 	if (!f->self)
 		f->self = intern(mp, "[unknown]");
-	f->family = intern(mp, a.family);
-	f->op = a.deferred ? NULL : intern(mp, attr_op_name(a.op, NULL));
-	f->deferred = a.deferred;
-	f->pyline = intern(mp, a.pyline);
+	f->family = intern(mp, as->a->family);
+	f->op = intern(mp, attr_op_name(as->a->op, NULL));
+	f->pyline = intern(mp, as->a->pyline);
 	snprintf(thread, sizeof(thread), "%s (%u)", comm ? comm : "?", s->tid);
 	f->thread = intern(mp, thread);
+	mp->sum.fault_bytes += f->bytes;
 	return 0;
-}
-
-static int mf_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
-		       const struct frame *frames, size_t nr, int complete)
-{
-	attr_observe(((struct memprof *)ctx)->fattr, s, frames, nr);
-	return 0;
-}
-
-static int mf_other(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	return attr_other(((struct memprof *)ctx)->fattr, type, data, len);
 }
 
 int memprof_run(struct memprof *mp, const char *path, struct profile_opts *po,
 		struct sample_filter *filt, struct profile_stats *st, struct session_info *info)
 {
-	struct profile_consumer c;
+	struct attr_view v = { .sample = mp_sample, .other_sample = mp_other_sample,
+			       .other = mp_other, .meta = mp_meta, .ctx = mp };
 	int ret;
 
-	memset(&c, 0, sizeof(c));
-	c.stack = mp_stack;
-	c.other_sample = mp_other_sample;
-	c.other = mp_other;
-	c.filtered = mp_filtered;
-	c.meta = mp_meta;
-	c.ctx = mp;
 	po->event = "mem-alloc";
-	ret = profile_run_filtered(path, po, filt, mp->rules, &c, st, info);
+	ret = attr_stream_run(path, po, filt, mp->rules, &v, st, info);
 	if (ret < 0)
 		return ret;
 	finish(mp);
 	if (mp->have_faults) {
 		/* resident growth beside the heap: the page-fault samples, attributed alike */
+		struct attr_view fv = { .sample = mf_sample, .ctx = mp };
 		struct profile_stats fst;
 		struct session_info finfo;
 		int r2;
 
-		memset(&c, 0, sizeof(c));
-		c.stack = mf_stack;
-		c.other = mf_other;
-		c.filtered = mf_filtered;
-		c.ctx = mp;
-		mp->fattr = attr_new(mp->rules);
 		po->event = "page-faults";
-		r2 = profile_run_filtered(path, po, filt, mp->rules, &c, &fst, &finfo);
+		r2 = attr_stream_run(path, po, filt, mp->rules, &fv, &fst, &finfo);
 		if (r2 < 0)
 			return r2;
-		attr_resolve(mp->fattr);
-		for (size_t k = 0; k < mp->nr_faults; k++) {
-			struct mem_fault *f = &mp->faults[k];
-
-			settle_op(mp, mp->fattr, f->deferred, &f->op, &f->pyline);
-			mp->sum.fault_bytes += f->bytes;
-		}
 		mp->sum.fault_samples = mp->nr_faults;
 		if (r2 > ret)
 			ret = r2;

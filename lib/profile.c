@@ -735,6 +735,8 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		error("'%s' has no off-CPU samples: record it with --off-cpu for --wall", path);
 		ret = -1;
 	}
+	if (ret >= 0 && c->end && c->end(c->ctx, p.m) < 0)
+		ret = -1;
 	if (stats->samples && !stats->sample_no_time) {
 		if (stats->sample_is_time) {
 			stats->sample_period_ns = stats->period_total / stats->samples;
