@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attr-stream.h"
 #include "calltree.h"
 #include "cmds.h"
-#include "attr.h"
 #include "family.h"
 #include "filter.h"
 #include "flamegraph.h"
@@ -31,23 +31,11 @@ static const char *const fold_usage[] = {
 	NULL
 };
 
-/* A stack whose operator comes from its OpenMP team's master: counted at the end. */
-struct deferred {
-	const char *text;	/* interned stack text below the roots */
-	const char *family;
-	uint32_t handle;	/* attr_deferred() */
-	uint64_t weight;
-};
-
 struct fold_ctx {
 	struct fold *fold;
-	struct attr *attr;	/* --family/--op: each sample's attribution, as report's */
 	int by_family, by_op;
 	int colour;		/* flamegraph: the family first, to colour by (not a frame) */
 	int off_cpu;		/* weights: microseconds off the CPU */
-	struct deferred *deferred;
-	size_t nr_deferred, alloc_deferred;
-	struct strpool texts;
 };
 
 /* The operator family and/or framework operator at the root of the stack. */
@@ -64,59 +52,16 @@ static size_t dl_roots(struct fold_ctx *fc, const char *family, const char *op, 
 	return n;
 }
 
-static int fold_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		      const struct frame *frames, size_t nr, int complete)
+static int fold_sample(void *ctx, const struct attributed *as)
 {
 	struct fold_ctx *fc = ctx;
-	const char *roots[3], *comm = machine_comm_at(m, s->pid, s->tid, s->time);
-	struct sample_attr a;
+	const struct dlp_sample *s = as->s;
+	const char *roots[3], *comm = machine_comm_at(as->m, s->pid, s->tid, s->time);
 	uint64_t w = fc->off_cpu ? (s->period + 500) / 1000 : 1;
+	size_t n = as->a ? dl_roots(fc, as->a->family, attr_op_name(as->a->op, NULL), roots) : 0;
 
-	if (!fc->attr) {
-		fold_add(fc->fold, frames, nr, comm, NULL, 0, w);
-		return 0;
-	}
-	attr_sample(fc->attr, s, frames, nr, &a);
-	if (a.deferred && fc->by_op) {
-		char *text = fold_text(fc->fold, frames, nr, comm);
-
-		ALLOC_GROW(fc->deferred, fc->nr_deferred + 1, fc->alloc_deferred);
-		fc->deferred[fc->nr_deferred++] = (struct deferred){
-			strpool_intern(&fc->texts, text), a.family, a.deferred, w };
-		free(text);
-		return 0;
-	}
-	fold_add(fc->fold, frames, nr, comm, roots, dl_roots(fc, a.family, attr_op_name(a.op, NULL), roots), w);
+	fold_add(fc->fold, as->frames, as->nr, comm, roots, n, w);
 	return 0;
-}
-
-/* The workers' stacks, under the operator their masters ran. */
-static void fold_deferred(struct fold_ctx *fc)
-{
-	const char *roots[3];
-
-	for (size_t i = 0; i < fc->nr_deferred; i++) {
-		const struct deferred *d = &fc->deferred[i];
-
-		fold_add_text(fc->fold, roots,
-			      dl_roots(fc, d->family,
-				       attr_op_name(attr_deferred(fc->attr, d->handle)->op, NULL), roots),
-			      d->text, d->weight);
-	}
-}
-
-static int fold_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
-			 const struct frame *frames, size_t nr, int complete)
-{
-	attr_observe(((struct fold_ctx *)ctx)->attr, s, frames, nr);
-	return 0;
-}
-
-static int fold_other(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	struct fold_ctx *fc = ctx;
-
-	return attr_other(fc->attr, type, data, len);
 }
 
 /* --family[=GLOB], --op[=GLOB]: the root frame, and with a value the filter too */
@@ -266,40 +211,25 @@ static void fold_one(const char *input, const struct fold_opts *fo, struct profi
 		     struct fold_run *run)
 {
 	struct fold_ctx *fc = &run->fc;
-	struct profile_consumer cons;
+	struct attr_view v = { .sample = fold_sample, .ctx = fc };
 
 	memset(run, 0, sizeof(*run));
 	fc->fold = fold_new(fo);
-	strpool_init(&fc->texts);
-	if (svg || by_family || by_op) {
-		fc->attr = attr_new(rules);
-		fc->by_family = by_family;
-		fc->by_op = by_op;
-		fc->colour = svg;
-	}
+	fc->by_family = by_family;
+	fc->by_op = by_op;
+	fc->colour = svg;
+	v.plain = !svg && !by_family && !by_op;
 	fc->off_cpu = po->off_cpu || po->wall;
-	memset(&cons, 0, sizeof(cons));
-	cons.stack = fold_stack;
-	if (fc->attr)
-		cons.other = fold_other;	/* ITT intervals name oneDNN primitives */
-	if (fc->by_op)
-		cons.filtered = fold_filtered;	/* workers' operators: every master sample */
-	cons.ctx = fc;
 	if (mem_mode) {
 		fold_memory(input, fo, po, filt, rules, run);
 		return;
 	}
-	run->ret = profile_run_filtered(input, po, filt, rules, &cons, &run->st, &run->sinfo);
-	if (run->ret >= 0)
-		fold_deferred(fc);
+	run->ret = attr_stream_run(input, po, filt, rules, &v, &run->st, &run->sinfo);
 }
 
 static void fold_run_release(struct fold_run *run)
 {
 	fold_free(run->fc.fold);
-	free(run->fc.deferred);
-	strpool_release(&run->fc.texts);
-	attr_free(run->fc.attr);
 }
 
 /* flamegraph --diff: the stacks in microseconds (samples times the recording's time per

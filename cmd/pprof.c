@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attr-stream.h"
 #include "cmds.h"
-#include "attr.h"
 #include "family.h"
 #include "filter.h"
 #include "parse-options.h"
@@ -25,15 +25,11 @@ static const char *const pprof_usage[] = {
 
 struct pprof_ctx {
 	struct pprof *pp;
-	struct attr *attr;	/* each sample's attribution, as report's */
 	int no_kernel;
 	struct frame *buf;
 	size_t alloc_buf;
 	char *cmdline;
 	uint64_t mem_mean;	/* --memory: bytes per sample on average */
-	/* OpenMP workers' samples: their operator comes from the master, at the end */
-	struct { uint32_t pp, attr; } *deferred;
-	size_t nr_deferred, alloc_deferred;
 	/* the labels of the recording being read: its name (several inputs), host, and the
 	 * rank of each process (DLP_REC_PROC) */
 	const char *input;
@@ -71,24 +67,18 @@ static void user_only(struct pprof_ctx *c, const struct frame **frames, size_t *
 	*nr = n;
 }
 
-static int pp_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+static int pp_sample(void *ctx, const struct attributed *as)
 {
 	struct pprof_ctx *c = ctx;
-	const char *comm = machine_comm_at(m, s->pid, s->tid, s->time);
-	struct sample_attr a;
+	const struct dlp_sample *s = as->s;
+	const char *comm = machine_comm_at(as->m, s->pid, s->tid, s->time);
+	const struct frame *frames = as->frames;
+	size_t nr = as->nr;
 
-	attr_sample(c->attr, s, frames, nr, &a);
 	user_only(c, &frames, &nr);
 	set_source(c, s->pid);
-	if (a.deferred) {
-		ALLOC_GROW(c->deferred, c->nr_deferred + 1, c->alloc_deferred);
-		c->deferred[c->nr_deferred].pp = pprof_add_deferred(c->pp, frames, nr, comm, s->tid,
-								    a.family, 1, s->period);
-		c->deferred[c->nr_deferred++].attr = a.deferred;
-		return 0;
-	}
-	pprof_add(c->pp, frames, nr, comm, s->tid, a.family, attr_op_name(a.op, NULL), 1, s->period);
+	pprof_add(c->pp, frames, nr, comm, s->tid, as->a->family, attr_op_name(as->a->op, NULL),
+		  1, s->period);
 	return 0;
 }
 
@@ -132,20 +122,13 @@ static int pprof_memory(struct pprof_ctx *c, const char *input, struct profile_o
 	return ret;
 }
 
-static int pp_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
-		       const struct frame *frames, size_t nr, int complete)
-{
-	attr_observe(((struct pprof_ctx *)ctx)->attr, s, frames, nr);
-	return 0;
-}
-
 static int pp_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct pprof_ctx *c = ctx;
 
 	if (type == DLP_REC_PROC)
 		proc_table_add(&c->procs, data, len);
-	return attr_other(c->attr, type, data, len);
+	return 0;
 }
 
 static int pp_meta(void *ctx, const char *key, const char *value)
@@ -183,7 +166,7 @@ int cmd_pprof(int argc, const char **argv)
 	struct profile_opts po;
 	struct profile_stats st, sum;
 	struct session_info sinfo;
-	struct profile_consumer cons;
+	struct attr_view v = { .sample = pp_sample, .other = pp_other, .meta = pp_meta };
 	struct pprof_info pi;
 	struct pprof_ctx c;
 	const char **inputs;
@@ -230,32 +213,19 @@ int cmd_pprof(int argc, const char **argv)
 	po.inline_frames = inl;
 	po.raw_irqs = raw_irqs;
 	po.event = event;
-	memset(&cons, 0, sizeof(cons));
-	cons.stack = pp_stack;
-	cons.other = pp_other;	/* ITT intervals name oneDNN primitives */
-	cons.meta = pp_meta;
-	cons.filtered = pp_filtered;	/* workers' operators: every master sample */
-	cons.ctx = &c;
+	v.ctx = &c;
 	memset(&sum, 0, sizeof(sum));
 	ret = 0;
 	for (int k = 0; k < nr_inputs && ret >= 0; k++) {
 		int r1;
 
 		/* each recording its own attribution: its pids, threads and clock are its own */
-		c.attr = attr_new(rules);
 		c.input = nr_inputs > 1 ? inputs[k] : NULL;
-		c.nr_deferred = 0;
 		memset(&sinfo, 0, sizeof(sinfo));
 		if (memory)
 			r1 = pprof_memory(&c, inputs[k], &po, &filt, rules, &st, &sinfo);
 		else
-			r1 = profile_run_filtered(inputs[k], &po, &filt, rules, &cons, &st, &sinfo);
-		if (r1 >= 0)
-			for (size_t i = 0; i < c.nr_deferred; i++)
-				pprof_add_op(c.pp, c.deferred[i].pp,
-					     attr_op_name(attr_deferred(c.attr, c.deferred[i].attr)->op, NULL));
-		attr_free(c.attr);
-		c.attr = NULL;
+			r1 = attr_stream_run(inputs[k], &po, &filt, rules, &v, &st, &sinfo);
 		forget_input(&c);
 		if (r1 < 0) {
 			ret = -1;
@@ -315,7 +285,6 @@ int cmd_pprof(int argc, const char **argv)
 	family_rules_free(rules);
 	free(c.buf);
 	free(c.cmdline);
-	free(c.deferred);
 
 	filter_release(&filt);
 	if (ret < 0)

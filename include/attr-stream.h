@@ -48,6 +48,7 @@ struct attr_view {
 	/* after the last sample was handed on (still inside profile_run: m is valid) */
 	int (*end)(void *ctx, struct machine *m);
 	void *ctx;
+	int plain;	/* no attribution (attributed.a NULL): a view that shows none */
 };
 
 struct attr_stream;

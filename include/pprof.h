@@ -42,12 +42,11 @@ void pprof_add(struct pprof *p, const struct frame *frames, size_t nr, const cha
 	       uint32_t tid, const char *family, const char *op, uint64_t count,
 	       uint64_t period);
 
-/* pprof_add() for a sample whose operator is known only later: returns a handle, and
- * pprof_add_op(handle, op) adds it with that operator (once). */
+/* pprof_add() for a sample whose operator and values are known only later: returns a
+ * handle for pprof_add_memory() */
 uint32_t pprof_add_deferred(struct pprof *p, const struct frame *frames, size_t nr,
 			    const char *comm, uint32_t tid, const char *family, uint64_t count,
 			    uint64_t period);
-void pprof_add_op(struct pprof *p, uint32_t handle, const char *op);
 
 /* A memory profile (record --memory): samples with Go's heap-profile values,
  * alloc_objects, alloc_space, inuse_objects and inuse_space (bytes and counts the sampled

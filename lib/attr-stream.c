@@ -36,7 +36,7 @@ struct attr_stream *attr_stream_new(const struct family_rules *rules,
 	struct attr_stream *as = xcalloc(1, sizeof(*as));
 
 	as->rules = rules;
-	as->attr = attr_new(rules);
+	as->attr = view->plain ? NULL : attr_new(rules);
 	as->view = *view;
 	return as;
 }
@@ -209,6 +209,8 @@ static int st_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	size_t leaf = nr ? attr_leaf(s, frames, nr) : 0;
 	struct sample_attr a;
 
+	if (!as->attr)
+		return hand_on(as, m, s, frames, nr, complete, 0, NULL);
 	/* on a long recording the held samples are settled as the samples go by (each
 	 * second of samples, those older than the lag), so memory does not grow with the
 	 * recording's length */
@@ -238,7 +240,7 @@ static int st_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct attr_stream *as = ctx;
 
-	if (attr_other(as->attr, type, data, len) < 0)
+	if (as->attr && attr_other(as->attr, type, data, len) < 0)
 		return -1;
 	return as->view.other ? as->view.other(as->view.ctx, type, data, len) : 0;
 }
@@ -267,6 +269,8 @@ static int st_other_sample(void *ctx, const struct dlp_sample *s)
 
 void attr_stream_finish(struct attr_stream *as, struct machine *m)
 {
+	if (!as->attr)
+		return;
 	as->m = m;
 	settle(as, UINT64_MAX);
 	attr_resolve(as->attr);
@@ -286,7 +290,8 @@ void attr_stream_consumer(struct attr_stream *as, struct profile_consumer *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->stack = st_stack;
-	c->filtered = st_filtered;	/* workers' operators: every master sample */
+	if (as->attr)
+		c->filtered = st_filtered;	/* workers' operators: every master sample */
 	c->other = st_other;
 	c->context_switch = as->view.context_switch ? st_switch : NULL;
 	c->meta = as->view.meta ? st_meta : NULL;

@@ -246,8 +246,7 @@ uint32_t pprof_add_deferred(struct pprof *p, const struct frame *frames, size_t 
 	return (uint32_t)p->nr_deferred;
 }
 
-/* Add deferred sample handle (once) with its operator; v: the memory values, NULL for
- * the count and period it was added with. */
+/* Add deferred sample handle (once) with its operator and memory values */
 static void add_deferred(struct pprof *p, uint32_t handle, const char *op, const uint64_t *v)
 {
 	struct pp_deferred *d;
@@ -258,19 +257,11 @@ static void add_deferred(struct pprof *p, uint32_t handle, const char *op, const
 	d = &p->deferred[handle - 1];
 	if (!d->locs)
 		return;		/* added already */
-	s = add_locs(p, d->locs, d->nr, d->comm, d->tid, d->family, op, &d->src,
-		     v ? v[0] : d->count, v ? v[1] : d->period);
-	if (v) {
-		s->inuse_count += v[2];
-		s->inuse_bytes += v[3];
-	}
+	s = add_locs(p, d->locs, d->nr, d->comm, d->tid, d->family, op, &d->src, v[0], v[1]);
+	s->inuse_count += v[2];
+	s->inuse_bytes += v[3];
 	free(d->locs);
 	d->locs = NULL;
-}
-
-void pprof_add_op(struct pprof *p, uint32_t handle, const char *op)
-{
-	add_deferred(p, handle, op, NULL);
 }
 
 void pprof_add_memory(struct pprof *p, uint32_t handle, const char *op, const uint64_t v[4])
