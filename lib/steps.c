@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attr.h"
+#include "attr-stream.h"
 #include "filter.h"
 #include "output.h"
 #include "profile.h"
@@ -238,25 +238,10 @@ size_t steps_families(const struct steps *sp, const char ***out)
 
 /* ---- report --steps FUNC ---- */
 
-struct steps_run {
-	struct steps *sp;
-	struct attr *attr;
-};
-
-static int sr_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+static int sr_sample(void *ctx, const struct attributed *as)
 {
-	struct steps_run *r = ctx;
-	struct sample_attr a;
-
-	attr_sample(r->attr, s, frames, nr, &a);
-	steps_sample(r->sp, s, frames, nr, a.family);
+	steps_sample(ctx, as->s, as->frames, as->nr, as->a->family);
 	return 0;
-}
-
-static int sr_other(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	return attr_other(((struct steps_run *)ctx)->attr, type, data, len);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -300,8 +285,8 @@ static int cmp_fam_row(const void *a, const void *b)
 int steps_report(const char *input, const char *func, struct family_rules *rules,
 		 struct sample_filter *filt, int json, int limit, FILE *out)
 {
-	struct steps_run r = { steps_new(func), attr_new(rules) };
-	struct profile_consumer c;
+	struct steps *sp = steps_new(func);
+	struct attr_view v = { .sample = sr_sample, .ctx = sp };
 	struct profile_opts po;
 	struct profile_stats st;
 	struct session_info info;
@@ -314,19 +299,14 @@ int steps_report(const char *input, const char *func, struct family_rules *rules
 	int ret;
 	char a[32], b[32], m[32];
 
-	memset(&c, 0, sizeof(c));
-	c.stack = sr_stack;
-	c.other = sr_other;
-	c.ctx = &r;
 	memset(&po, 0, sizeof(po));
-	ret = profile_run_filtered(input, &po, filt, rules, &c, &st, &info);
+	ret = attr_stream_run(input, &po, filt, rules, &v, &st, &info);
 	if (ret < 0)
 		goto out;
-	attr_resolve(r.attr);
 	period = st.sample_period_ns ? st.sample_period_ns : 1000000;
-	steps_finish(r.sp, period);
-	s = steps_get(r.sp, &n);
-	tid = steps_tid(r.sp);
+	steps_finish(sp, period);
+	s = steps_get(sp, &n);
+	tid = steps_tid(sp);
 	/* the steps of the thread that has the most; the others are other loops */
 	{
 		struct step *mine = xcalloc(n ? n : 1, sizeof(*mine));
@@ -356,12 +336,12 @@ int steps_report(const char *input, const char *func, struct family_rules *rules
 		;
 	s += k;
 	med = median_step(s, nt);
-	nf = steps_families(r.sp, &fams);
+	nf = steps_families(sp, &fams);
 	rows = xcalloc(nf ? nf : 1, sizeof(*rows));
 	for (size_t f = 0; f < nf; f++) {
 		rows[f].family = fams[f];
-		rows[f].slow = steps_family_samples(r.sp, k + slow, fams[f]) * period;
-		rows[f].med = steps_family_samples(r.sp, k + med, fams[f]) * period;
+		rows[f].slow = steps_family_samples(sp, k + slow, fams[f]) * period;
+		rows[f].med = steps_family_samples(sp, k + med, fams[f]) * period;
 	}
 	qsort(rows, nf, sizeof(*rows), cmp_fam_row);
 	if (json) {
@@ -419,7 +399,6 @@ int steps_report(const char *input, const char *func, struct family_rules *rules
 	free(rows);
 	ret = ret == 1 || info.bad_records ? 1 : 0;
 out:
-	steps_free(r.sp);
-	attr_free(r.attr);
+	steps_free(sp);
 	return ret;
 }

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attr.h"
+#include "attr-stream.h"
 #include "family-rules.h"
 #include "itt.h"
 #include "memprof.h"
@@ -18,7 +18,6 @@ struct tl_sample {
 	uint64_t time;
 	uint32_t pid, tid;
 	const char *op, *pyline, *family;
-	uint32_t deferred;	/* attr_deferred() handle, op not known yet */
 };
 
 struct tl_thread {
@@ -34,7 +33,7 @@ struct tl_off {
 
 
 struct timeline {
-	struct attr *attr;
+	struct attr_stream *as;
 	struct tl_sample *s;
 	size_t nr, alloc;
 	struct tl_thread *th;
@@ -69,14 +68,6 @@ void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t n
 	tl->nr_heap = n;
 }
 
-struct timeline *timeline_new(const struct family_rules *rules)
-{
-	struct timeline *tl = xcalloc(1, sizeof(*tl));
-
-	tl->attr = attr_new(rules);
-	return tl;
-}
-
 void timeline_set_steps(struct timeline *tl, const char *func)
 {
 	steps_free(tl->steps);
@@ -87,7 +78,7 @@ void timeline_free(struct timeline *tl)
 {
 	if (!tl)
 		return;
-	attr_free(tl->attr);
+	attr_stream_free(tl->as);
 	steps_free(tl->steps);
 	free(tl->heap);
 	switches_release(&tl->sw);
@@ -111,29 +102,20 @@ static struct tl_thread *get_thread(struct timeline *tl, uint32_t pid, uint32_t 
 	return &tl->th[tl->nr_th++];
 }
 
-static int tl_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+static int tl_sample(void *ctx, const struct attributed *as)
 {
 	struct timeline *tl = ctx;
-	struct sample_attr a;
+	const struct dlp_sample *s = as->s;
+	const struct sample_attr *a = as->a;
 	struct tl_thread *t = get_thread(tl, s->pid, s->tid);
-	const char *comm = m ? machine_comm_at(m, s->pid, s->tid, s->time) : NULL;
+	const char *comm = as->m ? machine_comm_at(as->m, s->pid, s->tid, s->time) : NULL;
 
-	attr_sample(tl->attr, s, frames, nr, &a);
 	if (tl->steps)
-		steps_sample(tl->steps, s, frames, nr, a.family);
+		steps_sample(tl->steps, s, as->frames, as->nr, a->family);
 	if (comm)
 		t->comm = family_intern(comm, strlen(comm));
 	ALLOC_GROW(tl->s, tl->nr + 1, tl->alloc);
-	tl->s[tl->nr++] = (struct tl_sample){ s->time, s->pid, s->tid, a.op, a.pyline, a.family,
-					      a.deferred };
-	return 0;
-}
-
-static int tl_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
-		       const struct frame *frames, size_t nr, int complete)
-{
-	attr_observe(((struct timeline *)ctx)->attr, s, frames, nr);
+	tl->s[tl->nr++] = (struct tl_sample){ s->time, s->pid, s->tid, a->op, a->pyline, a->family };
 	return 0;
 }
 
@@ -181,7 +163,7 @@ static int tl_other(void *ctx, uint32_t type, const void *data, size_t len)
 
 	if (type == DLP_REC_PROC)
 		proc_table_add(&tl->procs, data, len);
-	return attr_other(tl->attr, type, data, len);
+	return 0;
 }
 
 static int tl_meta(void *ctx, const char *key, const char *value)
@@ -195,14 +177,19 @@ static int tl_meta(void *ctx, const char *key, const char *value)
 	return 0;
 }
 
+struct timeline *timeline_new(const struct family_rules *rules)
+{
+	struct timeline *tl = xcalloc(1, sizeof(*tl));
+	struct attr_view v = { .sample = tl_sample, .context_switch = tl_switch,
+			       .other = tl_other, .meta = tl_meta, .ctx = tl };
+
+	tl->as = attr_stream_new(rules, &v);
+	return tl;
+}
+
 void timeline_consumer(struct timeline *tl, struct profile_consumer *c)
 {
-	c->stack = tl_stack;
-	c->filtered = tl_filtered;
-	c->context_switch = tl_switch;
-	c->other = tl_other;
-	c->meta = tl_meta;
-	c->ctx = tl;
+	attr_stream_consumer(tl->as, c);
 }
 
 /* ---- writing ---- */
@@ -421,17 +408,9 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 
 	tl->out = out;
 	tl->events = 0;
-	attr_resolve(tl->attr);
-	for (i = 0; i < tl->nr; i++)
-		if (tl->s[i].deferred) {
-			const struct sample_attr *a = attr_deferred(tl->attr, tl->s[i].deferred);
-
-			tl->s[i].op = a->op;
-			tl->s[i].pyline = a->pyline;	/* the dispatching thread's */
-		}
 	if (tl->nr)
 		qsort(tl->s, tl->nr, sizeof(*tl->s), cmp_sample);
-	itt = attr_itt(tl->attr);
+	itt = attr_itt(attr_stream_attr(tl->as));
 	off_intervals(tl);
 	if (tl->steps)
 		nr_steps = steps_finish(tl->steps, period);
