@@ -109,22 +109,22 @@ static void count_row_family(struct report_ctx *r, const char *sym, const char *
 	}
 }
 
-static int rep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		     const struct frame *frames, size_t nr, int complete)
+/* The symbol table's share of a sample (the DL view has counted it) */
+static int rep_sample(void *ctx, const struct attributed *as)
 {
 	struct report_ctx *r = ctx;
-	const char *fam = NULL;
-	int ret;
+	const struct dlp_sample *s = as->s;
+	const char *fam = as->a->family;
 
 	/* off-CPU: a blocking stack weighs the microseconds its thread was off the CPU */
-	calltree_add(r->tree, frames, nr, machine_comm_at(m, s->pid, s->tid, s->time), s->tid,
+	calltree_add(r->tree, as->frames, as->nr,
+		     machine_comm_at(as->m, s->pid, s->tid, s->time), s->tid,
 		     r->off_cpu ? (s->period + 500) / 1000 : 1);
-	ret = dlview_add(r->view, m, s, frames, nr, &fam);
-	if (nr && fam)
-		count_row_family(r, frames[0].sym, frames[0].dso, fam);
+	if (as->nr)
+		count_row_family(r, as->frames[0].sym, as->frames[0].dso, fam);
 	if (r->in)
-		input_count_family(r->in, fam ? fam : "(none)");
-	if (r->off_cpu && fam) {
+		input_count_family(r->in, fam);
+	if (r->off_cpu) {
 		size_t i;
 
 		for (i = 0; i < r->nr_wfam && r->wfam[i].family != fam; i++)
@@ -136,7 +136,7 @@ static int rep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		r->wfam[i].us += (s->period + 500) / 1000;
 		r->wfam[i].samples++;
 	}
-	return ret;
+	return 0;
 }
 
 static int cmp_wait_fam(const void *a, const void *b)
@@ -186,20 +186,6 @@ static void print_wait_families(struct report_ctx *r, FILE *out, int fmt, uint64
 	}
 }
 
-static int rep_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
-			const struct frame *frames, size_t nr, int complete)
-{
-	return dlview_filtered(((struct report_ctx *)ctx)->view, m, s, frames, nr, complete);
-}
-
-static int rep_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
-		      uint64_t time, int out, int preempt)
-{
-	struct report_ctx *r = ctx;
-
-	return dlview_context_switch(r->view, m, pid, tid, cpu, time, out, preempt);
-}
-
 static int rep_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct report_ctx *r = ctx;
@@ -213,7 +199,7 @@ static int rep_other(void *ctx, uint32_t type, const void *data, size_t len)
 		if (rank > r->in->rank_hi)
 			r->in->rank_hi = rank;
 	}
-	return dlview_other(r->view, type, data, len);
+	return 0;
 }
 
 static const char *row_family(void *ctx, const struct ct_row *row)
@@ -258,8 +244,7 @@ static int rep_meta(void *ctx, const char *key, const char *value)
 		ALLOC_GROW(r->warnings, r->nr_warnings + 1, r->alloc_warnings);
 		r->warnings[r->nr_warnings++] = xstrdup(value);
 	}
-	/* the findings judge the recorded machine (nr_cpus, cpu flags), not this one */
-	return dlview_meta(r->view, key, value);
+	return 0;
 }
 
 /* report --memory: the heap by allocating function, operator, Python line, family or
@@ -473,7 +458,7 @@ int cmd_report(int argc, const char **argv)
 	struct profile_opts po;
 	struct profile_stats st;
 	struct session_info info;
-	struct profile_consumer cons;
+	struct attr_view rv = { .sample = rep_sample, .other = rep_other, .meta = rep_meta };
 	struct report_header h;
 	struct output_opts oo;
 	struct ct_row **rows;
@@ -606,7 +591,8 @@ int cmd_report(int argc, const char **argv)
 	}
 	memset(&rc, 0, sizeof(rc));
 	rc.tree = calltree_new(key);
-	rc.view = dlview_new(rules);
+	rv.ctx = &rc;
+	rc.view = dlview_new(rules, &rv);
 	u64map_init(&rc.row_fams);
 	memset(&po, 0, sizeof(po));
 	po.srcline = srcline;
@@ -618,17 +604,9 @@ int cmd_report(int argc, const char **argv)
 	po.reunwind = reunwind;
 	po.check_unwind = check_unwind;
 	rc.off_cpu = off_cpu || wall;
-	memset(&cons, 0, sizeof(cons));
-	cons.stack = rep_stack;
-	cons.meta = rep_meta;
-	cons.context_switch = rep_switch;
-	cons.other = rep_other;
-	if (view == DLVIEW_OP || view == DLVIEW_LINE)
-		cons.filtered = rep_filtered;	/* workers' operators: every master sample */
-	cons.ctx = &rc;
 
 	if (nr_inputs == 1 && !by_input) {
-		ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &info);
+		ret = dlview_run(rc.view, input, &po, &filt, &st, &info);
 	} else {
 		/* one after the other into the same tables; a fresh attribution for each */
 		struct profile_stats st1;
@@ -646,9 +624,9 @@ int cmd_report(int argc, const char **argv)
 			rc.in = &rows_in[k];
 			if (k) {
 				dlview_free(rc.view);
-				rc.view = dlview_new(rules);
+				rc.view = dlview_new(rules, &rv);
 			}
-			r1 = profile_run_filtered(inputs[k], &po, &filt, rules, &cons, &st1, &info1);
+			r1 = dlview_run(rc.view, inputs[k], &po, &filt, &st1, &info1);
 			if (r1 < 0) {
 				ret = -1;
 				break;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr-stream.h"
 #include "cmds.h"
 #include "filter.h"
 #include "parse-options.h"
@@ -24,10 +25,12 @@ struct ss_ctx {
 	char *cmdline;
 };
 
-static int ss_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+static int ss_sample(void *ctx, const struct attributed *as)
 {
 	struct ss_ctx *c = ctx;
+	const struct dlp_sample *s = as->s;
+	const struct frame *frames = as->frames;
+	size_t nr = as->nr;
 
 	if (c->no_kernel) {
 		size_t n = 0;
@@ -39,7 +42,7 @@ static int ss_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		frames = c->buf;
 		nr = n;
 	}
-	speedscope_add(c->ss, s->pid, s->tid, machine_comm_at(m, s->pid, s->tid, s->time),
+	speedscope_add(c->ss, s->pid, s->tid, machine_comm_at(as->m, s->pid, s->tid, s->time),
 		       frames, nr, s->period ? s->period : 1);
 	return 0;
 }
@@ -75,7 +78,7 @@ int cmd_speedscope(int argc, const char **argv)
 	struct profile_opts po;
 	struct profile_stats st;
 	struct session_info sinfo;
-	struct profile_consumer cons;
+	struct attr_view v = { .sample = ss_sample, .meta = ss_meta, .ctx = &c, .plain = 1 };
 	FILE *out;
 
 	argc = parse_options(argc, argv, options, speedscope_usage, PARSE_OPT_NO_ARGS);
@@ -92,12 +95,8 @@ int cmd_speedscope(int argc, const char **argv)
 	po.inline_frames = inl;
 	po.event = event;
 	po.raw_irqs = raw_irqs;
-	memset(&cons, 0, sizeof(cons));
-	cons.stack = ss_stack;
-	cons.meta = ss_meta;
-	cons.ctx = &c;
 	memset(&sinfo, 0, sizeof(sinfo));
-	ret = profile_run_filtered(input, &po, &filt, NULL, &cons, &st, &sinfo);
+	ret = attr_stream_run(input, &po, &filt, NULL, &v, &st, &sinfo);
 	if (ret >= 0) {
 		int to_stdout = !strcmp(output, "-");
 

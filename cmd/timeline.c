@@ -35,7 +35,6 @@ int cmd_timeline(int argc, const char **argv)
 	struct profile_opts po;
 	struct profile_stats st;
 	struct session_info sinfo;
-	struct profile_consumer cons;
 	FILE *out;
 	long n;
 	int ret, to_stdout;
@@ -57,10 +56,8 @@ int cmd_timeline(int argc, const char **argv)
 		timeline_set_steps(tl, step);
 	memset(&po, 0, sizeof(po));
 	po.event = event;
-	memset(&cons, 0, sizeof(cons));
-	timeline_consumer(tl, &cons);
 	memset(&sinfo, 0, sizeof(sinfo));
-	ret = profile_run_filtered(input, &po, &filt, rules, &cons, &st, &sinfo);
+	ret = timeline_run(tl, input, &po, &filt, &st, &sinfo);
 	if (ret >= 0 && strstr(st.other_events, "mem-alloc")) {
 		/* record --memory: the heap's live bytes, a counter track per process */
 		struct memprof *mp = memprof_new(rules, NULL);

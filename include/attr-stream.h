@@ -49,6 +49,8 @@ struct attr_view {
 	int (*end)(void *ctx, struct machine *m);
 	void *ctx;
 	int plain;	/* no attribution (attributed.a NULL): a view that shows none */
+	int live;	/* the view settles the held samples (attr_stream_settle), none
+			   are settled as the samples go by (dlprof top) */
 };
 
 struct attr_stream;
@@ -61,14 +63,14 @@ void attr_stream_consumer(struct attr_stream *as, struct profile_consumer *c);
 /* Live (dlprof top): settle the held samples older than BEFORE (ns, sample clock) now */
 void attr_stream_settle(struct attr_stream *as, uint64_t before);
 /* After the run: hand on the samples still held (profile_run's end does it; live use
- * calls it) */
+ * calls it, m NULL: the process model of the last sample) */
 void attr_stream_finish(struct attr_stream *as, struct machine *m);
 /* The attribution behind it: the ITT tasks and the oneDNN calls (attr_calls) */
 struct attr *attr_stream_attr(struct attr_stream *as);
 
-/* profile_run_filtered() (filter.h) through the stream: the samples the filter keeps,
- * attributed.  Returns as profile_run(). */
-struct sample_filter;
+/* profile_run() through the stream on the samples filt keeps (filter.h; NULL or an
+ * inactive one: every sample).  For --family/--op/--sym it reads the recording once more
+ * first, to find the samples whose attribution they keep.  Returns as profile_run(). */
 int attr_stream_run_filtered(struct attr_stream *as, const char *path, struct profile_opts *po,
 			     struct sample_filter *filt, struct profile_stats *st,
 			     struct session_info *info);

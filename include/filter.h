@@ -8,9 +8,10 @@
  * percentages of the run ("10%,50%").  --sym keeps a sample whose stack has a frame
  * matching (so its callers and callees stay in the tables).  --family and --op keep the
  * samples the DL view attributes to them, OpenMP workers under their master's operator:
- * that attribution needs every sample, so filter_prepare() reads the recording once more
- * (unwinding included) to find the kept samples before the reader's own pass.  The
- * thread and time filters are applied by profile_run() before a sample is unwound.
+ * that attribution needs every sample, so the attribution stage reads the recording once
+ * more (unwinding included) to find the kept samples before the reader's own pass
+ * (attr_stream_run_filtered).  The thread and time filters are applied by profile_run()
+ * before a sample is unwound.
  */
 #ifndef DLPROF_FILTER_H
 #define DLPROF_FILTER_H
@@ -19,9 +20,6 @@
 #include <stdint.h>
 
 #include "rephash.h"
-
-struct family_rules;
-struct profile_opts;
 
 struct filter_args {		/* the option strings, NULL when not given */
 	const char *pid, *tid, *comm, *time, *family, *op, *sym;
@@ -47,22 +45,15 @@ int filter_init(struct sample_filter *f, const struct filter_args *a);
 void filter_release(struct sample_filter *f);
 /* Any filter given? */
 int filter_active(const struct sample_filter *f);
-/*
- * Before the reader's pass: the time bounds (--time) and, for --family/--op/--sym, the
- * kept samples (one pass through profile_run with the DL view of rules).  0, or -1
- * with the error printed.
- */
-int filter_prepare(struct sample_filter *f, const char *path, const struct profile_opts *po,
-		   const struct family_rules *rules);
-/* profile_run() on the samples f keeps (every sample when no filter is active):
- * filter_prepare(), then the reader's pass with po->filter set.  Returns as
- * profile_run(). */
-struct profile_consumer;
-struct profile_stats;
-struct session_info;
-int profile_run_filtered(const char *path, struct profile_opts *po, struct sample_filter *f,
-			 const struct family_rules *rules, const struct profile_consumer *c,
-			 struct profile_stats *st, struct session_info *info);
+/* Before the reader's pass (attr_stream_run_filtered() does both): the time bounds of
+ * the recording's samples, for --time (0, or -1 with the error printed), and the kept
+ * set of --family/--op/--sym: the samples whose attribution filter_attr_match() keeps,
+ * each added with filter_keep(). */
+int filter_bounds(struct sample_filter *f, const char *path);
+struct frame;
+int filter_attr_match(const struct sample_filter *f, const char *family, const char *op,
+		      const char *op_name, const struct frame *frames, size_t nr);
+void filter_keep(struct sample_filter *f, uint32_t tid, uint64_t time);
 /* The thread and time filters (profile_run calls it; comm may be NULL). */
 int filter_thread(const struct sample_filter *f, uint32_t pid, uint32_t tid, const char *comm,
 		  uint64_t time);

@@ -16,9 +16,7 @@
  * ts and dur are microseconds from the first event.
  *
  *	struct timeline *tl = timeline_new(rules);
- *	struct profile_consumer c = { 0 };
- *	timeline_consumer(tl, &c);
- *	profile_run(path, &po, &c, &st, &info);
+ *	timeline_run(tl, path, &po, &filter, &st, &info);
  *	timeline_write(tl, out, &st);
  */
 #ifndef DLPROF_TIMELINE_H
@@ -33,7 +31,10 @@ struct timeline;
 
 struct timeline *timeline_new(const struct family_rules *rules);
 void timeline_free(struct timeline *tl);
-void timeline_consumer(struct timeline *tl, struct profile_consumer *c);
+/* attr_stream_run_filtered() into the timeline; returns as profile_run() */
+struct sample_filter;
+int timeline_run(struct timeline *tl, const char *path, struct profile_opts *po,
+		 struct sample_filter *filt, struct profile_stats *st, struct session_info *info);
 /* Find training steps: the invocations of func (steps.h), on a track of their own. */
 void timeline_set_steps(struct timeline *tl, const char *func);
 /* record --memory: a counter track "heap" per process, its live bytes over time (the

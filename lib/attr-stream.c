@@ -217,7 +217,8 @@ static int st_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	as->m = m;
 	if (s->time > as->newest)
 		as->newest = s->time;
-	if (as->newest - as->settled_at >= 1000000000ull && as->newest > DLPROF_SETTLE_LAG) {
+	if (!as->view.live && as->newest - as->settled_at >= 1000000000ull &&
+	    as->newest > DLPROF_SETTLE_LAG) {
 		settle(as, as->newest - DLPROF_SETTLE_LAG);
 		as->settled_at = as->newest;
 	}
@@ -271,7 +272,8 @@ void attr_stream_finish(struct attr_stream *as, struct machine *m)
 {
 	if (!as->attr)
 		return;
-	as->m = m;
+	if (m)
+		as->m = m;
 	settle(as, UINT64_MAX);
 	attr_resolve(as->attr);
 }
@@ -300,14 +302,63 @@ void attr_stream_consumer(struct attr_stream *as, struct profile_consumer *c)
 	c->ctx = as;
 }
 
+/* ---- filters by attribution: --family, --op, --sym ----
+ * A worker's operator is known once its master's samples are in, so the samples these
+ * filters keep are found in a pass of their own before the reader's. */
+
+static int prep_sample(void *ctx, const struct attributed *as)
+{
+	struct sample_filter *f = ctx;
+
+	if (filter_attr_match(f, as->a->family, as->a->op, attr_op_name(as->a->op, NULL),
+			      as->frames, as->nr))
+		filter_keep(f, as->s->tid, as->s->time);
+	return 0;
+}
+
+static int prepare(struct sample_filter *f, const char *path, const struct profile_opts *po,
+		   const struct family_rules *rules)
+{
+	if (filter_bounds(f, path) < 0)
+		return -1;
+	if (f->nr_families || f->nr_ops || f->nr_syms) {
+		struct attr_view v = { .sample = prep_sample, .ctx = f };
+		struct profile_consumer c;
+		struct profile_opts o = *po;
+		struct profile_stats st;
+		struct session_info info;
+		struct attr_stream *as;
+		int ret;
+
+		if (!rules)
+			return error("--family and --op need the family rules");
+		as = attr_stream_new(rules, &v);
+		attr_stream_consumer(as, &c);
+		o.filter = f;	/* the thread and time filters first */
+		f->have_kept = 0;
+		ret = profile_run(path, &o, &c, &st, &info);
+		attr_stream_free(as);
+		if (ret < 0)
+			return -1;
+		f->have_kept = 1;
+	}
+	f->seen = f->passed = 0;
+	return 0;
+}
+
 int attr_stream_run_filtered(struct attr_stream *as, const char *path, struct profile_opts *po,
 			     struct sample_filter *filt, struct profile_stats *st,
 			     struct session_info *info)
 {
 	struct profile_consumer c;
 
+	if (filter_active(filt)) {
+		po->filter = filt;
+		if (prepare(filt, path, po, as->rules) < 0)
+			return -1;
+	}
 	attr_stream_consumer(as, &c);
-	return profile_run_filtered(path, po, filt, as->rules, &c, st, info);
+	return profile_run(path, po, &c, st, info);
 }
 
 int attr_stream_run(const char *path, struct profile_opts *po, struct sample_filter *filt,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr-stream.h"
 #include "dlview.h"
 #include "family.h"
 #include "filter.h"
@@ -75,36 +76,21 @@ static void count(struct diff *d, const char *key, uint64_t n)
 	*slot = (void *)((uintptr_t)*slot + (uintptr_t)n);
 }
 
-static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+/* The sym and dso keys: the leaf's */
+static int on_sample(void *ctx, const struct attributed *as)
 {
 	struct diff *d = ctx;
+	const struct frame *leaf = as->frames;
 
-	if (d->view)
-		return dlview_add(d->view, m, s, frames, nr, NULL);
-	if (!nr)
+	if (!as->nr)
 		return 0;
 	strbuf_reset(&d->tmp);
 	if (d->key == DIFF_DSO)
-		strbuf_addstr(&d->tmp, frames[0].dso ? frames[0].dso : "[unknown]");
+		strbuf_addstr(&d->tmp, leaf->dso ? leaf->dso : "[unknown]");
 	else	/* split again for the table's columns */
-		strbuf_addf(&d->tmp, "%s\1%s", frames[0].sym,
-			    frames[0].dso ? frames[0].dso : "[unknown]");
+		strbuf_addf(&d->tmp, "%s\1%s", leaf->sym, leaf->dso ? leaf->dso : "[unknown]");
 	count(d, d->tmp.buf, 1);
 	return 0;
-}
-
-static int on_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
-		       const struct frame *frames, size_t nr, int complete)
-{
-	return dlview_filtered(((struct diff *)ctx)->view, m, s, frames, nr, complete);
-}
-
-static int on_other(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	struct diff *d = ctx;
-
-	return d->view ? dlview_other(d->view, type, data, len) : 0;
 }
 
 static int on_meta(void *ctx, const char *key, const char *value)
@@ -115,15 +101,7 @@ static int on_meta(void *ctx, const char *key, const char *value)
 		free(d->cur->cmdline);
 		d->cur->cmdline = xstrdup(value);
 	}
-	return d->view ? dlview_meta(d->view, key, value) : 0;
-}
-
-static int on_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
-		     uint64_t time, int out, int preempt)
-{
-	struct diff *d = ctx;
-
-	return d->view ? dlview_context_switch(d->view, m, pid, tid, cpu, time, out, preempt) : 0;
+	return 0;
 }
 
 static void count_view(void *ctx, const char *key, uint64_t n)
@@ -145,28 +123,25 @@ int diff_load(struct diff *d, int side, const char *path)
 {
 	struct diff_side *sd = &d->side[side];
 	struct profile_opts po;
-	struct profile_consumer cons;
+	struct attr_view v = { .meta = on_meta, .ctx = d };
 	struct profile_stats st;
 	struct session_info info;
 	int ret;
 
 	sd->path = path;
 	d->cur = sd;
-	if (d->key == DIFF_FAMILY || d->key == DIFF_OP)
-		d->view = dlview_new(d->rules);
 	memset(&po, 0, sizeof(po));
 	po.event = d->event;
 	po.raw_irqs = d->raw_irqs;
-	memset(&cons, 0, sizeof(cons));
-	cons.stack = on_stack;
-	cons.other = on_other;
-	cons.meta = on_meta;
-	cons.context_switch = on_switch;
-	if (d->key == DIFF_OP)
-		cons.filtered = on_filtered;	/* workers' operators: every master sample */
-	cons.ctx = d;
 	memset(&info, 0, sizeof(info));
-	ret = profile_run_filtered(path, &po, d->filter, d->rules, &cons, &st, &info);
+	if (d->key == DIFF_FAMILY || d->key == DIFF_OP) {
+		d->view = dlview_new(d->rules, &v);
+		ret = dlview_run(d->view, path, &po, d->filter, &st, &info);
+	} else {
+		v.sample = on_sample;
+		v.plain = 1;
+		ret = attr_stream_run(path, &po, d->filter, d->rules, &v, &st, &info);
+	}
 	if (ret >= 0) {
 		sd->samples = st.samples;
 		sd->filter_total = st.samples + st.filtered_out;

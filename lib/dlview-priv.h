@@ -1,10 +1,10 @@
 /* dlview-priv.h - the DL view's counters, shared by its three parts: aggregation
- * (dlview.c: each sample's attribution, attr.h, counted once), the tables
+ * (dlview.c: each attributed sample, attr-stream.h, counted once), the tables
  * (dlview-table.c) and the findings (dlview-findings.c). */
 #ifndef DLPROF_DLVIEW_PRIV_H
 #define DLPROF_DLVIEW_PRIV_H
 
-#include "attr.h"
+#include "attr-stream.h"
 #include "proc.h"
 #include "dlview.h"
 #include "switches.h"
@@ -39,7 +39,9 @@ struct thread_stat {
 
 struct dlview {
 	const struct family_rules *rules;
-	struct attr *attr;	/* what each sample is */
+	struct attr_stream *as;	/* what each sample is */
+	struct attr *attr;	/* its attribution: the ITT tasks, the oneDNN calls */
+	struct attr_view also;	/* the reader's own view of the same samples */
 	struct switches sw;	/* the context switches, sorted when resolved */
 	uint64_t samples;
 	struct cmap fam;	/* family -> samples */
@@ -60,7 +62,6 @@ struct dlview {
 	uint64_t fw_samples;		/* ... and how many of them got an op */
 	uint64_t fw_by[ATTR_PHASE + 1];	/* ... and how (enum attr_source) */
 	int resolved;
-	uint64_t newest, settled_at;	/* sample times: deferred samples settled up to */
 	int rec_cpus;		/* nr_cpus of the recorded machine (META), 0 unknown */
 	int attached;		/* record -p: the processes ran without the ITT collector */
 	char *itt_warn;		/* record's warning on why there are no ITT tasks */
@@ -72,11 +73,7 @@ struct dlview {
 	const char *f_spin, *f_reorder, *f_fault;
 };
 
-/* Deferred samples older than the newest sample by this much are settled as the samples
- * go by (the master marks they need are in by then). */
-#define DLVIEW_SETTLE_LAG	2000000000ull
-
-/* Count the deferred samples in (once, before reading any table). */
+/* Count the thread switches in (once, before reading any table). */
 void dlview_resolve(struct dlview *v);
 
 static inline double pct(uint64_t n, uint64_t total)

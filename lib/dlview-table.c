@@ -184,6 +184,38 @@ static void json_prim_parts(struct dlview *v, FILE *out, const char *name)
 	fputc(']', out);
 }
 
+/* c before d: more samples, then the second key in byte order (the table's slots follow
+ * interned addresses, which differ from run to run) */
+static int cnt_before(const struct cnt *c, const struct cnt *d)
+{
+	if (c->n != d->n)
+		return c->n > d->n;
+	return strcmp(c->k2 ? c->k2 : "", d->k2 ? d->k2 : "") < 0;
+}
+
+/* The k2 of m's entries with k1 == key, by samples, at most max. */
+static size_t top_of(const struct cmap *m, const char *key, const struct cnt **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->size; i++) {
+		const struct cnt *c = &m->tab[i];
+		size_t j;
+
+		if (c->k1 != key || !c->n)
+			continue;
+		for (j = n; j > 0 && cnt_before(c, out[j - 1]); j--)
+			if (j < max)
+				out[j] = out[j - 1];
+		if (j < max) {
+			out[j] = c;
+			if (n < max)
+				n++;
+		}
+	}
+	return n;
+}
+
 /* The ITT task summary: per oneDNN primitive kind, calls, summed task time (wall, all
  * threads) and its share of the sampled CPU time, and the samples taken inside such tasks
  * (innermost task of the sample's thread); beneath each, where those samples ran. */
@@ -205,7 +237,8 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 		fprintf(out, "\"itt_tasks\": [");
 	for (i = 0; (name = itt_name_stats(itt, i, &calls, &ns, &call_ns)); i++) {
 		struct cnt tot = { name, NULL, 0, 0 }, *c = &tot;
-		size_t j;
+		const struct cnt *fams[64];
+		size_t j, nf;
 
 		for (j = 0; j < v->itt_samp.size; j++)
 			if (v->itt_samp.tab[j].k1 == name)
@@ -226,13 +259,13 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 				(unsigned long long)calls, (unsigned long long)call_ns,
 				(unsigned long long)ns, cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0,
 				(unsigned long long)c->n, pct(c->n, v->samples));
+			/* by samples, most first */
 			fprintf(out, ", \"families\": {");
-			for (j = 0, tot.n2 = 0; j < v->itt_samp.size; j++) {
-				if (v->itt_samp.tab[j].k1 != name)
-					continue;
-				fprintf(out, "%s", tot.n2++ ? ", " : "");
-				fput_json_str(out, v->itt_samp.tab[j].k2);
-				fprintf(out, ": %llu", (unsigned long long)v->itt_samp.tab[j].n);
+			nf = top_of(&v->itt_samp, name, fams, ARRAY_SIZE(fams));
+			for (j = 0; j < nf; j++) {
+				fprintf(out, "%s", j ? ", " : "");
+				fput_json_str(out, fams[j]->k2);
+				fprintf(out, ": %llu", (unsigned long long)fams[j]->n);
 			}
 			fprintf(out, "}");
 			json_prim_parts(v, out, name);
@@ -246,39 +279,6 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 	}
 	if (fmt == DLVIEW_JSON)
 		fprintf(out, "], ");
-}
-
-/* The k2 of m's entries with k1 == key, by samples, at most max. */
-/* c before d: more samples, then the second key in byte order (the table's slots follow
- * interned addresses, which differ from run to run) */
-static int cnt_before(const struct cnt *c, const struct cnt *d)
-{
-	if (c->n != d->n)
-		return c->n > d->n;
-	return strcmp(c->k2 ? c->k2 : "", d->k2 ? d->k2 : "") < 0;
-}
-
-/* The MAX entries of key with the most samples, most first. */
-static size_t top_of(const struct cmap *m, const char *key, const struct cnt **out, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->size; i++) {
-		const struct cnt *c = &m->tab[i];
-		size_t j;
-
-		if (c->k1 != key || !c->n)
-			continue;
-		for (j = n; j > 0 && cnt_before(c, out[j - 1]); j--)
-			if (j < max)
-				out[j] = out[j - 1];
-		if (j < max) {
-			out[j] = c;
-			if (n < max)
-				n++;
-		}
-	}
-	return n;
 }
 
 static const char *py_path_of(struct dlview *v, const char *sym)

@@ -71,12 +71,36 @@ size_t cmap_sorted(const struct cmap *m, struct cnt ***out)
 	return n;
 }
 
-struct dlview *dlview_new(const struct family_rules *rules)
+static int dv_sample(void *ctx, const struct attributed *as);
+static int dv_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
+		     uint64_t time, int out, int preempt);
+static int dv_other(void *ctx, uint32_t type, const void *data, size_t len);
+static int dv_meta(void *ctx, const char *key, const char *value);
+static int dv_other_sample(void *ctx, const struct dlp_sample *s);
+
+static int dv_end(void *ctx, struct machine *m)
+{
+	struct dlview *v = ctx;
+
+	return v->also.end(v->also.ctx, m);
+}
+
+struct dlview *dlview_new(const struct family_rules *rules, const struct attr_view *also)
 {
 	struct dlview *v = xcalloc(1, sizeof(*v));
+	struct attr_view own = { .sample = dv_sample, .context_switch = dv_switch,
+				 .other = dv_other, .meta = dv_meta, .ctx = v };
 
+	if (also) {
+		v->also = *also;
+		if (also->other_sample)
+			own.other_sample = dv_other_sample;
+		if (also->end)
+			own.end = dv_end;
+	}
 	v->rules = rules;
-	v->attr = attr_new(rules);
+	v->as = attr_stream_new(rules, &own);
+	v->attr = attr_stream_attr(v->as);
 	v->f_spin = family_intern("omp-spin", 8);
 	v->f_reorder = family_intern("jit-reorder", 11);
 	v->f_fault = family_intern("kernel-fault", 12);
@@ -89,7 +113,7 @@ void dlview_free(struct dlview *v)
 {
 	if (!v)
 		return;
-	attr_free(v->attr);
+	attr_stream_free(v->as);
 	fastpath_free(v->fp);
 	switches_release(&v->sw);
 	free(v->itt_warn);
@@ -115,11 +139,6 @@ struct fastpath *dlview_fastpath(struct dlview *v)
 	return v->fp;
 }
 
-struct attr *dlview_attr(struct dlview *v)
-{
-	return v->attr;
-}
-
 void dlview_set_stats(struct dlview *v, const struct profile_stats *st)
 {
 	if (st->sample_no_time)
@@ -133,8 +152,12 @@ void dlview_set_stats(struct dlview *v, const struct profile_stats *st)
 		v->duration_ns = st->last_time - st->first_time;
 }
 
-int dlview_meta(struct dlview *v, const char *key, const char *value)
+static int dv_meta(void *ctx, const char *key, const char *value)
 {
+	struct dlview *v = ctx;
+
+	if (v->also.meta && v->also.meta(v->also.ctx, key, value) < 0)
+		return -1;
 	if (!strcmp(key, "nr_cpus")) {
 		int n = atoi(value);
 
@@ -174,60 +197,33 @@ static struct thread_stat *get_thread(struct dlview *v, uint32_t pid, uint32_t t
 	return &v->threads[v->nr_threads++];
 }
 
-int dlview_other(void *ctx, uint32_t type, const void *data, size_t len)
+static int dv_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct dlview *v = ctx;
 
 	if (type == DLP_REC_PROC)
 		proc_table_add(&v->procs, data, len);
-	return attr_other(v->attr, type, data, len);
+	return v->also.other ? v->also.other(v->also.ctx, type, data, len) : 0;
 }
 
-int dlview_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		 const struct frame *frames, size_t nr, int complete)
-{
-	return dlview_add(ctx, m, s, frames, nr, NULL);
-}
-
-int dlview_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
-{
-	attr_observe(((struct dlview *)ctx)->attr, s, frames, nr);
-	return 0;
-}
-
-static void count_op(struct dlview *v, const struct sample_attr *a);
-
-/* A deferred sample (an OpenMP worker's) settled: counted as dlview_resolve() counts */
-static void settled(void *ctx, uint32_t handle, const struct sample_attr *a)
+static int dv_other_sample(void *ctx, const struct dlp_sample *s)
 {
 	struct dlview *v = ctx;
 
-	count_op(v, a);
-	cmap_get(&v->op_total, a->op, NULL)->n++;
+	return v->also.other_sample(v->also.ctx, s);
 }
 
-int dlview_add(struct dlview *v, struct machine *m, const struct dlp_sample *s,
-	       const struct frame *frames, size_t nr, const char **family)
-{
-	struct sample_attr a;
+static void count(struct dlview *v, struct machine *m, const struct dlp_sample *s,
+		  const struct frame *frames, size_t nr, const struct sample_attr *a);
 
-	/* Workers' samples wait for their master's operator; on a long recording they are
-	 * settled as the samples go by (each second of samples, those older than
-	 * DLVIEW_SETTLE_LAG: a file's samples are in time order to well within that), so
-	 * memory does not grow with the recording's length (10M samples: 440 MB before). */
-	if (s->time > v->newest)
-		v->newest = s->time;
-	if (v->newest - v->settled_at >= 1000000000ull && v->newest > DLVIEW_SETTLE_LAG) {
-		attr_settle(v->attr, v->newest - DLVIEW_SETTLE_LAG, settled, v);
-		v->settled_at = v->newest;
-	}
-	attr_sample(v->attr, s, frames, nr, &a);
-	if (family)
-		*family = a.family;
-	if (nr)
-		dlview_count(v, m, s, frames, nr, &a);
-	return 0;
+/* The view's count of a sample, then the reader's own (also) */
+static int dv_sample(void *ctx, const struct attributed *as)
+{
+	struct dlview *v = ctx;
+
+	if (as->nr)
+		count(v, as->m, as->s, as->frames, as->nr, as->a);
+	return v->also.sample ? v->also.sample(v->also.ctx, as) : 0;
 }
 
 /* The operator's share of a sample: self, self by primitive, and operator coverage; its
@@ -250,7 +246,7 @@ static void count_op(struct dlview *v, const struct sample_attr *a)
 	}
 }
 
-void dlview_count(struct dlview *v, struct machine *m, const struct dlp_sample *s,
+static void count(struct dlview *v, struct machine *m, const struct dlp_sample *s,
 		  const struct frame *frames, size_t nr, const struct sample_attr *a)
 {
 	const char *seen[32];
@@ -265,10 +261,8 @@ void dlview_count(struct dlview *v, struct machine *m, const struct dlp_sample *
 	fastpath_sample(v->fp, m, s, frames, nr, a->sym, a->family, a->prim);
 	if (a->fw)
 		v->fw_samples++;
-	if (!a->deferred) {
-		count_op(v, a);	/* deferred: dlview_resolve() */
-		seen[nseen++] = a->op;
-	}
+	count_op(v, a);
+	seen[nseen++] = a->op;
 	/* total: every distinct operator on the stack */
 	{
 		const char *on[32];
@@ -309,19 +303,18 @@ void dlview_resolve(struct dlview *v)
 	if (v->resolved)
 		return;
 	v->resolved = 1;
-	attr_resolve(v->attr);
 	thread_switches(v);
-	/* those not settled as the samples went by */
-	for (size_t i = 1; i <= attr_nr_deferred(v->attr); i++)
-		settled(v, (uint32_t)i, attr_deferred(v->attr, (uint32_t)i));
 }
 
 /* Kept, and counted in time order (thread_switches): see switches.h. */
-int dlview_context_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
-			  uint32_t cpu, uint64_t time, int out, int preempt)
+static int dv_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
+		     uint64_t time, int out, int preempt)
 {
 	struct dlview *v = ctx;
 
+	if (v->also.context_switch &&
+	    v->also.context_switch(v->also.ctx, m, pid, tid, cpu, time, out, preempt) < 0)
+		return -1;
 	get_thread(v, pid, tid)->have_switch = 1;
 	switches_add(&v->sw, pid, tid, time, out, preempt);
 	(void)m;
@@ -362,18 +355,15 @@ static void thread_switches(struct dlview *v)
 	}
 }
 
-static int dlview_meta_cb(void *ctx, const char *key, const char *value)
-{
-	return dlview_meta(ctx, key, value);
-}
-
 void dlview_consumer(struct dlview *v, struct profile_consumer *c)
 {
-	c->stack = dlview_stack;
-	c->context_switch = dlview_context_switch;
-	c->other = dlview_other;
-	c->meta = dlview_meta_cb;
-	c->ctx = v;
+	attr_stream_consumer(v->as, c);
+}
+
+int dlview_run(struct dlview *v, const char *path, struct profile_opts *po,
+	       struct sample_filter *filt, struct profile_stats *st, struct session_info *info)
+{
+	return attr_stream_run_filtered(v->as, path, po, filt, st, info);
 }
 
 void dlview_each(struct dlview *v, enum dlview_kind kind,

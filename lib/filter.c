@@ -5,10 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attr.h"
 #include "filter.h"
+#include "frame.h"
 #include "proc.h"
-#include "profile.h"
 #include "session.h"
 #include "util.h"
 
@@ -212,7 +211,33 @@ int filter_kept(const struct sample_filter *f, uint32_t tid, uint64_t time)
 	return u64map_get(&f->kept, sample_key(tid, time)) != NULL;
 }
 
-/* ---- preparing: time bounds ---- */
+void filter_keep(struct sample_filter *f, uint32_t tid, uint64_t time)
+{
+	u64map_put(&f->kept, sample_key(tid, time), (void *)1);
+}
+
+int filter_attr_match(const struct sample_filter *f, const char *family, const char *op,
+		      const char *op_name, const struct frame *frames, size_t nr)
+{
+	size_t i;
+
+	if (f->nr_syms) {
+		for (i = 0; i < nr; i++)
+			if (globs_match(f->syms, f->nr_syms, frames[i].sym))
+				break;
+		if (i == nr)
+			return 0;
+	}
+	if (f->nr_families && !globs_match(f->families, f->nr_families, family))
+		return 0;
+	/* --op GLOB: the operator as the tables name it ("aten::add") or with its overload
+	 * ("aten::add.Tensor") */
+	if (f->nr_ops && !globs_match(f->ops, f->nr_ops, op) &&
+	    !globs_match(f->ops, f->nr_ops, op_name))
+		return 0;
+	return 1;
+}
+
 static int bounds_sample(void *ctx, const struct dlp_sample *s)
 {
 	struct sample_filter *f = ctx;
@@ -225,120 +250,15 @@ static int bounds_sample(void *ctx, const struct dlp_sample *s)
 	return 0;
 }
 
-/* ---- preparing: the samples of the families, operators and symbols asked for ---- */
-struct pending {
-	uint64_t key;
-	uint32_t deferred;
-};
-
-struct prep {
-	struct sample_filter *f;
-	struct attr *attr;
-	struct pending *pend;
-	size_t nr_pend, alloc_pend;
-};
-
-/* --op GLOB: the operator as the tables name it ("aten::add") or with its overload
- * ("aten::add.Tensor") */
-static int op_match(const struct sample_filter *f, const char *op)
+int filter_bounds(struct sample_filter *f, const char *path)
 {
-	return globs_match(f->ops, f->nr_ops, op) ||
-	       globs_match(f->ops, f->nr_ops, attr_op_name(op, NULL));
-}
+	static const struct session_ops ops = { .sample = bounds_sample };
+	struct session_info info;
 
-static int prep_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		      const struct frame *frames, size_t nr, int complete)
-{
-	struct prep *p = ctx;
-	struct sample_filter *f = p->f;
-	struct sample_attr a;
-	size_t i;
-
-	attr_sample(p->attr, s, frames, nr, &a);
-	if (f->nr_syms) {
-		for (i = 0; i < nr; i++)
-			if (globs_match(f->syms, f->nr_syms, frames[i].sym))
-				break;
-		if (i == nr)
-			return 0;
-	}
-	if (f->nr_families && !globs_match(f->families, f->nr_families, a.family))
+	f->have_bounds = 0;
+	if (f->t_start < 0 && f->t_end < 0)
 		return 0;
-	if (f->nr_ops && a.deferred) {
-		/* the operator of its master: known at the end */
-		ALLOC_GROW(p->pend, p->nr_pend + 1, p->alloc_pend);
-		p->pend[p->nr_pend++] = (struct pending){ sample_key(s->tid, s->time), a.deferred };
-		return 0;
-	}
-	if (f->nr_ops && !op_match(f, a.op))
-		return 0;
-	u64map_put(&f->kept, sample_key(s->tid, s->time), (void *)1);
-	return 0;
-}
-
-static int prep_filtered(void *ctx, struct machine *m, const struct dlp_sample *s,
-			 const struct frame *frames, size_t nr, int complete)
-{
-	attr_observe(((struct prep *)ctx)->attr, s, frames, nr);
-	return 0;
-}
-
-static int prep_other(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	return attr_other(((struct prep *)ctx)->attr, type, data, len);
-}
-
-int filter_prepare(struct sample_filter *f, const char *path, const struct profile_opts *po,
-		   const struct family_rules *rules)
-{
-	if (f->t_start >= 0 || f->t_end >= 0) {
-		static const struct session_ops ops = { .sample = bounds_sample };
-		struct session_info info;
-
-		f->have_bounds = 0;
-		if (session_process(path, &ops, f, &info) < 0)
-			return -1;
-	}
-	if (f->nr_families || f->nr_ops || f->nr_syms) {
-		struct profile_consumer c = { .stack = prep_stack, .other = prep_other };
-		struct profile_opts o = *po;
-		struct profile_stats st;
-		struct session_info info;
-		struct prep p = { f, NULL, NULL, 0, 0 };
-		int ret;
-
-		if (!rules)
-			return error("--family and --op need the family rules");
-		p.attr = attr_new(rules);
-		c.ctx = &p;
-		if (f->nr_ops)
-			c.filtered = prep_filtered;	/* workers' operators: every master sample */
-		o.filter = f;	/* the thread and time filters first */
-		f->have_kept = 0;
-		ret = profile_run(path, &o, &c, &st, &info);
-		for (size_t i = 0; ret >= 0 && i < p.nr_pend; i++)
-			if (op_match(f, attr_deferred(p.attr, p.pend[i].deferred)->op))
-				u64map_put(&f->kept, p.pend[i].key, (void *)1);
-		free(p.pend);
-		attr_free(p.attr);
-		if (ret < 0)
-			return -1;
-		f->have_kept = 1;
-	}
-	f->seen = f->passed = 0;
-	return 0;
-}
-
-int profile_run_filtered(const char *path, struct profile_opts *po, struct sample_filter *f,
-			 const struct family_rules *rules, const struct profile_consumer *c,
-			 struct profile_stats *st, struct session_info *info)
-{
-	if (filter_active(f)) {
-		po->filter = f;
-		if (filter_prepare(f, path, po, rules) < 0)
-			return -1;
-	}
-	return profile_run(path, po, c, st, info);
+	return session_process(path, &ops, f, &info) < 0 ? -1 : 0;
 }
 
 int reader_inputs(int argc, const char **argv, const char **input, const char *symfs,

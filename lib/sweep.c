@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attr.h"
+#include "attr-stream.h"
 #include "family-rules.h"
 #include "family.h"
 #include "output.h"
@@ -218,25 +218,22 @@ struct fam_count {
 };
 
 struct analysis {
-	struct attr *attr;
 	struct fam_count fams[64];
 	size_t nr_fams;
 	uint64_t samples;
 };
 
-static int an_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+static int an_sample(void *ctx, const struct attributed *as)
 {
 	struct analysis *a = ctx;
-	struct sample_attr sa;
+	const char *family = as->a->family;
 	size_t i;
 
-	attr_sample(a->attr, s, frames, nr, &sa);
 	a->samples++;
-	for (i = 0; i < a->nr_fams && a->fams[i].family != sa.family; i++)
+	for (i = 0; i < a->nr_fams && a->fams[i].family != family; i++)
 		;
 	if (i == a->nr_fams && i < ARRAY_SIZE(a->fams))
-		a->fams[a->nr_fams++] = (struct fam_count){ sa.family, 0 };
+		a->fams[a->nr_fams++] = (struct fam_count){ family, 0 };
 	if (i < a->nr_fams)
 		a->fams[i].n++;
 	return 0;
@@ -252,21 +249,16 @@ static int cmp_fam_count(const void *x, const void *y)
 static int analyse(const char *data, const struct family_rules *rules, struct run *r)
 {
 	struct analysis a;
-	struct profile_consumer c;
+	struct attr_view v = { .sample = an_sample, .ctx = &a };
 	struct profile_opts po;
 	struct profile_stats st;
 	struct session_info info;
 	int ret;
 
 	memset(&a, 0, sizeof(a));
-	a.attr = attr_new(rules);
-	memset(&c, 0, sizeof(c));
-	c.stack = an_stack;
-	c.ctx = &a;
 	memset(&po, 0, sizeof(po));
 	po.no_python = 1;
-	ret = profile_run(data, &po, &c, &st, &info);
-	attr_free(a.attr);
+	ret = attr_stream_run(data, &po, NULL, rules, &v, &st, &info);
 	if (ret < 0)
 		return -1;
 	r->samples = a.samples;

@@ -187,9 +187,10 @@ struct timeline *timeline_new(const struct family_rules *rules)
 	return tl;
 }
 
-void timeline_consumer(struct timeline *tl, struct profile_consumer *c)
+int timeline_run(struct timeline *tl, const char *path, struct profile_opts *po,
+		 struct sample_filter *filt, struct profile_stats *st, struct session_info *info)
 {
-	attr_stream_consumer(tl->as, c);
+	return attr_stream_run_filtered(tl->as, path, po, filt, st, info);
 }
 
 /* ---- writing ---- */

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "attr.h"
+#include "attr-stream.h"
 #include "family.h"
 #include "family-rules.h"
 #include "jitsym.h"
@@ -33,7 +33,7 @@
 #include "util.h"
 
 #define WMAX		60		/* most seconds in the window */
-#define SETTLE_NS	100000000ull	/* deferred ops resolved this often (sample time) */
+#define SETTLE_NS	100000000ull	/* workers' samples settled this often (sample time) */
 #define SETTLE_LAG_NS	500000000ull	/* ... this far behind the newest sample: the
 					   other rings (a master's samples) are drained
 					   up to ~100 ms later */
@@ -58,14 +58,6 @@ struct view {
 	uint64_t total;		/* the rows' totals */
 };
 
-struct defer {
-	uint32_t handle;
-	uint32_t sec;
-	uint32_t gen;		/* zeroed since: not counted */
-	int done;
-	uint64_t w;
-};
-
 struct pmap {
 	int32_t pid;
 	ino_t ino;
@@ -79,15 +71,14 @@ struct top {
 	/* under mu */
 	struct view v[NR_VIEWS];
 	uint64_t samples, complete, newest;
-	uint32_t gen;
+	uint64_t zeroed_at;	/* newest when the views were zeroed: older samples, held
+				   for their operator until now, are not counted */
 	char event[64];
 	/* the writing thread's */
 	struct profile_live *pl;
 	struct profile_stats st;
 	struct family_rules *rules;
-	struct attr *attr;
-	struct defer *defs;
-	size_t nr_defs, alloc_defs;
+	struct attr_stream *as;
 	uint64_t last_settle, tap_newest;
 	struct pmap *pmaps;
 	size_t nr_pmaps, alloc_pmaps;
@@ -178,7 +169,7 @@ static void views_zero(struct top *t)
 		u64map_init(&t->v[i].idx);
 	}
 	t->samples = t->complete = 0;
-	t->gen++;
+	t->zeroed_at = t->newest;
 }
 
 static const char *intern(const char *s)
@@ -263,84 +254,52 @@ static int jit_miss(void *ctx, uint32_t pid)
 	return added > 0;
 }
 
-static void settled(void *ctx, uint32_t handle, const struct sample_attr *sa)
-{
-	struct top *t = ctx;
-	size_t lo = 0, hi = t->nr_defs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->defs[mid].handle < handle)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == t->nr_defs || t->defs[lo].handle != handle)
-		return;
-	t->defs[lo].done = 1;
-	pthread_mutex_lock(&t->mu);
-	if (t->defs[lo].gen == t->gen) {
-		struct view *v = &t->v[TOP_OP];
-
-		row_add(v, view_row(v, sa->op, NULL, 0, 0, 0), t->defs[lo].w, t->defs[lo].sec);
-	}
-	pthread_mutex_unlock(&t->mu);
-}
-
 static void settle(struct top *t, uint64_t before)
 {
-	size_t k = 0;
-
-	attr_settle(t->attr, before, settled, t);
-	for (size_t i = 0; i < t->nr_defs; i++)
-		if (!t->defs[i].done)
-			t->defs[k++] = t->defs[i];
-	t->nr_defs = k;
+	attr_stream_settle(t->as, before);
 	t->last_settle = before;
 }
 
-static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+static int on_sample(void *ctx, const struct attributed *as)
 {
 	struct top *t = ctx;
-	struct sample_attr sa;
+	const struct dlp_sample *s = as->s;
+	const struct sample_attr *sa = as->a;
+	const struct frame *frames = as->frames;
+	size_t nr = as->nr;
 	const char *dso, *comm;
 	uint32_t sec = (uint32_t)(s->time / 1000000000ull);
 	uint64_t w = s->period ? s->period : 1;
 	struct view *v;
 	struct row *r;
 
-	attr_sample(t->attr, s, frames, nr, &sa);
 	dso = intern(nr && frames[0].dso ? frames[0].dso : "[unknown]");
-	comm = intern(machine_comm_at(m, s->pid, s->tid, s->time));
+	comm = intern(machine_comm_at(as->m, s->pid, s->tid, s->time));
 	if (s->time > t->tap_newest)
 		t->tap_newest = s->time;
 
 	pthread_mutex_lock(&t->mu);
 	if (!t->event[0])
 		snprintf(t->event, sizeof(t->event), "%s", t->st.event);
-	if (!sa.op) {
-		/* an OpenMP worker's: its op is its master's, known a little later */
-		ALLOC_GROW(t->defs, t->nr_defs + 1, t->alloc_defs);
-		t->defs[t->nr_defs++] = (struct defer){ sa.deferred, sec, t->gen, 0, w };
+	if (s->time <= t->zeroed_at) {
+		/* a worker's sample held for its master's operator past a zeroing */
+		pthread_mutex_unlock(&t->mu);
+		return 0;
 	}
 	v = &t->v[TOP_SELF];
-	r = view_row(v, sa.sym, dso, 0, 0, 0);
-	r->fam = sa.family;
+	r = view_row(v, sa->sym, dso, 0, 0, 0);
+	r->fam = sa->family;
 	row_add(v, r, w, sec);
 	v = &t->v[TOP_FAMILY];
-	row_add(v, view_row(v, sa.family, NULL, 0, 0, 0), w, sec);
-	if (sa.op) {
-		v = &t->v[TOP_OP];
-		row_add(v, view_row(v, sa.op, NULL, 0, 0, 0), w, sec);
-	}
+	row_add(v, view_row(v, sa->family, NULL, 0, 0, 0), w, sec);
+	v = &t->v[TOP_OP];
+	row_add(v, view_row(v, sa->op, NULL, 0, 0, 0), w, sec);
 	v = &t->v[TOP_THREAD];
 	r = view_row(v, comm, NULL, s->pid, s->tid, 1);
 	r->key = comm;	/* a thread renamed: its latest name */
 	row_add(v, r, w, sec);
 	t->samples++;
-	t->complete += !!complete;
+	t->complete += !!as->complete;
 	if (s->time > t->newest)
 		t->newest = s->time;
 	pthread_mutex_unlock(&t->mu);
@@ -831,6 +790,7 @@ int top_run(const struct top_opts *o)
 	struct record_live live;
 	struct profile_opts po;
 	struct profile_consumer c;
+	struct attr_view sv = { .sample = on_sample, .live = 1 };
 	struct top *t;
 	int status, have_cmd = o->argv && o->argv[0], ret;
 
@@ -846,13 +806,12 @@ int top_run(const struct top_opts *o)
 		free(t);
 		return 2;
 	}
-	t->attr = attr_new(t->rules);
+	sv.ctx = t;
+	t->as = attr_stream_new(t->rules, &sv);
 	memset(&po, 0, sizeof(po));
 	po.no_python = 1;
 	po.event = NULL;
-	memset(&c, 0, sizeof(c));
-	c.stack = on_stack;
-	c.ctx = t;
+	attr_stream_consumer(t->as, &c);
 	t->pl = profile_live_new(&po, &c, &t->st);
 	jitsyms_set_quiet(profile_live_jit(t->pl), 1);
 	profile_live_jit_miss(t->pl, jit_miss, t);
@@ -913,7 +872,7 @@ int top_run(const struct top_opts *o)
 	if (live.stdio[0] >= 0)
 		close(live.stdio[0]);
 	/* every sample is in (record's writing thread has ended): the last deferred ops */
-	settle(t, UINT64_MAX);
+	attr_stream_finish(t->as, NULL);
 	if (!t->polled) {
 		ret = status;	/* record could not start */
 	} else if (t->quit) {
@@ -943,13 +902,12 @@ int top_run(const struct top_opts *o)
 	}
 	free(t->log_path);
 	profile_live_free(t->pl);
-	attr_free(t->attr);
+	attr_stream_free(t->as);
 	family_rules_free(t->rules);
 	for (int i = 0; i < NR_VIEWS; i++) {
 		free(t->v[i].rows);
 		u64map_release(&t->v[i].idx);
 	}
-	free(t->defs);
 	free(t->pmaps);
 	strbuf_release(&t->out);
 	pthread_mutex_destroy(&t->mu);

@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "attr-stream.h"
 #include "dlview.h"
 #include "family.h"
 #include "fastpath.h"
@@ -106,8 +107,6 @@ static int other_rec(void *ctx, uint32_t type, const void *data, size_t len)
 	const struct dlp_jit_rec *jr = data;
 	char what[64];
 
-	if (ip->view)
-		dlview_other(ip->view, type, data, len);	/* ITT tasks */
 	if (type != DLP_REC_JITDUMP || len < sizeof(*jr))
 		return 0;
 	snprintf(what, sizeof(what), "jit-%d.dump", jr->pid);
@@ -237,23 +236,20 @@ static void add_family(struct isaprof *ip, int bucket, const char *family)
 	ip->fam[ip->nr_fam++] = (struct famrow){ bucket, family, 1 };
 }
 
-static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-		    const struct frame *frames, size_t nr, int complete)
+static int on_sample(void *ctx, const struct attributed *as)
 {
 	struct isaprof *ip = ctx;
+	const struct frame *frames = as->frames;
 	const char *family, *sym;
 	struct symrow **slot;
 	enum how how;
 	int b;
 
-	if (!nr)
+	if (!as->nr)
 		return 0;
-	b = classify(ip, m, s, &frames[0], &how);
+	b = classify(ip, as->m, as->s, &frames[0], &how);
 	/* the DL view's attribution (and its fast-path facts); "?" without rules */
-	family = "?";
-	if (ip->view)
-		dlview_add(ip->view, m, s, frames, nr, &family);
-	family = strpool_intern(&ip->pool, family);
+	family = strpool_intern(&ip->pool, as->a ? as->a->family : "?");
 	ip->samples++;
 	ip->bucket[b]++;
 	ip->how[how]++;
@@ -275,13 +271,6 @@ static int on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 	}
 	(*slot)->n++;
 	return 0;
-}
-
-static int meta_rec(void *ctx, const char *key, const char *value)
-{
-	struct isaprof *ip = ctx;
-
-	return ip->view ? dlview_meta(ip->view, key, value) : 0;
 }
 
 static int cmp_fam(const void *a, const void *b)
@@ -508,7 +497,7 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 	struct isaprof ip;
 	struct isa_platform plat;
 	struct profile_opts po = { 0 };
-	struct profile_consumer cons = { .stack = on_stack, .other = other_rec, .meta = meta_rec };
+	struct attr_view v = { .sample = on_sample, .other = other_rec };
 	struct finding f[8];
 	size_t nf = 0;
 	struct profile_stats st;
@@ -532,14 +521,17 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 	u64map_init(&ip.symmap);
 	strpool_init(&ip.pool);
 	ip.rules = family_rules_load(NULL);
-	if (!ip.rules)
-		warning("no family rules: families shown as '?'");
-	else
-		ip.view = dlview_new(ip.rules);
-	cons.ctx = &ip;
+	v.ctx = &ip;
 	memset(&st, 0, sizeof(st));
 	memset(&info, 0, sizeof(info));
-	r = profile_run(path, &po, &cons, &st, &info);
+	if (!ip.rules) {
+		warning("no family rules: families shown as '?'");
+		v.plain = 1;
+		r = attr_stream_run(path, &po, NULL, NULL, &v, &st, &info);
+	} else {
+		ip.view = dlview_new(ip.rules, &v);
+		r = dlview_run(ip.view, path, &po, NULL, &st, &info);
+	}
 	if (r < 0) {
 		verdict = 2;
 		goto out;

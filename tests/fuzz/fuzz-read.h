@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "attr.h"
+#include "attr-stream.h"
 #include "family-rules.h"
 #include "memrec.h"
 #include "proc.h"
@@ -15,13 +15,11 @@
 #include "recfile.h"
 #include "session.h"
 
-static int fuzz_on_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
-			 const struct frame *frames, size_t nr, int complete)
+static int fuzz_on_sample(void *ctx, const struct attributed *as)
 {
-	struct sample_attr a;
-
-	if (ctx)
-		attr_sample(ctx, s, frames, nr, &a);
+	/* a worker's sample comes back settled: its operator is known */
+	if (as->a && !as->a->op)
+		__builtin_trap();
 	return 0;
 }
 
@@ -42,32 +40,24 @@ static int fuzz_on_other(void *ctx, uint32_t type, const void *data, size_t len)
 			while (memrec_free_next(&d, &f) > 0)
 				;
 	}
-	return ctx ? attr_other(ctx, type, data, len) : 0;
+	return 0;
 }
 
 /* Read the recording (dlprof's or perf.data) at path as report would. */
 static void fuzz_read(const char *path, const struct family_rules *rules)
 {
-	struct profile_consumer c;
+	struct attr_view v = { .sample = fuzz_on_sample, .other = fuzz_on_other };
 	struct profile_opts po;
 	struct profile_stats st;
 	struct session_info info;
-	struct attr *a;
 
 	if (session_process(path, NULL, NULL, &info) < 0)
 		return;
-	a = attr_new(rules);
-	memset(&c, 0, sizeof(c));
-	c.stack = fuzz_on_stack;
-	c.other = fuzz_on_other;
-	c.ctx = a;
 	memset(&po, 0, sizeof(po));
-	profile_run(path, &po, &c, &st, &info);
-	attr_resolve(a);
-	attr_free(a);
+	attr_stream_run(path, &po, NULL, rules, &v, &st, &info);
 	po.wall = 1;
-	c.ctx = NULL;
-	profile_run(path, &po, &c, &st, &info);
+	v.plain = 1;
+	attr_stream_run(path, &po, NULL, rules, &v, &st, &info);
 }
 
 #endif
