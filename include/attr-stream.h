@@ -34,6 +34,9 @@ struct attributed {
 					   0, or for an allocation the allocator's caller
 					   (below dlprof's interposer and malloc & co.) */
 	const struct sample_attr *a;	/* a->op is the final operator */
+	const char *const *ops;		/* every distinct operator on the stack, innermost
+					   first (op_from_stack() of each frame) */
+	size_t nr_ops;
 };
 
 /* What a view wants to hear: sample for each kept sample; the others as

@@ -41,5 +41,7 @@ const char *op_from_stack(const struct frame *frames, size_t nr);
  * op_from_stack() names them; at most MAX.  What an inclusive ("Total") count per operator
  * counts a sample or an allocation to. */
 size_t ops_on_stack(const struct frame *frames, size_t nr, const char **out, size_t max);
+/* An OpenMP runtime's library (libgomp, libiomp5, libomp) by its short DSO name */
+int omp_runtime_dso(const char *dso);
 
 #endif

@@ -117,10 +117,15 @@ static int hand_on(struct attr_stream *as, struct machine *m, const struct dlp_s
 		   const struct frame *frames, size_t nr, int complete, size_t leaf,
 		   const struct sample_attr *a)
 {
-	struct attributed at = { m, s, frames, nr, complete, leaf, a };
+	struct attributed at = { m, s, frames, nr, complete, leaf, a, NULL, 0 };
+	const char *ops[32];
 
 	if (as->err || !as->view.sample)
 		return as->err;
+	if (a) {
+		at.nr_ops = ops_on_stack(frames, nr, ops, ARRAY_SIZE(ops));
+		at.ops = ops;
+	}
 	if (as->view.sample(as->view.ctx, &at) < 0)
 		as->err = -1;
 	return as->err;

@@ -157,13 +157,9 @@ static int omp_worker_stack(const struct dlp_sample *s, const struct frame *fram
 {
 	if (s->tid == s->pid)
 		return 0;
-	for (size_t i = 0; i < nr; i++) {
-		const char *d = frames[i].dso;
-
-		if (d && (!strncmp(d, "libgomp", 7) || !strncmp(d, "libiomp", 7) ||
-			  !strncmp(d, "libomp", 6)))
+	for (size_t i = 0; i < nr; i++)
+		if (omp_runtime_dso(frames[i].dso))
 			return 1;
-	}
 	return 0;
 }
 

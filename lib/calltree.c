@@ -5,6 +5,7 @@
 
 #include "calltree.h"
 #include "rephash.h"
+#include "unwind.h"
 #include "util.h"
 
 /* Named callers of an unnamed row: a few exact counts; a caller that finds no free
@@ -96,19 +97,6 @@ static int count(struct calltree *t, struct ct_row *r, int leaf, uint64_t w)
 
 #define UNNAMED (FRAME_FDE | FRAME_ANON | FRAME_UNKNOWN)
 
-/* thread roots say nothing about who called a function: every thread starts there */
-static int is_thread_root(const char *n)
-{
-	static const char *const roots[] = {
-		"_start", "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
-		"start_thread", "clone", "clone3", "__clone", "__clone3", "_dl_start_user",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
-		if (!strcmp(n, roots[i]))
-			return 1;
-	return 0;
-}
 
 static int is_named(const struct frame *f)
 {
@@ -151,7 +139,7 @@ static void count_caller(struct calltree *t, struct ct_row *r, const struct fram
 
 	for (size_t k = i + 1; k < nr; k++)
 		if (is_named(&frames[k])) {
-			if (is_thread_root(frames[k].sym))
+			if (thread_root_name(frames[k].sym))	/* every thread starts there */
 				return;
 			name = strpool_intern(&t->pool, frames[k].sym);
 			break;

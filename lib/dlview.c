@@ -213,8 +213,7 @@ static int dv_other_sample(void *ctx, const struct dlp_sample *s)
 	return v->also.other_sample(v->also.ctx, s);
 }
 
-static void count(struct dlview *v, struct machine *m, const struct dlp_sample *s,
-		  const struct frame *frames, size_t nr, const struct sample_attr *a);
+static void count(struct dlview *v, const struct attributed *as);
 
 /* The view's count of a sample, then the reader's own (also) */
 static int dv_sample(void *ctx, const struct attributed *as)
@@ -222,7 +221,7 @@ static int dv_sample(void *ctx, const struct attributed *as)
 	struct dlview *v = ctx;
 
 	if (as->nr)
-		count(v, as->m, as->s, as->frames, as->nr, as->a);
+		count(v, as);
 	return v->also.sample ? v->also.sample(v->also.ctx, as) : 0;
 }
 
@@ -246,9 +245,13 @@ static void count_op(struct dlview *v, const struct sample_attr *a)
 	}
 }
 
-static void count(struct dlview *v, struct machine *m, const struct dlp_sample *s,
-		  const struct frame *frames, size_t nr, const struct sample_attr *a)
+static void count(struct dlview *v, const struct attributed *as)
 {
+	const struct dlp_sample *s = as->s;
+	const struct frame *frames = as->frames;
+	const struct sample_attr *a = as->a;
+	struct machine *m = as->m;
+	size_t nr = as->nr;
 	const char *seen[32];
 	size_t nseen = 0, i, j;
 	struct thread_stat *t;
@@ -264,16 +267,11 @@ static void count(struct dlview *v, struct machine *m, const struct dlp_sample *
 	count_op(v, a);
 	seen[nseen++] = a->op;
 	/* total: every distinct operator on the stack */
-	{
-		const char *on[32];
-		size_t non = ops_on_stack(frames, nr, on, ARRAY_SIZE(on));
-
-		for (i = 0; i < non && nseen < ARRAY_SIZE(seen); i++) {
-			for (j = 0; j < nseen && seen[j] != on[i]; j++)
-				;
-			if (j == nseen)
-				seen[nseen++] = on[i];
-		}
+	for (i = 0; i < as->nr_ops && nseen < ARRAY_SIZE(seen); i++) {
+		for (j = 0; j < nseen && seen[j] != as->ops[i]; j++)
+			;
+		if (j == nseen)
+			seen[nseen++] = as->ops[i];
 	}
 	for (j = 0; j < nseen; j++)
 		cmap_get(&v->op_total, seen[j], NULL)->n++;

@@ -649,6 +649,12 @@ const char *op_from_stack(const struct frame *frames, size_t nr)
 	return NULL;
 }
 
+int omp_runtime_dso(const char *dso)
+{
+	return dso && (!strncmp(dso, "libgomp", 7) || !strncmp(dso, "libiomp", 7) ||
+		       !strncmp(dso, "libomp", 6));
+}
+
 size_t ops_on_stack(const struct frame *frames, size_t nr, const char **out, size_t max)
 {
 	size_t n = 0, i, j;

@@ -117,10 +117,10 @@ static uint32_t text_id(struct memprof *mp, const char *text)
 
 /* The set of operators on an allocation's stack, names without overloads: its index + 1
  * (0: none), each distinct set kept once */
-static uint32_t op_set(struct memprof *mp, const struct frame *frames, size_t nr)
+static uint32_t op_set(struct memprof *mp, const char *const *on, size_t n)
 {
-	const char *on[32], *names[32];
-	size_t n = ops_on_stack(frames, nr, on, ARRAY_SIZE(on)), k = 0;
+	const char *names[32];
+	size_t k = 0;
 	struct op_set *set;
 	void **slot;
 
@@ -191,7 +191,7 @@ static int mp_sample(void *ctx, const struct attributed *as)
 	al->family = intern(mp, a->family);
 	al->op = intern(mp, attr_op_name(a->op, NULL));
 	al->pyline = intern(mp, a->pyline);
-	al->ops = op_set(mp, frames + first, nr - first);
+	al->ops = op_set(mp, as->ops, as->nr_ops);
 	snprintf(thread, sizeof(thread), "%s (%u)", comm ? comm : "?", s->tid);
 	al->thread = intern(mp, thread);
 	if (mp->frames_cb)

@@ -310,20 +310,6 @@ static size_t user_frames(struct prof *p, const struct dlp_sample *s, uint64_t a
 	return symbolize(p->sym, mp, addr, out, max);
 }
 
-static int is_root_name(const char *n)
-{
-	static const char *const roots[] = {
-		"_start", "__libc_start_main", "__libc_start_call_main", "start_thread",
-		"clone", "clone3", "__clone", "__clone3", "_dl_start_user", "__libc_start_main_impl",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
-		if (!strcmp(n, roots[i]))
-			return 1;
-	return 0;
-}
-
-
 int irq_enabler(const char *sym)
 {
 	static const char *const tails[] = {
@@ -516,7 +502,7 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 	if (unw_complete)
 		complete = 1;
 	else if (nuser && first_user + nuser <= nf)
-		complete = is_root_name(fr[first_user + nuser - 1].sym);
+		complete = thread_root_name(fr[first_user + nuser - 1].sym);
 	else if (!nuser && nf && s->pid == 0)
 		complete = 1;	/* the idle task / kernel threads have no user part */
 	if (nf && complete && nf < first_user + nuser)

@@ -1085,11 +1085,11 @@ static int fp_step(struct walk *w, const uint64_t *regs, uint32_t set, uint64_t 
 
 /* ---- thread roots ---- */
 
-static int is_root_symbol(const char *name)
+int thread_root_name(const char *name)
 {
 	static const char *const roots[] = {
-		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3",
-		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
+		"_start", "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
+		"start_thread", "clone", "clone3", "__clone", "__clone3", "_dl_start_user",
 	};
 
 	/* (called for every function symbol of every library: libtorch_cpu.so has ~200k,
@@ -1097,7 +1097,7 @@ static int is_root_symbol(const char *name)
 	 * comparisons with every root were a quarter of the walks while torch was
 	 * imported) */
 	if (!name || !(name[0] == 's' || name[0] == 'c' ||
-		       (name[0] == '_' && (name[1] == 's' || name[1] == '_'))))
+		       (name[0] == '_' && (name[1] == 's' || name[1] == '_' || name[1] == 'd'))))
 		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
 		if (!strcmp(name, roots[i]))
@@ -1115,7 +1115,7 @@ static int note_root(void *ctx, const GElf_Sym *sym, size_t strndx)
 	struct roots_ctx *rc = ctx;
 	struct unw_dso *d = rc->d;
 
-	if (!sym->st_size || !is_root_symbol(elf_strptr(d->elf, strndx, sym->st_name)))
+	if (!sym->st_size || !thread_root_name(elf_strptr(d->elf, strndx, sym->st_name)))
 		return 0;
 	ALLOC_GROW(d->roots, d->nr_roots + 1, rc->alloc);
 	d->roots[d->nr_roots].start = sym->st_value;

@@ -198,11 +198,6 @@ static struct fp_prim *prim_get(struct fastpath *fp, const char *name)
 	return &fp->prims[fp->nr_prims++];
 }
 
-static int is_omp_dso(const char *d)
-{
-	return d && (!strncmp(d, "libgomp", 7) || !strncmp(d, "libiomp", 7) || !strncmp(d, "libomp", 6));
-}
-
 /* Tier of the file-backed function around the frame's address, -1 when unknown. */
 static int file_tier(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
 		     const struct frame *f, struct isa_counts *c)
@@ -250,7 +245,7 @@ static void prim_sample(struct fastpath *fp, struct machine *m, const struct dlp
 		p->part[FP_KERNEL]++;
 		return;
 	}
-	if (family == fp->f_spin || family == fp->f_omp || is_omp_dso(f->dso)) {
+	if (family == fp->f_spin || family == fp->f_omp || omp_runtime_dso(f->dso)) {
 		p->part[FP_WAIT]++;
 		return;
 	}
