@@ -34,20 +34,18 @@ struct pprof_ctx {
 	 * rank of each process (DLP_REC_PROC) */
 	const char *input;
 	char *host;
-	struct proc_table procs;
 };
 
 /* The labels of sample s: its recording, host, process and the process's rank */
-static void set_source(struct pprof_ctx *c, uint32_t pid)
+static void set_source(struct pprof_ctx *c, struct machine *m, uint32_t pid)
 {
-	const struct proc_entry *e = proc_table_find(&c->procs, pid);
+	const struct proc_entry *e = proc_table_find(machine_procs(m), pid);
 
 	pprof_set_source(c->pp, c->input, c->host, pid, e ? e->rank : NULL);
 }
 
 static void forget_input(struct pprof_ctx *c)
 {
-	proc_table_release(&c->procs);
 	free(c->host);
 	c->host = NULL;
 }
@@ -76,7 +74,7 @@ static int pp_sample(void *ctx, const struct attributed *as)
 	size_t nr = as->nr;
 
 	user_only(c, &frames, &nr);
-	set_source(c, s->pid);
+	set_source(c, as->m, s->pid);
 	pprof_add(c->pp, frames, nr, comm, s->tid, as->a->family, attr_op_name(as->a->op, NULL),
 		  1, s->period);
 	return 0;
@@ -122,15 +120,6 @@ static int pprof_memory(struct pprof_ctx *c, const char *input, struct profile_o
 	return ret;
 }
 
-static int pp_other(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	struct pprof_ctx *c = ctx;
-
-	if (type == DLP_REC_PROC)
-		proc_table_add(&c->procs, data, len);
-	return 0;
-}
-
 static int pp_meta(void *ctx, const char *key, const char *value)
 {
 	struct pprof_ctx *c = ctx;
@@ -166,7 +155,7 @@ int cmd_pprof(int argc, const char **argv)
 	struct profile_opts po;
 	struct profile_stats st, sum;
 	struct session_info sinfo;
-	struct attr_view v = { .sample = pp_sample, .other = pp_other, .meta = pp_meta };
+	struct attr_view v = { .sample = pp_sample, .meta = pp_meta };
 	struct pprof_info pi;
 	struct pprof_ctx c;
 	const char **inputs;

@@ -186,14 +186,18 @@ static void print_wait_families(struct report_ctx *r, FILE *out, int fmt, uint64
 	}
 }
 
-static int rep_other(void *ctx, uint32_t type, const void *data, size_t len)
+/* A recording of several: the ranks of its processes, from the process model */
+static int rep_end(void *ctx, struct machine *m)
 {
 	struct report_ctx *r = ctx;
-	struct proc_info pi;
+	const struct proc_table *t = machine_procs(m);
 
-	if (r->in && type == DLP_REC_PROC && !proc_rec_parse(data, len, &pi) && pi.rank) {
-		int rank = atoi(pi.rank);
+	for (size_t i = 0; r->in && i < t->nr; i++) {
+		int rank;
 
+		if (!t->v[i].rank)
+			continue;
+		rank = atoi(t->v[i].rank);
 		if (r->in->rank_lo < 0 || rank < r->in->rank_lo)
 			r->in->rank_lo = rank;
 		if (rank > r->in->rank_hi)
@@ -201,7 +205,6 @@ static int rep_other(void *ctx, uint32_t type, const void *data, size_t len)
 	}
 	return 0;
 }
-
 static const char *row_family(void *ctx, const struct ct_row *row)
 {
 	struct report_ctx *r = ctx;
@@ -458,7 +461,7 @@ int cmd_report(int argc, const char **argv)
 	struct profile_opts po;
 	struct profile_stats st;
 	struct session_info info;
-	struct attr_view rv = { .sample = rep_sample, .other = rep_other, .meta = rep_meta };
+	struct attr_view rv = { .sample = rep_sample, .meta = rep_meta, .end = rep_end };
 	struct report_header h;
 	struct output_opts oo;
 	struct ct_row **rows;

@@ -99,6 +99,13 @@ struct proc_table {
 int proc_table_add(struct proc_table *t, const void *data, size_t len);
 const struct proc_entry *proc_table_find(const struct proc_table *t, uint32_t pid);
 void proc_table_release(struct proc_table *t);
+/* dst (released first) becomes a copy of src */
+void proc_table_copy(struct proc_table *dst, const struct proc_table *src);
+/* The recording's PROC records, as the process model keeps them: the resolve pipeline
+ * adds each before any sample is delivered (a DLP_REC_PROC payload; -1 when
+ * malformed), the views read them. */
+int machine_add_proc(struct machine *m, const void *data, size_t len);
+const struct proc_table *machine_procs(const struct machine *m);
 
 /* File offset -> ELF virtual address is the symbolizer's business; this is the plain
  * "offset in file" of a process address within map. */

@@ -78,25 +78,25 @@ static int dv_other(void *ctx, uint32_t type, const void *data, size_t len);
 static int dv_meta(void *ctx, const char *key, const char *value);
 static int dv_other_sample(void *ctx, const struct dlp_sample *s);
 
+/* The command lines and ranks of the processes, from the process model */
 static int dv_end(void *ctx, struct machine *m)
 {
 	struct dlview *v = ctx;
 
-	return v->also.end(v->also.ctx, m);
+	proc_table_copy(&v->procs, machine_procs(m));
+	return v->also.end ? v->also.end(v->also.ctx, m) : 0;
 }
 
 struct dlview *dlview_new(const struct family_rules *rules, const struct attr_view *also)
 {
 	struct dlview *v = xcalloc(1, sizeof(*v));
 	struct attr_view own = { .sample = dv_sample, .context_switch = dv_switch,
-				 .other = dv_other, .meta = dv_meta, .ctx = v };
+				 .other = dv_other, .meta = dv_meta, .end = dv_end, .ctx = v };
 
 	if (also) {
 		v->also = *also;
 		if (also->other_sample)
 			own.other_sample = dv_other_sample;
-		if (also->end)
-			own.end = dv_end;
 	}
 	v->rules = rules;
 	v->as = attr_stream_new(rules, &own);
@@ -201,8 +201,6 @@ static int dv_other(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct dlview *v = ctx;
 
-	if (type == DLP_REC_PROC)
-		proc_table_add(&v->procs, data, len);
 	return v->also.other ? v->also.other(v->also.ctx, type, data, len) : 0;
 }
 

@@ -59,6 +59,7 @@ struct machine {
 	struct image { char *path; uint8_t *data; size_t len; } *images;
 	size_t nr_images, alloc_images;
 	struct jitsyms *jit;	/* not owned */
+	struct proc_table info;	/* command lines and ranks (DLP_REC_PROC) */
 };
 
 struct machine *machine_new(void)
@@ -88,6 +89,7 @@ void machine_free(struct machine *m)
 		if (m->procs.used[i])
 			proc_free(m->procs.vals[i]);
 	u64map_release(&m->procs);
+	proc_table_release(&m->info);
 	for (size_t i = 0; i < m->nr_dsos; i++) {
 		free(m->dsos[i]->file);
 		free(m->dsos[i]->path);
@@ -585,6 +587,27 @@ const struct proc_entry *proc_table_find(const struct proc_table *t, uint32_t pi
 		if (t->v[i].pid == pid)
 			return &t->v[i];
 	return NULL;
+}
+
+void proc_table_copy(struct proc_table *dst, const struct proc_table *src)
+{
+	proc_table_release(dst);
+	for (size_t i = 0; i < src->nr; i++) {
+		ALLOC_GROW(dst->v, dst->nr + 1, dst->alloc);
+		dst->v[dst->nr++] = (struct proc_entry){
+			src->v[i].pid, dup_or_null(src->v[i].cmdline), dup_or_null(src->v[i].rank),
+			dup_or_null(src->v[i].local_rank), dup_or_null(src->v[i].world_size) };
+	}
+}
+
+int machine_add_proc(struct machine *m, const void *data, size_t len)
+{
+	return proc_table_add(&m->info, data, len);
+}
+
+const struct proc_table *machine_procs(const struct machine *m)
+{
+	return &m->info;
 }
 
 void proc_table_release(struct proc_table *t)

@@ -140,6 +140,9 @@ static int p_other(void *ctx, uint32_t type, const void *data, size_t len)
 			machine_set_build_id(p->m, path, b->id, b->size);
 		break;
 	}
+	case DLP_REC_PROC:
+		machine_add_proc(p->m, data, len);
+		break;
 	case DLP_REC_KSYMS:
 		if (ksyms_add_text(p->ks, data, len) > 0)
 			p->have_ksyms_rec = 1;

@@ -157,15 +157,6 @@ static void off_intervals(struct timeline *tl)
 	}
 }
 
-static int tl_other(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	struct timeline *tl = ctx;
-
-	if (type == DLP_REC_PROC)
-		proc_table_add(&tl->procs, data, len);
-	return 0;
-}
-
 static int tl_meta(void *ctx, const char *key, const char *value)
 {
 	struct timeline *tl = ctx;
@@ -177,11 +168,20 @@ static int tl_meta(void *ctx, const char *key, const char *value)
 	return 0;
 }
 
+/* The command lines of the processes (their tracks' names), from the process model */
+static int tl_end(void *ctx, struct machine *m)
+{
+	struct timeline *tl = ctx;
+
+	proc_table_copy(&tl->procs, machine_procs(m));
+	return 0;
+}
+
 struct timeline *timeline_new(const struct family_rules *rules)
 {
 	struct timeline *tl = xcalloc(1, sizeof(*tl));
 	struct attr_view v = { .sample = tl_sample, .context_switch = tl_switch,
-			       .other = tl_other, .meta = tl_meta, .ctx = tl };
+			       .meta = tl_meta, .end = tl_end, .ctx = tl };
 
 	tl->as = attr_stream_new(rules, &v);
 	return tl;
