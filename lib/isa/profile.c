@@ -54,7 +54,6 @@ struct symrow {
 };
 
 struct isaprof {
-	struct jitsyms *jit;
 	struct isa_decoder *dec;
 	unsigned scan_flags;
 	struct u64map imgs;		/* struct dso * -> struct dso_img * */
@@ -99,19 +98,6 @@ static int tier_from_name(const char *name)
 	if (strcasestr(name, "sse"))
 		return ISA_T_SSE;
 	return -1;
-}
-
-static int other_rec(void *ctx, uint32_t type, const void *data, size_t len)
-{
-	struct isaprof *ip = ctx;
-	const struct dlp_jit_rec *jr = data;
-	char what[64];
-
-	if (type != DLP_REC_JITDUMP || len < sizeof(*jr))
-		return 0;
-	snprintf(what, sizeof(what), "jit-%d.dump", jr->pid);
-	jitsyms_add_jitdump(ip->jit, jr->pid, (const char *)data + sizeof(*jr), len - sizeof(*jr), what);
-	return 0;
 }
 
 static struct dso_img *dso_image(struct isaprof *ip, const struct dso *dso)
@@ -173,7 +159,8 @@ static int classify(struct isaprof *ip, struct machine *m, const struct dlp_samp
 	*how = HOW_NONE;
 	if (f->flags & FRAME_KERNEL)
 		return B_KERNEL;
-	if (!jitsym_code(ip->jit, (int32_t)s->pid, f->ip, &start, &code, &len) && f->ip - start < len) {
+	if (!jitsym_code(machine_jit(m), (int32_t)s->pid, f->ip, &start, &code, &len) &&
+	    f->ip - start < len) {
 		void **slot = u64map_slot(&ip->jittier, (uintptr_t)code);
 
 		if (!*slot) {
@@ -497,7 +484,7 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 	struct isaprof ip;
 	struct isa_platform plat;
 	struct profile_opts po = { 0 };
-	struct attr_view v = { .sample = on_sample, .other = other_rec };
+	struct attr_view v = { .sample = on_sample };
 	struct finding f[8];
 	size_t nf = 0;
 	struct profile_stats st;
@@ -510,8 +497,6 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 	if (isa_platform_probe(&plat, NULL, 0))
 		return 2;
 	usable = isa_usable(&plat, ISA_F_AVX512F);
-	ip.jit = jitsyms_new();
-	jitsyms_set_quiet(ip.jit, 1);	/* the profile reader warns about the same records */
 	ip.dec = isa_decoder_new();
 	if (!ip.dec)
 		return 2;
@@ -585,6 +570,5 @@ out:
 	if (ip.rules)
 		family_rules_free(ip.rules);
 	isa_decoder_free(ip.dec);
-	jitsyms_free(ip.jit);
 	return verdict;
 }
