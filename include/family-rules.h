@@ -45,7 +45,4 @@ size_t family_rules_families(const struct family_rules *r, const char ***out);
  * "avx2", "avx", "sse41", "uni", "amx"), or NULL. */
 const char *isa_from_name(const char *name);
 
-/* Intern a string (lives until exit). */
-const char *family_intern(const char *s, size_t len);
-
 #endif

@@ -72,7 +72,7 @@ void fastpath_free(struct fastpath *fp);
  * judge the machine running the report, and say so. */
 void fastpath_meta(struct fastpath *fp, const char *key, const char *value);
 /* One sample: frames leaf first, the leaf's symbol and the sample's family (interned with
- * family_intern), its innermost oneDNN primitive (ITT task name, interned) or NULL.  m
+ * str_intern), its innermost oneDNN primitive (ITT task name, interned) or NULL.  m
  * may be NULL (no code is read then). */
 void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
 		     const struct frame *frames, size_t nr, const char *sym, const char *family,

@@ -33,6 +33,10 @@ void strpool_init(struct strpool *p);
 void strpool_release(struct strpool *p);
 const char *strpool_intern(struct strpool *p, const char *s);
 const char *strpool_intern_len(struct strpool *p, const char *s, size_t len);
+/* The process's interned strings (until exit; thread-safe): the names every stage
+ * compares by pointer (families, operators, symbols, Python frames).  A string with a
+ * NUL inside is the part before it. */
+const char *str_intern(const char *s, size_t len);
 
 uint64_t hash_bytes(const void *data, size_t len);
 static inline uint64_t hash_u64(uint64_t x)

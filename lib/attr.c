@@ -6,6 +6,7 @@
 #include "family-rules.h"
 #include "itt.h"
 #include "recfile.h"
+#include "rephash.h"
 #include "util.h"
 
 /* A sample whose op is known from its own stack (a mark), or an OpenMP worker's sample
@@ -55,10 +56,10 @@ struct attr *attr_new(const struct family_rules *rules)
 	struct attr *a = xcalloc(1, sizeof(*a));
 
 	a->rules = rules;
-	a->no_op = family_intern("(no op)", 7);
-	a->ph_init = family_intern("(library init)", 14);
-	a->ph_exit = family_intern("(exit)", 6);
-	a->other = family_intern("other", 5);
+	a->no_op = str_intern("(no op)", 7);
+	a->ph_init = str_intern("(library init)", 14);
+	a->ph_exit = str_intern("(exit)", 6);
+	a->other = str_intern("other", 5);
 	return a;
 }
 
@@ -111,7 +112,7 @@ const char *attr_prim_op(const char *prim)
 	char buf[128];
 	int n = snprintf(buf, sizeof(buf), "dnnl:%s", prim);
 
-	return family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	return str_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 const char *attr_op_name(const char *op, const char **overload)
@@ -119,8 +120,8 @@ const char *attr_op_name(const char *op, const char **overload)
 	const char *dot = op && !strncmp(op, "aten::", 6) ? strchr(op + 6, '.') : NULL;
 
 	if (overload)
-		*overload = dot ? family_intern(dot + 1, strlen(dot + 1)) : NULL;
-	return dot ? family_intern(op, dot - op) : op;
+		*overload = dot ? str_intern(dot + 1, strlen(dot + 1)) : NULL;
+	return dot ? str_intern(op, dot - op) : op;
 }
 
 static int is_fw_code(const struct frame *f)
@@ -187,7 +188,7 @@ static const char *py_chain(const struct frame *frames, size_t nr, const char **
 		*line = frames[i].sym;
 	}
 	if (sb.len)
-		chain = family_intern(sb.buf, sb.len);
+		chain = str_intern(sb.buf, sb.len);
 	strbuf_release(&sb);
 	return chain;
 }
@@ -215,8 +216,8 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 		return;
 	f = family_classify_kind(a->rules, frames, nr, sample_is_switch(s) ? FAMILY_SAMPLE_WAIT :
 				 FAMILY_SAMPLE_CPU, NULL);
-	out->family = family_intern(f, strlen(f));
-	out->sym = family_intern(frames[0].sym, strlen(frames[0].sym));
+	out->family = str_intern(f, strlen(f));
+	out->sym = str_intern(frames[0].sym, strlen(frames[0].sym));
 	out->fw = is_fw_code(&frames[0]);
 	if (attr_itt(a) && (iv = itt_lookup(a->itt, s->pid, s->tid, s->time)))
 		out->prim = iv->name;

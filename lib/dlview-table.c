@@ -7,6 +7,7 @@
 #include "family-rules.h"
 #include "itt.h"
 #include "output.h"
+#include "rephash.h"
 #include "util.h"
 
 /* Durations read like the symbol table's: "318.3 ms", "4.62 s". */
@@ -894,7 +895,7 @@ static size_t chain_lines(const char *chain, const char **out, size_t max, const
 	*leaf = NULL;
 	for (const char *p = chain; *p;) {
 		size_t len = strcspn(p, ";"), i;
-		const char *f = family_intern(p, len);
+		const char *f = str_intern(p, len);
 
 		for (i = 0; i < n && out[i] != f; i++)
 			;

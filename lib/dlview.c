@@ -9,6 +9,7 @@
 #include "family-rules.h"
 #include "itt.h"
 #include "recfile.h"
+#include "rephash.h"
 #include "util.h"
 
 struct cnt *cmap_get(struct cmap *m, const char *k1, const char *k2)
@@ -101,9 +102,9 @@ struct dlview *dlview_new(const struct family_rules *rules, const struct attr_vi
 	v->rules = rules;
 	v->as = attr_stream_new(rules, &own);
 	v->attr = attr_stream_attr(v->as);
-	v->f_spin = family_intern("omp-spin", 8);
-	v->f_reorder = family_intern("jit-reorder", 11);
-	v->f_fault = family_intern("kernel-fault", 12);
+	v->f_spin = str_intern("omp-spin", 8);
+	v->f_reorder = str_intern("jit-reorder", 11);
+	v->f_fault = str_intern("kernel-fault", 12);
 	v->fp = fastpath_new();
 	v->itt_meta = -1;
 	return v;
@@ -191,7 +192,7 @@ static struct thread_stat *get_thread(struct dlview *v, uint32_t pid, uint32_t t
 		char pb[16];
 
 		snprintf(pb, sizeof(pb), "%u", pid);
-		v->threads[v->nr_threads].pidkey = family_intern(pb, strlen(pb));
+		v->threads[v->nr_threads].pidkey = str_intern(pb, strlen(pb));
 	}
 	v->last_thread = v->nr_threads;
 	return &v->threads[v->nr_threads++];
@@ -286,7 +287,7 @@ static void count(struct dlview *v, const struct attributed *as)
 		const char *c = machine_comm_at(m, s->pid, s->tid, s->time);
 
 		if (c)
-			t->comm = family_intern(c, strlen(c));
+			t->comm = str_intern(c, strlen(c));
 	}
 	if (s->cpu < 256)
 		v->cpus_seen[s->cpu / 64] |= 1ull << (s->cpu % 64);

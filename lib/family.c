@@ -11,6 +11,7 @@
 #include "family.h"
 #include "family-rules.h"
 #include "paths.h"
+#include "rephash.h"
 #include "torchops.h"
 #include "util.h"
 
@@ -34,62 +35,6 @@ struct family_rules {
 	struct rule *rules;
 	size_t nr, alloc;
 };
-
-/* ---- interning (a small open-addressing set, process lifetime) ---- */
-static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
-static char **intern_tab;
-static size_t intern_nr, intern_size;
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (len--) {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
-const char *family_intern(const char *s, size_t len)
-{
-	size_t i;
-	const char *ret;
-
-	len = strnlen(s, len);	/* a name with a NUL inside is the part before it */
-	pthread_mutex_lock(&intern_lock);
-	if (intern_nr * 2 >= intern_size) {
-		size_t nsize = intern_size ? intern_size * 2 : 256;
-		char **ntab = xcalloc(nsize, sizeof(*ntab));
-
-		for (i = 0; i < intern_size; i++) {
-			size_t j;
-
-			if (!intern_tab[i])
-				continue;
-			j = hash_bytes(intern_tab[i], strlen(intern_tab[i])) & (nsize - 1);
-			while (ntab[j])
-				j = (j + 1) & (nsize - 1);
-			ntab[j] = intern_tab[i];
-		}
-		free(intern_tab);
-		intern_tab = ntab;
-		intern_size = nsize;
-	}
-	i = hash_bytes(s, len) & (intern_size - 1);
-	while (intern_tab[i]) {
-		if (!strncmp(intern_tab[i], s, len) && !intern_tab[i][len])
-			break;
-		i = (i + 1) & (intern_size - 1);
-	}
-	if (!intern_tab[i]) {
-		intern_tab[i] = xstrndup(s, len);
-		intern_nr++;
-	}
-	ret = intern_tab[i];
-	pthread_mutex_unlock(&intern_lock);
-	return ret;
-}
 
 /* ---- parsing ---- */
 static const struct { const char *name; unsigned bit; } flag_names[] = {
@@ -190,7 +135,7 @@ static int parse_rule(struct rule *r, const char *name, int line, char *text)
 	for (const char *q = tok; *q; q++)
 		if (!islower((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '-' && *q != '_')
 			return error("%s:%d: bad family name '%s' (want [a-z0-9_-]+)", name, line, tok);
-	r->family = family_intern(tok, strlen(tok));
+	r->family = str_intern(tok, strlen(tok));
 	while (p) {
 		char *eq;
 		struct cond c;
@@ -392,7 +337,7 @@ size_t family_rules_families(const struct family_rules *r, const char ***out)
 		}
 	}
 	(void)have_other;
-	v[n++] = family_intern("other", 5);
+	v[n++] = str_intern("other", 5);
 	*out = v;
 	return n;
 }
@@ -570,7 +515,7 @@ static const char *op_name(const char *prefix, const char *c, size_t len)
 
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		n = sizeof(buf) - 1;
-	return family_intern(buf, n);
+	return str_intern(buf, n);
 }
 
 static int comp_is(const char *c, size_t len, const char *s)

@@ -6,6 +6,7 @@
 
 #include "family-rules.h"
 #include "itt.h"
+#include "rephash.h"
 #include "util.h"
 
 struct itt_thread {
@@ -175,7 +176,7 @@ int itt_data_add(struct itt_data *d, const void *buf, size_t len)
 						memset(names + nr_names, 0, (id - nr_names) * sizeof(*names));
 						nr_names = id;
 					}
-					names[id - 1] = family_intern((const char *)p + 4, bh.len - 4);
+					names[id - 1] = str_intern((const char *)p + 4, bh.len - 4);
 				}
 			} else if (bh.kind == ITT_BLOCK_EVENTS) {
 				uint32_t tid, nr;

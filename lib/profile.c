@@ -349,7 +349,7 @@ static size_t irqs_off(struct prof *p, struct frame *fr, size_t *nf)
 	if (p->opts->raw_irqs)
 		return 0;
 	n = snprintf(buf, sizeof(buf), "%s (irqs off)", fr[k].sym);
-	fr[k].sym = family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	fr[k].sym = str_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 	fr[k].flags |= FRAME_IRQS_OFF;
 	fr[k].flags &= ~FRAME_INLINE;
 	memmove(fr, fr + k, (*nf - k) * sizeof(*fr));

@@ -79,8 +79,8 @@ struct pystacks *pystacks_new(void)
 {
 	struct pystacks *ps = xcalloc(1, sizeof(*ps));
 
-	ps->eval = family_intern("_PyEval_EvalFrameDefault", 24);
-	ps->dso = family_intern("[python]", 8);
+	ps->eval = str_intern("_PyEval_EvalFrameDefault", 24);
+	ps->dso = str_intern("[python]", 8);
 	return ps;
 }
 
@@ -156,10 +156,10 @@ static void add_code(struct pystacks *ps, const void *data, size_t len)
 		return;	/* a continuation without its start */
 	c->id = r.id;
 	c->firstlineno = r.firstlineno;
-	c->qualname = family_intern(p, r.qualname_len);
-	c->file = family_intern(p + r.qualname_len, r.file_len);
+	c->qualname = str_intern(p, r.qualname_len);
+	c->file = str_intern(p + r.qualname_len, r.file_len);
 	slash = strrchr(c->file, '/');
-	c->base = slash ? family_intern(slash + 1, strlen(slash + 1)) : c->file;
+	c->base = slash ? str_intern(slash + 1, strlen(slash + 1)) : c->file;
 	c->by_lines = by_lines;
 	if (by_lines) {
 		add_lines(c, p + r.qualname_len + r.file_len, r.linetable_len);
@@ -504,7 +504,7 @@ static void py_frame(struct pystacks *ps, const struct dlp_pyframe *pf, struct f
 	f->flags = FRAME_PYTHON;
 	f->dso = ps->dso;
 	if (!c || !c->id) {
-		f->sym = family_intern("[python]", 8);
+		f->sym = str_intern("[python]", 8);
 		return;
 	}
 	line = instr == DLP_PY_NO_INSTR ? (int)c->firstlineno :
@@ -520,9 +520,9 @@ static void py_frame(struct pystacks *ps, const struct dlp_pyframe *pf, struct f
 		ALLOC_GROW(c->names, c->nr_names + 1, c->alloc_names);
 		n = snprintf(buf, sizeof(buf), "%s (%s:%d)", c->qualname, c->base, line);
 		c->names[i].line = line;
-		c->names[i].sym = family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		c->names[i].sym = str_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 		n = snprintf(buf, sizeof(buf), "%s:%d", c->file, line);
-		c->names[i].srcline = family_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		c->names[i].srcline = str_intern(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 		c->nr_names++;
 	}
 	f->sym = c->names[i].sym;	/* the line is in the name: no srcline */

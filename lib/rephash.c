@@ -1,4 +1,5 @@
 /* rephash.c - u64 maps and a string pool (see rephash.h). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,4 +158,18 @@ const char *strpool_intern_len(struct strpool *p, const char *s, size_t len)
 const char *strpool_intern(struct strpool *p, const char *s)
 {
 	return strpool_intern_len(p, s, strlen(s));
+}
+
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct strpool interned;
+
+const char *str_intern(const char *s, size_t len)
+{
+	const char *ret;
+
+	len = strnlen(s, len);
+	pthread_mutex_lock(&intern_lock);
+	ret = strpool_intern_len(&interned, s, len);
+	pthread_mutex_unlock(&intern_lock);
+	return ret;
 }

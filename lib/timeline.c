@@ -8,6 +8,7 @@
 #include "memprof.h"
 #include "proc.h"
 #include "recfile.h"
+#include "rephash.h"
 #include "steps.h"
 #include "switches.h"
 #include "timeline.h"
@@ -113,7 +114,7 @@ static int tl_sample(void *ctx, const struct attributed *as)
 	if (tl->steps)
 		steps_sample(tl->steps, s, as->frames, as->nr, a->family);
 	if (comm)
-		t->comm = family_intern(comm, strlen(comm));
+		t->comm = str_intern(comm, strlen(comm));
 	ALLOC_GROW(tl->s, tl->nr + 1, tl->alloc);
 	tl->s[tl->nr++] = (struct tl_sample){ s->time, s->pid, s->tid, a->op, a->pyline, a->family };
 	return 0;

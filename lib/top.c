@@ -174,7 +174,7 @@ static void views_zero(struct top *t)
 
 static const char *intern(const char *s)
 {
-	return s ? family_intern(s, strlen(s)) : family_intern("?", 1);
+	return s ? str_intern(s, strlen(s)) : str_intern("?", 1);
 }
 
 /* ---- the writing thread: records -> samples -> views ---- */

@@ -95,9 +95,9 @@ struct fastpath *fastpath_new(void)
 	u64map_init(&fp->sse_sym.map);
 	u64map_init(&fp->ref_sym.map);
 	u64map_init(&fp->blas_sym.map);
-	fp->f_spin = family_intern("omp-spin", 8);
-	fp->f_omp = family_intern("omp-runtime", 11);
-	fp->f_aten = family_intern("aten", 4);
+	fp->f_spin = str_intern("omp-spin", 8);
+	fp->f_omp = str_intern("omp-runtime", 11);
+	fp->f_aten = str_intern("aten", 4);
 	return fp;
 }
 
