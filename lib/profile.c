@@ -14,7 +14,7 @@
 #include "jitsym.h"
 #include "ksyms.h"
 #include "profile.h"
-#include "pyframes.h"
+#include "pystack.h"
 #include "rephash.h"
 #include "symbolize.h"
 #include "unwind.h"

@@ -51,7 +51,7 @@
 
 #include "memevent.h"
 #include "pybpf.h"
-#include "pyframes.h"
+#include "pyread.h"
 #include "rephash.h"
 #include "recfile.h"
 #include "util.h"

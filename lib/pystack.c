@@ -5,7 +5,7 @@
 
 #include "family-rules.h"
 #include "frame.h"
-#include "pyframes.h"
+#include "pystack.h"
 #include "recfile.h"
 #include "rephash.h"
 #include "util.h"
@@ -396,68 +396,6 @@ static const struct pyst *find_st(struct pystacks *ps, uint32_t pid, uint32_t ti
 	    ps->st[lo].pid == pid)
 		return &ps->st[lo];
 	return NULL;
-}
-
-static uint32_t varint(const unsigned char *t, size_t len, size_t *i)
-{
-	uint32_t v = 0;
-	int shift = 0;
-
-	while (*i < len) {
-		unsigned char b = t[(*i)++];
-
-		v |= (uint32_t)(b & 63) << shift;
-		shift += 6;
-		if (!(b & 64) || shift > 30)
-			break;
-	}
-	return v;
-}
-
-static int32_t svarint(const unsigned char *t, size_t len, size_t *i)
-{
-	uint32_t v = varint(t, len, i);
-
-	return (v & 1) ? -(int32_t)(v >> 1) : (int32_t)(v >> 1);
-}
-
-/* CPython 3.11's location table (Objects/locations.md): entries of a header byte
- * 1CCCCLLL (code C, L+1 code units), then per code: 15 no location; 14 line delta
- * (svarint), end line, column, end column (varints); 13 line delta only; 10-12 the line
- * moves by C-10, two column bytes; 0-9 same line, one column byte. */
-int py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t instr)
-{
-	size_t i = 0;
-	uint64_t addr = 0;
-	int line = firstlineno;
-
-	while (i < len) {
-		unsigned char h = tab[i++];
-		unsigned code = (h >> 3) & 15, n = (h & 7) + 1;
-		int none = 0;
-
-		if (!(h & 0x80))
-			return -1;	/* not an entry start: a table we do not read */
-		if (code == 15) {
-			none = 1;
-		} else if (code == 14) {
-			line += svarint(tab, len, &i);
-			varint(tab, len, &i);
-			varint(tab, len, &i);
-			varint(tab, len, &i);
-		} else if (code == 13) {
-			line += svarint(tab, len, &i);
-		} else if (code >= 10) {
-			line += (int)code - 10;
-			i += 2;
-		} else {
-			i += 1;
-		}
-		if (instr < addr + n)
-			return none ? -1 : line;
-		addr += n;
-	}
-	return -1;
 }
 
 static int line_cmp(const void *a, const void *b)

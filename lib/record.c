@@ -22,7 +22,7 @@
 #include "memevent.h"
 #include "memrec.h"
 #include "pybpf.h"
-#include "pyframes.h"
+#include "pyread.h"
 #include "recfile.h"
 #include "rephash.h"
 #include "ring.h"

@@ -25,7 +25,7 @@
 #include "memevent.h"
 #include "memrec.h"
 #include "proc.h"
-#include "pyframes.h"
+#include "pyrec.h"
 #include "recfile.h"
 #include "recunwind.h"
 #include "rephash.h"

@@ -10,7 +10,7 @@
 #include "memevent.h"
 #include "memrec.h"
 #include "perfdata.h"
-#include "pyframes.h"
+#include "pyrec.h"
 #include "recfile-priv.h"
 #include "util.h"
 

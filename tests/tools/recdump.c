@@ -49,7 +49,7 @@
  */
 #include "memevent.h"
 #include "memrec.h"
-#include "pyframes.h"
+#include "pyrec.h"
 #include "recfile.h"
 #include "session.h"
 #include "util.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pyframes.h"
+#include "pyrec.h"
 #include "recfile.h"
 #include "tap.h"
 #include "util.h"
