@@ -11,7 +11,7 @@
  *		convolution task inside aten::convolution_backward has that op and this prim
  *		(the PyTorch profiler's Self CPU counts it to the op too)
  *   sym	the leaf symbol
- *   pychain	the Python frames of the stack (pyframes.h), root first, joined by ';'
+ *   pychain	the Python frames of the stack (pystack.h), root first, joined by ';'
  *		(interned), and pyline the innermost of them; NULL outside Python.  An
  *		OpenMP worker takes those of the thread that dispatched its work: the caller
  *		of its oneDNN call, else the nearest Python sample of another thread

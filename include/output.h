@@ -35,7 +35,7 @@ struct report_header {
 	int truncated;
 	uint64_t skipped;		/* malformed records the reader skipped (session_info) */
 	uint64_t irqs_off;		/* samples taken where interrupts came back on */
-	/* Python (pyframes.h): samples of Python threads read by record, those with
+	/* Python (pystack.h): samples of Python threads read by record, those with
 	 * Python frames here, those the reader could not trust or read, those whose
 	 * stacks disagreed, and the mean time from sample to read */
 	uint64_t py_records, py_merged, py_moved, py_failed, py_mismatched, py_delay_ns;

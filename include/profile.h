@@ -23,7 +23,7 @@ struct profile_opts {
 	const char *event;	/* the event whose samples count; NULL: the first recorded */
 	struct sample_filter *filter;	/* filter.h: samples left out before unwinding; NULL */
 	int raw_irqs;		/* keep samples where interrupts came back on as taken */
-	int no_python;		/* native stacks only: no Python frames (pyframes.h) */
+	int no_python;		/* native stacks only: no Python frames (pystack.h) */
 	int off_cpu;		/* the context-switches samples (record --off-cpu), each
 				   delivered at the end with period = the ns until its thread
 				   ran again */
@@ -52,7 +52,7 @@ struct profile_stats {
 	char other_events[128];		/* the recording's other events ("a,b"), not counted */
 	uint64_t other_samples;		/* their samples, left out */
 	uint64_t filtered_out;		/* samples of the event the filter left out */
-	uint64_t python;		/* stacks with Python frames merged in (pyframes.h) */
+	uint64_t python;		/* stacks with Python frames merged in (pystack.h) */
 	uint64_t py_records;		/* samples of Python threads the recorder read */
 	uint64_t py_moved, py_failed;	/* ... whose Python stack it could not trust/read */
 	uint64_t py_mismatched;		/* ... whose Python and native stacks disagree */

@@ -39,7 +39,7 @@ enum dlp_rec_type {
 	DLP_REC_ITT	= 8,	/* the bytes of one ITT collector output file (format in itt.h) */
 	DLP_REC_STATS	= 9,	/* struct dlp_stats: written once, last */
 	DLP_REC_FILE	= 10,	/* struct dlp_file_rec + bytes of a small file captured at record time */
-	DLP_REC_PYCODE	= 11,	/* struct dlp_pycode_rec + strings: a Python code object (pyframes.h) */
+	DLP_REC_PYCODE	= 11,	/* struct dlp_pycode_rec + strings: a Python code object (pyrec.h) */
 	DLP_REC_PYSTACK = 12,	/* struct dlp_pystack_rec + frames: a sample's Python stack */
 	DLP_REC_STACK	= 13,	/* struct dlp_stack_rec + addresses: one user stack, unwound
 				   while recording, stored once */
@@ -50,12 +50,12 @@ enum dlp_rec_type {
 	DLP_REC_MEMFREE	= 16,	/* struct dlp_memfree[]: frees of sampled blocks (record
 				   --memory) that came through the library's free ring */
 	DLP_REC_PYCHAIN = 17,	/* struct dlp_pychain_rec + frames: one Python stack, stored
-				   once, named by samples (pyframes.h) */
+				   once, named by samples (pyrec.h) */
 	DLP_REC_MEMALLOC = 18,	/* sampled allocations unwound while recording, a batch of
 				   compact entries (memrec.h) */
 	DLP_REC_MEMFREES = 19,	/* frees of sampled blocks, a batch of compact entries
 				   (memrec.h); replaces DLP_REC_MEMFREE */
-	DLP_REC_PYCODE_PACKED = 20,	/* a DLP_REC_PYCODE packed (pyframes.h, pyrec.c) */
+	DLP_REC_PYCODE_PACKED = 20,	/* a DLP_REC_PYCODE packed (pyrec.h) */
 	DLP_REC_PYCHAIN_PACKED = 21,	/* a DLP_REC_PYCHAIN packed */
 	DLP_REC_USAMPLES = 22,	/* a batch of compact DLP_REC_USAMPLEs: samples with no
 				   kernel chain, registers or stack copy (memrec.h) */

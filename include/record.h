@@ -45,7 +45,7 @@ struct record_opts {
 	size_t mmap_pages;		/* per-cpu ring data pages (power of two); 0: default */
 	int no_jit;			/* do not set ONEDNN_JIT_PROFILE & co */
 	int no_itt;			/* do not load the ITT collector */
-	int no_python;			/* do not read Python stacks (pyframes.h) */
+	int no_python;			/* do not read Python stacks (pyread.h) */
 	int off_cpu;			/* also sample every context switch, with its stack:
 					   1 asked (an error when it cannot), 2 by default
 					   (left out when it cannot) */

@@ -171,7 +171,7 @@ static void add_mark(struct marks *m, const struct dlp_sample *s, const char *op
 	m->v[m->nr++] = (struct op_mark){ s->time, s->pid, s->tid, op, line };
 }
 
-/* The Python frames of the stack (pyframes.h), root first, as one interned string
+/* The Python frames of the stack (pystack.h), root first, as one interned string
  * "f1;f2;...;fN", and the innermost one in *line; NULL when there are none. */
 static const char *py_chain(const struct frame *frames, size_t nr, const char **line)
 {

@@ -1,5 +1,5 @@
 /* pyread.c - read a CPython 3.11, 3.12 or 3.13 process's Python stacks from outside
- * (pyframes.h).
+ * (pyread.h).
  *
  * The layouts (x86-64), as each version's headers give them (struct pylayout):
  *					3.11	3.12

@@ -1,4 +1,4 @@
-/* pyrec.c - the packed forms of the Python records (see pyframes.h).
+/* pyrec.c - the packed forms of the Python records (see pyrec.h).
  *
  * A code object's record and a chain's are written packed: each field a LEB128 varint,
  * a chain's frames as (code, instruction << 1 | entry), a code object's (instruction,

@@ -1,4 +1,4 @@
-/* pystack.c - the recorded Python stacks (pyframes.h), merged into the native stacks. */
+/* pystack.c - the recorded Python stacks (pystack.h), merged into the native stacks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2033,7 +2033,7 @@ static int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const v
 	struct strbuf packed = STRBUF_INIT;
 	uint32_t ptype;
 
-	/* code objects and chains packed (pyframes.h): ~30% fewer bytes of them in the
+	/* code objects and chains packed (pyrec.h): ~30% fewer bytes of them in the
 	 * file, which on a short run are most of what Python frames add */
 	if (!pyrec_pack(type, a, alen, b, blen, &packed, &ptype))
 		rec_put(ctx, ptype, packed.buf, packed.len, NULL, 0);
