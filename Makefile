@@ -31,15 +31,18 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) 
 	     -DDLPROF_LIBDIR='"$(LIBDIR)"' -DDLPROF_DATADIR='"$(DATADIR)"' -MMD -MP
 LDLIBS   := $(PKG_LIBS) $(CAPSTONE_LIBS) -lpfm -lstdc++ -lpthread -ldl -lm
 
-# lib/ and its stage folders (lib/itt/ is the collector library, built by lib/itt.mk)
-LIB_SRC  := $(sort $(wildcard lib/*.c lib/isa/*.c))
+# lib/ is one folder per stage, in this order: a stage uses the stages before it only
+# (tests/t0003-layers.sh checks every #include against it; docs/layout.md says what
+# each holds).  lib/inject/ is what record loads into workloads, built by its fragments.
+STAGES   := util file isa resolve record attribute views
+LIB_SRC  := $(sort $(foreach s,$(STAGES),$(wildcard lib/$(s)/*.c)))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(O)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%)
 
-# The libraries record loads into workloads (their rules are in lib/itt.mk and lib/mem.mk).
+# The libraries record loads into workloads (their rules are in lib/inject/*.mk).
 # Named here, before any fragment is read: every rule that runs dlprof record (all, demo,
 # check, install) lists them, and make expands a rule's prerequisites when it reads the
 # rule, so a list that fragments appended to would still be empty for the fragments read
@@ -69,11 +72,11 @@ $(O)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# lib/paths.c has LIBDIR and DATADIR compiled in: rebuilt when they change
+# lib/util/paths.c has LIBDIR and DATADIR compiled in: rebuilt when they change
 $(O)/.paths: FORCE
 	@mkdir -p $(O)
 	@echo '$(LIBDIR) $(DATADIR)' | cmp -s - $@ || echo '$(LIBDIR) $(DATADIR)' >$@
-$(O)/lib/paths.o: $(O)/.paths
+$(O)/lib/util/paths.o: $(O)/.paths
 FORCE:
 
 $(O)/libdlprof.a: $(LIB_OBJ)
@@ -87,7 +90,7 @@ $(O)/tests/unit/%: tests/unit/%.c $(O)/libdlprof.a | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(O)/libdlprof.a $(LDLIBS)
 
--include $(sort $(wildcard lib/*.mk tests/*.mk tests/*/*.mk examples/*.mk bench/*.mk))
+-include $(sort $(wildcard lib/*/*.mk tests/*.mk tests/*/*.mk examples/*.mk bench/*.mk))
 ifneq ($(HELPERS),$(helpers_named))
 $(error a fragment changed HELPERS: name a helper in the Makefile, where every rule reads it)
 endif

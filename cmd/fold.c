@@ -13,7 +13,7 @@
 #include "flamegraph.h"
 #include "memprof.h"
 #include "parse-options.h"
-#include "proc.h"
+#include "process.h"
 #include "profile.h"
 #include "rephash.h"
 #include "util.h"

@@ -11,7 +11,7 @@
 #include "parse-options.h"
 #include "memprof.h"
 #include "pprof.h"
-#include "proc.h"
+#include "process.h"
 #include "profile.h"
 #include "recfile.h"
 #include "util.h"

@@ -13,7 +13,7 @@
 #include "memprof.h"
 #include "output.h"
 #include "parse-options.h"
-#include "proc.h"
+#include "process.h"
 #include "profile.h"
 #include "recfile.h"
 #include "steps.h"

@@ -43,7 +43,7 @@ struct itt_event {
 	uint32_t pad;
 };
 
-/* ---- reader (lib/itt.c) ---- */
+/* ---- reader (lib/attribute/itt.c) ---- */
 struct itt_interval {
 	uint64_t start, end;
 	const char *name;	/* interned */

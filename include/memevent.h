@@ -1,4 +1,4 @@
-/* memevent.h - what libdlprof-mem.so (lib/mem/interpose.c) tells dlprof record --memory.
+/* memevent.h - what libdlprof-mem.so (lib/inject/mem-interpose.c) tells dlprof record --memory.
  *
  * Two empty functions of the library are watched by uprobes (record.c makes them trace
  * events in tracefs and opens them as the events "mem-alloc" and "mem-free"); their

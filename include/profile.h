@@ -1,6 +1,6 @@
 /* profile.h - the report pipeline up to resolved stacks.
  *
- * profile_run() reads a recording (session.h), builds the process model (proc.h),
+ * profile_run() reads a recording (session.h), builds the process model (process.h),
  * unwinds (fp chain, or unwind.h for dwarf recordings), symbolizes (symbolize.h) and
  * calls on_stack once per sample with its resolved frames, leaf first.  Aggregation and
  * output (calltree.c, output-*.c, family.c) see only that.
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "frame.h"
-#include "proc.h"
+#include "process.h"
 #include "session.h"
 
 struct profile_opts {

@@ -81,7 +81,7 @@ struct dlp_pychain_rec {
 	uint32_t pad;
 };
 
-/* Packed forms (lib/pyrec.c), what record writes since format 6: DLP_REC_PYCODE_PACKED
+/* Packed forms (lib/file/pyrec.c), what record writes since format 6: DLP_REC_PYCODE_PACKED
  * holds varints id, flags (DLP_PYCODE_LINES | 2: names follow), [pid, firstlineno,
  * pyversion, qualname_len, file_len, the names], then with DLP_PYCODE_LINES the number
  * of pairs and each pair as zigzag differences from the one before (the first from

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "frame.h"
-#include "proc.h"
+#include "process.h"
 
 struct symbolize_opts {
 	int srcline;		/* fill frame.srcline */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proc.h"
+#include "process.h"
 #include "session.h"
 
 struct unwinder;

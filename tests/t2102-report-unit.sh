@@ -1,7 +1,7 @@
 #!/bin/sh
 # unit tests of the report side: symbolization (ELF, FDE, DWARF, JIT, kernel), aggregation,
-# the JSON strings' UTF-8 and hash_bytes, the compact memory records (lib/memrec.c) and the
-# packed Python records (lib/pyrec.c)
+# the JSON strings' UTF-8 and hash_bytes, the compact memory records (lib/file/memrec.c) and the
+# packed Python records (lib/file/pyrec.c)
 . "$(dirname "$0")/lib.sh"
 
 for t in test-symbolize test-calltree test-util test-memrec test-pyrec; do

@@ -239,7 +239,7 @@ test_expect_success 'bad JIT maps and jitdumps: one warning per bad record, not 
 	done
 '
 
-# Known: the ITT reader (lib/itt.c, lib/dlview.c) prints an "error:" line and a
+# Known: the ITT reader (lib/attribute/itt.c, lib/views/dlview.c) prints an "error:" line and a
 # "warning: ITT record ignored" line for each bad ITT record, where one warning would do.
 test_expect_success 'bad ITT records: table shown, each bad record reported' '
 	grep -q "^# samples: 40 " itt-garbage.report.out &&

@@ -22,7 +22,7 @@
 #include <linux/perf_event.h>
 
 #include "isa.h"
-#include "proc.h"
+#include "process.h"
 #include "symbolize.h"
 #include "unwind.h"
 

@@ -1,4 +1,4 @@
-/* fuzz-perfdata.c - libFuzzer harness for the perf.data reader (lib/perfdata.c) and what
+/* fuzz-perfdata.c - libFuzzer harness for the perf.data reader (lib/file/perfdata.c) and what
  * report does with its records (session, process model, dwarf stacks, attribution).
  *
  * The first byte picks how the rest is taken:

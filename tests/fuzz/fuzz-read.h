@@ -10,7 +10,7 @@
 #include "attr-stream.h"
 #include "family-rules.h"
 #include "memrec.h"
-#include "proc.h"
+#include "process.h"
 #include "profile.h"
 #include "recfile.h"
 #include "session.h"

@@ -11,7 +11,7 @@
  */
 #include "recfile.h"
 #include "util.h"
-#include "../../lib/recfile-priv.h"
+#include "../../lib/file/recfile-priv.h"
 #include "rec-build.h"
 #include "../xorshift.h"
 

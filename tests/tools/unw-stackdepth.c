@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "frame.h"
-#include "proc.h"
+#include "process.h"
 #include "session.h"
 #include "unwind.h"
 #include "util.h"

@@ -1,4 +1,4 @@
-/* test-itt.c - run dl-itt-user with the collector and check what lib/itt.c reads back;
+/* test-itt.c - run dl-itt-user with the collector and check what lib/attribute/itt.c reads back;
  * feed the reader malformed files.  TAP output.  Run from the top of the tree (or set
  * BUILD to the build directory). */
 #include <fcntl.h>

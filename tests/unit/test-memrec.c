@@ -1,4 +1,4 @@
-/* test-memrec.c - unit tests of lib/memrec.c: what record writes as compact USAMPLES
+/* test-memrec.c - unit tests of lib/file/memrec.c: what record writes as compact USAMPLES
  * entries and record --memory as MEMALLOC and MEMFREES entries decodes to what it was
  * given (frees named by number to the microsecond, rounded up), and a cut or damaged
  * record is an error, never a read past its end. */

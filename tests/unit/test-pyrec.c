@@ -1,4 +1,4 @@
-/* test-pyrec.c - unit tests of lib/pyrec.c: the packed Python records unpack to exactly
+/* test-pyrec.c - unit tests of lib/file/pyrec.c: the packed Python records unpack to exactly
  * the plain ones, are smaller, and a damaged packed record is refused, never read past. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* test-recfile.c - recording file writer/reader: round trip, truncation, bit flips, fuzz. */
 #include "recfile.h"
 #include "util.h"
-#include "../../lib/recfile-priv.h"
+#include "../../lib/file/recfile-priv.h"
 #include "../xorshift.h"
 
 #include <errno.h>

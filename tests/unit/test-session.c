@@ -1,7 +1,7 @@
 /* test-session.c - hand-built perf records through recwriter and session_process. */
 #include "session.h"
 #include "util.h"
-#include "../../lib/recfile-priv.h"
+#include "../../lib/file/recfile-priv.h"
 #include "tools/rec-build.h"
 
 #include <fcntl.h>

@@ -22,7 +22,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "frame.h"
-#include "proc.h"
+#include "process.h"
 #include "unwind.h"
 #include "util.h"
 

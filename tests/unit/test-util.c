@@ -1,6 +1,6 @@
-/* test-util.c - unit tests of lib/util.c: JSON strings are valid UTF-8 whatever the name
+/* test-util.c - unit tests of lib/util/util.c: JSON strings are valid UTF-8 whatever the name
  * they carry holds (a name read from a process can be any bytes); and of hash_bytes
- * (lib/rephash.c), which keys the tables of stacks, chains and names. */
+ * (lib/util/rephash.c), which keys the tables of stacks, chains and names. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* pyread.h - Python frames read from a CPython 3.11-3.13 process at record time
- * (lib/pyread.c): for each sample of a Python thread, its chain of interpreter frames,
+ * (lib/record/pyread.c): for each sample of a Python thread, its chain of interpreter frames,
  * read in the kernel (pybpf.h), by the thread itself (memevent.h) or from outside right
  * after the sample and checked against the sample's stack copy, written as the records
  * of pyrec.h.
@@ -14,6 +14,7 @@
 #ifndef DLPROF_PYREAD_H
 #define DLPROF_PYREAD_H
 
+#include "pybpf.h"
 #include "pyrec.h"
 
 struct pyreader;
@@ -69,10 +70,6 @@ struct pywalk_info {
 int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi);
 /* The distinct layouts of an interpreter frame (_PyInterpreterFrame) among the versions
  * read, for a reader that must know them all beforehand (pybpf.h); how many. */
-struct pyframe_layout {
-	uint16_t code, previous, instr, owner;
-	uint16_t is_entry;	/* MEM_PY_NONE: none */
-};
 size_t pyreader_frame_layouts(struct pyframe_layout *out, size_t max);
 /* The Python threads of pid as its interpreter lists them now (one state per thread:
  * the newest), and in *wi its layout (tss is 0 here).  How many (0: not Python). */

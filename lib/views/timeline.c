@@ -6,7 +6,7 @@
 #include "family-rules.h"
 #include "itt.h"
 #include "memprof.h"
-#include "proc.h"
+#include "process.h"
 #include "recfile.h"
 #include "rephash.h"
 #include "steps.h"

@@ -1,4 +1,4 @@
-/* pybpf.h - Python stacks read in the kernel at the sample (lib/pybpf.c).
+/* pybpf.h - Python stacks read in the kernel at the sample (lib/record/pybpf.c).
  *
  * A BPF program on the sampling events (BPF_PROG_TYPE_PERF_EVENT, run on each overflow,
  * before the sample is written) reads the sampled thread's chain of interpreter frames
@@ -31,7 +31,11 @@ struct pybpf_thread {
 struct pybpf;
 /* A reader of frames of these layouts (pyreader_frame_layouts()); NULL (and why in *why,
  * static) when BPF cannot be used here. */
-struct pyframe_layout;
+/* An interpreter frame's layout (_PyInterpreterFrame): its fields' offsets */
+struct pyframe_layout {
+	uint16_t code, previous, instr, owner;
+	uint16_t is_entry;	/* MEM_PY_NONE: none */
+};
 struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, const char **why);
 void pybpf_free(struct pybpf *pb);
 /* Run the program on this sampling event (and the events it passes to threads it

@@ -24,7 +24,7 @@
 #include "isa.h"
 #include "memevent.h"
 #include "memrec.h"
-#include "proc.h"
+#include "process.h"
 #include "pyrec.h"
 #include "recfile.h"
 #include "recunwind.h"

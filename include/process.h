@@ -1,12 +1,12 @@
-/* proc.h - the process model: processes, threads and mappings over time.
+/* process.h - the process model: processes, threads and mappings over time.
  *
  * Built from the side-band records (session pass 1), queried per sample (pass 2).
  * Lookups are "as of" a time: a mapping is visible from its mmap time until a later
  * mapping of the same process overlaps it, or the process execs.  A forked child sees
  * its parent's mappings as of the fork.
  */
-#ifndef DLPROF_PROC_H
-#define DLPROF_PROC_H
+#ifndef DLPROF_PROCESS_H
+#define DLPROF_PROCESS_H
 
 #include <stddef.h>
 #include <stdint.h>

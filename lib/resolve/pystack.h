@@ -1,5 +1,5 @@
 /* pystack.h - the Python frames of a recording merged into its native stacks at report
- * time (lib/pystack.c): each _PyEval_EvalFrameDefault frame replaced by the Python
+ * time (lib/resolve/pystack.c): each _PyEval_EvalFrameDefault frame replaced by the Python
  * functions it ran. */
 #ifndef DLPROF_PYSTACK_H
 #define DLPROF_PYSTACK_H

@@ -5,7 +5,7 @@
 #define DLPROF_DLVIEW_PRIV_H
 
 #include "attr-stream.h"
-#include "proc.h"
+#include "process.h"
 #include "dlview.h"
 #include "switches.h"
 #include "fastpath.h"

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "family-rules.h"
 #include "filter.h"
 #include "jitsym.h"
 #include "ksyms.h"

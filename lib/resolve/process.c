@@ -1,4 +1,4 @@
-/* proc.c - processes, threads and mappings over time (see proc.h).
+/* process.c - processes, threads and mappings over time (see process.h).
  *
  * Each process keeps every mapping ever reported, in insertion order while side-band
  * events arrive.  At the first lookup the list is sorted by start address and a
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "process.h"
 #include "recfile.h"
 #include "rephash.h"
 #include "util.h"

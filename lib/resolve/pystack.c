@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "family-rules.h"
 #include "frame.h"
 #include "pystack.h"
 #include "recfile.h"

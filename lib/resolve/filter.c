@@ -7,7 +7,7 @@
 
 #include "filter.h"
 #include "frame.h"
-#include "proc.h"
+#include "process.h"
 #include "session.h"
 #include "util.h"
 

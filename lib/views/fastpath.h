@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "frame.h"
-#include "proc.h"
+#include "process.h"
 #include "session.h"
 
 struct finding {

@@ -42,7 +42,7 @@
 
 #include "memevent.h"
 #include "pybpf.h"
-#include "pyread.h"
+#include "pyrec.h"
 #include "util.h"
 
 #define RB_SIZE		(8u << 20)	/* the ring buffer of chains (a 20-frame one: 344
