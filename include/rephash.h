@@ -23,6 +23,15 @@ void *u64map_get(const struct u64map *h, uint64_t key);
 void u64map_put(struct u64map *h, uint64_t key, void *val);
 /* Address of the value slot for key, inserting NULL when new. */
 void **u64map_slot(struct u64map *h, uint64_t key);
+/* The map as a set of keys */
+static inline void u64map_add(struct u64map *h, uint64_t key)
+{
+	u64map_put(h, key, (void *)1);
+}
+static inline int u64map_has(const struct u64map *h, uint64_t key)
+{
+	return u64map_get(h, key) != NULL;
+}
 
 /* Interned strings: equal strings share one stable pointer until strpool_release. */
 struct strpool {

@@ -1,0 +1,656 @@
+/* drain.c - the drain: one callback per perf record, the sample rewritten and handed on (recorder.h). */
+#include "record.h"
+#include "recunwind.h"
+#include "attach.h"
+#include "elfsyms.h"
+#include "event.h"
+#include "isa.h"
+#include "jitsym.h"
+#include "memevent.h"
+#include "memrec.h"
+#include "pybpf.h"
+#include "pyread.h"
+#include "recfile.h"
+#include "rephash.h"
+#include "ring.h"
+#include "workload.h"
+#include "paths.h"
+#include "util.h"
+#include "version.h"
+#include "recorder.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- the drain: one callback per perf record ---- */
+
+/* Write a record of the run: through the unwinding thread when there is one (it writes
+ * in the order records come), else directly. */
+void rec_put(struct recorder *r, uint32_t type, const void *a, size_t alen,
+		    const void *b, size_t blen)
+{
+	if (r->ru)
+		recunw_add(r->ru, type, a, alen, b, blen);
+	else if (!r->write_failed && recwriter_add2(r->w, type, a, alen, b, blen) < 0)
+		r->write_failed = 1;
+}
+
+/* All of the run's records written (the unwinding thread done): what follows is written
+ * directly. */
+void rec_put_done(struct recorder *r)
+{
+	if (!r->ru)
+		return;
+	if (recunw_finish(r->ru, &r->ru_st) < 0)
+		r->write_failed = 1;
+	r->ru = NULL;
+}
+static void note_kernel_ips(struct recorder *r, uint16_t cpumode, uint64_t ip,
+			    const uint64_t *chain, uint64_t nr)
+{
+	uint64_t ctx = 0;
+
+	if (cpumode == PERF_RECORD_MISC_KERNEL)
+		u64map_add(&r->kaddrs, ip);
+	for (uint64_t i = 0; i < nr; i++) {
+		if (chain[i] >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = chain[i];
+			continue;
+		}
+		if (ctx == (uint64_t)PERF_CONTEXT_KERNEL)
+			u64map_add(&r->kaddrs, chain[i]);
+	}
+}
+
+/*
+ * The kernel copies a thread's stack from sp upwards until the requested size or the
+ * first unreadable page.  Above a glibc thread's stack lie its static TLS and struct
+ * pthread (the TCB, at the top of the stack block), and above the block whatever
+ * mapping happens to be adjacent: when that is readable, the copy runs on through bytes
+ * no unwinder needs (measured: a torch worker thread's copies grew from ~5 KB to ~30 KB
+ * per sample in the runs where ASLR put a mapping right above its stack, doubling the
+ * file).  The TCB starts with tcbhead_t on x86-64: header.tcb (offset 0) and
+ * header.self (offset 16) both hold the TCB's own address, and struct pthread is
+ * 64-byte aligned.  No stack frame lies at or above it, so the copy is cut at the
+ * lowest 64-aligned address A holding A at A and A + 16 (a main thread's TCB is not on
+ * its stack: nothing is cut there).  Returns the bytes to keep of the len copied.
+ */
+/* Does the copy hold a TCB at off (address addr): addr at off and at off + 16?  (The
+ * copy has 24 bytes at off.) */
+int tcb_at(const unsigned char *stack, size_t off, uint64_t addr)
+{
+	uint64_t v, self;
+
+	memcpy(&v, stack + off, 8);
+	if (v != addr)
+		return 0;
+	memcpy(&self, stack + off + 16, 8);
+	return self == addr;
+}
+
+static uint64_t stack_end_at_tcb(const unsigned char *stack, size_t len, uint64_t sp,
+				 uint64_t from)
+{
+	size_t off = (size_t)(-sp & 63);
+
+	if (from > sp + off)	/* (from - sp, up to the next 64-aligned address) */
+		off = (size_t)(((from + 63) & ~(uint64_t)63) - sp);
+	for (; off + 24 <= len; off += 64)
+		if (tcb_at(stack, off, sp + off))
+			return off;
+	return len;
+}
+
+/*
+ * The same, remembering per thread what the scans found (r->tcb_at: tid -> its TCB's
+ * address, or bit 0 set: no TCB below that address), so that a thread's samples do not
+ * each read their whole copy once more (that scan was 7% of record's CPU on the CNN, a
+ * cache miss per 64 bytes of the ring): a known TCB inside the copy is checked where it
+ * is (two words) and the copy cut there; a main thread's stack, with no TCB on it, is
+ * scanned above the part scanned before only.  A tid's entry goes with its EXIT record
+ * (a thread made later under the same tid starts afresh); a stale entry can only make a
+ * copy longer, never cut one at a place that is not a TCB.
+ */
+static uint64_t stack_end(struct recorder *r, uint32_t tid, const unsigned char *stack,
+			  size_t len, uint64_t sp)
+{
+	void **slot = u64map_slot(&r->tcb_at, tid);
+	uint64_t known = (uintptr_t)*slot, end;
+
+	if (known && !(known & 1)) {
+		if (known < sp || known - sp + 24 > len)
+			return len;	/* the copy ends below it */
+		if (tcb_at(stack, (size_t)(known - sp), known))
+			return known - sp;
+		known = 0;		/* not there any more: scanned afresh */
+	}
+	end = stack_end_at_tcb(stack, len, sp, known & 1 ? known & ~(uint64_t)1 : 0);
+	if (end < len)
+		*slot = (void *)(uintptr_t)(sp + end);
+	else if (len >= 24 && sp + len - 24 > (known & ~(uint64_t)1))
+		*slot = (void *)(uintptr_t)((sp + len - 24) | 1);	/* scanned up to there */
+	return end;
+}
+
+/*
+ * Look into a sample: note kernel addresses, and in dwarf mode trim the stack copy.
+ * Returns the record to write (rec itself, or r->scratch) or NULL when malformed; with
+ * the unwinding thread a copy to cut is returned as rec, r->cut_* saying how.
+ */
+static const struct perf_event_header *sample_fixup(struct recorder *r,
+						    const struct perf_event_header *rec)
+{
+	const unsigned char *p = (const void *)rec, *end = p + rec->size;
+	const unsigned char *q = p + sizeof(*rec);
+	uint64_t ip, nr = 0, abi, size, dyn, sp = 0;
+	const uint64_t *chain = NULL;
+	const struct perf_event_attr *a = &r->ev[0].attr;
+	size_t regs, keep, head_len;
+
+	r->cut_head = 0;
+	/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD: six u64 */
+	if (end - q < 48)
+		return NULL;
+	memcpy(&ip, q + 8, 8);
+	if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
+		uint32_t pid;
+
+		memcpy(&pid, q + 16, 4);
+		note_anon_ip(r, pid, ip);
+	}
+	q += 48;
+	if (a->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		if (end - q < 8)
+			return NULL;
+		memcpy(&nr, q, 8);
+		q += 8;
+		if (nr > (uint64_t)(end - q) / 8)
+			return NULL;
+		chain = (const uint64_t *)q;
+		q += nr * 8;
+	}
+	note_kernel_ips(r, rec->misc & PERF_RECORD_MISC_CPUMODE_MASK, ip, chain, nr);
+	r->smp_stack = NULL;
+	r->smp_regs = NULL;
+	if (a->sample_type & PERF_SAMPLE_REGS_USER) {
+		if (end - q < 8)
+			return NULL;
+		memcpy(&abi, q, 8);
+		q += 8;
+		regs = abi ? (size_t)__builtin_popcountll(a->sample_regs_user) : 0;
+		if ((size_t)(end - q) < regs * 8)
+			return NULL;
+		if (regs)
+			r->smp_regs = q;	/* for sample_args() */
+		if (regs >= 8 && (a->sample_regs_user & 0xff) == 0xff)
+			memcpy(&sp, q + 7 * 8, 8);	/* AX BX CX DX SI DI BP SP */
+		q += regs * 8;
+	}
+	if (!(a->sample_type & PERF_SAMPLE_STACK_USER))
+		return rec;
+
+	if (end - q < 8)
+		return NULL;
+	memcpy(&size, q, 8);
+	if (!size)
+		return rec;
+	if ((size_t)(end - q) < 16 || size > (uint64_t)(end - q) - 16)
+		return NULL;
+	memcpy(&dyn, q + 8 + size, 8);
+	if (dyn > size)
+		dyn = size;
+	if (sp) {
+		uint32_t tid;
+
+		r->smp_stack = q + 8;	/* as the sample took it, for the Python check */
+		r->smp_len = (size_t)dyn;
+		r->smp_sp = sp;
+		memcpy(&tid, p + sizeof(*rec) + 20, 4);	/* IDENTIFIER IP PID/TID */
+		dyn = stack_end(r, tid, q + 8, (size_t)dyn, sp);
+	}
+	keep = (size_t)(dyn + 7) & ~(size_t)7;
+	if (keep > size)
+		keep = (size_t)size;
+	if (keep == size)
+		return rec;
+	head_len = (size_t)(q - p);
+	if (r->ru) {
+		/* assembled as it is queued for the unwinding thread: one copy */
+		r->cut_head = head_len;
+		r->cut_keep = keep;
+		r->cut_dyn = dyn;
+		return rec;
+	}
+	/* header .. regs, then size=keep, keep bytes of stack, dyn_size */
+	recunw_cut(r->scratch, rec, head_len, keep, dyn);
+	return (const void *)r->scratch;
+}
+
+/* The event of this sample record (IDENTIFIER first), NULL when its id is unknown. */
+static const struct rec_event *sample_event(const struct recorder *r, const unsigned char *p)
+{
+	uint64_t id;
+
+	if (r->nr_ev < 2)
+		return &r->ev[0];
+	memcpy(&id, p + sizeof(struct perf_event_header), 8);
+	for (int e = 0; e < r->nr_ev; e++)
+		for (size_t i = 0; i < r->ev[e].nr_ids; i++)
+			if (r->ev[e].ids[i] == id)
+				return &r->ev[e];
+	return NULL;
+}
+
+/* User register regno (PERF_REG_X86_*) of the sample sample_fixup() just read: 0, or -1
+ * when the record has none. */
+static int sample_reg(const struct recorder *r, int regno, uint64_t *v)
+{
+	uint64_t mask = r->ev[0].attr.sample_regs_user;
+
+	if (!r->smp_regs || !(mask & (1ull << regno)))
+		return -1;
+	/* registers come in bit order */
+	memcpy(v, r->smp_regs + 8 * __builtin_popcountll(mask & ((1ull << regno) - 1)), 8);
+	return 0;
+}
+
+/* The user registers DI, SI, DX, CX of that sample (the arguments of the function a
+ * uprobe hit).  Returns 0, or -1 when the record has none. */
+static int sample_args(const struct recorder *r, uint64_t args[4])
+{
+	static const int want[4] = { MEM_REG_DI, MEM_REG_SI, MEM_REG_DX, MEM_REG_CX };
+
+	for (int i = 0; i < 4; i++)
+		if (sample_reg(r, want[i], &args[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* An alloc event that carries its thread's Python frames (memevent.h: R8 points at them
+ * in the stack copy, R9 says how many): written as its Python stack.  0 when it carries
+ * none (record reads them from outside then). */
+static int mem_py_chain(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
+			uint32_t *chain_id)
+{
+	static uint64_t chain[2 * MEM_PY_FRAMES];
+	uint64_t at, n;
+
+	if (sample_reg(r, MEM_REG_R8, &at) < 0 || sample_reg(r, MEM_REG_R9, &n) < 0 ||
+	    !n || n > MEM_PY_FRAMES || !r->smp_stack || at < r->smp_sp ||
+	    at - r->smp_sp > r->smp_len || r->smp_len - (at - r->smp_sp) < n * 16)
+		return 0;
+	memcpy(chain, r->smp_stack + (at - r->smp_sp), n * 16);
+	return pyreader_sample_chain(r->py, pid, tid, time, chain, n, DLP_PYSTACK_OWN, chain_id);
+}
+
+static struct py_pub *py_pub_of(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->nr_py_pub; i++)
+		if (r->py_pub[i].pid == pid)
+			return &r->py_pub[i];
+	ALLOC_GROW(r->py_pub, r->nr_py_pub + 1, r->alloc_py_pub);
+	r->py_pub[r->nr_py_pub] = (struct py_pub){ pid, -1, 0 };
+	return &r->py_pub[r->nr_py_pub++];
+}
+
+/* Empty entry slot of mem_shared.py (seq: odd while written) */
+static void py_entry_clear(struct recorder *r, int slot)
+{
+	struct mem_pywalk *e = &r->mem_shared->py[slot];
+
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&e->pid, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < r->nr_py_pub; i++)
+		if (r->py_pub[i].slot == slot)
+			r->py_pub[i].slot = -1;
+}
+
+/* A Python process: tell the library there how its threads read their own frames at an
+ * allocation (memevent.h), once it can (its thread-state key is set a little after start:
+ * tried again at most every 10 ms).  With more processes than entries, the oldest gives
+ * its entry up (its allocations' frames are read from outside then). */
+static void py_publish(struct recorder *r, uint32_t pid)
+{
+	struct py_pub *pp = py_pub_of(r, pid);
+	struct pywalk_info wi;
+	struct mem_pywalk *e;
+	uint64_t now;
+	int slot = -1;
+
+	if (pp->slot >= 0)
+		return;
+	now = now_ns();
+	if (pp->tried && now - pp->tried < 10000000ull)
+		return;
+	pp->tried = now;
+	if (!pyreader_walk_info(r->py, pid, &wi))
+		return;
+	for (int i = 0; i < MEM_PY_PROCS && slot < 0; i++)
+		if (!__atomic_load_n(&r->mem_shared->py[i].pid, __ATOMIC_RELAXED))
+			slot = i;
+	if (slot < 0) {
+		slot = (int)(r->py_pub_next++ % MEM_PY_PROCS);
+		py_entry_clear(r, slot);
+	}
+	e = &r->mem_shared->py[slot];
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_ACQ_REL);	/* odd: being written */
+	e->tss = wi.tss;
+	e->interp = wi.interp;
+	e->ts_interp = wi.ts_interp;
+	e->ts_tid = wi.ts_tid;
+	e->ts_frame = wi.ts_frame;
+	e->cf_current = wi.cf_current;
+	e->fr_code = wi.fr_code;
+	e->fr_previous = wi.fr_previous;
+	e->fr_instr = wi.fr_instr;
+	e->fr_owner = wi.fr_owner;
+	e->fr_is_entry = wi.fr_is_entry;
+	__atomic_store_n(&e->pid, pid, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_RELEASE);
+	pp->slot = slot;
+}
+
+/* pid exec'd: its entry named the image before */
+static void py_unpublish(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->nr_py_pub; i++)
+		if (r->py_pub[i].pid == pid) {
+			if (r->py_pub[i].slot >= 0)
+				py_entry_clear(r, r->py_pub[i].slot);
+			r->py_pub[i].tried = 0;
+		}
+}
+
+struct mem_proc *mem_proc(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = r->nr_mem_procs; i-- > 0;)
+		if (r->mem_procs[i].pid == pid)
+			return &r->mem_procs[i];
+	ALLOC_GROW(r->mem_procs, r->nr_mem_procs + 1, r->alloc_mem_procs);
+	memset(&r->mem_procs[r->nr_mem_procs], 0, sizeof(struct mem_proc));
+	r->mem_procs[r->nr_mem_procs].pid = pid;
+	return &r->mem_procs[r->nr_mem_procs++];
+}
+
+/* --memory: count the events; a process's exit statistics are noted */
+static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
+			    const struct perf_event_header *rec)
+{
+	uint64_t args[4];
+
+	if (ev->mem == MEM_EV_FREE) {
+		r->mem_frees++;
+		return;
+	}
+	r->mem_alloc_events++;
+	if (r->mem_shared)	/* drained: one more may come */
+		__atomic_add_fetch(&r->mem_shared->consumed, 1, __ATOMIC_RELEASE);
+	if (!sample_args(r, args) && args[3] == MEM_KIND_STATS) {
+		uint32_t pid;
+		struct mem_proc *mp;
+
+		memcpy(&pid, (const char *)rec + sizeof(*rec) + 16, 4);
+		mp = mem_proc(r, pid);
+		mp->stats = 1;
+		mp->calls = args[0];
+		mp->bytes = args[1];
+		mp->rss_anon = args[2];
+		return;
+	}
+	r->mem_allocs++;
+}
+
+/* A process exec'd (or is attached to): its command line and rank, read while it runs
+ * (a process already gone keeps only its comm). */
+void put_proc_info(struct recorder *r, uint32_t pid)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int first = pid && pid == r->cmd_pid && !r->cmd_exec_seen;
+
+	if (pid == r->cmd_pid)
+		r->cmd_exec_seen = 1;
+	if (!proc_info_rec((pid_t)pid, &sb)) {
+		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
+	} else if (first) {
+		/* the command, gone already: it ran what we started, as we started it */
+		proc_info_rec_ours((pid_t)pid, (const char *const *)r->opts->argv, &sb);
+		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
+	}
+	strbuf_release(&sb);
+}
+
+int on_record(void *ctx, const struct perf_event_header *rec)
+{
+	struct recorder *r = ctx;
+	const unsigned char *p = (const void *)rec;
+	const struct rec_event *ev;
+	/* the sample's Python stack read as it was taken, when its own record names it */
+	struct recunw_py py = { 0 };
+	uint32_t *want_chain = r->ru ? &py.chain : NULL;
+	unsigned unw_flags = 0;		/* RECUNW_* */
+
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		rec = sample_fixup(r, rec);
+		if (!rec)
+			return 0;	/* malformed: not stored */
+		ev = r->py || r->opts->memory ? sample_event(r, p) : NULL;
+		if (ev && ev->mem == MEM_EV_WAIT) {
+			r->mem_waits++;	/* it woke us: that was all */
+			return 0;
+		}
+		r->samples++;
+		if (ev && ev->mem)
+			note_mem_sample(r, ev, (const void *)p);
+		if (ev && ev->mem == MEM_EV_ALLOC && r->ru)
+			unw_flags = RECUNW_WAIT;	/* its thread waits for us: unwound */
+		/* not for a switch-out, nor a free (no stack worth the name) */
+		if (r->py && ev && !ev->off_cpu && ev->mem != MEM_EV_FREE) {
+			/* IDENTIFIER IP PID/TID TIME: read its thread's Python stack now */
+			uint32_t pid, tid;
+			uint64_t t;
+			struct pychain_ref ref = { 0, 0 };
+
+			memcpy(&pid, p + sizeof(*rec) + 16, 4);
+			memcpy(&tid, p + sizeof(*rec) + 20, 4);
+			memcpy(&t, p + sizeof(*rec) + 24, 8);
+			py = (struct recunw_py){ 0, 0, pid, tid, t, DLP_PY_TRUSTED };
+			if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t, want_chain))
+				py.flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
+			else if (r->pb && !ev->mem && pb_sample(r, pid, tid, t, want_chain))
+				py.flags = DLP_PYSTACK_KERNEL;	/* read in the kernel */
+			else if (pyreader_sample(r->py, pid, tid, t, r->smp_stack, r->smp_len,
+						 r->smp_sp, r->ru ? &ref : NULL)) {
+				/* read now, from outside */
+				py.chain = ref.chain;
+				py.state = ref.state;
+				if (r->mem_shared)
+					py_publish(r, pid);
+				if (r->pb)
+					pb_list(r, pid);	/* a Python thread not read yet */
+			}
+		}
+		break;
+	case PERF_RECORD_LOST:
+		if (rec->size >= sizeof(*rec) + 16) {
+			uint64_t n;
+
+			memcpy(&n, p + sizeof(*rec) + 8, 8);
+			r->lost += n;
+			r->lost_records++;
+		}
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (rec->size >= sizeof(*rec) + 8) {
+			uint64_t n;
+
+			memcpy(&n, p + sizeof(*rec), 8);
+			r->lost += n;
+			r->lost_records++;
+		}
+		break;
+	case PERF_RECORD_EXIT:
+		if (rec->size >= sizeof(*rec) + 12) {
+			uint32_t tid;
+
+			memcpy(&tid, p + sizeof(*rec) + 8, 4);
+			if (u64map_get(&r->tcb_at, tid))
+				u64map_put(&r->tcb_at, tid, NULL);
+			if (r->pb)
+				pb_forget(r, tid);
+		}
+		break;
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+		if (rec->size >= sizeof(*rec) + 8) {
+			uint32_t pid;
+
+			memcpy(&pid, p + sizeof(*rec), 4);
+			u64map_add(&r->pids, pid);
+			if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
+				put_proc_info(r, pid);
+			if (r->py && rec->type == PERF_RECORD_COMM &&
+			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+				pyreader_exec(r->py, pid);
+				if (r->mem_shared)
+					py_unpublish(r, pid);
+				if (r->pb) {
+					/* its one thread left: its state was the image's before */
+					pb_forget(r, pid);
+					pb_proc_of(r, pid)->listed = 0;
+				}
+			}
+			if (r->opts->memory && rec->type == PERF_RECORD_COMM &&
+			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) && rec->size >= sizeof(*rec) + 9) {
+				struct mem_proc *mp = mem_proc(r, pid);
+				size_t n = rec->size - sizeof(*rec) - 8;
+
+				n = n < sizeof(mp->comm) - 1 ? n : sizeof(mp->comm) - 1;
+				memcpy(mp->comm, p + sizeof(*rec) + 8, n);
+				mp->comm[n] = 0;
+			}
+		}
+		break;
+	case PERF_RECORD_MMAP2:
+		/* pid tid start len pgoff (maj min ino ino_gen | bid) prot flags filename */
+		if (rec->size > sizeof(*rec) + 64) {
+			uint32_t prot;
+			const char *fn = (const char *)p + sizeof(*rec) + 64;
+			size_t max = rec->size - sizeof(*rec) - 64;
+
+			memcpy(&prot, p + sizeof(*rec) + 56, 4);
+			if (!memchr(fn, '\0', max))
+				break;
+			if (prot & PROT_EXEC) {
+				uint32_t pid;
+				uint64_t start, len;
+				int anon = !strcmp(fn, "//anon") || !strncmp(fn, "[anon", 5);
+
+				memcpy(&pid, p + sizeof(*rec), 4);
+				memcpy(&start, p + sizeof(*rec) + 8, 8);
+				memcpy(&len, p + sizeof(*rec) + 16, 8);
+				note_exec_map(r, pid, start, len, anon);
+				if (anon)
+					break;
+			}
+			if (fn[0] != '/')
+				break;
+			if (!r->dnnl_path && strstr(fn, "/libdnnl.so"))
+				r->dnnl_path = xstrdup(fn);
+			if (r->opts->memory && (prot & PROT_EXEC) && strstr(fn, "/" MEM_LIBRARY)) {
+				uint32_t pid;
+
+				memcpy(&pid, p + sizeof(*rec), 4);
+				u64map_add(&r->mem_pids, pid);
+			}
+			if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
+				path_list_add(&r->jitdumps, fn);
+			else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+				path_list_add(&r->need_buildid, fn);
+		}
+		break;
+	}
+	if (rec->type == PERF_RECORD_SAMPLE && r->cut_head)
+		recunw_add_cut(r->ru, rec, r->cut_head, r->cut_keep, r->cut_dyn,
+			       py.chain ? &py : NULL, unw_flags);
+	else if (py.chain || unw_flags)
+		recunw_add_sample(r->ru, rec, py.chain ? &py : NULL, unw_flags);
+	else
+		rec_put(r, DLP_REC_PERF, rec, rec->size, NULL, 0);
+	return 0;
+}
+
+int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
+		   size_t blen)
+{
+	struct strbuf packed = STRBUF_INIT;
+	uint32_t ptype;
+
+	/* code objects and chains packed (pyrec.h): ~30% fewer bytes of them in the
+	 * file, which on a short run are most of what Python frames add */
+	if (!pyrec_pack(type, a, alen, b, blen, &packed, &ptype))
+		rec_put(ctx, ptype, packed.buf, packed.len, NULL, 0);
+	else
+		rec_put(ctx, type, a, alen, b, blen);
+	strbuf_release(&packed);
+	return 0;
+}
+
+
+void drain_all(struct recorder *r)
+{
+	struct mem_shared *sh = r->mem_shared;
+	uint64_t made = sh ? __atomic_load_n(&sh->produced, __ATOMIC_ACQUIRE) : 0;
+
+	/* the Python chains first: the kernel writes a sample's chain before the sample,
+	 * so the samples drained next find theirs in (pb_sample) */
+	if (r->pb)
+		pb_fetch(r);
+	for (int c = 0; c < r->nr_cpus; c++)
+		if (r->rings[c].ctl)
+			ring_drain(&r->rings[c], on_record, r);
+	/* the rings drained: an alloc event counted before that is in, or never will be
+	 * (the kernel does not deliver every one: in a process just forked, a thread's
+	 * first events can go missing, uncounted), so it no longer holds the library back */
+	if (sh && (int64_t)(made - __atomic_load_n(&sh->consumed, __ATOMIC_SEQ_CST)) > 0)
+		__atomic_store_n(&sh->consumed, made, __ATOMIC_SEQ_CST);
+	if (sh && __atomic_load_n(&sh->waiters, __ATOMIC_SEQ_CST)) {
+		/* threads of the workload wait for this drain (memevent.h) */
+		__atomic_add_fetch(&sh->wake_seq, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &sh->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
+	mem_ring_drain(r, 0);
+	if (r->pb)
+		pb_match(r, 0);
+	if (r->py)
+		pyreader_flush(r->py);
+	if (r->ru)
+		recunw_kick(r->ru);
+}
+

@@ -1,0 +1,273 @@
+/* env.c - the workload's environment for JIT and ITT output, temporary directories, the allocation sampler's shared memory (recorder.h). */
+#include "record.h"
+#include "recunwind.h"
+#include "attach.h"
+#include "elfsyms.h"
+#include "event.h"
+#include "isa.h"
+#include "jitsym.h"
+#include "memevent.h"
+#include "memrec.h"
+#include "pybpf.h"
+#include "pyread.h"
+#include "recfile.h"
+#include "rephash.h"
+#include "ring.h"
+#include "workload.h"
+#include "paths.h"
+#include "util.h"
+#include "version.h"
+#include "recorder.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- environment for JIT and ITT ---- */
+static const char *tmp_root(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && *t ? t : "/tmp";
+}
+
+/*
+ * Open dir and take an exclusive flock on it: held until we close it or die, so a
+ * directory whose lock can be taken belongs to no running dlprof (the kernel drops
+ * a SIGKILLed process's locks; flock works across pid namespaces sharing /tmp).
+ * Returns the locked descriptor, or -1.
+ */
+static int lock_dir(int at, const char *dir)
+{
+	int fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static char *make_tmpdir(const char *what, int *lock)
+{
+	char *d = xasprintf("%s/dlprof-%s.XXXXXX", tmp_root(), what);
+
+	*lock = -1;
+	if (!mkdtemp(d)) {
+		warning("cannot create a temporary directory '%s': %s", d, strerror(errno));
+		free(d);
+		return NULL;
+	}
+	*lock = lock_dir(AT_FDCWD, d);
+	return d;
+}
+
+/*
+ * The JIT and ITT directories of a dlprof that was SIGKILLed stay behind: remove
+ * ours that no live dlprof holds locked.  Ones younger than a minute are left alone,
+ * so a dlprof between its mkdtemp() and its flock() keeps its directory.
+ */
+static void sweep_tmpdirs(void)
+{
+	DIR *d = opendir(tmp_root());
+	struct dirent *e;
+	time_t old = time(NULL) - 60;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (strncmp(e->d_name, "dlprof-jit.", 11) && strncmp(e->d_name, "dlprof-itt.", 11))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || st.st_mtime > old)
+			continue;
+		fd = lock_dir(dirfd(d), e->d_name);
+		if (fd < 0)
+			continue;
+		{
+			char *path = xasprintf("%s/%s", tmp_root(), e->d_name);
+
+			remove_tree(path);
+			free(path);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* --memory: the file the library and we share (memevent.h): the alloc events' counters
+ * and the free ring */
+static void mem_shared_open(struct recorder *r)
+{
+	char *path = xasprintf("%s/dlprof-mem.XXXXXX", tmp_root());
+	int fd = mkstemp(path);
+	void *m = MAP_FAILED;
+
+	_Static_assert(offsetof(struct mem_shared, free_ring) == 4096, "the ring's page");
+	if (fd >= 0 && !ftruncate(fd, (off_t)MEM_SHARED_SIZE))
+		m = mmap(NULL, MEM_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (m == MAP_FAILED) {
+		/* without it nothing waits (samples may be lost at high rates: counted) and
+		 * every free is a uprobe event */
+		warning("--memory: cannot set up '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			unlink(path);
+		free(path);
+		return;
+	}
+	r->mem_shared = m;
+	/* in flight at most: a quarter of a ring's worth of stack copies */
+	r->mem_shared->limit = default_pages(r->opts) * (size_t)sysconf(_SC_PAGESIZE) / 4 /
+			       ((size_t)r->opts->stack_size + 512);
+	if (r->mem_shared->limit < 4)
+		r->mem_shared->limit = 4;
+	for (uint64_t i = 0; i < MEM_FREE_RING; i++)
+		r->mem_shared->free_ring[i].seq = i;
+	/* the test suite's way to send every free as a uprobe event */
+	if (!getenv("DLPROF_TEST_MEM_NO_RING"))
+		__atomic_store_n(&r->mem_shared->free_ring_on, 1, __ATOMIC_RELEASE);
+	r->mem_shared_path = path;
+	setenv(MEM_ENV_SHARED, path, 1);
+}
+
+/* The frees gathered, as one DLP_REC_MEMFREES record */
+void mem_frees_put(struct recorder *r)
+{
+	size_t len;
+	const void *p = memrec_take(&r->mem_frees_enc, &len);
+
+	if (p)
+		rec_put(r, DLP_REC_MEMFREES, p, len, NULL, 0);
+}
+
+/*
+ * --memory: take the frees the library put in the ring (memevent.h) and gather them for
+ * DLP_REC_MEMFREES records (MEM_FREES_BATCH a record, or what a second gathered).  A
+ * slot taken but not filled yet is waited for; one left so for a second (its writer died
+ * between the two) is passed over and counted.  FINAL: the end of the recording (the ring
+ * is closed to writers first; what is half-written then is counted).
+ */
+void mem_ring_drain(struct recorder *r, int final)
+{
+	struct mem_shared *sh = r->mem_shared;
+
+	if (!sh)
+		return;
+	if (final) {
+		/* closed; a writer that saw it open a moment ago finishes its slot first */
+		__atomic_store_n(&sh->free_ring_on, 0, __ATOMIC_RELEASE);
+		usleep(2000);
+	}
+	for (;;) {
+		uint64_t pos = r->mem_free_tail;
+		struct mem_free_slot *e = &sh->free_ring[pos & (MEM_FREE_RING - 1)];
+
+		if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != pos + 1) {
+			if (__atomic_load_n(&sh->free_head, __ATOMIC_ACQUIRE) == pos)
+				break;	/* empty */
+			if (!final) {
+				uint64_t t = now_ns();
+
+				if (!r->mem_free_wait)
+					r->mem_free_wait = t;
+				if (t - r->mem_free_wait < 1000000000ull)
+					break;
+			}
+			r->mem_ring_lost++;
+		} else {
+			struct memrec_free f = { e->time, e->key, e->pid, e->tid };
+
+			memrec_free_add(&r->mem_frees_enc, &f);
+			r->mem_frees++;
+		}
+		__atomic_store_n(&e->seq, pos + MEM_FREE_RING, __ATOMIC_RELEASE);
+		r->mem_free_tail = pos + 1;
+		r->mem_free_wait = 0;
+		if (r->mem_frees_enc.nr >= MEM_FREES_BATCH)
+			mem_frees_put(r);
+	}
+	if (final)
+		mem_frees_put(r);
+}
+
+void setup_env(struct recorder *r)
+{
+	if (!r->opts->no_jit || !r->opts->no_itt)
+		sweep_tmpdirs();
+	if (!r->opts->no_jit && !getenv("ONEDNN_JIT_PROFILE") && !getenv("DNNL_JIT_PROFILE")) {
+		r->jitdir = make_tmpdir("jit", &r->jitdir_lock);
+		if (r->jitdir) {
+			setenv("ONEDNN_JIT_PROFILE", "6", 1);
+			setenv("DNNL_JIT_PROFILE", "6", 1);
+			setenv("JITDUMPDIR", r->jitdir, 1);
+			r->jit_ours = 1;
+		}
+	}
+	if (r->opts->memory && r->mem_lib) {
+		/* after the user's own preloads: an allocator preloaded on purpose stays the
+		 * workload's (and is named at the end: our functions see no call) */
+		const char *pre = getenv("LD_PRELOAD");
+		char *v = pre && *pre ? xasprintf("%s:%s", pre, r->mem_lib) : xstrdup(r->mem_lib);
+		char n[32];
+
+		setenv("LD_PRELOAD", v, 1);
+		free(v);
+		snprintf(n, sizeof(n), "%lu", r->opts->mem_sample ? r->opts->mem_sample :
+			 (unsigned long)MEM_DEFAULT_SAMPLE);
+		setenv(MEM_ENV_SAMPLE, n, 1);
+		mem_shared_open(r);
+	}
+	if (!r->opts->no_itt) {
+		char *lib = dlprof_libfile("libdlprof-itt.so");
+
+		if (lib) {
+			r->ittdir = make_tmpdir("itt", &r->ittdir_lock);
+			if (r->ittdir) {
+				setenv("INTEL_LIBITTNOTIFY64", lib, 1);
+				setenv("INTEL_ITTNOTIFY_GROUPS", "all", 0);
+				setenv("DLPROF_ITT_DIR", r->ittdir, 1);
+			}
+			free(lib);
+		} else {
+			char *where = dlprof_libfile_places();
+
+			record_warn(r, "the ITT collector libdlprof-itt.so is missing (looked in %s): "
+				    "oneDNN primitives will not be labelled (no dnnl:* operators); "
+				    "build it with 'make' in dlprof's source tree, or 'make install'",
+				    where);
+			free(where);
+		}
+	}
+}
+

@@ -1,0 +1,689 @@
+/* finish.c - the end of a recording: build-ids, kernel symbols, JIT maps and dumps, ITT files, META, checks (recorder.h). */
+#include "record.h"
+#include "recunwind.h"
+#include "attach.h"
+#include "elfsyms.h"
+#include "event.h"
+#include "isa.h"
+#include "jitsym.h"
+#include "memevent.h"
+#include "memrec.h"
+#include "pybpf.h"
+#include "pyread.h"
+#include "recfile.h"
+#include "rephash.h"
+#include "ring.h"
+#include "workload.h"
+#include "paths.h"
+#include "util.h"
+#include "version.h"
+#include "recorder.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- end of record: build-ids, kernel symbols, JIT, ITT, meta, stats ---- */
+
+/*
+ * --memory: name the processes whose allocations the recording lacks: a program that
+ * never loaded the library (static, or LD_PRELOAD dropped), one whose malloc is not ours
+ * (an allocator linked in or preloaded before ours), and one with far more anonymous
+ * memory resident at its exit than it ever allocated through us (its own arena over brk
+ * or raw system calls).
+ */
+void check_memory(struct recorder *r)
+{
+	int said = 0, more = 0;
+
+	if (!r->opts->memory)
+		return;
+	for (size_t i = 0; i < r->nr_mem_procs; i++) {
+		const struct mem_proc *mp = &r->mem_procs[i];
+		const char *comm = mp->comm[0] ? mp->comm : "?";
+		char line[400];
+
+		line[0] = 0;
+		if (mp->comm[0] && !u64map_has(&r->mem_pids, mp->pid) && !mp->stats)
+			snprintf(line, sizeof(line), "--memory: process %u (%s) did not load %s "
+				 "(a static binary, or one that drops LD_PRELOAD): its allocations are "
+				 "not recorded", mp->pid, comm, MEM_LIBRARY);
+		else if (mp->stats && mp->rss_anon > 2 * mp->bytes + (64ull << 20))
+			snprintf(line, sizeof(line), "--memory: process %u (%s) had %.0f MiB of "
+				 "anonymous memory resident at exit but allocated only %.0f MiB through "
+				 "dlprof's malloc and mmap: it allocates in a way dlprof cannot see (an "
+				 "allocator linked in or preloaded before dlprof's, its own arena over "
+				 "brk or raw system calls)", mp->pid, comm,
+				 mp->rss_anon / 1048576.0, mp->bytes / 1048576.0);
+		if (!line[0])
+			continue;
+		if (said++ < 4)
+			record_warn(r, "%s", line);
+		else
+			more++;
+	}
+	if (more)
+		record_warn(r, "--memory: %d more processes like these", more);
+}
+static int read_build_id(const char *path, unsigned char id[20], size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	int found = 0;
+
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + noff, "GNU", 4) &&
+			    nh.n_descsz > 0 && nh.n_descsz <= 20) {
+				memcpy(id, (char *)d->d_buf + doff, nh.n_descsz);
+				*len = nh.n_descsz;
+				found = 1;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found ? 0 : -1;
+}
+
+void write_build_ids(struct recorder *r)
+{
+	if (!r->need_buildid.nr)
+		return;
+	elf_version(EV_CURRENT);
+	for (size_t i = 0; i < r->need_buildid.nr; i++) {
+		struct dlp_buildid_rec b;
+		size_t len = 0;
+		const char *path = r->need_buildid.v[i];
+
+		memset(&b, 0, sizeof(b));
+		if (read_build_id(path, b.id, &len) < 0)
+			continue;
+		b.pid = -1;
+		b.size = (uint8_t)len;
+		recwriter_add2(r->w, DLP_REC_BUILDID, &b, sizeof(b), path, strlen(path) + 1);
+	}
+}
+
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * /proc/kallsyms takes ~40 ms of kernel time to read: a thread loads and sorts it while
+ * the workload runs, so the exit path only looks up the addresses hit.
+ */
+
+void *kallsyms_load(void *arg)
+{
+	struct kallsyms *k = arg;
+	size_t alloc = 0;
+	char *p, *nl;
+
+	setpriority(PRIO_PROCESS, 0, 0);	/* not urgent: the reader's boost is not for it */
+	if (strbuf_read_file(&k->text, "/proc/kallsyms", 64u << 20) < 0) {
+		__atomic_store_n(&k->cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELEASE);
+		return NULL;
+	}
+	for (p = k->text.buf; *p; p = nl + 1) {
+		char *end;
+		uint64_t a;
+
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		*nl = '\0';
+		a = strtoull(p, &end, 16);
+		if (end == p || *end != ' ' || !end[1] || end[2] != ' ')
+			continue;
+		/* text symbols only: t, T, w, W (weak code) */
+		if (end[1] != 't' && end[1] != 'T' && end[1] != 'w' && end[1] != 'W')
+			continue;
+		ALLOC_GROW(k->syms, k->nr + 1, alloc);
+		k->syms[k->nr].addr = a;
+		k->syms[k->nr].line = end + 3;
+		k->nr++;
+	}
+	if (k->nr && !k->syms[0].addr)	/* addresses hidden (kptr_restrict) */
+		k->nr = 0;
+	qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+	/* (its clock is gone with it: record_run_cpu_ns leaves this out) */
+	__atomic_store_n(&k->cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+void kallsyms_free(struct kallsyms *k)
+{
+	free(k->syms);
+	strbuf_release(&k->text);
+	memset(k, 0, sizeof(*k));
+}
+
+void write_ksyms(struct recorder *r, struct kallsyms *k)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct ksym *syms = k->syms;
+	size_t nr = k->nr;
+	unsigned char *hit;
+
+	if (!r->kaddrs.nr || !nr)
+		return;
+	hit = xcalloc(nr, 1);
+	for (size_t i = 0; i < r->kaddrs.cap; i++) {
+		uint64_t a = r->kaddrs.keys[i];
+		size_t lo = 0, hi = nr;
+
+		if (!r->kaddrs.used[i] || !a || a < syms[0].addr)
+			continue;
+		while (hi - lo > 1) {	/* last symbol with addr <= a */
+			size_t mid = (lo + hi) / 2;
+
+			if (syms[mid].addr <= a)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		hit[lo] = 1;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t size;
+		const char *name = syms[i].line;
+		const char *tab;
+
+		if (!hit[i])
+			continue;
+		size = i + 1 < nr ? syms[i + 1].addr - syms[i].addr : 4096;
+		/* kallsyms: "name\t[module]" */
+		tab = strchr(name, '\t');
+		if (tab)
+			strbuf_addf(&out, "%llx %llx %.*s %s\n", (unsigned long long)syms[i].addr,
+				    (unsigned long long)size, (int)(tab - name), name, tab + 1);
+		else
+			strbuf_addf(&out, "%llx %llx %s\n", (unsigned long long)syms[i].addr,
+				    (unsigned long long)size, name);
+	}
+	if (out.len)
+		recwriter_add(r->w, DLP_REC_KSYMS, out.buf, out.len);
+	free(hit);
+	strbuf_release(&out);
+}
+
+/*
+ * The [vdso] has no file: its image is this process's own (one per kernel for every
+ * 64-bit process), captured so that report names the samples in it
+ * (__vdso_clock_gettime, ...) wherever it reads the recording.
+ */
+void write_vdso(struct recorder *r)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!vdso_file_rec(&sb))
+		recwriter_add(r->w, DLP_REC_FILE, sb.buf, sb.len);
+	strbuf_release(&sb);
+}
+
+static void capture_file(struct recorder *r, uint32_t type, int32_t pid, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct dlp_jit_rec h = { pid, 0 };
+	int ret = strbuf_read_file(&sb, path, CAPTURE_MAX);
+
+	if (ret < 0) {
+		warning("cannot read '%s': %s", path, strerror(-ret));
+		return;
+	}
+	recwriter_add2(r->w, type, &h, sizeof(h), sb.buf, sb.len);
+	if (type == DLP_REC_JITDUMP)
+		jitsyms_add_jitdump(r->jit, pid, sb.buf, sb.len, path);
+	strbuf_release(&sb);
+}
+
+/*
+ * /tmp is everyone's: a map is taken only when the file opened (never through a
+ * symlink) is a regular file owned by us or root, and was written after the workload
+ * started.  The checks are made on the open descriptor, so the file cannot be swapped
+ * between check and read.
+ */
+void capture_perf_maps(struct recorder *r)
+{
+	for (size_t i = 0; i < r->pids.cap; i++) {
+		uint64_t pid = r->pids.used[i] ? r->pids.keys[i] : 0;
+		struct strbuf sb = STRBUF_INIT;
+		struct dlp_jit_rec h = { (int32_t)pid, 0 };
+		char path[64];
+		struct stat st;
+		const char *why;
+		int fd, ret;
+
+		if (!pid)
+			continue;
+		snprintf(path, sizeof(path), "/tmp/perf-%llu.map", (unsigned long long)pid);
+		fd = jit_perfmap_open((int32_t)pid, r->start_wall, &st, &why);
+		if (fd < 0) {
+			if (why == JIT_PERFMAP_OLD)
+				warning("ignoring '%s': last written before this recording started"
+					" (left by an earlier process with pid %llu)", path,
+					(unsigned long long)pid);
+			else if (why)
+				warning("ignoring '%s': %s", path, why);
+			continue;
+		}
+		ret = strbuf_read_fd(&sb, fd, CAPTURE_MAX);
+		close(fd);
+		if (ret < 0)
+			warning("cannot read '%s': %s", path, strerror(-ret));
+		else {
+			recwriter_add2(r->w, DLP_REC_JITMAP, &h, sizeof(h), sb.buf, sb.len);
+			jitsyms_add_perfmap(r->jit, (int32_t)pid, sb.buf, sb.len, path);
+		}
+		strbuf_release(&sb);
+		if (ret == 0 && r->jit_ours)
+			unlink(path);
+	}
+}
+
+static int dump_pid(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	int pid;
+
+	base = base ? base + 1 : path;
+	if (sscanf(base, "jit-%d.dump", &pid) != 1)
+		return -1;
+	return pid;
+}
+
+static struct recorder *walk_rec;	/* nftw has no context argument */
+
+static int walk_jitdump(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	int pid;
+
+	if (flag != FTW_F || !S_ISREG(st->st_mode))
+		return 0;
+	pid = dump_pid(path);
+	if (pid >= 0)
+		capture_file(walk_rec, DLP_REC_JITDUMP, pid, path);
+	return 0;
+}
+
+static int walk_itt(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (flag != FTW_F || !S_ISREG(st->st_mode))
+		return 0;
+	if (strbuf_read_file(&sb, path, CAPTURE_MAX) < 0) {
+		warning("cannot read '%s'", path);
+		return 0;
+	}
+	if (sb.len) {
+		recwriter_add(walk_rec->w, DLP_REC_ITT, sb.buf, sb.len);
+		walk_rec->itt_files++;
+	}
+	strbuf_release(&sb);
+	return 0;
+}
+
+static int walk_remove(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	if (flag == FTW_DP || flag == FTW_D)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void remove_tree(const char *dir)
+{
+	nftw(dir, walk_remove, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void capture_jit(struct recorder *r)
+{
+	if (r->opts->no_jit)
+		return;
+	capture_perf_maps(r);
+	walk_rec = r;
+	if (r->jitdir)
+		nftw(r->jitdir, walk_jitdump, 16, FTW_PHYS);
+	for (size_t i = 0; i < r->jitdumps.nr; i++) {
+		const char *p = r->jitdumps.v[i];
+		int pid = dump_pid(p);
+
+		if (r->jitdir && !strncmp(p, r->jitdir, strlen(r->jitdir)))
+			continue;	/* already taken from our directory */
+		if (pid >= 0 && access(p, R_OK) == 0)
+			capture_file(r, DLP_REC_JITDUMP, pid, p);
+	}
+	if (r->jitdir)
+		remove_tree(r->jitdir);
+}
+
+void capture_itt(struct recorder *r)
+{
+	if (!r->ittdir)
+		return;
+	walk_rec = r;
+	nftw(r->ittdir, walk_itt, 16, FTW_PHYS);
+	remove_tree(r->ittdir);
+}
+
+/* The user's JIT profile setting when it keeps oneDNN from publishing its kernels
+ * (ONEDNN_JIT_PROFILE without the perf map (2) and jitdump (4) bits), else NULL. */
+static const char *jit_profile_off(const struct recorder *r, const char **var)
+{
+	static const char *const vars[] = { "ONEDNN_JIT_PROFILE", "DNNL_JIT_PROFILE" };
+
+	if (r->jit_ours)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && !(strtoul(v, NULL, 0) & 6)) {
+			*var = vars[i];
+			return v;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * What the recording lacks that the user expects, said once the run is over: JIT code
+ * that ran unnamed (no perf map or jitdump covers its samples), a oneDNN workload that
+ * never called the ITT collector.
+ */
+void check_missing(struct recorder *r)
+{
+	uint64_t unnamed = 0, seen;
+
+	place_pending(r);
+	seen = r->nr_anon_ips;
+	for (size_t i = 0; i < r->nr_anon_ips; i++)
+		if (!jitsyms_find(r->jit, (int32_t)r->anon_ips[i].pid, r->anon_ips[i].ip))
+			unnamed++;
+	/* past the array's cap: at the rate of those checked */
+	if (seen && r->anon_samples > seen)
+		unnamed = (uint64_t)((double)unnamed * r->anon_samples / seen);
+	if (unnamed && unnamed * 200 >= r->samples) {
+		const char *var = NULL, *val = jit_profile_off(r, &var);
+		char why[256];
+
+		if (r->opts->no_jit)
+			snprintf(why, sizeof(why), "--no-jit left JIT publishing off");
+		else if (val)
+			snprintf(why, sizeof(why), "%s=%s in the environment keeps oneDNN from "
+				 "publishing its JIT kernels: unset it, or set it to 6", var, val);
+		else if (r->dnnl_path)
+			snprintf(why, sizeof(why), "oneDNN (%s) published no perf map or jitdump "
+				 "for that code", r->dnnl_path);
+		else
+			snprintf(why, sizeof(why), "the JIT that made it publishes neither "
+				 "/tmp/perf-PID.map nor a jitdump");
+		record_warn(r, "%llu samples (%.1f%%) ran JIT code in anonymous memory that no "
+			    "perf map or jitdump names: they show as [anon] addresses; %s",
+			    (unsigned long long)unnamed, 100.0 * unnamed / (r->samples ? r->samples : 1),
+			    why);
+	}
+	if (r->lost && r->ring_note[0])
+		record_warn(r, "%llu samples lost: the %s; raise it, or lower -F",
+			    (unsigned long long)r->lost, r->ring_note);
+	if (r->ittdir && r->dnnl_path && !r->itt_files) {
+		const char *lvl = getenv("ONEDNN_ITT_TASK_LEVEL");
+
+		if (!lvl)
+			lvl = getenv("DNNL_ITT_TASK_LEVEL");
+		record_warn(r, "the workload mapped %s but never called dlprof's ITT collector: no "
+			    "oneDNN primitive is labelled (no dnnl:* operators)%s", r->dnnl_path,
+			    lvl && !strcmp(lvl, "0") ? "; ONEDNN_ITT_TASK_LEVEL=0 in the environment "
+			    "turns oneDNN's ITT tasks off" : "; did the workload set "
+			    "INTEL_LIBITTNOTIFY64 to another collector, or oneDNN run no primitive?");
+	}
+}
+
+static void meta_add(struct strbuf *sb, const char *k, const char *v)
+{
+	strbuf_add(sb, k, strlen(k) + 1);
+	strbuf_add(sb, v, strlen(v) + 1);
+}
+
+/* The "flags" line of /proc/cpuinfo (its first cpu), for the DL view's ISA findings. */
+static void meta_cpu_flags(struct strbuf *sb)
+{
+	char *flags = isa_cpuinfo_flags();
+
+	if (flags)
+		meta_add(sb, "cpu_flags", flags);
+	free(flags);
+}
+
+/*
+ * The workload's settings that decide which code paths its libraries take (ISA caps,
+ * OpenBLAS's core, ATen's capability, JIT profiling, OpenMP waiting), as META
+ * "env.NAME" = value: report names them as the cause of a slow path.  What dlprof set
+ * itself (the JIT profile and ITT collector) is not the user's and is left out.  A
+ * process attached to with -p has its own environment, read from /proc.
+ */
+static const char *const settings_env[] = {
+	"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_CPU_ISA_HINTS", "DNNL_CPU_ISA_HINTS",
+	"ONEDNN_JIT_PROFILE", "DNNL_JIT_PROFILE", "ONEDNN_VERBOSE", "DNNL_VERBOSE",
+	"MKLDNN_VERBOSE", "ONEDNN_ITT_TASK_LEVEL", "DNNL_ITT_TASK_LEVEL", "ONEDNN_DEFAULT_FPMATH_MODE",
+	"ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
+	"MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE", "MKL_CBWR", "MKL_NUM_THREADS",
+	"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_SPINCOUNT",
+	"KMP_BLOCKTIME", "KMP_AFFINITY", "INTEL_LIBITTNOTIFY64", "INTEL_ITTNOTIFY_GROUPS",
+	NULL
+};
+
+static int settings_env_ours(const struct recorder *r, const char *name)
+{
+	if (r->jit_ours && (!strcmp(name, "ONEDNN_JIT_PROFILE") || !strcmp(name, "DNNL_JIT_PROFILE")))
+		return 1;
+	return r->ittdir && (!strcmp(name, "INTEL_LIBITTNOTIFY64") ||
+			     !strcmp(name, "INTEL_ITTNOTIFY_GROUPS"));
+}
+
+static void meta_settings_env(struct recorder *r, struct strbuf *sb)
+{
+	struct strbuf env = STRBUF_INIT, key = STRBUF_INIT;
+
+	if (r->opts->pids && r->nr_targets) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)r->targets[0]);
+		if (strbuf_read_file(&env, path, 1u << 20) < 0) {
+			strbuf_release(&env);
+			return;
+		}
+		strbuf_addch(&env, '\0');
+	}
+	for (const char *const *v = settings_env; *v; v++) {
+		const char *val = NULL;
+		size_t n = strlen(*v);
+
+		if (!r->opts->pids) {
+			if (!settings_env_ours(r, *v))
+				val = getenv(*v);
+		} else {
+			for (const char *e = env.buf; e && e < env.buf + env.len && *e; e += strlen(e) + 1)
+				if (!strncmp(e, *v, n) && e[n] == '=') {
+					val = e + n + 1;
+					break;
+				}
+		}
+		if (!val || !*val)
+			continue;	/* empty: the libraries ignore it too */
+		strbuf_reset(&key);
+		strbuf_addf(&key, "env.%s", *v);
+		meta_add(sb, key.buf, val);
+	}
+	strbuf_release(&env);
+	strbuf_release(&key);
+}
+
+void write_meta(struct recorder *r)
+{
+	const struct record_opts *o = r->opts;
+	struct strbuf sb = STRBUF_INIT, tmp = STRBUF_INIT;
+	struct utsname u;
+	char num[64];
+
+	if (o->pids) {
+		/* the processes attached to */
+		strbuf_addstr(&tmp, r->attach_cmdline.len ? r->attach_cmdline.buf : "?");
+		meta_add(&sb, "attach", o->pids);
+	} else {
+		for (const char **a = o->argv; *a; a++) {
+			if (a != o->argv)
+				strbuf_addch(&tmp, ' ');
+			strbuf_addstr(&tmp, *a);
+		}
+	}
+	meta_add(&sb, "cmdline", tmp.buf);
+	if (!uname(&u)) {
+		meta_add(&sb, "hostname", u.nodename);
+		meta_add(&sb, "release", u.release);
+		meta_add(&sb, "machine", u.machine);
+	}
+	snprintf(num, sizeof(num), "%d", r->nr_cpus);
+	meta_add(&sb, "nr_cpus", num);
+	meta_cpu_flags(&sb);
+	strbuf_reset(&tmp);
+	for (int e = 0; e < r->nr_ev; e++)
+		strbuf_addf(&tmp, "%s%s", e ? "," : "", r->ev[e].name);
+	meta_add(&sb, "event", tmp.buf);
+	if (o->period) {
+		snprintf(num, sizeof(num), "%lu", o->period);
+		meta_add(&sb, "period", num);
+	} else {
+		snprintf(num, sizeof(num), "%lu", o->freq);
+		meta_add(&sb, "freq", num);
+	}
+	if (o->callgraph == RECORD_CG_DWARF)
+		snprintf(num, sizeof(num), "dwarf=%u", o->stack_size);
+	else
+		snprintf(num, sizeof(num), "%s", o->callgraph == RECORD_CG_FP ? "fp" : "none");
+	meta_add(&sb, "callgraph", num);
+	meta_add(&sb, "version", DLPROF_VERSION);
+	meta_add(&sb, "kernel", r->ev[0].attr.exclude_kernel ? "excluded" : "included");
+	if (r->fallback_note[0])
+		meta_add(&sb, "note", r->fallback_note);
+	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit_ours ? "on" : "user");
+	meta_add(&sb, "itt", r->ittdir ? "on" : "off");
+	if (o->memory) {
+		char n[32];
+
+		snprintf(n, sizeof(n), "%lu", o->mem_sample ? o->mem_sample :
+			 (unsigned long)MEM_DEFAULT_SAMPLE);
+		meta_add(&sb, "mem_sample", n);
+	}
+	meta_add(&sb, "python", r->py ? "on" : "off");
+	if (r->py) {
+		/* the stacks read from outside that their samples name: how many, the sum
+		 * and the largest of their delays (the PYSTACK records carry their own) */
+		struct pyreader_stats ps;
+
+		pyreader_get_stats(r->py, &ps);
+		if (ps.late_named) {
+			strbuf_reset(&tmp);
+			strbuf_addf(&tmp, "%llu %llu %llu", (unsigned long long)ps.late_named,
+				    (unsigned long long)ps.late_delay_sum_ns,
+				    (unsigned long long)ps.late_delay_max_ns);
+			meta_add(&sb, "python_late", tmp.buf);
+		}
+		/* code objects read in the kernel, from outside; frames whose code was gone */
+		strbuf_reset(&tmp);
+		strbuf_addf(&tmp, "%llu %llu %llu", (unsigned long long)ps.kernel_codes,
+			    (unsigned long long)ps.codes_outside, (unsigned long long)ps.gone);
+		meta_add(&sb, "python_codes", tmp.buf);
+	}
+	{
+		/* dlprof's own CPU time (all its threads), for the cost per sample */
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru)) {
+			snprintf(num, sizeof(num), "%llu",
+				 (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+				 (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull);
+			meta_add(&sb, "record_cpu_ns", num);
+		}
+		if (r->run_cpu_ns) {
+			/* the same while the workload ran, the kernel symbols' load left out */
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)r->run_cpu_ns);
+			meta_add(&sb, "record_run_cpu_ns", num);
+		}
+	}
+	if (r->ru_st.samples) {
+		/* samples (with a copy) unwound incomplete behind distinct-stacks cpu-ns unwind-ns
+		 * partial frames joined reused inline bails */
+		strbuf_reset(&tmp);
+		strbuf_addf(&tmp, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			    (unsigned long long)r->ru_st.samples, (unsigned long long)r->ru_st.unwound,
+			    (unsigned long long)r->ru_st.incomplete, (unsigned long long)r->ru_st.behind,
+			    (unsigned long long)r->ru_st.stacks, (unsigned long long)r->ru_st.cpu_ns,
+			    (unsigned long long)r->ru_st.unwind_ns, (unsigned long long)r->ru_st.partial,
+			    (unsigned long long)r->ru_st.frames, (unsigned long long)r->ru_st.joined,
+			    (unsigned long long)r->ru_st.reused,
+			    (unsigned long long)r->ru_st.inline_samples,
+			    (unsigned long long)r->ru_st.bails);
+		meta_add(&sb, "record_unwind", tmp.buf);
+	}
+	meta_settings_env(r, &sb);
+	{
+		const char *w = r->warns.buf;
+
+		for (int i = 0; i < r->nr_warns; i++, w += strlen(w) + 1) {
+			snprintf(num, sizeof(num), "warn.%d", i + 1);
+			meta_add(&sb, num, w);
+		}
+	}
+	recwriter_add(r->w, DLP_REC_META, sb.buf, sb.len);
+	strbuf_release(&sb);
+	strbuf_release(&tmp);
+}
+

@@ -1,0 +1,327 @@
+/* pykernel.c - Python stacks read in the kernel at the sample, joined with their samples (recorder.h, pybpf.h). */
+#include "record.h"
+#include "recunwind.h"
+#include "attach.h"
+#include "elfsyms.h"
+#include "event.h"
+#include "isa.h"
+#include "jitsym.h"
+#include "memevent.h"
+#include "memrec.h"
+#include "pybpf.h"
+#include "pyread.h"
+#include "recfile.h"
+#include "rephash.h"
+#include "ring.h"
+#include "workload.h"
+#include "paths.h"
+#include "util.h"
+#include "version.h"
+#include "recorder.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- Python stacks read in the kernel (pybpf.h) ---- */
+
+
+/* Process pid's entry (listed 0 when new) */
+struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->nr_pb_procs; i++)
+		if (r->pb_procs[i].pid == pid)
+			return &r->pb_procs[i];
+	ALLOC_GROW(r->pb_procs, r->nr_pb_procs + 1, r->alloc_pb_procs);
+	r->pb_procs[r->nr_pb_procs] = (struct pb_proc){ pid, 0 };
+	return &r->pb_procs[r->nr_pb_procs++];
+}
+
+/* Put pid's Python threads in the program's map (at most every PB_LIST_NS). */
+void pb_list(struct recorder *r, uint32_t pid)
+{
+	struct pyreader_thread th[256];
+	struct pywalk_info wi;
+	struct pb_proc *pp = pb_proc_of(r, pid);
+	uint64_t now = now_ns();
+	size_t n;
+
+	if (pp->listed && now - pp->listed < PB_LIST_NS)
+		return;
+	pp->listed = now;
+	n = pyreader_threads(r->py, pid, th, ARRAY_SIZE(th), &wi);
+	for (size_t i = 0; i < n; i++) {
+		struct pybpf_thread t = {
+			.tstate = th[i].tstate,
+			.ts_frame = wi.ts_frame,
+			.cf_current = wi.cf_current,
+			.ts_tid = wi.ts_tid,
+			.layout = wi.frame,
+		};
+
+		if ((uintptr_t)u64map_get(&r->pb_tids, th[i].tid) > 1)
+			continue;
+		/* read from the first sample after its entry is in the map (a sample taken
+		 * between `now` and the update had no chain: one a run, counted as lost) */
+		if (!pybpf_set_thread(r->pb, th[i].tid, &t)) {
+			u64map_put(&r->pb_tids, th[i].tid, (void *)(uintptr_t)now_ns());
+			/* listed: the quick reads that waited for it end (the main loop, seeing
+			 * the new Python process only now, must not start them again: they
+			 * went on for 2 s, 1,000 wake-ups of record, each a context switch of
+			 * the workload on a busy machine); where the program does not read
+			 * code objects itself, a new process's first imports are read quickly
+			 * (PB_START_NS), then while new code keeps coming */
+			r->py_fast_until = 0;
+			r->py_seen = pyreader_active(r->py);
+			if (pybpf_codes_off(r->pb) && r->pb_hot_until < now_ns() + PB_START_NS)
+				r->pb_hot_until = now_ns() + PB_START_NS;
+		}
+	}
+}
+
+/* The program no longer reads tid (it ended, exec'd, or its state is not the one listed:
+ * listed again when it shows up) */
+void pb_forget(struct recorder *r, uint32_t tid)
+{
+	if ((uintptr_t)u64map_get(&r->pb_tids, tid) <= 1)
+		return;
+	pybpf_drop_thread(r->pb, tid);
+	u64map_put(&r->pb_tids, tid, PB_GONE);
+}
+
+static void pb_got_chain(void *ctx, uint32_t tid, uint64_t time, const uint64_t *chain,
+			 uint32_t n, int failed)
+{
+	struct recorder *r = ctx;
+	struct pb_chain *c;
+
+	ALLOC_GROW(r->pb_chains, r->nr_pb_chains + 1, r->alloc_pb_chains);
+	c = &r->pb_chains[r->nr_pb_chains++];
+	c->tid = tid;
+	c->n = n;
+	c->time = time;
+	c->failed = failed;
+	c->turns = 0;
+	c->chain = xmalloc(n ? n * 16 : 1);
+	memcpy(c->chain, chain, n * 16);
+}
+
+static int pb_chain_cmp(const void *a, const void *b)
+{
+	const struct pb_chain *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static void pb_got_code(void *ctx, const struct pybpf_code *code)
+{
+	struct recorder *r = ctx;
+
+	pyreader_kernel_code(r->py, code);
+}
+
+/* The chains the program wrote since the last look, sorted by thread, then time (the
+ * code objects it read, to the Python reader as they come: before their chains). */
+void pb_fetch(struct recorder *r)
+{
+	if (pybpf_drain(r->pb, pb_got_chain, pb_got_code, r))
+		qsort(r->pb_chains, r->nr_pb_chains, sizeof(r->pb_chains[0]), pb_chain_cmp);
+}
+
+/* The chain of thread tid's sample at time: the same thread, the closest time (the
+ * program runs as the sample is taken, before it is written); NULL when none is in. */
+static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
+{
+	struct pb_chain *best = NULL;
+	uint64_t best_d = PB_JOIN_NS + 1;
+	size_t lo = 0, hi = r->nr_pb_chains;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct pb_chain *c = &r->pb_chains[mid];
+
+		if (c->tid < tid || (c->tid == tid && c->time < time))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the neighbours either side, past the ones already taken */
+	for (size_t k = lo; k-- > 0 && r->pb_chains[k].tid == tid;) {
+		struct pb_chain *c = &r->pb_chains[k];
+
+		if (!c->chain)
+			continue;
+		if (time - c->time < best_d) {
+			best = c;
+			best_d = time - c->time;
+		}
+		break;
+	}
+	/* a chain after the sample: the program ran late (a guest's CPU held up in the
+	 * sample's interrupt): up to half the sampling period after it */
+	for (size_t k = lo; k < r->nr_pb_chains && r->pb_chains[k].tid == tid; k++) {
+		struct pb_chain *c = &r->pb_chains[k];
+
+		if (!c->chain)
+			continue;
+		if (c->time - time < best_d || (!best && c->time - time <= r->pb_join_after))
+			best = c;
+		break;
+	}
+	return best;
+}
+
+/* Sample (pid, tid, time) gets chain c: its Python stack, with chain_id named by the
+ * sample's own record (pyreader_sample_chain), else a record of its own. */
+static void pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32_t tid,
+		    uint64_t time, uint32_t *chain_id)
+{
+	if (c->failed) {
+		pyreader_sample_chain(r->py, pid, tid, time, NULL, 0, 0, chain_id);
+	} else {
+		pyreader_chain_read_at(r->py, c->time);
+		pyreader_sample_chain(r->py, pid, tid, time, c->chain, c->n, DLP_PYSTACK_KERNEL,
+				      chain_id);
+	}
+	free(c->chain);
+	c->chain = NULL;
+}
+
+/* A sample of a thread the program reads (taken since it does): its chain is in (it is
+ * written before the sample), or comes in a later drain: the sample waits then.  Returns
+ * 0 when the thread is not read in the kernel. */
+int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
+		     uint32_t *chain_id)
+{
+	uintptr_t since = (uintptr_t)u64map_get(&r->pb_tids, tid);
+	struct pb_chain *c;
+
+	if (since <= 1 || time < since)
+		return 0;
+	c = pb_find(r, tid, time);
+	if (!c) {
+		pb_fetch(r);
+		c = pb_find(r, tid, time);
+	}
+	if (c) {
+		pb_take(r, c, pid, tid, time, chain_id);
+		return 1;
+	}
+	ALLOC_GROW(r->pb_wait, r->nr_pb_wait + 1, r->alloc_pb_wait);
+	r->pb_wait[r->nr_pb_wait++] = (struct pb_wait){ pid, tid, time, 0 };
+	return 1;
+}
+
+/* After a drain: the samples whose chain had not come joined to it; what waited too
+ * long goes (a sample without a chain keeps its native stack, counted, and its thread is
+ * listed again: its state may have changed), and so do chains whose sample never came. */
+void pb_match(struct recorder *r, int last)
+{
+	struct pyreader_stats st;
+	size_t w = 0;
+
+	pb_fetch(r);
+	for (size_t i = 0; i < r->nr_pb_wait; i++) {
+		struct pb_wait *sw = &r->pb_wait[i];
+		struct pb_chain *c = pb_find(r, sw->tid, sw->time);
+
+		if (c) {
+			pb_take(r, c, sw->pid, sw->tid, sw->time, NULL);
+		} else if (last || ++sw->turns >= PB_TURNS) {
+			r->pb_unmatched++;
+			pb_forget(r, sw->tid);
+			pb_list(r, sw->pid);
+		} else {
+			r->pb_wait[w++] = *sw;
+		}
+	}
+	r->nr_pb_wait = w;
+	w = 0;
+	for (size_t k = 0; k < r->nr_pb_chains; k++) {
+		struct pb_chain *c = &r->pb_chains[k];
+
+		if (c->chain && (last || ++c->turns >= PB_TURNS)) {
+			free(c->chain);	/* its sample never came (not ours to read) */
+			c->chain = NULL;
+		}
+		if (c->chain)
+			r->pb_chains[w++] = *c;
+	}
+	r->nr_pb_chains = w;
+	/* code objects read from outside for the first time since the last drain (as its
+	 * chains were joined, or here; where the program reads them at the sample, those it
+	 * could not): an import, code being made; a module's code goes when its import is
+	 * over, so it must be read soon: the drains come soon while new ones keep coming
+	 * (PB_HOT_NS after the last: one quick drain that finds none says little) */
+	pyreader_get_stats(r->py, &st);
+	if (st.codes_outside != r->pb_codes) {
+		r->pb_codes = st.codes_outside;
+		r->pb_hot_until = now_ns() + PB_HOT_NS;
+	}
+}
+
+/* Run the program on the sampling events among fds[base...] (not the switch-outs, not
+ * the allocation uprobes).  Where the kernel will not, Python stacks are read from
+ * outside, and late: said once. */
+void pb_attach(struct recorder *r, int base)
+{
+	r->pb_join_after = PB_JOIN_MAX_NS;
+	for (int e = 0; r->pb && e < r->nr_ev; e++) {
+		const struct perf_event_attr *a = &r->ev[e].attr;
+		uint64_t period = 0;
+
+		if (r->ev[e].off_cpu || r->ev[e].mem)
+			continue;
+		/* a thread's samples of this event come a period apart at least (a clock's
+		 * period is in ns; other events' nominal rate, with -F) */
+		if (a->freq && a->sample_freq)
+			period = 1000000000ull / a->sample_freq;
+		else if (a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CPU_CLOCK ||
+							   a->config == PERF_COUNT_SW_TASK_CLOCK))
+			period = a->sample_period;
+		if (!period)
+			r->pb_join_after = PB_JOIN_NS;	/* unknown: only the close ones */
+		else if (period / 2 < r->pb_join_after)
+			r->pb_join_after = period / 2 > PB_JOIN_NS ? period / 2 : PB_JOIN_NS;
+		for (int c = 0; c < r->nr_cpus; c++) {
+			int ret = pybpf_attach(r->pb, r->fds[base + e * r->nr_cpus + c]);
+
+			if (ret < 0) {
+				warning("cannot run the Python stack reader on '%s' (%s): Python "
+					"stacks are read from outside, late", r->ev[e].name,
+					strerror(-ret));
+				pybpf_free(r->pb);
+				r->pb = NULL;
+				r->pb_why = "the kernel would not run it on the events";
+				break;
+			}
+		}
+	}
+}
+

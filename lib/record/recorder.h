@@ -1,0 +1,310 @@
+/* recorder.h - the state of one dlprof record run, shared by the files of lib/record/:
+ * record.c (the loop), setup.c (events), uprobes.c (record --memory's probes),
+ * drain.c (one callback per perf record), pykernel.c (Python stacks read in the
+ * kernel), finish.c (what is captured at the end, META), env.c (the workload's
+ * environment, temporary directories, the allocation sampler's shared memory). */
+#ifndef DLPROF_RECORDER_H
+#define DLPROF_RECORDER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+#include "record.h"
+#include "recunwind.h"
+#include "attach.h"
+#include "elfsyms.h"
+#include "event.h"
+#include "isa.h"
+#include "jitsym.h"
+#include "memevent.h"
+#include "memrec.h"
+#include "pybpf.h"
+#include "pyread.h"
+#include "recfile.h"
+#include "rephash.h"
+#include "ring.h"
+#include "workload.h"
+#include "paths.h"
+#include "util.h"
+#include "version.h"
+
+#define MAX_EVENTS	16
+#define FLUSH_NS	1000000000ull	/* write a chunk at least this often */
+#define MEM_FREES_BATCH	1024	/* frees a DLP_REC_MEMFREES record holds at most */
+#define POLL_MS		100
+/* A ring wakes the reader when this share of it is full (1/WAKE_DIV): half, so that
+ * each wake-up drains ~128 dwarf samples of a cpu (a quarter woke the reader and, through
+ * the hand-over, the unwinding thread twice as often; on the CNN, 6 ABBA pairs: record's
+ * CPU 9.83 -> 9.08 us a sample, the walks 3.65 -> 3.10 in larger batches), and the other
+ * half (~64-128 ms at 1-2 kHz a cpu) is the margin before one fills: no sample lost at
+ * -F 5000 and -F 20000 on the CNN and the demo on 2 busy cores either way. */
+#define WAKE_DIV	2
+#define XR_HITS		256
+#define PY_POLL_MS	1	/* with a Python process: read its stacks within ~1 ms */
+#define CAPTURE_MAX	(512u << 20)	/* cap on a captured JIT/ITT file */
+#define BG_CAP		(64u << 20)	/* raw bytes waiting for the compressor (~1.5 s of
+					   dwarf samples on 2 cpus) before record compresses inline */
+
+/* x86_64 general registers + BP, SP, IP (asm/perf_regs.h numbering) */
+#define X86_64_USER_REGS (((1ull << 9) - 1) /* AX..IP: 0-8 */ | (0xffull << 16) /* R8..R15 */)
+
+/* ---- record state ---- */
+struct rec_event {
+	char name[64];
+	int off_cpu;		/* the switch-out event (record --off-cpu) */
+	int mem;		/* --memory: MEM_EV_*, the uprobes */
+	struct perf_event_attr attr;
+	uint64_t *ids;
+	size_t nr_ids, alloc_ids;
+};
+
+enum { MEM_EV_ALLOC = 1, MEM_EV_FREE, MEM_EV_WAIT };
+
+struct path_list {
+	char **v;
+	size_t nr, alloc;
+};
+
+struct recorder {
+	uint32_t cmd_pid;	/* the command record started, 0 with -p */
+	int cmd_exec_seen;	/* its first exec's PROC record was written */
+	const struct record_opts *opts;
+	struct rec_event ev[MAX_EVENTS];
+	int nr_ev;
+	int *cpus;
+	int nr_cpus;
+	int *fds;		/* nr_ev * nr_cpus, -1 when not open */
+	struct ring *rings;	/* one per cpu */
+	struct recwriter *w;
+	int write_failed;
+	struct recunw *ru;	/* unwinding while recording (dwarf), NULL: write directly */
+	struct recunw_stats ru_st;
+
+	uint64_t samples, lost, lost_records;
+	struct u64map kaddrs;	/* kernel ips seen */
+	struct u64map pids;	/* processes seen (comm, fork) */
+	struct path_list need_buildid;	/* exec file mappings whose MMAP2 had no build-id */
+	struct path_list jitdumps;	/* jit-PID.dump files named by mmap records */
+	unsigned char *scratch;		/* rewritten dwarf samples */
+	size_t cut_head;		/* the sample sample_fixup() read is to be cut (with
+					   the unwinding thread): its bytes up to the stack
+					   size word, 0: not cut */
+	uint64_t cut_keep, cut_dyn;	/* ... to keep bytes of stack, dyn_size cut_dyn */
+
+	char fallback_note[256];
+	char ring_note[160];	/* the ring was shrunk to fit the mlock limit */
+	char *jitdir;		/* JITDUMPDIR we created, NULL when not ours */
+	int jit_ours;		/* we set ONEDNN_JIT_PROFILE/DNNL_JIT_PROFILE */
+	char *ittdir;		/* DLPROF_ITT_DIR we created */
+	int jitdir_lock, ittdir_lock;	/* flock()ed while we live; -1 none */
+	/* -p: the processes and the threads that have counters */
+	pid_t *targets;
+	int nr_targets;
+	struct u64map tids_open;
+	struct strbuf attach_cmdline;	/* read while they run: META cmdline */
+	int nr_fds;		/* fds[]: thread-major, then event, then cpu */
+	size_t alloc_fds;
+	uint64_t start_ns;
+	time_t start_wall;	/* files newer than this were caused by us */
+	/* what the recording lacks, said on stderr and kept for report (META warn.N) */
+	struct strbuf warns;	/* NUL-separated lines */
+	int nr_warns;
+	char *dnnl_path;	/* a libdnnl the workload mapped, NULL when none */
+	int itt_files;		/* ITT collector output files captured */
+	/* JIT code in anonymous memory: the executable mappings (anonymous or not), and
+	 * the user samples taken in anonymous ones, checked at the end against the
+	 * captured JIT names.  A sample can be drained before the mapping it ran in (each
+	 * cpu has its own ring): those wait in pending until the end. */
+	struct exec_range { uint32_t pid, anon; uint64_t start, end; } *xr;
+	size_t nr_xr, alloc_xr;
+	/* the range of a code page met lately (direct-mapped; each user sample asks, and
+	 * a scan of every range was ~4% of the reader's CPU) */
+	struct xr_hit { uint32_t pid, idx; uint64_t page; } xr_hits[XR_HITS];
+	struct anon_ip { uint32_t pid; uint64_t ip; } *anon_ips, *pending;
+	size_t nr_anon_ips, alloc_anon_ips, nr_pending, alloc_pending;
+	uint64_t anon_samples;		/* all of them, also those past the array's cap */
+	struct jitsyms *jit;		/* the captured perf maps and jitdumps, parsed */
+	struct pyreader *py;		/* Python stacks of CPython processes, NULL: --no-python */
+	int py_wakeup;			/* the target looks like Python: wake up per sample */
+	/* the user stack copy of the sample being stored (sample_fixup), for py */
+	const unsigned char *smp_stack;
+	size_t smp_len;
+	uint64_t smp_sp;
+	const unsigned char *smp_regs;	/* its user registers (in the ring), NULL: none */
+	/* --memory: the preloaded library, the processes that mapped it, those that ran a
+	 * new program (each should have), and what each said at its exit */
+	char *mem_lib;
+	uint64_t mem_off[3];		/* file offsets of the alloc, free and wait functions */
+	const char *mem_tracefs;	/* where the uprobes were made */
+	int mem_probe[3];		/* made: to remove at the end */
+	struct u64map mem_pids;
+	struct mem_proc {
+		uint32_t pid;
+		int stats;		/* its exit stats came */
+		char comm[16];
+		uint64_t calls, bytes, rss_anon;
+	} *mem_procs;
+	size_t nr_mem_procs, alloc_mem_procs;
+	uint64_t mem_allocs, mem_frees;
+	uint64_t mem_alloc_events;	/* alloc events drained (with the exit statistics) */
+	uint64_t mem_waits;		/* times a thread waited for the drain (mem-wait events) */
+	/* dlprof's CPU while the workload ran (all threads but the kernel-symbol loader):
+	 * what the samples cost, start-up and the end's work left out (META) */
+	uint64_t run_cpu_ns;
+	uint64_t mem_free_tail;		/* the free ring's next slot to read */
+	struct memrec_enc mem_frees_enc;	/* frees from it not written yet */
+	uint64_t mem_free_wait;		/* since when its slot is taken but not filled */
+	uint64_t mem_ring_lost;		/* frees whose writer never filled their slot */
+	char *mem_shared_path;		/* the back-pressure counters (memevent.h) */
+	struct mem_shared *mem_shared;
+	/* Python stacks read in the kernel at the sample (pybpf.h); NULL: from outside */
+	struct pybpf *pb;
+	const char *pb_why;		/* why not, when the target is Python */
+	struct u64map tcb_at;		/* tid -> its TCB's address (stack_end()) */
+	struct u64map pb_tids;		/* tid -> since when it is in the program's map (ns),
+					   PB_GONE: taken out */
+	struct pb_wait *pb_wait;	/* samples whose chain has not come yet */
+	size_t nr_pb_wait, alloc_pb_wait;
+	struct pb_chain *pb_chains;	/* chains whose sample has not come yet */
+	size_t nr_pb_chains, alloc_pb_chains;
+	struct pb_proc *pb_procs;	/* when each Python process's threads were last listed */
+	size_t nr_pb_procs, alloc_pb_procs;
+	uint64_t pb_unmatched;		/* samples whose chain never came */
+	uint64_t pb_join_after;		/* a chain this long after its sample's time is its */
+	/* a Python process found: its rings read every PY_POLL_MS until one of its threads
+	 * is listed for the kernel (its first samples, taken before the interpreter made
+	 * its thread state, list none: 100 ms of samples were then read from outside) */
+	int py_seen;
+	uint64_t py_fast_until;
+	uint64_t pb_hot_until;		/* code objects not read before were met: quick reads
+					   until then */
+	uint64_t pb_codes;		/* code objects read from outside, at the last drain */
+	struct py_pub *py_pub;		/* Python processes and their mem_shared.py entries */
+	size_t nr_py_pub, alloc_py_pub;
+	unsigned py_pub_next;		/* the entry to take next when none is free */
+};
+
+struct pb_wait {
+	uint32_t pid, tid;
+	uint64_t time;
+	unsigned turns;			/* drains it has waited */
+};
+
+struct pb_chain {
+	uint32_t tid, n;
+	uint64_t time;
+	int failed;			/* a read failed, or it was too deep */
+	unsigned turns;
+	uint64_t *chain;
+};
+
+struct pb_proc {
+	uint32_t pid;
+	uint64_t listed;
+};
+
+struct py_pub {
+	uint32_t pid;
+	int slot;			/* its entry in mem_shared.py, -1 none */
+	uint64_t tried;			/* when it was last tried (CLOCK_MONOTONIC ns) */
+};
+
+#define ANON_IPS_MAX (1u << 20)	/* past this, anonymous-code samples are only counted */
+
+
+/* Python stacks read in the kernel (pykernel.c) */
+#define PB_LIST_NS	10000000ull	/* a process's threads listed at most this often */
+#define PB_JOIN_NS	50000ull	/* a chain and its sample are this close at most (the
+					   program runs right after the sample's time is taken:
+					   measured 0.1-0.4 us; in 1 sample of ~3,000, on this
+					   VM guest, 51-52 us after: pb_join_after) */
+#define PB_JOIN_MAX_NS	1000000ull	/* ... after it, at most (half a period, below) */
+#define PB_TURNS	3		/* drains a sample or a chain waits for the other */
+#define PB_FAST_NS	2000000000ull	/* a new Python process's quick reads, at most */
+#define PB_HOT_NS	50000000ull	/* quick reads after new code objects were met */
+#define PB_START_NS	500000000ull	/* ... after a Python process's thread is listed */
+#define PB_GONE		((void *)1)
+
+/* /proc/kallsyms, loaded by a thread of its own while the workload runs (finish.c) */
+struct ksym {
+	uint64_t addr;
+	const char *line;	/* "type name [module]" inside the file buffer */
+};
+
+struct kallsyms {
+	struct strbuf text;
+	struct ksym *syms;
+	size_t nr;
+	uint64_t cpu_ns;	/* the loading thread's CPU time, set as it ends */
+};
+
+/* record.c */
+void note_anon_ip(struct recorder *r, uint32_t pid, uint64_t ip);
+void note_exec_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
+			  int anon);
+void path_list_add(struct path_list *l, const char *p);
+void place_pending(struct recorder *r);
+void record_warn(struct recorder *r, const char *fmt, ...);
+
+/* setup.c */
+void attr_common(struct recorder *r, struct perf_event_attr *a, int first);
+void close_events(struct recorder *r);
+size_t default_pages(const struct record_opts *o);
+uint64_t elf_func_offset(const char *path, const char *sym);
+unsigned long max_sample_rate(void);
+int online_cpus(int **cpus);
+int open_events(struct recorder *r, pid_t pid);
+int open_targets(struct recorder *r);
+int python_target(const struct record_opts *o);
+int setup_events(struct recorder *r);
+uint64_t thread_cpu_ns(pthread_t t);
+int write_attrs(struct recorder *r);
+
+/* uprobes.c */
+int add_mem_events(struct recorder *r, int *kernel_dropped);
+void remove_mem_uprobes(struct recorder *r);
+
+/* drain.c */
+void drain_all(struct recorder *r);
+struct mem_proc *mem_proc(struct recorder *r, uint32_t pid);
+int on_record(void *ctx, const struct perf_event_header *rec);
+void put_proc_info(struct recorder *r, uint32_t pid);
+int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
+		   size_t blen);
+void rec_put(struct recorder *r, uint32_t type, const void *a, size_t alen,
+		    const void *b, size_t blen);
+void rec_put_done(struct recorder *r);
+int tcb_at(const unsigned char *stack, size_t off, uint64_t addr);
+
+/* pykernel.c */
+void pb_attach(struct recorder *r, int base);
+void pb_fetch(struct recorder *r);
+void pb_forget(struct recorder *r, uint32_t tid);
+void pb_list(struct recorder *r, uint32_t pid);
+void pb_match(struct recorder *r, int last);
+struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid);
+int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
+		     uint32_t *chain_id);
+
+/* finish.c */
+void capture_itt(struct recorder *r);
+void capture_jit(struct recorder *r);
+void capture_perf_maps(struct recorder *r);
+void check_memory(struct recorder *r);
+void check_missing(struct recorder *r);
+void kallsyms_free(struct kallsyms *k);
+void *kallsyms_load(void *arg);
+void remove_tree(const char *dir);
+void write_build_ids(struct recorder *r);
+void write_ksyms(struct recorder *r, struct kallsyms *k);
+void write_meta(struct recorder *r);
+void write_vdso(struct recorder *r);
+
+/* env.c */
+void mem_frees_put(struct recorder *r);
+void mem_ring_drain(struct recorder *r, int final);
+void setup_env(struct recorder *r);
+
+
+#endif
