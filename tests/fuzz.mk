@@ -12,10 +12,15 @@
 #                   an attr + records wrapped as a well-formed file (first byte)
 #   elf             ELF files through check-isa's scan, the DL view's function tiers, and
 #                   report's symbolizer (DWARF lines, inlines) and CFI unwinder
-# The corpus grows in build/fuzz/corpus-NAME (the seeds stay as they are); a crash is
-# left as build/fuzz/crash-* by libFuzzer.  t6003 runs each for a few seconds.
+# The corpus grows in build/fuzz/corpus-NAME (the seeds stay as they are).  What libFuzzer
+# finds (crash-*, leak-*, timeout-*, oom-*, slow-unit-*; one malloc over FUZZ_MALLOC_MB is
+# an oom-*) is left in build/fuzz/findings/NAME/; once every harness has run, the target
+# fails naming each such file.  Fixed, a finding goes to tests/fuzz/regress/NAME/, which
+# t6003 replays on every `make check` (and runs each harness a few seconds).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
+FUZZ_MALLOC_MB ?= 256
+FUZZ_FINDINGS := crash leak timeout oom slow-unit
 FUZZ_DIR     := $(O)/fuzz
 FUZZ_CFLAGS  := $(filter-out -O2 -O1 -O0 -O3 -Wshadow,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
 		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
@@ -34,13 +39,12 @@ $(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_OBJ)
 
 # name binary [env]
 define fuzz_run
-	@mkdir -p $(FUZZ_DIR)/corpus-$(1)
+	@mkdir -p $(FUZZ_DIR)/corpus-$(1) $(FUZZ_DIR)/findings/$(1)
 	@echo "fuzz: $(1) for $(FUZZ_SECONDS) s"
 	cd $(FUZZ_DIR) && $(3) ./$(2) -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
-		-timeout=20 -close_fd_mask=2 -print_final_stats=1 corpus-$(1) \
+		-malloc_limit_mb=$(FUZZ_MALLOC_MB) -timeout=20 -close_fd_mask=2 -print_final_stats=1 \
+		-artifact_prefix=findings/$(1)/ corpus-$(1) \
 		$(CURDIR)/tests/fuzz/corpus/$(1) 2>&1 | grep -E "DONE|stat::|==|SUMMARY|INFO: Seed" || true
-	@test -z "$$(ls $(FUZZ_DIR)/crash-* $(FUZZ_DIR)/leak-* $(FUZZ_DIR)/timeout-* 2>/dev/null)" || \
-		{ echo "fuzz: $(1): findings in $(FUZZ_DIR)"; exit 1; }
 endef
 
 fuzz: $(FUZZ_BIN)
@@ -49,6 +53,10 @@ fuzz: $(FUZZ_BIN)
 	$(call fuzz_run,parsers,fuzz-parsers,)
 	$(call fuzz_run,perfdata,fuzz-perfdata,)
 	$(call fuzz_run,elf,fuzz-elf,)
+	@found=$$(ls -d $(FUZZ_FINDINGS:%=$(FUZZ_DIR)/%-*) \
+		$(foreach n,$(FUZZ_NAMES) recording-raw,$(FUZZ_FINDINGS:%=$(FUZZ_DIR)/findings/$(n)/%-*)) \
+		2>/dev/null); \
+	test -z "$$found" || { for f in $$found; do echo "fuzz: finding $$f"; done; exit 1; }
 
 .PHONY: fuzz
 ifeq ($(HAVE_CLANG),yes)
