@@ -3,7 +3,8 @@
  *
  *   check-isa FILE      isa_image_load (sections, symbols, .eh_frame FDEs, every
  *                       executable byte decoded), function names, offset -> address
- *   the DL view         isa_hits_tier on offsets of the file (FDE or symbol bounds)
+ *   the DL view         isa_hits_tier on offsets of the file (FDE or symbol bounds): in
+ *                       the functions check-isa found, and spread over the file
  *   report              the file as a mapping of a process, carried in the recording
  *                       (a DLP_REC_FILE image, as the [vdso] is): symbols, DWARF lines
  *                       and inline chains (libdwfl), and the CFI unwinder walking a
@@ -42,8 +43,8 @@ static uint64_t load32(const uint8_t *p)
 	return v;
 }
 
-/* The file as the code mapping of process 1 at BASE, symbolized and unwound from the
- * starts of the functions check-isa found (else from offsets spread over the file). */
+/* The file as the code mapping of process 1 at BASE (from offset 0), symbolized and unwound
+ * from offsets ips[] into it. */
 static void as_mapping(const uint8_t *data, size_t size, const uint64_t *ips, size_t nr)
 {
 	struct symbolize_opts so = { 1, 1 };
@@ -104,11 +105,23 @@ static void as_mapping(const uint8_t *data, size_t size, const uint64_t *ips, si
 	machine_free(m);
 }
 
+/* The file offset of vaddr in img's PT_LOADs, or -1. */
+static uint64_t vaddr_to_off(const struct isa_image *img, uint64_t vaddr)
+{
+	for (size_t i = 0; i < img->nr_segs; i++) {
+		const struct isa_seg *g = &img->segs[i];
+
+		if (vaddr >= g->vaddr && vaddr - g->vaddr < g->filesz)
+			return vaddr - g->vaddr + g->offset;
+	}
+	return (uint64_t)-1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct isa_image img;
 	struct isa_hits *h;
-	uint64_t ips[24];
+	uint64_t ips[24];	/* offsets: the middles of functions check-isa found, then spread */
 	size_t nr = 0;
 
 	if (fd < 0) {
@@ -126,12 +139,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			isa_image_func_name(&img, f);
 			isa_image_find(&img, f->start + f->size / 2);
-			ips[nr++] = f->start + f->size / 2;
+			ips[nr] = vaddr_to_off(&img, f->start + f->size / 2);
+			nr += ips[nr] < size;
 		}
 		isa_image_offset_to_vaddr(&img, size / 2);
 		isa_image_release(&img);
 	}
 	h = isa_hits_new();
+	for (size_t i = 0; i < nr; i++)
+		isa_hits_tier(h, h, path, NULL, 0, ips[i], NULL);
 	for (uint64_t off = 0; off < size; off += size / 8 + 1)
 		isa_hits_tier(h, h, path, NULL, 0, off, NULL);
 	isa_hits_free(h);
