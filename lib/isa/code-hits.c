@@ -16,6 +16,7 @@
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
 
+#include "elfcheck.h"
 #include "elfsyms.h"
 #include "isa.h"
 #include "rephash.h"
@@ -103,6 +104,7 @@ static struct hit_dso *hit_dso_get(struct isa_hits *h, const void *key, const ch
 	const void *bid;
 	ssize_t bidsz;
 	size_t nph;
+	unsigned unsafe;
 
 	if (d)
 		return d->bad ? NULL : d;
@@ -125,6 +127,9 @@ static struct hit_dso *hit_dso_get(struct isa_hits *h, const void *key, const ch
 	if (build_id_size && bidsz > 0 &&
 	    ((size_t)bidsz < build_id_size || memcmp(bid, build_id, build_id_size)))
 		return NULL;	/* the symbolizer already said it changed */
+	unsafe = elf_check_warn(d->elf, ELF_CHECK_FILE | ELF_CHECK_EH_FRAME, path);
+	if (unsafe & ELF_CHECK_FILE)
+		return NULL;
 	if (elf_getphdrnum(d->elf, &nph))
 		nph = 0;
 	for (size_t i = 0; i < nph; i++) {
@@ -135,7 +140,8 @@ static struct hit_dso *hit_dso_get(struct isa_hits *h, const void *key, const ch
 		d->segs = xrealloc(d->segs, (d->nr_segs + 1) * sizeof(*d->segs));
 		d->segs[d->nr_segs++] = (struct hit_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
 	}
-	d->cfi = dwarf_getcfi_elf(d->elf);
+	if (!(unsafe & ELF_CHECK_EH_FRAME))
+		d->cfi = dwarf_getcfi_elf(d->elf);	/* else bounds from symbols alone */
 	d->bad = 0;
 	return d;
 }

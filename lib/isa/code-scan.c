@@ -26,6 +26,7 @@
 #include <gelf.h>
 #include <elfutils/libdwelf.h>
 
+#include "elfcheck.h"
 #include "isa.h"
 #include "util.h"
 
@@ -373,12 +374,6 @@ static void add_cand(struct scan *s, uint64_t start, uint64_t size, unsigned fla
 	f->start = start;
 	f->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
 	f->flags = flags;
-}
-
-static int section_in_file(const struct scan *s, const GElf_Shdr *sh)
-{
-	return sh->sh_type == SHT_NOBITS ||
-	       (sh->sh_offset <= s->size && sh->sh_size <= s->size - sh->sh_offset);
 }
 
 static void collect_symbols(struct scan *s, Elf_Scn *scn, const GElf_Shdr *sh)
@@ -963,6 +958,7 @@ static int open_elf(struct scan *s, struct isa_image *img)
 	size_t shnum, phnum, i;
 	const void *bid;
 	ssize_t bid_len;
+	char why[256];
 
 	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
 	if (s->fd < 0)
@@ -993,14 +989,9 @@ static int open_elf(struct scan *s, struct isa_image *img)
 		return error("corrupt ELF file '%s': %s", s->path, elf_errmsg(-1));
 	if (eh.e_machine != EM_X86_64)
 		return error("'%s' is not x86-64 code (ELF machine %u)", s->path, eh.e_machine);
-	if (eh.e_shoff > s->size ||
-	    (uint64_t)eh.e_shnum * eh.e_shentsize > s->size - eh.e_shoff)
-		return error("corrupt ELF file '%s': section headers beyond the end of the file",
-			     s->path);
-	if ((eh.e_phnum && eh.e_phoff > s->size) ||
-	    (uint64_t)eh.e_phnum * eh.e_phentsize > s->size - eh.e_phoff)
-		return error("corrupt ELF file '%s': program headers beyond the end of the file",
-			     s->path);
+	/* what the report's readers check before libdw: one refusal for all of them */
+	if (elf_check(s->elf, ELF_CHECK_FILE | ELF_CHECK_EH_FRAME, why, sizeof(why)))
+		return error("corrupt ELF file '%s': %s", s->path, why);
 	if (elf_getshdrnum(s->elf, &shnum) || elf_getphdrnum(s->elf, &phnum))
 		return error("corrupt ELF file '%s': %s", s->path, elf_errmsg(-1));
 
@@ -1011,9 +1002,6 @@ static int open_elf(struct scan *s, struct isa_image *img)
 			return error("corrupt ELF file '%s': %s", s->path, elf_errmsg(-1));
 		if (ph.p_type != PT_LOAD)
 			continue;
-		if (ph.p_offset > s->size || ph.p_filesz > s->size - ph.p_offset)
-			return error("corrupt ELF file '%s': segment beyond the end of the file",
-				     s->path);
 		img->segs = xrealloc(img->segs, (img->nr_segs + 1) * sizeof(*img->segs));
 		img->segs[img->nr_segs].vaddr = ph.p_vaddr;
 		img->segs[img->nr_segs].offset = ph.p_offset;
@@ -1030,9 +1018,6 @@ static int open_elf(struct scan *s, struct isa_image *img)
 
 		if (!scn || !gelf_getshdr(scn, &sh))
 			return error("corrupt ELF file '%s': %s", s->path, elf_errmsg(-1));
-		if (!section_in_file(s, &sh))
-			return error("corrupt ELF file '%s': section %zu beyond the end of the file",
-				     s->path, i);
 		if ((sh.sh_flags & SHF_EXECINSTR) && sh.sh_type == SHT_PROGBITS && sh.sh_size) {
 			ALLOC_GROW(s->x, s->nr_x + 1, s->alloc_x);
 			s->x[s->nr_x++] = (struct xrange){ sh.sh_addr, sh.sh_offset, sh.sh_size };

@@ -21,6 +21,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "elfcheck.h"
 #include "rephash.h"
 #include "symbolize.h"
 #include "util.h"
@@ -138,6 +139,31 @@ unsigned code_traits(const uint8_t *code, size_t len)
 	return 0;
 }
 
+/* libdwfl's search for a separate debug file, what it finds checked as the main file is */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc, debuginfo_file_name);
+	Elf *e;
+	unsigned unsafe;
+
+	if (fd < 0)
+		return fd;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return fd;	/* not an ELF file: libdwfl says no itself */
+	unsafe = elf_check_warn(e, ELF_CHECK_FILE, *debuginfo_file_name ? *debuginfo_file_name : modname);
+	elf_end(e);
+	if (!unsafe)
+		return fd;
+	close(fd);
+	free(*debuginfo_file_name);
+	*debuginfo_file_name = NULL;
+	return -1;
+}
+
 struct symbolizer *symbolizer_new(const struct symbolize_opts *opts)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
@@ -153,7 +179,7 @@ struct symbolizer *symbolizer_new(const struct symbolize_opts *opts)
 	s->debuginfo_path = xstrdup(getenv("DLPROF_DEBUGINFO_PATH") && *getenv("DLPROF_DEBUGINFO_PATH") ?
 				    getenv("DLPROF_DEBUGINFO_PATH") : DEFAULT_DEBUGINFO_PATH);
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_debuginfo = find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	return s;
@@ -385,6 +411,12 @@ static void open_debug_file(struct symbolizer *s, struct dso_sym *d, const char 
 			}
 			if (sb.len && strcmp(sb.buf, path))
 				d->dbg_elf = open_elf(sb.buf, &d->dbg_fd);
+			if (d->dbg_elf && elf_check_warn(d->dbg_elf, ELF_CHECK_FILE, sb.buf)) {
+				elf_end(d->dbg_elf);
+				close(d->dbg_fd);
+				d->dbg_elf = NULL;
+				d->dbg_fd = -1;
+			}
 			if (!colon)
 				break;
 			p = colon + 1;
@@ -400,6 +432,7 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 	ssize_t bidsz;
 	size_t nph;
 	int have_symtab = 0;
+	unsigned unsafe;
 
 	if (d)
 		return d;
@@ -435,6 +468,10 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 			dso->path);
 		return d;
 	}
+	unsafe = elf_check_warn(d->elf, ELF_CHECK_FILE | ELF_CHECK_EH_FRAME,
+				dso->image ? dso->path : dso_file(dso));
+	if (unsafe & ELF_CHECK_FILE)
+		return d;	/* its samples stay [unknown] */
 	d->raw = (const uint8_t *)elf_rawfile(d->elf, &d->raw_size);
 	if (elf_getphdrnum(d->elf, &nph))
 		nph = 0;
@@ -456,7 +493,8 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 			load_symbols(d, d->dbg_elf, NULL);
 	}
 	finish_symbols(d);
-	d->cfi = dwarf_getcfi_elf(d->elf);
+	if (!(unsafe & ELF_CHECK_EH_FRAME))
+		d->cfi = dwarf_getcfi_elf(d->elf);	/* else no func@0x.. names from FDEs */
 	d->state = 1;
 	return d;
 }

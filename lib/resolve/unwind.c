@@ -52,6 +52,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
+#include "elfcheck.h"
 #include "elfsyms.h"
 #include "frame.h"
 #include "rephash.h"
@@ -140,6 +141,7 @@ struct root_range {
 /* per-DSO state, hung on dso->unwind_priv */
 struct unw_dso {
 	int failed;		/* file unusable: no bytes */
+	const char *name;	/* the file, for a warning (the dso's) */
 	const uint8_t *data;	/* whole file, mmap'ed (or the dso's captured image) */
 	size_t size;
 	int borrowed;		/* data is dso->image: not ours to unmap */
@@ -394,6 +396,7 @@ static struct unw_dso *dso_get(const struct dso *dso)
 		d->data = dso->image;
 		d->size = dso->image_size;
 		d->borrowed = 1;
+		d->name = dso->path;
 		p = (void *)dso->image;
 	} else {
 		if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/')
@@ -412,6 +415,7 @@ static struct unw_dso *dso_get(const struct dso *dso)
 			return NULL;
 		d->data = p;
 		d->size = st.st_size;
+		d->name = dso_file(dso);
 	}
 	eh = p;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -734,12 +738,20 @@ static void cfi_open(struct unw_dso *d)
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	int has_debug_frame = 0;
+	unsigned unsafe;
 
 	d->cfi_done = 1;
 	d->elf = elf_memory((char *)d->data, d->size);
 	if (!d->elf)
 		return;
-	d->eh = dwarf_getcfi_elf(d->elf);
+	unsafe = elf_check_warn(d->elf, ELF_CHECK_FILE | ELF_CHECK_EH_FRAME, d->name);
+	if (unsafe & ELF_CHECK_FILE) {
+		elf_end(d->elf);	/* no CFI, no thread roots: frame pointers and scans */
+		d->elf = NULL;
+		return;
+	}
+	if (!(unsafe & ELF_CHECK_EH_FRAME))
+		d->eh = dwarf_getcfi_elf(d->elf);
 	if (elf_getshdrstrndx(d->elf, &shstrndx) == 0) {
 		while ((scn = elf_nextscn(d->elf, scn))) {
 			GElf_Shdr sh;
@@ -797,7 +809,10 @@ static const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail)
 		}
 		if (!d->dbg_used) {
 			d->dbg_used = 1;
-			d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+			if (elf_check_warn(d->elf, ELF_CHECK_DEBUG_FRAME, d->name))
+				d->has_dbg = 0;
+			else
+				d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 			if (d->dwarf)
 				d->dbg = dwarf_getcfi(d->dwarf);
 		}

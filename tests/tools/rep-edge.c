@@ -5,6 +5,8 @@
  *   nosamples   events, a process and its mapping, but not one sample
  *   nomaps      samples of a process that never mapped anything (and of one that did)
  *   nosyms      20 samples in ELF (mapped at 0x400000 from offset 0), which has no symbols
+ *   at:OFFSET   20 samples at OFFSET.. in ELF, mapped at 0x400000 from offset 0 for 64 KiB
+ *               (each, as every mode's, with registers and a copied stack to unwind)
  *   lost-wrap   20 samples and two LOST records, of 2^64 - 2 and of 3 (a sum that wraps to 1)
  */
 #include "recfile.h"
@@ -40,7 +42,7 @@ int main(int argc, char **argv)
 	const char *mode, *elf = "/nonexistent/rep-edge";
 
 	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: rep-edge nosamples|nomaps|nosyms|lost-wrap FILE [ELF]\n");
+		fprintf(stderr, "usage: rep-edge nosamples|nomaps|nosyms|lost-wrap|at:OFFSET FILE [ELF]\n");
 		return 64;
 	}
 	mode = argv[1];
@@ -52,8 +54,14 @@ int main(int argc, char **argv)
 	rb_attr(w, "cpu-clock", RB_SAMPLE_TYPE, &id, 1);
 	recwriter_add(w, DLP_REC_META, meta, sizeof(meta) - 1);
 	rb_comm(w, PID, PID, "edge", 1, 999000, ID);
-	rb_mmap2(w, PID, PID, BASE, 0x1000, 0, NULL, 0, 5, 2, elf, 999500, ID);
-	if (!strcmp(mode, "nosamples")) {
+	rb_mmap2(w, PID, PID, BASE, strncmp(mode, "at:", 3) ? 0x1000 : 0x10000, 0, NULL, 0, 5, 2, elf,
+		 999500, ID);
+	if (!strncmp(mode, "at:", 3)) {
+		uint64_t off = strtoull(mode + 3, NULL, 0);
+
+		for (int i = 0; i < 20; i++)
+			sample(w, PID, BASE + off + i, i);
+	} else if (!strcmp(mode, "nosamples")) {
 		;
 	} else if (!strcmp(mode, "nomaps")) {
 		rb_comm(w, PID + 1, PID + 1, "bare", 1, 999000, ID);

@@ -1,0 +1,48 @@
+/* elfcheck.h - what libelf and libdw would trust in an ELF file, checked before they read it.
+ *
+ * A file a recording names is outside input (a colleague's library, a damaged file, a
+ * --symfs tree), and libdw believes what it reads: the register number of a CFI
+ * instruction sizes the row it builds (8 bytes a register, up to 2^28 registers), and
+ * every DW_CFA_remember_state copies that row.  Each reader that hands a file's CFI or
+ * DWARF to libdw (the symbolizer, the unwinder, the DL view's function bounds, check-isa)
+ * asks here first, and leaves out what is refused.
+ */
+#ifndef DLPROF_ELFCHECK_H
+#define DLPROF_ELFCHECK_H
+
+#include <stddef.h>
+#include <gelf.h>
+
+/* the parts of a file to check, and the parts found unsafe */
+#define ELF_CHECK_FILE		(1u << 0)	/* headers, PT_LOADs and sections inside the file */
+#define ELF_CHECK_EH_FRAME	(1u << 1)	/* the .eh_frame libdw would read, and its table */
+#define ELF_CHECK_DEBUG_FRAME	(1u << 2)	/* .debug_frame (decompressed, as libdw does) */
+
+/* No CIE or FDE program may name a DWARF register from ELF_CHECK_MAX_REG on (x86-64's
+ * end below 150) or nest DW_CFA_remember_state deeper than ELF_CHECK_MAX_DEPTH: one
+ * row libdw builds then stays under 2.2 KiB, one lookup under 72 KiB. */
+#define ELF_CHECK_MAX_REG	256
+#define ELF_CHECK_MAX_DEPTH	32
+
+/*
+ * Check the parts of e named in what.  The file part: the ELF, program and section
+ * headers, every PT_LOAD and every section with bytes lie inside the file.  The CFI
+ * parts, walked as libdw walks them (the .eh_frame section, else what PT_GNU_EH_FRAME
+ * points at; its entries in order up to the terminator, and each FDE the .eh_frame_hdr
+ * table names): no CIE or FDE runs past the end of its section, and the programs libdw
+ * would run (a CIE's initial instructions, an FDE's) stay within the limits above.
+ *
+ * Returns 0 when libdw may read those parts; else the parts found unsafe (all of what
+ * when it is the file), the first reason in why ("section headers beyond the end of the
+ * file", ".eh_frame: FDE at 0x3468 names DWARF register 234881023").
+ */
+unsigned elf_check(Elf *e, unsigned what, char *why, size_t whysz);
+
+/*
+ * elf_check() for the readers of a recording's files: the first time a file (by name)
+ * is refused in this process, one warning names it, the reason and what is left out
+ * ("not reading it", "not using its CFI").  Safe to call from any thread.
+ */
+unsigned elf_check_warn(Elf *e, unsigned what, const char *name);
+
+#endif
