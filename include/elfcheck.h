@@ -39,10 +39,13 @@
 unsigned elf_check(Elf *e, unsigned what, char *why, size_t whysz);
 
 /*
- * elf_check() for the readers of a recording's files: the first time a file (by name)
- * is refused in this process, one warning names it, the reason and what is left out
- * ("not reading it", "not using its CFI").  Safe to call from any thread.
+ * elf_check() for the readers of a recording's files: each part of a file (by name,
+ * size and the bytes at its ends) is checked once in this process, and the first time
+ * a part is refused one warning names the file, the reason and what is left out ("not
+ * reading it", "not using its CFI").  Safe to call from any thread.
  */
 unsigned elf_check_warn(Elf *e, unsigned what, const char *name);
+/* Off: check every time (a harness that rewrites one file in place) */
+void elf_check_cache(int on);
 
 #endif

@@ -854,26 +854,78 @@ unsigned elf_check(Elf *e, unsigned what, char *why, size_t whysz)
 	return 0;
 }
 
-static pthread_mutex_t warned_lock = PTHREAD_MUTEX_INITIALIZER;
-static char **warned;
-static size_t nr_warned, alloc_warned;
+/* What was found of each file, by name, size and the bytes at both ends: the symbolizer,
+ * the unwinder and the DL view each ask of the same files (libtorch_cpu.so's .eh_frame
+ * takes ~40 ms to walk), and a warning is said once a file. */
+struct verdict {
+	char *name;
+	size_t size;
+	uint64_t ends;		/* hash of the first and last 4 KiB */
+	unsigned checked, bad;	/* ELF_CHECK_* parts */
+};
+
+static pthread_mutex_t verdict_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct verdict *verdicts;
+static size_t nr_verdicts, alloc_verdicts;
+static int cache_off;
+
+void elf_check_cache(int on)
+{
+	cache_off = !on;
+}
+
+static uint64_t ends_hash(Elf *e, size_t *size)
+{
+	const char *file = elf_rawfile(e, size);
+	size_t n;
+
+	if (!file)
+		return 0;
+	n = *size < 4096 ? *size : 4096;
+	return hash_bytes(file, n) ^ hash_u64(hash_bytes(file + *size - n, n));
+}
 
 unsigned elf_check_warn(Elf *e, unsigned what, const char *name)
 {
 	char why[256];
-	unsigned bad = elf_check(e, what, why, sizeof(why));
-	int first = 1;
+	size_t size = 0, i;
+	uint64_t ends = ends_hash(e, &size);
+	struct verdict *v = NULL;
+	unsigned todo = what, bad = 0;
+	int first;
 
-	if (!bad)
-		return 0;
-	pthread_mutex_lock(&warned_lock);
-	for (size_t i = 0; i < nr_warned && first; i++)
-		first = strcmp(warned[i], name) != 0;
-	if (first) {
-		ALLOC_GROW(warned, nr_warned + 1, alloc_warned);
-		warned[nr_warned++] = xstrdup(name);
+	pthread_mutex_lock(&verdict_lock);
+	for (i = 0; i < nr_verdicts; i++)
+		if (verdicts[i].size == size && verdicts[i].ends == ends &&
+		    !strcmp(verdicts[i].name, name))
+			break;
+	if (i < nr_verdicts && !cache_off) {
+		v = &verdicts[i];
+		todo = what & ~v->checked;
+		bad = v->bad & what;
 	}
-	pthread_mutex_unlock(&warned_lock);
+	pthread_mutex_unlock(&verdict_lock);
+	if (!todo || (bad & ELF_CHECK_FILE))
+		return bad & ELF_CHECK_FILE ? what : bad;
+	bad |= elf_check(e, todo, why, sizeof(why));
+	pthread_mutex_lock(&verdict_lock);
+	for (i = 0; i < nr_verdicts; i++)
+		if (!strcmp(verdicts[i].name, name))
+			break;
+	if (i == nr_verdicts) {
+		ALLOC_GROW(verdicts, nr_verdicts + 1, alloc_verdicts);
+		verdicts[nr_verdicts++] = (struct verdict){ xstrdup(name), size, ends, 0, 0 };
+	}
+	v = &verdicts[i];
+	if (v->size != size || v->ends != ends) {	/* the file changed: a new verdict */
+		v->size = size;
+		v->ends = ends;
+		v->checked = v->bad = 0;
+	}
+	first = bad && !(v->bad & bad);
+	v->checked |= todo;
+	v->bad |= bad;
+	pthread_mutex_unlock(&verdict_lock);
 	if (first)
 		warning("corrupt ELF file '%s': %s: %s", name, why,
 			bad & ELF_CHECK_FILE ? "not reading it" :

@@ -22,6 +22,7 @@
 #include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 
+#include "elfcheck.h"
 #include "isa.h"
 #include "process.h"
 #include "symbolize.h"
@@ -125,6 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t nr = 0;
 
 	if (fd < 0) {
+		elf_check_cache(0);	/* one file, rewritten each input */
 		fd = memfd_create("dlprof-fuzz-elf", 0);
 		if (fd < 0)
 			abort();
