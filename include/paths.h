@@ -15,5 +15,10 @@ void dlprof_set_argv0(const char *arg0);
 /* Where dlprof_libfile(name) looks, in order, for a message: "DIR, DIR, ..." (malloc'd). */
 char *dlprof_libfile_places(void);
 char *dlprof_datafile(const char *name);
+/* dlprof's cache folder for sub ($XDG_CACHE_HOME/dlprof/SUB, else ~/.cache/dlprof/SUB),
+ * NULL when neither is set; not created */
+char *dlprof_cache_dir(const char *sub);
+/* Make dir and its parents (0755); 0, or -1 when one could not be made */
+int mkdir_p(const char *dir);
 
 #endif

@@ -2,7 +2,8 @@
 # t6005-corrupt-elf.sh - a file a recording names whose CFI libdw would trust to its cost:
 # one CFI instruction naming DWARF register 234881023 made libdw 0.188 size a row at
 # 1.8 GB (8 bytes a register).  report and check-isa refuse such a file in one line
-# (report: a warning, once, the samples kept as what is known), within 256 MiB.
+# (report: a warning, once, the samples kept as what is known), within 256 MiB.  A sound
+# file's verdict is kept in dlprof's cache while the file stays the same.
 #
 # The files are the elf harness's regress seeds (tests/fuzz/regress/elf/):
 #   cfi-register-oom      the fuzz finding: section headers past its end, and the FDE
@@ -65,6 +66,17 @@ test_expect_success 'report: section headers past the end of the file: not read,
 	test $(wc -l <err) = 1 &&
 	test_grep -qx "dlprof: warning: corrupt ELF file .$PWD/liboom.so.: section headers beyond the end of the file: not reading it" err &&
 	test_grep -qx "100.0000,20,20000000,100.0000,20,\[unknown\],liboom.so" out
+'
+
+test_expect_success 'a sound file is checked once: its verdict kept, not served once it changed' '
+	export XDG_CACHE_HOME="$PWD/cache" &&
+	cp "$BUILD/tests/workloads/rec-hot" good.exe &&
+	report_one good.exe 0x10 && test $st = 0 && ! test -s err &&
+	n=$(ls cache/dlprof/elfcheck | wc -l) && echo "verdicts kept: $n" && test "$n" -ge 1 &&
+	grep -q "^1 .* $(printf %x $(stat -c %s good.exe)) " cache/dlprof/elfcheck/* &&
+	cat symexe >good.exe &&
+	report_one good.exe 0x12c0 && test $st = 0 &&
+	test_grep -qx "dlprof: warning: corrupt ELF file .$PWD/good.exe.: FDE at .eh_frame+0x80 names DWARF register 234881023: not using its CFI" err
 '
 
 if [ -x /usr/bin/time ]; then

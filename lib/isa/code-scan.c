@@ -28,6 +28,7 @@
 
 #include "elfcheck.h"
 #include "isa.h"
+#include "paths.h"
 #include "util.h"
 
 /* bump when the classification changes: old cache entries are then ignored */
@@ -827,32 +828,7 @@ static const char cache_magic[8] = "DLPISA\0\1";
 
 char *isa_cache_dir(void)
 {
-	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-
-	if (x && *x == '/')
-		return xasprintf("%s/dlprof/isa", x);
-	if (home && *home)
-		return xasprintf("%s/.cache/dlprof/isa", home);
-	return NULL;
-}
-
-static int mkdir_p(const char *dir)
-{
-	char *p = xstrdup(dir), *q;
-	int ret = 0;
-
-	for (q = p + 1; *q; q++) {
-		if (*q != '/')
-			continue;
-		*q = '\0';
-		if (mkdir(p, 0755) && errno != EEXIST)
-			ret = -1;
-		*q = '/';
-	}
-	if (mkdir(p, 0755) && errno != EEXIST)
-		ret = -1;
-	free(p);
-	return ret;
+	return dlprof_cache_dir("isa");
 }
 
 static int cache_read(struct isa_image *img)

@@ -12,9 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <dwarf.h>
 
 #include "elfcheck.h"
+#include "paths.h"
 #include "rephash.h"
 #include "util.h"
 
@@ -885,13 +888,88 @@ static uint64_t ends_hash(Elf *e, size_t *size)
 	return hash_bytes(file, n) ^ hash_u64(hash_bytes(file + *size - n, n));
 }
 
+/* ---- verdicts kept on disk ----
+ * A file found safe stays so while it is the same file: the parts found safe are kept in
+ * dlprof's cache, under the file's identity (device, inode, size, modification and
+ * change times, the bytes at both ends), so that each recording and report of the same
+ * libraries does not walk their CFI again (libtorch_cpu.so's: ~40 ms).  Only safe
+ * verdicts are kept: a refused file is checked each time. */
+#define VERDICT_VERSION 1	/* bump when the checks change */
+
+static char *disk_key(const char *name, size_t size, uint64_t ends)
+{
+	struct stat st;
+
+	if (!name || name[0] != '/' || stat(name, &st) || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size != size)
+		return NULL;
+	return xasprintf("%d %llx %llx %zx %llx %lld.%09ld %lld.%09ld", VERDICT_VERSION,
+			 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, size,
+			 (unsigned long long)ends, (long long)st.st_mtim.tv_sec,
+			 st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
+static char *disk_path(const char *key)
+{
+	char *dir = dlprof_cache_dir("elfcheck"), *path;
+
+	if (!dir)
+		return NULL;
+	path = xasprintf("%s/%016llx", dir, (unsigned long long)hash_bytes(key, strlen(key)));
+	free(dir);
+	return path;
+}
+
+/* The parts the cache says are safe */
+static unsigned disk_safe(const char *key)
+{
+	char *path = disk_path(key);
+	struct strbuf sb = STRBUF_INIT;
+	unsigned safe = 0;
+	size_t n = strlen(key);
+
+	if (path && !strbuf_read_file(&sb, path, 4096) && sb.len > n + 1 &&
+	    !memcmp(sb.buf, key, n) && sb.buf[n] == '\n')
+		safe = (unsigned)strtoul(sb.buf + n + 1, NULL, 10);
+	strbuf_release(&sb);
+	free(path);
+	return safe;
+}
+
+static void disk_keep(const char *key, unsigned safe)
+{
+	char *path = disk_path(key), *tmp, *slash;
+	FILE *f;
+
+	if (!path)
+		return;
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	if (mkdir_p(path)) {
+		free(path);
+		return;
+	}
+	*slash = '/';
+	tmp = xasprintf("%s.%d", path, (int)getpid());
+	f = fopen(tmp, "w");
+	if (f) {
+		int ok = fprintf(f, "%s\n%u\n", key, safe) > 0;
+
+		if (fclose(f) || !ok || rename(tmp, path))
+			unlink(tmp);
+	}
+	free(tmp);
+	free(path);
+}
+
 unsigned elf_check_warn(Elf *e, unsigned what, const char *name)
 {
 	char why[256];
 	size_t size = 0, i;
 	uint64_t ends = ends_hash(e, &size);
 	struct verdict *v = NULL;
-	unsigned todo = what, bad = 0;
+	unsigned todo = what, bad = 0, safe;
+	char *key;
 	int first;
 
 	pthread_mutex_lock(&verdict_lock);
@@ -907,7 +985,16 @@ unsigned elf_check_warn(Elf *e, unsigned what, const char *name)
 	pthread_mutex_unlock(&verdict_lock);
 	if (!todo || (bad & ELF_CHECK_FILE))
 		return bad & ELF_CHECK_FILE ? what : bad;
-	bad |= elf_check(e, todo, why, sizeof(why));
+	key = cache_off ? NULL : disk_key(name, size, ends);
+	safe = key ? disk_safe(key) : 0;
+	if (todo & ~safe) {
+		unsigned found = elf_check(e, todo, why, sizeof(why));
+
+		bad |= found;
+		if (key && !found)
+			disk_keep(key, safe | todo);
+	}
+	free(key);
 	pthread_mutex_lock(&verdict_lock);
 	for (i = 0; i < nr_verdicts; i++)
 		if (!strcmp(verdicts[i].name, name))

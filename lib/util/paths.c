@@ -2,9 +2,11 @@
 #include "paths.h"
 #include "util.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef DLPROF_LIBDIR
@@ -119,4 +121,34 @@ char *dlprof_libfile_places(void)
 char *dlprof_datafile(const char *name)
 {
 	return find_file("DLPROF_DATADIR", "/share", "/../share/dlprof", DLPROF_DATADIR, name);
+}
+
+char *dlprof_cache_dir(const char *sub)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (x && *x == '/')
+		return xasprintf("%s/dlprof/%s", x, sub);
+	if (home && *home)
+		return xasprintf("%s/.cache/dlprof/%s", home, sub);
+	return NULL;
+}
+
+int mkdir_p(const char *dir)
+{
+	char *p = xstrdup(dir), *q;
+	int ret = 0;
+
+	for (q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			ret = -1;
+		*q = '/';
+	}
+	if (mkdir(p, 0755) && errno != EEXIST)
+		ret = -1;
+	free(p);
+	return ret;
 }
