@@ -65,7 +65,7 @@ fi
 # samples were unnamed and 3-4% named another function.  Read in the kernel at the
 # sample: each in its own function and file, on its line 2.
 check_codes() {
-	/usr/bin/python3 - "$1" <<-\EOF
+	/usr/bin/python3 - "$1" "$2" <<-\EOF
 	import re, sys
 	right = wrong = gone = 0
 	for l in open(sys.argv[1]):
@@ -77,8 +77,12 @@ check_codes() {
 	            right += int(count)
 	        else:
 	            wrong += int(count)
-	print("in their function: %d, in another: %d, unnamed: %d" % (right, wrong, gone))
-	assert right >= 1500 and wrong == 0 and gone <= right // 200, (right, wrong, gone)
+	# a sample whose stack the kernel could not read is read from outside, later, and
+	# may name the function made where its own was (the end line counts them)
+	outside = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+	print("in their function: %d, in another: %d, unnamed: %d (read from outside: %d)"
+	      % (right, wrong, gone, outside))
+	assert right >= 1500 and wrong <= outside and gone <= right // 200, (right, wrong, gone)
 	EOF
 }
 
@@ -92,7 +96,8 @@ if test -e "$TRASH/have-kernel"; then
 			kcodes=$("$BUILD/tests/recdump" c.data |
 				 sed -n "s/.*python_codes=\([0-9]*\) .*/\1/p") &&
 			test "$kcodes" -ge 1500 &&
-			"$DLPROF" fold -i c.data >c.fold && check_codes c.fold
+			outside=$(sed -n "s/.* \([0-9]*\) read from outside,.*/\1/p" c.err) &&
+			"$DLPROF" fold -i c.data >c.fold && check_codes c.fold "${outside:-0}"
 		fi
 	'
 else
