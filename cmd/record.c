@@ -133,7 +133,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu); the default with dwarf stacks unwound while recording, no -e and no Python frames to read (--no-off-cpu: do not)"),
 		OPT_BOOL(0, "memory", &opts.memory, "also sample the workload's heap: malloc & co and anonymous mmap, with whole stacks (report/fold/pprof --memory)"),
 		OPT_CALLBACK(0, "mem-sample", NULL, "BYTES", "--memory: one allocation sampled per BYTES allocated on average (default 512K; 1: every allocation)", opt_mem_sample, 0),
-		OPT_BOOL(0, "python", &python, "read the Python stacks of CPython 3.11 processes (--no-python: do not)"),
+		OPT_BOOL(0, "python", &python, "read the Python stacks of CPython 3.11-3.13 processes (--no-python: do not)"),
 		OPT_CALLBACK(0, "duration", NULL, "SECONDS", "stop recording after SECONDS (the file finished, the reason said); a command runs on, unrecorded, and is waited for", opt_duration, 0),
 		OPT_CALLBACK(0, "max-size", NULL, "MB", "stop recording when the file reaches MB megabytes (or a K, M, G suffix); what record adds at the end (symbols, JIT maps) comes on top", opt_max_size, 0),
 		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line, no status line"),
