@@ -34,8 +34,9 @@ struct attributed {
 					   0, or for an allocation the allocator's caller
 					   (below dlprof's interposer and malloc & co.) */
 	const struct sample_attr *a;	/* a->op is the final operator */
-	const char *const *ops;		/* every distinct operator on the stack, innermost
-					   first (op_from_stack() of each frame) */
+	const char *const *ops;		/* with attr_view.want_ops: every distinct operator
+					   on the stack, innermost first (op_from_stack()
+					   of each frame); else NULL */
 	size_t nr_ops;
 };
 
@@ -54,6 +55,7 @@ struct attr_view {
 	int plain;	/* no attribution (attributed.a NULL): a view that shows none */
 	int live;	/* the view settles the held samples (attr_stream_settle), none
 			   are settled as the samples go by (dlprof top) */
+	int want_ops;	/* fill attributed.ops (a scan of every frame's name) */
 };
 
 struct attr_stream;

@@ -122,7 +122,7 @@ static int hand_on(struct attr_stream *as, struct machine *m, const struct dlp_s
 
 	if (as->err || !as->view.sample)
 		return as->err;
-	if (a) {
+	if (a && as->view.want_ops) {
 		at.nr_ops = ops_on_stack(frames, nr, ops, ARRAY_SIZE(ops));
 		at.ops = ops;
 	}

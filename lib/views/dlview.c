@@ -92,7 +92,8 @@ struct dlview *dlview_new(const struct family_rules *rules, const struct attr_vi
 {
 	struct dlview *v = xcalloc(1, sizeof(*v));
 	struct attr_view own = { .sample = dv_sample, .context_switch = dv_switch,
-				 .other = dv_other, .meta = dv_meta, .end = dv_end, .ctx = v };
+				 .other = dv_other, .meta = dv_meta, .end = dv_end, .ctx = v,
+				 .want_ops = 1 };
 
 	if (also) {
 		v->also = *also;

@@ -433,7 +433,7 @@ int memprof_run(struct memprof *mp, const char *path, struct profile_opts *po,
 		struct sample_filter *filt, struct profile_stats *st, struct session_info *info)
 {
 	struct attr_view v = { .sample = mp_sample, .other_sample = mp_other_sample,
-			       .other = mp_other, .meta = mp_meta, .ctx = mp };
+			       .other = mp_other, .meta = mp_meta, .ctx = mp, .want_ops = 1 };
 	int ret;
 
 	po->event = "mem-alloc";
