@@ -60,6 +60,13 @@ struct attr_view {
 
 struct attr_stream;
 
+/* A frame of dlprof's allocation sampler (record --memory's interposer) */
+int mem_library_frame(const struct frame *f);
+/* Where an allocation's stack starts: past the kernel's frames (none for a uprobe) and
+ * the interposer's, at its frame the workload called (attributed.leaf is below it, past
+ * the allocation functions too) */
+size_t alloc_stack_start(const struct frame *frames, size_t nr);
+
 struct attr_stream *attr_stream_new(const struct family_rules *rules,
 				    const struct attr_view *view);
 void attr_stream_free(struct attr_stream *as);

@@ -64,9 +64,21 @@ struct attr *attr_stream_attr(struct attr_stream *as)
 	return as->attr;
 }
 
-static int is_ours(const struct frame *f)
+int mem_library_frame(const struct frame *f)
 {
 	return f->dso && !strcmp(f->dso, MEM_LIBRARY);
+}
+
+size_t alloc_stack_start(const struct frame *frames, size_t nr)
+{
+	size_t first = 0;
+
+	while (first < nr && (frames[first].flags & FRAME_KERNEL))
+		first++;
+	while (first + 1 < nr && mem_library_frame(&frames[first]) &&
+	       mem_library_frame(&frames[first + 1]))
+		first++;
+	return first;
 }
 
 /* The allocation functions between the workload's code and the allocator: "self" is
@@ -99,15 +111,12 @@ static int is_alloc_func(const struct frame *f)
  * below the kernel's, dlprof's interposer's and the allocator functions' */
 static size_t attr_leaf(const struct dlp_sample *s, const struct frame *frames, size_t nr)
 {
-	size_t first = 0, self;
+	size_t first, self;
 
 	if (!s->evsel || strcmp(s->evsel->name, "mem-alloc"))
 		return 0;
-	while (first < nr && (frames[first].flags & FRAME_KERNEL))
-		first++;
-	while (first + 1 < nr && is_ours(&frames[first]) && is_ours(&frames[first + 1]))
-		first++;
-	self = first < nr && is_ours(&frames[first]) ? first + 1 : first;
+	first = alloc_stack_start(frames, nr);
+	self = first < nr && mem_library_frame(&frames[first]) ? first + 1 : first;
 	while (self + 1 < nr && is_alloc_func(&frames[self]))
 		self++;
 	return self;

@@ -97,11 +97,6 @@ static const char *intern(struct memprof *mp, const char *s)
 	return s ? strpool_intern(&mp->pool, s) : NULL;
 }
 
-static int is_ours(const struct frame *f)
-{
-	return f->dso && !strcmp(f->dso, MEM_LIBRARY);
-}
-
 static uint32_t text_id(struct memprof *mp, const char *text)
 {
 	const char *t = intern(mp, text);
@@ -158,7 +153,7 @@ static int mp_sample(void *ctx, const struct attributed *as)
 	const struct dlp_sample *s = as->s;
 	const struct frame *frames = as->frames;
 	const struct sample_attr *a = as->a;
-	size_t nr = as->nr, first = 0, self = as->leaf;
+	size_t nr = as->nr, first = alloc_stack_start(as->frames, as->nr), self = as->leaf;
 	struct session_mem_alloc args;
 	struct mem_alloc *al;
 	const char *comm;
@@ -166,12 +161,6 @@ static int mp_sample(void *ctx, const struct attributed *as)
 
 	if (session_mem_alloc(s, &args) < 0)
 		return 0;	/* not an allocation event */
-	/* the stack below the interposer: kernel frames (none for a uprobe), then ours
-	 * down to the function the workload called */
-	while (first < nr && (frames[first].flags & FRAME_KERNEL))
-		first++;
-	while (first + 1 < nr && is_ours(&frames[first]) && is_ours(&frames[first + 1]))
-		first++;
 	comm = machine_comm_at(as->m, s->pid, s->tid, s->time);
 	ALLOC_GROW(mp->allocs, mp->nr_allocs + 1, mp->alloc_allocs);
 	al = &mp->allocs[mp->nr_allocs++];
@@ -414,7 +403,7 @@ static int mf_sample(void *ctx, const struct attributed *as)
 	for (size_t i = 0; i < nr; i++)
 		if (!(frames[i].flags & FRAME_KERNEL) &&
 		    !(frames[i].dso && i + 1 < nr && (!strncmp(frames[i].dso, "libc.so", 7) ||
-						      is_ours(&frames[i])))) {
+						      mem_library_frame(&frames[i])))) {
 			f->self = intern(mp, frames[i].sym ? frames[i].sym : "[unknown]");
 			break;
 		}
