@@ -165,7 +165,7 @@ static void settled(void *ctx, uint32_t handle, const struct sample_attr *a)
 		as->first++;
 }
 
-static void settle(struct attr_stream *as, uint64_t before)
+void attr_stream_settle(struct attr_stream *as, uint64_t before)
 {
 	attr_settle(as->attr, before, settled, as);
 	if (as->first == as->nr_held)
@@ -175,11 +175,6 @@ static void settle(struct attr_stream *as, uint64_t before)
 		as->nr_held -= as->first;
 		as->first = 0;
 	}
-}
-
-void attr_stream_settle(struct attr_stream *as, uint64_t before)
-{
-	settle(as, before);
 }
 
 static void hold(struct attr_stream *as, const struct dlp_sample *s, const struct frame *frames,
@@ -220,11 +215,12 @@ static int st_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		    const struct frame *frames, size_t nr, int complete)
 {
 	struct attr_stream *as = ctx;
-	size_t leaf = nr ? attr_leaf(s, frames, nr) : 0;
 	struct sample_attr a;
+	size_t leaf;
 
 	if (!as->attr)
 		return hand_on(as, m, s, frames, nr, complete, 0, NULL);
+	leaf = nr ? attr_leaf(s, frames, nr) : 0;
 	/* on a long recording the held samples are settled as the samples go by (each
 	 * second of samples, those older than the lag), so memory does not grow with the
 	 * recording's length */
@@ -233,7 +229,7 @@ static int st_stack(void *ctx, struct machine *m, const struct dlp_sample *s,
 		as->newest = s->time;
 	if (!as->view.live && as->newest - as->settled_at >= 1000000000ull &&
 	    as->newest > DLPROF_SETTLE_LAG) {
-		settle(as, as->newest - DLPROF_SETTLE_LAG);
+		attr_stream_settle(as, as->newest - DLPROF_SETTLE_LAG);
 		as->settled_at = as->newest;
 	}
 	attr_sample(as->attr, s, frames + (leaf < nr ? leaf : 0), leaf < nr ? nr - leaf : 0, &a);
@@ -288,7 +284,7 @@ void attr_stream_finish(struct attr_stream *as, struct machine *m)
 		return;
 	if (m)
 		as->m = m;
-	settle(as, UINT64_MAX);
+	attr_stream_settle(as, UINT64_MAX);
 	attr_resolve(as->attr);
 }
 
