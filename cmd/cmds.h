@@ -2,6 +2,8 @@
 #ifndef DLPROF_CMDS_H
 #define DLPROF_CMDS_H
 
+#include "util.h"
+
 int cmd_record(int argc, const char **argv);
 int cmd_report(int argc, const char **argv);
 int cmd_fold(int argc, const char **argv);
@@ -33,5 +35,12 @@ int cmd_top(int argc, const char **argv);
 #define EXIT_PARTIAL	1	/* result printed, but the input was incomplete (e.g. truncated recording) */
 #define EXIT_FATAL	2
 #define EXIT_USAGE	64
+
+/* The exit status of a library result (enum dlp_result, util.h) */
+static inline int exit_status(int result)
+{
+	return result == DLP_USAGE ? EXIT_USAGE : result < 0 ? EXIT_FATAL :
+	       result ? EXIT_PARTIAL : EXIT_OK;
+}
 
 #endif

@@ -86,5 +86,11 @@ const char *memprof_cmdline(const struct memprof *mp);
  * Returns 0. */
 int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int format,
 		  size_t limit);
+/* The key named (self, op, line, family, thread, total), or -1 */
+int memprof_key_parse(const char *name);
+/* report --memory: read input and print the table on stdout (limit -1: the format's
+ * default).  enum dlp_result. */
+int memprof_report(const char *input, enum memprof_key key, int format, int limit,
+		   const struct family_rules *rules, struct sample_filter *filt, int srcline);
 
 #endif

@@ -70,6 +70,10 @@ struct profile_stats {
 	uint64_t sample_period_ns;	/* estimated ns per sample (freq mode: from the timeline) */
 };
 
+/* Add one recording's statistics to those of others (sum: the first one's, its event,
+ * period and time span kept) */
+void profile_stats_add(struct profile_stats *sum, const struct profile_stats *st);
+
 /* What a consumer wants to hear.  NULL members are skipped. */
 typedef int profile_stack_cb(void *ctx, struct machine *m, const struct dlp_sample *s,
 			     const struct frame *frames, size_t nr, int complete);

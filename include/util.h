@@ -28,6 +28,16 @@ static inline uint32_t load_u32(const void *p)
 }
 #define UNUSED __attribute__((unused))
 
+/* What a library entry point returns (record_run, a view's run, ...); cmd/ maps it to
+ * the process's exit status (cmd/cmds.h). */
+enum dlp_result {
+	DLP_OK = 0,
+	DLP_PARTIAL = 1,	/* done, but an input was incomplete: cut short, or malformed
+				   records skipped (a warning said so) */
+	DLP_FAILED = -1,	/* nothing useful done (an error said why) */
+	DLP_USAGE = -2,		/* options or inputs that do not go together (said so) */
+};
+
 /* Print "dlprof: error: <msg>" to stderr and return -1.  Library code reports with this. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "dlprof: warning: <msg>" to stderr. */

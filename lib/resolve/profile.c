@@ -692,6 +692,37 @@ static void prof_release(struct prof *p)
 	machine_free(p->m);
 }
 
+void profile_stats_add(struct profile_stats *sum, const struct profile_stats *st)
+{
+	uint64_t waited = sum->py_records - sum->py_at_sample, more = st->py_records - st->py_at_sample;
+
+	/* the mean delay of the Python stacks not read at their sample, over both */
+	if (waited + more)
+		sum->py_delay_ns = (sum->py_delay_ns * waited + st->py_delay_ns * more) /
+				   (waited + more);
+	sum->samples += st->samples;
+	sum->complete_stacks += st->complete_stacks;
+	sum->named += st->named;
+	sum->recovered_stacks += st->recovered_stacks;
+	sum->recorded_stacks += st->recorded_stacks;
+	sum->copied_stacks += st->copied_stacks;
+	sum->unwind_checked += st->unwind_checked;
+	sum->unwind_same += st->unwind_same;
+	sum->unwind_scan_differs += st->unwind_scan_differs;
+	sum->unwind_differs += st->unwind_differs;
+	sum->lost += st->lost;
+	sum->period_total += st->period_total;
+	sum->other_samples += st->other_samples;
+	sum->filtered_out += st->filtered_out;
+	sum->python += st->python;
+	sum->py_records += st->py_records;
+	sum->py_moved += st->py_moved;
+	sum->py_failed += st->py_failed;
+	sum->py_mismatched += st->py_mismatched;
+	sum->py_at_sample += st->py_at_sample;
+	sum->irqs_off += st->irqs_off;
+}
+
 int profile_run(const char *path, const struct profile_opts *opts,
 		const struct profile_consumer *c, struct profile_stats *stats,
 		struct session_info *info)

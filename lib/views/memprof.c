@@ -724,3 +724,36 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 	free(rows);
 	return 0;
 }
+
+int memprof_key_parse(const char *name)
+{
+	static const char *const keys[] = { [MEM_KEY_SELF] = "self", [MEM_KEY_OP] = "op",
+		[MEM_KEY_LINE] = "line", [MEM_KEY_FAMILY] = "family",
+		[MEM_KEY_THREAD] = "thread", [MEM_KEY_TOTAL] = "total" };
+
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
+		if (!strcmp(keys[k], name))
+			return (int)k;
+	return -1;
+}
+
+int memprof_report(const char *input, enum memprof_key key, int format, int limit,
+		   const struct family_rules *rules, struct sample_filter *filt, int srcline)
+{
+	struct profile_opts po;
+	struct profile_stats st;
+	struct session_info info;
+	struct memprof *mp;
+	int ret;
+
+	memset(&po, 0, sizeof(po));
+	po.srcline = srcline;
+	mp = memprof_new(rules, NULL);
+	ret = memprof_run(mp, input, &po, filt, &st, &info);
+	if (ret >= 0)
+		memprof_print(mp, key, stdout, format,
+			      limit >= 0 ? (size_t)limit : format == 0 ? 40 : 0);
+	fflush(stdout);
+	memprof_free(mp);
+	return ret < 0 ? DLP_FAILED : ret == 1 || info.bad_records ? DLP_PARTIAL : DLP_OK;
+}

@@ -1,0 +1,430 @@
+/* report.c - dlprof report's view: where the time went, as a top-style table, JSON or
+ * CSV, of one recording or of several (report.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calltree.h"
+#include "dlview.h"
+#include "filter.h"
+#include "family.h"
+#include "memprof.h"
+#include "output.h"
+#include "process.h"
+#include "profile.h"
+#include "readings.h"
+#include "report.h"
+#include "rephash.h"
+#include "util.h"
+
+/* The families a (symbol, DSO) row's samples fell into: the JSON family column is the
+ * majority (kernel leaves, for instance, split by the stack above them). */
+#define ROW_FAMS 4
+struct row_families {
+	const char *fam[ROW_FAMS];
+	uint64_t count[ROW_FAMS];
+};
+
+struct report_ctx {
+	const struct report_opts *o;
+	struct calltree *tree;
+	struct dlview *view;
+	struct attr_view rv;
+	int off_cpu;
+	struct u64map row_fams;
+	struct readings rd;
+	/* several recordings / --by-input: one row per recording */
+	struct input_row *rows_in;
+	struct input_row *in;	/* the recording being read */
+	/* --off-cpu / --wall --sort family: microseconds and samples per family */
+	struct wait_fam {
+		const char *family;
+		uint64_t us, samples;
+	} *wfam;
+	size_t nr_wfam, alloc_wfam;
+};
+
+/* A recording of several (report a.data b.data, --by-input) */
+#define IN_FAMS 16
+struct input_row {
+	int rank_lo, rank_hi;		/* the ranks of its processes, -1 none */
+	const char *fam[IN_FAMS];	/* families by samples (interned) */
+	uint64_t fam_n[IN_FAMS], fam_other;
+};
+
+static void input_count_family(struct input_row *in, const char *fam)
+{
+	size_t i;
+
+	for (i = 0; i < IN_FAMS && in->fam[i] && in->fam[i] != fam; i++)
+		;
+	if (i == IN_FAMS) {
+		in->fam_other++;
+		return;
+	}
+	in->fam[i] = fam;
+	in->fam_n[i]++;
+}
+
+static uint64_t row_key(const char *sym, const char *dso)
+{
+	return hash_bytes(sym, strlen(sym)) ^ hash_u64(dso ? hash_bytes(dso, strlen(dso)) : 0);
+}
+
+static void count_row_family(struct report_ctx *r, const char *sym, const char *dso,
+			     const char *fam)
+{
+	void **slot = u64map_slot(&r->row_fams, row_key(sym, dso));
+	struct row_families *rf = *slot;
+	size_t i;
+
+	if (!rf)
+		*slot = rf = xcalloc(1, sizeof(*rf));
+	for (i = 0; i < ROW_FAMS; i++) {
+		if (!rf->fam[i])
+			rf->fam[i] = fam;
+		if (rf->fam[i] == fam) {
+			rf->count[i]++;
+			return;
+		}
+	}
+}
+
+/* The symbol table's share of a sample (the DL view has counted it) */
+static int rep_sample(void *ctx, const struct attributed *as)
+{
+	struct report_ctx *r = ctx;
+	const struct dlp_sample *s = as->s;
+	const char *fam = as->a->family;
+
+	/* off-CPU: a blocking stack weighs the microseconds its thread was off the CPU */
+	calltree_add(r->tree, as->frames, as->nr,
+		     machine_comm_at(as->m, s->pid, s->tid, s->time), s->tid,
+		     r->off_cpu ? (s->period + 500) / 1000 : 1);
+	if (as->nr)
+		count_row_family(r, as->frames[0].sym, as->frames[0].dso, fam);
+	if (r->in)
+		input_count_family(r->in, fam);
+	if (r->off_cpu) {
+		size_t i;
+
+		for (i = 0; i < r->nr_wfam && r->wfam[i].family != fam; i++)
+			;
+		if (i == r->nr_wfam) {
+			ALLOC_GROW(r->wfam, r->nr_wfam + 1, r->alloc_wfam);
+			r->wfam[r->nr_wfam++] = (struct wait_fam){ fam, 0, 0 };
+		}
+		r->wfam[i].us += (s->period + 500) / 1000;
+		r->wfam[i].samples++;
+	}
+	return 0;
+}
+
+static int cmp_wait_fam(const void *a, const void *b)
+{
+	const struct wait_fam *x = a, *y = b;
+
+	if (x->us != y->us)
+		return x->us > y->us ? -1 : 1;
+	return strcmp(x->family, y->family);
+}
+
+/* --off-cpu / --wall --sort family: each family's microseconds (a switch-out weighs its
+ * time off the CPU, a CPU sample its period); wait-* families are what threads waited on */
+static void print_wait_families(struct report_ctx *r, FILE *out, int fmt, uint64_t total,
+				size_t limit)
+{
+	qsort(r->wfam, r->nr_wfam, sizeof(*r->wfam), cmp_wait_fam);
+	if (!total)
+		total = 1;
+	if (fmt == 1) {
+		fputs("{\"families\":[", out);
+		for (size_t i = 0; i < r->nr_wfam; i++) {
+			fprintf(out, "%s{\"family\":", i ? "," : "");
+			fput_json_str(out, r->wfam[i].family);
+			fprintf(out, ",\"us\":%llu,\"pct\":%.4f,\"samples\":%llu}",
+				(unsigned long long)r->wfam[i].us, 100.0 * r->wfam[i].us / total,
+				(unsigned long long)r->wfam[i].samples);
+		}
+		fputs("]}\n", out);
+		return;
+	}
+	if (fmt == 2) {
+		fputs("family,us,pct,samples\n", out);
+		for (size_t i = 0; i < r->nr_wfam; i++)
+			fprintf(out, "\"%s\",%llu,%.4f,%llu\n", r->wfam[i].family,
+				(unsigned long long)r->wfam[i].us, 100.0 * r->wfam[i].us / total,
+				(unsigned long long)r->wfam[i].samples);
+		return;
+	}
+	fprintf(out, "\n%8s %12s %8s  %s\n", "Share", "Time", "Samples", "Family");
+	for (size_t i = 0; i < r->nr_wfam && (!limit || i < limit); i++) {
+		char t[32];
+
+		fmt_duration(t, sizeof(t), r->wfam[i].us * 1000);
+		fprintf(out, "%7.2f%% %12s %8llu  %s\n", 100.0 * r->wfam[i].us / total, t,
+			(unsigned long long)r->wfam[i].samples, r->wfam[i].family);
+	}
+}
+
+/* A recording of several: the ranks of its processes, from the process model */
+static int rep_end(void *ctx, struct machine *m)
+{
+	struct report_ctx *r = ctx;
+	const struct proc_table *t = machine_procs(m);
+
+	for (size_t i = 0; r->in && i < t->nr; i++) {
+		int rank;
+
+		if (!t->v[i].rank)
+			continue;
+		rank = atoi(t->v[i].rank);
+		if (r->in->rank_lo < 0 || rank < r->in->rank_lo)
+			r->in->rank_lo = rank;
+		if (rank > r->in->rank_hi)
+			r->in->rank_hi = rank;
+	}
+	return 0;
+}
+static const char *row_family(void *ctx, const struct ct_row *row)
+{
+	struct report_ctx *r = ctx;
+	struct row_families *rf = u64map_get(&r->row_fams, row_key(row->name, row->dso));
+	size_t i, best = 0;
+
+	if (!rf)
+		return NULL;
+	for (i = 1; i < ROW_FAMS && rf->fam[i]; i++)
+		if (rf->count[i] > rf->count[best])
+			best = i;
+	return rf->fam[best];
+}
+
+static int rep_meta(void *ctx, const char *key, const char *value)
+{
+	struct report_ctx *r = ctx;
+
+	readings_meta(&r->rd, key, value);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* --by-input: a row per recording, so a rank (a host) that differs stands out: its
+ * samples against the median recording's, its largest families, where it ran */
+static void print_inputs(FILE *out, const struct readings *rd, struct input_row *in, int fmt)
+{
+	size_t n = rd->nr;
+	uint64_t *v = xcalloc(n ? n : 1, sizeof(*v)), total = 0, median;
+	uint64_t ns_per = rd->st.sample_period_ns;
+
+	for (size_t i = 0; i < n; i++) {
+		v[i] = rd->in[i].st.samples;
+		total += v[i];
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	median = n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+	free(v);
+	if (fmt == 1)
+		fputs("{\"kind\": \"input\", \"rows\": [", out);
+	else if (fmt == 2)
+		fputs("input,samples,pct,vs_median_pct,cpu_ns,lost,duration_ns,host,rank_lo,rank_hi,family1,family1_pct,family2,family2_pct,family3,family3_pct,cmdline\n", out);
+	else
+		fprintf(out, "\n%7s %8s %7s %9s %9s %6s  %-38s %-12s %5s  %s\n", "Share", "Samples",
+			"vs.med", "CPU", "Wall", "Lost", "Top families", "Host", "Ranks", "Input");
+	for (size_t i = 0; i < n; i++) {
+		const struct reading *rf = &rd->in[i];
+		const struct input_row *r = &in[i];
+		uint64_t samples = rf->st.samples;
+		double vs = median ? 100.0 * ((double)samples - (double)median) / (double)median : 0;
+		size_t top[3] = { IN_FAMS, IN_FAMS, IN_FAMS };
+		char fb[128], ranks[32], b1[32], b2[32];
+
+		/* the three largest families */
+		for (size_t k = 0; k < 3; k++)
+			for (size_t j = 0; j < IN_FAMS && r->fam[j]; j++)
+				if ((k < 1 || j != top[0]) && (k < 2 || j != top[1]) &&
+				    (top[k] == IN_FAMS || r->fam_n[j] > r->fam_n[top[k]]))
+					top[k] = j;
+		if (r->rank_lo < 0)
+			snprintf(ranks, sizeof(ranks), "-");
+		else if (r->rank_lo == r->rank_hi)
+			snprintf(ranks, sizeof(ranks), "%d", r->rank_lo);
+		else
+			snprintf(ranks, sizeof(ranks), "%d-%d", r->rank_lo, r->rank_hi);
+		if (fmt == 1) {
+			fprintf(out, "%s\n  {\"input\": ", i ? "," : "");
+			fput_json_str(out, rf->file);
+			fprintf(out, ", \"samples\": %llu, \"pct\": %.2f, \"vs_median_pct\": %.2f, "
+				"\"cpu_ns\": %llu, \"lost\": %llu, \"duration_ns\": %llu, \"host\": ",
+				(unsigned long long)samples, total ? 100.0 * samples / total : 0, vs,
+				(unsigned long long)(samples * ns_per), (unsigned long long)rf->st.lost,
+				(unsigned long long)rf->duration_ns);
+			if (rf->host)
+				fput_json_str(out, rf->host);
+			else
+				fputs("null", out);
+			if (r->rank_lo >= 0)
+				fprintf(out, ", \"rank_lo\": %d, \"rank_hi\": %d", r->rank_lo, r->rank_hi);
+			fputs(", \"families\": [", out);
+			for (size_t k = 0; k < 3 && top[k] < IN_FAMS; k++) {
+				fprintf(out, "%s{\"family\": ", k ? ", " : "");
+				fput_json_str(out, r->fam[top[k]]);
+				fprintf(out, ", \"pct\": %.2f}", samples ? 100.0 * r->fam_n[top[k]] / samples : 0);
+			}
+			fputs("], \"cmdline\": ", out);
+			if (rf->cmdline)
+				fput_json_str(out, rf->cmdline);
+			else
+				fputs("null", out);
+			fputc('}', out);
+		} else if (fmt == 2) {
+			fput_csv_str(out, rf->file);
+			fprintf(out, ",%llu,%.2f,%.2f,%llu,%llu,%llu,", (unsigned long long)samples,
+				total ? 100.0 * samples / total : 0, vs,
+				(unsigned long long)(samples * ns_per), (unsigned long long)rf->st.lost,
+				(unsigned long long)rf->duration_ns);
+			fput_csv_str(out, rf->host ? rf->host : "");
+			if (r->rank_lo >= 0)
+				fprintf(out, ",%d,%d", r->rank_lo, r->rank_hi);
+			else
+				fputs(",,", out);
+			for (size_t k = 0; k < 3; k++) {
+				fputc(',', out);
+				fput_csv_str(out, top[k] < IN_FAMS ? r->fam[top[k]] : "");
+				fprintf(out, ",%.2f", top[k] < IN_FAMS && samples ?
+					100.0 * r->fam_n[top[k]] / samples : 0.0);
+			}
+			fputc(',', out);
+			fput_csv_str(out, rf->cmdline ? rf->cmdline : "");
+			fputc('\n', out);
+		} else {
+			fb[0] = '\0';
+			for (size_t k = 0; k < 3 && top[k] < IN_FAMS; k++)
+				snprintf(fb + strlen(fb), sizeof(fb) - strlen(fb), "%s%s %.0f%%",
+					 k ? ", " : "", r->fam[top[k]],
+					 samples ? 100.0 * r->fam_n[top[k]] / samples : 0.0);
+			fmt_duration(b1, sizeof(b1), samples * ns_per);
+			fmt_duration(b2, sizeof(b2), rf->duration_ns);
+			fprintf(out, "%6.2f%% %8llu %+6.1f%% %9s %9s %6llu  %-38.38s %-12.12s %5s  %s\n",
+				total ? 100.0 * samples / total : 0, (unsigned long long)samples, vs,
+				b1, b2, (unsigned long long)rf->st.lost, fb, rf->host ? rf->host : "?", ranks,
+				rf->file);
+		}
+	}
+	if (fmt == 1)
+		fputs("\n]}\n", out);
+}
+
+static void report_ctx_release(struct report_ctx *rc)
+{
+	for (size_t i = 0; i < rc->row_fams.cap; i++)
+		if (rc->row_fams.used[i])
+			free(rc->row_fams.vals[i]);
+	u64map_release(&rc->row_fams);
+	dlview_free(rc->view);
+	calltree_free(rc->tree);
+	free(rc->wfam);
+	free(rc->rows_in);
+	readings_release(&rc->rd);
+}
+
+/* One recording into the tables; a fresh attribution for each */
+static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_stats *st,
+		    struct session_info *info)
+{
+	struct report_ctx *rc = ctx;
+	struct profile_opts po = rc->o->po;
+
+	rc->in = &rc->rows_in[k];
+	rc->in->rank_lo = rc->in->rank_hi = -1;
+	if (k) {
+		dlview_free(rc->view);
+		rc->view = dlview_new(rc->o->rules, &rc->rv);
+	}
+	return dlview_run(rc->view, rd->in[k].file, &po, rc->o->filt, st, info);
+}
+
+int report_run(const struct report_opts *o)
+{
+	int fmt = o->format, off_cpu = o->po.off_cpu, wall = o->po.wall;
+	int several = o->nr_inputs > 1 || o->by_input;
+	struct report_ctx rc;
+	struct report_header h;
+	struct output_opts oo;
+	struct ct_row **rows;
+	size_t nr;
+	int ret;
+	char sampling[128];
+
+	memset(&rc, 0, sizeof(rc));
+	rc.o = o;
+	rc.tree = calltree_new(o->key);
+	rc.rv = (struct attr_view){ .sample = rep_sample, .meta = rep_meta, .end = rep_end,
+				    .ctx = &rc };
+	rc.view = dlview_new(o->rules, &rc.rv);
+	u64map_init(&rc.row_fams);
+	rc.off_cpu = off_cpu || wall;
+	rc.rows_in = xcalloc(o->nr_inputs, sizeof(*rc.rows_in));
+	ret = readings_run(&rc.rd, o->inputs, o->nr_inputs, read_one, &rc);
+	rc.in = NULL;
+	if (ret < 0) {
+		report_ctx_release(&rc);
+		return DLP_FAILED;
+	}
+	dlview_set_stats(rc.view, &rc.rd.st);
+
+	readings_header(&rc.rd, &h, off_cpu, wall, sampling, sizeof(sampling));
+	h.leaf_only = o->po.no_children;
+	if (off_cpu || wall)
+		h.weight_total = calltree_samples(rc.tree);
+	h.truncated = rc.rd.truncated;
+	h.raw_irqs = o->po.raw_irqs;
+	if (filter_active(o->filt)) {
+		h.filter = o->filt->desc;
+		h.filter_total = rc.rd.st.samples + rc.rd.st.filtered_out;
+	}
+	h.key = o->key == CT_KEY_SYM ? "symbol" : o->key == CT_KEY_DSO ? "dso" :
+		o->key == CT_KEY_COMM ? "comm" : "tid";
+
+	memset(&oo, 0, sizeof(oo));
+	oo.width = output_width();
+	oo.color = want_color(1);
+	oo.no_children = o->po.no_children || o->key == CT_KEY_COMM || o->key == CT_KEY_TID;
+	oo.limit = o->limit >= 0 ? (size_t)o->limit : (fmt == REPORT_TABLE ? 40 : 0);
+
+	if (o->by_input) {
+		if (fmt == REPORT_TABLE)
+			output_header(stdout, &h);
+		print_inputs(stdout, &rc.rd, rc.rows_in, fmt);
+	} else if (o->view >= 0 && (off_cpu || wall)) {
+		if (fmt == REPORT_TABLE)
+			output_header(stdout, &h);
+		print_wait_families(&rc, stdout, fmt, h.weight_total, oo.limit);
+	} else if (o->view >= 0) {
+		if (fmt == REPORT_TABLE)
+			output_header(stdout, &h);
+		dlview_print(rc.view, (enum dlview_kind)o->view, stdout,
+			     fmt == REPORT_TABLE ? DLVIEW_TABLE : fmt == REPORT_JSON ? DLVIEW_JSON :
+			     DLVIEW_CSV, oo.limit);
+	} else {
+		nr = calltree_rows(rc.tree, o->sort, &rows);
+		if (fmt == REPORT_TABLE)
+			output_table(stdout, &h, rows, nr, &oo);
+		else if (fmt == REPORT_JSON)
+			output_json(stdout, &h, rows, nr, &oo, row_family, &rc);
+		else
+			output_csv(stdout, &h, rows, nr, &oo);
+	}
+	/* findings judge one recording (its machine, its threads) */
+	if (fmt == REPORT_TABLE && !o->no_findings && !several)
+		dlview_print_findings(rc.view, stdout, DLVIEW_TABLE);
+	fflush(stdout);
+	report_ctx_release(&rc);
+	return ret;
+}
