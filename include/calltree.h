@@ -1,4 +1,4 @@
-/* calltree.h - aggregation of resolved stacks: self/total per key, and folded stacks.
+/* calltree.h - aggregation of resolved stacks: self/total per key.
  *
  * Self counts a sample for the key of its leaf frame; total counts it once for every
  * distinct key anywhere in its stack (recursion counts once).  Strings are copied into
@@ -60,30 +60,5 @@ enum ct_sort { CT_SORT_SELF, CT_SORT_TOTAL, CT_SORT_NAME, CT_SORT_DSO };
 size_t calltree_rows(struct calltree *t, enum ct_sort sort, struct ct_row ***out);
 /* Sum of weights added. */
 uint64_t calltree_samples(const struct calltree *t);
-
-/* ---- folded stacks ---- */
-struct fold;
-
-struct fold_opts {
-	int no_kernel;		/* drop kernel frames */
-	int comm_root;		/* put the thread name as the outermost frame */
-};
-
-struct fold *fold_new(const struct fold_opts *o);
-void fold_free(struct fold *f);
-/* Add a stack (frames leaf first); roots[0..nr_roots-1] are extra outermost frames
- * (e.g. a family or operator, outermost first, before the thread name), each may be NULL. */
-void fold_add(struct fold *f, const struct frame *frames, size_t nr, const char *comm,
-	      const char *const *roots, size_t nr_roots, uint64_t weight);
-/* fold_add() in two steps, for a stack whose roots are known only later: the text below
- * the roots ("comm;outermost;...;leaf", malloc'd), then that text under its roots. */
-char *fold_text(struct fold *f, const struct frame *frames, size_t nr, const char *comm);
-void fold_add_text(struct fold *f, const char *const *roots, size_t nr_roots, const char *text,
-		   uint64_t weight);
-/* Call cb for every unique stack ("root;...;leaf"), sorted by stack text. */
-void fold_each(struct fold *f, void (*cb)(void *ctx, const char *stack, uint64_t count), void *ctx);
-/* Append a frame name to sb with ';' and control characters replaced. */
-struct strbuf;
-void fold_sanitize(struct strbuf *sb, const char *name);
 
 #endif

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "calltree.h"
+#include "fold.h"
 #include "family.h"
 #include "filter.h"
 #include "profile.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "calltree.h"
+#include "fold.h"
 #include "output.h"
 #include "util.h"
 
