@@ -43,7 +43,7 @@ int cmd_check_isa(int argc, const char **argv)
 		  PARSE_OPT_HIDDEN, NULL },
 		OPT_END()
 	};
-	int n;
+	int n, ret;
 
 	n = parse_options(argc, argv, options, check_isa_usage, 0);
 	if (n < 0)
@@ -66,8 +66,11 @@ int cmd_check_isa(int argc, const char **argv)
 	o.libs.python_timeout_ms = python_timeout * 1000;
 	o.scan_flags = (no_cache ? ISA_SCAN_NO_CACHE : 0) | (refresh ? ISA_SCAN_REFRESH : 0);
 	if (input)
-		return isaprof_run(input, o.json, o.top, no_cache ? ISA_SCAN_NO_CACHE : 0);
-	if (n)
-		return isa_check_files(n, argv, &o);
-	return isa_check_platform(&o);
+		ret = isaprof_run(input, o.json, o.top, no_cache ? ISA_SCAN_NO_CACHE : 0);
+	else if (n)
+		ret = isa_check_files(n, argv, &o);
+	else
+		ret = isa_check_platform(&o);
+	/* the verdict is the exit status (the man page's) */
+	return ret < 0 ? exit_status(ret) : ret;
 }

@@ -118,6 +118,7 @@ static int opt_callgraph(const struct option *o, const char *arg)
 int cmd_record(int argc, const char **argv)
 {
 	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = -1, keep_stacks = 0, unwind = 1;
+	int ret, status;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data)"),
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
@@ -191,5 +192,6 @@ int cmd_record(int argc, const char **argv)
 	}
 	opts.quiet = quiet;
 	opts.argv = argv;
-	return record_run(&opts);
+	ret = record_run(&opts, &status);
+	return ret < 0 ? exit_status(ret) : status;
 }

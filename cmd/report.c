@@ -153,7 +153,7 @@ int cmd_report(int argc, const char **argv)
 		else
 			ret = isaprof_run(input, o.format == REPORT_JSON, limit >= 0 ? limit : 20, 0);
 		filter_release(&filt);
-		return ret == DLP_USAGE ? EXIT_USAGE : ret;
+		return ret < 0 ? exit_status(ret) : ret;	/* check-isa's verdict */
 	} else if ((nr_inputs > 1 || by_input) &&
 		   ((o.view >= 0 && o.view != DLVIEW_FAMILY) || (o.view == DLVIEW_FAMILY && !by_input) ||
 		    group || memory || steps_func || off_cpu || wall || reunwind || check_unwind)) {

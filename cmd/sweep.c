@@ -19,7 +19,7 @@ int cmd_sweep(int argc, const char **argv)
 	struct sweep_opts o;
 	const char *format = "table";
 	unsigned long freq = 99;
-	int repeat = 1, higher = 0;
+	int repeat = 1, higher = 0, ret;
 	char self[PATH_MAX];
 	ssize_t n;
 	const struct option options[] = {
@@ -63,5 +63,6 @@ int cmd_sweep(int argc, const char **argv)
 	o.freq = freq;
 	o.json = !strcmp(format, "json");
 	o.self = self;
-	return sweep_run(&o);
+	ret = sweep_run(&o);
+	return ret == DLP_PARTIAL ? 130 : exit_status(ret);
 }

@@ -7,7 +7,6 @@
 #include "family.h"
 #include "filter.h"
 #include "parse-options.h"
-#include "memprof.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -31,13 +30,8 @@ int cmd_timeline(int argc, const char **argv)
 		OPT_END(),
 	};
 	struct family_rules *rules;
-	struct timeline *tl;
-	struct profile_opts po;
-	struct profile_stats st;
-	struct session_info sinfo;
-	FILE *out;
-	long n;
-	int ret, to_stdout;
+	struct timeline_opts o;
+	int ret;
 
 	argc = parse_options(argc, argv, options, timeline_usage, PARSE_OPT_NO_ARGS);
 	if (argc < 0)
@@ -51,58 +45,15 @@ int cmd_timeline(int argc, const char **argv)
 		filter_release(&filt);
 		return EXIT_FATAL;
 	}
-	tl = timeline_new(rules);
-	if (step)
-		timeline_set_steps(tl, step);
-	memset(&po, 0, sizeof(po));
-	po.event = event;
-	memset(&sinfo, 0, sizeof(sinfo));
-	ret = timeline_run(tl, input, &po, &filt, &st, &sinfo);
-	if (ret >= 0 && strstr(st.other_events, "mem-alloc")) {
-		/* record --memory: the heap's live bytes, a counter track per process */
-		struct memprof *mp = memprof_new(rules, NULL);
-		struct filter_args none = { 0 };
-		struct sample_filter all;
-		struct profile_opts mpo;
-		struct profile_stats mst;
-		struct session_info minfo;
-		const struct mem_alloc *al;
-
-		memset(&mpo, 0, sizeof(mpo));
-		filter_init(&all, &none);
-		if (memprof_run(mp, input, &mpo, &all, &mst, &minfo) >= 0) {
-			size_t nr = memprof_allocs(mp, &al);
-
-			timeline_set_heap(tl, al, nr);	/* copied */
-		}
-		filter_release(&all);
-		memprof_free(mp);
-	}
-	if (ret >= 0) {
-		to_stdout = !strcmp(output, "-");
-		out = to_stdout ? stdout : fopen(output, "w");
-		if (!out) {
-			error("cannot write '%s': %m", output);
-			ret = -1;
-		} else {
-			n = timeline_write(tl, out, &st);
-			if ((to_stdout ? fflush(out) : fclose(out)) != 0 || n < 0) {
-				error("cannot write '%s': %m", output);
-				ret = -1;
-			} else if (!to_stdout) {
-				fprintf(stderr, "dlprof: wrote %s: %ld events from %llu samples\n", output,
-					n, (unsigned long long)st.samples);
-			}
-		}
-		if (ret >= 0 && filter_active(&filt))
-			info("timeline: %s: %llu of %llu samples kept", filt.desc,
-			     (unsigned long long)st.samples,
-			     (unsigned long long)(st.samples + st.filtered_out));
-	}
-	timeline_free(tl);
+	memset(&o, 0, sizeof(o));
+	o.input = input;
+	o.output = output;
+	o.step = step;
+	o.po.event = event;
+	o.rules = rules;
+	o.filt = &filt;
+	ret = timeline_run(&o);
 	family_rules_free(rules);
 	filter_release(&filt);
-	if (ret < 0)
-		return EXIT_FATAL;
-	return ret == 1 || sinfo.bad_records ? EXIT_PARTIAL : EXIT_OK;
+	return exit_status(ret);
 }

@@ -18,6 +18,7 @@ int cmd_top(int argc, const char **argv)
 	struct top_opts o;
 	const char *sort = "self", *delay = "2", *event = NULL, *pids = NULL, *output = NULL;
 	const char *families = NULL;
+	int ret, status;
 	unsigned long freq = RECORD_DEFAULT_FREQ, window = 10;
 	long iterations = 0;
 	int rows = 0;
@@ -90,5 +91,6 @@ int cmd_top(int argc, const char **argv)
 	o.window = (unsigned)window;
 	o.iterations = iterations;
 	o.rows = rows;
-	return top_run(&o);
+	ret = top_run(&o, &status);
+	return ret < 0 ? exit_status(ret) : status;
 }

@@ -265,11 +265,18 @@ struct isa_check_opts {
 	unsigned scan_flags;	/* files: ISA_SCAN_* */
 };
 
-/* Print the platform (and the libraries' choices); returns 0 when AVX-512 is usable
- * here, 1 when not, 2 on error. */
+/* check-isa's answer, which is its exit status (man/dlprof-check-isa.1); the functions
+ * below return one, or DLP_FAILED (util.h) on an error (message printed). */
+enum isa_verdict {
+	ISA_FAST = 0,		/* AVX-512 is usable here / in the code / in the hot code */
+	ISA_NOT_FAST = 1,	/* it is not */
+};
+
+/* Print the platform (and the libraries' choices): ISA_FAST when AVX-512 is usable
+ * here. */
 int isa_check_platform(const struct isa_check_opts *o);
-/* Print the instruction classes of each file; returns 0 when one contains AVX-512 code,
- * 1 when none does, 2 when a file could not be read (after printing the others). */
+/* Print the instruction classes of each file: ISA_FAST when one contains AVX-512 code;
+ * DLP_FAILED when a file could not be read (after printing the others). */
 int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o);
 
 /* ---- profiles ----------------------------------------------------------------------- */
@@ -277,8 +284,8 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 /*
  * check-isa -i: classify every sample of the recording at path by the ISA tier of the
  * function it landed in, print the shares (per tier, family and top symbols; json when
- * json), and return the command's exit code: 0 when AVX-512 is usable and the hottest
- * vector code uses it, 1 when not, 2 on error.
+ * json): ISA_FAST when AVX-512 is usable and the hottest vector code uses it, with no
+ * slow-path finding; ISA_NOT_FAST when not; DLP_FAILED on an error.
  */
 int isaprof_run(const char *path, int json, int top, unsigned scan_flags);
 

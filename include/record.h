@@ -74,11 +74,13 @@ struct record_opts {
  * they end, a signal comes, the command (run without counters) ends, or a limit
  * (duration, max_size) is reached: then the recording is finished and a command is
  * waited for, unrecorded.  On a terminal (stderr) a status line (elapsed, samples, MB,
- * lost) is refreshed each second unless quiet.  Returns the
- * status dlprof should exit with: the command's (its exit code, 128+signal when
- * killed; 0 with -p and no command), 127 when it could not be run, 2 when recording
- * could not be set up, 64 for a bad -p list (message printed).
+ * lost) is refreshed each second unless quiet.  DLP_OK when the recording was made
+ * (or the command could not be run), with *exit_status the status dlprof exits with:
+ * the command's (its exit code, 128+signal when killed; 0 with -p and no command; 127
+ * when it could not be run); DLP_USAGE for options the machine refuses (a bad -p list,
+ * a ring too small); DLP_FAILED when recording could not be set up or written (message
+ * printed).
  */
-int record_run(const struct record_opts *opts);
+int record_run(const struct record_opts *opts, int *exit_status);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "frame.h"
+#include "profile.h"
 
 struct speedscope;
 
@@ -20,5 +21,15 @@ void speedscope_add(struct speedscope *ss, uint32_t pid, uint32_t tid, const cha
 		    const struct frame *frames, size_t nr, uint64_t weight);
 /* Returns 0, or -1 on a write error. */
 int speedscope_write(struct speedscope *ss, FILE *out, const char *name, int time_unit);
+
+struct sample_filter;
+struct speedscope_opts {
+	const char *input, *output;	/* output "-": stdout */
+	int no_kernel;			/* leave kernel frames out */
+	struct profile_opts po;
+	struct sample_filter *filt;
+};
+/* dlprof speedscope: read the recording and write the file.  enum dlp_result. */
+int speedscope_run(const struct speedscope_opts *o);
 
 #endif

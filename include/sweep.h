@@ -26,8 +26,9 @@ struct sweep_opts {
 	const char *self;	/* this dlprof binary (to run `record`) */
 };
 
-/* Returns the exit status: 0 done, 130 interrupted (what finished is printed), 64 bad
- * options, 2 nothing could run (message printed). */
+/* enum dlp_result: DLP_PARTIAL when interrupted (what finished is printed: dlprof
+ * exits 130), DLP_USAGE for bad options, DLP_FAILED when nothing could run (message
+ * printed). */
 int sweep_run(const struct sweep_opts *o);
 
 #endif

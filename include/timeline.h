@@ -15,9 +15,7 @@
  * samples per 10 ms, and with timeline_set_heap() a counter track "heap" (live bytes).
  * ts and dur are microseconds from the first event.
  *
- *	struct timeline *tl = timeline_new(rules);
- *	timeline_run(tl, path, &po, &filter, &st, &info);
- *	timeline_write(tl, out, &st);
+ * timeline_run() reads a recording and writes its trace (dlprof timeline).
  */
 #ifndef DLPROF_TIMELINE_H
 #define DLPROF_TIMELINE_H
@@ -27,22 +25,20 @@
 #include "family.h"
 #include "profile.h"
 
-struct timeline;
-
-struct timeline *timeline_new(const struct family_rules *rules);
-void timeline_free(struct timeline *tl);
-/* attr_stream_run_filtered() into the timeline; returns as profile_run() */
 struct sample_filter;
-int timeline_run(struct timeline *tl, const char *path, struct profile_opts *po,
-		 struct sample_filter *filt, struct profile_stats *st, struct session_info *info);
-/* Find training steps: the invocations of func (steps.h), on a track of their own. */
-void timeline_set_steps(struct timeline *tl, const char *func);
-/* record --memory: a counter track "heap" per process, its live bytes over time (the
- * sampled allocations of memprof.h, estimates unless every allocation was recorded). */
-struct mem_alloc;
-void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t nr);
-/* Write the trace; returns the number of events written, -1 on a write error. */
-long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st);
+struct timeline_opts {
+	const char *input, *output;	/* output "-": stdout */
+	const char *step;		/* training steps: the invocations of this function
+					   (steps.h), on a track of their own; NULL: none */
+	struct profile_opts po;
+	const struct family_rules *rules;
+	struct sample_filter *filt;
+};
+
+/* Read the recording and write its trace.  A record --memory recording gets a counter
+ * track "heap" per process, its live bytes over time (the sampled allocations of
+ * memprof.h, estimates unless every allocation was recorded).  enum dlp_result. */
+int timeline_run(const struct timeline_opts *o);
 
 #define TIMELINE_BUCKET_NS 10000000ull	/* the family counter's interval */
 

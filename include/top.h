@@ -32,8 +32,8 @@ struct top_opts {
 	int rows;		/* rows per table off a terminal (0: 20) */
 };
 
-/* Returns the exit status: 0 when the user quit (q, Ctrl-C, -n), the command's when it
- * ended on its own (off a terminal), record's setup failure codes otherwise. */
-int top_run(const struct top_opts *o);
+/* DLP_OK, with *exit_status 0 when the user quit (q, Ctrl-C, -n) and the command's when
+ * it ended on its own (off a terminal); else record's failure (enum dlp_result). */
+int top_run(const struct top_opts *o, int *exit_status);
 
 #endif

@@ -50,6 +50,13 @@ _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void bug_fl(const char *file, int line, const char *fmt, ...);
 #define BUG(...) bug_fl(__FILE__, __LINE__, __VA_ARGS__)
 
+/* A file a command writes: PATH opened for writing, or stdout for "-"; NULL (error
+ * printed) when it cannot be. */
+FILE *out_open(const char *path, const char *mode);
+/* Close what out_open() gave (stdout: flushed); -1 (error printed) when that or an
+ * earlier write (failed) went wrong. */
+int out_close(FILE *f, const char *path, int failed);
+
 /* Allocation that never returns NULL (aborts with a message on exhaustion). */
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);

@@ -181,7 +181,7 @@ int isa_check_platform(const struct isa_check_opts *o)
 	struct libisa lib[LIBISA_NR];
 
 	if (isa_platform_probe(&p, o->cpuinfo, 1))
-		return 2;
+		return DLP_FAILED;
 	warn_disagreements(&p);
 	if (!o->no_libs)
 		libisa_probe_all(lib, &p, &o->libs);
@@ -198,7 +198,7 @@ int isa_check_platform(const struct isa_check_opts *o)
 	}
 	if (!o->no_libs)
 		libisa_release(lib);
-	return isa_usable(&p, ISA_F_AVX512F) ? 0 : 1;
+	return isa_usable(&p, ISA_F_AVX512F) ? ISA_FAST : ISA_NOT_FAST;
 }
 
 /* ---- files --------------------------------------------------------------------------- */
@@ -386,7 +386,7 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 	}
 	strbuf_release(&sb);
 	if (failed)
-		return 2;
-	return any512 ? 0 : 1;
+		return DLP_FAILED;
+	return any512 ? ISA_FAST : ISA_NOT_FAST;
 }
 

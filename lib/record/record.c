@@ -360,13 +360,13 @@ static int wait_unrecorded(struct workload *wl, int sfd)
 	}
 }
 
-int record_run(const struct record_opts *o)
+int record_run(const struct record_opts *o, int *exit_status)
 {
 	struct recorder rec, *r = &rec;
 	struct workload wl;
 	struct sigaction orig_act[WORKLOAD_NR_SIGNALS], act;
 	sigset_t block, orig_mask;
-	int sfd = -1, status = 2, ret, interrupted = 0, done = 0, killed = 0;
+	int sfd = -1, status = -1, result = DLP_FAILED, ret, interrupted = 0, done = 0, killed = 0;
 	uint64_t last_flush, first_sig_ns = 0, end_ns;
 	struct pollfd *pfd = NULL;
 	struct kallsyms ksyms;
@@ -387,11 +387,11 @@ int record_run(const struct record_opts *o)
 	memrec_enc_init(&r->mem_frees_enc);
 	have_cmd = o->argv && o->argv[0];
 	if (!have_cmd && !attach)
-		return error("no command to record"), 64;
+		return error("no command to record"), DLP_USAGE;
 	if (attach) {
 		ret = attach_parse_pids(o->pids, &r->targets);
 		if (ret < 0)
-			return ret == -1 ? 64 : 2;
+			return ret == -1 ? DLP_USAGE : DLP_FAILED;
 		r->nr_targets = ret;
 	}
 
@@ -399,7 +399,7 @@ int record_run(const struct record_opts *o)
 		error("-F %lu is above kernel.perf_event_max_sample_rate (%lu): lower -F, or raise "
 		      "the limit with 'sysctl -w kernel.perf_event_max_sample_rate=%lu'",
 		      o->freq, max_sample_rate(), o->freq);
-		return 2;
+		return DLP_FAILED;
 	}
 	if (o->callgraph == RECORD_CG_DWARF &&
 	    default_pages(o) * (size_t)sysconf(_SC_PAGESIZE) < (size_t)o->stack_size + 1024) {
@@ -410,7 +410,7 @@ int record_run(const struct record_opts *o)
 		error("-m %zu: a ring of %zu KiB cannot hold one sample with %u bytes of stack; "
 		      "use -m %zu or more", default_pages(o), default_pages(o) * psz / 1024,
 		      o->stack_size, need);
-		return 64;
+		return DLP_USAGE;
 	}
 	r->py_wakeup = !o->no_python && python_target(o);
 	u64map_init(&r->pb_tids);
@@ -428,7 +428,7 @@ int record_run(const struct record_opts *o)
 	}
 	r->nr_cpus = online_cpus(&r->cpus);
 	if (r->nr_cpus <= 0)
-		return error("cannot list the online cpus"), 2;
+		return error("cannot list the online cpus"), DLP_FAILED;
 	r->scratch = xmalloc(65536);
 	r->jit = jitsyms_new();
 	jitsyms_set_quiet(r->jit, 1);	/* report warns about the records it reads */
@@ -526,7 +526,8 @@ int record_run(const struct record_opts *o)
 	}
 	if (have_cmd && workload_start(&wl, o->argv[0]) < 0) {
 		workload_reap(&wl, 1, &status);
-		status = 127;
+		status = 127;	/* as a shell says it */
+		result = DLP_OK;
 		goto out;
 	}
 
@@ -744,8 +745,8 @@ int record_run(const struct record_opts *o)
 	r->w = NULL;
 	if (limit && have_cmd && !reaped)
 		status = wait_unrecorded(&wl, sfd);
-	if (r->write_failed)
-		status = 2;	/* the workload ran to its end; the recording did not */
+	/* failed: the workload ran to its end; the recording did not */
+	result = r->write_failed ? DLP_FAILED : DLP_OK;
 
 out:
 	rec_put_done(r);
@@ -825,6 +826,7 @@ out:
 	free(r->pending);
 	jitsyms_free(r->jit);
 	pyreader_free(r->py);
-	return status;
+	*exit_status = status;
+	return result;
 }
 

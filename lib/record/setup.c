@@ -275,7 +275,7 @@ int setup_events(struct recorder *r)
 
 		if (r->nr_ev == MAX_EVENTS) {
 			free(copy);
-			return error("too many events (at most %d)", MAX_EVENTS), 64;
+			return error("too many events (at most %d)", MAX_EVENTS), DLP_USAGE;
 		}
 		e = &r->ev[r->nr_ev];
 		memset(e, 0, sizeof(*e));
@@ -283,11 +283,11 @@ int setup_events(struct recorder *r)
 		if (ret == EVENT_UNKNOWN) {
 			error("unknown event '%s'", name);
 			free(copy);
-			return 2;
+			return DLP_FAILED;
 		}
 		if (ret < 0) {
 			free(copy);
-			return 2;
+			return DLP_FAILED;
 		}
 		names[r->nr_ev++] = name;
 	}
@@ -311,13 +311,13 @@ int setup_events(struct recorder *r)
 		if (ret < 0) {
 			event_open_error(name, ret);
 			free(copy);
-			return 2;
+			return DLP_FAILED;
 		}
 		snprintf(e->name, sizeof(e->name), "%s", name);
 	}
 	free(copy);
 	if (!r->nr_ev)
-		return error("no event given"), 64;
+		return error("no event given"), DLP_USAGE;
 	/* by default not for a Python target whose stacks are read from outside: record
 	 * wakes at each of its samples then, each wake-up preempts a workload thread on a
 	 * busy machine, and those preemptions (our own doing) would be most of its
@@ -330,7 +330,7 @@ int setup_events(struct recorder *r)
 		int ret;
 
 		if (r->nr_ev == MAX_EVENTS)
-			return error("too many events (at most %d)", MAX_EVENTS), 64;
+			return error("too many events (at most %d)", MAX_EVENTS), DLP_USAGE;
 		e = &r->ev[r->nr_ev];
 		memset(e, 0, sizeof(*e));
 		e->attr.type = PERF_TYPE_SOFTWARE;
@@ -348,7 +348,7 @@ int setup_events(struct recorder *r)
 			;	/* by default only: left out */
 		} else if (ret < 0) {
 			event_open_error("context-switches", ret);
-			return 2;
+			return DLP_FAILED;
 		} else {
 			snprintf(e->name, sizeof(e->name), "%s", "context-switches");
 			r->nr_ev++;

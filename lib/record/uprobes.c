@@ -167,7 +167,7 @@ int add_mem_events(struct recorder *r, int *kernel_dropped)
 
 	if (r->opts->pids)
 		return error("--memory needs a command to start: the allocator it samples is "
-			     "preloaded (-p cannot attach it to a running process)"), 64;
+			     "preloaded (-p cannot attach it to a running process)"), DLP_USAGE;
 	r->mem_lib = dlprof_libfile(MEM_LIBRARY);
 	if (!r->mem_lib) {
 		char *where = dlprof_libfile_places();
@@ -175,12 +175,12 @@ int add_mem_events(struct recorder *r, int *kernel_dropped)
 		error("--memory: %s is missing (looked in %s); build it with 'make' in dlprof's "
 		      "source tree, or 'make install'", MEM_LIBRARY, where);
 		free(where);
-		return 2;
+		return DLP_FAILED;
 	}
 	r->mem_tracefs = tracefs_dir();
 	if (!r->mem_tracefs)
 		return error("--memory: no tracefs to make uprobes in (/sys/kernel/tracing: "
-			     "root, and a kernel with CONFIG_UPROBE_EVENTS)"), 2;
+			     "root, and a kernel with CONFIG_UPROBE_EVENTS)"), DLP_FAILED;
 	remove_stale_uprobes(r->mem_tracefs);
 	for (int i = 0; i < 3; i++) {
 		struct rec_event *e;
@@ -189,14 +189,14 @@ int add_mem_events(struct recorder *r, int *kernel_dropped)
 
 		r->mem_off[i] = elf_func_offset(r->mem_lib, funcs[i]);
 		if (!r->mem_off[i])
-			return error("--memory: no function %s in %s", funcs[i], r->mem_lib), 2;
+			return error("--memory: no function %s in %s", funcs[i], r->mem_lib), DLP_FAILED;
 		id = make_uprobe(r->mem_tracefs, probes[i], r->mem_lib, r->mem_off[i]);
 		if (id < 0)
 			return error("--memory: cannot make a uprobe on %s:%s in %s/uprobe_events: %s",
-				     r->mem_lib, funcs[i], r->mem_tracefs, strerror((int)-id)), 2;
+				     r->mem_lib, funcs[i], r->mem_tracefs, strerror((int)-id)), DLP_FAILED;
 		r->mem_probe[i] = 1;
 		if (r->nr_ev == MAX_EVENTS)
-			return error("too many events (at most %d)", MAX_EVENTS), 64;
+			return error("too many events (at most %d)", MAX_EVENTS), DLP_USAGE;
 		e = &r->ev[r->nr_ev];
 		memset(e, 0, sizeof(*e));
 		attr_common(r, &e->attr, 0);
@@ -222,7 +222,7 @@ int add_mem_events(struct recorder *r, int *kernel_dropped)
 			error("--memory: cannot open a uprobe on %s:%s: %s%s", r->mem_lib, funcs[i],
 			      strerror(-ret), ret == -EACCES || ret == -EPERM ?
 			      " (uprobes need root or CAP_PERFMON)" : "");
-			return 2;
+			return DLP_FAILED;
 		}
 		snprintf(e->name, sizeof(e->name), "%s", names[i]);
 		r->nr_ev++;

@@ -431,3 +431,20 @@ void fput_wrapped(FILE *out, const char *lead, const char *text, size_t indent, 
 	}
 	fputc('\n', out);
 }
+
+FILE *out_open(const char *path, const char *mode)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, mode) : stdout;
+
+	if (!f)
+		error("cannot write '%s': %m", path);
+	return f;
+}
+
+int out_close(FILE *f, const char *path, int failed)
+{
+	failed |= (f == stdout ? fflush(f) : fclose(f)) != 0;
+	if (failed)
+		return error("cannot write '%s': %m", path);
+	return 0;
+}

@@ -135,16 +135,15 @@ static int write_svg(const struct fold_view_opts *o, struct flamegraph *fg, cons
 {
 	struct flamegraph_opts fo = { title, o->weight != FOLD_SAMPLES ? "bytes" :
 				      in_us ? "us" : "samples", o->width };
-	int to_stdout = !strcmp(o->output, "-");
-	FILE *out = to_stdout ? stdout : fopen(o->output, "w");
+	FILE *out = out_open(o->output, "w");
 	long n;
 
 	if (!out)
-		return error("cannot write '%s': %m", o->output);
+		return -1;
 	n = flamegraph_write(fg, out, &fo);
-	if ((to_stdout ? fflush(out) : fclose(out)) != 0 || n < 0)
-		return error("cannot write '%s': %m", o->output);
-	if (!to_stdout)
+	if (out_close(out, o->output, n < 0) < 0)
+		return -1;
+	if (strcmp(o->output, "-"))
 		fprintf(stderr, "dlprof: wrote %s: %ld frames\n", o->output, n);
 	return 0;
 }

@@ -391,7 +391,7 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 		return;
 	}
 	switch (verdict) {
-	case 0:
+	case ISA_FAST:
 		strbuf_addstr(&line, "the hot vector code uses AVX-512");
 		break;
 	default:
@@ -495,11 +495,11 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 
 	memset(&ip, 0, sizeof(ip));
 	if (isa_platform_probe(&plat, NULL, 0))
-		return 2;
+		return DLP_FAILED;
 	usable = isa_usable(&plat, ISA_F_AVX512F);
 	ip.dec = isa_decoder_new();
 	if (!ip.dec)
-		return 2;
+		return DLP_FAILED;
 	ip.scan_flags = scan_flags;
 	u64map_init(&ip.imgs);
 	u64map_init(&ip.jittier);
@@ -518,14 +518,14 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 		r = dlview_run(ip.view, path, &po, NULL, &st, &info);
 	}
 	if (r < 0) {
-		verdict = 2;
+		verdict = DLP_FAILED;
 		goto out;
 	}
 	if (!ip.samples) {
 		/* a cut file has said so already, in one line */
 		if (!info.file.truncated)
 			error("no samples in '%s'", path);
-		verdict = 2;
+		verdict = DLP_FAILED;
 		goto out;
 	}
 	if (ip.nr_fam)
@@ -541,7 +541,7 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 		dlview_set_stats(ip.view, &st);
 		nf = fastpath_findings(dlview_fastpath(ip.view), ip.samples, f, ARRAY_SIZE(f));
 	}
-	verdict = ip.wide_used && !nf ? 0 : 1;
+	verdict = ip.wide_used && !nf ? ISA_FAST : ISA_NOT_FAST;
 	if (json)
 		print_json(&ip, path, usable, top, verdict, f, nf);
 	else

@@ -121,11 +121,9 @@ static int write_profile(struct pprof_ctx *c, const struct readings *rd)
 {
 	const struct pprof_view_opts *o = c->o;
 	const char *cmdline = rd->cmdline ? rd->cmdline : c->mem_cmdline;
-	int to_stdout = !strcmp(o->output, "-");
 	struct pprof_info pi;
 	FILE *out;
 	char comment[512];
-	int werr;
 
 	memset(&pi, 0, sizeof(pi));
 	/* one profile: the first event, and the longest recording's duration */
@@ -136,14 +134,10 @@ static int write_profile(struct pprof_ctx *c, const struct readings *rd)
 	snprintf(comment, sizeof(comment), "dlprof: %s%s", cmdline ? cmdline : o->inputs[0],
 		 rd->nr > 1 ? " (and more recordings)" : "");
 	pi.comment = comment;
-	out = to_stdout ? stdout : fopen(o->output, "wb");
+	out = out_open(o->output, "wb");
 	if (!out)
-		return error("cannot write '%s': %m", o->output);
-	werr = pprof_write(c->pp, &pi, out) < 0;
-	werr |= (to_stdout ? fflush(out) : fclose(out)) != 0;
-	if (werr)
-		return error("cannot write '%s': %m", o->output);
-	return 0;
+		return -1;
+	return out_close(out, o->output, pprof_write(c->pp, &pi, out) < 0);
 }
 
 int pprof_view_run(const struct pprof_view_opts *o)

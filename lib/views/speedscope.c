@@ -2,6 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr-stream.h"
+#include "filter.h"
+#include "process.h"
 #include "rephash.h"
 #include "speedscope.h"
 #include "util.h"
@@ -189,4 +192,79 @@ int speedscope_write(struct speedscope *ss, FILE *out, const char *name, int tim
 	}
 	fputs("\n]}\n", out);
 	return ferror(out) ? -1 : 0;
+}
+
+/* ---- dlprof speedscope ---- */
+
+struct ss_ctx {
+	struct speedscope *ss;
+	int no_kernel;
+	uint64_t period;	/* ns per sample of a clock event, else 0 (weight 1) */
+	struct frame *buf;
+	size_t alloc_buf;
+	char *cmdline;
+};
+
+static int ss_sample(void *ctx, const struct attributed *as)
+{
+	struct ss_ctx *c = ctx;
+	const struct dlp_sample *s = as->s;
+	const struct frame *frames = as->frames;
+	size_t nr = as->nr;
+
+	if (c->no_kernel) {
+		size_t n = 0;
+
+		ALLOC_GROW(c->buf, nr + 1, c->alloc_buf);
+		for (size_t i = 0; i < nr; i++)
+			if (!(frames[i].flags & FRAME_KERNEL))
+				c->buf[n++] = frames[i];
+		frames = c->buf;
+		nr = n;
+	}
+	speedscope_add(c->ss, s->pid, s->tid, machine_comm_at(as->m, s->pid, s->tid, s->time),
+		       frames, nr, s->period ? s->period : 1);
+	return 0;
+}
+
+static int ss_meta(void *ctx, const char *key, const char *value)
+{
+	struct ss_ctx *c = ctx;
+
+	if (!strcmp(key, "cmdline")) {
+		free(c->cmdline);
+		c->cmdline = xstrdup(value);
+	}
+	return 0;
+}
+
+int speedscope_run(const struct speedscope_opts *o)
+{
+	struct ss_ctx c;
+	struct profile_opts po = o->po;
+	struct profile_stats st;
+	struct session_info sinfo;
+	struct attr_view v = { .sample = ss_sample, .meta = ss_meta, .ctx = &c, .plain = 1 };
+	FILE *out;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.ss = speedscope_new();
+	c.no_kernel = o->no_kernel;
+	memset(&sinfo, 0, sizeof(sinfo));
+	ret = attr_stream_run(o->input, &po, o->filt, NULL, &v, &st, &sinfo);
+	if (ret >= 0) {
+		out = out_open(o->output, "w");
+		if (!out || out_close(out, o->output,
+				      speedscope_write(c.ss, out, c.cmdline ? c.cmdline : o->input,
+						       st.sample_is_time) < 0) < 0)
+			ret = -1;
+		else if (strcmp(o->output, "-"))
+			fprintf(stderr, "dlprof: wrote %s: %llu samples\n", o->output,
+				(unsigned long long)st.samples);
+	}
+	speedscope_free(c.ss);
+	free(c.buf);
+	free(c.cmdline);
+	return ret < 0 ? DLP_FAILED : ret == 1 || sinfo.bad_records ? DLP_PARTIAL : DLP_OK;
 }

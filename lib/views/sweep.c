@@ -545,7 +545,7 @@ int sweep_run(const struct sweep_opts *o)
 		int n = parse_list(o->threads, threads + nt, MAX_SETTINGS / 3 - nt, 1, 4096, "thread count");
 
 		if (n < 0)
-			return 64;
+			return DLP_USAGE;
 		nt += n;
 	}
 	qsort(threads, nt, sizeof(int), cmp_int);
@@ -567,7 +567,7 @@ int sweep_run(const struct sweep_opts *o)
 			if (w < 0 || nw == 3) {
 				error("bad wait policy '%s' (active, passive or default)", tok);
 				free(copy);
-				return 64;
+				return DLP_USAGE;
 			}
 			waits[nw++] = w;
 		}
@@ -576,27 +576,27 @@ int sweep_run(const struct sweep_opts *o)
 		waits[nw++] = WAIT_DEFAULT;
 	}
 	if (o->repeat < 1 || o->repeat > 64)
-		return error("--repeat takes 1..64"), 64;
+		return error("--repeat takes 1..64"), DLP_USAGE;
 	if (o->metric && regcomp(&re, o->metric, REG_EXTENDED)) {
 		error("bad --metric regular expression '%s'", o->metric);
-		return 64;
+		return DLP_USAGE;
 	}
 	if (o->metric && re.re_nsub < 1) {
 		regfree(&re);
 		error("--metric '%s' needs a group: the number, e.g. 'step=([0-9.]+)ms'", o->metric);
-		return 64;
+		return DLP_USAGE;
 	}
 	if (mkdir(o->dir, 0755) && errno != EEXIST) {
 		error("cannot create '%s': %m", o->dir);
 		if (o->metric)
 			regfree(&re);
-		return 2;
+		return DLP_FAILED;
 	}
 	rules = family_rules_load(NULL);
 	if (!rules) {
 		if (o->metric)
 			regfree(&re);
-		return 2;
+		return DLP_FAILED;
 	}
 	for (int w = 0; w < nw; w++)
 		for (int i = 0; i < nt && nset < MAX_SETTINGS; i++) {
@@ -652,10 +652,10 @@ int sweep_run(const struct sweep_opts *o)
 		summarize(&set[i], o->repeat);
 	print_table(o, &t, set, nset, o->repeat, !interrupted);
 	if (interrupted)
-		ret = 130;
+		ret = DLP_PARTIAL;
 	else if (!ok_runs) {
 		error("no run of '%s' succeeded (outputs in %s)", o->argv[0], o->dir);
-		ret = 2;
+		ret = DLP_FAILED;
 	}
 	for (int i = 0; i < nset; i++)
 		free(set[i].runs);

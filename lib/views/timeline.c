@@ -4,6 +4,7 @@
 
 #include "attr-stream.h"
 #include "family-rules.h"
+#include "filter.h"
 #include "itt.h"
 #include "memprof.h"
 #include "process.h"
@@ -54,7 +55,7 @@ struct timeline {
 	struct proc_table procs;	/* each process's command line: its track's name */
 };
 
-void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t nr)
+static void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t nr)
 {
 	size_t n = 0;
 
@@ -69,13 +70,13 @@ void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t n
 	tl->nr_heap = n;
 }
 
-void timeline_set_steps(struct timeline *tl, const char *func)
+static void timeline_set_steps(struct timeline *tl, const char *func)
 {
 	steps_free(tl->steps);
 	tl->steps = func ? steps_new(func) : NULL;
 }
 
-void timeline_free(struct timeline *tl)
+static void timeline_free(struct timeline *tl)
 {
 	if (!tl)
 		return;
@@ -178,7 +179,7 @@ static int tl_end(void *ctx, struct machine *m)
 	return 0;
 }
 
-struct timeline *timeline_new(const struct family_rules *rules)
+static struct timeline *timeline_new(const struct family_rules *rules)
 {
 	struct timeline *tl = xcalloc(1, sizeof(*tl));
 	struct attr_view v = { .sample = tl_sample, .context_switch = tl_switch,
@@ -188,8 +189,8 @@ struct timeline *timeline_new(const struct family_rules *rules)
 	return tl;
 }
 
-int timeline_run(struct timeline *tl, const char *path, struct profile_opts *po,
-		 struct sample_filter *filt, struct profile_stats *st, struct session_info *info)
+static int timeline_read(struct timeline *tl, const char *path, struct profile_opts *po,
+			 struct sample_filter *filt, struct profile_stats *st, struct session_info *info)
 {
 	return attr_stream_run_filtered(tl->as, path, po, filt, st, info);
 }
@@ -402,7 +403,7 @@ static void family_counter(struct timeline *tl, uint32_t pid)
 	free(v);
 }
 
-long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st)
+static long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st)
 {
 	const struct itt_data *itt;
 	uint64_t period = st->sample_period_ns ? st->sample_period_ns : 1000000;
@@ -510,4 +511,59 @@ long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *
 	fprintf(out, ", \"samples\": %llu, \"first_ns\": %llu, \"clock\": \"CLOCK_MONOTONIC\"}}\n",
 		(unsigned long long)st->samples, (unsigned long long)tl->t0);
 	return ferror(out) ? -1 : tl->events;
+}
+
+/* record --memory: the heap's live bytes, a counter track per process */
+static void add_heap(struct timeline *tl, const struct timeline_opts *o)
+{
+	struct memprof *mp = memprof_new(o->rules, NULL);
+	struct filter_args none = { 0 };
+	struct sample_filter all;
+	struct profile_opts po;
+	struct profile_stats st;
+	struct session_info info;
+	const struct mem_alloc *al;
+
+	memset(&po, 0, sizeof(po));
+	filter_init(&all, &none);
+	if (memprof_run(mp, o->input, &po, &all, &st, &info) >= 0) {
+		size_t nr = memprof_allocs(mp, &al);
+
+		timeline_set_heap(tl, al, nr);	/* copied */
+	}
+	filter_release(&all);
+	memprof_free(mp);
+}
+
+int timeline_run(const struct timeline_opts *o)
+{
+	struct timeline *tl = timeline_new(o->rules);
+	struct profile_opts po = o->po;
+	struct profile_stats st;
+	struct session_info sinfo;
+	FILE *out;
+	long n;
+	int ret;
+
+	if (o->step)
+		timeline_set_steps(tl, o->step);
+	memset(&sinfo, 0, sizeof(sinfo));
+	ret = timeline_read(tl, o->input, &po, o->filt, &st, &sinfo);
+	if (ret >= 0 && strstr(st.other_events, "mem-alloc"))
+		add_heap(tl, o);
+	if (ret >= 0) {
+		out = out_open(o->output, "w");
+		n = out ? timeline_write(tl, out, &st) : -1;
+		if (!out || out_close(out, o->output, n < 0) < 0)
+			ret = -1;
+		else if (strcmp(o->output, "-"))
+			fprintf(stderr, "dlprof: wrote %s: %ld events from %llu samples\n", o->output,
+				n, (unsigned long long)st.samples);
+		if (ret >= 0 && filter_active(o->filt))
+			info("timeline: %s: %llu of %llu samples kept", o->filt->desc,
+			     (unsigned long long)st.samples,
+			     (unsigned long long)(st.samples + st.filtered_out));
+	}
+	timeline_free(tl);
+	return ret < 0 ? DLP_FAILED : ret == 1 || sinfo.bad_records ? DLP_PARTIAL : DLP_OK;
 }

@@ -784,7 +784,7 @@ static void make_title(struct top *t)
 	strbuf_release(&sb);
 }
 
-int top_run(const struct top_opts *o)
+int top_run(const struct top_opts *o, int *exit_status)
 {
 	struct record_opts ro = RECORD_OPTS_INIT;
 	struct record_live live;
@@ -792,7 +792,7 @@ int top_run(const struct top_opts *o)
 	struct profile_consumer c;
 	struct attr_view sv = { .sample = on_sample, .live = 1 };
 	struct top *t;
-	int status, have_cmd = o->argv && o->argv[0], ret;
+	int status = 0, have_cmd = o->argv && o->argv[0], res, code;
 
 	t = xcalloc(1, sizeof(*t));
 	t->o = o;
@@ -804,7 +804,7 @@ int top_run(const struct top_opts *o)
 	t->rules = family_rules_load(o->families);
 	if (!t->rules) {
 		free(t);
-		return 2;
+		return DLP_FAILED;
 	}
 	sv.ctx = t;
 	t->as = attr_stream_new(t->rules, &sv);
@@ -839,7 +839,7 @@ int top_run(const struct top_opts *o)
 	the_top = t;
 	if (term_setup(t, have_cmd) < 0) {
 		term_restore();
-		return 2;
+		return DLP_FAILED;
 	}
 	t->start = now_ns();
 	t->delay_ns = (uint64_t)(o->delay * 1e9);
@@ -867,23 +867,23 @@ int top_run(const struct top_opts *o)
 	ro.off_cpu = 0;
 	ro.live = &live;
 
-	status = record_run(&ro);
+	res = record_run(&ro, &status);
 
 	if (live.stdio[0] >= 0)
 		close(live.stdio[0]);
 	/* every sample is in (record's writing thread has ended): the last deferred ops */
 	attr_stream_finish(t->as, NULL);
-	if (!t->polled) {
-		ret = status;	/* record could not start */
+	if (res < 0 || !t->polled) {
+		code = status;	/* record could not start */
 	} else if (t->quit) {
-		ret = 0;
+		code = 0;
 	} else {
 		t->ended = 1;
 		t->end_status = status;
-		ret = status;
+		code = status;
 		if (t->tty && t->keys) {
 			hold_final(t);
-			ret = 0;
+			code = 0;
 		} else {
 			render(t, 1);
 		}
@@ -912,5 +912,6 @@ int top_run(const struct top_opts *o)
 	strbuf_release(&t->out);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
-	return ret;
+	*exit_status = code;
+	return res;
 }
