@@ -27,6 +27,9 @@ int ksyms_add_text(struct ksyms *k, const char *text, size_t len);
  * equals uname's release.  Returns symbols added, 0 when unusable (hidden addresses,
  * other kernel), -1 when unreadable. */
 int ksyms_load_kallsyms(struct ksyms *k, const char *path, const char *release);
+/* Sort and bound the symbols (ksyms_find does it when needed; a loader thread can do it
+ * ahead of the lookups). */
+void ksyms_sort(struct ksyms *k);
 /* Number of symbols known. */
 size_t ksyms_count(const struct ksyms *k);
 /* The symbol covering addr, or NULL. */

@@ -3,6 +3,7 @@
 #include "recunwind.h"
 #include "attach.h"
 #include "elfsyms.h"
+#include "ksyms.h"
 #include "event.h"
 #include "isa.h"
 #include "jitsym.h"
@@ -23,8 +24,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -89,109 +88,39 @@ void check_memory(struct recorder *r)
 	if (more)
 		record_warn(r, "--memory: %d more processes like these", more);
 }
-static int read_build_id(const char *path, unsigned char id[20], size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e;
-	Elf_Scn *scn = NULL;
-	int found = 0;
-
-	if (fd < 0)
-		return -1;
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + noff, "GNU", 4) &&
-			    nh.n_descsz > 0 && nh.n_descsz <= 20) {
-				memcpy(id, (char *)d->d_buf + doff, nh.n_descsz);
-				*len = nh.n_descsz;
-				found = 1;
-				break;
-			}
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return found ? 0 : -1;
-}
-
 void write_build_ids(struct recorder *r)
 {
 	if (!r->need_buildid.nr)
 		return;
-	elf_version(EV_CURRENT);
 	for (size_t i = 0; i < r->need_buildid.nr; i++) {
 		struct dlp_buildid_rec b;
-		size_t len = 0;
+		size_t len;
 		const char *path = r->need_buildid.v[i];
 
 		memset(&b, 0, sizeof(b));
-		if (read_build_id(path, b.id, &len) < 0)
+		len = elf_file_build_id(path, b.id);
+		if (!len)
 			continue;
 		b.pid = -1;
-		b.size = (uint8_t)len;
+		b.size = (uint8_t)(len < 20 ? len : 20);
 		recwriter_add2(r->w, DLP_REC_BUILDID, &b, sizeof(b), path, strlen(path) + 1);
 	}
 }
 
 
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /*
  * /proc/kallsyms takes ~40 ms of kernel time to read: a thread loads and sorts it while
  * the workload runs, so the exit path only looks up the addresses hit.
  */
-
 void *kallsyms_load(void *arg)
 {
 	struct kallsyms *k = arg;
-	size_t alloc = 0;
-	char *p, *nl;
+	struct ksyms *ks = ksyms_new();
 
 	setpriority(PRIO_PROCESS, 0, 0);	/* not urgent: the reader's boost is not for it */
-	if (strbuf_read_file(&k->text, "/proc/kallsyms", 64u << 20) < 0) {
-		__atomic_store_n(&k->cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELEASE);
-		return NULL;
-	}
-	for (p = k->text.buf; *p; p = nl + 1) {
-		char *end;
-		uint64_t a;
-
-		nl = strchr(p, '\n');
-		if (!nl)
-			break;
-		*nl = '\0';
-		a = strtoull(p, &end, 16);
-		if (end == p || *end != ' ' || !end[1] || end[2] != ' ')
-			continue;
-		/* text symbols only: t, T, w, W (weak code) */
-		if (end[1] != 't' && end[1] != 'T' && end[1] != 'w' && end[1] != 'W')
-			continue;
-		ALLOC_GROW(k->syms, k->nr + 1, alloc);
-		k->syms[k->nr].addr = a;
-		k->syms[k->nr].line = end + 3;
-		k->nr++;
-	}
-	if (k->nr && !k->syms[0].addr)	/* addresses hidden (kptr_restrict) */
-		k->nr = 0;
-	qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+	if (ksyms_load_kallsyms(ks, NULL, NULL) > 0)
+		ksyms_sort(ks);
+	k->ks = ks;
 	/* (its clock is gone with it: record_run_cpu_ns leaves this out) */
 	__atomic_store_n(&k->cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELEASE);
 	return NULL;
@@ -199,57 +128,56 @@ void *kallsyms_load(void *arg)
 
 void kallsyms_free(struct kallsyms *k)
 {
-	free(k->syms);
-	strbuf_release(&k->text);
+	ksyms_free(k->ks);
 	memset(k, 0, sizeof(*k));
 }
 
+static int cmp_ksym_start(const void *a, const void *b)
+{
+	const struct ksym *x = *(const struct ksym *const *)a, *y = *(const struct ksym *const *)b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The kernel functions the samples hit, as a DLP_REC_KSYMS record (ksyms_add_text's) */
 void write_ksyms(struct recorder *r, struct kallsyms *k)
 {
 	struct strbuf out = STRBUF_INIT;
-	struct ksym *syms = k->syms;
-	size_t nr = k->nr;
-	unsigned char *hit;
+	struct u64map seen;
+	const struct ksym **hit = NULL;
+	size_t nr = 0, alloc = 0;
 
-	if (!r->kaddrs.nr || !nr)
+	if (!r->kaddrs.nr || !k->ks || !ksyms_count(k->ks))
 		return;
-	hit = xcalloc(nr, 1);
+	u64map_init(&seen);
 	for (size_t i = 0; i < r->kaddrs.cap; i++) {
-		uint64_t a = r->kaddrs.keys[i];
-		size_t lo = 0, hi = nr;
+		const struct ksym *y;
+		void **slot;
 
-		if (!r->kaddrs.used[i] || !a || a < syms[0].addr)
+		if (!r->kaddrs.used[i] || !r->kaddrs.keys[i])
 			continue;
-		while (hi - lo > 1) {	/* last symbol with addr <= a */
-			size_t mid = (lo + hi) / 2;
-
-			if (syms[mid].addr <= a)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		hit[lo] = 1;
+		y = ksyms_find(k->ks, r->kaddrs.keys[i]);
+		if (!y)
+			continue;
+		slot = u64map_slot(&seen, y->start);
+		if (*slot)
+			continue;
+		*slot = (void *)y;
+		ALLOC_GROW(hit, nr + 1, alloc);
+		hit[nr++] = y;
 	}
+	qsort(hit, nr, sizeof(*hit), cmp_ksym_start);
 	for (size_t i = 0; i < nr; i++) {
-		uint64_t size;
-		const char *name = syms[i].line;
-		const char *tab;
-
-		if (!hit[i])
-			continue;
-		size = i + 1 < nr ? syms[i + 1].addr - syms[i].addr : 4096;
-		/* kallsyms: "name\t[module]" */
-		tab = strchr(name, '\t');
-		if (tab)
-			strbuf_addf(&out, "%llx %llx %.*s %s\n", (unsigned long long)syms[i].addr,
-				    (unsigned long long)size, (int)(tab - name), name, tab + 1);
-		else
-			strbuf_addf(&out, "%llx %llx %s\n", (unsigned long long)syms[i].addr,
-				    (unsigned long long)size, name);
+		strbuf_addf(&out, "%llx %llx %s", (unsigned long long)hit[i]->start,
+			    (unsigned long long)(hit[i]->end - hit[i]->start), hit[i]->name);
+		if (hit[i]->module)
+			strbuf_addf(&out, " [%s]", hit[i]->module);
+		strbuf_addch(&out, '\n');
 	}
 	if (out.len)
 		recwriter_add(r->w, DLP_REC_KSYMS, out.buf, out.len);
 	free(hit);
+	u64map_release(&seen);
 	strbuf_release(&out);
 }
 

@@ -227,15 +227,9 @@ struct py_pub {
 #define PB_GONE		((void *)1)
 
 /* /proc/kallsyms, loaded by a thread of its own while the workload runs (finish.c) */
-struct ksym {
-	uint64_t addr;
-	const char *line;	/* "type name [module]" inside the file buffer */
-};
-
+struct ksyms;
 struct kallsyms {
-	struct strbuf text;
-	struct ksym *syms;
-	size_t nr;
+	struct ksyms *ks;	/* NULL until loaded */
 	uint64_t cpu_ns;	/* the loading thread's CPU time, set as it ends */
 };
 

@@ -201,7 +201,7 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void ksyms_sort(struct ksyms *k)
+void ksyms_sort(struct ksyms *k)
 {
 	if (k->nr)
 		qsort(k->syms, k->nr, sizeof(*k->syms), cmp_ksym);

@@ -344,36 +344,17 @@ static void unw_dso_free(struct unw_dso *d)
 	free(d);
 }
 
-static int build_id_matches(const struct unw_dso *d, const Elf64_Ehdr *eh, const struct dso *dso)
+/* The file is the one recorded: its build-id is the recorded one, or it has none */
+static int build_id_matches(const struct unw_dso *d, const struct dso *dso)
 {
+	uint8_t id[20];
+	size_t n;
+
 	if (!dso->build_id_size)
 		return 1;
-	for (size_t i = 0; i < eh->e_phnum; i++) {
-		Elf64_Phdr ph;	/* headers are copied out: nothing in a file need be aligned */
-		uint64_t off, end;
-
-		memcpy(&ph, d->data + eh->e_phoff + i * sizeof(ph), sizeof(ph));
-		off = ph.p_offset;
-		if (ph.p_type != PT_NOTE || off > d->size || ph.p_filesz > d->size - off)
-			continue;
-		end = off + ph.p_filesz;
-		while (off + sizeof(Elf64_Nhdr) <= end) {
-			Elf64_Nhdr nh;
-			uint64_t name = off + sizeof(nh), desc, next;
-
-			memcpy(&nh, d->data + off, sizeof(nh));
-			desc = name + ((nh.n_namesz + 3ull) & ~3ull);
-			next = desc + ((nh.n_descsz + 3ull) & ~3ull);
-			if (next > end || next <= off)
-				break;
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp(d->data + name, "GNU", 4))
-				return nh.n_descsz >= dso->build_id_size &&
-				       !memcmp(d->data + desc, dso->build_id, dso->build_id_size);
-			off = next;
-		}
-	}
-	return 1;	/* the file carries no build-id: nothing to contradict */
+	n = elf_image_build_id(d->data, d->size, id);
+	return !n || (n >= dso->build_id_size &&
+		      !memcmp(id, dso->build_id, dso->build_id_size < 20 ? dso->build_id_size : 20));
 }
 
 /* Open and validate the file behind dso (once). */
@@ -423,7 +404,7 @@ static struct unw_dso *dso_get(const struct dso *dso)
 	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > d->size ||
 	    (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > d->size - eh->e_phoff)
 		return NULL;
-	if (!build_id_matches(d, eh, dso)) {
+	if (!build_id_matches(d, dso)) {
 		warning("'%s' does not match the recorded build-id: not unwinding through it",
 			dso->path);
 		return NULL;

@@ -1,5 +1,10 @@
-/* elfsyms.c - the function symbols of an ELF file (elfsyms.h). */
+/* elfsyms.c - the function symbols and the build-id of an ELF file (elfsyms.h). */
+#include <fcntl.h>
 #include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "elfsyms.h"
 
@@ -27,4 +32,65 @@ int elf_each_func(Elf *e, int (*fn)(void *ctx, const GElf_Sym *sym, size_t strnd
 		}
 	}
 	return 0;
+}
+
+size_t elf_image_build_id(const void *data, size_t size, uint8_t id[20])
+{
+	const unsigned char *p = data;
+	Elf64_Ehdr eh;
+
+	if (size < sizeof(eh))
+		return 0;
+	memcpy(&eh, p, sizeof(eh));	/* headers copied out: nothing need be aligned */
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
+	    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > size - eh.e_phoff)
+		return 0;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		uint64_t off, end;
+
+		memcpy(&ph, p + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		off = ph.p_offset;
+		if (ph.p_type != PT_NOTE || off > size || ph.p_filesz > size - off)
+			continue;
+		end = off + ph.p_filesz;
+		while (off + sizeof(Elf64_Nhdr) <= end) {
+			Elf64_Nhdr nh;
+			uint64_t name = off + sizeof(nh), desc, next;
+
+			memcpy(&nh, p + off, sizeof(nh));
+			desc = name + ((nh.n_namesz + 3ull) & ~3ull);
+			next = desc + ((nh.n_descsz + 3ull) & ~3ull);
+			if (next > end || next <= off)
+				break;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp(p + name, "GNU", 4) && nh.n_descsz) {
+				memcpy(id, p + desc, nh.n_descsz < 20 ? nh.n_descsz : 20);
+				return nh.n_descsz;
+			}
+			off = next;
+		}
+	}
+	return 0;
+}
+
+size_t elf_file_build_id(const char *path, uint8_t id[20])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t n = 0;
+	void *p;
+
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) {
+			n = elf_image_build_id(p, (size_t)st.st_size, id);
+			munmap(p, (size_t)st.st_size);
+		}
+	}
+	close(fd);
+	return n;
 }
