@@ -11,6 +11,7 @@
 #define DLPROF_ELFCHECK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <gelf.h>
 
 /* the parts of a file to check, and the parts found unsafe */
@@ -45,6 +46,15 @@ unsigned elf_check(Elf *e, unsigned what, char *why, size_t whysz);
  * reading it", "not using its CFI").  Safe to call from any thread.
  */
 unsigned elf_check_warn(Elf *e, unsigned what, const char *name);
+/*
+ * The functions the CFI bounds: fn is called with the code range [start, start + len) of
+ * each FDE of e's .eh_frame (else what PT_GNU_EH_FRAME points at) that libdw would read,
+ * as elf_check() walks them.  -1 (the reason in why) when the file or its CFI is
+ * refused, after the FDEs before the fault; else 0.
+ */
+int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), void *ctx,
+		 char *why, size_t whysz);
+
 /* Off: check every time (a harness that rewrites one file in place) */
 void elf_check_cache(int on);
 

@@ -7,8 +7,9 @@
  * not know (AMX, AVX-512 FP16, AVX-VNNI ...) are VEX/EVEX encoded: their length is
  * computed here from the prefix, opcode map and ModRM.
  *
- * An ELF file is scanned per function (bounds from .symtab/.dynsym, else .eh_frame FDEs),
- * and the per-function counts are cached on disk under the file's build-id.
+ * An ELF file is scanned per function (bounds from .symtab/.dynsym, else the FDEs that
+ * elfcheck.c walks), and the per-function counts are cached on disk under the file's
+ * build-id.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -398,209 +399,10 @@ static void collect_symbols(struct scan *s, Elf_Scn *scn, const GElf_Shdr *sh)
 	}
 }
 
-/* DWARF pointer encodings as used in .eh_frame */
-#define DW_EH_PE_omit	0xff
-#define DW_EH_PE_pcrel	0x10
-
-static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/* A function the CFI bounds (elf_each_fde) */
+static void fde_cand(void *ctx, uint64_t start, uint64_t len)
 {
-	unsigned shift = 0;
-
-	*v = 0;
-	while (*p < end) {
-		uint8_t b = *(*p)++;
-
-		if (shift < 64)
-			*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
-static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	unsigned shift = 0;
-	uint64_t r = 0;
-	uint8_t b = 0;
-
-	while (*p < end) {
-		b = *(*p)++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				r |= ~0ull << shift;
-			*v = (int64_t)r;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* Read a pointer with encoding enc at *p (address of *p in the file: here).
- * Returns 0, or -1 for an unsupported encoding or overrun. */
-static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t here,
-			uint64_t *v)
-{
-	const uint8_t *q = *p;
-	uint64_t r;
-	size_t n;
-
-	if (enc == DW_EH_PE_omit)
-		return -1;
-	switch (enc & 0x0f) {
-	case 0x00: n = 8; break;
-	case 0x02: case 0x0a: n = 2; break;
-	case 0x03: case 0x0b: n = 4; break;
-	case 0x04: case 0x0c: n = 8; break;
-	case 0x01:
-		if (read_uleb(p, end, &r))
-			return -1;
-		goto apply;
-	case 0x09: {
-		int64_t sv;
-
-		if (read_sleb(p, end, &sv))
-			return -1;
-		r = (uint64_t)sv;
-		goto apply;
-	}
-	default:
-		return -1;
-	}
-	if ((size_t)(end - q) < n)
-		return -1;
-	switch (enc & 0x0f) {
-	case 0x02: { uint16_t x; memcpy(&x, q, 2); r = x; break; }
-	case 0x0a: { int16_t x; memcpy(&x, q, 2); r = (uint64_t)(int64_t)x; break; }
-	case 0x03: { uint32_t x; memcpy(&x, q, 4); r = x; break; }
-	case 0x0b: { int32_t x; memcpy(&x, q, 4); r = (uint64_t)(int64_t)x; break; }
-	default: memcpy(&r, q, 8); break;
-	}
-	*p = q + n;
-apply:
-	switch (enc & 0x70) {
-	case 0:
-		break;
-	case DW_EH_PE_pcrel:
-		r += here;
-		break;
-	default:
-		return -1;	/* datarel/textrel/funcrel: not used by gcc for FDEs */
-	}
-	*v = r;
-	return 0;
-}
-
-/* FDE pointer encoding of the CIE at cie[0..len) (after the length field), or -1. */
-static int cie_fde_encoding(const uint8_t *cie, const uint8_t *end, uint64_t cie_addr)
-{
-	const uint8_t *p = cie + 4, *aug;
-	uint64_t u;
-	int64_t sv;
-	uint8_t version, enc = 0;
-
-	if (p >= end)
-		return -1;
-	version = *p++;
-	aug = p;
-	while (p < end && *p)
-		p++;
-	if (p >= end)
-		return -1;
-	p++;
-	if (read_uleb(&p, end, &u) || read_sleb(&p, end, &sv))
-		return -1;
-	if (version == 1) {
-		if (p >= end)
-			return -1;
-		p++;
-	} else if (read_uleb(&p, end, &u)) {
-		return -1;
-	}
-	if (aug[0] != 'z')
-		return 0;
-	if (read_uleb(&p, end, &u))
-		return -1;
-	for (aug++; *aug; aug++) {
-		switch (*aug) {
-		case 'R':
-			if (p >= end)
-				return -1;
-			enc = *p++;
-			break;
-		case 'L':
-			if (p >= end)
-				return -1;
-			p++;
-			break;
-		case 'P': {
-			uint8_t penc;
-			uint64_t dummy;
-
-			if (p >= end)
-				return -1;
-			penc = *p++;
-			if (read_encoded(&p, end, penc & 0x7f, cie_addr + (uint64_t)(p - cie), &dummy))
-				return -1;
-			break;
-		}
-		case 'S': case 'B':
-			break;
-		default:
-			return enc;	/* unknown augmentation: R came first if present */
-		}
-	}
-	return enc;
-}
-
-static void collect_fdes(struct scan *s, const GElf_Shdr *sh)
-{
-	const uint8_t *base = s->map + sh->sh_offset;
-	size_t size = sh->sh_size, off = 0;
-	size_t last_cie = (size_t)-1;
-	int last_enc = -1;
-
-	while (off + 8 <= size) {
-		uint32_t len32, id;
-		size_t start, len;
-
-		memcpy(&len32, base + off, 4);
-		if (len32 == 0)
-			break;
-		if (len32 == 0xffffffff)
-			break;	/* 64-bit DWARF CFI: not produced for x86-64 .eh_frame */
-		start = off + 4;
-		len = len32;
-		if (len > size - start || len < 4)
-			break;
-		memcpy(&id, base + start, 4);
-		if (id != 0 && id <= start) {
-			size_t cie = start - id;	/* relative to the CIE pointer itself */
-
-			if (cie != last_cie && cie + 8 <= size) {
-				uint32_t clen;
-
-				memcpy(&clen, base + cie, 4);
-				last_cie = cie;
-				last_enc = (clen >= 4 && clen <= size - cie - 4) ?
-					   cie_fde_encoding(base + cie + 4, base + cie + 4 + clen,
-							    sh->sh_addr + cie + 4) : -1;
-			}
-			if (last_enc >= 0) {
-				const uint8_t *p = base + start + 4, *end = base + start + len;
-				uint64_t pc, range;
-
-				if (!read_encoded(&p, end, last_enc, sh->sh_addr + (uint64_t)(p - base), &pc) &&
-				    !read_encoded(&p, end, last_enc & 0x0f, 0, &range))
-					add_cand(s, pc, range, ISA_FUNC_FDE);
-			}
-		}
-		off = start + len;
-	}
+	add_cand(ctx, start, len, ISA_FUNC_FDE);
 }
 
 static int cmp_func(const void *a, const void *b)
@@ -1010,25 +812,21 @@ static int open_elf(struct scan *s, struct isa_image *img)
 
 static void collect_funcs(struct scan *s)
 {
-	size_t shnum = 0, shstrndx = 0, i;
+	size_t shnum = 0, i;
+	char why[256];
 
 	elf_getshdrnum(s->elf, &shnum);
-	elf_getshdrstrndx(s->elf, &shstrndx);
 	for (i = 1; i < shnum; i++) {
 		Elf_Scn *scn = elf_getscn(s->elf, i);
 		GElf_Shdr sh;
-		const char *name;
 
 		if (!scn || !gelf_getshdr(scn, &sh))
 			continue;
-		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
 			collect_symbols(s, scn, &sh);
-			continue;
-		}
-		name = elf_strptr(s->elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".eh_frame") && sh.sh_type != SHT_NOBITS)
-			collect_fdes(s, &sh);
 	}
+	/* the CFI was checked when the file was opened; a refusal leaves the symbols */
+	elf_each_fde(s->elf, fde_cand, s, why, sizeof(why));
 }
 
 int isa_image_load(struct isa_image *img, const char *path, unsigned flags)

@@ -34,6 +34,8 @@ struct cfi {
 	int addr8;		/* ELFCLASS64 */
 	int msb;		/* big-endian file */
 	struct u64map cies;	/* CIE offset -> struct cie (CIE_UNUSABLE: libdw would not use it) */
+	void (*fde_fn)(void *ctx, uint64_t start, uint64_t len);	/* elf_each_fde() */
+	void *fde_ctx;
 	char *why;
 	size_t whysz;
 };
@@ -578,7 +580,11 @@ static int check_fde(struct cfi *c, size_t off, const struct entry *en)
 	} else {
 		i += ci->fde_aug_size;
 	}
-	return i < en->end ? check_program(c, ci, i, en->end, 0, off) : 0;
+	if (i < en->end && check_program(c, ci, i, en->end, 0, off))
+		return -1;
+	if (c->fde_fn)
+		c->fde_fn(c->fde_ctx, start, range);
+	return 0;
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -855,6 +861,31 @@ unsigned elf_check(Elf *e, unsigned what, char *why, size_t whysz)
 	if ((what & ELF_CHECK_DEBUG_FRAME) && check_debug_frame(e, &c))
 		return ELF_CHECK_DEBUG_FRAME;
 	return 0;
+}
+
+int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), void *ctx,
+		 char *why, size_t whysz)
+{
+	struct cfi c = { 0 };
+	const uint8_t *file;
+	const unsigned char *ident;
+	size_t size;
+
+	if (whysz)
+		why[0] = '\0';
+	file = (const uint8_t *)elf_rawfile(e, &size);
+	ident = (const unsigned char *)elf_getident(e, NULL);
+	if (!file || !ident || elf_kind(e) != ELF_K_ELF)
+		return fail(why, whysz, "not an ELF file");
+	if (check_file(e, size, why, whysz))
+		return -1;
+	c.addr8 = ident[EI_CLASS] == ELFCLASS64;
+	c.msb = ident[EI_DATA] == ELFDATA2MSB;
+	c.why = why;
+	c.whysz = whysz;
+	c.fde_fn = fn;
+	c.fde_ctx = ctx;
+	return check_eh_frame(e, file, size, &c) ? -1 : 0;
 }
 
 /* What was found of each file, by name, size and the bytes at both ends: the symbolizer,
