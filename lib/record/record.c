@@ -360,41 +360,43 @@ static int wait_unrecorded(struct workload *wl, int sfd)
 	}
 }
 
-int record_run(const struct record_opts *o, int *exit_status)
-{
-	struct recorder rec, *r = &rec;
+/* One run of record_run(): the workload, the signals, what the loop watches, and how
+ * the run ended. */
+struct run {
+	const struct record_opts *o;
 	struct workload wl;
-	struct sigaction orig_act[WORKLOAD_NR_SIGNALS], act;
-	sigset_t block, orig_mask;
-	int sfd = -1, status = -1, result = DLP_FAILED, ret, interrupted = 0, done = 0, killed = 0;
-	uint64_t last_flush, first_sig_ns = 0, end_ns;
-	struct pollfd *pfd = NULL;
-	struct kallsyms ksyms;
+	int have_cmd, attach;
+	struct sigaction orig_act[WORKLOAD_NR_SIGNALS];
+	sigset_t orig_mask;
+	int sfd;			/* the signals, as a signalfd; -1: not taken */
+	struct pollfd *pfd;		/* the rings, sfd, the workload, the -p targets, live */
+	int npfd, live_at;
+	int *target_fd, targets_left;	/* -p: a pidfd per target */
+	struct kallsyms ksyms;		/* loaded by a thread while the workload runs */
 	pthread_t ksyms_thread;
-	int npfd, live_at, ksyms_started = 0, attach = o->pids != NULL, have_cmd;
-	uint64_t quit_ns = 0, last_progress = 0, run_cpu0 = 0;
-	const char *limit = NULL;	/* the limit that ended the recording */
-	int reaped = 0, progress = !o->quiet && !o->live && isatty(STDERR_FILENO);
-	int *target_fd = NULL, targets_left = 0;
-	char *old = NULL;	/* where the previous recording went */
+	int ksyms_started;
+	char *old;			/* where the previous recording went */
+	uint64_t run_cpu0, end_ns;
+	/* how it ended */
+	int status;			/* the command's exit status */
+	int interrupted, killed, reaped;
+	uint64_t first_sig_ns, quit_ns;
+	const char *limit;		/* the limit that ended the recording */
+};
 
-	memset(r, 0, sizeof(*r));
-	memset(&ksyms, 0, sizeof(ksyms));
-	memset(&wl, 0, sizeof(wl));
-	wl.pid = -1;
-	wl.go_fd = wl.err_fd = wl.pidfd = -1;
-	r->opts = o;
-	memrec_enc_init(&r->mem_frees_enc);
-	have_cmd = o->argv && o->argv[0];
-	if (!have_cmd && !attach)
+/* What the options ask that this machine or the ring cannot do */
+static int check_opts(struct recorder *r, const struct record_opts *o, const struct run *x)
+{
+	int ret;
+
+	if (!x->have_cmd && !x->attach)
 		return error("no command to record"), DLP_USAGE;
-	if (attach) {
+	if (x->attach) {
 		ret = attach_parse_pids(o->pids, &r->targets);
 		if (ret < 0)
 			return ret == -1 ? DLP_USAGE : DLP_FAILED;
 		r->nr_targets = ret;
 	}
-
 	if (!o->period && o->freq > max_sample_rate()) {
 		error("-F %lu is above kernel.perf_event_max_sample_rate (%lu): lower -F, or raise "
 		      "the limit with 'sysctl -w kernel.perf_event_max_sample_rate=%lu'",
@@ -412,48 +414,34 @@ int record_run(const struct record_opts *o, int *exit_status)
 		      o->stack_size, need);
 		return DLP_USAGE;
 	}
-	r->py_wakeup = !o->no_python && python_target(o);
-	u64map_init(&r->pb_tids);
-	u64map_init(&r->tcb_at);
-	if (r->py_wakeup) {
-		struct pyframe_layout lays[8];
+	return DLP_OK;
+}
 
-		r->pb = pybpf_new(lays, pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
-				  &r->pb_why);
-	}
-	ret = setup_events(r);
-	if (ret) {
-		free(r->targets);
-		return ret;
-	}
-	r->nr_cpus = online_cpus(&r->cpus);
-	if (r->nr_cpus <= 0)
-		return error("cannot list the online cpus"), DLP_FAILED;
-	r->scratch = xmalloc(65536);
-	r->jit = jitsyms_new();
-	jitsyms_set_quiet(r->jit, 1);	/* report warns about the records it reads */
+/* The recording file, and what writes into it as the samples come: the unwinder, the
+ * Python reader.  Like perf, the previous recording is kept as FILE.old (a regular file
+ * only: never move a directory or a device aside). */
+static int open_writer(struct recorder *r, struct run *x)
+{
+	const struct record_opts *o = x->o;
 
-	/* like perf: keep the previous recording as FILE.old (a regular file only: never
-	 * move a directory or a device aside) */
 	if (o->output) {
 		struct stat st;
 
-		if (!stat(o->output, &st) && S_ISDIR(st.st_mode)) {
-			error("'%s' is a directory", o->output);
-			goto out;
-		}
+		if (!stat(o->output, &st) && S_ISDIR(st.st_mode))
+			return error("'%s' is a directory", o->output);
 		if (!lstat(o->output, &st) && S_ISREG(st.st_mode)) {
-			old = xasprintf("%s.old", o->output);
-			if (rename(o->output, old) < 0) {
-				warning("cannot rename '%s' to '%s': %s", o->output, old, strerror(errno));
-				free(old);
-				old = NULL;
+			x->old = xasprintf("%s.old", o->output);
+			if (rename(o->output, x->old) < 0) {
+				warning("cannot rename '%s' to '%s': %s", o->output, x->old,
+					strerror(errno));
+				free(x->old);
+				x->old = NULL;
 			}
 		}
 	}
 	r->w = o->output ? recwriter_open(o->output) : recwriter_open_discard();
 	if (!r->w)
-		goto out;
+		return -1;
 	if (o->live)
 		recwriter_set_tap(r->w, o->live->tap, o->live->ctx);
 	recwriter_split_samples(r->w);
@@ -463,8 +451,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if ((r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER) && !o->no_record_unwind)
 		r->ru = recunw_new(r->w, o->keep_stacks);
 	/* without the copies (or fp stacks) a sample is ~100 bytes before compression:
-	 * deflate harder, it costs little (level 3: a sixth off the CNN's file for 0.7 us
-	 * a sample; 6 saved a tenth more for twice that: docs/FORMAT.md) */
+	 * deflate harder, it costs little (level 3: docs/record.md) */
 	if ((r->ru && !o->keep_stacks) || !(r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER))
 		recwriter_set_level(r->w, 3);
 	if (!o->no_python) {
@@ -472,172 +459,234 @@ int record_run(const struct record_opts *o, int *exit_status)
 		if (r->pb && !pybpf_codes_off(r->pb))
 			pyreader_codes_in_kernel(r->py);
 	}
-	if (r->fallback_note[0] && !o->quiet)	/* said once the recording can go ahead */
-		info("%s", r->fallback_note);
+	return 0;
+}
 
-	/* signals: taken through a signalfd; the child gets the original setup back */
+/* Signals: taken through a signalfd; the child gets the original setup back */
+static int take_signals(struct run *x)
+{
+	struct sigaction act;
+	sigset_t block;
+
 	sigemptyset(&block);
 	for (int i = 0; i < WORKLOAD_NR_SIGNALS; i++)
 		if (workload_signals[i] != SIGPIPE)
 			sigaddset(&block, workload_signals[i]);
 	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, &orig_mask);
+	sigprocmask(SIG_BLOCK, &block, &x->orig_mask);
 	memset(&act, 0, sizeof(act));
 	for (int i = 0; i < WORKLOAD_NR_SIGNALS; i++) {
 		act.sa_handler = workload_signals[i] == SIGPIPE ? SIG_IGN : SIG_DFL;
-		sigaction(workload_signals[i], &act, &orig_act[i]);
+		sigaction(workload_signals[i], &act, &x->orig_act[i]);
 	}
-	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		error("cannot create a signalfd: %s", strerror(errno));
-		goto out;
-	}
+	x->sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (x->sfd < 0)
+		return error("cannot create a signalfd: %s", strerror(errno));
+	return 0;
+}
 
-	if (!attach)
+static void give_signals_back(struct run *x)
+{
+	if (x->sfd < 0)
+		return;
+	close(x->sfd);
+	for (int i = 0; i < WORKLOAD_NR_SIGNALS; i++)
+		sigaction(workload_signals[i], &x->orig_act[i], NULL);
+	sigprocmask(SIG_SETMASK, &x->orig_mask, NULL);
+}
+
+/* The command forked and held, the counters opened on it (or on the -p targets), then
+ * the command let go.  -1: nothing to record (x->status 127 when the command could not
+ * be run). */
+static int start(struct recorder *r, struct run *x)
+{
+	const struct record_opts *o = x->o;
+
+	if (!x->attach)
 		setup_env(r);
 	/* with -p, a command is only the timer: it runs without counters */
-	if (have_cmd && workload_prepare_stdio(&wl, o->argv, &orig_mask, orig_act,
-					       o->live ? o->live->stdio : NULL) < 0)
-		goto out;
-	if (have_cmd && !attach)
-		r->cmd_pid = (uint32_t)wl.pid;
+	if (x->have_cmd && workload_prepare_stdio(&x->wl, o->argv, &x->orig_mask, x->orig_act,
+						  o->live ? o->live->stdio : NULL) < 0)
+		return -1;
+	if (x->have_cmd && !x->attach)
+		r->cmd_pid = (uint32_t)x->wl.pid;
 	/* A workload that keeps every core busy (64 threads on 2 cores, OpenMP on all of
-	 * them) must not starve this thread, the rings' only reader: at the default weight
-	 * it waited behind them (returning from exec, entering the loop: 140 ms) while the
-	 * first samples filled a ring.  Where we may (root, CAP_SYS_NICE, RLIMIT_NICE) it runs
-	 * at nice -10: this thread (nice is per thread on Linux), after the command was
-	 * forked (it keeps its own); the unwinding thread raises itself (recunwind.c), the
-	 * compressing one stays idle-class.  Not allowed: the default weight, as perf runs. */
+	 * them) must not starve this thread, the rings' only reader: where we may (root,
+	 * CAP_SYS_NICE, RLIMIT_NICE) it runs at nice -10, after the command was forked (it
+	 * keeps its own; nice is per thread on Linux); the unwinding thread raises itself
+	 * (recunwind.c), the compressing one stays idle-class.  Not allowed: the default
+	 * weight, as perf runs (docs/record.md). */
 	(void)setpriority(PRIO_PROCESS, 0, RECORD_NICE);
-	if (attach) {
+	if (x->attach) {
 		r->start_ns = now_ns();
 		if (attach_open(r) < 0) {
-			if (have_cmd)
-				workload_abort(&wl);
-			goto out;
+			if (x->have_cmd)
+				workload_abort(&x->wl);
+			return -1;
 		}
 	} else {
-		if (open_events(r, wl.pid) < 0 || write_attrs(r) < 0) {
-			workload_abort(&wl);
-			goto out;
+		if (open_events(r, x->wl.pid) < 0 || write_attrs(r) < 0) {
+			workload_abort(&x->wl);
+			return -1;
 		}
 		r->start_ns = now_ns();
 		r->start_wall = time(NULL) - 1;
 	}
-	if (have_cmd && workload_start(&wl, o->argv[0]) < 0) {
-		workload_reap(&wl, 1, &status);
-		status = 127;	/* as a shell says it */
-		result = DLP_OK;
-		goto out;
+	if (x->have_cmd && workload_start(&x->wl, o->argv[0]) < 0) {
+		workload_reap(&x->wl, 1, &x->status);
+		x->status = 127;	/* as a shell says it */
+		return -1;
 	}
+	return 0;
+}
 
-	if (!r->ev[0].attr.exclude_kernel)
-		ksyms_started = !pthread_create(&ksyms_thread, NULL, kallsyms_load, &ksyms);
-	run_cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+/* What the loop polls: every cpu's ring, the signals, the command, each -p target (not
+ * our children: a pidfd says when they end), the live reader's descriptor */
+static void watch(struct recorder *r, struct run *x)
+{
+	const struct record_opts *o = x->o;
+	int at = r->nr_cpus;
 
-	npfd = r->nr_cpus + 2 + r->nr_targets;
-	live_at = npfd;
+	x->npfd = r->nr_cpus + 2 + r->nr_targets;
+	x->live_at = x->npfd;
 	if (o->live && o->live->fd >= 0)
-		npfd++;
-	pfd = xcalloc((size_t)npfd, sizeof(*pfd));
-	if (live_at < npfd) {
-		pfd[live_at].fd = o->live->fd;
-		pfd[live_at].events = POLLIN;
-	}
-	target_fd = xcalloc((size_t)r->nr_targets + 1, sizeof(int));
+		x->npfd++;
+	x->pfd = xcalloc((size_t)x->npfd, sizeof(*x->pfd));
+	for (int c = 0; c < r->nr_cpus; c++)
+		x->pfd[c] = (struct pollfd){ r->fds[c], POLLIN, 0 };
+	x->pfd[at] = (struct pollfd){ x->sfd, POLLIN, 0 };
+	x->pfd[at + 1] = (struct pollfd){ x->wl.pidfd, POLLIN, 0 };
+	x->target_fd = xcalloc((size_t)r->nr_targets + 1, sizeof(int));
 	for (int t = 0; t < r->nr_targets; t++) {
-		/* not our children: a pidfd says when they end */
-		target_fd[t] = (int)syscall(SYS_pidfd_open, r->targets[t], 0);
-		pfd[r->nr_cpus + 2 + t].fd = target_fd[t];
-		pfd[r->nr_cpus + 2 + t].events = POLLIN;
-		targets_left++;
+		x->target_fd[t] = (int)syscall(SYS_pidfd_open, r->targets[t], 0);
+		x->pfd[at + 2 + t] = (struct pollfd){ x->target_fd[t], POLLIN, 0 };
+		x->targets_left++;
 	}
-	for (int c = 0; c < r->nr_cpus; c++) {
-		pfd[c].fd = r->fds[c];
-		pfd[c].events = POLLIN;
+	if (x->live_at < x->npfd)
+		x->pfd[x->live_at] = (struct pollfd){ o->live->fd, POLLIN, 0 };
+}
+
+/* A Python process: its stacks are read as soon as the sample is in; when the kernel
+ * reads them (pybpf.h), only their code objects are, while new ones come (where the
+ * kernel does not read those too), and until the first Python process is seen and a new
+ * one's threads are listed for the kernel (until then they are read from outside) */
+static int poll_soon(struct recorder *r)
+{
+	if (r->pb && pyreader_active(r->py) != r->py_seen) {
+		r->py_seen = pyreader_active(r->py);
+		r->py_fast_until = now_ns() + PB_FAST_NS;
 	}
-	pfd[r->nr_cpus].fd = sfd;
-	pfd[r->nr_cpus].events = POLLIN;
-	pfd[r->nr_cpus + 1].fd = wl.pidfd;
-	pfd[r->nr_cpus + 1].events = POLLIN;
-	last_flush = now_ns();
+	if (!r->pb)
+		return pyreader_active(r->py);
+	return now_ns() < r->pb_hot_until || (r->py_wakeup && !r->py_seen) ||
+	       (r->py_fast_until && now_ns() < r->py_fast_until);
+}
+
+/* The -p targets that ended; 1 when the last one did and no command times the run */
+static int targets_ended(struct recorder *r, struct run *x)
+{
+	int done = 0;
+
+	for (int t = 0; t < r->nr_targets; t++) {
+		struct pollfd *p = &x->pfd[r->nr_cpus + 2 + t];
+
+		if (r->targets[t] <= 0)
+			continue;
+		if ((x->target_fd[t] >= 0 && (p->revents & POLLIN)) ||
+		    (x->target_fd[t] < 0 && kill(r->targets[t], 0) < 0 && errno == ESRCH)) {
+			p->fd = -1;
+			r->targets[t] = -r->targets[t];	/* ended */
+			if (!--x->targets_left && !x->have_cmd)
+				done = 1;
+		}
+	}
+	return done;
+}
+
+/* The signals that came: SIGCHLD is news of the command (*check_exit); another ends a
+ * -p recording, or is passed on to the command.  1: the recording is done. */
+static int take_signal(struct run *x, int *check_exit)
+{
+	struct signalfd_siginfo si;
+	int done = 0;
+
+	/* (only when poll said so: with a Python command the loop turns for every sample,
+	 * and a read that fails is a system call for nothing) */
+	while (read(x->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			*check_exit = 1;
+			continue;
+		}
+		if (!x->interrupted)
+			x->first_sig_ns = now_ns();
+		x->interrupted = 1;
+		if (!x->have_cmd) {
+			done = 1;	/* -p: the end of the recording, not of the process */
+			continue;
+		}
+		pass_signal(&x->wl, &si, x->first_sig_ns, &x->killed);
+	}
+	return done;
+}
+
+/* The live reader (top) is done: -p stops here, a command is asked to end, and killed
+ * 2 s later.  1: the recording is done. */
+static int live_quit(struct run *x)
+{
+	const struct record_opts *o = x->o;
+	int done = 0;
+
+	if (o->live && o->live->poll(o->live->ctx, x->live_at < x->npfd &&
+				     (x->pfd[x->live_at].revents & (POLLIN | POLLHUP))) &&
+	    !x->quit_ns) {
+		x->quit_ns = now_ns();
+		x->interrupted = 1;
+		if (!x->have_cmd)
+			done = 1;
+		else
+			kill(x->wl.pid, SIGTERM);
+	}
+	if (x->quit_ns && x->have_cmd && !x->killed && now_ns() - x->quit_ns > 2000000000ull) {
+		kill(x->wl.pid, SIGKILL);
+		x->killed = 1;
+	}
+	return done;
+}
+
+/* Drain the rings until the command ends, the -p targets end, a signal or the live
+ * reader says so, or a limit is reached. */
+static void loop(struct recorder *r, struct run *x)
+{
+	const struct record_opts *o = x->o;
+	int done = 0, progress = !o->quiet && !o->live && isatty(STDERR_FILENO);
+	uint64_t last_flush = now_ns(), last_progress = 0;
 
 	while (!done) {
-		struct signalfd_siginfo si;
-		int check_exit = have_cmd && wl.pidfd < 0, soon;
+		int check_exit = x->have_cmd && x->wl.pidfd < 0;
 
-		/* a Python process: its stacks are read as soon as the sample is in; when the
-		 * kernel reads them (pybpf.h), only their code objects are, while new ones
-		 * come (where the kernel does not read those too), and until the first
-		 * Python process is seen and a new one's threads are listed for the kernel
-		 * (until then they are read from outside) */
-		if (r->pb && pyreader_active(r->py) != r->py_seen) {
-			r->py_seen = pyreader_active(r->py);
-			r->py_fast_until = now_ns() + PB_FAST_NS;
-		}
-		soon = r->pb ? now_ns() < r->pb_hot_until || (r->py_wakeup && !r->py_seen) ||
-			       (r->py_fast_until && now_ns() < r->py_fast_until) :
-			       pyreader_active(r->py);
-		if (poll(pfd, (nfds_t)npfd, soon ? PY_POLL_MS : POLL_MS) < 0 &&
+		if (poll(x->pfd, (nfds_t)x->npfd, poll_soon(r) ? PY_POLL_MS : POLL_MS) < 0 &&
 		    errno != EINTR) {
 			error("poll failed: %s", strerror(errno));
 			break;
 		}
 		for (int c = 0; c < r->nr_cpus; c++)
-			if (pfd[c].revents & (POLLHUP | POLLERR))
-				pfd[c].fd = -1;	/* keep draining it, stop polling it */
+			if (x->pfd[c].revents & (POLLHUP | POLLERR))
+				x->pfd[c].fd = -1;	/* keep draining it, stop polling it */
 		drain_all(r);
-		if (pfd[r->nr_cpus + 1].revents & POLLIN)
+		if (x->pfd[r->nr_cpus + 1].revents & POLLIN)
 			check_exit = 1;
-		for (int t = 0; t < r->nr_targets; t++) {
-			if (r->targets[t] <= 0)
-				continue;
-			if ((target_fd[t] >= 0 && (pfd[r->nr_cpus + 2 + t].revents & POLLIN)) ||
-			    (target_fd[t] < 0 && kill(r->targets[t], 0) < 0 && errno == ESRCH)) {
-				pfd[r->nr_cpus + 2 + t].fd = -1;
-				r->targets[t] = -r->targets[t];	/* ended */
-				if (!--targets_left && !have_cmd)
-					done = 1;
-			}
-		}
-		/* (only when poll said so: with a Python command this loop turns for every
-		 * sample, and a read that fails is a system call for nothing) */
-		while ((pfd[r->nr_cpus].revents & POLLIN) &&
-		       read(sfd, &si, sizeof(si)) == sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD) {
-				check_exit = 1;
-				continue;
-			}
-			if (!interrupted)
-				first_sig_ns = now_ns();
-			interrupted = 1;
-			if (!have_cmd) {
-				done = 1;	/* -p: the end of the recording, not of the process */
-				continue;
-			}
-			pass_signal(&wl, &si, first_sig_ns, &killed);
-		}
-		if (o->live && o->live->poll(o->live->ctx, live_at < npfd &&
-					     (pfd[live_at].revents & (POLLIN | POLLHUP))) && !quit_ns) {
-			/* the reader is done: -p stops here, a command is asked to end */
-			quit_ns = now_ns();
-			interrupted = 1;
-			if (!have_cmd)
-				done = 1;
-			else
-				kill(wl.pid, SIGTERM);
-		}
-		if (quit_ns && have_cmd && !killed && now_ns() - quit_ns > 2000000000ull) {
-			kill(wl.pid, SIGKILL);
-			killed = 1;
-		}
-		if (have_cmd && check_exit && workload_reap(&wl, 0, &status) != 0)
-			done = reaped = 1;
-		if (!done && o->duration > 0 && now_ns() - r->start_ns >= (uint64_t)(o->duration * 1e9))
-			limit = "--duration";
+		done |= targets_ended(r, x);
+		if (x->pfd[r->nr_cpus].revents & POLLIN)
+			done |= take_signal(x, &check_exit);
+		done |= live_quit(x);
+		if (x->have_cmd && check_exit && workload_reap(&x->wl, 0, &x->status) != 0)
+			done = x->reaped = 1;
+		if (!done && o->duration > 0 &&
+		    now_ns() - r->start_ns >= (uint64_t)(o->duration * 1e9))
+			x->limit = "--duration";
 		if (!done && o->max_size && recwriter_bytes(r->w) >= o->max_size)
-			limit = "--max-size";
-		if (limit)
+			x->limit = "--max-size";
+		if (x->limit)
 			done = 1;
 		if (progress && (now_ns() - last_progress >= 1000000000ull || done)) {
 			show_progress(r, done);
@@ -652,26 +701,33 @@ int record_run(const struct record_opts *o, int *exit_status)
 			last_flush = now_ns();
 		}
 	}
-	end_ns = now_ns();
-	if (!have_cmd)
-		status = 0;	/* -p: the recording went as asked */
-	if (limit) {
+	x->end_ns = now_ns();
+	if (!x->have_cmd)
+		x->status = 0;	/* -p: the recording went as asked */
+}
+
+/* The run is over: why, said; the last samples, Python stacks and frees in */
+static void end_of_run(struct recorder *r, struct run *x)
+{
+	const struct record_opts *o = x->o;
+	int sig = x->wl.term_sig;
+
+	if (x->limit) {
 		char lim[64];
 
-		if (!strcmp(limit, "--duration"))
-			snprintf(lim, sizeof(lim), "%s %g s", limit, o->duration);
+		if (!strcmp(x->limit, "--duration"))
+			snprintf(lim, sizeof(lim), "%s %g s", x->limit, o->duration);
 		else
-			snprintf(lim, sizeof(lim), "%s %.1f MB", limit, o->max_size / 1e6);
-		if (have_cmd && !reaped)
+			snprintf(lim, sizeof(lim), "%s %.1f MB", x->limit, o->max_size / 1e6);
+		if (x->have_cmd && !x->reaped)
 			record_warn(r, "recording stopped at %s: the command ran on unrecorded", lim);
 		else
 			record_warn(r, "recording stopped at %s", lim);
 	}
 	/* a crash is news; the death by the signal we passed on is not */
-	if (wl.term_sig && !(interrupted && (wl.term_sig == SIGINT || wl.term_sig == SIGTERM ||
-					     wl.term_sig == SIGHUP || wl.term_sig == SIGQUIT ||
-					     wl.term_sig == SIGKILL)))
-		info("workload killed by signal %d (%s)", wl.term_sig, strsignal(wl.term_sig));
+	if (sig && !(x->interrupted && (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
+					sig == SIGQUIT || sig == SIGKILL)))
+		info("workload killed by signal %d (%s)", sig, strsignal(sig));
 	drain_all(r);
 	close_events(r);
 	mem_ring_drain(r, 1);
@@ -679,7 +735,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		pb_match(r, 1);
 	if (r->py)
 		pyreader_flush(r->py);
-	if (r->mem_shared && reaped) {
+	if (r->mem_shared && x->reaped) {
 		/* (the command ended: a recording cut short by a limit has events made after) */
 		uint64_t made = __atomic_load_n(&r->mem_shared->produced, __ATOMIC_ACQUIRE);
 
@@ -697,41 +753,46 @@ int record_run(const struct record_opts *o, int *exit_status)
 	/* the samples out first: what follows is side-band, and STATS ends the file */
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
 		r->write_failed = 1;
-	r->run_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - run_cpu0;
-	if (ksyms_started) {
+	r->run_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - x->run_cpu0;
+	if (x->ksyms_started) {
 		/* a fixed cost, read beside the workload: not the samples' */
-		uint64_t k = __atomic_load_n(&ksyms.cpu_ns, __ATOMIC_ACQUIRE);
+		uint64_t k = __atomic_load_n(&x->ksyms.cpu_ns, __ATOMIC_ACQUIRE);
 
 		if (!k)	/* still at it */
-			k = thread_cpu_ns(ksyms_thread);
+			k = thread_cpu_ns(x->ksyms_thread);
 		r->run_cpu_ns = r->run_cpu_ns > k ? r->run_cpu_ns - k : 0;
 	}
+}
+
+/* What report needs later and cannot find then, the statistics last; the file closed.
+ * -1 when it could not all be written. */
+static int finish_file(struct recorder *r, struct run *x)
+{
+	const struct record_opts *o = x->o;
+	int unrecorded = x->limit && x->have_cmd && !x->reaped;
+	struct dlp_stats st;
 
 	write_build_ids(r);
 	write_vdso(r);
-	if (ksyms_started) {
-		pthread_join(ksyms_thread, NULL);
-		ksyms_started = 0;
-		write_ksyms(r, &ksyms);
+	if (x->ksyms_started) {
+		pthread_join(x->ksyms_thread, NULL);
+		x->ksyms_started = 0;
+		write_ksyms(r, &x->ksyms);
 	}
 	capture_jit(r);
 	capture_itt(r);
 	check_missing(r);
 	check_memory(r);
 	write_meta(r);
-	{
-		struct dlp_stats st;
-
-		memset(&st, 0, sizeof(st));
-		st.samples = r->samples;
-		st.lost = r->lost;
-		st.lost_records = r->lost_records;
-		st.start_ns = r->start_ns;
-		st.end_ns = end_ns;
-		st.exit_status = limit && have_cmd && !reaped ? -1 : status;
-		st.flags = (interrupted ? DLP_STATS_INTERRUPTED : 0) | (limit ? DLP_STATS_LIMIT : 0);
-		recwriter_add(r->w, DLP_REC_STATS, &st, sizeof(st));
-	}
+	memset(&st, 0, sizeof(st));
+	st.samples = r->samples;
+	st.lost = r->lost;
+	st.lost_records = r->lost_records;
+	st.start_ns = r->start_ns;
+	st.end_ns = x->end_ns;
+	st.exit_status = unrecorded ? -1 : x->status;
+	st.flags = (x->interrupted ? DLP_STATS_INTERRUPTED : 0) | (x->limit ? DLP_STATS_LIMIT : 0);
+	recwriter_add(r->w, DLP_REC_STATS, &st, sizeof(st));
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
 		r->write_failed = 1;
 	recwriter_sync(r->w);	/* the summary gives the size on disk */
@@ -743,35 +804,45 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (recwriter_close(r->w) < 0)
 		r->write_failed = 1;
 	r->w = NULL;
-	if (limit && have_cmd && !reaped)
-		status = wait_unrecorded(&wl, sfd);
-	/* failed: the workload ran to its end; the recording did not */
-	result = r->write_failed ? DLP_FAILED : DLP_OK;
+	if (unrecorded)
+		x->status = wait_unrecorded(&x->wl, x->sfd);
+	return r->write_failed ? -1 : 0;
+}
 
-out:
-	rec_put_done(r);
-	if (ksyms_started)
-		pthread_join(ksyms_thread, NULL);
-	kallsyms_free(&ksyms);
-	if (r->w) {
-		/* nothing was recorded: no stub file, and the previous one back in place */
-		recwriter_close(r->w);
-		if (o->output)
-			unlink(o->output);
-		if (old && o->output && rename(old, o->output) < 0)
-			warning("cannot rename '%s' back to '%s': %s", old, o->output,
-				strerror(errno));
-	}
-	free(old);
+/* Nothing was recorded: no stub file, and the previous one back in place */
+static void discard_file(struct recorder *r, struct run *x)
+{
+	const char *out = x->o->output;
+
+	recwriter_close(r->w);
+	r->w = NULL;
+	if (out)
+		unlink(out);
+	if (x->old && out && rename(x->old, out) < 0)
+		warning("cannot rename '%s' back to '%s': %s", x->old, out, strerror(errno));
+}
+
+static void run_release(struct recorder *r, struct run *x)
+{
+	if (x->ksyms_started)
+		pthread_join(x->ksyms_thread, NULL);
+	kallsyms_free(&x->ksyms);
+	free(x->old);
+	workload_release(&x->wl);
+	give_signals_back(x);
+	free(x->pfd);
+	if (x->target_fd)
+		for (int t = 0; t < r->nr_targets; t++)
+			if (x->target_fd[t] >= 0)
+				close(x->target_fd[t]);
+	free(x->target_fd);
+}
+
+/* Everything the recorder holds, given back (temporary directories removed) */
+static void recorder_release(struct recorder *r)
+{
 	close_events(r);
 	remove_mem_uprobes(r);
-	workload_release(&wl);
-	if (sfd >= 0) {
-		close(sfd);
-		for (int i = 0; i < WORKLOAD_NR_SIGNALS; i++)
-			sigaction(workload_signals[i], &orig_act[i], NULL);
-		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
-	}
 	if (r->jitdir) {
 		remove_tree(r->jitdir);
 		free(r->jitdir);
@@ -810,12 +881,6 @@ out:
 	path_list_clear(&r->jitdumps);
 	free(r->scratch);
 	free(r->cpus);
-	free(pfd);
-	if (target_fd)
-		for (int t = 0; t < r->nr_targets; t++)
-			if (target_fd[t] >= 0)
-				close(target_fd[t]);
-	free(target_fd);
 	free(r->targets);
 	u64map_release(&r->tids_open);
 	strbuf_release(&r->attach_cmdline);
@@ -826,7 +891,78 @@ out:
 	free(r->pending);
 	jitsyms_free(r->jit);
 	pyreader_free(r->py);
-	*exit_status = status;
+}
+
+int record_run(const struct record_opts *o, int *exit_status)
+{
+	struct recorder rec, *r = &rec;
+	struct run x;
+	int ret, result = DLP_FAILED;
+
+	*exit_status = -1;
+	memset(r, 0, sizeof(*r));
+	memset(&x, 0, sizeof(x));
+	x.o = o;
+	x.wl.pid = -1;
+	x.wl.go_fd = x.wl.err_fd = x.wl.pidfd = -1;
+	x.sfd = -1;
+	x.status = -1;
+	x.have_cmd = o->argv && o->argv[0];
+	x.attach = o->pids != NULL;
+	r->opts = o;
+	memrec_enc_init(&r->mem_frees_enc);
+	ret = check_opts(r, o, &x);
+	if (ret) {
+		free(r->targets);
+		return ret;
+	}
+	r->py_wakeup = !o->no_python && python_target(o);
+	u64map_init(&r->pb_tids);
+	u64map_init(&r->tcb_at);
+	if (r->py_wakeup) {
+		struct pyframe_layout lays[8];
+
+		r->pb = pybpf_new(lays, pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
+				  &r->pb_why);
+	}
+	ret = setup_events(r);
+	if (ret) {
+		free(r->targets);
+		return ret;
+	}
+	r->nr_cpus = online_cpus(&r->cpus);
+	if (r->nr_cpus <= 0)
+		return error("cannot list the online cpus"), DLP_FAILED;
+	r->scratch = xmalloc(65536);
+	r->jit = jitsyms_new();
+	jitsyms_set_quiet(r->jit, 1);	/* report warns about the records it reads */
+
+	if (open_writer(r, &x) < 0)
+		goto out;
+	if (r->fallback_note[0] && !o->quiet)	/* said once the recording can go ahead */
+		info("%s", r->fallback_note);
+	if (take_signals(&x) < 0)
+		goto out;
+	if (start(r, &x) < 0) {
+		if (x.status == 127)
+			result = DLP_OK;	/* the command's status says it */
+		goto out;
+	}
+	if (!r->ev[0].attr.exclude_kernel)
+		x.ksyms_started = !pthread_create(&x.ksyms_thread, NULL, kallsyms_load, &x.ksyms);
+	x.run_cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	watch(r, &x);
+	loop(r, &x);
+	end_of_run(r, &x);
+	/* failed: the workload ran to its end; the recording did not */
+	result = finish_file(r, &x) < 0 ? DLP_FAILED : DLP_OK;
+out:
+	rec_put_done(r);
+	if (r->w)
+		discard_file(r, &x);
+	run_release(r, &x);
+	recorder_release(r);
+	*exit_status = x.status;
 	return result;
 }
 
