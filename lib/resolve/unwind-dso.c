@@ -1,0 +1,532 @@
+/* unwind-dso.c - what the unwinder reads of a file: its bytes (mapped once), the kind of
+ * a code address and whether a call precedes a return address, and the CFI rule for an
+ * address (libdw's row turned into a cached rule: unwind-priv.h). */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dwarf.h>
+
+#include "elfcheck.h"
+#include "elfsyms.h"
+#include "unwind-priv.h"
+#include "util.h"
+
+/* ---- per-DSO file access ---- */
+
+static void rule_free(struct rule *ru)
+{
+	if (!ru)
+		return;
+	if (ru->cfa_expr) {
+		free(ru->cfa_expr->ops);
+		free(ru->cfa_expr);
+	}
+	for (unsigned i = 0; i < ru->nr_exprs; i++)
+		free(ru->exprs[i].ops);
+	free(ru->exprs);
+	free(ru);
+}
+
+void unw_dso_free(struct unw_dso *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nr_rules; i++)
+		rule_free(d->rules[i]);
+	rule_free(d->spare);
+	free(d->rules);
+	u64map_release(&d->norow);
+	free(d->roots);
+	if (d->dwarf)
+		dwarf_end(d->dwarf);
+	if (d->eh)
+		dwarf_cfi_end(d->eh);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->data && !d->borrowed)
+		munmap((void *)d->data, d->size);
+	free(d->segs);
+	free(d);
+}
+
+/* The file is the one recorded: its build-id is the recorded one, or it has none */
+static int build_id_matches(const struct unw_dso *d, const struct dso *dso)
+{
+	uint8_t id[20];
+	size_t n;
+
+	if (!dso->build_id_size)
+		return 1;
+	n = elf_image_build_id(d->data, d->size, id);
+	return !n || (n >= dso->build_id_size &&
+		      !memcmp(id, dso->build_id, dso->build_id_size < 20 ? dso->build_id_size : 20));
+}
+
+/* Open and validate the file behind dso (once). */
+struct unw_dso *dso_get(const struct dso *dso)
+{
+	struct unw_dso *d = dso->unwind_priv;
+	const Elf64_Ehdr *eh;
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (d)
+		return d->failed ? NULL : d;
+	d = xcalloc(1, sizeof(*d));
+	u64map_init(&d->norow);
+	((struct dso *)dso)->unwind_priv = d;
+	d->failed = 1;
+	if (dso->image && dso->image_size >= sizeof(Elf64_Ehdr)) {
+		/* captured at record time (the [vdso]) */
+		d->data = dso->image;
+		d->size = dso->image_size;
+		d->borrowed = 1;
+		d->name = dso->path;
+		p = (void *)dso->image;
+	} else {
+		if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/')
+			return NULL;
+		fd = open(dso_file(dso), O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return NULL;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size < sizeof(Elf64_Ehdr)) {
+			close(fd);
+			return NULL;
+		}
+		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (p == MAP_FAILED)
+			return NULL;
+		d->data = p;
+		d->size = st.st_size;
+		d->name = dso_file(dso);
+	}
+	eh = p;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_machine != EM_X86_64 || (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > d->size ||
+	    (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > d->size - eh->e_phoff)
+		return NULL;
+	if (!build_id_matches(d, dso)) {
+		warning("'%s' does not match the recorded build-id: not unwinding through it",
+			dso->path);
+		return NULL;
+	}
+	d->type = eh->e_type;
+	d->segs = xcalloc(eh->e_phnum ? eh->e_phnum : 1, sizeof(*d->segs));
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr ph;	/* copied: a file's e_phoff need not be aligned */
+
+		memcpy(&ph, d->data + eh->e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_LOAD)
+			continue;
+		d->segs[d->nr_segs].offset = ph.p_offset;
+		d->segs[d->nr_segs].vaddr = ph.p_vaddr;
+		d->segs[d->nr_segs].filesz = ph.p_filesz;
+		d->nr_segs++;
+	}
+	if (!d->nr_segs)
+		return NULL;
+	d->failed = 0;
+	return d;
+}
+
+/* Load bias of the file mapped by mp: process address minus ELF virtual address. */
+int dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias)
+{
+	if (d->type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < d->nr_segs; i++) {
+		const struct load_seg *sg = &d->segs[i];
+		uint64_t lo = sg->offset & ~0xfffULL;
+
+		if (mp->pgoff >= lo && mp->pgoff < sg->offset + (sg->filesz ? sg->filesz : 1)) {
+			*bias = mp->start - mp->pgoff + sg->offset - sg->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The mapping that covers addr at the sample's time (a few remembered per walk). */
+const struct map *walk_map(struct walk *w, uint64_t addr)
+{
+	const struct map *mp;
+
+	for (unsigned i = 0; i < MAP_CACHE; i++) {
+		mp = w->maps[i];
+		if (mp && addr >= mp->start && addr < mp->end)
+			return mp;
+	}
+	mp = machine_find_map(w->sp->u->m, w->s->pid, addr, w->s->time);
+	if (mp) {
+		w->maps[w->next_map] = mp;
+		w->next_map = (w->next_map + 1) % MAP_CACHE;
+	}
+	return mp;
+}
+
+/* Copy len bytes at process address addr from the file behind its mapping. */
+int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
+{
+	const struct map *mp = walk_map(w, addr);
+	const struct unw_dso *d;
+	uint64_t off;
+
+	if (!mp || addr + len > mp->end || !(d = dso_get(mp->dso)))
+		return -1;
+	off = map_file_offset(mp, addr);
+	if (off > d->size || len > d->size - off)
+		return -1;
+	memcpy(buf, d->data + off, len);
+	return 0;
+}
+
+/* ---- address classification and call decoding ---- */
+
+int page_kind(struct walk *w, uint64_t addr)
+{
+	uint64_t page = addr >> 12;
+	struct page_ent *e = &w->sp->pages[hash_u64(page) & (PAGE_CACHE - 1)];
+	const struct map *mp;
+	int kind = PG_NONE;
+
+	if (e->kind != PG_UNKNOWN && e->page == page)
+		return e->kind;
+	if (addr >= 4096 && addr < 0x800000000000ULL) {
+		mp = walk_map(w, addr);
+		if (mp && (!mp->prot || (mp->prot & PROT_EXEC)) && !mp->dso->kernel) {
+			if (mp->dso->anon)
+				kind = PG_ANON;
+			else if (!mp->dso->special || mp->dso->image)
+				kind = PG_FILE;
+			else if (mp->prot & PROT_EXEC)
+				kind = PG_ANON;		/* [vdso] and the like: code without a file */
+		}
+	}
+	e->page = page;
+	e->kind = kind;
+	return kind;
+}
+
+/*
+ * Do the bytes b[0..7) that end just before a return address hold a call?  e8 rel32, or
+ * ff /2 with any ModRM form (optional notrack/segment prefix and REX), ending exactly at
+ * the return address.
+ */
+static int decode_call_before(const uint8_t b[7])
+{
+	if (b[2] == 0xe8)
+		return 1;
+	for (int len = 2; len <= 7; len++) {
+		const uint8_t *p = b + 7 - len, *end = b + 7;
+		unsigned modrm, mod, rm, n;
+
+		if (p < end && (*p == 0x3e || *p == 0x2e || *p == 0x67))
+			p++;
+		if (p < end && (*p & 0xf0) == 0x40)
+			p++;
+		if (end - p < 2 || p[0] != 0xff)
+			continue;
+		modrm = p[1];
+		if (((modrm >> 3) & 7) != 2)
+			continue;
+		mod = modrm >> 6;
+		rm = modrm & 7;
+		n = 2;
+		if (mod != 3) {
+			if (rm == 4) {
+				if (end - p < 3)
+					continue;
+				n++;
+				if (mod == 0 && (p[2] & 7) == 5)
+					n += 4;
+			} else if (mod == 0 && rm == 5) {
+				n += 4;
+			}
+			if (mod == 1)
+				n += 1;
+			else if (mod == 2)
+				n += 4;
+		}
+		if (p + n == end)
+			return 1;
+	}
+	return 0;
+}
+
+/* Is ra a plausible return address: in file-backed code, right after a call? */
+int is_return_address(struct walk *w, uint64_t ra)
+{
+	struct space *sp = w->sp;
+	void *v;
+	uint8_t b[7];
+	int ok;
+
+	if (page_kind(w, ra) != PG_FILE)
+		return 0;
+	v = u64map_get(&sp->calls, ra);
+	if (v)
+		return v == (void *)1;
+	ok = !read_file_bytes(w, ra - 7, b, sizeof(b)) && decode_call_before(b);
+	if (w->bail)
+		return 0;	/* not known: not cached */
+	if (sp->calls.nr < CALL_CACHE_MAX)
+		u64map_put(&sp->calls, ra, ok ? (void *)1 : (void *)2);
+	return ok;
+}
+
+/* ---- CFI rules ---- */
+
+static void expr_copy(struct expr *e, const Dwarf_Op *ops, size_t nops)
+{
+	e->ops = xcalloc(nops ? nops : 1, sizeof(*ops));
+	memcpy(e->ops, ops, nops * sizeof(*ops));
+	e->nops = nops;
+}
+
+/* The registers an expression reads */
+static uint32_t expr_regs(const struct expr *e)
+{
+	uint32_t m = 0;
+
+	for (size_t i = 0; i < e->nops; i++) {
+		unsigned a = e->ops[i].atom;
+
+		if (a >= DW_OP_breg0 && a <= DW_OP_breg31 && a - DW_OP_breg0 < DW_NREGS)
+			m |= 1u << (a - DW_OP_breg0);
+		else if (a == DW_OP_bregx && e->ops[i].number < DW_NREGS)
+			m |= 1u << e->ops[i].number;
+	}
+	return m;
+}
+
+/* Turn libdw's description of register regno in frame into a rule. */
+static void classify_reg(Dwarf_Frame *frame, unsigned regno, struct reg_rule *rr)
+{
+	Dwarf_Op ops_mem[3], *ops = NULL;
+	size_t nops = 0;
+
+	memset(rr, 0, sizeof(*rr));
+	rr->kind = RR_UNDEF;
+	if (dwarf_frame_register(frame, regno, ops_mem, &ops, &nops) != 0)
+		return;
+	if (!nops) {
+		rr->kind = ops ? RR_UNDEF : RR_SAME;
+		return;
+	}
+	if (ops[0].atom == DW_OP_call_frame_cfa) {
+		int val = ops[nops - 1].atom == DW_OP_stack_value;
+		size_t n = nops - (size_t)val;
+
+		if (n == 1 || (n == 2 && ops[1].atom == DW_OP_plus_uconst)) {
+			rr->kind = val ? RR_CFA_PLUS : RR_AT_CFA;
+			rr->off = n == 2 ? (int64_t)ops[1].number : 0;
+			return;
+		}
+	}
+	if (nops == 1 && ops[0].atom == DW_OP_regx && ops[0].number < DW_NREGS) {
+		rr->kind = RR_REG;
+		rr->reg = (uint8_t)ops[0].number;
+		return;
+	}
+	if (ops[nops - 1].atom == DW_OP_stack_value) {
+		rr->kind = RR_VAL_EXPR;
+		expr_copy(&rr->e, ops, nops - 1);
+	} else {
+		rr->kind = RR_EXPR;
+		expr_copy(&rr->e, ops, nops);
+	}
+}
+
+static struct rule *make_rule(Dwarf_Frame *frame)
+{
+	struct reg_rule rr[DW_NREGS];
+	struct rule *ru;
+	Dwarf_Addr start, end;
+	Dwarf_Op *ops = NULL;
+	size_t nops = 0;
+	bool signal = false;
+	int ra = dwarf_frame_info(frame, &start, &end, &signal);
+	unsigned n = 0, nx = 0;
+
+	for (unsigned r = 0; r < DW_NREGS; r++)
+		classify_reg(frame, r, &rr[r]);
+	if (ra >= 0 && ra != DW_RIP && ra < DW_NREGS) {
+		/* the return address column, wherever it is */
+		free(rr[DW_RIP].e.ops);
+		rr[DW_RIP] = rr[ra];
+		if (rr[ra].e.ops)
+			expr_copy(&rr[DW_RIP].e, rr[ra].e.ops, rr[ra].e.nops);
+	}
+	for (unsigned r = 0; r < DW_NREGS; r++)
+		if (rr[r].kind != RR_SAME && rr[r].kind != RR_UNDEF)
+			n++;
+	ru = xcalloc(1, sizeof(*ru) + n * sizeof(struct reg_step));
+	ru->start = start;
+	ru->end = end;
+	ru->signal = signal;
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || !nops)
+		ru->cfa_unknown = 1;
+	else if (nops == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < DW_NREGS) {
+		ru->cfa_reg = (uint8_t)ops[0].number;
+		ru->cfa_off = (int64_t)ops[0].number2;
+	} else if (nops == 1 && ops[0].atom >= DW_OP_breg0 && ops[0].atom < DW_OP_breg0 + DW_NREGS) {
+		ru->cfa_reg = (uint8_t)(ops[0].atom - DW_OP_breg0);
+		ru->cfa_off = (int64_t)ops[0].number;
+	} else {
+		ru->cfa_expr = xcalloc(1, sizeof(*ru->cfa_expr));
+		expr_copy(ru->cfa_expr, ops, nops);
+	}
+	for (unsigned r = 0; r < DW_NREGS; r++) {
+		struct reg_step *st;
+
+		if (rr[r].kind == RR_SAME)
+			ru->same |= 1u << r;
+		if (rr[r].kind == RR_SAME || rr[r].kind == RR_UNDEF)
+			continue;
+		st = &ru->steps[ru->nr_steps++];
+		st->reg = (uint8_t)r;
+		st->kind = rr[r].kind;
+		st->from = rr[r].reg;
+		st->off = (int32_t)rr[r].off;
+		if (st->off != rr[r].off)
+			ru->cfa_unknown = 1;	/* an offset past 2 GiB: not a real frame */
+		if (rr[r].e.ops) {
+			ru->exprs = xrealloc(ru->exprs, (nx + 1) * sizeof(*ru->exprs));
+			ru->exprs[nx] = rr[r].e;
+			rr[r].e.ops = NULL;
+			st->from = (uint8_t)nx++;
+		}
+	}
+	ru->nr_exprs = (uint8_t)nx;
+	for (unsigned r = 0; r < DW_NREGS; r++)
+		free(rr[r].e.ops);
+	ru->uses = ru->cfa_expr ? expr_regs(ru->cfa_expr) : 1u << ru->cfa_reg;
+	for (unsigned i = 0; i < ru->nr_steps; i++) {
+		const struct reg_step *st = &ru->steps[i];
+
+		if (st->kind == RR_REG)
+			ru->uses |= 1u << st->from;
+		else if (st->kind == RR_EXPR || st->kind == RR_VAL_EXPR)
+			ru->uses |= expr_regs(&ru->exprs[st->from]);
+	}
+	ru->ra_undefined = rr[DW_RIP].kind == RR_UNDEF;
+	return ru;
+}
+
+void cfi_open(struct unw_dso *d)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int has_debug_frame = 0;
+	unsigned unsafe;
+
+	d->cfi_done = 1;
+	d->elf = elf_memory((char *)d->data, d->size);
+	if (!d->elf)
+		return;
+	unsafe = elf_check_warn(d->elf, ELF_CHECK_FILE | ELF_CHECK_EH_FRAME, d->name);
+	if (unsafe & ELF_CHECK_FILE) {
+		elf_end(d->elf);	/* no CFI, no thread roots: frame pointers and scans */
+		d->elf = NULL;
+		return;
+	}
+	if (!(unsafe & ELF_CHECK_EH_FRAME))
+		d->eh = dwarf_getcfi_elf(d->elf);
+	if (elf_getshdrstrndx(d->elf, &shstrndx) == 0) {
+		while ((scn = elf_nextscn(d->elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			name = elf_strptr(d->elf, shstrndx, sh.sh_name);
+			if (name && !strcmp(name, ".debug_frame") && sh.sh_type != SHT_NOBITS)
+				has_debug_frame = 1;
+		}
+	}
+	d->has_dbg = has_debug_frame;
+}
+
+/* The rule for file address a, or NULL when no CFI row covers it.  A fast walk (bail
+ * not NULL) gives up where the file's .debug_frame would be read for the first time
+ * (libdw reads all of its entries then, and all of the file's DWARF headers before:
+ * milliseconds to seconds in a large file); opening the file's .eh_frame (its sorted
+ * table, read lazily by libdw) and a row of it are microseconds. */
+const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail)
+{
+	size_t lo = 0, hi = d->nr_rules;
+	Dwarf_Frame *frame = NULL;
+	struct rule *ru;
+	struct rule_hit *hit = &d->hits[hash_u64(a) & (RULE_CACHE - 1)];
+
+	/* return addresses repeat: most steps end here, one cache line instead of a
+	 * binary search through thousands of rows */
+	if (hit->ru && hit->addr == a)
+		return hit->ru;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (a < d->rules[mid]->start)
+			hi = mid;
+		else if (a >= d->rules[mid]->end)
+			lo = mid + 1;
+		else {
+			hit->addr = a;
+			hit->ru = d->rules[mid];
+			return d->rules[mid];
+		}
+	}
+	if (!d->cfi_done)
+		cfi_open(d);
+	if (u64map_get(&d->norow, a))
+		return NULL;
+	if (d->eh && dwarf_cfi_addrframe(d->eh, a, &frame))
+		frame = NULL;
+	if (!frame && d->has_dbg) {
+		if (bail && !d->dbg_used) {
+			*bail = 1;
+			return NULL;
+		}
+		if (!d->dbg_used) {
+			d->dbg_used = 1;
+			if (elf_check_warn(d->elf, ELF_CHECK_DEBUG_FRAME, d->name))
+				d->has_dbg = 0;
+			else
+				d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+			if (d->dwarf)
+				d->dbg = dwarf_getcfi(d->dwarf);
+		}
+		if (d->dbg && dwarf_cfi_addrframe(d->dbg, a, &frame))
+			frame = NULL;
+	}
+	if (!frame) {
+		if (d->norow.nr < CALL_CACHE_MAX)
+			u64map_put(&d->norow, a, (void *)1);
+		return NULL;
+	}
+	ru = make_rule(frame);
+	free(frame);
+	if (a < ru->start || a >= ru->end || (lo < d->nr_rules && d->rules[lo]->start < ru->end) ||
+	    (lo && d->rules[lo - 1]->end > ru->start)) {
+		/* a row that does not fit the table (overlapping FDEs): use it once */
+		rule_free(d->spare);
+		d->spare = ru;
+		return ru;
+	}
+	ALLOC_GROW(d->rules, d->nr_rules + 1, d->alloc_rules);
+	memmove(d->rules + lo + 1, d->rules + lo, (d->nr_rules - lo) * sizeof(*d->rules));
+	d->rules[lo] = ru;
+	d->nr_rules++;
+	hit->addr = a;
+	hit->ru = ru;
+	return ru;
+}
