@@ -195,8 +195,8 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 		q += nr * 8;
 	}
 	note_kernel_ips(r, rec->misc & PERF_RECORD_MISC_CPUMODE_MASK, ip, chain, nr);
-	r->smp_stack = NULL;
-	r->smp_regs = NULL;
+	r->py.smp_stack = NULL;
+	r->py.smp_regs = NULL;
 	if (a->sample_type & PERF_SAMPLE_REGS_USER) {
 		if (end - q < 8)
 			return NULL;
@@ -206,7 +206,7 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 		if ((size_t)(end - q) < regs * 8)
 			return NULL;
 		if (regs)
-			r->smp_regs = q;	/* for sample_args() */
+			r->py.smp_regs = q;	/* for sample_args() */
 		if (regs >= 8 && (a->sample_regs_user & 0xff) == 0xff)
 			memcpy(&sp, q + 7 * 8, 8);	/* AX BX CX DX SI DI BP SP */
 		q += regs * 8;
@@ -227,9 +227,9 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	if (sp) {
 		uint32_t tid;
 
-		r->smp_stack = q + 8;	/* as the sample took it, for the Python check */
-		r->smp_len = (size_t)dyn;
-		r->smp_sp = sp;
+		r->py.smp_stack = q + 8;	/* as the sample took it, for the Python check */
+		r->py.smp_len = (size_t)dyn;
+		r->py.smp_sp = sp;
 		memcpy(&tid, p + sizeof(*rec) + 20, 4);	/* IDENTIFIER IP PID/TID */
 		dyn = stack_end(r, tid, q + 8, (size_t)dyn, sp);
 	}
@@ -272,10 +272,10 @@ static int sample_reg(const struct recorder *r, int regno, uint64_t *v)
 {
 	uint64_t mask = r->ev[0].attr.sample_regs_user;
 
-	if (!r->smp_regs || !(mask & (1ull << regno)))
+	if (!r->py.smp_regs || !(mask & (1ull << regno)))
 		return -1;
 	/* registers come in bit order */
-	memcpy(v, r->smp_regs + 8 * __builtin_popcountll(mask & ((1ull << regno) - 1)), 8);
+	memcpy(v, r->py.smp_regs + 8 * __builtin_popcountll(mask & ((1ull << regno) - 1)), 8);
 	return 0;
 }
 
@@ -301,34 +301,34 @@ static int mem_py_chain(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t
 	uint64_t at, n;
 
 	if (sample_reg(r, MEM_REG_R8, &at) < 0 || sample_reg(r, MEM_REG_R9, &n) < 0 ||
-	    !n || n > MEM_PY_FRAMES || !r->smp_stack || at < r->smp_sp ||
-	    at - r->smp_sp > r->smp_len || r->smp_len - (at - r->smp_sp) < n * 16)
+	    !n || n > MEM_PY_FRAMES || !r->py.smp_stack || at < r->py.smp_sp ||
+	    at - r->py.smp_sp > r->py.smp_len || r->py.smp_len - (at - r->py.smp_sp) < n * 16)
 		return 0;
-	memcpy(chain, r->smp_stack + (at - r->smp_sp), n * 16);
-	return pyreader_sample_chain(r->py, pid, tid, time, chain, n, DLP_PYSTACK_OWN, chain_id);
+	memcpy(chain, r->py.smp_stack + (at - r->py.smp_sp), n * 16);
+	return pyreader_sample_chain(r->py.reader, pid, tid, time, chain, n, DLP_PYSTACK_OWN, chain_id);
 }
 
 static struct py_pub *py_pub_of(struct recorder *r, uint32_t pid)
 {
-	for (size_t i = 0; i < r->nr_py_pub; i++)
-		if (r->py_pub[i].pid == pid)
-			return &r->py_pub[i];
-	ALLOC_GROW(r->py_pub, r->nr_py_pub + 1, r->alloc_py_pub);
-	r->py_pub[r->nr_py_pub] = (struct py_pub){ pid, -1, 0 };
-	return &r->py_pub[r->nr_py_pub++];
+	for (size_t i = 0; i < r->py.nr_pub; i++)
+		if (r->py.pub[i].pid == pid)
+			return &r->py.pub[i];
+	ALLOC_GROW(r->py.pub, r->py.nr_pub + 1, r->py.alloc_pub);
+	r->py.pub[r->py.nr_pub] = (struct py_pub){ pid, -1, 0 };
+	return &r->py.pub[r->py.nr_pub++];
 }
 
 /* Empty entry slot of mem_shared.py (seq: odd while written) */
 static void py_entry_clear(struct recorder *r, int slot)
 {
-	struct mem_pywalk *e = &r->mem_shared->py[slot];
+	struct mem_pywalk *e = &r->mem.shared->py[slot];
 
 	__atomic_add_fetch(&e->seq, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&e->pid, 0, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&e->seq, 1, __ATOMIC_RELEASE);
-	for (size_t i = 0; i < r->nr_py_pub; i++)
-		if (r->py_pub[i].slot == slot)
-			r->py_pub[i].slot = -1;
+	for (size_t i = 0; i < r->py.nr_pub; i++)
+		if (r->py.pub[i].slot == slot)
+			r->py.pub[i].slot = -1;
 }
 
 /* A Python process: tell the library there how its threads read their own frames at an
@@ -349,16 +349,16 @@ static void py_publish(struct recorder *r, uint32_t pid)
 	if (pp->tried && now - pp->tried < 10000000ull)
 		return;
 	pp->tried = now;
-	if (!pyreader_walk_info(r->py, pid, &wi))
+	if (!pyreader_walk_info(r->py.reader, pid, &wi))
 		return;
 	for (int i = 0; i < MEM_PY_PROCS && slot < 0; i++)
-		if (!__atomic_load_n(&r->mem_shared->py[i].pid, __ATOMIC_RELAXED))
+		if (!__atomic_load_n(&r->mem.shared->py[i].pid, __ATOMIC_RELAXED))
 			slot = i;
 	if (slot < 0) {
-		slot = (int)(r->py_pub_next++ % MEM_PY_PROCS);
+		slot = (int)(r->py.pub_next++ % MEM_PY_PROCS);
 		py_entry_clear(r, slot);
 	}
-	e = &r->mem_shared->py[slot];
+	e = &r->mem.shared->py[slot];
 	__atomic_add_fetch(&e->seq, 1, __ATOMIC_ACQ_REL);	/* odd: being written */
 	e->tss = wi.tss;
 	e->interp = wi.interp;
@@ -379,23 +379,23 @@ static void py_publish(struct recorder *r, uint32_t pid)
 /* pid exec'd: its entry named the image before */
 static void py_unpublish(struct recorder *r, uint32_t pid)
 {
-	for (size_t i = 0; i < r->nr_py_pub; i++)
-		if (r->py_pub[i].pid == pid) {
-			if (r->py_pub[i].slot >= 0)
-				py_entry_clear(r, r->py_pub[i].slot);
-			r->py_pub[i].tried = 0;
+	for (size_t i = 0; i < r->py.nr_pub; i++)
+		if (r->py.pub[i].pid == pid) {
+			if (r->py.pub[i].slot >= 0)
+				py_entry_clear(r, r->py.pub[i].slot);
+			r->py.pub[i].tried = 0;
 		}
 }
 
 struct mem_proc *mem_proc(struct recorder *r, uint32_t pid)
 {
-	for (size_t i = r->nr_mem_procs; i-- > 0;)
-		if (r->mem_procs[i].pid == pid)
-			return &r->mem_procs[i];
-	ALLOC_GROW(r->mem_procs, r->nr_mem_procs + 1, r->alloc_mem_procs);
-	memset(&r->mem_procs[r->nr_mem_procs], 0, sizeof(struct mem_proc));
-	r->mem_procs[r->nr_mem_procs].pid = pid;
-	return &r->mem_procs[r->nr_mem_procs++];
+	for (size_t i = r->mem.nr_procs; i-- > 0;)
+		if (r->mem.procs[i].pid == pid)
+			return &r->mem.procs[i];
+	ALLOC_GROW(r->mem.procs, r->mem.nr_procs + 1, r->mem.alloc_procs);
+	memset(&r->mem.procs[r->mem.nr_procs], 0, sizeof(struct mem_proc));
+	r->mem.procs[r->mem.nr_procs].pid = pid;
+	return &r->mem.procs[r->mem.nr_procs++];
 }
 
 /* --memory: count the events; a process's exit statistics are noted */
@@ -405,12 +405,12 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 	uint64_t args[4];
 
 	if (ev->mem == MEM_EV_FREE) {
-		r->mem_frees++;
+		r->mem.frees++;
 		return;
 	}
-	r->mem_alloc_events++;
-	if (r->mem_shared)	/* drained: one more may come */
-		__atomic_add_fetch(&r->mem_shared->consumed, 1, __ATOMIC_RELEASE);
+	r->mem.alloc_events++;
+	if (r->mem.shared)	/* drained: one more may come */
+		__atomic_add_fetch(&r->mem.shared->consumed, 1, __ATOMIC_RELEASE);
 	if (!sample_args(r, args) && args[3] == MEM_KIND_STATS) {
 		uint32_t pid;
 		struct mem_proc *mp;
@@ -423,7 +423,7 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 		mp->rss_anon = args[2];
 		return;
 	}
-	r->mem_allocs++;
+	r->mem.allocs++;
 }
 
 /* A process exec'd (or is attached to): its command line and rank, read while it runs
@@ -460,9 +460,9 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 		rec = sample_fixup(r, rec);
 		if (!rec)
 			return 0;	/* malformed: not stored */
-		ev = r->py || r->opts->memory ? sample_event(r, p) : NULL;
+		ev = r->py.reader || r->opts->memory ? sample_event(r, p) : NULL;
 		if (ev && ev->mem == MEM_EV_WAIT) {
-			r->mem_waits++;	/* it woke us: that was all */
+			r->mem.waits++;	/* it woke us: that was all */
 			return 0;
 		}
 		r->samples++;
@@ -471,7 +471,7 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 		if (ev && ev->mem == MEM_EV_ALLOC && r->ru)
 			unw_flags = RECUNW_WAIT;	/* its thread waits for us: unwound */
 		/* not for a switch-out, nor a free (no stack worth the name) */
-		if (r->py && ev && !ev->off_cpu && ev->mem != MEM_EV_FREE) {
+		if (r->py.reader && ev && !ev->off_cpu && ev->mem != MEM_EV_FREE) {
 			/* IDENTIFIER IP PID/TID TIME: read its thread's Python stack now */
 			uint32_t pid, tid;
 			uint64_t t;
@@ -483,16 +483,16 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 			py = (struct recunw_py){ 0, 0, pid, tid, t, DLP_PY_TRUSTED };
 			if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t, want_chain))
 				py.flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
-			else if (r->pb && !ev->mem && pb_sample(r, pid, tid, t, want_chain))
+			else if (r->py.pb && !ev->mem && pb_sample(r, pid, tid, t, want_chain))
 				py.flags = DLP_PYSTACK_KERNEL;	/* read in the kernel */
-			else if (pyreader_sample(r->py, pid, tid, t, r->smp_stack, r->smp_len,
-						 r->smp_sp, r->ru ? &ref : NULL)) {
+			else if (pyreader_sample(r->py.reader, pid, tid, t, r->py.smp_stack, r->py.smp_len,
+						 r->py.smp_sp, r->ru ? &ref : NULL)) {
 				/* read now, from outside */
 				py.chain = ref.chain;
 				py.state = ref.state;
-				if (r->mem_shared)
+				if (r->mem.shared)
 					py_publish(r, pid);
-				if (r->pb)
+				if (r->py.pb)
 					pb_list(r, pid);	/* a Python thread not read yet */
 			}
 		}
@@ -522,7 +522,7 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 			memcpy(&tid, p + sizeof(*rec) + 8, 4);
 			if (u64map_get(&r->tcb_at, tid))
 				u64map_put(&r->tcb_at, tid, NULL);
-			if (r->pb)
+			if (r->py.pb)
 				pb_forget(r, tid);
 		}
 		break;
@@ -535,12 +535,12 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 			u64map_add(&r->pids, pid);
 			if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
 				put_proc_info(r, pid);
-			if (r->py && rec->type == PERF_RECORD_COMM &&
+			if (r->py.reader && rec->type == PERF_RECORD_COMM &&
 			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC)) {
-				pyreader_exec(r->py, pid);
-				if (r->mem_shared)
+				pyreader_exec(r->py.reader, pid);
+				if (r->mem.shared)
 					py_unpublish(r, pid);
-				if (r->pb) {
+				if (r->py.pb) {
 					/* its one thread left: its state was the image's before */
 					pb_forget(r, pid);
 					pb_proc_of(r, pid)->listed = 0;
@@ -581,16 +581,16 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 			}
 			if (fn[0] != '/')
 				break;
-			if (!r->dnnl_path && strstr(fn, "/libdnnl.so"))
-				r->dnnl_path = xstrdup(fn);
+			if (!r->itt.dnnl_path && strstr(fn, "/libdnnl.so"))
+				r->itt.dnnl_path = xstrdup(fn);
 			if (r->opts->memory && (prot & PROT_EXEC) && strstr(fn, "/" MEM_LIBRARY)) {
 				uint32_t pid;
 
 				memcpy(&pid, p + sizeof(*rec), 4);
-				u64map_add(&r->mem_pids, pid);
+				u64map_add(&r->mem.pids, pid);
 			}
 			if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
-				path_list_add(&r->jitdumps, fn);
+				path_list_add(&r->jit.dumps, fn);
 			else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
 				path_list_add(&r->need_buildid, fn);
 		}
@@ -625,12 +625,12 @@ int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
 
 void drain_all(struct recorder *r)
 {
-	struct mem_shared *sh = r->mem_shared;
+	struct mem_shared *sh = r->mem.shared;
 	uint64_t made = sh ? __atomic_load_n(&sh->produced, __ATOMIC_ACQUIRE) : 0;
 
 	/* the Python chains first: the kernel writes a sample's chain before the sample,
 	 * so the samples drained next find theirs in (pb_sample) */
-	if (r->pb)
+	if (r->py.pb)
 		pb_fetch(r);
 	for (int c = 0; c < r->nr_cpus; c++)
 		if (r->rings[c].ctl)
@@ -646,10 +646,10 @@ void drain_all(struct recorder *r)
 		syscall(SYS_futex, &sh->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	}
 	mem_ring_drain(r, 0);
-	if (r->pb)
+	if (r->py.pb)
 		pb_match(r, 0);
-	if (r->py)
-		pyreader_flush(r->py);
+	if (r->py.reader)
+		pyreader_flush(r->py.reader);
 	if (r->ru)
 		recunw_kick(r->ru);
 }

@@ -146,18 +146,18 @@ static void mem_shared_open(struct recorder *r)
 		free(path);
 		return;
 	}
-	r->mem_shared = m;
+	r->mem.shared = m;
 	/* in flight at most: a quarter of a ring's worth of stack copies */
-	r->mem_shared->limit = default_pages(r->opts) * (size_t)sysconf(_SC_PAGESIZE) / 4 /
+	r->mem.shared->limit = default_pages(r->opts) * (size_t)sysconf(_SC_PAGESIZE) / 4 /
 			       ((size_t)r->opts->stack_size + 512);
-	if (r->mem_shared->limit < 4)
-		r->mem_shared->limit = 4;
+	if (r->mem.shared->limit < 4)
+		r->mem.shared->limit = 4;
 	for (uint64_t i = 0; i < MEM_FREE_RING; i++)
-		r->mem_shared->free_ring[i].seq = i;
+		r->mem.shared->free_ring[i].seq = i;
 	/* the test suite's way to send every free as a uprobe event */
 	if (!getenv("DLPROF_TEST_MEM_NO_RING"))
-		__atomic_store_n(&r->mem_shared->free_ring_on, 1, __ATOMIC_RELEASE);
-	r->mem_shared_path = path;
+		__atomic_store_n(&r->mem.shared->free_ring_on, 1, __ATOMIC_RELEASE);
+	r->mem.shared_path = path;
 	setenv(MEM_ENV_SHARED, path, 1);
 }
 
@@ -165,7 +165,7 @@ static void mem_shared_open(struct recorder *r)
 void mem_frees_put(struct recorder *r)
 {
 	size_t len;
-	const void *p = memrec_take(&r->mem_frees_enc, &len);
+	const void *p = memrec_take(&r->mem.frees_enc, &len);
 
 	if (p)
 		rec_put(r, DLP_REC_MEMFREES, p, len, NULL, 0);
@@ -180,7 +180,7 @@ void mem_frees_put(struct recorder *r)
  */
 void mem_ring_drain(struct recorder *r, int final)
 {
-	struct mem_shared *sh = r->mem_shared;
+	struct mem_shared *sh = r->mem.shared;
 
 	if (!sh)
 		return;
@@ -190,7 +190,7 @@ void mem_ring_drain(struct recorder *r, int final)
 		usleep(2000);
 	}
 	for (;;) {
-		uint64_t pos = r->mem_free_tail;
+		uint64_t pos = r->mem.free_tail;
 		struct mem_free_slot *e = &sh->free_ring[pos & (MEM_FREE_RING - 1)];
 
 		if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != pos + 1) {
@@ -199,22 +199,22 @@ void mem_ring_drain(struct recorder *r, int final)
 			if (!final) {
 				uint64_t t = now_ns();
 
-				if (!r->mem_free_wait)
-					r->mem_free_wait = t;
-				if (t - r->mem_free_wait < 1000000000ull)
+				if (!r->mem.free_wait)
+					r->mem.free_wait = t;
+				if (t - r->mem.free_wait < 1000000000ull)
 					break;
 			}
-			r->mem_ring_lost++;
+			r->mem.ring_lost++;
 		} else {
 			struct memrec_free f = { e->time, e->key, e->pid, e->tid };
 
-			memrec_free_add(&r->mem_frees_enc, &f);
-			r->mem_frees++;
+			memrec_free_add(&r->mem.frees_enc, &f);
+			r->mem.frees++;
 		}
 		__atomic_store_n(&e->seq, pos + MEM_FREE_RING, __ATOMIC_RELEASE);
-		r->mem_free_tail = pos + 1;
-		r->mem_free_wait = 0;
-		if (r->mem_frees_enc.nr >= MEM_FREES_BATCH)
+		r->mem.free_tail = pos + 1;
+		r->mem.free_wait = 0;
+		if (r->mem.frees_enc.nr >= MEM_FREES_BATCH)
 			mem_frees_put(r);
 	}
 	if (final)
@@ -226,19 +226,19 @@ void setup_env(struct recorder *r)
 	if (!r->opts->no_jit || !r->opts->no_itt)
 		sweep_tmpdirs();
 	if (!r->opts->no_jit && !getenv("ONEDNN_JIT_PROFILE") && !getenv("DNNL_JIT_PROFILE")) {
-		r->jitdir = make_tmpdir("jit", &r->jitdir_lock);
-		if (r->jitdir) {
+		r->jit.dir = make_tmpdir("jit", &r->jit.dir_lock);
+		if (r->jit.dir) {
 			setenv("ONEDNN_JIT_PROFILE", "6", 1);
 			setenv("DNNL_JIT_PROFILE", "6", 1);
-			setenv("JITDUMPDIR", r->jitdir, 1);
-			r->jit_ours = 1;
+			setenv("JITDUMPDIR", r->jit.dir, 1);
+			r->jit.ours = 1;
 		}
 	}
-	if (r->opts->memory && r->mem_lib) {
+	if (r->opts->memory && r->mem.lib) {
 		/* after the user's own preloads: an allocator preloaded on purpose stays the
 		 * workload's (and is named at the end: our functions see no call) */
 		const char *pre = getenv("LD_PRELOAD");
-		char *v = pre && *pre ? xasprintf("%s:%s", pre, r->mem_lib) : xstrdup(r->mem_lib);
+		char *v = pre && *pre ? xasprintf("%s:%s", pre, r->mem.lib) : xstrdup(r->mem.lib);
 		char n[32];
 
 		setenv("LD_PRELOAD", v, 1);
@@ -252,11 +252,11 @@ void setup_env(struct recorder *r)
 		char *lib = dlprof_libfile("libdlprof-itt.so");
 
 		if (lib) {
-			r->ittdir = make_tmpdir("itt", &r->ittdir_lock);
-			if (r->ittdir) {
+			r->itt.dir = make_tmpdir("itt", &r->itt.dir_lock);
+			if (r->itt.dir) {
 				setenv("INTEL_LIBITTNOTIFY64", lib, 1);
 				setenv("INTEL_ITTNOTIFY_GROUPS", "all", 0);
-				setenv("DLPROF_ITT_DIR", r->ittdir, 1);
+				setenv("DLPROF_ITT_DIR", r->itt.dir, 1);
 			}
 			free(lib);
 		} else {

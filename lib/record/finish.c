@@ -61,13 +61,13 @@ void check_memory(struct recorder *r)
 
 	if (!r->opts->memory)
 		return;
-	for (size_t i = 0; i < r->nr_mem_procs; i++) {
-		const struct mem_proc *mp = &r->mem_procs[i];
+	for (size_t i = 0; i < r->mem.nr_procs; i++) {
+		const struct mem_proc *mp = &r->mem.procs[i];
 		const char *comm = mp->comm[0] ? mp->comm : "?";
 		char line[400];
 
 		line[0] = 0;
-		if (mp->comm[0] && !u64map_has(&r->mem_pids, mp->pid) && !mp->stats)
+		if (mp->comm[0] && !u64map_has(&r->mem.pids, mp->pid) && !mp->stats)
 			snprintf(line, sizeof(line), "--memory: process %u (%s) did not load %s "
 				 "(a static binary, or one that drops LD_PRELOAD): its allocations are "
 				 "not recorded", mp->pid, comm, MEM_LIBRARY);
@@ -207,7 +207,7 @@ static void capture_file(struct recorder *r, uint32_t type, int32_t pid, const c
 	}
 	recwriter_add2(r->w, type, &h, sizeof(h), sb.buf, sb.len);
 	if (type == DLP_REC_JITDUMP)
-		jitsyms_add_jitdump(r->jit, pid, sb.buf, sb.len, path);
+		jitsyms_add_jitdump(r->jit.syms, pid, sb.buf, sb.len, path);
 	strbuf_release(&sb);
 }
 
@@ -247,10 +247,10 @@ void capture_perf_maps(struct recorder *r)
 			warning("cannot read '%s': %s", path, strerror(-ret));
 		else {
 			recwriter_add2(r->w, DLP_REC_JITMAP, &h, sizeof(h), sb.buf, sb.len);
-			jitsyms_add_perfmap(r->jit, (int32_t)pid, sb.buf, sb.len, path);
+			jitsyms_add_perfmap(r->jit.syms, (int32_t)pid, sb.buf, sb.len, path);
 		}
 		strbuf_release(&sb);
-		if (ret == 0 && r->jit_ours)
+		if (ret == 0 && r->jit.ours)
 			unlink(path);
 	}
 }
@@ -292,7 +292,7 @@ static int walk_itt(const char *path, const struct stat *st, int flag, struct FT
 	}
 	if (sb.len) {
 		recwriter_add(walk_rec->w, DLP_REC_ITT, sb.buf, sb.len);
-		walk_rec->itt_files++;
+		walk_rec->itt.files++;
 	}
 	strbuf_release(&sb);
 	return 0;
@@ -318,28 +318,28 @@ void capture_jit(struct recorder *r)
 		return;
 	capture_perf_maps(r);
 	walk_rec = r;
-	if (r->jitdir)
-		nftw(r->jitdir, walk_jitdump, 16, FTW_PHYS);
-	for (size_t i = 0; i < r->jitdumps.nr; i++) {
-		const char *p = r->jitdumps.v[i];
+	if (r->jit.dir)
+		nftw(r->jit.dir, walk_jitdump, 16, FTW_PHYS);
+	for (size_t i = 0; i < r->jit.dumps.nr; i++) {
+		const char *p = r->jit.dumps.v[i];
 		int pid = dump_pid(p);
 
-		if (r->jitdir && !strncmp(p, r->jitdir, strlen(r->jitdir)))
+		if (r->jit.dir && !strncmp(p, r->jit.dir, strlen(r->jit.dir)))
 			continue;	/* already taken from our directory */
 		if (pid >= 0 && access(p, R_OK) == 0)
 			capture_file(r, DLP_REC_JITDUMP, pid, p);
 	}
-	if (r->jitdir)
-		remove_tree(r->jitdir);
+	if (r->jit.dir)
+		remove_tree(r->jit.dir);
 }
 
 void capture_itt(struct recorder *r)
 {
-	if (!r->ittdir)
+	if (!r->itt.dir)
 		return;
 	walk_rec = r;
-	nftw(r->ittdir, walk_itt, 16, FTW_PHYS);
-	remove_tree(r->ittdir);
+	nftw(r->itt.dir, walk_itt, 16, FTW_PHYS);
+	remove_tree(r->itt.dir);
 }
 
 /* The user's JIT profile setting when it keeps oneDNN from publishing its kernels
@@ -348,7 +348,7 @@ static const char *jit_profile_off(const struct recorder *r, const char **var)
 {
 	static const char *const vars[] = { "ONEDNN_JIT_PROFILE", "DNNL_JIT_PROFILE" };
 
-	if (r->jit_ours)
+	if (r->jit.ours)
 		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
 		const char *v = getenv(vars[i]);
@@ -371,13 +371,13 @@ void check_missing(struct recorder *r)
 	uint64_t unnamed = 0, seen;
 
 	place_pending(r);
-	seen = r->nr_anon_ips;
-	for (size_t i = 0; i < r->nr_anon_ips; i++)
-		if (!jitsyms_find(r->jit, (int32_t)r->anon_ips[i].pid, r->anon_ips[i].ip))
+	seen = r->jit.nr_anon_ips;
+	for (size_t i = 0; i < r->jit.nr_anon_ips; i++)
+		if (!jitsyms_find(r->jit.syms, (int32_t)r->jit.anon_ips[i].pid, r->jit.anon_ips[i].ip))
 			unnamed++;
 	/* past the array's cap: at the rate of those checked */
-	if (seen && r->anon_samples > seen)
-		unnamed = (uint64_t)((double)unnamed * r->anon_samples / seen);
+	if (seen && r->jit.anon_samples > seen)
+		unnamed = (uint64_t)((double)unnamed * r->jit.anon_samples / seen);
 	if (unnamed && unnamed * 200 >= r->samples) {
 		const char *var = NULL, *val = jit_profile_off(r, &var);
 		char why[256];
@@ -387,9 +387,9 @@ void check_missing(struct recorder *r)
 		else if (val)
 			snprintf(why, sizeof(why), "%s=%s in the environment keeps oneDNN from "
 				 "publishing its JIT kernels: unset it, or set it to 6", var, val);
-		else if (r->dnnl_path)
+		else if (r->itt.dnnl_path)
 			snprintf(why, sizeof(why), "oneDNN (%s) published no perf map or jitdump "
-				 "for that code", r->dnnl_path);
+				 "for that code", r->itt.dnnl_path);
 		else
 			snprintf(why, sizeof(why), "the JIT that made it publishes neither "
 				 "/tmp/perf-PID.map nor a jitdump");
@@ -398,16 +398,16 @@ void check_missing(struct recorder *r)
 			    (unsigned long long)unnamed, 100.0 * unnamed / (r->samples ? r->samples : 1),
 			    why);
 	}
-	if (r->lost && r->ring_note[0])
+	if (r->lost && r->warn.ring[0])
 		record_warn(r, "%llu samples lost: the %s; raise it, or lower -F",
-			    (unsigned long long)r->lost, r->ring_note);
-	if (r->ittdir && r->dnnl_path && !r->itt_files) {
+			    (unsigned long long)r->lost, r->warn.ring);
+	if (r->itt.dir && r->itt.dnnl_path && !r->itt.files) {
 		const char *lvl = getenv("ONEDNN_ITT_TASK_LEVEL");
 
 		if (!lvl)
 			lvl = getenv("DNNL_ITT_TASK_LEVEL");
 		record_warn(r, "the workload mapped %s but never called dlprof's ITT collector: no "
-			    "oneDNN primitive is labelled (no dnnl:* operators)%s", r->dnnl_path,
+			    "oneDNN primitive is labelled (no dnnl:* operators)%s", r->itt.dnnl_path,
 			    lvl && !strcmp(lvl, "0") ? "; ONEDNN_ITT_TASK_LEVEL=0 in the environment "
 			    "turns oneDNN's ITT tasks off" : "; did the workload set "
 			    "INTEL_LIBITTNOTIFY64 to another collector, or oneDNN run no primitive?");
@@ -450,9 +450,9 @@ static const char *const settings_env[] = {
 
 static int settings_env_ours(const struct recorder *r, const char *name)
 {
-	if (r->jit_ours && (!strcmp(name, "ONEDNN_JIT_PROFILE") || !strcmp(name, "DNNL_JIT_PROFILE")))
+	if (r->jit.ours && (!strcmp(name, "ONEDNN_JIT_PROFILE") || !strcmp(name, "DNNL_JIT_PROFILE")))
 		return 1;
-	return r->ittdir && (!strcmp(name, "INTEL_LIBITTNOTIFY64") ||
+	return r->itt.dir && (!strcmp(name, "INTEL_LIBITTNOTIFY64") ||
 			     !strcmp(name, "INTEL_ITTNOTIFY_GROUPS"));
 }
 
@@ -460,10 +460,10 @@ static void meta_settings_env(struct recorder *r, struct strbuf *sb)
 {
 	struct strbuf env = STRBUF_INIT, key = STRBUF_INIT;
 
-	if (r->opts->pids && r->nr_targets) {
+	if (r->opts->pids && r->att.nr) {
 		char path[64];
 
-		snprintf(path, sizeof(path), "/proc/%d/environ", (int)r->targets[0]);
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)r->att.targets[0]);
 		if (strbuf_read_file(&env, path, 1u << 20) < 0) {
 			strbuf_release(&env);
 			return;
@@ -503,7 +503,7 @@ void write_meta(struct recorder *r)
 
 	if (o->pids) {
 		/* the processes attached to */
-		strbuf_addstr(&tmp, r->attach_cmdline.len ? r->attach_cmdline.buf : "?");
+		strbuf_addstr(&tmp, r->att.cmdline.len ? r->att.cmdline.buf : "?");
 		meta_add(&sb, "attach", o->pids);
 	} else {
 		for (const char **a = o->argv; *a; a++) {
@@ -539,10 +539,10 @@ void write_meta(struct recorder *r)
 	meta_add(&sb, "callgraph", num);
 	meta_add(&sb, "version", DLPROF_VERSION);
 	meta_add(&sb, "kernel", r->ev[0].attr.exclude_kernel ? "excluded" : "included");
-	if (r->fallback_note[0])
-		meta_add(&sb, "note", r->fallback_note);
-	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit_ours ? "on" : "user");
-	meta_add(&sb, "itt", r->ittdir ? "on" : "off");
+	if (r->warn.fallback[0])
+		meta_add(&sb, "note", r->warn.fallback);
+	meta_add(&sb, "jit", o->no_jit ? "off" : r->jit.ours ? "on" : "user");
+	meta_add(&sb, "itt", r->itt.dir ? "on" : "off");
 	if (o->memory) {
 		char n[32];
 
@@ -550,13 +550,13 @@ void write_meta(struct recorder *r)
 			 (unsigned long)MEM_DEFAULT_SAMPLE);
 		meta_add(&sb, "mem_sample", n);
 	}
-	meta_add(&sb, "python", r->py ? "on" : "off");
-	if (r->py) {
+	meta_add(&sb, "python", r->py.reader ? "on" : "off");
+	if (r->py.reader) {
 		/* the stacks read from outside that their samples name: how many, the sum
 		 * and the largest of their delays (the PYSTACK records carry their own) */
 		struct pyreader_stats ps;
 
-		pyreader_get_stats(r->py, &ps);
+		pyreader_get_stats(r->py.reader, &ps);
 		if (ps.late_named) {
 			strbuf_reset(&tmp);
 			strbuf_addf(&tmp, "%llu %llu %llu", (unsigned long long)ps.late_named,
@@ -603,9 +603,9 @@ void write_meta(struct recorder *r)
 	}
 	meta_settings_env(r, &sb);
 	{
-		const char *w = r->warns.buf;
+		const char *w = r->warn.lines.buf;
 
-		for (int i = 0; i < r->nr_warns; i++, w += strlen(w) + 1) {
+		for (int i = 0; i < r->warn.nr; i++, w += strlen(w) + 1) {
 			snprintf(num, sizeof(num), "warn.%d", i + 1);
 			meta_add(&sb, num, w);
 		}

@@ -53,12 +53,12 @@
 /* Process pid's entry (listed 0 when new) */
 struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid)
 {
-	for (size_t i = 0; i < r->nr_pb_procs; i++)
-		if (r->pb_procs[i].pid == pid)
-			return &r->pb_procs[i];
-	ALLOC_GROW(r->pb_procs, r->nr_pb_procs + 1, r->alloc_pb_procs);
-	r->pb_procs[r->nr_pb_procs] = (struct pb_proc){ pid, 0 };
-	return &r->pb_procs[r->nr_pb_procs++];
+	for (size_t i = 0; i < r->py.nr_pb_procs; i++)
+		if (r->py.pb_procs[i].pid == pid)
+			return &r->py.pb_procs[i];
+	ALLOC_GROW(r->py.pb_procs, r->py.nr_pb_procs + 1, r->py.alloc_pb_procs);
+	r->py.pb_procs[r->py.nr_pb_procs] = (struct pb_proc){ pid, 0 };
+	return &r->py.pb_procs[r->py.nr_pb_procs++];
 }
 
 /* Put pid's Python threads in the program's map (at most every PB_LIST_NS). */
@@ -73,7 +73,7 @@ void pb_list(struct recorder *r, uint32_t pid)
 	if (pp->listed && now - pp->listed < PB_LIST_NS)
 		return;
 	pp->listed = now;
-	n = pyreader_threads(r->py, pid, th, ARRAY_SIZE(th), &wi);
+	n = pyreader_threads(r->py.reader, pid, th, ARRAY_SIZE(th), &wi);
 	for (size_t i = 0; i < n; i++) {
 		struct pybpf_thread t = {
 			.tstate = th[i].tstate,
@@ -83,22 +83,22 @@ void pb_list(struct recorder *r, uint32_t pid)
 			.layout = wi.frame,
 		};
 
-		if ((uintptr_t)u64map_get(&r->pb_tids, th[i].tid) > 1)
+		if ((uintptr_t)u64map_get(&r->py.pb_tids, th[i].tid) > 1)
 			continue;
 		/* read from the first sample after its entry is in the map (a sample taken
 		 * between `now` and the update had no chain: one a run, counted as lost) */
-		if (!pybpf_set_thread(r->pb, th[i].tid, &t)) {
-			u64map_put(&r->pb_tids, th[i].tid, (void *)(uintptr_t)now_ns());
+		if (!pybpf_set_thread(r->py.pb, th[i].tid, &t)) {
+			u64map_put(&r->py.pb_tids, th[i].tid, (void *)(uintptr_t)now_ns());
 			/* listed: the quick reads that waited for it end (the main loop, seeing
 			 * the new Python process only now, must not start them again: they
 			 * went on for 2 s, 1,000 wake-ups of record, each a context switch of
 			 * the workload on a busy machine); where the program does not read
 			 * code objects itself, a new process's first imports are read quickly
 			 * (PB_START_NS), then while new code keeps coming */
-			r->py_fast_until = 0;
-			r->py_seen = pyreader_active(r->py);
-			if (pybpf_codes_off(r->pb) && r->pb_hot_until < now_ns() + PB_START_NS)
-				r->pb_hot_until = now_ns() + PB_START_NS;
+			r->py.fast_until = 0;
+			r->py.seen = pyreader_active(r->py.reader);
+			if (pybpf_codes_off(r->py.pb) && r->py.pb_hot_until < now_ns() + PB_START_NS)
+				r->py.pb_hot_until = now_ns() + PB_START_NS;
 		}
 	}
 }
@@ -107,10 +107,10 @@ void pb_list(struct recorder *r, uint32_t pid)
  * listed again when it shows up) */
 void pb_forget(struct recorder *r, uint32_t tid)
 {
-	if ((uintptr_t)u64map_get(&r->pb_tids, tid) <= 1)
+	if ((uintptr_t)u64map_get(&r->py.pb_tids, tid) <= 1)
 		return;
-	pybpf_drop_thread(r->pb, tid);
-	u64map_put(&r->pb_tids, tid, PB_GONE);
+	pybpf_drop_thread(r->py.pb, tid);
+	u64map_put(&r->py.pb_tids, tid, PB_GONE);
 }
 
 static void pb_got_chain(void *ctx, uint32_t tid, uint64_t time, const uint64_t *chain,
@@ -119,8 +119,8 @@ static void pb_got_chain(void *ctx, uint32_t tid, uint64_t time, const uint64_t 
 	struct recorder *r = ctx;
 	struct pb_chain *c;
 
-	ALLOC_GROW(r->pb_chains, r->nr_pb_chains + 1, r->alloc_pb_chains);
-	c = &r->pb_chains[r->nr_pb_chains++];
+	ALLOC_GROW(r->py.pb_chains, r->py.nr_pb_chains + 1, r->py.alloc_pb_chains);
+	c = &r->py.pb_chains[r->py.nr_pb_chains++];
 	c->tid = tid;
 	c->n = n;
 	c->time = time;
@@ -143,15 +143,15 @@ static void pb_got_code(void *ctx, const struct pybpf_code *code)
 {
 	struct recorder *r = ctx;
 
-	pyreader_kernel_code(r->py, code);
+	pyreader_kernel_code(r->py.reader, code);
 }
 
 /* The chains the program wrote since the last look, sorted by thread, then time (the
  * code objects it read, to the Python reader as they come: before their chains). */
 void pb_fetch(struct recorder *r)
 {
-	if (pybpf_drain(r->pb, pb_got_chain, pb_got_code, r))
-		qsort(r->pb_chains, r->nr_pb_chains, sizeof(r->pb_chains[0]), pb_chain_cmp);
+	if (pybpf_drain(r->py.pb, pb_got_chain, pb_got_code, r))
+		qsort(r->py.pb_chains, r->py.nr_pb_chains, sizeof(r->py.pb_chains[0]), pb_chain_cmp);
 }
 
 /* The chain of thread tid's sample at time: the same thread, the closest time (the
@@ -160,11 +160,11 @@ static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
 {
 	struct pb_chain *best = NULL;
 	uint64_t best_d = PB_JOIN_NS + 1;
-	size_t lo = 0, hi = r->nr_pb_chains;
+	size_t lo = 0, hi = r->py.nr_pb_chains;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct pb_chain *c = &r->pb_chains[mid];
+		const struct pb_chain *c = &r->py.pb_chains[mid];
 
 		if (c->tid < tid || (c->tid == tid && c->time < time))
 			lo = mid + 1;
@@ -172,8 +172,8 @@ static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
 			hi = mid;
 	}
 	/* the neighbours either side, past the ones already taken */
-	for (size_t k = lo; k-- > 0 && r->pb_chains[k].tid == tid;) {
-		struct pb_chain *c = &r->pb_chains[k];
+	for (size_t k = lo; k-- > 0 && r->py.pb_chains[k].tid == tid;) {
+		struct pb_chain *c = &r->py.pb_chains[k];
 
 		if (!c->chain)
 			continue;
@@ -185,12 +185,12 @@ static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
 	}
 	/* a chain after the sample: the program ran late (a guest's CPU held up in the
 	 * sample's interrupt): up to half the sampling period after it */
-	for (size_t k = lo; k < r->nr_pb_chains && r->pb_chains[k].tid == tid; k++) {
-		struct pb_chain *c = &r->pb_chains[k];
+	for (size_t k = lo; k < r->py.nr_pb_chains && r->py.pb_chains[k].tid == tid; k++) {
+		struct pb_chain *c = &r->py.pb_chains[k];
 
 		if (!c->chain)
 			continue;
-		if (c->time - time < best_d || (!best && c->time - time <= r->pb_join_after))
+		if (c->time - time < best_d || (!best && c->time - time <= r->py.pb_join_after))
 			best = c;
 		break;
 	}
@@ -203,10 +203,10 @@ static void pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32
 		    uint64_t time, uint32_t *chain_id)
 {
 	if (c->failed) {
-		pyreader_sample_chain(r->py, pid, tid, time, NULL, 0, 0, chain_id);
+		pyreader_sample_chain(r->py.reader, pid, tid, time, NULL, 0, 0, chain_id);
 	} else {
-		pyreader_chain_read_at(r->py, c->time);
-		pyreader_sample_chain(r->py, pid, tid, time, c->chain, c->n, DLP_PYSTACK_KERNEL,
+		pyreader_chain_read_at(r->py.reader, c->time);
+		pyreader_sample_chain(r->py.reader, pid, tid, time, c->chain, c->n, DLP_PYSTACK_KERNEL,
 				      chain_id);
 	}
 	free(c->chain);
@@ -219,7 +219,7 @@ static void pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32
 int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 		     uint32_t *chain_id)
 {
-	uintptr_t since = (uintptr_t)u64map_get(&r->pb_tids, tid);
+	uintptr_t since = (uintptr_t)u64map_get(&r->py.pb_tids, tid);
 	struct pb_chain *c;
 
 	if (since <= 1 || time < since)
@@ -233,8 +233,8 @@ int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 		pb_take(r, c, pid, tid, time, chain_id);
 		return 1;
 	}
-	ALLOC_GROW(r->pb_wait, r->nr_pb_wait + 1, r->alloc_pb_wait);
-	r->pb_wait[r->nr_pb_wait++] = (struct pb_wait){ pid, tid, time, 0 };
+	ALLOC_GROW(r->py.pb_wait, r->py.nr_pb_wait + 1, r->py.alloc_pb_wait);
+	r->py.pb_wait[r->py.nr_pb_wait++] = (struct pb_wait){ pid, tid, time, 0 };
 	return 1;
 }
 
@@ -247,42 +247,42 @@ void pb_match(struct recorder *r, int last)
 	size_t w = 0;
 
 	pb_fetch(r);
-	for (size_t i = 0; i < r->nr_pb_wait; i++) {
-		struct pb_wait *sw = &r->pb_wait[i];
+	for (size_t i = 0; i < r->py.nr_pb_wait; i++) {
+		struct pb_wait *sw = &r->py.pb_wait[i];
 		struct pb_chain *c = pb_find(r, sw->tid, sw->time);
 
 		if (c) {
 			pb_take(r, c, sw->pid, sw->tid, sw->time, NULL);
 		} else if (last || ++sw->turns >= PB_TURNS) {
-			r->pb_unmatched++;
+			r->py.pb_unmatched++;
 			pb_forget(r, sw->tid);
 			pb_list(r, sw->pid);
 		} else {
-			r->pb_wait[w++] = *sw;
+			r->py.pb_wait[w++] = *sw;
 		}
 	}
-	r->nr_pb_wait = w;
+	r->py.nr_pb_wait = w;
 	w = 0;
-	for (size_t k = 0; k < r->nr_pb_chains; k++) {
-		struct pb_chain *c = &r->pb_chains[k];
+	for (size_t k = 0; k < r->py.nr_pb_chains; k++) {
+		struct pb_chain *c = &r->py.pb_chains[k];
 
 		if (c->chain && (last || ++c->turns >= PB_TURNS)) {
 			free(c->chain);	/* its sample never came (not ours to read) */
 			c->chain = NULL;
 		}
 		if (c->chain)
-			r->pb_chains[w++] = *c;
+			r->py.pb_chains[w++] = *c;
 	}
-	r->nr_pb_chains = w;
+	r->py.nr_pb_chains = w;
 	/* code objects read from outside for the first time since the last drain (as its
 	 * chains were joined, or here; where the program reads them at the sample, those it
 	 * could not): an import, code being made; a module's code goes when its import is
 	 * over, so it must be read soon: the drains come soon while new ones keep coming
 	 * (PB_HOT_NS after the last: one quick drain that finds none says little) */
-	pyreader_get_stats(r->py, &st);
-	if (st.codes_outside != r->pb_codes) {
-		r->pb_codes = st.codes_outside;
-		r->pb_hot_until = now_ns() + PB_HOT_NS;
+	pyreader_get_stats(r->py.reader, &st);
+	if (st.codes_outside != r->py.pb_codes) {
+		r->py.pb_codes = st.codes_outside;
+		r->py.pb_hot_until = now_ns() + PB_HOT_NS;
 	}
 }
 
@@ -291,8 +291,8 @@ void pb_match(struct recorder *r, int last)
  * outside, and late: said once. */
 void pb_attach(struct recorder *r, int base)
 {
-	r->pb_join_after = PB_JOIN_MAX_NS;
-	for (int e = 0; r->pb && e < r->nr_ev; e++) {
+	r->py.pb_join_after = PB_JOIN_MAX_NS;
+	for (int e = 0; r->py.pb && e < r->nr_ev; e++) {
 		const struct perf_event_attr *a = &r->ev[e].attr;
 		uint64_t period = 0;
 
@@ -306,19 +306,19 @@ void pb_attach(struct recorder *r, int base)
 							   a->config == PERF_COUNT_SW_TASK_CLOCK))
 			period = a->sample_period;
 		if (!period)
-			r->pb_join_after = PB_JOIN_NS;	/* unknown: only the close ones */
-		else if (period / 2 < r->pb_join_after)
-			r->pb_join_after = period / 2 > PB_JOIN_NS ? period / 2 : PB_JOIN_NS;
+			r->py.pb_join_after = PB_JOIN_NS;	/* unknown: only the close ones */
+		else if (period / 2 < r->py.pb_join_after)
+			r->py.pb_join_after = period / 2 > PB_JOIN_NS ? period / 2 : PB_JOIN_NS;
 		for (int c = 0; c < r->nr_cpus; c++) {
-			int ret = pybpf_attach(r->pb, r->fds[base + e * r->nr_cpus + c]);
+			int ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c]);
 
 			if (ret < 0) {
 				warning("cannot run the Python stack reader on '%s' (%s): Python "
 					"stacks are read from outside, late", r->ev[e].name,
 					strerror(-ret));
-				pybpf_free(r->pb);
-				r->pb = NULL;
-				r->pb_why = "the kernel would not run it on the events";
+				pybpf_free(r->py.pb);
+				r->py.pb = NULL;
+				r->py.pb_why = "the kernel would not run it on the events";
 				break;
 			}
 		}

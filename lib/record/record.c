@@ -72,38 +72,38 @@ void record_warn(struct recorder *r, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	warning("%s", buf);
-	strbuf_add(&r->warns, buf, strlen(buf) + 1);
-	r->nr_warns++;
+	strbuf_add(&r->warn.lines, buf, strlen(buf) + 1);
+	r->warn.nr++;
 }
 
 void note_exec_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
 			  int anon)
 {
-	memset(r->xr_hits, 0, sizeof(r->xr_hits));
-	for (size_t i = 0; i < r->nr_xr; i++)
-		if (r->xr[i].pid == pid && r->xr[i].start == start) {
-			r->xr[i].end = start + len;
-			r->xr[i].anon = (uint32_t)anon;
+	memset(r->jit.xr_hits, 0, sizeof(r->jit.xr_hits));
+	for (size_t i = 0; i < r->jit.nr_xr; i++)
+		if (r->jit.xr[i].pid == pid && r->jit.xr[i].start == start) {
+			r->jit.xr[i].end = start + len;
+			r->jit.xr[i].anon = (uint32_t)anon;
 			return;
 		}
-	ALLOC_GROW(r->xr, r->nr_xr + 1, r->alloc_xr);
-	r->xr[r->nr_xr++] = (struct exec_range){ pid, (uint32_t)anon, start, start + len };
+	ALLOC_GROW(r->jit.xr, r->jit.nr_xr + 1, r->jit.alloc_xr);
+	r->jit.xr[r->jit.nr_xr++] = (struct exec_range){ pid, (uint32_t)anon, start, start + len };
 }
 
 static const struct exec_range *find_exec(struct recorder *r, uint32_t pid, uint64_t ip)
 {
 	uint64_t page = ip >> 12;
-	struct xr_hit *h = &r->xr_hits[hash_u64(page ^ (uint64_t)pid << 40) & (XR_HITS - 1)];
+	struct xr_hit *h = &r->jit.xr_hits[hash_u64(page ^ (uint64_t)pid << 40) & (XR_HITS - 1)];
 
 	/* (0 is no code page: an empty entry never matches) */
 	if (h->page == page && h->pid == pid && page)
-		return &r->xr[h->idx];
-	for (size_t i = r->nr_xr; i-- > 0;)	/* the latest mapping of an address wins */
-		if (r->xr[i].pid == pid && ip >= r->xr[i].start && ip < r->xr[i].end) {
+		return &r->jit.xr[h->idx];
+	for (size_t i = r->jit.nr_xr; i-- > 0;)	/* the latest mapping of an address wins */
+		if (r->jit.xr[i].pid == pid && ip >= r->jit.xr[i].start && ip < r->jit.xr[i].end) {
 			/* (a page the range covers whole: every ip in it has this answer) */
-			if (page << 12 >= r->xr[i].start && (page + 1) << 12 <= r->xr[i].end)
+			if (page << 12 >= r->jit.xr[i].start && (page + 1) << 12 <= r->jit.xr[i].end)
 				*h = (struct xr_hit){ pid, (uint32_t)i, page };
-			return &r->xr[i];
+			return &r->jit.xr[i];
 		}
 	return NULL;
 }
@@ -123,28 +123,28 @@ void note_anon_ip(struct recorder *r, uint32_t pid, uint64_t ip)
 	const struct exec_range *x = find_exec(r, pid, ip);
 
 	if (!x) {
-		push_ip(&r->pending, &r->nr_pending, &r->alloc_pending, pid, ip);
+		push_ip(&r->jit.pending, &r->jit.nr_pending, &r->jit.alloc_pending, pid, ip);
 		return;
 	}
 	if (!x->anon)
 		return;
-	r->anon_samples++;
-	push_ip(&r->anon_ips, &r->nr_anon_ips, &r->alloc_anon_ips, pid, ip);
+	r->jit.anon_samples++;
+	push_ip(&r->jit.anon_ips, &r->jit.nr_anon_ips, &r->jit.alloc_anon_ips, pid, ip);
 }
 
 /* The end: samples drained before their mapping, placed now. */
 void place_pending(struct recorder *r)
 {
-	for (size_t i = 0; i < r->nr_pending; i++) {
-		const struct exec_range *x = find_exec(r, r->pending[i].pid, r->pending[i].ip);
+	for (size_t i = 0; i < r->jit.nr_pending; i++) {
+		const struct exec_range *x = find_exec(r, r->jit.pending[i].pid, r->jit.pending[i].ip);
 
 		if (x && x->anon) {
-			r->anon_samples++;
-			push_ip(&r->anon_ips, &r->nr_anon_ips, &r->alloc_anon_ips,
-				r->pending[i].pid, r->pending[i].ip);
+			r->jit.anon_samples++;
+			push_ip(&r->jit.anon_ips, &r->jit.nr_anon_ips, &r->jit.alloc_anon_ips,
+				r->jit.pending[i].pid, r->jit.pending[i].ip);
 		}
 	}
-	r->nr_pending = 0;
+	r->jit.nr_pending = 0;
 }
 
 void path_list_add(struct path_list *l, const char *p)
@@ -182,15 +182,15 @@ static int attach_open(struct recorder *r)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	/* another user's process: say so, rather than the paranoid advice (not the cause) */
-	for (int t = 0; t < r->nr_targets; t++) {
+	for (int t = 0; t < r->att.nr; t++) {
 		char path[32];
 		struct stat st;
 		int fd;
 
-		snprintf(path, sizeof(path), "/proc/%d", (int)r->targets[t]);
+		snprintf(path, sizeof(path), "/proc/%d", (int)r->att.targets[t]);
 		if (stat(path, &st) < 0 || st.st_uid == geteuid() || !geteuid())
 			continue;
-		fd = event_open(&r->ev[0].attr, r->targets[t], -1, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = event_open(&r->ev[0].attr, r->att.targets[t], -1, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd >= 0) {
 			close(fd);	/* allowed (CAP_SYS_PTRACE, CAP_PERFMON) */
 			continue;
@@ -198,22 +198,22 @@ static int attach_open(struct recorder *r)
 		if (errno == EACCES || errno == EPERM)
 			return error("cannot attach to pid %d: %s: it belongs to another user "
 				     "(uid %u); attaching needs root or CAP_SYS_PTRACE",
-				     (int)r->targets[t], strerror(errno), (unsigned)st.st_uid);
+				     (int)r->att.targets[t], strerror(errno), (unsigned)st.st_uid);
 	}
 	if (open_targets(r) < 0 || write_attrs(r) < 0)
 		return -1;
-	for (int t = 0; t < r->nr_targets; t++) {
-		time_t start = attach_start_wall(r->targets[t]);
+	for (int t = 0; t < r->att.nr; t++) {
+		time_t start = attach_start_wall(r->att.targets[t]);
 
 		if (t)
-			strbuf_addstr(&r->attach_cmdline, "; ");
-		if (attach_cmdline(r->targets[t], &r->attach_cmdline) < 0)
-			strbuf_addstr(&r->attach_cmdline, "?");
-		strbuf_addf(&r->attach_cmdline, " (pid %d, attached)", (int)r->targets[t]);
+			strbuf_addstr(&r->att.cmdline, "; ");
+		if (attach_cmdline(r->att.targets[t], &r->att.cmdline) < 0)
+			strbuf_addstr(&r->att.cmdline, "?");
+		strbuf_addf(&r->att.cmdline, " (pid %d, attached)", (int)r->att.targets[t]);
 
-		attach_synthesize(r->targets[t], &r->ev[0].attr, r->ev[0].ids[0], r->start_ns,
+		attach_synthesize(r->att.targets[t], &r->ev[0].attr, r->ev[0].ids[0], r->start_ns,
 				  on_record, r);
-		put_proc_info(r, (uint32_t)r->targets[t]);
+		put_proc_info(r, (uint32_t)r->att.targets[t]);
 		if (start && (!earliest || start < earliest))
 			earliest = start;
 	}
@@ -244,10 +244,10 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		bytes < 100000 ? 3 : 2, bytes / 1e6, mode,
 		r->samples ? (double)bytes / r->samples : 0.0,
 		incomplete ? ", incomplete: only the chunks written before the error" : "");
-	if (pyreader_active(r->py)) {
+	if (pyreader_active(r->py.reader)) {
 		struct pyreader_stats ps;
 
-		pyreader_get_stats(r->py, &ps);
+		pyreader_get_stats(r->py.reader, &ps);
 		uint64_t late = ps.samples - ps.own - ps.kernel;	/* read from outside */
 
 		fprintf(stderr, "dlprof: python: %llu samples read (%.1f%% checked against the "
@@ -264,20 +264,20 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		if (ps.gone)
 			fprintf(stderr, "; %llu frames whose code object was freed before it was "
 				"read", (unsigned long long)ps.gone);
-		if (r->pb && r->pb_unmatched)
+		if (r->py.pb && r->py.pb_unmatched)
 			fprintf(stderr, "; %llu whose kernel read never came", (unsigned long long)
-				r->pb_unmatched);
-		if (r->pb && pybpf_dropped(r->pb))
+				r->py.pb_unmatched);
+		if (r->py.pb && pybpf_dropped(r->py.pb))
 			fprintf(stderr, "; %llu kernel reads dropped (its buffer was full)",
-				(unsigned long long)pybpf_dropped(r->pb));
+				(unsigned long long)pybpf_dropped(r->py.pb));
 		if (late)
 			fprintf(stderr, "; %llu read from outside, %.2f ms after the sample on average",
 				(unsigned long long)late, ps.delay_sum_ns / 1e6 / late);
-		if (!r->pb && r->pb_why)
-			fprintf(stderr, " (in the kernel: %s)", r->pb_why);
-		if (r->pb && pybpf_codes_off(r->pb) && ps.kernel)
+		if (!r->py.pb && r->py.pb_why)
+			fprintf(stderr, " (in the kernel: %s)", r->py.pb_why);
+		if (r->py.pb && pybpf_codes_off(r->py.pb) && ps.kernel)
 			fprintf(stderr, "; code objects read from outside (%s)",
-				pybpf_codes_off(r->pb));
+				pybpf_codes_off(r->py.pb));
 		fputc('\n', stderr);
 	}
 	if (r->opts->memory) {
@@ -285,14 +285,14 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 
 		if (mean == 1)
 			fprintf(stderr, "dlprof: memory: %llu allocations and %llu frees (every one)",
-				(unsigned long long)r->mem_allocs, (unsigned long long)r->mem_frees);
+				(unsigned long long)r->mem.allocs, (unsigned long long)r->mem.frees);
 		else
 			fprintf(stderr, "dlprof: memory: %llu allocations sampled (one per %lu bytes "
-				"on average), %llu of them freed", (unsigned long long)r->mem_allocs,
-				mean, (unsigned long long)r->mem_frees);
-		if (r->mem_waits)
+				"on average), %llu of them freed", (unsigned long long)r->mem.allocs,
+				mean, (unsigned long long)r->mem.frees);
+		if (r->mem.waits)
 			fprintf(stderr, "; threads waited for dlprof to catch up %llu times",
-				(unsigned long long)r->mem_waits);
+				(unsigned long long)r->mem.waits);
 		fputc('\n', stderr);
 	}
 	if (r->ru_st.samples && r->ru_st.unwound < r->ru_st.samples)
@@ -392,10 +392,10 @@ static int check_opts(struct recorder *r, const struct record_opts *o, const str
 	if (!x->have_cmd && !x->attach)
 		return error("no command to record"), DLP_USAGE;
 	if (x->attach) {
-		ret = attach_parse_pids(o->pids, &r->targets);
+		ret = attach_parse_pids(o->pids, &r->att.targets);
 		if (ret < 0)
 			return ret == -1 ? DLP_USAGE : DLP_FAILED;
-		r->nr_targets = ret;
+		r->att.nr = ret;
 	}
 	if (!o->period && o->freq > max_sample_rate()) {
 		error("-F %lu is above kernel.perf_event_max_sample_rate (%lu): lower -F, or raise "
@@ -455,9 +455,9 @@ static int open_writer(struct recorder *r, struct run *x)
 	if ((r->ru && !o->keep_stacks) || !(r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER))
 		recwriter_set_level(r->w, 3);
 	if (!o->no_python) {
-		r->py = pyreader_new(py_emit, r);
-		if (r->pb && !pybpf_codes_off(r->pb))
-			pyreader_codes_in_kernel(r->py);
+		r->py.reader = pyreader_new(py_emit, r);
+		if (r->py.pb && !pybpf_codes_off(r->py.pb))
+			pyreader_codes_in_kernel(r->py.reader);
 	}
 	return 0;
 }
@@ -547,7 +547,7 @@ static void watch(struct recorder *r, struct run *x)
 	const struct record_opts *o = x->o;
 	int at = r->nr_cpus;
 
-	x->npfd = r->nr_cpus + 2 + r->nr_targets;
+	x->npfd = r->nr_cpus + 2 + r->att.nr;
 	x->live_at = x->npfd;
 	if (o->live && o->live->fd >= 0)
 		x->npfd++;
@@ -556,9 +556,9 @@ static void watch(struct recorder *r, struct run *x)
 		x->pfd[c] = (struct pollfd){ r->fds[c], POLLIN, 0 };
 	x->pfd[at] = (struct pollfd){ x->sfd, POLLIN, 0 };
 	x->pfd[at + 1] = (struct pollfd){ x->wl.pidfd, POLLIN, 0 };
-	x->target_fd = xcalloc((size_t)r->nr_targets + 1, sizeof(int));
-	for (int t = 0; t < r->nr_targets; t++) {
-		x->target_fd[t] = (int)syscall(SYS_pidfd_open, r->targets[t], 0);
+	x->target_fd = xcalloc((size_t)r->att.nr + 1, sizeof(int));
+	for (int t = 0; t < r->att.nr; t++) {
+		x->target_fd[t] = (int)syscall(SYS_pidfd_open, r->att.targets[t], 0);
 		x->pfd[at + 2 + t] = (struct pollfd){ x->target_fd[t], POLLIN, 0 };
 		x->targets_left++;
 	}
@@ -572,14 +572,14 @@ static void watch(struct recorder *r, struct run *x)
  * one's threads are listed for the kernel (until then they are read from outside) */
 static int poll_soon(struct recorder *r)
 {
-	if (r->pb && pyreader_active(r->py) != r->py_seen) {
-		r->py_seen = pyreader_active(r->py);
-		r->py_fast_until = now_ns() + PB_FAST_NS;
+	if (r->py.pb && pyreader_active(r->py.reader) != r->py.seen) {
+		r->py.seen = pyreader_active(r->py.reader);
+		r->py.fast_until = now_ns() + PB_FAST_NS;
 	}
-	if (!r->pb)
-		return pyreader_active(r->py);
-	return now_ns() < r->pb_hot_until || (r->py_wakeup && !r->py_seen) ||
-	       (r->py_fast_until && now_ns() < r->py_fast_until);
+	if (!r->py.pb)
+		return pyreader_active(r->py.reader);
+	return now_ns() < r->py.pb_hot_until || (r->py.wakeup && !r->py.seen) ||
+	       (r->py.fast_until && now_ns() < r->py.fast_until);
 }
 
 /* The -p targets that ended; 1 when the last one did and no command times the run */
@@ -587,15 +587,15 @@ static int targets_ended(struct recorder *r, struct run *x)
 {
 	int done = 0;
 
-	for (int t = 0; t < r->nr_targets; t++) {
+	for (int t = 0; t < r->att.nr; t++) {
 		struct pollfd *p = &x->pfd[r->nr_cpus + 2 + t];
 
-		if (r->targets[t] <= 0)
+		if (r->att.targets[t] <= 0)
 			continue;
 		if ((x->target_fd[t] >= 0 && (p->revents & POLLIN)) ||
-		    (x->target_fd[t] < 0 && kill(r->targets[t], 0) < 0 && errno == ESRCH)) {
+		    (x->target_fd[t] < 0 && kill(r->att.targets[t], 0) < 0 && errno == ESRCH)) {
 			p->fd = -1;
-			r->targets[t] = -r->targets[t];	/* ended */
+			r->att.targets[t] = -r->att.targets[t];	/* ended */
 			if (!--x->targets_left && !x->have_cmd)
 				done = 1;
 		}
@@ -731,24 +731,24 @@ static void end_of_run(struct recorder *r, struct run *x)
 	drain_all(r);
 	close_events(r);
 	mem_ring_drain(r, 1);
-	if (r->pb)
+	if (r->py.pb)
 		pb_match(r, 1);
-	if (r->py)
-		pyreader_flush(r->py);
-	if (r->mem_shared && x->reaped) {
+	if (r->py.reader)
+		pyreader_flush(r->py.reader);
+	if (r->mem.shared && x->reaped) {
 		/* (the command ended: a recording cut short by a limit has events made after) */
-		uint64_t made = __atomic_load_n(&r->mem_shared->produced, __ATOMIC_ACQUIRE);
+		uint64_t made = __atomic_load_n(&r->mem.shared->produced, __ATOMIC_ACQUIRE);
 
-		if (made > r->mem_alloc_events)
+		if (made > r->mem.alloc_events)
 			record_warn(r, "--memory: %llu of %llu sampled allocations never arrived from "
 				    "the kernel (its uprobe missed them: it does, at times, for the first "
 				    "calls of a thread of a process just forked); their frees show as "
 				    "frees of addresses no sample had", (unsigned long long)
-				    (made - r->mem_alloc_events), (unsigned long long)made);
+				    (made - r->mem.alloc_events), (unsigned long long)made);
 	}
-	if (r->mem_ring_lost)
+	if (r->mem.ring_lost)
 		record_warn(r, "--memory: %llu frees lost (their process ended while writing them)",
-			    (unsigned long long)r->mem_ring_lost);
+			    (unsigned long long)r->mem.ring_lost);
 	rec_put_done(r);
 	/* the samples out first: what follows is side-band, and STATS ends the file */
 	if (!r->write_failed && recwriter_flush(r->w) < 0)
@@ -832,7 +832,7 @@ static void run_release(struct recorder *r, struct run *x)
 	give_signals_back(x);
 	free(x->pfd);
 	if (x->target_fd)
-		for (int t = 0; t < r->nr_targets; t++)
+		for (int t = 0; t < r->att.nr; t++)
 			if (x->target_fd[t] >= 0)
 				close(x->target_fd[t]);
 	free(x->target_fd);
@@ -843,54 +843,54 @@ static void recorder_release(struct recorder *r)
 {
 	close_events(r);
 	remove_mem_uprobes(r);
-	if (r->jitdir) {
-		remove_tree(r->jitdir);
-		free(r->jitdir);
-		if (r->jitdir_lock >= 0)
-			close(r->jitdir_lock);
+	if (r->jit.dir) {
+		remove_tree(r->jit.dir);
+		free(r->jit.dir);
+		if (r->jit.dir_lock >= 0)
+			close(r->jit.dir_lock);
 	}
-	if (r->ittdir) {
-		remove_tree(r->ittdir);
-		free(r->ittdir);
-		if (r->ittdir_lock >= 0)
-			close(r->ittdir_lock);
+	if (r->itt.dir) {
+		remove_tree(r->itt.dir);
+		free(r->itt.dir);
+		if (r->itt.dir_lock >= 0)
+			close(r->itt.dir_lock);
 	}
 	for (int e = 0; e < r->nr_ev; e++)
 		free(r->ev[e].ids);
 	u64map_release(&r->kaddrs);
 	u64map_release(&r->pids);
-	u64map_release(&r->mem_pids);
-	if (r->mem_shared)
-		munmap(r->mem_shared, MEM_SHARED_SIZE);
-	memrec_enc_release(&r->mem_frees_enc);
-	if (r->mem_shared_path)
-		unlink(r->mem_shared_path);
-	free(r->mem_shared_path);
-	free(r->mem_procs);
-	free(r->py_pub);
-	pybpf_free(r->pb);
-	u64map_release(&r->pb_tids);
+	u64map_release(&r->mem.pids);
+	if (r->mem.shared)
+		munmap(r->mem.shared, MEM_SHARED_SIZE);
+	memrec_enc_release(&r->mem.frees_enc);
+	if (r->mem.shared_path)
+		unlink(r->mem.shared_path);
+	free(r->mem.shared_path);
+	free(r->mem.procs);
+	free(r->py.pub);
+	pybpf_free(r->py.pb);
+	u64map_release(&r->py.pb_tids);
 	u64map_release(&r->tcb_at);
-	free(r->pb_wait);
-	for (size_t i = 0; i < r->nr_pb_chains; i++)
-		free(r->pb_chains[i].chain);
-	free(r->pb_chains);
-	free(r->pb_procs);
-	free(r->mem_lib);
+	free(r->py.pb_wait);
+	for (size_t i = 0; i < r->py.nr_pb_chains; i++)
+		free(r->py.pb_chains[i].chain);
+	free(r->py.pb_chains);
+	free(r->py.pb_procs);
+	free(r->mem.lib);
 	path_list_clear(&r->need_buildid);
-	path_list_clear(&r->jitdumps);
+	path_list_clear(&r->jit.dumps);
 	free(r->scratch);
 	free(r->cpus);
-	free(r->targets);
-	u64map_release(&r->tids_open);
-	strbuf_release(&r->attach_cmdline);
-	strbuf_release(&r->warns);
-	free(r->dnnl_path);
-	free(r->xr);
-	free(r->anon_ips);
-	free(r->pending);
-	jitsyms_free(r->jit);
-	pyreader_free(r->py);
+	free(r->att.targets);
+	u64map_release(&r->att.tids_open);
+	strbuf_release(&r->att.cmdline);
+	strbuf_release(&r->warn.lines);
+	free(r->itt.dnnl_path);
+	free(r->jit.xr);
+	free(r->jit.anon_ips);
+	free(r->jit.pending);
+	jitsyms_free(r->jit.syms);
+	pyreader_free(r->py.reader);
 }
 
 int record_run(const struct record_opts *o, int *exit_status)
@@ -910,37 +910,37 @@ int record_run(const struct record_opts *o, int *exit_status)
 	x.have_cmd = o->argv && o->argv[0];
 	x.attach = o->pids != NULL;
 	r->opts = o;
-	memrec_enc_init(&r->mem_frees_enc);
+	memrec_enc_init(&r->mem.frees_enc);
 	ret = check_opts(r, o, &x);
 	if (ret) {
-		free(r->targets);
+		free(r->att.targets);
 		return ret;
 	}
-	r->py_wakeup = !o->no_python && python_target(o);
-	u64map_init(&r->pb_tids);
+	r->py.wakeup = !o->no_python && python_target(o);
+	u64map_init(&r->py.pb_tids);
 	u64map_init(&r->tcb_at);
-	if (r->py_wakeup) {
+	if (r->py.wakeup) {
 		struct pyframe_layout lays[8];
 
-		r->pb = pybpf_new(lays, pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
-				  &r->pb_why);
+		r->py.pb = pybpf_new(lays, pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
+				  &r->py.pb_why);
 	}
 	ret = setup_events(r);
 	if (ret) {
-		free(r->targets);
+		free(r->att.targets);
 		return ret;
 	}
 	r->nr_cpus = online_cpus(&r->cpus);
 	if (r->nr_cpus <= 0)
 		return error("cannot list the online cpus"), DLP_FAILED;
 	r->scratch = xmalloc(65536);
-	r->jit = jitsyms_new();
-	jitsyms_set_quiet(r->jit, 1);	/* report warns about the records it reads */
+	r->jit.syms = jitsyms_new();
+	jitsyms_set_quiet(r->jit.syms, 1);	/* report warns about the records it reads */
 
 	if (open_writer(r, &x) < 0)
 		goto out;
-	if (r->fallback_note[0] && !o->quiet)	/* said once the recording can go ahead */
-		info("%s", r->fallback_note);
+	if (r->warn.fallback[0] && !o->quiet)	/* said once the recording can go ahead */
+		info("%s", r->warn.fallback);
 	if (take_signals(&x) < 0)
 		goto out;
 	if (start(r, &x) < 0) {

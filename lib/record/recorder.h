@@ -66,102 +66,87 @@ struct path_list {
 	size_t nr, alloc;
 };
 
-struct recorder {
-	uint32_t cmd_pid;	/* the command record started, 0 with -p */
-	int cmd_exec_seen;	/* its first exec's PROC record was written */
-	const struct record_opts *opts;
-	struct rec_event ev[MAX_EVENTS];
-	int nr_ev;
-	int *cpus;
-	int nr_cpus;
-	int *fds;		/* nr_ev * nr_cpus, -1 when not open */
-	struct ring *rings;	/* one per cpu */
-	struct recwriter *w;
-	int write_failed;
-	struct recunw *ru;	/* unwinding while recording (dwarf), NULL: write directly */
-	struct recunw_stats ru_st;
+/* --memory: the preloaded library, the processes that mapped it, those that ran a new
+ * program (each should have), and what each said at its exit; the ring of frees */
+struct mem_proc {
+	uint32_t pid;
+	int stats;		/* its exit stats came */
+	char comm[16];
+	uint64_t calls, bytes, rss_anon;
+};
 
-	uint64_t samples, lost, lost_records;
-	struct u64map kaddrs;	/* kernel ips seen */
-	struct u64map pids;	/* processes seen (comm, fork) */
-	struct path_list need_buildid;	/* exec file mappings whose MMAP2 had no build-id */
-	struct path_list jitdumps;	/* jit-PID.dump files named by mmap records */
-	unsigned char *scratch;		/* rewritten dwarf samples */
-	size_t cut_head;		/* the sample sample_fixup() read is to be cut (with
-					   the unwinding thread): its bytes up to the stack
-					   size word, 0: not cut */
-	uint64_t cut_keep, cut_dyn;	/* ... to keep bytes of stack, dyn_size cut_dyn */
+struct rec_memory {
+	char *lib;
+	uint64_t off[3];		/* file offsets of the alloc, free and wait functions */
+	const char *tracefs;		/* where the uprobes were made */
+	int probe[3];			/* made: to remove at the end */
+	struct u64map pids;
+	struct mem_proc *procs;
+	size_t nr_procs, alloc_procs;
+	uint64_t allocs, frees;
+	uint64_t alloc_events;		/* alloc events drained (with the exit statistics) */
+	uint64_t waits;			/* times a thread waited for the drain (mem-wait events) */
+	uint64_t free_tail;		/* the free ring's next slot to read */
+	struct memrec_enc frees_enc;	/* frees from it not written yet */
+	uint64_t free_wait;		/* since when its slot is taken but not filled */
+	uint64_t ring_lost;		/* frees whose writer never filled their slot */
+	char *shared_path;		/* the back-pressure counters (memevent.h) */
+	struct mem_shared *shared;
+};
 
-	char fallback_note[256];
-	char ring_note[160];	/* the ring was shrunk to fit the mlock limit */
-	char *jitdir;		/* JITDUMPDIR we created, NULL when not ours */
-	int jit_ours;		/* we set ONEDNN_JIT_PROFILE/DNNL_JIT_PROFILE */
-	char *ittdir;		/* DLPROF_ITT_DIR we created */
-	int jitdir_lock, ittdir_lock;	/* flock()ed while we live; -1 none */
-	/* -p: the processes and the threads that have counters */
+/* -p: the processes and the threads that have counters */
+struct rec_attach {
 	pid_t *targets;
-	int nr_targets;
+	int nr;
 	struct u64map tids_open;
-	struct strbuf attach_cmdline;	/* read while they run: META cmdline */
-	int nr_fds;		/* fds[]: thread-major, then event, then cpu */
-	size_t alloc_fds;
-	uint64_t start_ns;
-	time_t start_wall;	/* files newer than this were caused by us */
-	/* what the recording lacks, said on stderr and kept for report (META warn.N) */
-	struct strbuf warns;	/* NUL-separated lines */
-	int nr_warns;
-	char *dnnl_path;	/* a libdnnl the workload mapped, NULL when none */
-	int itt_files;		/* ITT collector output files captured */
-	/* JIT code in anonymous memory: the executable mappings (anonymous or not), and
-	 * the user samples taken in anonymous ones, checked at the end against the
-	 * captured JIT names.  A sample can be drained before the mapping it ran in (each
-	 * cpu has its own ring): those wait in pending until the end. */
-	struct exec_range { uint32_t pid, anon; uint64_t start, end; } *xr;
+	struct strbuf cmdline;		/* read while they run: META cmdline */
+};
+
+/* JIT code: the directory jitdumps go to, the files named, and the code in anonymous
+ * memory: the executable mappings (anonymous or not), and the user samples taken in
+ * anonymous ones, checked at the end against the captured JIT names.  A sample can be
+ * drained before the mapping it ran in (each cpu has its own ring): those wait in
+ * pending until the end. */
+struct exec_range { uint32_t pid, anon; uint64_t start, end; };
+struct xr_hit { uint32_t pid, idx; uint64_t page; };
+struct anon_ip { uint32_t pid; uint64_t ip; };
+
+struct rec_jit {
+	char *dir;			/* JITDUMPDIR we created, NULL when not ours */
+	int ours;			/* we set ONEDNN_JIT_PROFILE/DNNL_JIT_PROFILE */
+	int dir_lock;			/* flock()ed while we live; -1 none */
+	struct path_list dumps;		/* jit-PID.dump files named by mmap records */
+	struct exec_range *xr;
 	size_t nr_xr, alloc_xr;
 	/* the range of a code page met lately (direct-mapped; each user sample asks, and
 	 * a scan of every range was ~4% of the reader's CPU) */
-	struct xr_hit { uint32_t pid, idx; uint64_t page; } xr_hits[XR_HITS];
-	struct anon_ip { uint32_t pid; uint64_t ip; } *anon_ips, *pending;
+	struct xr_hit xr_hits[XR_HITS];
+	struct anon_ip *anon_ips, *pending;
 	size_t nr_anon_ips, alloc_anon_ips, nr_pending, alloc_pending;
 	uint64_t anon_samples;		/* all of them, also those past the array's cap */
-	struct jitsyms *jit;		/* the captured perf maps and jitdumps, parsed */
-	struct pyreader *py;		/* Python stacks of CPython processes, NULL: --no-python */
-	int py_wakeup;			/* the target looks like Python: wake up per sample */
-	/* the user stack copy of the sample being stored (sample_fixup), for py */
+	struct jitsyms *syms;		/* the captured perf maps and jitdumps, parsed */
+};
+
+/* ITT: the collector's output directory and files, and the libdnnl the workload mapped */
+struct rec_itt {
+	char *dir;			/* DLPROF_ITT_DIR we created */
+	int dir_lock;
+	int files;			/* collector output files captured */
+	char *dnnl_path;		/* NULL when none */
+};
+
+/* Python stacks: read from outside (reader), or in the kernel at the sample (pb,
+ * pybpf.h; NULL: from outside) and joined with their samples (pykernel.c) */
+struct rec_python {
+	struct pyreader *reader;	/* NULL: --no-python */
+	int wakeup;			/* the target looks like Python: wake up per sample */
+	/* the user stack copy of the sample being stored (sample_fixup), for the reader */
 	const unsigned char *smp_stack;
 	size_t smp_len;
 	uint64_t smp_sp;
 	const unsigned char *smp_regs;	/* its user registers (in the ring), NULL: none */
-	/* --memory: the preloaded library, the processes that mapped it, those that ran a
-	 * new program (each should have), and what each said at its exit */
-	char *mem_lib;
-	uint64_t mem_off[3];		/* file offsets of the alloc, free and wait functions */
-	const char *mem_tracefs;	/* where the uprobes were made */
-	int mem_probe[3];		/* made: to remove at the end */
-	struct u64map mem_pids;
-	struct mem_proc {
-		uint32_t pid;
-		int stats;		/* its exit stats came */
-		char comm[16];
-		uint64_t calls, bytes, rss_anon;
-	} *mem_procs;
-	size_t nr_mem_procs, alloc_mem_procs;
-	uint64_t mem_allocs, mem_frees;
-	uint64_t mem_alloc_events;	/* alloc events drained (with the exit statistics) */
-	uint64_t mem_waits;		/* times a thread waited for the drain (mem-wait events) */
-	/* dlprof's CPU while the workload ran (all threads but the kernel-symbol loader):
-	 * what the samples cost, start-up and the end's work left out (META) */
-	uint64_t run_cpu_ns;
-	uint64_t mem_free_tail;		/* the free ring's next slot to read */
-	struct memrec_enc mem_frees_enc;	/* frees from it not written yet */
-	uint64_t mem_free_wait;		/* since when its slot is taken but not filled */
-	uint64_t mem_ring_lost;		/* frees whose writer never filled their slot */
-	char *mem_shared_path;		/* the back-pressure counters (memevent.h) */
-	struct mem_shared *mem_shared;
-	/* Python stacks read in the kernel at the sample (pybpf.h); NULL: from outside */
 	struct pybpf *pb;
 	const char *pb_why;		/* why not, when the target is Python */
-	struct u64map tcb_at;		/* tid -> its TCB's address (stack_end()) */
 	struct u64map pb_tids;		/* tid -> since when it is in the program's map (ns),
 					   PB_GONE: taken out */
 	struct pb_wait *pb_wait;	/* samples whose chain has not come yet */
@@ -175,14 +160,66 @@ struct recorder {
 	/* a Python process found: its rings read every PY_POLL_MS until one of its threads
 	 * is listed for the kernel (its first samples, taken before the interpreter made
 	 * its thread state, list none: 100 ms of samples were then read from outside) */
-	int py_seen;
-	uint64_t py_fast_until;
+	int seen;
+	uint64_t fast_until;
 	uint64_t pb_hot_until;		/* code objects not read before were met: quick reads
 					   until then */
 	uint64_t pb_codes;		/* code objects read from outside, at the last drain */
-	struct py_pub *py_pub;		/* Python processes and their mem_shared.py entries */
-	size_t nr_py_pub, alloc_py_pub;
-	unsigned py_pub_next;		/* the entry to take next when none is free */
+	struct py_pub *pub;		/* Python processes and their mem_shared.py entries */
+	size_t nr_pub, alloc_pub;
+	unsigned pub_next;		/* the entry to take next when none is free */
+};
+
+/* What the recording lacks, said on stderr and kept for report (META warn.N) */
+struct rec_warnings {
+	struct strbuf lines;		/* NUL-separated */
+	int nr;
+	char fallback[256];		/* the event fallen back to, said once set up */
+	char ring[160];			/* the ring was shrunk to fit the mlock limit */
+};
+
+/* The recorder: the events and rings, the writer, and one part per concern */
+struct recorder {
+	const struct record_opts *opts;
+	uint32_t cmd_pid;	/* the command record started, 0 with -p */
+	int cmd_exec_seen;	/* its first exec's PROC record was written */
+	uint64_t start_ns;
+	time_t start_wall;	/* files newer than this were caused by us */
+	/* the events, per cpu (and with -p per thread) */
+	struct rec_event ev[MAX_EVENTS];
+	int nr_ev;
+	int *cpus;
+	int nr_cpus;
+	int *fds;		/* nr_ev * nr_cpus, -1 when not open; -p: thread-major, then
+				   event, then cpu */
+	int nr_fds;
+	size_t alloc_fds;
+	struct ring *rings;	/* one per cpu */
+	/* the drain and the writer */
+	struct recwriter *w;
+	int write_failed;
+	struct recunw *ru;	/* unwinding while recording (dwarf), NULL: write directly */
+	struct recunw_stats ru_st;
+	uint64_t samples, lost, lost_records;
+	struct u64map kaddrs;	/* kernel ips seen */
+	struct u64map pids;	/* processes seen (comm, fork) */
+	struct path_list need_buildid;	/* exec file mappings whose MMAP2 had no build-id */
+	unsigned char *scratch;		/* rewritten dwarf samples */
+	size_t cut_head;		/* the sample sample_fixup() read is to be cut (with
+					   the unwinding thread): its bytes up to the stack
+					   size word, 0: not cut */
+	uint64_t cut_keep, cut_dyn;	/* ... to keep bytes of stack, dyn_size cut_dyn */
+	struct u64map tcb_at;		/* tid -> its TCB's address (stack_end()) */
+	/* dlprof's CPU while the workload ran (all threads but the kernel-symbol loader):
+	 * what the samples cost, start-up and the end's work left out (META) */
+	uint64_t run_cpu_ns;
+
+	struct rec_attach att;
+	struct rec_jit jit;
+	struct rec_itt itt;
+	struct rec_python py;
+	struct rec_memory mem;
+	struct rec_warnings warn;
 };
 
 struct pb_wait {

@@ -192,7 +192,7 @@ void attr_common(struct recorder *r, struct perf_event_attr *a, int first)
 		a->disabled = 1;
 		a->enable_on_exec = 1;
 	}
-	if (r->py_wakeup && !r->pb) {
+	if (r->py.wakeup && !r->py.pb) {
 		/* Python stacks are read when the sample is in: wake up for each one */
 		a->watermark = 0;
 		a->wakeup_events = 1;
@@ -299,7 +299,7 @@ int setup_events(struct recorder *r)
 		attr_common(r, &e->attr, i == 0);
 		ret = event_probe(&e->attr, &kernel_dropped);
 		if (ret < 0 && !r->opts->events && !strcmp(name, "cycles")) {
-			snprintf(r->fallback_note, sizeof(r->fallback_note),
+			snprintf(r->warn.fallback, sizeof(r->warn.fallback),
 				 "no hardware PMU available (cycles: %s); sampling cpu-clock instead",
 				 strerror(-ret));
 			name = "cpu-clock";
@@ -323,7 +323,7 @@ int setup_events(struct recorder *r)
 	 * busy machine, and those preemptions (our own doing) would be most of its
 	 * switch-outs (CNN: 17k samples with them against 9.5k, the run time the same);
 	 * read in the kernel (pybpf.h), nothing wakes */
-	if (r->opts->off_cpu == 1 || (r->opts->off_cpu == 2 && !(r->py_wakeup && !r->pb))) {
+	if (r->opts->off_cpu == 1 || (r->opts->off_cpu == 2 && !(r->py.wakeup && !r->py.pb))) {
 		/* where threads block: every switch-out, with its stack (report and fold
 		 * --off-cpu weight it by the time until the thread runs again) */
 		struct rec_event *e;
@@ -478,14 +478,14 @@ int open_events(struct recorder *r, pid_t pid)
 		}
 	}
 	if (shrunk) {
-		snprintf(r->ring_note, sizeof(r->ring_note), "ring buffer limited to %zu KiB per "
+		snprintf(r->warn.ring, sizeof(r->warn.ring), "ring buffer limited to %zu KiB per "
 			 "cpu (kernel.perf_event_mlock_kb is %ld, RLIMIT_MEMLOCK)", pages * psz / 1024,
 			 mlock_kb());
 		/* asked for with -m: said now; the default's ring is said only if it lost */
 		if (r->opts->mmap_pages)
-			warning("%s: samples may be lost at high rates", r->ring_note);
+			warning("%s: samples may be lost at high rates", r->warn.ring);
 	}
-	if (r->pb)
+	if (r->py.pb)
 		pb_attach(r, 0);
 	return 0;
 }
@@ -527,7 +527,7 @@ static int open_thread(struct recorder *r, pid_t tid)
 					     ev->name, r->cpus[c], strerror(errno));
 		}
 	}
-	if (r->pb)
+	if (r->py.pb)
 		pb_attach(r, base);
 	return 0;
 }
@@ -544,14 +544,14 @@ int open_targets(struct recorder *r)
 	for (int round = 0; round < 100; round++) {
 		int added = 0;
 
-		for (int t = 0; t < r->nr_targets; t++) {
+		for (int t = 0; t < r->att.nr; t++) {
 			pid_t *tids;
-			size_t nr = attach_list_tids(r->targets[t], &tids);
+			size_t nr = attach_list_tids(r->att.targets[t], &tids);
 
 			for (size_t i = 0; i < nr; i++) {
 				int ret;
 
-				if (u64map_has(&r->tids_open, (uint64_t)tids[i]))
+				if (u64map_has(&r->att.tids_open, (uint64_t)tids[i]))
 					continue;
 				if (first)
 					ret = open_events(r, tids[i]);
@@ -562,7 +562,7 @@ int open_targets(struct recorder *r)
 					return -1;
 				}
 				first = 0;
-				u64map_add(&r->tids_open, (uint64_t)tids[i]);
+				u64map_add(&r->att.tids_open, (uint64_t)tids[i]);
 				added++;
 			}
 			free(tids);

@@ -140,15 +140,15 @@ void remove_mem_uprobes(struct recorder *r)
 {
 	static const char *const names[3] = { "alloc", "free", "wait" };
 
-	if (!r->mem_tracefs)
+	if (!r->mem.tracefs)
 		return;
 	for (int i = 0; i < 3; i++)
-		if (r->mem_probe[i]) {
+		if (r->mem.probe[i]) {
 			char line[64];
 
 			snprintf(line, sizeof(line), "-:dlprof_%d/%s\n", (int)getpid(), names[i]);
-			write_uprobe_events(r->mem_tracefs, line);
-			r->mem_probe[i] = 0;
+			write_uprobe_events(r->mem.tracefs, line);
+			r->mem.probe[i] = 0;
 		}
 }
 
@@ -168,8 +168,8 @@ int add_mem_events(struct recorder *r, int *kernel_dropped)
 	if (r->opts->pids)
 		return error("--memory needs a command to start: the allocator it samples is "
 			     "preloaded (-p cannot attach it to a running process)"), DLP_USAGE;
-	r->mem_lib = dlprof_libfile(MEM_LIBRARY);
-	if (!r->mem_lib) {
+	r->mem.lib = dlprof_libfile(MEM_LIBRARY);
+	if (!r->mem.lib) {
 		char *where = dlprof_libfile_places();
 
 		error("--memory: %s is missing (looked in %s); build it with 'make' in dlprof's "
@@ -177,24 +177,24 @@ int add_mem_events(struct recorder *r, int *kernel_dropped)
 		free(where);
 		return DLP_FAILED;
 	}
-	r->mem_tracefs = tracefs_dir();
-	if (!r->mem_tracefs)
+	r->mem.tracefs = tracefs_dir();
+	if (!r->mem.tracefs)
 		return error("--memory: no tracefs to make uprobes in (/sys/kernel/tracing: "
 			     "root, and a kernel with CONFIG_UPROBE_EVENTS)"), DLP_FAILED;
-	remove_stale_uprobes(r->mem_tracefs);
+	remove_stale_uprobes(r->mem.tracefs);
 	for (int i = 0; i < 3; i++) {
 		struct rec_event *e;
 		long id;
 		int ret;
 
-		r->mem_off[i] = elf_func_offset(r->mem_lib, funcs[i]);
-		if (!r->mem_off[i])
-			return error("--memory: no function %s in %s", funcs[i], r->mem_lib), DLP_FAILED;
-		id = make_uprobe(r->mem_tracefs, probes[i], r->mem_lib, r->mem_off[i]);
+		r->mem.off[i] = elf_func_offset(r->mem.lib, funcs[i]);
+		if (!r->mem.off[i])
+			return error("--memory: no function %s in %s", funcs[i], r->mem.lib), DLP_FAILED;
+		id = make_uprobe(r->mem.tracefs, probes[i], r->mem.lib, r->mem.off[i]);
 		if (id < 0)
 			return error("--memory: cannot make a uprobe on %s:%s in %s/uprobe_events: %s",
-				     r->mem_lib, funcs[i], r->mem_tracefs, strerror((int)-id)), DLP_FAILED;
-		r->mem_probe[i] = 1;
+				     r->mem.lib, funcs[i], r->mem.tracefs, strerror((int)-id)), DLP_FAILED;
+		r->mem.probe[i] = 1;
 		if (r->nr_ev == MAX_EVENTS)
 			return error("too many events (at most %d)", MAX_EVENTS), DLP_USAGE;
 		e = &r->ev[r->nr_ev];
@@ -219,7 +219,7 @@ int add_mem_events(struct recorder *r, int *kernel_dropped)
 		e->mem = i == 2 ? MEM_EV_WAIT : i ? MEM_EV_FREE : MEM_EV_ALLOC;
 		ret = event_probe(&e->attr, kernel_dropped);
 		if (ret < 0) {
-			error("--memory: cannot open a uprobe on %s:%s: %s%s", r->mem_lib, funcs[i],
+			error("--memory: cannot open a uprobe on %s:%s: %s%s", r->mem.lib, funcs[i],
 			      strerror(-ret), ret == -EACCES || ret == -EPERM ?
 			      " (uprobes need root or CAP_PERFMON)" : "");
 			return DLP_FAILED;
