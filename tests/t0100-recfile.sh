@@ -1,5 +1,7 @@
 #!/bin/sh
-# t0100-recfile.sh - the recording file: unit tests, recdump on good, cut and damaged files.
+# t0100-recfile.sh - the recording file (lib/file): the writer and reader, the session
+# reader, the compact sample and memory records (memrec.c), the packed Python records
+# (pyrec.c) as unit tests; recdump on good, cut and damaged files.
 . "$(dirname "$0")/lib.sh"
 
 RECDUMP="$BUILD/tests/recdump"
@@ -14,6 +16,12 @@ test_expect_success 'session unit test (hand-built perf records)' '
 	"$BUILD/tests/unit/test-session" >out 2>err &&
 	test_grep "^[0-9]* passed, 0 failed" out
 '
+
+for t in test-memrec test-pyrec; do
+	test_expect_success "unit: $t" "
+		\"$BUILD/tests/unit/$t\" >out 2>err; rc=\$?; cat out; test \$rc = 0 && ! grep '^not ok' out
+	"
+done
 
 test_expect_success 'recdump reads a complete recording' '
 	"$MKFILE" -n 300 -s 2048 -c 65536 good.dlp &&

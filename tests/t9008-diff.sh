@@ -1,5 +1,5 @@
 #!/bin/sh
-# t2108-diff.sh - dlprof diff: two runs of a known workload (the same hot loop for 0.3 s
+# t9008-diff.sh - dlprof diff: two runs of a known workload (the same hot loop for 0.3 s
 # and for 0.6 s of CPU, then a different one); each side's counts must be that
 # recording's own, rows ordered by the change of time, every key of either side shown.
 . "$(dirname "$0")/lib.sh"

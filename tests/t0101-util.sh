@@ -1,0 +1,10 @@
+#!/bin/sh
+# t0101-util.sh - unit tests of lib/util: JSON strings are valid UTF-8 whatever bytes a name
+# holds; hash_bytes spreads the keys of the tables of stacks, chains and names.
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success "unit: test-util" "
+	\"$BUILD/tests/unit/test-util\" >out 2>err; rc=\$?; cat out; test \$rc = 0 && ! grep '^not ok' out
+"
+
+test_done
