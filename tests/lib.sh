@@ -105,3 +105,15 @@ test_grep() {
 	cat "$last"
 	return 1
 }
+
+# JSON checks through tests/tools/json-check.py (tests/README.md, "JSON checks"):
+#   json_get [NAME=]FILE... EXPR...       print each Python expression's value, one a line
+#   json_check [NAME=]FILE... [CHECK...]  each check holds (the lines of stdin when none):
+#                                         an expression must be true, NAME = EXPR binds
+# FILE is read as j (NAME=FILE as NAME), - is stdin; j.header.samples is j["header"]["samples"].
+json_get() {
+	/usr/bin/python3 "$SRC/tools/json-check.py" get "$@"
+}
+json_check() {
+	/usr/bin/python3 "$SRC/tools/json-check.py" check "$@"
+}

@@ -30,10 +30,7 @@ test_expect_success 'collector removed: report says why the dnnl:* rows are miss
 	sed -n "/not counted/,/^\$/p" op2.txt | tr -s "\n " "  " >foot.txt &&
 	test_grep -q "(no ITT data: the ITT collector libdlprof-itt.so is missing" foot.txt &&
 	"$T/dlprof" report -i noitt.data --format json >j.json &&
-	/usr/bin/python3 -c "
-import json
-w = json.load(open(\"j.json\"))[\"header\"][\"warnings\"]
-assert len(w) == 1 and \"libdlprof-itt.so is missing\" in w[0], w"
+	json_check j.json "len(j.header.warnings) == 1 and \"libdlprof-itt.so is missing\" in j.header.warnings[0]"
 '
 
 test_expect_success 'ONEDNN_JIT_PROFILE=0: the unnamed JIT samples are counted, the variable named' '
@@ -44,10 +41,7 @@ test_expect_success 'ONEDNN_JIT_PROFILE=0: the unnamed JIT samples are counted, 
 	"$DLPROF" report -i nojit.data --format json >nj.json &&
 	"$DLPROF" report -i nojit.data >nj.txt && test_grep -q "^# warning: $n samples" nj.txt &&
 	# the count is the report'"'"'s: samples in [anon] code
-	anon=$(/usr/bin/python3 -c "
-import json
-d = json.load(open(\"nj.json\"))
-print(sum(r[\"self\"] for r in d[\"rows\"] if r[\"dso\"].startswith(\"[anon\")))") &&
+	anon=$(json_get nj.json "sum(r.self for r in j.rows if r.dso.startswith(\"[anon\"))") &&
 	echo "record: $n unnamed, report: $anon in [anon]" && test "$n" -gt 0 && test "$n" = "$anon"
 '
 

@@ -21,9 +21,9 @@ test_expect_success 'platform table: one line per feature, cpu column as json sa
 	done
 '
 
-# json keys are the cpuinfo flag names: {"avx512f":{"name":..,"cpu":true,...}}
+# json keys are the cpuinfo flag names: {"features":{"avx512f":{"name":..,"cpu":true,...}}}
 json_cpu() {
-	tr "}" "\n" <"$1" | sed -n "s/.*\"$2\":{\"name\":\"[^\"]*\",\"cpu\":\([a-z]*\).*/\1/p"
+	json_get "$1" "str(j.features['$2'].cpu).lower()"
 }
 
 test_expect_success 'every feature reported as supported is in /proc/cpuinfo and vice versa' '
