@@ -3,10 +3,7 @@
 # JIT, kernel) and aggregation (self/total, folded stacks, table names)
 . "$(dirname "$0")/lib.sh"
 
-for t in test-symbolize test-calltree; do
-	test_expect_success "unit: $t" "
-		\"$BUILD/tests/unit/$t\" >out 2>err; rc=\$?; cat out; test \$rc = 0 && ! grep '^not ok' out
-	"
-done
+test_unit test-symbolize
+test_unit test-calltree
 
 test_done
