@@ -105,3 +105,68 @@ test_grep() {
 	cat "$last"
 	return 1
 }
+
+# JSON checks through tests/tools/json-check.py (tests/README.md, "JSON checks"):
+#   json_get [NAME=]FILE... EXPR...       print each Python expression's value, one a line
+#   json_check [NAME=]FILE... [CHECK...]  each check holds (the lines of stdin when none):
+#                                         an expression must be true, NAME = EXPR binds
+# FILE is read as j (NAME=FILE as NAME), - is stdin; j.header.samples is j["header"]["samples"].
+json_get() {
+	/usr/bin/python3 "$SRC/tools/json-check.py" get "$@"
+}
+json_check() {
+	/usr/bin/python3 "$SRC/tools/json-check.py" check "$@"
+}
+
+# test_unit NAME [ARGS...]: run the unit program build/tests/unit/NAME (tests/unit/NAME.c,
+# TAP through tests/unit/tap.h) from the top of the tree and count each of its results
+# as a test of this file, "NAME ARGS: what it checks".  One more test fails when its
+# results do not match its plan, or it exits non-zero with none failed (a crash, a setup
+# error).  A failure shows its output.
+test_unit() {
+	unit_name=$1
+	shift
+	unit_label=$unit_name
+	for unit_a in "$@"; do unit_label="$unit_label ${unit_a##*/}"; done
+	(cd "$TOP" && exec "$BUILD/tests/unit/$unit_name" "$@") \
+		>"$TRASH/.unit.out" 2>"$TRASH/.unit.err"
+	unit_rc=$?
+	unit_n=0 unit_plan= unit_bad=0
+	while IFS= read -r unit_line; do
+		case $unit_line in
+		"ok "*|"not ok "*)
+			unit_n=$((unit_n + 1))
+			test_count=$((test_count + 1))
+			unit_what=${unit_line#not }
+			unit_what=${unit_what#ok }
+			unit_what=${unit_what#"${unit_what%%[!0-9]*}"}	# the number
+			unit_what=${unit_what# }
+			unit_what=${unit_what#- }
+			case $unit_line in
+			ok*)
+				echo "ok $test_count - $unit_label: $unit_what" ;;
+			*)
+				echo "not ok $test_count - $unit_label: $unit_what"
+				unit_bad=$((unit_bad + 1))
+				test_failed=$((test_failed + 1)) ;;
+			esac ;;
+		1..*)
+			unit_plan=${unit_line#1..} ;;
+		"#"*)
+			echo "$unit_line" ;;
+		*)
+			echo "# $unit_line" ;;
+		esac
+	done <"$TRASH/.unit.out"
+	if [ "$unit_n" != "${unit_plan:-none}" ] || { [ "$unit_rc" != 0 ] && [ "$unit_bad" = 0 ]; }; then
+		test_count=$((test_count + 1))
+		unit_bad=$((unit_bad + 1))
+		test_failed=$((test_failed + 1))
+		echo "not ok $test_count - $unit_label: exit status $unit_rc, $unit_n results of a plan of ${unit_plan:-none}"
+	fi
+	if [ "$unit_bad" != 0 ]; then
+		sed 's/^/#   /' "$TRASH/.unit.err"
+		{ echo "$(basename "$0"): $unit_label: $unit_bad failed"; cat "$TRASH/.unit.out"
+		  tail -n 40 "$TRASH/.unit.err"; } >&2
+	fi
+}

@@ -1,5 +1,5 @@
 # report-san.mk - dlprof built with AddressSanitizer (leaks included) and UBSan, for the
-# report-side edge cases of t2105 (qsort of empty arrays, leaks, wrapping sums); and
+# report-side edge cases of t6006 (qsort of empty arrays, leaks, wrapping sums); and
 # rep-edge, which writes those edge-case recordings.
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 SAN_DIR   := $(O)/tests/san

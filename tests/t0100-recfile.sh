@@ -1,19 +1,16 @@
 #!/bin/sh
-# t0100-recfile.sh - the recording file: unit tests, recdump on good, cut and damaged files.
+# t0100-recfile.sh - the recording file (lib/file): the writer and reader, the session
+# reader, the compact sample and memory records (memrec.c), the packed Python records
+# (pyrec.c) as unit tests; recdump on good, cut and damaged files.
 . "$(dirname "$0")/lib.sh"
 
 RECDUMP="$BUILD/tests/recdump"
 MKFILE="$BUILD/tests/rec-mkfile"
 
-test_expect_success 'writer/reader unit test (round trip, truncation, bit flips, fuzz)' '
-	"$BUILD/tests/unit/test-recfile" 2 >out 2>err &&
-	test_grep "^[0-9]* passed, 0 failed" out
-'
-
-test_expect_success 'session unit test (hand-built perf records)' '
-	"$BUILD/tests/unit/test-session" >out 2>err &&
-	test_grep "^[0-9]* passed, 0 failed" out
-'
+test_unit test-recfile 2	# 2 s of random mutations
+test_unit test-session
+test_unit test-memrec
+test_unit test-pyrec
 
 test_expect_success 'recdump reads a complete recording' '
 	"$MKFILE" -n 300 -s 2048 -c 65536 good.dlp &&

@@ -20,11 +20,8 @@ export OMP_NUM_THREADS=2
 # unwind_check FILE: the check line's four figures "checked same scan differ"
 unwind_check() {
 	"$DLPROF" report -i "$1" --check-unwind --format json -n 1 |
-	/usr/bin/python3 -c '
-import json, sys
-h = json.load(sys.stdin)["header"]
-c = h["unwind_check"]
-print(c["checked"], c["same"], c["scan_differs"], c["differs"], h["samples"], h["recorded_stacks"])'
+	json_get - 'h = j.header' 'c = h.unwind_check' \
+		'c.checked, c.same, c.scan_differs, c.differs, h.samples, h.recorded_stacks'
 }
 
 # (without address-space randomization where it can be turned off: the stack's random
@@ -50,19 +47,17 @@ test_expect_success 'the file: stacks once, no copies, a fraction of --no-unwind
 test_expect_success 'the same stacks from either: fold and report agree with --no-unwind' '
 	"$DLPROF" report -i on.data --format json -n 0 >on.json &&
 	"$DLPROF" report -i off.data --format json -n 0 >off.json &&
-	/usr/bin/python3 -c "
-import json, sys
-a, b = (json.load(open(f)) for f in (\"on.json\", \"off.json\"))
-ha, hb = a[\"header\"], b[\"header\"]
-print(\"complete\", ha[\"complete_stacks\"] / ha[\"samples\"], hb[\"complete_stacks\"] / hb[\"samples\"])
-def total(d, name):
-    return sum(r[\"total_pct\"] for r in d[\"rows\"] if r.get(\"symbol\") == name)
-for f in (\"a\", \"b\", \"c\", \"main\"):
-    print(f, total(a, f), total(b, f))
-    assert abs(total(a, f) - total(b, f)) < 5, f
-assert ha[\"complete_stacks\"] >= 0.99 * ha[\"samples\"]
-assert ha[\"recorded_stacks\"] == ha[\"samples\"] and hb[\"recorded_stacks\"] == 0
-"
+	json_check a=on.json b=off.json <<-\PY
+	ha, hb = a.header, b.header
+	print("complete", ha.complete_stacks / ha.samples, hb.complete_stacks / hb.samples)
+	def total(d, name):
+	    return sum(r.total_pct for r in d.rows if r.get("symbol") == name)
+	for f in ("a", "b", "c", "main"):
+	    print(f, total(a, f), total(b, f))
+	    assert abs(total(a, f) - total(b, f)) < 5, f
+	ha.complete_stacks >= 0.99 * ha.samples
+	ha.recorded_stacks == ha.samples and hb.recorded_stacks == 0
+	PY
 '
 
 test_expect_success '--keep-stacks: every copy unwinds again to the same stack' '
@@ -164,12 +159,11 @@ test_expect_success 'behind: the copies are written instead, report unwinds them
 	"$RECDUMP" behind.data >dump && test_grep -q "^STATS .* lost=0 " dump &&
 	test "$(grep "^PERF SAMPLE" dump | grep -c " ustack=")" = 0 &&
 	"$DLPROF" report -i behind.data --format json -n 0 >b.json &&
-	/usr/bin/python3 -c "
-import json
-h = json.load(open(\"b.json\"))[\"header\"]
-print(h[\"samples\"], h[\"complete_stacks\"], h[\"recorded_stacks\"])
-assert h[\"recorded_stacks\"] == 0 and h[\"complete_stacks\"] >= 0.99 * h[\"samples\"]
-"
+	json_check b.json <<-\PY
+	h = j.header
+	print(h.samples, h.complete_stacks, h.recorded_stacks)
+	h.recorded_stacks == 0 and h.complete_stacks >= 0.99 * h.samples
+	PY
 '
 
 test_done

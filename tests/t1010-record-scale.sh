@@ -67,14 +67,11 @@ test_expect_success 'report --sort pid: each process, its command line and rank'
 	done &&
 	test_grep "^[0-9]*,[0-9],[0-9.]*,[0-9]*,1,,,,\"[^\"]*\",[0-9.]*,\"[^\"]*\",\"/bin/sh [^\"]*launch.sh 4 " pid.csv &&
 	"$DLPROF" report -i ranks.data --sort pid --format json >pid.json &&
-	python3 -c "
-import json, sys
-rows = json.load(open(\"pid.json\"))[\"rows\"]
-ranked = sorted(r[\"rank\"] for r in rows if \"rank\" in r)
-assert ranked == [0, 1, 2, 3], ranked
-assert all(r[\"world_size\"] == 4 for r in rows if \"rank\" in r)
-assert abs(sum(r[\"pct\"] for r in rows) - 100) < 0.1
-"
+	json_check pid.json <<-\PY
+	sorted(r.rank for r in j.rows if "rank" in r) == [0, 1, 2, 3]
+	all(r.world_size == 4 for r in j.rows if "rank" in r)
+	abs(sum(r.pct for r in j.rows) - 100) < 0.1
+	PY
 '
 
 test_expect_success 'attached (-p): the process is named with its rank' '
@@ -91,23 +88,20 @@ test_expect_success 'attached (-p): the process is named with its rank' '
 test_expect_success 'a rank that is not a number is not taken (the JSON stays valid)' '
 	RANK="0, \"x\": 1" "$DLPROF" record -q -o badrank.data -- "$WL/rec-hot" 0.05 &&
 	"$DLPROF" report -i badrank.data --sort pid --format json >bad.json &&
-	python3 -c "import json; rows = json.load(open(\"bad.json\"))[\"rows\"]; assert all(\"rank\" not in r for r in rows), rows"
+	json_check bad.json "all(\"rank\" not in r for r in j.rows)"
 '
 
 test_expect_success 'ITT tasks stay per process (two ITT users side by side)' '
 	"$DLPROF" record -q -o itt.data -- "$TRASH/launch.sh" 2 "$WL/dl-itt-user" >out &&
 	cat out &&
 	"$DLPROF" timeline -i itt.data -o t.json 2>/dev/null &&
-	python3 -c "
-import collections, json
-ev = json.load(open(\"t.json\"))[\"traceEvents\"]
-c = collections.Counter((e[\"pid\"], e[\"name\"]) for e in ev if e.get(\"cat\") == \"dnnl\")
-pids = sorted(set(p for p, _ in c))
-print(c)
-assert len(pids) == 2, pids
-for p in pids:
-    assert c[(p, \"convolution\")] == 200 and c[(p, \"reorder\")] == 100, c
-"
+	json_check t.json <<-\PY
+	c = collections.Counter((e.pid, e.name) for e in j.traceEvents if e.get("cat") == "dnnl")
+	pids = sorted(set(p for p, _ in c))
+	print(c)
+	len(pids) == 2
+	all(c[(p, "convolution")] == 200 and c[(p, "reorder")] == 100 for p in pids)
+	PY
 '
 
 test_expect_success 'JIT maps stay per process (two JIT processes side by side)' '

@@ -40,14 +40,12 @@ sys.exit(\"too wide: %r\" % wide if wide else 0)
 
 test_expect_success 'json is one object with version, header and rows' '
 	"$DLPROF" report -i keep.data --format json >out.json &&
-	/usr/bin/python3 -c "
-import json, sys
-d = json.load(open(\"out.json\"))
-assert d[\"version\"] == 1
-rows = d[\"rows\"]
-assert rows[0][\"symbol\"] == \"rep_hot\", rows[0]
-assert d[\"header\"][\"samples\"] == sum(r[\"self\"] for r in rows), \"self sums to samples\"
-"
+	json_check out.json <<-\PY
+	j.version == 1
+	j.rows[0].symbol == "rep_hot"
+	# self sums to samples
+	j.header.samples == sum(r.self for r in j.rows)
+	PY
 '
 
 test_expect_success 'total of main covers rep_hot and rep_warm (children counted)' '

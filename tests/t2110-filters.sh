@@ -21,7 +21,7 @@ test_expect_success 'record the demo' '
 	"$DLPROF" report -i d.data --sort tid --format csv >tids.csv &&
 	"$DLPROF" report -i d.data --sort family --format json >fam.json &&
 	"$DLPROF" report -i d.data --sort op --format json >op.json &&
-	total=$("$DLPROF" report -i d.data --format json | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"header\"][\"samples\"])") &&
+	total=$("$DLPROF" report -i d.data --format json | json_get - j.header.samples) &&
 	echo $total >total && test "$total" -gt 500
 '
 
@@ -37,8 +37,8 @@ test_expect_success '--tid: the thread row of the unfiltered table, in report an
 '
 
 test_expect_success '--family and --op: the rows of the unfiltered DL tables' '
-	fam=$(/usr/bin/python3 -c "import json; print({r[\"family\"]: r[\"samples\"] for r in json.load(open(\"fam.json\"))[\"rows\"]}[\"jit-conv\"])") &&
-	op=$(/usr/bin/python3 -c "import json; print({r[\"name\"]: r[\"self_samples\"] for r in json.load(open(\"op.json\"))[\"rows\"]}[\"dnnl:convolution\"])") &&
+	fam=$(json_get fam.json "{r.family: r.samples for r in j.rows}[\"jit-conv\"]") &&
+	op=$(json_get op.json "{r.name: r.self_samples for r in j.rows}[\"dnnl:convolution\"]") &&
 	echo "jit-conv $fam, dnnl:convolution $op" &&
 	"$DLPROF" report -i d.data --family jit-conv --sort family >rf.txt && cat rf.txt &&
 	test "$(kept rf.txt)" = "$fam" && test_grep -q "^jit-conv  *100.00%" rf.txt &&

@@ -74,17 +74,15 @@ if $have_irq; then
 	'
 
 	test_expect_success 'the header says how many, json counts them, raw keeps them' '
-		/usr/bin/python3 - "$raw_irq" <<-\PY
-		import json, re, sys
-		raw_irq = int(sys.argv[1])
-		h = json.load(open("fix.json"))["header"]
-		assert h["irqs_off_samples"] == raw_irq and not h["raw_irqs"], (h, raw_irq)
-		hr = json.load(open("raw.json"))["header"]
-		assert hr["irqs_off_samples"] == raw_irq and hr["raw_irqs"], hr
+		json_check fix=fix.json raw=raw.json <<-PY
+		raw_irq = $raw_irq
+		h, hr = fix.header, raw.header
+		h.irqs_off_samples == raw_irq and not h.raw_irqs
+		hr.irqs_off_samples == raw_irq and hr.raw_irqs
 		tab = open("fix.tab").read()
 		m = re.search(r"# irqs:\s+([\d.]+)% of samples fell due with interrupts off", tab)
-		assert m and abs(float(m.group(1)) - 100.0 * raw_irq / h["samples"]) < 0.06, m
-		assert "(irqs off)" in tab
+		m and abs(float(m.group(1)) - 100.0 * raw_irq / h.samples) < 0.06
+		"(irqs off)" in tab
 		PY
 	'
 else
@@ -92,18 +90,16 @@ else
 fi
 
 test_expect_success 'kernel time: the samples in the kernel match the workload own system time' '
-	/usr/bin/python3 - <<-\PY
-	import json
+	json_check fix=fix.json raw=raw.json <<-\PY
 	user, sys_ = map(int, open("times.out").read().split())
-	def kshare(path):
-	    rows = json.load(open(path))["rows"]
-	    k = sum(r["self"] for r in rows if r["symbol"].startswith("[kernel"))
-	    return 100.0 * k / sum(r["self"] for r in rows)
+	def kshare(d):
+	    k = sum(r.self for r in d.rows if r.symbol.startswith("[kernel"))
+	    return 100.0 * k / sum(r.self for r in d.rows)
 	want = 100.0 * sys_ / (user + sys_)
-	fix, raw = kshare("fix.json"), kshare("raw.json")
-	print("kernel: getrusage %.1f%%, dlprof %.1f%% (raw %.1f%%)" % (want, fix, raw))
-	assert abs(fix - raw) < 0.01, (fix, raw)
-	assert abs(fix - want) <= 10, (fix, want)
+	kfix, kraw = kshare(fix), kshare(raw)
+	print("kernel: getrusage %.1f%%, dlprof %.1f%% (raw %.1f%%)" % (want, kfix, kraw))
+	abs(kfix - kraw) < 0.01
+	abs(kfix - want) <= 10
 	PY
 '
 

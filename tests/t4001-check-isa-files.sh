@@ -46,23 +46,16 @@ test_expect_success 'a stripped copy gives the same classes from .eh_frame bound
 	strip -o stripped "$K" &&
 	"$DLPROF" check-isa --no-cache --functions --top 0 --format json "$K" >a.json &&
 	"$DLPROF" check-isa --no-cache --functions --top 0 --format json stripped >b.json &&
-	/usr/bin/python3 -c "
-import json, sys
-a = json.load(open(\"a.json\"))[\"files\"][0][\"functions\"]
-b = json.load(open(\"b.json\"))[\"files\"][0][\"functions\"]
-bs = {f[\"start\"]: f for f in b}
-n = 0
-for f in a:
-    if not f[\"name\"].startswith(\"isa_\"):
-        continue
-    g = bs[f[\"start\"]]
-    assert g[\"bounds\"] == \"fde\" and g[\"name\"].startswith(\"func@0x\"), g
-    assert g[\"tier\"] == f[\"tier\"], (f, g)
-    assert g[\"counts\"] == f[\"counts\"], (f, g)
-    n += 1
-assert n == 4, n
-print(\"ok\", n)
-"
+	json_check a=a.json b=b.json <<-\PY
+	bs = {f.start: f for f in b.files[0].functions}
+	named = [f for f in a.files[0].functions if f.name.startswith("isa_")]
+	for f in named:
+	    g = bs[f.start]
+	    assert g.bounds == "fde" and g.name.startswith("func@0x"), g
+	    assert g.tier == f.tier, (f, g)
+	    assert g.counts == f.counts, (f, g)
+	len(named) == 4
+	PY
 '
 
 test_expect_success 'the cache: second run reads the counts, same result' '

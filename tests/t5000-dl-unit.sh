@@ -4,15 +4,8 @@
 
 export DLPROF_DATADIR="$TOP/share"
 
-test_expect_success 'family rules, classification and operators (test-family)' '
-	cd "$TOP" && "$BUILD/tests/unit/test-family" >"$TRASH/family.tap" &&
-	! grep "^not ok" "$TRASH/family.tap" && grep -q "^1\.\." "$TRASH/family.tap"
-'
-
-test_expect_success 'ITT collector through an emulated static stub (test-itt)' '
-	cd "$TOP" && BUILD="$BUILD" "$BUILD/tests/unit/test-itt" >"$TRASH/itt.tap" &&
-	! grep "^not ok" "$TRASH/itt.tap" && grep -q "^1\.\." "$TRASH/itt.tap"
-'
+test_unit test-family	# family rules, classification and operators
+test_unit test-itt	# the ITT collector through an emulated static stub
 
 test_expect_success 'collector exports the version-1 protocol and no libdlprof symbols' '
 	nm -D --defined-only "$BUILD/libdlprof-itt.so" >syms &&

@@ -8,10 +8,7 @@ test_require PERF_EVENTS
 export DLPROF_DATADIR="$TOP/share"
 
 json_share() {	# json_share FILE FAMILY -> self_pct
-	/usr/bin/python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-print(sum(r["self_pct"] for r in d["rows"] if r["family"] == sys.argv[2]))' "$1" "$2"
+	json_get "$1" "sum(r.self_pct for r in j.rows if r.family == '$2')"
 }
 
 test_expect_success 'record the imbalanced OpenMP loop (active wait policy)' '
@@ -36,12 +33,10 @@ assert abs(spin - (100 - work)) <= 10, (spin, 100 - work)
 
 test_expect_success 'thread table: the spinning worker has a high omp-spin share' '
 	"$DLPROF" report -i omp.data --sort thread --format json >thr.json &&
-	/usr/bin/python3 -c "
-import json
-d = json.load(open(\"thr.json\"))
-rows = sorted(d[\"rows\"], key=lambda r: -r[\"omp_spin_pct\"])
-print(rows[0])
-assert rows[0][\"omp_spin_pct\"] > 40, rows
-"
+	json_check thr.json <<-\PY
+	rows = sorted(j.rows, key=lambda r: -r.omp_spin_pct)
+	print(rows[0])
+	rows[0].omp_spin_pct > 40
+	PY
 '
 test_done

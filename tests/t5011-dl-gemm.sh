@@ -13,15 +13,13 @@ test_expect_success 'record gemm vs own loop' '
 
 test_expect_success 'gemm share matches the measured time split within 12 points' '
 	"$DLPROF" report -i gemm.data --sort family --format json >fam.json &&
-	/usr/bin/python3 -c "
-import json, re
-w = open(\"wl.out\").read().split()
-g, o = float(w[1]), float(w[3])
-want = 100 * g / (g + o)
-d = json.load(open(\"fam.json\"))
-got = sum(r[\"self_pct\"] for r in d[\"rows\"] if r[\"family\"] == \"gemm\")
-print(\"gemm want %.1f%% got %.1f%%\" % (want, got))
-assert abs(got - want) < 12
-"
+	json_check fam.json <<-\PY
+	w = open("wl.out").read().split()
+	g, o = float(w[1]), float(w[3])
+	want = 100 * g / (g + o)
+	got = sum(r.self_pct for r in j.rows if r.family == "gemm")
+	print("gemm want %.1f%% got %.1f%%" % (want, got))
+	abs(got - want) < 12
+	PY
 '
 test_done

@@ -11,17 +11,6 @@ export DLPROF_DATADIR="$TOP/share"
 unset ATEN_CPU_CAPABILITY ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA OPENBLAS_CORETYPE \
 	ONEDNN_JIT_PROFILE DNNL_JIT_PROFILE INTEL_LIBITTNOTIFY64
 
-check() {	# check JSONFILE PYTHON-EXPR-ON-d: fail with the figures when false
-	/usr/bin/python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-fam = {r["family"]: r["self_pct"] for r in d.get("rows", []) if "family" in r}
-ok = eval(sys.argv[2])
-if not ok:
-    print("failed:", sys.argv[2]); print(json.dumps(d)[:3000])
-sys.exit(0 if ok else 1)' "$@"
-}
-
 test_expect_success 'record the CNN training run (dwarf stacks)' '
 	"$DLPROF" record --call-graph dwarf -o cnn.data -- /usr/bin/python3 \
 		"$TOP/examples/cnn_train.py" --steps 30 --seconds 5 >rec.out 2>rec.err &&
@@ -44,34 +33,46 @@ test_expect_success 'named >= 97% and complete stacks >= 95%, nothing lost' '
 test_expect_success 'families: jit-conv, jit-reorder, aten, omp-* with plausible shares' '
 	"$DLPROF" report -i cnn.data --sort family --format json >fam.json &&
 	"$DLPROF" report -i cnn.data --sort family &&
-	check fam.json "fam.get(\"jit-conv\", 0) >= 8 and fam.get(\"aten\", 0) >= 8" &&
-	check fam.json "0.5 <= fam.get(\"jit-reorder\", 0) <= 20" &&
-	check fam.json "fam.get(\"omp-spin\", 0) + fam.get(\"omp-runtime\", 0) >= 1" &&
-	check fam.json "fam.get(\"jit-conv\", 0) + fam.get(\"aten\", 0) + fam.get(\"omp-spin\", 0) >= 40" &&
-	check fam.json "fam.get(\"other\", 0) <= 5"
+	json_check fam.json <<-\PY
+	fam = {r.family: r.self_pct for r in j.get("rows", []) if "family" in r}
+	fam.get("jit-conv", 0) >= 8 and fam.get("aten", 0) >= 8
+	0.5 <= fam.get("jit-reorder", 0) <= 20
+	fam.get("omp-spin", 0) + fam.get("omp-runtime", 0) >= 1
+	fam.get("jit-conv", 0) + fam.get("aten", 0) + fam.get("omp-spin", 0) >= 40
+	fam.get("other", 0) <= 5
+	PY
 '
 
 test_expect_success 'operators: convolution forward/backward, batch norm, max pool named' '
 	"$DLPROF" report -i cnn.data --sort op --format json >op.json &&
-	check op.json "{r[\"name\"] for r in d[\"rows\"]} >= {\"aten::convolution_backward\", \"aten::native_batch_norm\", \"aten::native_batch_norm_backward\", \"aten::max_pool2d_with_indices\", \"aten::mkldnn_convolution\"}" &&
-	check op.json "any(r[\"name\"] == \"aten::convolution_backward\" and r[\"self_pct\"] >= 3 for r in d[\"rows\"])"
+	json_check op.json <<-\PY
+	{r.name for r in j.rows} >= {"aten::convolution_backward", "aten::native_batch_norm",
+	                             "aten::native_batch_norm_backward",
+	                             "aten::max_pool2d_with_indices", "aten::mkldnn_convolution"}
+	any(r.name == "aten::convolution_backward" and r.self_pct >= 3 for r in j.rows)
+	PY
 '
 
 test_expect_success 'operator coverage >= 90% in libtorch, libdnnl and JIT code' '
-	check op.json "d[\"op_coverage_pct\"] >= 90 and d[\"fw_samples\"] > 500" &&
-	check op.json "d[\"op_by_master_pct\"] > 0 and d[\"op_by_itt_pct\"] > 0"
+	json_check op.json \
+		"j.op_coverage_pct >= 90 and j.fw_samples > 500" \
+		"j.op_by_master_pct > 0 and j.op_by_itt_pct > 0"
 '
 
 test_expect_success 'ITT: convolution and reorder tasks, jit-conv samples inside convolution tasks' '
-	check op.json "{t[\"name\"] for t in d[\"itt_tasks\"]} >= {\"convolution\", \"reorder\"}" &&
-	check op.json "[t for t in d[\"itt_tasks\"] if t[\"name\"] == \"convolution\"][0][\"families\"].get(\"jit-conv\", 0) >= 0.9 * sum(t[\"families\"].get(\"jit-conv\", 0) for t in d[\"itt_tasks\"])" &&
-	check op.json "any(r[\"name\"] == \"dnnl:convolution\" and r.get(\"calls\", 0) >= 30 for r in d[\"rows\"])"
+	json_check op.json <<-\PY
+	{t.name for t in j.itt_tasks} >= {"convolution", "reorder"}
+	conv = [t for t in j.itt_tasks if t.name == "convolution"][0]
+	conv.families.get("jit-conv", 0) >= 0.9 * sum(t.families.get("jit-conv", 0) for t in j.itt_tasks)
+	any(r.name == "dnnl:convolution" and r.get("calls", 0) >= 30 for r in j.rows)
+	PY
 '
 
 test_expect_success 'thread table: the python threads, the OpenMP worker spins' '
 	"$DLPROF" report -i cnn.data --sort thread --format json >thr.json &&
-	check thr.json "sum(1 for r in d[\"rows\"] if r[\"samples\"] > 100) >= 2" &&
-	check thr.json "max(r[\"omp_spin_pct\"] for r in d[\"rows\"]) > 0"
+	json_check thr.json \
+		"sum(1 for r in j.rows if r.samples > 100) >= 2" \
+		"max(r.omp_spin_pct for r in j.rows) > 0"
 '
 
 test_expect_success 'family table durations read like the symbol table' '
@@ -121,7 +122,10 @@ if grep -qw avx512f /proc/cpuinfo; then
 		ATEN_CPU_CAPABILITY=avx512 "$DLPROF" record -q --call-graph dwarf -o cnn512.data -- \
 			/usr/bin/python3 "$TOP/examples/cnn_train.py" --steps 10 --seconds 3 >rec512.out &&
 		"$DLPROF" report -i cnn512.data --sort family --format json --no-findings >fam512.json &&
-		check fam512.json "fam.get(\"aten\", 0) >= 3" &&
+		json_check fam512.json <<-\PY &&
+		fam = {r.family: r.self_pct for r in j.get("rows", []) if "family" in r}
+		fam.get("aten", 0) >= 3
+		PY
 		findings cnn512.data >find512.txt && cat find512.txt &&
 		! grep "aten-avx2" find512.txt
 	'
@@ -183,7 +187,7 @@ test_expect_success 'report, fold, pprof and diff agree on every family and oper
 # gets its master's operators, so the threads' op tables add up to the whole run's.
 test_expect_success 'op tables per --tid add up to the unfiltered one (workers keep their ops)' '
 	"$DLPROF" report -i cnn.data --sort thread --format json >thr-all.json &&
-	for t in $(/usr/bin/python3 -c "import json; print(\" \".join(str(r[\"tid\"]) for r in json.load(open(\"thr-all.json\"))[\"rows\"]))"); do
+	for t in $(json_get thr-all.json "[r.tid for r in j.rows]"); do
 		"$DLPROF" report -i cnn.data --sort op --format json --tid $t >op-tid-$t.json || exit 1
 	done &&
 	/usr/bin/python3 - <<-\EOF

@@ -32,57 +32,50 @@ test_expect_success 'record the profiled CNN run' '
 '
 
 test_expect_success 'top 8 aten ops of torch.profiler: same names, shares within 4 points' '
-	/usr/bin/python3 - <<-\EOF
-	import collections, json
-	prof = {r["key"]: r["self_cpu_us"] for r in json.load(open("prof.json"))["rows"]
-	        if r["key"].startswith("aten::")}
-	ptot = sum(prof.values())
+	json_check prof=prof.json op=op.json <<-\PY
+	us = {r.key: r.self_cpu_us for r in prof.rows if r.key.startswith("aten::")}
+	ptot = sum(us.values())
 	dl = collections.Counter()
-	for r in json.load(open("op.json"))["rows"]:
-	    if "parent" not in r and r["name"].startswith("aten::"):
-	        dl[r["name"]] += r["self_samples"]
+	for r in op.rows:
+	    if "parent" not in r and r.name.startswith("aten::"):
+	        dl[r.name] += r.self_samples
 	dtot = sum(dl.values())
-	assert ptot > 0 and dtot > 500, (ptot, dtot)
+	ptot > 0 and dtot > 500
 	worst = 0
-	for k, v in sorted(prof.items(), key=lambda kv: -kv[1])[:8]:
+	for k, v in sorted(us.items(), key=lambda kv: -kv[1])[:8]:
 	    p, d = 100.0 * v / ptot, 100.0 * dl.get(k, 0) / dtot
 	    print("%-42s profiler %5.1f%%  dlprof %5.1f%%  %+.1f" % (k, p, d, d - p))
 	    assert k in dl, "dlprof has no row %s" % k
 	    worst = max(worst, abs(d - p))
 	print("worst difference: %.1f points" % worst)
-	assert worst <= 4.0, worst
-	EOF
+	worst <= 4.0
+	PY
 '
 
 test_expect_success 'overloads: a separate field, names as the profiler spells them' '
-	/usr/bin/python3 - <<-\EOF
-	import json
-	rows = json.load(open("op.json"))["rows"]
-	fill = [r for r in rows if r["name"] == "aten::fill_" and "parent" not in r]
-	assert fill and fill[0]["overload"] == "Scalar", fill
-	assert not [r for r in rows if "__" in r["name"] or r["name"].endswith("_Tensor")], rows
-	EOF
+	json_check op.json <<-\PY
+	fill = [r for r in j.rows if r.name == "aten::fill_" and "parent" not in r]
+	fill and fill[0].overload == "Scalar"
+	not [r for r in j.rows if "__" in r.name or r.name.endswith("_Tensor")]
+	PY
 	grep -q "^aten::fill_ " op.txt && ! grep -q "^aten::fill_\.Scalar" op.txt
 '
 
 test_expect_success 'dnnl:convolution beneath the convolution operators, calls add up' '
 	sed -n "/^aten::mkldnn_convolution /{n;p;}" op.txt | grep -E "^  dnnl:(convolution|reorder) " &&
-	/usr/bin/python3 - <<-EOF
-	import json
-	d = json.load(open("op.json"))
-	rows = d["rows"]
-	conv = [r for r in rows if r["name"] == "dnnl:convolution"]
+	json_check op.json <<-PY
+	conv = [r for r in j.rows if r.name == "dnnl:convolution"]
 	parents = {r.get("parent") for r in conv}
-	assert {"aten::mkldnn_convolution", "aten::convolution_backward"} <= parents, parents
-	task = [t for t in d["itt_tasks"] if t["name"] == "convolution"][0]
+	{"aten::mkldnn_convolution", "aten::convolution_backward"} <= parents
+	task = [t for t in j.itt_tasks if t.name == "convolution"][0]
 	calls = sum(r.get("calls", 0) for r in conv)
 	# per step: 2 forward convolutions, 3 backward (data and weights of the second layer,
 	# weights of the first); the workload runs one step before profiling
 	want = 5 * ($STEPS + 1)
-	print("convolution calls: rows", calls, "ITT table", task["calls"], "workload", want)
-	assert calls == task["calls"] == want, (calls, task["calls"], want)
-	assert sum(r["self_samples"] for r in conv if r.get("parent")) > 0.8 * sum(r["self_samples"] for r in conv)
-	EOF
+	print("convolution calls: rows", calls, "ITT table", task.calls, "workload", want)
+	calls == task.calls == want
+	sum(r.self_samples for r in conv if r.get("parent")) > 0.8 * sum(r.self_samples for r in conv)
+	PY
 '
 
 test_done

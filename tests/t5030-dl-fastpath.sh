@@ -19,13 +19,10 @@ unset ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA ONEDNN_CPU_ISA_HINTS DNNL_CPU_ISA_HINT
 
 # the convolution's ITT row (json) as "samples jit non_jit wait kernel top_kernel class isa"
 conv_row() {
-	/usr/bin/python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-t = [t for t in d["itt_tasks"] if t["name"] == "convolution"][0]
-k = t["kernels"][0] if t["kernels"] else {"name": "-", "class": "-", "isa": "-"}
-print(t["samples"], t["jit_samples"], t["non_jit_samples"], t["wait_samples"],
-      t["kernel_samples"], k["name"], k["class"], k["isa"])' "$1"
+	json_get "$1" 't = [t for t in j.itt_tasks if t.name == "convolution"][0]' \
+		'k = t.kernels[0] if t.kernels else {"name": "-", "class": "-", "isa": "-"}' \
+		'(t.samples, t.jit_samples, t.non_jit_samples, t.wait_samples, t.kernel_samples,
+		  k["name"], k["class"], k["isa"])'
 }
 
 # the check-isa class of code of the ISA an implementation names ("jit:avx2" -> avx)
@@ -67,13 +64,12 @@ test_expect_success 'reference: check-isa -i says the fast path is not running, 
 	test_grep -q "^verdict: the fast path is not running: oneDNN convolution ran without" isa.txt &&
 	test_grep -q "^slow path \[dnnl-no-jit\]:" isa.txt &&
 	{ "$DLPROF" check-isa -i ref.data --format json >isa.json; test $? = 1; } &&
-	/usr/bin/python3 -c "
-import json
-j = json.load(open(\"isa.json\"))
-assert j[\"fast_path\"] is False, j[\"fast_path\"]
-ids = [f[\"id\"] for f in j[\"findings\"]]
-assert \"dnnl-no-jit\" in ids, ids
-print(\"findings:\", ids)"
+	json_check isa.json <<-\PY
+	j.fast_path is False
+	ids = [f.id for f in j.findings]
+	print("findings:", ids)
+	"dnnl-no-jit" in ids
+	PY
 '
 
 test_expect_success 'without ITT data (--no-itt) the finding stands on libdnnl vs JIT code' '

@@ -46,32 +46,31 @@ test_expect_success 'oneDNN JIT kernels are named in [jit], from the recording a
 	isa=$(isa_of_impl "$impl") && word=${isa%%|*} &&
 	echo "implementation $impl: the convolution kernel names $word" &&
 	"$DLPROF" report -i demo.data --format json >rep.json &&
-	WORD=$word /usr/bin/python3 - <<-PY
-	import json, os
-	d = json.load(open("rep.json"))
-	rows = d["rows"]
-	jit = {r["symbol"]: r["self_pct"] for r in rows if r["dso"] == "[jit]"}
+	json_check rep.json <<-PY
+	jit = {r.symbol: r.self_pct for r in j.rows if r.dso == "[jit]"}
 	print("jit rows:", jit)
-	conv = sum(p for s, p in jit.items() if "conv" in s and os.environ["WORD"] in s)
-	assert conv >= 5, "the JIT convolution kernel of the ISA oneDNN chose must be a hot named row"
-	anon = sum(r["self_pct"] for r in rows if r["dso"].startswith("[anon"))
-	assert anon < 1, "JIT code must not stay anonymous: %.1f%%" % anon
-	gemm = sum(r["self_pct"] for r in rows if r["symbol"].startswith("sgemm_kernel"))
-	assert gemm >= 5, "OpenBLAS sgemm kernel must show: %.1f%%" % gemm
+	# the JIT convolution kernel of the ISA oneDNN chose is a hot named row
+	conv = sum(p for s, p in jit.items() if "conv" in s and "$word" in s)
+	conv >= 5
+	# JIT code does not stay anonymous
+	anon = sum(r.self_pct for r in j.rows if r.dso.startswith("[anon"))
+	anon < 1
+	# the OpenBLAS sgemm kernel shows
+	gemm = sum(r.self_pct for r in j.rows if r.symbol.startswith("sgemm_kernel"))
+	gemm >= 5
 	PY
 '
 
 test_expect_success 'families: jit-conv, gemm and OpenMP, each a real share' '
 	"$DLPROF" report -i demo.data --sort family --format json >fam.json &&
-	/usr/bin/python3 - <<-PY
-	import json
-	d = json.load(open("fam.json"))
-	f = {r["family"]: r["self_pct"] for r in d["rows"]}
+	json_check fam.json <<-\PY
+	f = {r.family: r.self_pct for r in j.rows}
 	print(f)
-	assert f.get("jit-conv", 0) >= 5, f
-	assert f.get("gemm", 0) >= 5, f
-	assert f.get("omp-spin", 0) + f.get("omp-runtime", 0) > 0, f
-	assert abs(sum(f.values()) - 100) < 0.5, "family shares must add up to 100%"
+	f.get("jit-conv", 0) >= 5
+	f.get("gemm", 0) >= 5
+	f.get("omp-spin", 0) + f.get("omp-runtime", 0) > 0
+	# family shares add up to 100%
+	abs(sum(f.values()) - 100) < 0.5
 	PY
 '
 
@@ -79,16 +78,15 @@ test_expect_success 'fold --family: stacks start with the family, counts add up'
 	"$DLPROF" fold -i demo.data --family >fold.txt &&
 	test_grep -q "^jit-conv;.*_conv_fwd_kernel[_a-z0-9]* [0-9]*$" fold.txt &&
 	total=$(awk "{s += \$NF} END {print s}" fold.txt) &&
-	samples=$("$DLPROF" report -i demo.data --format json | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"header\"][\"samples\"])") &&
+	samples=$("$DLPROF" report -i demo.data --format json | json_get - j.header.samples) &&
 	echo "fold $total report $samples" && [ "$total" = "$samples" ]
 '
 
 test_expect_success 'check-isa -i: the convolution and sgemm kernels run the code of their ISA' '
 	impl=$(sed -n "s/^demo: convolution \([^ ]*\) .*/\1/p" out) &&
 	isa=$(isa_of_impl "$impl") && conv_class=${isa#*|} &&
-	bits=$("$DLPROF" check-isa --no-python --format json | /usr/bin/python3 -c "
-import json, sys
-print([l for l in json.load(sys.stdin)[\"libraries\"] if l[\"name\"] == \"OpenBLAS\"][0][\"vector_bits\"])") &&
+	bits=$("$DLPROF" check-isa --no-python --format json |
+		json_get - "[l for l in j.libraries if l.name == \"OpenBLAS\"][0].vector_bits") &&
 	case $bits in 512) gemm_class="AVX-512 .zmm." ;; 256) gemm_class="AVX/AVX2" ;; *) gemm_class="SSE" ;; esac &&
 	echo "convolution $impl: $conv_class; OpenBLAS $bits-bit: $gemm_class" &&
 	{ "$DLPROF" check-isa -i demo.data >isa.txt; rc=$?; } ; cat isa.txt &&

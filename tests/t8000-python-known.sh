@@ -37,12 +37,11 @@ test_expect_success 'the Python frames sit where the eval loop ran: root, Python
 
 test_expect_success 'json header and recdump: the counts and the records' '
 	"$DLPROF" report -i kn.data --format json >kn.json2 &&
-	/usr/bin/python3 -c "
-import json
-h = json.load(open(\"kn.json2\"))[\"header\"][\"python\"]
-print(h)
-assert h[\"thread_samples\"] > 1000 and h[\"merged\"] >= 0.9 * h[\"thread_samples\"], h
-" &&
+	json_check kn.json2 <<-\PY &&
+	h = j.header.python
+	print(h)
+	h.thread_samples > 1000 and h.merged >= 0.9 * h.thread_samples
+	PY
 	"$BUILD/tests/recdump" kn.data >dump &&
 	grep -E "^PYCODE id=[0-9]+ pid=[0-9]+ first=[0-9]+ name=work_a file=.*py_known.py" dump &&
 	grep -E "^PYCODE id=[0-9]+ .* name=main\.<locals>|^PYCODE id=[0-9]+ .* name=main " dump &&
@@ -131,21 +130,19 @@ fi
 test_expect_success '--sort line: each hot line holds its function share as Self' '
 	"$DLPROF" report -i kn.data --sort line --format json >line.json &&
 	"$DLPROF" report -i kn.data --sort line -n 6 &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	d = json.load(open("kn.json"))
-	rows = {(r["function"], r["line"]): r for r in json.load(open("line.json"))["rows"]}
+	json_check d=kn.json line=line.json <<-\PY
+	rows = {(r.function, r.line): r for r in line.rows}
 	fns = ["work_a", "work_b", "chunks", "rec", "coro"]
-	tt = sum(d["cpu_ns"][f] for f in fns)
-	got = {f: rows[(f, d["lines"][f])]["self_samples"] for f in fns}
+	tt = sum(d.cpu_ns[f] for f in fns)
+	got = {f: rows[(f, d.lines[f])].self_samples for f in fns}
 	gt = sum(got.values())
 	for f in fns:
-	    t, g = 100.0 * d["cpu_ns"][f] / tt, 100.0 * got[f] / gt
+	    t, g = 100.0 * d.cpu_ns[f] / tt, 100.0 * got[f] / gt
 	    print("%-7s measured %5.1f%%  line self %5.1f%%" % (f, t, g))
 	    assert abs(t - g) <= 3.0, f
-	r = rows[("work_a", d["lines"]["work_a"])]
-	assert r["file"].endswith("/py_known.py") and r["total_samples"] >= r["self_samples"], r
-	EOF
+	r = rows[("work_a", d.lines.work_a)]
+	r.file.endswith("/py_known.py") and r.total_samples >= r.self_samples
+	PY
 '
 
 test_expect_success '--no-python: no Python records, the eval loop frames stay' '

@@ -21,14 +21,14 @@ test_expect_success 'threads and fork/spawn children: each sample under its own 
 	"$DLPROF" record -o pp.data -- /usr/bin/python3 "$SRC/workloads/py_procs.py" pp.json &&
 	cat pp.json && echo &&
 	for k in thread_x thread_y; do
-		t=$(/usr/bin/python3 -c "import json; print(json.load(open(\"pp.json\"))[\"tids\"][\"$k\"])") &&
+		t=$(json_get pp.json "j.tids.$k") &&
 		"$DLPROF" fold -i pp.data --tid $t >f-$k.txt 2>/dev/null &&
 		set -- $(share "$k (py_procs.py:" f-$k.txt) && echo "$k: $1 of $2" &&
 		at_least 90 "$1" "$2" || exit 1
 	done &&
 	! grep -q "thread_y (" f-thread_x.txt && ! grep -q "thread_x (" f-thread_y.txt &&
 	for k in fork spawn; do
-		p=$(/usr/bin/python3 -c "import json; print(json.load(open(\"pp.json\"))[\"$k\"])") &&
+		p=$(json_get pp.json "j.$k") &&
 		"$DLPROF" fold -i pp.data --pid $p >f-$k.txt 2>/dev/null &&
 		set -- $(share "child_$k (py_procs.py:" f-$k.txt) && echo "child_$k: $1 of $2" &&
 		at_least 75 "$1" "$2" || exit 1

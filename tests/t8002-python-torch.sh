@@ -111,23 +111,20 @@ test_expect_success '--sort line: the forward lines with their operators; worker
 
 test_expect_success 'timeline: Python lines as sampled slices, on the main thread and its workers' '
 	"$DLPROF" timeline -i tt.data -o tt.trace.json 2>/dev/null &&
-	/usr/bin/python3 - <<-\EOF
-	import collections, json
-	d = json.load(open("tt.json"))
-	ev = json.load(open("tt.trace.json"))["traceEvents"]
-	names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
-	         if e["ph"] == "M" and e["name"] == "thread_name"}
+	json_check d=tt.json tr=tt.trace.json <<-\PY
+	names = {(e.pid, e.tid): e.args.name for e in tr.traceEvents
+	         if e.ph == "M" and e.name == "thread_name"}
 	py = collections.Counter()
-	for e in ev:
-	    if e["ph"] == "X" and e["cat"] == "python,sampled":
-	        assert names[(e["pid"], e["tid"])].endswith("[python, sampled]"), e
-	        py[(e["tid"] & 0xffffff, e["name"].split(" (")[0])] += e["args"]["samples"]
-	tid = d["tid"]
-	assert py[(tid, "Conv2d._conv_forward")] > 50, py.most_common(5)
-	others = {t for t, _ in py if t != tid}
-	assert others, "no worker track has Python lines"
+	for e in tr.traceEvents:
+	    if e.ph == "X" and e.cat == "python,sampled":
+	        assert names[(e.pid, e.tid)].endswith("[python, sampled]"), e
+	        py[(e.tid & 0xffffff, e.name.split(" (")[0])] += e.args.samples
+	py[(d.tid, "Conv2d._conv_forward")] > 50
+	# a worker track has Python lines
+	others = {t for t, _ in py if t != d.tid}
+	len(others) > 0
 	print(py.most_common(4), "other threads:", others)
-	EOF
+	PY
 '
 
 test_done

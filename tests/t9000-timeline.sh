@@ -18,28 +18,26 @@ test_expect_success 'record the demo, write its timeline' '
 '
 
 test_expect_success 'the format: events, fields, names, nesting' '
-	/usr/bin/python3 - <<-\EOF
-	import collections, json
-	d = json.load(open("trace.json"))
-	ev = d["traceEvents"]
-	assert d["displayTimeUnit"] == "ms" and d["otherData"]["command"].endswith("-n 40"), d["otherData"]
+	json_check d=trace.json <<-\PY
+	ev = d.traceEvents
+	d.displayTimeUnit == "ms" and d.otherData.command.endswith("-n 40")
 	named = set()
 	tracks = collections.defaultdict(list)
 	for e in ev:
-	    assert e["ph"] in ("M", "X", "C"), e
-	    assert isinstance(e["pid"], int), e
-	    if e["ph"] == "M":
-	        assert e["name"] in ("process_name", "thread_name", "thread_sort_index"), e
-	        if e["name"] == "thread_name":
-	            assert e["args"]["name"], e
-	            named.add((e["pid"], e["tid"]))
-	    elif e["ph"] == "X":
-	        assert e["name"] and e["cat"] and e["ts"] >= 0 and e["dur"] >= 0, e
-	        tracks[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"], e["name"]))
+	    assert e.ph in ("M", "X", "C"), e
+	    assert isinstance(e.pid, int), e
+	    if e.ph == "M":
+	        assert e.name in ("process_name", "thread_name", "thread_sort_index"), e
+	        if e.name == "thread_name":
+	            assert e.args.name, e
+	            named.add((e.pid, e.tid))
+	    elif e.ph == "X":
+	        assert e.name and e.cat and e.ts >= 0 and e.dur >= 0, e
+	        tracks[(e.pid, e.tid)].append((e.ts, e.ts + e.dur, e.name))
 	    else:
-	        assert e["name"] == "families" and all(0 <= v <= 1.0001 for v in e["args"].values()), e
-	        assert abs(sum(e["args"].values()) - 1) < 0.01, e
-	assert set(tracks) <= named, set(tracks) - named
+	        assert e.name == "families" and all(0 <= v <= 1.0001 for v in e.args.values()), e
+	        assert abs(sum(e.args.values()) - 1) < 0.01, e
+	set(tracks) <= named
 	# slices on one track nest or follow each other (a viewer stacks them by time)
 	for key, sl in tracks.items():
 	    sl.sort(key=lambda s: (s[0], -s[1]))
@@ -50,50 +48,46 @@ test_expect_success 'the format: events, fields, names, nesting' '
 	        assert not stack or e <= stack[-1] + 1e-3, (key, name, b, e, stack[-1])
 	        stack.append(e)
 	print(len(ev), "events,", len(tracks), "tracks")
-	EOF
+	PY
 '
 
 test_expect_success 'oneDNN primitives: the ITT record exactly' '
-	/usr/bin/python3 - <<-\EOF
-	import collections, json
-	ev = json.load(open("trace.json"))["traceEvents"]
-	itt = json.load(open("op.json"))["itt_tasks"]
+	json_check tr=trace.json op=op.json <<-\PY
+	ev = tr.traceEvents
 	calls = collections.Counter()
 	call_us = collections.Counter()
 	task_us = collections.Counter()
 	for e in ev:
-	    if e["ph"] == "X" and e["cat"] == "dnnl":
-	        task_us[e["name"]] += e["dur"]
-	        if e["args"]["call"]:
-	            calls[e["name"]] += 1
-	            call_us[e["name"]] += e["dur"]
-	assert itt, "no ITT tasks"
-	for t in itt:
-	    n = t["name"]
-	    print(n, calls[n], t["calls"], round(call_us[n]), t["call_ns"] / 1000.0)
-	    assert calls[n] == t["calls"], (n, calls[n], t["calls"])
-	    assert abs(call_us[n] - t["call_ns"] / 1000.0) <= 0.001 * calls[n] + 1e-6, n
-	    assert abs(task_us[n] - t["task_ns"] / 1000.0) <= 0.001 * len(ev), n
-	EOF
+	    if e.ph == "X" and e.cat == "dnnl":
+	        task_us[e.name] += e.dur
+	        if e.args.call:
+	            calls[e.name] += 1
+	            call_us[e.name] += e.dur
+	# ITT tasks in the report
+	len(op.itt_tasks) > 0
+	for t in op.itt_tasks:
+	    n = t.name
+	    print(n, calls[n], t.calls, round(call_us[n]), t.call_ns / 1000.0)
+	    assert calls[n] == t.calls, (n, calls[n], t.calls)
+	    assert abs(call_us[n] - t.call_ns / 1000.0) <= 0.001 * calls[n] + 1e-6, n
+	    assert abs(task_us[n] - t.task_ns / 1000.0) <= 0.001 * len(ev), n
+	PY
 '
 
 test_expect_success 'sampled operator slices hold every sample, under its operator' '
-	/usr/bin/python3 - <<-\EOF
-	import collections, json
-	ev = json.load(open("trace.json"))["traceEvents"]
-	op = json.load(open("op.json"))
+	json_check tr=trace.json op=op.json <<-\PY
 	got = collections.Counter()
-	for e in ev:
-	    if e["ph"] == "X" and e["cat"] == "op,sampled":
-	        got[e["name"]] += e["args"]["samples"]
+	for e in tr.traceEvents:
+	    if e.ph == "X" and e.cat == "op,sampled":
+	        got[e.name] += e.args.samples
 	want = collections.Counter()
-	for r in op["rows"]:
+	for r in op.rows:
 	    if "parent" not in r:
-	        want[r["name"]] += r["self_samples"]
+	        want[r.name] += r.self_samples
 	print(dict(got))
-	assert +got == +want, (got, want)
-	assert sum(got.values()) == op["samples"]
-	EOF
+	+got == +want
+	sum(got.values()) == op.samples
+	PY
 '
 
 test_expect_success 'a bad input: one line, exit 2' '

@@ -18,28 +18,26 @@ test_expect_success 'record a Python workload at a fixed period, export it' '
 '
 
 test_expect_success 'profiles, weights, stack order and Python frames' '
-	/usr/bin/python3 - <<-\EOF
-	import json
-	d = json.load(open("kn.ss.json"))
-	k = json.load(open("kn.json"))
-	frames = d["shared"]["frames"]
-	assert d["$schema"] == "https://www.speedscope.app/file-format-schema.json"
-	samples = {int(r["symbol"].split()[0]): r["self"] for r in json.load(open("tid.json"))["rows"]}
-	for p in d["profiles"]:
-	    assert p["type"] == "sampled" and p["unit"] == "nanoseconds", p["name"]
-	    assert len(p["samples"]) == len(p["weights"]) and p["endValue"] == sum(p["weights"])
-	    tid = int(p["name"].rsplit("tid ", 1)[1].rstrip(")"))
-	    assert sum(p["weights"]) == samples[tid] * 1000000, (p["name"], sum(p["weights"]), samples[tid])
-	main = d["profiles"][0]
-	roots = {frames[s[0]]["name"] for s in main["samples"] if s}
-	assert "_start" in roots, roots
-	hot = [i for i, f in enumerate(frames) if f["name"] == "work_a" and f.get("line") == k["lines"]["work_a"]]
-	assert hot and frames[hot[0]]["file"].endswith("/py_known.py"), hot
-	w = sum(wt for s, wt in zip(main["samples"], main["weights"]) if hot[0] in s)
-	fold = sum(int(l.rsplit(" ", 1)[1]) for l in open("kn.fold") if "work_a (py_known.py:%d)" % k["lines"]["work_a"] in l)
+	json_check d=kn.ss.json k=kn.json tids=tid.json <<-\PY
+	frames = d.shared.frames
+	d["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+	samples = {int(r.symbol.split()[0]): r.self for r in tids.rows}
+	for p in d.profiles:
+	    assert p.type == "sampled" and p.unit == "nanoseconds", p.name
+	    assert len(p.samples) == len(p.weights) and p.endValue == sum(p.weights)
+	    tid = int(p.name.rsplit("tid ", 1)[1].rstrip(")"))
+	    assert sum(p.weights) == samples[tid] * 1000000, (p.name, sum(p.weights), samples[tid])
+	main = d.profiles[0]
+	roots = {frames[s[0]].name for s in main.samples if s}
+	"_start" in roots
+	hot = [i for i, f in enumerate(frames) if f.name == "work_a" and f.get("line") == k.lines.work_a]
+	hot and frames[hot[0]].file.endswith("/py_known.py")
+	w = sum(wt for s, wt in zip(main.samples, main.weights) if hot[0] in s)
+	fold = sum(int(l.rsplit(" ", 1)[1]) for l in open("kn.fold")
+	           if "work_a (py_known.py:%d)" % k.lines.work_a in l)
 	print("work_a:", w // 1000000, "samples in speedscope,", fold, "in fold")
-	assert w == fold * 1000000
-	EOF
+	w == fold * 1000000
+	PY
 '
 
 # the schema from the speedscope package itself

@@ -33,16 +33,15 @@ test_expect_success 'each wait within 10% of the workload own figure' '
 test_expect_success 'by family: the waits told apart (wait-lock, wait-io, the sleeping producer)' '
 	"$DLPROF" report -i w.data --off-cpu --sort family >fam.txt && cat fam.txt &&
 	"$DLPROF" report -i w.data --off-cpu --sort family --format json >fam.json &&
-	/usr/bin/python3 - <<-\EOF
+	json_check fam.json <<-\PY
 	truth = {k: int(v) / 1000.0 for k, v in (l.split() for l in open("truth.txt"))}
-	import json
-	fam = {f["family"]: f["us"] for f in json.load(open("fam.json"))["families"]}
+	fam = {f.family: f.us for f in j.families}
 	print(fam)
-	assert abs(fam["wait-lock"] - truth["wait_for_batch"]) <= 0.1 * truth["wait_for_batch"]
-	assert abs(fam["wait-io"] - truth["read_pipe"]) <= 0.1 * truth["read_pipe"]
+	abs(fam["wait-lock"] - truth["wait_for_batch"]) <= 0.1 * truth["wait_for_batch"]
+	abs(fam["wait-io"] - truth["read_pipe"]) <= 0.1 * truth["read_pipe"]
 	# the helper thread sleeps 3 x 100 ms + 200 ms in nanosleep
-	assert abs(fam["wait-sleep"] - 500000) <= 50000, fam
-	EOF
+	abs(fam["wait-sleep"] - 500000) <= 50000
+	PY
 	"$DLPROF" report -i w.data --wall --sort family --format csv >wall.csv && cat wall.csv &&
 	head -1 wall.csv | grep -q "^family,us,pct,samples$" && grep -q "^\"wait-lock\"," wall.csv
 '
@@ -50,15 +49,14 @@ test_expect_success 'by family: the waits told apart (wait-lock, wait-io, the sl
 test_expect_success 'the report says what it counts; the other DL views refuse --off-cpu' '
 	grep -E "^# off-CPU: [0-9]+ switch-outs; each stack weighs the time its thread was" off.txt &&
 	grep -E "^# event: +context-switches \(every switch-out" off.txt &&
-	"$DLPROF" report -i w.data --off-cpu --format json | /usr/bin/python3 -c "
-import json, sys
-d = json.load(sys.stdin)
-# every switch-out stack ends where the thread left the CPU: schedule(), or a
-# preemption point that calls __schedule() itself (__cond_resched, preempt_schedule*)
-entry = lambda s: s in (\"schedule\", \"__cond_resched\", \"do_task_dead\") or s.startswith(\"preempt_schedule\")
-leaves = sum(r[\"self_pct\"] for r in d[\"rows\"] if entry(r[\"symbol\"]))
-assert abs(leaves - 100) < 0.01 and d[\"header\"][\"ns_per_sample\"] == 1000, d[\"rows\"][:4]
-" &&
+	"$DLPROF" report -i w.data --off-cpu --format json >off.json &&
+	json_check off.json <<-\PY &&
+	# every switch-out stack ends where the thread left the CPU: schedule(), or a
+	# preemption point that calls __schedule() itself (__cond_resched, preempt_schedule*)
+	entry = lambda s: s in ("schedule", "__cond_resched", "do_task_dead") or s.startswith("preempt_schedule")
+	leaves = sum(r.self_pct for r in j.rows if entry(r.symbol))
+	abs(leaves - 100) < 0.01 and j.header.ns_per_sample == 1000
+	PY
 	{ "$DLPROF" report -i w.data --off-cpu --sort op 2>err; test $? = 64; } && cat err &&
 	"$DLPROF" report -i w.data >on.txt && ! grep -q "^# event: *context-switches" on.txt
 '
@@ -66,16 +64,13 @@ assert abs(leaves - 100) < 0.01 and d[\"header\"][\"ns_per_sample\"] == 1000, d[
 test_expect_success '--wall: on- and off-CPU together, the main thread totals its wall time' '
 	"$DLPROF" report -i w.data --wall --sort tid --format json >wall.json &&
 	"$DLPROF" report -i w.data --wall --sort tid | sed -n 1,14p &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	d = json.load(open("wall.json"))
-	wall_us = d["header"]["duration_ns"] / 1000.0
-	rows = {int(r["symbol"].split()[0]): r["self"] for r in d["rows"]}
-	main = max(rows.items(), key=lambda kv: kv[1])
+	json_check wall.json <<-\PY
+	wall_us = j.header.duration_ns / 1000.0
+	rows = {int(r.symbol.split()[0]): r.self for r in j.rows}
 	print("duration %.0f us, threads %s" % (wall_us, rows))
 	# the main thread lives from the first sample to the end: its on+off time
-	assert abs(max(rows.values()) - wall_us) <= 0.05 * wall_us, (rows, wall_us)
-	EOF
+	abs(max(rows.values()) - wall_us) <= 0.05 * wall_us
+	PY
 	"$DLPROF" fold -i w.data --wall --no-comm | grep -q "^_start;.*;main;spin_ms" &&
 	{ "$DLPROF" fold -i w.data --wall --off-cpu 2>err; test $? = 64; } &&
 	"$DLPROF" record -q --no-off-cpu -o plain.data -- "$W" >/dev/null &&

@@ -39,9 +39,7 @@ test_expect_success 'record rep-split (rep_hot 70%, rep_warm 30%); its pictures'
 test_expect_success 'the flame graph in Chromium: hover, search, zoom, reset' '
 	node "$CHECK" flame flame.svg rep_hot rep_warm >flame.json &&
 	frames=$(sed -n "s/.*: \([0-9]*\) frames$/\1/p" fg.err) &&
-	/usr/bin/python3 - "$frames" <<-\EOF
-	import json, sys
-	r = json.load(open("flame.json"))
+	json_check r=flame.json <<-PY
 	print(r)
 	total = warm = 0
 	for line in open("fold.txt"):
@@ -50,45 +48,41 @@ test_expect_success 'the flame graph in Chromium: hover, search, zoom, reset' '
 	    if "rep_warm" in stack.split(";"):
 	        warm += int(n)
 	share = 100.0 * warm / total
-	assert r["page_errors"] == [], r["page_errors"]
-	assert r["frames"] == int(sys.argv[1]), (r["frames"], sys.argv[1])
-	assert r["details"].startswith("rep_hot ("), r["details"]
-	matched = float(r["matched"].split()[1].rstrip("%"))
+	r.page_errors == []
+	r.frames == int("$frames")
+	r.details.startswith("rep_hot (")
+	matched = float(r.matched.split()[1].rstrip("%"))
 	print("search covers %.1f%%, fold says %.1f%%" % (matched, share))
-	assert abs(matched - share) < 0.5
-	assert r["highlighted"] >= 1
-	assert abs(r["width_zoomed"] - (r["svg_width"] - 20)) < 1 and r["hidden_zoomed"] > 0
-	assert r["width_reset"] == r["width_before"] and r["hidden_reset"] == 0
-	EOF
+	abs(matched - share) < 0.5
+	r.highlighted >= 1
+	abs(r.width_zoomed - (r.svg_width - 20)) < 1 and r.hidden_zoomed > 0
+	r.width_reset == r.width_before and r.hidden_reset == 0
+	PY
 '
 
 test_expect_success 'the differential flame graph opens and searches' '
 	"$DLPROF" record -q -o split2.data -- "$WL/rep-split" 30 3 7 &&
 	"$DLPROF" flamegraph --diff split.data split2.data -o diff.svg 2>/dev/null &&
 	node "$CHECK" flame diff.svg rep_warm rep_hot >diff.json &&
-	/usr/bin/python3 -c "
-import json
-r = json.load(open(\"diff.json\"))
-print(r)
-assert r[\"page_errors\"] == [] and r[\"frames\"] > 5
-assert \"base\" in r[\"details\"] and r[\"details\"].startswith(\"rep_warm (\")
-"
+	json_check r=diff.json <<-\PY
+	print(r)
+	r.page_errors == [] and r.frames > 5
+	"base" in r.details and r.details.startswith("rep_warm (")
+	PY
 '
 
 test_expect_success 'speedscope (its own app) loads the file: thread, sandwich, not blank' '
 	node "$CHECK" speedscope "$NPMDIR/node_modules/speedscope/dist/release" split.ss.json >ss.json &&
-	/usr/bin/python3 - <<-\EOF
-	import json, re
-	r = json.load(open("ss.json"))
+	json_check r=ss.json <<-\PY
 	print({k: (v[:300] if isinstance(v, str) else v) for k, v in r.items()})
-	assert r["page_errors"] == [], r["page_errors"]
-	assert re.search(r"rep-split \(pid \d+, tid \d+\)", r["text"]), r["text"]
+	r.page_errors == []
+	re.search(r"rep-split \(pid \d+, tid \d+\)", r.text)
 	# the sandwich table: Total, Self, name; the heaviest self first
-	rows = re.findall(r"([0-9.]+\w*s) \(([0-9.]+)%\)\s+([0-9.]+\w*s) \(([0-9.]+)%\)\s+(\S+)", r["sandwich"])
+	rows = re.findall(r"([0-9.]+\w*s) \(([0-9.]+)%\)\s+([0-9.]+\w*s) \(([0-9.]+)%\)\s+(\S+)", r.sandwich)
 	print(rows[:3])
-	assert rows and rows[0][4] == "rep_hot" and abs(float(rows[0][3]) - 70) < 8, rows[:3]
-	assert r["png"] > 3 * r["blank_png"], (r["png"], r["blank_png"])
-	EOF
+	rows and rows[0][4] == "rep_hot" and abs(float(rows[0][3]) - 70) < 8
+	r.png > 3 * r.blank_png
+	PY
 '
 
 # Perfetto UI needs the network and Chromium has chrome://tracing no more; speedscope
@@ -97,29 +91,27 @@ test_expect_success 'the Chrome trace (dlprof timeline) in a viewer: speedscope 
 	"$DLPROF" record -q -o itt.data -- "$WL/dl-itt-user" >/dev/null &&
 	"$DLPROF" timeline -i itt.data -o trace.json 2>/dev/null &&
 	node "$CHECK" speedscope "$NPMDIR/node_modules/speedscope/dist/release" trace.json >tr.json &&
-	/usr/bin/python3 - <<-\EOF
-	import collections, json, re
-	r = json.load(open("tr.json"))
+	json_check r=tr.json tr=trace.json <<-\PY
 	print({k: (v[:400] if isinstance(v, str) else v) for k, v in r.items()})
-	assert r["page_errors"] == [], r["page_errors"]
+	r.page_errors == []
 	# the process by its command line, a thread of it, one profile per track
-	m = re.search(r"dl-itt-user \(pid (\d+)\), dl-itt-user \(tid (\d+)\) \(1/(\d+)\)", r["text"])
-	assert m and int(m.group(3)) >= 2, r["text"]
+	m = re.search(r"dl-itt-user \(pid (\d+)\), dl-itt-user \(tid (\d+)\) \(1/(\d+)\)", r.text)
+	m and int(m.group(3)) >= 2
 	tid = int(m.group(2))
 	# the total the viewer shows for the thread primitive is the ITT tasks time in the file
 	ms = collections.defaultdict(float)
-	for e in json.load(open("trace.json"))["traceEvents"]:
-	    if e.get("ph") == "X" and e.get("cat") == "dnnl" and e["tid"] == tid:
-	        ms[e["name"]] += e["dur"] / 1000.0
+	for e in tr.traceEvents:
+	    if e.get("ph") == "X" and e.get("cat") == "dnnl" and e.tid == tid:
+	        ms[e.name] += e.dur / 1000.0
 	# the row of the primitive: all of the thread (speedscope says >99% when anything else,
 	# however small, shares it)
 	shown = re.findall(r"([0-9.]+)ms \((?:100|>99)%\)\s+[0-9.]+ms \((?:100|>99)%\)\s+(\w+)",
-	                   r["sandwich"])
+	                   r.sandwich)
 	print(dict(ms), shown)
-	assert shown and shown[0][1] in ms, (shown, ms)
-	assert abs(float(shown[0][0]) - ms[shown[0][1]]) <= 0.02 * ms[shown[0][1]] + 0.01
-	assert r["png"] > 3 * r["blank_png"], (r["png"], r["blank_png"])
-	EOF
+	shown and shown[0][1] in ms
+	abs(float(shown[0][0]) - ms[shown[0][1]]) <= 0.02 * ms[shown[0][1]] + 0.01
+	r.png > 3 * r.blank_png
+	PY
 '
 
 test_done

@@ -16,38 +16,32 @@ test_expect_success 'record py_steps.py (40 steps, every 7th long)' '
 '
 
 test_expect_success 'each step within 10% of the workload'"'"'s clock; the slowest a long one' '
-	/usr/bin/python3 - <<-\EOF
-	import json, statistics
-	truth = json.load(open("truth.json"))
-	t = truth["steps_ns"]
-	d = json.load(open("steps.json"))
-	s = [x["dur_ns"] for x in d["steps"]]
+	json_check truth=truth.json d=steps.json <<-\PY
+	t = truth.steps_ns
+	s = [x.dur_ns for x in d.steps]
 	print(len(s), "steps found,", len(t), "run")
-	assert len(s) == len(t), (len(s), len(t))
+	len(s) == len(t)
 	bad = [(i, s[i] // 10**6, t[i] // 10**6) for i in range(1, len(t))
 	       if abs(s[i] - t[i]) > 0.10 * t[i]]
 	print("off by more than 10%:", bad)
-	assert len(bad) <= len(t) // 20, bad
-	assert d["max_index"] in truth["slow"], d["max_index"]
-	assert abs(statistics.median(s) - statistics.median(t)) < 0.10 * statistics.median(t)
-	assert abs(max(s) - max(t)) < 0.10 * max(t)
-	EOF
-	grep "^ *$(($(sed -n "s/.*\"max_index\":\([0-9]*\).*/\1/p" steps.json) + 1)) .* slowest$" steps.txt
+	len(bad) <= len(t) // 20
+	d.max_index in truth.slow
+	abs(statistics.median(s) - statistics.median(t)) < 0.10 * statistics.median(t)
+	abs(max(s) - max(t)) < 0.10 * max(t)
+	PY
+	grep "^ *$(($(json_get steps.json j.max_index) + 1)) .* slowest$" steps.txt
 '
 
 test_expect_success 'timeline --step: the same steps as slices on a [steps] track' '
 	"$DLPROF" timeline -i steps.data --step train_step -o trace.json 2>/dev/null &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	tr = json.load(open("trace.json"))["traceEvents"]
-	st = [e for e in tr if e.get("cat") == "step,sampled"]
-	rep = json.load(open("steps.json"))["steps"]
-	assert [e["name"] for e in st] == ["step %d" % (i + 1) for i in range(len(rep))]
-	assert all(abs(e["dur"] - r["dur_ns"] / 1000.0) < 0.01 for e, r in zip(st, rep))
-	names = [e["args"]["name"] for e in tr if e.get("name") == "thread_name"]
-	assert any(n.endswith("[steps]") for n in names), names
+	json_check tr=trace.json rep=steps.json <<-\PY
+	st = [e for e in tr.traceEvents if e.get("cat") == "step,sampled"]
+	[e.name for e in st] == ["step %d" % (i + 1) for i in range(len(rep.steps))]
+	all(abs(e.dur - r.dur_ns / 1000.0) < 0.01 for e, r in zip(st, rep.steps))
+	names = [e.args.name for e in tr.traceEvents if e.get("name") == "thread_name"]
+	any(n.endswith("[steps]") for n in names)
 	print(len(st), "step slices")
-	EOF
+	PY
 '
 
 test_expect_success 'a function that is not there: one line, exit 2' '
@@ -62,17 +56,15 @@ if test_have TORCH; then
 		"$DLPROF" record -q -o cnn.data -- /usr/bin/python3 "$TOP/examples/cnn_train.py" \
 			--steps 25 >out && cat out &&
 		"$DLPROF" report -i cnn.data --steps step --format json >cnn.json &&
-		/usr/bin/python3 - <<-\EOF
-		import json, re, statistics
+		json_check cnn.json <<-\PY
 		m = re.search(r"(\d+) steps in ([0-9.]+) s", open("out").read())
 		n, secs = int(m.group(1)), float(m.group(2))
-		d = json.load(open("cnn.json"))
-		s = [x["dur_ns"] for x in d["steps"]]
+		s = [x.dur_ns for x in j.steps]
 		print(len(s), "steps (25 timed + 2 warm-up), median %.1f ms, the run %.1f ms a step"
 		      % (statistics.median(s) / 1e6, secs / n * 1e3))
-		assert abs(len(s) - (n + 2)) <= 2, len(s)
-		assert abs(statistics.median(s) / 1e9 - secs / n) < 0.15 * secs / n
-		EOF
+		abs(len(s) - (n + 2)) <= 2
+		abs(statistics.median(s) / 1e9 - secs / n) < 0.15 * secs / n
+		PY
 	'
 fi
 

@@ -21,27 +21,24 @@ test_expect_success 'sweep 1 / one socket / all cores / oversubscribed, twice ea
 '
 
 test_expect_success 'speedups within 5% of the workload'"'"'s own; the best is the fastest' '
-	/usr/bin/python3 - '"$over"' <<-\EOF
-	import json, re, statistics, sys
-	over = int(sys.argv[1])
-	d = json.load(open("sw.json"))
-	sets = {s["threads"]: s for s in d["settings"]}
-	assert 1 in sets and over in sets and d["complete"], d
+	json_check d=sw.json <<-PY
+	sets = {s.threads: s for s in d.settings}
+	1 in sets and $over in sets and d.complete
 	own = {}
 	for t, s in sets.items():
-	    v = [float(re.search(r"time_ms=([0-9.]+)", open("sw/%s.%d.out" % (s["name"], r)).read()).group(1))
+	    v = [float(re.search(r"time_ms=([0-9.]+)", open("sw/%s.%d.out" % (s.name, r)).read()).group(1))
 	         for r in (1, 2)]
 	    own[t] = statistics.median(v)
 	for t, s in sorted(sets.items()):
 	    mine = own[1] / own[t]
 	    print("%2d threads: speedup %.3f, the workload says %.3f; spin %.1f%%" %
-	          (t, s["speedup"], mine, s["omp_spin_pct"]))
-	    assert abs(s["speedup"] - mine) <= 0.05 * mine, (t, s["speedup"], mine)
-	    assert abs(s["efficiency"] - s["speedup"] / t) < 1e-3
-	fastest = min(d["settings"], key=lambda s: s["wall_s"])
-	assert d["best"] == fastest["name"], (d["best"], fastest["name"])
-	assert sets[1]["cpu_s"] > 0 and sets[1]["families"], sets[1]
-	EOF
+	          (t, s.speedup, mine, s.omp_spin_pct))
+	    assert abs(s.speedup - mine) <= 0.05 * mine, (t, s.speedup, mine)
+	    assert abs(s.efficiency - s.speedup / t) < 1e-3
+	fastest = min(d.settings, key=lambda s: s.wall_s)
+	d.best == fastest.name
+	sets[1].cpu_s > 0 and sets[1].families
+	PY
 '
 
 test_expect_success 'the table; --metric is the workload'"'"'s figure; recordings open in report' '
@@ -68,13 +65,12 @@ test_expect_success 'a setting that fails is reported, the others run' '
 	"$DLPROF" sweep --format json -o sw3 -- ./fails.sh >f.json 2>err; st=$? &&
 	cat err && test $st = 0 &&
 	test_grep -q "1-thread run 1 failed with status 3" err &&
-	/usr/bin/python3 -c "
-import json
-d = json.load(open(\"f.json\"))
-s = {x[\"threads\"]: x for x in d[\"settings\"]}
-assert s[1][\"failed_status\"] == 3 and s[1][\"runs\"] == 0, s[1]
-assert d[\"best\"] and d[\"best\"] != \"1-thread\"
-" && grep -q "no single thread here" sw3/1-thread.1.out
+	json_check f.json <<-\PY &&
+	s = {x.threads: x for x in j.settings}
+	s[1].failed_status == 3 and s[1].runs == 0
+	j.best and j.best != "1-thread"
+	PY
+	grep -q "no single thread here" sw3/1-thread.1.out
 '
 
 test_expect_success 'Ctrl-C: exit 130 and what finished' '
@@ -83,12 +79,10 @@ test_expect_success 'Ctrl-C: exit 130 and what finished' '
 	for i in $(seq 100); do test -s sw4/1-thread.1.out && break; sleep 0.1; done &&
 	sleep 1 && kill -INT $pid; wait $pid; st=$? &&
 	echo "status $st" && test $st = 130 &&
-	/usr/bin/python3 -c "
-import json
-d = json.load(open(\"i.json\"))
-assert d[\"complete\"] is False
-assert sum(s[\"runs\"] for s in d[\"settings\"]) >= 1, d
-"
+	json_check i.json <<-\PY
+	j.complete is False
+	sum(s.runs for s in j.settings) >= 1
+	PY
 '
 
 test_expect_success 'bad options: one line, exit 64' '

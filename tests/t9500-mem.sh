@@ -129,50 +129,45 @@ test_expect_success 'page faults beside the heap: resident growth by the functio
 	"$DLPROF" report --memory -i pf.data | tee pf.txt &&
 	grep -q "^# page faults: [0-9]* samples" pf.txt && grep -q " Faulted  Function$" pf.txt &&
 	"$DLPROF" report --memory -i pf.data --format json >pf.json &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	d = json.load(open("pf.json"))
-	r = {x["name"]: x for x in d["rows"]}
+	json_check pf.json <<-\PY
+	r = {x.name: x for x in j.rows}
 	MiB = 1 << 20
 	# what each function writes to (memset of fresh memory): every page first touched
 	for name, want in (("keep_cache", 256 * MiB), ("thread_main", 64 * MiB),
 	                   ("leak_blocks", 60 * MiB), ("grow_buffer", 64 * MiB), ("map_region", 32 * MiB)):
-	    got = r[name]["faulted_bytes"]
+	    got = r[name].faulted_bytes
 	    print("%-12s touched %5.1f MiB, page faults say %5.1f MiB" % (name, want / MiB, got / MiB))
 	    assert abs(got - want) <= 0.10 * want, (name, got, want)
 	# 2 GiB allocated in small blocks that reuse the same memory: little resident growth
 	b = r["batch_small"]
-	assert b["faulted_bytes"] < 0.05 * b["alloc_bytes"], b
-	assert d["memory"]["fault_samples"] > 500, d["memory"]
-	EOF
+	b.faulted_bytes < 0.05 * b.alloc_bytes
+	j.memory.fault_samples > 500
+	PY
 '
 
 test_expect_success 'fold --memory: alloc, peak and live stacks add up to the report' '
 	for v in alloc peak live; do
 		"$DLPROF" fold --memory $v -i e.data >f.$v || return 1
 	done &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	m = json.load(open("e.json"))["memory"]
+	json_check e.json <<-\PY
+	m = j.memory
 	s = {v: sum(int(l.rsplit(" ", 1)[1]) for l in open("f." + v)) for v in ("alloc", "peak", "live")}
 	print(s, m)
-	assert s["alloc"] == m["alloc_bytes"] and s["peak"] == m["peak_bytes"] and s["live"] == m["exit_bytes"]
+	s["alloc"] == m.alloc_bytes and s["peak"] == m.peak_bytes and s["live"] == m.exit_bytes
 	live = open("f.live").read()
-	assert "leak_blocks;calloc" in live and "batch_small" not in live
-	assert any(l.startswith("mem-known;") and ";main;grow_buffer;realloc " in l for l in open("f.alloc"))
-	EOF
+	"leak_blocks;calloc" in live and "batch_small" not in live
+	any(l.startswith("mem-known;") and ";main;grow_buffer;realloc " in l for l in open("f.alloc"))
+	PY
 '
 
 test_expect_success 'timeline: a heap counter per process, its top the peak, its end what is left' '
 	"$DLPROF" timeline -i e.data -o e.trace.json &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	m = json.load(open("e.json"))["memory"]
-	h = [e for e in json.load(open("e.trace.json"))["traceEvents"] if e.get("name") == "heap"]
-	v = [e["args"]["live bytes"] for e in sorted(h, key=lambda e: e["ts"])]
-	print(len(v), max(v), v[-1], m["peak_bytes"], m["exit_bytes"])
-	assert max(v) == m["peak_bytes"] and v[-1] == m["exit_bytes"]
-	EOF
+	json_check e=e.json tr=e.trace.json <<-\PY
+	h = [x for x in tr.traceEvents if x.get("name") == "heap"]
+	v = [x.args["live bytes"] for x in sorted(h, key=lambda x: x.ts)]
+	print(len(v), max(v), v[-1], e.memory.peak_bytes, e.memory.exit_bytes)
+	max(v) == e.memory.peak_bytes and v[-1] == e.memory.exit_bytes
+	PY
 '
 
 if ! test_have PROTOC; then
@@ -185,13 +180,12 @@ test_expect_success 'pprof --memory: Go heap sample types, values the report'"'"
 	/usr/bin/python3 "$SRC/tools/pprof-summary.py" <m.txt >msum && cat msum &&
 	test_grep -qx "sample_type alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes" msum &&
 	test_grep -qx "default_sample_type inuse_space" msum &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	m = json.load(open("e.json"))["memory"]
+	json_check e.json <<-\PY
+	m = j.memory
 	s = dict(l.split() for l in open("msum") if l.startswith(("samples ", "value")))
-	assert int(s["samples"]) == round(m["allocs"]) and int(s["value1"]) == m["alloc_bytes"], (s, m)
-	assert int(s["value3"]) == m["exit_bytes"], (s, m)
-	EOF
+	int(s["samples"]) == round(m.allocs) and int(s["value1"]) == m.alloc_bytes
+	int(s["value3"]) == m.exit_bytes
+	PY
 '
 fi
 
@@ -199,14 +193,12 @@ test_expect_success 'a forking workload: the child'"'"'s allocations under its p
 	"$DLPROF" record -q --memory --mem-sample 1 -o k.data -- "$W" fork >ownk &&
 	"$DLPROF" report --memory -i k.data --format json >k.json &&
 	"$DLPROF" report --memory -i k.data --sort thread &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	d = json.load(open("k.json"))
-	r = {x["name"]: x for x in d["rows"]}
-	assert r["child_work"]["alloc_bytes"] == 64 << 20 and r["child_work"]["allocs"] == 64, r
-	assert r["keep_cache"]["alloc_bytes"] == 256 << 20 and r["keep_cache"]["freed_bytes"] == 256 << 20, r
-	assert d["memory"]["unmatched_frees"] >= 1, d["memory"]
-	EOF
+	json_check k.json <<-\PY
+	r = {x.name: x for x in j.rows}
+	r["child_work"].alloc_bytes == 64 << 20 and r["child_work"].allocs == 64
+	r["keep_cache"].alloc_bytes == 256 << 20 and r["keep_cache"].freed_bytes == 256 << 20
+	j.memory.unmatched_frees >= 1
+	PY
 '
 
 # 16 threads of two processes, every allocation recorded: the library waits for record on
@@ -218,15 +210,13 @@ test_expect_success 'a storm of small allocations, 16 threads of a forked pair: 
 	cat owns2 errs2 && test "$(grep -c "^storm [0-9]* 160000$" owns2)" = 2 &&
 	"$DLPROF" report --memory -i storm.data --format json >storm.json &&
 	missing=$(sed -n "s/.*--memory: \([0-9]*\) of [0-9]* sampled allocations never arrived.*/\1/p" errs2) &&
-	/usr/bin/python3 - "${missing:-0}" <<-\EOF
-	import json, sys
-	missing = int(sys.argv[1])
-	d = json.load(open("storm.json"))
-	got = [r for r in d["rows"] if r["name"] == "storm_thread"][0]["allocs"]
+	json_check storm.json <<-PY
+	missing = ${missing:-0}
+	got = [r for r in j.rows if r.name == "storm_thread"][0].allocs
 	print("storm_thread allocations recorded %d, said missing %d, made 320000" % (got, missing))
-	assert got <= 320000 and got + missing >= 320000, (got, missing)
-	assert d["memory"]["unmatched_frees"] <= missing, d["memory"]
-	EOF
+	got <= 320000 and got + missing >= 320000
+	j.memory.unmatched_frees <= missing
+	PY
 '
 
 test_expect_success 'its own arena, a static program: named on stderr, recorded all the same' '

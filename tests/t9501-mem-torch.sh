@@ -72,19 +72,18 @@ test_expect_success 'top 8 operators by allocated bytes: within 10%, the same or
 '
 
 test_expect_success 'Total counts the callers: conv2d holds what mkldnn_convolution allocates' '
-	/usr/bin/python3 - <<-\EOF
-	import json
-	rows = {r["name"]: r for r in json.load(open("total.json"))["rows"]}
+	json_check total.json <<-\PY
+	rows = {r.name: r for r in j.rows}
 	conv, mk = rows["aten::conv2d"], rows["aten::mkldnn_convolution"]
 	# conv2d may allocate a little of its own (a sampled small block
 	# weighs 512 KiB), so its Total is compared, not its self bytes
-	assert conv["total_bytes"] >= mk["total_bytes"] > 0, (conv, mk)
-	assert conv["total_bytes"] >= conv["alloc_bytes"], conv
-	assert mk["total_bytes"] >= mk["alloc_bytes"] > 0, mk
+	conv.total_bytes >= mk.total_bytes > 0
+	conv.total_bytes >= conv.alloc_bytes
+	mk.total_bytes >= mk.alloc_bytes > 0
 	# autograd nodes hold the backward ops they ran
 	node, op = rows["autograd::ConvolutionBackward0"], rows["aten::convolution_backward"]
-	assert node["total_bytes"] >= op["total_bytes"] > 0, (node, op)
-	EOF
+	node.total_bytes >= op.total_bytes > 0
+	PY
 '
 
 test_expect_success 'the table and csv carry Total; --sort op keeps the self order' '
@@ -92,12 +91,10 @@ test_expect_success 'the table and csv carry Total; --sort op keeps the self ord
 	"$DLPROF" report -i tm.data --memory --sort op --format csv >op.csv &&
 	head -1 op.csv | grep -q ",total_bytes$" &&
 	"$DLPROF" report -i tm.data --memory --sort op --format json >op.json &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	rows = json.load(open("op.json"))["rows"]
-	a = [r["alloc_bytes"] for r in rows]
-	assert a == sorted(a, reverse=True), a[:10]
-	EOF
+	json_check op.json <<-\PY
+	a = [r.alloc_bytes for r in j.rows]
+	a == sorted(a, reverse=True)
+	PY
 '
 
 # the allocations' Python lines: read by the allocating thread as it allocated, none is
@@ -106,14 +103,12 @@ test_expect_success 'the table and csv carry Total; --sort op keeps the self ord
 test_expect_success 'by Python line: the allocations in the window all carry one' '
 	"$DLPROF" report -i tm.data --memory --sort line --time "$(cat window)" \
 		--format json >line.json &&
-	/usr/bin/python3 - <<-\EOF
-	import json
-	rows = json.load(open("line.json"))["rows"]
-	total = sum(r["alloc_bytes"] for r in rows)
-	none = sum(r["alloc_bytes"] for r in rows if r["name"] == "(no Python)")
+	json_check line.json <<-\PY
+	total = sum(r.alloc_bytes for r in j.rows)
+	none = sum(r.alloc_bytes for r in j.rows if r.name == "(no Python)")
 	print("no Python line: %d of %d bytes" % (none, total))
-	assert total > 0 and none <= 0.002 * total, (none, total)
-	EOF
+	total > 0 and none <= 0.002 * total
+	PY
 '
 
 test_done

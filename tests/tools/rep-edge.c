@@ -1,4 +1,4 @@
-/* rep-edge.c - write recordings with the report side's edge cases (t2105).
+/* rep-edge.c - write recordings with the report side's edge cases (t6006).
  *
  *   build/tests/rep-edge MODE FILE [ELF]
  *

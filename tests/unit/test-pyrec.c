@@ -142,7 +142,7 @@ static void chains(void)
 }
 
 /* random bytes as packed records: refused or read whole, never past their end (run
- * under the sanitizers by t2105's builds too) */
+ * under the sanitizers by t6006's builds too) */
 static void garbage(void)
 {
 	uint64_t seed = 12345;

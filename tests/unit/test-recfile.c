@@ -3,6 +3,7 @@
 #include "util.h"
 #include "../../lib/file/recfile-priv.h"
 #include "../xorshift.h"
+#include "tap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -701,17 +702,18 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
-	test_round_trip();
-	test_mode();
-	test_callback_stop();
-	test_truncation();
-	test_bit_flips();
-	test_crafted();
-	test_split(0);
-	test_split(1);
-	test_split(2);
-	test_write_error();
-	test_fuzz(fuzz);
+	TAP_GROUP(failures, "round trip: every record back, in order, aligned", test_round_trip());
+	TAP_GROUP(failures, "written mode 0600 whatever the umask or the old file", test_mode());
+	TAP_GROUP(failures, "a callback's non-zero return stops the read", test_callback_stop());
+	TAP_GROUP(failures, "a cut file reads its complete chunks, truncated", test_truncation());
+	TAP_GROUP(failures, "a flipped bit: an error or a clean cut, never wrong data",
+		  test_bit_flips());
+	TAP_GROUP(failures, "crafted chunks are refused", test_crafted());
+	TAP_GROUP(failures, "records split over chunks, written inline", test_split(0));
+	TAP_GROUP(failures, "records split over chunks, a background writer", test_split(1));
+	TAP_GROUP(failures, "records split over chunks, background, cap 0", test_split(2));
+	TAP_GROUP(failures, "a write error is reported once", test_write_error());
+	TAP_GROUP(failures, "random mutations: no crash, never wrong data", test_fuzz(fuzz));
 	make_records(0, 0, 0);
 	{
 		char *cmd = xasprintf("rm -rf '%s'", dir);
@@ -720,6 +722,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cannot remove %s\n", dir);
 		free(cmd);
 	}
-	printf("%d passed, %d failed\n", checks - failures, failures);
-	return failures ? 1 : 0;
+	printf("# %d checks, %d failed\n", checks, failures);
+	return tap_done();
 }

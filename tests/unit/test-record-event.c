@@ -1,6 +1,7 @@
 /* test-record-event.c - the one-line reasons of event_open_error() and event names that
  * event_resolve() refuses (the kernel here cannot produce every errno on demand). */
 #include "event.h"
+#include "tap.h"
 #include "util.h"
 
 #include <errno.h>
@@ -9,17 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int passed, failed;
-
-static void ok(int cond, const char *what)
-{
-	printf("%s %d - %s\n", cond ? "ok" : "not ok", passed + failed + 1, what);
-	if (cond)
-		passed++;
-	else
-		failed++;
-}
 
 /* stderr of event_open_error(name, err), as one string */
 static void capture(const char *name, int err, char *buf, size_t size)
@@ -55,31 +45,31 @@ int main(void)
 	struct perf_event_attr a;
 	int p = event_paranoid();
 
+	tap_plan(8);
 	capture("cpu-clock", -EACCES, buf, sizeof(buf));
 	printf("# %s", buf);
 	snprintf(want, sizeof(want), "kernel.perf_event_paranoid is %d; 'sysctl -w kernel.perf_event_paranoid=%d'",
 		 p, p > 2 ? 2 : 1);
 	ok(lines(buf) == 1 && strstr(buf, "cannot open event 'cpu-clock': Permission denied") &&
-	   strstr(buf, want), "EACCES names the sysctl and a value that allows it");
+	   strstr(buf, want), "EACCES names the sysctl and a value that allows it", NULL);
 	capture("cycles", -EPERM, buf, sizeof(buf));
-	ok(lines(buf) == 1 && strstr(buf, "kernel.perf_event_paranoid is"), "EPERM too");
+	ok(lines(buf) == 1 && strstr(buf, "kernel.perf_event_paranoid is"), "EPERM too", NULL);
 	capture("cycles", -ENOENT, buf, sizeof(buf));
 	printf("# %s", buf);
 	ok(lines(buf) == 1 && strstr(buf, "cannot open event 'cycles': no such counter here"),
-	   "ENOENT: no such counter here");
+	   "ENOENT: no such counter here", NULL);
 	capture("instructions", -EINVAL, buf, sizeof(buf));
 	ok(lines(buf) == 1 && strstr(buf, "cannot open event 'instructions': Invalid argument"),
-	   "other errors: the errno text");
+	   "other errors: the errno text", NULL);
 
 	memset(&a, 0, sizeof(a));
-	ok(event_resolve("", &a) == EVENT_UNKNOWN, "empty name is unknown");
+	ok(event_resolve("", &a) == EVENT_UNKNOWN, "empty name is unknown", NULL);
 	memset(buf, 'x', 200);
 	buf[200] = '\0';
-	ok(event_resolve(buf, &a) == EVENT_UNKNOWN, "200-character name is unknown");
-	ok(event_resolve("no-such-event-xyz", &a) == EVENT_UNKNOWN, "made-up name is unknown");
+	ok(event_resolve(buf, &a) == EVENT_UNKNOWN, "200-character name is unknown", NULL);
+	ok(event_resolve("no-such-event-xyz", &a) == EVENT_UNKNOWN, "made-up name is unknown", NULL);
 	ok(event_resolve("cpu-clock", &a) == 0 && a.type == PERF_TYPE_SOFTWARE &&
-	   a.config == PERF_COUNT_SW_CPU_CLOCK, "cpu-clock resolves");
+	   a.config == PERF_COUNT_SW_CPU_CLOCK, "cpu-clock resolves", NULL);
 
-	printf("1..%d\n%d passed, %d failed\n", passed + failed, passed, failed);
-	return failed != 0;
+	return tap_done();
 }

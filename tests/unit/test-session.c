@@ -3,6 +3,7 @@
 #include "util.h"
 #include "../../lib/file/recfile-priv.h"
 #include "tools/rec-build.h"
+#include "tap.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -439,16 +440,20 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	test_process(dir, SPLIT);
-	test_process(dir, MIXED);
-	test_process(dir, V1);
-	test_split_cuts(dir);
-	test_parse_fuzz();
-	test_dyn_size();
+	TAP_GROUP(failures, "hand-built perf records back through session_process (samples split)",
+		  test_process(dir, SPLIT));
+	TAP_GROUP(failures, "hand-built perf records back through session_process (in one stream)",
+		  test_process(dir, MIXED));
+	TAP_GROUP(failures, "hand-built perf records back through session_process (version 1)",
+		  test_process(dir, V1));
+	TAP_GROUP(failures, "a recording with split samples, cut anywhere", test_split_cuts(dir));
+	TAP_GROUP(failures, "session_parse_sample on random bytes stays in the record",
+		  test_parse_fuzz());
+	TAP_GROUP(failures, "a stack copy past its dyn_size is cut to it", test_dyn_size());
 	cmd = xasprintf("rm -rf '%s'", dir);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
 	free(cmd);
-	printf("%d passed, %d failed\n", checks - failures, failures);
-	return failures ? 1 : 0;
+	printf("# %d checks, %d failed\n", checks, failures);
+	return tap_done();
 }

@@ -8,7 +8,7 @@
  * stepped over by stack scanning, and a stripped shared library without frame pointers
  * (path given as argv[1], optional).
  *
- * Usage: test-unwind [path/to/libunw-lib.so] [-v]
+ * Usage: test-unwind [-d] [path/to/libunw-lib.so] [-v]   (TAP; -v prints the stacks)
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -23,6 +23,7 @@
 
 #include "frame.h"
 #include "process.h"
+#include "tap.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -400,6 +401,7 @@ int main(int argc, char **argv)
 	struct unwinder *u;
 	void *page, *lib = NULL;
 	int dbg_only = 0;
+	double plain_us, jit_us;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-v"))
@@ -441,22 +443,26 @@ int main(int argc, char **argv)
 		unw_lib_a();
 	}
 
-	test_fast(m, !!lib, dbg_only);
+	TAP_GROUP(failures, !lib ? "fast walks (the drain's): the plain stack" :
+		  dbg_only ? "fast walks give up on a .debug_frame not read yet, not after" :
+		  "fast walks (the drain's) open the library, the stack of a walk without fast",
+		  test_fast(m, !!lib, dbg_only));
 	u = unwinder_new(m);
 	if (!u)
 		return 2;
-	test_plain(u);
-	test_jit(u, (uint64_t)page);
+	TAP_GROUP(failures, "main -> unw_a -> unw_b -> unw_leaf, to _start", test_plain(u));
+	TAP_GROUP(failures, "over JIT code without CFI (a stack scan, marked recovered)",
+		  test_jit(u, (uint64_t)page));
 	if (lib)
-		test_lib(u, libpath);
-	printf("unwind time: plain %.1f us/sample, jit (with stack scan) %.1f us/sample\n",
-	       time_unwind(u, &cap_plain, 20000), time_unwind(u, &cap_jit, 20000));
+		TAP_GROUP(failures, dbg_only ? "through the library with its CFI in .debug_frame alone" :
+			  "through a stripped library without frame pointers", test_lib(u, libpath));
+	plain_us = time_unwind(u, &cap_plain, 20000);
+	jit_us = time_unwind(u, &cap_jit, 20000);
+	printf("# unwind time: plain %.1f us/sample, jit (with stack scan) %.1f us/sample\n",
+	       plain_us, jit_us);
+	ok(plain_us > 0 && plain_us < 50, "per-sample unwind time stays under 50 us", NULL);
 	unwinder_free(u);
 	machine_free(m);
 	dwfl_end(self_dwfl);
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	else
-		printf("all unwind checks passed%s\n", lib ? " (with the library)" : "");
-	return failures ? 1 : 0;
+	return tap_done();
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t2107-pprof.sh - dlprof pprof: the recording as a gzipped profile.proto.  protoc decodes
+# t9007-pprof.sh - dlprof pprof: the recording as a gzipped profile.proto.  protoc decodes
 # it against tests/pprof/profile.proto (a field of the wrong wire type fails there),
 # tests/tools/pprof-summary.py checks every reference and sums it; the sums must be the
 # report's: samples, CPU time, the hot function, threads and operator families.

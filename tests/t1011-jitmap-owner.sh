@@ -1,5 +1,5 @@
 #!/bin/sh
-# t7001: a /tmp/perf-PID.map that is not a regular file owned by the recording user (or
+# t1011: a /tmp/perf-PID.map that is not a regular file owned by the recording user (or
 # root), or that was last written before the recording started (left by an earlier
 # process with the same pid: pids wrap), is ignored with one warning, and nothing of it
 # reaches the recording: a planted or stale map would put false names into the report.

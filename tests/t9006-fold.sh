@@ -1,6 +1,6 @@
 #!/bin/sh
-# fold: a known call chain main -> a -> b -> c; counts sum to the report's sample count;
-# report: C++ names demangled
+# t9006-fold.sh - fold: a known call chain main -> a -> b -> c; counts sum to the
+# report's sample count; report: C++ names demangled
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
 

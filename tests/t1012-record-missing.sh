@@ -1,0 +1,59 @@
+#!/bin/sh
+# t1012: record never records less than asked without saying so: a missing ITT collector
+# (with where it looked and how to build it), JIT code no perf map names
+# (ONEDNN_JIT_PROFILE=0 in the environment, named), a oneDNN workload that never called
+# the collector.  Each warning is one line on stderr, kept with -q, and repeated by
+# report's header (and the op table's footnote).
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS DNNL OPENBLAS
+DEMO="$BUILD/examples/demo"
+[ -x "$DEMO" ] || test_skip_all "build/examples/demo not built"
+unset ONEDNN_JIT_PROFILE DNNL_JIT_PROFILE INTEL_LIBITTNOTIFY64 INTEL_ITTNOTIFY_GROUPS \
+	DLPROF_LIBDIR ONEDNN_ITT_TASK_LEVEL DNNL_ITT_TASK_LEVEL ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA
+export OMP_NUM_THREADS=2
+T="$TRASH/nocollector"
+
+test_expect_success 'collector removed: record warns where it looked and how to build it' '
+	# a copy of dlprof whose build/ lacks the collector (it finds its rules in share/)
+	mkdir -p "$T/build" && cp "$DLPROF" "$T/dlprof" && ln -s "$TOP/share" "$T/share" &&
+	cp "$BUILD/libdlprof-mem.so" "$T/build/" &&
+	"$T/dlprof" record -q -o noitt.data -- "$DEMO" -n 20 >/dev/null 2>err &&
+	cat err && test "$(wc -l <err)" = 1 &&
+	test_grep -q "warning: the ITT collector libdlprof-itt.so is missing (looked in $T/build, " err &&
+	test_grep -q "build it with .make." err
+'
+
+test_expect_success 'collector removed: report says why the dnnl:* rows are missing' '
+	"$T/dlprof" report -i noitt.data --sort op >op2.txt && cat op2.txt &&
+	test_grep -q "^# warning: the ITT collector libdlprof-itt.so is missing" op2.txt &&
+	! grep -q "^dnnl:" op2.txt &&
+	sed -n "/not counted/,/^\$/p" op2.txt | tr -s "\n " "  " >foot.txt &&
+	test_grep -q "(no ITT data: the ITT collector libdlprof-itt.so is missing" foot.txt &&
+	"$T/dlprof" report -i noitt.data --format json >j.json &&
+	json_check j.json "len(j.header.warnings) == 1 and \"libdlprof-itt.so is missing\" in j.header.warnings[0]"
+'
+
+test_expect_success 'ONEDNN_JIT_PROFILE=0: the unnamed JIT samples are counted, the variable named' '
+	ONEDNN_JIT_PROFILE=0 "$DLPROF" record -q -o nojit.data -- "$DEMO" -n 20 >/dev/null 2>err &&
+	cat err &&
+	n=$(sed -n "s/.*warning: \([0-9]*\) samples (\([0-9.]*\)%) ran JIT code in anonymous memory that no perf map or jitdump names.*/\1/p" err) &&
+	test_grep -q "ONEDNN_JIT_PROFILE=0 in the environment keeps oneDNN from publishing" err &&
+	"$DLPROF" report -i nojit.data --format json >nj.json &&
+	"$DLPROF" report -i nojit.data >nj.txt && test_grep -q "^# warning: $n samples" nj.txt &&
+	# the count is the report'"'"'s: samples in [anon] code
+	anon=$(json_get nj.json "sum(r.self for r in j.rows if r.dso.startswith(\"[anon\"))") &&
+	echo "record: $n unnamed, report: $anon in [anon]" && test "$n" -gt 0 && test "$n" = "$anon"
+'
+
+test_expect_success 'a workload that switches the collector: record says it was never called' '
+	"$DLPROF" record -q -o switched.data -- sh -c "INTEL_LIBITTNOTIFY64=/nonexistent/libittnotify.so exec \"$DEMO\" -n 20" \
+		>/dev/null 2>err && cat err &&
+	test_grep -q "warning: the workload mapped .*libdnnl.so.* but never called dlprof.s ITT collector" err &&
+	"$DLPROF" report -i switched.data --sort op | test_grep -q "^# warning: the workload mapped"
+'
+
+test_expect_success 'JIT names published (the default): no warning' '
+	"$DLPROF" record -q -o jit.data -- "$DEMO" -n 20 >/dev/null 2>err &&
+	cat err && ! test -s err
+'
+test_done
