@@ -445,6 +445,106 @@ void put_proc_info(struct recorder *r, uint32_t pid)
 	strbuf_release(&sb);
 }
 
+/* A sample's Python stack (body: the sample after its header: IDENTIFIER IP PID/TID
+ * TIME), read as it was taken: by the allocating thread itself, by the kernel, or now
+ * from outside; py says which and names the chain when the unwinder writes the sample */
+static void sample_python(struct recorder *r, const struct rec_event *ev,
+			  const unsigned char *body, struct recunw_py *py)
+{
+	uint32_t pid, tid, *want_chain = r->ru ? &py->chain : NULL;
+	uint64_t t;
+	struct pychain_ref ref = { 0, 0 };
+
+	memcpy(&pid, body + 16, 4);
+	memcpy(&tid, body + 20, 4);
+	memcpy(&t, body + 24, 8);
+	*py = (struct recunw_py){ 0, 0, pid, tid, t, DLP_PY_TRUSTED };
+	if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t, want_chain)) {
+		py->flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
+	} else if (r->py.pb && !ev->mem && pb_sample(r, pid, tid, t, want_chain)) {
+		py->flags = DLP_PYSTACK_KERNEL;	/* read in the kernel */
+	} else if (pyreader_sample(r->py.reader, pid, tid, t, r->py.smp_stack, r->py.smp_len,
+				   r->py.smp_sp, r->ru ? &ref : NULL)) {
+		/* read now, from outside */
+		py->chain = ref.chain;
+		py->state = ref.state;
+		if (r->mem.shared)
+			py_publish(r, pid);
+		if (r->py.pb)
+			pb_list(r, pid);	/* a Python thread not read yet */
+	}
+}
+
+/* A process seen (COMM, FORK); an exec: its PROC record, and the Python reader, the
+ * kernel program and --memory told */
+static void on_comm_fork(struct recorder *r, const struct perf_event_header *rec)
+{
+	const unsigned char *p = (const void *)rec;
+	int exec = rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC);
+	uint32_t pid;
+
+	if (rec->size < sizeof(*rec) + 8)
+		return;
+	memcpy(&pid, p + sizeof(*rec), 4);
+	u64map_add(&r->pids, pid);
+	if (!exec)
+		return;
+	put_proc_info(r, pid);
+	if (r->py.reader) {
+		pyreader_exec(r->py.reader, pid);
+		if (r->mem.shared)
+			py_unpublish(r, pid);
+		if (r->py.pb) {
+			/* its one thread left: its state was the image's before */
+			pb_forget(r, pid);
+			pb_proc_of(r, pid)->listed = 0;
+		}
+	}
+	if (r->opts->memory && rec->size >= sizeof(*rec) + 9) {
+		struct mem_proc *mp = mem_proc(r, pid);
+		size_t n = rec->size - sizeof(*rec) - 8;
+
+		n = n < sizeof(mp->comm) - 1 ? n : sizeof(mp->comm) - 1;
+		memcpy(mp->comm, p + sizeof(*rec) + 8, n);
+		mp->comm[n] = 0;
+	}
+}
+
+/* A mapping (MMAP2: pid tid start len pgoff (maj min ino ino_gen | bid) prot flags
+ * filename): executable ranges for JIT coverage, libdnnl, the allocation sampler's
+ * library, jitdumps, files whose build-id the record lacks */
+static void on_mmap2(struct recorder *r, const struct perf_event_header *rec)
+{
+	const unsigned char *p = (const void *)rec;
+	const char *fn = (const char *)p + sizeof(*rec) + 64;
+	uint32_t prot, pid;
+
+	if (rec->size <= sizeof(*rec) + 64 || !memchr(fn, '\0', rec->size - sizeof(*rec) - 64))
+		return;
+	memcpy(&prot, p + sizeof(*rec) + 56, 4);
+	memcpy(&pid, p + sizeof(*rec), 4);
+	if (prot & PROT_EXEC) {
+		uint64_t start, len;
+		int anon = !strcmp(fn, "//anon") || !strncmp(fn, "[anon", 5);
+
+		memcpy(&start, p + sizeof(*rec) + 8, 8);
+		memcpy(&len, p + sizeof(*rec) + 16, 8);
+		note_exec_map(r, pid, start, len, anon);
+		if (anon)
+			return;
+	}
+	if (fn[0] != '/')
+		return;
+	if (!r->itt.dnnl_path && strstr(fn, "/libdnnl.so"))
+		r->itt.dnnl_path = xstrdup(fn);
+	if (r->opts->memory && (prot & PROT_EXEC) && strstr(fn, "/" MEM_LIBRARY))
+		u64map_add(&r->mem.pids, pid);
+	if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
+		path_list_add(&r->jit.dumps, fn);
+	else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+		path_list_add(&r->need_buildid, fn);
+}
+
 int on_record(void *ctx, const struct perf_event_header *rec)
 {
 	struct recorder *r = ctx;
@@ -452,7 +552,6 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 	const struct rec_event *ev;
 	/* the sample's Python stack read as it was taken, when its own record names it */
 	struct recunw_py py = { 0 };
-	uint32_t *want_chain = r->ru ? &py.chain : NULL;
 	unsigned unw_flags = 0;		/* RECUNW_* */
 
 	switch (rec->type) {
@@ -471,31 +570,8 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 		if (ev && ev->mem == MEM_EV_ALLOC && r->ru)
 			unw_flags = RECUNW_WAIT;	/* its thread waits for us: unwound */
 		/* not for a switch-out, nor a free (no stack worth the name) */
-		if (r->py.reader && ev && !ev->off_cpu && ev->mem != MEM_EV_FREE) {
-			/* IDENTIFIER IP PID/TID TIME: read its thread's Python stack now */
-			uint32_t pid, tid;
-			uint64_t t;
-			struct pychain_ref ref = { 0, 0 };
-
-			memcpy(&pid, p + sizeof(*rec) + 16, 4);
-			memcpy(&tid, p + sizeof(*rec) + 20, 4);
-			memcpy(&t, p + sizeof(*rec) + 24, 8);
-			py = (struct recunw_py){ 0, 0, pid, tid, t, DLP_PY_TRUSTED };
-			if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t, want_chain))
-				py.flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
-			else if (r->py.pb && !ev->mem && pb_sample(r, pid, tid, t, want_chain))
-				py.flags = DLP_PYSTACK_KERNEL;	/* read in the kernel */
-			else if (pyreader_sample(r->py.reader, pid, tid, t, r->py.smp_stack, r->py.smp_len,
-						 r->py.smp_sp, r->ru ? &ref : NULL)) {
-				/* read now, from outside */
-				py.chain = ref.chain;
-				py.state = ref.state;
-				if (r->mem.shared)
-					py_publish(r, pid);
-				if (r->py.pb)
-					pb_list(r, pid);	/* a Python thread not read yet */
-			}
-		}
+		if (r->py.reader && ev && !ev->off_cpu && ev->mem != MEM_EV_FREE)
+			sample_python(r, ev, p + sizeof(*rec), &py);
 		break;
 	case PERF_RECORD_LOST:
 		if (rec->size >= sizeof(*rec) + 16) {
@@ -528,72 +604,10 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 		break;
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_FORK:
-		if (rec->size >= sizeof(*rec) + 8) {
-			uint32_t pid;
-
-			memcpy(&pid, p + sizeof(*rec), 4);
-			u64map_add(&r->pids, pid);
-			if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
-				put_proc_info(r, pid);
-			if (r->py.reader && rec->type == PERF_RECORD_COMM &&
-			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC)) {
-				pyreader_exec(r->py.reader, pid);
-				if (r->mem.shared)
-					py_unpublish(r, pid);
-				if (r->py.pb) {
-					/* its one thread left: its state was the image's before */
-					pb_forget(r, pid);
-					pb_proc_of(r, pid)->listed = 0;
-				}
-			}
-			if (r->opts->memory && rec->type == PERF_RECORD_COMM &&
-			    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) && rec->size >= sizeof(*rec) + 9) {
-				struct mem_proc *mp = mem_proc(r, pid);
-				size_t n = rec->size - sizeof(*rec) - 8;
-
-				n = n < sizeof(mp->comm) - 1 ? n : sizeof(mp->comm) - 1;
-				memcpy(mp->comm, p + sizeof(*rec) + 8, n);
-				mp->comm[n] = 0;
-			}
-		}
+		on_comm_fork(r, rec);
 		break;
 	case PERF_RECORD_MMAP2:
-		/* pid tid start len pgoff (maj min ino ino_gen | bid) prot flags filename */
-		if (rec->size > sizeof(*rec) + 64) {
-			uint32_t prot;
-			const char *fn = (const char *)p + sizeof(*rec) + 64;
-			size_t max = rec->size - sizeof(*rec) - 64;
-
-			memcpy(&prot, p + sizeof(*rec) + 56, 4);
-			if (!memchr(fn, '\0', max))
-				break;
-			if (prot & PROT_EXEC) {
-				uint32_t pid;
-				uint64_t start, len;
-				int anon = !strcmp(fn, "//anon") || !strncmp(fn, "[anon", 5);
-
-				memcpy(&pid, p + sizeof(*rec), 4);
-				memcpy(&start, p + sizeof(*rec) + 8, 8);
-				memcpy(&len, p + sizeof(*rec) + 16, 8);
-				note_exec_map(r, pid, start, len, anon);
-				if (anon)
-					break;
-			}
-			if (fn[0] != '/')
-				break;
-			if (!r->itt.dnnl_path && strstr(fn, "/libdnnl.so"))
-				r->itt.dnnl_path = xstrdup(fn);
-			if (r->opts->memory && (prot & PROT_EXEC) && strstr(fn, "/" MEM_LIBRARY)) {
-				uint32_t pid;
-
-				memcpy(&pid, p + sizeof(*rec), 4);
-				u64map_add(&r->mem.pids, pid);
-			}
-			if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
-				path_list_add(&r->jit.dumps, fn);
-			else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
-				path_list_add(&r->need_buildid, fn);
-		}
+		on_mmap2(r, rec);
 		break;
 	}
 	if (rec->type == PERF_RECORD_SAMPLE && r->cut_head)

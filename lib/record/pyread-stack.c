@@ -196,6 +196,53 @@ static uint32_t put_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, size_
 	return rec.id;
 }
 
+/*
+ * The thread's running frame: that of the state whose _PyCFrame is in the sample's stack
+ * copy (*checked set, *at_sample the frame the copy says ran then), else of the one
+ * running a frame (3.13, without _PyCFrame: the first running a frame; the walk checks
+ * it against the copy).  0: it ran no Python code.
+ */
+static uint64_t running_frame(struct pyproc *p, uint32_t pid, const uint64_t *tss, size_t nts,
+			      const unsigned char *stack, size_t len, uint64_t sp,
+			      uint64_t *at_sample, int *checked)
+{
+	const struct pylayout *lay = p->lay;
+	uint64_t cur = 0;
+
+	if (lay->cf_current == NO_CFRAME) {
+		for (size_t t = 0; t < nts && !cur; t++)
+			if (rd64(pid, tss[t] + lay->ts_cframe, &cur) < 0)
+				cur = 0;
+		return cur;
+	}
+	for (size_t t = 0; t < nts && !*checked; t++) {
+		uint64_t cf, c, at = 0;
+		int in_copy = 0;
+
+		if (rd64(pid, tss[t] + lay->ts_cframe, &cf) < 0 || !cf ||
+		    rd64(pid, cf + lay->cf_current, &c) < 0 || !c)
+			continue;
+		/* The running frame at the sample: the innermost _PyCFrame that was on the C
+		 * stack then is the first of the live chain (tstate->cframe, ->previous, ...)
+		 * at or above the sample's stack pointer, and the copy holds it as it was. */
+		for (int k = 0; stack && sp && cf && k < 256; k++) {
+			if (cf >= sp && cf - sp + lay->cf_previous + 8 <= len) {
+				memcpy(&at, stack + (cf - sp) + lay->cf_current, 8);
+				in_copy = 1;
+				break;
+			}
+			if (cf > sp || rd64(pid, cf + lay->cf_previous, &cf) < 0)
+				break;	/* past the copy (a deep stack), or unreadable */
+		}
+		if (in_copy || !cur) {
+			cur = c;
+			*at_sample = at;
+			*checked = in_copy;
+		}
+	}
+	return cur;
+}
+
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 		    const unsigned char *stack, size_t len, uint64_t sp, struct pychain_ref *ref)
 {
@@ -228,37 +275,7 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 	rec.delay_ns = now > time ? (uint32_t)(now - time < UINT32_MAX ? now - time : UINT32_MAX) : 0;
 	rec.state = DLP_PY_FAILED;
 	pr->win_pid = 0;
-	/* the thread's running state: the one whose _PyCFrame is in the sample's stack copy,
-	 * else the one running a frame (3.13, without _PyCFrame: the first running a frame;
-	 * the walk checks it against the copy) */
-	for (size_t t = 0; v313 && t < nts && !cur; t++)
-		if (rd64(pid, tss[t] + lay->ts_cframe, &cur) < 0)
-			cur = 0;
-	for (size_t t = 0; !v313 && t < nts && !checked; t++) {
-		uint64_t cf, c, at = 0;
-		int in_copy = 0;
-
-		if (rd64(pid, tss[t] + lay->ts_cframe, &cf) < 0 || !cf ||
-		    rd64(pid, cf + lay->cf_current, &c) < 0 || !c)
-			continue;
-		/* The running frame at the sample: the innermost _PyCFrame that was on the C
-		 * stack then is the first of the live chain (tstate->cframe, ->previous, ...)
-		 * at or above the sample's stack pointer, and the copy holds it as it was. */
-		for (int k = 0; stack && sp && cf && k < 256; k++) {
-			if (cf >= sp && cf - sp + lay->cf_previous + 8 <= len) {
-				memcpy(&at, stack + (cf - sp) + lay->cf_current, 8);
-				in_copy = 1;
-				break;
-			}
-			if (cf > sp || rd64(pid, cf + lay->cf_previous, &cf) < 0)
-				break;	/* past the copy (a deep stack), or unreadable */
-		}
-		if (in_copy || !cur) {
-			cur = c;
-			at_sample = at;
-			checked = in_copy;
-		}
-	}
+	cur = running_frame(p, pid, tss, nts, stack, len, sp, &at_sample, &checked);
 	if (!cur) {
 		rec.state = DLP_PY_UNCHECKED;	/* running no Python code: no frames */
 		goto out;
