@@ -24,18 +24,22 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lz)
 CAPSTONE_CFLAGS := $(shell pkg-config --cflags capstone 2>/dev/null)
 CAPSTONE_LIBS   := $(shell pkg-config --libs capstone 2>/dev/null || echo -lcapstone)
+LIBBPF_CFLAGS   := $(shell pkg-config --cflags libbpf 2>/dev/null)
+LIBBPF_LIBS     := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) $(CAPSTONE_CFLAGS) \
+	     $(LIBBPF_CFLAGS) \
 	     -DDLPROF_LIBDIR='"$(LIBDIR)"' -DDLPROF_DATADIR='"$(DATADIR)"' -MMD -MP
-LDLIBS   := $(PKG_LIBS) $(CAPSTONE_LIBS) -lpfm -lstdc++ -lpthread -ldl -lm
+LDLIBS   := $(PKG_LIBS) $(CAPSTONE_LIBS) $(LIBBPF_LIBS) -lpfm -lstdc++ -lpthread -ldl -lm
 
 # lib/ is one folder per stage, in this order: a stage uses the stages before it only
 # (tests/t0003-layers.sh checks every #include against it; docs/layout.md says what
-# each holds).  lib/inject/ is what record loads into workloads, built by its fragments.
+# each holds).  lib/inject/ is what record loads into workloads, built by its fragments;
+# *.bpf.c are BPF programs, built by theirs (lib/record/pybpf.mk).
 STAGES   := util file isa resolve record attribute views
-LIB_SRC  := $(sort $(foreach s,$(STAGES),$(wildcard lib/$(s)/*.c)))
+LIB_SRC  := $(sort $(filter-out %.bpf.c,$(foreach s,$(STAGES),$(wildcard lib/$(s)/*.c))))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(O)/%.o)

@@ -110,9 +110,15 @@ print("file size (bytes)              %11d  %11d  %11.3f" % (med["np_size"], med
 bps = {k: statistics.median(sz / n for sz, n in zip(rows[k + "_size"], rows[k + "_s"]))
        for k in ("np", "py")}
 print("bytes per sample               %11.1f  %11.1f  %11.3f" % (bps["np"], bps["py"], bps["py"] / bps["np"]))
-bpc = {k: statistics.median(sz / n for sz, n in zip(rows[k + "_size"], rows[k + "_cpu"]) if n)
+# (recdump --sizes counts the samples of compact batches, USAMPLES, by kind, not by
+# event: none is counted as on-CPU then)
+bpc = {k: [sz / n for sz, n in zip(rows[k + "_size"], rows[k + "_cpu"]) if n]
        for k in ("np", "py")}
-print("bytes per on-CPU sample        %11.1f  %11.1f  %11.3f" % (bpc["np"], bpc["py"], bpc["py"] / bpc["np"]))
+if bpc["np"] and bpc["py"]:
+    bpc = {k: statistics.median(v) for k, v in bpc.items()}
+    print("bytes per on-CPU sample        %11.1f  %11.1f  %11.3f" % (bpc["np"], bpc["py"], bpc["py"] / bpc["np"]))
+else:
+    print("bytes per on-CPU sample                  -            -  (samples in compact batches)")
 print("Python records (bytes)         %11d  %11d  %11.3f of the --no-python file" %
       (med["np_pyb"], med["py_pyb"], med["py_pyb"] / med["np_size"]))
 print("lost samples (all runs)        %11d" % sum(rows["lost"]))

@@ -3,13 +3,13 @@
 # Run as root (make and .ci/run call it); a non-root user gets the apt-get line to run.
 set -e
 
-# build: headers and libraries; tests: real DL workloads and the reference profiler
-BUILD_PKGS="gcc make pkg-config libelf-dev libdw-dev libpfm4-dev zlib1g-dev libcapstone-dev libstdc++-12-dev"
+# build: headers and libraries, and clang, libbpf and bpftool for the BPF program
+# (lib/record/pybpf.mk); tests: real DL workloads and the reference profiler
+BUILD_PKGS="gcc make pkg-config libelf-dev libdw-dev libpfm4-dev zlib1g-dev libcapstone-dev libstdc++-12-dev clang libbpf-dev bpftool"
 TEST_PKGS="libdnnl-dev libopenblas-openmp-dev libomp-dev python3-torch linux-perf elfutils perl binutils protobuf-compiler tmux"
-# tests that skip without them (real-browser checks of the SVG and speedscope output,
-# the libFuzzer harnesses):
+# tests that skip without them (real-browser checks of the SVG and speedscope output):
 # installed when possible, never a reason to stop
-OPTIONAL_PKGS="chromium clang"
+OPTIONAL_PKGS="chromium"
 [ "${DLPROF_BOOTSTRAP:-}" = "build" ] && TEST_PKGS= && OPTIONAL_PKGS=
 
 missing=

@@ -1,4 +1,5 @@
-/* pybpf.h - Python stacks read in the kernel at the sample (lib/record/pybpf.c).
+/* pybpf.h - Python stacks read in the kernel at the sample (lib/record/pybpf.bpf.c, loaded
+ * by lib/record/pybpf.c).
  *
  * A BPF program on the sampling events (BPF_PROG_TYPE_PERF_EVENT, run on each overflow,
  * before the sample is written) reads the sampled thread's chain of interpreter frames

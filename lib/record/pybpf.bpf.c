@@ -1,0 +1,266 @@
+/* pybpf.bpf.c - the BPF program that reads a sampled thread's Python frames in the kernel
+ * (pybpf.h), built by clang -target bpf and loaded by pybpf.c through libbpf.
+ *
+ * It runs on each overflow of the sampling events, before the sample is written, and
+ * always lets the sample be written.  For a thread record listed, it puts the chain of
+ * interpreter frames in a ring buffer without a wake-up, after the chain's code objects
+ * not met before.  Every read goes through bpf_probe_read_user: a bad pointer is an
+ * error, not a fault.  Needs Linux 5.8 (ring buffer); reading code objects, 5.17
+ * (bpf_loop).
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "memevent.h"
+#include "pybpf-prog.h"
+
+char LICENSE[] SEC("license") = "GPL";	/* bpf_probe_read_user is GPL-only */
+
+/* the frame layouts pyread knows (3.11's, and 3.12's which is 3.13's), set by pybpf.c */
+const volatile struct pyframe_layout layouts[PYBPF_MAX_LAYOUTS];
+const volatile __u32 nr_layouts;
+
+__u64 dropped;	/* chains the ring buffer had no room for */
+
+/* the threads record listed: tid -> where its frames are */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYBPF_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct pybpf_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PYBPF_RB_SIZE);
+} ring SEC(".maps");
+
+/* a chain is built in its cpu's scratch, then copied as long as it is; the frame being
+ * read lies beside it, in more room than is read: a field's offset masked to that room is
+ * one the verifier sees in bounds (pybpf.c checked that the fields lie in the bytes read,
+ * the pointers 8-aligned) */
+#define FRAME_ROOM	128
+
+struct chain_scratch {
+	struct pybpf_chain_rec c;
+	union {
+		__u64 q[FRAME_ROOM / 8];
+		unsigned char b[FRAME_ROOM];
+	} frame;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct chain_scratch);
+} chain_scratch SEC(".maps");
+
+/* the code objects met: (process, address) -> which object it was (the XOR of its
+ * co_filename, co_qualname and co_linetable pointers: another object made at the address
+ * of a freed one has other names or another table) */
+struct code_key {
+	__u32 pid;
+	__u32 zero;
+	__u64 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PYBPF_MAX_CODES);
+	__type(key, struct code_key);
+	__type(value, __u64);
+} codes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pybpf_code_rec);
+} code_scratch SEC(".maps");
+
+/* frames of a chain: its count less the flags, bounded where the verifier sees it */
+static __always_inline __u32 nframes(__u32 n)
+{
+	n &= 0x3ff;
+	return n > PYBPF_MAXF ? PYBPF_MAXF : n;
+}
+
+/* the MEM_PY_* flag of a frame by its owner (_PyInterpreterFrame.owner): an eval loop's
+ * entry shim (3.12+), a generator's or coroutine's frame */
+static const __u8 owner_flag[256] = {
+	[MEM_PY_OWNED_BY_CSTACK] = MEM_PY_SHIM,
+	[MEM_PY_OWNED_BY_GENERATOR] = MEM_PY_GEN,
+};
+
+/*
+ * Walk the frames from f, innermost first, into s->c.f with layout l's offsets: n, with
+ * PYBPF_FAIL when a read failed, PYBPF_TRUNC when there were more than PYBPF_MAXF.
+ * (The flags are looked up and shifted in, not branched on: the verifier then follows
+ * one way through each frame, not one for each combination.)
+ */
+static __always_inline __u32 walk(struct chain_scratch *s, __u64 f, __u32 l)
+{
+	__u32 code, prev, instr, owner, entry, i;
+
+	if (l >= nr_layouts || l >= PYBPF_MAX_LAYOUTS)
+		return 0;	/* a layout it was not given: an empty chain */
+	code = layouts[l].code / 8 % (FRAME_ROOM / 8);
+	prev = layouts[l].previous / 8 % (FRAME_ROOM / 8);
+	instr = layouts[l].instr / 8 % (FRAME_ROOM / 8);
+	owner = layouts[l].owner % FRAME_ROOM;
+	/* 3.11's is_entry (3.12+: none, a byte past those read, which stays 0) */
+	entry = layouts[l].is_entry == MEM_PY_NONE ? PYBPF_FR_READ :
+		layouts[l].is_entry % FRAME_ROOM;
+	for (i = 0; i < PYBPF_MAXF; i++) {
+		if (!f)
+			return i;
+		if (bpf_probe_read_user(&s->frame, PYBPF_FR_READ, (void *)f))
+			return i | PYBPF_FAIL;
+		/* is_entry is a bool (0 or 1): the first frame of its eval loop */
+		s->c.f[i].code = s->frame.q[code] | owner_flag[s->frame.b[owner]] |
+				 (s->frame.b[entry] & 1) * MEM_PY_ENTRY;
+		s->c.f[i].instr = s->frame.q[instr];
+		f = s->frame.q[prev];
+	}
+	return f ? PYBPF_MAXF | PYBPF_TRUNC : PYBPF_MAXF;
+}
+
+/* bpf_loop's context: the process, and the code objects this sample may still read */
+struct code_ctx {
+	__u32 pid;
+	__u32 left;
+};
+
+/*
+ * bpf_loop's callback, once for each frame of the chain in this cpu's scratch: its code
+ * object, when not met before as that object, read and put in the ring buffer (pybpf.h).
+ * Read at the first sample that meets it, a module's code freed once its import is over,
+ * or code made by exec() and dropped, is named however short its life (from outside it
+ * had to be read within a millisecond or two).  0: go on; 1: stop (no reads left, or no
+ * room).
+ */
+static long read_code(__u32 i, void *arg)
+{
+	struct code_ctx *cx = arg;
+	struct code_key key = { .pid = cx->pid };
+	struct chain_scratch *s;
+	struct pybpf_code_rec *r;
+	__u64 ptrs[4], ident, tab, len, *met;
+	__u32 zero = 0, got;
+
+	if (!cx->left)
+		return 1;
+	s = bpf_map_lookup_elem(&chain_scratch, &zero);
+	if (!s)
+		return 1;
+	key.addr = s->c.f[i & (PYBPF_MAXF - 1)].code & ~7ull;	/* less its flags */
+	if (!key.addr)
+		return 0;
+	/* which object it is: co_filename, co_qualname, co_linetable lie in these 32 bytes */
+	if (bpf_probe_read_user(ptrs, sizeof(ptrs), (void *)(key.addr + PYBPF_CO_FILENAME)))
+		return 0;
+	ident = ptrs[0] ^ ptrs[(PYBPF_CO_QUALNAME - PYBPF_CO_FILENAME) / 8] ^
+		ptrs[(PYBPF_CO_LINETABLE - PYBPF_CO_FILENAME) / 8];
+	met = bpf_map_lookup_elem(&codes, &key);
+	if (met && *met == ident)
+		return 0;
+	cx->left--;
+	r = bpf_map_lookup_elem(&code_scratch, &zero);
+	if (!r)
+		return 1;
+	r->pid = cx->pid;
+	r->kind = PYBPF_CODE;
+	r->addr = key.addr;
+	r->time = s->c.time;
+	r->tab_size = 0;
+	r->zero = 0;
+	/* its head; unreadable: not marked as met (read from outside, if ever) */
+	if (bpf_probe_read_user(r->head, sizeof(r->head), (void *)key.addr))
+		return 0;
+	got = PYBPF_GOT_HEAD;
+	/* the two names' objects as they lie */
+	if (!bpf_probe_read_user(r->qualname, sizeof(r->qualname),
+				 *(void **)&r->head[PYBPF_CO_QUALNAME]))
+		got |= PYBPF_GOT_QUALNAME;
+	if (!bpf_probe_read_user(r->filename, sizeof(r->filename),
+				 *(void **)&r->head[PYBPF_CO_FILENAME]))
+		got |= PYBPF_GOT_FILENAME;
+	/* the line table (a bytes object): its size (ob_size, at 16), then up to
+	 * PYBPF_TAB_READ of its bytes (ob_sval, at 32) */
+	tab = *(__u64 *)&r->head[PYBPF_CO_LINETABLE];
+	if (!bpf_probe_read_user(&r->tab_size, sizeof(r->tab_size), (void *)(tab + 16))) {
+		len = r->tab_size;
+		if (len > PYBPF_TAB_READ)
+			len = PYBPF_TAB_READ;
+		if (!bpf_probe_read_user(r->tab, len, (void *)(tab + 32)))
+			got |= PYBPF_GOT_TAB;
+	}
+	r->got = got;
+	/* out: as long as what was read of the table */
+	len = 0;
+	if (got & PYBPF_GOT_TAB) {
+		len = r->tab_size;
+		if (len > PYBPF_TAB_READ)
+			len = PYBPF_TAB_READ;
+	}
+	if (bpf_ringbuf_output(&ring, r, __builtin_offsetof(struct pybpf_code_rec, tab) + len,
+			       BPF_RB_NO_WAKEUP))
+		return 1;	/* no room: the chain has none either */
+	bpf_map_update_elem(&codes, &key, &ident, BPF_ANY);	/* met, as this object */
+	return 0;
+}
+
+static __always_inline int read_stack(int with_codes)
+{
+	__u64 id = bpf_get_current_pid_tgid(), f;
+	__u32 tid = (__u32)id, zero = 0, ts_tid, n;
+	const struct pybpf_thread *t;
+	struct chain_scratch *s;
+
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t)
+		return 1;
+	/* the state's native thread id must be the thread's (a state freed and reused: no) */
+	if (bpf_probe_read_user(&ts_tid, sizeof(ts_tid), (void *)(t->tstate + t->ts_tid)) ||
+	    ts_tid != tid)
+		return 1;
+	/* the running frame: *(tstate + ts_frame), in 3.11/3.12 through the _PyCFrame */
+	if (bpf_probe_read_user(&f, sizeof(f), (void *)(t->tstate + t->ts_frame)))
+		return 1;
+	if (t->cf_current != MEM_PY_NONE && f &&
+	    bpf_probe_read_user(&f, sizeof(f), (void *)(f + t->cf_current)))
+		return 1;
+	s = bpf_map_lookup_elem(&chain_scratch, &zero);
+	if (!s)
+		return 1;
+	s->c.tid = tid;
+	s->c.time = bpf_ktime_get_ns();
+	s->c.n = walk(s, f, t->layout);
+	/* (read back: the verifier then goes on once from here, not once per way out of
+	 * the walk) */
+	n = nframes(*(volatile __u32 *)&s->c.n);
+	if (with_codes) {
+		/* the chain's code objects not met before go first */
+		struct code_ctx cx = { .pid = id >> 32, .left = PYBPF_CODE_BUDGET };
+
+		bpf_loop(n, read_code, &cx, 0);
+	}
+	if (bpf_ringbuf_output(&ring, &s->c, 16 + 16 * n, BPF_RB_NO_WAKEUP))
+		__sync_fetch_and_add(&dropped, 1);
+	return 1;
+}
+
+/* chains and the code objects they meet (5.17: bpf_loop) */
+SEC("perf_event")
+int dlprof_py(void *ctx)
+{
+	return read_stack(1);
+}
+
+/* chains only, where the kernel will not load the other (or DLPROF_NO_BPF_CODES) */
+SEC("perf_event")
+int dlprof_py_chain(void *ctx)
+{
+	return read_stack(0);
+}

@@ -1,0 +1,66 @@
+#!/bin/sh
+# t8006-python-bpf.sh - the BPF program that reads Python stacks in the kernel
+# (lib/record/pybpf.bpf.c: built by clang, loaded by libbpf; t8005 checks what it reads).
+# Where the kernel runs it: each of its two programs loads, and the verifier's work stays
+# far from its limit of 1,000,000 instructions: the frame walk is a loop the verifier
+# follows once per frame, 256 at most (about 12,000 instructions on 6.18; written with the
+# frame's flags branched on, 52,000; with each of the walk's 512 ways out followed on to
+# the end, 760,000); and the program without code objects (DLPROF_NO_BPF_CODES=1, what a
+# kernel without bpf_loop gets) reads the stacks as the other does: the known split of
+# py_known.py, its lines and recursion (as t8000).
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS
+/usr/bin/python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
+	test_skip_all "/usr/bin/python3 is not CPython 3.11"
+W="$SRC/workloads/py_known.py"
+
+# verified NAME ERR: ERR says program NAME was loaded, with what the verifier processed
+# (0 where the kernel does not say: before 5.16) under 50,000
+verified() {
+	/usr/bin/python3 - "$1" "$2" <<-\EOF
+	import re, sys
+	m = re.search(r"dlprof: BPF program (\S+): (\d+) instructions, (\d+) processed by the "
+	              r"verifier", open(sys.argv[2]).read())
+	assert m and m.group(1) == sys.argv[1], m and m.group(0)
+	print(m.group(0))
+	assert int(m.group(2)) > 0 and int(m.group(3)) < 50000, m.group(0)
+	EOF
+}
+
+# the end line: nearly every sample read in the kernel
+all_in_kernel() {
+	/usr/bin/python3 - "$1" <<-\EOF
+	import re, sys
+	l = [l for l in open(sys.argv[1]) if l.startswith("dlprof: python:")][0]
+	total = int(re.search(r"python: (\d+) samples read", l).group(1))
+	kern = int(re.search(r"(\d+) read in the kernel", l).group(1))
+	print(kern, "of", total, "read in the kernel")
+	assert kern >= 0.95 * total, (kern, total)
+	EOF
+}
+
+test_expect_success 'with code objects: loaded, the verifier well within its limit' '
+	DLPROF_DEBUG_BPF=1 "$DLPROF" record -o k.data -- /usr/bin/python3 "$W" 2 k.json \
+		2>err && cat err &&
+	if grep -q "read in the kernel at the sample" err; then
+		touch have-kernel && verified dlprof_py err && all_in_kernel err
+	else
+		grep -q "read from outside, .* (in the kernel: " err
+	fi
+'
+
+if test -e "$TRASH/have-kernel"; then
+	test_expect_success 'chains only (DLPROF_NO_BPF_CODES=1): loaded, the known split' '
+		DLPROF_NO_BPF_CODES=1 DLPROF_DEBUG_BPF=1 "$DLPROF" record -o c.data -- \
+			/usr/bin/python3 "$W" 3 c.json 2>err && cat err &&
+		verified dlprof_py_chain err && all_in_kernel err &&
+		grep -q "; code objects read from outside (DLPROF_NO_BPF_CODES is set)" err &&
+		"$DLPROF" fold -i c.data >c.fold &&
+		/usr/bin/python3 "$SRC/tools/py-known-check.py" shares c.fold c.json &&
+		/usr/bin/python3 "$SRC/tools/py-known-check.py" lines c.fold c.json
+	'
+else
+	test_skip 'chains only (DLPROF_NO_BPF_CODES=1)' 'the kernel does not run the reader here'
+fi
+
+test_done
