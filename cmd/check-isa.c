@@ -10,7 +10,6 @@
 #include "cmds.h"
 #include "isa.h"
 #include "parse-options.h"
-#include "util.h"
 
 static const char *const check_isa_usage[] = {
 	"dlprof check-isa [--format table|json] [--no-python]",

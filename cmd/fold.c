@@ -9,7 +9,6 @@
 #include "filter.h"
 #include "fold-view.h"
 #include "parse-options.h"
-#include "util.h"
 
 static const char *const flamegraph_usage[] = {
 	"dlprof flamegraph [-i FILE] [-o flame.svg | -o -] [--title TEXT] [--width PX] [--off-cpu | --wall] [--no-kernel] [--family[=GLOB]] [--op[=GLOB]] [FILTERS]",

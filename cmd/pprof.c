@@ -9,7 +9,6 @@
 #include "filter.h"
 #include "parse-options.h"
 #include "pprof-view.h"
-#include "util.h"
 
 static const char *const pprof_usage[] = {
 	"dlprof pprof [-i FILE] [-o OUT.pb.gz | -o -] [--inline] [--raw-irqs] [--no-kernel] [--families FILE]",

@@ -2,7 +2,6 @@
 #include "cmds.h"
 #include "parse-options.h"
 #include "record.h"
-#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,14 +5,11 @@
 
 #include "cmds.h"
 #include "dlview.h"
-#include "family.h"
-#include "filter.h"
 #include "isa.h"
 #include "memprof.h"
 #include "parse-options.h"
 #include "report.h"
 #include "steps.h"
-#include "util.h"
 
 static const char *const report_usage[] = {
 	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs] [--off-cpu | --wall]",

@@ -7,7 +7,6 @@
 #include "filter.h"
 #include "parse-options.h"
 #include "speedscope.h"
-#include "util.h"
 
 static const char *const speedscope_usage[] = {
 	"dlprof speedscope [-i FILE] [-o OUT.speedscope.json | -o -] [--inline] [--no-kernel] [FILTERS]",

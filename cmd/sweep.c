@@ -7,7 +7,6 @@
 #include "cmds.h"
 #include "parse-options.h"
 #include "sweep.h"
-#include "util.h"
 
 static const char *const sweep_usage[] = {
 	"dlprof sweep [--threads LIST] [--wait LIST] [--repeat N] [--metric REGEX [--higher]] [-o DIR] [-F HZ] [--format table|json] -- COMMAND [ARGS...]",

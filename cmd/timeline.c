@@ -4,11 +4,9 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "family.h"
 #include "filter.h"
 #include "parse-options.h"
 #include "timeline.h"
-#include "util.h"
 
 static const char *const timeline_usage[] = {
 	"dlprof timeline [-i FILE] [-o trace.json | -o -] [--step FUNC] [--families FILE] [FILTERS]",

@@ -6,7 +6,6 @@
 #include "parse-options.h"
 #include "record.h"
 #include "top.h"
-#include "util.h"
 
 static const char *const top_usage[] = {
 	"dlprof top [-p PID[,PID...] | -- COMMAND [ARGS...]] [--sort self|family|op|thread] [-d SECONDS] [-e EVENT] [-F HZ] [-o FILE]",

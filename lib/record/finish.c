@@ -1,23 +1,5 @@
 /* finish.c - the end of a recording: build-ids, kernel symbols, JIT maps and dumps, ITT files, META, checks (recorder.h). */
-#include "record.h"
-#include "recunwind.h"
-#include "attach.h"
-#include "elfsyms.h"
 #include "ksyms.h"
-#include "event.h"
-#include "isa.h"
-#include "jitsym.h"
-#include "memevent.h"
-#include "memrec.h"
-#include "pybpf.h"
-#include "pyread.h"
-#include "recfile.h"
-#include "rephash.h"
-#include "ring.h"
-#include "workload.h"
-#include "paths.h"
-#include "util.h"
-#include "version.h"
 #include "recorder.h"
 
 #include <dirent.h>

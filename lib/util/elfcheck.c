@@ -835,27 +835,39 @@ static int check_file(Elf *e, size_t size, char *why, size_t whysz)
 	return 0;
 }
 
+/* The file's bytes and its CFI reader's setup (byte order, address size, where to say
+ * why); NULL when e is no ELF file (said in why) */
+static const uint8_t *cfi_setup(Elf *e, struct cfi *c, size_t *size, char *why, size_t whysz)
+{
+	const uint8_t *file;
+	const unsigned char *ident;
+
+	if (whysz)
+		why[0] = '\0';
+	file = (const uint8_t *)elf_rawfile(e, size);
+	ident = (const unsigned char *)elf_getident(e, NULL);
+	if (!file || !ident || elf_kind(e) != ELF_K_ELF) {
+		fail(why, whysz, "not an ELF file");
+		return NULL;
+	}
+	c->addr8 = ident[EI_CLASS] == ELFCLASS64;
+	c->msb = ident[EI_DATA] == ELFDATA2MSB;
+	c->why = why;
+	c->whysz = whysz;
+	return file;
+}
+
 unsigned elf_check(Elf *e, unsigned what, char *why, size_t whysz)
 {
 	struct cfi c = { 0 };
 	const uint8_t *file;
-	const unsigned char *ident;
 	size_t size;
 
-	if (whysz)
-		why[0] = '\0';
-	file = (const uint8_t *)elf_rawfile(e, &size);
-	ident = (const unsigned char *)elf_getident(e, NULL);
-	if (!file || !ident || elf_kind(e) != ELF_K_ELF) {
-		fail(why, whysz, "not an ELF file");
+	file = cfi_setup(e, &c, &size, why, whysz);
+	if (!file)
 		return what | ELF_CHECK_FILE;
-	}
 	if ((what & ELF_CHECK_FILE) && check_file(e, size, why, whysz))
 		return what;
-	c.addr8 = ident[EI_CLASS] == ELFCLASS64;
-	c.msb = ident[EI_DATA] == ELFDATA2MSB;
-	c.why = why;
-	c.whysz = whysz;
 	if ((what & ELF_CHECK_EH_FRAME) && check_eh_frame(e, file, size, &c))
 		return ELF_CHECK_EH_FRAME;
 	if ((what & ELF_CHECK_DEBUG_FRAME) && check_debug_frame(e, &c))
@@ -868,21 +880,11 @@ int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), vo
 {
 	struct cfi c = { 0 };
 	const uint8_t *file;
-	const unsigned char *ident;
 	size_t size;
 
-	if (whysz)
-		why[0] = '\0';
-	file = (const uint8_t *)elf_rawfile(e, &size);
-	ident = (const unsigned char *)elf_getident(e, NULL);
-	if (!file || !ident || elf_kind(e) != ELF_K_ELF)
-		return fail(why, whysz, "not an ELF file");
-	if (check_file(e, size, why, whysz))
+	file = cfi_setup(e, &c, &size, why, whysz);
+	if (!file || check_file(e, size, why, whysz))
 		return -1;
-	c.addr8 = ident[EI_CLASS] == ELFCLASS64;
-	c.msb = ident[EI_DATA] == ELFDATA2MSB;
-	c.why = why;
-	c.whysz = whysz;
 	c.fde_fn = fn;
 	c.fde_ctx = ctx;
 	return check_eh_frame(e, file, size, &c) ? -1 : 0;

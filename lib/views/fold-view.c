@@ -5,12 +5,9 @@
 #include <string.h>
 
 #include "attr-stream.h"
-#include "family.h"
-#include "filter.h"
 #include "flamegraph.h"
 #include "fold-view.h"
 #include "memprof.h"
-#include "process.h"
 #include "readings.h"
 #include "util.h"
 

@@ -4,12 +4,9 @@
 #include <string.h>
 
 #include "attr-stream.h"
-#include "family.h"
-#include "filter.h"
 #include "memprof.h"
 #include "pprof-view.h"
 #include "pprof.h"
-#include "process.h"
 #include "readings.h"
 #include "util.h"
 

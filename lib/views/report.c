@@ -4,17 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calltree.h"
 #include "dlview.h"
 #include "filter.h"
-#include "family.h"
-#include "memprof.h"
 #include "output.h"
-#include "process.h"
-#include "profile.h"
 #include "readings.h"
 #include "report.h"
-#include "rephash.h"
 #include "util.h"
 
 /* The families a (symbol, DSO) row's samples fell into: the JSON family column is the

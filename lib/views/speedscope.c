@@ -4,8 +4,6 @@
 
 #include "attr-stream.h"
 #include "filter.h"
-#include "process.h"
-#include "rephash.h"
 #include "speedscope.h"
 #include "util.h"
 

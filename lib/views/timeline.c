@@ -3,13 +3,8 @@
 #include <string.h>
 
 #include "attr-stream.h"
-#include "family-rules.h"
-#include "filter.h"
 #include "itt.h"
 #include "memprof.h"
-#include "process.h"
-#include "recfile.h"
-#include "rephash.h"
 #include "steps.h"
 #include "switches.h"
 #include "timeline.h"
