@@ -1,42 +1,8 @@
-/* unwind.c - CFI unwinding of copied user stacks, with stack scanning over frames that
- * have no CFI.
- *
- * Design:
- * - The CFI of a file is read once, through libdw (dwarf_getcfi_elf for .eh_frame, the
- *   file's own .debug_frame after it), and each row the walk meets is turned into a rule
- *   and cached on the DSO: how to compute the CFA (register + offset, or an expression)
- *   and, per register, where the caller's value is (same, undefined, at CFA+n, CFA+n,
- *   another register, an expression).  A row covers an address range, so one step of a
- *   walk is a binary search in the DSO's rules and a few reads from the copied stack; libdw
- *   is asked again only for an address no cached row covers.  The rules hold nothing of a
- *   process: the same cache serves every process that maps the file, at report time and,
- *   in record, while the stacks are drained.
- * - Memory reads are served from the copied stack [SP, SP + stack_size), else from the
- *   bytes of the mapped file (mmap'ed once per DSO).
- * - Without a row for the PC in a file that has CFI, the frame-pointer step is tried
- *   (return address at rbp + 8, the caller's rbp at rbp).
- * - When the walk stops without reaching an outermost frame, the copied stack is
- *   scanned upward from the last known SP for a word that is a return address into
- *   file-backed code (the bytes before it decode as a call), and a new walk starts from
- *   there with rip/rsp known and the callee-saved registers of the last CFI frame (rbp
- *   from the slot below the return address when the skipped code made a classic frame).
- *   That frame is FRAME_RECOVERED; if its own CFI step gives an implausible frame, it was
- *   probably a stale word and is dropped when the scan finds another.
- * - Every return address found by CFI must lie in executable memory and, in file-backed
- *   code, follow a call instruction; the stack pointer must grow toward the root.
- * - "Complete" means the CFI at the last PC marks the return address undefined (_start,
- *   clone3), or the last PC lies in a thread-root function (noted once per file).
- * - Caches: per address space, the kind of each code page (direct-mapped) and the
- *   call-decode verdict per return address; per DSO, the mapped file, its PT_LOADs, its
- *   CFI rules and its thread-root functions.
- * - While recording, each thread's last walk is kept (its frames, the walk's state as it
- *   recorded each, and every read of the copied stack it made from there on).  A walk
- *   that records a frame in the same state as one of the last walk's (same SP, PC and
- *   registers, the same scans behind it) would go on exactly as that one did if what it
- *   read above is unchanged: the reads are compared with this copy, and when they all
- *   match, the rest of the frames are taken from the last walk.  Outer frames (main, the
- *   interpreter's loop, a worker's start) mostly stay, so most of a walk is a compare of
- *   a few words a frame instead of a step.
+/* unwind.c - CFI unwinding of copied user stacks (unwind.h): the walk, one step a frame
+ * (a cached CFI rule of the file, else the frame-pointer step), each return address
+ * checked (executable, after a call), a stack scan over frames without CFI, and, while
+ * recording, the rest of a walk taken from the thread's last one when its reads above
+ * match (unwind-memo.c).  docs/unwinding.md has the design and its figures.
  */
 #include <stdlib.h>
 #include <string.h>
