@@ -1,6 +1,6 @@
 /* dlview-priv.h - the DL view's counters, shared by its three parts: aggregation
  * (dlview.c: each attributed sample, attr-stream.h, counted once), the tables
- * (dlview-table.c) and the findings (dlview-findings.c). */
+ * (dlview-table.c, dlview-ops.c) and the findings (dlview-findings.c). */
 #ifndef DLPROF_DLVIEW_PRIV_H
 #define DLPROF_DLVIEW_PRIV_H
 
@@ -80,6 +80,17 @@ static inline double pct(uint64_t n, uint64_t total)
 {
 	return total ? 100.0 * n / total : 0.0;
 }
+
+/* The tables' cells (dlview-table.c): a duration ("318.3 ms"), a cell cut or padded to
+ * width; the top entries of a count map under key; a Python frame's file, function and
+ * line from its symbol ("fn (file.py:12)") */
+const char *dlview_fmt_ns(char *buf, size_t sz, double ns);
+void dlview_put_cell(FILE *out, const char *s, size_t width, int right);
+size_t dlview_top_of(const struct cmap *m, const char *key, const struct cnt **out, size_t max);
+const char *dlview_py_path(struct dlview *v, const char *sym);
+void dlview_py_parts(const char *sym, char *fn, size_t fnsz, int *line);
+/* The operator table (dlview-ops.c) */
+void dlview_print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit);
 
 /* Shared by the tables and the findings (dlview-table.c) */
 void dlview_on_off(const struct dlview *v, const struct thread_stat *t, double *on, double *off);

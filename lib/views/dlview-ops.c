@@ -1,0 +1,472 @@
+/* dlview-ops.c - the DL view's operator table (report --sort op): each framework
+ * operator's self and total samples, calls and time per call, the oneDNN primitives
+ * beneath it, the operators' callers, and the ITT task summary. */
+#include <stdlib.h>
+#include <string.h>
+#include "dlview-priv.h"
+#include "itt.h"
+#include "util.h"
+
+static void print_prim_parts(struct dlview *v, FILE *out, const char *name)
+{
+	const struct fp_prim *p = fastpath_prim(v->fp, name);
+	static const char *const part_names[FP_NR] = {
+		NULL, "(libdnnl code, not JIT)", "(other code)", "(OpenMP wait)", "(kernel)",
+	};
+	size_t k;
+
+	if (!p)
+		return;
+	for (k = 0; k < p->nr_kernels && k < 4; k++) {
+		const struct fp_kernel *kn = &p->kernels[k];
+
+		if (kn->samples * 200 < p->samples)	/* under 0.5%: left out */
+			break;
+		fputs("  ", out);
+		dlview_put_cell(out, kn->name, 36, 0);
+		fputc(' ', out);
+		dlview_put_cell(out, kn->desc, 18, 0);
+		fprintf(out, " %6.1f%%\n", pct(kn->samples, p->samples));
+	}
+	if (k < p->nr_kernels) {
+		uint64_t rest = 0;
+
+		for (; k < p->nr_kernels; k++)
+			rest += p->kernels[k].samples;
+		fprintf(out, "  %-36s %-18s %6.1f%%\n", "(other JIT kernels)", "",
+			pct(rest, p->samples));
+	}
+	for (int i = FP_LIB; i < FP_NR; i++) {
+		if (!p->part[i] || p->part[i] * 200 < p->samples)
+			continue;
+		fprintf(out, "  %-36s %-18s %6.1f%%%s\n", part_names[i], "",
+			pct(p->part[i], p->samples),
+			i == FP_LIB && !p->part[FP_JIT] ? "  no JIT kernel ran" : "");
+	}
+}
+
+static void json_prim_parts(struct dlview *v, FILE *out, const char *name)
+{
+	const struct fp_prim *p = fastpath_prim(v->fp, name);
+
+	if (!p)
+		return;
+	fprintf(out, ", \"jit_samples\": %llu, \"non_jit_samples\": %llu, \"other_samples\": %llu, "
+		"\"wait_samples\": %llu, \"kernel_samples\": %llu, \"kernels\": [",
+		(unsigned long long)p->part[FP_JIT], (unsigned long long)p->part[FP_LIB],
+		(unsigned long long)p->part[FP_OTHER], (unsigned long long)p->part[FP_WAIT],
+		(unsigned long long)p->part[FP_KERNEL]);
+	for (size_t k = 0; k < p->nr_kernels; k++) {
+		const struct fp_kernel *kn = &p->kernels[k];
+
+		fprintf(out, "%s{\"name\": ", k ? ", " : "");
+		fput_json_str(out, kn->name);
+		fprintf(out, ", \"isa\": ");
+		fput_json_str(out, kn->isa);
+		fprintf(out, ", \"class\": ");
+		if (kn->tier)
+			fput_json_str(out, kn->tier);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"samples\": %llu}", (unsigned long long)kn->samples);
+	}
+	fputc(']', out);
+}
+
+/* c before d: more samples, then the second key in byte order (the table's slots follow
+ * interned addresses, which differ from run to run) */
+static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
+{
+	const struct itt_data *itt = attr_itt(v->attr);
+	const char *name;
+	uint64_t calls, ns, call_ns;
+	double cpu_ns = v->samples * v->ns_per_sample;
+	char b1[32];
+	size_t i;
+
+	if (!itt)
+		return;
+	if (fmt == DLVIEW_TABLE)
+		fprintf(out, "\n%-30s %7s %9s %8s %8s %7s\n", "ITT task (oneDNN primitive)",
+			"Calls", "Task time", "% of CPU", "Samples", "%");
+	else if (fmt == DLVIEW_JSON)
+		fprintf(out, "\"itt_tasks\": [");
+	for (i = 0; (name = itt_name_stats(itt, i, &calls, &ns, &call_ns)); i++) {
+		struct cnt tot = { name, NULL, 0, 0 }, *c = &tot;
+		const struct cnt *fams[64];
+		size_t j, nf;
+
+		for (j = 0; j < v->itt_samp.size; j++)
+			if (v->itt_samp.tab[j].k1 == name)
+				tot.n += v->itt_samp.tab[j].n;
+
+		if (fmt == DLVIEW_TABLE) {
+			dlview_put_cell(out, name, 30, 0);
+			fprintf(out, " %7llu %9s %7.1f%% %8llu %6.1f%%\n",
+				(unsigned long long)calls, dlview_fmt_ns(b1, sizeof(b1), ns),
+				cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0, (unsigned long long)c->n,
+				pct(c->n, v->samples));
+			print_prim_parts(v, out, name);
+		} else if (fmt == DLVIEW_JSON) {
+			fprintf(out, "%s{\"name\": ", i ? ", " : "");
+			fput_json_str(out, name);
+			fprintf(out, ", \"calls\": %llu, \"call_ns\": %llu, \"task_ns\": %llu, "
+				"\"task_cpu_pct\": %.2f, \"samples\": %llu, \"samples_pct\": %.2f",
+				(unsigned long long)calls, (unsigned long long)call_ns,
+				(unsigned long long)ns, cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0,
+				(unsigned long long)c->n, pct(c->n, v->samples));
+			/* by samples, most first */
+			fprintf(out, ", \"families\": {");
+			nf = dlview_top_of(&v->itt_samp, name, fams, ARRAY_SIZE(fams));
+			for (j = 0; j < nf; j++) {
+				fprintf(out, "%s", j ? ", " : "");
+				fput_json_str(out, fams[j]->k2);
+				fprintf(out, ": %llu", (unsigned long long)fams[j]->n);
+			}
+			fprintf(out, "}");
+			json_prim_parts(v, out, name);
+			fprintf(out, "}");
+		} else {
+			fprintf(out, "itt,");
+			fput_csv_str(out, name);
+			fprintf(out, ",%llu,%llu,%llu\n", (unsigned long long)calls,
+				(unsigned long long)ns, (unsigned long long)c->n);
+		}
+	}
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "], ");
+}
+
+
+#define NOT_COUNTED "\u2014"	/* em dash: the op table's "no call count" */
+
+/* A row of the op table: an operator, or a oneDNN primitive beneath its operator. */
+struct op_row {
+	const char *key;	/* the attribution's op (with overload); a primitive row: its parent's */
+	const char *name;	/* as shown: the overload only where two of one op appear */
+	const char *base, *overload;
+	const char *prim;	/* a primitive row: the primitive kind */
+	uint64_t self, total, calls, call_ns;
+};
+
+/* oneDNN calls of PRIM inside operator OP; PRIM NULL: OP is "dnnl:PRIM" itself. */
+static void op_calls(struct dlview *v, const char *op, const char *prim, uint64_t *calls,
+		     uint64_t *ns)
+{
+	const char *o, *p;
+	uint64_t c, t;
+
+	*calls = *ns = 0;
+	if (!prim && strncmp(op, "dnnl:", 5))
+		return;
+	for (size_t i = 0; attr_calls(v->attr, i, &o, &p, &c, &t); i++)
+		if (o == op && (!prim || p == prim)) {
+			*calls += c;
+			*ns += t;
+		}
+}
+
+static int cmp_prim_row(const void *a, const void *b)
+{
+	const struct op_row *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->prim, y->prim);
+}
+
+/* Rows for the oneDNN calls of top's primitives that no row from first on shows yet
+ * (calls no sample caught). */
+static void add_call_rows(struct dlview *v, struct op_row **r, size_t *nr, size_t *alloc,
+			  const struct op_row *top, size_t first)
+{
+	const char *o, *p;
+	uint64_t c, t;
+
+	for (size_t j = 0; attr_calls(v->attr, j, &o, &p, &c, &t); j++) {
+		size_t k;
+
+		if (o != top->key)
+			continue;
+		for (k = first; k < *nr && (*r)[k].prim != p; k++)
+			;
+		if (k < *nr)
+			continue;
+		ALLOC_GROW(*r, *nr + 1, *alloc);
+		(*r)[*nr] = *top;
+		(*r)[*nr].prim = p;
+		(*r)[*nr].self = (*r)[*nr].total = 0;
+		(*r)[*nr].calls = c;
+		(*r)[*nr].call_ns = t;
+		(*nr)++;
+	}
+}
+
+/* The rows: operators by self samples (then total), each followed by the primitives that
+ * ran inside it (samples or calls), by samples.  limit counts operators. */
+static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
+{
+	struct cnt **ops;
+	size_t n = cmap_sorted(&v->op_total, &ops), i, j, nr = 0, alloc = 0;
+	struct op_row *r = NULL;
+
+	/* order by self: self counts into n2, then by self and total */
+	for (i = 0; i < n; i++)
+		ops[i]->n2 = cmap_get(&v->op_self, ops[i]->k1, NULL)->n;
+	for (i = 1; i < n; i++) {
+		struct cnt *c = ops[i];
+
+		for (j = i; j > 0 && (ops[j - 1]->n2 < c->n2 ||
+				      (ops[j - 1]->n2 == c->n2 && ops[j - 1]->n < c->n)); j--)
+			ops[j] = ops[j - 1];
+		ops[j] = c;
+	}
+	for (i = 0; i < n && (!limit || i < limit); i++) {
+		struct op_row top = { .key = ops[i]->k1, .self = ops[i]->n2, .total = ops[i]->n };
+		size_t first;
+
+		top.base = attr_op_name(top.key, &top.overload);
+		top.name = top.base;
+		for (j = 0; j < n && top.overload; j++)
+			if (ops[j]->k1 != top.key && attr_op_name(ops[j]->k1, NULL) == top.base)
+				top.name = top.key;	/* "aten::add.Tensor" beside "aten::add.Scalar" */
+		op_calls(v, top.key, NULL, &top.calls, &top.call_ns);
+		ALLOC_GROW(r, nr + 1, alloc);
+		r[nr++] = top;
+		if (!strncmp(top.key, "dnnl:", 5))
+			continue;	/* a primitive outside any operator: the row is its own */
+		first = nr;
+		for (j = 0; j < v->op_prim.size; j++) {
+			const struct cnt *pc = &v->op_prim.tab[j];
+
+			if (pc->k1 != top.key)
+				continue;
+			ALLOC_GROW(r, nr + 1, alloc);
+			r[nr] = top;
+			r[nr].prim = pc->k2;
+			r[nr].self = r[nr].total = pc->n;
+			op_calls(v, top.key, pc->k2, &r[nr].calls, &r[nr].call_ns);
+			nr++;
+		}
+		/* primitives called inside the operator that no sample caught */
+		add_call_rows(v, &r, &nr, &alloc, &top, first);
+		if (nr > first)
+			qsort(r + first, nr - first, sizeof(*r), cmp_prim_row);
+	}
+	free(ops);
+	/* operators that no sample caught but oneDNN calls ran in (the calls of short ops
+	 * are told by the samples around them): their rows, so that every call is shown */
+	for (j = 0; !limit || i < limit; j++) {
+		const char *o, *p;
+		uint64_t c, t;
+		size_t k, first;
+		struct op_row top = { 0 };
+
+		if (!attr_calls(v->attr, j, &o, &p, &c, &t))
+			break;
+		for (k = 0; k < nr && r[k].key != o; k++)
+			;
+		if (k < nr)
+			continue;
+		top.key = o;
+		top.base = attr_op_name(o, &top.overload);
+		top.name = top.base;
+		op_calls(v, o, NULL, &top.calls, &top.call_ns);
+		ALLOC_GROW(r, nr + 1, alloc);
+		r[nr++] = top;
+		i++;
+		if (!strncmp(o, "dnnl:", 5))
+			continue;
+		first = nr;
+		add_call_rows(v, &r, &nr, &alloc, &top, first);
+		if (nr > first)
+			qsort(r + first, nr - first, sizeof(*r), cmp_prim_row);
+		(void)p;
+	}
+	*out = r;
+	return nr;
+}
+
+static void json_op_row(struct dlview *v, FILE *out, const struct op_row *r, int first)
+{
+	fprintf(out, "%s\n  {\"name\": ", first ? "" : ",");
+	if (r->prim) {
+		fput_json_str(out, attr_prim_op(r->prim));
+		fprintf(out, ", \"overload\": null, \"primitive\": ");
+		fput_json_str(out, r->prim);
+		fprintf(out, ", \"parent\": ");
+		fput_json_str(out, r->base);
+		fprintf(out, ", \"parent_overload\": ");
+	} else {
+		fput_json_str(out, r->base);
+		fprintf(out, ", \"overload\": ");
+	}
+	if (r->overload)
+		fput_json_str(out, r->overload);
+	else
+		fputs("null", out);
+	fprintf(out, ", \"self_pct\": %.2f, \"self_samples\": %llu, \"self_ns\": %.0f, "
+		"\"total_pct\": %.2f, \"total_samples\": %llu, \"total_ns\": %.0f",
+		pct(r->self, v->samples), (unsigned long long)r->self, r->self * v->ns_per_sample,
+		pct(r->total, v->samples), (unsigned long long)r->total,
+		r->total * v->ns_per_sample);
+	if (r->calls)
+		fprintf(out, ", \"calls\": %llu, \"avg_ns\": %.0f", (unsigned long long)r->calls,
+			(double)r->call_ns / r->calls);
+	if (!r->prim) {
+		const struct cnt *pl[1];
+		char fn[512];
+		int line;
+
+		if (dlview_top_of(&v->op_pyline, r->key, pl, 1)) {
+			const char *path = dlview_py_path(v, pl[0]->k2);
+
+			dlview_py_parts(pl[0]->k2, fn, sizeof(fn), &line);
+			fprintf(out, ", \"python_line\": {\"function\": ");
+			fput_json_str(out, fn);
+			fprintf(out, ", \"file\": ");
+			fput_json_str(out, path ? path : "");
+			fprintf(out, ", \"line\": %d, \"samples\": %llu}", line,
+				(unsigned long long)pl[0]->n);
+		}
+	}
+	fprintf(out, "}");
+}
+
+static void csv_op_row(struct dlview *v, FILE *out, const struct op_row *r)
+{
+	fput_csv_str(out, r->prim ? attr_prim_op(r->prim) : r->base);
+	fputc(',', out);
+	if (!r->prim && r->overload)
+		fput_csv_str(out, r->overload);
+	fputc(',', out);
+	if (r->prim)
+		fput_csv_str(out, r->name);
+	fprintf(out, ",%.2f,%.0f,%.2f,%.0f,", pct(r->self, v->samples), r->self * v->ns_per_sample,
+		pct(r->total, v->samples), r->total * v->ns_per_sample);
+	if (r->calls)
+		fprintf(out, "%llu,%.0f\n", (unsigned long long)r->calls, (double)r->call_ns / r->calls);
+	else
+		fprintf(out, ",\n");
+}
+
+/* 79 columns: the operator name gets 30, cut in the middle when longer; a primitive's
+ * row is indented beneath its operator */
+static void table_op_row(struct dlview *v, FILE *out, const struct op_row *r)
+{
+	char b1[32], b2[32], b3[32], cb[24] = NOT_COUNTED, nb[64];
+
+	if (r->calls)
+		snprintf(cb, sizeof(cb), "%llu", (unsigned long long)r->calls);
+	if (r->prim)
+		snprintf(nb, sizeof(nb), "  dnnl:%s", r->prim);
+	dlview_put_cell(out, r->prim ? nb : r->name, 30, 0);
+	fprintf(out, " %5.1f%% %8s %5.1f%% %8s ", pct(r->self, v->samples),
+		dlview_fmt_ns(b1, sizeof(b1), r->self * v->ns_per_sample), pct(r->total, v->samples),
+		dlview_fmt_ns(b2, sizeof(b2), r->total * v->ns_per_sample));
+	dlview_put_cell(out, cb, 7, 1);
+	fputc(' ', out);
+	dlview_put_cell(out, r->calls ? dlview_fmt_ns(b3, sizeof(b3), (double)r->call_ns / r->calls) : NOT_COUNTED,
+		 8, 1);
+	fputc('\n', out);
+}
+
+/* Why the operators have no call counts. */
+static void print_uncounted(struct dlview *v, FILE *out, int nested, int loose)
+{
+	fprintf(out, "\n" NOT_COUNTED ": not counted.  Calls and time per call come from oneDNN's ITT\n"
+		"   tasks, so only oneDNN primitives (dnnl:*) have them; the others are sampled.\n");
+	if (nested)
+		fprintf(out, "   A dnnl:* row beneath an operator is the part of it spent in that\n"
+			"   primitive, and its calls from within it.\n");
+	if (nested && loose)
+		fprintf(out, "   A dnnl:* row of its own: calls no sample of the calling thread\n"
+			"   placed in an operator (shorter than the sampling period).\n");
+	if (attr_itt(v->attr))
+		;	/* there are */
+	else if (v->attached)
+		fprintf(out, "   (no ITT data: a process attached to with -p has no collector)\n");
+	else if (v->itt_warn) {
+		char *t = xasprintf("%s)", v->itt_warn);
+
+		fput_wrapped(out, "   (no ITT data:", t, 4, 79);
+		free(t);
+	} else if (v->itt_meta == 0)
+		fprintf(out, "   (no ITT data: recorded with --no-itt)\n");
+	else if (v->itt_meta == 1)
+		fprintf(out, "   (no ITT data: the workload ran no oneDNN primitive)\n");
+	else
+		fprintf(out, "   (no ITT data: only dlprof record's recordings carry it)\n");
+}
+
+/* Each operator's Python line: the one most of its samples ran under. */
+static void print_op_callers(struct dlview *v, FILE *out, const struct op_row *rows, size_t n)
+{
+	int head = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cnt *pl[1];
+
+		if (rows[i].prim || !rows[i].self || !dlview_top_of(&v->op_pyline, rows[i].key, pl, 1))
+			continue;
+		if (!head++)
+			fprintf(out, "\n%-30s %-40s %6s\n", "Operator", "called from (Python line)", "share");
+		dlview_put_cell(out, rows[i].name, 30, 0);
+		fputc(' ', out);
+		dlview_put_cell(out, pl[0]->k2, 40, 0);
+		fprintf(out, " %5.1f%%\n", pct(pl[0]->n, rows[i].self));
+	}
+}
+
+void dlview_print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+{
+	struct op_row *rows;
+	size_t n = op_rows(v, limit, &rows), i;
+	int uncounted = 0, nested = 0, loose = 0;
+
+	if (fmt == DLVIEW_JSON) {
+		fprintf(out, "{\"kind\": \"op\", \"samples\": %llu, \"op_coverage_pct\": %.2f, "
+			"\"fw_samples\": %llu, \"op_by_stack_pct\": %.2f, \"op_by_itt_pct\": %.2f, "
+			"\"op_by_master_pct\": %.2f, \"op_by_phase_pct\": %.2f, ",
+			(unsigned long long)v->samples, pct(v->op_samples_in_fw, v->fw_samples),
+			(unsigned long long)v->fw_samples, pct(v->fw_by[ATTR_STACK], v->fw_samples),
+			pct(v->fw_by[ATTR_ITT], v->fw_samples), pct(v->fw_by[ATTR_MASTER], v->fw_samples),
+			pct(v->fw_by[ATTR_PHASE], v->fw_samples));
+		print_itt_tasks(v, out, fmt);
+		fprintf(out, "\"rows\": [");
+	} else if (fmt == DLVIEW_CSV) {
+		fprintf(out, "name,overload,parent,self_pct,self_ns,total_pct,total_ns,calls,avg_ns\n");
+	} else {
+		fprintf(out, "%-30s %6s %8s %6s %8s %7s %8s\n", "Operator", "Self%", "Self",
+			"Total%", "Total", "Calls", "Avg/call");
+	}
+	for (i = 0; i < n; i++) {
+		if (fmt == DLVIEW_JSON)
+			json_op_row(v, out, &rows[i], i == 0);
+		else if (fmt == DLVIEW_CSV)
+			csv_op_row(v, out, &rows[i]);
+		else
+			table_op_row(v, out, &rows[i]);
+		uncounted += !rows[i].calls;
+		nested += rows[i].prim != NULL;
+		loose += !rows[i].prim && !strncmp(rows[i].key, "dnnl:", 5);
+	}
+	if (fmt == DLVIEW_JSON)
+		fprintf(out, "\n]}\n");
+	if (fmt == DLVIEW_TABLE && v->op_pyline.nr)
+		print_op_callers(v, out, rows, n);
+	if (fmt == DLVIEW_TABLE && uncounted)
+		print_uncounted(v, out, nested, loose);
+	if (fmt == DLVIEW_TABLE && v->fw_samples)
+		fprintf(out, "\noperator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT\n"
+			"   code carry an operator (stack %.1f%%, ITT %.1f%%, OpenMP master %.1f%%,\n"
+			"   library init/exit %.1f%%)\n",
+			pct(v->op_samples_in_fw, v->fw_samples), (unsigned long long)v->fw_samples,
+			pct(v->fw_by[ATTR_STACK], v->fw_samples), pct(v->fw_by[ATTR_ITT], v->fw_samples),
+			pct(v->fw_by[ATTR_MASTER], v->fw_samples), pct(v->fw_by[ATTR_PHASE], v->fw_samples));
+	if (fmt != DLVIEW_JSON)
+		print_itt_tasks(v, out, fmt);
+	free(rows);
+}
