@@ -1,4 +1,5 @@
 /* record.c - dlprof record: options -> record_opts -> record_run(). */
+#include "attach.h"
 #include "cmds.h"
 #include "parse-options.h"
 #include "record.h"
@@ -118,8 +119,9 @@ int cmd_record(int argc, const char **argv)
 {
 	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = -1, keep_stacks = 0, unwind = 1;
 	int ret, status;
+	struct strbuf output = STRBUF_INIT;
 	const struct option options[] = {
-		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data)"),
+		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data; %h host, %r rank, %p pid)"),
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
 		OPT_ULONG('c', "count", &period_opt, "PERIOD", "sample once every PERIOD events"),
 		OPT_STRING('e', "event", &opts.events, "EVENT[,EVENT...]", "events to sample (default cycles, else cpu-clock)"),
@@ -174,6 +176,12 @@ int cmd_record(int argc, const char **argv)
 		error("empty output file name");
 		return EXIT_USAGE;
 	}
+	/* one file per host, rank or process: ranks on a shared filesystem never write one */
+	if (strchr(opts.output, '%')) {
+		if (record_output_name(opts.output, &output) < 0)
+			return EXIT_USAGE;
+		opts.output = output.buf;
+	}
 	opts.mmap_pages = pages_opt;
 	opts.no_jit = !jit;
 	opts.no_itt = !itt;
@@ -192,5 +200,6 @@ int cmd_record(int argc, const char **argv)
 	opts.quiet = quiet;
 	opts.argv = argv;
 	ret = record_run(&opts, &status);
+	strbuf_release(&output);
 	return ret < 0 ? exit_status(ret) : status;
 }

@@ -18,6 +18,13 @@
 /* "PID[,PID...]" into *pids (allocated).  Returns how many; -1 for a bad number, -2 for
  * a process that does not exist (error printed). */
 int attach_parse_pids(const char *list, pid_t **pids);
+/* This process's rank in a distributed job, from its launcher's environment (RANK,
+ * OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), or NULL */
+const char *job_rank(void);
+/* record -o: pattern with %h (host name), %r (job_rank()), %p (dlprof's pid) and %%
+ * replaced, into out; -1 (error printed) for an unknown %x or a %r without a rank */
+struct strbuf;
+int record_output_name(const char *pattern, struct strbuf *out);
 
 /* The threads of pid now (/proc/PID/task), into *tids (allocated).  Returns how many;
  * 0 when the process is gone. */

@@ -121,6 +121,10 @@ int hexval(int c);
 
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock samples carry). */
 uint64_t now_ns(void);
+/* CLOCK_MONOTONIC and CLOCK_REALTIME read as one instant: real is the midpoint of two
+ * wall-clock reads around the monotonic one, err half their distance (the best of three
+ * tries); all in ns.  real 0: the wall clock stepped back every time. */
+void clock_pair(uint64_t *mono, uint64_t *real, uint64_t *err);
 /* Clock c's time in ns (CLOCK_MONOTONIC: now_ns(); a CPU-time clock: that CPU time) */
 uint64_t clock_ns(clockid_t c);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 int attach_parse_pids(const char *list, pid_t **pids)
@@ -146,19 +147,73 @@ static const char *getenv_get(const char *name, void *ctx)
 	return getenv(name);
 }
 
+/* A process's rank in a distributed job, as its launcher says it: torchrun /
+ * torch.distributed, then Open MPI, MPICH/Intel MPI (PMI), Slurm */
+static const char *const rank_names[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+					  "SLURM_PROCID", NULL };
+
+const char *job_rank(void)
+{
+	for (const char *const *n = rank_names; *n; n++) {
+		const char *v = getenv(*n);
+
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}
+
+int record_output_name(const char *pattern, struct strbuf *out)
+{
+	struct utsname u;
+
+	strbuf_reset(out);
+	for (const char *p = pattern; *p; p++) {
+		const char *v;
+
+		if (*p != '%') {
+			strbuf_addch(out, *p);
+			continue;
+		}
+		switch (*++p) {
+		case '%':
+			strbuf_addch(out, '%');
+			break;
+		case 'h':
+			if (uname(&u))
+				return error("-o %s: cannot read the host name: %m", pattern);
+			strbuf_addstr(out, u.nodename);
+			break;
+		case 'p':
+			strbuf_addf(out, "%d", (int)getpid());
+			break;
+		case 'r':
+			v = job_rank();
+			if (!v || strchr(v, '/'))
+				return error("-o %s: %%r, but no rank in the environment (RANK, "
+					     "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID)", pattern);
+			strbuf_addstr(out, v);
+			break;
+		default:
+			return error("-o %s: unknown %%%.1s (%%h host, %%r rank, %%p pid, %%%% a %%)",
+				     pattern, *p ? p : "");
+		}
+		if (!*p)
+			break;
+	}
+	return 0;
+}
+
 /* The payload for pid with its command line, and its rank from get(NAME) */
 static void proc_rec(pid_t pid, const char *cmdline, const char *(*get)(const char *, void *),
 		     void *ctx, struct strbuf *sb)
 {
-	/* torchrun / torch.distributed, then Open MPI, MPICH/Intel MPI (PMI), Slurm */
-	static const char *const rank[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-					    "SLURM_PROCID", NULL };
 	static const char *const local[] = { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
 					     "MPI_LOCALRANKID", "SLURM_LOCALID", NULL };
 	static const char *const world[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
 					     "SLURM_NTASKS", NULL };
 	static const struct { const char *key; const char *const *names; } keys[] = {
-		{ "rank", rank }, { "local_rank", local }, { "world_size", world },
+		{ "rank", rank_names }, { "local_rank", local }, { "world_size", world },
 	};
 	struct dlp_proc_rec h = { (int32_t)pid, 0 };
 

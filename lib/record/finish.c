@@ -495,6 +495,17 @@ void write_meta(struct recorder *r)
 		}
 	}
 	meta_add(&sb, "cmdline", tmp.buf);
+	/* MONOTONIC REALTIME UNCERTAINTY, ns: the time axis of several hosts' recordings */
+	for (int k = 0; k < 2; k++) {
+		const struct clock_anchor *c = k ? &r->clock_end : &r->clock_start;
+		char clk[80];
+
+		if (!c->real)
+			continue;
+		snprintf(clk, sizeof(clk), "%llu %llu %llu", (unsigned long long)c->mono,
+			 (unsigned long long)c->real, (unsigned long long)c->err);
+		meta_add(&sb, k ? "clock_end" : "clock_start", clk);
+	}
 	if (!uname(&u)) {
 		meta_add(&sb, "hostname", u.nodename);
 		meta_add(&sb, "release", u.release);

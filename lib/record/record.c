@@ -519,6 +519,7 @@ static int start(struct recorder *r, struct run *x)
 	(void)setpriority(PRIO_PROCESS, 0, RECORD_NICE);
 	if (x->attach) {
 		r->start_ns = now_ns();
+		clock_pair(&r->clock_start.mono, &r->clock_start.real, &r->clock_start.err);
 		if (attach_open(r) < 0) {
 			if (x->have_cmd)
 				workload_abort(&x->wl);
@@ -530,6 +531,7 @@ static int start(struct recorder *r, struct run *x)
 			return -1;
 		}
 		r->start_ns = now_ns();
+		clock_pair(&r->clock_start.mono, &r->clock_start.real, &r->clock_start.err);
 		r->start_wall = time(NULL) - 1;
 	}
 	if (x->have_cmd && workload_start(&x->wl, o->argv[0]) < 0) {
@@ -702,6 +704,7 @@ static void loop(struct recorder *r, struct run *x)
 		}
 	}
 	x->end_ns = now_ns();
+	clock_pair(&r->clock_end.mono, &r->clock_end.real, &r->clock_end.err);
 	if (!x->have_cmd)
 		x->status = 0;	/* -p: the recording went as asked */
 }

@@ -213,6 +213,10 @@ struct recorder {
 	/* dlprof's CPU while the workload ran (all threads but the kernel-symbol loader):
 	 * what the samples cost, start-up and the end's work left out (META) */
 	uint64_t run_cpu_ns;
+	/* the samples' clock (CLOCK_MONOTONIC) against the wall clock as the recording
+	 * started and ended (clock_pair()), so recordings of several hosts share one time
+	 * axis (META clock_start, clock_end) */
+	struct clock_anchor { uint64_t mono, real, err; } clock_start, clock_end;
 
 	struct rec_attach att;
 	struct rec_jit jit;

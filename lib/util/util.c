@@ -448,3 +448,27 @@ int out_close(FILE *f, const char *path, int failed)
 		return error("cannot write '%s': %m", path);
 	return 0;
 }
+
+void clock_pair(uint64_t *mono, uint64_t *real, uint64_t *err)
+{
+	*err = UINT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		struct timespec a, m, b;
+		uint64_t ra, rb;
+
+		clock_gettime(CLOCK_REALTIME, &a);
+		clock_gettime(CLOCK_MONOTONIC, &m);
+		clock_gettime(CLOCK_REALTIME, &b);
+		ra = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+		rb = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
+		if (rb < ra)
+			continue;	/* the wall clock stepped back between the reads */
+		if ((rb - ra) / 2 < *err) {
+			*err = (rb - ra) / 2;
+			*real = ra + *err;
+			*mono = (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+		}
+	}
+	if (*err == UINT64_MAX)
+		*mono = now_ns(), *real = 0, *err = 0;
+}
