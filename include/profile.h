@@ -73,6 +73,9 @@ struct profile_stats {
 /* Add one recording's statistics to those of others (sum: the first one's, its event,
  * period and time span kept) */
 void profile_stats_add(struct profile_stats *sum, const struct profile_stats *st);
+/* A view's enum dlp_result from profile_run's return and what the reader met: partial
+ * when the recording was cut short or malformed records were skipped */
+int profile_result(int ret, const struct session_info *info);
 
 /* What a consumer wants to hear.  NULL members are skipped. */
 typedef int profile_stack_cb(void *ctx, struct machine *m, const struct dlp_sample *s,

@@ -518,8 +518,8 @@ static int start(struct recorder *r, struct run *x)
 	 * weight, as perf runs (docs/record.md). */
 	(void)setpriority(PRIO_PROCESS, 0, RECORD_NICE);
 	if (x->attach) {
-		r->start_ns = now_ns();
 		clock_pair(&r->clock_start.mono, &r->clock_start.real, &r->clock_start.err);
+		r->start_ns = r->clock_start.mono;
 		if (attach_open(r) < 0) {
 			if (x->have_cmd)
 				workload_abort(&x->wl);
@@ -530,8 +530,8 @@ static int start(struct recorder *r, struct run *x)
 			workload_abort(&x->wl);
 			return -1;
 		}
-		r->start_ns = now_ns();
 		clock_pair(&r->clock_start.mono, &r->clock_start.real, &r->clock_start.err);
+		r->start_ns = r->clock_start.mono;
 		r->start_wall = time(NULL) - 1;
 	}
 	if (x->have_cmd && workload_start(&x->wl, o->argv[0]) < 0) {
@@ -703,8 +703,8 @@ static void loop(struct recorder *r, struct run *x)
 			last_flush = now_ns();
 		}
 	}
-	x->end_ns = now_ns();
 	clock_pair(&r->clock_end.mono, &r->clock_end.real, &r->clock_end.err);
+	x->end_ns = r->clock_end.mono;
 	if (!x->have_cmd)
 		x->status = 0;	/* -p: the recording went as asked */
 }

@@ -723,6 +723,11 @@ void profile_stats_add(struct profile_stats *sum, const struct profile_stats *st
 	sum->irqs_off += st->irqs_off;
 }
 
+int profile_result(int ret, const struct session_info *info)
+{
+	return ret < 0 ? DLP_FAILED : ret == 1 || info->bad_records ? DLP_PARTIAL : DLP_OK;
+}
+
 int profile_run(const char *path, const struct profile_opts *opts,
 		const struct profile_consumer *c, struct profile_stats *stats,
 		struct session_info *info)

@@ -61,8 +61,8 @@ static int build_id_matches(const struct unw_dso *d, const struct dso *dso)
 	if (!dso->build_id_size)
 		return 1;
 	n = elf_image_build_id(d->data, d->size, id);
-	return !n || (n >= dso->build_id_size &&
-		      !memcmp(id, dso->build_id, dso->build_id_size < 20 ? dso->build_id_size : 20));
+	/* (build_id_size is at most 20: struct dso's array) */
+	return !n || (n >= dso->build_id_size && !memcmp(id, dso->build_id, dso->build_id_size));
 }
 
 /* Open and validate the file behind dso (once). */

@@ -755,5 +755,5 @@ int memprof_report(const char *input, enum memprof_key key, int format, int limi
 			      limit >= 0 ? (size_t)limit : format == 0 ? 40 : 0);
 	fflush(stdout);
 	memprof_free(mp);
-	return ret < 0 ? DLP_FAILED : ret == 1 || info.bad_records ? DLP_PARTIAL : DLP_OK;
+	return profile_result(ret, &info);
 }

@@ -264,5 +264,5 @@ int speedscope_run(const struct speedscope_opts *o)
 	speedscope_free(c.ss);
 	free(c.buf);
 	free(c.cmdline);
-	return ret < 0 ? DLP_FAILED : ret == 1 || sinfo.bad_records ? DLP_PARTIAL : DLP_OK;
+	return profile_result(ret, &sinfo);
 }

@@ -560,5 +560,5 @@ int timeline_run(const struct timeline_opts *o)
 			     (unsigned long long)(st.samples + st.filtered_out));
 	}
 	timeline_free(tl);
-	return ret < 0 ? DLP_FAILED : ret == 1 || sinfo.bad_records ? DLP_PARTIAL : DLP_OK;
+	return profile_result(ret, &sinfo);
 }
