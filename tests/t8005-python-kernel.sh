@@ -104,6 +104,34 @@ else
 	test_skip 'code objects that live 0.3 ms' 'the kernel does not run the reader here'
 fi
 
+# Python started by another process: under a shell (as under a launcher, torchrun, srun,
+# mpirun), and its workers made by fork and by spawn (tests/workloads/py_procs.py): read
+# in the kernel as much as when the interpreter is the command itself, within a point
+# (before, every process under a shell was read from outside: 0 of 1,508 in the kernel).
+kernel_share() {
+	sed -n "s/^dlprof: python: \([0-9]*\) samples read.*; \([0-9]*\) read in the kernel.*/\2 \1/p" "$1"
+}
+if test -e "$TRASH/have-kernel"; then
+	test_expect_success 'Python under a shell, forked and spawned: read in the kernel' '
+		"$DLPROF" record -o d.data -- /usr/bin/python3 "$SRC/workloads/py_procs.py" \
+			d.json 2>d.err && cat d.err &&
+		"$DLPROF" record -o s.data -- sh -c "/usr/bin/python3 \
+			\"$SRC/workloads/py_procs.py\" s.json; true" 2>s.err && cat s.err &&
+		set -- $(kernel_share d.err) $(kernel_share s.err) &&
+		echo "direct: $1 of $2 in the kernel; under sh: $3 of $4" &&
+		test "$2" -ge 1000 && test "$4" -ge 1000 &&
+		test $(( $3 * 1000 / $4 )) -ge $(( $1 * 1000 / $2 - 10 )) &&
+		test $(( $3 * 100 / $4 )) -ge 95 &&
+		"$DLPROF" report -i s.data --sort pid --format json >pid.json &&
+		json_check j=pid.json w=s.json <<-\PY
+		rows = {r.pid: r for r in j.rows}
+		all(p in rows for p in (w.pid, w.fork, w.spawn))
+		PY
+	'
+else
+	test_skip 'Python under a shell, forked and spawned' 'the kernel does not run the reader here'
+fi
+
 test_expect_success 'read from outside (DLPROF_NO_BPF=1): said on the end line, the known split' '
 	DLPROF_NO_BPF=1 "$DLPROF" record -o o.data -- /usr/bin/python3 \
 		"$SRC/workloads/py_known.py" 3 o.json 2>err && cat err &&

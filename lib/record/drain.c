@@ -487,6 +487,14 @@ static void on_comm_fork(struct recorder *r, const struct perf_event_header *rec
 		return;
 	memcpy(&pid, p + sizeof(*rec), 4);
 	u64map_add(&r->pids, pid);
+	if (rec->type == PERF_RECORD_FORK && r->py.pb && !r->py.bells &&
+	    rec->size >= sizeof(*rec) + 8) {
+		uint32_t ppid;
+
+		memcpy(&ppid, p + sizeof(*rec) + 4, 4);
+		if (ppid != pid)
+			pb_new_process(r, pid, ppid);
+	}
 	if (!exec)
 		return;
 	put_proc_info(r, pid);
@@ -498,6 +506,8 @@ static void on_comm_fork(struct recorder *r, const struct perf_event_header *rec
 			/* its one thread left: its state was the image's before */
 			pb_forget(r, pid);
 			pb_proc_of(r, pid)->listed = 0;
+			if (!r->py.bells)
+				pb_new_process(r, pid, 0);
 		}
 	}
 	if (r->opts->memory && rec->size >= sizeof(*rec) + 9) {

@@ -370,7 +370,7 @@ struct run {
 	sigset_t orig_mask;
 	int sfd;			/* the signals, as a signalfd; -1: not taken */
 	struct pollfd *pfd;		/* the rings, sfd, the workload, the -p targets, live */
-	int npfd, live_at;
+	int npfd, live_at, bells_at;
 	int *target_fd, targets_left;	/* -p: a pidfd per target */
 	struct kallsyms ksyms;		/* loaded by a thread while the workload runs */
 	pthread_t ksyms_thread;
@@ -553,6 +553,9 @@ static void watch(struct recorder *r, struct run *x)
 	x->live_at = x->npfd;
 	if (o->live && o->live->fd >= 0)
 		x->npfd++;
+	x->bells_at = x->npfd;
+	if (r->py.bells)
+		x->npfd += r->nr_cpus;
 	x->pfd = xcalloc((size_t)x->npfd, sizeof(*x->pfd));
 	for (int c = 0; c < r->nr_cpus; c++)
 		x->pfd[c] = (struct pollfd){ r->fds[c], POLLIN, 0 };
@@ -564,8 +567,10 @@ static void watch(struct recorder *r, struct run *x)
 		x->pfd[at + 2 + t] = (struct pollfd){ x->target_fd[t], POLLIN, 0 };
 		x->targets_left++;
 	}
-	if (x->live_at < x->npfd)
+	if (x->live_at < x->bells_at)
 		x->pfd[x->live_at] = (struct pollfd){ o->live->fd, POLLIN, 0 };
+	for (int c = 0; r->py.bells && c < r->nr_cpus; c++)
+		x->pfd[x->bells_at + c] = (struct pollfd){ r->py.bell_fds[c], POLLIN, 0 };
 }
 
 /* A Python process: its stacks are read as soon as the sample is in; when the kernel
@@ -638,7 +643,7 @@ static int live_quit(struct run *x)
 	const struct record_opts *o = x->o;
 	int done = 0;
 
-	if (o->live && o->live->poll(o->live->ctx, x->live_at < x->npfd &&
+	if (o->live && o->live->poll(o->live->ctx, x->live_at < x->bells_at &&
 				     (x->pfd[x->live_at].revents & (POLLIN | POLLHUP))) &&
 	    !x->quit_ns) {
 		x->quit_ns = now_ns();
@@ -674,6 +679,10 @@ static void loop(struct recorder *r, struct run *x)
 		for (int c = 0; c < r->nr_cpus; c++)
 			if (x->pfd[c].revents & (POLLHUP | POLLERR))
 				x->pfd[c].fd = -1;	/* keep draining it, stop polling it */
+		for (int c = x->bells_at; c < x->npfd; c++)
+			if (x->pfd[c].revents & (POLLHUP | POLLERR))
+				x->pfd[c].fd = -1;
+		pb_bells_ring(r);
 		drain_all(r);
 		if (x->pfd[r->nr_cpus + 1].revents & POLLIN)
 			check_exit = 1;
@@ -871,6 +880,7 @@ static void recorder_release(struct recorder *r)
 	free(r->mem.shared_path);
 	free(r->mem.procs);
 	free(r->py.pub);
+	pb_bells_close(r);
 	pybpf_free(r->py.pb);
 	u64map_release(&r->py.pb_tids);
 	u64map_release(&r->tcb_at);
@@ -922,7 +932,10 @@ int record_run(const struct record_opts *o, int *exit_status)
 	r->py.wakeup = !o->no_python && python_target(o);
 	u64map_init(&r->py.pb_tids);
 	u64map_init(&r->tcb_at);
-	if (r->py.wakeup) {
+	/* whatever the command: a Python process it starts (under a shell, a launcher,
+	 * torchrun, srun, mpirun; a forked or spawned worker) is read in the kernel too;
+	 * where no Python process runs, the program finds no thread listed at a sample */
+	if (!o->no_python) {
 		struct pyframe_layout lays[8];
 
 		r->py.pb = pybpf_new(lays, pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),

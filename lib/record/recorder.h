@@ -139,14 +139,15 @@ struct rec_itt {
  * pybpf.h; NULL: from outside) and joined with their samples (pykernel.c) */
 struct rec_python {
 	struct pyreader *reader;	/* NULL: --no-python */
-	int wakeup;			/* the target looks like Python: wake up per sample */
+	int wakeup;			/* the command looks like Python: its rings read quickly
+					   until it is seen (per sample when no BPF) */
 	/* the user stack copy of the sample being stored (sample_fixup), for the reader */
 	const unsigned char *smp_stack;
 	size_t smp_len;
 	uint64_t smp_sp;
 	const unsigned char *smp_regs;	/* its user registers (in the ring), NULL: none */
 	struct pybpf *pb;
-	const char *pb_why;		/* why not, when the target is Python */
+	const char *pb_why;		/* why not (said when Python was read from outside) */
 	struct u64map pb_tids;		/* tid -> since when it is in the program's map (ns),
 					   PB_GONE: taken out */
 	struct pb_wait *pb_wait;	/* samples whose chain has not come yet */
@@ -162,6 +163,11 @@ struct rec_python {
 	 * its thread state, list none: 100 ms of samples were then read from outside) */
 	int seen;
 	uint64_t fast_until;
+	/* the doorbell: a ring per cpu of the command's forks and execs only, waking record
+	 * at each, so a Python process started by another (a shell, a launcher, a worker
+	 * forked) is read quickly from its start (NULL: none, -p) */
+	struct ring *bells;
+	int *bell_fds;
 	uint64_t pb_hot_until;		/* code objects not read before were met: quick reads
 					   until then */
 	uint64_t pb_codes;		/* code objects read from outside, at the last drain */
@@ -316,6 +322,10 @@ int tcb_at(const unsigned char *stack, size_t off, uint64_t addr);
 void pb_attach(struct recorder *r, int base);
 void pb_fetch(struct recorder *r);
 void pb_forget(struct recorder *r, uint32_t tid);
+void pb_new_process(struct recorder *r, uint32_t pid, uint32_t ppid);
+int pb_bells_open(struct recorder *r, pid_t pid);
+void pb_bells_ring(struct recorder *r);
+void pb_bells_close(struct recorder *r);
 void pb_list(struct recorder *r, uint32_t pid);
 void pb_match(struct recorder *r, int last);
 struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid);

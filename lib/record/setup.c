@@ -485,8 +485,11 @@ int open_events(struct recorder *r, pid_t pid)
 		if (r->opts->mmap_pages)
 			warning("%s: samples may be lost at high rates", r->warn.ring);
 	}
-	if (r->py.pb)
+	if (r->py.pb) {
 		pb_attach(r, 0);
+		if (r->py.pb && !r->opts->pids)
+			pb_bells_open(r, pid);
+	}
 	return 0;
 }
 
