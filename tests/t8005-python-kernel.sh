@@ -108,6 +108,7 @@ fi
 # mpirun), and its workers made by fork and by spawn (tests/workloads/py_procs.py): read
 # in the kernel as much as when the interpreter is the command itself, within a point
 # (before, every process under a shell was read from outside: 0 of 1,508 in the kernel).
+# Woken at the exec, record still finds the process's command line.
 kernel_share() {
 	sed -n "s/^dlprof: python: \([0-9]*\) samples read.*; \([0-9]*\) read in the kernel.*/\2 \1/p" "$1"
 }
@@ -126,6 +127,7 @@ if test -e "$TRASH/have-kernel"; then
 		json_check j=pid.json w=s.json <<-\PY
 		rows = {r.pid: r for r in j.rows}
 		all(p in rows for p in (w.pid, w.fork, w.spawn))
+		"py_procs.py" in rows[w.pid].cmdline
 		PY
 	'
 else

@@ -426,23 +426,57 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 	r->mem.allocs++;
 }
 
-/* A process exec'd (or is attached to): its command line and rank, read while it runs
- * (a process already gone keeps only its comm). */
-void put_proc_info(struct recorder *r, uint32_t pid)
+/* The PROC record of pid, 0; -1 when its command line cannot be read (now) */
+static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
 {
 	struct strbuf sb = STRBUF_INIT;
-	int first = pid && pid == r->cmd_pid && !r->cmd_exec_seen;
+	int ret = 0;
 
-	if (pid == r->cmd_pid)
-		r->cmd_exec_seen = 1;
 	if (!proc_info_rec((pid_t)pid, &sb)) {
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
+	} else if (!last) {
+		ret = -1;
 	} else if (first) {
 		/* the command, gone already: it ran what we started, as we started it */
 		proc_info_rec_ours((pid_t)pid, (const char *const *)r->opts->argv, &sb);
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
 	}
 	strbuf_release(&sb);
+	return ret;
+}
+
+/* A process exec'd (or is attached to): its command line and rank, read while it runs
+ * (a process already gone keeps only its comm).  Read at once after the exec, the
+ * command line is still empty (record drains at each exec where it reads Python in the
+ * kernel): read again at the next drains, for PROC_LATER_NS at most. */
+void put_proc_info(struct recorder *r, uint32_t pid)
+{
+	int first = pid && pid == r->cmd_pid && !r->cmd_exec_seen;
+
+	if (pid == r->cmd_pid)
+		r->cmd_exec_seen = 1;
+	if (!try_proc_info(r, pid, first, kill((pid_t)pid, 0) < 0 && errno == ESRCH))
+		return;
+	ALLOC_GROW(r->proc_later, r->nr_proc_later + 1, r->alloc_proc_later);
+	r->proc_later[r->nr_proc_later++] = (struct proc_later){ pid, first,
+								   now_ns() + PROC_LATER_NS };
+}
+
+/* The execs whose command line was not in place at the last drain (last: the end of
+ * the run, the last try) */
+void proc_info_later(struct recorder *r, int last)
+{
+	size_t w = 0;
+	uint64_t now = r->nr_proc_later ? now_ns() : 0;
+
+	for (size_t i = 0; i < r->nr_proc_later; i++) {
+		struct proc_later *p = &r->proc_later[i];
+		int gone = last || now > p->until || (kill((pid_t)p->pid, 0) < 0 && errno == ESRCH);
+
+		if (try_proc_info(r, p->pid, p->first, gone))
+			r->proc_later[w++] = *p;
+	}
+	r->nr_proc_later = w;
 }
 
 /* A sample's Python stack (body: the sample after its header: IDENTIFIER IP PID/TID
@@ -670,6 +704,7 @@ void drain_all(struct recorder *r)
 		syscall(SYS_futex, &sh->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	}
 	mem_ring_drain(r, 0);
+	proc_info_later(r, 0);
 	if (r->py.pb)
 		pb_match(r, 0);
 	if (r->py.reader)

@@ -742,6 +742,7 @@ static void end_of_run(struct recorder *r, struct run *x)
 		info("workload killed by signal %d (%s)", sig, strsignal(sig));
 	drain_all(r);
 	close_events(r);
+	proc_info_later(r, 1);
 	mem_ring_drain(r, 1);
 	if (r->py.pb)
 		pb_match(r, 1);
@@ -885,6 +886,7 @@ static void recorder_release(struct recorder *r)
 	u64map_release(&r->py.pb_tids);
 	u64map_release(&r->tcb_at);
 	free(r->py.pb_wait);
+	free(r->proc_later);
 	for (size_t i = 0; i < r->py.nr_pb_chains; i++)
 		free(r->py.pb_chains[i].chain);
 	free(r->py.pb_chains);

@@ -189,6 +189,14 @@ struct recorder {
 	const struct record_opts *opts;
 	uint32_t cmd_pid;	/* the command record started, 0 with -p */
 	int cmd_exec_seen;	/* its first exec's PROC record was written */
+	/* execs whose command line was not readable yet: the exec record comes before the
+	 * kernel has put the new image's arguments in place (read again at the next drains) */
+	struct proc_later {
+		uint32_t pid;
+		int first;
+		uint64_t until;
+	} *proc_later;
+	size_t nr_proc_later, alloc_proc_later;
 	uint64_t start_ns;
 	time_t start_wall;	/* files newer than this were caused by us */
 	/* the events, per cpu (and with -p per thread) */
@@ -268,6 +276,7 @@ struct py_pub {
 					   VM guest, 51-52 us after: pb_join_after) */
 #define PB_JOIN_MAX_NS	1000000ull	/* ... after it, at most (half a period, below) */
 #define PB_TURNS	3		/* drains a sample or a chain waits for the other */
+#define PROC_LATER_NS	200000000ull	/* an exec's command line read again until */
 #define PB_FAST_NS	2000000000ull	/* a new Python process's quick reads, at most */
 #define PB_HOT_NS	50000000ull	/* quick reads after new code objects were met */
 #define PB_START_NS	500000000ull	/* ... after a Python process's thread is listed */
@@ -311,6 +320,7 @@ void drain_all(struct recorder *r);
 struct mem_proc *mem_proc(struct recorder *r, uint32_t pid);
 int on_record(void *ctx, const struct perf_event_header *rec);
 void put_proc_info(struct recorder *r, uint32_t pid);
+void proc_info_later(struct recorder *r, int last);
 int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
 		   size_t blen);
 void rec_put(struct recorder *r, uint32_t type, const void *a, size_t alen,
