@@ -42,6 +42,7 @@ static int parse_sort(const char *sort, struct report_opts *o)
 		{ "thread", CT_KEY_SYM, CT_SORT_SELF, DLVIEW_THREAD },
 		{ "line", CT_KEY_SYM, CT_SORT_SELF, DLVIEW_LINE },
 		{ "pid", CT_KEY_SYM, CT_SORT_SELF, DLVIEW_PROCESS },
+		{ "rank", CT_KEY_SYM, CT_SORT_SELF, DLVIEW_RANK },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
@@ -68,7 +69,7 @@ int cmd_report(int argc, const char **argv)
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
-			   "self, total, sym, dso, comm, tid, pid, family, op, thread or line (default self)"),
+			   "self, total, sym, dso, comm, tid, pid, rank, family, op, thread or line (default self)"),
 		OPT_STRING(0, "group", &group, "family", "top symbols under each operator family"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "count the samples of this event (default the first recorded)"),
@@ -140,6 +141,8 @@ int cmd_report(int argc, const char **argv)
 	ret = DLP_USAGE;
 	if (off_cpu && wall) {
 		error("--off-cpu or --wall, not both");
+	} else if (o.view == DLVIEW_RANK && (off_cpu || wall || group || by_input || isa)) {
+		error("--sort rank reads the CPU samples and the waits together itself: not with --off-cpu, --wall, --group, --by-input or --isa");
 	} else if ((off_cpu || wall) && ((o.view >= 0 && o.view != DLVIEW_FAMILY) || isa || event)) {
 		error("--off-cpu and --wall give the family, symbol, dso, comm and tid tables (the other DL views count samples, not waits)");
 	} else if (isa) {
@@ -151,7 +154,7 @@ int cmd_report(int argc, const char **argv)
 			ret = isaprof_run(input, o.format == REPORT_JSON, limit >= 0 ? limit : 20, 0);
 		filter_release(&filt);
 		return ret < 0 ? exit_status(ret) : ret;	/* check-isa's verdict */
-	} else if ((nr_inputs > 1 || by_input) &&
+	} else if ((nr_inputs > 1 || by_input) && o.view != DLVIEW_RANK &&
 		   ((o.view >= 0 && o.view != DLVIEW_FAMILY) || (o.view == DLVIEW_FAMILY && !by_input) ||
 		    group || memory || steps_func || off_cpu || wall || reunwind || check_unwind)) {
 		/* each recording keeps its own attribution; what adds up across them is the

@@ -61,6 +61,9 @@ void attr_free(struct attr *a);
 /* A profile_consumer.other record: DLP_REC_ITT records are the ITT tasks (read in
  * profile_run's first pass, before any sample).  Other types are ignored. */
 int attr_other(struct attr *a, uint32_t type, const void *data, size_t len);
+/* A switch-out (record's off-CPU event): the stack where the thread left the CPU;
+ * its family is one of the sample=wait rules'. */
+int attr_is_switch(const struct dlp_sample *s);
 /* The attribution of one sample (nr >= 1; with nr == 0 family is "other", op "(no op)"). */
 void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame *frames,
 		 size_t nr, struct sample_attr *out);

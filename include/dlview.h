@@ -28,6 +28,7 @@ enum dlview_kind {
 	DLVIEW_GROUP_FAMILY,	/* --group family: top symbols under each family */
 	DLVIEW_LINE,		/* --sort line: Python source lines, with their operators */
 	DLVIEW_PROCESS,		/* --sort pid: processes, their command lines and ranks */
+	DLVIEW_RANK,		/* --sort rank: a distributed job's ranks (ranks.h) */
 };
 
 enum dlview_format { DLVIEW_TABLE, DLVIEW_JSON, DLVIEW_CSV };

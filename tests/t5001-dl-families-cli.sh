@@ -9,14 +9,15 @@ test_expect_success 'list shows every rule as file:line: text, in order' '
 	n=$(grep -cv "^[[:space:]]*\(#\|$\)" "$TOP/share/families.rules") &&
 	test "$(wc -l <out)" = "$n" &&
 	head -1 out | grep -q "families.rules:[0-9]*: wait-preempted sample=wait " &&
-	grep -v " sample=wait" out | head -1 | grep -q "families.rules:[0-9]*: kernel-fault "
+	grep -v " sample=wait" out | head -1 | grep -q "families.rules:[0-9]*: collective "
 '
 
 test_expect_success 'names include the required families' '
 	"$DLPROF" families --names >names &&
 	for f in omp-spin omp-runtime gemm jit-conv jit-reorder jit-other aten python \
 		 kernel-fault kernel-sched kernel-syscall kernel-other libc-mem loader other \
-		 wait-preempted wait-omp wait-io wait-lock wait-sleep wait-other; do
+		 wait-preempted wait-omp wait-io wait-lock wait-sleep wait-other \
+		 collective wait-collective wait-rendezvous; do
 		grep -qx "$f" names || { echo "missing $f"; exit 1; }
 	done
 '
@@ -41,6 +42,15 @@ test_expect_success 'explain: page fault stack, JIT conv ISA, operator' '
 	"$DLPROF" families --explain "at::native::relu(at::Tensor const&)" --dso libtorch_cpu.so \
 		"at::_ops::relu::call(at::Tensor const&)" >out &&
 	test_grep -q "^family: aten$" out && test_grep -q "^op: *aten::relu$" out
+'
+
+test_expect_success 'explain: a gloo all-reduce on the CPU is collective, in the kernel too' '
+	"$DLPROF" families --explain "gloo::allreduce(gloo::AllreduceOptions&)" \
+		--dso libgloo.so.0 >out &&
+	test_grep -q "^family: collective$" out &&
+	"$DLPROF" families --explain tcp_sendmsg --kernel __sys_sendto send \
+		"gloo::transport::tcp::Pair::write(gloo::transport::tcp::Op&)" >out &&
+	test_grep -q "^family: collective$" out
 '
 
 test_expect_success '--families FILE goes in front of the built-in rules' '

@@ -193,8 +193,7 @@ static const char *py_chain(const struct frame *frames, size_t nr, const char **
 	return chain;
 }
 
-/* A switch-out (record's off-CPU event): the stack where the thread left the CPU. */
-static int sample_is_switch(const struct dlp_sample *s)
+int attr_is_switch(const struct dlp_sample *s)
 {
 	return s->evsel && s->evsel->attr.type == PERF_TYPE_SOFTWARE &&
 	       s->evsel->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES;
@@ -214,7 +213,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 	out->sym = a->no_op;
 	if (!nr)
 		return;
-	f = family_classify_kind(a->rules, frames, nr, sample_is_switch(s) ? FAMILY_SAMPLE_WAIT :
+	f = family_classify_kind(a->rules, frames, nr, attr_is_switch(s) ? FAMILY_SAMPLE_WAIT :
 				 FAMILY_SAMPLE_CPU, NULL);
 	out->family = str_intern(f, strlen(f));
 	out->sym = str_intern(frames[0].sym, strlen(frames[0].sym));

@@ -22,6 +22,8 @@ struct cmap {
 };
 
 struct cnt *cmap_get(struct cmap *m, const char *k1, const char *k2);
+/* The entry, or NULL (nothing added) */
+struct cnt *cmap_find(const struct cmap *m, const char *k1, const char *k2);
 /* Entries sorted by n descending (then name); free *out. */
 size_t cmap_sorted(const struct cmap *m, struct cnt ***out);
 

@@ -42,6 +42,19 @@ struct cnt *cmap_get(struct cmap *m, const char *k1, const char *k2)
 	return &m->tab[i];
 }
 
+struct cnt *cmap_find(const struct cmap *m, const char *k1, const char *k2)
+{
+	size_t i;
+
+	if (!m->size)
+		return NULL;
+	i = (((uintptr_t)k1 >> 3) * 31 + ((uintptr_t)k2 >> 3)) * 0x9E3779B97F4A7C15ull >> 7;
+	i &= m->size - 1;
+	while (m->tab[i].k1 && (m->tab[i].k1 != k1 || m->tab[i].k2 != k2))
+		i = (i + 1) & (m->size - 1);
+	return m->tab[i].k1 ? &m->tab[i] : NULL;
+}
+
 /* Entries sorted by n descending (then name). */
 static int cmp_cnt(const void *a, const void *b)
 {

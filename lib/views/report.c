@@ -8,6 +8,7 @@
 #include "filter.h"
 #include "output.h"
 #include "readings.h"
+#include "ranks.h"
 #include "report.h"
 #include "util.h"
 
@@ -356,6 +357,8 @@ int report_run(const struct report_opts *o)
 	int ret;
 	char sampling[128];
 
+	if (o->view == DLVIEW_RANK)
+		return ranks_report(o);
 	memset(&rc, 0, sizeof(rc));
 	rc.o = o;
 	rc.tree = calltree_new(o->key);

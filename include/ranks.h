@@ -1,0 +1,35 @@
+/* ranks.h - report --sort rank: the ranks of a distributed job, from one recording or
+ * several (one per host, or one per rank), and the straggler among them.
+ *
+ * Each process with a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID in its
+ * environment, read by record) is a row: its on-CPU time, its time in collectives, and
+ * per step the time its main thread waited in them and the time it did not.  The
+ * recordings are read on- and off-CPU together (record's switch-outs: a wait weighs
+ * the time until its thread ran again), attributed as every view attributes them; a
+ * wait is in a collective when its family is wait-collective (share/families.rules).
+ *
+ * Steps: a rank's main thread (the process's first thread, which runs the training
+ * loop) blocks once a step in the gradient all-reduce while another rank is late; its
+ * waits closer together than RANKS_EPISODE_GAP_NS are one.  Between the end of its
+ * first such wait and the end of its last lie its steps, and the on-CPU samples and
+ * waits of that span are the ones counted per step (start-up and rendezvous left out).
+ *
+ * The straggler: the rank that waits least per step, when the median of the others
+ * waits at least RANKS_STRAGGLER_MIN_NS and RANKS_STRAGGLER_PCT of their step more than
+ * it.  Its extra time per step is that difference (the others wait while it works);
+ * where it goes is the Python line and operator on which it spends the most time per
+ * step more than the median of the others.
+ */
+#ifndef DLPROF_RANKS_H
+#define DLPROF_RANKS_H
+
+#include "report.h"
+
+#define RANKS_EPISODE_GAP_NS	250000ull	/* waits closer than this are one */
+#define RANKS_STRAGGLER_MIN_NS	1000000ull	/* 1 ms a step ... */
+#define RANKS_STRAGGLER_PCT	10.0		/* ... and 10% of the others' step */
+
+/* report --sort rank over o->inputs; table, JSON or CSV on stdout.  enum dlp_result. */
+int ranks_report(const struct report_opts *o);
+
+#endif

@@ -1,0 +1,713 @@
+/* ranks.c - report --sort rank: the ranks of a distributed job and its straggler
+ * (ranks.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attr-stream.h"
+#include "dlview-priv.h"
+#include "output.h"
+#include "process.h"
+#include "ranks.h"
+#include "readings.h"
+#include "rephash.h"
+#include "util.h"
+
+/* An on-CPU sample of a rank: when, its weight, where it ran (Python line -> op) */
+struct rk_sample {
+	uint64_t time, ns;
+	const char *where, *family;
+};
+
+/* A wait of a rank's main thread in a collective: from time, ns long, in frame */
+struct rk_wait {
+	uint64_t time, ns;
+	const char *frame;
+};
+
+struct rk_proc {
+	uint32_t pid;
+	size_t input;			/* the recording it is in */
+	int rank;			/* -1: none */
+	const char *host;		/* its recording's, or NULL */
+	const char *cmdline;		/* its PROC record's (interned), or its comm's */
+	uint64_t samples, on_ns, coll_cpu_ns, coll_wait_ns, rdv_wait_ns;
+	struct rk_sample *s;
+	size_t nr_s, alloc_s;
+	struct rk_wait *w;
+	size_t nr_w, alloc_w;
+	struct cmap wait_in;		/* its main thread's collective frame -> wait ns */
+	/* its steps (ranks.h): the span they cover, on its own clock */
+	uint64_t win_lo, win_hi;
+	size_t steps;
+	int borrowed;			/* its span is another rank's (it never waited) */
+	uint64_t win_wait_ns;
+	struct cmap where, fam;		/* on-CPU ns inside the span */
+	double wait_ps, busy_ps, step_ns;	/* per step */
+	int dup;			/* in an earlier recording too: counted there */
+};
+
+struct rk_ctx {
+	const struct report_opts *o;
+	struct readings rd;
+	struct rk_proc *p;
+	size_t nr, alloc;
+	int64_t *offset;		/* per recording: wall minus monotonic (clock_start) */
+	int *have_offset;
+	const char *f_wait, *f_cpu, *f_rdv;
+};
+
+static struct rk_proc *proc_of(struct rk_ctx *c, uint32_t pid)
+{
+	size_t k = c->rd.cur;
+
+	for (size_t i = c->nr; i-- > 0 && c->p[i].input == k;)
+		if (c->p[i].pid == pid)
+			return &c->p[i];
+	ALLOC_GROW(c->p, c->nr + 1, c->alloc);
+	memset(&c->p[c->nr], 0, sizeof(c->p[0]));
+	c->p[c->nr].pid = pid;
+	c->p[c->nr].input = k;
+	c->p[c->nr].rank = -1;
+	return &c->p[c->nr++];
+}
+
+/* The frame of a collective a wait is in: the innermost of the communication library's
+ * or the framework's collective code (the caller of the lock it sleeps on) */
+static const char *collective_frame(const struct frame *frames, size_t nr)
+{
+	static const char *const prefixes[] = { "c10d::", "gloo::", "MPI_", "PMPI_", "ompi_",
+						"ccl::", NULL };
+
+	for (size_t i = 0; i < nr; i++) {
+		const char *s = frames[i].sym;
+
+		for (const char *const *p = prefixes; s && *p; p++)
+			if (!strncmp(s, *p, strlen(*p)))
+				return s;
+	}
+	return NULL;
+}
+
+static const char *where_of(const struct sample_attr *a)
+{
+	char buf[512];
+
+	if (!a->pyline)
+		return a->op;
+	snprintf(buf, sizeof(buf), "%s -> %s", a->pyline, a->op ? a->op : "(no op)");
+	return str_intern(buf, strlen(buf));
+}
+
+static int rk_sample(void *ctx, const struct attributed *as)
+{
+	struct rk_ctx *c = ctx;
+	const struct dlp_sample *s = as->s;
+	const struct sample_attr *a = as->a;
+	struct rk_proc *p = proc_of(c, s->pid);
+
+	if (attr_is_switch(s)) {
+		if (a->family == c->f_rdv) {
+			p->rdv_wait_ns += s->period;
+		} else if (a->family == c->f_wait && s->tid == s->pid) {
+			const char *f = collective_frame(as->frames, as->nr);
+
+			f = f ? str_intern(f, strlen(f)) : NULL;
+			p->coll_wait_ns += s->period;
+			ALLOC_GROW(p->w, p->nr_w + 1, p->alloc_w);
+			p->w[p->nr_w++] = (struct rk_wait){ s->time, s->period, f };
+			if (f) {
+				cmap_get(&p->wait_in, f, NULL)->n += s->period;
+				cmap_get(&p->wait_in, f, NULL)->n2++;
+			}
+		}
+		return 0;
+	}
+	p->samples++;
+	p->on_ns += s->period;
+	if (a->family == c->f_cpu)
+		p->coll_cpu_ns += s->period;
+	if (!p->cmdline && as->m) {
+		const char *comm = machine_comm_at(as->m, s->pid, s->pid, s->time);
+
+		if (comm)
+			p->cmdline = str_intern(comm, strlen(comm));
+	}
+	ALLOC_GROW(p->s, p->nr_s + 1, p->alloc_s);
+	p->s[p->nr_s++] = (struct rk_sample){ s->time, s->period, where_of(a), a->family };
+	return 0;
+}
+
+/* The ranks and command lines of the recording's processes (its PROC records) */
+static int rk_end(void *ctx, struct machine *m)
+{
+	struct rk_ctx *c = ctx;
+	const struct proc_table *t = machine_procs(m);
+
+	for (size_t i = 0; i < c->nr; i++) {
+		struct rk_proc *p = &c->p[i];
+		const struct proc_entry *e;
+
+		if (p->input != c->rd.cur || !(e = proc_table_find(t, p->pid)))
+			continue;
+		if (e->rank)
+			p->rank = atoi(e->rank);
+		if (e->cmdline && *e->cmdline)
+			p->cmdline = str_intern(e->cmdline, strlen(e->cmdline));
+	}
+	return 0;
+}
+
+static int rk_meta(void *ctx, const char *key, const char *value)
+{
+	struct rk_ctx *c = ctx;
+	unsigned long long mono, real;
+
+	readings_meta(&c->rd, key, value);
+	if (!strcmp(key, "clock_start") && sscanf(value, "%llu %llu", &mono, &real) == 2) {
+		c->offset[c->rd.cur] = (int64_t)(real - mono);
+		c->have_offset[c->rd.cur] = 1;
+	}
+	return 0;
+}
+
+static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_stats *st,
+		    struct session_info *info)
+{
+	struct rk_ctx *c = ctx;
+	struct profile_opts po = c->o->po;
+	struct attr_view v = { .sample = rk_sample, .meta = rk_meta, .end = rk_end, .ctx = c };
+
+	(void)rd;
+	(void)k;
+	po.wall = 1;	/* the waits too, each weighing its time off the CPU */
+	po.off_cpu = 0;
+	return attr_stream_run(rd->in[k].file, &po, c->o->filt, c->o->rules, &v, st, info);
+}
+
+static int cmp_wait(const void *a, const void *b)
+{
+	const struct rk_wait *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* A rank's steps: the ends of its main thread's waits in the collective it waits in
+ * most often (DDP's gradient all-reduce, not the broadcast of its start), those closer
+ * than RANKS_EPISODE_GAP_NS taken as one */
+static void find_steps(struct rk_proc *p)
+{
+	uint64_t first_end = 0, last_end = 0, end = 0;
+	size_t episodes = 0;
+	const char *step_frame = NULL;
+	uint64_t most = 0;
+
+	for (size_t i = 0; i < p->wait_in.size; i++)
+		if (p->wait_in.tab[i].k1 && p->wait_in.tab[i].n2 > most) {
+			most = p->wait_in.tab[i].n2;
+			step_frame = p->wait_in.tab[i].k1;
+		}
+	qsort(p->w, p->nr_w, sizeof(*p->w), cmp_wait);
+	for (size_t i = 0; i < p->nr_w; i++) {
+		const struct rk_wait *w = &p->w[i];
+
+		if (w->frame != step_frame)
+			continue;
+
+		if (!episodes || w->time > end + RANKS_EPISODE_GAP_NS) {
+			if (episodes == 1)
+				first_end = end;
+			episodes++;
+		}
+		if (w->time + w->ns > end)
+			end = w->time + w->ns;
+	}
+	if (episodes == 1)
+		first_end = end;
+	last_end = end;
+	if (episodes >= 2) {
+		p->win_lo = first_end;
+		p->win_hi = last_end;
+		p->steps = episodes - 1;
+	}
+}
+
+/* What falls in the span: the waits that end in it, the on-CPU samples */
+static void count_span(struct rk_proc *p)
+{
+	for (size_t i = 0; i < p->nr_w; i++) {
+		const struct rk_wait *w = &p->w[i];
+
+		if (w->time >= p->win_lo && w->time + w->ns <= p->win_hi)
+			p->win_wait_ns += w->ns;
+	}
+	for (size_t i = 0; i < p->nr_s; i++) {
+		const struct rk_sample *s = &p->s[i];
+
+		if (s->time < p->win_lo || s->time >= p->win_hi)
+			continue;
+		if (s->where)
+			cmap_get(&p->where, s->where, NULL)->n += s->ns;
+		if (s->family)
+			cmap_get(&p->fam, s->family, NULL)->n += s->ns;
+	}
+	if (p->steps) {
+		p->step_ns = (double)(p->win_hi - p->win_lo) / p->steps;
+		p->wait_ps = (double)p->win_wait_ns / p->steps;
+		p->busy_ps = p->step_ns - p->wait_ps;
+	}
+}
+
+/* The ranks of a synchronous job run the same steps, but one that waits little (the
+ * straggler) blocks in only some of them: a rank that found fewer steps than another
+ * takes that one's span, on its own clock when both are in one recording, else through
+ * the two recordings' wall-clock anchors */
+static void borrow_span(struct rk_ctx *c, struct rk_proc **rows, size_t n, struct rk_proc *p)
+{
+	const struct rk_proc *best = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rk_proc *q = rows[i];
+
+		if (q == p || !q->steps || q->borrowed)
+			continue;
+		if (q->input != p->input &&
+		    (!c->have_offset[q->input] || !c->have_offset[p->input]))
+			continue;
+		if (!best || q->steps > best->steps ||
+		    (q->steps == best->steps && q->input == p->input && best->input != p->input))
+			best = q;
+	}
+	if (!best || best->steps <= p->steps)
+		return;
+	p->win_lo = best->win_lo;
+	p->win_hi = best->win_hi;
+	if (best->input != p->input) {
+		int64_t d = c->offset[best->input] - c->offset[p->input];
+
+		p->win_lo = (uint64_t)((int64_t)p->win_lo + d);
+		p->win_hi = (uint64_t)((int64_t)p->win_hi + d);
+	}
+	p->steps = best->steps;
+	p->borrowed = 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The ranks in order: rank, then recording, then pid */
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct rk_proc *x = *(const struct rk_proc * const *)a;
+	const struct rk_proc *y = *(const struct rk_proc * const *)b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->input != y->input)
+		return x->input < y->input ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* key's ns per step in p */
+static double per_step(const struct cmap *m, const char *key, const struct rk_proc *p)
+{
+	const struct cnt *c = cmap_find(m, key, NULL);
+
+	return c && p->steps ? (double)c->n / p->steps : 0;
+}
+
+/* Of p's keys in m (where or fam of each row), the one it spends most time in per step
+ * more than the median of the others (the others: rows[] but p); its excess in *ex */
+static const char *most_over(struct rk_proc **rows, size_t n, const struct rk_proc *p,
+			     size_t off, double *ex)
+{
+	const struct cmap *m = (const struct cmap *)((const char *)p + off);
+	const char *best = NULL;
+	double *v = xcalloc(n + 1, sizeof(*v));
+
+	*ex = 0;
+	for (size_t i = 0; i < m->size; i++) {
+		const char *key = m->tab[i].k1;
+		size_t nv = 0;
+		double mine, e;
+
+		if (!key)
+			continue;
+		mine = (double)m->tab[i].n / p->steps;
+		for (size_t k = 0; k < n; k++)
+			if (rows[k] != p && rows[k]->steps)
+				v[nv++] = per_step((const struct cmap *)((const char *)rows[k] + off),
+						   key, rows[k]);
+		e = mine - median(v, nv);
+		if (e > *ex || (e == *ex && best && strcmp(key, best) < 0)) {
+			*ex = e;
+			best = key;
+		}
+	}
+	free(v);
+	return best;
+}
+
+struct straggler {
+	const struct rk_proc *p;
+	double extra, others_wait;
+	const char *where, *wait_in;
+	double where_ns;
+};
+
+/* The straggler among the rows with steps, if any (ranks.h) */
+static int find_straggler(struct rk_proc **rows, size_t n, struct straggler *sg)
+{
+	struct rk_proc *s = NULL;
+	double *v = xcalloc(n + 1, sizeof(*v)), *st = xcalloc(n + 1, sizeof(*st));
+	size_t nv = 0, with = 0;
+	struct cmap in = { NULL, 0, 0 };
+	struct cnt **sorted;
+
+	memset(sg, 0, sizeof(*sg));
+	for (size_t i = 0; i < n; i++)
+		if (rows[i]->steps) {
+			with++;
+			if (!s || rows[i]->wait_ps < s->wait_ps)
+				s = rows[i];
+		}
+	if (with < 2) {
+		free(v);
+		free(st);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (rows[i] != s && rows[i]->steps) {
+			st[nv] = rows[i]->step_ns;
+			v[nv++] = rows[i]->wait_ps;
+		}
+	sg->others_wait = median(v, nv);
+	sg->extra = sg->others_wait - s->wait_ps;
+	{
+		double step = median(st, nv);
+
+		free(v);
+		free(st);
+		if (sg->extra < RANKS_STRAGGLER_MIN_NS || sg->extra < step * RANKS_STRAGGLER_PCT / 100)
+			return 0;
+	}
+	sg->p = s;
+	sg->where = most_over(rows, n, s, offsetof(struct rk_proc, where), &sg->where_ns);
+	/* what the others wait in */
+	for (size_t i = 0; i < n; i++)
+		if (rows[i] != s)
+			for (size_t k = 0; k < rows[i]->wait_in.size; k++)
+				if (rows[i]->wait_in.tab[k].k1)
+					cmap_get(&in, rows[i]->wait_in.tab[k].k1, NULL)->n +=
+						rows[i]->wait_in.tab[k].n;
+	if (cmap_sorted(&in, &sorted)) {
+		sg->wait_in = sorted[0]->k1;
+	}
+	free(sorted);
+	free(in.tab);
+	return 1;
+}
+
+static void print_ms(FILE *out, double ns)
+{
+	char b[32];
+
+	fmt_duration(b, sizeof(b), ns < 0 ? 0 : (uint64_t)(ns + 0.5));
+	fputs(b, out);
+}
+
+/* "gemm +58.2 ms, python +1.2 ms": the families p spends more time in per step than the
+ * median of the other ranks (1 ms at least), at most two */
+static void families_over(struct rk_proc **rows, size_t n, struct rk_proc *p, FILE *out,
+			  int json)
+{
+	double *v = xcalloc(n + 1, sizeof(*v));
+	struct { const char *f; double ex; } top[2] = { { NULL, 0 }, { NULL, 0 } };
+	int said = 0;
+
+	for (size_t i = 0; p->steps && i < p->fam.size; i++) {
+		const char *f = p->fam.tab[i].k1;
+		size_t nv = 0;
+		double ex;
+
+		if (!f)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (rows[k] != p && rows[k]->steps)
+				v[nv++] = per_step(&rows[k]->fam, f, rows[k]);
+		ex = (double)p->fam.tab[i].n / p->steps - median(v, nv);
+		if (ex < 1e6)
+			continue;
+		if (ex > top[0].ex) {
+			top[1] = top[0];
+			top[0].f = f;
+			top[0].ex = ex;
+		} else if (ex > top[1].ex) {
+			top[1].f = f;
+			top[1].ex = ex;
+		}
+	}
+	free(v);
+	for (int k = 0; k < 2 && top[k].f; k++) {
+		if (json) {
+			fprintf(out, "%s{\"family\": ", k ? ", " : "");
+			fput_json_str(out, top[k].f);
+			fprintf(out, ", \"ns_per_step\": %.0f}", top[k].ex);
+		} else {
+			fprintf(out, "%s%s +", k ? ", " : "", top[k].f);
+			print_ms(out, top[k].ex);
+		}
+		said = 1;
+	}
+	if (!said && !json)
+		fputc('-', out);
+}
+
+static void print_json(struct rk_ctx *c, struct rk_proc **rows, size_t n,
+		       const struct straggler *sg, FILE *out)
+{
+	fprintf(out, "{\"kind\": \"rank\", \"ranks\": [");
+	for (size_t i = 0; i < n; i++) {
+		const struct rk_proc *p = rows[i];
+
+		fprintf(out, "%s\n  {\"rank\": ", i ? "," : "");
+		if (p->rank >= 0)
+			fprintf(out, "%d", p->rank);
+		else
+			fputs("null", out);
+		fputs(", \"host\": ", out);
+		if (p->host)
+			fput_json_str(out, p->host);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"pid\": %u, \"input\": ", p->pid);
+		fput_json_str(out, c->rd.in[p->input].file);
+		fprintf(out, ", \"samples\": %llu, \"on_cpu_ns\": %llu, \"collective_cpu_ns\": %llu, "
+			"\"collective_wait_ns\": %llu, \"rendezvous_wait_ns\": %llu, \"steps\": %zu, "
+			"\"steps_from\": \"%s\"",
+			(unsigned long long)p->samples, (unsigned long long)p->on_ns,
+			(unsigned long long)p->coll_cpu_ns, (unsigned long long)p->coll_wait_ns,
+			(unsigned long long)p->rdv_wait_ns, p->steps,
+			!p->steps ? "none" : p->borrowed ? "other-rank" : "waits");
+		if (p->steps)
+			fprintf(out, ", \"step_ns\": %.0f, \"wait_per_step_ns\": %.0f, "
+				"\"busy_per_step_ns\": %.0f", p->step_ns, p->wait_ps, p->busy_ps);
+		fputs(", \"families_over_median\": [", out);
+		families_over(rows, n, (struct rk_proc *)p, out, 1);
+		fputs("], \"cmdline\": ", out);
+		fput_json_str(out, p->cmdline ? p->cmdline : "");
+		fputc('}', out);
+	}
+	fputs("\n], \"straggler\": ", out);
+	if (!sg->p) {
+		fputs("null}\n", out);
+		return;
+	}
+	fprintf(out, "{\"rank\": %d, \"host\": ", sg->p->rank);
+	if (sg->p->host)
+		fput_json_str(out, sg->p->host);
+	else
+		fputs("null", out);
+	fprintf(out, ", \"pid\": %u, \"extra_per_step_ns\": %.0f, \"others_wait_per_step_ns\": %.0f, "
+		"\"where\": ", sg->p->pid, sg->extra, sg->others_wait);
+	if (sg->where)
+		fput_json_str(out, sg->where);
+	else
+		fputs("null", out);
+	fprintf(out, ", \"where_per_step_ns\": %.0f, \"wait_in\": ", sg->where_ns);
+	if (sg->wait_in)
+		fput_json_str(out, sg->wait_in);
+	else
+		fputs("null", out);
+	fputs("}}\n", out);
+}
+
+static void print_csv(struct rk_ctx *c, struct rk_proc **rows, size_t n, FILE *out)
+{
+	fputs("rank,host,pid,input,samples,on_cpu_ns,collective_cpu_ns,collective_wait_ns,"
+	      "rendezvous_wait_ns,steps,step_ns,wait_per_step_ns,busy_per_step_ns\n", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct rk_proc *p = rows[i];
+
+		if (p->rank >= 0)
+			fprintf(out, "%d", p->rank);
+		fputc(',', out);
+		fput_csv_str(out, p->host ? p->host : "");
+		fprintf(out, ",%u,", p->pid);
+		fput_csv_str(out, c->rd.in[p->input].file);
+		fprintf(out, ",%llu,%llu,%llu,%llu,%llu,%zu,", (unsigned long long)p->samples,
+			(unsigned long long)p->on_ns, (unsigned long long)p->coll_cpu_ns,
+			(unsigned long long)p->coll_wait_ns, (unsigned long long)p->rdv_wait_ns,
+			p->steps);
+		if (p->steps)
+			fprintf(out, "%.0f,%.0f,%.0f", p->step_ns, p->wait_ps, p->busy_ps);
+		else
+			fputs(",,", out);
+		fputc('\n', out);
+	}
+}
+
+static void print_table(struct rk_proc **rows, size_t n, const struct straggler *sg,
+			FILE *out, int findings)
+{
+	fprintf(out, "\n%5s %-14s %8s %9s %9s %9s %6s %9s %9s %9s  %s\n", "Rank", "Host", "Pid",
+		"On-CPU", "Coll.CPU", "Coll.wait", "Steps", "Step", "Wait/step", "Busy/step",
+		"Over the median rank");
+	for (size_t i = 0; i < n; i++) {
+		struct rk_proc *p = rows[i];
+		char b[4][32], host[15];
+
+		snprintf(host, sizeof(host), "%s", p->host ? p->host : "?");
+		fmt_duration(b[0], sizeof(b[0]), p->on_ns);
+		fmt_duration(b[1], sizeof(b[1]), p->coll_cpu_ns);
+		fmt_duration(b[2], sizeof(b[2]), p->coll_wait_ns);
+		if (p->rank >= 0)
+			fprintf(out, "%5d", p->rank);
+		else
+			fprintf(out, "%5s", "-");
+		fprintf(out, " %-14s %8u %9s %9s %9s ", host, p->pid, b[0], b[1], b[2]);
+		if (p->steps) {
+			fprintf(out, "%5zu%s ", p->steps, p->borrowed ? "*" : " ");
+			fmt_duration(b[0], sizeof(b[0]), (uint64_t)p->step_ns);
+			fmt_duration(b[1], sizeof(b[1]), (uint64_t)(p->wait_ps + 0.5));
+			fmt_duration(b[2], sizeof(b[2]), (uint64_t)(p->busy_ps > 0 ? p->busy_ps : 0));
+			fprintf(out, "%9s %9s %9s  ", b[0], b[1], b[2]);
+			families_over(rows, n, p, out, 0);
+		} else {
+			fprintf(out, "%6s %9s %9s %9s  -", "-", "-", "-", "-");
+		}
+		fputc('\n', out);
+	}
+	if (n && rows[0]->steps == 0)
+		fputs("\nNo rank waited in a collective more than once: no steps found (record "
+		      "with --off-cpu, or the job ran no collectives)\n", out);
+	for (size_t i = 0; i < n; i++)
+		if (rows[i]->borrowed) {
+			fputs("* the steps of the rank that waited in most of them\n", out);
+			break;
+		}
+	if (!findings || !sg->p)
+		return;
+	fputs("\nFindings:\n  * [straggler] ", out);
+	fprintf(out, "rank %d%s%s is the straggler: each step it runs ", sg->p->rank,
+		sg->p->host ? " on " : "", sg->p->host ? sg->p->host : "");
+	print_ms(out, sg->extra);
+	fputs(" more than the median rank", out);
+	if (sg->where && sg->where_ns >= sg->extra * 0.3) {
+		fputs(", ", out);
+		print_ms(out, sg->where_ns);
+		fprintf(out, " of it in %s", sg->where);
+	}
+	fputs("; the other ranks wait ", out);
+	print_ms(out, sg->others_wait);
+	fputs(" a step", out);
+	if (sg->wait_in && !strncmp(sg->wait_in, "c10d::Reducer::", 15))
+		fprintf(out, " in the gradient all-reduce (%s)", sg->wait_in);
+	else if (sg->wait_in)
+		fprintf(out, " in collectives (%s)", sg->wait_in);
+	fputs("\n", out);
+}
+
+static void rk_release(struct rk_ctx *c)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		free(c->p[i].s);
+		free(c->p[i].w);
+		free(c->p[i].wait_in.tab);
+		free(c->p[i].where.tab);
+		free(c->p[i].fam.tab);
+	}
+	free(c->p);
+	free(c->offset);
+	free(c->have_offset);
+	readings_release(&c->rd);
+}
+
+int ranks_report(const struct report_opts *o)
+{
+	struct rk_ctx c;
+	struct rk_proc **rows;
+	struct straggler sg;
+	struct report_header h;
+	char sampling[128];
+	size_t n = 0;
+	int ret, ranked = 0;
+	uint64_t total = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.o = o;
+	c.offset = xcalloc(o->nr_inputs, sizeof(*c.offset));
+	c.have_offset = xcalloc(o->nr_inputs, sizeof(*c.have_offset));
+	c.f_wait = str_intern("wait-collective", 15);
+	c.f_cpu = str_intern("collective", 10);
+	c.f_rdv = str_intern("wait-rendezvous", 15);
+	ret = readings_run(&c.rd, o->inputs, o->nr_inputs, read_one, &c);
+	if (ret == DLP_FAILED) {
+		rk_release(&c);
+		return ret;
+	}
+	/* the rows: the processes with a rank, else (no launcher said one) every process
+	 * with 1% of the samples at least; one recorded twice counted in the first */
+	for (size_t i = 0; i < c.nr; i++) {
+		struct rk_proc *p = &c.p[i];
+
+		p->host = c.rd.in[p->input].host;
+		total += p->samples;
+		ranked |= p->rank >= 0;
+		for (size_t k = 0; k < i; k++)
+			if (c.p[k].pid == p->pid && c.p[k].input != p->input && c.p[k].rank == p->rank &&
+			    c.p[k].host && p->host && !strcmp(c.p[k].host, p->host))
+				p->dup = 1;
+	}
+	rows = xcalloc(c.nr + 1, sizeof(*rows));
+	for (size_t i = 0; i < c.nr; i++) {
+		struct rk_proc *p = &c.p[i];
+
+		if (p->dup || (ranked ? p->rank < 0 : p->samples * 100 < total))
+			continue;
+		find_steps(p);
+		rows[n++] = p;
+	}
+	for (size_t i = 0; i < n; i++)
+		borrow_span(&c, rows, n, rows[i]);
+	for (size_t i = 0; i < n; i++)
+		count_span(rows[i]);
+	qsort(rows, n, sizeof(*rows), cmp_proc);
+	find_straggler(rows, n, &sg);
+
+	if (o->format == REPORT_JSON) {
+		print_json(&c, rows, n, &sg, stdout);
+	} else if (o->format == REPORT_CSV) {
+		print_csv(&c, rows, n, stdout);
+	} else {
+		readings_header(&c.rd, &h, 0, 1, sampling, sizeof(sampling));
+		h.weight_total = 0;
+		output_header(stdout, &h);
+		if (!ranked)
+			fputs("\nNo process has a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or "
+			      "SLURM_PROCID in its environment): a row per process\n", stdout);
+		for (size_t i = 0; i < c.nr; i++)
+			if (c.p[i].dup) {
+				printf("\n(pid %u of %s is in %s too: counted once, from the first)\n",
+				       c.p[i].pid, c.p[i].host ? c.p[i].host : "?",
+				       c.rd.in[c.p[i].input].file);
+			}
+		print_table(rows, n, &sg, stdout, !o->no_findings);
+	}
+	fflush(stdout);
+	free(rows);
+	rk_release(&c);
+	return ret;
+}
