@@ -10,12 +10,13 @@
 
 static const char *const timeline_usage[] = {
 	"dlprof timeline [-i FILE] [-o trace.json | -o -] [--step FUNC] [--families FILE] [FILTERS]",
+	"dlprof timeline [OPTIONS] FILE...   (several recordings, e.g. one per host, on one time axis)",
 	NULL
 };
 
 int cmd_timeline(int argc, const char **argv)
 {
-	const char *input = "dlprof.data", *output = "trace.json", *families = NULL, *event = NULL, *step = NULL;
+	const char *input = NULL, *symfs = NULL, *output = "trace.json", *families = NULL, *event = NULL, *step = NULL;
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
 	const struct option options[] = {
@@ -24,16 +25,21 @@ int cmd_timeline(int argc, const char **argv)
 		OPT_STRING(0, "step", &step, "FUNC", "training steps: a track of the invocations of FUNC (a Python function or native symbol)"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "the samples of this event (default the first recorded)"),
+		OPT_STRING(0, "symfs", &symfs, "DIR", "read the recorded files under DIR (a copy of the recording machine's files; default $DLPROF_SYMFS)"),
 		OPT_FILTERS_NO_DL(fa),
 		OPT_END(),
 	};
 	struct family_rules *rules;
 	struct timeline_opts o;
-	int ret;
+	const char **inputs;
+	int ret, nr_inputs;
 
-	argc = parse_options(argc, argv, options, timeline_usage, PARSE_OPT_NO_ARGS);
+	argc = parse_options(argc, argv, options, timeline_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
+	nr_inputs = reader_inputs(argc, argv, &input, symfs, &inputs);
+	if (nr_inputs < 0)
+		return nr_inputs == -1 ? EXIT_USAGE : EXIT_FATAL;
 	if (filter_init(&filt, &fa) < 0) {
 		filter_release(&filt);
 		return EXIT_USAGE;
@@ -44,7 +50,8 @@ int cmd_timeline(int argc, const char **argv)
 		return EXIT_FATAL;
 	}
 	memset(&o, 0, sizeof(o));
-	o.input = input;
+	o.inputs = inputs;
+	o.nr_inputs = (size_t)nr_inputs;
 	o.output = output;
 	o.step = step;
 	o.po.event = event;

@@ -14,7 +14,7 @@ _dlprof_opts() {
 	diff) echo '--sort -s --limit -n --format --families --event -e --raw-irqs --pid --tid --comm --time --sym --family --op' ;;
 	pprof) echo '--input -i --output -o --raw-irqs --inline --no-kernel --families --event -e --symfs --memory --pid --tid --comm --time --sym --family --op' ;;
 	speedscope) echo '--input -i --output -o --inline --raw-irqs --no-kernel --event -e --pid --tid --comm --time --sym' ;;
-	timeline) echo '--input -i --output -o --step --families --event -e --pid --tid --comm --time --sym' ;;
+	timeline) echo '--input -i --output -o --step --families --event -e --symfs --pid --tid --comm --time --sym' ;;
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
 	sweep) echo '--threads --wait --repeat --metric --higher --output -o --freq -F --format' ;;
 	top) echo '--pid -p --sort -s --delay -d --window -w --event -e --freq -F --output -o --families --iterations -n --rows' ;;
@@ -31,7 +31,7 @@ _dlprof_argopts() {
 	diff) echo '-s --sort -n --limit --format --families -e --event --pid --tid --comm --time --sym --family --op' ;;
 	pprof) echo '-i --input -o --output --families -e --event --symfs --pid --tid --comm --time --sym --family --op' ;;
 	speedscope) echo '-i --input -o --output -e --event --pid --tid --comm --time --sym' ;;
-	timeline) echo '-i --input -o --output --step --families -e --event --pid --tid --comm --time --sym' ;;
+	timeline) echo '-i --input -o --output --step --families -e --event --symfs --pid --tid --comm --time --sym' ;;
 	check-isa) echo '--format -i --input --top --python-timeout --python' ;;
 	sweep) echo '--threads --wait --repeat --metric -o --output -F --freq --format' ;;
 	top) echo '-p --pid -s --sort -d --delay -w --window -e --event -F --freq -o --output --families -n --iterations --rows' ;;

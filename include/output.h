@@ -49,6 +49,16 @@ struct report_header {
 	uint64_t filter_total;		/* samples before the filter (samples: kept) */
 	const char *const *warnings;	/* what record said the recording lacks */
 	size_t nr_warnings;
+	/* several recordings (readings.h): how well their times line up (the line, NULL
+	 * for one recording; with anchors, hosts, the largest anchor read uncertainty and
+	 * drift), and the processes recorded twice (the line, NULL: none) */
+	size_t recordings;
+	const char *aligned;
+	size_t anchored, hosts;
+	uint64_t anchor_err_ns, drift_ns;
+	const char *twice;
+	size_t dup_procs;
+	uint64_t dup_samples;
 };
 
 struct output_opts {

@@ -76,12 +76,15 @@ size_t machine_dsos(struct machine *m, struct dso ***out);
 const char *dso_file(const struct dso *dso);
 void dso_set_symfs(const char *dir);
 
-/* A DLP_REC_PROC record (recfile.h): the process's command line and rank.  The strings
- * point into the record (NULL when it had none; a rank, local rank or world size that is
- * not a plain number is taken as none).  Returns 0, or -1 when malformed. */
+/* A DLP_REC_PROC record (recfile.h): the process's command line, rank, start and job.
+ * The strings point into the record (NULL when it had none; a rank, local rank, world
+ * size or start that is not a plain number is taken as none).  Returns 0, or -1 when
+ * malformed. */
 struct proc_info {
 	uint32_t pid;
 	const char *cmdline, *rank, *local_rank, *world_size;
+	const char *start;		/* clock ticks since boot (/proc/PID/stat field 22) */
+	const char *job;		/* "torchelastic:ID", "slurm:JOB.STEP", ... */
 };
 int proc_rec_parse(const void *data, size_t len, struct proc_info *pi);
 
@@ -90,6 +93,8 @@ int proc_rec_parse(const void *data, size_t len, struct proc_info *pi);
 struct proc_entry {
 	uint32_t pid;
 	char *cmdline, *rank, *local_rank, *world_size;
+	uint64_t start;			/* 0: not recorded */
+	char *job;
 };
 struct proc_table {
 	struct proc_entry *v;

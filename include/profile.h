@@ -15,6 +15,8 @@
 #include "process.h"
 #include "session.h"
 
+struct u64map;
+
 struct profile_opts {
 	int srcline;		/* resolve file:line (slower) */
 	int inline_frames;	/* expand inline chains into extra frames */
@@ -33,6 +35,13 @@ struct profile_opts {
 				   instead of taking the stacks unwound while recording */
 	int check_unwind;	/* where a sample has both, unwind its copy and compare
 				   (profile_stats.unwind_*) */
+	/* Several recordings read as one (readings.h): asked once the recording's
+	 * side-band is read (machine_procs() known), before its first sample (at its end
+	 * when it has none), which pids another recording counts already.  Their samples
+	 * are left out, before any filter, and counted in profile_stats.duplicate.
+	 * Returns a set of pids (u64map_has), or NULL: none. */
+	const struct u64map *(*skip_pids)(void *ctx, struct machine *m);
+	void *skip_ctx;
 };
 
 struct profile_stats {
@@ -52,6 +61,8 @@ struct profile_stats {
 	char other_events[128];		/* the recording's other events ("a,b"), not counted */
 	uint64_t other_samples;		/* their samples, left out */
 	uint64_t filtered_out;		/* samples of the event the filter left out */
+	uint64_t duplicate;		/* samples of processes another recording counts
+					   (profile_opts.skip_pids) */
 	uint64_t python;		/* stacks with Python frames merged in (pystack.h) */
 	uint64_t py_records;		/* samples of Python threads the recorder read */
 	uint64_t py_moved, py_failed;	/* ... whose Python stack it could not trust/read */

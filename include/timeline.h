@@ -15,7 +15,12 @@
  * samples per 10 ms, and with timeline_set_heap() a counter track "heap" (live bytes).
  * ts and dur are microseconds from the first event.
  *
- * timeline_run() reads a recording and writes its trace (dlprof timeline).
+ * timeline_run() reads a recording and writes its trace (dlprof timeline).  Several
+ * recordings (one job's hosts or ranks, readings.h) share one time axis, the wall clock
+ * through each one's start anchor (META clock_start), ts 0 the earliest start; recording
+ * k's pids are shown as pid + k * TIMELINE_PID_BLOCK (two hosts may have the same pid)
+ * and its processes named "rank R (HOST) pid P COMMAND"; a process an earlier recording
+ * has is left out; a recording without an anchor starts at ts 0 (one line says so).
  */
 #ifndef DLPROF_TIMELINE_H
 #define DLPROF_TIMELINE_H
@@ -27,7 +32,9 @@
 
 struct sample_filter;
 struct timeline_opts {
-	const char *input, *output;	/* output "-": stdout */
+	const char *const *inputs;	/* the recordings, nr_inputs of them */
+	size_t nr_inputs;
+	const char *output;		/* "-": stdout */
 	const char *step;		/* training steps: the invocations of this function
 					   (steps.h), on a track of their own; NULL: none */
 	struct profile_opts po;
@@ -41,5 +48,6 @@ struct timeline_opts {
 int timeline_run(const struct timeline_opts *o);
 
 #define TIMELINE_BUCKET_NS 10000000ull	/* the family counter's interval */
+#define TIMELINE_PID_BLOCK 10000000ull	/* above any pid (pid_max is at most 2^22) */
 
 #endif

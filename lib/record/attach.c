@@ -79,12 +79,12 @@ size_t attach_list_tids(pid_t pid, pid_t **tids)
 	return nr;
 }
 
-time_t attach_start_wall(pid_t pid)
+/* Field 22 of /proc/PID/stat: when pid started, in clock ticks since boot; 0 unknown */
+static unsigned long long start_ticks(pid_t pid)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char path[64], *p;
-	unsigned long long start = 0, btime = 0;
-	long tck = sysconf(_SC_CLK_TCK);
+	unsigned long long start = 0;
 	int field;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -94,18 +94,31 @@ time_t attach_start_wall(pid_t pid)
 	p = strrchr(sb.buf, ')');
 	if (!p)
 		goto out;
-	/* field 3 (state) follows ") "; starttime is field 22 */
-	for (field = 2; p && field < 21; field++)
+	/* each space found starts the next field: the first, after ")", field 3 (state);
+	 * starttime is field 22 */
+	for (field = 2; p && field < 22; field++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p + 1, "%llu", &start) != 1)
-		goto out;
-	strbuf_reset(&sb);
-	if (strbuf_read_file(&sb, "/proc/stat", 1 << 20) < 0)
-		goto out;
-	p = strstr(sb.buf, "\nbtime ");
-	if (!p || sscanf(p + 7, "%llu", &btime) != 1)
-		btime = 0;
+		start = 0;
 out:
+	strbuf_release(&sb);
+	return start;
+}
+
+time_t attach_start_wall(pid_t pid)
+{
+	struct strbuf sb = STRBUF_INIT;
+	unsigned long long start = start_ticks(pid), btime = 0;
+	long tck = sysconf(_SC_CLK_TCK);
+	char *p;
+
+	if (!start)
+		return 0;
+	if (strbuf_read_file(&sb, "/proc/stat", 1 << 20) >= 0) {
+		p = strstr(sb.buf, "\nbtime ");
+		if (!p || sscanf(p + 7, "%llu", &btime) != 1)
+			btime = 0;
+	}
 	strbuf_release(&sb);
 	if (!btime || tck <= 0)
 		return 0;
@@ -204,9 +217,45 @@ int record_output_name(const char *pattern, struct strbuf *out)
 	return 0;
 }
 
-/* The payload for pid with its command line, and its rank from get(NAME) */
-static void proc_rec(pid_t pid, const char *cmdline, const char *(*get)(const char *, void *),
-		     void *ctx, struct strbuf *sb)
+/* The job a process belongs to, as its launcher names it: torchrun's run id (not its
+ * default "none"), Slurm's job and step, a PMIx namespace (Open MPI 4 and 5, Slurm with
+ * PMIx; Open MPI 4 also as OMPI_MCA_ess_base_jobid), else the rendezvous address that
+ * torch.distributed's ranks share.  Prefixed with where it came from, so two launchers'
+ * numbers never compare equal.  Returns 0, or -1 when none (out unchanged). */
+static int job_id(const char *(*get)(const char *, void *), void *ctx, struct strbuf *out)
+{
+	const char *v = get("TORCHELASTIC_RUN_ID", ctx), *w;
+
+	if (v && *v && strcmp(v, "none")) {
+		strbuf_addf(out, "torchelastic:%s", v);
+		return 0;
+	}
+	v = get("SLURM_JOB_ID", ctx);
+	if (v && *v) {
+		w = get("SLURM_STEP_ID", ctx);
+		strbuf_addf(out, "slurm:%s%s%s", v, w && *w ? "." : "", w && *w ? w : "");
+		return 0;
+	}
+	v = get("PMIX_NAMESPACE", ctx);
+	if (!v || !*v)
+		v = get("OMPI_MCA_ess_base_jobid", ctx);
+	if (v && *v) {
+		strbuf_addf(out, "mpi:%s", v);
+		return 0;
+	}
+	v = get("MASTER_ADDR", ctx);
+	w = get("MASTER_PORT", ctx);
+	if (v && *v && w && *w) {
+		strbuf_addf(out, "master:%s:%s", v, w);
+		return 0;
+	}
+	return -1;
+}
+
+/* The payload for pid with its command line, its start (ticks since boot, 0: unknown),
+ * and its rank and job from get(NAME) */
+static void proc_rec(pid_t pid, const char *cmdline, unsigned long long start,
+		     const char *(*get)(const char *, void *), void *ctx, struct strbuf *sb)
 {
 	static const char *const local[] = { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
 					     "MPI_LOCALRANKID", "SLURM_LOCALID", NULL };
@@ -216,6 +265,8 @@ static void proc_rec(pid_t pid, const char *cmdline, const char *(*get)(const ch
 		{ "rank", rank_names }, { "local_rank", local }, { "world_size", world },
 	};
 	struct dlp_proc_rec h = { (int32_t)pid, 0 };
+	struct strbuf job = STRBUF_INIT;
+	char num[32];
 
 	strbuf_add(sb, &h, sizeof(h));
 	strbuf_add(sb, "cmdline", sizeof("cmdline"));
@@ -230,6 +281,18 @@ static void proc_rec(pid_t pid, const char *cmdline, const char *(*get)(const ch
 			strbuf_add(sb, v, strlen(v) + 1);
 		}
 	}
+	/* pid, host and start name one process across recordings (a rank recorded by
+	 * its node's dlprof and its own) */
+	if (start) {
+		snprintf(num, sizeof(num), "%llu", start);
+		strbuf_add(sb, "start", sizeof("start"));
+		strbuf_add(sb, num, strlen(num) + 1);
+	}
+	if (!job_id(get, ctx, &job) && job.len < 256) {
+		strbuf_add(sb, "job", sizeof("job"));
+		strbuf_add(sb, job.buf, job.len + 1);
+	}
+	strbuf_release(&job);
 }
 
 int proc_info_rec(pid_t pid, struct strbuf *sb)
@@ -245,7 +308,7 @@ int proc_info_rec(pid_t pid, struct strbuf *sb)
 	if (strbuf_read_file(&env, path, 1 << 20) < 0)
 		strbuf_reset(&env);
 	strbuf_addch(&env, '\0');	/* the last entry terminated whatever the file held */
-	proc_rec(pid, cmd.buf, environ_get, &env, sb);
+	proc_rec(pid, cmd.buf, start_ticks(pid), environ_get, &env, sb);
 	strbuf_release(&env);
 	strbuf_release(&cmd);
 	return 0;
@@ -260,7 +323,7 @@ void proc_info_rec_ours(pid_t pid, const char *const *argv, struct strbuf *sb)
 			strbuf_addch(&cmd, ' ');
 		strbuf_addstr(&cmd, argv[i]);
 	}
-	proc_rec(pid, cmd.buf ? cmd.buf : "", getenv_get, NULL, sb);
+	proc_rec(pid, cmd.buf ? cmd.buf : "", start_ticks(pid), getenv_get, NULL, sb);
 	strbuf_release(&cmd);
 }
 

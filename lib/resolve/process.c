@@ -507,12 +507,12 @@ size_t machine_dsos(struct machine *m, struct dso ***out)
 	return m->nr_dsos;
 }
 
-/* s when it is a number of 1 to 9 digits (a rank; it is printed unquoted), else NULL */
-static const char *number_or_null(const char *s)
+/* s when it is a number of 1 to max digits (a rank is printed unquoted), else NULL */
+static const char *number_or_null(const char *s, size_t max)
 {
 	size_t n = strspn(s, "0123456789");
 
-	return n && n < 10 && !s[n] ? s : NULL;
+	return n && n <= max && !s[n] ? s : NULL;
 }
 
 int proc_rec_parse(const void *data, size_t len, struct proc_info *pi)
@@ -537,11 +537,15 @@ int proc_rec_parse(const void *data, size_t len, struct proc_info *pi)
 		if (!strcmp(k, "cmdline"))
 			pi->cmdline = v;
 		else if (!strcmp(k, "rank"))
-			pi->rank = number_or_null(v);
+			pi->rank = number_or_null(v, 9);
 		else if (!strcmp(k, "local_rank"))
-			pi->local_rank = number_or_null(v);
+			pi->local_rank = number_or_null(v, 9);
 		else if (!strcmp(k, "world_size"))
-			pi->world_size = number_or_null(v);
+			pi->world_size = number_or_null(v, 9);
+		else if (!strcmp(k, "start"))
+			pi->start = number_or_null(v, 19);
+		else if (!strcmp(k, "job"))
+			pi->job = *v ? v : NULL;
 	}
 	return 0;
 }
@@ -557,6 +561,7 @@ static void entry_release(struct proc_entry *e)
 	free(e->rank);
 	free(e->local_rank);
 	free(e->world_size);
+	free(e->job);
 }
 
 int proc_table_add(struct proc_table *t, const void *data, size_t len)
@@ -578,6 +583,8 @@ int proc_table_add(struct proc_table *t, const void *data, size_t len)
 	e->rank = dup_or_null(pi.rank);
 	e->local_rank = dup_or_null(pi.local_rank);
 	e->world_size = dup_or_null(pi.world_size);
+	e->start = pi.start ? strtoull(pi.start, NULL, 10) : 0;
+	e->job = dup_or_null(pi.job);
 	return 0;
 }
 
@@ -596,7 +603,8 @@ void proc_table_copy(struct proc_table *dst, const struct proc_table *src)
 		ALLOC_GROW(dst->v, dst->nr + 1, dst->alloc);
 		dst->v[dst->nr++] = (struct proc_entry){
 			src->v[i].pid, dup_or_null(src->v[i].cmdline), dup_or_null(src->v[i].rank),
-			dup_or_null(src->v[i].local_rank), dup_or_null(src->v[i].world_size) };
+			dup_or_null(src->v[i].local_rank), dup_or_null(src->v[i].world_size),
+			src->v[i].start, dup_or_null(src->v[i].job) };
 	}
 }
 

@@ -60,7 +60,19 @@ struct prof {
 	int (*jit_miss)(void *ctx, uint32_t pid);
 	void *jit_miss_ctx;
 	int observing;			/* a sample the filter left out, for c->filtered */
+	const struct u64map *skip;	/* profile_opts.skip_pids' answer */
+	int asked_skip;
 };
+
+/* The pids another recording counts (profile_opts.skip_pids), asked once */
+static void ask_skip(struct prof *p)
+{
+	if (p->asked_skip)
+		return;
+	p->asked_skip = 1;
+	if (p->opts->skip_pids)
+		p->skip = p->opts->skip_pids(p->opts->skip_ctx, p->m);
+}
 
 static int p_attr(void *ctx, const struct evsel *ev)
 {
@@ -632,6 +644,11 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 		if (!p->have_ksyms_rec && !ksyms_count(p->ks))
 			ksyms_load_kallsyms(p->ks, getenv("DLPROF_KALLSYMS"),
 					    p->release[0] ? p->release : NULL);
+		ask_skip(p);
+	}
+	if (p->skip && u64map_has(p->skip, s->pid)) {
+		p->st->duplicate++;
+		return 0;
 	}
 	if (p->opts->filter) {
 		struct sample_filter *f = p->opts->filter;
@@ -714,6 +731,7 @@ void profile_stats_add(struct profile_stats *sum, const struct profile_stats *st
 	sum->period_total += st->period_total;
 	sum->other_samples += st->other_samples;
 	sum->filtered_out += st->filtered_out;
+	sum->duplicate += st->duplicate;
 	sum->python += st->python;
 	sum->py_records += st->py_records;
 	sum->py_moved += st->py_moved;
@@ -759,6 +777,8 @@ int profile_run(const char *path, const struct profile_opts *opts,
 		error("'%s' has no off-CPU samples: record it with --off-cpu for --wall", path);
 		ret = -1;
 	}
+	if (ret >= 0)
+		ask_skip(&p);	/* a recording without samples: its processes all the same */
 	if (ret >= 0 && c->end && c->end(c->ctx, p.m) < 0)
 		ret = -1;
 	if (stats->samples && !stats->sample_no_time) {

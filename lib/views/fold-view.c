@@ -17,6 +17,7 @@ struct fold_ctx {
 	int by_family, by_op;
 	int colour;		/* flamegraph: the family first, to colour by (not a frame) */
 	int off_cpu;		/* weights: microseconds off the CPU */
+	struct readings *rd;	/* the recordings read together */
 };
 
 /* The operator family and/or framework operator at the root of the stack. */
@@ -43,6 +44,15 @@ static int fold_sample(void *ctx, const struct attributed *as)
 	size_t n = as->a ? dl_roots(fc, as->a->family, attr_op_name(as->a->op, NULL), roots) : 0;
 
 	fold_add(fc->fold, as->frames, as->nr, comm, roots, n, w);
+	return 0;
+}
+
+/* The recording's host and clock anchors, to tell a process recorded twice */
+static int fold_meta(void *ctx, const char *key, const char *value)
+{
+	struct fold_ctx *fc = ctx;
+
+	readings_meta(fc->rd, key, value);
 	return 0;
 }
 
@@ -116,12 +126,13 @@ static int fold_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 	struct profile_opts po = o->po;
 	struct fold_ctx fc = {
 		.fold = fold_new(&o->fo), .by_family = o->by_family, .by_op = o->by_op,
-		.colour = o->svg, .off_cpu = o->po.off_cpu || o->po.wall,
+		.colour = o->svg, .off_cpu = o->po.off_cpu || o->po.wall, .rd = rd,
 	};
-	struct attr_view v = { .sample = fold_sample, .ctx = &fc,
+	struct attr_view v = { .sample = fold_sample, .meta = fold_meta, .ctx = &fc,
 			       .plain = !o->svg && !o->by_family && !o->by_op };
 
 	fr->folds[k] = fc.fold;
+	readings_opts(rd, &po);
 	if (o->weight != FOLD_SAMPLES)
 		return fold_memory(o, rd->in[k].file, &fc, &po, st, info);
 	return attr_stream_run(rd->in[k].file, &po, o->filt, o->rules, &v, st, info);

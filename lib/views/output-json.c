@@ -53,7 +53,16 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 			fputc(',', out);
 		fput_json_str(out, h->warnings[i]);
 	}
-	fprintf(out, "],\"filter\":");
+	fprintf(out, "],\"alignment\":{\"recordings\":%zu,\"anchored\":%zu,\"hosts\":%zu,"
+		"\"anchor_err_ns\":%llu,\"drift_ns\":%llu,\"text\":", h->recordings, h->anchored,
+		h->hosts, (unsigned long long)h->anchor_err_ns, (unsigned long long)h->drift_ns);
+	if (h->aligned)
+		fput_json_str(out, h->aligned);
+	else
+		fputs("null", out);
+	fprintf(out, "},\"duplicates\":{\"processes\":%zu,\"samples\":%llu}",
+		h->dup_procs, (unsigned long long)h->dup_samples);
+	fprintf(out, ",\"filter\":");
 	if (h->filter)
 		fput_json_str(out, h->filter);
 	else

@@ -266,6 +266,10 @@ void output_header(FILE *out, const struct report_header *h)
 			", shown where they\n#          came back on (--raw-irqs)" :
 			": counted to the\n#          function that turned them on, marked (irqs off); "
 			"--raw-irqs: as taken");
+	if (h->aligned)
+		fprintf(out, "# aligned: %s\n", h->aligned);
+	if (h->twice)
+		fprintf(out, "# twice:   %s\n", h->twice);
 	if (h->skipped)
 		fprintf(out, "# skipped: %llu malformed record%s\n", (unsigned long long)h->skipped,
 			h->skipped == 1 ? "" : "s");

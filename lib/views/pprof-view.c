@@ -109,6 +109,7 @@ static int pprof_one(void *ctx, struct readings *rd, size_t k, struct profile_st
 	struct profile_opts po = c->o->po;
 	struct attr_view v = { .sample = pp_sample, .meta = pp_meta, .ctx = c };
 
+	readings_opts(rd, &po);
 	if (c->o->memory)
 		return pprof_memory(c, rd->in[k].file, &po, st, info);
 	return attr_stream_run(rd->in[k].file, &po, c->o->filt, c->o->rules, &v, st, info);

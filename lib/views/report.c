@@ -342,6 +342,7 @@ static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 		dlview_free(rc->view);
 		rc->view = dlview_new(rc->o->rules, &rc->rv);
 	}
+	readings_opts(rd, &po);
 	return dlview_run(rc->view, rd->in[k].file, &po, rc->o->filt, st, info);
 }
 

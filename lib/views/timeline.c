@@ -5,6 +5,7 @@
 #include "attr-stream.h"
 #include "itt.h"
 #include "memprof.h"
+#include "readings.h"
 #include "steps.h"
 #include "switches.h"
 #include "timeline.h"
@@ -48,7 +49,25 @@ struct timeline {
 	struct heap_step { uint64_t time; int64_t delta; uint32_t pid; } *heap;
 	size_t nr_heap;
 	struct proc_table procs;	/* each process's command line: its track's name */
+	/* several recordings on one axis: this one's pids are shown as pid + pid_base,
+	 * named with its host; those another recording has are left out */
+	const struct readings *rd;
+	size_t k;
+	uint64_t pid_base;
+	int several;
 };
+
+/* The trace's pid of one of the recording's processes */
+static unsigned long long cpid(const struct timeline *tl, uint32_t pid)
+{
+	return pid + tl->pid_base;
+}
+
+/* Left out: recorded by an earlier recording too (counted there) */
+static int dup_pid(const struct timeline *tl, uint32_t pid)
+{
+	return tl->rd && readings_skipped(tl->rd, tl->k, pid);
+}
 
 static void timeline_set_heap(struct timeline *tl, const struct mem_alloc *al, size_t nr)
 {
@@ -162,6 +181,8 @@ static int tl_meta(void *ctx, const char *key, const char *value)
 		free(tl->cmdline);
 		tl->cmdline = xstrdup(value);
 	}
+	if (tl->rd)
+		readings_meta((struct readings *)tl->rd, key, value);
 	return 0;
 }
 
@@ -184,11 +205,6 @@ static struct timeline *timeline_new(const struct family_rules *rules)
 	return tl;
 }
 
-static int timeline_read(struct timeline *tl, const char *path, struct profile_opts *po,
-			 struct sample_filter *filt, struct profile_stats *st, struct session_info *info)
-{
-	return attr_stream_run_filtered(tl->as, path, po, filt, st, info);
-}
 
 /* ---- writing ---- */
 
@@ -213,13 +229,13 @@ static void thread_meta(struct timeline *tl, const struct tl_thread *t, int kind
 	snprintf(name, sizeof(name), "%s%s%s", t->comm ? t->comm : "?", what ? " " : "",
 		 what ? what : "");
 	ev_begin(tl);
-	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, \"tid\": %llu, "
-		"\"args\": {\"name\": ", t->pid, (unsigned long long)TRACK_TID(t->tid, kind));
+	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %llu, \"tid\": %llu, "
+		"\"args\": {\"name\": ", cpid(tl, t->pid), (unsigned long long)TRACK_TID(t->tid, kind));
 	fput_json_str(tl->out, name);
 	fputs("}}", tl->out);
 	ev_begin(tl);
-	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %u, "
-		"\"tid\": %llu, \"args\": {\"sort_index\": %llu}}", t->pid,
+	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %llu, "
+		"\"tid\": %llu, \"args\": {\"sort_index\": %llu}}", cpid(tl, t->pid),
 		(unsigned long long)TRACK_TID(t->tid, kind),
 		(unsigned long long)t->tid * 8 + (unsigned)kind);
 }
@@ -230,8 +246,8 @@ static void slice(struct timeline *tl, uint32_t pid, uint64_t tid, const char *n
 	ev_begin(tl);
 	fprintf(tl->out, "{\"ph\": \"X\", \"name\": ");
 	fput_json_str(tl->out, name);
-	fprintf(tl->out, ", \"cat\": \"%s\", \"pid\": %u, \"tid\": %llu, \"ts\": %.3f, "
-		"\"dur\": %.3f, \"args\": {%s}}", cat, pid, (unsigned long long)tid, us(tl, start),
+	fprintf(tl->out, ", \"cat\": \"%s\", \"pid\": %llu, \"tid\": %llu, \"ts\": %.3f, "
+		"\"dur\": %.3f, \"args\": {%s}}", cat, cpid(tl, pid), (unsigned long long)tid, us(tl, start),
 		end > start ? (end - start) / 1000.0 : 0.0, args);
 }
 
@@ -240,6 +256,8 @@ static void itt_event(void *ctx, uint32_t pid, uint32_t tid, const struct itt_in
 	struct timeline *tl = ctx;
 	char args[96];
 
+	if (dup_pid(tl, pid))
+		return;
 	snprintf(args, sizeof(args), "\"call\": %s, \"depth\": %u",
 		 iv->worker ? "false" : "true", iv->depth);
 	slice(tl, pid, tid, iv->name, "dnnl", iv->start, iv->end, args);
@@ -249,7 +267,7 @@ static void find_t0(void *ctx, uint32_t pid, uint32_t tid, const struct itt_inte
 {
 	struct timeline *tl = ctx;
 
-	if (iv->start < tl->t0)
+	if (!dup_pid(tl, pid) && iv->start < tl->t0)
 		tl->t0 = iv->start;
 }
 
@@ -314,9 +332,11 @@ static int cmp_heap(const void *a, const void *b)
 
 static void heap_point(struct timeline *tl, uint32_t pid, uint64_t t, int64_t v)
 {
+	if (dup_pid(tl, pid))
+		return;
 	ev_begin(tl);
-	fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"heap\", \"pid\": %u, \"ts\": %.3f, "
-		"\"args\": {\"live bytes\": %lld}}", pid, us(tl, t), (long long)v);
+	fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"heap\", \"pid\": %llu, \"ts\": %.3f, "
+		"\"args\": {\"live bytes\": %lld}}", cpid(tl, pid), us(tl, t), (long long)v);
 }
 
 /* The "heap" counter of each process: its live bytes, the highest of each millisecond
@@ -368,8 +388,8 @@ static void family_counter(struct timeline *tl, uint32_t pid)
 
 		if (b != bucket && n) {
 			ev_begin(tl);
-			fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"families\", \"pid\": %u, "
-				"\"ts\": %.3f, \"args\": {", pid, us(tl, bucket * TIMELINE_BUCKET_NS));
+			fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"families\", \"pid\": %llu, "
+				"\"ts\": %.3f, \"args\": {", cpid(tl, pid), us(tl, bucket * TIMELINE_BUCKET_NS));
 			for (k = 0; k < nf; k++) {
 				fprintf(tl->out, "%s", k ? ", " : "");
 				fput_json_str(tl->out, fams[k]);
@@ -398,59 +418,82 @@ static void family_counter(struct timeline *tl, uint32_t pid)
 	free(v);
 }
 
-static long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st)
+/* The name of a process's track: its command line, else its main thread's name, else any
+ * thread's; with several recordings, its rank and host first */
+static void process_name(struct timeline *tl, uint32_t pid)
 {
-	const struct itt_data *itt;
-	uint64_t period = st->sample_period_ns ? st->sample_period_ns : 1000000;
-	size_t i, j, nr_steps = 0;
+	const struct proc_entry *e = proc_table_find(&tl->procs, pid);
+	const char *name = e ? e->cmdline : NULL, *host;
+	struct strbuf sb = STRBUF_INIT;
+	size_t j;
 
-	tl->out = out;
-	tl->events = 0;
+	for (j = 0; j < tl->nr_th && !name; j++)
+		if (tl->th[j].pid == pid && tl->th[j].tid == pid)
+			name = tl->th[j].comm;
+	for (j = 0; j < tl->nr_th && !name; j++)
+		if (tl->th[j].pid == pid)
+			name = tl->th[j].comm;
+	if (tl->several) {
+		/* "rank 1 (host-b) pid 123 python3 train.py": pids of two hosts may be equal */
+		host = tl->rd->in[tl->k].host ? tl->rd->in[tl->k].host : "?";
+		if (e && e->rank)
+			strbuf_addf(&sb, "rank %s (%s) ", e->rank, host);
+		else
+			strbuf_addf(&sb, "%s ", host);
+		strbuf_addf(&sb, "pid %u ", pid);
+	}
+	strbuf_addf(&sb, "%.200s", name ? name : "?");	/* a name, not the whole line */
+	ev_begin(tl);
+	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %llu, "
+		"\"args\": {\"name\": ", cpid(tl, pid));
+	fput_json_str(tl->out, sb.buf);
+	fputs("}}", tl->out);
+	strbuf_release(&sb);
+}
+
+/* Sort the recording's samples, pair its switches, settle its steps; the first event's
+ * time into *first (UINT64_MAX: none) */
+static size_t timeline_prepare(struct timeline *tl, const struct profile_stats *st,
+			       uint64_t *first)
+{
+	uint64_t period = st->sample_period_ns ? st->sample_period_ns : 1000000;
+	size_t nr_steps = 0;
+
 	if (tl->nr)
 		qsort(tl->s, tl->nr, sizeof(*tl->s), cmp_sample);
-	itt = attr_itt(attr_stream_attr(tl->as));
 	off_intervals(tl);
 	if (tl->steps)
 		nr_steps = steps_finish(tl->steps, period);
 	tl->t0 = UINT64_MAX;
-	for (i = 0; i < tl->nr; i++)
+	for (size_t i = 0; i < tl->nr; i++)
 		if (tl->s[i].time < tl->t0)
 			tl->t0 = tl->s[i].time;
-	itt_each_interval(itt, find_t0, tl);
-	if (tl->t0 == UINT64_MAX)
-		tl->t0 = 0;
+	itt_each_interval(attr_itt(attr_stream_attr(tl->as)), find_t0, tl);
+	*first = tl->t0;
+	return nr_steps;
+}
 
-	fputs("{\"traceEvents\": [", out);
+/* The recording's events, after *events others (tl->t0: its time 0) */
+static void timeline_events(struct timeline *tl, FILE *out, const struct profile_stats *st,
+			    size_t nr_steps, long *events)
+{
+	const struct itt_data *itt = attr_itt(attr_stream_attr(tl->as));
+	uint64_t period = st->sample_period_ns ? st->sample_period_ns : 1000000;
+	size_t i, j;
+
+	tl->out = out;
+	tl->events = *events;
 	/* names: processes, threads and their tracks */
 	for (i = 0; i < tl->nr_th; i++) {
 		const struct tl_thread *t = &tl->th[i];
 		int first = 1;
 
+		if (dup_pid(tl, t->pid))
+			continue;
 		for (j = 0; j < i; j++)
 			first &= tl->th[j].pid != t->pid;
-		if (first) {
-			/* its command line, else its main thread's name, else any thread's */
-			const struct proc_entry *e = proc_table_find(&tl->procs, t->pid);
-			const char *name = e ? e->cmdline : NULL;
-			char cut[201];
-
-			if (name && strlen(name) >= sizeof(cut)) {	/* a name, not the whole line */
-				memcpy(cut, name, sizeof(cut) - 1);
-				cut[sizeof(cut) - 1] = '\0';
-				name = cut;
-			}
-			for (j = 0; j < tl->nr_th && !name; j++)
-				if (tl->th[j].pid == t->pid && tl->th[j].tid == t->pid)
-					name = tl->th[j].comm;
-			for (j = 0; j < tl->nr_th && !name; j++)
-				if (tl->th[j].pid == t->pid)
-					name = tl->th[j].comm;
-			ev_begin(tl);
-			fprintf(out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, "
-				"\"args\": {\"name\": ", t->pid);
-			fput_json_str(out, name ? name : "?");
-			fputs("}}", out);
-		}
+		if (first)
+			process_name(tl, t->pid);
 		thread_meta(tl, t, TRACK_OWN, NULL);
 		thread_meta(tl, t, TRACK_OPS, "[ops, sampled]");
 		thread_meta(tl, t, TRACK_PY, "[python, sampled]");
@@ -486,30 +529,51 @@ static long timeline_write(struct timeline *tl, FILE *out, const struct profile_
 	}
 	/* off the CPU */
 	for (i = 0; i < tl->nr_off; i++)
-		slice(tl, tl->off[i].pid, TRACK_TID(tl->off[i].tid, TRACK_SCHED),
-		      tl->off[i].preempted ? "off-CPU (preempted)" : "off-CPU (waiting)", "sched",
-		      tl->off[i].start, tl->off[i].end, "");
+		if (!dup_pid(tl, tl->off[i].pid))
+			slice(tl, tl->off[i].pid, TRACK_TID(tl->off[i].tid, TRACK_SCHED),
+			      tl->off[i].preempted ? "off-CPU (preempted)" : "off-CPU (waiting)",
+			      "sched", tl->off[i].start, tl->off[i].end, "");
 	/* family shares per process */
 	for (i = 0; i < tl->nr_th; i++) {
 		int first = 1;
 
 		for (j = 0; j < i; j++)
 			first &= tl->th[j].pid != tl->th[i].pid;
-		if (first)
+		if (first && !dup_pid(tl, tl->th[i].pid))
 			family_counter(tl, tl->th[i].pid);
 	}
 	heap_counters(tl);
+	*events = tl->events;
+}
+
+static void trace_end(FILE *out, const char *cmdline, const struct profile_stats *st,
+		      uint64_t first_ns, const char *clock)
+{
 	fputs("\n], \"displayTimeUnit\": \"ms\", \"otherData\": {\"command\": ", out);
-	fput_json_str(out, tl->cmdline ? tl->cmdline : "");
+	fput_json_str(out, cmdline ? cmdline : "");
 	fputs(", \"event\": ", out);
 	fput_json_str(out, st->event);
-	fprintf(out, ", \"samples\": %llu, \"first_ns\": %llu, \"clock\": \"CLOCK_MONOTONIC\"}}\n",
-		(unsigned long long)st->samples, (unsigned long long)tl->t0);
-	return ferror(out) ? -1 : tl->events;
+	fprintf(out, ", \"samples\": %llu, \"first_ns\": %llu, \"clock\": \"%s\"",
+		(unsigned long long)st->samples, (unsigned long long)first_ns, clock);
+}
+
+static long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st)
+{
+	uint64_t first;
+	size_t nr_steps = timeline_prepare(tl, st, &first);
+	long events = 0;
+
+	if (tl->t0 == UINT64_MAX)
+		tl->t0 = 0;
+	fputs("{\"traceEvents\": [", out);
+	timeline_events(tl, out, st, nr_steps, &events);
+	trace_end(out, tl->cmdline, st, tl->t0, "CLOCK_MONOTONIC");
+	fputs("}}\n", out);
+	return ferror(out) ? -1 : events;
 }
 
 /* record --memory: the heap's live bytes, a counter track per process */
-static void add_heap(struct timeline *tl, const struct timeline_opts *o)
+static void add_heap(struct timeline *tl, const struct timeline_opts *o, const char *input)
 {
 	struct memprof *mp = memprof_new(o->rules, NULL);
 	struct filter_args none = { 0 };
@@ -521,7 +585,7 @@ static void add_heap(struct timeline *tl, const struct timeline_opts *o)
 
 	memset(&po, 0, sizeof(po));
 	filter_init(&all, &none);
-	if (memprof_run(mp, o->input, &po, &all, &st, &info) >= 0) {
+	if (memprof_run(mp, input, &po, &all, &st, &info) >= 0) {
 		size_t nr = memprof_allocs(mp, &al);
 
 		timeline_set_heap(tl, al, nr);	/* copied */
@@ -530,35 +594,125 @@ static void add_heap(struct timeline *tl, const struct timeline_opts *o)
 	memprof_free(mp);
 }
 
-int timeline_run(const struct timeline_opts *o)
+struct tl_reader {
+	const struct timeline_opts *o;
+	struct timeline **tls;		/* one per recording */
+};
+
+/* Recording k into a timeline of its own (its pids, threads, clock and attribution) */
+static int tl_one(void *ctx, struct readings *rd, size_t k, struct profile_stats *st,
+		  struct session_info *info)
 {
-	struct timeline *tl = timeline_new(o->rules);
-	struct profile_opts po = o->po;
-	struct profile_stats st;
-	struct session_info sinfo;
-	FILE *out;
-	long n;
+	struct tl_reader *tr = ctx;
+	struct timeline *tl = timeline_new(tr->o->rules);
+	struct profile_opts po = tr->o->po;
 	int ret;
 
-	if (o->step)
-		timeline_set_steps(tl, o->step);
-	memset(&sinfo, 0, sizeof(sinfo));
-	ret = timeline_read(tl, o->input, &po, o->filt, &st, &sinfo);
-	if (ret >= 0 && strstr(st.other_events, "mem-alloc"))
-		add_heap(tl, o);
+	tr->tls[k] = tl;
+	tl->rd = rd;
+	tl->k = k;
+	tl->several = rd->nr > 1;
+	/* pid collisions across recordings (hosts): a block of pids for each */
+	tl->pid_base = tl->several ? k * TIMELINE_PID_BLOCK : 0;
+	if (tr->o->step)
+		timeline_set_steps(tl, tr->o->step);
+	readings_opts(rd, &po);
+	ret = attr_stream_run_filtered(tl->as, rd->in[k].file, &po, tr->o->filt, st, info);
+	if (ret >= 0 && strstr(st->other_events, "mem-alloc"))
+		add_heap(tl, tr->o, rd->in[k].file);
+	return ret;
+}
+
+/* Several recordings: each one's events on the wall clock through its start anchor, time
+ * 0 the earliest anchored start; one without an anchor is put at time 0 */
+static long timeline_write_several(struct tl_reader *tr, const struct readings *rd,
+				   FILE *out, struct strbuf *none)
+{
+	size_t nr = rd->nr, *steps = xcalloc(nr, sizeof(*steps));
+	uint64_t zero = UINT64_MAX, *first = xcalloc(nr, sizeof(*first));
+	long events = 0;
+	int anchored;
+
+	for (size_t k = 0; k < nr; k++) {
+		steps[k] = timeline_prepare(tr->tls[k], &rd->in[k].st, &first[k]);
+		readings_shift(rd, k, &anchored);
+		if (anchored && rd->in[k].real[0] < zero)
+			zero = rd->in[k].real[0];
+	}
+	fputs("{\"traceEvents\": [", out);
+	for (size_t k = 0; k < nr; k++) {
+		struct timeline *tl = tr->tls[k];
+		int64_t shift = readings_shift(rd, k, &anchored);
+
+		if (anchored && zero != UINT64_MAX) {
+			/* its monotonic time of the trace's 0 */
+			tl->t0 = (uint64_t)((int64_t)zero - shift);
+		} else {
+			tl->t0 = first[k] == UINT64_MAX ? 0 : first[k];
+			strbuf_addf(none, "%s%s", none->len ? ", " : "", rd->in[k].file);
+		}
+		timeline_events(tl, out, &rd->in[k].st, steps[k], &events);
+	}
+	trace_end(out, rd->cmdline, &rd->st, zero == UINT64_MAX ? 0 : zero,
+		  zero == UINT64_MAX ? "CLOCK_MONOTONIC" : "CLOCK_REALTIME");
+	fputs(", \"recordings\": [", out);
+	for (size_t k = 0; k < nr; k++) {
+		int64_t shift = readings_shift(rd, k, &anchored);
+
+		fprintf(out, "%s{\"file\": ", k ? ", " : "");
+		fput_json_str(out, rd->in[k].file);
+		fputs(", \"host\": ", out);
+		if (rd->in[k].host)
+			fput_json_str(out, rd->in[k].host);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"anchored\": %s, \"shift_ns\": %lld, \"pid_base\": %llu, "
+			"\"t0_ns\": %llu}", anchored ? "true" : "false", (long long)shift,
+			(unsigned long long)tr->tls[k]->pid_base,
+			(unsigned long long)tr->tls[k]->t0);
+	}
+	fputs("]}}\n", out);
+	free(steps);
+	free(first);
+	return ferror(out) ? -1 : events;
+}
+
+int timeline_run(const struct timeline_opts *o)
+{
+	struct tl_reader tr = { o, xcalloc(o->nr_inputs ? o->nr_inputs : 1, sizeof(*tr.tls)) };
+	struct strbuf none = STRBUF_INIT;
+	struct readings rd;
+	FILE *out;
+	long n = -1;
+	int ret;
+
+	memset(&rd, 0, sizeof(rd));
+	ret = readings_run(&rd, o->inputs, o->nr_inputs, tl_one, &tr);
 	if (ret >= 0) {
 		out = out_open(o->output, "w");
-		n = out ? timeline_write(tl, out, &st) : -1;
+		if (out)
+			n = o->nr_inputs > 1 ? timeline_write_several(&tr, &rd, out, &none) :
+			    timeline_write(tr.tls[0], out, &rd.in[0].st);
 		if (!out || out_close(out, o->output, n < 0) < 0)
-			ret = -1;
+			ret = DLP_FAILED;
 		else if (strcmp(o->output, "-"))
-			fprintf(stderr, "dlprof: wrote %s: %ld events from %llu samples\n", o->output,
-				n, (unsigned long long)st.samples);
+			fprintf(stderr, "dlprof: wrote %s: %ld events from %llu samples%s\n",
+				o->output, n, (unsigned long long)rd.st.samples,
+				o->nr_inputs > 1 ? " (pid + 10000000 * recording)" : "");
+		if (ret >= 0 && none.len)
+			info("timeline: no clock anchor in %s (recorded by an older dlprof, or "
+			     "perf.data): each put at the trace's start", none.buf);
+		if (ret >= 0 && rd.nr_dups)
+			info("timeline: %s", rd.twice);
 		if (ret >= 0 && filter_active(o->filt))
 			info("timeline: %s: %llu of %llu samples kept", o->filt->desc,
-			     (unsigned long long)st.samples,
-			     (unsigned long long)(st.samples + st.filtered_out));
+			     (unsigned long long)rd.st.samples,
+			     (unsigned long long)(rd.st.samples + rd.st.filtered_out));
 	}
-	timeline_free(tl);
-	return profile_result(ret, &sinfo);
+	for (size_t k = 0; k < o->nr_inputs; k++)
+		timeline_free(tr.tls[k]);
+	free(tr.tls);
+	strbuf_release(&none);
+	readings_release(&rd);
+	return ret;
 }
