@@ -44,7 +44,6 @@ struct rk_proc {
 	uint64_t win_wait_ns;
 	struct cmap where, fam;		/* on-CPU ns inside the span */
 	double wait_ps, busy_ps, step_ns;	/* per step */
-	int dup;			/* in an earlier recording too: counted there */
 };
 
 struct rk_ctx {
@@ -52,8 +51,6 @@ struct rk_ctx {
 	struct readings rd;
 	struct rk_proc *p;
 	size_t nr, alloc;
-	int64_t *offset;		/* per recording: wall minus monotonic (clock_start) */
-	int *have_offset;
 	const char *f_wait, *f_cpu, *f_rdv;
 };
 
@@ -161,13 +158,8 @@ static int rk_end(void *ctx, struct machine *m)
 static int rk_meta(void *ctx, const char *key, const char *value)
 {
 	struct rk_ctx *c = ctx;
-	unsigned long long mono, real;
 
 	readings_meta(&c->rd, key, value);
-	if (!strcmp(key, "clock_start") && sscanf(value, "%llu %llu", &mono, &real) == 2) {
-		c->offset[c->rd.cur] = (int64_t)(real - mono);
-		c->have_offset[c->rd.cur] = 1;
-	}
 	return 0;
 }
 
@@ -178,10 +170,9 @@ static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 	struct profile_opts po = c->o->po;
 	struct attr_view v = { .sample = rk_sample, .meta = rk_meta, .end = rk_end, .ctx = c };
 
-	(void)rd;
-	(void)k;
 	po.wall = 1;	/* the waits too, each weighing its time off the CPU */
 	po.off_cpu = 0;
+	readings_opts(rd, &po);	/* a process in two recordings: counted in the first */
 	return attr_stream_run(rd->in[k].file, &po, c->o->filt, c->o->rules, &v, st, info);
 }
 
@@ -265,14 +256,15 @@ static void count_span(struct rk_proc *p)
 static void borrow_span(struct rk_ctx *c, struct rk_proc **rows, size_t n, struct rk_proc *p)
 {
 	const struct rk_proc *best = NULL;
+	int a1, a2;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct rk_proc *q = rows[i];
 
 		if (q == p || !q->steps || q->borrowed)
 			continue;
-		if (q->input != p->input &&
-		    (!c->have_offset[q->input] || !c->have_offset[p->input]))
+		if (q->input != p->input && (readings_shift(&c->rd, q->input, &a1),
+					     readings_shift(&c->rd, p->input, &a2), !a1 || !a2))
 			continue;
 		if (!best || q->steps > best->steps ||
 		    (q->steps == best->steps && q->input == p->input && best->input != p->input))
@@ -283,7 +275,8 @@ static void borrow_span(struct rk_ctx *c, struct rk_proc **rows, size_t n, struc
 	p->win_lo = best->win_lo;
 	p->win_hi = best->win_hi;
 	if (best->input != p->input) {
-		int64_t d = c->offset[best->input] - c->offset[p->input];
+		int64_t d = readings_shift(&c->rd, best->input, &a1) -
+			    readings_shift(&c->rd, p->input, &a2);
 
 		p->win_lo = (uint64_t)((int64_t)p->win_lo + d);
 		p->win_hi = (uint64_t)((int64_t)p->win_hi + d);
@@ -630,8 +623,6 @@ static void rk_release(struct rk_ctx *c)
 		free(c->p[i].fam.tab);
 	}
 	free(c->p);
-	free(c->offset);
-	free(c->have_offset);
 	readings_release(&c->rd);
 }
 
@@ -648,8 +639,6 @@ int ranks_report(const struct report_opts *o)
 
 	memset(&c, 0, sizeof(c));
 	c.o = o;
-	c.offset = xcalloc(o->nr_inputs, sizeof(*c.offset));
-	c.have_offset = xcalloc(o->nr_inputs, sizeof(*c.have_offset));
 	c.f_wait = str_intern("wait-collective", 15);
 	c.f_cpu = str_intern("collective", 10);
 	c.f_rdv = str_intern("wait-rendezvous", 15);
@@ -659,23 +648,20 @@ int ranks_report(const struct report_opts *o)
 		return ret;
 	}
 	/* the rows: the processes with a rank, else (no launcher said one) every process
-	 * with 1% of the samples at least; one recorded twice counted in the first */
+	 * with 1% of the samples at least (one recorded twice has samples in the first
+	 * recording only: readings_opts) */
 	for (size_t i = 0; i < c.nr; i++) {
 		struct rk_proc *p = &c.p[i];
 
 		p->host = c.rd.in[p->input].host;
 		total += p->samples;
 		ranked |= p->rank >= 0;
-		for (size_t k = 0; k < i; k++)
-			if (c.p[k].pid == p->pid && c.p[k].input != p->input && c.p[k].rank == p->rank &&
-			    c.p[k].host && p->host && !strcmp(c.p[k].host, p->host))
-				p->dup = 1;
 	}
 	rows = xcalloc(c.nr + 1, sizeof(*rows));
 	for (size_t i = 0; i < c.nr; i++) {
 		struct rk_proc *p = &c.p[i];
 
-		if (p->dup || (ranked ? p->rank < 0 : p->samples * 100 < total))
+		if (ranked ? p->rank < 0 : p->samples * 100 < total)
 			continue;
 		find_steps(p);
 		rows[n++] = p;
@@ -698,12 +684,6 @@ int ranks_report(const struct report_opts *o)
 		if (!ranked)
 			fputs("\nNo process has a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or "
 			      "SLURM_PROCID in its environment): a row per process\n", stdout);
-		for (size_t i = 0; i < c.nr; i++)
-			if (c.p[i].dup) {
-				printf("\n(pid %u of %s is in %s too: counted once, from the first)\n",
-				       c.p[i].pid, c.p[i].host ? c.p[i].host : "?",
-				       c.rd.in[c.p[i].input].file);
-			}
 		print_table(rows, n, &sg, stdout, !o->no_findings);
 	}
 	fflush(stdout);
