@@ -64,6 +64,10 @@ int attr_other(struct attr *a, uint32_t type, const void *data, size_t len);
 /* A switch-out (record's off-CPU event): the stack where the thread left the CPU;
  * its family is one of the sample=wait rules'. */
 int attr_is_switch(const struct dlp_sample *s);
+/* The frame of a distributed job's collective a stack is in (a wait: the caller of the
+ * lock it sleeps on): the innermost of c10d, gloo, MPI or oneCCL, named without its
+ * arguments (interned), or NULL */
+const char *attr_collective_frame(const struct frame *frames, size_t nr);
 /* The attribution of one sample (nr >= 1; with nr == 0 family is "other", op "(no op)"). */
 void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame *frames,
 		 size_t nr, struct sample_attr *out);

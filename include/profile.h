@@ -30,7 +30,8 @@ struct profile_opts {
 				   delivered at the end with period = the ns until its thread
 				   ran again */
 	int wall;		/* the clock event's samples and the off_cpu ones: on- and
-				   off-CPU time together (period: ns) */
+				   off-CPU time together (period: ns); 1: an error without
+				   off_cpu ones, 2: with them if recorded */
 	int reunwind;		/* unwind the kept stack copies again (record --keep-stacks)
 				   instead of taking the stacks unwound while recording */
 	int check_unwind;	/* where a sample has both, unwind its copy and compare

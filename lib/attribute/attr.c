@@ -193,6 +193,25 @@ static const char *py_chain(const struct frame *frames, size_t nr, const char **
 	return chain;
 }
 
+const char *attr_collective_frame(const struct frame *frames, size_t nr)
+{
+	static const char *const prefixes[] = { "c10d::", "gloo::", "MPI_", "PMPI_", "ompi_",
+						"ccl::", NULL };
+
+	for (size_t i = 0; i < nr; i++) {
+		const char *sym = frames[i].sym, *end;
+
+		for (const char *const *p = prefixes; sym && *p; p++) {
+			if (strncmp(sym, *p, strlen(*p)))
+				continue;
+			/* "c10d::Reducer::finalize_backward()" -> "c10d::Reducer::finalize_backward" */
+			end = strchr(sym, '(');
+			return str_intern(sym, end ? (size_t)(end - sym) : strlen(sym));
+		}
+	}
+	return NULL;
+}
+
 int attr_is_switch(const struct dlp_sample *s)
 {
 	return s->evsel && s->evsel->attr.type == PERF_TYPE_SOFTWARE &&

@@ -773,7 +773,7 @@ int profile_run(const char *path, const struct profile_opts *opts,
 	}
 	if (ret >= 0 && (opts->off_cpu || opts->wall))
 		ret = deliver_off_cpu(&p, info, ret);
-	if (ret >= 0 && opts->wall && !p.off_ev) {
+	if (ret >= 0 && opts->wall == 1 && !p.off_ev) {
 		error("'%s' has no off-CPU samples: record it with --off-cpu for --wall", path);
 		ret = -1;
 	}

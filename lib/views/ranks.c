@@ -51,6 +51,7 @@ struct rk_ctx {
 	struct readings rd;
 	struct rk_proc *p;
 	size_t nr, alloc;
+	uint64_t waits;			/* switch-outs read (none: not recorded) */
 	const char *f_wait, *f_cpu, *f_rdv;
 };
 
@@ -67,23 +68,6 @@ static struct rk_proc *proc_of(struct rk_ctx *c, uint32_t pid)
 	c->p[c->nr].input = k;
 	c->p[c->nr].rank = -1;
 	return &c->p[c->nr++];
-}
-
-/* The frame of a collective a wait is in: the innermost of the communication library's
- * or the framework's collective code (the caller of the lock it sleeps on) */
-static const char *collective_frame(const struct frame *frames, size_t nr)
-{
-	static const char *const prefixes[] = { "c10d::", "gloo::", "MPI_", "PMPI_", "ompi_",
-						"ccl::", NULL };
-
-	for (size_t i = 0; i < nr; i++) {
-		const char *s = frames[i].sym;
-
-		for (const char *const *p = prefixes; s && *p; p++)
-			if (!strncmp(s, *p, strlen(*p)))
-				return s;
-	}
-	return NULL;
 }
 
 static const char *where_of(const struct sample_attr *a)
@@ -104,12 +88,12 @@ static int rk_sample(void *ctx, const struct attributed *as)
 	struct rk_proc *p = proc_of(c, s->pid);
 
 	if (attr_is_switch(s)) {
+		c->waits++;
 		if (a->family == c->f_rdv) {
 			p->rdv_wait_ns += s->period;
 		} else if (a->family == c->f_wait && s->tid == s->pid) {
-			const char *f = collective_frame(as->frames, as->nr);
+			const char *f = attr_collective_frame(as->frames, as->nr);
 
-			f = f ? str_intern(f, strlen(f)) : NULL;
 			p->coll_wait_ns += s->period;
 			ALLOC_GROW(p->w, p->nr_w + 1, p->alloc_w);
 			p->w[p->nr_w++] = (struct rk_wait){ s->time, s->period, f };
@@ -170,7 +154,7 @@ static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 	struct profile_opts po = c->o->po;
 	struct attr_view v = { .sample = rk_sample, .meta = rk_meta, .end = rk_end, .ctx = c };
 
-	po.wall = 1;	/* the waits too, each weighing its time off the CPU */
+	po.wall = 2;	/* the waits too, each weighing its time off the CPU */
 	po.off_cpu = 0;
 	readings_opts(rd, &po);	/* a process in two recordings: counted in the first */
 	return attr_stream_run(rd->in[k].file, &po, c->o->filt, c->o->rules, &v, st, info);
@@ -584,8 +568,7 @@ static void print_table(struct rk_proc **rows, size_t n, const struct straggler 
 		fputc('\n', out);
 	}
 	if (n && rows[0]->steps == 0)
-		fputs("\nNo rank waited in a collective more than once: no steps found (record "
-		      "with --off-cpu, or the job ran no collectives)\n", out);
+		fputs("\nNo rank waited in a collective more than once: no steps found\n", out);
 	for (size_t i = 0; i < n; i++)
 		if (rows[i]->borrowed) {
 			fputs("* the steps of the rank that waited in most of them\n", out);
@@ -678,9 +661,12 @@ int ranks_report(const struct report_opts *o)
 	} else if (o->format == REPORT_CSV) {
 		print_csv(&c, rows, n, stdout);
 	} else {
-		readings_header(&c.rd, &h, 0, 1, sampling, sizeof(sampling));
+		readings_header(&c.rd, &h, 0, c.waits ? 1 : 0, sampling, sizeof(sampling));
 		h.weight_total = 0;
 		output_header(stdout, &h);
+		if (!c.waits)
+			fputs("\nNo switch-outs in the recording (record --off-cpu): the waits in "
+			      "collectives and the steps are unknown\n", stdout);
 		if (!ranked)
 			fputs("\nNo process has a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or "
 			      "SLURM_PROCID in its environment): a row per process\n", stdout);

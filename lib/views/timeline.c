@@ -29,6 +29,13 @@ struct tl_off {
 	int preempted;
 };
 
+/* A switch-out sample (recorded with its stack): what the thread went to wait for */
+struct tl_wait {
+	uint32_t tid;
+	uint64_t time;
+	const char *family, *frame;
+};
+
 
 struct timeline {
 	struct attr_stream *as;
@@ -38,6 +45,8 @@ struct timeline {
 	size_t nr_th, alloc_th;
 	struct tl_off *off;
 	size_t nr_off, alloc_off;
+	struct tl_wait *waits;
+	size_t nr_waits, alloc_waits;
 	struct switches sw;	/* sorted before pairing (switches.h) */
 	char *cmdline;
 	FILE *out;
@@ -101,6 +110,7 @@ static void timeline_free(struct timeline *tl)
 	free(tl->s);
 	free(tl->th);
 	free(tl->off);
+	free(tl->waits);
 	free(tl->cmdline);
 	proc_table_release(&tl->procs);
 	free(tl);
@@ -126,6 +136,13 @@ static int tl_sample(void *ctx, const struct attributed *as)
 	struct tl_thread *t = get_thread(tl, s->pid, s->tid);
 	const char *comm = as->m ? machine_comm_at(as->m, s->pid, s->tid, s->time) : NULL;
 
+	if (attr_is_switch(s)) {
+		/* names the off-CPU slice that starts here (off_name) */
+		ALLOC_GROW(tl->waits, tl->nr_waits + 1, tl->alloc_waits);
+		tl->waits[tl->nr_waits++] = (struct tl_wait){ s->tid, s->time, a->family,
+			attr_collective_frame(as->frames, as->nr) };
+		return 0;
+	}
 	if (tl->steps)
 		steps_sample(tl->steps, s, as->frames, as->nr, a->family);
 	if (comm)
@@ -205,6 +222,38 @@ static struct timeline *timeline_new(const struct family_rules *rules)
 	return tl;
 }
 
+
+static int cmp_wait(const void *a, const void *b)
+{
+	const struct tl_wait *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* The switch-out sample of an off-CPU interval: its thread's, taken where the interval
+ * starts (the sample and the switch record are written at the same switch, a few
+ * microseconds apart at most) */
+#define WAIT_MATCH_NS 100000
+static const struct tl_wait *wait_at(const struct timeline *tl, const struct tl_off *o)
+{
+	size_t lo = 0, hi = tl->nr_waits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct tl_wait *w = &tl->waits[mid];
+
+		if (w->tid < o->tid || (w->tid == o->tid && w->time + WAIT_MATCH_NS < o->start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < tl->nr_waits && tl->waits[lo].tid == o->tid &&
+	    tl->waits[lo].time <= o->start + WAIT_MATCH_NS)
+		return &tl->waits[lo];
+	return NULL;
+}
 
 /* ---- writing ---- */
 
@@ -527,12 +576,28 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 			      sv[i].start, sv[i].end, args);
 		}
 	}
-	/* off the CPU */
-	for (i = 0; i < tl->nr_off; i++)
-		if (!dup_pid(tl, tl->off[i].pid))
-			slice(tl, tl->off[i].pid, TRACK_TID(tl->off[i].tid, TRACK_SCHED),
-			      tl->off[i].preempted ? "off-CPU (preempted)" : "off-CPU (waiting)",
-			      "sched", tl->off[i].start, tl->off[i].end, "");
+	/* off the CPU, named by what the thread waited for where its switch-out has a
+	 * stack: "wait-collective c10d::Reducer::finalize_backward()", "wait-io" */
+	if (tl->nr_waits)
+		qsort(tl->waits, tl->nr_waits, sizeof(*tl->waits), cmp_wait);
+	for (i = 0; i < tl->nr_off; i++) {
+		const struct tl_wait *w = tl->off[i].preempted ? NULL : wait_at(tl, &tl->off[i]);
+		char name[256], args[320];
+
+		if (dup_pid(tl, tl->off[i].pid))
+			continue;
+		args[0] = 0;
+		if (w) {
+			snprintf(name, sizeof(name), "%s%s%s", w->family, w->frame ? " " : "",
+				 w->frame ? w->frame : "");
+			snprintf(args, sizeof(args), "\"family\": \"%s\"", w->family);
+		} else {
+			snprintf(name, sizeof(name), "%s", tl->off[i].preempted ?
+				 "off-CPU (preempted)" : "off-CPU (waiting)");
+		}
+		slice(tl, tl->off[i].pid, TRACK_TID(tl->off[i].tid, TRACK_SCHED), name, "sched",
+		      tl->off[i].start, tl->off[i].end, args);
+	}
 	/* family shares per process */
 	for (i = 0; i < tl->nr_th; i++) {
 		int first = 1;
@@ -617,6 +682,8 @@ static int tl_one(void *ctx, struct readings *rd, size_t k, struct profile_stats
 	if (tr->o->step)
 		timeline_set_steps(tl, tr->o->step);
 	readings_opts(rd, &po);
+	if (!po.off_cpu)
+		po.wall = 2;	/* the switch-outs' stacks, where recorded: what a wait is for */
 	ret = attr_stream_run_filtered(tl->as, rd->in[k].file, &po, tr->o->filt, st, info);
 	if (ret >= 0 && strstr(st->other_events, "mem-alloc"))
 		add_heap(tl, tr->o, rd->in[k].file);
