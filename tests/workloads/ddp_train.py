@@ -154,8 +154,8 @@ def main():
     hook_at = []
     if args.sync in ("ddp", "hook"):
         net = nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)
-    if args.sync == "hook":
-        net.register_comm_hook(hook_at, timed_allreduce_hook)
+        if args.sync == "hook":
+            net.register_comm_hook(hook_at, timed_allreduce_hook)
     else:
         net = model
         for p in model.parameters():
