@@ -9,7 +9,12 @@ for it in the gradient all-reduce.  Each rank prints one line at the end:
 
 step_ms: median wall time of a step; extra_ms: median measured time of extra_work() per
 step (0 on the ranks without it); wait_ms: median time per step the rank waits for the
-others in the gradient all-reduce (below); tid: the thread that runs the steps.
+others in the gradient all-reduce (below); tid: the thread that runs the steps.  Those
+are over the --steps measured steps, run in train_step() ("step_function"); before them
+--warmup steps (warmup_step(), all-reduced) and --calib steps (calib_step(), no
+all-reduce, extra_work still runs) make "steps_all".  For a per-step figure over a
+count other than --steps: wait_total_ms, extra_total_ms (the measured steps' sums),
+wait_all_total_ms and extra_all_total_ms (every step's; a calibration step waits 0).
 
 usage: ddp_train.py [--steps N] [--warmup N] [--extra-ms R:MS[,R:MS...]]
                     [--extra-where mid|before] [--sync ddp|hook|allreduce] [--calib N]
@@ -177,12 +182,21 @@ def main():
     x = torch.randn(args.batch, 3, 32, 32)
     y = torch.randint(0, 10, (args.batch,))
 
-    def step(sync, record):
-        # no_sync must cover the forward: that is where DDP arms the all-reduce
-        with net.no_sync() if not sync and args.sync != "allreduce" else nullctx():
-            one_step(sync, record)
+    # The measured steps run in train_step() (report --steps train_step counts them); the
+    # warm-up and calibration steps in warmup_step() and calib_step(), so a step count
+    # from the stacks can tell them apart.  All three run the same run_step().
+    def train_step(record):
+        run_step(True, record)
 
-    def one_step(sync, record):
+    def warmup_step(record):
+        run_step(True, record)
+
+    def calib_step(record):
+        # no_sync must cover the forward: that is where DDP arms the all-reduce
+        with net.no_sync() if args.sync != "allreduce" else nullctx():
+            run_step(False, record)
+
+    def run_step(sync, record):
         t0 = now_ms()
         opt.zero_grad(set_to_none=False)
         ex = 0.0
@@ -217,16 +231,17 @@ def main():
         if record is not None:
             record.append({"step": t1 - t0, "extra": ex, "backward": b1 - b0, "wait": wait})
 
+    warm = []
     for _ in range(args.warmup):
-        step(True, None)
+        warmup_step(warm)
     calib = []
     for _ in range(args.calib):
-        step(False, calib)
+        calib_step(calib)
     # the calibration steps ran without a collective: line the ranks up again
     dist.barrier()
     steps = []
     for _ in range(args.steps):
-        step(True, steps)
+        train_step(steps)
     dist.barrier()
 
     nosync = statistics.median(s["backward"] for s in calib) if calib else 0.0
@@ -235,6 +250,11 @@ def main():
     else:
         waits = [s["wait"] for s in steps]
     calib_waits = [max(0.0, s["backward"] - nosync) for s in steps]
+    # every step of the process, for a per-step figure over all of them: the warm-up's
+    # waits measured as the mode measures them, the calibration steps' as 0
+    warm_waits = [max(0.0, s["backward"] - nosync) if s["wait"] is None else s["wait"]
+                  for s in warm]
+    all_steps = warm + calib + steps
     truth = {
         "rank": rank, "world_size": world, "local_rank": local_rank(),
         "host": socket.gethostname(), "pid": os.getpid(), "tid": threading.get_native_id(),
@@ -246,6 +266,12 @@ def main():
         "backward_ms": round(statistics.median(s["backward"] for s in steps), 3),
         "nosync_backward_ms": round(nosync, 3),
         "calib_wait_ms": round(statistics.median(calib_waits), 3),
+        "step_function": "train_step", "warmup_steps": len(warm), "calib_steps": len(calib),
+        "steps_all": len(all_steps),
+        "wait_total_ms": round(sum(waits), 3),
+        "extra_total_ms": round(sum(s["extra"] for s in steps), 3),
+        "wait_all_total_ms": round(sum(warm_waits) + sum(waits), 3),
+        "extra_all_total_ms": round(sum(s["extra"] for s in all_steps), 3),
     }
     dist.destroy_process_group()
     sys.stdout.write("TRUTH " + json.dumps(truth, sort_keys=True) + "\n")
