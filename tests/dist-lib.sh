@@ -290,14 +290,6 @@ check_straggler() {
 	PY
 }
 
-# straggler_expect: test_expect_success once report takes --sort rank, until then
-# test_expect_failure (a TODO: the file passes, prove says when it starts to pass)
-if "$DLPROF" report --sort rank --format json /dev/null 2>&1 | grep -q "unknown sort key 'rank'"; then
-	straggler_expect=test_expect_failure
-else
-	straggler_expect=test_expect_success
-fi
-
 # the namespaces and the daemons go with the test, however it ends
 trap 'netns_cleanup; slurm_stop; test_cleanup' EXIT
 trap 'exit 130' INT

@@ -11,8 +11,8 @@ step_ms: median wall time of a step; extra_ms: median measured time of extra_wor
 step (0 on the ranks without it); wait_ms: median time per step the rank waits for the
 others in the gradient all-reduce (below); tid: the thread that runs the steps.  Those
 are over the --steps measured steps, run in train_step() ("step_function"); before them
---warmup steps (warmup_step(), all-reduced) and --calib steps (calib_step(), no
-all-reduce, extra_work still runs) make "steps_all".  For a per-step figure over a
+--calib steps (calib_step(), no all-reduce, extra_work still runs; two more first, not
+counted) then --warmup steps (default 1: warmup_step(), all-reduced) make "steps_all".  For a per-step figure over a
 count other than --steps: wait_total_ms, extra_total_ms (the measured steps' sums),
 wait_all_total_ms and extra_all_total_ms (every step's; a calibration step waits 0).
 
@@ -31,7 +31,7 @@ How wait_ms is measured
 --sync ddp (default): the real thing, DDP's Reducer all-reduces the one gradient bucket
 at the end of loss.backward() and c10d::Reducer::finalize_backward waits for it.  The
 wait is loss.backward()'s time minus the same backward without the all-reduce: --calib
-(default 5) steps after the warm-up run under model.no_sync() and their median backward
+(default 5) steps before the warm-up run under model.no_sync() and their median backward
 time is subtracted from each synchronised step's backward time (clamped at 0); wait_ms is
 the median over the steps.  It counts the all-reduce's own time (what the
 straggler itself "waits": 1-8 ms here for ~90 KB of gradients) as waiting, as a profiler
@@ -141,7 +141,7 @@ def allreduce_grads(params, world):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--calib", type=int, default=5)
     ap.add_argument("--extra-ms", default="")
     ap.add_argument("--extra-where", choices=("mid", "before"), default="mid")
@@ -231,14 +231,18 @@ def main():
         if record is not None:
             record.append({"step": t1 - t0, "extra": ex, "backward": b1 - b0, "wait": wait})
 
+    # calibration first (its first two steps warm up and are not counted), then the
+    # ranks lined up, then the all-reduced warm-up: a profiler that counts steps by the
+    # waits in the all-reduce finds the measured ones between the end of the warm-up's
+    # last wait and the end of the last step's
+    calib = []
+    for _ in range(args.calib + 2):
+        calib_step(calib)
+    calib = calib[2:]
+    dist.barrier()
     warm = []
     for _ in range(args.warmup):
         warmup_step(warm)
-    calib = []
-    for _ in range(args.calib):
-        calib_step(calib)
-    # the calibration steps ran without a collective: line the ranks up again
-    dist.barrier()
     steps = []
     for _ in range(args.steps):
         train_step(steps)
