@@ -23,11 +23,27 @@
 #ifndef DLPROF_RANKS_H
 #define DLPROF_RANKS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "report.h"
 
 #define RANKS_EPISODE_GAP_NS	250000ull	/* waits closer than this are one */
 #define RANKS_STRAGGLER_MIN_NS	1000000ull	/* 1 ms a step ... */
 #define RANKS_STRAGGLER_PCT	10.0		/* ... and 10% of the others' step */
+
+/* A wait of a rank's main thread in a collective: from time, ns long, in frame
+ * (attr_collective_frame) */
+struct rank_wait {
+	uint64_t time, ns;
+	const char *frame;
+};
+
+/* The ends of a rank's step-closing waits: its waits in the frame it waits in most often
+ * (DDP's gradient all-reduce, not the broadcast of its start), those closer than
+ * RANKS_EPISODE_GAP_NS taken as one.  Sorts w by time.  Returns how many (the steps
+ * between them: one less), the times in *ends (free it). */
+size_t ranks_step_ends(struct rank_wait *w, size_t nr, uint64_t **ends);
 
 /* report --sort rank over o->inputs; table, JSON or CSV on stdout.  enum dlp_result. */
 int ranks_report(const struct report_opts *o);

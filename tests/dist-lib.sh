@@ -290,6 +290,30 @@ check_straggler() {
 	PY
 }
 
+# check_timeline_steps DIR: the timeline of DIR's recordings (one per host) puts each
+# rank's steps on one axis: every rank has the measured steps (the slices between the
+# ends of its waits in the all-reduce), and the i-th step of each ends within 2 ms of
+# rank 0's (the all-reduce ends on all ranks at once; the hosts' clocks through the
+# recordings' wall-clock anchors)
+check_timeline_steps() {
+	"$DLPROF" timeline -o "$1/trace.json" "$1"/*.data &&
+	json_check tr="$1/trace.json" t="$1/truth.json" <<-\PY
+	ev = tr.traceEvents
+	names = {e.pid: e.args.name for e in ev if e.ph == "M" and e.name == "process_name"}
+	steps = collections.defaultdict(list)
+	for e in ev:
+	    if e.ph == "X" and e.cat == "step,collective": steps[e.pid].append(e.ts + e.dur)
+	ranks = {int(re.match(r"rank (\d+)", names[p]).group(1)): sorted(v) for p, v in steps.items()}
+	print({r: len(v) for r, v in ranks.items()})
+	sorted(ranks) == sorted(x.rank for x in t)
+	all(len(v) == t[0].steps for v in ranks.values())
+	skew = sorted(abs(a - b) for r, v in ranks.items() if r for a, b in zip(v, ranks[0]))
+	print("skew of the step ends (us): median", skew[len(skew) // 2], "largest", skew[-1])
+	skew[len(skew) // 2] <= 1000
+	skew[-1] <= 10000
+	PY
+}
+
 # the namespaces and the daemons go with the test, however it ends
 trap 'netns_cleanup; slurm_stop; test_cleanup' EXIT
 trap 'exit 130' INT

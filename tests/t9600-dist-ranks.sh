@@ -110,12 +110,16 @@ if netns_setup >"$TRASH/.netns-why" 2>&1; then
 	test_expect_success '(c) report --sort rank over the two hosts: rank 1 on host B' '
 		check_straggler c
 	'
+	test_expect_success '(c) timeline of the two hosts: both ranks step together' '
+		check_timeline_steps c
+	'
 else
 	why=$(tail -n 1 "$TRASH/.netns-why")
 	netns_cleanup
 	test_skip '(c) two hosts in network namespaces' "$why"
 	test_skip '(c) kernel reads' "$why"
 	test_skip '(c) report --sort rank over the two hosts' "$why"
+	test_skip '(c) timeline of the two hosts' "$why"
 fi
 
 if command -v mpirun >/dev/null; then

@@ -19,12 +19,6 @@ struct rk_sample {
 	const char *where, *family;
 };
 
-/* A wait of a rank's main thread in a collective: from time, ns long, in frame */
-struct rk_wait {
-	uint64_t time, ns;
-	const char *frame;
-};
-
 struct rk_proc {
 	uint32_t pid;
 	size_t input;			/* the recording it is in */
@@ -34,7 +28,7 @@ struct rk_proc {
 	uint64_t samples, on_ns, coll_cpu_ns, coll_wait_ns, rdv_wait_ns;
 	struct rk_sample *s;
 	size_t nr_s, alloc_s;
-	struct rk_wait *w;
+	struct rank_wait *w;
 	size_t nr_w, alloc_w;
 	struct cmap wait_in;		/* its main thread's collective frame -> wait ns */
 	/* its steps (ranks.h): the span they cover, on its own clock */
@@ -96,11 +90,9 @@ static int rk_sample(void *ctx, const struct attributed *as)
 
 			p->coll_wait_ns += s->period;
 			ALLOC_GROW(p->w, p->nr_w + 1, p->alloc_w);
-			p->w[p->nr_w++] = (struct rk_wait){ s->time, s->period, f };
-			if (f) {
+			p->w[p->nr_w++] = (struct rank_wait){ s->time, s->period, f };
+			if (f)
 				cmap_get(&p->wait_in, f, NULL)->n += s->period;
-				cmap_get(&p->wait_in, f, NULL)->n2++;
-			}
 		}
 		return 0;
 	}
@@ -162,56 +154,72 @@ static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 
 static int cmp_wait(const void *a, const void *b)
 {
-	const struct rk_wait *x = a, *y = b;
+	const struct rank_wait *x = a, *y = b;
 
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
-/* A rank's steps: the ends of its main thread's waits in the collective it waits in
- * most often (DDP's gradient all-reduce, not the broadcast of its start), those closer
- * than RANKS_EPISODE_GAP_NS taken as one */
+size_t ranks_step_ends(struct rank_wait *w, size_t nr, uint64_t **ends)
+{
+	struct { const char *frame; size_t n; } seen[16];
+	size_t nr_seen = 0, n = 0;
+	const char *frame = NULL;
+	uint64_t end = 0, *v = xcalloc(nr + 1, sizeof(*v));
+
+	for (size_t i = 0; i < nr; i++) {
+		size_t k;
+
+		for (k = 0; k < nr_seen && seen[k].frame != w[i].frame; k++)
+			;
+		if (k == nr_seen && nr_seen < ARRAY_SIZE(seen)) {
+			seen[k].frame = w[i].frame;
+			seen[k].n = 0;
+			nr_seen++;
+		}
+		if (k < nr_seen)
+			seen[k].n++;
+	}
+	for (size_t k = 0, most = 0; k < nr_seen; k++)
+		if (seen[k].frame && seen[k].n > most) {
+			most = seen[k].n;
+			frame = seen[k].frame;
+		}
+	qsort(w, nr, sizeof(*w), cmp_wait);
+	for (size_t i = 0; i < nr; i++) {
+		if (w[i].frame != frame)
+			continue;
+		if (n && w[i].time > end + RANKS_EPISODE_GAP_NS)
+			v[n - 1] = end;
+		if (!n || w[i].time > end + RANKS_EPISODE_GAP_NS)
+			n++;
+		if (w[i].time + w[i].ns > end)
+			end = w[i].time + w[i].ns;
+	}
+	if (n)
+		v[n - 1] = end;
+	*ends = v;
+	return n;
+}
+
+/* A rank's steps: between the ends of its first and last step-closing waits */
 static void find_steps(struct rk_proc *p)
 {
-	uint64_t first_end = 0, last_end = 0, end = 0;
-	size_t episodes = 0;
-	const char *step_frame = NULL;
-	uint64_t most = 0;
+	uint64_t *ends;
+	size_t n = ranks_step_ends(p->w, p->nr_w, &ends);
 
-	for (size_t i = 0; i < p->wait_in.size; i++)
-		if (p->wait_in.tab[i].k1 && p->wait_in.tab[i].n2 > most) {
-			most = p->wait_in.tab[i].n2;
-			step_frame = p->wait_in.tab[i].k1;
-		}
-	qsort(p->w, p->nr_w, sizeof(*p->w), cmp_wait);
-	for (size_t i = 0; i < p->nr_w; i++) {
-		const struct rk_wait *w = &p->w[i];
-
-		if (w->frame != step_frame)
-			continue;
-
-		if (!episodes || w->time > end + RANKS_EPISODE_GAP_NS) {
-			if (episodes == 1)
-				first_end = end;
-			episodes++;
-		}
-		if (w->time + w->ns > end)
-			end = w->time + w->ns;
+	if (n >= 2) {
+		p->win_lo = ends[0];
+		p->win_hi = ends[n - 1];
+		p->steps = n - 1;
 	}
-	if (episodes == 1)
-		first_end = end;
-	last_end = end;
-	if (episodes >= 2) {
-		p->win_lo = first_end;
-		p->win_hi = last_end;
-		p->steps = episodes - 1;
-	}
+	free(ends);
 }
 
 /* What falls in the span: the waits that end in it, the on-CPU samples */
 static void count_span(struct rk_proc *p)
 {
 	for (size_t i = 0; i < p->nr_w; i++) {
-		const struct rk_wait *w = &p->w[i];
+		const struct rank_wait *w = &p->w[i];
 
 		if (w->time >= p->win_lo && w->time + w->ns <= p->win_hi)
 			p->win_wait_ns += w->ns;

@@ -5,6 +5,7 @@
 #include "attr-stream.h"
 #include "itt.h"
 #include "memprof.h"
+#include "ranks.h"
 #include "readings.h"
 #include "steps.h"
 #include "switches.h"
@@ -31,8 +32,8 @@ struct tl_off {
 
 /* A switch-out sample (recorded with its stack): what the thread went to wait for */
 struct tl_wait {
-	uint32_t tid;
-	uint64_t time;
+	uint32_t pid, tid;
+	uint64_t time, ns;
 	const char *family, *frame;
 };
 
@@ -139,8 +140,8 @@ static int tl_sample(void *ctx, const struct attributed *as)
 	if (attr_is_switch(s)) {
 		/* names the off-CPU slice that starts here (off_name) */
 		ALLOC_GROW(tl->waits, tl->nr_waits + 1, tl->alloc_waits);
-		tl->waits[tl->nr_waits++] = (struct tl_wait){ s->tid, s->time, a->family,
-			attr_collective_frame(as->frames, as->nr) };
+		tl->waits[tl->nr_waits++] = (struct tl_wait){ s->pid, s->tid, s->time, s->period,
+			a->family, attr_collective_frame(as->frames, as->nr) };
 		return 0;
 	}
 	if (tl->steps)
@@ -253,6 +254,26 @@ static const struct tl_wait *wait_at(const struct timeline *tl, const struct tl_
 	    tl->waits[lo].time <= o->start + WAIT_MATCH_NS)
 		return &tl->waits[lo];
 	return NULL;
+}
+
+/* How many waits pid's main thread made in a collective; with w, a copy of them */
+static size_t collective_waits(const struct timeline *tl, uint32_t pid, struct rank_wait **w)
+{
+	const char *coll = str_intern("wait-collective", 15);
+	size_t n = 0;
+
+	if (w)
+		*w = xcalloc(tl->nr_waits + 1, sizeof(**w));
+	for (size_t i = 0; i < tl->nr_waits; i++) {
+		const struct tl_wait *x = &tl->waits[i];
+
+		if (x->pid != pid || x->tid != pid || x->family != coll)
+			continue;
+		if (w)
+			(*w)[n] = (struct rank_wait){ x->time, x->ns, x->frame };
+		n++;
+	}
+	return n;
 }
 
 /* ---- writing ---- */
@@ -547,7 +568,8 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 		thread_meta(tl, t, TRACK_OPS, "[ops, sampled]");
 		thread_meta(tl, t, TRACK_PY, "[python, sampled]");
 		thread_meta(tl, t, TRACK_SCHED, "[sched]");
-		if (nr_steps && t->tid == steps_tid(tl->steps))
+		if ((nr_steps && t->tid == steps_tid(tl->steps)) ||
+		    (!tl->steps && t->tid == t->pid && collective_waits(tl, t->pid, NULL)))
 			thread_meta(tl, t, TRACK_STEPS, "[steps]");
 	}
 	/* oneDNN primitives: every ITT task, exact */
@@ -575,6 +597,27 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 			slice(tl, sv[i].pid, TRACK_TID(sv[i].tid, TRACK_STEPS), name, "step,sampled",
 			      sv[i].start, sv[i].end, args);
 		}
+	}
+	/* a distributed job's steps, without --step: on each rank's main thread, from the
+	 * end of one of its step-closing waits in a collective to the next (ranks.h) */
+	for (i = 0; !tl->steps && i < tl->nr_th; i++) {
+		const struct tl_thread *t = &tl->th[i];
+		struct rank_wait *w;
+		uint64_t *ends;
+		size_t n;
+
+		if (t->tid != t->pid || dup_pid(tl, t->pid) || !collective_waits(tl, t->pid, &w))
+			continue;
+		n = ranks_step_ends(w, collective_waits(tl, t->pid, NULL), &ends);
+		for (j = 1; j < n; j++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "step %zu", j);
+			slice(tl, t->pid, TRACK_TID(t->tid, TRACK_STEPS), name, "step,collective",
+			      ends[j - 1], ends[j], "");
+		}
+		free(ends);
+		free(w);
 	}
 	/* off the CPU, named by what the thread waited for where its switch-out has a
 	 * stack: "wait-collective c10d::Reducer::finalize_backward()", "wait-io" */
