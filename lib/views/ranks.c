@@ -34,7 +34,7 @@ struct rk_proc {
 	/* its steps (ranks.h): the span they cover, on its own clock */
 	uint64_t win_lo, win_hi;
 	size_t steps;
-	int borrowed;			/* its span is another rank's (it never waited) */
+	int borrowed;			/* its span is another rank's (it blocked in fewer steps) */
 	uint64_t win_wait_ns;
 	struct cmap where, fam;		/* on-CPU ns inside the span */
 	double wait_ps, busy_ps, step_ns;	/* per step */
