@@ -42,4 +42,30 @@ test_expect_success 'exec: comm changes and the new program is sampled' '
 	test "$n" -ge 350
 '
 
+# A record inside the command (a distributed job: one per node around the launcher, one
+# per rank inside it) samples the same threads: the kernel gives the outer record's
+# switch-outs the inner record's event id, which the outer one writes as its own
+# (drain.c sample_own_id); report read none of them before ("skipped 124 malformed").
+test_expect_success 'nested record: every sample of the outer recording reads' '
+	"$DLPROF" record -q -o outer.data -- "$DLPROF" record -q -o inner.data -- \
+		/usr/bin/python3 -c "sum(range(30000000))" &&
+	"$DLPROF" report -i outer.data --sort pid --format json >outer.json 2>err &&
+	cat err && ! grep -i malformed err &&
+	json_check outer.json <<-\PY &&
+	dl = [r for r in j.rows if r.comm == "dlprof" and "inner.data" in (r.cmdline or "")]
+	py = [r for r in j.rows if r.comm == "python3"]
+	len(dl) == 1 and len(py) == 1
+	dl[0].samples > 0
+	py[0].samples >= 100
+	PY
+	"$RECDUMP" outer.data >outer.dump && "$RECDUMP" inner.data >inner.dump &&
+	! grep "^PERF SAMPLE bad" outer.dump &&
+	pid=$(sed -n "s/^PERF COMM pid=\([0-9]*\) .*exec=1 comm=python3$/\1/p" inner.dump | head -n 1) &&
+	test -n "$pid" &&
+	out=$(grep "^PERF SAMPLE pid=$pid .* ev=context-switches" outer.dump | wc -l) &&
+	in=$(grep "^PERF SAMPLE pid=$pid .* ev=context-switches" inner.dump | wc -l) &&
+	echo "python3 switch-outs: $out in the outer recording, $in in the inner" &&
+	test $((out * 2)) -ge "$in"
+'
+
 test_done

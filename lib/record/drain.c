@@ -251,19 +251,101 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	return (const void *)r->scratch;
 }
 
+/* Our event with sample id id, NULL when none of ours has it (a map of the ids, made
+ * again when -p has opened counters on more threads since) */
+static const struct rec_event *own_event(struct recorder *r, uint64_t id)
+{
+	size_t nr = 0;
+
+	for (int e = 0; e < r->nr_ev; e++)
+		nr += r->ev[e].nr_ids;
+	if (nr != r->own_ids_nr) {
+		u64map_release(&r->own_ids);
+		u64map_init(&r->own_ids);
+		for (int e = 0; e < r->nr_ev; e++)
+			for (size_t i = 0; i < r->ev[e].nr_ids; i++)
+				u64map_put(&r->own_ids, r->ev[e].ids[i], &r->ev[e]);
+		r->own_ids_nr = nr;
+	}
+	return u64map_get(&r->own_ids, id);
+}
+
 /* The event of this sample record (IDENTIFIER first), NULL when its id is unknown. */
-static const struct rec_event *sample_event(const struct recorder *r, const unsigned char *p)
+static const struct rec_event *sample_event(struct recorder *r, const unsigned char *p)
 {
 	uint64_t id;
 
 	if (r->nr_ev < 2)
 		return &r->ev[0];
 	memcpy(&id, p + sizeof(struct perf_event_header), 8);
+	return own_event(r, id);
+}
+
+/* Can the kernel hand this event a sample whose data another event filled?  The software
+ * events counted where the kernel passes a point (switches, faults, migrations) share
+ * one sample's data among all of theirs on the cpu; a clock has a timer of its own. */
+static int shares_sample_data(const struct rec_event *ev)
+{
+	return ev->attr.type == PERF_TYPE_SOFTWARE &&
+	       ev->attr.config != PERF_COUNT_SW_CPU_CLOCK &&
+	       ev->attr.config != PERF_COUNT_SW_TASK_CLOCK;
+}
+
+/*
+ * A sample in our ring whose id is none of ours.  At a software event's point (a context
+ * switch, a fault) the kernel fills one perf_sample_data for every event of that kind on
+ * the cpu, and as it keeps what was filled once (data->sample_flags, Linux 6.x), the
+ * first event's IDENTIFIER, ID, TID, TIME and CPU stay for the next.  Another profiler
+ * sampling the same threads (a dlprof record inside the command: one per rank of a
+ * distributed job) then gives our context-switches samples its event's id, which no
+ * ATTR of ours lists: report cannot tell which event such a sample is and skips it as
+ * malformed (python recorded inside a record: 124 to 194 of ~1300 samples, nearly all
+ * the switch-outs of the processes the inner record saw).  The rest of the record is
+ * ours: our sample_type and registers, and the callchain, stack copy, thread and cpu of
+ * the same switch (TID and TIME hold as long as the other profiler counts in our pid
+ * namespace and on CLOCK_MONOTONIC, as dlprof does).  So it is written with the id of
+ * our event that shares sample data, on its cpu; with several such events (or none),
+ * the first one (or the first event), counted as a guess and said at the end.  Returns
+ * rec, or a copy of it with our id in r->relabel.
+ */
+static const struct perf_event_header *sample_own_id(struct recorder *r,
+						     const struct perf_event_header *rec)
+{
+	const unsigned char *p = (const void *)rec;
+	const struct rec_event *ev = NULL;
+	uint64_t id;
+	uint32_t cpu;
+	size_t c = 0;
+	int nr = 0;
+
+	/* IDENTIFIER, IP, TID, TIME, CPU first (attr_common): else sample_fixup drops it */
+	if (rec->size < sizeof(*rec) + 48)
+		return rec;
+	memcpy(&id, p + sizeof(*rec), 8);
+	if (own_event(r, id))
+		return rec;
 	for (int e = 0; e < r->nr_ev; e++)
-		for (size_t i = 0; i < r->ev[e].nr_ids; i++)
-			if (r->ev[e].ids[i] == id)
-				return &r->ev[e];
-	return NULL;
+		if (shares_sample_data(&r->ev[e]) && !nr++)
+			ev = &r->ev[e];
+	if (!ev)
+		ev = &r->ev[0];
+	if (!ev->nr_ids)
+		return rec;	/* (each is opened with its ids: cannot be) */
+	if (r->nr_ev > 1 && nr != 1) {
+		r->relabel_guessed++;
+		r->relabel_guess = ev->name;
+	}
+	/* its cpu's counter: open_events() takes the ids in r->cpus' order */
+	memcpy(&cpu, p + sizeof(*rec) + 32, 4);
+	while (c < (size_t)r->nr_cpus && r->cpus[c] != (int)cpu)
+		c++;
+	if (c >= ev->nr_ids)
+		c = 0;
+	if (!r->relabel)
+		r->relabel = xmalloc(65536);	/* a record's size is 16 bits */
+	memcpy(r->relabel, rec, rec->size);
+	memcpy(r->relabel + sizeof(*rec), &ev->ids[c], 8);
+	return (const void *)r->relabel;
 }
 
 /* User register regno (PERF_REG_X86_*) of the sample sample_fixup() just read: 0, or -1
@@ -600,6 +682,8 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
+		rec = sample_own_id(r, rec);
+		p = (const void *)rec;
 		rec = sample_fixup(r, rec);
 		if (!rec)
 			return 0;	/* malformed: not stored */

@@ -380,6 +380,11 @@ void check_missing(struct recorder *r)
 			    (unsigned long long)unnamed, 100.0 * unnamed / (r->samples ? r->samples : 1),
 			    why);
 	}
+	if (r->relabel_guessed)
+		record_warn(r, "%llu samples came with the id of another profiler's event (one "
+			    "sampling the same threads): written as %s, though another of the "
+			    "software events recorded may have taken them",
+			    (unsigned long long)r->relabel_guessed, r->relabel_guess);
 	if (r->lost && r->warn.ring[0])
 		record_warn(r, "%llu samples lost: the %s; raise it, or lower -F",
 			    (unsigned long long)r->lost, r->warn.ring);

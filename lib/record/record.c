@@ -895,6 +895,8 @@ static void recorder_release(struct recorder *r)
 	path_list_clear(&r->need_buildid);
 	path_list_clear(&r->jit.dumps);
 	free(r->scratch);
+	free(r->relabel);
+	u64map_release(&r->own_ids);
 	free(r->cpus);
 	free(r->att.targets);
 	u64map_release(&r->att.tids_open);

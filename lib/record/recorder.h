@@ -219,6 +219,12 @@ struct recorder {
 	struct u64map pids;	/* processes seen (comm, fork) */
 	struct path_list need_buildid;	/* exec file mappings whose MMAP2 had no build-id */
 	unsigned char *scratch;		/* rewritten dwarf samples */
+	struct u64map own_ids;		/* our events' ids -> the event (own_event()) */
+	size_t own_ids_nr;		/* ... the ids it was made of */
+	unsigned char *relabel;		/* a sample given our event's id (sample_own_id()) */
+	uint64_t relabel_guessed;	/* samples that came with another event's id, none of
+					   our events surely the one that took them */
+	const char *relabel_guess;	/* ... the event they were written as */
 	size_t cut_head;		/* the sample sample_fixup() read is to be cut (with
 					   the unwinding thread): its bytes up to the stack
 					   size word, 0: not cut */
