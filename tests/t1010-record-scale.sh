@@ -80,7 +80,7 @@ test_expect_success 'attached (-p): the process is named with its rank' '
 	"$DLPROF" record -q -o att.data -p $bg --duration 0.5 &&
 	kill $bg &&
 	"$RECDUMP" att.data >dump &&
-	test_grep "^PROC pid=$bg cmdline=$WL/rec-threads 1 3 rank=7 world_size=8$" dump &&
+	test_grep "^PROC pid=$bg cmdline=$WL/rec-threads 1 3 rank=7 world_size=8 start=[0-9]*$" dump &&
 	"$DLPROF" report -i att.data --sort pid --format csv >pid.csv && cat pid.csv &&
 	test_grep "^$bg,[^,]*,[^,]*,[^,]*,[^,]*,7,,8," pid.csv
 '
