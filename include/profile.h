@@ -47,6 +47,7 @@ struct profile_opts {
 
 struct profile_stats {
 	uint64_t samples;
+	uint64_t off_samples;		/* of them, switch-outs (off_cpu, wall) */
 	uint64_t complete_stacks;	/* stacks that reach the thread root */
 	uint64_t named;			/* leaf resolved to a symbol, JIT name or FDE bounds */
 	uint64_t recovered_stacks;	/* stacks with a FRAME_RECOVERED frame (stack scan) */

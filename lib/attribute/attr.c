@@ -28,6 +28,7 @@ struct pending {
 	uint32_t handle;
 	const struct itt_interval *call;	/* the caller's oneDNN call the sample is in */
 	uint32_t caller_tid;
+	int sw;				/* a switch-out: read the switch-outs' marks */
 	struct sample_attr a;
 };
 
@@ -40,8 +41,12 @@ struct attr {
 	const struct family_rules *rules;
 	struct itt_data *itt;
 	int itt_ready;
-	struct marks ops;	/* samples with an operator on their own stack */
-	struct marks py;	/* samples with Python frames on their own stack */
+	/* samples with an operator, with Python frames on their own stack: [0] the CPU
+	 * samples', [1] the switch-outs'.  A deferred sample reads its own kind's only, so
+	 * a CPU sample's operator does not depend on whether a view reads the switch-outs
+	 * too (report --wall, timeline) or not, nor a switch-out's on the CPU samples */
+	struct marks ops[2];
+	struct marks py[2];
 	struct pending *pending;
 	size_t nr_pending, alloc_pending;
 	uint32_t handles;	/* handed out (attr_settle forgets pending ones) */
@@ -68,8 +73,10 @@ void attr_free(struct attr *a)
 	if (!a)
 		return;
 	itt_data_free(a->itt);
-	free(a->ops.v);
-	free(a->py.v);
+	for (int k = 0; k < 2; k++) {
+		free(a->ops[k].v);
+		free(a->py[k].v);
+	}
 	free(a->pending);
 	free(a->calls);
 	free(a);
@@ -223,6 +230,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 {
 	const struct itt_interval *iv = NULL;
 	const char *f, *op;
+	int sw = attr_is_switch(s);
 
 	memset(out, 0, sizeof(*out));
 	out->pid = s->pid;
@@ -232,7 +240,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 	out->sym = a->no_op;
 	if (!nr)
 		return;
-	f = family_classify_kind(a->rules, frames, nr, attr_is_switch(s) ? FAMILY_SAMPLE_WAIT :
+	f = family_classify_kind(a->rules, frames, nr, sw ? FAMILY_SAMPLE_WAIT :
 				 FAMILY_SAMPLE_CPU, NULL);
 	out->family = str_intern(f, strlen(f));
 	out->sym = str_intern(frames[0].sym, strlen(frames[0].sym));
@@ -240,11 +248,11 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 	if (attr_itt(a) && (iv = itt_lookup(a->itt, s->pid, s->tid, s->time)))
 		out->prim = iv->name;
 	if ((out->pychain = py_chain(frames, nr, &out->pyline)))
-		add_mark(&a->py, s, out->pychain, out->pyline);
+		add_mark(&a->py[sw], s, out->pychain, out->pyline);
 	if ((op = op_from_stack(frames, nr))) {
 		out->op = op;
 		out->src = ATTR_STACK;
-		add_mark(&a->ops, s, op, NULL);
+		add_mark(&a->ops[sw], s, op, NULL);
 	} else if (omp_worker_stack(s, frames, nr)) {
 		/* the op comes from the team master (attr_resolve) */
 		out->op = NULL;
@@ -255,6 +263,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 		a->pending[a->nr_pending].time = s->time;
 		a->pending[a->nr_pending].call = iv && iv->worker ? iv->caller : NULL;
 		a->pending[a->nr_pending].caller_tid = iv && iv->worker ? iv->caller_tid : 0;
+		a->pending[a->nr_pending].sw = sw;
 		a->pending[a->nr_pending++].a = *out;
 	} else if (out->prim) {
 		out->op = attr_prim_op(out->prim);
@@ -271,11 +280,12 @@ void attr_observe(struct attr *a, const struct dlp_sample *s, const struct frame
 	const char *op = nr ? op_from_stack(frames, nr) : NULL;
 
 	const char *line, *chain = nr ? py_chain(frames, nr, &line) : NULL;
+	int sw = attr_is_switch(s);
 
 	if (op)
-		add_mark(&a->ops, s, op, NULL);
+		add_mark(&a->ops[sw], s, op, NULL);
 	if (chain)
-		add_mark(&a->py, s, chain, line);
+		add_mark(&a->py[sw], s, chain, line);
 }
 
 /* ---- operators of OpenMP worker threads ----
@@ -356,20 +366,19 @@ static const struct op_mark *nearest(const struct marks *m, uint32_t pid, uint32
 	return best == SIZE_MAX ? NULL : &m->v[best];
 }
 
-static const char *nearest_op(const struct attr *a, uint32_t pid, uint32_t tid, int same,
+static const char *nearest_op(const struct marks *ops, uint32_t pid, uint32_t tid, int same,
 			      uint64_t time)
 {
-	const struct op_mark *m = nearest(&a->ops, pid, tid, same, time);
+	const struct op_mark *m = nearest(ops, pid, tid, same, time);
 
 	return m ? m->op : NULL;
 }
 
 /* The op of thread tid's last mark before (dir < 0) or first after (dir > 0) TIME,
  * within the window; NULL when none. */
-static const char *side_op(const struct attr *a, uint32_t pid, uint32_t tid, uint64_t time,
+static const char *side_op(const struct marks *m, uint32_t pid, uint32_t tid, uint64_t time,
 			   int dir)
 {
-	const struct marks *m = &a->ops;
 	size_t i = first_mark(m, pid, time);
 
 	if (dir > 0) {
@@ -393,26 +402,24 @@ static const char *side_op(const struct attr *a, uint32_t pid, uint32_t tid, uin
 /* The operator a oneDNN call ran in: the op of the calling thread's samples inside the
  * call; when none fell inside (a short call), the op of its samples just before and just
  * after, if they agree; else "dnnl:PRIM", a call of no known operator. */
-static const char *call_op(const struct attr *a, uint32_t pid, uint32_t tid,
+static const char *call_op(const struct marks *m, uint32_t pid, uint32_t tid,
 			   const struct itt_interval *iv)
 {
 	const char *before, *after;
-
-	const struct marks *m = &a->ops;
 
 	for (size_t i = first_mark(m, pid, iv->start);
 	     i < m->nr && m->v[i].pid == pid && m->v[i].time <= iv->end; i++)
 		if (m->v[i].tid == tid)
 			return m->v[i].op;
-	before = side_op(a, pid, tid, iv->start, -1);
-	after = side_op(a, pid, tid, iv->end, 1);
+	before = side_op(m, pid, tid, iv->start, -1);
+	after = side_op(m, pid, tid, iv->end, 1);
 	return before && before == after ? before : attr_prim_op(iv->name);
 }
 
 static void count_call(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv)
 {
 	struct attr *a = ctx;
-	const char *op = call_op(a, pid, tid, iv);
+	const char *op = call_op(&a->ops[0], pid, tid, iv);	/* its CPU samples' */
 	size_t i;
 
 	for (i = 0; i < a->nr_calls; i++)
@@ -426,18 +433,29 @@ static void count_call(void *ctx, uint32_t pid, uint32_t tid, const struct itt_i
 	a->calls[i].ns += iv->end - iv->start;
 }
 
-/* A deferred sample's operator and Python line, from the marks (sorted). */
+static void sort_marks(struct attr *a)
+{
+	for (int k = 0; k < 2; k++) {
+		if (a->ops[k].nr)
+			qsort(a->ops[k].v, a->ops[k].nr, sizeof(*a->ops[k].v), cmp_mark);
+		if (a->py[k].nr)
+			qsort(a->py[k].v, a->py[k].nr, sizeof(*a->py[k].v), cmp_mark);
+	}
+}
+
+/* A deferred sample's operator and Python line, from the marks of its kind (sorted). */
 static void resolve_pending(struct attr *a, struct pending *p)
 {
 	struct sample_attr *w = &p->a;
+	const struct marks *ops = &a->ops[p->sw], *py = &a->py[p->sw];
 	const char *op;
 
 	/* in a oneDNN call: the operator of the call (its caller's stack); else the
 	 * nearest operator sample of another thread */
 	if (p->call)
-		op = call_op(a, w->pid, p->caller_tid, p->call);
+		op = call_op(ops, w->pid, p->caller_tid, p->call);
 	else
-		op = nearest_op(a, w->pid, w->tid, 0, p->time);
+		op = nearest_op(ops, w->pid, w->tid, 0, p->time);
 	if (op && !strncmp(op, "dnnl:", 5))
 		op = NULL;
 	w->src = op ? ATTR_MASTER : w->prim ? ATTR_ITT : ATTR_NONE;
@@ -448,9 +466,9 @@ static void resolve_pending(struct attr *a, struct pending *p)
 		const struct op_mark *pm = NULL;
 
 		if (p->call)
-			pm = nearest(&a->py, w->pid, p->caller_tid, 1, p->time);
+			pm = nearest(py, w->pid, p->caller_tid, 1, p->time);
 		if (!pm)
-			pm = nearest(&a->py, w->pid, w->tid, 0, p->time);
+			pm = nearest(py, w->pid, w->tid, 0, p->time);
 		if (pm) {
 			w->pychain = pm->op;
 			w->pyline = pm->line;
@@ -463,10 +481,7 @@ void attr_resolve(struct attr *a)
 	if (a->resolved)
 		return;
 	a->resolved = 1;
-	if (a->ops.nr)
-		qsort(a->ops.v, a->ops.nr, sizeof(*a->ops.v), cmp_mark);
-	if (a->py.nr)
-		qsort(a->py.v, a->py.nr, sizeof(*a->py.v), cmp_mark);
+	sort_marks(a);
 	for (size_t i = 0; i < a->nr_pending; i++)
 		resolve_pending(a, &a->pending[i]);
 	if (attr_itt(a))	/* those attr_settle() did not count */
@@ -489,10 +504,7 @@ void attr_settle(struct attr *a, uint64_t before, attr_settled_fn *cb, void *ctx
 	uint64_t oldest = before;	/* of the samples still deferred */
 	size_t k = 0;
 
-	if (a->ops.nr)
-		qsort(a->ops.v, a->ops.nr, sizeof(*a->ops.v), cmp_mark);
-	if (a->py.nr)
-		qsort(a->py.v, a->py.nr, sizeof(*a->py.v), cmp_mark);
+	sort_marks(a);
 	for (size_t i = 0; i < a->nr_pending; i++) {
 		struct pending *p = &a->pending[i];
 
@@ -516,8 +528,10 @@ void attr_settle(struct attr *a, uint64_t before, attr_settled_fn *cb, void *ctx
 	}
 	/* what the samples still deferred, the calls still open, and those to come may need */
 	oldest = oldest > 2 * ATTR_MASTER_WINDOW_NS ? oldest - 2 * ATTR_MASTER_WINDOW_NS : 0;
-	prune_marks(&a->ops, oldest);
-	prune_marks(&a->py, oldest);
+	for (int sw = 0; sw < 2; sw++) {
+		prune_marks(&a->ops[sw], oldest);
+		prune_marks(&a->py[sw], oldest);
+	}
 }
 
 const struct sample_attr *attr_deferred(struct attr *a, uint32_t handle)

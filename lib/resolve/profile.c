@@ -50,6 +50,7 @@ struct prof {
 		int complete;
 	} *offs;
 	size_t nr_offs, alloc_offs;
+	uint64_t off_period;		/* their part of period_total */
 	struct frame *off_frames;
 	size_t nr_off_frames, alloc_off_frames;
 	struct off_in { uint32_t tid; uint64_t time; } *ins;
@@ -249,6 +250,8 @@ static int deliver_off_cpu(struct prof *p, const struct session_info *info, int 
 	}
 	/* each was counted with its period of 1 */
 	p->st->period_total += total - (total ? p->nr_offs : 0);
+	p->off_period = total ? total : p->nr_offs;
+	p->st->off_samples += p->nr_offs;
 	return ret;
 }
 
@@ -718,6 +721,7 @@ void profile_stats_add(struct profile_stats *sum, const struct profile_stats *st
 		sum->py_delay_ns = (sum->py_delay_ns * waited + st->py_delay_ns * more) /
 				   (waited + more);
 	sum->samples += st->samples;
+	sum->off_samples += st->off_samples;
 	sum->complete_stacks += st->complete_stacks;
 	sum->named += st->named;
 	sum->recovered_stacks += st->recovered_stacks;
@@ -782,7 +786,11 @@ int profile_run(const char *path, const struct profile_opts *opts,
 	if (ret >= 0 && c->end && c->end(c->ctx, p.m) < 0)
 		ret = -1;
 	if (stats->samples && !stats->sample_no_time) {
-		if (stats->sample_is_time) {
+		if (stats->sample_is_time && opts->wall && stats->samples > p.nr_offs) {
+			/* the clock's samples' period, not the waits' */
+			stats->sample_period_ns = (stats->period_total - p.off_period) /
+						  (stats->samples - p.nr_offs);
+		} else if (stats->sample_is_time) {
 			stats->sample_period_ns = stats->period_total / stats->samples;
 		} else {
 			uint64_t dur = stats->last_time - stats->first_time;

@@ -725,9 +725,11 @@ static int tl_one(void *ctx, struct readings *rd, size_t k, struct profile_stats
 	if (tr->o->step)
 		timeline_set_steps(tl, tr->o->step);
 	readings_opts(rd, &po);
-	if (!po.off_cpu)
+	if (!po.off_cpu && !po.wall)
 		po.wall = 2;	/* the switch-outs' stacks, where recorded: what a wait is for */
 	ret = attr_stream_run_filtered(tl->as, rd->in[k].file, &po, tr->o->filt, st, info);
+	if (po.wall == 2)
+		st->samples -= st->off_samples;	/* the trace's samples: the CPU's */
 	if (ret >= 0 && strstr(st->other_events, "mem-alloc"))
 		add_heap(tl, tr->o, rd->in[k].file);
 	return ret;
