@@ -16,7 +16,8 @@
  *
  * The straggler: the rank that waits least per step, when the median of the others
  * waits at least RANKS_STRAGGLER_MIN_NS and RANKS_STRAGGLER_PCT of their step more than
- * it.  Its extra time per step is that difference (the others wait while it works);
+ * it, and it waits at most RANKS_STRAGGLER_WAIT_FRAC of what they do (balanced ranks on
+ * a busy machine: 3.4 ms against 4.7 ms in 12.7 ms steps, no straggler).  Its extra time per step is that difference (the others wait while it works);
  * where it goes is the Python line and operator on which it spends the most time per
  * step more than the median of the others.
  */
@@ -30,7 +31,8 @@
 
 #define RANKS_EPISODE_GAP_NS	250000ull	/* waits closer than this are one */
 #define RANKS_STRAGGLER_MIN_NS	1000000ull	/* 1 ms a step ... */
-#define RANKS_STRAGGLER_PCT	10.0		/* ... and 10% of the others' step */
+#define RANKS_STRAGGLER_PCT	10.0		/* ... and 10% of the others' step, */
+#define RANKS_STRAGGLER_WAIT_FRAC 0.5		/* ... and it waits half as long at most */
 
 /* A wait of a rank's main thread in a collective: from time, ns long, in frame
  * (attr_collective_frame) */

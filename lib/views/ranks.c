@@ -385,7 +385,9 @@ static int find_straggler(struct rk_proc **rows, size_t n, struct straggler *sg)
 
 		free(v);
 		free(st);
-		if (sg->extra < RANKS_STRAGGLER_MIN_NS || sg->extra < step * RANKS_STRAGGLER_PCT / 100)
+		if (sg->extra < RANKS_STRAGGLER_MIN_NS ||
+		    sg->extra < step * RANKS_STRAGGLER_PCT / 100 ||
+		    s->wait_ps > sg->others_wait * RANKS_STRAGGLER_WAIT_FRAC)
 			return 0;
 	}
 	sg->p = s;
