@@ -10,9 +10,11 @@
  *
  * Steps: a rank's main thread (the process's first thread, which runs the training
  * loop) blocks once a step in the gradient all-reduce while another rank is late; its
- * waits closer together than RANKS_EPISODE_GAP_NS are one.  Between the end of its
- * first such wait and the end of its last lie its steps, and the on-CPU samples and
- * waits of that span are the ones counted per step (start-up and rendezvous left out).
+ * waits closer together than RANKS_EPISODE_GAP_NS are one.  The job's steps end where
+ * any rank's such wait ends (ranks_job_step_ends: one that did not block in a step is
+ * seen through the others).  Between the first end and the last lie the steps, and each
+ * rank's on-CPU samples and waits of that span are the ones counted per step (start-up
+ * and rendezvous left out).
  *
  * The straggler: the rank that waits least per step, when the median of the others
  * waits at least RANKS_STRAGGLER_MIN_NS and RANKS_STRAGGLER_PCT of their step more than
@@ -46,6 +48,21 @@ struct rank_wait {
  * RANKS_EPISODE_GAP_NS taken as one.  Sorts w by time.  Returns how many (the steps
  * between them: one less), the times in *ends (free it). */
 size_t ranks_step_ends(struct rank_wait *w, size_t nr, uint64_t **ends);
+
+/* One rank's waits in collectives, and what puts its clock on the job's axis */
+struct rank_waits {
+	struct rank_wait *w;
+	size_t nr;
+	int64_t shift;		/* added to its times: the job's axis */
+};
+
+/* The job's step ends on its axis: every rank's step-closing waits' ends
+ * (ranks_step_ends), those of one step (closer than half the median step: the ranks
+ * leave the all-reduce together, give or take their wake-up, up to 4 ms on a busy
+ * 2-core machine) taken as one, at the earliest; so a step in which one rank did not
+ * block (a straggler, or balanced ranks now and then) is seen in another's.  Returns how many;
+ * the times in *ends (free it). */
+size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends);
 
 /* report --sort rank over o->inputs; table, JSON or CSV on stdout.  enum dlp_result. */
 int ranks_report(const struct report_opts *o);

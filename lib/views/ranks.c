@@ -34,7 +34,7 @@ struct rk_proc {
 	/* its steps (ranks.h): the span they cover, on its own clock */
 	uint64_t win_lo, win_hi;
 	size_t steps;
-	int borrowed;			/* its span is another rank's (it blocked in fewer steps) */
+	int borrowed;			/* it blocked in fewer steps than the job ran */
 	uint64_t win_wait_ns;
 	struct cmap where, fam;		/* on-CPU ns inside the span */
 	double wait_ps, busy_ps, step_ns;	/* per step */
@@ -159,12 +159,41 @@ static int cmp_wait(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The ends of the waits (sorted) in frame, those less than gap apart one, into v */
+static size_t episode_ends(const struct rank_wait *w, size_t nr, const char *frame,
+			   uint64_t gap, uint64_t *v)
+{
+	uint64_t end = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (w[i].frame != frame)
+			continue;
+		if (n && w[i].time > end + gap)
+			v[n - 1] = end;
+		if (!n || w[i].time > end + gap)
+			n++;
+		if (w[i].time + w[i].ns > end)
+			end = w[i].time + w[i].ns;
+	}
+	if (n)
+		v[n - 1] = end;
+	return n;
+}
+
 size_t ranks_step_ends(struct rank_wait *w, size_t nr, uint64_t **ends)
 {
 	struct { const char *frame; size_t n; } seen[16];
-	size_t nr_seen = 0, n = 0;
+	size_t nr_seen = 0, n;
 	const char *frame = NULL;
-	uint64_t end = 0, *v = xcalloc(nr + 1, sizeof(*v));
+	uint64_t *v = xcalloc(nr + 1, sizeof(*v));
 
 	for (size_t i = 0; i < nr; i++) {
 		size_t k;
@@ -185,34 +214,80 @@ size_t ranks_step_ends(struct rank_wait *w, size_t nr, uint64_t **ends)
 			frame = seen[k].frame;
 		}
 	qsort(w, nr, sizeof(*w), cmp_wait);
-	for (size_t i = 0; i < nr; i++) {
-		if (w[i].frame != frame)
-			continue;
-		if (n && w[i].time > end + RANKS_EPISODE_GAP_NS)
-			v[n - 1] = end;
-		if (!n || w[i].time > end + RANKS_EPISODE_GAP_NS)
-			n++;
-		if (w[i].time + w[i].ns > end)
-			end = w[i].time + w[i].ns;
-	}
-	if (n)
-		v[n - 1] = end;
+	n = episode_ends(w, nr, frame, RANKS_EPISODE_GAP_NS, v);
 	*ends = v;
 	return n;
 }
 
-/* A rank's steps: between the ends of its first and last step-closing waits */
-static void find_steps(struct rk_proc *p)
+size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends)
 {
-	uint64_t *ends;
-	size_t n = ranks_step_ends(p->w, p->nr_w, &ends);
+	uint64_t *all = NULL, *iv = NULL, *v, gap = RANKS_EPISODE_GAP_NS;
+	size_t n = 0, niv = 0, alloc = 0, alloc_iv = 0, out = 0;
 
-	if (n >= 2) {
-		p->win_lo = ends[0];
-		p->win_hi = ends[n - 1];
-		p->steps = n - 1;
+	for (size_t k = 0; k < nr; k++) {
+		uint64_t *e;
+		size_t m = ranks_step_ends(r[k].w, r[k].nr, &e);
+
+		for (size_t i = 0; i < m; i++) {
+			ALLOC_GROW(all, n + 1, alloc);
+			all[n++] = (uint64_t)((int64_t)e[i] + r[k].shift);
+			if (i) {
+				ALLOC_GROW(iv, niv + 1, alloc_iv);
+				iv[niv++] = e[i] - e[i - 1];
+			}
+		}
+		free(e);
 	}
-	free(ends);
+	if (niv) {
+		qsort(iv, niv, sizeof(*iv), cmp_u64);
+		gap = iv[niv / 2] / 2;
+	}
+	free(iv);
+	v = xcalloc(n + 1, sizeof(*v));
+	if (n)
+		qsort(all, n, sizeof(*all), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!out || all[i] > v[out - 1] + gap)
+			v[out++] = all[i];
+	free(all);
+	*ends = v;
+	return out;
+}
+
+/* Each rank's steps, on its clock: the job's (ranks_job_step_ends) where its recordings
+ * are on one axis (one recording, or anchored ones), else its own */
+static void find_steps(struct rk_ctx *c, struct rk_proc **rows, size_t n)
+{
+	struct rank_waits *rw = xcalloc(n + 1, sizeof(*rw));
+	uint64_t *ends;
+	size_t m;
+	int one_axis = 1, anchored;
+
+	for (size_t i = 0; i < n; i++) {
+		rw[i] = (struct rank_waits){ rows[i]->w, rows[i]->nr_w,
+					     readings_shift(&c->rd, rows[i]->input, &anchored) };
+		one_axis &= anchored || rows[i]->input == rows[0]->input;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rk_proc *p = rows[i];
+		size_t own = ranks_step_ends(p->w, p->nr_w, &ends);
+
+		m = own;
+		if (one_axis) {
+			free(ends);
+			m = ranks_job_step_ends(rw, n, &ends);
+			for (size_t k = 0; k < m; k++)
+				ends[k] = (uint64_t)((int64_t)ends[k] - rw[i].shift);
+		}
+		if (m >= 2) {
+			p->win_lo = ends[0];
+			p->win_hi = ends[m - 1];
+			p->steps = m - 1;
+			p->borrowed = own != m;
+		}
+		free(ends);
+	}
+	free(rw);
 }
 
 /* What falls in the span: the waits that end in it, the on-CPU samples */
@@ -239,42 +314,6 @@ static void count_span(struct rk_proc *p)
 		p->wait_ps = (double)p->win_wait_ns / p->steps;
 		p->busy_ps = p->step_ns - p->wait_ps;
 	}
-}
-
-/* The ranks of a synchronous job run the same steps, but one that waits little (the
- * straggler) blocks in only some of them: a rank that found fewer steps than another
- * takes that one's span, on its own clock when both are in one recording, else through
- * the two recordings' wall-clock anchors */
-static void borrow_span(struct rk_ctx *c, struct rk_proc **rows, size_t n, struct rk_proc *p)
-{
-	const struct rk_proc *best = NULL;
-	int a1, a2;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct rk_proc *q = rows[i];
-
-		if (q == p || !q->steps || q->borrowed)
-			continue;
-		if (q->input != p->input && (readings_shift(&c->rd, q->input, &a1),
-					     readings_shift(&c->rd, p->input, &a2), !a1 || !a2))
-			continue;
-		if (!best || q->steps > best->steps ||
-		    (q->steps == best->steps && q->input == p->input && best->input != p->input))
-			best = q;
-	}
-	if (!best || best->steps <= p->steps)
-		return;
-	p->win_lo = best->win_lo;
-	p->win_hi = best->win_hi;
-	if (best->input != p->input) {
-		int64_t d = readings_shift(&c->rd, best->input, &a1) -
-			    readings_shift(&c->rd, p->input, &a2);
-
-		p->win_lo = (uint64_t)((int64_t)p->win_lo + d);
-		p->win_hi = (uint64_t)((int64_t)p->win_hi + d);
-	}
-	p->steps = best->steps;
-	p->borrowed = 1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -581,7 +620,7 @@ static void print_table(struct rk_proc **rows, size_t n, const struct straggler 
 		fputs("\nNo rank waited in a collective more than once: no steps found\n", out);
 	for (size_t i = 0; i < n; i++)
 		if (rows[i]->borrowed) {
-			fputs("* the steps of the rank that waited in most of them\n", out);
+			fputs("* the job's steps: the rank did not wait in every one\n", out);
 			break;
 		}
 	if (!findings || !sg->p)
@@ -656,11 +695,9 @@ int ranks_report(const struct report_opts *o)
 
 		if (ranked ? p->rank < 0 : p->samples * 100 < total)
 			continue;
-		find_steps(p);
 		rows[n++] = p;
 	}
-	for (size_t i = 0; i < n; i++)
-		borrow_span(&c, rows, n, rows[i]);
+	find_steps(&c, rows, n);
 	for (size_t i = 0; i < n; i++)
 		count_span(rows[i]);
 	qsort(rows, n, sizeof(*rows), cmp_proc);

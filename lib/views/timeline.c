@@ -48,6 +48,9 @@ struct timeline {
 	size_t nr_off, alloc_off;
 	struct tl_wait *waits;
 	size_t nr_waits, alloc_waits;
+	/* a distributed job's step ends (ranks_job_step_ends), on this recording's clock */
+	uint64_t *job_ends;
+	size_t nr_job_ends;
 	struct switches sw;	/* sorted before pairing (switches.h) */
 	char *cmdline;
 	FILE *out;
@@ -112,6 +115,7 @@ static void timeline_free(struct timeline *tl)
 	free(tl->th);
 	free(tl->off);
 	free(tl->waits);
+	free(tl->job_ends);
 	free(tl->cmdline);
 	proc_table_release(&tl->procs);
 	free(tl);
@@ -274,6 +278,45 @@ static size_t collective_waits(const struct timeline *tl, uint32_t pid, struct r
 		n++;
 	}
 	return n;
+}
+
+/* The job's step ends (ranks_job_step_ends) from the main threads' waits in collectives
+ * of the recordings tls[0..n), each at shift[k] on one axis; each recording keeps them
+ * on its own clock */
+static void job_steps(struct timeline **tls, size_t n, const int64_t *shift)
+{
+	struct rank_waits *rw = NULL;
+	size_t nr = 0, alloc = 0, m;
+	uint64_t *ends;
+
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < tls[k]->nr_th; i++) {
+			const struct tl_thread *t = &tls[k]->th[i];
+			struct rank_wait *w;
+			size_t nw;
+
+			if (t->tid != t->pid)
+				continue;
+			nw = collective_waits(tls[k], t->pid, &w);
+			if (!nw) {
+				free(w);
+				continue;
+			}
+			ALLOC_GROW(rw, nr + 1, alloc);
+			rw[nr++] = (struct rank_waits){ w, nw, shift[k] };
+		}
+	m = ranks_job_step_ends(rw, nr, &ends);
+	for (size_t k = 0; k < n; k++) {
+		free(tls[k]->job_ends);
+		tls[k]->job_ends = xcalloc(m + 1, sizeof(uint64_t));
+		for (size_t i = 0; i < m; i++)
+			tls[k]->job_ends[i] = (uint64_t)((int64_t)ends[i] - shift[k]);
+		tls[k]->nr_job_ends = m;
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(rw[i].w);
+	free(rw);
+	free(ends);
 }
 
 /* ---- writing ---- */
@@ -598,26 +641,20 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 			      sv[i].start, sv[i].end, args);
 		}
 	}
-	/* a distributed job's steps, without --step: on each rank's main thread, from the
-	 * end of one of its step-closing waits in a collective to the next (ranks.h) */
+	/* a distributed job's steps, without --step: on each rank's main thread, from one
+	 * end of the job's step-closing waits in a collective to the next (ranks.h) */
 	for (i = 0; !tl->steps && i < tl->nr_th; i++) {
 		const struct tl_thread *t = &tl->th[i];
-		struct rank_wait *w;
-		uint64_t *ends;
-		size_t n;
 
-		if (t->tid != t->pid || dup_pid(tl, t->pid) || !collective_waits(tl, t->pid, &w))
+		if (t->tid != t->pid || dup_pid(tl, t->pid) || !collective_waits(tl, t->pid, NULL))
 			continue;
-		n = ranks_step_ends(w, collective_waits(tl, t->pid, NULL), &ends);
-		for (j = 1; j < n; j++) {
+		for (j = 1; j < tl->nr_job_ends; j++) {
 			char name[64];
 
 			snprintf(name, sizeof(name), "step %zu", j);
 			slice(tl, t->pid, TRACK_TID(t->tid, TRACK_STEPS), name, "step,collective",
-			      ends[j - 1], ends[j], "");
+			      tl->job_ends[j - 1], tl->job_ends[j], "");
 		}
-		free(ends);
-		free(w);
 	}
 	/* off the CPU, named by what the thread waited for where its switch-out has a
 	 * stack: "wait-collective c10d::Reducer::finalize_backward()", "wait-io" */
@@ -670,7 +707,9 @@ static long timeline_write(struct timeline *tl, FILE *out, const struct profile_
 	uint64_t first;
 	size_t nr_steps = timeline_prepare(tl, st, &first);
 	long events = 0;
+	int64_t none = 0;
 
+	job_steps(&tl, 1, &none);
 	if (tl->t0 == UINT64_MAX)
 		tl->t0 = 0;
 	fputs("{\"traceEvents\": [", out);
@@ -745,12 +784,23 @@ static long timeline_write_several(struct tl_reader *tr, const struct readings *
 	long events = 0;
 	int anchored;
 
+	int64_t *shifts = xcalloc(nr, sizeof(*shifts)), zero_shift = 0;
+	int all_anchored = 1;
+
 	for (size_t k = 0; k < nr; k++) {
 		steps[k] = timeline_prepare(tr->tls[k], &rd->in[k].st, &first[k]);
-		readings_shift(rd, k, &anchored);
+		shifts[k] = readings_shift(rd, k, &anchored);
+		all_anchored &= anchored;
 		if (anchored && rd->in[k].real[0] < zero)
 			zero = rd->in[k].real[0];
 	}
+	/* one job's steps for all, where the recordings are on one axis */
+	if (all_anchored)
+		job_steps(tr->tls, nr, shifts);
+	else
+		for (size_t k = 0; k < nr; k++)
+			job_steps(&tr->tls[k], 1, &zero_shift);
+	free(shifts);
 	fputs("{\"traceEvents\": [", out);
 	for (size_t k = 0; k < nr; k++) {
 		struct timeline *tl = tr->tls[k];
