@@ -298,7 +298,8 @@ check_straggler() {
 # in each step where a rank waited in the all-reduce (its [sched] slices), its wait ends
 # where the step does: the all-reduce ends on all ranks at once, the hosts' clocks lined up through the
 # recordings' wall-clock anchors; what is left is the wake-up (median 0.1 ms, at most
-# 3.8 ms here: 2 cores for both ranks and their gloo threads)
+# 3.8 ms on a quiet machine: 2 cores for both ranks and their gloo threads; under load a
+# few waits end early in their step, hence the 90th percentile)
 check_timeline_steps() {
 	"$DLPROF" timeline -o "$1/trace.json" "$1"/*.data &&
 	json_check tr="$1/trace.json" t="$1/truth.json" <<-\PY
@@ -315,10 +316,10 @@ check_timeline_steps() {
 	all(abs(len(v) - t[0].steps) <= max(1, 0.05 * t[0].steps) for v in steps.values())
 	def near(r, a, b): return [abs(w - b) for w in waits[r] if a < w <= b + 5000]
 	skew = sorted(min(d) for r, v in steps.items() for a, b in v if (d := near(r, a, b)))
-	print("a step's end to its rank's nearest wait end (us): median", skew[len(skew) // 2], "largest", skew[-1], "of", len(skew))
+	print("a step's end to its rank's nearest wait end (us): median", skew[len(skew) // 2], "90%", skew[len(skew) * 9 // 10], "largest", skew[-1], "of", len(skew))
 	len(skew) >= t[0].steps
 	skew[len(skew) // 2] <= 1000
-	skew[-1] <= 10000
+	skew[len(skew) * 9 // 10] <= 5000
 	PY
 }
 
