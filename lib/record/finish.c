@@ -432,7 +432,7 @@ static const char *const settings_env[] = {
 	"MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE", "MKL_CBWR", "MKL_NUM_THREADS",
 	"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_SPINCOUNT",
 	"KMP_BLOCKTIME", "KMP_AFFINITY", "INTEL_LIBITTNOTIFY64", "INTEL_ITTNOTIFY_GROUPS",
-	NULL
+	"DLPROF_NO_DNNL_HOOK", NULL
 };
 
 static int settings_env_ours(const struct recorder *r, const char *name)
