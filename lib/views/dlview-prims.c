@@ -205,7 +205,7 @@ static void csv_row(struct dlview *v, FILE *out, const struct prim_row *r)
 	fputc('\n', out);
 }
 
-/* The lines under a row: shape, tensors, kernels, caller; wrapped at 79 columns */
+/* The lines under a row: propagation kind and shape, tensors, kernels, caller; wrapped at 79 columns */
 static void table_details(struct dlview *v, FILE *out, const struct prim_row *r)
 {
 	const struct fp_prim *fp = fastpath_prim(v->fp_prims, r->key);
@@ -214,7 +214,7 @@ static void table_details(struct dlview *v, FILE *out, const struct prim_row *r)
 	uint64_t n;
 
 	if (r->p && r->p->shape && *r->p->shape) {
-		strbuf_addstr(&sb, r->p->shape);
+		strbuf_addf(&sb, "%s %s", r->p->prop ? r->p->prop : "undef", r->p->shape);
 		fput_wrapped(out, " ", sb.buf, 4, 79);
 		strbuf_reset(&sb);
 	}
