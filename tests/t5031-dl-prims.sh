@@ -5,7 +5,8 @@
 # oneDNN's reference code (nChw16c with ONEDNN_MAX_CPU_ISA=AVX2), and prints for each
 # its dnnl_query_impl_info_str, its shape in ONEDNN_VERBOSE's spelling, its calls and
 # the time its own execute calls took.  Each gets its row: implementation and shape
-# equal, calls equal, time per call within 5%.  The workload's output is untouched.
+# equal, calls equal, time per call within 5%.  The workload's output is untouched, and
+# the slow-path finding names the exact primitive that ran ref:any.
 # Turned off (DLPROF_NO_DNNL_HOOK=1) the table says so in one line.  On the PyTorch CNN
 # (examples/cnn_train.py): the rows' samples add up to the dnnl:* rows of --sort op, and
 # the convolutions' shapes are the model's three layers.
@@ -63,6 +64,14 @@ test_expect_success 'table and CSV: the fields apart, the shape beneath its row'
 	"$DLPROF" report -i p.data --sort prim --format csv >p.csv && cat p.csv &&
 	head -1 p.csv | grep -q "^kind,impl,prop,shape,data_type,src,wei,dst,calls,total_ns,avg_ns,samples," &&
 	test_grep -q "^\"convolution\",\"ref:any\",\"forward_inference\",\"mb1_ic16oc16_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1\",\"f32\",\"f32:aBcd16b:1x16x14x14\"" p.csv
+'
+
+test_expect_success 'the slow-path finding names the ref:any primitive, its shape and calls' '
+	"$DLPROF" report -i p.data --sort family | sed -n "/^Findings/,\$p" | tr -s "\n " "  " >find.txt &&
+	cat find.txt && calls=$(sed -n "s/^prim: ref .* calls=\([0-9]*\) .*/\1/p" p.out) &&
+	test_grep -q "\[dnnl-no-jit\] oneDNN convolution ran .* reference primitive: ref:any forward_inference mb1_ic16oc16_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1 (src f32:aBcd16b:1x16x14x14), $calls calls" find.txt &&
+	{ "$DLPROF" check-isa -i p.data >isa.txt; test $? = 1; } && tail -4 isa.txt | tr -s "\n " "  " >verdict.txt &&
+	test_grep -q "^verdict: the fast path is not running: .*: mb1_ic16oc16_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1" verdict.txt
 '
 
 test_expect_success 'DLPROF_NO_DNNL_HOOK=1: no primitive records, said in one line' '

@@ -288,6 +288,8 @@ static void count(struct dlview *v, const struct attributed *as)
 		fastpath_sample(v->fp_prims, m, s, frames, nr, a->sym, a->family, k);
 	}
 	fastpath_sample(v->fp, m, s, frames, nr, a->sym, a->family, a->prim);
+	if (a->prim_desc)
+		fastpath_prim_desc(v->fp, a->prim, a->prim_desc);
 	if (a->fw)
 		v->fw_samples++;
 	count_op(v, a);
