@@ -76,28 +76,20 @@ static size_t nr_descs, alloc_descs;
 /* ---- finding libdnnl ---- */
 
 struct find_ctx {
-	void *handle;
+	char name[4096];	/* PATH_MAX */
 };
 
-/* A loaded libdnnl (dlsym on its handle searches it before its dependencies: never us) */
+/* A loaded libdnnl's file name (opened once dl_iterate_phdr's lock is released) */
 static int find_dnnl(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct find_ctx *fc = data;
 	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-	void *h;
 
 	(void)size;
 	base = base ? base + 1 : info->dlpi_name;
-	if (!base || strncmp(base, "libdnnl.so", 10))
+	if (!base || strncmp(base, "libdnnl.so", 10) || strlen(info->dlpi_name) >= sizeof(fc->name))
 		return 0;
-	h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return 0;
-	if (!dlsym(h, "dnnl_primitive_execute")) {
-		dlclose(h);
-		return 0;
-	}
-	fc->handle = h;		/* kept open: it is loaded anyway */
+	strcpy(fc->name, info->dlpi_name);
 	return 1;
 }
 
@@ -116,7 +108,7 @@ static void at_fork_child(void)
 
 static void resolve_api(void)
 {
-	struct find_ctx fc = { NULL };
+	struct find_ctx fc = { "" };
 	void *h = NULL;
 	const char *off = getenv("DLPROF_NO_DNNL_HOOK");
 	const char *dir = getenv("DLPROF_ITT_DIR");
@@ -124,9 +116,10 @@ static void resolve_api(void)
 	/* the next definition in the global scope: libdnnl linked by the program or loaded
 	 * RTLD_GLOBAL; else the libdnnl a library loaded RTLD_LOCAL brought in */
 	if (!dlsym(RTLD_NEXT, "dnnl_primitive_execute")) {
-		dl_iterate_phdr(find_dnnl, &fc);
-		h = fc.handle;
-		if (!h)
+		/* dlsym on its handle searches it before its dependencies: never us; the
+		 * handle stays open (the library is loaded anyway) */
+		if (!dl_iterate_phdr(find_dnnl, &fc) ||
+		    !(h = dlopen(fc.name, RTLD_LAZY | RTLD_NOLOAD)))
 			return;
 	}
 	*(void **)&api.execute = api_sym(h, "dnnl_primitive_execute");
