@@ -96,8 +96,12 @@ static const char *undescribed_why(struct dlview *v, size_t nr_described)
 
 	if (nr_described)
 		return NULL;
+	if (!attr_itt(v->attr) && v->attached)
+		return "no oneDNN primitive records: a process attached to with -p has no collector";
+	if (!attr_itt(v->attr) && v->itt_meta == 0)
+		return "no oneDNN primitive records: recorded with --no-itt";
 	if (!attr_itt(v->attr))
-		return "no ITT data in this recording: no oneDNN primitive was seen (see report --sort op)";
+		return "no oneDNN primitive records: the recording has no ITT data (no oneDNN primitive ran, or not recorded by dlprof record)";
 	if (off && strcmp(off, "0"))
 		return "no oneDNN primitive records: recorded with DLPROF_NO_DNNL_HOOK set; rows by primitive kind only";
 	return "no oneDNN primitive records: oneDNN was not called through libdnnl's C API (linked statically, or another path); rows by primitive kind only";
