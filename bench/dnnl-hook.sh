@@ -20,7 +20,9 @@ trap 'rm -rf "$tmp"' EXIT
 i=0
 while [ $i -lt "$rounds" ]; do
 	i=$((i + 1))
-	for mode in on off; do
+	# the order alternates, so that neither setting always runs second
+	if [ $((i % 2)) = 1 ]; then order="on off"; else order="off on"; fi
+	for mode in $order; do
 		if [ $mode = off ]; then off=1; else off=; fi
 		s=$(date +%s.%N)
 		DLPROF_NO_DNNL_HOOK=$off "$DLPROF" record -q -o "$tmp/b.data" -- /usr/bin/python3 \
