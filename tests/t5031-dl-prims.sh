@@ -7,7 +7,8 @@
 # the time its own execute calls took.  Each gets its row: implementation and shape
 # equal, calls equal, time per call within 5%.  The workload's output is untouched, and
 # the slow-path finding names the exact primitive that ran ref:any.
-# Turned off (DLPROF_NO_DNNL_HOOK=1) the table says so in one line.  On the PyTorch CNN
+# Turned off (DLPROF_NO_DNNL_HOOK=1), or oneDNN's tasks without its C API (dl-itt-user:
+# ITT tasks of a "static" oneDNN), the table says so in one line.  On the PyTorch CNN
 # (examples/cnn_train.py): the rows' samples add up to the dnnl:* rows of --sort op, and
 # the convolutions' shapes are the model's three layers.
 . "$(dirname "$0")/lib.sh"
@@ -81,6 +82,14 @@ test_expect_success 'DLPROF_NO_DNNL_HOOK=1: no primitive records, said in one li
 	test_grep -q "^dnnl:convolution (not described)" off.txt &&
 	"$DLPROF" report -i off.data --sort prim --format json >off.json &&
 	json_check off.json "not j.described" "j.note.startswith(\"no oneDNN primitive records\")"
+'
+
+test_expect_success 'ITT tasks but no oneDNN through its C API (dl-itt-user): rows by kind, said in one line' '
+	"$DLPROF" record -q -o user.data -- "$BUILD/tests/workloads/dl-itt-user" >user.out &&
+	"$DLPROF" report -i user.data --sort prim >user.txt && cat user.txt &&
+	test_grep -q "^dnnl:convolution (not described) " user.txt &&
+	test_grep -q "^no oneDNN primitive records: oneDNN was not called through libdnnl.s C API (linked statically, or another path)" user.txt &&
+	test $(grep -c "^no oneDNN primitive records" user.txt) = 1
 '
 
 if test_have TORCH; then
