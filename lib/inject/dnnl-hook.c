@@ -11,7 +11,7 @@
  * implementation, propagation kind, each tensor's data type, format and dimensions, and
  * the problem's shape as ONEDNN_VERBOSE spells it.  Equal descriptions share one id (a
  * framework that creates a primitive object per call, as ideep does, gets one id per
- * shape), written once as an ITT_BLOCK_PRIM block (include/itt.h).  Each execution is
+ * shape), written once as an ITT_BLOCK_PRIM block (include/itt-format.h).  Each execution is
  * then (id, start, end) in the calling thread's buffer of the collector: the clock is
  * read around the real call, the description is looked up before it.
  *
@@ -37,7 +37,7 @@
 
 #include "collector.h"
 #include "dnnl-abi.h"
-#include "itt.h"
+#include "itt-format.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define CACHE_SLOTS 16384	/* power of two */

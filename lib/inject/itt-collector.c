@@ -13,7 +13,7 @@
  *
  * Events go to a per-thread buffer (no locks on the hot path) and are written to
  * $DLPROF_ITT_DIR/itt-PID.bin when a buffer fills, when a thread exits and at process
- * exit, in the format of include/itt.h.  No dependency on libdlprof.a.
+ * exit, in the format of include/itt-format.h.  No dependency on libdlprof.a.
  *
  * record also preloads this library, so that dnnl-hook.c's dnnl_primitive_execute()
  * sees each oneDNN primitive executed through libdnnl's C API; its executions go to
@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "itt.h"
+#include "itt-format.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define TBUF_EVENTS 8192
