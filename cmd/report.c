@@ -14,7 +14,7 @@
 static const char *const report_usage[] = {
 	"dlprof report [-i FILE] [--sort KEY] [--limit N] [--format table|json|csv] [--srcline] [--no-children] [--raw-irqs] [--off-cpu | --wall]",
 	"dlprof report [-i FILE] --steps FUNC [--format table|json] [FILTERS]",
-	"dlprof report [-i FILE] --sort family|op|thread|line|pid [--families FILE]",
+	"dlprof report [-i FILE] --sort family|op|prim|thread|line|pid [--families FILE]",
 	"dlprof report [-i FILE] --group family",
 	"dlprof report [-i FILE] --isa [--limit N] [--format table|json]   (= check-isa -i)",
 	"dlprof report [-i FILE] --memory [--sort self|op|total|line|family|thread] [--limit N] [--format table|json|csv]",
@@ -43,6 +43,7 @@ static int parse_sort(const char *sort, struct report_opts *o)
 		{ "line", CT_KEY_SYM, CT_SORT_SELF, DLVIEW_LINE },
 		{ "pid", CT_KEY_SYM, CT_SORT_SELF, DLVIEW_PROCESS },
 		{ "rank", CT_KEY_SYM, CT_SORT_SELF, DLVIEW_RANK },
+		{ "prim", CT_KEY_SYM, CT_SORT_SELF, DLVIEW_PRIM },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
@@ -69,7 +70,7 @@ int cmd_report(int argc, const char **argv)
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
-			   "self, total, sym, dso, comm, tid, pid, rank, family, op, thread or line (default self)"),
+			   "self, total, sym, dso, comm, tid, pid, rank, family, op, prim, thread or line (default self)"),
 		OPT_STRING(0, "group", &group, "family", "top symbols under each operator family"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "count the samples of this event (default the first recorded)"),
@@ -110,7 +111,7 @@ int cmd_report(int argc, const char **argv)
 			return EXIT_USAGE;
 		}
 	} else if (!parse_sort(sort, &o)) {
-		error("unknown sort key '%s' (self, total, sym, dso, comm, tid, pid, family, op, thread, line)", sort);
+		error("unknown sort key '%s' (self, total, sym, dso, comm, tid, pid, family, op, prim, thread, line)", sort);
 		return EXIT_USAGE;
 	}
 	if (group) {

@@ -10,6 +10,12 @@
  *		("convolution"), or NULL.  A primitive is not an operator: a sample in a
  *		convolution task inside aten::convolution_backward has that op and this prim
  *		(the PyTorch profiler's Self CPU counts it to the op too)
+ *   prim_desc	with prim, the oneDNN primitive the sample's work belongs to, as the
+ *		collector described it (itt.h struct itt_prim: kind, implementation,
+ *		shape, tensors): the execution its thread was in, or for an OpenMP
+ *		worker's share of a call (itt_interval.worker) the caller's execution at
+ *		that time.  NULL without prim, or when no execution was recorded (oneDNN
+ *		not reached through its shared library's C API, the hook off)
  *   sym	the leaf symbol
  *   pychain	the Python frames of the stack (pystack.h), root first, joined by ';'
  *		(interned), and pyline the innermost of them; NULL outside Python.  An
@@ -45,6 +51,7 @@ struct sample_attr {
 	const char *family;
 	const char *op;		/* NULL while deferred */
 	const char *prim;
+	const struct itt_prim *prim_desc;
 	const char *sym;
 	const char *pychain, *pyline;
 	uint32_t pid, tid;
@@ -55,6 +62,7 @@ struct sample_attr {
 
 struct attr;
 struct itt_data;
+struct itt_prim;
 
 struct attr *attr_new(const struct family_rules *rules);
 void attr_free(struct attr *a);

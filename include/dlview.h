@@ -29,6 +29,7 @@ enum dlview_kind {
 	DLVIEW_LINE,		/* --sort line: Python source lines, with their operators */
 	DLVIEW_PROCESS,		/* --sort pid: processes, their command lines and ranks */
 	DLVIEW_RANK,		/* --sort rank: a distributed job's ranks (ranks.h) */
+	DLVIEW_PRIM,		/* --sort prim: each distinct oneDNN primitive (dlview-prims.c) */
 };
 
 enum dlview_format { DLVIEW_TABLE, DLVIEW_JSON, DLVIEW_CSV };

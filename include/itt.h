@@ -1,49 +1,29 @@
-/* itt.h - ITT task intervals written by the collector (build/libdlprof-itt.so) and read
- * back at report time.
- *
- * The collector writes $DLPROF_ITT_DIR/itt-PID.bin; dlprof record stores each such file
- * as one DLP_REC_ITT record (payload = the file's bytes).  Layout, little-endian:
- *
- *	struct itt_file_header		magic "DLPITT\0\0", version, pid
- *	blocks, each:  struct itt_block_header { u32 kind; u32 len; }  then len bytes
- *	  ITT_BLOCK_NAME:    u32 id, then the name (len - 4 bytes, no NUL)
- *	  ITT_BLOCK_EVENTS:  u32 tid, u32 nr, then nr struct itt_event
- *
- * Name ids are small integers starting at 1; a name block precedes (in file order or not)
- * the events that use it.  An event with name ITT_END closes the innermost open task of
- * its thread.  Times are CLOCK_MONOTONIC nanoseconds, the clock of the samples.
- */
+/* itt.h - ITT task intervals and oneDNN primitive executions, read back at report time
+ * from the collector's files (their layout: itt-format.h). */
 #ifndef DLPROF_ITT_H
 #define DLPROF_ITT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define ITT_MAGIC "DLPITT\0\0"
-#define ITT_VERSION 1
-#define ITT_BLOCK_NAME 1
-#define ITT_BLOCK_EVENTS 2
-#define ITT_END 0u
-#define ITT_MAX_NAME 1024
-
-struct itt_file_header {
-	char magic[8];
-	uint32_t version;
-	uint32_t pid;
-};
-
-struct itt_block_header {
-	uint32_t kind;
-	uint32_t len;
-};
-
-struct itt_event {
-	uint64_t time;
-	uint32_t name;		/* name id, ITT_END for task end */
-	uint32_t pad;
-};
+#include "itt-format.h"
 
 /* ---- reader (lib/attribute/itt.c) ---- */
+
+/* A distinct oneDNN primitive: every string interned; NULL where the file did not say.
+ * One per description across all the files read (processes), so pointers compare. */
+enum itt_md { ITT_MD_SRC, ITT_MD_DIFF_SRC, ITT_MD_WEI, ITT_MD_DIFF_WEI, ITT_MD_DST,
+	      ITT_MD_DIFF_DST, ITT_MD_NR };
+extern const char *const itt_md_names[ITT_MD_NR];	/* "src", "diff_src", ... */
+
+struct itt_prim {
+	const char *key;	/* the whole description: the identity */
+	const char *kind, *impl, *prop, *shape;
+	const char *md[ITT_MD_NR];	/* "f32:aBcd16b:32x64x32x32" */
+	const char *dtype;	/* the data type of its first tensor (src, else diff_dst ...) */
+	uint64_t calls, ns;	/* executions and their summed time, after itt_data_finish */
+};
+
 struct itt_interval {
 	uint64_t start, end;
 	const char *name;	/* interned */
@@ -92,5 +72,12 @@ void itt_each_call(const struct itt_data *d,
 		   void (*fn)(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv),
 		   void *ctx);
 size_t itt_nr_intervals(const struct itt_data *d);
+/* The oneDNN primitive whose execution thread pid/tid was in at time t, or NULL. */
+const struct itt_prim *itt_prim_at(const struct itt_data *d, uint32_t pid, uint32_t tid,
+				   uint64_t t);
+/* The distinct primitives described (i = 0.. until NULL), calls and ns filled in by
+ * itt_data_finish(). */
+const struct itt_prim *itt_prim_each(const struct itt_data *d, size_t i);
+size_t itt_nr_prims(const struct itt_data *d);
 
 #endif

@@ -19,6 +19,7 @@ HEADER_STAGE = {
     "frame.h": "util",        # the resolved frame: a type every stage after util passes
     "version.h": "util",
     "memevent.h": "util",     # the allocation sampler's events: an ABI shared with inject
+    "itt-format.h": "util",   # the ITT collector's file: an ABI shared with inject
     "family-rules.h": "attribute",
     "isa.h": "isa",
     "output.h": "views",

@@ -25,3 +25,9 @@ $(O)/tests/workloads/sweep-omp: tests/workloads/sweep-omp.c | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fopenmp -o $@ $<
 
 TEST_PROGS += $(O)/tests/workloads/sweep-omp
+
+$(O)/tests/workloads/dl-prims: tests/workloads/dl-prims.c lib/inject/dnnl-abi.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Ilib/inject -o $@ $< -ldnnl
+
+TEST_PROGS += $(O)/tests/workloads/dl-prims

@@ -1,4 +1,5 @@
-/* itt.c - read the ITT collector's files (itt.h) into per-thread task intervals. */
+/* itt.c - read the ITT collector's files (itt.h) into per-thread task intervals, and
+ * the oneDNN primitives' executions (version 2) into per-thread execution intervals. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +10,25 @@
 #include "rephash.h"
 #include "util.h"
 
+/* An execution of a primitive (ITT_BLOCK_EXECS) */
+struct exec_iv {
+	uint64_t start, end;
+	struct itt_prim *prim;
+};
+
 struct itt_thread {
 	uint32_t pid, tid;
 	struct itt_interval *iv;
 	size_t nr, alloc;
 	uint64_t max_len;	/* longest interval: bounds the backward scan of a lookup */
 	size_t first_open;	/* itt_take_calls(): intervals before it are all taken */
+	struct exec_iv *ex;
+	size_t nr_ex, alloc_ex;
+	uint64_t max_ex;	/* longest execution */
+};
+
+const char *const itt_md_names[ITT_MD_NR] = {
+	"src", "diff_src", "wei", "diff_wei", "dst", "diff_dst",
 };
 
 struct name_stat {
@@ -28,6 +42,8 @@ struct itt_data {
 	struct name_stat *stats;
 	size_t nr_stats, alloc_stats;
 	size_t nr_intervals;
+	struct itt_prim **prims;	/* distinct descriptions, each allocated once */
+	size_t nr_prims, alloc_prims;
 	char why[128];		/* why the last itt_data_add failed */
 };
 
@@ -57,10 +73,15 @@ void itt_data_free(struct itt_data *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->nr; i++)
+	for (size_t i = 0; i < d->nr; i++) {
 		free(d->threads[i].iv);
+		free(d->threads[i].ex);
+	}
 	free(d->threads);
 	free(d->stats);
+	for (size_t i = 0; i < d->nr_prims; i++)
+		free(d->prims[i]);
+	free(d->prims);
 	free(d);
 }
 
@@ -121,12 +142,82 @@ static void push_interval(struct itt_data *d, uint32_t pid, uint32_t tid, uint64
 	d->nr_intervals++;
 }
 
+/* A primitive's description (itt.h: "NAME=VALUE" lines), the one of the same text from
+ * an earlier file or a new one; NULL when it names no kind. */
+static struct itt_prim *intern_prim(struct itt_data *d, const char *text, size_t len)
+{
+	const char *key = str_intern(text, len), *p = text, *end = text + len;
+	struct itt_prim pr = { .key = key };
+	size_t i;
+
+	for (i = 0; i < d->nr_prims; i++)
+		if (d->prims[i]->key == key)
+			return d->prims[i];
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p), *eq;
+		size_t n;
+
+		if (!nl)
+			nl = end;
+		eq = memchr(p, '=', nl - p);
+		if (eq) {
+			const char *v = str_intern(eq + 1, nl - eq - 1);
+
+			n = eq - p;
+			if (n == 4 && !memcmp(p, "kind", 4))
+				pr.kind = v;
+			else if (n == 4 && !memcmp(p, "impl", 4))
+				pr.impl = v;
+			else if (n == 4 && !memcmp(p, "prop", 4))
+				pr.prop = v;
+			else if (n == 5 && !memcmp(p, "shape", 5))
+				pr.shape = v;
+			for (int m = 0; m < ITT_MD_NR; m++)
+				if (n == strlen(itt_md_names[m]) && !memcmp(p, itt_md_names[m], n))
+					pr.md[m] = v;
+		}
+		p = nl + 1;
+	}
+	if (!pr.kind || !*pr.kind)
+		return NULL;
+	/* the data type the row shows: the first tensor's, as verbose lists them */
+	{
+		static const int order[] = { ITT_MD_SRC, ITT_MD_DIFF_DST, ITT_MD_DST,
+					     ITT_MD_DIFF_SRC, ITT_MD_WEI, ITT_MD_DIFF_WEI };
+
+		for (i = 0; i < ARRAY_SIZE(order) && !pr.dtype; i++) {
+			const char *m = pr.md[order[i]], *c = m ? strchr(m, ':') : NULL;
+
+			if (c)
+				pr.dtype = str_intern(m, c - m);
+		}
+	}
+	ALLOC_GROW(d->prims, d->nr_prims + 1, d->alloc_prims);
+	d->prims[d->nr_prims] = xmalloc(sizeof(pr));
+	*d->prims[d->nr_prims] = pr;
+	return d->prims[d->nr_prims++];
+}
+
+static void push_exec(struct itt_data *d, uint32_t pid, uint32_t tid, uint64_t start,
+		      uint64_t end, struct itt_prim *prim)
+{
+	struct itt_thread *t = get_thread(d, pid, tid);
+
+	if (end < start)
+		end = start;
+	ALLOC_GROW(t->ex, t->nr_ex + 1, t->alloc_ex);
+	t->ex[t->nr_ex++] = (struct exec_iv){ start, end, prim };
+	if (end - start > t->max_ex)
+		t->max_ex = end - start;
+}
+
 int itt_data_add(struct itt_data *d, const void *buf, size_t len)
 {
 	const unsigned char *p = buf, *end = p + len;
 	struct itt_file_header h;
 	const char **names = NULL;
-	size_t nr_names = 0, pass;
+	struct itt_prim **prims = NULL;	/* by the file's primitive id - 1 */
+	size_t nr_names = 0, nr_prims = 0, pass;
 	struct open_stack *stacks = NULL;
 	size_t nr_stacks = 0, alloc_stacks = 0, i;
 	int ret = -1;
@@ -137,11 +228,12 @@ int itt_data_add(struct itt_data *d, const void *buf, size_t len)
 	memcpy(&h, p, sizeof(h));
 	if (memcmp(h.magic, ITT_MAGIC, sizeof(h.magic)))
 		return reject(d, "bad magic");
-	if (h.version != ITT_VERSION)
+	if (h.version != 1 && h.version != ITT_VERSION)
 		return reject(d, "unsupported version %u", h.version);
 
-	/* pass 0: validate blocks and collect names; pass 1: check the events' names (so a
-	 * rejected file leaves nothing behind); pass 2: events */
+	/* pass 0: validate blocks, collect names and primitives; pass 1: check the events'
+	 * names and the executions' primitives (so a rejected file leaves no interval
+	 * behind; its primitives' descriptions may stay, unused); pass 2: events */
 	for (pass = 0; pass < 3; pass++) {
 		p = (const unsigned char *)buf + sizeof(h);
 		while (p < end) {
@@ -231,6 +323,56 @@ int itt_data_add(struct itt_data *d, const void *buf, size_t len)
 						}
 					}
 				}
+			} else if (bh.kind == ITT_BLOCK_PRIM && h.version >= 2) {
+				uint32_t id;
+
+				if (bh.len < 4 || bh.len - 4 > ITT_MAX_PRIM) {
+					reject(d, "bad primitive block length %u", bh.len);
+					goto out;
+				}
+				memcpy(&id, p, 4);
+				if (!id || id > 1000000) {
+					reject(d, "bad primitive id %u", id);
+					goto out;
+				}
+				if (pass == 0) {
+					struct itt_prim *pr = intern_prim(d, (const char *)p + 4, bh.len - 4);
+
+					if (!pr) {
+						reject(d, "primitive %u names no kind", id);
+						goto out;
+					}
+					if (id > nr_prims) {
+						prims = xrealloc(prims, id * sizeof(*prims));
+						memset(prims + nr_prims, 0, (id - nr_prims) * sizeof(*prims));
+						nr_prims = id;
+					}
+					prims[id - 1] = pr;
+				}
+			} else if (bh.kind == ITT_BLOCK_EXECS && h.version >= 2) {
+				uint32_t tid, nr;
+
+				if (bh.len < 8) {
+					reject(d, "bad execution block length %u", bh.len);
+					goto out;
+				}
+				memcpy(&tid, p, 4);
+				memcpy(&nr, p + 4, 4);
+				if ((uint64_t)nr * sizeof(struct itt_exec) != bh.len - 8) {
+					reject(d, "execution block says %u executions in %u bytes", nr, bh.len);
+					goto out;
+				}
+				for (i = 0; pass > 0 && i < nr; i++) {
+					struct itt_exec ex;
+
+					memcpy(&ex, p + 8 + i * sizeof(ex), sizeof(ex));
+					if (!ex.prim || ex.prim > nr_prims || !prims[ex.prim - 1]) {
+						reject(d, "execution of unknown primitive %u", ex.prim);
+						goto out;
+					}
+					if (pass == 2)
+						push_exec(d, h.pid, tid, ex.start, ex.end, prims[ex.prim - 1]);
+				}
 			} else {
 				reject(d, "unknown block kind %u", bh.kind);
 				goto out;
@@ -249,8 +391,18 @@ int itt_data_add(struct itt_data *d, const void *buf, size_t len)
 	ret = 0;
 out:
 	free(names);
+	free(prims);
 	free(stacks);
 	return ret;
+}
+
+static int cmp_ex(const void *a, const void *b)
+{
+	const struct exec_iv *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;	/* the enclosing one first */
 }
 
 static int cmp_iv(const void *a, const void *b)
@@ -320,10 +472,22 @@ static void mark_workers(struct itt_data *d)
 
 void itt_data_finish(struct itt_data *d)
 {
-	for (size_t i = 0; i < d->nr; i++)
+	for (size_t i = 0; i < d->nr; i++) {
 		if (d->threads[i].nr)
 			qsort(d->threads[i].iv, d->threads[i].nr, sizeof(struct itt_interval), cmp_iv);
+		if (d->threads[i].nr_ex)
+			qsort(d->threads[i].ex, d->threads[i].nr_ex, sizeof(struct exec_iv), cmp_ex);
+	}
 	mark_workers(d);
+	for (size_t i = 0; i < d->nr_prims; i++)
+		d->prims[i]->calls = d->prims[i]->ns = 0;
+	for (size_t i = 0; i < d->nr; i++)
+		for (size_t j = 0; j < d->threads[i].nr_ex; j++) {
+			struct exec_iv *e = &d->threads[i].ex[j];
+
+			e->prim->calls++;
+			e->prim->ns += e->end - e->start;
+		}
 	for (size_t i = 0; i < d->nr_stats; i++)
 		d->stats[i].calls = d->stats[i].total = d->stats[i].call_ns = 0;
 	for (size_t i = 0; i < d->nr; i++)
@@ -435,4 +599,56 @@ const char *itt_name_stats(const struct itt_data *d, size_t i, uint64_t *calls,
 size_t itt_nr_intervals(const struct itt_data *d)
 {
 	return d ? d->nr_intervals : 0;
+}
+
+const struct itt_prim *itt_prim_at(const struct itt_data *d, uint32_t pid, uint32_t tid,
+				   uint64_t t)
+{
+	const struct itt_thread *th = NULL;
+	const struct exec_iv *best = NULL;
+	size_t lo, hi, i;
+
+	if (!d || !d->nr_prims)
+		return NULL;
+	for (i = 0; i < d->nr; i++)
+		if (d->threads[i].tid == tid && d->threads[i].pid == pid) {
+			th = &d->threads[i];
+			break;
+		}
+	if (!th || !th->nr_ex)
+		return NULL;
+	/* first execution starting after t */
+	lo = 0;
+	hi = th->nr_ex;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (th->ex[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* executions do not nest through the C API; should one (a primitive executed from
+	 * a user's callback), the innermost, the latest start, is the one */
+	for (i = lo; i-- > 0;) {
+		const struct exec_iv *e = &th->ex[i];
+
+		if (t - e->start > th->max_ex)
+			break;
+		if (e->end > t) {
+			best = e;
+			break;
+		}
+	}
+	return best ? best->prim : NULL;
+}
+
+const struct itt_prim *itt_prim_each(const struct itt_data *d, size_t i)
+{
+	return d && i < d->nr_prims ? d->prims[i] : NULL;
+}
+
+size_t itt_nr_prims(const struct itt_data *d)
+{
+	return d ? d->nr_prims : 0;
 }

@@ -13,7 +13,11 @@
  *
  * Events go to a per-thread buffer (no locks on the hot path) and are written to
  * $DLPROF_ITT_DIR/itt-PID.bin when a buffer fills, when a thread exits and at process
- * exit, in the format of include/itt.h.  No dependency on libdlprof.a.
+ * exit, in the format of include/itt-format.h.  No dependency on libdlprof.a.
+ *
+ * record also preloads this library, so that dnnl-hook.c's dnnl_primitive_execute()
+ * sees each oneDNN primitive executed through libdnnl's C API; its executions go to
+ * the same per-thread buffers (collector.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +31,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "itt.h"
+#include "collector.h"
+#include "itt-format.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define TBUF_EVENTS 8192
+#define TBUF_EXECS 4096
 #define NAME_CACHE 64
 
 /* ittnotify's public types, as far as we touch them */
@@ -63,8 +69,10 @@ struct tbuf {
 	uint32_t tid;
 	uint32_t nr;
 	int busy;			/* being flushed */
+	uint32_t nr_ex;
 	struct name_slot cache[NAME_CACHE];
 	struct itt_event ev[TBUF_EVENTS];
+	struct itt_exec ex[TBUF_EXECS];
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -85,7 +93,7 @@ static size_t nr_names, alloc_names;
 static itt_domain *my_domains;
 static itt_string_handle *my_strings;
 
-static uint64_t mono_ns(void)
+uint64_t collector_now(void)
 {
 	struct timespec ts;
 
@@ -145,36 +153,51 @@ fail:
 	return -1;
 }
 
-static void flush_buf(struct tbuf *tb)
+/* One block of a thread's records (events or executions).  Called with lock held. */
+static void write_thread_block(uint32_t kind, uint32_t tid, const void *v, uint32_t nr,
+			       size_t size)
 {
 	struct itt_block_header bh;
 	uint32_t hdr[2];
-	uint32_t nr;
+	size_t len = sizeof(bh) + sizeof(hdr) + nr * size;
+	char *blk;
+
+	if (open_output())
+		return;
+	/* one write per block keeps blocks whole under O_APPEND */
+	blk = malloc(len);
+	if (!blk)
+		return;
+	bh.kind = kind;
+	bh.len = sizeof(hdr) + nr * size;
+	hdr[0] = tid;
+	hdr[1] = nr;
+	memcpy(blk, &bh, sizeof(bh));
+	memcpy(blk + sizeof(bh), hdr, sizeof(hdr));
+	memcpy(blk + sizeof(bh) + sizeof(hdr), v, nr * size);
+	write_all(out_fd, blk, len);
+	free(blk);
+}
+
+static void flush_buf(struct tbuf *tb)
+{
+	uint32_t nr, nr_ex;
 
 	if (__atomic_exchange_n(&tb->busy, 1, __ATOMIC_ACQUIRE))
 		return;
 	nr = __atomic_load_n(&tb->nr, __ATOMIC_ACQUIRE);
-	if (nr) {
+	nr_ex = __atomic_load_n(&tb->nr_ex, __ATOMIC_ACQUIRE);
+	if (nr || nr_ex) {
 		pthread_mutex_lock(&lock);
-		if (!open_output()) {
-			/* one write per block keeps blocks whole under O_APPEND */
-			size_t len = sizeof(bh) + sizeof(hdr) + nr * sizeof(struct itt_event);
-			char *blk = malloc(len);
-
-			if (blk) {
-				bh.kind = ITT_BLOCK_EVENTS;
-				bh.len = sizeof(hdr) + nr * sizeof(struct itt_event);
-				hdr[0] = tb->tid;
-				hdr[1] = nr;
-				memcpy(blk, &bh, sizeof(bh));
-				memcpy(blk + sizeof(bh), hdr, sizeof(hdr));
-				memcpy(blk + sizeof(bh) + sizeof(hdr), tb->ev, nr * sizeof(struct itt_event));
-				write_all(out_fd, blk, len);
-				free(blk);
-			}
-		}
+		if (nr)
+			write_thread_block(ITT_BLOCK_EVENTS, tb->tid, tb->ev, nr,
+					   sizeof(struct itt_event));
+		if (nr_ex)
+			write_thread_block(ITT_BLOCK_EXECS, tb->tid, tb->ex, nr_ex,
+					   sizeof(struct itt_exec));
 		pthread_mutex_unlock(&lock);
 		__atomic_store_n(&tb->nr, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&tb->nr_ex, 0, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&tb->busy, 0, __ATOMIC_RELEASE);
 }
@@ -273,12 +296,45 @@ static void add_event(struct tbuf *tb, uint32_t name)
 	if (__atomic_load_n(&tb->busy, __ATOMIC_ACQUIRE))
 		return;		/* being written out at exit: drop */
 	nr = tb->nr;
-	tb->ev[nr].time = mono_ns();
+	tb->ev[nr].time = collector_now();
 	tb->ev[nr].name = name;
 	tb->ev[nr].pad = 0;
 	__atomic_store_n(&tb->nr, nr + 1, __ATOMIC_RELEASE);
 	if (nr + 1 == TBUF_EVENTS)
 		flush_buf(tb);
+}
+
+void collector_add_exec(uint64_t start, uint64_t end, uint32_t prim)
+{
+	struct tbuf *tb = get_buf();
+	uint32_t nr;
+
+	if (!tb || __atomic_load_n(&tb->busy, __ATOMIC_ACQUIRE))
+		return;		/* no buffer, or being written out at exit: drop */
+	nr = tb->nr_ex;
+	tb->ex[nr] = (struct itt_exec){ .start = start, .end = end, .prim = prim };
+	__atomic_store_n(&tb->nr_ex, nr + 1, __ATOMIC_RELEASE);
+	if (nr + 1 == TBUF_EXECS)
+		flush_buf(tb);
+}
+
+int collector_write_block(uint32_t kind, uint32_t id, const void *data, size_t len)
+{
+	struct itt_block_header bh = { kind, (uint32_t)(4 + len) };
+	char *blk = malloc(sizeof(bh) + 4 + len);
+	int ret = -1;
+
+	if (!blk)
+		return -1;
+	memcpy(blk, &bh, sizeof(bh));
+	memcpy(blk + sizeof(bh), &id, 4);
+	memcpy(blk + sizeof(bh) + 4, data, len);
+	pthread_mutex_lock(&lock);
+	if (!open_output())
+		ret = write_all(out_fd, blk, sizeof(bh) + 4 + len);
+	pthread_mutex_unlock(&lock);
+	free(blk);
+	return ret;
 }
 
 EXPORT const char *__itt_api_version(void);

@@ -221,6 +221,16 @@ void mem_ring_drain(struct recorder *r, int final)
 		mem_frees_put(r);
 }
 
+/* Append a library to the workload's LD_PRELOAD. */
+static void preload_add(const char *lib)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	char *v = pre && *pre ? xasprintf("%s:%s", pre, lib) : xstrdup(lib);
+
+	setenv("LD_PRELOAD", v, 1);
+	free(v);
+}
+
 void setup_env(struct recorder *r)
 {
 	if (!r->opts->no_jit || !r->opts->no_itt)
@@ -237,12 +247,9 @@ void setup_env(struct recorder *r)
 	if (r->opts->memory && r->mem.lib) {
 		/* after the user's own preloads: an allocator preloaded on purpose stays the
 		 * workload's (and is named at the end: our functions see no call) */
-		const char *pre = getenv("LD_PRELOAD");
-		char *v = pre && *pre ? xasprintf("%s:%s", pre, r->mem.lib) : xstrdup(r->mem.lib);
 		char n[32];
 
-		setenv("LD_PRELOAD", v, 1);
-		free(v);
+		preload_add(r->mem.lib);
 		snprintf(n, sizeof(n), "%lu", r->opts->mem_sample ? r->opts->mem_sample :
 			 (unsigned long)MEM_DEFAULT_SAMPLE);
 		setenv(MEM_ENV_SAMPLE, n, 1);
@@ -254,9 +261,16 @@ void setup_env(struct recorder *r)
 		if (lib) {
 			r->itt.dir = make_tmpdir("itt", &r->itt.dir_lock);
 			if (r->itt.dir) {
+				const char *off = getenv("DLPROF_NO_DNNL_HOOK");
+
 				setenv("INTEL_LIBITTNOTIFY64", lib, 1);
 				setenv("INTEL_ITTNOTIFY_GROUPS", "all", 0);
 				setenv("DLPROF_ITT_DIR", r->itt.dir, 1);
+				/* preloaded too, so that its dnnl_primitive_execute() sees each
+				 * oneDNN primitive called through libdnnl's C API (dnnl-hook.c);
+				 * after the user's own preloads */
+				if (!off || !*off || !strcmp(off, "0"))
+					preload_add(lib);
 			}
 			free(lib);
 		} else {

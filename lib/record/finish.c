@@ -1,4 +1,5 @@
 /* finish.c - the end of a recording: build-ids, kernel symbols, JIT maps and dumps, ITT files, META, checks (recorder.h). */
+#include "itt-format.h"
 #include "ksyms.h"
 #include "recorder.h"
 
@@ -262,6 +263,26 @@ static int walk_jitdump(const char *path, const struct stat *st, int flag, struc
 	return 0;
 }
 
+/* Whether a collector file (itt.h) holds ITT task events: one that only the oneDNN
+ * interposer wrote to (the workload's ITT stub called another collector) has
+ * primitives and executions but no task. */
+static int itt_has_tasks(const char *buf, size_t len)
+{
+	size_t off = sizeof(struct itt_file_header);
+
+	while (off + sizeof(struct itt_block_header) <= len) {
+		struct itt_block_header bh;
+
+		memcpy(&bh, buf + off, sizeof(bh));
+		if (bh.kind == ITT_BLOCK_EVENTS)
+			return 1;
+		if (bh.len > len - off - sizeof(bh))
+			break;
+		off += sizeof(bh) + bh.len;
+	}
+	return 0;
+}
+
 static int walk_itt(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -275,6 +296,7 @@ static int walk_itt(const char *path, const struct stat *st, int flag, struct FT
 	if (sb.len) {
 		recwriter_add(walk_rec->w, DLP_REC_ITT, sb.buf, sb.len);
 		walk_rec->itt.files++;
+		walk_rec->itt.task_files += itt_has_tasks(sb.buf, sb.len);
 	}
 	strbuf_release(&sb);
 	return 0;
@@ -388,7 +410,7 @@ void check_missing(struct recorder *r)
 	if (r->lost && r->warn.ring[0])
 		record_warn(r, "%llu samples lost: the %s; raise it, or lower -F",
 			    (unsigned long long)r->lost, r->warn.ring);
-	if (r->itt.dir && r->itt.dnnl_path && !r->itt.files) {
+	if (r->itt.dir && r->itt.dnnl_path && !r->itt.task_files) {
 		const char *lvl = getenv("ONEDNN_ITT_TASK_LEVEL");
 
 		if (!lvl)
@@ -432,7 +454,7 @@ static const char *const settings_env[] = {
 	"MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE", "MKL_CBWR", "MKL_NUM_THREADS",
 	"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_SPINCOUNT",
 	"KMP_BLOCKTIME", "KMP_AFFINITY", "INTEL_LIBITTNOTIFY64", "INTEL_ITTNOTIFY_GROUPS",
-	NULL
+	"DLPROF_NO_DNNL_HOOK", NULL
 };
 
 static int settings_env_ours(const struct recorder *r, const char *name)

@@ -132,6 +132,7 @@ struct rec_itt {
 	char *dir;			/* DLPROF_ITT_DIR we created */
 	int dir_lock;
 	int files;			/* collector output files captured */
+	int task_files;			/* ... of them with ITT task events */
 	char *dnnl_path;		/* NULL when none */
 };
 

@@ -52,6 +52,10 @@ struct dlview {
 	struct cmap op_total;	/* op -> samples with op anywhere in the stack */
 	struct cmap op_prim;	/* (op, oneDNN primitive) -> samples */
 	struct cmap itt_samp;	/* (ITT task name, family) -> samples taken inside such a task */
+	/* by oneDNN primitive (attr.h prim_desc; key: its description, or "dnnl:KIND" when
+	 * the task's primitive was not described): samples, (key, op), (key, Python line) */
+	struct cmap prim_samp, prim_op, prim_line;
+	struct fastpath *fp_prims;	/* the kernels each primitive ran, by the same key */
 	/* Python (attr.h pychain): samples by chain, by (chain, op), by (chain, family), by
 	 * (op, innermost Python line); the file of each Python frame (k1 sym, k2 path) */
 	struct cmap py_chain, py_chain_op, py_chain_fam, op_pyline, py_path;
@@ -93,6 +97,8 @@ const char *dlview_py_path(struct dlview *v, const char *sym);
 void dlview_py_parts(const char *sym, char *fn, size_t fnsz, int *line);
 /* The operator table (dlview-ops.c) */
 void dlview_print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit);
+/* The primitive table (dlview-prims.c) */
+void dlview_print_prim(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit);
 
 /* Shared by the tables and the findings (dlview-table.c) */
 void dlview_on_off(const struct dlview *v, const struct thread_stat *t, double *on, double *off);

@@ -597,6 +597,9 @@ int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
 	case DLVIEW_PROCESS:
 		print_process(v, out, format, limit);
 		return 0;
+	case DLVIEW_PRIM:
+		dlview_print_prim(v, out, format, limit);
+		return 0;
 	case DLVIEW_RANK:	/* its own reading: ranks_report() */
 		break;
 	}

@@ -120,6 +120,7 @@ struct dlview *dlview_new(const struct family_rules *rules, const struct attr_vi
 	v->f_reorder = str_intern("jit-reorder", 11);
 	v->f_fault = str_intern("kernel-fault", 12);
 	v->fp = fastpath_new();
+	v->fp_prims = fastpath_new();
 	v->itt_meta = -1;
 	return v;
 }
@@ -130,6 +131,10 @@ void dlview_free(struct dlview *v)
 		return;
 	attr_stream_free(v->as);
 	fastpath_free(v->fp);
+	fastpath_free(v->fp_prims);
+	free(v->prim_samp.tab);
+	free(v->prim_op.tab);
+	free(v->prim_line.tab);
 	switches_release(&v->sw);
 	free(v->itt_warn);
 	free(v->fam.tab);
@@ -272,9 +277,19 @@ static void count(struct dlview *v, const struct attributed *as)
 	v->samples++;
 	cmap_get(&v->fam, a->family, NULL)->n++;
 	cmap_get(&v->famsym, a->family, a->sym)->n++;
-	if (a->prim)
+	if (a->prim) {
+		const char *k = a->prim_desc ? a->prim_desc->key : attr_prim_op(a->prim);
+
 		cmap_get(&v->itt_samp, a->prim, a->family)->n++;
+		cmap_get(&v->prim_samp, k, NULL)->n++;
+		cmap_get(&v->prim_op, k, a->op)->n++;
+		if (a->pyline)
+			cmap_get(&v->prim_line, k, a->pyline)->n++;
+		fastpath_sample(v->fp_prims, m, s, frames, nr, a->sym, a->family, k);
+	}
 	fastpath_sample(v->fp, m, s, frames, nr, a->sym, a->family, a->prim);
+	if (a->prim_desc)
+		fastpath_prim_desc(v->fp, a->prim, a->prim_desc);
 	if (a->fw)
 		v->fw_samples++;
 	count_op(v, a);

@@ -12,6 +12,8 @@
  *   - samples in oneDNN's reference code where its symbols say so (unstripped builds).
  * fastpath_findings() turns them into findings, each only where the time is real:
  *   dnnl-no-jit        a primitive's work mostly outside JIT code, with the likely cause
+ *                      (and the exact primitive that ran oneDNN's reference code, when
+ *                      the recording describes its primitives)
  *   dnnl-reference     reference oneDNN code by symbol name (when no primitive said it)
  *   aten-avx2          aten in AVX2 code on an AVX-512 machine
  *   aten-default       aten in its DEFAULT (SSE) kernels on an AVX2/AVX-512 machine
@@ -31,7 +33,7 @@ struct finding {
 	const char *id;
 	double figure;		/* its share of the samples, percent */
 	char brief[160];	/* the gist in a few words (fast-path findings), else "" */
-	char text[768];
+	char text[1024];
 };
 
 /* Where a sample inside a oneDNN primitive ran. */
@@ -77,6 +79,12 @@ void fastpath_meta(struct fastpath *fp, const char *key, const char *value);
 void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
 		     const struct frame *frames, size_t nr, const char *sym, const char *family,
 		     const char *primitive);
+/* One sample's described primitive (attr.h prim_desc) inside the primitive of kind
+ * PRIMITIVE (as given to fastpath_sample): the dnnl-no-jit finding then names the exact
+ * primitive that ran a reference implementation (impl "ref:..."), with its shape, calls
+ * and time per call, instead of inferring it. */
+struct itt_prim;
+void fastpath_prim_desc(struct fastpath *fp, const char *primitive, const struct itt_prim *desc);
 /* Sort the per-primitive kernels; call once after the last sample (idempotent). */
 void fastpath_finish(struct fastpath *fp);
 /* The primitive's facts, NULL when no sample ran inside it. */

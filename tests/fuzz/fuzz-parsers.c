@@ -84,6 +84,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (itt_name_stats(d, i, &calls, &total, &call_ns))
 			i++;
 		itt_lookup(d, 1, 1, 1000);
+		for (uint64_t t = 0; t < 64; t++)
+			itt_prim_at(d, 1, 1, t * 1000);
+		for (i = 0; itt_prim_each(d, i); i++)
+			;
 		itt_data_free(d);
 		break;
 	}

@@ -56,7 +56,7 @@ static int quiet_add(struct itt_data *d, const void *buf, size_t len)
  * defines). */
 static char *make_file(size_t *lenp, uint32_t last_name)
 {
-	struct itt_file_header h = { ITT_MAGIC, ITT_VERSION, 42 };
+	struct itt_file_header h = { ITT_MAGIC, 1, 42 };	/* before primitive blocks */
 	struct itt_block_header nb = { ITT_BLOCK_NAME, 8 }, eb = { ITT_BLOCK_EVENTS, 8 + 5 * 16 };
 	struct itt_event ev[5] = {
 		{ 1000, 1, 0 }, { 2000, ITT_END, 0 }, { 3000, 1, 0 }, { 4000, ITT_END, 0 },
@@ -103,6 +103,44 @@ static char *make_team_file(size_t *lenp)
 		memcpy(p, &blk[i].nr, 4), p += 4;
 		memcpy(p, blk[i].ev, blk[i].nr * 16), p += blk[i].nr * 16;
 	}
+	*lenp = p - buf;
+	return buf;
+}
+
+/* The team file (version 2) with primitive 1 "conv" executed by thread 7 around its
+ * task (500..10500), thread 8's own call executing primitive 2 (19000..31000), and
+ * blocks appended: extra (len bytes, e.g. a bad block) */
+static char *make_prim_file(size_t *lenp, const void *extra, size_t extra_len)
+{
+	static const char d1[] = "kind=convolution\nimpl=ref:any\nprop=forward_inference\n"
+		"shape=mb1_ic16oc16_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1\n"
+		"src=f32:aBcd16b:1x16x14x14\nwei=f32:abcd:16x16x3x3\ndst=f32:aBcd16b:1x16x14x14\nnew=ignored";
+	static const char d2[] = "kind=convolution\nimpl=jit:avx2\nprop=backward_data\n"
+		"diff_src=bf16:aBcd8b:2x32x28x28";
+	size_t tlen, len;
+	char *team = make_team_file(&tlen), *buf, *p;
+	struct itt_exec ex7 = { 500, 10500, 1, 0 }, ex8 = { 19000, 31000, 2, 0 };
+	uint32_t v = 2, one = 1, two = 2, tid7 = 7, tid8 = 8;
+
+	len = tlen + 2 * 12 + sizeof(d1) - 1 + sizeof(d2) - 1 + 2 * (16 + sizeof(ex7)) + extra_len;
+	buf = p = xmalloc(len);
+	memcpy(p, team, tlen);
+	memcpy(p + 8, &v, 4);
+	p += tlen;
+#define BLK(kind, a, alen, b, blen) do { struct itt_block_header bh = { kind, (uint32_t)((alen) + (blen)) }; \
+	memcpy(p, &bh, 8); p += 8; memcpy(p, a, alen); p += alen; memcpy(p, b, blen); p += blen; } while (0)
+	BLK(ITT_BLOCK_PRIM, &one, 4, d1, sizeof(d1) - 1);
+	BLK(ITT_BLOCK_PRIM, &two, 4, d2, sizeof(d2) - 1);
+	{
+		uint32_t h7[2] = { tid7, 1 }, h8[2] = { tid8, 1 };
+
+		BLK(ITT_BLOCK_EXECS, h7, 8, &ex7, sizeof(ex7));
+		BLK(ITT_BLOCK_EXECS, h8, 8, &ex8, sizeof(ex8));
+	}
+#undef BLK
+	memcpy(p, extra, extra_len);
+	p += extra_len;
+	free(team);
 	*lenp = p - buf;
 	return buf;
 }
@@ -272,6 +310,66 @@ int main(void)
 		ok(sum == 7009000 + 8010000 + 9002500, "itt_each_call gives the 3 calls (%llu)",
 		   (unsigned long long)sum);
 		free(team);
+	}
+	itt_data_free(d);
+
+	/* version 2: primitives and their executions */
+	d = itt_data_new();
+	{
+		size_t flen;
+		char *f2 = make_prim_file(&flen, NULL, 0), *bad;
+		const struct itt_prim *p1, *p2;
+		const struct itt_interval *iv;
+		struct { struct itt_block_header bh; uint32_t tid, nr; struct itt_exec ex; } unk = {
+			{ ITT_BLOCK_EXECS, 8 + sizeof(struct itt_exec) }, 7, 1, { 40000, 41000, 3, 0 },
+		};
+
+		ok(quiet_add(d, f2, flen) == 0, "version 2 file read: %s", itt_data_error(d));
+		itt_data_finish(d);
+		p1 = itt_prim_at(d, 42, 7, 5000);
+		p2 = itt_prim_at(d, 42, 8, 25000);
+		ok(itt_nr_prims(d) == 2 && p1 && p2 && p1 != p2, "2 primitives, one per execution");
+		ok(p1 && !strcmp(p1->impl, "ref:any") && !strcmp(p1->kind, "convolution") &&
+		   !strcmp(p1->shape, "mb1_ic16oc16_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1") &&
+		   !strcmp(p1->md[ITT_MD_WEI], "f32:abcd:16x16x3x3") && !strcmp(p1->dtype, "f32") &&
+		   p1->calls == 1 && p1->ns == 10000, "primitive 1's fields, calls and time");
+		ok(p2 && !strcmp(p2->prop, "backward_data") && !strcmp(p2->dtype, "bf16") &&
+		   !p2->md[ITT_MD_SRC] && p2->md[ITT_MD_DIFF_SRC], "primitive 2: the diff tensor gives the type");
+		/* the worker's share (thread 8, 2000..9000) is inside thread 7's execution */
+		iv = itt_lookup(d, 42, 8, 5000);
+		ok(iv && iv->worker && !itt_prim_at(d, 42, 8, 5000) &&
+		   itt_prim_at(d, 42, iv->caller_tid, 5000) == p1,
+		   "a worker's share: no execution of its own, its caller's is primitive 1");
+		ok(!itt_prim_at(d, 42, 7, 10500) && !itt_prim_at(d, 42, 7, 400) &&
+		   !itt_prim_at(d, 43, 7, 5000), "outside an execution, or another pid: none");
+		itt_data_free(d);
+
+		/* a second file with the same description: the same primitive */
+		d = itt_data_new();
+		ok(quiet_add(d, f2, flen) == 0 && quiet_add(d, f2, flen) == 0, "two files read");
+		itt_data_finish(d);
+		ok(itt_nr_prims(d) == 2 && itt_prim_each(d, 0)->calls == 2,
+		   "equal descriptions are one primitive across files (%zu)", itt_nr_prims(d));
+		itt_data_free(d);
+
+		d = itt_data_new();
+		bad = make_prim_file(&flen, &unk, sizeof(unk));
+		n = quiet_add(d, bad, flen);
+		ok(n == -1 && strstr(itt_data_error(d), "unknown primitive 3"),
+		   "an execution of an undescribed primitive: rejected (%s)", itt_data_error(d));
+		ok(itt_nr_intervals(d) == 0, "nothing kept of it");
+		free(bad);
+		bad = make_prim_file(&flen, NULL, 0);
+		memcpy(bad + 8, &(uint32_t){ 1 }, 4);
+		n = quiet_add(d, bad, flen);
+		ok(n == -1 && strstr(itt_data_error(d), "unknown block kind 3"),
+		   "primitive blocks in a version 1 file: rejected (%s)", itt_data_error(d));
+		memcpy(bad + 8, &(uint32_t){ 3 }, 4);
+		n = quiet_add(d, bad, flen);
+		ok(n == -1 && strstr(itt_data_error(d), "unsupported version 3"),
+		   "version 3: rejected (%s)", itt_data_error(d));
+		free(bad);
+		free(f2);
 	}
 	ok(stderr_bytes == 0, "the reader printed nothing (%zu bytes): the caller warns", stderr_bytes);
 	itt_data_free(d);

@@ -1,0 +1,327 @@
+/* dlview-prims.c - the DL view's primitive table (report --sort prim): one row per
+ * distinct oneDNN primitive (kind, implementation, shape, data types, as the collector
+ * described it through oneDNN's C API, itt.h), with its calls and time per call (from
+ * its recorded executions), its samples and their share of the run, the JIT kernels
+ * they ran, and the operator and Python line most of them ran under.  The samples are
+ * the attribution's (a->prim_desc, counted in dlview.c): those inside a primitive's ITT
+ * task, so the rows add up to the dnnl:* rows of --sort op.  A sample in a task of no
+ * recorded execution (oneDNN not reached through its shared library) counts to a row
+ * "dnnl:KIND" of its kind alone. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlview-priv.h"
+#include "itt.h"
+#include "util.h"
+
+struct prim_row {
+	const char *key;	/* the count maps' key: the description, or "dnnl:KIND" */
+	const struct itt_prim *p;	/* NULL: samples of a task no execution described */
+	uint64_t samples, calls, ns;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct prim_row *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static size_t prim_rows(struct dlview *v, struct prim_row **out)
+{
+	const struct itt_data *itt = attr_itt(v->attr);
+	const struct itt_prim *p;
+	struct prim_row *r = NULL;
+	size_t nr = 0, alloc = 0, i, j;
+
+	for (i = 0; (p = itt_prim_each(itt, i)); i++) {
+		const struct cnt *c = cmap_find(&v->prim_samp, p->key, NULL);
+
+		if (!p->calls && !c)
+			continue;	/* of a file rejected after its descriptions */
+		ALLOC_GROW(r, nr + 1, alloc);
+		r[nr++] = (struct prim_row){ p->key, p, c ? c->n : 0, p->calls, p->ns };
+	}
+	for (i = 0; i < v->prim_samp.size; i++) {
+		const struct cnt *c = &v->prim_samp.tab[i];
+
+		if (!c->k1)
+			continue;
+		for (j = 0; j < nr && r[j].key != c->k1; j++)
+			;
+		if (j < nr)
+			continue;
+		ALLOC_GROW(r, nr + 1, alloc);
+		r[nr++] = (struct prim_row){ c->k1, NULL, c->n, 0, 0 };
+	}
+	if (nr)
+		qsort(r, nr, sizeof(*r), cmp_row);
+	*out = r;
+	return nr;
+}
+
+/* "f32:aBcd16b:1x16x14x14" -> its three parts (empty when absent) */
+static void md_parts(const char *md, char *dt, char *fmt, char *dims, size_t sz)
+{
+	const char *a = strchr(md, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+	snprintf(dt, sz, "%.*s", a ? (int)(a - md) : (int)strlen(md), md);
+	snprintf(fmt, sz, "%.*s", b ? (int)(b - a - 1) : 0, b ? a + 1 : "");
+	snprintf(dims, sz, "%s", b ? b + 1 : "");
+}
+
+static const char *row_kind(const struct prim_row *r)
+{
+	return r->p ? r->p->kind : r->key + 5;	/* "dnnl:KIND" */
+}
+
+static const char *top_of(struct dlview *v, const struct cmap *m, const char *key, uint64_t *n)
+{
+	const struct cnt *c[1];
+
+	if (!dlview_top_of(m, key, c, 1))
+		return NULL;
+	*n = c[0]->n;
+	return c[0]->k2;
+}
+
+/* Why there are no described primitives, in one line; NULL when there are. */
+static const char *undescribed_why(struct dlview *v, size_t nr_described)
+{
+	const char *off = fastpath_env(v->fp, "DLPROF_NO_DNNL_HOOK");
+
+	if (nr_described)
+		return NULL;
+	if (!attr_itt(v->attr) && v->attached)
+		return "no oneDNN primitive records: a process attached to with -p has no collector";
+	if (!attr_itt(v->attr) && v->itt_meta == 0)
+		return "no oneDNN primitive records: recorded with --no-itt";
+	if (!attr_itt(v->attr))
+		return "no oneDNN primitive records: the recording has no ITT data (no oneDNN primitive ran, or not recorded by dlprof record)";
+	if (off && strcmp(off, "0"))
+		return "no oneDNN primitive records: recorded with DLPROF_NO_DNNL_HOOK set; rows by primitive kind only";
+	return "no oneDNN primitive records: oneDNN was not called through libdnnl's C API (linked statically, or another path); rows by primitive kind only";
+}
+
+static void json_row(struct dlview *v, FILE *out, const struct prim_row *r, int first)
+{
+	const struct fp_prim *fp = fastpath_prim(v->fp_prims, r->key);
+	const char *op, *line;
+	uint64_t n;
+
+	fprintf(out, "%s\n  {\"kind\": ", first ? "" : ",");
+	fput_json_str(out, row_kind(r));
+#define JSTR(name, s) do { fprintf(out, ", \"" name "\": "); if (s) fput_json_str(out, s); else fputs("null", out); } while (0)
+	JSTR("impl", r->p ? r->p->impl : NULL);
+	JSTR("prop", r->p ? r->p->prop : NULL);
+	JSTR("shape", r->p ? r->p->shape : NULL);
+	JSTR("data_type", r->p ? r->p->dtype : NULL);
+	fprintf(out, ", \"tensors\": {");
+	for (int m = 0, k = 0; r->p && m < ITT_MD_NR; m++) {
+		char dt[256], fmt[256], dims[256];
+
+		if (!r->p->md[m])
+			continue;
+		md_parts(r->p->md[m], dt, fmt, dims, sizeof(dt));
+		fprintf(out, "%s\"%s\": {\"data_type\": ", k++ ? ", " : "", itt_md_names[m]);
+		fput_json_str(out, dt);
+		fprintf(out, ", \"format\": ");
+		fput_json_str(out, fmt);
+		fprintf(out, ", \"dims\": ");
+		fput_json_str(out, dims);
+		fputc('}', out);
+	}
+	fprintf(out, "}, \"calls\": %llu, \"total_ns\": %llu, \"avg_ns\": %.0f, \"samples\": %llu, "
+		"\"samples_pct\": %.2f", (unsigned long long)r->calls, (unsigned long long)r->ns,
+		r->calls ? (double)r->ns / r->calls : 0.0, (unsigned long long)r->samples,
+		pct(r->samples, v->samples));
+	if (fp) {
+		fprintf(out, ", \"jit_samples\": %llu, \"non_jit_samples\": %llu, "
+			"\"other_samples\": %llu, \"wait_samples\": %llu, \"kernel_samples\": %llu",
+			(unsigned long long)fp->part[FP_JIT], (unsigned long long)fp->part[FP_LIB],
+			(unsigned long long)fp->part[FP_OTHER], (unsigned long long)fp->part[FP_WAIT],
+			(unsigned long long)fp->part[FP_KERNEL]);
+	}
+	fprintf(out, ", \"kernels\": [");
+	for (size_t k = 0; fp && k < fp->nr_kernels; k++) {
+		fprintf(out, "%s{\"name\": ", k ? ", " : "");
+		fput_json_str(out, fp->kernels[k].name);
+		fprintf(out, ", \"isa\": ");
+		fput_json_str(out, fp->kernels[k].isa);
+		fprintf(out, ", \"samples\": %llu}", (unsigned long long)fp->kernels[k].samples);
+	}
+	fputc(']', out);
+	if ((op = top_of(v, &v->prim_op, r->key, &n))) {
+		fprintf(out, ", \"op\": {\"name\": ");
+		fput_json_str(out, attr_op_name(op, NULL));
+		fprintf(out, ", \"samples\": %llu}", (unsigned long long)n);
+	} else {
+		fprintf(out, ", \"op\": null");
+	}
+	if ((line = top_of(v, &v->prim_line, r->key, &n))) {
+		fprintf(out, ", \"python_line\": {\"line\": ");
+		fput_json_str(out, line);
+		fprintf(out, ", \"samples\": %llu}", (unsigned long long)n);
+	} else {
+		fprintf(out, ", \"python_line\": null");
+	}
+	fputc('}', out);
+#undef JSTR
+}
+
+static void csv_row(struct dlview *v, FILE *out, const struct prim_row *r)
+{
+	const struct fp_prim *fp = fastpath_prim(v->fp_prims, r->key);
+	const char *op, *line;
+	uint64_t n;
+
+	fput_csv_str(out, row_kind(r));
+	fputc(',', out);
+	if (r->p) {
+		const char *f[] = { r->p->impl, r->p->prop, r->p->shape, r->p->dtype,
+				    r->p->md[ITT_MD_SRC] ? r->p->md[ITT_MD_SRC] : r->p->md[ITT_MD_DIFF_SRC],
+				    r->p->md[ITT_MD_WEI] ? r->p->md[ITT_MD_WEI] : r->p->md[ITT_MD_DIFF_WEI],
+				    r->p->md[ITT_MD_DST] ? r->p->md[ITT_MD_DST] : r->p->md[ITT_MD_DIFF_DST] };
+
+		for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+			if (f[i])
+				fput_csv_str(out, f[i]);
+			fputc(',', out);
+		}
+	} else {
+		fputs(",,,,,,,", out);
+	}
+	fprintf(out, "%llu,%llu,%.0f,%llu,%.2f,", (unsigned long long)r->calls,
+		(unsigned long long)r->ns, r->calls ? (double)r->ns / r->calls : 0.0,
+		(unsigned long long)r->samples, pct(r->samples, v->samples));
+	if (fp && fp->nr_kernels)
+		fput_csv_str(out, fp->kernels[0].name);
+	fputc(',', out);
+	if ((op = top_of(v, &v->prim_op, r->key, &n)))
+		fput_csv_str(out, attr_op_name(op, NULL));
+	fputc(',', out);
+	if ((line = top_of(v, &v->prim_line, r->key, &n)))
+		fput_csv_str(out, line);
+	fputc('\n', out);
+}
+
+/* The lines under a row: propagation kind and shape, tensors, kernels, caller; wrapped at 79 columns */
+static void table_details(struct dlview *v, FILE *out, const struct prim_row *r)
+{
+	const struct fp_prim *fp = fastpath_prim(v->fp_prims, r->key);
+	struct strbuf sb = STRBUF_INIT;
+	const char *op, *line;
+	uint64_t n;
+
+	if (r->p && r->p->shape && *r->p->shape) {
+		strbuf_addf(&sb, "%s %s", r->p->prop ? r->p->prop : "undef", r->p->shape);
+		fput_wrapped(out, " ", sb.buf, 4, 79);
+		strbuf_reset(&sb);
+	}
+	for (int m = 0; r->p && m < ITT_MD_NR; m++)
+		if (r->p->md[m])
+			strbuf_addf(&sb, "%s%s %s", sb.len ? ", " : "", itt_md_names[m], r->p->md[m]);
+	if (sb.len) {
+		fput_wrapped(out, " ", sb.buf, 4, 79);
+		strbuf_reset(&sb);
+	}
+	if (fp && fp->samples) {
+		size_t k;
+
+		strbuf_addstr(&sb, "ran:");
+		for (k = 0; k < fp->nr_kernels && k < 2; k++)
+			if (fp->kernels[k].samples * 200 >= fp->samples)
+				strbuf_addf(&sb, " %s %.1f%%,", fp->kernels[k].name,
+					    pct(fp->kernels[k].samples, fp->samples));
+		if (fp->part[FP_LIB] * 200 >= fp->samples)
+			strbuf_addf(&sb, " libdnnl (not JIT) %.1f%%,", pct(fp->part[FP_LIB], fp->samples));
+		if (fp->part[FP_WAIT] * 200 >= fp->samples)
+			strbuf_addf(&sb, " OpenMP wait %.1f%%,", pct(fp->part[FP_WAIT], fp->samples));
+		if (fp->part[FP_KERNEL] * 200 >= fp->samples)
+			strbuf_addf(&sb, " kernel %.1f%%,", pct(fp->part[FP_KERNEL], fp->samples));
+		if (sb.buf[sb.len - 1] == ',')
+			sb.buf[--sb.len] = 0;
+		fput_wrapped(out, " ", sb.buf, 4, 79);
+		strbuf_reset(&sb);
+	}
+	op = top_of(v, &v->prim_op, r->key, &n);
+	if (op && r->samples) {
+		strbuf_addf(&sb, "in %s %.0f%%", attr_op_name(op, NULL), pct(n, r->samples));
+		if ((line = top_of(v, &v->prim_line, r->key, &n)))
+			strbuf_addf(&sb, ", from %s %.0f%%", line, pct(n, r->samples));
+		fput_wrapped(out, " ", sb.buf, 4, 79);
+	}
+	strbuf_release(&sb);
+}
+
+static void table_row(struct dlview *v, FILE *out, const struct prim_row *r)
+{
+	char name[160], b1[32], b2[32], cb[24] = "\u2014";
+
+	if (r->p)
+		snprintf(name, sizeof(name), "%s %s %s", r->p->kind, r->p->impl ? r->p->impl : "?",
+			 r->p->dtype ? r->p->dtype : "");
+	else
+		snprintf(name, sizeof(name), "%s (not described)", r->key);
+	if (r->calls)
+		snprintf(cb, sizeof(cb), "%llu", (unsigned long long)r->calls);
+	dlview_put_cell(out, name, 36, 0);
+	fputc(' ', out);
+	dlview_put_cell(out, cb, 7, 1);
+	fputc(' ', out);
+	dlview_put_cell(out, r->calls ? dlview_fmt_ns(b1, sizeof(b1), (double)r->ns / r->calls) : "\u2014", 9, 1);
+	fputc(' ', out);
+	dlview_put_cell(out, r->calls ? dlview_fmt_ns(b2, sizeof(b2), (double)r->ns) : "\u2014", 9, 1);
+	fprintf(out, " %7llu %6.1f%%\n", (unsigned long long)r->samples, pct(r->samples, v->samples));
+	table_details(v, out, r);
+}
+
+void dlview_print_prim(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+{
+	struct prim_row *rows;
+	size_t n = prim_rows(v, &rows), i, described = 0;
+	uint64_t in_prims = 0;
+	const char *why;
+
+	for (i = 0; i < n; i++) {
+		described += rows[i].p != NULL;
+		in_prims += rows[i].samples;
+	}
+	why = undescribed_why(v, described);
+	if (limit && n > limit)
+		n = limit;
+	if (fmt == DLVIEW_JSON) {
+		fprintf(out, "{\"kind\": \"prim\", \"samples\": %llu, \"prim_samples\": %llu, "
+			"\"described\": %s, \"note\": ", (unsigned long long)v->samples,
+			(unsigned long long)in_prims, described ? "true" : "false");
+		if (why)
+			fput_json_str(out, why);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"rows\": [");
+		for (i = 0; i < n; i++)
+			json_row(v, out, &rows[i], i == 0);
+		fprintf(out, "\n]}\n");
+	} else if (fmt == DLVIEW_CSV) {
+		fprintf(out, "kind,impl,prop,shape,data_type,src,wei,dst,calls,total_ns,avg_ns,samples,"
+			"samples_pct,top_kernel,op,python_line\n");
+		for (i = 0; i < n; i++)
+			csv_row(v, out, &rows[i]);
+	} else {
+		fprintf(out, "%-36s %7s %9s %9s %7s %7s\n", "Primitive (kind, impl, data type)",
+			"Calls", "Avg/call", "Time", "Samples", "%");
+		for (i = 0; i < n; i++)
+			table_row(v, out, &rows[i]);
+		if (why)
+			fprintf(out, "\n%s\n", why);
+		else
+			fprintf(out, "\n%.1f%% of samples ran inside oneDNN primitives; calls and time from\n"
+				"their executions, the rest from the samples inside each.\n",
+				pct(in_prims, v->samples));
+	}
+	free(rows);
+}
