@@ -609,7 +609,7 @@ static void on_comm_fork(struct recorder *r, const struct perf_event_header *rec
 
 		memcpy(&ppid, p + sizeof(*rec) + 4, 4);
 		if (ppid != pid)
-			pb_new_process(r, pid, ppid);
+			pb_new_process(r, pid, ppid, 0);
 	}
 	if (!exec)
 		return;
@@ -623,7 +623,7 @@ static void on_comm_fork(struct recorder *r, const struct perf_event_header *rec
 			pb_forget(r, pid);
 			pb_proc_of(r, pid)->listed = 0;
 			if (!r->py.bells)
-				pb_new_process(r, pid, 0);
+				pb_new_process(r, pid, 0, pid);
 		}
 	}
 	if (r->opts->memory && rec->size >= sizeof(*rec) + 9) {

@@ -62,11 +62,12 @@ struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid)
 }
 
 /* A process started: an exec (ppid 0) of a Python interpreter, or a fork of a Python
- * process (a DataLoader or multiprocessing worker).  Its threads are listed for the
- * program at the first sample read from outside; until then record drains its rings
- * within PY_POLL_MS (without, a launcher's Python child waited up to POLL_MS: under
- * `sh -c`, 86 of 2,108 samples read from outside, 45 ms late) */
-void pb_new_process(struct recorder *r, uint32_t pid, uint32_t ppid)
+ * process (a DataLoader or multiprocessing worker); or a thread of one (ppid == pid).
+ * Its threads are listed for the program at the first sample read from outside; until
+ * then record drains its rings within PY_POLL_MS (without, a launcher's Python child
+ * waited up to POLL_MS: under `sh -c`, 86 of 2,108 samples read from outside, 45 ms
+ * late; py_procs.py's threads 10-46 of 2,900) */
+void pb_new_process(struct recorder *r, uint32_t pid, uint32_t ppid, uint32_t tid)
 {
 	int python = 0;
 
@@ -84,8 +85,40 @@ void pb_new_process(struct recorder *r, uint32_t pid, uint32_t ppid)
 			python = pyreader_python_path(path);
 		}
 	}
-	if (python)
-		r->py.fast_until = now_ns() + PB_FAST_NS;
+	if (!python)
+		return;
+	/* a thread that never runs Python (OpenMP, gloo) ends its quick reads soon */
+	ALLOC_GROW(r->py.await, r->py.nr_await + 1, r->py.alloc_await);
+	r->py.await[r->py.nr_await++] = (struct pb_await){ pid, ppid == pid ? tid : 0,
+		now_ns() + (ppid == pid ? PB_THREAD_FAST_NS : PB_FAST_NS) };
+}
+
+/* Whether a process or thread started is still waiting to be listed (pb_new_process) */
+int pb_awaiting(struct recorder *r)
+{
+	uint64_t now = r->py.nr_await ? now_ns() : 0;
+	size_t w = 0;
+
+	for (size_t i = 0; i < r->py.nr_await; i++)
+		if (r->py.await[i].until > now)
+			r->py.await[w++] = r->py.await[i];
+	r->py.nr_await = w;
+	return w > 0;
+}
+
+/* tid of pid is listed: what waited for it, or for its process's first thread, ends */
+static void pb_listed(struct recorder *r, uint32_t pid, uint32_t tid)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < r->py.nr_await; i++) {
+		const struct pb_await *a = &r->py.await[i];
+
+		if (a->tid ? a->tid == tid : a->pid == pid)
+			continue;
+		r->py.await[w++] = *a;
+	}
+	r->py.nr_await = w;
 }
 
 /* The doorbell of the command pid's tree: a dummy event per cpu that records its forks
@@ -135,10 +168,14 @@ static int bell_record(void *ctx, const struct perf_event_header *rec)
 		return 0;
 	memcpy(&pid, p + sizeof(*rec), 4);
 	memcpy(&ppid, p + sizeof(*rec) + 4, 4);
-	if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
-		pb_new_process(r, pid, 0);
-	else if (rec->type == PERF_RECORD_FORK && pid != ppid)
-		pb_new_process(r, pid, ppid);
+	if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		pb_new_process(r, pid, 0, pid);
+	} else if (rec->type == PERF_RECORD_FORK && rec->size >= sizeof(*rec) + 12) {
+		uint32_t tid;
+
+		memcpy(&tid, p + sizeof(*rec) + 8, 4);
+		pb_new_process(r, pid, ppid, tid);	/* a process, or a thread (pid == ppid) */
+	}
 	return 0;
 }
 
@@ -199,6 +236,7 @@ void pb_list(struct recorder *r, uint32_t pid)
 			 * code objects itself, a new process's first imports are read quickly
 			 * (PB_START_NS), then while new code keeps coming */
 			r->py.fast_until = 0;
+			pb_listed(r, pid, th[i].tid);
 			r->py.seen = pyreader_active(r->py.reader);
 			if (pybpf_codes_off(r->py.pb) && r->py.pb_hot_until < now_ns() + PB_START_NS)
 				r->py.pb_hot_until = now_ns() + PB_START_NS;

@@ -586,7 +586,7 @@ static int poll_soon(struct recorder *r)
 	if (!r->py.pb)
 		return pyreader_active(r->py.reader);
 	return now_ns() < r->py.pb_hot_until || (r->py.wakeup && !r->py.seen) ||
-	       (r->py.fast_until && now_ns() < r->py.fast_until);
+	       (r->py.fast_until && now_ns() < r->py.fast_until) || pb_awaiting(r);
 }
 
 /* The -p targets that ended; 1 when the last one did and no command times the run */
@@ -887,6 +887,7 @@ static void recorder_release(struct recorder *r)
 	u64map_release(&r->tcb_at);
 	free(r->py.pb_wait);
 	free(r->proc_later);
+	free(r->py.await);
 	for (size_t i = 0; i < r->py.nr_pb_chains; i++)
 		free(r->py.pb_chains[i].chain);
 	free(r->py.pb_chains);

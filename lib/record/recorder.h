@@ -164,6 +164,14 @@ struct rec_python {
 	 * its thread state, list none: 100 ms of samples were then read from outside) */
 	int seen;
 	uint64_t fast_until;
+	/* processes (tid 0) and threads started that may run Python and are not listed for
+	 * the program yet: the rings are read every PY_POLL_MS until each is or its time is
+	 * up (a list, so that one listed does not end the quick reads another waits for) */
+	struct pb_await {
+		uint32_t pid, tid;
+		uint64_t until;
+	} *await;
+	size_t nr_await, alloc_await;
 	/* the doorbell: a ring per cpu of the command's forks and execs only, waking record
 	 * at each, so a Python process started by another (a shell, a launcher, a worker
 	 * forked) is read quickly from its start (NULL: none, -p) */
@@ -284,6 +292,7 @@ struct py_pub {
 #define PB_JOIN_MAX_NS	1000000ull	/* ... after it, at most (half a period, below) */
 #define PB_TURNS	3		/* drains a sample or a chain waits for the other */
 #define PROC_LATER_NS	200000000ull	/* an exec's command line read again until */
+#define PB_THREAD_FAST_NS 200000000ull	/* ... a new thread of a Python process's */
 #define PB_FAST_NS	2000000000ull	/* a new Python process's quick reads, at most */
 #define PB_HOT_NS	50000000ull	/* quick reads after new code objects were met */
 #define PB_START_NS	500000000ull	/* ... after a Python process's thread is listed */
@@ -339,7 +348,8 @@ int tcb_at(const unsigned char *stack, size_t off, uint64_t addr);
 void pb_attach(struct recorder *r, int base);
 void pb_fetch(struct recorder *r);
 void pb_forget(struct recorder *r, uint32_t tid);
-void pb_new_process(struct recorder *r, uint32_t pid, uint32_t ppid);
+void pb_new_process(struct recorder *r, uint32_t pid, uint32_t ppid, uint32_t tid);
+int pb_awaiting(struct recorder *r);
 int pb_bells_open(struct recorder *r, pid_t pid);
 void pb_bells_ring(struct recorder *r);
 void pb_bells_close(struct recorder *r);
