@@ -14,7 +14,7 @@ $(O)/tests/workloads/dl-gemm: tests/workloads/dl-gemm.c | $(DEPS_STAMP)
 TEST_PROGS += $(O)/tests/workloads/dl-itt-user $(O)/tests/workloads/dl-omp-imbalance \
 	      $(O)/tests/workloads/dl-gemm
 
-$(O)/tests/workloads/dl-conv-impl: tests/workloads/dl-conv-impl.c | $(DEPS_STAMP)
+$(O)/tests/workloads/dl-conv-impl: tests/workloads/dl-conv-impl.c tests/workloads/dnnl-test.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -o $@ $< -ldnnl
 
@@ -26,7 +26,7 @@ $(O)/tests/workloads/sweep-omp: tests/workloads/sweep-omp.c | $(DEPS_STAMP)
 
 TEST_PROGS += $(O)/tests/workloads/sweep-omp
 
-$(O)/tests/workloads/dl-prims: tests/workloads/dl-prims.c lib/inject/dnnl-abi.h | $(DEPS_STAMP)
+$(O)/tests/workloads/dl-prims: tests/workloads/dl-prims.c tests/workloads/dnnl-test.h lib/inject/dnnl-abi.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Ilib/inject -o $@ $< -ldnnl
 

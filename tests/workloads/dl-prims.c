@@ -28,6 +28,9 @@
 
 #include <dnnl.h>
 
+#define PROG "dl-prims"
+#include "dnnl-test.h"
+
 #include "dnnl-abi.h"
 
 #define SAME_OFF(a, fa, b, fb) _Static_assert(offsetof(a, fa) == offsetof(b, fb), #a "." #fa)
@@ -71,35 +74,12 @@ struct conv {
 	long long ns;
 };
 
-static void check(dnnl_status_t st, const char *what)
-{
-	if (st != dnnl_success) {
-		fprintf(stderr, "dl-prims: oneDNN call '%s' failed with status %d\n", what, (int)st);
-		exit(2);
-	}
-}
-
 static long long now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static dnnl_memory_t make_mem(const dnnl_memory_desc_t *md, dnnl_engine_t eng, unsigned seed)
-{
-	dnnl_memory_t m;
-	float *p;
-	size_t n = dnnl_memory_desc_get_size(md) / sizeof(float);
-
-	check(dnnl_memory_create(&m, md, eng, DNNL_MEMORY_ALLOCATE), "dnnl_memory_create");
-	check(dnnl_memory_get_data_handle(m, (void **)&p), "dnnl_memory_get_data_handle");
-	for (size_t i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		p[i] = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
-	}
-	return m;
 }
 
 static void setup(struct conv *cv, dnnl_engine_t eng)
