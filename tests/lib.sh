@@ -83,20 +83,6 @@ test_expect_success() {
 	fi
 }
 
-# test_expect_failure TITLE SCRIPT: a known breakage (TAP TODO): a failure is reported
-# "not ok N - TITLE # TODO known breakage" and does not fail the file, a pass "ok N -
-# TITLE # TODO known breakage vanished" (prove lists it as unexpectedly succeeded: make
-# it a test_expect_success then).
-test_expect_failure() {
-	test_count=$((test_count + 1))
-	if (cd "$TRASH" && set -e && eval "$2") >"$TRASH/.out.$test_count" 2>&1; then
-		echo "ok $test_count - $1 # TODO known breakage vanished"
-	else
-		echo "not ok $test_count - $1 # TODO known breakage"
-		sed 's/^/#   /' "$TRASH/.out.$test_count"
-	fi
-}
-
 # test_skip TITLE REASON: count a test as skipped.
 test_skip() {
 	test_count=$((test_count + 1))
