@@ -19,8 +19,11 @@
  * The straggler: the rank that waits least per step, when the median of the others
  * waits at least RANKS_STRAGGLER_MIN_NS and RANKS_STRAGGLER_PCT of their step more than
  * it, and it waits at most RANKS_STRAGGLER_WAIT_FRAC of what they do (balanced ranks on
- * a busy machine: 3.4 ms against 4.7 ms in 12.7 ms steps, no straggler).  Its extra time per step is that difference (the others wait while it works);
- * where it goes is the Python line and operator on which it spends the most time per
+ * a busy machine: 3.4 ms against 4.7 ms in 12.7 ms steps, no straggler).  The others
+ * are held that difference a step; its extra time per step is its CPU time a step over
+ * the others' median (their wait is less than its extra work where that work slows
+ * them down too, as on shared cores), or the difference where that is not CPU time.
+ * Where it goes is the Python line and operator on which it spends the most time per
  * step more than the median of the others.
  */
 #ifndef DLPROF_RANKS_H
