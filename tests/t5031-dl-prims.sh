@@ -48,8 +48,13 @@ test_expect_success 'each convolution has its row: implementation, shape, calls 
 	    assert len(rows) == 1, (name, t)
 	    r = rows[0]
 	    assert r.calls == int(t["calls"]), (name, r.calls, t["calls"])
-	    want = int(t["ns"]) / int(t["calls"])
-	    assert abs(r.avg_ns - want) <= 0.05 * want, (name, r.avg_ns, want)
+	    # ns of the workload: every call but the first; the first (first_ns) held the
+	    # description of the primitive by the hook too, which dlprof does not time:
+	    # its total is that of the steady calls within 5%, plus at most that first call
+	    ns, first, n = int(t["ns"]), int(t["first_ns"]), int(t["calls"])
+	    total = r.avg_ns * r.calls
+	    print(name, "dlprof", total, "workload", ns, "+ first", first)
+	    assert 0.95 * ns <= total <= 1.05 * ns + first, (name, total, ns, first)
 	    assert r.prop == "forward_inference" and r.data_type == "f32", r
 	ref = [r for r in convs if r.impl == "ref:any"][0]
 	ref.tensors.src.format == "aBcd16b" and ref.tensors.src.dims == "1x16x14x14"
