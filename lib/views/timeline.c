@@ -188,8 +188,17 @@ static void off_intervals(struct timeline *tl)
 				preempted = e->preempt;
 			}
 		} else if (out_at && e->time > out_at) {
-			ALLOC_GROW(tl->off, tl->nr_off + 1, tl->alloc_off);
-			tl->off[tl->nr_off++] = (struct tl_off){ e->pid, e->tid, out_at, e->time, preempted };
+			const struct tl_off *last = tl->nr_off ? &tl->off[tl->nr_off - 1] : NULL;
+
+			/* records of two cpus a few us apart can put a switch-out before the
+			 * last switch-in: the slices of a track must not overlap */
+			if (last && last->tid == e->tid && last->pid == e->pid && last->end > out_at)
+				out_at = last->end;
+			if (e->time > out_at) {
+				ALLOC_GROW(tl->off, tl->nr_off + 1, tl->alloc_off);
+				tl->off[tl->nr_off++] = (struct tl_off){ e->pid, e->tid, out_at,
+									 e->time, preempted };
+			}
 			out_at = 0;
 		}
 	}
