@@ -22,6 +22,7 @@ struct tl_sample {
 struct tl_thread {
 	uint32_t pid, tid;
 	const char *comm;
+	int rank_steps;		/* a main thread that waited in collectives (job_steps) */
 };
 
 struct tl_off {
@@ -269,22 +270,18 @@ static const struct tl_wait *wait_at(const struct timeline *tl, const struct tl_
 	return NULL;
 }
 
-/* How many waits pid's main thread made in a collective; with w, a copy of them */
+/* The waits pid's main thread made in a collective, copied into *w; how many */
 static size_t collective_waits(const struct timeline *tl, uint32_t pid, struct rank_wait **w)
 {
 	const char *coll = str_intern("wait-collective", 15);
 	size_t n = 0;
 
-	if (w)
-		*w = xcalloc(tl->nr_waits + 1, sizeof(**w));
+	*w = xcalloc(tl->nr_waits + 1, sizeof(**w));
 	for (size_t i = 0; i < tl->nr_waits; i++) {
 		const struct tl_wait *x = &tl->waits[i];
 
-		if (x->pid != pid || x->tid != pid || x->family != coll)
-			continue;
-		if (w)
-			(*w)[n] = (struct rank_wait){ x->time, x->ns, x->frame };
-		n++;
+		if (x->pid == pid && x->tid == pid && x->family == coll)
+			(*w)[n++] = (struct rank_wait){ x->time, x->ns, x->frame };
 	}
 	return n;
 }
@@ -300,13 +297,14 @@ static void job_steps(struct timeline **tls, size_t n, const int64_t *shift)
 
 	for (size_t k = 0; k < n; k++)
 		for (size_t i = 0; i < tls[k]->nr_th; i++) {
-			const struct tl_thread *t = &tls[k]->th[i];
+			struct tl_thread *t = &tls[k]->th[i];
 			struct rank_wait *w;
 			size_t nw;
 
 			if (t->tid != t->pid)
 				continue;
 			nw = collective_waits(tls[k], t->pid, &w);
+			t->rank_steps = nw > 0;
 			if (!nw) {
 				free(w);
 				continue;
@@ -621,7 +619,7 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 		thread_meta(tl, t, TRACK_PY, "[python, sampled]");
 		thread_meta(tl, t, TRACK_SCHED, "[sched]");
 		if ((nr_steps && t->tid == steps_tid(tl->steps)) ||
-		    (!tl->steps && t->tid == t->pid && collective_waits(tl, t->pid, NULL)))
+		    (!tl->steps && t->rank_steps))
 			thread_meta(tl, t, TRACK_STEPS, "[steps]");
 	}
 	/* oneDNN primitives: every ITT task, exact */
@@ -655,7 +653,7 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 	for (i = 0; !tl->steps && i < tl->nr_th; i++) {
 		const struct tl_thread *t = &tl->th[i];
 
-		if (t->tid != t->pid || dup_pid(tl, t->pid) || !collective_waits(tl, t->pid, NULL))
+		if (!t->rank_steps || dup_pid(tl, t->pid))
 			continue;
 		for (j = 1; j < tl->nr_job_ends; j++) {
 			char name[64];
