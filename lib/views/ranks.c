@@ -38,8 +38,6 @@ struct rk_proc {
 	uint64_t win_wait_ns;
 	struct cmap where, fam;		/* on-CPU ns inside the span */
 	double wait_ps, busy_ps, step_ns;	/* per step */
-	uint64_t win_cpu_ns;		/* on-CPU inside the span, all its threads */
-	double cpu_ps;
 };
 
 struct rk_ctx {
@@ -306,7 +304,6 @@ static void count_span(struct rk_proc *p)
 
 		if (s->time < p->win_lo || s->time >= p->win_hi)
 			continue;
-		p->win_cpu_ns += s->ns;
 		if (s->where)
 			cmap_get(&p->where, s->where, NULL)->n += s->ns;
 		if (s->family)
@@ -316,7 +313,6 @@ static void count_span(struct rk_proc *p)
 		p->step_ns = (double)(p->win_hi - p->win_lo) / p->steps;
 		p->wait_ps = (double)p->win_wait_ns / p->steps;
 		p->busy_ps = p->step_ns - p->wait_ps;
-		p->cpu_ps = (double)p->win_cpu_ns / p->steps;
 	}
 }
 
@@ -388,6 +384,31 @@ static const char *most_over(struct rk_proc **rows, size_t n, const struct rk_pr
 	return best;
 }
 
+/* Of p's keys in m (as most_over), the sum of what it spends more per step than the
+ * median of the others, where it spends more */
+static double over_sum(struct rk_proc **rows, size_t n, const struct rk_proc *p, size_t off)
+{
+	const struct cmap *m = (const struct cmap *)((const char *)p + off);
+	double *v = xcalloc(n + 1, sizeof(*v)), sum = 0;
+
+	for (size_t i = 0; i < m->size; i++) {
+		size_t nv = 0;
+		double e;
+
+		if (!m->tab[i].k1)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (rows[k] != p && rows[k]->steps)
+				v[nv++] = per_step((const struct cmap *)((const char *)rows[k] + off),
+						   m->tab[i].k1, rows[k]);
+		e = (double)m->tab[i].n / p->steps - median(v, nv);
+		if (e > 0)
+			sum += e;
+	}
+	free(v);
+	return sum;
+}
+
 struct straggler {
 	const struct rk_proc *p;
 	double extra, held, others_wait;
@@ -434,15 +455,14 @@ static int find_straggler(struct rk_proc **rows, size_t n, struct straggler *sg)
 			return 0;
 		}
 	}
-	/* what it runs more a step: its CPU time over the others' (the others' wait is
-	 * that less what the extra work slows them down too: on 2 shared cores, 54 ms of
-	 * wait for 60 ms of extra work); where it is not CPU time (the straggler waits for
-	 * I/O), the others' wait */
-	nv = 0;
-	for (size_t i = 0; i < n; i++)
-		if (rows[i] != s && rows[i]->steps)
-			v[nv++] = rows[i]->cpu_ps;
-	sg->extra = s->cpu_ps - median(v, nv);
+	/* what it runs more a step: the CPU time it spends per step in each family over
+	 * the median of the others, summed where it is more.  Neither the others' wait
+	 * (less what the extra work slows them down too: on 2 shared cores, 54 ms of wait
+	 * for 60 ms of extra work) nor its whole CPU time over theirs (less what another
+	 * rank does more, rank 0's page faults: 53.7 ms for 60.1 ms) is the work it does
+	 * that they do not.  Where it is not CPU time (the straggler waits for I/O), the
+	 * others' wait */
+	sg->extra = over_sum(rows, n, s, offsetof(struct rk_proc, fam));
 	if (sg->extra < sg->held / 2)
 		sg->extra = sg->held;
 	free(v);
