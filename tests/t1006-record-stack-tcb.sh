@@ -19,9 +19,12 @@ test_expect_success 'record rec-tstack with --call-graph dwarf' '
 test_expect_success 'worker samples keep a few KiB of stack, not the 32 KiB copied' '
 	pid=$(sed -n "s/^PERF COMM pid=\([0-9]*\) .*comm=rec-tstack.*/\1/p" dump | head -n 1) &&
 	test -n "$pid" &&
-	grep "^PERF SAMPLE pid=$pid " dump | grep -v " tid=$pid " |
+	# a sample in the kernel can come with no copy at all: the worker s first, in
+	# finish_task_switch from ret_from_fork, once in 500 (the kernel s copy of user
+	# memory refused there); those in user code always have one
+	grep "^PERF SAMPLE pid=$pid " dump | grep -v " tid=$pid " | grep -v " ip=0xffff" |
 		sed -n "s/.* stack=\([0-9]*\).*/\1/p" >sizes &&
-	n=$(wc -l <sizes) && echo "$n worker samples" && test "$n" -gt 100 &&
+	n=$(wc -l <sizes) && echo "$n worker samples in user code" && test "$n" -gt 100 &&
 	sort -n sizes | uniq -c | tail -n 5 &&
 	awk "\$1 == 0 || \$1 > 8192 { bad++ } END { exit bad > 0 }" sizes
 '
