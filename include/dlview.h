@@ -63,6 +63,18 @@ void dlview_set_stats(struct dlview *v, const struct profile_stats *st);
 void dlview_each(struct dlview *v, enum dlview_kind kind,
 		 void (*fn)(void *ctx, const char *key, uint64_t samples), void *ctx);
 
+/* The oneDNN implementations the run's described primitives used (report --sort prim's
+ * rows by implementation string), most execution time first, for check-isa -i.  kinds:
+ * the primitive kinds that used it, ", "-separated.  Returns how many (*out to free);
+ * with none, *why (when not NULL) is the one line saying why there are no descriptions
+ * where samples ran in oneDNN's tasks, else NULL. */
+struct dlview_impl {
+	const char *impl;
+	char kinds[96];
+	uint64_t prims, calls, ns, samples;
+};
+size_t dlview_impls(struct dlview *v, struct dlview_impl **out, const char **why);
+
 /* Print one table; limit 0 = all rows.  Returns 0 or -1. */
 int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
 		 enum dlview_format format, size_t limit);

@@ -75,6 +75,11 @@ size_t itt_nr_intervals(const struct itt_data *d);
 /* The oneDNN primitive whose execution thread pid/tid was in at time t, or NULL. */
 const struct itt_prim *itt_prim_at(const struct itt_data *d, uint32_t pid, uint32_t tid,
 				   uint64_t t);
+/* The primitive a moment t of task iv (thread pid/tid's innermost at t) ran in: the
+ * thread's own execution, or, for an OpenMP worker's share, the execution of the thread
+ * that made the call (it encloses the call's task, which encloses the workers'). */
+const struct itt_prim *itt_prim_in(const struct itt_data *d, uint32_t pid, uint32_t tid,
+				   const struct itt_interval *iv, uint64_t t);
 /* The distinct primitives described (i = 0.. until NULL), calls and ns filled in by
  * itt_data_finish(). */
 const struct itt_prim *itt_prim_each(const struct itt_data *d, size_t i);

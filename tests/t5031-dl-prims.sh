@@ -6,7 +6,9 @@
 # its dnnl_query_impl_info_str, its shape in ONEDNN_VERBOSE's spelling, its calls and
 # the time its own execute calls took.  Each gets its row: implementation and shape
 # equal, calls equal, time per call within 5%.  The workload's output is untouched, and
-# the slow-path finding names the exact primitive that ran ref:any.
+# the slow-path finding names the exact primitive that ran ref:any.  The timeline names
+# each primitive's slices by implementation and shape; check-isa -i lists the
+# implementations by their share of the primitives' time (the workload's own times).
 # Turned off (DLPROF_NO_DNNL_HOOK=1), or oneDNN's tasks without its C API (dl-itt-user:
 # ITT tasks of a "static" oneDNN), the table says so in one line.  On the PyTorch CNN
 # (examples/cnn_train.py): the rows' samples add up to the dnnl:* rows of --sort op, and
@@ -80,6 +82,43 @@ test_expect_success 'the slow-path finding names the ref:any primitive, its shap
 	test_grep -q "^verdict: the fast path is not running: .*: mb1_ic16oc16_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1" verdict.txt
 '
 
+test_expect_success 'timeline: each primitive slice named by its implementation and shape' '
+	"$DLPROF" timeline -i p.data -o p.trace.json 2>/dev/null &&
+	json_check p.trace.json <<-\PY
+	truth = {}
+	for line in open("p.out"):
+	    f = dict(kv.split("=", 1) for kv in line.split()[2:])
+	    truth["convolution %s %s" % (f["impl"], f["shape"])] = int(f["calls"])
+	calls = collections.Counter(e.name for e in j.traceEvents
+	                            if e.ph == "X" and e.cat == "dnnl" and e.args.call)
+	print(calls, truth)
+	for name, n in truth.items():
+	    assert calls[name] == n, (name, calls[name], n)
+	ref = [e for e in j.traceEvents if e.ph == "X" and e.cat == "dnnl" and e.args.get("impl") == "ref:any"]
+	ref and all(e.args.src == "f32:aBcd16b:1x16x14x14" and e.args.task == "convolution" for e in ref)
+	PY
+'
+
+test_expect_success 'check-isa -i: the implementations by share of their time' '
+	sed -n "/^oneDNN implementations/,/^\$/p" isa.txt >impl.txt && cat impl.txt &&
+	test_grep -qE "^ +[0-9.]+%  ref:any +[0-9.]+ m?s +[0-9]+ calls  convolution\$" impl.txt &&
+	{ "$DLPROF" check-isa -i p.data --format json >isa.json; test $? = 1; } &&
+	json_check isa.json <<-\PY
+	truth = {}
+	for line in open("p.out"):
+	    f = dict(kv.split("=", 1) for kv in line.split()[2:])
+	    truth[f["impl"]] = (int(f["calls"]), int(f["ns"]) + int(f["first_ns"]))
+	im = {r.impl: r for r in j.dnnl_impls}
+	print({k: (r.calls, r.total_ns, r.share) for k, r in im.items()}, truth)
+	set(im) == set(truth) and j.dnnl_note is None
+	all(im[k].calls == c and im[k].kinds == "convolution" for k, (c, ns) in truth.items())
+	# the shares: those of the times the workload took (first calls in), within 2 points
+	all_ns = sum(ns for c, ns in truth.values())
+	all(abs(im[k].share - ns / all_ns) <= 0.02 for k, (c, ns) in truth.items())
+	j.dnnl_impls[0].impl == "ref:any"
+	PY
+'
+
 test_expect_success 'DLPROF_NO_DNNL_HOOK=1: no primitive records, said in one line' '
 	ONEDNN_MAX_CPU_ISA=AVX2 DLPROF_NO_DNNL_HOOK=1 "$DLPROF" record -q -o off.data -- "$W" -t 1 >off.out &&
 	"$DLPROF" report -i off.data --sort prim >off.txt && cat off.txt &&
@@ -94,7 +133,10 @@ test_expect_success 'ITT tasks but no oneDNN through its C API (dl-itt-user): ro
 	"$DLPROF" report -i user.data --sort prim >user.txt && cat user.txt &&
 	test_grep -q "^dnnl:convolution (not described) " user.txt &&
 	test_grep -q "^no oneDNN primitive records: oneDNN was not called through libdnnl.s C API (linked statically, or another path)" user.txt &&
-	test $(grep -c "^no oneDNN primitive records" user.txt) = 1
+	test $(grep -c "^no oneDNN primitive records" user.txt) = 1 &&
+	{ "$DLPROF" check-isa -i user.data >user-isa.txt; test $? -le 1; } && cat user-isa.txt &&
+	test_grep -q "^oneDNN: no oneDNN primitive records: oneDNN was not called through" user-isa.txt &&
+	! grep -q "^oneDNN implementations" user-isa.txt
 '
 
 if test_have TORCH; then

@@ -247,12 +247,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 	out->fw = is_fw_code(&frames[0]);
 	if (attr_itt(a) && (iv = itt_lookup(a->itt, s->pid, s->tid, s->time))) {
 		out->prim = iv->name;
-		/* the execution around the task: the thread's own, or the caller's of
-		 * the call an OpenMP worker's task is a share of (the caller's execution
-		 * encloses its task, which encloses the workers') */
-		out->prim_desc = itt_prim_at(a->itt, s->pid, s->tid, s->time);
-		if (!out->prim_desc && iv->worker)
-			out->prim_desc = itt_prim_at(a->itt, s->pid, iv->caller_tid, s->time);
+		out->prim_desc = itt_prim_in(a->itt, s->pid, s->tid, iv, s->time);
 	}
 	if ((out->pychain = py_chain(frames, nr, &out->pyline)))
 		add_mark(&a->py[sw], s, out->pychain, out->pyline);

@@ -643,6 +643,16 @@ const struct itt_prim *itt_prim_at(const struct itt_data *d, uint32_t pid, uint3
 	return best ? best->prim : NULL;
 }
 
+const struct itt_prim *itt_prim_in(const struct itt_data *d, uint32_t pid, uint32_t tid,
+				   const struct itt_interval *iv, uint64_t t)
+{
+	const struct itt_prim *p = itt_prim_at(d, pid, tid, t);
+
+	if (!p && iv && iv->worker)
+		p = itt_prim_at(d, pid, iv->caller_tid, t);
+	return p;
+}
+
 const struct itt_prim *itt_prim_each(const struct itt_data *d, size_t i)
 {
 	return d && i < d->nr_prims ? d->prims[i] : NULL;

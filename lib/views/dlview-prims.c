@@ -280,6 +280,71 @@ static void table_row(struct dlview *v, FILE *out, const struct prim_row *r)
 	table_details(v, out, r);
 }
 
+static int cmp_impl(const void *a, const void *b)
+{
+	const struct dlview_impl *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->impl, y->impl);
+}
+
+/* Is word one of list's ", "-separated items? */
+static int in_list(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ','))
+			return 1;
+	return 0;
+}
+
+size_t dlview_impls(struct dlview *v, struct dlview_impl **out, const char **why)
+{
+	struct prim_row *rows;
+	struct dlview_impl *im = NULL;
+	size_t n = prim_rows(v, &rows), nr = 0, alloc = 0, i, j;
+	uint64_t in_prims = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct prim_row *r = &rows[i];
+		const char *impl;
+		size_t kl;
+
+		in_prims += r->samples;
+		if (!r->p)
+			continue;
+		impl = r->p->impl ? r->p->impl : "?";
+		for (j = 0; j < nr && strcmp(im[j].impl, impl); j++)
+			;
+		if (j == nr) {
+			ALLOC_GROW(im, nr + 1, alloc);
+			memset(&im[nr], 0, sizeof(*im));
+			im[nr++].impl = impl;
+		}
+		im[j].prims++;
+		im[j].calls += r->calls;
+		im[j].ns += r->ns;
+		im[j].samples += r->samples;
+		/* its kinds, each once, as many as fit */
+		kl = strlen(im[j].kinds);
+		if (!in_list(im[j].kinds, r->p->kind) &&
+		    kl + strlen(r->p->kind) + 3 < sizeof(im[j].kinds))
+			snprintf(im[j].kinds + kl, sizeof(im[j].kinds) - kl, "%s%s", kl ? ", " : "",
+				 r->p->kind);
+	}
+	if (nr)
+		qsort(im, nr, sizeof(*im), cmp_impl);
+	if (why)
+		*why = !nr && in_prims ? undescribed_why(v, 0) : NULL;
+	free(rows);
+	*out = im;
+	return nr;
+}
+
 void dlview_print_prim(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	struct prim_row *rows;

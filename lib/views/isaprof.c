@@ -22,6 +22,7 @@
 #include "fastpath.h"
 #include "isa.h"
 #include "jitsym.h"
+#include "output.h"
 #include "profile.h"
 #include "recfile.h"
 #include "rephash.h"
@@ -289,6 +290,71 @@ static const int order[B_NR] = {
 	B_KERNEL, B_UNKNOWN,
 };
 
+/* The oneDNN implementations the run used, by their share of the primitives' execution
+ * time, as ONEDNN_VERBOSE's lines name them; or why none are known */
+static void print_impls(struct isaprof *ip)
+{
+	struct dlview_impl *im;
+	const char *why;
+	size_t n = ip->view ? dlview_impls(ip->view, &im, &why) : 0, i;
+	uint64_t all = 0, calls = 0;
+	char t[32];
+
+	if (!ip->view)
+		return;
+	if (!n) {
+		if (why) {
+			putchar('\n');
+			fput_wrapped(stdout, "oneDNN:", why, 4, 79);
+		}
+		free(im);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		all += im[i].ns;
+		calls += im[i].calls;
+	}
+	fmt_duration(t, sizeof(t), all);
+	printf("\noneDNN implementations (%" PRIu64 " calls, %s; by share of that time):\n",
+	       calls, t);
+	for (i = 0; i < n; i++) {
+		fmt_duration(t, sizeof(t), im[i].ns);
+		printf("%6.1f%%  %-18s %9s %7" PRIu64 " calls  %s\n", pct(im[i].ns, all), im[i].impl,
+		       t, im[i].calls, im[i].kinds);
+	}
+	free(im);
+}
+
+static void json_impls(struct isaprof *ip, struct strbuf *sb)
+{
+	struct dlview_impl *im;
+	const char *why = NULL;
+	size_t n = ip->view ? dlview_impls(ip->view, &im, &why) : 0, i;
+	uint64_t all = 0;
+
+	if (!ip->view)
+		im = NULL;
+	for (i = 0; i < n; i++)
+		all += im[i].ns;
+	strbuf_addstr(sb, ",\"dnnl_impls\":[");
+	for (i = 0; i < n; i++) {
+		strbuf_addstr(sb, i ? ",{\"impl\":" : "{\"impl\":");
+		strbuf_add_json_str(sb, im[i].impl);
+		strbuf_addstr(sb, ",\"kinds\":");
+		strbuf_add_json_str(sb, im[i].kinds);
+		strbuf_addf(sb, ",\"primitives\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"total_ns\":%"
+			    PRIu64 ",\"share\":%.4f,\"samples\":%" PRIu64 "}", im[i].prims,
+			    im[i].calls, im[i].ns, all ? (double)im[i].ns / (double)all : 0.0,
+			    im[i].samples);
+	}
+	strbuf_addstr(sb, "],\"dnnl_note\":");
+	if (why)
+		strbuf_add_json_str(sb, why);
+	else
+		strbuf_addstr(sb, "null");
+	free(im);
+}
+
 static void print_text(struct isaprof *ip, const char *path, int usable, int top, int verdict,
 		       const struct finding *f, size_t nf)
 {
@@ -356,6 +422,7 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 		fput_wrapped(stdout, "at the sampled instruction", line.buf, 4, 79);
 	}
 
+	print_impls(ip);
 	printf("\n%6s  %-18s %-14s %s\n", "Self%", "class", "family", "symbol [dso]");
 	for (i = 0; i < ip->nr_syms && (top <= 0 || i < (size_t)top); i++) {
 		const struct symrow *r = ip->syms[i];
@@ -461,7 +528,9 @@ static void print_json(struct isaprof *ip, const char *path, int usable, int top
 		    ip->how[HOW_NAME], ip->ip_decoded);
 	for (c = 0; c < ISA_C_NR; c++)
 		strbuf_addf(&sb, ",\"%s\":%" PRIu64, isa_class_name(c), ip->ip_class[c]);
-	strbuf_addstr(&sb, "},\"symbols\":[");
+	strbuf_addch(&sb, '}');
+	json_impls(ip, &sb);
+	strbuf_addstr(&sb, ",\"symbols\":[");
 	for (i = 0; i < ip->nr_syms && (top <= 0 || i < (size_t)top); i++) {
 		const struct symrow *r = ip->syms[i];
 

@@ -371,16 +371,41 @@ static void slice(struct timeline *tl, uint32_t pid, uint64_t tid, const char *n
 		end > start ? (end - start) / 1000.0 : 0.0, args);
 }
 
+/* A oneDNN task: named by the primitive it ran (the execution around its middle, as
+ * the samples in it are attributed), "dnnl:convolution jit:avx2 mb2_ic32oc64_...",
+ * the primitive's description in args; by its task name alone where none was recorded */
 static void itt_event(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv)
 {
 	struct timeline *tl = ctx;
-	char args[96];
+	const struct itt_prim *p;
+	struct strbuf name = STRBUF_INIT, args = STRBUF_INIT;
 
 	if (dup_pid(tl, pid))
 		return;
-	snprintf(args, sizeof(args), "\"call\": %s, \"depth\": %u",
-		 iv->worker ? "false" : "true", iv->depth);
-	slice(tl, pid, tid, iv->name, "dnnl", iv->start, iv->end, args);
+	p = itt_prim_in(attr_itt(attr_stream_attr(tl->as)), pid, tid, iv,
+			iv->start + (iv->end - iv->start) / 2);
+	strbuf_addstr(&name, iv->name);
+	strbuf_addf(&args, "\"call\": %s, \"depth\": %u, \"task\": ",
+		    iv->worker ? "false" : "true", iv->depth);
+	strbuf_add_json_str(&args, iv->name);
+	if (p) {
+		strbuf_addf(&name, " %s", p->impl ? p->impl : "?");
+		if (p->shape)
+			strbuf_addf(&name, " %s", p->shape);
+#define ARG(k, v) do { if (v) { strbuf_addstr(&args, ", \"" k "\": "); strbuf_add_json_str(&args, v); } } while (0)
+		ARG("impl", p->impl);
+		ARG("prop", p->prop);
+		ARG("shape", p->shape);
+		for (int m = 0; m < ITT_MD_NR; m++)
+			if (p->md[m]) {
+				strbuf_addf(&args, ", \"%s\": ", itt_md_names[m]);
+				strbuf_add_json_str(&args, p->md[m]);
+			}
+#undef ARG
+	}
+	slice(tl, pid, tid, name.buf, "dnnl", iv->start, iv->end, args.buf);
+	strbuf_release(&name);
+	strbuf_release(&args);
 }
 
 static void find_t0(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv)
