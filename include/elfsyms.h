@@ -23,8 +23,5 @@ int elf_each_func(Elf *e, int (*fn)(void *ctx, const GElf_Sym *sym, size_t strnd
 size_t elf_image_build_id(const void *data, size_t size, uint8_t id[20]);
 /* The same of the file at path (0 also when it cannot be read) */
 size_t elf_file_build_id(const char *path, uint8_t id[20]);
-/* Whether the ELF file at path names a library starting with prefix among its DT_NEEDED
- * (its own, not its libraries'); 0 also when it cannot be read */
-int elf_file_needs(const char *path, const char *prefix);
 
 #endif

@@ -119,6 +119,20 @@ test_expect_success 'check-isa -i: the implementations by share of their time' '
 	PY
 '
 
+test_expect_success 'under a shell (sh -c), the child primitives are described too' '
+	ONEDNN_MAX_CPU_ISA=AVX2 "$DLPROF" record -q -o sh.data -- sh -c "\"$W\" -t 1; true" >sh.out &&
+	cat sh.out && "$DLPROF" report -i sh.data --sort prim --format json >sh.json &&
+	json_check sh.json <<-\PY
+	truth = {}
+	for line in open("sh.out"):
+	    f = dict(kv.split("=", 1) for kv in line.split()[2:])
+	    truth[(f["impl"], f["shape"])] = int(f["calls"])
+	got = {(r.impl, r.shape): r.calls for r in j.rows if r.kind == "convolution"}
+	print(got, truth)
+	j.described and got == truth
+	PY
+'
+
 test_expect_success 'DLPROF_NO_DNNL_HOOK=1: no primitive records, said in one line' '
 	ONEDNN_MAX_CPU_ISA=AVX2 DLPROF_NO_DNNL_HOOK=1 "$DLPROF" record -q -o off.data -- "$W" -t 1 >off.out &&
 	"$DLPROF" report -i off.data --sort prim >off.txt && cat off.txt &&

@@ -268,14 +268,8 @@ void setup_env(struct recorder *r)
 				setenv("DLPROF_ITT_DIR", r->itt.dir, 1);
 				/* preloaded too, so that its dnnl_primitive_execute() sees each
 				 * oneDNN primitive called through libdnnl's C API (dnnl-hook.c);
-				 * after the user's own preloads.  For now only where oneDNN is
-				 * likely, a Python command or a program linked to libdnnl: with it
-				 * preloaded everywhere, a program that execs another lost its libc
-				 * frames in 1-6% of its samples now and then (t3003: the online
-				 * unwinder around an exec, a layout the preload changes; not found
-				 * yet) */
-				if ((!off || !*off || !strcmp(off, "0")) &&
-				    (r->py.wakeup || command_needs(r->opts, "libdnnl.so")))
+				 * after the user's own preloads */
+				if (!off || !*off || !strcmp(off, "0"))
 					preload_add(lib);
 			}
 			free(lib);

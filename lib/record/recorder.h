@@ -323,7 +323,6 @@ int online_cpus(int **cpus);
 int open_events(struct recorder *r, pid_t pid);
 int open_targets(struct recorder *r);
 int python_target(const struct record_opts *o);
-int command_needs(const struct record_opts *o, const char *prefix);
 int setup_events(struct recorder *r);
 uint64_t thread_cpu_ns(pthread_t t);
 int write_attrs(struct recorder *r);

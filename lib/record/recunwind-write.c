@@ -346,7 +346,10 @@ int cb_sample(void *ctx, const struct dlp_sample *s)
 	t0 = walk_clock(ru);
 	n = unwind_sample(ru->uw, s, ru->ips, ru->flags, MAX_FRAMES, &complete);
 	ru->st.unwind_ns += walk_clock(ru) - t0;	/* (ticks with ru->tsc) */
-	unmapped = !complete && unwind_met_unmapped(ru->uw);
+	/* (a walk that met an address in no mapping and went on by a stack scan to the
+	 * thread's root is complete, and wrong: a scan from main's frame into libc not seen
+	 * yet finds _start, and the thread's next walks join it) */
+	unmapped = unwind_met_unmapped(ru->uw);
 	if (ru->inl_try && (!n || unmapped)) {
 		/* a walk that needed more than a fast walk does, or one the thread writes raw
 		 * or tries again later */
@@ -371,7 +374,7 @@ int cb_sample(void *ctx, const struct dlp_sample *s)
 	 * not seen yet but a "return address" that is none, into the stack, the heap or
 	 * data: report's walk would stop there too, so the stack so far, incomplete,
 	 * instead of a 32 KiB copy) */
-	if (unmapped)
+	if (unmapped && !complete)
 		ru->st.partial++;
 	/* the leaf is the sample's own IP when it was taken in user mode: the stack
 	 * stored is the callers' */

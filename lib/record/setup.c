@@ -152,17 +152,6 @@ int python_target(const struct record_opts *o)
 	return !strncmp(line, "#!", 2) && strstr(line, "python");
 }
 
-/* Does the command's executable link a library whose name starts with prefix (its own
- * DT_NEEDED: a program built against libdnnl) */
-int command_needs(const struct record_opts *o, const char *prefix)
-{
-	char path[4096];
-
-	if (!o->argv || !o->argv[0] || find_in_path(o->argv[0], path, sizeof(path)) < 0)
-		return 0;
-	return elf_file_needs(path, prefix);
-}
-
 void attr_common(struct recorder *r, struct perf_event_attr *a, int first)
 {
 	const struct record_opts *o = r->opts;

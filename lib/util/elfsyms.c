@@ -94,35 +94,3 @@ size_t elf_file_build_id(const char *path, uint8_t id[20])
 	close(fd);
 	return n;
 }
-
-int elf_file_needs(const char *path, const char *prefix)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
-	Elf *e;
-	Elf_Scn *scn = NULL;
-
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; !found && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-			const char *name;
-
-			if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
-			    (name = elf_strptr(e, sh.sh_link, (size_t)dyn.d_un.d_val)))
-				found = !strncmp(name, prefix, strlen(prefix));
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return found;
-}
