@@ -5,7 +5,8 @@
  * code, the kernel's bytes from the jitdump captured at record time; for JIT code known
  * only by a perf-map name, the ISA the name states (oneDNN's "jit_avx512_core_..."),
  * marked as such.  The instruction at the sample IP is decoded too where its bytes are
- * at hand.
+ * at hand.  The oneDNN implementations the run's primitives used come from the DL view
+ * (dlview_impls(), the rows of report --sort prim by implementation).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -296,12 +297,13 @@ static void print_impls(struct isaprof *ip)
 {
 	struct dlview_impl *im;
 	const char *why;
-	size_t n = ip->view ? dlview_impls(ip->view, &im, &why) : 0, i;
+	size_t n, i;
 	uint64_t all = 0, calls = 0;
 	char t[32];
 
 	if (!ip->view)
 		return;
+	n = dlview_impls(ip->view, &im, &why);
 	if (!n) {
 		if (why) {
 			putchar('\n');
@@ -327,13 +329,11 @@ static void print_impls(struct isaprof *ip)
 
 static void json_impls(struct isaprof *ip, struct strbuf *sb)
 {
-	struct dlview_impl *im;
+	struct dlview_impl *im = NULL;
 	const char *why = NULL;
 	size_t n = ip->view ? dlview_impls(ip->view, &im, &why) : 0, i;
 	uint64_t all = 0;
 
-	if (!ip->view)
-		im = NULL;
 	for (i = 0; i < n; i++)
 		all += im[i].ns;
 	strbuf_addstr(sb, ",\"dnnl_impls\":[");

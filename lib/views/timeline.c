@@ -372,8 +372,9 @@ static void slice(struct timeline *tl, uint32_t pid, uint64_t tid, const char *n
 }
 
 /* A oneDNN task: named by the primitive it ran (the execution around its middle, as
- * the samples in it are attributed), "dnnl:convolution jit:avx2 mb2_ic32oc64_...",
- * the primitive's description in args; by its task name alone where none was recorded */
+ * the samples in it are attributed), "convolution jit:avx2 mb2_ic32oc64_..." (task,
+ * implementation, shape), the primitive's description in args; by its task name alone
+ * where none was recorded */
 static void itt_event(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv)
 {
 	struct timeline *tl = ctx;
