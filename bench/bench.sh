@@ -137,7 +137,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	rm -f "$W/dlprof.data"
 	run dlprof "$DLPROF" record -F "$FREQ" "${CG[@]}" -o "$W/dlprof.data" -- "${CMD[@]}"
 	printf 'dlprof\tbytes\t%s\n' "$(stat -c %s "$W/dlprof.data")" >>"$RES"
-	# "dlprof: N samples, M lost, wrote ..."
+	# "dlprof: N samples, M lost, wrote ...": the on-CPU samples (switch-outs apart)
 	n=$(sed -n -E 's/^dlprof: ([0-9]+) samples, .*/\1/p' "$W/dlprof.err" | tail -n 1)
 	printf 'dlprof\tsamples\t%s\n' "${n:-0}" >>"$RES"
 	timed dlprof report "$DLPROF" report -i "$W/dlprof.data"

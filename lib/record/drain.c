@@ -687,12 +687,14 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 		rec = sample_fixup(r, rec);
 		if (!rec)
 			return 0;	/* malformed: not stored */
-		ev = r->py.reader || r->opts->memory ? sample_event(r, p) : NULL;
+		ev = sample_event(r, p);
 		if (ev && ev->mem == MEM_EV_WAIT) {
 			r->mem.waits++;	/* it woke us: that was all */
 			return 0;
 		}
 		r->samples++;
+		if (ev && ev->off_cpu)
+			r->switch_outs++;
 		if (ev && ev->mem)
 			note_mem_sample(r, ev, (const void *)p);
 		if (ev && ev->mem == MEM_EV_ALLOC && r->ru)

@@ -382,7 +382,7 @@ void check_missing(struct recorder *r)
 	/* past the array's cap: at the rate of those checked */
 	if (seen && r->jit.anon_samples > seen)
 		unnamed = (uint64_t)((double)unnamed * r->jit.anon_samples / seen);
-	if (unnamed && unnamed * 200 >= r->samples) {
+	if (unnamed && unnamed * 200 >= r->samples - r->switch_outs) {
 		const char *var = NULL, *val = jit_profile_off(r, &var);
 		char why[256];
 
@@ -399,7 +399,8 @@ void check_missing(struct recorder *r)
 				 "/tmp/perf-PID.map nor a jitdump");
 		record_warn(r, "%llu samples (%.1f%%) ran JIT code in anonymous memory that no "
 			    "perf map or jitdump names: they show as [anon] addresses; %s",
-			    (unsigned long long)unnamed, 100.0 * unnamed / (r->samples ? r->samples : 1),
+			    (unsigned long long)unnamed,
+			    100.0 * unnamed / (r->samples > r->switch_outs ? r->samples - r->switch_outs : 1),
 			    why);
 	}
 	if (r->relabel_guessed)

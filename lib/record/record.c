@@ -226,7 +226,7 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 {
 	uint64_t bytes = recwriter_bytes(r->w);
 	int color = want_color(2) && r->lost;
-	char mode[64];
+	char mode[64], sw[64];
 
 	/* the call-graph mode and what it cost on disk */
 	if (r->opts->callgraph == RECORD_CG_DWARF && r->ru_st.samples)
@@ -237,12 +237,15 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 	else
 		snprintf(mode, sizeof(mode), "stacks: %s",
 			 r->opts->callgraph == RECORD_CG_FP ? "fp" : "none");
+	/* the samples as report counts them, the switch-outs (--off-cpu) apart; the bytes
+	 * over every sample record */
+	snprintf(sw, sizeof(sw), "; %llu switch-outs beside them", (unsigned long long)r->switch_outs);
 	fprintf(stderr, "dlprof: %llu samples, %s%llu lost%s, wrote %s (%.*f MB, %s, %.0f bytes "
-		"per sample%s)\n",
-		(unsigned long long)r->samples, color ? "\033[1;31m" : "",
+		"per sample%s%s)\n",
+		(unsigned long long)(r->samples - r->switch_outs), color ? "\033[1;31m" : "",
 		(unsigned long long)r->lost, color ? "\033[m" : "", path,
 		bytes < 100000 ? 3 : 2, bytes / 1e6, mode,
-		r->samples ? (double)bytes / r->samples : 0.0,
+		r->samples ? (double)bytes / r->samples : 0.0, r->switch_outs ? sw : "",
 		incomplete ? ", incomplete: only the chunks written before the error" : "");
 	if (pyreader_active(r->py.reader)) {
 		struct pyreader_stats ps;
@@ -313,7 +316,7 @@ static void show_progress(struct recorder *r, int last)
 	}
 	fprintf(stderr, "\rdlprof: recording %llu:%02llu  %llu samples  %.1f MB  %llu lost\033[K",
 		(unsigned long long)(s / 60), (unsigned long long)(s % 60),
-		(unsigned long long)r->samples, recwriter_bytes(r->w) / 1e6,
+		(unsigned long long)(r->samples - r->switch_outs), recwriter_bytes(r->w) / 1e6,
 		(unsigned long long)r->lost);
 }
 

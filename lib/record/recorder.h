@@ -224,6 +224,7 @@ struct recorder {
 	struct recunw *ru;	/* unwinding while recording (dwarf), NULL: write directly */
 	struct recunw_stats ru_st;
 	uint64_t samples, lost, lost_records;
+	uint64_t switch_outs;		/* of the samples, the switch-out event's (--off-cpu) */
 	struct u64map kaddrs;	/* kernel ips seen */
 	struct u64map pids;	/* processes seen (comm, fork) */
 	struct path_list need_buildid;	/* exec file mappings whose MMAP2 had no build-id */
