@@ -579,6 +579,8 @@ static void sample_python(struct recorder *r, const struct rec_event *ev,
 		py->flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
 	} else if (r->py.pb && !ev->mem && pb_sample(r, pid, tid, t, want_chain)) {
 		py->flags = DLP_PYSTACK_KERNEL;	/* read in the kernel */
+	} else if (ev->off_cpu) {
+		*py = (struct recunw_py){ 0 };	/* a thread not listed yet: native only */
 	} else if (pyreader_sample(r->py.reader, pid, tid, t, r->py.smp_stack, r->py.smp_len,
 				   r->py.smp_sp, r->ru ? &ref : NULL)) {
 		/* read now, from outside */
@@ -699,8 +701,9 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 			note_mem_sample(r, ev, (const void *)p);
 		if (ev && ev->mem == MEM_EV_ALLOC && r->ru)
 			unw_flags = RECUNW_WAIT;	/* its thread waits for us: unwound */
-		/* not for a switch-out, nor a free (no stack worth the name) */
-		if (r->py.reader && ev && !ev->off_cpu && ev->mem != MEM_EV_FREE)
+		/* not for a free (no stack worth the name), nor for a switch-out the kernel
+		 * does not read (read from outside at every switch: late, and costly) */
+		if (r->py.reader && ev && (!ev->off_cpu || r->py.pb_switch) && ev->mem != MEM_EV_FREE)
 			sample_python(r, ev, p + sizeof(*rec), &py);
 		break;
 	case PERF_RECORD_LOST:

@@ -427,18 +427,28 @@ void pb_match(struct recorder *r, int last)
 	}
 }
 
-/* Run the program on the sampling events among fds[base...] (not the switch-outs, not
- * the allocation uprobes).  Where the kernel will not, Python stacks are read from
- * outside, and late: said once. */
+/* Run the program on the sampling events among fds[base...] and on the switch-outs
+ * (there it reads where a Python thread blocked, at the switch, in its own context), not
+ * on the allocation uprobes.  Where the kernel will not run it on the sampling events,
+ * Python stacks are read from outside, and late: said once; where not on the
+ * switch-outs, they keep their native stacks. */
 void pb_attach(struct recorder *r, int base)
 {
 	r->py.pb_join_after = PB_JOIN_MAX_NS;
+	r->py.pb_switch = 0;
 	for (int e = 0; r->py.pb && e < r->nr_ev; e++) {
 		const struct perf_event_attr *a = &r->ev[e].attr;
 		uint64_t period = 0;
+		int c, ret = 0;
 
-		if (r->ev[e].off_cpu || r->ev[e].mem)
+		if (r->ev[e].mem)
 			continue;
+		if (r->ev[e].off_cpu) {
+			for (c = 0; c < r->nr_cpus && ret >= 0; c++)
+				ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c]);
+			r->py.pb_switch = ret >= 0;
+			continue;
+		}
 		/* a thread's samples of this event come a period apart at least (a clock's
 		 * period is in ns; other events' nominal rate, with -F) */
 		if (a->freq && a->sample_freq)
@@ -450,15 +460,15 @@ void pb_attach(struct recorder *r, int base)
 			r->py.pb_join_after = PB_JOIN_NS;	/* unknown: only the close ones */
 		else if (period / 2 < r->py.pb_join_after)
 			r->py.pb_join_after = period / 2 > PB_JOIN_NS ? period / 2 : PB_JOIN_NS;
-		for (int c = 0; c < r->nr_cpus; c++) {
-			int ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c]);
-
+		for (c = 0; c < r->nr_cpus; c++) {
+			ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c]);
 			if (ret < 0) {
 				warning("cannot run the Python stack reader on '%s' (%s): Python "
 					"stacks are read from outside, late", r->ev[e].name,
 					strerror(-ret));
 				pybpf_free(r->py.pb);
 				r->py.pb = NULL;
+				r->py.pb_switch = 0;
 				r->py.pb_why = "the kernel would not run it on the events";
 				break;
 			}
