@@ -263,18 +263,23 @@ check_kernel_reads() {
 # The 10% has a floor of 3 ms: a straggler's own wait (the all-reduce itself, 1-8 ms) and
 # run-to-run noise of the waits (rank 0's wait_ms against rank 1's extra_ms varied by up
 # to 8 ms over runs of --extra-ms 1:60) would otherwise make the check one of noise.
+# On a balanced run every wait is a few ms a step, where the workload's own measure is
+# good to ~2.2 ms (its calibrated wait against the direct ones, ddp_train.py) and a
+# rank's figure moves by as much from run to run (dlprof 6.4 ms for a measured 2.9 ms
+# once in CI, 2.3-5.1 ms for 1.6-3.8 ms in three runs after it): 5 ms there.
 STRAGGLER_FLOOR_MS=${STRAGGLER_FLOOR_MS:-3}
+BALANCED_FLOOR_MS=${BALANCED_FLOOR_MS:-5}
 check_straggler() {
 	truth_json "$1" >/dev/null &&
 	"$DLPROF" report --sort rank --format json "$1"/*.data >"$1/rank.json" &&
 	cat "$1/rank.json" &&
 	json_check r="$1/rank.json" t="$1/truth.json" <<-PY
-	floor = $STRAGGLER_FLOOR_MS
-	def near(got_ns, want_ms): return abs(got_ns / 1e6 - want_ms) <= max(0.10 * want_ms, floor)
-	def per_step(x, n, what): return x[what + "_total_ms"] / x.steps
 	truth = {x.rank: x for x in t}
 	rows = {x.rank: x for x in r.ranks}
 	slow = [k for k, x in truth.items() if x.extra_ms > 0]
+	floor = $STRAGGLER_FLOOR_MS if slow else $BALANCED_FLOOR_MS
+	def near(got_ns, want_ms): return abs(got_ns / 1e6 - want_ms) <= max(0.10 * want_ms, floor)
+	def per_step(x, n, what): return x[what + "_total_ms"] / x.steps
 	s = r.straggler
 	r.kind == "rank"
 	sorted(rows) == sorted(truth)
