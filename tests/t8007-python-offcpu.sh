@@ -4,7 +4,8 @@
 # function a thread waited in.  tests/workloads/py_waits.py sleeps in sleep_here() and
 # waits on an Event in event_here(), and measures each itself: the off-CPU time under
 # each function must be its own within 10% (3 ms floor), and nearly all of the thread's
-# off-CPU time must carry Python frames.  Where the kernel will not run the reader, the
+# off-CPU time must carry Python frames; the timeline names those waits by the Python
+# line, their durations the same within 10%.  Where the kernel will not run the reader, the
 # switch-outs keep their native stacks (checked: no Python frame, no error).
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
@@ -44,6 +45,23 @@ if grep -q "read in the kernel at the sample" "$TRASH/err" 2>/dev/null; then
 		print("%.1f ms of the main thread off the CPU, %.1f%% with Python frames" % (total / 1e3, 100.0 * py / total))
 		assert total > 0 and py >= 0.95 * total, (py, total)
 		EOF
+	'
+
+	test_expect_success 'timeline: the waits named by the Python line they blocked on' '
+		"$DLPROF" timeline -i w.data -o w.json 2>/dev/null &&
+		json_check w.json <<-\PY
+		own = dict(l.split() for l in open("own"))
+		ms = collections.Counter()
+		for e in j.traceEvents:
+		    if e.ph == "X" and e.cat == "sched" and e.get("args", {}).get("python"):
+		        assert e.name.endswith(e.args.python), (e.name, e.args.python)
+		        ms[e.args.python.split(" (")[0]] += e.dur / 1000.0
+		print(dict(ms), own)
+		# sleep_here blocks in time.sleep itself; event_here in Condition.wait of threading.py
+		for f, got in (("sleep_here", ms["sleep_here"]), ("event_here", ms["Condition.wait"])):
+		    want = float(own[f]) * 1e3
+		    assert abs(got - want) <= max(0.1 * want, 3), (f, got, want)
+		PY
 	'
 else
 	test_skip 'off-CPU time by Python function' 'the kernel does not run the Python reader here'

@@ -36,6 +36,7 @@ struct tl_wait {
 	uint32_t pid, tid;
 	uint64_t time, ns;
 	const char *family, *frame;
+	const char *pyline;	/* the innermost Python frame of its own stack, NULL: none */
 };
 
 
@@ -143,10 +144,16 @@ static int tl_sample(void *ctx, const struct attributed *as)
 	const char *comm = as->m ? machine_comm_at(as->m, s->pid, s->tid, s->time) : NULL;
 
 	if (attr_is_switch(s)) {
-		/* names the off-CPU slice that starts here (off_name) */
+		/* names the off-CPU slice that starts here (off_name); its Python line is
+		 * its own stack's (not the one an OpenMP worker's attribution borrows) */
+		const char *py = NULL;
+
+		for (size_t i = 0; i < as->nr && !py; i++)
+			if (as->frames[i].flags & FRAME_PYTHON)
+				py = as->frames[i].sym;
 		ALLOC_GROW(tl->waits, tl->nr_waits + 1, tl->alloc_waits);
 		tl->waits[tl->nr_waits++] = (struct tl_wait){ s->pid, s->tid, s->time, s->period,
-			a->family, attr_collective_frame(as->frames, as->nr) };
+			a->family, attr_collective_frame(as->frames, as->nr), py };
 		return 0;
 	}
 	if (tl->steps)
@@ -690,26 +697,35 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 		}
 	}
 	/* off the CPU, named by what the thread waited for where its switch-out has a
-	 * stack: "wait-collective c10d::Reducer::finalize_backward()", "wait-io" */
+	 * stack: "wait-collective c10d::Reducer::finalize_backward", else by the Python
+	 * line it blocked on, "wait-sleep sleep_here (py_waits.py:20)", else "wait-io" */
 	if (tl->nr_waits)
 		qsort(tl->waits, tl->nr_waits, sizeof(*tl->waits), cmp_wait);
 	for (i = 0; i < tl->nr_off; i++) {
 		const struct tl_wait *w = tl->off[i].preempted ? NULL : wait_at(tl, &tl->off[i]);
-		char name[256], args[320];
+		struct strbuf name = STRBUF_INIT, args = STRBUF_INIT;
 
 		if (dup_pid(tl, tl->off[i].pid))
 			continue;
-		args[0] = 0;
 		if (w) {
-			snprintf(name, sizeof(name), "%s%s%s", w->family, w->frame ? " " : "",
-				 w->frame ? w->frame : "");
-			snprintf(args, sizeof(args), "\"family\": \"%s\"", w->family);
+			const char *what = w->frame ? w->frame : w->pyline;
+
+			strbuf_addstr(&name, w->family);
+			if (what)
+				strbuf_addf(&name, " %s", what);
+			strbuf_addf(&args, "\"family\": \"%s\"", w->family);
+			if (w->pyline) {
+				strbuf_addstr(&args, ", \"python\": ");
+				strbuf_add_json_str(&args, w->pyline);
+			}
 		} else {
-			snprintf(name, sizeof(name), "%s", tl->off[i].preempted ?
-				 "off-CPU (preempted)" : "off-CPU (waiting)");
+			strbuf_addstr(&name, tl->off[i].preempted ? "off-CPU (preempted)" :
+				      "off-CPU (waiting)");
 		}
-		slice(tl, tl->off[i].pid, TRACK_TID(tl->off[i].tid, TRACK_SCHED), name, "sched",
-		      tl->off[i].start, tl->off[i].end, args);
+		slice(tl, tl->off[i].pid, TRACK_TID(tl->off[i].tid, TRACK_SCHED), name.buf, "sched",
+		      tl->off[i].start, tl->off[i].end, args.len ? args.buf : "");
+		strbuf_release(&name);
+		strbuf_release(&args);
 	}
 	/* family shares per process */
 	for (i = 0; i < tl->nr_th; i++) {
