@@ -259,8 +259,8 @@ size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends)
 static void find_steps(struct rk_ctx *c, struct rk_proc **rows, size_t n)
 {
 	struct rank_waits *rw = xcalloc(n + 1, sizeof(*rw));
-	uint64_t *ends;
-	size_t m;
+	uint64_t *job = NULL, *ends;
+	size_t nr_job = 0;
 	int one_axis = 1, anchored;
 
 	for (size_t i = 0; i < n; i++) {
@@ -268,25 +268,25 @@ static void find_steps(struct rk_ctx *c, struct rk_proc **rows, size_t n)
 					     readings_shift(&c->rd, rows[i]->input, &anchored) };
 		one_axis &= anchored || rows[i]->input == rows[0]->input;
 	}
+	if (one_axis)
+		nr_job = ranks_job_step_ends(rw, n, &job);
 	for (size_t i = 0; i < n; i++) {
 		struct rk_proc *p = rows[i];
 		size_t own = ranks_step_ends(p->w, p->nr_w, &ends);
+		/* the job's, on this rank's clock, else its own */
+		const uint64_t *e = one_axis ? job : ends;
+		int64_t shift = one_axis ? rw[i].shift : 0;
+		size_t m = one_axis ? nr_job : own;
 
-		m = own;
-		if (one_axis) {
-			free(ends);
-			m = ranks_job_step_ends(rw, n, &ends);
-			for (size_t k = 0; k < m; k++)
-				ends[k] = (uint64_t)((int64_t)ends[k] - rw[i].shift);
-		}
 		if (m >= 2) {
-			p->win_lo = ends[0];
-			p->win_hi = ends[m - 1];
+			p->win_lo = (uint64_t)((int64_t)e[0] - shift);
+			p->win_hi = (uint64_t)((int64_t)e[m - 1] - shift);
 			p->steps = m - 1;
 			p->borrowed = own != m;
 		}
 		free(ends);
 	}
+	free(job);
 	free(rw);
 }
 
@@ -352,29 +352,46 @@ static double per_step(const struct cmap *m, const char *key, const struct rk_pr
 	return c && p->steps ? (double)c->n / p->steps : 0;
 }
 
-/* Of p's keys in m (where or fam of each row), the one it spends most time in per step
- * more than the median of the others (the others: rows[] but p); its excess in *ex */
-static const char *most_over(struct rk_proc **rows, size_t n, const struct rk_proc *p,
-			     size_t off, double *ex)
+static const struct cmap *row_map(const struct rk_proc *p, size_t off)
 {
-	const struct cmap *m = (const struct cmap *)((const char *)p + off);
+	return (const struct cmap *)((const char *)p + off);
+}
+
+/* What p spends per step on c (an entry of its map at off: where or fam) more than the
+ * median of the others (rows[] but p, with steps); v: room for n values */
+static double over_median(struct rk_proc **rows, size_t n, const struct rk_proc *p,
+			  size_t off, const struct cnt *c, double *v)
+{
+	size_t nv = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (rows[k] != p && rows[k]->steps)
+			v[nv++] = per_step(row_map(rows[k], off), c->k1, rows[k]);
+	return (double)c->n / p->steps - median(v, nv);
+}
+
+/* Of p's keys in its map at off, the one it spends most time in per step more than the
+ * median of the others, its excess in *ex; and (sum, when not NULL) the sum of its
+ * excesses where it spends more */
+static const char *most_over(struct rk_proc **rows, size_t n, const struct rk_proc *p,
+			     size_t off, double *ex, double *sum)
+{
+	const struct cmap *m = row_map(p, off);
 	const char *best = NULL;
 	double *v = xcalloc(n + 1, sizeof(*v));
 
 	*ex = 0;
+	if (sum)
+		*sum = 0;
 	for (size_t i = 0; i < m->size; i++) {
 		const char *key = m->tab[i].k1;
-		size_t nv = 0;
-		double mine, e;
+		double e;
 
 		if (!key)
 			continue;
-		mine = (double)m->tab[i].n / p->steps;
-		for (size_t k = 0; k < n; k++)
-			if (rows[k] != p && rows[k]->steps)
-				v[nv++] = per_step((const struct cmap *)((const char *)rows[k] + off),
-						   key, rows[k]);
-		e = mine - median(v, nv);
+		e = over_median(rows, n, p, off, &m->tab[i], v);
+		if (sum && e > 0)
+			*sum += e;
 		if (e > *ex || (e == *ex && best && strcmp(key, best) < 0)) {
 			*ex = e;
 			best = key;
@@ -382,31 +399,6 @@ static const char *most_over(struct rk_proc **rows, size_t n, const struct rk_pr
 	}
 	free(v);
 	return best;
-}
-
-/* Of p's keys in m (as most_over), the sum of what it spends more per step than the
- * median of the others, where it spends more */
-static double over_sum(struct rk_proc **rows, size_t n, const struct rk_proc *p, size_t off)
-{
-	const struct cmap *m = (const struct cmap *)((const char *)p + off);
-	double *v = xcalloc(n + 1, sizeof(*v)), sum = 0;
-
-	for (size_t i = 0; i < m->size; i++) {
-		size_t nv = 0;
-		double e;
-
-		if (!m->tab[i].k1)
-			continue;
-		for (size_t k = 0; k < n; k++)
-			if (rows[k] != p && rows[k]->steps)
-				v[nv++] = per_step((const struct cmap *)((const char *)rows[k] + off),
-						   m->tab[i].k1, rows[k]);
-		e = (double)m->tab[i].n / p->steps - median(v, nv);
-		if (e > 0)
-			sum += e;
-	}
-	free(v);
-	return sum;
 }
 
 struct straggler {
@@ -420,7 +412,7 @@ struct straggler {
 static int find_straggler(struct rk_proc **rows, size_t n, struct straggler *sg)
 {
 	struct rk_proc *s = NULL;
-	double *v = xcalloc(n + 1, sizeof(*v)), *st = xcalloc(n + 1, sizeof(*st));
+	double *v = xcalloc(n + 1, sizeof(*v)), *st = xcalloc(n + 1, sizeof(*st)), fam_ex;
 	size_t nv = 0, with = 0;
 	struct cmap in = { NULL, 0, 0 };
 	struct cnt **sorted;
@@ -462,13 +454,13 @@ static int find_straggler(struct rk_proc **rows, size_t n, struct straggler *sg)
 	 * rank does more, rank 0's page faults: 53.7 ms for 60.1 ms) is the work it does
 	 * that they do not.  Where it is not CPU time (the straggler waits for I/O), the
 	 * others' wait */
-	sg->extra = over_sum(rows, n, s, offsetof(struct rk_proc, fam));
+	most_over(rows, n, s, offsetof(struct rk_proc, fam), &fam_ex, &sg->extra);
 	if (sg->extra < sg->held / 2)
 		sg->extra = sg->held;
 	free(v);
 	free(st);
 	sg->p = s;
-	sg->where = most_over(rows, n, s, offsetof(struct rk_proc, where), &sg->where_ns);
+	sg->where = most_over(rows, n, s, offsetof(struct rk_proc, where), &sg->where_ns, NULL);
 	/* what the others wait in */
 	for (size_t i = 0; i < n; i++)
 		if (rows[i] != s)
@@ -503,15 +495,11 @@ static void families_over(struct rk_proc **rows, size_t n, struct rk_proc *p, FI
 
 	for (size_t i = 0; p->steps && i < p->fam.size; i++) {
 		const char *f = p->fam.tab[i].k1;
-		size_t nv = 0;
 		double ex;
 
 		if (!f)
 			continue;
-		for (size_t k = 0; k < n; k++)
-			if (rows[k] != p && rows[k]->steps)
-				v[nv++] = per_step(&rows[k]->fam, f, rows[k]);
-		ex = (double)p->fam.tab[i].n / p->steps - median(v, nv);
+		ex = over_median(rows, n, p, offsetof(struct rk_proc, fam), &p->fam.tab[i], v);
 		if (ex < 1e6)
 			continue;
 		if (ex > top[0].ex) {
