@@ -61,6 +61,27 @@ test_expect_success 'the report says what it counts; the other DL views refuse -
 	"$DLPROF" report -i w.data >on.txt && ! grep -q "^# event: *context-switches" on.txt
 '
 
+test_expect_success 'timeline from inside a wait: what came before its zero is cut, not moved' '
+	# --time starts inside the third 100 ms wait: the trace starts at the next sample,
+	# after it.  The waits before are not drawn at 0 with their whole length (over the
+	# next ones, 5 ms later): each track nests, the read_pipe wait is whole.
+	"$DLPROF" timeline -i w.data --time 0.15,10 -o late.json 2>err && cat err &&
+	json_check late=late.json <<-\PY
+	truth = {k: int(v) / 1000.0 for k, v in (l.split() for l in open("truth.txt"))}
+	tracks = collections.defaultdict(list)
+	for e in late.traceEvents:
+	    if e.ph == "X":
+	        tracks[(e.pid, e.tid)].append((e.ts, e.ts + e.dur, e.name))
+	for key, sl in tracks.items():
+	    sl.sort()
+	    for (b0, e0, n0), (b1, e1, n1) in zip(sl, sl[1:]):
+	        assert e0 <= b1 + 1e-3 or e1 <= e0 + 1e-3, (key, n0, b0, e0, n1, b1, e1)
+	io = [e - b for sl in tracks.values() for b, e, n in sl if n.startswith("wait-io")]
+	print("wait-io slices (us):", io, "read_pipe:", truth["read_pipe"])
+	len(io) == 1 and abs(io[0] - truth["read_pipe"]) <= 0.1 * truth["read_pipe"]
+	PY
+'
+
 test_expect_success '--wall: on- and off-CPU together, the main thread totals its wall time' '
 	"$DLPROF" report -i w.data --wall --sort tid --format json >wall.json &&
 	"$DLPROF" report -i w.data --wall --sort tid | sed -n 1,14p &&

@@ -367,15 +367,22 @@ static void thread_meta(struct timeline *tl, const struct tl_thread *t, int kind
 		(unsigned long long)t->tid * 8 + (unsigned)kind);
 }
 
+/* A slice [start, end).  What lies before the trace's time 0 is cut off, never moved:
+ * moved, its end would pass the next slice of its track (a thread switched out while
+ * record set up, before the workload's first sample). */
 static void slice(struct timeline *tl, uint32_t pid, uint64_t tid, const char *name,
 		  const char *cat, uint64_t start, uint64_t end, const char *args)
 {
+	uint64_t from = start > tl->t0 ? start : tl->t0;
+
+	if (end < from)
+		return;
 	ev_begin(tl);
 	fprintf(tl->out, "{\"ph\": \"X\", \"name\": ");
 	fput_json_str(tl->out, name);
 	fprintf(tl->out, ", \"cat\": \"%s\", \"pid\": %llu, \"tid\": %llu, \"ts\": %.3f, "
-		"\"dur\": %.3f, \"args\": {%s}}", cat, cpid(tl, pid), (unsigned long long)tid, us(tl, start),
-		end > start ? (end - start) / 1000.0 : 0.0, args);
+		"\"dur\": %.3f, \"args\": {%s}}", cat, cpid(tl, pid), (unsigned long long)tid, us(tl, from),
+		end > from ? (end - from) / 1000.0 : 0.0, args);
 }
 
 /* A oneDNN task: named by the primitive it ran (the execution around its middle, as
