@@ -68,19 +68,23 @@ static int explain_batch(const struct family_rules *r)
 
 static const char *const families_usage[] = {
 	"dlprof families [--families FILE]",
-	"dlprof families --explain SYMBOL [--dso DSO] [--kernel|--jit] [--pause-loop] [--stack SYM...]",
+	"dlprof families --explain SYMBOL [--dso DSO] [--path PATH] [--kernel|--jit] [--pause-loop]\n"
+	"                         [--prim KIND] [SYM...]",
 	"dlprof families --batch < FRAMES",
 	NULL
 };
 
 int cmd_families(int argc, const char **argv)
 {
-	const char *extra = NULL, *explain = NULL, *dso = NULL;
+	const char *extra = NULL, *explain = NULL, *dso = NULL, *path = NULL, *prim = NULL;
 	int kernel = 0, jit = 0, pause_loop = 0, list_families = 0, batch = 0;
 	struct option opts[] = {
 		OPT_STRING(0, "families", &extra, "FILE", "rules to put in front of the built-in ones"),
 		OPT_STRING(0, "explain", &explain, "SYMBOL", "say which rule classifies a leaf symbol"),
 		OPT_STRING(0, "dso", &dso, "DSO", "the symbol's DSO short name (with --explain)"),
+		OPT_STRING(0, "path", &path, "PATH", "the DSO's path as mapped (with --explain)"),
+		OPT_STRING(0, "prim", &prim, "KIND", "the oneDNN primitive it ran in: convolution, "
+			   "reorder, ... (with --explain)"),
 		OPT_BOOL(0, "kernel", &kernel, "the frame is kernel code (with --explain)"),
 		OPT_BOOL(0, "jit", &jit, "the frame is a named JIT kernel (with --explain)"),
 		OPT_BOOL(0, "pause-loop", &pause_loop, "the function spins around PAUSE (with --explain)"),
@@ -108,12 +112,14 @@ int cmd_families(int argc, const char **argv)
 	}
 	if (explain) {
 		struct frame fr[64];
+		struct family_ctx ctx = { FAMILY_SAMPLE_CPU, prim };
 		size_t nr = 0;
 		const char *rule, *fam;
 
 		memset(fr, 0, sizeof(fr));
 		fr[0].sym = explain;
 		fr[0].dso = dso ? dso : (kernel ? "[kernel.kallsyms]" : jit ? "[jit]" : "[unknown]");
+		fr[0].dso_path = path;
 		fr[0].flags = (kernel ? FRAME_KERNEL : 0) | (jit ? FRAME_JIT : 0);
 		fr[0].traits = pause_loop ? TRAIT_PAUSE_LOOP : 0;
 		nr = 1;
@@ -123,7 +129,7 @@ int cmd_families(int argc, const char **argv)
 			fr[nr].dso = fr[0].dso;
 			fr[nr].flags = fr[0].flags & FRAME_KERNEL;
 		}
-		fam = family_classify(r, fr, nr, &rule);
+		fam = family_classify_ctx(r, fr, nr, &ctx, &rule);
 		printf("family: %s\n", fam);
 		printf("rule:   %s\n", rule);
 		if (isa_from_name(explain))

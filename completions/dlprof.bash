@@ -18,7 +18,7 @@ _dlprof_opts() {
 	check-isa) echo '--format --input -i --functions --top --no-python --no-libs --python-timeout --python --no-cache --refresh' ;;
 	sweep) echo '--threads --wait --repeat --metric --higher --output -o --freq -F --format' ;;
 	top) echo '--pid -p --sort -s --delay -d --window -w --event -e --freq -F --output -o --families --iterations -n --rows' ;;
-	families) echo '--families --explain --dso --kernel --jit --pause-loop --names --batch' ;;
+	families) echo '--families --explain --dso --path --prim --kernel --jit --pause-loop --names --batch' ;;
 	esac
 }
 
@@ -35,7 +35,7 @@ _dlprof_argopts() {
 	check-isa) echo '--format -i --input --top --python-timeout --python' ;;
 	sweep) echo '--threads --wait --repeat --metric -o --output -F --freq --format' ;;
 	top) echo '-p --pid -s --sort -d --delay -w --window -e --event -F --freq -o --output --families -n --iterations --rows' ;;
-	families) echo '--families --explain --dso' ;;
+	families) echo '--families --explain --dso --path --prim' ;;
 	esac
 }
 

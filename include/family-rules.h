@@ -8,11 +8,14 @@
  * wins.  PATTERN is a shell glob (fnmatch, '*' crosses '/' and '::'); several globs may be
  * joined with '|'.  Keys:
  *	dso=GLOB	leaf frame's short DSO name ("libgomp.so.1", "[jit]", "[kernel.kallsyms]")
+ *	path=GLOB	leaf frame's DSO path as mapped (".../dist-packages/numpy/core/...")
  *	sym=GLOB	leaf frame's demangled symbol (JIT kernel name for JIT frames)
  *	flag=NAME	leaf frame flag: kernel, jit, anon, fde, unknown, recovered (|-list: any)
  *	trait=NAME	leaf function trait: pause-loop
  *	stack=GLOB	some frame of the stack (leaf included) has a matching symbol
  *	notsym=GLOB	leaf symbol does NOT match
+ *	sample=KIND	cpu (a CPU sample) or wait (a switch-out)
+ *	prim=GLOB	the oneDNN primitive kind the sample ran inside (its ITT task name)
  * A FAMILY is [a-z0-9_-]+.
  */
 #ifndef DLPROF_FAMILY_RULES_H

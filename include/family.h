@@ -18,6 +18,8 @@ struct family_rules *family_rules_load(const char *extra_path);
 void family_rules_free(struct family_rules *r);
 
 /* The family name of a stack (frames[0] is the leaf).  Never NULL ("other" at worst).
+ * A Python frame as the leaf stands for the interpreter's eval loop that ran it: leaf
+ * keys see "_PyEval_EvalFrameDefault" in the frame's DSO (the interpreter's).
  * If rule_out is not NULL it receives a human description of the rule that matched
  * ("file:line: <rule text>"). */
 const char *family_classify(const struct family_rules *r, const struct frame *frames,
@@ -29,6 +31,15 @@ const char *family_classify(const struct family_rules *r, const struct frame *fr
 #define FAMILY_SAMPLE_WAIT (1u << 1)
 const char *family_classify_kind(const struct family_rules *r, const struct frame *frames,
 				 size_t nr, unsigned kind, const char **rule_out);
+/* What a sample's family depends on beside its stack: its kind, and the oneDNN primitive
+ * kind it ran inside ("convolution", "reorder", ...: its ITT task; NULL outside any), for
+ * JIT code whose kernel name does not say what it computes (rules' prim= key). */
+struct family_ctx {
+	unsigned kind;		/* FAMILY_SAMPLE_CPU or FAMILY_SAMPLE_WAIT */
+	const char *prim;
+};
+const char *family_classify_ctx(const struct family_rules *r, const struct frame *frames,
+				size_t nr, const struct family_ctx *ctx, const char **rule_out);
 
 /* The framework operator a stack runs in: innermost at::_ops::<op>::call / at::native::<op>
  * frame, as "aten::<op>" spelled as torch.profiler does, with the schema's overload after a

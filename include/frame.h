@@ -14,7 +14,9 @@
 #define FRAME_INLINE	(1u << 5)	/* inlined into the next (outer) frame */
 #define FRAME_ANON	(1u << 6)	/* in anonymous executable memory (JIT without a name) */
 #define FRAME_PYTHON	(1u << 8)	/* a Python function (pystack.h): sym "name (file.py:LINE)",
-					   dso "[python]", dso_path the file, srcline file:line */
+					   dso the interpreter's that ran it ("python3.11",
+					   "libpython3.12.so.1.0"; "[python]" where unknown),
+					   dso_path the file, srcline file:line */
 #define FRAME_IRQS_OFF	(1u << 7)	/* leaf standing for the irq-enable frames above it
 					   (profile.h, irq_enabler): sym ends in " (irqs off)" */
 

@@ -229,6 +229,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 		 size_t nr, struct sample_attr *out)
 {
 	const struct itt_interval *iv = NULL;
+	struct family_ctx fctx;
 	const char *f, *op;
 	int sw = attr_is_switch(s);
 
@@ -240,15 +241,16 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 	out->sym = a->no_op;
 	if (!nr)
 		return;
-	f = family_classify_kind(a->rules, frames, nr, sw ? FAMILY_SAMPLE_WAIT :
-				 FAMILY_SAMPLE_CPU, NULL);
-	out->family = str_intern(f, strlen(f));
-	out->sym = str_intern(frames[0].sym, strlen(frames[0].sym));
-	out->fw = is_fw_code(&frames[0]);
 	if (attr_itt(a) && (iv = itt_lookup(a->itt, s->pid, s->tid, s->time))) {
 		out->prim = iv->name;
 		out->prim_desc = itt_prim_in(a->itt, s->pid, s->tid, iv, s->time);
 	}
+	fctx.kind = sw ? FAMILY_SAMPLE_WAIT : FAMILY_SAMPLE_CPU;
+	fctx.prim = out->prim;
+	f = family_classify_ctx(a->rules, frames, nr, &fctx, NULL);
+	out->family = str_intern(f, strlen(f));
+	out->sym = str_intern(frames[0].sym, strlen(frames[0].sym));
+	out->fw = is_fw_code(&frames[0]);
 	if ((out->pychain = py_chain(frames, nr, &out->pyline)))
 		add_mark(&a->py[sw], s, out->pychain, out->pyline);
 	if ((op = op_from_stack(frames, nr))) {

@@ -15,7 +15,7 @@
 #include "torchops.h"
 #include "util.h"
 
-enum cond_key { C_DSO, C_SYM, C_NOTSYM, C_FLAG, C_TRAIT, C_STACK, C_SAMPLE };
+enum cond_key { C_DSO, C_SYM, C_NOTSYM, C_FLAG, C_TRAIT, C_STACK, C_SAMPLE, C_PATH, C_PRIM };
 
 struct cond {
 	enum cond_key key;
@@ -128,6 +128,7 @@ static int parse_rule(struct rule *r, const char *name, int line, char *text)
 	static const struct { const char *key; enum cond_key k; } keys[] = {
 		{ "dso", C_DSO }, { "sym", C_SYM }, { "notsym", C_NOTSYM }, { "flag", C_FLAG },
 		{ "trait", C_TRAIT }, { "stack", C_STACK }, { "sample", C_SAMPLE },
+		{ "path", C_PATH }, { "prim", C_PRIM },
 	};
 
 	memset(r, 0, sizeof(*r));
@@ -152,7 +153,7 @@ static int parse_rule(struct rule *r, const char *name, int line, char *text)
 			if (strlen(keys[i].key) == (size_t)(eq - tok) && !strncmp(keys[i].key, tok, eq - tok))
 				break;
 		if (i == ARRAY_SIZE(keys))
-			return error("%s:%d: unknown key '%.*s' (want dso, sym, notsym, flag, trait, stack or sample)",
+			return error("%s:%d: unknown key '%.*s' (want dso, path, sym, notsym, flag, trait, stack, sample or prim)",
 				     name, line, (int)(eq - tok), tok);
 		c.key = keys[i].k;
 		if (!eq[1]) {
@@ -353,16 +354,29 @@ static int glob_any(const struct cond *c, const char *s)
 	return 0;
 }
 
-static int cond_match(const struct cond *c, const struct frame *frames, size_t nr,
-		      unsigned kind)
+/* The leaf as the rules see it: a Python frame that replaced the interpreter's eval loop
+ * (pystack.h) is the loop itself, in the interpreter's DSO (the Python frame carries it):
+ * the CPU ran the interpreter, and the line stays on the stack for stack= and the views */
+static const struct frame *rule_leaf(const struct frame *frames, struct frame *tmp)
 {
-	const struct frame *f = &frames[0];
+	if (!(frames[0].flags & FRAME_PYTHON))
+		return &frames[0];
+	memset(tmp, 0, sizeof(*tmp));
+	tmp->sym = "_PyEval_EvalFrameDefault";
+	tmp->dso = frames[0].dso;
+	return tmp;
+}
 
+static int cond_match(const struct cond *c, const struct frame *f, const struct frame *frames,
+		      size_t nr, const struct family_ctx *ctx)
+{
 	switch (c->key) {
 	case C_SAMPLE:
-		return (c->mask & kind) != 0;
+		return (c->mask & ctx->kind) != 0;
 	case C_DSO:
 		return glob_any(c, f->dso);
+	case C_PATH:
+		return glob_any(c, f->dso_path);
 	case C_SYM:
 		return glob_any(c, f->sym);
 	case C_NOTSYM:
@@ -371,6 +385,8 @@ static int cond_match(const struct cond *c, const struct frame *frames, size_t n
 		return (f->flags & c->mask) != 0;
 	case C_TRAIT:
 		return (f->traits & c->mask) != 0;
+	case C_PRIM:
+		return glob_any(c, ctx->prim);
 	case C_STACK:
 		for (size_t i = 0; i < nr; i++)
 			if (glob_any(c, frames[i].sym))
@@ -389,16 +405,28 @@ const char *family_classify(const struct family_rules *r, const struct frame *fr
 const char *family_classify_kind(const struct family_rules *r, const struct frame *frames,
 				 size_t nr, unsigned kind, const char **rule_out)
 {
+	struct family_ctx ctx = { kind, NULL };
+
+	return family_classify_ctx(r, frames, nr, &ctx, rule_out);
+}
+
+const char *family_classify_ctx(const struct family_rules *r, const struct frame *frames,
+				size_t nr, const struct family_ctx *ctx, const char **rule_out)
+{
+	struct frame tmp;
+	const struct frame *leaf;
+
 	if (rule_out)
 		*rule_out = "(no rule matched)";
 	if (!r || !frames || !nr)
 		return "other";
+	leaf = rule_leaf(frames, &tmp);
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct rule *ru = &r->rules[i];
 		size_t j;
 
 		for (j = 0; j < ru->nr_conds; j++)
-			if (!cond_match(&ru->conds[j], frames, nr, kind))
+			if (!cond_match(&ru->conds[j], leaf, frames, nr, ctx))
 				break;
 		if (j == ru->nr_conds) {
 			if (rule_out)

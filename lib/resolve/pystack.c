@@ -427,8 +427,10 @@ static int code_line(struct pycode_info *c, uint32_t instr)
 	return -1;
 }
 
-/* "qualname (file.py:LINE)" for the frame, made once per (code, line). */
-static void py_frame(struct pystacks *ps, const struct dlp_pyframe *pf, struct frame *f)
+/* "qualname (file.py:LINE)" for the frame, made once per (code, line); in DSO, the
+ * interpreter's that ran it (its eval loop's), else "[python]" */
+static void py_frame(struct pystacks *ps, const struct dlp_pyframe *pf, const char *dso,
+		     struct frame *f)
 {
 	struct pycode_info *c = pf->code && pf->code <= ps->nr_codes ? &ps->codes[pf->code - 1] : NULL;
 	uint32_t instr = pf->instr & ~DLP_PY_ENTRY;
@@ -439,7 +441,7 @@ static void py_frame(struct pystacks *ps, const struct dlp_pyframe *pf, struct f
 
 	memset(f, 0, sizeof(*f));
 	f->flags = FRAME_PYTHON;
-	f->dso = ps->dso;
+	f->dso = dso ? dso : ps->dso;
 	if (!c || !c->id) {
 		f->sym = str_intern("[python]", 8);
 		return;
@@ -502,7 +504,7 @@ int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t tim
 		 * Debian's python3.11 keeps none), with a Python stack read at its instant:
 		 * the Python frames go on its root side, where they ran */
 		for (i = 0; i < s->nr && *nr < max; i++)
-			py_frame(ps, &pf[i], &fr[(*nr)++]);
+			py_frame(ps, &pf[i], NULL, &fr[(*nr)++]);
 		ps->stats.merged++;
 		return 1;
 	}
@@ -519,7 +521,7 @@ int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t tim
 		size_t end = k + 1 < nseg ? seg_start[k + 1] : s->nr;
 
 		for (size_t j = seg_start[k]; j < end && out < max; j++)
-			py_frame(ps, &pf[j], &tmp[out++]);
+			py_frame(ps, &pf[j], fr[i].dso, &tmp[out++]);
 		k++;
 	}
 	memcpy(fr, tmp, out * sizeof(*fr));

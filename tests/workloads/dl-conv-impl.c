@@ -1,14 +1,16 @@
-/* dl-conv-impl.c - one oneDNN forward convolution (N=1 C=K=32 H=W=28 3x3, f32), run
- * again and again for a fixed time, in the activation layout asked for:
+/* dl-conv-impl.c - one oneDNN forward convolution (N=1 C=K=32 H=W=28 3x3, f32 unless
+ * -d says), run again and again for a fixed time, in the activation layout asked for:
  *
- *   dl-conv-impl [-l any|nChw16c|nChw8c|nhwc] [-t SECONDS]
+ *   dl-conv-impl [-l any|nChw16c|nChw8c|nhwc] [-d f32|bf16|s8] [-t SECONDS]
  *
  * Prints the implementation oneDNN chose ("impl: jit:avx2", dnnl_query_impl_info_str:
  * the truth a profile's view of it is checked against), then "calls: N in S s".
  * Memory is created in the layouts the primitive asks for, so no reorder runs: every
  * oneDNN sample is the convolution.  -l nChw16c with ONEDNN_MAX_CPU_ISA=AVX2 (or on a
  * CPU without AVX-512) gets oneDNN's reference convolution (ref:any); -l any gets a JIT
- * kernel of the widest ISA oneDNN may use.
+ * kernel of the widest ISA oneDNN may use.  -d bf16 (bf16 data, AVX512_BF16's kernel
+ * "_jit_avx512_core_bf16_fwd_kernel") and -d s8 (u8 activations, s8 weights: the int8
+ * kernels "_jit_*_x8s8s32x_fwd_kernel") run kernels whose names do not say "conv".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,8 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	const char *layout = "any";
+	const char *layout = "any", *dtype = "f32";
+	dnnl_data_type_t src_dt = dnnl_f32, wei_dt = dnnl_f32, dst_dt = dnnl_f32;
 	double seconds = 1.5, t0, t;
 	dnnl_format_tag_t tag;
 	dnnl_dims_t src_dims = { 1, 32, 28, 28 }, wei_dims = { 32, 32, 3, 3 };
@@ -47,16 +50,20 @@ int main(int argc, char **argv)
 	long calls = 0;
 	int c;
 
-	while ((c = getopt(argc, argv, "l:t:")) != -1) {
+	while ((c = getopt(argc, argv, "l:d:t:")) != -1) {
 		switch (c) {
 		case 'l':
 			layout = optarg;
+			break;
+		case 'd':
+			dtype = optarg;
 			break;
 		case 't':
 			seconds = atof(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: dl-conv-impl [-l any|nChw16c|nChw8c|nhwc] [-t SECONDS]\n");
+			fprintf(stderr, "usage: dl-conv-impl [-l any|nChw16c|nChw8c|nhwc] [-d f32|bf16|s8] "
+				"[-t SECONDS]\n");
 			return 64;
 		}
 	}
@@ -72,12 +79,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dl-conv-impl: unknown layout '%s'\n", layout);
 		return 64;
 	}
+	if (!strcmp(dtype, "bf16")) {
+		src_dt = wei_dt = dst_dt = dnnl_bf16;
+	} else if (!strcmp(dtype, "s8")) {
+		src_dt = dst_dt = dnnl_u8;
+		wei_dt = dnnl_s8;
+	} else if (strcmp(dtype, "f32")) {
+		fprintf(stderr, "dl-conv-impl: unknown data type '%s'\n", dtype);
+		return 64;
+	}
 
 	check(dnnl_engine_create(&eng, dnnl_cpu, 0), "dnnl_engine_create");
 	check(dnnl_stream_create(&stream, eng, dnnl_stream_default_flags), "dnnl_stream_create");
-	check(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, dnnl_f32, tag), "md src");
-	check(dnnl_memory_desc_init_by_tag(&wei_md, 4, wei_dims, dnnl_f32, dnnl_format_tag_any), "md wei");
-	check(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, dnnl_f32, tag), "md dst");
+	check(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, src_dt, tag), "md src");
+	check(dnnl_memory_desc_init_by_tag(&wei_md, 4, wei_dims, wei_dt, dnnl_format_tag_any), "md wei");
+	check(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, dst_dt, tag), "md dst");
 	check(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
 						 &src_md, &wei_md, NULL, &dst_md, strides, pad, pad),
 	      "dnnl_convolution_forward_desc_init");
