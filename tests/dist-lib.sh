@@ -250,9 +250,10 @@ check_kernel_reads() {
 }
 
 # check_straggler DIR: dlprof report --sort rank against the truth (issue 37's 10%):
-#   unbalanced (a rank ran extra_work): straggler.rank is that rank; its extra per step
-#   within 10% of its own extra time per step; every other rank's wait per step within
-#   10% of its own; "extra_work" in straggler.where.  Balanced: straggler is null.
+#   unbalanced (a rank ran extra_work): straggler.rank is that rank; "extra_work" in
+#   straggler.where, its time per step within 10% of extra_work's CPU time per step (the
+#   workload's thread clock), its extra per step at least that; every other rank's wait
+#   per step within 10% of its own.  Balanced: straggler is null.
 # Per step: a rank row's "steps" must be the measured steps (train_step(), --steps: the
 # workload's calibration comes first, then one all-reduced warm-up step, whose wait
 # opens the span dlprof counts steps in), give or take one (5% of them): a step in
@@ -288,9 +289,16 @@ check_straggler() {
 	all(abs(n - want) <= max(1, 0.05 * want) for n, want in steps.values())
 	if not slow: assert s is None, s
 	if slow: assert s is not None and s.rank == slow[0], (s, slow)
-	want_extra = per_step(truth[slow[0]], rows[slow[0]].steps, "extra") if slow else None
-	if slow: assert near(s.extra_per_step_ns, want_extra), (s.extra_per_step_ns / 1e6, want_extra)
+	# Where the straggler spends its extra (the extra_work line, aten::mm) is timed by its
+	# own CPU clock: not by the wall, which a busy machine stretches (under srun rank 1
+	# had 42.8 ms of CPU in 61.0 ms of extra_work).  Its extra, summed over families,
+	# holds that and what else it does more than the others (5 ms of gloo's reduction
+	# a step here): at least the extra work.
+	want_extra = per_step(truth[slow[0]], rows[slow[0]].steps, "extra_cpu") if slow else None
+	if slow: print("extra_work per step (ms): CPU %.1f, where %.1f, extra %.1f" % (want_extra, s.where_per_step_ns / 1e6, s.extra_per_step_ns / 1e6))
 	if slow: assert "extra_work" in s.where, s.where
+	if slow: assert near(s.where_per_step_ns, want_extra), (s.where_per_step_ns / 1e6, want_extra)
+	if slow: assert s.extra_per_step_ns / 1e6 >= 0.9 * want_extra, (s.extra_per_step_ns / 1e6, want_extra)
 	waits = {k: (rows[k].wait_per_step_ns / 1e6, per_step(truth[k], rows[k].steps, "wait")) for k in truth}
 	print("wait per step, dlprof and truth (ms):", waits)
 	for k in truth: assert k in slow or near(rows[k].wait_per_step_ns, waits[k][1]), (k, waits[k])

@@ -15,6 +15,9 @@ are over the --steps measured steps, run in train_step() ("step_function"); befo
 counted) then --warmup steps (default 1: warmup_step(), all-reduced) make "steps_all".  For a per-step figure over a
 count other than --steps: wait_total_ms, extra_total_ms (the measured steps' sums),
 wait_all_total_ms and extra_all_total_ms (every step's; a calibration step waits 0).
+extra_cpu_total_ms: the measured steps' extra_work() in the thread's CPU time (torch runs
+one thread here): what a sampling profiler counts, less than extra_total_ms when the
+rank was off the CPU during it (a busy machine).
 
 usage: ddp_train.py [--steps N] [--warmup N] [--extra-ms R:MS[,R:MS...]]
                     [--extra-where mid|before] [--sync ddp|hook|allreduce] [--calib N]
@@ -199,17 +202,17 @@ def main():
     def run_step(sync, record):
         t0 = now_ms()
         opt.zero_grad(set_to_none=False)
-        ex = 0.0
+        ex = ex_cpu = 0.0
         if my_extra and args.extra_where == "before":
-            e0 = now_ms()
+            e0, c0 = now_ms(), time.thread_time_ns()
             extra_work(my_extra)
-            ex = now_ms() - e0
+            ex, ex_cpu = now_ms() - e0, (time.thread_time_ns() - c0) / 1e6
         out = net(x)
         loss = loss_fn(out, y)
         if my_extra and args.extra_where == "mid":
-            e0 = now_ms()
+            e0, c0 = now_ms(), time.thread_time_ns()
             extra_work(my_extra)
-            ex = now_ms() - e0
+            ex, ex_cpu = now_ms() - e0, (time.thread_time_ns() - c0) / 1e6
         b0 = now_ms()
         wait = None
         if sync and args.sync == "ddp":
@@ -229,7 +232,8 @@ def main():
         opt.step()
         t1 = now_ms()
         if record is not None:
-            record.append({"step": t1 - t0, "extra": ex, "backward": b1 - b0, "wait": wait})
+            record.append({"step": t1 - t0, "extra": ex, "extra_cpu": ex_cpu,
+                           "backward": b1 - b0, "wait": wait})
 
     # calibration first (its first two steps warm up and are not counted), then the
     # ranks lined up, then the all-reduced warm-up: a profiler that counts steps by the
@@ -274,6 +278,7 @@ def main():
         "steps_all": len(all_steps),
         "wait_total_ms": round(sum(waits), 3),
         "extra_total_ms": round(sum(s["extra"] for s in steps), 3),
+        "extra_cpu_total_ms": round(sum(s["extra_cpu"] for s in steps), 3),
         "wait_all_total_ms": round(sum(warm_waits) + sum(waits), 3),
         "extra_all_total_ms": round(sum(s["extra"] for s in all_steps), 3),
     }
