@@ -65,10 +65,14 @@ struct rank_waits {
 };
 
 /* The job's step ends on its axis: every rank's step-closing waits' ends
- * (ranks_step_ends), those of one step (closer than half the median step: the ranks
- * leave the all-reduce together, give or take their wake-up, up to 4 ms on a busy
- * 2-core machine) taken as one, at the earliest; so a step in which one rank did not
- * block (a straggler, or balanced ranks now and then) is seen in another's.  Returns how many;
+ * (ranks_step_ends) in time order, one a rank a step: a rank's next end opens the next
+ * step, another rank's joins the open one until 4/5 of a step (the median interval of
+ * the rank with the most ends) has gone by, and the step ends at its earliest.  The
+ * ranks leave one all-reduce at once, but one woken while the CPUs are busy runs again
+ * up to 5 ms later (balanced ranks, 2 cores, 7 ms steps: the workload's own clocks put
+ * the two ranks' returns from one all-reduce 5.2 ms apart), so a time gap alone split
+ * steps (27-36 steps found for 30); a step in which one rank did not block (a
+ * straggler, or balanced ranks now and then) is seen in another's.  Returns how many;
  * the times in *ends (free it). */
 size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends);
 

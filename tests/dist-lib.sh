@@ -277,7 +277,10 @@ check_straggler() {
 	json_check r="$1/rank.json" t="$1/truth.json" <<-PY
 	truth = {x.rank: x for x in t}
 	rows = {x.rank: x for x in r.ranks}
-	slow = [k for k, x in truth.items() if x.extra_ms > 0]
+	# the straggler: a rank with 10 ms a step more extra work than the least (a balanced
+	# run gives every rank the same)
+	least = min(x.extra_ms for x in truth.values())
+	slow = [k for k, x in truth.items() if x.extra_ms > least + 10]
 	floor = $STRAGGLER_FLOOR_MS if slow else $BALANCED_FLOOR_MS
 	def near(got_ns, want_ms): return abs(got_ns / 1e6 - want_ms) <= max(0.10 * want_ms, floor)
 	def per_step(x, n, what): return x[what + "_total_ms"] / x.steps
@@ -294,7 +297,8 @@ check_straggler() {
 	# had 42.8 ms of CPU in 61.0 ms of extra_work).  Its extra, summed over families,
 	# holds that and what else it does more than the others (5 ms of gloo's reduction
 	# a step here): at least the extra work.
-	want_extra = per_step(truth[slow[0]], rows[slow[0]].steps, "extra_cpu") if slow else None
+	want_extra = (per_step(truth[slow[0]], rows[slow[0]].steps, "extra_cpu") -
+	              min(per_step(truth[k], rows[k].steps, "extra_cpu") for k in truth)) if slow else None
 	if slow: print("extra_work per step (ms): CPU %.1f, where %.1f, extra %.1f" % (want_extra, s.where_per_step_ns / 1e6, s.extra_per_step_ns / 1e6))
 	if slow: assert "extra_work" in s.where, s.where
 	if slow: assert near(s.where_per_step_ns, want_extra), (s.where_per_step_ns / 1e6, want_extra)
@@ -308,11 +312,13 @@ check_straggler() {
 # check_timeline_steps DIR: the timeline of DIR's recordings (one per host) puts every
 # rank's steps on one axis: each rank has the measured steps (the job's steps, from the
 # ends of the ranks' waits in the all-reduce: ranks_job_step_ends), give or take one, and
-# in each step where a rank waited in the all-reduce (its [sched] slices), its wait ends
-# where the step does: the all-reduce ends on all ranks at once, the hosts' clocks lined up through the
-# recordings' wall-clock anchors; what is left is the wake-up (median 0.1 ms, at most
-# 3.8 ms on a quiet machine: 2 cores for both ranks and their gloo threads; under load a
-# few waits end early in their step, hence the 90th percentile)
+# each of a rank's waits in the all-reduce (its [sched] slices) ends where a step does:
+# the all-reduce ends on all ranks at once, the hosts' clocks lined up through the
+# recordings' wall-clock anchors (the median within 1 ms); what is left is the wake-up:
+# a rank woken while the 2 cores run the other rank, the gloo threads and two recorders
+# may run again several ms later (7-8.6 ms seen), which the workload's own clocks see
+# as the ranks leaving one all-reduce that far apart (synced_ns): the 90th percentile
+# within 2 ms of theirs
 check_timeline_steps() {
 	"$DLPROF" timeline -o "$1/trace.json" "$1"/*.data &&
 	json_check tr="$1/trace.json" t="$1/truth.json" <<-\PY
@@ -327,12 +333,22 @@ check_timeline_steps() {
 	print({r: len(v) for r, v in steps.items()}, {r: len(v) for r, v in waits.items()})
 	sorted(steps) == sorted(x.rank for x in t)
 	all(abs(len(v) - t[0].steps) <= max(1, 0.05 * t[0].steps) for v in steps.values())
-	def near(r, a, b): return [abs(w - b) for w in waits[r] if a < w <= b + 5000]
-	skew = sorted(min(d) for r, v in steps.items() for a, b in v if (d := near(r, a, b)))
+	# each wait in the span, to the step end nearest it (a wait is one step's: counted
+	# against the next step too, a straggler's wait at a step's start, in a step it did
+	# not block in, read as a whole step of skew)
+	def ends(r): return [b for a, b in steps[r]] + [steps[r][0][0]]
+	def inside(r, w): return steps[r][0][0] - 5000 <= w <= steps[r][-1][1] + 5000
+	skew = sorted(min(abs(w - b) for b in ends(r)) for r in steps for w in waits[r] if inside(r, w))
 	print("a step's end to its rank's nearest wait end (us): median", skew[len(skew) // 2], "90%", skew[len(skew) * 9 // 10], "largest", skew[-1], "of", len(skew))
+	# how far apart the ranks left each all-reduce by their own clocks (one machine here):
+	# a wait ends that much from its step's end, where the CPUs kept a woken rank waiting
+	spread = sorted(max(x.synced_ns[k] for x in t) - min(x.synced_ns[k] for x in t)
+	                for k in range(min(len(x.synced_ns) for x in t)))
+	late = spread[len(spread) * 9 // 10] / 1000
+	print("the ranks' returns from one all-reduce, apart (us): median", spread[len(spread) // 2] / 1000, "90%", late)
 	len(skew) >= t[0].steps
 	skew[len(skew) // 2] <= 1000
-	skew[len(skew) * 9 // 10] <= 5000
+	skew[len(skew) * 9 // 10] <= late + 2000
 	PY
 }
 

@@ -219,37 +219,74 @@ size_t ranks_step_ends(struct rank_wait *w, size_t nr, uint64_t **ends)
 	return n;
 }
 
+/* The median of the intervals between consecutive times of v[0..n), 0 with fewer than 2 */
+static uint64_t median_interval(const uint64_t *v, size_t n)
+{
+	uint64_t *iv, m;
+
+	if (n < 2)
+		return 0;
+	iv = xcalloc(n, sizeof(*iv));
+	for (size_t i = 1; i < n; i++)
+		iv[i - 1] = v[i] - v[i - 1];
+	qsort(iv, n - 1, sizeof(*iv), cmp_u64);
+	m = iv[(n - 1) / 2];
+	free(iv);
+	return m;
+}
+
+struct rank_end {
+	uint64_t time;
+	size_t rank;
+};
+
+static int cmp_end(const void *a, const void *b)
+{
+	const struct rank_end *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
 size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends)
 {
-	uint64_t *all = NULL, *iv = NULL, *v, gap = RANKS_EPISODE_GAP_NS;
-	size_t n = 0, niv = 0, alloc = 0, alloc_iv = 0, out = 0;
+	struct rank_end *all = NULL;
+	uint64_t *v, step = 0, first = 0;
+	size_t n = 0, alloc = 0, out = 0, most = 0;
+	unsigned char *in = xcalloc(nr + 1, 1);
 
 	for (size_t k = 0; k < nr; k++) {
-		uint64_t *e;
-		size_t m = ranks_step_ends(r[k].w, r[k].nr, &e);
+		uint64_t *e, m;
+		size_t c = ranks_step_ends(r[k].w, r[k].nr, &e);
 
-		for (size_t i = 0; i < m; i++) {
+		/* the step: the median interval of the rank that blocked in the most */
+		m = median_interval(e, c);
+		if (c > most || (c == most && m < step)) {
+			most = c;
+			step = m;
+		}
+		for (size_t i = 0; i < c; i++) {
 			ALLOC_GROW(all, n + 1, alloc);
-			all[n++] = (uint64_t)((int64_t)e[i] + r[k].shift);
-			if (i) {
-				ALLOC_GROW(iv, niv + 1, alloc_iv);
-				iv[niv++] = e[i] - e[i - 1];
-			}
+			all[n++] = (struct rank_end){ (uint64_t)((int64_t)e[i] + r[k].shift), k };
 		}
 		free(e);
 	}
-	if (niv) {
-		qsort(iv, niv, sizeof(*iv), cmp_u64);
-		gap = iv[niv / 2] / 2;
-	}
-	free(iv);
-	v = xcalloc(n + 1, sizeof(*v));
 	if (n)
-		qsort(all, n, sizeof(*all), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		if (!out || all[i] > v[out - 1] + gap)
-			v[out++] = all[i];
+		qsort(all, n, sizeof(*all), cmp_end);
+	/* One end a rank a step: a rank's next end opens the next step.  Another rank's end
+	 * joins the step of the first until most of a step has gone by: the ranks leave one
+	 * all-reduce at once, but a rank woken while the CPUs are busy runs again up to 5 ms
+	 * later (2 cores, 2 ranks, 7 ms steps); the step ends at its earliest. */
+	v = xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		if (!out || in[all[i].rank] || all[i].time > first + step * 4 / 5) {
+			memset(in, 0, nr);
+			first = all[i].time;
+			v[out++] = first;
+		}
+		in[all[i].rank] = 1;
+	}
 	free(all);
+	free(in);
 	*ends = v;
 	return out;
 }

@@ -233,7 +233,7 @@ def main():
         t1 = now_ms()
         if record is not None:
             record.append({"step": t1 - t0, "extra": ex, "extra_cpu": ex_cpu,
-                           "backward": b1 - b0, "wait": wait})
+                           "backward": b1 - b0, "wait": wait, "synced_at": b1})
 
     # calibration first (its first two steps warm up and are not counted), then the
     # ranks lined up, then the all-reduced warm-up: a profiler that counts steps by the
@@ -279,6 +279,7 @@ def main():
         "wait_total_ms": round(sum(waits), 3),
         "extra_total_ms": round(sum(s["extra"] for s in steps), 3),
         "extra_cpu_total_ms": round(sum(s["extra_cpu"] for s in steps), 3),
+        "synced_ns": [round(s["synced_at"] * 1e6) for s in steps],
         "wait_all_total_ms": round(sum(warm_waits) + sum(waits), 3),
         "extra_all_total_ms": round(sum(s["extra"] for s in all_steps), 3),
     }
