@@ -1,5 +1,6 @@
 /* test-family.c - rule parser (line-numbered errors), classification of hand-built
  * stacks, operator extraction from realistic demangled stacks.  TAP output. */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,84 @@ int main(void)
 		struct frame a[] = { F("at::_ops::relu::call(at::Tensor const&)", "libtorch_cpu.so", 0, 0) };
 		struct frame b[] = { F("at::_ops::relu::call(at::Tensor const&)", "libtorch_cpu.so", 0, 0) };
 		ok(op_from_stack(a, 1) == op_from_stack(b, 1), "operator names are interned", NULL);
+	}
+	{
+		/* the Python frame that replaced the eval loop as the leaf: the loop decides */
+		struct frame f[] = {
+			F("heavy_a (known.py:4)", "python3.11", FRAME_PYTHON, 0),
+			F("main (known.py:9)", "python3.11", FRAME_PYTHON, 0),
+		};
+		struct frame g[] = { F("heavy_a (known.py:4)", "libpython3.12.so.1.0", FRAME_PYTHON, 0) };
+		struct frame h[] = { F("heavy_a (known.py:4)", "[python]", FRAME_PYTHON, 0) };
+
+		expect_family(r, "python", f, 2);
+		expect_family(r, "python", g, 1);
+		expect_family(r, "python", h, 1);	/* by the loop's name alone */
+	}
+	{
+		/* JIT kernels by the primitive they ran in; reorders by name first */
+		struct frame bf16[] = { F("_jit_avx512_core_bf16_fwd_kernel", "[jit]", FRAME_JIT, 0) };
+		struct frame brg[] = { F("jit_brgemm_kernel_t", "[jit]", FRAME_JIT, 0) };
+		struct frame anon[] = { F("[anon:0x7f00]", "[anon]", FRAME_ANON, 0) };
+		struct frame ro[] = { F("jit_uni_reorder_kernel_f32", "[jit]", FRAME_JIT, 0) };
+		struct family_ctx conv = { FAMILY_SAMPLE_CPU, "convolution" };
+		struct family_ctx mm = { FAMILY_SAMPLE_CPU, "matmul" };
+		struct family_ctx none = { FAMILY_SAMPLE_CPU, NULL };
+
+		ok(!strcmp(family_classify_ctx(r, bf16, 1, &conv, NULL), "jit-conv"),
+		   "bf16 kernel in a convolution: jit-conv", NULL);
+		ok(!strcmp(family_classify_ctx(r, bf16, 1, &none, NULL), "jit-other"),
+		   "bf16 kernel outside any primitive: jit-other", NULL);
+		ok(!strcmp(family_classify_ctx(r, brg, 1, &conv, NULL), "jit-conv"),
+		   "brgemm in a convolution: jit-conv", NULL);
+		ok(!strcmp(family_classify_ctx(r, brg, 1, &mm, NULL), "gemm"),
+		   "brgemm in a matmul: gemm", NULL);
+		ok(!strcmp(family_classify_ctx(r, anon, 1, &conv, NULL), "jit-conv"),
+		   "anonymous code in a convolution: jit-conv", NULL);
+		ok(!strcmp(family_classify_ctx(r, ro, 1, &conv, NULL), "jit-reorder"),
+		   "a reorder kernel in a convolution keeps its name's family", NULL);
+	}
+	{
+		/* NumPy's modules by their path */
+		struct frame f[] = { F("_multiarray_umath.cpython-311-x86_64-linux-gnu.so!func@0x1234",
+				       "_multiarray_umath.cpython-311-x86_64-linux-gnu.so", FRAME_FDE, 0) };
+
+		f[0].dso_path = "/usr/lib/python3/dist-packages/numpy/core/"
+				"_multiarray_umath.cpython-311-x86_64-linux-gnu.so";
+		expect_family(r, "numpy", f, 1);
+	}
+	{
+		/* the rules' patterns match as fnmatch(3) does, whatever way they are compared */
+		static const char *const pats[] = { "*", "**", "abc", "abc*", "*abc", "*abc*", "a*c",
+			"\\[kernel.kallsyms\\]", "\\[anon*", "ld-*.so*", "operator?new*", "*a*b*",
+			"a\\*b", "[ab]c", "x\\", NULL };
+		static const char *const strs[] = { "abc", "abcd", "xabc", "xabcx", "ac", "axxc",
+			"[kernel.kallsyms]", "[anon:x]", "ld-linux-x86-64.so.2", "operator new(unsigned)",
+			"a*b", "ab", "zaqbz", "bc", "x\\", "x", "", NULL };
+		int bad = 0;
+
+		for (int i = 0; pats[i]; i++) {
+			struct family_rules *g = family_rules_new();
+			char text[64];
+
+			snprintf(text, sizeof(text), "hit sym=%s\n", pats[i]);
+			if (family_rules_add_text(g, "glob", text, 0)) {
+				bad++;
+				continue;
+			}
+			for (int j = 0; strs[j]; j++) {
+				struct frame f[] = { F(strs[j], "x", 0, 0) };
+				int want = !fnmatch(pats[i], strs[j], 0);
+				int got = !strcmp(family_classify(g, f, 1, NULL), "hit");
+
+				if (want != got) {
+					printf("# '%s' on '%s': %d, fnmatch %d\n", pats[i], strs[j], got, want);
+					bad++;
+				}
+			}
+			family_rules_free(g);
+		}
+		ok(!bad, "patterns match as fnmatch does (literal, prefix, suffix, infix, glob)", NULL);
 	}
 	family_rules_free(r);
 	return tap_done();
