@@ -12,6 +12,7 @@
 #define PYBPF_RB_SIZE		(8u << 20)	/* the ring buffer (a 20-frame chain: 344
 						   bytes with its header) */
 #define PYBPF_MAX_THREADS	4096
+#define PYBPF_MAX_FORKS		1024	/* children of listed threads not yet listed */
 #define PYBPF_MAX_CODES		65536	/* code objects remembered as met (least recently
 					   met go) */
 #define PYBPF_MAX_LAYOUTS	8

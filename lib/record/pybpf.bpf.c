@@ -30,6 +30,24 @@ struct {
 	__type(value, struct pybpf_thread);
 } threads SEC(".maps");
 
+/* A process forked by a listed thread, until record lists it: the forking thread's
+ * entry (its state lies at the same address in the copy of its memory), kept for the
+ * child's first thread (pid -> the entry, from_tid and from_pid the forker's).  Filled at
+ * the fork (sched_process_fork), so a DataLoader worker's first samples have their
+ * Python frames; least recently used go. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PYBPF_MAX_FORKS);
+	__type(key, __u32);
+	__type(value, struct pybpf_thread);
+} forked SEC(".maps");
+
+/* where sched_process_fork's parent_pid and child_pid lie in its record (its format in
+ * tracefs, read by pybpf.c: 12 and 20 on 6.18, 24 and 44 before the comms became
+ * __data_loc); 0: the program is not attached */
+const volatile __u32 fork_parent_off;
+const volatile __u32 fork_child_off;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PYBPF_RB_SIZE);
@@ -219,11 +237,16 @@ static __always_inline int read_stack(int with_codes)
 	struct chain_scratch *s;
 
 	t = bpf_map_lookup_elem(&threads, &tid);
+	/* a process forked by a listed thread, its first thread (not a thread of the forker) */
+	if (!t && tid == (__u32)(id >> 32))
+		t = bpf_map_lookup_elem(&forked, &tid);
 	if (!t)
 		return 1;
-	/* the state's native thread id must be the thread's (a state freed and reused: no) */
+	/* the state's native thread id must be the thread's (a state freed and reused: no),
+	 * or in a forked child, the forker's until the child's runtime has set its own */
 	if (bpf_probe_read_user(&ts_tid, sizeof(ts_tid), (void *)(t->tstate + t->ts_tid)) ||
-	    ts_tid != tid)
+	    (ts_tid != tid && !(t->from_tid && ts_tid == t->from_tid &&
+				(__u32)(id >> 32) != t->from_pid)))
 		return 1;
 	/* the running frame: *(tstate + ts_frame), in 3.11/3.12 through the _PyCFrame */
 	if (bpf_probe_read_user(&f, sizeof(f), (void *)(t->tstate + t->ts_frame)))
@@ -249,6 +272,30 @@ static __always_inline int read_stack(int with_codes)
 	if (bpf_ringbuf_output(&ring, &s->c, 16 + 16 * n, BPF_RB_NO_WAKEUP))
 		__sync_fetch_and_add(&dropped, 1);
 	return 1;
+}
+
+/* A fork by a listed thread: its entry for the child (see forked).  The record's fields
+ * are read at the offsets its format gives (pybpf.c): they moved between kernels. */
+SEC("tracepoint/sched/sched_process_fork")
+int dlprof_fork(void *ctx)
+{
+	__u32 parent = 0, child = 0, off_p = fork_parent_off, off_c = fork_child_off;
+	const struct pybpf_thread *pt;
+	struct pybpf_thread t;
+
+	if (!off_p || !off_c || off_p > 256 || off_c > 256)
+		return 0;
+	if (bpf_probe_read_kernel(&parent, sizeof(parent), (char *)ctx + off_p) ||
+	    bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + off_c))
+		return 0;
+	pt = bpf_map_lookup_elem(&threads, &parent);
+	if (!pt)
+		return 0;
+	t = *pt;
+	t.from_tid = parent;
+	t.from_pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	bpf_map_update_elem(&forked, &child, &t, BPF_ANY);
+	return 0;
 }
 
 /* chains and the code objects they meet (5.17: bpf_loop) */

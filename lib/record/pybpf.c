@@ -30,6 +30,7 @@
 struct pybpf {
 	struct pybpf_bpf *skel;
 	struct bpf_program *prog;	/* the one loaded */
+	struct bpf_link *fork_link;	/* dlprof_fork on sched_process_fork, or NULL */
 	struct ring_buffer *rb;
 	const char *codes_why;		/* why code objects are not read here */
 	int codes;			/* the program reads them */
@@ -47,11 +48,44 @@ static int libbpf_say(enum libbpf_print_level level, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* Where sched_process_fork's parent_pid and child_pid lie in its record, from its format
+ * in tracefs: 0, or -1 where it cannot be read */
+static int fork_offsets(uint32_t *parent, uint32_t *child)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[128], line[256];
+
+	*parent = *child = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(dirs) && !(*parent && *child); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/events/sched/sched_process_fork/format", dirs[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned off, size;
+			char *p = strstr(line, "offset:"), *q = strstr(line, "size:");
+
+			if (!p || !q || sscanf(p, "offset:%u;", &off) != 1 ||
+			    sscanf(q, "size:%u;", &size) != 1 || size != 4)
+				continue;
+			if (strstr(line, " parent_pid;"))
+				*parent = off;
+			else if (strstr(line, " child_pid;"))
+				*child = off;
+		}
+		fclose(f);
+	}
+	return *parent && *child ? 0 : -1;
+}
+
 /* Open the program with these layouts and load it, reading code objects or not: 0, or
  * -errno (the kernel's). */
 static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, int codes)
 {
 	struct pybpf_bpf *s = pybpf_bpf__open();
+	uint32_t fp, fc;
 	int err;
 
 	if (!s)
@@ -60,6 +94,12 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 		s->rodata->layouts[k] = lays[k];
 	s->rodata->nr_layouts = (uint32_t)nr;
 	bpf_program__set_autoload(codes ? s->progs.dlprof_py_chain : s->progs.dlprof_py, false);
+	if (fork_offsets(&fp, &fc) == 0) {
+		s->rodata->fork_parent_off = fp;
+		s->rodata->fork_child_off = fc;
+	} else {
+		bpf_program__set_autoload(s->progs.dlprof_fork, false);
+	}
 	if (!codes) {
 		bpf_map__set_autocreate(s->maps.codes, false);
 		bpf_map__set_autocreate(s->maps.code_scratch, false);
@@ -72,6 +112,17 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	pb->skel = s;
 	pb->prog = codes ? s->progs.dlprof_py : s->progs.dlprof_py_chain;
 	pb->codes = codes;
+	/* a forked child's first samples (pybpf.bpf.c, forked): without, they wait for
+	 * record to list it, as before */
+	if (bpf_program__autoload(s->progs.dlprof_fork)) {
+		pb->fork_link = bpf_program__attach_tracepoint(s->progs.dlprof_fork, "sched",
+							       "sched_process_fork");
+		if (libbpf_get_error(pb->fork_link))
+			pb->fork_link = NULL;
+	}
+	if (getenv("DLPROF_DEBUG_BPF"))
+		fprintf(stderr, "dlprof: BPF program dlprof_fork %s\n", pb->fork_link ?
+			"attached to sched_process_fork" : "not attached");
 	if (getenv("DLPROF_DEBUG_BPF")) {
 		struct bpf_prog_info info;
 		uint32_t len = sizeof(info);
@@ -195,6 +246,7 @@ void pybpf_free(struct pybpf *pb)
 	if (!pb)
 		return;
 	ring_buffer__free(pb->rb);
+	bpf_link__destroy(pb->fork_link);
 	pybpf_bpf__destroy(pb->skel);
 	free(pb);
 }

@@ -27,6 +27,9 @@ struct pybpf_thread {
 	uint16_t cf_current;	/* _PyCFrame.current_frame, 0xffff: none (3.13) */
 	uint16_t ts_tid;	/* PyThreadState.native_thread_id */
 	uint16_t layout;	/* which of the frame layouts pybpf_new() was given */
+	/* set by the program in an entry it copied at a fork (pybpf.bpf.c, forked): the
+	 * forking thread and its process; 0 in those record lists */
+	uint32_t from_tid, from_pid;
 };
 
 struct pybpf;

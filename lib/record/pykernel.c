@@ -363,6 +363,19 @@ int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 	uintptr_t since = (uintptr_t)u64map_get(&r->py.pb_tids, tid);
 	struct pb_chain *c;
 
+	if (!since && tid == pid) {
+		/* never listed: a process a listed thread forked, read by the program from
+		 * the fork on (pybpf.bpf.c, forked), its chain in the ring before the sample */
+		c = pb_find(r, tid, time);
+		if (!c) {
+			pb_fetch(r);
+			c = pb_find(r, tid, time);
+		}
+		if (!c || c->failed)
+			return 0;
+		pb_take(r, c, pid, tid, time, chain_id);
+		return 1;
+	}
 	if (since <= 1 || time < since)
 		return 0;
 	c = pb_find(r, tid, time);
