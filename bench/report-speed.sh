@@ -16,7 +16,7 @@
 #   memory  tests/workloads/mem-known, record --memory, then report --memory
 #   two     report fp.data dwarf.data (several recordings, one table)
 # Each round runs every report once with BASE and once with NEW (alternating which goes
-# first), output to a file; /usr/bin/time gives wall seconds and peak RSS.  Prints per
+# first), output to a file; wall seconds (date, ns) and peak RSS (/usr/bin/time).  Prints per
 # recording the medians, us per sample and the NEW/BASE ratios, and "outputs: equal" or
 # which differ.  Time on a quiet machine: nothing else measuring at the same time.
 set -euo pipefail
@@ -87,9 +87,12 @@ samples_of() {	# the samples a report reads: the header's count
 one() {
 	local who=$1 c=$2 r=$3 bin
 	bin=$([ "$who" = base ] && echo "$base/dlprof" || echo "$new/dlprof")
-	/usr/bin/time -f "%e %M" -o "$dir/out/t" env DLPROF_DATADIR="$(dirname "$bin")/share" \
+	local t0 t1
+	t0=$(date +%s%N)
+	/usr/bin/time -f "%M" -o "$dir/out/t" env DLPROF_DATADIR="$(dirname "$bin")/share" \
 		"$bin" $(args_of "$c") >"$dir/out/$c.$who" 2>"$dir/out/$c.$who.err"
-	echo "$c $who $r $(cat "$dir/out/t")" >>"$dir/log"
+	t1=$(date +%s%N)
+	echo "$c $who $r $(( (t1 - t0) / 1000 ))e-6 $(cat "$dir/out/t")" >>"$dir/log"
 }
 
 : >"$dir/log"
