@@ -183,7 +183,8 @@ test_expect_success 'balanced: one record per rank, the same extra work on each'
 		$PY "$DDP" --steps $DDP_STEPS --extra-ms 0:20,1:20 >bal/truth.txt 2>bal/err.txt &&
 	cat bal/truth.txt && summary bal &&
 	check_ranks bal 2 &&
-	json_check bal/truth.json "all(abs(x.extra_ms - 20) < 2 for x in j)"
+	json_check bal/truth.json "all(x.extra_ms >= 20 for x in j)" \
+		"max(x.extra_ms for x in j) - min(x.extra_ms for x in j) < 10"
 '
 test_expect_success 'balanced: report --sort rank names no straggler' '
 	check_straggler bal

@@ -254,27 +254,44 @@ static int cmp_wait(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
-/* The switch-out sample of an off-CPU interval: its thread's, taken where the interval
- * starts (the sample and the switch record are written at the same switch, a few
- * microseconds apart at most) */
+/* The switch-out sample of an off-CPU interval: its thread's, taken at the switch that
+ * starts it.  The sample and the switch record are written in the same switch, most a few
+ * microseconds apart, but the Python stack read in the kernel at the sample can hold it
+ * up longer on a busy guest: the one nearest the start, after the thread's last switch-in
+ * (after) and before it ran again (one switch-out sample a switch-out). */
 #define WAIT_MATCH_NS 100000
-static const struct tl_wait *wait_at(const struct timeline *tl, const struct tl_off *o)
+static const struct tl_wait *wait_at(const struct timeline *tl, const struct tl_off *o,
+				     uint64_t after)
 {
+	uint64_t from = o->start > WAIT_MATCH_NS ? o->start - WAIT_MATCH_NS : 0;
+	const struct tl_wait *best = NULL;
 	size_t lo = 0, hi = tl->nr_waits;
 
+	if (after > from)
+		from = after;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct tl_wait *w = &tl->waits[mid];
 
-		if (w->tid < o->tid || (w->tid == o->tid && w->time + WAIT_MATCH_NS < o->start))
+		if (w->tid < o->tid || (w->tid == o->tid && w->time < from))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < tl->nr_waits && tl->waits[lo].tid == o->tid &&
-	    tl->waits[lo].time <= o->start + WAIT_MATCH_NS)
-		return &tl->waits[lo];
-	return NULL;
+	for (; lo < tl->nr_waits && tl->waits[lo].tid == o->tid && tl->waits[lo].time < o->end;
+	     lo++) {
+		const struct tl_wait *w = &tl->waits[lo];
+		uint64_t d = w->time > o->start ? w->time - o->start : o->start - w->time;
+
+		if (w->pid != o->pid)
+			continue;
+		if (!best || d < (best->time > o->start ? best->time - o->start :
+				  o->start - best->time))
+			best = w;
+		else
+			break;	/* further from the start from here on */
+	}
+	return best;
 }
 
 /* The waits pid's main thread made in a collective, copied into *w; how many */
@@ -709,7 +726,11 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 	if (tl->nr_waits)
 		qsort(tl->waits, tl->nr_waits, sizeof(*tl->waits), cmp_wait);
 	for (i = 0; i < tl->nr_off; i++) {
-		const struct tl_wait *w = tl->off[i].preempted ? NULL : wait_at(tl, &tl->off[i]);
+		/* the thread's last switch-in: its previous interval's end */
+		uint64_t after = i && tl->off[i - 1].tid == tl->off[i].tid &&
+				 tl->off[i - 1].pid == tl->off[i].pid ? tl->off[i - 1].end : 0;
+		const struct tl_wait *w = tl->off[i].preempted ? NULL :
+					  wait_at(tl, &tl->off[i], after);
 		struct strbuf name = STRBUF_INIT, args = STRBUF_INIT;
 
 		if (dup_pid(tl, tl->off[i].pid))
