@@ -4,7 +4,7 @@
 #   python3 and pyenv's 3.12 and 3.13 where present, in one thread and in three that
 #   contend for the GIL: every sample whose leaf is the interpreter's DSO is family
 #   python (the Python frame that replaced the eval loop does not decide it), --sort dso
-#   names the interpreter, never "[python]", and "other" stays under 2%.  The Python
+#   names the interpreter for them, and "other" stays under 2%.  The Python
 #   lines stay in --sort line, and fold --family and --group family agree.
 # - oneDNN convolutions in f32, bf16 and int8 (dl-conv-impl -d): every JIT sample inside
 #   the convolution primitive is jit-conv, whatever its kernel is called (bf16's
@@ -40,7 +40,10 @@ check_python() {
 	print("interpreter:", rows, "of them python:", kept, "families:", f)
 	len(rows) == 1 and sum(rows.values()) >= 0.8 * fam.samples
 	kept == rows
-	not any(r.symbol == "[python]" for r in all.rows)
+	# the interpreter's own samples name its DSO (a stack that stopped short of the
+	# eval loop, its Python frames put at its root, may name "[python]" in Total
+	# before the process's interpreter is known)
+	not any(r.symbol == "[python]" and r.self for r in all.rows)
 	f.get("other", 0) < 0.02 * fam.samples
 	PY
 }

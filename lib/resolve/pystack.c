@@ -68,6 +68,7 @@ struct pystacks {
 	struct dlp_pyframe *frames;	/* the distinct stacks, each stored once */
 	size_t nr_frames, alloc_frames;
 	struct u64map distinct;		/* hash of a stack's frames -> its first + 1 */
+	struct u64map interp;		/* pid -> the DSO its eval loop ran in (interned) */
 	int sorted;
 	struct pystacks_stats stats;
 	const char *eval;		/* "_PyEval_EvalFrameDefault", interned */
@@ -98,6 +99,7 @@ void pystacks_free(struct pystacks *ps)
 	free(ps->chains);
 	free(ps->frames);
 	u64map_release(&ps->distinct);
+	u64map_release(&ps->interp);
 	free(ps);
 }
 
@@ -503,8 +505,10 @@ int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t tim
 		/* a native stack that stopped short of the interpreter (frame pointers:
 		 * Debian's python3.11 keeps none), with a Python stack read at its instant:
 		 * the Python frames go on its root side, where they ran */
+		const char *dso = u64map_get(&ps->interp, pid);
+
 		for (i = 0; i < s->nr && *nr < max; i++)
-			py_frame(ps, &pf[i], NULL, &fr[(*nr)++]);
+			py_frame(ps, &pf[i], dso, &fr[(*nr)++]);
 		ps->stats.merged++;
 		return 1;
 	}
@@ -518,6 +522,9 @@ int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t tim
 			tmp[out++] = fr[i];
 			continue;
 		}
+		/* the interpreter of the process: for its stacks that stop short of the loop */
+		if (fr[i].dso && u64map_get(&ps->interp, pid) != fr[i].dso)
+			u64map_put(&ps->interp, pid, (void *)fr[i].dso);
 		size_t end = k + 1 < nseg ? seg_start[k + 1] : s->nr;
 
 		for (size_t j = seg_start[k]; j < end && out < max; j++)
