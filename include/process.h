@@ -28,6 +28,8 @@ struct dso {
 	void *sym_priv;		/* owned by symbolize.c */
 	void *unwind_priv;	/* owned by unwind.c */
 	char *file;		/* dso_file(): where its bytes are read from */
+	const char *root;	/* the root its path is read under (the process's own, where
+				   it is not record's: a container, a chroot), or NULL */
 };
 
 struct map {
@@ -54,6 +56,13 @@ void machine_set_build_id(struct machine *m, const char *path, const uint8_t *id
  * of that path get them as their image.  Copied. */
 void machine_set_image(struct machine *m, const char *path, const void *data, size_t len);
 
+/* Where the files a process maps are read: a directory its mapped paths are found
+ * under ("/proc/self/fd/N", a handle on a container's root), or NULL for the reader's
+ * own root.  Asked at each mapping of a file (record sets it: its processes may live in
+ * other mount namespaces or chroots; a recording's reader does not). */
+typedef const char *machine_root_fn(void *ctx, uint32_t pid);
+void machine_set_root_fn(struct machine *m, machine_root_fn *fn, void *ctx);
+
 /* The mapping that covered addr in process pid at time, or NULL. */
 const struct map *machine_find_map(struct machine *m, uint32_t pid, uint64_t addr, uint64_t time);
 /* The number of execs process pid had made at or before time (0: none).  With the pid it
@@ -71,8 +80,9 @@ size_t machine_dsos(struct machine *m, struct dso ***out);
 
 /* The file to read for dso's bytes (symbols, CFI, code): with a symbol root set
  * (--symfs DIR, else $DLPROF_SYMFS), DIR + its recorded path where that exists (a
- * recording read on another machine, its files copied under DIR), else the recorded
- * path.  Valid as long as the dso. */
+ * recording read on another machine, its files copied under DIR); else under the root
+ * of the process that mapped it (machine_set_root_fn) where that exists; else the
+ * recorded path.  Valid as long as the dso. */
 const char *dso_file(const struct dso *dso);
 void dso_set_symfs(const char *dir);
 

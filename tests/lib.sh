@@ -114,6 +114,17 @@ test_grep() {
 json_get() {
 	/usr/bin/python3 "$SRC/tools/json-check.py" get "$@"
 }
+# find_python VERSION: a CPython VERSION (3.12) on PATH, or under pyenv's versions; its
+# path on stdout, or fail
+find_python() {
+	for p in $(command -v "python$1" 2>/dev/null) \
+		 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1"; do
+		[ -x "$p" ] && "$p" -c "import sys; sys.exit(sys.implementation.name != 'cpython')" \
+			2>/dev/null && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
 json_check() {
 	/usr/bin/python3 "$SRC/tools/json-check.py" check "$@"
 }

@@ -12,15 +12,6 @@ test_require PERF_EVENTS
 W="$SRC/workloads/py_known.py"
 LIBMK="$BUILD/tests/workloads/libmemknown.so"
 
-find_python() {
-	for p in $(command -v "python$1" 2>/dev/null) \
-		 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1"; do
-		[ -x "$p" ] && "$p" -c "import sys; sys.exit(sys.implementation.name != 'cpython')" \
-			2>/dev/null && { echo "$p"; return 0; }
-	done
-	return 1
-}
-
 found=
 for v in 3.12 3.13; do
 	PY=$(find_python $v) || continue

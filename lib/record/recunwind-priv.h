@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "memrec.h"
+#include "proc-root.h"
 #include "process.h"
 #include "recfile.h"
 #include "recunwind.h"
@@ -111,6 +112,7 @@ struct recunw {
 	 * clocksource has no vDSO), converted by the ticks and ns from start to end */
 	int tsc;
 	uint64_t tsc0, mono0;
+	struct proc_roots roots;	/* the processes' roots that are not record's */
 };
 
 /* recunwind-write.c */

@@ -474,6 +474,13 @@ void recunw_flush(struct recunw *ru)
 	hand_over(ru, 1);
 }
 
+/* A process's files, read under its own root where that is not record's (a container,
+ * a chroot: proc-root.h), as the mappings are seen */
+static const char *root_of(void *ctx, uint32_t pid)
+{
+	return proc_roots_of(&((struct recunw *)ctx)->roots, pid);
+}
+
 struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 {
 	struct recunw *ru = xcalloc(1, sizeof(*ru));
@@ -492,6 +499,8 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 	if (getenv("DLPROF_NO_INLINE_UNWIND"))
 		ru->no_inline = 1;
 	ru->m = machine_new();
+	proc_roots_init(&ru->roots);
+	machine_set_root_fn(ru->m, root_of, ru);
 	ru->uw = unwinder_new(ru->m);
 	if (ru->uw)
 		unwinder_set_live(ru->uw);
@@ -524,6 +533,7 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 		unwinder_free(ru->uw);
 		session_live_free(ru->live);
 		machine_free(ru->m);
+		proc_roots_release(&ru->roots);
 		strbuf_release(&ru->out);
 		free(ru);
 		return NULL;
@@ -562,6 +572,7 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 	unwinder_free(ru->uw);
 	session_live_free(ru->live);
 	machine_free(ru->m);
+	proc_roots_release(&ru->roots);
 	strbuf_release(&ru->out);
 	free(ru->cut);
 	memrec_enc_release(&ru->mem);

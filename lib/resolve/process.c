@@ -60,6 +60,8 @@ struct machine {
 	size_t nr_images, alloc_images;
 	struct jitsyms *jit;	/* not owned */
 	struct proc_table info;	/* command lines and ranks (DLP_REC_PROC) */
+	machine_root_fn *root_fn;	/* where a process's files are read (record) */
+	void *root_ctx;
 };
 
 struct machine *machine_new(void)
@@ -171,8 +173,16 @@ static const struct bid *find_bid(struct machine *m, const char *path)
 	return NULL;
 }
 
+void machine_set_root_fn(struct machine *m, machine_root_fn *fn, void *ctx)
+{
+	m->root_fn = fn;
+	m->root_ctx = ctx;
+}
+
+/* root: the process's root its path is read under (interned by the root function), or
+ * NULL: one path under two roots is two files unless their build-ids say otherwise */
 static struct dso *intern_dso(struct machine *m, const char *path, const uint8_t *id,
-			      size_t id_size, int kernel_mode)
+			      size_t id_size, int kernel_mode, const char *root)
 {
 	uint64_t h = hash_bytes(path, strlen(path));
 	struct dso *d;
@@ -189,7 +199,8 @@ static struct dso *intern_dso(struct machine *m, const char *path, const uint8_t
 		d = m->dsos[i - 1];
 		if (!strcmp(d->path, path) &&
 		    (!id_size || !d->build_id_size ||
-		     (d->build_id_size == id_size && !memcmp(d->build_id, id, id_size)))) {
+		     (d->build_id_size == id_size && !memcmp(d->build_id, id, id_size))) &&
+		    (d->root == root || (id_size && d->build_id_size))) {
 			if (!d->build_id_size && id_size) {
 				memcpy(d->build_id, id, id_size);
 				d->build_id_size = id_size;
@@ -207,6 +218,7 @@ static struct dso *intern_dso(struct machine *m, const char *path, const uint8_t
 	}
 	d = xcalloc(1, sizeof(*d));
 	d->path = xstrdup(path);
+	d->root = root;
 	if (id_size) {
 		memcpy(d->build_id, id, id_size);
 		d->build_id_size = id_size;
@@ -246,7 +258,9 @@ int machine_mmap(struct machine *m, const struct dlp_mmap *ev)
 	pm->map.prot = ev->prot;
 	pm->map.flags = ev->flags;
 	pm->map.dso = intern_dso(m, ev->filename ? ev->filename : "", ev->build_id,
-				 ev->build_id_size, kernel_mode);
+				 ev->build_id_size, kernel_mode,
+				 m->root_fn && !kernel_mode && ev->filename && ev->filename[0] == '/' ?
+				 m->root_fn(m->root_ctx, pid) : NULL);
 	pm->seq = ++m->seq;
 	p->sorted = 0;
 	return 0;
@@ -645,6 +659,13 @@ const char *dso_file(const struct dso *dso)
 		dso_set_symfs(getenv("DLPROF_SYMFS"));
 	if (symfs && d->path[0] == '/') {
 		char *p = xasprintf("%s%s", symfs, d->path);
+
+		if (access(p, R_OK) == 0)
+			return d->file = p;
+		free(p);
+	}
+	if (d->root && d->path[0] == '/') {
+		char *p = xasprintf("%s%s", d->root, d->path);
 
 		if (access(p, R_OK) == 0)
 			return d->file = p;

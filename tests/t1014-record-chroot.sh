@@ -1,0 +1,46 @@
+#!/bin/sh
+# t1014: a workload under another root (a container's first step: unshare --mount and
+# chroot into a tree of its own), recorded from outside.  Its program and its library
+# live at /opt/ct/ in that tree, a path the host does not have: record reads them under
+# the process's own root (/proc/PID/root, held open) to unwind its stacks while
+# recording, and the stacks go from the leaf in the stripped library through main to
+# the thread's root, as the same program's do on the host (t3002); before, record looked
+# for /opt/ct on the host, and none of 1,000 samples had that stack.  report reads the
+# tree's files with --symfs (a report that needs none, the files' symbols kept in the
+# recording, is yet to come).
+. "$(dirname "$0")/lib.sh"
+test_require PERF_EVENTS
+WL="$BUILD/tests/unw-libmain"
+LIB="$BUILD/tests/libunw-lib.so"
+[ -x "$WL" ] && [ -e "$LIB" ] || test_skip_all "unw-libmain not built"
+[ "$(id -u)" = 0 ] || test_skip_all "chroot needs root"
+unshare --mount --fork true 2>/dev/null || test_skip_all "unshare --mount is refused here"
+[ ! -e /opt/ct ] || test_skip_all "/opt/ct exists on this machine"
+
+# the tree: the program and its library at /opt/ct (found through LD_LIBRARY_PATH: the
+# tree has no /proc for its $ORIGIN), the loader and the C library where the program
+# looks for them (copies: the same files as the host's)
+make_root() {
+	mkdir -p root/opt/ct root/lib64 root/lib/x86_64-linux-gnu &&
+	cp "$WL" "$LIB" root/opt/ct/ &&
+	cp -L /lib64/ld-linux-x86-64.so.2 root/lib64/ &&
+	cp -L /lib/x86_64-linux-gnu/libc.so.6 root/lib/x86_64-linux-gnu/
+}
+
+test_expect_success 'record unw-libmain under unshare --mount + chroot' '
+	make_root && LD_LIBRARY_PATH=/opt/ct chroot root /opt/ct/unw-libmain >/dev/null &&
+	LD_LIBRARY_PATH=/opt/ct "$DLPROF" record -o ct.data -- \
+		unshare --mount --fork chroot root /opt/ct/unw-libmain >/dev/null 2>err && cat err
+'
+
+test_expect_success 'unwound through the tree files: main -> unw_libmain_loop -> unw_lib_spin' '
+	"$DLPROF" report -i ct.data --comm unw-libmain --symfs root | sed -n 5,8p &&
+	"$DLPROF" fold -i ct.data --comm unw-libmain --symfs root >ct.folded &&
+	total=$(awk "{ s += \$NF } END { print s }" ct.folded) &&
+	good=$(grep -E "^unw-libmain;_start;.*;main;unw_libmain_loop[^;]*;unw_lib_spin;[^;]+ [0-9]+\$" ct.folded |
+		awk "{ s += \$NF } END { print s + 0 }") &&
+	echo "$good of $total samples complete through the library" &&
+	test "$total" -gt 100 && test $((good * 100 / total)) -ge 90
+'
+
+test_done
