@@ -7,7 +7,9 @@
 # the thread's root, as the same program's do on the host (t3002); before, record looked
 # for /opt/ct on the host, and none of 1,000 samples had that stack.  report reads the
 # tree's files with --symfs (a report that needs none, the files' symbols kept in the
-# recording, is yet to come).
+# recording, is yet to come).  A Python interpreter there, at a path the host lacks, has
+# its frames read (its symbols through /proc/PID/map_files: its maps, as record reads
+# them, name it by record's root or the container's, not always a path record can open).
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
 WL="$BUILD/tests/unw-libmain"
@@ -41,6 +43,20 @@ test_expect_success 'unwound through the tree files: main -> unw_libmain_loop ->
 		awk "{ s += \$NF } END { print s + 0 }") &&
 	echo "$good of $total samples complete through the library" &&
 	test "$total" -gt 100 && test $((good * 100 / total)) -ge 90
+'
+
+# Python under the tree's root, as in a container: its interpreter and script on a tmpfs
+# mounted in the new mount namespace only (no path of record's reaches them), the
+# host's /usr bound in for its libraries and standard library
+test_expect_success 'a Python interpreter under the tree root: its frames read' '
+	mkdir -p py/usr py/opt && ln -s usr/lib py/lib && ln -s usr/lib64 py/lib64 &&
+	PYTHONHOME=/usr "$DLPROF" record -o py.data -- unshare --mount --fork sh -c \
+		"mount --bind /usr py/usr && mount -t tmpfs none py/opt &&
+		 cp -L /usr/bin/python3.11 \"$SRC/workloads/py_loop.py\" py/opt/ &&
+		 exec chroot py /opt/python3.11 /opt/py_loop.py 1" >/dev/null 2>err && cat err &&
+	grep -E "^dlprof: python: [0-9]+ samples read \((9[0-9]|100)\.[0-9]% checked" err &&
+	"$DLPROF" report -i py.data --comm python3.11 >rep && sed -n 5,12p rep &&
+	grep -E "^# stacks: +(9[0-9]|100)\.[0-9]% reach the thread root" rep
 '
 
 test_done

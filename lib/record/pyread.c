@@ -42,6 +42,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -295,7 +296,7 @@ void probe(struct pyreader *pr, struct pyproc *p)
 {
 	char mpath[64], line[4352], file[4096] = "";
 	FILE *f;
-	uint64_t base = 0;
+	uint64_t base = 0, file_lo = 0, file_hi = 0;
 	const struct pysyms *s;
 	uint64_t bias;
 	uint32_t ver = 0;
@@ -319,6 +320,8 @@ void probe(struct pyreader *pr, struct pyproc *p)
 		if (!file[0] || (strstr(path, "libpython") && !strstr(file, "libpython"))) {
 			snprintf(file, sizeof(file), "%s", path);
 			base = off == 0 ? lo : 0;
+			file_lo = lo;
+			file_hi = hi;
 		} else if (!strcmp(path, file) && off == 0 && !base) {
 			base = lo;
 		}
@@ -326,7 +329,16 @@ void probe(struct pyreader *pr, struct pyproc *p)
 	fclose(f);
 	if (!file[0])
 		return;
-	s = file_syms(pr, file);
+	{
+		/* the file mapped, whatever root the process has (a chroot, a container:
+		 * its maps name it as record sees it, or as the container does) */
+		char at[96];
+		struct stat st;
+
+		snprintf(at, sizeof(at), "/proc/%u/map_files/%llx-%llx", p->pid,
+			 (unsigned long long)file_lo, (unsigned long long)file_hi);
+		s = file_syms(pr, stat(at, &st) == 0 ? at : file);
+	}
 	if (!s->ok && !strstr(file, "libpython") && ++p->probes < PROBE_TRIES) {
 		/* a python3.X linked to its libpython, probed before the loader mapped
 		 * it (a sample taken while the loader ran) */
