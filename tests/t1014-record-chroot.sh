@@ -9,7 +9,8 @@
 # tree's files with --symfs (a report that needs none, the files' symbols kept in the
 # recording, is yet to come).  A Python interpreter there, at a path the host lacks, has
 # its frames read (its symbols through /proc/PID/map_files: its maps, as record reads
-# them, name it by record's root or the container's, not always a path record can open).
+# them, name it by record's root or the container's, not always a path record can open),
+# and in a PID namespace of its own as well (its states hold that namespace's thread ids).
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
 WL="$BUILD/tests/unw-libmain"
@@ -57,6 +58,18 @@ test_expect_success 'a Python interpreter under the tree root: its frames read' 
 	grep -E "^dlprof: python: [0-9]+ samples read \((9[0-9]|100)\.[0-9]% checked" err &&
 	"$DLPROF" report -i py.data --comm python3.11 >rep && sed -n 5,12p rep &&
 	grep -E "^# stacks: +(9[0-9]|100)\.[0-9]% reach the thread root" rep
+'
+
+# ... and in a PID namespace of its own too (as Podman runs it): its thread states hold
+# that namespace's ids (1, 2, ...), the samples record's; NSpid puts them together
+test_expect_success 'the same in a PID namespace of its own: its frames read' '
+	PYTHONHOME=/usr "$DLPROF" record -o pid.data -- unshare --mount --pid --fork sh -c \
+		"mount --bind /usr py/usr && mount -t tmpfs none py/opt &&
+		 cp -L /usr/bin/python3.11 \"$SRC/workloads/py_loop.py\" py/opt/ &&
+		 exec chroot py /opt/python3.11 /opt/py_loop.py 1 2" >/dev/null 2>err && cat err &&
+	grep -E "^dlprof: python: [0-9]+ samples read \((9[0-9]|100)\.[0-9]% checked" err &&
+	set -- $(sed -n "s/^dlprof: python: \([0-9]*\) samples read.*; \([0-9]*\) read in the kernel.*/\2 \1/p" err) &&
+	echo "$1 of $2 read in the kernel" && test $(( $1 * 100 / $2 )) -ge 90
 '
 
 test_done

@@ -245,8 +245,8 @@ static __always_inline int read_stack(int with_codes)
 	/* the state's native thread id must be the thread's (a state freed and reused: no),
 	 * or in a forked child, the forker's until the child's runtime has set its own */
 	if (bpf_probe_read_user(&ts_tid, sizeof(ts_tid), (void *)(t->tstate + t->ts_tid)) ||
-	    (ts_tid != tid && !(t->from_tid && ts_tid == t->from_tid &&
-				(__u32)(id >> 32) != t->from_pid)))
+	    (ts_tid != (t->ns_tid ? t->ns_tid : tid) &&
+	     !(t->from_tid && ts_tid == t->from_tid && (__u32)(id >> 32) != t->from_pid)))
 		return 1;
 	/* the running frame: *(tstate + ts_frame), in 3.11/3.12 through the _PyCFrame */
 	if (bpf_probe_read_user(&f, sizeof(f), (void *)(t->tstate + t->ts_frame)))

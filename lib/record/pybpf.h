@@ -30,6 +30,9 @@ struct pybpf_thread {
 	/* set by the program in an entry it copied at a fork (pybpf.bpf.c, forked): the
 	 * forking thread and its process; 0 in those record lists */
 	uint32_t from_tid, from_pid;
+	uint32_t ns_tid;	/* the id the state holds where not the thread's (a thread of
+				   another PID namespace: its id there), else 0 */
+	uint32_t pad;
 };
 
 struct pybpf;

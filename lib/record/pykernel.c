@@ -221,6 +221,7 @@ void pb_list(struct recorder *r, uint32_t pid)
 			.cf_current = wi.cf_current,
 			.ts_tid = wi.ts_tid,
 			.layout = wi.frame,
+			.ns_tid = th[i].ns_tid != th[i].tid ? th[i].ns_tid : 0,
 		};
 
 		if ((uintptr_t)u64map_get(&r->py.pb_tids, th[i].tid) > 1)

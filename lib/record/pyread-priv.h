@@ -72,7 +72,8 @@ struct pycode {
 #define CO_IDENT	CO_FILENAME	/* the four pointers that say which code it is */
 
 struct pytid {
-	uint32_t tid;
+	uint32_t tid;		/* record's (the samples') */
+	uint32_t ns_tid;	/* the state's own: the thread's id in its PID namespace */
 	uint64_t tstate;	/* 0: not a Python thread (at the last walk) */
 };
 
@@ -97,6 +98,8 @@ struct pyproc {
 	 * probed again from then on, PROBE_TRIES times at most */
 	uint64_t probe_again;
 	unsigned probes;
+	int pidns;		/* 0 unknown, 1 record's PID namespace, 2 another (a container's:
+				   its states hold the ids of that namespace) */
 };
 
 #define PROBE_EVERY_NS	5000000ull

@@ -37,9 +37,11 @@
  * in the python3.X executable or libpython3.X.so the process maps.  Every read is
  * checked; a failed one leaves the sample its native stack (counted, never fatal).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -391,6 +393,76 @@ void probe(struct pyreader *pr, struct pyproc *p)
 	pr->active++;
 }
 
+/* A thread's ids, from its status's NSpid line: record's first, its own namespace's last
+ * (one id: the same namespace).  0 when it cannot be read. */
+static int nspid_of(uint32_t pid, uint32_t tid, uint32_t *outer, uint32_t *inner)
+{
+	char path[64], line[256];
+	FILE *f;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+		unsigned long v;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (*outer = *inner = 0; (v = strtoul(p, &end, 10)), end != p; p = end) {
+			if (!*outer)
+				*outer = (uint32_t)v;
+			*inner = (uint32_t)v;
+		}
+		ret = *outer != 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* The ids the states of a process in another PID namespace hold, as record's: each of its
+ * threads' NSpid (the states hold the inner id, the samples name the outer) */
+static void ns_tids(struct pyproc *p)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	struct { uint32_t outer, inner; } map[1024];
+	size_t n = 0;
+	uint32_t o, in;
+
+	if (!p->pidns)
+		p->pidns = nspid_of(p->pid, p->pid, &o, &in) && o != in ? 2 : 1;
+	if (p->pidns != 2)
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/task", p->pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < ARRAY_SIZE(map)) {
+		uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
+
+		if (tid && nspid_of(p->pid, tid, &o, &in)) {
+			map[n].outer = o;
+			map[n++].inner = in;
+		}
+	}
+	closedir(d);
+	for (size_t i = 0; i < p->nr_tids; i++) {
+		uint32_t t = p->tids[i].ns_tid;
+
+		p->tids[i].tid = 0;	/* a thread gone: none of record's */
+		for (size_t k = 0; k < n; k++)
+			if (map[k].inner == t) {
+				p->tids[i].tid = map[k].outer;
+				break;
+			}
+	}
+}
+
 /* Thread states of the process by native thread id.  A thread may have more than one:
  * the interpreter's static initial state stays on the list after the main thread has
  * moved to another, and C code can make states of its own for a thread. */
@@ -414,9 +486,11 @@ static void walk_threads(struct pyproc *p, uint64_t now)
 		memcpy(&next, buf + p->lay->ts_next, 8);
 		ALLOC_GROW(p->tids, p->nr_tids + 1, p->alloc_tids);
 		p->tids[p->nr_tids].tid = (uint32_t)tid;
+		p->tids[p->nr_tids].ns_tid = (uint32_t)tid;
 		p->tids[p->nr_tids++].tstate = ts;
 		ts = next;
 	}
+	ns_tids(p);
 }
 
 /* The thread states of tid (*nr of them, at most max), after a new walk of the list when
@@ -523,6 +597,7 @@ size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_threa
 			;
 		if (k == n && p->tids[i].tid) {
 			out[n].tid = p->tids[i].tid;
+			out[n].ns_tid = p->tids[i].ns_tid;
 			out[n++].tstate = p->tids[i].tstate;
 		}
 	}

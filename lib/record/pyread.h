@@ -74,7 +74,8 @@ size_t pyreader_frame_layouts(struct pyframe_layout *out, size_t max);
 /* The Python threads of pid as its interpreter lists them now (one state per thread:
  * the newest), and in *wi its layout (tss is 0 here).  How many (0: not Python). */
 struct pyreader_thread {
-	uint32_t tid;
+	uint32_t tid;		/* record's */
+	uint32_t ns_tid;	/* the id its state holds (another PID namespace's), or tid */
 	uint64_t tstate;
 };
 size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_thread *out,

@@ -270,12 +270,14 @@ size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends)
 		}
 		free(e);
 	}
+	if (!step)
+		step = RANKS_EPISODE_GAP_NS;	/* no rank blocked twice: no step to go by */
 	if (n)
 		qsort(all, n, sizeof(*all), cmp_end);
 	/* One end a rank a step: a rank's next end opens the next step.  Another rank's end
 	 * joins the step of the first until most of a step has gone by: the ranks leave one
-	 * all-reduce at once, but a rank woken while the CPUs are busy runs again up to 5 ms
-	 * later (2 cores, 2 ranks, 7 ms steps); the step ends at its earliest. */
+	 * all-reduce at once, but a rank woken while the CPUs are busy may run again most of
+	 * a step later (ranks.h); the step ends at its earliest. */
 	v = xcalloc(n + 1, sizeof(*v));
 	for (size_t i = 0; i < n; i++) {
 		if (!out || in[all[i].rank] || all[i].time > first + step * 4 / 5) {
