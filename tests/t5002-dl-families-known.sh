@@ -130,9 +130,11 @@ if [ -x "$CONV" ] && test_have DNNL; then
 		conv_family f32 -d f32
 	'
 	if grep -qw avx512_bf16 /proc/cpuinfo; then
-		test_expect_success 'bf16 convolution (jit_bf16, a kernel without "conv"): jit-conv' '
+		# (jit_bf16:avx512_core_bf16 on AVX512_BF16 CPUs without AMX, its kernel
+		# "_jit_avx512_core_bf16_fwd_kernel"; whatever JIT kernel oneDNN picks: jit-conv)
+		test_expect_success 'bf16 convolution (a kernel without "conv" in its name): jit-conv' '
 			conv_family bf16 -d bf16 -l nChw16c &&
-			test_grep -q "^impl: jit_bf16:" bf16.out
+			! grep -q "^impl: ref" bf16.out
 		'
 	else
 		test_skip "bf16 convolution" "this CPU has no AVX512_BF16"
