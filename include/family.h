@@ -24,13 +24,11 @@ void family_rules_free(struct family_rules *r);
  * ("file:line: <rule text>"). */
 const char *family_classify(const struct family_rules *r, const struct frame *frames,
 			    size_t nr, const char **rule_out);
-/* The same for a sample of a kind (rules' sample= key): a CPU sample (what
- * family_classify assumes), or a switch-out (record's off-CPU event: where a thread
- * blocked or was preempted). */
+/* The kinds of sample (rules' sample= key): a CPU sample (what family_classify
+ * assumes), or a switch-out (record's off-CPU event: where a thread blocked or was
+ * preempted). */
 #define FAMILY_SAMPLE_CPU  (1u << 0)
 #define FAMILY_SAMPLE_WAIT (1u << 1)
-const char *family_classify_kind(const struct family_rules *r, const struct frame *frames,
-				 size_t nr, unsigned kind, const char **rule_out);
 /* What a sample's family depends on beside its stack: its kind, and the oneDNN primitive
  * kind it ran inside ("convolution", "reorder", ...: its ITT task; NULL outside any), for
  * JIT code whose kernel name does not say what it computes (rules' prim= key). */

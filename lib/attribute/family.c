@@ -492,13 +492,7 @@ static int cond_match(const struct cond *c, const struct frame *f, const struct 
 const char *family_classify(const struct family_rules *r, const struct frame *frames,
 			    size_t nr, const char **rule_out)
 {
-	return family_classify_kind(r, frames, nr, FAMILY_SAMPLE_CPU, rule_out);
-}
-
-const char *family_classify_kind(const struct family_rules *r, const struct frame *frames,
-				 size_t nr, unsigned kind, const char **rule_out)
-{
-	struct family_ctx ctx = { kind, NULL };
+	struct family_ctx ctx = { FAMILY_SAMPLE_CPU, NULL };
 
 	return family_classify_ctx(r, frames, nr, &ctx, rule_out);
 }

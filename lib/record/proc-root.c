@@ -11,8 +11,15 @@
 
 void proc_roots_init(struct proc_roots *r)
 {
+	struct stat self;
+
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->mu, NULL);
+	if (stat("/", &self) == 0) {
+		r->self_dev = self.st_dev;
+		r->self_ino = self.st_ino;
+		r->have_self = 1;
+	}
 }
 
 void proc_roots_release(struct proc_roots *r)
@@ -34,20 +41,10 @@ const char *proc_roots_of(struct proc_roots *r, uint32_t pid)
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/root", pid);
-	if (stat(path, &st) < 0)
+	if (!r->have_self || stat(path, &st) < 0 ||
+	    (st.st_dev == r->self_dev && st.st_ino == r->self_ino))
 		return NULL;
 	pthread_mutex_lock(&r->mu);
-	if (!r->have_self) {
-		struct stat self;
-
-		if (stat("/", &self) == 0) {
-			r->self_dev = self.st_dev;
-			r->self_ino = self.st_ino;
-			r->have_self = 1;
-		}
-	}
-	if (!r->have_self || (st.st_dev == r->self_dev && st.st_ino == r->self_ino))
-		goto out;
 	for (size_t i = 0; i < r->nr; i++)
 		if (r->v[i].dev == st.st_dev && r->v[i].ino == st.st_ino) {
 			ret = r->v[i].prefix;

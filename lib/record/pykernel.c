@@ -339,6 +339,18 @@ static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
 	return best;
 }
 
+/* The chain of tid's sample at time, the ring drained first where it is not in yet */
+static struct pb_chain *pb_find_fetch(struct recorder *r, uint32_t tid, uint64_t time)
+{
+	struct pb_chain *c = pb_find(r, tid, time);
+
+	if (!c) {
+		pb_fetch(r);
+		c = pb_find(r, tid, time);
+	}
+	return c;
+}
+
 /* Sample (pid, tid, time) gets chain c: its Python stack, with chain_id named by the
  * sample's own record (pyreader_sample_chain), else a record of its own. */
 static void pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32_t tid,
@@ -367,11 +379,7 @@ int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 	if (!since && tid == pid) {
 		/* never listed: a process a listed thread forked, read by the program from
 		 * the fork on (pybpf.bpf.c, forked), its chain in the ring before the sample */
-		c = pb_find(r, tid, time);
-		if (!c) {
-			pb_fetch(r);
-			c = pb_find(r, tid, time);
-		}
+		c = pb_find_fetch(r, tid, time);
 		if (!c || c->failed)
 			return 0;
 		pb_take(r, c, pid, tid, time, chain_id);
@@ -379,11 +387,7 @@ int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 	}
 	if (since <= 1 || time < since)
 		return 0;
-	c = pb_find(r, tid, time);
-	if (!c) {
-		pb_fetch(r);
-		c = pb_find(r, tid, time);
-	}
+	c = pb_find_fetch(r, tid, time);
 	if (c) {
 		pb_take(r, c, pid, tid, time, chain_id);
 		return 1;

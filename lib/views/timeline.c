@@ -196,17 +196,10 @@ static void off_intervals(struct timeline *tl)
 				preempted = e->preempt;
 			}
 		} else if (out_at && e->time > out_at) {
-			const struct tl_off *last = tl->nr_off ? &tl->off[tl->nr_off - 1] : NULL;
-
-			/* records of two cpus a few us apart can put a switch-out before the
-			 * last switch-in: the slices of a track must not overlap */
-			if (last && last->tid == e->tid && last->pid == e->pid && last->end > out_at)
-				out_at = last->end;
-			if (e->time > out_at) {
-				ALLOC_GROW(tl->off, tl->nr_off + 1, tl->alloc_off);
-				tl->off[tl->nr_off++] = (struct tl_off){ e->pid, e->tid, out_at,
-									 e->time, preempted };
-			}
+			/* sorted by thread and time: a thread's intervals follow each other */
+			ALLOC_GROW(tl->off, tl->nr_off + 1, tl->alloc_off);
+			tl->off[tl->nr_off++] = (struct tl_off){ e->pid, e->tid, out_at, e->time,
+								 preempted };
 			out_at = 0;
 		}
 	}
@@ -263,7 +256,7 @@ static int cmp_wait(const void *a, const void *b)
 static const struct tl_wait *wait_at(const struct timeline *tl, const struct tl_off *o,
 				     uint64_t after)
 {
-	uint64_t from = o->start > WAIT_MATCH_NS ? o->start - WAIT_MATCH_NS : 0;
+	uint64_t from = o->start > WAIT_MATCH_NS ? o->start - WAIT_MATCH_NS : 0, best_d = 0;
 	const struct tl_wait *best = NULL;
 	size_t lo = 0, hi = tl->nr_waits;
 
@@ -285,11 +278,10 @@ static const struct tl_wait *wait_at(const struct timeline *tl, const struct tl_
 
 		if (w->pid != o->pid)
 			continue;
-		if (!best || d < (best->time > o->start ? best->time - o->start :
-				  o->start - best->time))
-			best = w;
-		else
+		if (best && d >= best_d)
 			break;	/* further from the start from here on */
+		best = w;
+		best_d = d;
 	}
 	return best;
 }

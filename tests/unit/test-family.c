@@ -29,6 +29,16 @@ static void expect_family(struct family_rules *r, const char *want, const struct
 	ok(!strcmp(got, want), title, got);
 }
 
+/* The family of a one-frame stack that ran inside a oneDNN primitive of kind prim */
+static void expect_in_prim(struct family_rules *r, const char *want, const struct frame *f,
+			   const char *prim, const char *title)
+{
+	struct family_ctx ctx = { FAMILY_SAMPLE_CPU, prim };
+	const char *got = family_classify_ctx(r, f, 1, &ctx, NULL);
+
+	ok(!strcmp(got, want), title, got);
+}
+
 static void expect_op(const char *want, const struct frame *fr, size_t nr, const char *title)
 {
 	const char *got = op_from_stack(fr, nr);
@@ -295,22 +305,14 @@ int main(void)
 		struct frame brg[] = { F("jit_brgemm_kernel_t", "[jit]", FRAME_JIT, 0) };
 		struct frame anon[] = { F("[anon:0x7f00]", "[anon]", FRAME_ANON, 0) };
 		struct frame ro[] = { F("jit_uni_reorder_kernel_f32", "[jit]", FRAME_JIT, 0) };
-		struct family_ctx conv = { FAMILY_SAMPLE_CPU, "convolution" };
-		struct family_ctx mm = { FAMILY_SAMPLE_CPU, "matmul" };
-		struct family_ctx none = { FAMILY_SAMPLE_CPU, NULL };
-
-		ok(!strcmp(family_classify_ctx(r, bf16, 1, &conv, NULL), "jit-conv"),
-		   "bf16 kernel in a convolution: jit-conv", NULL);
-		ok(!strcmp(family_classify_ctx(r, bf16, 1, &none, NULL), "jit-other"),
-		   "bf16 kernel outside any primitive: jit-other", NULL);
-		ok(!strcmp(family_classify_ctx(r, brg, 1, &conv, NULL), "jit-conv"),
-		   "brgemm in a convolution: jit-conv", NULL);
-		ok(!strcmp(family_classify_ctx(r, brg, 1, &mm, NULL), "gemm"),
-		   "brgemm in a matmul: gemm", NULL);
-		ok(!strcmp(family_classify_ctx(r, anon, 1, &conv, NULL), "jit-conv"),
-		   "anonymous code in a convolution: jit-conv", NULL);
-		ok(!strcmp(family_classify_ctx(r, ro, 1, &conv, NULL), "jit-reorder"),
-		   "a reorder kernel in a convolution keeps its name's family", NULL);
+		expect_in_prim(r, "jit-conv", bf16, "convolution", "bf16 kernel in a convolution: jit-conv");
+		expect_in_prim(r, "jit-other", bf16, NULL, "bf16 kernel outside any primitive: jit-other");
+		expect_in_prim(r, "jit-conv", brg, "convolution", "brgemm in a convolution: jit-conv");
+		expect_in_prim(r, "gemm", brg, "matmul", "brgemm in a matmul: gemm");
+		expect_in_prim(r, "jit-conv", anon, "convolution",
+			       "anonymous code in a convolution: jit-conv");
+		expect_in_prim(r, "jit-reorder", ro, "convolution",
+			       "a reorder kernel in a convolution keeps its name's family");
 	}
 	{
 		/* NumPy's modules by their path */
