@@ -43,7 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		text[n] = '\0';
 		if (!family_rules_add_text(r, "fuzz.rules", text, 0)) {
 			family_classify(r, &f, 1, NULL);
-			family_classify_kind(r, &f, 1, FAMILY_SAMPLE_WAIT, NULL);
+			{
+				/* a switch-out in a primitive: the sample= and prim= keys too */
+				struct family_ctx ctx = { FAMILY_SAMPLE_WAIT, "convolution" };
+
+				family_classify_ctx(r, &f, 1, &ctx, NULL);
+			}
 			family_rules_families(r, &fams);
 			free(fams);
 		}
