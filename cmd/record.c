@@ -118,6 +118,7 @@ static int opt_callgraph(const struct option *o, const char *arg)
 int cmd_record(int argc, const char **argv)
 {
 	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = -1, keep_stacks = 0, unwind = 1;
+	int bidcache = 1;
 	int ret, status;
 	struct strbuf output = STRBUF_INIT;
 	const struct option options[] = {
@@ -131,6 +132,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_BOOL(0, "unwind", &unwind, "dwarf: unwind the stack copies while recording and keep only the stacks (--no-unwind: keep the copies, report unwinds them)"),
 		OPT_BOOL(0, "keep-stacks", &keep_stacks, "dwarf: keep the stack copies next to the stacks unwound while recording (report --reunwind, --check-unwind)"),
 		OPT_BOOL(0, "jit", &jit, "make oneDNN publish its JIT code (--no-jit: leave it alone)"),
+		OPT_BOOL(0, "buildid-cache", &bidcache, "keep the files of containers and chroots the samples hit in the build-id cache, so that report names them after they are gone (--no-buildid-cache: do not)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
 		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu); the default with dwarf stacks unwound while recording, no -e and no Python frames to read (--no-off-cpu: do not)"),
 		OPT_BOOL(0, "memory", &opts.memory, "also sample the workload's heap: malloc & co and anonymous mmap, with whole stacks (report/fold/pprof --memory)"),
@@ -184,6 +186,7 @@ int cmd_record(int argc, const char **argv)
 	}
 	opts.mmap_pages = pages_opt;
 	opts.no_jit = !jit;
+	opts.no_buildid_cache = !bidcache;
 	opts.no_itt = !itt;
 	opts.no_python = !python;
 	/* by default where it is cheap: the default events, stacks unwound while recording

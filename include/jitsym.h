@@ -53,6 +53,10 @@ int jitsym_code(struct jitsyms *j, int32_t pid, uint64_t addr, uint64_t *start,
  */
 extern const char JIT_PERFMAP_OLD[];
 int jit_perfmap_open(int32_t pid, long since, struct stat *st, const char **why);
+/* The same checks on a map already opened (a process's own /tmp under its root, where
+ * ANY_OWNER takes a file of any owner: that root is the process's alone); fd is closed
+ * when refused. */
+int jit_perfmap_check(int fd, long since, int any_owner, struct stat *st, const char **why);
 /* Total entries held. */
 size_t jitsyms_count(const struct jitsyms *j);
 

@@ -2,6 +2,9 @@
 #ifndef DLPROF_PATHS_H
 #define DLPROF_PATHS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /*
  * Full path of a helper library (e.g. "libdlprof-itt.so") or data file (e.g.
  * "families.rules"), searched in: $DLPROF_LIBDIR / $DLPROF_DATADIR, the build tree next
@@ -18,6 +21,12 @@ char *dlprof_datafile(const char *name);
 /* dlprof's cache folder for sub ($XDG_CACHE_HOME/dlprof/SUB, else ~/.cache/dlprof/SUB),
  * NULL when neither is set; not created */
 char *dlprof_cache_dir(const char *sub);
+/* Where the file of this build-id is kept in dlprof's build-id cache: $DLPROF_BUILDID_DIR,
+ * else dlprof_cache_dir("build-id"), then "/ab/cdef..." (the id in hex, its first byte a
+ * folder), as perf's ~/.debug/.build-id.  malloc'd; NULL with no cache folder or id.
+ * record keeps there the files of other roots (containers) its samples hit; report
+ * reads one there when the path recorded names no file of that build-id. */
+char *buildid_cache_file(const uint8_t *id, size_t size);
 /* Make dir and its parents (0755); 0, or -1 when one could not be made */
 int mkdir_p(const char *dir);
 

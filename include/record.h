@@ -63,11 +63,12 @@ struct record_opts {
 					   (0: no limit); a command runs on, unrecorded */
 	unsigned long long max_size;	/* --max-size: stop when the file reaches this many
 					   bytes of samples (0: no limit) */
+	int no_buildid_cache;		/* keep no container's files in the build-id cache */
 };
 
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
-			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0 }
+			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0 }
 
 /*
  * Record opts->argv, or with opts->pids the running processes (every thread) until

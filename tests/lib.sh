@@ -19,7 +19,9 @@ DLPROF="$TOP/dlprof"
 SRC="$TOP/tests"
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/dlprof-test.XXXXXX")
 TMPDIR=$TRASH
-export DLPROF BUILD TOP SRC TRASH TMPDIR
+# the files record keeps of containers and chroots: the test's own, not the user's cache
+DLPROF_BUILDID_DIR=$TRASH/.build-id
+export DLPROF BUILD TOP SRC TRASH TMPDIR DLPROF_BUILDID_DIR
 export LC_ALL=C
 # The libraries' settings a machine's environment may carry (OPENBLAS_CORETYPE=Haswell
 # on one, an ONEDNN_MAX_CPU_ISA left by a user): none is inherited.  A test that wants

@@ -5,9 +5,9 @@
 # the process's own root (/proc/PID/root, held open) to unwind its stacks while
 # recording, and the stacks go from the leaf in the stripped library through main to
 # the thread's root, as the same program's do on the host (t3002); before, record looked
-# for /opt/ct on the host, and none of 1,000 samples had that stack.  report reads the
-# tree's files with --symfs (a report that needs none, the files' symbols kept in the
-# recording, is yet to come).  A Python interpreter there, at a path the host lacks, has
+# for /opt/ct on the host, and none of 1,000 samples had that stack.  record keeps the
+# tree's files its samples hit in the build-id cache, so report names them with the tree
+# gone (and names none with another, empty, cache).  A Python interpreter there, at a path the host lacks, has
 # its frames read (its symbols through /proc/PID/map_files: its maps, as record reads
 # them, name it by record's root or the container's, not always a path record can open),
 # and in a PID namespace of its own as well (its states hold that namespace's thread ids).
@@ -33,17 +33,24 @@ make_root() {
 test_expect_success 'record unw-libmain under unshare --mount + chroot' '
 	make_root && LD_LIBRARY_PATH=/opt/ct chroot root /opt/ct/unw-libmain >/dev/null &&
 	LD_LIBRARY_PATH=/opt/ct "$DLPROF" record -o ct.data -- \
-		unshare --mount --fork chroot root /opt/ct/unw-libmain >/dev/null 2>err && cat err
+		unshare --mount --fork chroot root /opt/ct/unw-libmain >/dev/null 2>err && cat err &&
+	grep -E "^dlprof: files of other roots .*: [1-9][0-9]* kept in the build-id cache" err &&
+	ls -R "$DLPROF_BUILDID_DIR" | grep -c . && rm -rf root
 '
 
 test_expect_success 'unwound through the tree files: main -> unw_libmain_loop -> unw_lib_spin' '
-	"$DLPROF" report -i ct.data --comm unw-libmain --symfs root | sed -n 5,8p &&
-	"$DLPROF" fold -i ct.data --comm unw-libmain --symfs root >ct.folded &&
+	"$DLPROF" report -i ct.data --comm unw-libmain | sed -n 5,8p &&
+	"$DLPROF" fold -i ct.data --comm unw-libmain >ct.folded &&
 	total=$(awk "{ s += \$NF } END { print s }" ct.folded) &&
 	good=$(grep -E "^unw-libmain;_start;.*;main;unw_libmain_loop[^;]*;unw_lib_spin;[^;]+ [0-9]+\$" ct.folded |
 		awk "{ s += \$NF } END { print s + 0 }") &&
 	echo "$good of $total samples complete through the library" &&
 	test "$total" -gt 100 && test $((good * 100 / total)) -ge 90
+'
+
+test_expect_success 'the tree gone, another (empty) cache: its functions unnamed' '
+	DLPROF_BUILDID_DIR=$TRASH/none "$DLPROF" fold -i ct.data --comm unw-libmain >none.folded &&
+	! grep -q "unw_lib_spin" none.folded && grep -q "unw_lib_spin" ct.folded
 '
 
 # Python under the tree's root, as in a container: its interpreter and script on a tmpfs

@@ -66,7 +66,7 @@ void rec_put_done(struct recorder *r)
 {
 	if (!r->ru)
 		return;
-	if (recunw_finish(r->ru, &r->ru_st) < 0)
+	if (recunw_finish(r->ru, &r->ru_st, r->opts->no_buildid_cache ? NULL : &r->keep) < 0)
 		r->write_failed = 1;
 	r->ru = NULL;
 }
@@ -667,8 +667,13 @@ static void on_mmap2(struct recorder *r, const struct perf_event_header *rec)
 		r->itt.dnnl_path = xstrdup(fn);
 	if (r->opts->memory && (prot & PROT_EXEC) && strstr(fn, "/" MEM_LIBRARY))
 		u64map_add(&r->mem.pids, pid);
+	/* where its files are (its root; a container's own, or a chroot) and what it
+	 * calls itself (its PID namespace), noted while it lives: its perf map and
+	 * jitdump are read under that root and named by that pid at the end */
+	if (prot & PROT_EXEC)
+		proc_roots_of(&r->roots, pid);
 	if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
-		path_list_add(&r->jit.dumps, fn);
+		jit_dump_add(r, pid, fn);
 	else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
 		path_list_add(&r->need_buildid, fn);
 }

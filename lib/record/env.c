@@ -124,6 +124,21 @@ static void sweep_tmpdirs(void)
 	closedir(d);
 }
 
+/* What record gives the workload, kept to pass into a container (container_argv) */
+static void env_set(struct recorder *r, const char *name, const char *value, int overwrite)
+{
+	if (!overwrite && getenv(name))
+		return;
+	setenv(name, value, 1);
+	path_list_add(&r->given.env, name);
+}
+
+/* A file or folder of ours the workload reads or writes (a library, a directory) */
+static void given_path(struct recorder *r, const char *path, int ro)
+{
+	path_list_add(ro ? &r->given.ro : &r->given.rw, path);
+}
+
 /* --memory: the file the library and we share (memevent.h): the alloc events' counters
  * and the free ring */
 static void mem_shared_open(struct recorder *r)
@@ -158,7 +173,8 @@ static void mem_shared_open(struct recorder *r)
 	if (!getenv("DLPROF_TEST_MEM_NO_RING"))
 		__atomic_store_n(&r->mem.shared->free_ring_on, 1, __ATOMIC_RELEASE);
 	r->mem.shared_path = path;
-	setenv(MEM_ENV_SHARED, path, 1);
+	env_set(r, MEM_ENV_SHARED, path, 1);
+	given_path(r, path, 0);
 }
 
 /* The frees gathered, as one DLP_REC_MEMFREES record */
@@ -222,13 +238,15 @@ void mem_ring_drain(struct recorder *r, int final)
 }
 
 /* Append a library to the workload's LD_PRELOAD. */
-static void preload_add(const char *lib)
+static void preload_add(struct recorder *r, const char *lib)
 {
 	const char *pre = getenv("LD_PRELOAD");
 	char *v = pre && *pre ? xasprintf("%s:%s", pre, lib) : xstrdup(lib);
 
 	setenv("LD_PRELOAD", v, 1);
 	free(v);
+	path_list_add(&r->given.preload, lib);
+	given_path(r, lib, 1);
 }
 
 void setup_env(struct recorder *r)
@@ -238,9 +256,10 @@ void setup_env(struct recorder *r)
 	if (!r->opts->no_jit && !getenv("ONEDNN_JIT_PROFILE") && !getenv("DNNL_JIT_PROFILE")) {
 		r->jit.dir = make_tmpdir("jit", &r->jit.dir_lock);
 		if (r->jit.dir) {
-			setenv("ONEDNN_JIT_PROFILE", "6", 1);
-			setenv("DNNL_JIT_PROFILE", "6", 1);
-			setenv("JITDUMPDIR", r->jit.dir, 1);
+			env_set(r, "ONEDNN_JIT_PROFILE", "6", 1);
+			env_set(r, "DNNL_JIT_PROFILE", "6", 1);
+			env_set(r, "JITDUMPDIR", r->jit.dir, 1);
+			given_path(r, r->jit.dir, 0);
 			r->jit.ours = 1;
 		}
 	}
@@ -249,10 +268,10 @@ void setup_env(struct recorder *r)
 		 * workload's (and is named at the end: our functions see no call) */
 		char n[32];
 
-		preload_add(r->mem.lib);
+		preload_add(r, r->mem.lib);
 		snprintf(n, sizeof(n), "%lu", r->opts->mem_sample ? r->opts->mem_sample :
 			 (unsigned long)MEM_DEFAULT_SAMPLE);
-		setenv(MEM_ENV_SAMPLE, n, 1);
+		env_set(r, MEM_ENV_SAMPLE, n, 1);
 		mem_shared_open(r);
 	}
 	if (!r->opts->no_itt) {
@@ -263,14 +282,16 @@ void setup_env(struct recorder *r)
 			if (r->itt.dir) {
 				const char *off = getenv("DLPROF_NO_DNNL_HOOK");
 
-				setenv("INTEL_LIBITTNOTIFY64", lib, 1);
-				setenv("INTEL_ITTNOTIFY_GROUPS", "all", 0);
-				setenv("DLPROF_ITT_DIR", r->itt.dir, 1);
+				env_set(r, "INTEL_LIBITTNOTIFY64", lib, 1);
+				env_set(r, "INTEL_ITTNOTIFY_GROUPS", "all", 0);
+				env_set(r, "DLPROF_ITT_DIR", r->itt.dir, 1);
+				given_path(r, lib, 1);
+				given_path(r, r->itt.dir, 0);
 				/* preloaded too, so that its dnnl_primitive_execute() sees each
 				 * oneDNN primitive called through libdnnl's C API (dnnl-hook.c);
 				 * after the user's own preloads */
 				if (!off || !*off || !strcmp(off, "0"))
-					preload_add(lib);
+					preload_add(r, lib);
 			}
 			free(lib);
 		} else {
@@ -285,3 +306,92 @@ void setup_env(struct recorder *r)
 	}
 }
 
+
+/*
+ * A container started by the command (podman, docker or nerdctl "run", or "container
+ * run") gets none of the environment record set and sees none of its files: Podman and
+ * Docker pass the caller's environment in only by -e, and the container has its own
+ * root.  So what record gives the workload is added to the command after its "run":
+ * "-e NAME" for each variable set (the runtime takes the value from our environment),
+ * "-e LD_PRELOAD=..." with our libraries only (the host's own preloads are not the
+ * container's), and "-v PATH:PATH" for each file and folder of ours it reads or
+ * writes (the libraries read-only), at the same path, so the values hold inside.  Said
+ * on stderr.  Returns argv itself when the command starts no container.
+ */
+/* s, malloc'd, kept until the recorder ends */
+static const char *own(struct recorder *r, char *s)
+{
+	ALLOC_GROW(r->given.owned.v, r->given.owned.nr + 1, r->given.owned.alloc);
+	return r->given.owned.v[r->given.owned.nr++] = s;
+}
+
+static int runtime_name(const char *arg0)
+{
+	const char *b = strrchr(arg0, '/');
+
+	b = b ? b + 1 : arg0;
+	return !strcmp(b, "podman") || !strcmp(b, "docker") || !strcmp(b, "nerdctl");
+}
+
+const char **container_argv(struct recorder *r, const char **argv)
+{
+	size_t n = 0, at = 0, k = 0, extra;
+	const char **out;
+	struct strbuf said = STRBUF_INIT;
+
+	if (!argv || !argv[0] || !runtime_name(argv[0]))
+		return argv;
+	while (argv[n])
+		n++;
+	for (size_t i = 1; i < n && !at; i++) {
+		if (argv[i][0] == '-')
+			continue;	/* a global option (its value cannot be "run") */
+		if (!strcmp(argv[i], "run"))
+			at = i + 1;
+		else if (!strcmp(argv[i], "container") && i + 1 < n && !strcmp(argv[i + 1], "run"))
+			at = i + 2;
+		else if (strcmp(argv[i], "container") && i > 1 && argv[i - 1][0] != '-')
+			break;	/* another subcommand (exec, start...) */
+	}
+	if (!at || (!r->given.env.nr && !r->given.preload.nr))
+		return argv;
+	extra = 2 * (r->given.env.nr + 1 + r->given.ro.nr + r->given.rw.nr);
+	out = xcalloc(n + extra + 1, sizeof(*out));
+	for (size_t i = 0; i < at; i++)
+		out[k++] = argv[i];
+	for (size_t i = 0; i < r->given.env.nr; i++) {
+		out[k++] = "-e";
+		out[k++] = r->given.env.v[i];
+		strbuf_addf(&said, " -e %s", r->given.env.v[i]);
+	}
+	if (r->given.preload.nr) {
+		struct strbuf pre = STRBUF_INIT;
+
+		strbuf_addstr(&pre, "LD_PRELOAD=");
+		for (size_t i = 0; i < r->given.preload.nr; i++)
+			strbuf_addf(&pre, "%s%s", i ? ":" : "", r->given.preload.v[i]);
+		out[k++] = "-e";
+		out[k++] = own(r, xstrdup(pre.buf));
+		strbuf_release(&pre);
+		strbuf_addf(&said, " -e %s", out[k - 1]);
+	}
+	for (int ro = 1; ro >= 0; ro--) {
+		const struct path_list *l = ro ? &r->given.ro : &r->given.rw;
+
+		for (size_t i = 0; i < l->nr; i++) {
+			out[k++] = "-v";
+			out[k++] = own(r, xasprintf("%s:%s%s", l->v[i], l->v[i], ro ? ":ro" : ""));
+			strbuf_addf(&said, " -v %s", out[k - 1]);
+		}
+	}
+	for (size_t i = at; i < n; i++)
+		out[k++] = argv[i];
+	out[k] = NULL;
+	if (!r->opts->quiet)
+		fprintf(stderr, "dlprof: passing into the container what record gives the "
+			"workload (JIT names, oneDNN primitives%s): %s%s\n",
+			r->opts->memory ? ", allocations" : "", argv[at - 1], said.buf);
+	strbuf_release(&said);
+	r->given.argv = out;
+	return out;
+}

@@ -178,12 +178,19 @@ void write_vdso(struct recorder *r)
 	strbuf_release(&sb);
 }
 
-static void capture_file(struct recorder *r, uint32_t type, int32_t pid, const char *path)
+/* path: as process pid names it, read under its root (root_fd, -1: ours) */
+static void capture_file(struct recorder *r, uint32_t type, int32_t pid, int root_fd,
+			 const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct dlp_jit_rec h = { pid, 0 };
-	int ret = strbuf_read_file(&sb, path, CAPTURE_MAX);
+	int fd = proc_root_open(root_fd, path, O_RDONLY | O_NONBLOCK), ret;
 
+	ret = fd < 0 ? -errno : strbuf_read_fd(&sb, fd, CAPTURE_MAX);
+	if (fd >= 0)
+		close(fd);
+	if (ret == -ENOENT)	/* mapped once, gone since (its writer removed it) */
+		return;
 	if (ret < 0) {
 		warning("cannot read '%s': %s", path, strerror(-ret));
 		return;
@@ -206,36 +213,64 @@ void capture_perf_maps(struct recorder *r)
 		uint64_t pid = r->pids.used[i] ? r->pids.keys[i] : 0;
 		struct strbuf sb = STRBUF_INIT;
 		struct dlp_jit_rec h = { (int32_t)pid, 0 };
-		char path[64];
+		char path[64], shown[160];
 		struct stat st;
 		const char *why;
-		int fd, ret;
+		uint32_t ns = (uint32_t)pid;
+		int fd, ret, root = -1;
 
 		if (!pid)
 			continue;
-		snprintf(path, sizeof(path), "/tmp/perf-%llu.map", (unsigned long long)pid);
-		fd = jit_perfmap_open((int32_t)pid, r->start_wall, &st, &why);
+		/* a process in a container or a PID namespace writes its own /tmp, by the
+		 * pid it knows (its root's handle outlives it: proc-root.h) */
+		if (proc_roots_pid(&r->roots, (uint32_t)pid, &root, &ns) < 0) {
+			root = -1;
+			ns = (uint32_t)pid;
+		}
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", ns);
+		if (root < 0 && ns == pid) {
+			snprintf(shown, sizeof(shown), "%s", path);
+			fd = jit_perfmap_open((int32_t)pid, r->start_wall, &st, &why);
+		} else {
+			snprintf(shown, sizeof(shown), "%s of process %llu%s", path,
+				 (unsigned long long)pid, root >= 0 ? " (under its root)" : "");
+			why = NULL;
+			fd = proc_root_open(root, path, O_RDONLY | O_NONBLOCK);
+			if (fd < 0 && errno != ENOENT)
+				why = errno == ELOOP ? "a symbolic link" : strerror(errno);
+			if (fd >= 0)
+				fd = jit_perfmap_check(fd, r->start_wall, root >= 0, &st, &why);
+		}
 		if (fd < 0) {
 			if (why == JIT_PERFMAP_OLD)
 				warning("ignoring '%s': last written before this recording started"
-					" (left by an earlier process with pid %llu)", path,
-					(unsigned long long)pid);
+					" (left by an earlier process with pid %u)", shown, ns);
 			else if (why)
-				warning("ignoring '%s': %s", path, why);
+				warning("ignoring '%s': %s", shown, why);
 			continue;
 		}
 		ret = strbuf_read_fd(&sb, fd, CAPTURE_MAX);
 		close(fd);
 		if (ret < 0)
-			warning("cannot read '%s': %s", path, strerror(-ret));
+			warning("cannot read '%s': %s", shown, strerror(-ret));
 		else {
 			recwriter_add2(r->w, DLP_REC_JITMAP, &h, sizeof(h), sb.buf, sb.len);
-			jitsyms_add_perfmap(r->jit.syms, (int32_t)pid, sb.buf, sb.len, path);
+			jitsyms_add_perfmap(r->jit.syms, (int32_t)pid, sb.buf, sb.len, shown);
 		}
 		strbuf_release(&sb);
-		if (ret == 0 && r->jit.ours)
+		if (ret == 0 && r->jit.ours && root < 0)
 			unlink(path);
 	}
+}
+
+void jit_dump_add(struct recorder *r, uint32_t pid, const char *path)
+{
+	for (size_t i = 0; i < r->jit.nr_dumps; i++)
+		if (r->jit.dumps[i].pid == pid && !strcmp(r->jit.dumps[i].path, path))
+			return;
+	ALLOC_GROW(r->jit.dumps, r->jit.nr_dumps + 1, r->jit.alloc_dumps);
+	r->jit.dumps[r->jit.nr_dumps].pid = pid;
+	r->jit.dumps[r->jit.nr_dumps++].path = xstrdup(path);
 }
 
 static int dump_pid(const char *path)
@@ -258,8 +293,15 @@ static int walk_jitdump(const char *path, const struct stat *st, int flag, struc
 	if (flag != FTW_F || !S_ISREG(st->st_mode))
 		return 0;
 	pid = dump_pid(path);
+	/* named by the pid its writer knows: a process in a PID namespace (a container
+	 * given our directory) knows another; its mapping of the file says which */
+	for (size_t i = 0; i < walk_rec->jit.nr_dumps; i++)
+		if (!strcmp(walk_rec->jit.dumps[i].path, path)) {
+			pid = (int)walk_rec->jit.dumps[i].pid;
+			break;
+		}
 	if (pid >= 0)
-		capture_file(walk_rec, DLP_REC_JITDUMP, pid, path);
+		capture_file(walk_rec, DLP_REC_JITDUMP, pid, -1, path);
 	return 0;
 }
 
@@ -324,14 +366,17 @@ void capture_jit(struct recorder *r)
 	walk_rec = r;
 	if (r->jit.dir)
 		nftw(r->jit.dir, walk_jitdump, 16, FTW_PHYS);
-	for (size_t i = 0; i < r->jit.dumps.nr; i++) {
-		const char *p = r->jit.dumps.v[i];
-		int pid = dump_pid(p);
+	for (size_t i = 0; i < r->jit.nr_dumps; i++) {
+		const char *p = r->jit.dumps[i].path;
+		uint32_t pid = r->jit.dumps[i].pid, ns;
+		int root = -1;
 
 		if (r->jit.dir && !strncmp(p, r->jit.dir, strlen(r->jit.dir)))
 			continue;	/* already taken from our directory */
-		if (pid >= 0 && access(p, R_OK) == 0)
-			capture_file(r, DLP_REC_JITDUMP, pid, p);
+		/* under its writer's root: a dump inside a container is the container's */
+		if (proc_roots_pid(&r->roots, pid, &root, &ns) < 0)
+			root = -1;
+		capture_file(r, DLP_REC_JITDUMP, (int32_t)pid, root, p);
 	}
 	if (r->jit.dir)
 		remove_tree(r->jit.dir);

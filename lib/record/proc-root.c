@@ -1,9 +1,12 @@
 /* proc-root.c - a recorded process's root, where it is not record's (proc-root.h). */
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "proc-root.h"
@@ -15,6 +18,7 @@ void proc_roots_init(struct proc_roots *r)
 
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->mu, NULL);
+	u64map_init(&r->pids);
 	if (stat("/", &self) == 0) {
 		r->self_dev = self.st_dev;
 		r->self_ino = self.st_ino;
@@ -29,8 +33,49 @@ void proc_roots_release(struct proc_roots *r)
 		free(r->v[i].prefix);
 	}
 	free(r->v);
+	u64map_release(&r->pids);
 	pthread_mutex_destroy(&r->mu);
 	memset(r, 0, sizeof(*r));
+}
+
+/* pid's pid in its own PID namespace (the last of its status's NSpid), 0 when unread */
+static uint32_t ns_pid_of(uint32_t pid)
+{
+	char path[64], line[256];
+	uint32_t inner = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+		unsigned long v;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		while ((v = strtoul(p, &end, 10)), end != p) {
+			inner = (uint32_t)v;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return inner;
+}
+
+/* under mu: remember pid with root index idx + 1 (0: ours) */
+static void note_pid(struct proc_roots *r, uint32_t pid, uint64_t idx1)
+{
+	void **slot = u64map_slot(&r->pids, pid);
+	uint64_t v = (uint64_t)(uintptr_t)*slot, ns = v & 0xffffffffu;
+
+	if (!v || !ns)
+		ns = ns_pid_of(pid);
+	if (!ns)
+		ns = pid;
+	*slot = (void *)(uintptr_t)(idx1 << 32 | ns);
 }
 
 const char *proc_roots_of(struct proc_roots *r, uint32_t pid)
@@ -41,12 +86,16 @@ const char *proc_roots_of(struct proc_roots *r, uint32_t pid)
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/root", pid);
-	if (!r->have_self || stat(path, &st) < 0 ||
-	    (st.st_dev == r->self_dev && st.st_ino == r->self_ino))
+	if (!r->have_self || stat(path, &st) < 0)
 		return NULL;
 	pthread_mutex_lock(&r->mu);
+	if (st.st_dev == r->self_dev && st.st_ino == r->self_ino) {
+		note_pid(r, pid, 0);
+		goto out;
+	}
 	for (size_t i = 0; i < r->nr; i++)
 		if (r->v[i].dev == st.st_dev && r->v[i].ino == st.st_ino) {
+			note_pid(r, pid, i + 1);
 			ret = r->v[i].prefix;
 			goto out;
 		}
@@ -62,7 +111,43 @@ const char *proc_roots_of(struct proc_roots *r, uint32_t pid)
 	r->v[r->nr] = (struct proc_root){ st.st_dev, st.st_ino, fd,
 					  xasprintf("/proc/self/fd/%d", fd) };
 	ret = r->v[r->nr++].prefix;
+	note_pid(r, pid, r->nr);
 out:
 	pthread_mutex_unlock(&r->mu);
 	return ret;
+}
+
+int proc_roots_pid(struct proc_roots *r, uint32_t pid, int *root_fd, uint32_t *ns_pid)
+{
+	uint64_t v;
+	int ret = -1;
+
+	pthread_mutex_lock(&r->mu);
+	v = (uint64_t)(uintptr_t)u64map_get(&r->pids, pid);
+	if (v) {
+		uint64_t idx1 = v >> 32;
+
+		*root_fd = idx1 && idx1 <= r->nr ? r->v[idx1 - 1].fd : -1;
+		*ns_pid = (uint32_t)v;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return ret;
+}
+
+int proc_root_open(int root_fd, const char *path, int flags)
+{
+	struct open_how how;
+	long fd;
+
+	if (root_fd < 0)
+		return open(path, flags | O_NOFOLLOW | O_CLOEXEC);
+	while (*path == '/')
+		path++;
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
+	/* an absolute link inside is the container's own, never the host's */
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+	fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	return fd < 0 ? -1 : (int)fd;
 }

@@ -1,11 +1,15 @@
 /* proc-root.h - where a recorded process's files are: under its own root where that is
- * not record's (a container in another mount namespace, a chroot).
+ * not record's (a container in another mount namespace, a chroot), and its pid as it
+ * knows itself (a PID namespace).
  *
  * A path in a process's MMAP record names a file under that process's root.  Where the
  * root differs from record's (stat of /proc/PID/root against /), the files are read
  * through a handle on it, an O_PATH descriptor kept open for the recording: read as
- * "/proc/self/fd/N/PATH", they stay readable when the process is gone.  One handle per
- * distinct root (device and inode).  Thread-safe.
+ * "/proc/self/fd/N/PATH", they stay readable when the process is gone (a container
+ * removed on exit included: the handle keeps its mount).  One handle per distinct root
+ * (device and inode).  Each process asked about is remembered with the root it had last
+ * and its NSpid, for what is read at the end (its perf map is /tmp/perf-NSPID.map under
+ * its root).  Thread-safe.
  */
 #ifndef DLPROF_PROC_ROOT_H
 #define DLPROF_PROC_ROOT_H
@@ -14,10 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rephash.h"
+
 struct proc_roots {
 	pthread_mutex_t mu;
 	struct proc_root { uint64_t dev, ino; int fd; char *prefix; } *v;
 	size_t nr, alloc;
+	/* pid -> (root index + 1, 0: ours) << 32 | its pid in its own namespace */
+	struct u64map pids;
 	uint64_t self_dev, self_ino;
 	int have_self;
 };
@@ -27,5 +35,13 @@ void proc_roots_release(struct proc_roots *r);
 /* "/proc/self/fd/N" for pid's root where it is not ours, NULL where it is ours or pid
  * cannot be looked at (gone, not permitted).  Valid until proc_roots_release. */
 const char *proc_roots_of(struct proc_roots *r, uint32_t pid);
+/* What was last seen of pid: its root's handle (-1: record's own root) and its pid in
+ * its own namespace (the pid itself where that is record's).  0, or -1 when pid was
+ * never asked about. */
+int proc_roots_pid(struct proc_roots *r, uint32_t pid, int *root_fd, uint32_t *ns_pid);
+/* Open path (absolute, as the process names it) under root_fd (-1: record's root), its
+ * symbolic links resolved inside that root, never through a link at its end.  A
+ * descriptor, or -1 with errno set. */
+int proc_root_open(int root_fd, const char *path, int flags);
 
 #endif

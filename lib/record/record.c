@@ -247,6 +247,18 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		bytes < 100000 ? 3 : 2, bytes / 1e6, mode,
 		r->samples ? (double)bytes / r->samples : 0.0, r->switch_outs ? sw : "",
 		incomplete ? ", incomplete: only the chunks written before the error" : "");
+	if (r->keep.files || r->keep.had || r->keep.failed) {
+		fprintf(stderr, "dlprof: files of other roots (containers, chroots) the samples hit: "
+			"%llu kept in the build-id cache (%.1f MB, %.2f s)", (unsigned long long)
+			r->keep.files, r->keep.bytes / 1e6, r->keep.ns / 1e9);
+		if (r->keep.had)
+			fprintf(stderr, ", %llu there already", (unsigned long long)r->keep.had);
+		if (r->keep.failed)
+			fprintf(stderr, ", %llu could not be (%s first): report names their samples "
+				"only while they are where they were", (unsigned long long)
+				r->keep.failed, r->keep.first_failed ? r->keep.first_failed : "?");
+		fputc('\n', stderr);
+	}
 	if (pyreader_active(r->py.reader)) {
 		struct pyreader_stats ps;
 
@@ -452,7 +464,7 @@ static int open_writer(struct recorder *r, struct run *x)
 	recwriter_set_background(r->w, BG_CAP);
 	/* dwarf stacks: unwound as they are drained, the copies dropped */
 	if ((r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER) && !o->no_record_unwind)
-		r->ru = recunw_new(r->w, o->keep_stacks);
+		r->ru = recunw_new(r->w, o->keep_stacks, &r->roots);
 	/* without the copies (or fp stacks) a sample is ~100 bytes before compression:
 	 * deflate harder, it costs little (level 3: docs/record.md) */
 	if ((r->ru && !o->keep_stacks) || !(r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER))
@@ -504,11 +516,14 @@ static void give_signals_back(struct run *x)
 static int start(struct recorder *r, struct run *x)
 {
 	const struct record_opts *o = x->o;
+	const char **argv;
 
 	if (!x->attach)
 		setup_env(r);
 	/* with -p, a command is only the timer: it runs without counters */
-	if (x->have_cmd && workload_prepare_stdio(&x->wl, o->argv, &x->orig_mask, x->orig_act,
+	/* a container it starts gets the same (podman/docker run: -e and -v added) */
+	argv = x->attach ? o->argv : container_argv(r, o->argv);
+	if (x->have_cmd && workload_prepare_stdio(&x->wl, argv, &x->orig_mask, x->orig_act,
 						  o->live ? o->live->stdio : NULL) < 0)
 		return -1;
 	if (x->have_cmd && !x->attach)
@@ -537,7 +552,7 @@ static int start(struct recorder *r, struct run *x)
 		r->start_ns = r->clock_start.mono;
 		r->start_wall = time(NULL) - 1;
 	}
-	if (x->have_cmd && workload_start(&x->wl, o->argv[0]) < 0) {
+	if (x->have_cmd && workload_start(&x->wl, argv[0]) < 0) {
 		workload_reap(&x->wl, 1, &x->status);
 		x->status = 127;	/* as a shell says it */
 		return -1;
@@ -875,6 +890,7 @@ static void recorder_release(struct recorder *r)
 		free(r->ev[e].ids);
 	u64map_release(&r->kaddrs);
 	u64map_release(&r->pids);
+	proc_roots_release(&r->roots);
 	u64map_release(&r->mem.pids);
 	if (r->mem.shared)
 		munmap(r->mem.shared, MEM_SHARED_SIZE);
@@ -897,7 +913,16 @@ static void recorder_release(struct recorder *r)
 	free(r->py.pb_procs);
 	free(r->mem.lib);
 	path_list_clear(&r->need_buildid);
-	path_list_clear(&r->jit.dumps);
+	for (size_t i = 0; i < r->jit.nr_dumps; i++)
+		free(r->jit.dumps[i].path);
+	free(r->jit.dumps);
+	free(r->keep.first_failed);
+	path_list_clear(&r->given.env);
+	path_list_clear(&r->given.preload);
+	path_list_clear(&r->given.ro);
+	path_list_clear(&r->given.rw);
+	path_list_clear(&r->given.owned);
+	free(r->given.argv);
 	free(r->scratch);
 	free(r->relabel);
 	u64map_release(&r->own_ids);
@@ -940,6 +965,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	r->py.wakeup = !o->no_python && python_target(o);
 	u64map_init(&r->py.pb_tids);
 	u64map_init(&r->tcb_at);
+	proc_roots_init(&r->roots);
 	/* whatever the command: a Python process it starts (under a shell, a launcher,
 	 * torchrun, srun, mpirun; a forked or spawned worker) is read in the kernel too;
 	 * where no Python process runs, the program finds no thread listed at a sample */

@@ -20,6 +20,7 @@
 #include "memevent.h"
 #include "memrec.h"
 #include "pybpf.h"
+#include "proc-root.h"
 #include "pyread.h"
 #include "recfile.h"
 #include "rephash.h"
@@ -115,7 +116,9 @@ struct rec_jit {
 	char *dir;			/* JITDUMPDIR we created, NULL when not ours */
 	int ours;			/* we set ONEDNN_JIT_PROFILE/DNNL_JIT_PROFILE */
 	int dir_lock;			/* flock()ed while we live; -1 none */
-	struct path_list dumps;		/* jit-PID.dump files named by mmap records */
+	struct jit_dump { uint32_t pid; char *path; } *dumps;	/* jit-PID.dump files named by
+							   mmap records, by whom */
+	size_t nr_dumps, alloc_dumps;
 	struct exec_range *xr;
 	size_t nr_xr, alloc_xr;
 	/* the range of a code page met lately (direct-mapped; each user sample asks, and
@@ -224,10 +227,12 @@ struct recorder {
 	int write_failed;
 	struct recunw *ru;	/* unwinding while recording (dwarf), NULL: write directly */
 	struct recunw_stats ru_st;
+	struct keep_stats keep;	/* containers' files kept in the build-id cache */
 	uint64_t samples, lost, lost_records;
 	uint64_t switch_outs;		/* of the samples, the switch-out event's (--off-cpu) */
 	struct u64map kaddrs;	/* kernel ips seen */
 	struct u64map pids;	/* processes seen (comm, fork) */
+	struct proc_roots roots;	/* their roots and PID namespaces, where not ours */
 	struct path_list need_buildid;	/* exec file mappings whose MMAP2 had no build-id */
 	unsigned char *scratch;		/* rewritten dwarf samples */
 	struct u64map own_ids;		/* our events' ids -> the event (own_event()) */
@@ -255,6 +260,14 @@ struct recorder {
 	struct rec_python py;
 	struct rec_memory mem;
 	struct rec_warnings warn;
+	/* what record gives the workload, for a container it starts (container_argv) */
+	struct rec_given {
+		struct path_list env;		/* variables set */
+		struct path_list preload;	/* libraries added to LD_PRELOAD */
+		struct path_list ro, rw;	/* our files and folders it reads, writes */
+		struct path_list owned;		/* strings of argv */
+		const char **argv;		/* the command as run, NULL: as given */
+	} given;
 };
 
 struct pb_wait {
@@ -364,6 +377,7 @@ int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 /* finish.c */
 void capture_itt(struct recorder *r);
 void capture_jit(struct recorder *r);
+void jit_dump_add(struct recorder *r, uint32_t pid, const char *path);
 void capture_perf_maps(struct recorder *r);
 void check_memory(struct recorder *r);
 void check_missing(struct recorder *r);
@@ -379,6 +393,7 @@ void write_vdso(struct recorder *r);
 void mem_frees_put(struct recorder *r);
 void mem_ring_drain(struct recorder *r, int final);
 void setup_env(struct recorder *r);
+const char **container_argv(struct recorder *r, const char **argv);
 
 
 #endif

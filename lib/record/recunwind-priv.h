@@ -112,7 +112,7 @@ struct recunw {
 	 * clocksource has no vDSO), converted by the ticks and ns from start to end */
 	int tsc;
 	uint64_t tsc0, mono0;
-	struct proc_roots roots;	/* the processes' roots that are not record's */
+	struct proc_roots *roots;	/* the processes' roots (the recorder's) */
 };
 
 /* recunwind-write.c */

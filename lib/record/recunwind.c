@@ -478,10 +478,10 @@ void recunw_flush(struct recunw *ru)
  * a chroot: proc-root.h), as the mappings are seen */
 static const char *root_of(void *ctx, uint32_t pid)
 {
-	return proc_roots_of(&((struct recunw *)ctx)->roots, pid);
+	return proc_roots_of(((struct recunw *)ctx)->roots, pid);
 }
 
-struct recunw *recunw_new(struct recwriter *w, int keep_raw)
+struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *roots)
 {
 	struct recunw *ru = xcalloc(1, sizeof(*ru));
 	struct strbuf sb = STRBUF_INIT;
@@ -499,7 +499,7 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 	if (getenv("DLPROF_NO_INLINE_UNWIND"))
 		ru->no_inline = 1;
 	ru->m = machine_new();
-	proc_roots_init(&ru->roots);
+	ru->roots = roots;
 	machine_set_root_fn(ru->m, root_of, ru);
 	ru->uw = unwinder_new(ru->m);
 	if (ru->uw)
@@ -533,7 +533,6 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 		unwinder_free(ru->uw);
 		session_live_free(ru->live);
 		machine_free(ru->m);
-		proc_roots_release(&ru->roots);
 		strbuf_release(&ru->out);
 		free(ru);
 		return NULL;
@@ -541,7 +540,7 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw)
 	return ru;
 }
 
-int recunw_finish(struct recunw *ru, struct recunw_stats *st)
+int recunw_finish(struct recunw *ru, struct recunw_stats *st, struct keep_stats *keep)
 {
 	int failed;
 
@@ -569,10 +568,11 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st)
 	for (size_t i = 0; i < ru->table_cap; i++)
 		free(ru->table[i].ips);
 	free(ru->table);
+	if (keep)
+		keep_files(ru->m, keep);
 	unwinder_free(ru->uw);
 	session_live_free(ru->live);
 	machine_free(ru->m);
-	proc_roots_release(&ru->roots);
 	strbuf_release(&ru->out);
 	free(ru->cut);
 	memrec_enc_release(&ru->mem);

@@ -42,8 +42,22 @@ struct recunw_stats {
 	uint64_t bails;		/* records it gave to the thread after all */
 };
 
+/* The files of other roots (containers) the walks met, kept in the build-id cache so
+ * that a recording reads after they are gone (keep-files.c) */
+struct keep_stats {
+	uint64_t files, bytes;	/* copied now */
+	uint64_t had;		/* there already */
+	uint64_t failed;	/* could not be kept (no cache folder, not writable) */
+	char *first_failed;	/* the first of those */
+	uint64_t ns;		/* the time it took */
+};
+struct machine;
+void keep_files(struct machine *m, struct keep_stats *st);
+
 /* Start the thread.  NULL (error printed) when it cannot start: write directly then. */
-struct recunw *recunw_new(struct recwriter *w, int keep_raw);
+struct proc_roots;
+/* roots: where the processes' files are (the recorder's; outlives the unwinder) */
+struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *roots);
 /* A DLP_REC_ATTR payload, as written (also written by the thread). */
 int recunw_attr(struct recunw *ru, const void *data, size_t len);
 /* One record to write: type and payload in two pieces. */
@@ -85,9 +99,10 @@ void recunw_cut(unsigned char *dst, const struct perf_event_header *rec, size_t 
 void recunw_kick(struct recunw *ru);
 /* Ask the thread to write out pending chunks (recwriter_flush) after what it has. */
 void recunw_flush(struct recunw *ru);
-/* Write everything handed over, stop the thread and free.  Returns 0, or -1 when a write
+/* Write everything handed over, stop the thread and free; with keep, the files of other
+ * roots its walks met kept first (keep_files).  Returns 0, or -1 when a write
  * failed (the error was printed). */
-int recunw_finish(struct recunw *ru, struct recunw_stats *st);
+int recunw_finish(struct recunw *ru, struct recunw_stats *st, struct keep_stats *keep);
 
 /* The nice value of record's reading and unwinding threads, where allowed */
 #define RECORD_NICE	(-10)

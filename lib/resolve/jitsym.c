@@ -446,6 +446,23 @@ int jitsym_code(struct jitsyms *j, int32_t pid, uint64_t addr, uint64_t *start,
 
 const char JIT_PERFMAP_OLD[] = "last written before this recording started";
 
+int jit_perfmap_check(int fd, long since, int any_owner, struct stat *st, const char **why)
+{
+	*why = NULL;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
+	    (!any_owner && st->st_uid != getuid() && st->st_uid != 0)) {
+		*why = "not a regular file owned by you or root";
+		close(fd);
+		return -1;
+	}
+	if (since && st->st_mtime < since) {
+		*why = JIT_PERFMAP_OLD;
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int jit_perfmap_open(int32_t pid, long since, struct stat *st, const char **why)
 {
 	char path[64];
@@ -461,16 +478,5 @@ int jit_perfmap_open(int32_t pid, long since, struct stat *st, const char **why)
 			*why = strerror(errno);
 		return -1;
 	}
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
-	    (st->st_uid != getuid() && st->st_uid != 0)) {
-		*why = "not a regular file owned by you or root";
-		close(fd);
-		return -1;
-	}
-	if (since && st->st_mtime < since) {
-		*why = JIT_PERFMAP_OLD;
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return jit_perfmap_check(fd, since, 0, st, why);
 }

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elfsyms.h"
+#include "paths.h"
 #include "process.h"
 #include "recfile.h"
 #include "rephash.h"
@@ -670,6 +672,20 @@ const char *dso_file(const struct dso *dso)
 		if (access(p, R_OK) == 0)
 			return d->file = p;
 		free(p);
+	}
+	/* the file as recorded, where it still is; else the build-id cache's copy (a
+	 * container's file, kept by record: paths.h) */
+	if (d->build_id_size && !d->kernel && !d->special && !d->anon && d->path[0] == '/') {
+		uint8_t id[20];
+		size_t n = elf_file_build_id(d->path, id);
+
+		if (!n || n < d->build_id_size || memcmp(id, d->build_id, d->build_id_size)) {
+			char *c = buildid_cache_file(d->build_id, d->build_id_size);
+
+			if (c && access(c, R_OK) == 0)
+				return d->file = c;
+			free(c);
+		}
 	}
 	return d->file = xstrdup(d->path);
 }

@@ -134,6 +134,26 @@ char *dlprof_cache_dir(const char *sub)
 	return NULL;
 }
 
+char *buildid_cache_file(const uint8_t *id, size_t size)
+{
+	const char *env = getenv("DLPROF_BUILDID_DIR");
+	char *dir = env && *env ? xstrdup(env) : dlprof_cache_dir("build-id"), *p;
+	char hex[41];
+
+	if (!dir || !size)
+		goto none;
+	if (size > 20)
+		size = 20;
+	for (size_t i = 0; i < size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	p = xasprintf("%s/%.2s/%s", dir, hex, hex + 2);
+	free(dir);
+	return p;
+none:
+	free(dir);
+	return NULL;
+}
+
 int mkdir_p(const char *dir)
 {
 	char *p = xstrdup(dir), *q;
