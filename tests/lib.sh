@@ -127,6 +127,37 @@ find_python() {
 	return 1
 }
 
+# container_setup: a container of Debian 13 with today's PyTorch (torch 2.6, oneDNN 3.7,
+# Python 3.13: scripts/trixie-root.sh builds it once, cached), to run a command in.
+# Sets CT_ROOT (its root), CT_KIND (podman or chroot) and CT_RUN, the command that runs
+# what follows it in a new container with $SRC and $TOP/examples at the same paths,
+# read-only: Podman (runc, cgroupfs, no default ulimits: what these machines need), or
+# where it cannot start, unshare --mount --pid --fork + chroot (tests/ct-chroot.sh).
+# Fails (the reason in CT_WHY) where neither can run.
+container_setup() {
+	CT_WHY=
+	[ "$(id -u)" = 0 ] || { CT_WHY="a container root needs root"; return 1; }
+	CT_ROOT=$("$TOP/scripts/trixie-root.sh" 2>"$TRASH/.ct-root.err") || {
+		CT_WHY="no Debian 13 root: $(tail -n 1 "$TRASH/.ct-root.err")"; return 1; }
+	printf '[containers]\ndefault_ulimits = []\n' >"$TRASH/containers.conf"
+	CONTAINERS_CONF=$TRASH/containers.conf
+	export CONTAINERS_CONF
+	# (DLPROF_TEST_CT=chroot: the fallback, to test it where Podman runs)
+	if [ "${DLPROF_TEST_CT:-}" != chroot ] && command -v podman >/dev/null 2>&1 &&
+	   "$TOP/scripts/trixie-root.sh" --image >/dev/null 2>>"$TRASH/.ct-root.err" &&
+	   podman --runtime runc --cgroup-manager cgroupfs run --rm dlprof-trixie true \
+		>/dev/null 2>>"$TRASH/.ct-root.err"; then
+		CT_KIND=podman
+		CT_RUN="podman --runtime runc --cgroup-manager cgroupfs run --rm -v $SRC:$SRC:ro -v $TOP/examples:$TOP/examples:ro dlprof-trixie"
+	elif unshare --mount --pid --fork true 2>/dev/null; then
+		CT_KIND=chroot
+		CT_RUN="unshare --mount --pid --fork $SRC/ct-chroot.sh $CT_ROOT"
+	else
+		CT_WHY="neither Podman nor unshare --mount --pid can start here"
+		return 1
+	fi
+}
+
 json_check() {
 	/usr/bin/python3 "$SRC/tools/json-check.py" check "$@"
 }
