@@ -12,8 +12,14 @@
 set -e
 cache=${DLPROF_ROOTS:-/var/cache/dlprof/roots}
 root=$cache/trixie-torch
-pkgs=python3-torch,python3-torchvision,python3-setuptools,libtorch-dev,g++,procps
+# libdnnl-dev: oneDNN 3.x's headers, which the tests hold dlprof's reading of its ABI to
+pkgs=python3-torch,python3-torchvision,python3-setuptools,libtorch-dev,g++,procps,libdnnl-dev
 
+# built with another package list: built again
+if [ -f "$root/.complete" ] && [ "$(cat "$root/.complete")" != "$pkgs" ]; then
+	[ "$1" = "--check" ] && exit 1
+	rm -f "$root/.complete"
+fi
 if [ "$1" = "--check" ]; then
 	[ -f "$root/.complete" ] || exit 1
 	echo "$root"
@@ -37,7 +43,7 @@ if [ ! -f "$root/.complete" ]; then
 		echo "trixie-root: building $root with mmdebstrap (about 2 minutes, once)" >&2
 		mmdebstrap --variant=apt --include="$pkgs" trixie "$root.tmp" >&2
 		mv "$root.tmp" "$root"
-		touch "$root/.complete"
+		echo "$pkgs" >"$root/.complete"
 	fi
 	exec 9>&-
 fi

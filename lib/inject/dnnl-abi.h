@@ -1,8 +1,11 @@
-/* dnnl-abi.h - the few oneDNN 2.x C API types the interposer (dnnl-hook.c) reads, as
- * oneDNN's dnnl_types.h lays them out (facts of its ABI, spelled here so that
- * libdlprof-itt.so builds without libdnnl-dev).  oneDNN 3 made the memory descriptor
- * opaque and dropped the op descriptors: the hook describes 2.x only (dnnl_version()).
- * tests/workloads/dl-prims.c checks these layouts against the installed headers.
+/* dnnl-abi.h - the few oneDNN C API types and values the interposer (dnnl-hook.c) reads,
+ * as oneDNN's dnnl_types.h lays them out (facts of its ABI, spelled here so that
+ * libdlprof-itt.so builds without libdnnl-dev).  2.x: the memory and op descriptors are
+ * structs read in place.  3.x made the memory descriptor opaque and dropped the op
+ * descriptors: each field is asked for (dnnl_memory_desc_query, dnnl_primitive_desc_query
+ * with the 3.x query values, DABI3_*); its ABI holds across 3.x (dnnl_version()).
+ * tests/workloads/dl-prims.c checks the 2.x layouts against the installed headers, and
+ * t5032 the 3.x values against 3.x's headers in the Debian 13 root.
  */
 #ifndef DLPROF_DNNL_ABI_H
 #define DLPROF_DNNL_ABI_H
@@ -37,8 +40,24 @@ enum {
 	DABI_Q_DST_MD, DABI_Q_DIFF_DST_MD,
 };
 
-/* dnnl_data_type_t, from 0: undef f16 bf16 f32 s32 s8 u8 */
-#define DABI_NR_DT 7
+/* dnnl_data_type_t, from 0: undef f16 bf16 f32 s32 s8 u8 (2.x), then (3.x) f64 boolean
+ * f8_e5m2 f8_e4m3 s4 u4 e8m0 f4_e2m1 f4_e3m0 */
+#define DABI_NR_DT 16
+
+/* oneDNN 3.x: dnnl_primitive_kind_t (the ones whose shape is spelled from their queries) */
+enum { DABI3_CONVOLUTION = 5, DABI3_DECONVOLUTION = 6, DABI3_INNER_PRODUCT = 10,
+       DABI3_POOLING = 16 };
+/* ... dnnl_format_kind_t */
+enum { DABI3_FMT_UNDEF = 0, DABI3_FMT_ANY, DABI3_FMT_BLOCKED, DABI3_FMT_OPAQUE, DABI3_FMT_SPARSE };
+/* ... dnnl_query_t: of a primitive descriptor (the md queries are 2.x's), and of a memory
+ * descriptor (dnnl_memory_desc_query; DABI3_Q_STRIDES too) */
+enum {
+	DABI3_Q_STRIDES = 14, DABI3_Q_DILATIONS = 15, DABI3_Q_PADDING_L = 16,
+	DABI3_Q_KERNEL = 31,
+	DABI3_Q_NDIMS = 256, DABI3_Q_DIMS = 257, DABI3_Q_DATA_TYPE = 258,
+	DABI3_Q_FORMAT_KIND = 262, DABI3_Q_INNER_NBLKS = 263, DABI3_Q_INNER_BLKS = 264,
+	DABI3_Q_INNER_IDXS = 265,
+};
 
 /* dnnl_blocking_desc_t */
 struct dabi_blocking {

@@ -7,7 +7,9 @@
  * RTLD_LOCAL (a Python extension's dependency), in the loaded libdnnl itself.
  *
  * The first time a primitive object executes it is described through oneDNN's own
- * queries (dnnl_primitive_get_primitive_desc, dnnl_primitive_desc_query[_md]): kind,
+ * queries (dnnl_primitive_get_primitive_desc, dnnl_primitive_desc_query[_md]; 2.x's
+ * memory and op descriptors read in place, 3.x's asked for with dnnl_memory_desc_query
+ * and the op's own queries, dnnl-abi.h): kind,
  * implementation, propagation kind, each tensor's data type, format and dimensions, and
  * the problem's shape as ONEDNN_VERBOSE spells it.  Equal descriptions share one id (a
  * framework that creates a primitive object per call, as ideep does, gets one id per
@@ -21,8 +23,7 @@
  * and a store into the thread's buffer.  Describing takes a mutex.
  *
  * Off (calls pass straight through): DLPROF_NO_DNNL_HOOK set (not "0"), not under
- * dlprof record (no DLPROF_ITT_DIR), or a libdnnl other than 2.x (oneDNN 3 changed the
- * descriptors this reads).  A oneDNN linked statically into its caller never comes here:
+ * dlprof record (no DLPROF_ITT_DIR), or a libdnnl other than 2.x or 3.x.  A oneDNN linked statically into its caller never comes here:
  * nothing is written, and the report says it has no primitive records.
  * The workload's output is never touched: nothing here prints.
  */
@@ -48,7 +49,9 @@ struct dnnl_api {
 	int (*destroy)(void *prim);
 	int (*get_pd)(const void *prim, const void **pd);
 	int (*query)(const void *pd, int what, int index, void *result);
-	const struct dabi_md *(*query_md)(const void *pd, int what, int index);
+	const void *(*query_md)(const void *pd, int what, int index);	/* 2.x: a dabi_md */
+	int (*md_query)(const void *md, int what, void *result);	/* 3.x */
+	int major;
 	const struct dabi_version *(*version)(void);
 	const char *(*prim_kind2str)(int kind);
 	const char *(*prop_kind2str)(int kind);
@@ -132,8 +135,12 @@ static void resolve_api(void)
 	*(void **)&api.prop_kind2str = api_sym(h, "dnnl_prop_kind2str");
 	if (off && *off && strcmp(off, "0"))
 		return;
+	*(void **)&api.md_query = api_sym(h, "dnnl_memory_desc_query");
 	if (!dir || !*dir || !api.get_pd || !api.query || !api.query_md || !api.version ||
-	    !api.version() || api.version()->major != 2)
+	    !api.version())
+		return;
+	api.major = api.version()->major;
+	if (api.major != 2 && (api.major != 3 || !api.md_query))
 		return;
 	pthread_atfork(NULL, NULL, at_fork_child);
 	hook_on = 1;
@@ -161,12 +168,76 @@ static void sb_add(struct sbuf *sb, const char *fmt, ...)
 		sb->len += (size_t)n < sizeof(sb->b) - sb->len ? (size_t)n : sizeof(sb->b) - 1 - sb->len;
 }
 
-static int md_ok(const struct dabi_md *m)
+/* A memory descriptor, whatever the version: 2.x's struct read in place, 3.x's asked for
+ * field by field */
+struct mdv {
+	int ndims, dt;
+	enum { F_UNDEF, F_ANY, F_BLOCKED, F_WINO, F_PACKED, F_OPAQUE, F_SPARSE } fmt;
+	int64_t dims[DABI_MAX_NDIMS], strides[DABI_MAX_NDIMS];
+	int nblks;
+	int64_t blks[DABI_MAX_NDIMS], idxs[DABI_MAX_NDIMS];
+};
+
+static int from_v2(struct mdv *v, const struct dabi_md *m)
 {
-	return m && m->ndims > 0 && m->ndims <= DABI_MAX_NDIMS;
+	static const int fmts[] = { F_UNDEF, F_ANY, F_BLOCKED, F_WINO, F_PACKED };
+	const struct dabi_blocking *b = &m->format_desc.blocking;
+
+	if (!m || m->ndims <= 0 || m->ndims > DABI_MAX_NDIMS)
+		return -1;
+	v->ndims = m->ndims;
+	v->dt = m->data_type;
+	v->fmt = m->format_kind >= 0 && m->format_kind < 5 ? fmts[m->format_kind] : F_UNDEF;
+	memcpy(v->dims, m->dims, sizeof(v->dims));
+	memcpy(v->strides, b->strides, sizeof(v->strides));
+	v->nblks = b->inner_nblks;
+	memcpy(v->blks, b->inner_blks, sizeof(v->blks));
+	memcpy(v->idxs, b->inner_idxs, sizeof(v->idxs));
+	return 0;
 }
 
-static void add_dims(struct sbuf *sb, const struct dabi_md *m)
+/* a dnnl_dims_t the query points to, copied */
+static int query_dims(const void *md, int what, int64_t out[DABI_MAX_NDIMS])
+{
+	const int64_t *p = NULL;
+
+	if (api.md_query(md, what, &p) || !p)
+		return -1;
+	memcpy(out, p, sizeof(int64_t) * DABI_MAX_NDIMS);
+	return 0;
+}
+
+static int from_v3(struct mdv *v, const void *md)
+{
+	static const int fmts[] = { F_UNDEF, F_ANY, F_BLOCKED, F_OPAQUE, F_SPARSE };
+	int fk = 0;
+
+	if (!md || api.md_query(md, DABI3_Q_NDIMS, &v->ndims) || v->ndims <= 0 ||
+	    v->ndims > DABI_MAX_NDIMS || query_dims(md, DABI3_Q_DIMS, v->dims) ||
+	    api.md_query(md, DABI3_Q_DATA_TYPE, &v->dt))
+		return -1;
+	if (api.md_query(md, DABI3_Q_FORMAT_KIND, &fk))
+		fk = DABI3_FMT_UNDEF;
+	v->fmt = fk >= 0 && fk < 5 ? fmts[fk] : F_UNDEF;
+	v->nblks = 0;
+	if (v->fmt == F_BLOCKED &&
+	    (query_dims(md, DABI3_Q_STRIDES, v->strides) ||
+	     api.md_query(md, DABI3_Q_INNER_NBLKS, &v->nblks) ||
+	     (v->nblks > 0 && (query_dims(md, DABI3_Q_INNER_BLKS, v->blks) ||
+			       query_dims(md, DABI3_Q_INNER_IDXS, v->idxs)))))
+		v->fmt = F_UNDEF;
+	return 0;
+}
+
+/* the descriptor of query q of pd (src, weights, ...): 0, or -1 where it has none */
+static int get_md(const void *pd, int q, struct mdv *v)
+{
+	const void *md = api.query_md(pd, q, 0);
+
+	return api.major == 2 ? from_v2(v, md) : from_v3(v, md);
+}
+
+static void add_dims(struct sbuf *sb, const struct mdv *m)
 {
 	for (int i = 0; i < m->ndims; i++) {
 		if (m->dims[i] == INT64_MIN)	/* DNNL_RUNTIME_DIM_VAL */
@@ -179,75 +250,68 @@ static void add_dims(struct sbuf *sb, const struct dabi_md *m)
 /* The format in verbose's spelling: the dimensions a, b, c ... outermost first (by
  * stride, largest first; equal strides keep their order), a blocked one upper-case,
  * then the inner blocks ("aBcd16b" for nChw16c, "acdb" for nhwc, "abcd" for nchw). */
-static void add_format(struct sbuf *sb, const struct dabi_md *m)
+static void add_format(struct sbuf *sb, const struct mdv *m)
 {
-	const struct dabi_blocking *b = &m->format_desc.blocking;
+	static const char *const other[] = {
+		[F_UNDEF] = "undef", [F_ANY] = "any", [F_WINO] = "wino", [F_PACKED] = "packed",
+		[F_OPAQUE] = "opaque", [F_SPARSE] = "sparse",
+	};
 	int order[DABI_MAX_NDIMS], blocked[DABI_MAX_NDIMS] = { 0 }, n = m->ndims, i, j;
 
-	switch (m->format_kind) {
-	case DABI_FMT_ANY:
-		sb_add(sb, "any");
-		return;
-	case DABI_FMT_WINO:
-		sb_add(sb, "wino");
-		return;
-	case DABI_FMT_RNN_PACKED:
-		sb_add(sb, "packed");
-		return;
-	case DABI_FMT_BLOCKED:
-		break;
-	default:
-		sb_add(sb, "undef");
+	if (m->fmt != F_BLOCKED) {
+		sb_add(sb, "%s", other[m->fmt]);
 		return;
 	}
-	if (b->inner_nblks < 0 || b->inner_nblks > DABI_MAX_NDIMS) {
+	if (m->nblks < 0 || m->nblks > DABI_MAX_NDIMS) {
 		sb_add(sb, "blocked");
 		return;
 	}
-	for (i = 0; i < b->inner_nblks; i++) {
-		if (b->inner_idxs[i] < 0 || b->inner_idxs[i] >= n) {
+	for (i = 0; i < m->nblks; i++) {
+		if (m->idxs[i] < 0 || m->idxs[i] >= n) {
 			sb_add(sb, "blocked");
 			return;
 		}
-		blocked[b->inner_idxs[i]] = 1;
+		blocked[m->idxs[i]] = 1;
 	}
 	for (i = 0; i < n; i++) {
-		for (j = i; j > 0 && b->strides[order[j - 1]] < b->strides[i]; j--)
+		for (j = i; j > 0 && m->strides[order[j - 1]] < m->strides[i]; j--)
 			order[j] = order[j - 1];
 		order[j] = i;
 	}
 	for (i = 0; i < n; i++)
 		sb_add(sb, "%c", (blocked[order[i]] ? 'A' : 'a') + order[i]);
-	for (i = 0; i < b->inner_nblks; i++)
-		sb_add(sb, "%lld%c", (long long)b->inner_blks[i], 'a' + (int)b->inner_idxs[i]);
+	for (i = 0; i < m->nblks; i++)
+		sb_add(sb, "%lld%c", (long long)m->blks[i], 'a' + (int)m->idxs[i]);
 }
 
 static const char *dt_name(int dt)
 {
 	static const char *const names[DABI_NR_DT] = {
-		"undef", "f16", "bf16", "f32", "s32", "s8", "u8",
+		"undef", "f16", "bf16", "f32", "s32", "s8", "u8", "f64", "boolean", "f8_e5m2",
+		"f8_e4m3", "s4", "u4", "e8m0", "f4_e2m1", "f4_e3m0",
 	};
 
 	return dt >= 0 && dt < DABI_NR_DT ? names[dt] : "?";
 }
 
 /* "NAME=DT:FORMAT:DIMS" */
-static void add_md(struct sbuf *sb, const char *name, const struct dabi_md *m)
+static void add_md(struct sbuf *sb, const char *name, const struct mdv *m)
 {
-	sb_add(sb, "\n%s=%s:", name, dt_name(m->data_type));
+	sb_add(sb, "\n%s=%s:", name, dt_name(m->dt));
 	add_format(sb, m);
 	sb_add(sb, ":");
 	add_dims(sb, m);
 }
 
-static const struct dabi_md *either(const struct dabi_md *a, const struct dabi_md *b)
+/* v filled from the first of two queries that gives a descriptor (src, else diff_src) */
+static int either(const void *pd, int q1, int q2, struct mdv *v)
 {
-	return md_ok(a) ? a : md_ok(b) ? b : NULL;
+	return get_md(pd, q1, v) && get_md(pd, q2, v) ? -1 : 0;
 }
 
 /* The spatial part of a convolution's or pooling's shape, per dimension (d, h, w):
  * "ih64oh64kh3sh1dh0ph1", dimensions joined by '_' */
-static void add_spatial(struct sbuf *sb, const struct dabi_md *src, const struct dabi_md *dst,
+static void add_spatial(struct sbuf *sb, const struct mdv *src, const struct mdv *dst,
 			const int64_t *kernel, const int64_t *strides, const int64_t *dil,
 			const int64_t *pad)
 {
@@ -264,97 +328,148 @@ static void add_spatial(struct sbuf *sb, const struct dabi_md *src, const struct
 	}
 }
 
-/* The problem's shape as ONEDNN_VERBOSE (2.x) spells it, for
- *   convolution, deconvolution  mb32_ic3oc32_ih64oh64kh3sh1dh0ph1_iw64ow64kw3sw1dw0pw1
- *                               (g4 before ic when grouped)
- *   pooling, pooling_v2         mb32ic32_ih64oh32kh2sh2dh0ph0_iw64ow32kw2sw2dw0pw0
- *   inner_product               mb32ic128oc256 (ih/iw between ic and oc when spatial)
- * from the op descriptor; every other kind (reorder, eltwise, binary, matmul, sum, ...)
- * gets its tensors' dimensions, src then weights then dst, joined by ':', a tensor with
- * the dimensions of the one before it left out ("32x3x64x64" for a reorder,
- * "64x128:128x256:64x256" for a matmul), as verbose prints those. */
-static void add_shape(struct sbuf *sb, int kind, const void *pd)
+/* A convolution's, pooling's or inner product's own numbers: strides, dilations, left
+ * padding, and the pooling's kernel (the convolution's comes from its weights).  2.x
+ * from the op descriptor read in place, 3.x asked for.  0, or -1 */
+struct opnums {
+	int64_t strides[DABI_MAX_NDIMS], dil[DABI_MAX_NDIMS], pad[DABI_MAX_NDIMS],
+		kernel[DABI_MAX_NDIMS];
+	int have_dil;
+};
+
+static int op_numbers(const void *pd, int kind, struct opnums *o)
 {
 	const void *op = NULL;
-	const struct dabi_md *src, *wei, *dst;
+	const int64_t *p = NULL;
 
-	sb_add(sb, "\nshape=");
+	memset(o, 0, sizeof(*o));
+	if (api.major == 3) {
+		if (api.query(pd, DABI3_Q_STRIDES, 0, &p) || !p)
+			return -1;
+		memcpy(o->strides, p, sizeof(o->strides));
+		if (!api.query(pd, DABI3_Q_DILATIONS, 0, &p) && p) {
+			memcpy(o->dil, p, sizeof(o->dil));
+			o->have_dil = 1;
+		}
+		if (api.query(pd, DABI3_Q_PADDING_L, 0, &p) || !p)
+			return -1;
+		memcpy(o->pad, p, sizeof(o->pad));
+		if (kind == DABI3_POOLING) {
+			if (api.query(pd, DABI3_Q_KERNEL, 0, &p) || !p)
+				return -1;
+			memcpy(o->kernel, p, sizeof(o->kernel));
+		}
+		return 0;
+	}
 	if (kind == DABI_CONVOLUTION || kind == DABI_DECONVOLUTION) {
 		const struct dabi_conv *c;
-		int groups;
-		int64_t kernel[3];
 
 		if (api.query(pd, kind == DABI_CONVOLUTION ? DABI_Q_CONVOLUTION_D :
 			      DABI_Q_DECONVOLUTION_D, 0, &op) || !op)
-			goto dims;
+			return -1;
 		c = op;
-		src = either(&c->src, &c->diff_src);
-		wei = either(&c->weights, &c->diff_weights);
-		dst = either(&c->dst, &c->diff_dst);
-		if (!src || !wei || !dst || src->ndims < 3 || src->ndims > 5)
-			goto dims;
-		groups = wei->ndims == src->ndims + 1;
-		for (int i = 0; i < src->ndims - 2; i++)
-			kernel[i] = wei->dims[groups + 2 + i];
-		sb_add(sb, "mb%lld_", (long long)src->dims[0]);
-		if (groups)
-			sb_add(sb, "g%lld", (long long)wei->dims[0]);
-		sb_add(sb, "ic%lldoc%lld_", (long long)src->dims[1], (long long)dst->dims[1]);
-		add_spatial(sb, src, dst, kernel, c->strides, c->dilates, c->padding[0]);
-		return;
+		memcpy(o->strides, c->strides, sizeof(o->strides));
+		memcpy(o->dil, c->dilates, sizeof(o->dil));
+		memcpy(o->pad, c->padding[0], sizeof(o->pad));
+		o->have_dil = 1;
+		return 0;
 	}
 	if (kind == DABI_POOLING || kind == DABI_POOLING_V2) {
-		const struct dabi_pool *p;
+		const struct dabi_pool *pl;
 
 		if (api.query(pd, kind == DABI_POOLING ? DABI_Q_POOLING_D : DABI_Q_POOLING_V2_D,
 			      0, &op) || !op)
+			return -1;
+		pl = op;
+		memcpy(o->strides, pl->strides, sizeof(o->strides));
+		memcpy(o->pad, pl->padding[0], sizeof(o->pad));
+		memcpy(o->kernel, pl->kernel, sizeof(o->kernel));
+		if (kind == DABI_POOLING_V2) {
+			memcpy(o->dil, pl->dilation, sizeof(o->dil));
+			o->have_dil = 1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+/* The problem's shape as ONEDNN_VERBOSE spells it, for
+ *   convolution, deconvolution  mb32_ic3oc32_ih64oh64kh3sh1dh0ph1_iw64ow64kw3sw1dw0pw1
+ *                               (g4 before ic when grouped)
+ *   pooling (2.x: and pooling_v2) mb32ic32_ih64oh32kh2sh2dh0ph0_iw64ow32kw2sw2dw0pw0
+ *   inner_product               mb32ic128oc256 (ih/iw between ic and oc when spatial)
+ * from the op's own numbers; every other kind (reorder, eltwise, binary, matmul, sum,
+ * ...) gets its tensors' dimensions, src then weights then dst, joined by ':', a tensor
+ * with the dimensions of the one before it left out ("32x3x64x64" for a reorder,
+ * "64x128:128x256:64x256" for a matmul), as verbose prints those. */
+static void add_shape(struct sbuf *sb, int kind, const void *pd)
+{
+	struct mdv src, wei, dst;
+	struct opnums o;
+	int v3 = api.major == 3;
+	int conv = kind == (v3 ? DABI3_CONVOLUTION : DABI_CONVOLUTION) ||
+		   kind == (v3 ? DABI3_DECONVOLUTION : DABI_DECONVOLUTION);
+	int pool = v3 ? kind == DABI3_POOLING : kind == DABI_POOLING || kind == DABI_POOLING_V2;
+	int ip = kind == (v3 ? DABI3_INNER_PRODUCT : DABI_INNER_PRODUCT);
+
+	sb_add(sb, "\nshape=");
+	if (conv || pool) {
+		int have_src = !either(pd, DABI_Q_SRC_MD, DABI_Q_DIFF_SRC_MD, &src);
+		int have_dst = !either(pd, DABI_Q_DST_MD, DABI_Q_DIFF_DST_MD, &dst);
+
+		if (!have_src || !have_dst || src.ndims < 3 || src.ndims > 5 ||
+		    op_numbers(pd, kind, &o))
 			goto dims;
-		p = op;
-		src = either(&p->src, &p->diff_src);
-		dst = either(&p->dst, &p->diff_dst);
-		if (!src || !dst || src->ndims < 3 || src->ndims > 5)
-			goto dims;
-		sb_add(sb, "mb%lldic%lld_", (long long)src->dims[0], (long long)src->dims[1]);
-		add_spatial(sb, src, dst, p->kernel, p->strides,
-			    kind == DABI_POOLING_V2 ? p->dilation : NULL, p->padding[0]);
+		if (conv) {
+			int groups;
+
+			if (either(pd, DABI_Q_WEIGHTS_MD, DABI_Q_DIFF_WEIGHTS_MD, &wei))
+				goto dims;
+			groups = wei.ndims == src.ndims + 1;
+			for (int i = 0; i < src.ndims - 2; i++)
+				o.kernel[i] = wei.dims[groups + 2 + i];
+			sb_add(sb, "mb%lld_", (long long)src.dims[0]);
+			if (groups)
+				sb_add(sb, "g%lld", (long long)wei.dims[0]);
+			sb_add(sb, "ic%lldoc%lld_", (long long)src.dims[1], (long long)dst.dims[1]);
+		} else
+			sb_add(sb, "mb%lldic%lld_", (long long)src.dims[0], (long long)src.dims[1]);
+		add_spatial(sb, &src, &dst, o.kernel, o.strides, o.have_dil ? o.dil : NULL, o.pad);
 		return;
 	}
-	if (kind == DABI_INNER_PRODUCT) {
-		const struct dabi_ip *ip;
+	if (ip) {
 		static const char names[] = "dhw";
 
-		if (api.query(pd, DABI_Q_INNER_PRODUCT_D, 0, &op) || !op)
+		if (either(pd, DABI_Q_SRC_MD, DABI_Q_DIFF_SRC_MD, &src) ||
+		    either(pd, DABI_Q_DST_MD, DABI_Q_DIFF_DST_MD, &dst) ||
+		    src.ndims < 2 || src.ndims > 5)
 			goto dims;
-		ip = op;
-		src = either(&ip->src, &ip->diff_src);
-		dst = either(&ip->dst, &ip->diff_dst);
-		if (!src || !dst || src->ndims < 2 || src->ndims > 5)
-			goto dims;
-		sb_add(sb, "mb%lldic%lld", (long long)src->dims[0], (long long)src->dims[1]);
-		for (int i = 0; i < src->ndims - 2; i++)
-			sb_add(sb, "i%c%lld", names[3 - (src->ndims - 2) + i], (long long)src->dims[2 + i]);
-		sb_add(sb, "oc%lld", (long long)dst->dims[1]);
+		sb_add(sb, "mb%lldic%lld", (long long)src.dims[0], (long long)src.dims[1]);
+		for (int i = 0; i < src.ndims - 2; i++)
+			sb_add(sb, "i%c%lld", names[3 - (src.ndims - 2) + i], (long long)src.dims[2 + i]);
+		sb_add(sb, "oc%lld", (long long)dst.dims[1]);
 		return;
 	}
 dims:
 	{
-		const struct dabi_md *t[3], *prev = NULL;
+		static const int qs[3][2] = {
+			{ DABI_Q_SRC_MD, DABI_Q_DIFF_SRC_MD },
+			{ DABI_Q_WEIGHTS_MD, DABI_Q_DIFF_WEIGHTS_MD },
+			{ DABI_Q_DST_MD, DABI_Q_DIFF_DST_MD },
+		};
+		struct mdv t, prev;
 		int first = 1;
 
-		t[0] = either(api.query_md(pd, DABI_Q_SRC_MD, 0), api.query_md(pd, DABI_Q_DIFF_SRC_MD, 0));
-		t[1] = either(api.query_md(pd, DABI_Q_WEIGHTS_MD, 0),
-			      api.query_md(pd, DABI_Q_DIFF_WEIGHTS_MD, 0));
-		t[2] = either(api.query_md(pd, DABI_Q_DST_MD, 0), api.query_md(pd, DABI_Q_DIFF_DST_MD, 0));
 		for (int i = 0; i < 3; i++) {
-			if (!t[i])
+			if (either(pd, qs[i][0], qs[i][1], &t))
 				continue;
-			if (prev && prev->ndims == t[i]->ndims &&
-			    !memcmp(prev->dims, t[i]->dims, t[i]->ndims * sizeof(prev->dims[0])))
+			if (!first && prev.ndims == t.ndims &&
+			    !memcmp(prev.dims, t.dims, (size_t)t.ndims * sizeof(t.dims[0])))
 				continue;
 			if (!first)
 				sb_add(sb, ":");
-			add_dims(sb, t[i]);
-			prev = t[i];
+			add_dims(sb, &t);
+			prev = t;
 			first = 0;
 		}
 	}
@@ -438,10 +553,10 @@ static uint32_t describe(const void *prim)
 	sb_add(sb, "\nprop=%s", s && *s ? s : "undef");
 	add_shape(sb, kind, pd);
 	for (size_t i = 0; i < sizeof(mds) / sizeof(mds[0]); i++) {
-		const struct dabi_md *m = api.query_md(pd, mds[i].q, 0);
+		struct mdv m;
 
-		if (md_ok(m))
-			add_md(sb, mds[i].name, m);
+		if (!get_md(pd, mds[i].q, &m))
+			add_md(sb, mds[i].name, &m);
 	}
 	id = intern_desc(sb->b, sb->len);
 	free(sb);

@@ -605,6 +605,18 @@ static void on_comm_fork(struct recorder *r, const struct perf_event_header *rec
 		return;
 	memcpy(&pid, p + sizeof(*rec), 4);
 	u64map_add(&r->pids, pid);
+	if (rec->type == PERF_RECORD_FORK && rec->size >= sizeof(*rec) + 12) {
+		uint32_t ppid, tid;
+
+		memcpy(&ppid, p + sizeof(*rec) + 4, 4);
+		memcpy(&tid, p + sizeof(*rec) + 8, 4);
+		/* a process in a PID namespace of its own names its threads by that
+		 * namespace's ids (its ITT records): each new one's is noted */
+		if (ppid != pid)
+			proc_roots_of(&r->roots, pid);
+		else
+			proc_roots_thread(&r->roots, pid, tid);
+	}
 	if (rec->type == PERF_RECORD_FORK && r->py.pb && !r->py.bells &&
 	    rec->size >= sizeof(*rec) + 8) {
 		uint32_t ppid;

@@ -325,6 +325,44 @@ static int itt_has_tasks(const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * A collector in a PID namespace of its own (a container) wrote the ids it knows: its
+ * pid and its threads' there.  They become record's, as the samples have them, where
+ * record saw that process (one of that inner pid) and its threads (proc-root.h); an id
+ * not seen stays as written.
+ */
+static void itt_outer_ids(struct recorder *r, char *buf, size_t len)
+{
+	struct itt_file_header fh;
+	size_t off = sizeof(fh);
+	uint32_t outer;
+
+	if (len < sizeof(fh))
+		return;
+	memcpy(&fh, buf, sizeof(fh));
+	outer = proc_roots_outer_pid(&r->roots, fh.pid);
+	if (!outer)
+		return;
+	fh.pid = outer;
+	memcpy(buf, &fh, sizeof(fh));
+	while (off + sizeof(struct itt_block_header) <= len) {
+		struct itt_block_header bh;
+
+		memcpy(&bh, buf + off, sizeof(bh));
+		if (bh.len > len - off - sizeof(bh))
+			break;
+		if ((bh.kind == ITT_BLOCK_EVENTS || bh.kind == ITT_BLOCK_EXECS) && bh.len >= 4) {
+			uint32_t tid, host;
+
+			memcpy(&tid, buf + off + sizeof(bh), 4);
+			host = proc_roots_tid(&r->roots, outer, tid);
+			if (host)
+				memcpy(buf + off + sizeof(bh), &host, 4);
+		}
+		off += sizeof(bh) + bh.len;
+	}
+}
+
 static int walk_itt(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -336,6 +374,7 @@ static int walk_itt(const char *path, const struct stat *st, int flag, struct FT
 		return 0;
 	}
 	if (sb.len) {
+		itt_outer_ids(walk_rec, sb.buf, sb.len);
 		recwriter_add(walk_rec->w, DLP_REC_ITT, sb.buf, sb.len);
 		walk_rec->itt.files++;
 		walk_rec->itt.task_files += itt_has_tasks(sb.buf, sb.len);

@@ -19,6 +19,7 @@ void proc_roots_init(struct proc_roots *r)
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->mu, NULL);
 	u64map_init(&r->pids);
+	u64map_init(&r->tids);
 	if (stat("/", &self) == 0) {
 		r->self_dev = self.st_dev;
 		r->self_ino = self.st_ino;
@@ -34,18 +35,23 @@ void proc_roots_release(struct proc_roots *r)
 	}
 	free(r->v);
 	u64map_release(&r->pids);
+	u64map_release(&r->tids);
 	pthread_mutex_destroy(&r->mu);
 	memset(r, 0, sizeof(*r));
 }
 
-/* pid's pid in its own PID namespace (the last of its status's NSpid), 0 when unread */
-static uint32_t ns_pid_of(uint32_t pid)
+/* a thread's id in its own PID namespace (the last of its status's NSpid), 0 when unread;
+ * tid 0: the process's */
+static uint32_t ns_pid_of(uint32_t pid, uint32_t tid)
 {
 	char path[64], line[256];
 	uint32_t inner = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
@@ -72,7 +78,7 @@ static void note_pid(struct proc_roots *r, uint32_t pid, uint64_t idx1)
 	uint64_t v = (uint64_t)(uintptr_t)*slot, ns = v & 0xffffffffu;
 
 	if (!v || !ns)
-		ns = ns_pid_of(pid);
+		ns = ns_pid_of(pid, 0);
 	if (!ns)
 		ns = pid;
 	*slot = (void *)(uintptr_t)(idx1 << 32 | ns);
@@ -133,6 +139,60 @@ int proc_roots_pid(struct proc_roots *r, uint32_t pid, int *root_fd, uint32_t *n
 	}
 	pthread_mutex_unlock(&r->mu);
 	return ret;
+}
+
+void proc_roots_thread(struct proc_roots *r, uint32_t pid, uint32_t tid)
+{
+	uint64_t v;
+	uint32_t ns;
+
+	pthread_mutex_lock(&r->mu);
+	v = (uint64_t)(uintptr_t)u64map_get(&r->pids, pid);
+	pthread_mutex_unlock(&r->mu);
+	if (!v || (uint32_t)v == pid || tid == pid)
+		return;		/* never seen, or in record's namespace */
+	ns = ns_pid_of(pid, tid);
+	if (!ns)
+		return;
+	pthread_mutex_lock(&r->mu);
+	*u64map_slot(&r->tids, (uint64_t)pid << 32 | ns) = (void *)(uintptr_t)tid;
+	pthread_mutex_unlock(&r->mu);
+}
+
+uint32_t proc_roots_tid(struct proc_roots *r, uint32_t pid, uint32_t ns_tid)
+{
+	uint64_t v;
+	uint32_t ret = 0;
+
+	pthread_mutex_lock(&r->mu);
+	v = (uint64_t)(uintptr_t)u64map_get(&r->pids, pid);
+	if (v && (uint32_t)v == ns_tid)
+		ret = pid;
+	else
+		ret = (uint32_t)(uintptr_t)u64map_get(&r->tids, (uint64_t)pid << 32 | ns_tid);
+	pthread_mutex_unlock(&r->mu);
+	return ret;
+}
+
+uint32_t proc_roots_outer_pid(struct proc_roots *r, uint32_t ns_pid)
+{
+	uint32_t found = 0;
+	int n = 0;
+
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < r->pids.cap; i++) {
+		uint64_t v;
+
+		if (!r->pids.used[i])
+			continue;
+		v = (uint64_t)(uintptr_t)r->pids.vals[i];
+		if ((uint32_t)v == ns_pid && r->pids.keys[i] != ns_pid) {
+			found = (uint32_t)r->pids.keys[i];
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	return n == 1 ? found : 0;
 }
 
 int proc_root_open(int root_fd, const char *path, int flags)

@@ -26,6 +26,8 @@ struct proc_roots {
 	size_t nr, alloc;
 	/* pid -> (root index + 1, 0: ours) << 32 | its pid in its own namespace */
 	struct u64map pids;
+	/* pid << 32 | a thread's id in pid's namespace -> its id, for pids in another */
+	struct u64map tids;
 	uint64_t self_dev, self_ino;
 	int have_self;
 };
@@ -39,6 +41,15 @@ const char *proc_roots_of(struct proc_roots *r, uint32_t pid);
  * its own namespace (the pid itself where that is record's).  0, or -1 when pid was
  * never asked about. */
 int proc_roots_pid(struct proc_roots *r, uint32_t pid, int *root_fd, uint32_t *ns_pid);
+/* A new thread tid of pid (its FORK record): where pid is in a PID namespace of its own,
+ * its id there is read and kept for proc_roots_tid. */
+void proc_roots_thread(struct proc_roots *r, uint32_t pid, uint32_t tid);
+/* Record's id of the thread pid knows as ns_tid (the main thread: pid's own NSpid; others
+ * as proc_roots_thread saw them), 0 when not known */
+uint32_t proc_roots_tid(struct proc_roots *r, uint32_t pid, uint32_t ns_tid);
+/* The process record knows that calls itself ns_pid in a PID namespace of its own
+ * (another than record's), where exactly one such was seen; else 0 */
+uint32_t proc_roots_outer_pid(struct proc_roots *r, uint32_t ns_pid);
 /* Open path (absolute, as the process names it) under root_fd (-1: record's root), its
  * symbolic links resolved inside that root, never through a link at its end.  A
  * descriptor, or -1 with errno set. */
