@@ -90,7 +90,7 @@ int isa_cpuinfo_disagrees(const struct isa_platform *p, enum isa_feature f);
 
 /* ---- libraries --------------------------------------------------------------------- */
 
-enum libisa_id { LIBISA_ONEDNN, LIBISA_OPENBLAS, LIBISA_MKL, LIBISA_ATEN, LIBISA_NR };
+enum libisa_id { LIBISA_ONEDNN, LIBISA_OPENBLAS, LIBISA_MKL, LIBISA_BLAS, LIBISA_ATEN, LIBISA_NR };
 
 enum libisa_state {
 	LIBISA_ABSENT,		/* not installed (not an error) */
@@ -122,6 +122,21 @@ struct libisa_opts {
 void libisa_probe_all(struct libisa lib[LIBISA_NR], const struct isa_platform *p,
 		      const struct libisa_opts *o);
 void libisa_release(struct libisa lib[LIBISA_NR]);
+
+/* ---- BLAS and LAPACK (blas.c) ------------------------------------------------------ */
+
+enum isa_blas {
+	ISA_BLAS_NONE,		/* defines no BLAS or LAPACK routine */
+	ISA_BLAS_REFERENCE,	/* the routines and no optimized library's own entry points */
+	ISA_BLAS_OPENBLAS, ISA_BLAS_BLIS, ISA_BLAS_MKL, ISA_BLAS_ATLAS,
+};
+/* Which BLAS the ELF file at path is; *lapack_only (may be NULL) set when it defines
+ * LAPACK routines and no BLAS ones */
+enum isa_blas isa_blas_kind(const char *path, int *lapack_only);
+/* "reference (netlib)", "OpenBLAS", ... */
+const char *isa_blas_name(enum isa_blas k);
+/* What to do about a reference BLAS: one sentence */
+const char *isa_blas_advice(void);
 
 /* ---- code classes ------------------------------------------------------------------ */
 

@@ -31,3 +31,9 @@ $(O)/tests/workloads/dl-prims: tests/workloads/dl-prims.c tests/workloads/dnnl-t
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Ilib/inject -o $@ $< -ldnnl
 
 TEST_PROGS += $(O)/tests/workloads/dl-prims
+
+$(O)/tests/workloads/dl-blas: tests/workloads/dl-blas.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -o $@ $< -ldl
+
+TEST_PROGS += $(O)/tests/workloads/dl-blas

@@ -6,7 +6,10 @@
 # AVX-512, on every x86-64 CPU); the same convolution with format_tag_any gets a JIT
 # kernel.  The first is flagged (report and check-isa -i), the second is not, and its
 # kernel rows name the ISA the implementation has.  OpenBLAS pinned below the CPU by
-# OPENBLAS_CORETYPE is flagged too, and not without the pin.
+# OPENBLAS_CORETYPE is flagged too, and not without the pin.  The reference (netlib)
+# BLAS, Debian's libblas.so.3 where no OpenBLAS is installed, is flagged with the package
+# that replaces it: dl-blas runs sgemm_ of the file it is given, the reference one and
+# OpenBLAS's, and prints the rate each ran at.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS DNNL
 W="$BUILD/tests/workloads/dl-conv-impl"
@@ -126,5 +129,40 @@ if [ -n "$low" ] && test_have OPENBLAS && [ -x "$BUILD/tests/workloads/dl-gemm" 
 	'
 else
 	test_skip 'OpenBLAS pinned below the CPU' 'no OpenBLAS, or no core below this CPU to pin'
+fi
+REFBLAS=/usr/lib/x86_64-linux-gnu/blas/libblas.so.3
+OBLAS=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3
+B="$BUILD/tests/workloads/dl-blas"
+if [ -e "$REFBLAS" ] && [ -e "$OBLAS" ] && [ -x "$B" ]; then
+	test_expect_success 'the reference BLAS: flagged, with the package that replaces it' '
+		OMP_NUM_THREADS=1 "$DLPROF" record -q -o refblas.data -- "$B" "$REFBLAS" 1 >out &&
+		cat out && "$DLPROF" report -i refblas.data --sort family >rep 2>&1 &&
+		sed -n "/^Findings/,\$p" rep &&
+		fig=$(sed -n "s/.*\[blas-reference\] \([0-9]*\)\.[0-9]% of samples in the reference (netlib) BLAS.*/\1/p" rep) &&
+		echo "flagged: $fig% of samples" && test "$fig" -ge 90 &&
+		test_grep -q "libopenblas0-openmp" rep &&
+		{ "$DLPROF" check-isa -i refblas.data >isa; test $? = 1; } &&
+		test_grep "^verdict: the fast path is not running: the reference (netlib) BLAS" isa
+	'
+	test_expect_success 'OpenBLAS through the same libblas.so.3 name: not flagged, and faster' '
+		OMP_NUM_THREADS=1 "$DLPROF" record -q -o oblas.data -- "$B" "$OBLAS" 1 >out2 &&
+		cat out2 && "$DLPROF" report -i oblas.data --sort family >rep2 2>&1 &&
+		! grep "blas-reference" rep2 &&
+		ref=$(sed -n "s/.*gflops=\([0-9]*\).*/\1/p" out) &&
+		opt=$(sed -n "s/.*gflops=\([0-9]*\).*/\1/p" out2) &&
+		echo "reference $ref GFLOP/s, OpenBLAS $opt" && test "$opt" -gt "$ref"
+	'
+	test_expect_success 'check-isa names what libblas.so.3 is on this machine' '
+		"$DLPROF" check-isa --format json --no-python >j; test $? -le 1 && real=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3) &&
+		isa=$(json_get j "[l for l in j.libraries if l.name.startswith(\"BLAS\")][0].isa") &&
+		echo "libblas.so.3 -> $real: $isa" &&
+		case $real in
+		*/openblas*) test "$isa" = OpenBLAS ;;
+		*/blas/*) test "$isa" = "reference (netlib)" ;;
+		*) true ;;
+		esac
+	'
+else
+	test_skip 'the reference BLAS flagged' 'no reference libblas3 and OpenBLAS side by side here'
 fi
 test_done

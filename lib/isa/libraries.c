@@ -25,6 +25,7 @@ static const char *const lib_names[LIBISA_NR] = {
 	[LIBISA_ONEDNN] = "oneDNN",
 	[LIBISA_OPENBLAS] = "OpenBLAS",
 	[LIBISA_MKL] = "MKL",
+	[LIBISA_BLAS] = "BLAS (libblas.so.3)",
 	[LIBISA_ATEN] = "PyTorch ATen",
 };
 
@@ -215,6 +216,42 @@ static void probe_openblas(struct libisa *l, const struct isa_platform *p)
 		else if (cfg && strstr(cfg, "DYNAMIC_ARCH"))
 			l->advice = xstrdup("OpenBLAS picked a core without AVX-512 kernels although AVX-512 is usable: try OPENBLAS_CORETYPE=SkylakeX (and compare the speed)");
 	}
+}
+
+/* ---- the system BLAS and LAPACK: what libblas.so.3 and liblapack.so.3 are ------------ */
+
+static void probe_system_blas(struct libisa *l)
+{
+	static const char *const blas[] = { "libblas.so.3", NULL }, *const lapack[] = { "liblapack.so.3", NULL };
+	char *lpath = NULL;
+	enum isa_blas kb, kl = ISA_BLAS_NONE;
+	void *h = open_first(blas, &l->path), *hl = open_first(lapack, &lpath);
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!h) {
+		free(lpath);
+		if (hl)
+			dlclose(hl);
+		return;
+	}
+	kb = isa_blas_kind(l->path, NULL);
+	if (lpath)
+		kl = isa_blas_kind(lpath, NULL);
+	l->state = LIBISA_PRESENT;
+	l->isa = xstrdup(isa_blas_name(kb));
+	strbuf_addf(&sb, "what Debian's alternatives give libblas.so.3");
+	if (lpath)
+		strbuf_addf(&sb, "; liblapack.so.3: %s, %s", isa_blas_name(kl), lpath);
+	l->note = sb.buf;
+	if (kb == ISA_BLAS_REFERENCE || kl == ISA_BLAS_REFERENCE)
+		l->advice = xasprintf("the reference %s has no kernels for any CPU: %s",
+				      kb == ISA_BLAS_REFERENCE && kl == ISA_BLAS_REFERENCE ?
+				      "BLAS and LAPACK" : kb == ISA_BLAS_REFERENCE ? "BLAS" : "LAPACK",
+				      isa_blas_advice());
+	free(lpath);
+	dlclose(h);
+	if (hl)
+		dlclose(hl);
 }
 
 /* ---- MKL ---------------------------------------------------------------------------- */
@@ -421,6 +458,7 @@ void libisa_probe_all(struct libisa lib[LIBISA_NR], const struct isa_platform *p
 	probe_onednn(&lib[LIBISA_ONEDNN], p);
 	probe_openblas(&lib[LIBISA_OPENBLAS], p);
 	probe_mkl(&lib[LIBISA_MKL], p);
+	probe_system_blas(&lib[LIBISA_BLAS]);
 }
 
 void libisa_release(struct libisa lib[LIBISA_NR])

@@ -65,6 +65,12 @@ struct fastpath {
 	/* OpenBLAS: samples in its code by tier */
 	uint64_t blas_tier[ISA_T_NR];
 	struct symcount blas_sym;
+	/* the reference BLAS/LAPACK: which mapped files are (dso -> isa_blas + 1), the
+	 * samples in them */
+	struct u64map blas_kind;
+	uint64_t refblas, reflapack;
+	struct symcount refblas_sym;
+	char *refblas_path;		/* the first such file (copied: the machine may go first) */
 	const char *f_spin, *f_omp, *f_aten;
 };
 
@@ -105,6 +111,8 @@ struct fastpath *fastpath_new(void)
 	u64map_init(&fp->sse_sym.map);
 	u64map_init(&fp->ref_sym.map);
 	u64map_init(&fp->blas_sym.map);
+	u64map_init(&fp->blas_kind);
+	u64map_init(&fp->refblas_sym.map);
 	fp->f_spin = str_intern("omp-spin", 8);
 	fp->f_omp = str_intern("omp-runtime", 11);
 	fp->f_aten = str_intern("aten", 4);
@@ -130,6 +138,9 @@ void fastpath_free(struct fastpath *fp)
 	u64map_release(&fp->sse_sym.map);
 	u64map_release(&fp->ref_sym.map);
 	u64map_release(&fp->blas_sym.map);
+	u64map_release(&fp->blas_kind);
+	free(fp->refblas_path);
+	u64map_release(&fp->refblas_sym.map);
 	free(fp);
 }
 
@@ -285,6 +296,34 @@ static void prim_sample(struct fastpath *fp, struct machine *m, const struct dlp
 	k->samples++;
 }
 
+/* A sample in a file named as a BLAS or LAPACK: counted when that file is the reference
+ * code (isa_blas_kind, asked once a file) */
+static void refblas_sample(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
+			   const struct frame *f, const char *sym)
+{
+	const struct map *mp = m ? machine_find_map(m, s->pid, f->ip, s->time) : NULL;
+	void **slot;
+	int lapack_only = 0;
+
+	if (!mp || !mp->dso)
+		return;
+	slot = u64map_slot(&fp->blas_kind, (uintptr_t)mp->dso);
+	if (!*slot) {
+		enum isa_blas k = isa_blas_kind(dso_file(mp->dso), &lapack_only);
+
+		*slot = (void *)(uintptr_t)((unsigned)k + 1 + (lapack_only ? 0x100 : 0));
+	}
+	if (((uintptr_t)*slot & 0xff) != ISA_BLAS_REFERENCE + 1)
+		return;
+	if ((uintptr_t)*slot & 0x100)
+		fp->reflapack++;
+	else
+		fp->refblas++;
+	symcount_add(&fp->refblas_sym, sym);
+	if (!fp->refblas_path)
+		fp->refblas_path = xstrdup(mp->dso->path);
+}
+
 void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
 		     const struct frame *frames, size_t nr, const char *sym, const char *family,
 		     const char *primitive)
@@ -329,6 +368,10 @@ void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sa
 		fp->ref_samples++;
 		symcount_add(&fp->ref_sym, sym);
 	}
+	if (f->dso && !(f->flags & (FRAME_KERNEL | FRAME_JIT | FRAME_ANON)) &&
+	    (!strncmp(f->dso, "libblas", 7) || !strncmp(f->dso, "liblapack", 9) ||
+	     !strncmp(f->dso, "libcblas", 8)))
+		refblas_sample(fp, m, s, f, sym);
 	if (f->dso && (!strncmp(f->dso, "libopenblas", 11) || !strncmp(f->dso, "libblas", 7))) {
 		int tier = file_tier(fp, m, s, f, NULL);
 
@@ -652,6 +695,29 @@ static void find_openblas_coretype(struct fastpath *fp, uint64_t total, struct f
 	}
 }
 
+/* the reference (netlib) BLAS or LAPACK: Debian's libblas.so.3 without OpenBLAS */
+static void find_reference_blas(struct fastpath *fp, uint64_t total, struct finding *f,
+				size_t *n, size_t max)
+{
+	struct finding *x;
+	uint64_t all = fp->refblas + fp->reflapack;
+
+	if (pct(all, total) >= FASTPATH_REFBLAS_PCT && (x = next(f, n, max))) {
+		const char *top = symcount_top(&fp->refblas_sym);
+		const char *what = !fp->reflapack ? "BLAS" : !fp->refblas ? "LAPACK" : "BLAS and LAPACK";
+
+		x->id = "blas-reference";
+		x->figure = pct(all, total);
+		snprintf(x->brief, sizeof(x->brief), "the reference (netlib) %s runs (%.1f%% of "
+			 "samples)", what, x->figure);
+		snprintf(x->text, sizeof(x->text),
+			 "%.1f%% of samples in the reference (netlib) %s (%s; e.g. %s): loops "
+			 "compiled for no CPU in particular, no vector kernels; %s", x->figure, what,
+			 fp->refblas_path ? fp->refblas_path : "?", top ? top : "?",
+			 isa_blas_advice());
+	}
+}
+
 /* reference oneDNN code named by its symbols (builds with symbols) */
 static void find_dnnl_reference(struct fastpath *fp, uint64_t total, struct finding *f,
 				 size_t *n, size_t max)
@@ -683,6 +749,7 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 	find_aten_avx2(fp, total, f, &n, max);
 	find_aten_default(fp, total, f, &n, max);
 	find_openblas_coretype(fp, total, f, &n, max);
+	find_reference_blas(fp, total, f, &n, max);
 	if (!nojit)	/* a primitive said it already */
 		find_dnnl_reference(fp, total, f, &n, max);
 	return n;

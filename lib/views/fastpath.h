@@ -100,5 +100,6 @@ const char *fastpath_env(const struct fastpath *fp, const char *name);
 #define FASTPATH_DEFAULT_PCT	5.0	/* aten samples in SSE code on AVX2 or better */
 #define FASTPATH_GEMM_PCT	5.0	/* OpenBLAS samples in code narrower than the CPU */
 #define FASTPATH_REF_PCT	1.0	/* reference oneDNN code by symbol name */
+#define FASTPATH_REFBLAS_PCT	2.0	/* the reference (netlib) BLAS or LAPACK */
 
 #endif
