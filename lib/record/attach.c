@@ -1,6 +1,7 @@
 /* attach.c - the threads, names and executable mappings of a running process, as
  * perf records (see attach.h). */
 #include "attach.h"
+#include "elfsyms.h"
 #include "recfile.h"
 
 #include <ctype.h>
@@ -427,6 +428,8 @@ int attach_synthesize(pid_t pid, const struct perf_event_attr *attr, uint64_t id
 		const char *name;
 		uint32_t u32[2], prot = 0, flags;
 		uint64_t u64[3], gen = 0;
+		uint8_t bid[24] = { 0 };	/* size, reserved (3), the id: 24 bytes as maj..gen */
+		size_t bid_len;
 
 		nl = strchr(line, '\n');
 		if (nl)
@@ -453,11 +456,29 @@ int attach_synthesize(pid_t pid, const struct perf_event_attr *attr, uint64_t id
 		strbuf_add(&rec, &h, sizeof(h));
 		strbuf_add(&rec, u32, sizeof(u32));
 		strbuf_add(&rec, u64, sizeof(u64));
-		u32[0] = maj;
-		u32[1] = min;
-		strbuf_add(&rec, u32, sizeof(u32));
-		strbuf_add(&rec, &ino, 8);
-		strbuf_add(&rec, &gen, 8);
+		/* the file's build-id, as the kernel gives it in its own MMAP2 records: read
+		 * through map_files, the file as mapped whatever root the process has (a
+		 * container's /usr/lib is not record's) */
+		bid_len = 0;
+		if (name[0] == '/') {
+			char mf[96];
+
+			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
+			bid_len = elf_file_build_id(mf, bid + 4);
+		}
+		if (bid_len) {
+			struct perf_event_header *hp = (struct perf_event_header *)rec.buf;
+
+			hp->misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+			bid[0] = (uint8_t)(bid_len < 20 ? bid_len : 20);
+			strbuf_add(&rec, bid, sizeof(bid));
+		} else {
+			u32[0] = maj;
+			u32[1] = min;
+			strbuf_add(&rec, u32, sizeof(u32));
+			strbuf_add(&rec, &ino, 8);
+			strbuf_add(&rec, &gen, 8);
+		}
 		strbuf_add(&rec, &prot, 4);
 		strbuf_add(&rec, &flags, 4);
 		add_padded_str(&rec, name);

@@ -457,24 +457,38 @@ static const char *jit_profile_off(const struct recorder *r, const char **var)
 void check_missing(struct recorder *r)
 {
 	uint64_t unnamed = 0, seen;
+	int contained = 0;	/* of those, in a container record did not start */
 
 	place_pending(r);
 	seen = r->jit.nr_anon_ips;
 	for (size_t i = 0; i < r->jit.nr_anon_ips; i++)
-		if (!jitsyms_find(r->jit.syms, (int32_t)r->jit.anon_ips[i].pid, r->jit.anon_ips[i].ip))
+		if (!jitsyms_find(r->jit.syms, (int32_t)r->jit.anon_ips[i].pid, r->jit.anon_ips[i].ip)) {
+			int root;
+			uint32_t ns;
+
 			unnamed++;
+			if (!r->given.argv && !proc_roots_pid(&r->roots, r->jit.anon_ips[i].pid, &root, &ns) &&
+			    root >= 0)
+				contained = 1;
+		}
 	/* past the array's cap: at the rate of those checked */
 	if (seen && r->jit.anon_samples > seen)
 		unnamed = (uint64_t)((double)unnamed * r->jit.anon_samples / seen);
 	if (unnamed && unnamed * 200 >= r->samples - r->switch_outs) {
 		const char *var = NULL, *val = jit_profile_off(r, &var);
-		char why[256];
+		char why[400];
 
 		if (r->opts->no_jit)
 			snprintf(why, sizeof(why), "--no-jit left JIT publishing off");
 		else if (val)
 			snprintf(why, sizeof(why), "%s=%s in the environment keeps oneDNN from "
 				 "publishing its JIT kernels: unset it, or set it to 6", var, val);
+		else if (r->itt.dnnl_path && contained)
+			snprintf(why, sizeof(why), "oneDNN (%s) in a container published no perf "
+				 "map or jitdump for that code: a container runtime passes no "
+				 "environment in; start it with -e ONEDNN_JIT_PROFILE=6, or record its "
+				 "start ('dlprof record -- podman run ...' passes it in)",
+				 r->itt.dnnl_path);
 		else if (r->itt.dnnl_path)
 			snprintf(why, sizeof(why), "oneDNN (%s) published no perf map or jitdump "
 				 "for that code", r->itt.dnnl_path);
