@@ -130,8 +130,8 @@ find_python() {
 # container_setup: a container of Debian 13 with today's PyTorch (torch 2.6, oneDNN 3.7,
 # Python 3.13: scripts/trixie-root.sh builds it once, cached), to run a command in.
 # Sets CT_ROOT (its root), CT_KIND (podman or chroot) and CT_RUN, the command that runs
-# what follows it in a new container with $SRC and $TOP/examples at the same paths,
-# read-only: Podman (runc, cgroupfs, no default ulimits: what these machines need), or
+# what follows it in a new container with $SRC, $TOP/examples and $TOP/lib at the same
+# paths, read-only (with Podman, CT_PODMAN and CT_VOLS are its parts, for other ways): Podman (runc, cgroupfs, no default ulimits: what these machines need), or
 # where it cannot start, unshare --mount --pid --fork + chroot (tests/ct-chroot.sh).
 # Fails (the reason in CT_WHY) where neither can run.
 container_setup() {
@@ -148,7 +148,9 @@ container_setup() {
 	   podman --runtime runc --cgroup-manager cgroupfs run --rm dlprof-trixie true \
 		>/dev/null 2>>"$TRASH/.ct-root.err"; then
 		CT_KIND=podman
-		CT_RUN="podman --runtime runc --cgroup-manager cgroupfs run --rm -v $SRC:$SRC:ro -v $TOP/examples:$TOP/examples:ro dlprof-trixie"
+		CT_PODMAN="podman --runtime runc --cgroup-manager cgroupfs"
+		CT_VOLS="-v $SRC:$SRC:ro -v $TOP/examples:$TOP/examples:ro -v $TOP/lib:$TOP/lib:ro"
+		CT_RUN="$CT_PODMAN run --rm $CT_VOLS dlprof-trixie"
 	elif unshare --mount --pid --fork true 2>/dev/null; then
 		CT_KIND=chroot
 		CT_RUN="unshare --mount --pid --fork $SRC/ct-chroot.sh $CT_ROOT"

@@ -64,4 +64,66 @@ test_expect_success 'the names kept by build-id are the root file names, and the
 	echo "without the cache: $named% named" && test "$named" -lt 60
 '
 
+# the model's convolutions as cnn_train.py defines them: 3x3, pad 1, on 64x64 images of
+# batch 32, each block halving the size (maxpool) and doubling the channels from 32
+test_expect_success 'oneDNN 3.7 primitives: the three convolutions by the shapes the model has' '
+	"$DLPROF" report -i ct.data --comm python3 --sort prim >prims 2>/dev/null &&
+	for s in "mb32_ic3oc32_ih64oh64kh3sh1dh0ph1_iw64ow64kw3sw1dw0pw1" \
+		 "mb32_ic32oc64_ih32oh32kh3sh1dh0ph1_iw32ow32kw3sw1dw0pw1" \
+		 "mb32_ic64oc128_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1"; do
+		test_grep -q "^  forward_training $s" prims &&
+		test_grep -q "^  backward_weights $s" prims || return 1
+	done &&
+	sed -n "/^convolution/{p;n;p}" prims | head -6 &&
+	calls=$(awk "/^convolution /{ print \$(NF-6); exit }" prims) &&
+	echo "calls of the first: $calls" && test "$calls" -ge 12 &&
+	"$DLPROF" report -i ct.data --comm python3 --sort op >ops2 2>/dev/null &&
+	test_grep -E "^  dnnl:convolution " ops2
+'
+
+test_expect_success 'the oneDNN 3.x values dlprof reads with, against 3.7 headers' '
+	$CT_RUN g++ -x c -std=gnu11 -fsyntax-only -I"$TOP/lib/inject" \
+		"$SRC/workloads/dnnl3-abi.c"
+'
+
+test_expect_success 'torch.mm in the container runs the reference BLAS: flagged' '
+	"$DLPROF" record -q -o mm.data -- $CT_RUN python3 -c "
+import time, torch
+torch.set_num_threads(1)
+a, b = torch.randn(256, 512), torch.randn(512, 512)
+t = time.time()
+while time.time() - t < 1.5:
+    a @ b
+" &&
+	"$DLPROF" report -i mm.data --comm python3 --sort family >mm 2>/dev/null &&
+	sed -n "/^Findings/,/^\$/p" mm &&
+	fig=$(sed -n "s/.*\[blas-reference\] \([0-9]*\)\.[0-9]% of samples in the reference (netlib) BLAS.*/\1/p" mm) &&
+	echo "flagged: $fig%" && test "$fig" -ge 30
+'
+
+if [ "$CT_KIND" = podman ]; then
+	# as Docker users come: the container started by someone else (here with oneDNN
+	# told to publish its JIT code), record attached by the host's pid
+	test_expect_success 'record -p: a container started apart, attached by its host pid' '
+		name=dlprof-t1015-$$ &&
+		$CT_PODMAN run --rm -d --name $name -e ONEDNN_JIT_PROFILE=6 $CT_VOLS dlprof-trixie \
+			python3 "$CNN" --seconds 20 >/dev/null &&
+		pid= && n=0 &&
+		while [ -z "$pid" ] && [ $n -lt 100 ]; do
+			for p in $(pgrep -f "$CNN --seconds 20"); do
+				[ "$(cat /proc/$p/comm 2>/dev/null)" = python3 ] && pid=$p
+			done
+			n=$((n + 1)); sleep 0.1
+		done &&
+		echo "host pid $pid" && test -n "$pid" &&
+		sleep 4 && "$DLPROF" record -q -o p.data -p "$pid" --duration 2 &&
+		podman rm -f $name >/dev/null 2>&1 &&
+		"$DLPROF" report -i p.data --sort family >pfam 2>/dev/null && sed -n "5,6p;/^Family/,/^\$/p" pfam &&
+		named=$(sed -n "s/^# stacks: .* reach the thread root, \([0-9]*\)\.[0-9]% named.*/\1/p" pfam) &&
+		test "$named" -ge 98 && test_grep -q "^jit-conv " pfam
+	'
+else
+	test_skip 'record -p of a container started apart' 'Podman cannot start here'
+fi
+
 test_done
