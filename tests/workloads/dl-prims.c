@@ -59,7 +59,7 @@ _Static_assert(DABI_CONVOLUTION == dnnl_convolution && I(DABI_DECONVOLUTION) == 
 	       I(DABI_POOLING) == I(dnnl_pooling) && I(DABI_INNER_PRODUCT) == I(dnnl_inner_product) &&
 	       I(DABI_POOLING_V2) == I(dnnl_pooling_v2), "primitive kinds");
 _Static_assert(DABI_FMT_BLOCKED == dnnl_blocked && I(DABI_FMT_RNN_PACKED) == I(dnnl_format_kind_rnn_packed) &&
-	       I(DABI_NR_DT) == I(dnnl_u8 + 1) && I(DABI_RUNTIME_ERROR) == I(dnnl_runtime_error), "enums");
+	       I(dnnl_f32) == 3 && I(dnnl_u8) == 6 && DABI_NR_DT > 6 && I(DABI_RUNTIME_ERROR) == I(dnnl_runtime_error), "enums");
 
 struct conv {
 	const char *name;
