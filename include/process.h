@@ -28,6 +28,7 @@ struct dso {
 	void *sym_priv;		/* owned by symbolize.c */
 	void *unwind_priv;	/* owned by unwind.c */
 	char *file;		/* dso_file(): where its bytes are read from */
+	unsigned renamed:1;	/* functions of it are named otherwise (machine_sym_name) */
 	const char *root;	/* the root its path is read under (the process's own, where
 				   it is not record's: a container, a chroot), or NULL */
 };
@@ -52,6 +53,11 @@ int machine_fork(struct machine *m, uint32_t pid, uint32_t ppid, uint32_t tid, u
 int machine_exit(struct machine *m, uint32_t pid, uint32_t tid, uint64_t time);
 /* Record a build-id for a path (DLP_REC_BUILDID), used when the mmap carried none. */
 void machine_set_build_id(struct machine *m, const char *path, const uint8_t *id, size_t size);
+/* In the file of build-id id, function sym is called name (DLP_REC_SYMNAME).  Copied. */
+void machine_set_sym_name(struct machine *m, const uint8_t *id, size_t size, const char *sym,
+			  const char *name);
+/* The name given to function sym of dso, or NULL */
+const char *machine_sym_name(const struct machine *m, const struct dso *d, const char *sym);
 /* The bytes of a file captured at record time (DLP_REC_FILE: the [vdso] image); DSOs
  * of that path get them as their image.  Copied. */
 void machine_set_image(struct machine *m, const char *path, const void *data, size_t len);

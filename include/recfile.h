@@ -59,6 +59,9 @@ enum dlp_rec_type {
 	DLP_REC_PYCHAIN_PACKED = 21,	/* a DLP_REC_PYCHAIN packed */
 	DLP_REC_USAMPLES = 22,	/* a batch of compact DLP_REC_USAMPLEs: samples with no
 				   kernel chain, registers or stack copy (memrec.h) */
+	DLP_REC_SYMNAME = 23,	/* struct dlp_buildid_rec (pid -1), then "SYM\0NAME\0": in
+				   the file of that build-id, function SYM is called NAME
+				   (a torch.compile kernel: "kernel", "cpp_fused_relu_0") */
 	DLP_REC_MAX
 };
 

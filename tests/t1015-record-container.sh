@@ -101,6 +101,23 @@ while time.time() - t < 1.5:
 	echo "flagged: $fig%" && test "$fig" -ge 30
 '
 
+# torch.compile in the container: Inductor's generated kernel named as the module that
+# calls it names it (the workload lists its cache's kernels: the truth), in a family of
+# its own, under the Python line that called the compiled model
+test_expect_success 'torch.compile: the Inductor kernel by its fused name, family inductor' '
+	"$DLPROF" record -q -o ind.data -- $CT_RUN sh -c \
+		"USER=root python3 $SRC/workloads/inductor_mlp.py 2" >ind.out &&
+	cat ind.out && grep "^inductor: kernel " ind.out | sed "s/^inductor: kernel //" >truth &&
+	test -s truth &&
+	"$DLPROF" report -i ind.data --comm python3 --sort family >ifam 2>/dev/null &&
+	test_grep -E "^inductor " ifam &&
+	top=$(awk "/^inductor /{ print \$NF }" ifam) && echo "top: $top" &&
+	grep -qx "$top" truth &&
+	"$DLPROF" fold -i ind.data --comm python3 2>/dev/null >ind.folded &&
+	grep -E ";main \(inductor_mlp.py:[0-9]+\);.*;$top [0-9]+\$" ind.folded | head -1 | cut -c1-300 |
+		grep .
+'
+
 if [ "$CT_KIND" = podman ]; then
 	# as Docker users come: the container started by someone else (here with oneDNN
 	# told to publish its JIT code), record attached by the host's pid

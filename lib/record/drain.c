@@ -66,7 +66,8 @@ void rec_put_done(struct recorder *r)
 {
 	if (!r->ru)
 		return;
-	if (recunw_finish(r->ru, &r->ru_st, r->opts->no_buildid_cache ? NULL : &r->keep) < 0)
+	r->keep.off = r->opts->no_buildid_cache;
+	if (recunw_finish(r->ru, &r->ru_st, &r->keep) < 0)
 		r->write_failed = 1;
 	r->ru = NULL;
 }

@@ -90,6 +90,24 @@ void write_build_ids(struct recorder *r)
 	}
 }
 
+/* The functions named otherwise than their symbols (keep_names: torch.compile kernels) */
+void write_sym_names(struct recorder *r)
+{
+	for (size_t i = 0; i < r->keep.nr_names; i++) {
+		const struct keep_name *k = &r->keep.names[i];
+		struct dlp_buildid_rec b;
+		struct strbuf sb = STRBUF_INIT;
+
+		memset(&b, 0, sizeof(b));
+		b.pid = -1;
+		b.size = k->size;
+		memcpy(b.id, k->id, k->size);
+		strbuf_add(&sb, k->sym, strlen(k->sym) + 1);
+		strbuf_add(&sb, k->name, strlen(k->name) + 1);
+		recwriter_add2(r->w, DLP_REC_SYMNAME, &b, sizeof(b), sb.buf, sb.len);
+		strbuf_release(&sb);
+	}
+}
 
 /*
  * /proc/kallsyms takes ~40 ms of kernel time to read: a thread loads and sorts it while
@@ -242,7 +260,9 @@ void capture_perf_maps(struct recorder *r)
 				fd = jit_perfmap_check(fd, r->start_wall, root >= 0, &st, &why);
 		}
 		if (fd < 0) {
-			if (why == JIT_PERFMAP_OLD)
+			/* (a process of another PID namespace on our root, as a container's
+			 * runtime is for a moment, names another's map: say nothing) */
+			if (why == JIT_PERFMAP_OLD && (root >= 0 || ns == pid))
 				warning("ignoring '%s': last written before this recording started"
 					" (left by an earlier process with pid %u)", shown, ns);
 			else if (why)

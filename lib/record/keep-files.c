@@ -74,6 +74,8 @@ void keep_files(struct machine *m, struct keep_stats *st)
 	size_t n = machine_dsos(m, &dsos);
 	uint64_t t0 = now_ns();
 
+	if (st->off)
+		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct dso *d = dsos[i];
 		uint8_t id[20];

@@ -804,6 +804,7 @@ static int finish_file(struct recorder *r, struct run *x)
 	struct dlp_stats st;
 
 	write_build_ids(r);
+	write_sym_names(r);
 	write_vdso(r);
 	if (x->ksyms_started) {
 		pthread_join(x->ksyms_thread, NULL);
@@ -917,6 +918,9 @@ static void recorder_release(struct recorder *r)
 		free(r->jit.dumps[i].path);
 	free(r->jit.dumps);
 	free(r->keep.first_failed);
+	for (size_t i = 0; i < r->keep.nr_names; i++)
+		free(r->keep.names[i].name);
+	free(r->keep.names);
 	path_list_clear(&r->given.env);
 	path_list_clear(&r->given.preload);
 	path_list_clear(&r->given.ro);

@@ -377,6 +377,7 @@ int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 /* finish.c */
 void capture_itt(struct recorder *r);
 void capture_jit(struct recorder *r);
+void write_sym_names(struct recorder *r);
 void jit_dump_add(struct recorder *r, uint32_t pid, const char *path);
 void capture_perf_maps(struct recorder *r);
 void check_memory(struct recorder *r);

@@ -113,6 +113,10 @@ struct recunw {
 	int tsc;
 	uint64_t tsc0, mono0;
 	struct proc_roots *roots;	/* the processes' roots (the recorder's) */
+	/* torch.compile's kernels named as their files were mapped (cb_mmap) */
+	struct inductor_index *inductor;
+	struct keep_name *names;
+	size_t nr_names, alloc_names;
 };
 
 /* recunwind-write.c */

@@ -8,6 +8,7 @@
 #include "isa.h"
 #include "pyrec.h"
 #include "recunwind-priv.h"
+#include <sys/mman.h>
 #include "util.h"
 
 int tsc_invariant(void)
@@ -242,12 +243,41 @@ static uint32_t stack_id(struct recunw *ru, uint32_t first, uint32_t nr, int com
 
 /* ---- the live session's callbacks ---- */
 
+/* A torch.compile kernel's .so just mapped: its name, while its module is there */
+static void name_inductor(struct recunw *ru, const struct dlp_mmap *mm)
+{
+	const struct map *mp = machine_find_map(ru->m, mm->pid, mm->start, mm->time);
+	const struct dso *d = mp ? mp->dso : NULL;
+	char *name;
+
+	if (!d || !d->build_id_size)
+		return;
+	for (size_t i = 0; i < ru->nr_names; i++)
+		if (ru->names[i].size == d->build_id_size &&
+		    !memcmp(ru->names[i].id, d->build_id, d->build_id_size))
+			return;
+	if (!ru->inductor)
+		ru->inductor = inductor_index_new();
+	name = inductor_kernel_name(ru->inductor, dso_file(d));
+	if (!name)
+		return;
+	ALLOC_GROW(ru->names, ru->nr_names + 1, ru->alloc_names);
+	ru->names[ru->nr_names].size = d->build_id_size;
+	memcpy(ru->names[ru->nr_names].id, d->build_id, d->build_id_size);
+	ru->names[ru->nr_names].sym = "kernel";
+	ru->names[ru->nr_names++].name = name;
+}
+
 static int cb_mmap(void *ctx, const struct dlp_mmap *mm)
 {
 	struct recunw *ru = ctx;
+	int ret;
 
 	unwind_maps_changed(ru->uw, mm->pid, mm->time);
-	return machine_mmap(ru->m, mm);
+	ret = machine_mmap(ru->m, mm);
+	if (!ret && mm->filename && (mm->prot & PROT_EXEC) && inductor_file(mm->filename))
+		name_inductor(ru, mm);
+	return ret;
 }
 
 static int cb_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec,

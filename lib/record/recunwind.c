@@ -568,8 +568,19 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st, struct keep_stats 
 	for (size_t i = 0; i < ru->table_cap; i++)
 		free(ru->table[i].ips);
 	free(ru->table);
-	if (keep)
+	if (keep) {
 		keep_files(ru->m, keep);
+		/* the names found as the files were mapped */
+		keep->names = ru->names;
+		keep->nr_names = ru->nr_names;
+		keep->alloc_names = ru->alloc_names;
+		ru->names = NULL;
+		ru->nr_names = 0;
+	}
+	for (size_t i = 0; i < ru->nr_names; i++)
+		free(ru->names[i].name);
+	free(ru->names);
+	inductor_index_free(ru->inductor);
 	unwinder_free(ru->uw);
 	session_live_free(ru->live);
 	machine_free(ru->m);

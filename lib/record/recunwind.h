@@ -45,14 +45,32 @@ struct recunw_stats {
 /* The files of other roots (containers) the walks met, kept in the build-id cache so
  * that a recording reads after they are gone (keep-files.c) */
 struct keep_stats {
+	int off;		/* copy nothing (--no-buildid-cache) */
 	uint64_t files, bytes;	/* copied now */
 	uint64_t had;		/* there already */
 	uint64_t failed;	/* could not be kept (no cache folder, not writable) */
 	char *first_failed;	/* the first of those */
 	uint64_t ns;		/* the time it took */
+	/* functions of files named otherwise than their symbols (keep_names) */
+	struct keep_name {
+		uint8_t id[20], size;	/* the file's build-id */
+		const char *sym;	/* its symbol */
+		char *name;		/* its name */
+	} *names;
+	size_t nr_names, alloc_names;
 };
 struct machine;
 void keep_files(struct machine *m, struct keep_stats *st);
+/* torch.compile's kernels (inductor.c): each Inductor .so's "kernel" named as the
+ * generated module that calls it names it (cpp_fused_relu_0), read from the Inductor
+ * cache as the .so is mapped */
+struct inductor_index;
+struct inductor_index *inductor_index_new(void);
+void inductor_index_free(struct inductor_index *ix);
+/* path is a kernel .so of an Inductor cache */
+int inductor_file(const char *path);
+/* its name (so_file: where it can be read now), malloc'd; NULL when not found */
+char *inductor_kernel_name(struct inductor_index *ix, const char *so_file);
 
 /* Start the thread.  NULL (error printed) when it cannot start: write directly then. */
 struct proc_roots;

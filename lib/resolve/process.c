@@ -54,6 +54,9 @@ struct machine {
 	struct u64map dso_index;	/* hash(path) -> first dso index + 1 (chain by scan) */
 	struct strpool strings;
 	uint64_t seq;
+	/* functions named otherwise than their symbols, by their file's build-id */
+	struct symname { uint8_t id[20], size; char *sym, *name; } *symnames;
+	size_t nr_symnames, alloc_symnames;
 	/* build-ids learned from DLP_REC_BUILDID, by path */
 	struct bid { char *path; uint8_t id[20]; uint8_t size; } *bids;
 	size_t nr_bids, alloc_bids;
@@ -105,6 +108,11 @@ void machine_free(struct machine *m)
 	for (size_t i = 0; i < m->nr_bids; i++)
 		free(m->bids[i].path);
 	free(m->bids);
+	for (size_t i = 0; i < m->nr_symnames; i++) {
+		free(m->symnames[i].sym);
+		free(m->symnames[i].name);
+	}
+	free(m->symnames);
 	for (size_t i = 0; i < m->nr_images; i++) {
 		free(m->images[i].path);
 		free(m->images[i].data);
@@ -181,6 +189,9 @@ void machine_set_root_fn(struct machine *m, machine_root_fn *fn, void *ctx)
 	m->root_ctx = ctx;
 }
 
+struct symname;
+static int symname_of(const struct symname *n, const struct dso *d);
+
 /* root: the process's root its path is read under (interned by the root function), or
  * NULL: one path under two roots is two files unless their build-ids say otherwise */
 static struct dso *intern_dso(struct machine *m, const char *path, const uint8_t *id,
@@ -226,6 +237,9 @@ static struct dso *intern_dso(struct machine *m, const char *path, const uint8_t
 		d->build_id_size = id_size;
 	}
 	classify_dso(d, kernel_mode);
+	for (size_t i = 0; i < m->nr_symnames; i++)
+		if (symname_of(&m->symnames[i], d))
+			d->renamed = 1;
 	for (size_t i = 0; i < m->nr_images; i++)
 		if (!strcmp(m->images[i].path, path)) {
 			d->image = m->images[i].data;
@@ -285,6 +299,40 @@ void machine_set_build_id(struct machine *m, const char *path, const uint8_t *id
 			d->build_id_size = size;
 		}
 	}
+}
+
+static int symname_of(const struct symname *n, const struct dso *d)
+{
+	return d->build_id_size && n->size == d->build_id_size &&
+	       !memcmp(n->id, d->build_id, n->size);
+}
+
+void machine_set_sym_name(struct machine *m, const uint8_t *id, size_t size, const char *sym,
+			  const char *name)
+{
+	struct symname *n;
+
+	if (!size)
+		return;
+	ALLOC_GROW(m->symnames, m->nr_symnames + 1, m->alloc_symnames);
+	n = &m->symnames[m->nr_symnames++];
+	n->size = (uint8_t)(size > 20 ? 20 : size);
+	memcpy(n->id, id, n->size);
+	n->sym = xstrdup(sym);
+	n->name = xstrdup(name);
+	for (size_t i = 0; i < m->nr_dsos; i++)
+		if (symname_of(n, m->dsos[i]))
+			m->dsos[i]->renamed = 1;
+}
+
+const char *machine_sym_name(const struct machine *m, const struct dso *d, const char *sym)
+{
+	if (!d->renamed)
+		return NULL;
+	for (size_t i = 0; i < m->nr_symnames; i++)
+		if (symname_of(&m->symnames[i], d) && !strcmp(m->symnames[i].sym, sym))
+			return m->symnames[i].name;
+	return NULL;
 }
 
 void machine_set_image(struct machine *m, const char *path, const void *data, size_t len)

@@ -152,6 +152,15 @@ static int p_other(void *ctx, uint32_t type, const void *data, size_t len)
 			machine_set_build_id(p->m, path, b->id, b->size);
 		break;
 	}
+	case DLP_REC_SYMNAME: {
+		const struct dlp_buildid_rec *b = data;
+		const char *sym = (const char *)data + sizeof(*b), *end = (const char *)data + len;
+		const char *z = len > sizeof(*b) ? memchr(sym, 0, (size_t)(end - sym)) : NULL;
+
+		if (z && b->size <= 20 && memchr(z + 1, 0, (size_t)(end - z - 1)))
+			machine_set_sym_name(p->m, b->id, b->size, sym, z + 1);
+		break;
+	}
 	case DLP_REC_PROC:
 		machine_add_proc(p->m, data, len);
 		break;
@@ -324,7 +333,18 @@ static size_t user_frames(struct prof *p, const struct dlp_sample *s, uint64_t a
 		kernel_frame(p, addr, out);
 		return 1;
 	}
-	return symbolize(p->sym, mp, addr, out, max);
+	{
+		size_t n = symbolize(p->sym, mp, addr, out, max);
+
+		/* a function its recording names otherwise (a torch.compile kernel) */
+		for (size_t i = 0; mp->dso->renamed && i < n; i++) {
+			const char *name = machine_sym_name(p->m, mp->dso, out[i].sym);
+
+			if (name)
+				out[i].sym = name;
+		}
+		return n;
+	}
 }
 
 int irq_enabler(const char *sym)

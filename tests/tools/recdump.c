@@ -266,7 +266,7 @@ static const char *const rec_names[DLP_REC_MAX] = {
 	[DLP_REC_USAMPLE] = "USAMPLE", [DLP_REC_PROC] = "PROC", [DLP_REC_MEMFREE] = "MEMFREE",
 	[DLP_REC_MEMALLOC] = "MEMALLOC", [DLP_REC_MEMFREES] = "MEMFREES",
 	[DLP_REC_USAMPLES] = "USAMPLES",
-	[DLP_REC_PYCHAIN] = "PYCHAIN",
+	[DLP_REC_PYCHAIN] = "PYCHAIN", [DLP_REC_SYMNAME] = "SYMNAME",
 	/* printed, and sized, as the plain records they pack */
 	[DLP_REC_PYCODE_PACKED] = "PYCODE", [DLP_REC_PYCHAIN_PACKED] = "PYCHAIN",
 };
