@@ -62,7 +62,7 @@ INSTALL_LIBS  := $(HELPERS)
 
 DEPS_STAMP := $(O)/.deps-ok
 
-.PHONY: all deps check test unit demo install clean completions FORCE
+.PHONY: all deps check check-long test unit demo install clean completions FORCE
 all: dlprof
 
 # Install what the build and the tests need (Debian packages), only when missing.
@@ -105,6 +105,10 @@ all: $(HELPERS)
 unit: $(UNIT_BIN)
 test check: dlprof $(HELPERS) $(UNIT_BIN) $(EXTRA_TARGETS) $(TEST_PROGS)
 	prove --timer tests/t[0-9]*.sh
+
+# the long checks, apart from make check's ten minutes (README, "Tests")
+check-long: dlprof $(HELPERS) $(UNIT_BIN) $(EXTRA_TARGETS) $(TEST_PROGS)
+	prove --timer tests/l[0-9]*.sh
 
 install: dlprof $(HELPERS) $(EXTRA_TARGETS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBDIR) \

@@ -16,7 +16,7 @@
 # finds (crash-*, leak-*, timeout-*, oom-*, slow-unit-*; one malloc over FUZZ_MALLOC_MB is
 # an oom-*) is left in build/fuzz/findings/NAME/; once every harness has run, the target
 # fails naming each such file.  Fixed, a finding goes to tests/fuzz/regress/NAME/, which
-# t6003 replays on every `make check` (and runs each harness a few seconds).
+# t6003 replays on every `make check`; l6003 (make check-long) runs each harness a few seconds.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MALLOC_MB ?= 256
