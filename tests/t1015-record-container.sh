@@ -119,10 +119,11 @@ test_expect_success 'torch.compile: the Inductor kernel by its fused name, famil
 '
 
 # the independent reference inside the same container: torch.profiler on the same process
-# (tests/workloads/dl_torch_profiled.py, as t5021 on the host; its JSON on stdout)
+# (tests/workloads/dl_torch_profiled.py, as t5021 on the host; its JSON on stdout, through
+# a pipe: /dev/stdout opened anew on a file would write over the lines printed to it)
 test_expect_success 'torch 2.6 operators within 4 points of torch.profiler in the container' '
-	"$DLPROF" record -q -o tp.data -- $CT_RUN python3 "$SRC/workloads/dl_torch_profiled.py" \
-		/dev/stdout 20 2 >tp.out &&
+	{ "$DLPROF" record -q -o tp.data -- $CT_RUN python3 "$SRC/workloads/dl_torch_profiled.py" \
+		/dev/stdout 20 2 && echo recorded >tp.ok; } | cat >tp.out && test -e tp.ok &&
 	/usr/bin/python3 -c "import json, sys; s = open(sys.argv[1]).read(); \
 		json.dump(json.JSONDecoder().raw_decode(s)[0], open(sys.argv[2], \"w\"))" tp.out prof.json &&
 	"$DLPROF" report -i tp.data --sort op --format json >tpop.json 2>/dev/null &&
