@@ -307,17 +307,6 @@ void setup_env(struct recorder *r)
 }
 
 
-/*
- * A container started by the command (podman, docker or nerdctl "run", or "container
- * run") gets none of the environment record set and sees none of its files: Podman and
- * Docker pass the caller's environment in only by -e, and the container has its own
- * root.  So what record gives the workload is added to the command after its "run":
- * "-e NAME" for each variable set (the runtime takes the value from our environment),
- * "-e LD_PRELOAD=..." with our libraries only (the host's own preloads are not the
- * container's), and "-v PATH:PATH" for each file and folder of ours it reads or
- * writes (the libraries read-only), at the same path, so the values hold inside.  Said
- * on stderr.  Returns argv itself when the command starts no container.
- */
 /* s, malloc'd, kept until the recorder ends */
 static const char *own(struct recorder *r, char *s)
 {
@@ -333,6 +322,17 @@ static int runtime_name(const char *arg0)
 	return !strcmp(b, "podman") || !strcmp(b, "docker") || !strcmp(b, "nerdctl");
 }
 
+/*
+ * A container started by the command (podman, docker or nerdctl "run", or "container
+ * run") gets none of the environment record set and sees none of its files: Podman and
+ * Docker pass the caller's environment in only by -e, and the container has its own
+ * root.  So what record gives the workload is added to the command after its "run":
+ * "-e NAME" for each variable set (the runtime takes the value from our environment),
+ * "-e LD_PRELOAD=..." with our libraries only (the host's own preloads are not the
+ * container's), and "-v PATH:PATH" for each file and folder of ours it reads or
+ * writes (the libraries read-only), at the same path, so the values hold inside.  Said
+ * on stderr.  Returns argv itself when the command starts no container.
+ */
 const char **container_argv(struct recorder *r, const char **argv)
 {
 	size_t n = 0, at = 0, k = 0, extra;
