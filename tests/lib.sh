@@ -160,6 +160,31 @@ container_setup() {
 	fi
 }
 
+# ops_vs_profiler PROF.json OP.json: the top 8 aten ops of torch.profiler's key_averages()
+# (PROF, from tests/workloads/dl_torch_profiled.py) hold their Self CPU share within 4
+# points in dlprof's op table (OP, report --sort op --format json; shares over the
+# samples that carry an aten op), under the same names
+ops_vs_profiler() {
+	json_check prof="$1" op="$2" <<-\PY
+	us = {r.key: r.self_cpu_us for r in prof.rows if r.key.startswith("aten::")}
+	ptot = sum(us.values())
+	dl = collections.Counter()
+	for r in op.rows:
+	    if "parent" not in r and r.name.startswith("aten::"):
+	        dl[r.name] += r.self_samples
+	dtot = sum(dl.values())
+	ptot > 0 and dtot > 500
+	worst = 0
+	for k, v in sorted(us.items(), key=lambda kv: -kv[1])[:8]:
+	    p, d = 100.0 * v / ptot, 100.0 * dl.get(k, 0) / dtot
+	    print("%-42s profiler %5.1f%%  dlprof %5.1f%%  %+.1f" % (k, p, d, d - p))
+	    assert k in dl, "dlprof has no row %s" % k
+	    worst = max(worst, abs(d - p))
+	print("worst difference: %.1f points" % worst)
+	worst <= 4.0
+	PY
+}
+
 json_check() {
 	/usr/bin/python3 "$SRC/tools/json-check.py" check "$@"
 }

@@ -127,24 +127,7 @@ test_expect_success 'torch 2.6 operators within 4 points of torch.profiler in th
 	/usr/bin/python3 -c "import json, sys; s = open(sys.argv[1]).read(); \
 		json.dump(json.JSONDecoder().raw_decode(s)[0], open(sys.argv[2], \"w\"))" tp.out prof.json &&
 	"$DLPROF" report -i tp.data --sort op --format json >tpop.json 2>/dev/null &&
-	json_check prof=prof.json op=tpop.json <<-\PY
-	us = {r.key: r.self_cpu_us for r in prof.rows if r.key.startswith("aten::")}
-	ptot = sum(us.values())
-	dl = collections.Counter()
-	for r in op.rows:
-	    if "parent" not in r and r.name.startswith("aten::"):
-	        dl[r.name] += r.self_samples
-	dtot = sum(dl.values())
-	ptot > 0 and dtot > 500
-	worst = 0
-	for k, v in sorted(us.items(), key=lambda kv: -kv[1])[:8]:
-	    p, d = 100.0 * v / ptot, 100.0 * dl.get(k, 0) / dtot
-	    print("%-42s profiler %5.1f%%  dlprof %5.1f%%  %+.1f" % (k, p, d, d - p))
-	    assert k in dl, "dlprof has no row %s" % k
-	    worst = max(worst, abs(d - p))
-	print("worst difference: %.1f points" % worst)
-	worst <= 4.0
-	PY
+	ops_vs_profiler prof.json tpop.json
 '
 
 if [ "$CT_KIND" = podman ]; then

@@ -32,24 +32,7 @@ test_expect_success 'record the profiled CNN run' '
 '
 
 test_expect_success 'top 8 aten ops of torch.profiler: same names, shares within 4 points' '
-	json_check prof=prof.json op=op.json <<-\PY
-	us = {r.key: r.self_cpu_us for r in prof.rows if r.key.startswith("aten::")}
-	ptot = sum(us.values())
-	dl = collections.Counter()
-	for r in op.rows:
-	    if "parent" not in r and r.name.startswith("aten::"):
-	        dl[r.name] += r.self_samples
-	dtot = sum(dl.values())
-	ptot > 0 and dtot > 500
-	worst = 0
-	for k, v in sorted(us.items(), key=lambda kv: -kv[1])[:8]:
-	    p, d = 100.0 * v / ptot, 100.0 * dl.get(k, 0) / dtot
-	    print("%-42s profiler %5.1f%%  dlprof %5.1f%%  %+.1f" % (k, p, d, d - p))
-	    assert k in dl, "dlprof has no row %s" % k
-	    worst = max(worst, abs(d - p))
-	print("worst difference: %.1f points" % worst)
-	worst <= 4.0
-	PY
+	ops_vs_profiler prof.json op.json
 '
 
 test_expect_success 'overloads: a separate field, names as the profiler spells them' '

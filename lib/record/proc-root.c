@@ -40,13 +40,11 @@ void proc_roots_release(struct proc_roots *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* a thread's id in its own PID namespace (the last of its status's NSpid), 0 when unread;
- * tid 0: the process's */
-static uint32_t ns_pid_of(uint32_t pid, uint32_t tid)
+int proc_nspid(uint32_t pid, uint32_t tid, uint32_t *outer, uint32_t *inner)
 {
 	char path[64], line[256];
-	uint32_t inner = 0;
 	FILE *f;
+	int ret = 0;
 
 	if (tid)
 		snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
@@ -61,14 +59,24 @@ static uint32_t ns_pid_of(uint32_t pid, uint32_t tid)
 
 		if (strncmp(line, "NSpid:", 6))
 			continue;
-		while ((v = strtoul(p, &end, 10)), end != p) {
-			inner = (uint32_t)v;
-			p = end;
+		for (*outer = *inner = 0; (v = strtoul(p, &end, 10)), end != p; p = end) {
+			if (!*outer)
+				*outer = (uint32_t)v;
+			*inner = (uint32_t)v;
 		}
+		ret = *outer != 0;
 		break;
 	}
 	fclose(f);
-	return inner;
+	return ret;
+}
+
+/* a thread's id in its own PID namespace, 0 when unread; tid 0: the process's */
+static uint32_t ns_pid_of(uint32_t pid, uint32_t tid)
+{
+	uint32_t outer, inner;
+
+	return proc_nspid(pid, tid, &outer, &inner) ? inner : 0;
 }
 
 /* under mu: remember pid with root index idx + 1 (0: ours) */

@@ -50,6 +50,10 @@ uint32_t proc_roots_tid(struct proc_roots *r, uint32_t pid, uint32_t ns_tid);
 /* The process record knows that calls itself ns_pid in a PID namespace of its own
  * (another than record's), where exactly one such was seen; else 0 */
 uint32_t proc_roots_outer_pid(struct proc_roots *r, uint32_t ns_pid);
+/* A thread's ids from its status's NSpid line: record's first (outer), its own
+ * namespace's last (inner; one id: the same namespace); tid 0: the process's own.
+ * 1, or 0 when it cannot be read. */
+int proc_nspid(uint32_t pid, uint32_t tid, uint32_t *outer, uint32_t *inner);
 /* Open path (absolute, as the process names it) under root_fd (-1: record's root), its
  * symbolic links resolved inside that root, never through a link at its end.  A
  * descriptor, or -1 with errno set. */

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "memevent.h"
+#include "proc-root.h"
 #include "pyread-priv.h"
 #include "pyread.h"
 
@@ -393,36 +394,6 @@ void probe(struct pyreader *pr, struct pyproc *p)
 	pr->active++;
 }
 
-/* A thread's ids, from its status's NSpid line: record's first, its own namespace's last
- * (one id: the same namespace).  0 when it cannot be read. */
-static int nspid_of(uint32_t pid, uint32_t tid, uint32_t *outer, uint32_t *inner)
-{
-	char path[64], line[256];
-	FILE *f;
-	int ret = 0;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line + 6, *end;
-		unsigned long v;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (*outer = *inner = 0; (v = strtoul(p, &end, 10)), end != p; p = end) {
-			if (!*outer)
-				*outer = (uint32_t)v;
-			*inner = (uint32_t)v;
-		}
-		ret = *outer != 0;
-		break;
-	}
-	fclose(f);
-	return ret;
-}
-
 /* The ids the states of a process in another PID namespace hold, as record's: each of its
  * threads' NSpid (the states hold the inner id, the samples name the outer) */
 static void ns_tids(struct pyproc *p)
@@ -435,7 +406,7 @@ static void ns_tids(struct pyproc *p)
 	uint32_t o, in;
 
 	if (!p->pidns)
-		p->pidns = nspid_of(p->pid, p->pid, &o, &in) && o != in ? 2 : 1;
+		p->pidns = proc_nspid(p->pid, p->pid, &o, &in) && o != in ? 2 : 1;
 	if (p->pidns != 2)
 		return;
 	snprintf(path, sizeof(path), "/proc/%u/task", p->pid);
@@ -445,7 +416,7 @@ static void ns_tids(struct pyproc *p)
 	while ((de = readdir(d)) && n < ARRAY_SIZE(map)) {
 		uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
 
-		if (tid && nspid_of(p->pid, tid, &o, &in)) {
+		if (tid && proc_nspid(p->pid, tid, &o, &in)) {
 			map[n].outer = o;
 			map[n++].inner = in;
 		}
