@@ -14,6 +14,7 @@
 static const char *const record_usage[] = {
 	"dlprof record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT[,EVENT...]] [-g | --call-graph dwarf[=SIZE]|fp|none] [--] COMMAND [ARGS...]",
 	"dlprof record [OPTIONS] -p PID[,PID...] [-- COMMAND [ARGS...]]   (attach; until Ctrl-C, exit or COMMAND ends)",
+	"dlprof record [OPTIONS] --container NAME|ID | --cgroup PATH [-- COMMAND]   (attach to its processes)",
 	NULL
 };
 
@@ -120,7 +121,7 @@ int cmd_record(int argc, const char **argv)
 	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = -1, keep_stacks = 0, unwind = 1;
 	int bidcache = 1;
 	int ret, status;
-	struct strbuf output = STRBUF_INIT;
+	struct strbuf output = STRBUF_INIT, pidlist = STRBUF_INIT;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data; %h host, %r rank, %p pid)"),
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
@@ -142,12 +143,24 @@ int cmd_record(int argc, const char **argv)
 		OPT_CALLBACK(0, "max-size", NULL, "MB", "stop recording when the file reaches MB megabytes (or a K, M, G suffix); what record adds at the end (symbols, JIT maps) comes on top", opt_max_size, 0),
 		OPT_BOOL('q', "quiet", &quiet, "no software-clock note, no summary line, no status line"),
 		OPT_STRING('p', "pid", &opts.pids, "PID[,PID...]", "attach to running processes (all their threads)"),
+		OPT_STRING(0, "container", &opts.container, "NAME|ID", "attach to every process of a running container (podman, docker or nerdctl names it)"),
+		OPT_STRING(0, "cgroup", &opts.cgroup, "PATH", "attach to every process of a cgroup (as /proc/PID/cgroup or /sys/fs/cgroup names it)"),
 		OPT_END()
 	};
 	int n = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 
 	if (n < 0)
 		return PARSE_OPT_EXIT_CODE(n);
+	if (!!opts.pids + !!opts.container + !!opts.cgroup > 1) {
+		error("-p, --container and --cgroup choose the processes: give one");
+		return EXIT_USAGE;
+	}
+	if (opts.container || opts.cgroup) {
+		ret = record_container_pids(opts.container, opts.cgroup, &pidlist);
+		if (ret)
+			return exit_status(ret);
+		opts.pids = pidlist.buf;
+	}
 	if (!n && !opts.pids) {
 		error("no command given (usage: %s)", record_usage[0]);
 		return EXIT_USAGE;
@@ -204,5 +217,6 @@ int cmd_record(int argc, const char **argv)
 	opts.argv = argv;
 	ret = record_run(&opts, &status);
 	strbuf_release(&output);
+	strbuf_release(&pidlist);
 	return ret < 0 ? exit_status(ret) : status;
 }

@@ -64,9 +64,9 @@ void machine_set_image(struct machine *m, const char *path, const void *data, si
 
 /* Where the files a process maps are read: a directory its mapped paths are found
  * under ("/proc/self/fd/N", a handle on a container's root), or NULL for the reader's
- * own root.  Asked at each mapping of a file (record sets it: its processes may live in
+ * own root, as of the mapping's time.  Asked at each mapping of a file (record sets it: its processes may live in
  * other mount namespaces or chroots; a recording's reader does not). */
-typedef const char *machine_root_fn(void *ctx, uint32_t pid);
+typedef const char *machine_root_fn(void *ctx, uint32_t pid, uint64_t time);
 void machine_set_root_fn(struct machine *m, machine_root_fn *fn, void *ctx);
 
 /* The mapping that covered addr in process pid at time, or NULL. */

@@ -64,11 +64,20 @@ struct record_opts {
 	unsigned long long max_size;	/* --max-size: stop when the file reaches this many
 					   bytes of samples (0: no limit) */
 	int no_buildid_cache;		/* keep no container's files in the build-id cache */
+	const char *container;		/* --container NAME|ID, --cgroup PATH: the pids were
+					   found so (META says which) */
+	const char *cgroup;
 };
 
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
-			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0 }
+			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, \
+			   NULL }
+
+/* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
+ * pids.  DLP_OK, or DLP_FAILED with the reason printed (container.c). */
+struct strbuf;
+int record_container_pids(const char *container, const char *cgroup, struct strbuf *pids);
 
 /*
  * Record opts->argv, or with opts->pids the running processes (every thread) until

@@ -14,6 +14,7 @@
 test_require PERF_EVENTS
 container_setup || test_skip_all "$CT_WHY"
 CNN="$TOP/examples/cnn_train.py"
+RECDUMP="$BUILD/tests/recdump"
 
 test_expect_success "record the CNN in a container ($CT_KIND) from the host" '
 	"$DLPROF" record -o ct.data -- $CT_RUN python3 "$CNN" --steps 12 >out 2>err;
@@ -151,8 +152,38 @@ if [ "$CT_KIND" = podman ]; then
 		named=$(sed -n "s/^# stacks: .* reach the thread root, \([0-9]*\)\.[0-9]% named.*/\1/p" pfam) &&
 		test "$named" -ge 98 && test_grep -q "^jit-conv " pfam
 	'
+
+	# the same by the container's name, as perf -G by its cgroup: every process of the
+	# container (its own PID namespace), none of the host's (a busy one beside it)
+	test_expect_success 'record --container NAME: its processes, and only those' '
+		sh -c "while :; do :; done" &
+		spin=$!
+		name=dlprof-t1015c-$$ &&
+		$CT_PODMAN run --rm -d --name $name $CT_VOLS dlprof-trixie \
+			sh -c "python3 $CNN --seconds 20 & python3 $CNN --seconds 20 --threads 1; wait" \
+			>/dev/null &&
+		sleep 5 && "$DLPROF" record -q -o c.data --container $name --duration 2; rc=$?;
+		kill $spin; podman rm -f $name >/dev/null 2>&1; test $rc = 0 &&
+		"$DLPROF" report -i c.data --sort comm >ccomm 2>/dev/null && sed -n "/Comm/,\$p" ccomm &&
+		"$RECDUMP" c.data >cdump && ! grep -q "^PERF SAMPLE pid=$spin " cdump &&
+		n=$("$RECDUMP" c.data | sed -n "s/^META attach=//p" | tr , "\n" | wc -l) &&
+		echo "$n processes attached" && test "$n" -ge 3 &&
+		"$RECDUMP" c.data | grep -q "^META container=$name\$" &&
+		pids=$("$RECDUMP" c.data | sed -n "s/^PERF SAMPLE pid=\([0-9]*\) .*/\1/p" | sort -u) &&
+		for p in $pids; do
+			"$RECDUMP" c.data | sed -n "s/^META attach=//p" | tr , "\n" | grep -qx "$p" ||
+				{ echo "pid $p sampled, not the container'"'"'s"; exit 1; }
+		done
+	'
+	test_expect_success 'record --container: a name no runtime knows is one line, exit 2' '
+		{ "$DLPROF" record -o x.data --container dlprof-no-such-$$ 2>err; test $? = 2; } &&
+		cat err && test $(wc -l <err) = 1 && test_grep -q "no running container" err &&
+		! test -e x.data
+	'
 else
 	test_skip 'record -p of a container started apart' 'Podman cannot start here'
+	test_skip 'record --container NAME' 'Podman cannot start here'
+	test_skip 'record --container: an unknown name' 'Podman cannot start here'
 fi
 
 test_done

@@ -633,6 +633,10 @@ void write_meta(struct recorder *r)
 		/* the processes attached to */
 		strbuf_addstr(&tmp, r->att.cmdline.len ? r->att.cmdline.buf : "?");
 		meta_add(&sb, "attach", o->pids);
+		if (o->container)
+			meta_add(&sb, "container", o->container);
+		if (o->cgroup)
+			meta_add(&sb, "cgroup", o->cgroup);
 	} else {
 		for (const char **a = o->argv; *a; a++) {
 			if (a != o->argv)

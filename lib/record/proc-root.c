@@ -20,6 +20,7 @@ void proc_roots_init(struct proc_roots *r)
 	pthread_mutex_init(&r->mu, NULL);
 	u64map_init(&r->pids);
 	u64map_init(&r->tids);
+	u64map_init(&r->last_at);
 	if (stat("/", &self) == 0) {
 		r->self_dev = self.st_dev;
 		r->self_ino = self.st_ino;
@@ -36,6 +37,8 @@ void proc_roots_release(struct proc_roots *r)
 	free(r->v);
 	u64map_release(&r->pids);
 	u64map_release(&r->tids);
+	u64map_release(&r->last_at);
+	free(r->at);
 	pthread_mutex_destroy(&r->mu);
 	memset(r, 0, sizeof(*r));
 }
@@ -100,7 +103,9 @@ const char *proc_roots_of(struct proc_roots *r, uint32_t pid)
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/root", pid);
-	if (!r->have_self || stat(path, &st) < 0)
+	if (!r->have_self)
+		return NULL;
+	if (stat(path, &st) < 0)
 		return NULL;
 	pthread_mutex_lock(&r->mu);
 	if (st.st_dev == r->self_dev && st.st_ino == r->self_ino) {
@@ -129,6 +134,45 @@ const char *proc_roots_of(struct proc_roots *r, uint32_t pid)
 out:
 	pthread_mutex_unlock(&r->mu);
 	return ret;
+}
+
+const char *proc_roots_note(struct proc_roots *r, uint32_t pid, uint64_t time)
+{
+	const char *ret = proc_roots_of(r, pid);
+	uint64_t v;
+	uint32_t idx1, last;
+
+	pthread_mutex_lock(&r->mu);
+	v = (uint64_t)(uintptr_t)u64map_get(&r->pids, pid);
+	last = (uint32_t)(uintptr_t)u64map_get(&r->last_at, pid);
+	idx1 = v ? (uint32_t)(v >> 32) : 0;
+	/* a new entry where the root changed (or the first seen) */
+	if (v && (!last || r->at[last - 1].idx1 != idx1)) {
+		ALLOC_GROW(r->at, r->nr_at + 1, r->alloc_at);
+		r->at[r->nr_at] = (struct proc_root_at){ time, idx1, last };
+		*u64map_slot(&r->last_at, pid) = (void *)(uintptr_t)(++r->nr_at);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return ret;
+}
+
+const char *proc_roots_at(struct proc_roots *r, uint32_t pid, uint64_t time)
+{
+	const char *ret = NULL;
+	uint32_t i;
+	int found = 0;
+
+	pthread_mutex_lock(&r->mu);
+	for (i = (uint32_t)(uintptr_t)u64map_get(&r->last_at, pid); i; i = r->at[i - 1].prev)
+		if (r->at[i - 1].time <= time || !r->at[i - 1].prev) {
+			/* (before the first entry: the first root seen) */
+			found = 1;
+			if (r->at[i - 1].idx1 && r->at[i - 1].idx1 <= r->nr)
+				ret = r->v[r->at[i - 1].idx1 - 1].prefix;
+			break;
+		}
+	pthread_mutex_unlock(&r->mu);
+	return found ? ret : proc_roots_of(r, pid);
 }
 
 int proc_roots_pid(struct proc_roots *r, uint32_t pid, int *root_fd, uint32_t *ns_pid)

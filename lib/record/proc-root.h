@@ -28,6 +28,11 @@ struct proc_roots {
 	struct u64map pids;
 	/* pid << 32 | a thread's id in pid's namespace -> its id, for pids in another */
 	struct u64map tids;
+	/* each process's roots over time, as the drain saw its mappings come: pid -> the
+	 * index + 1 of its latest entry, each entry linking to its previous one */
+	struct proc_root_at { uint64_t time; uint32_t idx1, prev; } *at;
+	size_t nr_at, alloc_at;
+	struct u64map last_at;
 	uint64_t self_dev, self_ino;
 	int have_self;
 };
@@ -37,6 +42,12 @@ void proc_roots_release(struct proc_roots *r);
 /* "/proc/self/fd/N" for pid's root where it is not ours, NULL where it is ours or pid
  * cannot be looked at (gone, not permitted).  Valid until proc_roots_release. */
 const char *proc_roots_of(struct proc_roots *r, uint32_t pid);
+/* The same, asked as a mapping of pid at time is read (the drain, in the records' order):
+ * noted, so that proc_roots_at answers for that time later */
+const char *proc_roots_note(struct proc_roots *r, uint32_t pid, uint64_t time);
+/* pid's root as of time, as proc_roots_note saw it then (a reader behind the drain: the
+ * process may have changed its root, or be gone); where nothing was noted, as now */
+const char *proc_roots_at(struct proc_roots *r, uint32_t pid, uint64_t time);
 /* What was last seen of pid: its root's handle (-1: record's own root) and its pid in
  * its own namespace (the pid itself where that is record's).  0, or -1 when pid was
  * never asked about. */

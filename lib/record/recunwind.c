@@ -476,9 +476,9 @@ void recunw_flush(struct recunw *ru)
 
 /* A process's files, read under its own root where that is not record's (a container,
  * a chroot: proc-root.h), as the mappings are seen */
-static const char *root_of(void *ctx, uint32_t pid)
+static const char *root_of(void *ctx, uint32_t pid, uint64_t time)
 {
-	return proc_roots_of(((struct recunw *)ctx)->roots, pid);
+	return proc_roots_at(((struct recunw *)ctx)->roots, pid, time);
 }
 
 struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *roots)

@@ -276,7 +276,7 @@ int machine_mmap(struct machine *m, const struct dlp_mmap *ev)
 	pm->map.dso = intern_dso(m, ev->filename ? ev->filename : "", ev->build_id,
 				 ev->build_id_size, kernel_mode,
 				 m->root_fn && !kernel_mode && ev->filename && ev->filename[0] == '/' ?
-				 m->root_fn(m->root_ctx, pid) : NULL);
+				 m->root_fn(m->root_ctx, pid, ev->time) : NULL);
 	pm->seq = ++m->seq;
 	p->sorted = 0;
 	return 0;
