@@ -35,18 +35,14 @@ struct ikernel {
 };
 
 struct inductor_index {
-	struct strmap_lite { char **v; size_t nr, alloc; } seen;	/* modules read */
+	struct u64map seen;	/* the modules read, by their path's hash */
 	struct u64map by_key;	/* hash of KEY_BYTES -> struct ikernel chain */
 	size_t modules;
 };
 
 static uint64_t hash_key(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < KEY_BYTES; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	return hash_bytes(s, KEY_BYTES);
 }
 
 /* s past blank lines and spaces */
@@ -115,24 +111,25 @@ static void index_cache(struct inductor_index *ix, const char *dir)
 		sub = xasprintf("%s/%s", dir, e->d_name);
 		d = opendir(sub);
 		while (d && (f = readdir(d)) && ix->modules < MODULES_MAX) {
-			size_t n = strlen(f->d_name), i;
+			size_t n = strlen(f->d_name);
 			char *path;
+			uint64_t h;
 
 			if (n < 4 || strcmp(f->d_name + n - 3, ".py"))
 				continue;
 			path = xasprintf("%s/%s", sub, f->d_name);
-			for (i = 0; i < ix->seen.nr && strcmp(ix->seen.v[i], path); i++)
-				;
-			if (i < ix->seen.nr) {
+			/* (a module's name is the hash of its source: one read each) */
+			h = hash_bytes(path, strlen(path)) | 1;
+			if (u64map_has(&ix->seen, h)) {
 				free(path);
 				continue;
 			}
-			ALLOC_GROW(ix->seen.v, ix->seen.nr + 1, ix->seen.alloc);
-			ix->seen.v[ix->seen.nr++] = path;
+			u64map_add(&ix->seen, h);
 			ix->modules++;
 			strbuf_reset(&py);
 			if (strbuf_read_file(&py, path, FILE_MAX) >= 0 && py.len)
 				index_module(ix, py.buf, py.len);
+			free(path);
 		}
 		if (d)
 			closedir(d);
@@ -160,6 +157,7 @@ struct inductor_index *inductor_index_new(void)
 	struct inductor_index *ix = xcalloc(1, sizeof(*ix));
 
 	u64map_init(&ix->by_key);
+	u64map_init(&ix->seen);
 	return ix;
 }
 
@@ -180,9 +178,7 @@ void inductor_index_free(struct inductor_index *ix)
 		}
 	}
 	u64map_release(&ix->by_key);
-	for (size_t i = 0; i < ix->seen.nr; i++)
-		free(ix->seen.v[i]);
-	free(ix->seen.v);
+	u64map_release(&ix->seen);
 	free(ix);
 }
 
