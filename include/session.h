@@ -110,6 +110,9 @@ const struct evsel *session_live_evsel(struct session *s, const void *rec, size_
 void session_live_free(struct session *s);
 
 /* Parse one raw PERF_RECORD_SAMPLE for evsel (exposed for tests). 0 or -1 when malformed. */
+/* The time in the sample_id_all trailer of a side-band perf record (MMAP2, COMM, ...) of
+ * an event with attr; 0 when it has none */
+uint64_t session_trailer_time(const struct perf_event_attr *attr, const void *rec, size_t len);
 int session_parse_sample(const struct evsel *ev, const void *rec, size_t len,
 			 struct dlp_sample *out);
 /* The same for a record holding the registers of regs_mask, not the event's (0: the

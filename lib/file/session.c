@@ -126,8 +126,8 @@ static struct evsel *record_evsel(struct session *s, const unsigned char *rec, s
  * Parse the sample_id_all trailer of a side-band record whose fixed part is `fixed`
  * bytes (header included).  Returns the trailer size, or -1 when it does not fit.
  */
-static long parse_trailer(const struct evsel *ev, const unsigned char *rec, size_t len,
-			  size_t fixed, struct sample_id *sid)
+static long trailer_of(const struct perf_event_attr *attr, const unsigned char *rec,
+		       size_t len, size_t fixed, struct sample_id *sid)
 {
 	uint64_t st;
 	const unsigned char *p;
@@ -136,9 +136,9 @@ static long parse_trailer(const struct evsel *ev, const unsigned char *rec, size
 	memset(sid, 0, sizeof(*sid));
 	if (len < fixed)
 		return -1;
-	if (!ev || !ev->attr.sample_id_all)
+	if (!attr || !attr->sample_id_all)
 		return 0;
-	st = ev->attr.sample_type;
+	st = attr->sample_type;
 	n += !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
 	     !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
 	     !!(st & PERF_SAMPLE_IDENTIFIER);
@@ -169,6 +169,20 @@ static long parse_trailer(const struct evsel *ev, const unsigned char *rec, size
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		sid->id = load_u64(p);
 	return n * 8;
+}
+
+static long parse_trailer(const struct evsel *ev, const unsigned char *rec, size_t len,
+			  size_t fixed, struct sample_id *sid)
+{
+	return trailer_of(ev ? &ev->attr : NULL, rec, len, fixed, sid);
+}
+
+uint64_t session_trailer_time(const struct perf_event_attr *attr, const void *rec, size_t len)
+{
+	struct sample_id sid;
+
+	return trailer_of(attr, rec, len, sizeof(struct perf_event_header), &sid) > 0 ?
+	       sid.time : 0;
 }
 
 static size_t skip_read_format(uint64_t rf, const unsigned char *p, const unsigned char *end)

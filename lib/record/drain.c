@@ -13,6 +13,7 @@
 #include "recfile.h"
 #include "rephash.h"
 #include "ring.h"
+#include "session.h"
 #include "workload.h"
 #include "paths.h"
 #include "util.h"
@@ -651,25 +652,6 @@ static void on_comm_fork(struct recorder *r, const struct perf_event_header *rec
 	}
 }
 
-/* A side-band record's time, from its sample_id trailer (sample_id_all: every event has
- * the sample type of the first), 0 when it has none */
-static uint64_t trailer_time(const struct recorder *r, const struct perf_event_header *rec)
-{
-	uint64_t st = r->nr_ev ? r->ev[0].attr.sample_type : 0, t;
-	size_t after = 0;	/* the trailer's bytes after the time */
-
-	if (!(st & PERF_SAMPLE_TIME))
-		return 0;
-	after += st & PERF_SAMPLE_ID ? 8 : 0;
-	after += st & PERF_SAMPLE_STREAM_ID ? 8 : 0;
-	after += st & PERF_SAMPLE_CPU ? 8 : 0;
-	after += st & PERF_SAMPLE_IDENTIFIER ? 8 : 0;
-	if (rec->size < sizeof(*rec) + after + 8)
-		return 0;
-	memcpy(&t, (const unsigned char *)rec + rec->size - after - 8, 8);
-	return t;
-}
-
 /* A mapping (MMAP2: pid tid start len pgoff (maj min ino ino_gen | bid) prot flags
  * filename): executable ranges for JIT coverage, libdnnl, the allocation sampler's
  * library, jitdumps, files whose build-id the record lacks */
@@ -703,7 +685,8 @@ static void on_mmap2(struct recorder *r, const struct perf_event_header *rec)
 	 * calls itself (its PID namespace), noted while it lives: its perf map and
 	 * jitdump are read under that root and named by that pid at the end */
 	if (prot & PROT_EXEC)
-		proc_roots_note(&r->roots, pid, trailer_time(r, rec));
+		proc_roots_note(&r->roots, pid, r->nr_ev ? session_trailer_time(&r->ev[0].attr,
+						rec, rec->size) : 0);
 	if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
 		jit_dump_add(r, pid, fn);
 	else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
