@@ -23,5 +23,7 @@ int elf_each_func(Elf *e, int (*fn)(void *ctx, const GElf_Sym *sym, size_t strnd
 size_t elf_image_build_id(const void *data, size_t size, uint8_t id[20]);
 /* The same of the file at path (0 also when it cannot be read) */
 size_t elf_file_build_id(const char *path, uint8_t id[20]);
+/* A build-id's first (at most) 20 bytes in lower-case hex, NUL-terminated, into hex */
+void build_id_hex(const uint8_t *id, size_t size, char hex[41]);
 
 #endif

@@ -27,6 +27,7 @@
 #include <gelf.h>
 #include <elfutils/libdwelf.h>
 
+#include "elfsyms.h"
 #include "elfcheck.h"
 #include "isa.h"
 #include "paths.h"
@@ -803,10 +804,8 @@ static int open_elf(struct scan *s, struct isa_image *img)
 	}
 
 	bid_len = dwelf_elf_gnu_build_id(s->elf, &bid);
-	if (bid_len > 0 && bid_len <= 20) {
-		for (i = 0; i < (size_t)bid_len; i++)
-			snprintf(img->build_id + 2 * i, 3, "%02x", ((const uint8_t *)bid)[i]);
-	}
+	if (bid_len > 0 && bid_len <= 20)
+		build_id_hex(bid, (size_t)bid_len, img->build_id);
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "elfsyms.h"
 #include "elfcheck.h"
 #include "rephash.h"
 #include "symbolize.h"
@@ -383,6 +384,9 @@ static void open_debug_file(struct symbolizer *s, struct dso_sym *d, const char 
 	struct strbuf sb = STRBUF_INIT;
 	const char *link, *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path) : 0;
+	char hex[41];
+
+	build_id_hex(id, idsz, hex);
 
 	for (int pass = 0; pass < 2 && !d->dbg_elf; pass++) {
 		const char *p = s->debuginfo_path;
@@ -397,10 +401,8 @@ static void open_debug_file(struct symbolizer *s, struct dso_sym *d, const char 
 			strbuf_reset(&sb);
 			if (!pass) {
 				if (len && p[0] == '/') {
-					strbuf_addf(&sb, "%.*s/.build-id/%02x/", len, p, id[0]);
-					for (size_t i = 1; i < idsz; i++)
-						strbuf_addf(&sb, "%02x", id[i]);
-					strbuf_addstr(&sb, ".debug");
+					strbuf_addf(&sb, "%.*s/.build-id/%.2s/%s.debug", len, p,
+						    hex, hex + 2);
 				}
 			} else if (!len) {
 				strbuf_addf(&sb, "%.*s/%s", dirlen, path, link);

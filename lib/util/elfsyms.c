@@ -94,3 +94,15 @@ size_t elf_file_build_id(const char *path, uint8_t id[20])
 	close(fd);
 	return n;
 }
+
+void build_id_hex(const uint8_t *id, size_t size, char hex[41])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < size && i < 20; i++) {
+		hex[2 * i] = digits[id[i] >> 4];
+		hex[2 * i + 1] = digits[id[i] & 15];
+	}
+	hex[2 * i] = '\0';
+}

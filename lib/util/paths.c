@@ -1,4 +1,5 @@
 /* paths.c - locate dlprof's helper libraries and data files. */
+#include "elfsyms.h"
 #include "paths.h"
 #include "util.h"
 
@@ -137,21 +138,15 @@ char *dlprof_cache_dir(const char *sub)
 char *buildid_cache_file(const uint8_t *id, size_t size)
 {
 	const char *env = getenv("DLPROF_BUILDID_DIR");
-	char *dir = env && *env ? xstrdup(env) : dlprof_cache_dir("build-id"), *p;
+	char *dir = env && *env ? xstrdup(env) : dlprof_cache_dir("build-id"), *p = NULL;
 	char hex[41];
 
-	if (!dir || !size)
-		goto none;
-	if (size > 20)
-		size = 20;
-	for (size_t i = 0; i < size; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	p = xasprintf("%s/%.2s/%s", dir, hex, hex + 2);
+	if (dir && size) {
+		build_id_hex(id, size, hex);
+		p = xasprintf("%s/%.2s/%s", dir, hex, hex + 2);
+	}
 	free(dir);
 	return p;
-none:
-	free(dir);
-	return NULL;
 }
 
 int mkdir_p(const char *dir)

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "elfsyms.h"
 #include "attr-stream.h"
 #include "dlview.h"
 #include "family.h"
@@ -125,10 +126,8 @@ static struct dso_img *dso_image(struct isaprof *ip, const struct dso *dso)
 	}
 	if (dso->build_id_size && di->img.build_id[0]) {
 		char hex[41];
-		size_t i;
 
-		for (i = 0; i < dso->build_id_size && i < 20; i++)
-			snprintf(hex + 2 * i, 3, "%02x", dso->build_id[i]);
+		build_id_hex(dso->build_id, dso->build_id_size, hex);
 		if (strcmp(hex, di->img.build_id)) {
 			warning("'%s' changed since the recording (build-id %s, recorded %s): its samples are counted as unknown",
 				dso->path, di->img.build_id, hex);
