@@ -121,6 +121,11 @@ int hexval(int c);
 
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock samples carry). */
 uint64_t now_ns(void);
+/* Run argv (argv[0] looked up in PATH) with stdin and stderr on /dev/null; its stdout
+ * (up to 1 MiB) into sb.  Its exit status (128 + signal), -2 when it ran past timeout_ms
+ * (killed), -1 when it could not be started. */
+struct strbuf;
+int run_capture(const char *const argv[], int timeout_ms, struct strbuf *sb);
 /* CLOCK_MONOTONIC and CLOCK_REALTIME read as one instant: real is the midpoint of two
  * wall-clock reads around the monotonic one, err half their distance (the best of three
  * tries); all in ns.  real 0: the wall clock stepped back every time. */

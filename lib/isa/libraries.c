@@ -5,18 +5,13 @@
  * PyTorch is Python: a python3 child prints ATen's CPU capability, under a timeout.
  */
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "isa.h"
 #include "util.h"
@@ -307,58 +302,9 @@ static const char torch_script[] =
 /* Run python; collect stdout into sb.  Returns exit status, -2 timeout, -1 failure. */
 static int run_python(const char *python, int timeout_ms, struct strbuf *sb)
 {
-	int pfd[2], status = 0, ret = -1;
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000;
-	pid_t pid;
+	const char *argv[] = { python, "-c", torch_script, NULL };
 
-	if (pipe2(pfd, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return -1;
-	}
-	if (!pid) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(pfd[1], 1);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 2);
-		}
-		execl(python, python, "-c", torch_script, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	for (;;) {
-		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
-		int64_t left = (int64_t)(deadline - now_ns()) / 1000000;
-		char buf[4096];
-		ssize_t n;
-
-		if (left <= 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			close(pfd[0]);
-			return -2;
-		}
-		if (poll(&pf, 1, (int)left) < 0 && errno != EINTR)
-			break;
-		if (!pf.revents)
-			continue;
-		n = read(pfd[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (sb->len < (1 << 20))
-			strbuf_add(sb, buf, n);
-	}
-	close(pfd[0]);
-	if (waitpid(pid, &status, 0) == pid)
-		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	return ret;
+	return run_capture(argv, timeout_ms, sb);
 }
 
 static char *field(const char *text, const char *key)

@@ -12,16 +12,10 @@
  * with -p.
  */
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "record.h"
@@ -31,52 +25,13 @@
  * there or does not know NAME (within 10 s) */
 static long inspect_pid(const char *runtime, const char *name)
 {
-	int pfd[2];
-	pid_t c;
-	char buf[64];
-	size_t len = 0;
+	const char *argv[] = { runtime, "inspect", "--format", "{{.State.Pid}}", name, NULL };
+	struct strbuf out = STRBUF_INIT;
 	long pid = 0;
-	int st;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return 0;
-	c = fork();
-	if (c < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return 0;
-	}
-	if (c == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(pfd[1], 1);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 2);
-		}
-		execlp(runtime, runtime, "inspect", "--format", "{{.State.Pid}}", name, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	for (;;) {
-		struct pollfd p = { pfd[0], POLLIN, 0 };
-		ssize_t n;
-
-		if (poll(&p, 1, 10000) <= 0)
-			break;
-		n = read(pfd[0], buf + len, sizeof(buf) - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len >= sizeof(buf) - 1)
-			break;
-	}
-	close(pfd[0]);
-	kill(c, SIGKILL);	/* (gone already, but for a hung runtime) */
-	waitpid(c, &st, 0);
-	buf[len] = 0;
-	if (WIFEXITED(st) && !WEXITSTATUS(st))
-		pid = strtol(buf, NULL, 10);
+	if (run_capture(argv, 10000, &out) == 0 && out.len)
+		pid = strtol(out.buf, NULL, 10);
+	strbuf_release(&out);
 	return pid > 0 ? pid : 0;
 }
 

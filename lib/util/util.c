@@ -3,11 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
@@ -471,4 +474,60 @@ void clock_pair(uint64_t *mono, uint64_t *real, uint64_t *err)
 	}
 	if (*err == UINT64_MAX)
 		*mono = now_ns(), *real = 0, *err = 0;
+}
+
+int run_capture(const char *const argv[], int timeout_ms, struct strbuf *sb)
+{
+	int pfd[2], status = 0, ret = -1;
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(pfd[1], 1);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 2);
+		}
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
+		int64_t left = (int64_t)(deadline - now_ns()) / 1000000;
+		char buf[4096];
+		ssize_t n;
+
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			close(pfd[0]);
+			return -2;
+		}
+		if (poll(&pf, 1, (int)left) < 0 && errno != EINTR)
+			break;
+		if (!pf.revents)
+			continue;
+		n = read(pfd[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (sb->len < (1 << 20))
+			strbuf_add(sb, buf, n);
+	}
+	close(pfd[0]);
+	if (waitpid(pid, &status, 0) == pid)
+		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return ret;
 }
