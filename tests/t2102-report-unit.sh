@@ -5,5 +5,6 @@
 
 test_unit test-symbolize
 test_unit test-calltree
+test_unit test-ranks	# steps of a distributed job
 
 test_done

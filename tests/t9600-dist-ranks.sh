@@ -176,7 +176,10 @@ fi
 # the end of an all-reduce may run again a whole step later (the workload's own clocks put
 # the two ranks' returns from one all-reduce up to 6.6 ms apart): no profiler can then
 # tell from the waits alone which all-reduce a wait ended, and the steps found were
-# 27-36 for 30.  With 27 ms steps such a delay is a quarter of a step.
+# 27-36 for 30.  With 27 ms steps such a delay is a quarter of a step.  Balanced ranks
+# now and then both leave the all-reduce without blocking (one run of 7 here: no wait
+# on either rank in one step, 27 steps found for 30 before steps were also told by
+# the backward's samples).
 test_expect_success 'balanced: one record per rank, the same extra work on each' '
 	mkdir bal &&
 	timed bal "$LAUNCH" 2 -- "$DLPROF" record -o bal/prof-%r.data -- \

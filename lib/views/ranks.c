@@ -28,13 +28,13 @@ struct rk_proc {
 	uint64_t samples, on_ns, coll_cpu_ns, coll_wait_ns, rdv_wait_ns;
 	struct rk_sample *s;
 	size_t nr_s, alloc_s;
-	struct rank_wait *w;
+	struct rank_wait *w;		/* its main thread's waits in collectives and samples */
 	size_t nr_w, alloc_w;
 	struct cmap wait_in;		/* its main thread's collective frame -> wait ns */
 	/* its steps (ranks.h): the span they cover, on its own clock */
 	uint64_t win_lo, win_hi;
 	size_t steps;
-	int borrowed;			/* it blocked in fewer steps than the job ran */
+	int borrowed;			/* its own step ends were fewer than the job's */
 	uint64_t win_wait_ns;
 	struct cmap where, fam;		/* on-CPU ns inside the span */
 	double wait_ps, busy_ps, step_ns;	/* per step */
@@ -90,7 +90,7 @@ static int rk_sample(void *ctx, const struct attributed *as)
 
 			p->coll_wait_ns += s->period;
 			ALLOC_GROW(p->w, p->nr_w + 1, p->alloc_w);
-			p->w[p->nr_w++] = (struct rank_wait){ s->time, s->period, f };
+			p->w[p->nr_w++] = (struct rank_wait){ s->time, s->period, f, a->pychain, 1 };
 			if (f)
 				cmap_get(&p->wait_in, f, NULL)->n += s->period;
 		}
@@ -98,6 +98,10 @@ static int rk_sample(void *ctx, const struct attributed *as)
 	}
 	p->samples++;
 	p->on_ns += s->period;
+	if (s->tid == s->pid && a->pychain) {
+		ALLOC_GROW(p->w, p->nr_w + 1, p->alloc_w);
+		p->w[p->nr_w++] = (struct rank_wait){ s->time, 0, NULL, a->pychain, 0 };
+	}
 	if (a->family == c->f_cpu)
 		p->coll_cpu_ns += s->period;
 	if (!p->cmdline && as->m) {
@@ -168,36 +172,109 @@ static int cmp_u64(const void *a, const void *b)
 
 /* The ends of the waits (sorted) in frame, those less than gap apart one, into v */
 static size_t episode_ends(const struct rank_wait *w, size_t nr, const char *frame,
-			   uint64_t gap, uint64_t *v)
+			   uint64_t gap, struct rank_end *v)
 {
 	uint64_t end = 0;
 	size_t n = 0;
 
 	for (size_t i = 0; i < nr; i++) {
-		if (w[i].frame != frame)
+		if (!w[i].wait || w[i].frame != frame)
 			continue;
 		if (n && w[i].time > end + gap)
-			v[n - 1] = end;
+			v[n - 1].time = end;
 		if (!n || w[i].time > end + gap)
-			n++;
+			v[n++].wait = 1;
 		if (w[i].time + w[i].ns > end)
 			end = w[i].time + w[i].ns;
 	}
 	if (n)
-		v[n - 1] = end;
+		v[n - 1].time = end;
 	return n;
 }
 
-size_t ranks_step_ends(struct rank_wait *w, size_t nr, uint64_t **ends)
+/* Whether chain (interned) is call or runs under it: call's frames, then more */
+static int under_call(const char *chain, const char *call)
+{
+	size_t n;
+
+	if (chain == call)
+		return 1;
+	n = strlen(call);
+	return !strncmp(chain, call, n) && chain[n] == ';';
+}
+
+/* The Python calls that waited in frame (their chains, interned) into calls[0..max);
+ * how many */
+static size_t waiting_calls(const struct rank_wait *w, size_t nr, const char *frame,
+			    const char **calls, size_t max)
+{
+	size_t n = 0, k;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (!w[i].wait || w[i].frame != frame || !w[i].chain)
+			continue;
+		for (k = 0; k < n && calls[k] != w[i].chain; k++)
+			;
+		if (k == n && n < max)
+			calls[n++] = w[i].chain;
+	}
+	return n;
+}
+
+/* The ends of the runs (ranks.h) of w (sorted): waits in frame and samples under one of
+ * calls[0..nc), apart where a sample of other Python code comes between, into v */
+static size_t call_ends(const struct rank_wait *w, size_t nr, const char *frame,
+			const char **calls, size_t nc, struct rank_end *v)
+{
+	size_t n = 0;
+	int apart = 1;
+
+	for (size_t i = 0; i < nr; i++) {
+		int in = 0;
+
+		if (w[i].wait) {
+			if (w[i].frame != frame)
+				continue;
+			in = 1;
+		} else if (w[i].chain) {
+			for (size_t k = 0; k < nc && !in; k++)
+				in = under_call(w[i].chain, calls[k]);
+		} else {
+			continue;	/* no Python frames read: it tells nothing */
+		}
+		if (!in) {
+			apart = 1;
+			continue;
+		}
+		if (apart)
+			v[n++] = (struct rank_end){ 0, 0 };
+		apart = 0;
+		if (w[i].wait) {
+			uint64_t end = w[i].time + w[i].ns;
+
+			if (!v[n - 1].wait || end > v[n - 1].time)
+				v[n - 1].time = end;
+			v[n - 1].wait = 1;
+		} else if (!v[n - 1].wait) {
+			v[n - 1].time = w[i].time;
+		}
+	}
+	return n;
+}
+
+size_t ranks_step_ends(struct rank_wait *w, size_t nr, struct rank_end **ends)
 {
 	struct { const char *frame; size_t n; } seen[16];
-	size_t nr_seen = 0, n;
+	const char *calls[16];
+	size_t nr_seen = 0, n, nc;
 	const char *frame = NULL;
-	uint64_t *v = xcalloc(nr + 1, sizeof(*v));
+	struct rank_end *v = xcalloc(nr + 1, sizeof(*v));
 
 	for (size_t i = 0; i < nr; i++) {
 		size_t k;
 
+		if (!w[i].wait)
+			continue;
 		for (k = 0; k < nr_seen && seen[k].frame != w[i].frame; k++)
 			;
 		if (k == nr_seen && nr_seen < ARRAY_SIZE(seen)) {
@@ -214,13 +291,17 @@ size_t ranks_step_ends(struct rank_wait *w, size_t nr, uint64_t **ends)
 			frame = seen[k].frame;
 		}
 	qsort(w, nr, sizeof(*w), cmp_wait);
-	n = episode_ends(w, nr, frame, RANKS_EPISODE_GAP_NS, v);
+	nc = frame ? waiting_calls(w, nr, frame, calls, ARRAY_SIZE(calls)) : 0;
+	if (nc)
+		n = call_ends(w, nr, frame, calls, nc, v);
+	else
+		n = episode_ends(w, nr, frame, RANKS_EPISODE_GAP_NS, v);
 	*ends = v;
 	return n;
 }
 
-/* The median of the intervals between consecutive times of v[0..n), 0 with fewer than 2 */
-static uint64_t median_interval(const uint64_t *v, size_t n)
+/* The median of the intervals between consecutive ends v[0..n), 0 with fewer than 2 */
+static uint64_t median_interval(const struct rank_end *v, size_t n)
 {
 	uint64_t *iv, m;
 
@@ -228,37 +309,39 @@ static uint64_t median_interval(const uint64_t *v, size_t n)
 		return 0;
 	iv = xcalloc(n, sizeof(*iv));
 	for (size_t i = 1; i < n; i++)
-		iv[i - 1] = v[i] - v[i - 1];
+		iv[i - 1] = v[i].time - v[i - 1].time;
 	qsort(iv, n - 1, sizeof(*iv), cmp_u64);
 	m = iv[(n - 1) / 2];
 	free(iv);
 	return m;
 }
 
-struct rank_end {
-	uint64_t time;
+struct job_end {
+	struct rank_end e;
 	size_t rank;
 };
 
 static int cmp_end(const void *a, const void *b)
 {
-	const struct rank_end *x = a, *y = b;
+	const struct job_end *x = a, *y = b;
 
-	return x->time < y->time ? -1 : x->time > y->time;
+	return x->e.time < y->e.time ? -1 : x->e.time > y->e.time;
 }
 
 size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends)
 {
-	struct rank_end *all = NULL;
+	struct job_end *all = NULL;
 	uint64_t *v, step = 0, first = 0;
 	size_t n = 0, alloc = 0, out = 0, most = 0;
 	unsigned char *in = xcalloc(nr + 1, 1);
+	int by_wait = 0;
 
 	for (size_t k = 0; k < nr; k++) {
-		uint64_t *e, m;
+		struct rank_end *e;
+		uint64_t m;
 		size_t c = ranks_step_ends(r[k].w, r[k].nr, &e);
 
-		/* the step: the median interval of the rank that blocked in the most */
+		/* the step: the median interval of the rank with the most ends */
 		m = median_interval(e, c);
 		if (c > most || (c == most && m < step)) {
 			most = c;
@@ -266,7 +349,8 @@ size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends)
 		}
 		for (size_t i = 0; i < c; i++) {
 			ALLOC_GROW(all, n + 1, alloc);
-			all[n++] = (struct rank_end){ (uint64_t)((int64_t)e[i] + r[k].shift), k };
+			all[n] = (struct job_end){ e[i], k };
+			all[n++].e.time = (uint64_t)((int64_t)e[i].time + r[k].shift);
 		}
 		free(e);
 	}
@@ -277,13 +361,18 @@ size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends)
 	/* One end a rank a step: a rank's next end opens the next step.  Another rank's end
 	 * joins the step of the first until most of a step has gone by: the ranks leave one
 	 * all-reduce at once, but a rank woken while the CPUs are busy may run again most of
-	 * a step later (ranks.h); the step ends at its earliest. */
+	 * a step later (ranks.h); the step ends at its earliest wait's end, else its
+	 * earliest end. */
 	v = xcalloc(n + 1, sizeof(*v));
 	for (size_t i = 0; i < n; i++) {
-		if (!out || in[all[i].rank] || all[i].time > first + step * 4 / 5) {
+		if (!out || in[all[i].rank] || all[i].e.time > first + step * 4 / 5) {
 			memset(in, 0, nr);
-			first = all[i].time;
+			first = all[i].e.time;
 			v[out++] = first;
+			by_wait = all[i].e.wait;
+		} else if (all[i].e.wait && !by_wait) {
+			v[out - 1] = all[i].e.time;
+			by_wait = 1;
 		}
 		in[all[i].rank] = 1;
 	}
@@ -298,7 +387,8 @@ size_t ranks_job_step_ends(struct rank_waits *r, size_t nr, uint64_t **ends)
 static void find_steps(struct rk_ctx *c, struct rk_proc **rows, size_t n)
 {
 	struct rank_waits *rw = xcalloc(n + 1, sizeof(*rw));
-	uint64_t *job = NULL, *ends;
+	uint64_t *job = NULL;
+	struct rank_end *ends;
 	size_t nr_job = 0;
 	int one_axis = 1, anchored;
 
@@ -313,13 +403,16 @@ static void find_steps(struct rk_ctx *c, struct rk_proc **rows, size_t n)
 		struct rk_proc *p = rows[i];
 		size_t own = ranks_step_ends(p->w, p->nr_w, &ends);
 		/* the job's, on this rank's clock, else its own */
-		const uint64_t *e = one_axis ? job : ends;
-		int64_t shift = one_axis ? rw[i].shift : 0;
 		size_t m = one_axis ? nr_job : own;
 
+		if (m >= 2 && one_axis) {
+			p->win_lo = (uint64_t)((int64_t)job[0] - rw[i].shift);
+			p->win_hi = (uint64_t)((int64_t)job[m - 1] - rw[i].shift);
+		} else if (m >= 2) {
+			p->win_lo = ends[0].time;
+			p->win_hi = ends[m - 1].time;
+		}
 		if (m >= 2) {
-			p->win_lo = (uint64_t)((int64_t)e[0] - shift);
-			p->win_hi = (uint64_t)((int64_t)e[m - 1] - shift);
 			p->steps = m - 1;
 			p->borrowed = own != m;
 		}
@@ -335,7 +428,7 @@ static void count_span(struct rk_proc *p)
 	for (size_t i = 0; i < p->nr_w; i++) {
 		const struct rank_wait *w = &p->w[i];
 
-		if (w->time >= p->win_lo && w->time + w->ns <= p->win_hi)
+		if (w->wait && w->time >= p->win_lo && w->time + w->ns <= p->win_hi)
 			p->win_wait_ns += w->ns;
 	}
 	for (size_t i = 0; i < p->nr_s; i++) {
@@ -686,7 +779,7 @@ static void print_table(struct rk_proc **rows, size_t n, const struct straggler 
 		fputs("\nNo rank waited in a collective more than once: no steps found\n", out);
 	for (size_t i = 0; i < n; i++)
 		if (rows[i]->borrowed) {
-			fputs("* the job's steps: the rank did not wait in every one\n", out);
+			fputs("* the job's steps: the rank's own waits and calls did not end every one\n", out);
 			break;
 		}
 	if (!findings || !sg->p)

@@ -17,6 +17,7 @@ struct tl_sample {
 	uint64_t time;
 	uint32_t pid, tid;
 	const char *op, *pyline, *family;
+	const char *pychain;	/* its Python frames (attr.h), NULL: none */
 };
 
 struct tl_thread {
@@ -37,6 +38,7 @@ struct tl_wait {
 	uint64_t time, ns;
 	const char *family, *frame;
 	const char *pyline;	/* the innermost Python frame of its own stack, NULL: none */
+	const char *pychain;	/* the Python frames of its attribution (a main thread's own) */
 };
 
 
@@ -153,7 +155,7 @@ static int tl_sample(void *ctx, const struct attributed *as)
 				py = as->frames[i].sym;
 		ALLOC_GROW(tl->waits, tl->nr_waits + 1, tl->alloc_waits);
 		tl->waits[tl->nr_waits++] = (struct tl_wait){ s->pid, s->tid, s->time, s->period,
-			a->family, attr_collective_frame(as->frames, as->nr), py };
+			a->family, attr_collective_frame(as->frames, as->nr), py, a->pychain };
 		return 0;
 	}
 	if (tl->steps)
@@ -161,7 +163,8 @@ static int tl_sample(void *ctx, const struct attributed *as)
 	if (comm)
 		t->comm = str_intern(comm, strlen(comm));
 	ALLOC_GROW(tl->s, tl->nr + 1, tl->alloc);
-	tl->s[tl->nr++] = (struct tl_sample){ s->time, s->pid, s->tid, a->op, a->pyline, a->family };
+	tl->s[tl->nr++] = (struct tl_sample){ s->time, s->pid, s->tid, a->op, a->pyline, a->family,
+					      a->pychain };
 	return 0;
 }
 
@@ -286,24 +289,34 @@ static const struct tl_wait *wait_at(const struct timeline *tl, const struct tl_
 	return best;
 }
 
-/* The waits pid's main thread made in a collective, copied into *w; how many */
-static size_t collective_waits(const struct timeline *tl, uint32_t pid, struct rank_wait **w)
+/* The waits pid's main thread made in a collective and its samples with Python frames
+ * (ranks.h), copied into *w, how many in *nr; how many waits */
+static size_t collective_waits(const struct timeline *tl, uint32_t pid, struct rank_wait **w,
+			       size_t *nr)
 {
 	const char *coll = str_intern("wait-collective", 15);
-	size_t n = 0;
+	size_t n = 0, waits;
 
-	*w = xcalloc(tl->nr_waits + 1, sizeof(**w));
+	*w = xcalloc(tl->nr_waits + tl->nr + 1, sizeof(**w));
 	for (size_t i = 0; i < tl->nr_waits; i++) {
 		const struct tl_wait *x = &tl->waits[i];
 
 		if (x->pid == pid && x->tid == pid && x->family == coll)
-			(*w)[n++] = (struct rank_wait){ x->time, x->ns, x->frame };
+			(*w)[n++] = (struct rank_wait){ x->time, x->ns, x->frame, x->pychain, 1 };
 	}
-	return n;
+	waits = n;
+	for (size_t i = 0; waits && i < tl->nr; i++) {
+		const struct tl_sample *x = &tl->s[i];
+
+		if (x->pid == pid && x->tid == pid && x->pychain)
+			(*w)[n++] = (struct rank_wait){ x->time, 0, NULL, x->pychain, 0 };
+	}
+	*nr = n;
+	return waits;
 }
 
 /* The job's step ends (ranks_job_step_ends) from the main threads' waits in collectives
- * of the recordings tls[0..n), each at shift[k] on one axis; each recording keeps them
+ * and samples of the recordings tls[0..n), each at shift[k] on one axis; each recording keeps them
  * on its own clock */
 static void job_steps(struct timeline **tls, size_t n, const int64_t *shift)
 {
@@ -319,9 +332,8 @@ static void job_steps(struct timeline **tls, size_t n, const int64_t *shift)
 
 			if (t->tid != t->pid)
 				continue;
-			nw = collective_waits(tls[k], t->pid, &w);
-			t->rank_steps = nw > 0;
-			if (!nw) {
+			t->rank_steps = collective_waits(tls[k], t->pid, &w, &nw) > 0;
+			if (!t->rank_steps) {
 				free(w);
 				continue;
 			}
