@@ -51,6 +51,10 @@ void dlview_consumer(struct dlview *v, struct profile_consumer *c);
 struct sample_filter;
 int dlview_run(struct dlview *v, const char *path, struct profile_opts *po,
 	       struct sample_filter *filt, struct profile_stats *st, struct session_info *info);
+/* Switch-outs in the stream (profile_opts.wall 2) are read for the threads' waits only
+ * (the thread table's GIL waits, the gil-contention finding): neither counted as samples
+ * nor passed to also.  Call before dlview_run. */
+void dlview_waits_apart(struct dlview *v);
 /* The fast-path facts the view gathered (fastpath.h), for check-isa -i. */
 struct fastpath *dlview_fastpath(struct dlview *v);
 /* Give the run's stats (time per sample, event name) before printing. */
@@ -87,5 +91,6 @@ int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format
 #define DLVIEW_PREEMPT_PCT	10.0	/* runnable time spent preempted: oversubscribed */
 #define DLVIEW_REORDER_PCT	5.0
 #define DLVIEW_FAULT_PCT	5.0
+#define DLVIEW_GIL_THREAD_PCT	5.0	/* a thread waiting this share of its time for the GIL */
 
 #endif

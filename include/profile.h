@@ -32,6 +32,8 @@ struct profile_opts {
 	int wall;		/* the clock event's samples and the off_cpu ones: on- and
 				   off-CPU time together (period: ns); 1: an error without
 				   off_cpu ones, 2: with them if recorded */
+	int waits_apart;	/* with wall: the switch-outs delivered, but left out of
+				   the stats (a view reading them for its own tables) */
 	int reunwind;		/* unwind the kept stack copies again (record --keep-stacks)
 				   instead of taking the stacks unwound while recording */
 	int check_unwind;	/* where a sample has both, unwind its copy and compare

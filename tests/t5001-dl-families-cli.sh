@@ -8,7 +8,7 @@ test_expect_success 'list shows every rule as file:line: text, in order' '
 	"$DLPROF" families >out &&
 	n=$(grep -cv "^[[:space:]]*\(#\|$\)" "$TOP/share/families.rules") &&
 	test "$(wc -l <out)" = "$n" &&
-	head -1 out | grep -q "families.rules:[0-9]*: wait-preempted sample=wait " &&
+	head -1 out | grep -q "families.rules:[0-9]*: wait-gil sample=wait " &&
 	grep -v " sample=wait" out | head -1 | grep -q "families.rules:[0-9]*: collective "
 '
 
@@ -16,7 +16,7 @@ test_expect_success 'names include the required families' '
 	"$DLPROF" families --names >names &&
 	for f in omp-spin omp-runtime gemm jit-conv jit-reorder jit-other aten python \
 		 kernel-fault kernel-sched kernel-syscall kernel-other libc-mem loader other \
-		 wait-preempted wait-omp wait-io wait-lock wait-sleep wait-other \
+		 wait-gil wait-preempted wait-omp wait-io wait-lock wait-sleep wait-other \
 		 collective wait-collective wait-rendezvous; do
 		grep -qx "$f" names || { echo "missing $f"; exit 1; }
 	done

@@ -15,7 +15,8 @@
 #include "torchops.h"
 #include "util.h"
 
-enum cond_key { C_DSO, C_SYM, C_NOTSYM, C_FLAG, C_TRAIT, C_STACK, C_SAMPLE, C_PATH, C_PRIM };
+enum cond_key { C_DSO, C_SYM, C_NOTSYM, C_FLAG, C_TRAIT, C_STACK, C_NOTSTACK, C_SAMPLE, C_PATH,
+		C_PRIM };
 
 /* A pattern, matched as fnmatch(pat, s, 0) would; most are a literal with a '*' at one
  * end or both (or none), compared directly: the rules are tried on every frame of every
@@ -215,7 +216,8 @@ static int parse_rule(struct rule *r, const char *name, int line, char *text)
 	char *p = text, *tok;
 	static const struct { const char *key; enum cond_key k; } keys[] = {
 		{ "dso", C_DSO }, { "sym", C_SYM }, { "notsym", C_NOTSYM }, { "flag", C_FLAG },
-		{ "trait", C_TRAIT }, { "stack", C_STACK }, { "sample", C_SAMPLE },
+		{ "trait", C_TRAIT }, { "stack", C_STACK }, { "notstack", C_NOTSTACK },
+		{ "sample", C_SAMPLE },
 		{ "path", C_PATH }, { "prim", C_PRIM },
 	};
 
@@ -241,7 +243,7 @@ static int parse_rule(struct rule *r, const char *name, int line, char *text)
 			if (strlen(keys[i].key) == (size_t)(eq - tok) && !strncmp(keys[i].key, tok, eq - tok))
 				break;
 		if (i == ARRAY_SIZE(keys))
-			return error("%s:%d: unknown key '%.*s' (want dso, path, sym, notsym, flag, trait, stack, sample or prim)",
+			return error("%s:%d: unknown key '%.*s' (want dso, path, sym, notsym, flag, trait, stack, notstack, sample or prim)",
 				     name, line, (int)(eq - tok), tok);
 		c.key = keys[i].k;
 		if (!eq[1]) {
@@ -481,10 +483,11 @@ static int cond_match(const struct cond *c, const struct frame *f, const struct 
 	case C_PRIM:
 		return glob_any(c, ctx->prim);
 	case C_STACK:
+	case C_NOTSTACK:
 		for (size_t i = 0; i < nr; i++)
 			if (glob_any(c, frames[i].sym))
-				return 1;
-		return 0;
+				return c->key == C_STACK;
+		return c->key == C_NOTSTACK;
 	}
 	return 0;
 }

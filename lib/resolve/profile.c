@@ -257,10 +257,12 @@ static int deliver_off_cpu(struct prof *p, const struct session_info *info, int 
 				return r;
 		}
 	}
-	/* each was counted with its period of 1 */
-	p->st->period_total += total - (total ? p->nr_offs : 0);
-	p->off_period = total ? total : p->nr_offs;
-	p->st->off_samples += p->nr_offs;
+	/* each was counted with its period of 1, unless left out (waits_apart) */
+	if (!p->opts->waits_apart) {
+		p->st->period_total += total - (total ? p->nr_offs : 0);
+		p->off_period = total ? total : p->nr_offs;
+		p->st->off_samples += p->nr_offs;
+	}
 	return ret;
 }
 
@@ -448,9 +450,26 @@ static size_t user_stack(struct prof *p, const struct dlp_sample *s, int *comple
 	return unwind_sample(p->uw, s, p->ips, p->ipflags, MAX_DEPTH, complete);
 }
 
+static int sample_in(struct prof *p, const struct dlp_sample *s, int counted);
+
+/* A sample in; a switch-out left out of the stats where opts->waits_apart */
 static int p_sample(void *ctx, const struct dlp_sample *s)
 {
 	struct prof *p = ctx;
+	struct profile_stats *st = p->st, apart;
+	int ret;
+
+	if (!p->opts->waits_apart || !p->opts->wall || !s->evsel || s->evsel != p->off_ev)
+		return sample_in(p, s, 1);
+	memset(&apart, 0, sizeof(apart));
+	p->st = &apart;
+	ret = sample_in(p, s, 0);
+	p->st = st;
+	return ret;
+}
+
+static int sample_in(struct prof *p, const struct dlp_sample *s, int counted)
+{
 	size_t nf = 0, max = p->max_frames;
 	size_t nuser = 0, first_user = 0;
 	int complete = 0, unw_complete = 0, dwarf = 0;
@@ -458,13 +477,13 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 
 	p->st->samples++;
 	p->st->period_total += s->period;
-	if (p->py && s->pychain)
+	if (p->py && s->pychain && counted)
 		pystacks_count_chain(p->py, s->pyflags, s->pystate);
 	if (!p->st->first_time || s->time < p->st->first_time)
 		p->st->first_time = s->time;
 	if (s->time > p->st->last_time)
 		p->st->last_time = s->time;
-	if (s->cpu < 256)
+	if (s->cpu < 256 && counted)
 		p->cpus_seen[s->cpu / 64] |= 1ULL << (s->cpu % 64);
 
 	if ((s->stack_size && s->user_regs && p->uw) || s->nr_ustack)
@@ -806,7 +825,8 @@ int profile_run(const char *path, const struct profile_opts *opts,
 	if (ret >= 0 && c->end && c->end(c->ctx, p.m) < 0)
 		ret = -1;
 	if (stats->samples && !stats->sample_no_time) {
-		if (stats->sample_is_time && opts->wall && stats->samples > p.nr_offs) {
+		if (stats->sample_is_time && opts->wall && !opts->waits_apart &&
+		    stats->samples > p.nr_offs) {
 			/* the clock's samples' period, not the waits' */
 			stats->sample_period_ns = (stats->period_total - p.off_period) /
 						  (stats->samples - p.nr_offs);

@@ -23,6 +23,7 @@
 
 #include "elfsyms.h"
 #include "elfcheck.h"
+#include "pygil.h"
 #include "rephash.h"
 #include "symbolize.h"
 #include "util.h"
@@ -35,7 +36,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 
 struct sym {
 	uint64_t start, size;
-	const char *raw;	/* into an ELF string table */
+	const char *raw;	/* into an ELF string table (or a static name: add_gil_syms) */
 	const char *name;	/* demangled + interned, on first use */
 	unsigned traits;
 	unsigned traits_done:1;
@@ -349,6 +350,30 @@ static void finish_symbols(struct dso_sym *d)
 	}
 }
 
+/* A CPython interpreter without symbols for take_gil and drop_gil (stripped: they are
+ * static) gets them from its code (pygil.h), so that its waits for the GIL are named
+ * and told from other locks' (family wait-gil) */
+static void add_gil_syms(struct dso_sym *d)
+{
+	struct pygil_func f[PYGIL_NR];
+	int free_threaded;
+
+	if (!pygil_interpreter(d->dso->path, &free_threaded) || free_threaded)
+		return;
+	for (size_t i = 0; i < d->nr_syms; i++)
+		if (!strcmp(d->syms[i].raw, pygil_name(PYGIL_TAKE)))
+			return;		/* its symbols name them */
+	if (!pygil_find(d->elf, f))
+		return;
+	for (int k = 0; k < PYGIL_NR; k++) {
+		if (!f[k].len)
+			continue;
+		ALLOC_GROW(d->syms, d->nr_syms + 1, d->alloc_syms);
+		d->syms[d->nr_syms++] = (struct sym){ .start = f[k].start, .size = f[k].len,
+						      .raw = pygil_name(k) };
+	}
+}
+
 static const char *gnu_debuglink(Elf *e)
 {
 	Elf_Scn *scn = NULL;
@@ -494,6 +519,7 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 		if (d->dbg_elf)
 			load_symbols(d, d->dbg_elf, NULL);
 	}
+	add_gil_syms(d);
 	finish_symbols(d);
 	if (!(unsafe & ELF_CHECK_EH_FRAME))
 		d->cfi = dwarf_getcfi_elf(d->elf);	/* else no func@0x.. names from FDEs */

@@ -25,6 +25,44 @@ static int count_bits(const uint64_t *b, size_t n)
 	return c;
 }
 
+/* Python threads (those waiting DLVIEW_GIL_THREAD_PCT of their time or more) that wait
+ * for the GIL longer than they run Python: at most one runs Python at a time (the switch-outs read: report --sort thread, --wall) */
+static size_t gil_finding(struct dlview *v, struct finding *f)
+{
+	double py = 0, gil = 0, wall = 0;
+	int threads = 0;
+
+	for (size_t i = 0; i < v->nr_threads; i++) {
+		const struct thread_stat *t = &v->threads[i];
+		double p, g, other;
+
+		double w;
+
+		if (!t->gil_ns)
+			continue;
+		dlview_gil_split(v, t, &p, &g, &other);
+		w = p + g + other + (t->samples > t->py_samples ?
+				     (t->samples - t->py_samples) * v->ns_per_sample : 0);
+		if (g < DLVIEW_GIL_THREAD_PCT / 100 * w)
+			continue;	/* it hardly waited: a main thread in join() */
+		threads++;
+		py += p;
+		gil += g;
+		wall += w;
+	}
+	if (threads < 2 || gil <= py || wall <= 0)
+		return 0;
+	f->id = "gil-contention";
+	f->figure = 100.0 * gil / wall;
+	snprintf(f->text, sizeof(f->text),
+		 "%d Python threads spend %.0f%% of their time waiting for the GIL and %.0f%% "
+		 "running Python: at most one runs Python at a time. Use processes "
+		 "(multiprocessing, DataLoader num_workers) or native code that releases the "
+		 "GIL; report --sort thread has each thread's split", threads, f->figure,
+		 100.0 * py / wall);
+	return 1;
+}
+
 static size_t collect_findings(struct dlview *v, struct finding *f, size_t max)
 {
 	size_t n = 0;
@@ -109,6 +147,7 @@ static size_t collect_findings(struct dlview *v, struct finding *f, size_t max)
 			 fault);
 		n++;
 	}
+	n += gil_finding(v, f + n);
 	/* is the fast path running: oneDNN without JIT kernels, ATen and OpenBLAS below
 	 * the CPU */
 	n += fastpath_findings(v->fp, v->samples, f + n, max - n);

@@ -36,7 +36,10 @@ struct thread_stat {
 	uint64_t vol, invol;
 	uint64_t last_in, last_out;
 	uint64_t preempt_ns;	/* off-CPU after an involuntary switch: runnable, waiting */
+	uint64_t gil_ns, gil_waits;	/* its switch-outs in family wait-gil: waits for the GIL */
+	uint64_t py_samples;	/* its CPU samples with Python frames (running Python) */
 	int have_switch, out_preempted;
+	int interp_seen;	/* its interpreter's file looked at (free_threaded) */
 };
 
 struct dlview {
@@ -76,8 +79,16 @@ struct dlview {
 	double ns_per_sample;
 	uint64_t duration_ns;
 	char event[64];
-	const char *f_spin, *f_reorder, *f_fault;
+	const char *f_spin, *f_reorder, *f_fault, *f_gil;
+	int waits_apart;	/* dlview_waits_apart() */
+	int waits_seen;		/* switch-outs came (their families known) */
+	const char *free_threaded;	/* a free-threaded interpreter's file seen: no GIL */
 };
+
+/* A Python thread's wall time split for the GIL (thread table, gil-contention): on the
+ * CPU in Python, waiting for the GIL, the rest off the CPU; ns */
+void dlview_gil_split(const struct dlview *v, const struct thread_stat *t, double *py,
+		      double *gil, double *other_off);
 
 /* Count the thread switches in (once, before reading any table). */
 void dlview_resolve(struct dlview *v);

@@ -182,10 +182,33 @@ void dlview_on_off(const struct dlview *v, const struct thread_stat *t, double *
 	*off = t->off_ns;
 }
 
+void dlview_gil_split(const struct dlview *v, const struct thread_stat *t, double *py,
+		      double *gil, double *other_off)
+{
+	double on, off;
+
+	dlview_on_off(v, t, &on, &off);
+	*py = t->samples ? on * t->py_samples / t->samples : 0;
+	*gil = (double)t->gil_ns;
+	*other_off = off > *gil ? off - *gil : 0;
+}
+
+/* Whether the table has the GIL's columns: Python ran, and the switch-outs were read */
+static int gil_columns(const struct dlview *v)
+{
+	if (!v->waits_seen)
+		return 0;
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i].py_samples || v->threads[i].gil_ns)
+			return 1;
+	return 0;
+}
+
 static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	size_t n = v->nr_threads, i;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32], b4[32];
+	int gil = gil_columns(v);
 
 	if (v->nr_threads)
 		qsort(v->threads, v->nr_threads, sizeof(*v->threads), cmp_thread);
@@ -195,38 +218,62 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 		fprintf(out, "{\"kind\": \"thread\", \"samples\": %llu, \"rows\": [",
 			(unsigned long long)v->samples);
 	else if (fmt == DLVIEW_CSV)
-		fprintf(out, "pid,tid,comm,samples,on_cpu_ns,off_cpu_ns,voluntary,involuntary,omp_spin_pct\n");
+		fprintf(out, "pid,tid,comm,samples,on_cpu_ns,off_cpu_ns,voluntary,involuntary,"
+			"omp_spin_pct,python_ns,gil_wait_ns\n");
+	else if (gil)
+		fprintf(out, "%7s %7s %-16s %8s %11s %11s %11s %11s %7s %7s %9s\n", "pid", "tid",
+			"comm", "samples", "on-CPU", "off-CPU", "Python", "GIL-wait", "vol", "invol",
+			"omp-spin");
 	else
 		fprintf(out, "%7s %7s %-16s %8s %11s %11s %7s %7s %9s\n", "pid", "tid", "comm",
 			"samples", "on-CPU", "off-CPU", "vol", "invol", "omp-spin");
 	for (i = 0; i < n; i++) {
 		struct thread_stat *t = &v->threads[i];
-		double on, off;
+		double on, off, py, gw, other;
 
 		dlview_on_off(v, t, &on, &off);
+		dlview_gil_split(v, t, &py, &gw, &other);
 		if (fmt == DLVIEW_JSON) {
 			fprintf(out, "%s\n  {\"pid\": %u, \"tid\": %u, \"comm\": ", i ? "," : "", t->pid, t->tid);
 			fput_json_str(out, t->comm ? t->comm : "[unknown]");
 			fprintf(out, ", \"samples\": %llu, \"on_cpu_ns\": %.0f, \"off_cpu_ns\": %.0f, "
-				"\"voluntary\": %llu, \"involuntary\": %llu, \"omp_spin_pct\": %.2f}",
+				"\"voluntary\": %llu, \"involuntary\": %llu, \"omp_spin_pct\": %.2f, "
+				"\"python_ns\": %.0f, \"gil_wait_ns\": %.0f, \"gil_waits\": %llu, "
+				"\"other_off_cpu_ns\": %.0f}",
 				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
-				(unsigned long long)t->invol, pct(t->spin, t->samples));
+				(unsigned long long)t->invol, pct(t->spin, t->samples), py, gw,
+				(unsigned long long)t->gil_waits, other);
 		} else if (fmt == DLVIEW_CSV) {
 			fprintf(out, "%u,%u,", t->pid, t->tid);
 			fput_csv_str(out, t->comm ? t->comm : "[unknown]");
-			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f\n", (unsigned long long)t->samples,
-				on, off, (unsigned long long)t->vol, (unsigned long long)t->invol,
-				pct(t->spin, t->samples));
+			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f,%.0f,%.0f\n",
+				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
+				(unsigned long long)t->invol, pct(t->spin, t->samples), py, gw);
 		} else {
-			fprintf(out, "%7u %7u %-16.16s %8llu %11s %11s %7llu %7llu %8.1f%%\n", t->pid,
-				t->tid, t->comm ? t->comm : "[unknown]", (unsigned long long)t->samples,
-				dlview_fmt_ns(b1, sizeof(b1), on), dlview_fmt_ns(b2, sizeof(b2), off),
-				(unsigned long long)t->vol, (unsigned long long)t->invol,
-				pct(t->spin, t->samples));
+			fprintf(out, "%7u %7u %-16.16s %8llu %11s %11s ", t->pid, t->tid,
+				t->comm ? t->comm : "[unknown]", (unsigned long long)t->samples,
+				dlview_fmt_ns(b1, sizeof(b1), on), dlview_fmt_ns(b2, sizeof(b2), off));
+			if (gil)
+				fprintf(out, "%11s %11s ", dlview_fmt_ns(b3, sizeof(b3), py),
+					dlview_fmt_ns(b4, sizeof(b4), gw));
+			fprintf(out, "%7llu %7llu %8.1f%%\n", (unsigned long long)t->vol,
+				(unsigned long long)t->invol, pct(t->spin, t->samples));
 		}
 	}
-	if (fmt == DLVIEW_JSON)
-		fprintf(out, "\n]}\n");
+	if (fmt == DLVIEW_JSON) {
+		fprintf(out, "\n], \"free_threaded\": ");
+		if (v->free_threaded)
+			fput_json_str(out, v->free_threaded);
+		else
+			fputs("null", out);
+		fprintf(out, "}\n");
+	} else if (fmt == DLVIEW_TABLE && v->free_threaded) {
+		fprintf(out, "\n%s is a free-threaded build: it has no GIL, no thread waits for it\n",
+			v->free_threaded);
+	} else if (fmt == DLVIEW_TABLE && gil) {
+		fputs("\nPython: on the CPU with Python frames; GIL-wait: off the CPU taking the GIL "
+		      "or handing it over (wait-gil)\n", out);
+	}
 }
 
 /* ---- processes (--sort pid) ---- */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dlview-priv.h"
+#include "pygil.h"
 #include "family-rules.h"
 #include "itt.h"
 #include "recfile.h"
@@ -119,6 +120,7 @@ struct dlview *dlview_new(const struct family_rules *rules, const struct attr_vi
 	v->f_spin = str_intern("omp-spin", 8);
 	v->f_reorder = str_intern("jit-reorder", 11);
 	v->f_fault = str_intern("kernel-fault", 12);
+	v->f_gil = str_intern("wait-gil", 8);
 	v->fp = fastpath_new();
 	v->fp_prims = fastpath_new();
 	v->itt_meta = -1;
@@ -233,11 +235,48 @@ static int dv_other_sample(void *ctx, const struct dlp_sample *s)
 
 static void count(struct dlview *v, const struct attributed *as);
 
+void dlview_waits_apart(struct dlview *v)
+{
+	v->waits_apart = 1;
+}
+
+/* A switch-out: its thread's wait for the GIL */
+static void count_wait(struct dlview *v, const struct attributed *as)
+{
+	struct thread_stat *t = get_thread(v, as->s->pid, as->s->tid);
+
+	v->waits_seen = 1;
+	if (as->a->family == v->f_gil) {
+		t->gil_ns += as->s->period;
+		t->gil_waits++;
+	}
+}
+
+/* A free-threaded interpreter in the stack of one of t's samples (once a thread) */
+static void note_interpreter(struct dlview *v, struct thread_stat *t, const struct attributed *as)
+{
+	int ft;
+
+	t->interp_seen = 1;
+	for (size_t i = 0; i < as->nr; i++)
+		if (as->frames[i].dso_path && !(as->frames[i].flags & FRAME_PYTHON) &&
+		    pygil_interpreter(as->frames[i].dso_path, &ft)) {
+			if (ft)
+				v->free_threaded = as->frames[i].dso_path;
+			return;
+		}
+}
+
 /* The view's count of a sample, then the reader's own (also) */
 static int dv_sample(void *ctx, const struct attributed *as)
 {
 	struct dlview *v = ctx;
 
+	if (attr_is_switch(as->s)) {
+		count_wait(v, as);
+		if (v->waits_apart)
+			return 0;
+	}
 	if (as->nr)
 		count(v, as);
 	return v->also.sample ? v->also.sample(v->also.ctx, as) : 0;
@@ -309,6 +348,11 @@ static void count(struct dlview *v, const struct attributed *as)
 				cmap_get(&v->py_path, frames[i].sym, frames[i].dso_path);	/* interned */
 	t = get_thread(v, s->pid, s->tid);
 	t->samples++;
+	if (a->pychain) {
+		t->py_samples++;
+		if (!t->interp_seen)
+			note_interpreter(v, t, as);
+	}
 	cmap_get(&v->proc_fam, t->pidkey, a->family)->n++;
 	if (a->family == v->f_spin)
 		t->spin++;

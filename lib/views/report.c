@@ -343,6 +343,11 @@ static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 		rc->view = dlview_new(rc->o->rules, &rc->rv);
 	}
 	readings_opts(rd, &po);
+	if (rc->o->view == DLVIEW_THREAD && !po.off_cpu && !po.wall) {
+		po.wall = 2;	/* the switch-outs too, for the threads' waits for the GIL */
+		po.waits_apart = 1;
+		dlview_waits_apart(rc->view);
+	}
 	return dlview_run(rc->view, rd->in[k].file, &po, rc->o->filt, st, info);
 }
 

@@ -1,0 +1,105 @@
+"""gil_contend.py - Python threads with a known split of their time on the GIL.
+
+usage: gil_contend.py [--seconds S] [--spinners N] [--nap-ms MS]
+
+N spinner threads run spin() (pure Python: the GIL held while on the CPU) for S seconds
+of wall time; one napper thread runs a millisecond of spin() between naps of MS ms in
+time.sleep() (which releases the GIL: it waits for it each time it wakes); one idle
+thread sleeps in one time.sleep() until 0.3 s after the others are done, when the main
+thread waits in join() without the GIL (it never contends); the main thread joins them.
+At the end one line per thread:
+
+  TRUTH {"name", "tid", "wall_ms", "cpu_ms", "slept_ms", "gil_wait_ms", "line"}
+
+wall_ms: from just before the main thread started it to its end (a new thread takes the
+GIL before it runs its first line: the main thread may hold it then); cpu_ms: its CPU
+time (time.thread_time, from its creation); slept_ms: the naps it asked for; gil_wait_ms:
+wall - cpu - slept, the time it was ready to run Python and did not (on 2 cores with no
+other load the GIL is the only thing it waits for: N spinners and the napper share one
+GIL, so at most one runs at a time; time.sleep's deadline is set before it gives the GIL
+up); line: the function whose code it runs.  A timer's
+slack (50 us a nap by default) counts into the napper's gil_wait_ms: --nap-ms 5 keeps
+it at 1%.
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+
+results = []
+lock = threading.Lock()
+
+
+def spin(n):
+    x = 0
+    for i in range(n):  # SPIN_LINE
+        x += i * i
+    return x
+
+
+spawned = {}     # thread name -> time.monotonic() just before start()
+
+
+def report(name, slept, line):
+    wall = (time.monotonic() - spawned[name]) * 1e3
+    cpu = time.thread_time() * 1e3
+    with lock:
+        results.append({"name": name, "tid": threading.get_native_id(), "wall_ms": wall,
+                        "cpu_ms": cpu, "slept_ms": slept * 1e3,
+                        "gil_wait_ms": max(0.0, wall - cpu - slept * 1e3), "line": line})
+
+
+def spinner(seconds, name):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        spin(2000)
+    report(name, 0.0, "spin")
+
+
+def napper(seconds, nap):
+    t0 = time.monotonic()
+    slept = 0.0
+    while time.monotonic() - t0 < seconds:
+        time.sleep(nap)  # NAP_LINE
+        slept += nap
+        c = time.thread_time()
+        while time.thread_time() - c < 0.001:
+            spin(200)
+    report("napper", slept, "napper")
+
+
+def idle(seconds):
+    time.sleep(seconds)  # IDLE_LINE
+    report("idle", seconds, "idle")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--spinners", type=int, default=2)
+    ap.add_argument("--nap-ms", type=float, default=5.0)
+    args = ap.parse_args()
+    quiet = threading.Thread(target=idle, args=(args.seconds + 0.3,), name="idle")
+    spawned["idle"] = time.monotonic()
+    quiet.start()
+    ts = [threading.Thread(target=spinner, args=(args.seconds, "spinner-%d" % i),
+                           name="spinner-%d" % i) for i in range(args.spinners)]
+    ts.append(threading.Thread(target=napper, args=(args.seconds, args.nap_ms / 1e3),
+                               name="napper"))
+    for t in ts:
+        spawned[t.name] = time.monotonic()
+        t.start()
+    for t in ts:
+        t.join()
+    quiet.join()
+    for r in results:
+        print("TRUTH " + json.dumps(r, sort_keys=True))
+    gil = getattr(sys, "_is_gil_enabled", lambda: True)()
+    print("GIL %s %s" % ("enabled" if gil else "disabled", sys.version.split()[0]))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
