@@ -17,6 +17,10 @@
  */
 int elf_each_func(Elf *e, int (*fn)(void *ctx, const GElf_Sym *sym, size_t strndx), void *ctx);
 
+/* The file offset of function sym in the ELF file at path (a uprobe's place), 0 when
+ * none */
+uint64_t elf_func_offset(const char *path, const char *sym);
+
 /* The GNU build-id of a 64-bit ELF image in memory, from its PT_NOTE segments (as the
  * loader maps them: no section headers needed).  Its first (at most) 20 bytes are copied
  * to id; returns its length, 0 when the image has none or is not such an ELF file. */

@@ -29,5 +29,7 @@ char *dlprof_cache_dir(const char *sub);
 char *buildid_cache_file(const uint8_t *id, size_t size);
 /* Make dir and its parents (0755); 0, or -1 when one could not be made */
 int mkdir_p(const char *dir);
+/* Remove dir and everything under it (rm -rf), not following links */
+void remove_tree(const char *dir);
 
 #endif

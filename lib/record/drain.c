@@ -50,28 +50,6 @@
 
 /* ---- the drain: one callback per perf record ---- */
 
-/* Write a record of the run: through the unwinding thread when there is one (it writes
- * in the order records come), else directly. */
-void rec_put(struct recorder *r, uint32_t type, const void *a, size_t alen,
-		    const void *b, size_t blen)
-{
-	if (r->ru)
-		recunw_add(r->ru, type, a, alen, b, blen);
-	else if (!r->write_failed && recwriter_add2(r->w, type, a, alen, b, blen) < 0)
-		r->write_failed = 1;
-}
-
-/* All of the run's records written (the unwinding thread done): what follows is written
- * directly. */
-void rec_put_done(struct recorder *r)
-{
-	if (!r->ru)
-		return;
-	r->keep.off = r->opts->no_buildid_cache;
-	if (recunw_finish(r->ru, &r->ru_st, &r->keep) < 0)
-		r->write_failed = 1;
-	r->ru = NULL;
-}
 static void note_kernel_ips(struct recorder *r, uint16_t cpumode, uint64_t ip,
 			    const uint64_t *chain, uint64_t nr)
 {

@@ -403,20 +403,6 @@ static int walk_itt(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
-static int walk_remove(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	if (flag == FTW_DP || flag == FTW_D)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-void remove_tree(const char *dir)
-{
-	nftw(dir, walk_remove, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 void capture_jit(struct recorder *r)
 {
 	if (r->opts->no_jit)

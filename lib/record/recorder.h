@@ -320,19 +320,35 @@ struct kallsyms {
 	uint64_t cpu_ns;	/* the loading thread's CPU time, set as it ends */
 };
 
-/* record.c */
+/*
+ * The files of record, each calling only those listed after it (scripts/check-layers.py
+ * fails on a circle): record.c (the loop) > env.c > drain.c > finish.c, uprobes.c >
+ * setup.c > mem-ring.c, jitcov.c > rec-write.c; the helpers (attach, pykernel, pyread*,
+ * proc-root, recunwind*, ring, workload) below the loop's files.
+ */
+
+/* rec-write.c */
+void rec_put(struct recorder *r, uint32_t type, const void *a, size_t alen,
+		    const void *b, size_t blen);
+void rec_put_done(struct recorder *r);
+void record_warn(struct recorder *r, const char *fmt, ...);
+void path_list_add(struct path_list *l, const char *p);
+void path_list_clear(struct path_list *l);
+
+/* jitcov.c */
 void note_anon_ip(struct recorder *r, uint32_t pid, uint64_t ip);
 void note_exec_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
 			  int anon);
-void path_list_add(struct path_list *l, const char *p);
 void place_pending(struct recorder *r);
-void record_warn(struct recorder *r, const char *fmt, ...);
+
+/* mem-ring.c */
+void mem_frees_put(struct recorder *r);
+void mem_ring_drain(struct recorder *r, int final);
 
 /* setup.c */
 void attr_common(struct recorder *r, struct perf_event_attr *a, int first);
 void close_events(struct recorder *r);
 size_t default_pages(const struct record_opts *o);
-uint64_t elf_func_offset(const char *path, const char *sym);
 unsigned long max_sample_rate(void);
 int online_cpus(int **cpus);
 int open_events(struct recorder *r, pid_t pid);
@@ -354,9 +370,6 @@ void put_proc_info(struct recorder *r, uint32_t pid);
 void proc_info_later(struct recorder *r, int last);
 int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
 		   size_t blen);
-void rec_put(struct recorder *r, uint32_t type, const void *a, size_t alen,
-		    const void *b, size_t blen);
-void rec_put_done(struct recorder *r);
 int tcb_at(const unsigned char *stack, size_t off, uint64_t addr);
 
 /* pykernel.c */
@@ -384,15 +397,12 @@ void check_memory(struct recorder *r);
 void check_missing(struct recorder *r);
 void kallsyms_free(struct kallsyms *k);
 void *kallsyms_load(void *arg);
-void remove_tree(const char *dir);
 void write_build_ids(struct recorder *r);
 void write_ksyms(struct recorder *r, struct kallsyms *k);
 void write_meta(struct recorder *r);
 void write_vdso(struct recorder *r);
 
 /* env.c */
-void mem_frees_put(struct recorder *r);
-void mem_ring_drain(struct recorder *r, int final);
 void setup_env(struct recorder *r);
 const char **container_argv(struct recorder *r, const char **argv);
 

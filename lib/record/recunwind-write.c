@@ -447,3 +447,15 @@ const struct session_ops live_ops = {
 	.exit = cb_exit,
 	.sample = cb_sample,
 };
+
+void recunw_cut(unsigned char *dst, const struct perf_event_header *rec, size_t head_len,
+		uint64_t keep, uint64_t dyn)
+{
+	const unsigned char *p = (const void *)rec;
+
+	memcpy(dst, p, head_len);
+	memcpy(dst + head_len, &keep, 8);
+	memcpy(dst + head_len + 8, p + head_len + 8, (size_t)keep);
+	memcpy(dst + head_len + 8 + keep, &dyn, 8);
+	((struct perf_event_header *)dst)->size = (uint16_t)(head_len + 16 + keep);
+}

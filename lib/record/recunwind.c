@@ -379,18 +379,6 @@ static int inline_perf(struct recunw *ru, const struct perf_event_header *rec,
 	return 1;
 }
 
-void recunw_cut(unsigned char *dst, const struct perf_event_header *rec, size_t head_len,
-		uint64_t keep, uint64_t dyn)
-{
-	const unsigned char *p = (const void *)rec;
-
-	memcpy(dst, p, head_len);
-	memcpy(dst + head_len, &keep, 8);
-	memcpy(dst + head_len + 8, p + head_len + 8, (size_t)keep);
-	memcpy(dst + head_len + 8 + keep, &dyn, 8);
-	((struct perf_event_header *)dst)->size = (uint16_t)(head_len + 16 + keep);
-}
-
 /* A sample is queued to be unwound, or as it is when the thread is behind: what waited
  * at the last hand-over, and what waits here, past the soft cap */
 static uint32_t sample_kind(const struct recunw *ru, unsigned flags)

@@ -210,53 +210,6 @@ void attr_common(struct recorder *r, struct perf_event_attr *a, int first)
 	}
 }
 
-struct func_named {
-	Elf *e;
-	const char *name;
-	uint64_t addr;		/* found: its address */
-};
-
-static int func_named(void *ctx, const GElf_Sym *sym, size_t strndx)
-{
-	struct func_named *fn = ctx;
-	const char *n = elf_strptr(fn->e, strndx, sym->st_name);
-
-	if (!n || strcmp(n, fn->name) || !sym->st_value)
-		return 0;
-	fn->addr = sym->st_value;
-	return 1;
-}
-
-/* The file offset of function sym in the ELF file path (a uprobe's place), 0 when none. */
-uint64_t elf_func_offset(const char *path, const char *sym)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct func_named fn = { NULL, sym, 0 };
-	uint64_t addr, off = 0;
-	size_t nph = 0;
-
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	fn.e = elf_begin(fd, ELF_C_READ, NULL);
-	elf_each_func(fn.e, func_named, &fn);
-	addr = fn.addr;
-	if (fn.e && addr && !elf_getphdrnum(fn.e, &nph))
-		for (size_t i = 0; i < nph; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(fn.e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_filesz) {
-				off = addr - ph.p_vaddr + ph.p_offset;
-				break;
-			}
-		}
-	if (fn.e)
-		elf_end(fn.e);
-	close(fd);
-	return off;
-}
-
 /*
  * Split opts->events and resolve every name, then probe each: an unknown name is
  * reported before any event fails to open (-e cycles,bogus names bogus, not the
@@ -353,12 +306,6 @@ int setup_events(struct recorder *r)
 			snprintf(e->name, sizeof(e->name), "%s", "context-switches");
 			r->nr_ev++;
 		}
-	}
-	if (r->opts->memory) {
-		int ret = add_mem_events(r, &kernel_dropped);
-
-		if (ret)
-			return ret;
 	}
 	if (kernel_dropped)
 		warning("kernel.perf_event_paranoid is %d: recording user space only",

@@ -8,6 +8,9 @@
 #include "unwind-priv.h"
 #include "util.h"
 
+/* the registers a memo keeps (unwind-priv.h), which the walk restores too */
+const unsigned char callee_saved[NR_CALLEE_SAVED] = { DW_RBX, DW_RBP, DW_R12, DW_R13, DW_R14, DW_R15 };
+
 void set_unmapped(struct walk *w)
 {
 	w->unmapped = 1;

@@ -24,7 +24,6 @@ static const unsigned char dwarf_to_perf[DW_NREGS] = {
 	PERF_REG_X86_IP,
 };
 
-const unsigned char callee_saved[NR_CALLEE_SAVED] = { DW_RBX, DW_RBP, DW_R12, DW_R13, DW_R14, DW_R15 };
 
 /* ---- the step ---- */
 

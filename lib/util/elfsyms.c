@@ -106,3 +106,50 @@ void build_id_hex(const uint8_t *id, size_t size, char hex[41])
 	}
 	hex[2 * i] = '\0';
 }
+
+struct func_named {
+	Elf *e;
+	const char *name;
+	uint64_t addr;		/* found: its address */
+};
+
+static int func_named(void *ctx, const GElf_Sym *sym, size_t strndx)
+{
+	struct func_named *fn = ctx;
+	const char *n = elf_strptr(fn->e, strndx, sym->st_name);
+
+	if (!n || strcmp(n, fn->name) || !sym->st_value)
+		return 0;
+	fn->addr = sym->st_value;
+	return 1;
+}
+
+/* The file offset of function sym in the ELF file path (a uprobe's place), 0 when none. */
+uint64_t elf_func_offset(const char *path, const char *sym)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct func_named fn = { NULL, sym, 0 };
+	uint64_t addr, off = 0;
+	size_t nph = 0;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	fn.e = elf_begin(fd, ELF_C_READ, NULL);
+	elf_each_func(fn.e, func_named, &fn);
+	addr = fn.addr;
+	if (fn.e && addr && !elf_getphdrnum(fn.e, &nph))
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(fn.e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_filesz) {
+				off = addr - ph.p_vaddr + ph.p_offset;
+				break;
+			}
+		}
+	if (fn.e)
+		elf_end(fn.e);
+	close(fd);
+	return off;
+}

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,4 +167,19 @@ int mkdir_p(const char *dir)
 		ret = -1;
 	free(p);
 	return ret;
+}
+
+static int walk_remove(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	if (flag == FTW_DP || flag == FTW_D)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* rm -rf dir: what is left of it is what could not be removed */
+void remove_tree(const char *dir)
+{
+	nftw(dir, walk_remove, 16, FTW_DEPTH | FTW_PHYS);
 }

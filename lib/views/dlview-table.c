@@ -8,18 +8,6 @@
 #include "rephash.h"
 #include "util.h"
 
-/* Durations read like the symbol table's: "318.3 ms", "4.62 s". */
-const char *dlview_fmt_ns(char *buf, size_t sz, double ns)
-{
-	if (ns <= 0)
-		snprintf(buf, sz, "-");	/* the event measures no time */
-	else if (ns < 1e3)
-		snprintf(buf, sz, "%.0f ns", ns);
-	else
-		fmt_duration(buf, sz, (uint64_t)(ns + 0.5));
-	return buf;
-}
-
 static const char *trunc_name(char *buf, size_t width, const char *s)
 {
 	size_t len = strlen(s);
@@ -28,30 +16,6 @@ static const char *trunc_name(char *buf, size_t width, const char *s)
 		return s;
 	snprintf(buf, width + 1, "%.*s...", (int)(width - 3), s);
 	return buf;
-}
-
-/* Print s in exactly width columns: cut in the middle with '…' when longer (an
- * operator's name keeps its namespace and its ending), padded with blanks (right-aligned
- * when right).  Names are ASCII; '…' and '—' are one column. */
-void dlview_put_cell(FILE *out, const char *s, size_t width, int right)
-{
-	size_t len = strlen(s), cols = 0;
-
-	for (const char *p = s; *p; p++)
-		cols += ((unsigned char)*p & 0xc0) != 0x80;
-	if (cols > width && width > 2 && cols == len) {
-		size_t head = (width - 1) / 2 + (width - 1) % 2, tail = width - 1 - head;
-
-		fprintf(out, "%.*s\u2026%s", (int)head, s, s + len - tail);
-		return;
-	}
-	if (right)
-		for (size_t i = cols; i < width; i++)
-			fputc(' ', out);
-	fputs(s, out);
-	if (!right)
-		for (size_t i = cols; i < width; i++)
-			fputc(' ', out);
 }
 
 static const char *top_symbol(struct dlview *v, const char *fam, uint64_t *n)
@@ -114,58 +78,6 @@ static void print_family(struct dlview *v, FILE *out, enum dlview_format fmt, si
 	free(rows);
 }
 
-/* Beneath a primitive's row: the JIT kernels that ran inside it (name, ISA, share of the
- * primitive's samples), then its samples in libdnnl's own code, elsewhere, waiting in
- * OpenMP and in the kernel; "no JIT kernel" when none ran. */
-static int cnt_before(const struct cnt *c, const struct cnt *d)
-{
-	if (c->n != d->n)
-		return c->n > d->n;
-	return strcmp(c->k2 ? c->k2 : "", d->k2 ? d->k2 : "") < 0;
-}
-
-/* The k2 of m's entries with k1 == key, by samples, at most max. */
-size_t dlview_top_of(const struct cmap *m, const char *key, const struct cnt **out, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->size; i++) {
-		const struct cnt *c = &m->tab[i];
-		size_t j;
-
-		if (c->k1 != key || !c->n)
-			continue;
-		for (j = n; j > 0 && cnt_before(c, out[j - 1]); j--)
-			if (j < max)
-				out[j] = out[j - 1];
-		if (j < max) {
-			out[j] = c;
-			if (n < max)
-				n++;
-		}
-	}
-	return n;
-}
-
-/* The ITT task summary: per oneDNN primitive kind, calls, summed task time (wall, all
- * threads) and its share of the sampled CPU time, and the samples taken inside such tasks
- * (innermost task of the sample's thread); beneath each, where those samples ran. */
-const char *dlview_py_path(struct dlview *v, const char *sym)
-{
-	for (size_t i = 0; i < v->py_path.size; i++)
-		if (v->py_path.tab[i].k1 == sym)
-			return v->py_path.tab[i].k2;
-	return NULL;
-}
-
-/* "func (file.py:12)" -> function, line */
-void dlview_py_parts(const char *sym, char *fn, size_t fnsz, int *line)
-{
-	const char *open = strrchr(sym, '('), *colon = open ? strrchr(open, ':') : NULL;
-
-	*line = colon ? atoi(colon + 1) : 0;
-	snprintf(fn, fnsz, "%.*s", open && open > sym ? (int)(open - 1 - sym) : (int)strlen(sym), sym);
-}
 static int cmp_thread(const void *a, const void *b)
 {
 	const struct thread_stat *x = a, *y = b;
