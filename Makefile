@@ -35,8 +35,8 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) 
 LDLIBS   := $(PKG_LIBS) $(CAPSTONE_LIBS) $(LIBBPF_LIBS) -lpfm -lstdc++ -lpthread -ldl -lm
 
 # lib/ is one folder per stage, in this order: a stage uses the stages before it only
-# (tests/t0003-layers.sh checks every #include against it; docs/layout.md says what
-# each holds).  lib/inject/ is what record loads into workloads, built by its fragments;
+# (tests/t0003-layers.sh checks every #include and every call between the objects
+# against it; docs/layout.md says what each holds).  lib/inject/ is what record loads into workloads, built by its fragments;
 # *.bpf.c are BPF programs, built by theirs (lib/record/pybpf.mk).
 STAGES   := util file isa resolve record attribute views
 LIB_SRC  := $(sort $(filter-out %.bpf.c,$(foreach s,$(STAGES),$(wildcard lib/$(s)/*.c))))

@@ -1,15 +1,25 @@
 #!/usr/bin/python3
-"""check-layers.py [ROOT] - the arrows between dlprof's stages only run down.
+"""check-layers.py [ROOT [OBJDIR]] - the arrows between dlprof's stages only run down.
 
-lib/ holds one folder per stage, in the order the Makefile's STAGES gives (a stage may
-use the stages before it); cmd/ is above them all, lib/inject/ (what record loads into
-workloads) beside cmd/.  A header in include/ belongs to the stage of the file that
-implements it (include/X.h: lib/STAGE/X.c), or to the one HEADER_STAGE below names; a
-header beside its files (lib/STAGE/x.h) is private to that stage.  Fails, one line per
-problem, when a file includes a header of a later stage or another stage's private
-header, when two files depend on each other (a cycle of #includes between the files
-that implement the headers), or when a header's stage is unknown.
+lib/ holds one folder per stage (and its subfolders), in the order the Makefile's
+STAGES gives (a stage may use the stages before it); cmd/ is above them all,
+lib/inject/ (what record loads into workloads) beside cmd/.  A header in include/
+belongs to the stage of the file that implements it (include/X.h: lib/STAGE/X.c), or
+to the one HEADER_STAGE below names; a header beside its files (lib/STAGE/x.h) is
+private to that stage.  Two views of the arrows:
+
+  includes: a file that includes a header of a later stage or another stage's private
+            header; files that include each other's headers (a circle of #includes
+            between the files that implement them); a header of no known stage;
+  calls:    from the objects the build made (OBJDIR, default ROOT/build: nm's defined
+            and undefined symbols of each lib/**.o), a call or reference to a symbol
+            defined in a later stage; files that call each other (a circle of calls
+            between files, CALL_CIRCLES below excepted, with their reason).
+
+Fails, one line per problem; without the objects the calls are not checked, and it
+says so.  Not checked: that extern names carry their module's prefix.
 """
+import subprocess
 import os
 import re
 import sys
@@ -25,6 +35,9 @@ HEADER_STAGE = {
     "output.h": "views",
 }
 
+# circles of calls between files allowed, each with its reason (none today)
+CALL_CIRCLES = {}
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -36,6 +49,81 @@ def stages_of(root):
     return m.group(1).split()
 
 
+def circles(deps):
+    """the strongly connected components of more than one file (Tarjan), sorted"""
+    index, low, onstack, stack, comps = {}, {}, set(), [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        onstack.add(v)
+        for w in sorted(deps.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in onstack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                onstack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(deps):
+        if v not in index:
+            visit(v)
+    return sorted(comps)
+
+
+def nm(obj, *flags):
+    out = subprocess.run(["nm", *flags, obj], capture_output=True, text=True)
+    return out.stdout.splitlines() if out.returncode == 0 else None
+
+
+def check_calls(root, objdir, files, rank, problems):
+    """the calls between the objects of lib/ (not inject/: it is not linked with them);
+    a line for the summary"""
+    objs = []
+    for path, st in files:
+        if path.endswith(".c") and st != "inject":
+            obj = os.path.join(objdir, path[:-2] + ".o")
+            if not os.path.exists(obj):
+                return "not checked: no %s (build first)" % obj
+            objs.append((path, st, obj))
+    where, wants = {}, {}
+    for path, st, obj in objs:
+        defined = nm(obj, "--defined-only", "-g")
+        undefined = nm(obj, "-u")
+        if defined is None or undefined is None:
+            return "not checked: nm cannot read %s" % obj
+        for line in defined:
+            f = line.split()
+            if len(f) == 3 and f[1] in "TDBRVW":
+                where[f[2]] = (path, st)
+        wants[path] = (st, [line.split()[-1] for line in undefined if line.split()])
+    deps, nr = {}, 0
+    for path, (st, syms) in sorted(wants.items()):
+        for sym in sorted(set(syms)):
+            if sym not in where or where[sym][0] == path:
+                continue
+            nr += 1
+            dpath, dst = where[sym]
+            deps.setdefault(path, set()).add(dpath)
+            if rank[dst] > rank[st]:
+                problems.append("%s (%s): calls %s of the later stage %s (%s)"
+                                % (path, st, sym, dst, dpath))
+    for comp in circles(deps):
+        if tuple(comp) not in CALL_CIRCLES:
+            problems.append("call each other: " + ", ".join(comp))
+    return "%d references between %d objects" % (nr, len(objs))
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     stages = stages_of(root)
@@ -44,12 +132,15 @@ def main():
     files = []      # (path relative to root, stage)
     impl = {}       # header base name -> (stage, implementing .c)
     for s in stages + ["inject"]:
-        d = os.path.join(root, "lib", s)
-        for n in sorted(os.listdir(d)):
-            if n.endswith((".c", ".h")):
-                files.append((os.path.join("lib", s, n), s))
-                if n.endswith(".c"):
-                    impl[n[:-2] + ".h"] = (s, os.path.join("lib", s, n))
+        top = os.path.join(root, "lib", s)
+        for d, subs, names in sorted(os.walk(top)):
+            subs.sort()
+            rel = os.path.relpath(d, root)
+            for n in sorted(names):
+                if n.endswith((".c", ".h")):
+                    files.append((os.path.join(rel, n), s))
+                    if n.endswith(".c"):
+                        impl[n[:-2] + ".h"] = (s, os.path.join(rel, n))
     for n in sorted(os.listdir(os.path.join(root, "cmd"))):
         if n.endswith(".c"):
             files.append((os.path.join("cmd", n), "cmd"))
@@ -59,7 +150,7 @@ def main():
         """(stage, private, implementing file or None) of an included header"""
         here = os.path.normpath(os.path.join(os.path.dirname(path), inc))
         if os.path.exists(os.path.join(root, here)):
-            if here.startswith("lib" + os.sep):
+            if here.startswith("lib" + os.sep) and here.split(os.sep)[1] in rank:
                 st = here.split(os.sep)[1]
                 c = here[:-2] + ".c"
                 return st, True, c if os.path.exists(os.path.join(root, c)) else None
@@ -90,36 +181,10 @@ def main():
             if c and c != path and path.endswith(".c"):
                 deps.setdefault(path, set()).add(c)
 
-    # files that depend on each other: strongly connected components (Tarjan)
-    index, low, onstack, stack, comps = {}, {}, set(), [], []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        onstack.add(v)
-        for w in sorted(deps.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in onstack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                onstack.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                comps.append(sorted(comp))
-
-    sys.setrecursionlimit(10000)
-    for v in sorted(deps):
-        if v not in index:
-            visit(v)
-    for comp in comps:
+    for comp in circles(deps):
         problems.append("depend on each other: " + ", ".join(comp))
+    objdir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "build")
+    called = check_calls(root, objdir, files, rank, problems)
 
     counts = {}
     for path, st in files:
@@ -127,6 +192,7 @@ def main():
     print("stages: " + " < ".join(stages) + " < cmd, inject")
     print("files:  " + ", ".join("%s %d" % (s, counts.get(s, 0))
                                  for s in stages + ["inject", "cmd"]))
+    print("calls:  " + called)
     for p in problems:
         print("check-layers: " + p)
     print("%d problems" % len(problems))
