@@ -152,7 +152,7 @@ if [ "$CT_KIND" = podman ]; then
 		done &&
 		echo "host pid $pid" && test -n "$pid" &&
 		sleep 4 && "$DLPROF" record -q -o p.data -p "$pid" --duration 2 &&
-		podman rm -f $name >/dev/null 2>&1 &&
+		podman rm -f -t 0 $name >/dev/null 2>&1 &&
 		"$DLPROF" report -i p.data --sort family >pfam 2>/dev/null && sed -n "5,6p;/^Family/,/^\$/p" pfam &&
 		named=$(sed -n "s/^# stacks: .* reach the thread root, \([0-9]*\)\.[0-9]% named.*/\1/p" pfam) &&
 		test "$named" -ge 98 && test_grep -q "^jit-conv " pfam
@@ -168,7 +168,7 @@ if [ "$CT_KIND" = podman ]; then
 			sh -c "python3 $CNN --seconds 20 & python3 $CNN --seconds 20 --threads 1; wait" \
 			>/dev/null &&
 		sleep 5 && "$DLPROF" record -q -o c.data --container $name --duration 2; rc=$?;
-		kill $spin; podman rm -f $name >/dev/null 2>&1; test $rc = 0 &&
+		kill $spin; podman rm -f -t 0 $name >/dev/null 2>&1; test $rc = 0 &&
 		"$DLPROF" report -i c.data --sort comm >ccomm 2>/dev/null && sed -n "/Comm/,\$p" ccomm &&
 		"$RECDUMP" c.data >cdump && ! grep -q "^PERF SAMPLE pid=$spin " cdump &&
 		n=$("$RECDUMP" c.data | sed -n "s/^META attach=//p" | tr , "\n" | wc -l) &&
