@@ -55,6 +55,23 @@ unsigned elf_check_warn(Elf *e, unsigned what, const char *name);
 int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), void *ctx,
 		 char *why, size_t whysz);
 
+/* The functions the CFI bounds, sorted to look one up: the FDE around an address names
+ * a function without a symbol (func@START) and bounds it (its whole range: a function
+ * has several CFI rows, one per push and pop, and a row is not the function) */
+struct fde_range {
+	uint64_t start, len;
+};
+struct fde_index {
+	struct fde_range *v;
+	size_t nr, alloc;
+};
+/* e's FDEs (elf_each_fde) into x, sorted by start; -1 where the CFI is refused (those
+ * before the fault kept) */
+int fde_index_build(Elf *e, struct fde_index *x);
+/* The FDE whose range holds vaddr, NULL where none does */
+const struct fde_range *fde_index_find(const struct fde_index *x, uint64_t vaddr);
+void fde_index_release(struct fde_index *x);
+
 /* Off: check every time (a harness that rewrites one file in place) */
 void elf_check_cache(int on);
 

@@ -31,6 +31,18 @@ assert abs(spin - (100 - work)) <= 10, (spin, 100 - work)
 " "$spin" "$other" "$work"
 '
 
+# Debian's libgomp is stripped: its spin loop is named by the FDE around it, one name a
+# function whatever CFI row (push, pop) a sample fell in; readelf lists the FDEs
+test_expect_success 'stripped libgomp: each func@0x... is the start of an FDE, readelf says' '
+	gomp=$(readlink -f "$(ldd "$BUILD/tests/workloads/dl-omp-imbalance" | sed -n "s/.*libgomp[^ ]* => \([^ ]*\) .*/\1/p")") &&
+	echo "libgomp: $gomp" && test -f "$gomp" &&
+	readelf --debug-dump=frames "$gomp" | sed -n "s/.* FDE .* pc=0*\([0-9a-f]*\)\.\..*/\1/p" >fdes &&
+	"$DLPROF" fold -i omp.data >omp.fold &&
+	grep -o "libgomp[^;!]*!func@0x[0-9a-f]*" omp.fold | sed "s/.*func@0x//" | sort -u >named &&
+	cat named && test -s named &&
+	while read -r a; do grep -qx "$a" fdes || { echo "func@0x$a starts no FDE"; exit 1; }; done <named
+'
+
 test_expect_success 'thread table: the spinning worker has a high omp-spin share' '
 	"$DLPROF" report -i omp.data --sort thread --format json >thr.json &&
 	json_check thr.json <<-\PY

@@ -33,6 +33,8 @@ struct hit_dso {
 	int bad;		/* unreadable, not ELF, or changed since the recording */
 	Elf *elf;
 	Dwarf_CFI *cfi;
+	struct fde_index fdes;	/* its functions' bounds where its CFI is read */
+	int fdes_built;
 	struct hit_seg *segs;
 	size_t nr_segs;
 	struct u64map funcs;	/* function start vaddr -> struct hit_func */
@@ -82,6 +84,7 @@ void isa_hits_free(struct isa_hits *h)
 		free_map_vals(&d->by_addr, 0);	/* points into funcs */
 		if (d->cfi)
 			dwarf_cfi_end(d->cfi);
+		fde_index_release(&d->fdes);
 		if (d->elf)
 			elf_end(d->elf);
 		if (d->fd >= 0)
@@ -169,19 +172,17 @@ static int sym_around(void *ctx, const GElf_Sym *sym, size_t strndx)
 /* [start, end) of the function around vaddr: its FDE, else a sized FUNC symbol. */
 static int func_bounds(struct hit_dso *d, uint64_t vaddr, uint64_t *start, uint64_t *end)
 {
-	Dwarf_Frame *fr;
 	uint64_t v[3] = { vaddr, 0, 0 };
+	const struct fde_range *f;
 
-	if (d->cfi && !dwarf_cfi_addrframe(d->cfi, vaddr, &fr)) {
-		Dwarf_Addr s, e;
-		int ok = dwarf_frame_info(fr, &s, &e, NULL) >= 0 && s <= vaddr && vaddr < e;
-
-		free(fr);
-		if (ok) {
-			*start = s;
-			*end = e;
-			return 0;
-		}
+	if (d->cfi && !d->fdes_built) {
+		fde_index_build(d->elf, &d->fdes);
+		d->fdes_built = 1;
+	}
+	if (d->cfi && (f = fde_index_find(&d->fdes, vaddr))) {
+		*start = f->start;
+		*end = f->start + f->len;
+		return 0;
 	}
 	if (!elf_each_func(d->elf, sym_around, v))
 		return -1;

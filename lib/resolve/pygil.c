@@ -22,10 +22,6 @@ static const struct { const char *name; unsigned bit; } imports[] = {
 	{ "pthread_cond_signal", C_SIGNAL }, { "pthread_mutex_unlock", C_UNLOCK },
 };
 
-struct fde {
-	uint64_t start, len;
-};
-
 struct slot {			/* a GOT slot the dynamic linker fills with an import */
 	uint64_t addr;
 	unsigned bit;
@@ -34,8 +30,7 @@ struct slot {			/* a GOT slot the dynamic linker fills with an import */
 struct gil_scan {
 	Elf *e;
 	csh cs;
-	struct fde *fdes;
-	size_t nr_fdes, alloc_fdes;
+	struct fde_index fdes;
 	struct slot *slots;
 	size_t nr_slots, alloc_slots;
 	uint64_t plt_lo[2], plt_hi[2];	/* .plt, .plt.sec */
@@ -67,36 +62,9 @@ const char *pygil_name(enum pygil_fn f)
 	return f == PYGIL_TAKE ? "take_gil" : "drop_gil";
 }
 
-static void add_fde(void *ctx, uint64_t start, uint64_t len)
+static const struct fde_range *fde_at(const struct gil_scan *g, uint64_t addr)
 {
-	struct gil_scan *g = ctx;
-
-	ALLOC_GROW(g->fdes, g->nr_fdes + 1, g->alloc_fdes);
-	g->fdes[g->nr_fdes++] = (struct fde){ start, len };
-}
-
-static int cmp_fde(const void *a, const void *b)
-{
-	const struct fde *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static const struct fde *fde_at(const struct gil_scan *g, uint64_t addr)
-{
-	size_t lo = 0, hi = g->nr_fdes;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g->fdes[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && addr < g->fdes[lo - 1].start + g->fdes[lo - 1].len)
-		return &g->fdes[lo - 1];
-	return NULL;
+	return fde_index_find(&g->fdes, addr);
 }
 
 /* The bytes of [addr, addr + len) in an executable section, NULL where not one */
@@ -215,7 +183,7 @@ static int in_plt(const struct gil_scan *g, uint64_t addr)
 
 /* What f calls (the imports' bits); its direct calls and tail jumps out of it into
  * functions of the file appended to next[*nr_next..max) */
-static unsigned calls_of(struct gil_scan *g, const struct fde *f, uint64_t *next,
+static unsigned calls_of(struct gil_scan *g, const struct fde_range *f, uint64_t *next,
 			 size_t *nr_next, size_t max)
 {
 	const uint8_t *code = code_at(g->e, f->start, f->len);
@@ -269,7 +237,7 @@ static int search(struct gil_scan *g, const uint64_t *entry, size_t n, unsigned 
 			q[tail++] = fde_at(g, entry[i])->start;
 		}
 	while (head < tail) {
-		const struct fde *f = fde_at(g, q[head]);
+		const struct fde_range *f = fde_at(g, q[head]);
 		size_t from = tail, seen;
 		unsigned d = depth[head++], bits;
 
@@ -333,7 +301,6 @@ static void find_plt(struct gil_scan *g)
 int pygil_find(Elf *e, struct pygil_func out[PYGIL_NR])
 {
 	struct gil_scan g = { .e = e };
-	char why[256];
 	int found = 0;
 
 	memset(out, 0, PYGIL_NR * sizeof(*out));
@@ -341,16 +308,14 @@ int pygil_find(Elf *e, struct pygil_func out[PYGIL_NR])
 		return 0;
 	cs_option(g.cs, CS_OPT_DETAIL, CS_OPT_ON);
 	elf_each_func(e, find_entry, &g);
-	elf_each_fde(e, add_fde, &g, why, sizeof(why));
-	if (g.nr_fdes)
-		qsort(g.fdes, g.nr_fdes, sizeof(*g.fdes), cmp_fde);
+	fde_index_build(e, &g.fdes);
 	find_plt(&g);
 	read_slots(&g);
 	found += search(&g, g.entry, 2, C_TIMEDWAIT | C_SIGNAL, 0, &out[PYGIL_TAKE]);
 	found += search(&g, g.entry + 2, 3, C_SIGNAL | C_WAIT | C_UNLOCK, C_TIMEDWAIT,
 			&out[PYGIL_DROP]);
 	cs_close(&g.cs);
-	free(g.fdes);
+	fde_index_release(&g.fdes);
 	free(g.slots);
 	return found;
 }

@@ -76,6 +76,8 @@ struct dso_sym {
 	int dwfl_tried;
 	struct u64map cache;		/* file offset -> struct symres */
 	struct u64map fde_traits;	/* fde start vaddr -> traits + 1 */
+	struct fde_index fdes;		/* its FDEs: names and bounds without a symbol */
+	int fdes_built;
 	struct dso_sym *next;		/* all of them, for freeing */
 	struct dso *dso;
 };
@@ -207,6 +209,7 @@ static void dso_sym_free(struct dso_sym *d)
 			symres_free(d->cache.vals[i]);
 	u64map_release(&d->cache);
 	u64map_release(&d->fde_traits);
+	fde_index_release(&d->fdes);
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
 	if (d->cfi)
@@ -751,27 +754,30 @@ static struct symres *resolve(struct symbolizer *s, struct dso_sym *d, uint64_t 
 		r->start_vaddr = y->start;
 		r->traits = y->traits;
 	} else {
-		Dwarf_Frame *fr = NULL;
-		Dwarf_Addr start, end;
+		const struct fde_range *f = NULL;
 		char buf[512];
 
-		if (d->cfi && !dwarf_cfi_addrframe(d->cfi, vaddr, &fr) &&
-		    dwarf_frame_info(fr, &start, &end, NULL) >= 0 && start <= vaddr && vaddr < end) {
-			void **slot = u64map_slot(&d->fde_traits, start);
+		if (d->cfi && !d->fdes_built) {
+			fde_index_build(d->elf, &d->fdes);
+			d->fdes_built = 1;
+		}
+		if (d->cfi)
+			f = fde_index_find(&d->fdes, vaddr);
+		if (f) {
+			void **slot = u64map_slot(&d->fde_traits, f->start);
 
 			snprintf(buf, sizeof(buf), "%s!func@0x%llx", d->dso->short_name,
-				 (unsigned long long)start);
+				 (unsigned long long)f->start);
 			r->name = strpool_intern(&s->pool, buf);
-			r->start_vaddr = start;
+			r->start_vaddr = f->start;
 			r->flags = FRAME_FDE;
 			if (!*slot)
-				*slot = (void *)(uintptr_t)(range_traits(d, start, end - start) + 1);
+				*slot = (void *)(uintptr_t)(range_traits(d, f->start, f->len) + 1);
 			r->traits = (unsigned)(uintptr_t)*slot - 1;
 		} else {
 			r->name = "[unknown]";
 			r->flags = FRAME_UNKNOWN;
 		}
-		free(fr);
 	}
 	if (s->opts.srcline || s->opts.inline_frames)
 		add_dwarf(s, d, vaddr, r);

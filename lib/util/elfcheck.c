@@ -890,6 +890,54 @@ int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), vo
 	return check_eh_frame(e, file, size, &c) ? -1 : 0;
 }
 
+static void fde_add(void *ctx, uint64_t start, uint64_t len)
+{
+	struct fde_index *x = ctx;
+
+	ALLOC_GROW(x->v, x->nr + 1, x->alloc);
+	x->v[x->nr++] = (struct fde_range){ start, len };
+}
+
+static int cmp_fde_range(const void *a, const void *b)
+{
+	const struct fde_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int fde_index_build(Elf *e, struct fde_index *x)
+{
+	char why[256];
+	int ret = elf_each_fde(e, fde_add, x, why, sizeof(why));
+
+	if (x->nr)
+		qsort(x->v, x->nr, sizeof(*x->v), cmp_fde_range);
+	return ret;
+}
+
+const struct fde_range *fde_index_find(const struct fde_index *x, uint64_t vaddr)
+{
+	size_t lo = 0, hi = x->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->v[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && vaddr - x->v[lo - 1].start < x->v[lo - 1].len)
+		return &x->v[lo - 1];
+	return NULL;
+}
+
+void fde_index_release(struct fde_index *x)
+{
+	free(x->v);
+	memset(x, 0, sizeof(*x));
+}
+
 /* What was found of each file, by name, size and the bytes at both ends: the symbolizer,
  * the unwinder and the DL view each ask of the same files (libtorch_cpu.so's .eh_frame
  * takes ~40 ms to walk), and a warning is said once a file. */
