@@ -32,15 +32,19 @@ test_expect_success 'the demo'"'"'s recording has its oneDNN primitives as dnnl:
 	! grep -q "^# warning" demo-op.txt
 '
 
-test_expect_success 'plain make, make check and make install list every helper record loads' '
+test_expect_success 'plain make, make check (check-build) and make install list every helper record loads' '
 	{ make -C "$T" -pq CFLAGS="-O0" nothing >db.txt 2>/dev/null || :; } &&
 	helpers=$(sed -n "s/^HELPERS := //p" db.txt) && echo "helpers: $helpers" &&
 	test -n "$helpers" &&
-	for t in all demo check install; do
+	for t in all demo check-build install; do
 		line=$(grep "^$t:" db.txt) && echo "$line" | cut -c1-120 &&
 		for h in $helpers; do
 			case " $line " in *" $h "*) ;; *) echo "$t misses $h"; exit 1;; esac
 		done
+	done &&
+	for t in check check-long; do
+		sed -n "/^$t:/,/^\$/p" db.txt | grep "^	" >recipe &&
+		{ grep -q "check-build" recipe || { echo "$t does not build check-build"; exit 1; }; }
 	done
 '
 
