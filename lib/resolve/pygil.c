@@ -62,11 +62,6 @@ const char *pygil_name(enum pygil_fn f)
 	return f == PYGIL_TAKE ? "take_gil" : "drop_gil";
 }
 
-static const struct fde_range *fde_at(const struct gil_scan *g, uint64_t addr)
-{
-	return fde_index_find(&g->fdes, addr);
-}
-
 /* The bytes of [addr, addr + len) in an executable section, NULL where not one */
 static const uint8_t *code_at(Elf *e, uint64_t addr, uint64_t len)
 {
@@ -196,6 +191,7 @@ static unsigned calls_of(struct gil_scan *g, const struct fde_range *f, uint64_t
 	n = cs_disasm(g->cs, code, f->len, f->start, 0, &in);
 	for (size_t i = 0; i < n; i++) {
 		const cs_x86 *x = &in[i].detail->x86;
+		const struct fde_range *callee;
 		uint64_t t;
 
 		if (in[i].id != X86_INS_CALL && in[i].id != X86_INS_JMP)
@@ -211,8 +207,8 @@ static unsigned calls_of(struct gil_scan *g, const struct fde_range *f, uint64_t
 			continue;	/* a branch inside it */
 		if (in_plt(g, t))
 			bits |= plt_bit(g, t);
-		else if (*nr_next < max && fde_at(g, t))
-			next[(*nr_next)++] = fde_at(g, t)->start;
+		else if (*nr_next < max && (callee = fde_index_find(&g->fdes, t)))
+			next[(*nr_next)++] = callee->start;
 	}
 	if (n)
 		cs_free(in, n);
@@ -231,13 +227,16 @@ static int search(struct gil_scan *g, const uint64_t *entry, size_t n, unsigned 
 	uint8_t depth[MAX_FUNCS];
 	size_t head = 0, tail = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (entry[i] && fde_at(g, entry[i]) && tail < MAX_FUNCS) {
+	for (size_t i = 0; i < n; i++) {
+		const struct fde_range *f = entry[i] ? fde_index_find(&g->fdes, entry[i]) : NULL;
+
+		if (f && tail < MAX_FUNCS) {
 			depth[tail] = 0;
-			q[tail++] = fde_at(g, entry[i])->start;
+			q[tail++] = f->start;
 		}
+	}
 	while (head < tail) {
-		const struct fde_range *f = fde_at(g, q[head]);
+		const struct fde_range *f = fde_index_find(&g->fdes, q[head]);
 		size_t from = tail, seen;
 		unsigned d = depth[head++], bits;
 

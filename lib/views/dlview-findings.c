@@ -26,7 +26,8 @@ static int count_bits(const uint64_t *b, size_t n)
 }
 
 /* Python threads (those waiting DLVIEW_GIL_THREAD_PCT of their time or more) that wait
- * for the GIL longer than they run Python: at most one runs Python at a time (the switch-outs read: report --sort thread, --wall) */
+ * for the GIL longer than they run Python: at most one runs Python at a time (the
+ * switch-outs read: report --sort thread, --wall) */
 static size_t gil_finding(struct dlview *v, struct finding *f)
 {
 	double py = 0, gil = 0, wall = 0;
@@ -34,21 +35,18 @@ static size_t gil_finding(struct dlview *v, struct finding *f)
 
 	for (size_t i = 0; i < v->nr_threads; i++) {
 		const struct thread_stat *t = &v->threads[i];
-		double p, g, other;
-
-		double w;
+		double p, g, other, on, off;
 
 		if (!t->gil_ns)
 			continue;
 		dlview_gil_split(v, t, &p, &g, &other);
-		w = p + g + other + (t->samples > t->py_samples ?
-				     (t->samples - t->py_samples) * v->ns_per_sample : 0);
-		if (g < DLVIEW_GIL_THREAD_PCT / 100 * w)
+		dlview_on_off(v, t, &on, &off);
+		if (g < DLVIEW_GIL_THREAD_PCT / 100 * (on + off))
 			continue;	/* it hardly waited: a main thread in join() */
 		threads++;
 		py += p;
 		gil += g;
-		wall += w;
+		wall += on + off;
 	}
 	if (threads < 2 || gil <= py || wall <= 0)
 		return 0;
