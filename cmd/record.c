@@ -15,6 +15,7 @@ static const char *const record_usage[] = {
 	"dlprof record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT[,EVENT...]] [-g | --call-graph dwarf[=SIZE]|fp|none] [--] COMMAND [ARGS...]",
 	"dlprof record [OPTIONS] -p PID[,PID...] [-- COMMAND [ARGS...]]   (attach; until Ctrl-C, exit or COMMAND ends)",
 	"dlprof record [OPTIONS] --container NAME|ID | --cgroup PATH [-- COMMAND]   (attach to its processes)",
+	"dlprof record [OPTIONS] -a [-- COMMAND [ARGS...]]   (every process; until Ctrl-C or COMMAND ends)",
 	NULL
 };
 
@@ -145,6 +146,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_STRING('p', "pid", &opts.pids, "PID[,PID...]", "attach to running processes (all their threads)"),
 		OPT_STRING(0, "container", &opts.container, "NAME|ID", "attach to every process of a running container (podman, docker or nerdctl names it)"),
 		OPT_STRING(0, "cgroup", &opts.cgroup, "PATH", "attach to every process of a cgroup (as /proc/PID/cgroup or /sys/fs/cgroup names it)"),
+		OPT_BOOL('a', "all-cpus", &opts.system_wide, "every process of the machine (per-cpu events, as perf record -a): until Ctrl-C, --duration or the command's end"),
 		OPT_END()
 	};
 	int n = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
@@ -155,13 +157,21 @@ int cmd_record(int argc, const char **argv)
 		error("-p, --container and --cgroup choose the processes: give one");
 		return EXIT_USAGE;
 	}
+	if (opts.system_wide && (opts.pids || opts.container || opts.cgroup)) {
+		error("-a records every process: give it, or -p, --container or --cgroup");
+		return EXIT_USAGE;
+	}
+	if (opts.system_wide && opts.memory) {
+		error("--memory samples the allocations of a command or -p processes, not of every process (-a)");
+		return EXIT_USAGE;
+	}
 	if (opts.container || opts.cgroup) {
 		ret = record_container_pids(opts.container, opts.cgroup, &pidlist);
 		if (ret)
 			return exit_status(ret);
 		opts.pids = pidlist.buf;
 	}
-	if (!n && !opts.pids) {
+	if (!n && !opts.pids && !opts.system_wide) {
 		error("no command given (usage: %s)", record_usage[0]);
 		return EXIT_USAGE;
 	}
@@ -205,7 +215,8 @@ int cmd_record(int argc, const char **argv)
 	/* by default where it is cheap: the default events, stacks unwound while recording
 	 * (a few tens of bytes per switch instead of a stack copy); -e names every event */
 	if (off_cpu < 0)
-		off_cpu = !opts.events && opts.callgraph == RECORD_CG_DWARF && unwind ? 2 : 0;
+		off_cpu = !opts.events && opts.callgraph == RECORD_CG_DWARF && unwind &&
+			  !opts.system_wide ? 2 : 0;	/* -a: every switch of the machine */
 	opts.off_cpu = off_cpu;
 	opts.keep_stacks = keep_stacks;
 	opts.no_record_unwind = !unwind;

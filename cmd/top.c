@@ -8,7 +8,8 @@
 #include "top.h"
 
 static const char *const top_usage[] = {
-	"dlprof top [-p PID[,PID...] | -- COMMAND [ARGS...]] [--sort self|family|op|thread] [-d SECONDS] [-e EVENT] [-F HZ] [-o FILE]",
+	"dlprof top [-a | -p PID[,PID...] | -- COMMAND [ARGS...]] [--sort self|family|op|thread] [-d SECONDS] [-e EVENT] [-F HZ] [-o FILE]",
+	"   (no command and no -p: every process, as -a and perf top)",
 	NULL
 };
 
@@ -20,9 +21,10 @@ int cmd_top(int argc, const char **argv)
 	int ret, status;
 	unsigned long freq = RECORD_DEFAULT_FREQ, window = 10;
 	long iterations = 0;
-	int rows = 0;
+	int rows = 0, all = 0;
 	char *end;
 	const struct option options[] = {
+		OPT_BOOL('a', "all-cpus", &all, "watch every process of the machine (the default without a command or -p)"),
 		OPT_STRING('p', "pid", &pids, "PID[,PID...]", "watch running processes (all their threads) until q or they end"),
 		OPT_STRING('s', "sort", &sort, "VIEW", "the view to start with: self (functions), family, op, thread"),
 		OPT_STRING('d', "delay", &delay, "SECONDS", "seconds between refreshes (default 2)"),
@@ -40,12 +42,12 @@ int cmd_top(int argc, const char **argv)
 	if (n < 0)
 		return PARSE_OPT_EXIT_CODE(n);
 	memset(&o, 0, sizeof(o));
-	if (!n && !pids) {
-		error("no command and no -p given (usage: %s)", top_usage[0]);
-		return EXIT_USAGE;
-	}
 	if (n && pids) {
 		error("-p watches running processes: give it or a command, not both");
+		return EXIT_USAGE;
+	}
+	if (all && (n || pids)) {
+		error("-a watches every process: give it, -p or a command");
 		return EXIT_USAGE;
 	}
 	if (!strcmp(sort, "self") || !strcmp(sort, "sym") || !strcmp(sort, "symbol"))
@@ -83,6 +85,7 @@ int cmd_top(int argc, const char **argv)
 	}
 	o.argv = n ? argv : NULL;
 	o.pids = pids;
+	o.system_wide = !n && !pids;
 	o.event = event;
 	o.freq = freq;
 	o.output = output;

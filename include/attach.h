@@ -36,13 +36,17 @@ time_t attach_start_wall(pid_t pid);
 /* pid's command line, arguments separated by spaces, appended to sb.  Returns 0 or -1. */
 int attach_cmdline(pid_t pid, struct strbuf *sb);
 
-/* The payload of a DLP_REC_PROC record for pid (recfile.h: its command line and, from
- * its environment, rank, local_rank and world_size), appended to sb.  Returns 0, or -1
+/* The payload of a DLP_REC_PROC record for pid (recfile.h: its command line, its
+ * container and, from its environment, rank, local_rank and world_size), appended to sb.  Returns 0, or -1
  * when the process is gone (sb unchanged). */
 int proc_info_rec(pid_t pid, struct strbuf *sb);
 /* The same for the command record started (argv) before it exec'd anything else: its
  * environment is record's own (a command that ended before /proc was read). */
 void proc_info_rec_ours(pid_t pid, const char *const *argv, struct strbuf *sb);
+
+/* The container pid runs in, by its runtime's name (Podman, Docker; else the id's first
+ * 12 hex digits), appended to name: 0, or -1 when its cgroup names none (ctname.c). */
+int container_of_pid(pid_t pid, struct strbuf *name);
 
 typedef int (*attach_emit_fn)(void *ctx, const struct perf_event_header *rec);
 

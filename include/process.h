@@ -92,7 +92,8 @@ size_t machine_dsos(struct machine *m, struct dso ***out);
 const char *dso_file(const struct dso *dso);
 void dso_set_symfs(const char *dir);
 
-/* A DLP_REC_PROC record (recfile.h): the process's command line, rank, start and job.
+/* A DLP_REC_PROC record (recfile.h): the process's command line, rank, start, job and
+ * container.
  * The strings point into the record (NULL when it had none; a rank, local rank, world
  * size or start that is not a plain number is taken as none).  Returns 0, or -1 when
  * malformed. */
@@ -101,6 +102,7 @@ struct proc_info {
 	const char *cmdline, *rank, *local_rank, *world_size;
 	const char *start;		/* clock ticks since boot (/proc/PID/stat field 22) */
 	const char *job;		/* "torchelastic:ID", "slurm:JOB.STEP", ... */
+	const char *container;		/* its runtime's name for it, or its id's start */
 };
 int proc_rec_parse(const void *data, size_t len, struct proc_info *pi);
 
@@ -111,6 +113,7 @@ struct proc_entry {
 	char *cmdline, *rank, *local_rank, *world_size;
 	uint64_t start;			/* 0: not recorded */
 	char *job;
+	char *container;
 };
 struct proc_table {
 	struct proc_entry *v;

@@ -150,6 +150,10 @@ struct jitsyms *profile_live_jit(struct profile_live *pl);
  * the lines a JIT wrote since (returns > 0 when it did, and the look-up is retried). */
 void profile_live_jit_miss(struct profile_live *pl, int (*fn)(void *ctx, uint32_t pid),
 			   void *ctx);
+/* Where a process's mapped files are (process.h machine_set_root_fn): record's roots of
+ * processes in containers and chroots, so that their files are read there. */
+void profile_live_roots(struct profile_live *pl,
+			const char *(*fn)(void *ctx, uint32_t pid, uint64_t time), void *ctx);
 void profile_live_free(struct profile_live *pl);
 
 #endif

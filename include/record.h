@@ -24,6 +24,7 @@ enum record_callgraph {
 #define RECORD_MAX_STACK	  65000	/* a sample must fit a 64 KiB perf record */
 
 /* A live reader of the recording being made (dlprof top). */
+struct record_host;
 struct record_live {
 	recwriter_tap_fn *tap;		/* every record written, on the writing thread */
 	void *ctx;
@@ -33,6 +34,23 @@ struct record_live {
 	 * else the command is sent SIGTERM (SIGKILL 2 s later) and waited for. */
 	int (*poll)(void *ctx, int fd_ready);
 	int stdio[3];			/* the command's stdin, stdout, stderr (-1: ours) */
+	/* once, before the first record reaches tap: record's view of the processes'
+	 * roots and perf maps, valid until record_run returns (NULL: not wanted) */
+	void (*started)(void *ctx, const struct record_host *host);
+};
+
+/* What record knows of its processes that a live reader needs (containers, chroots) */
+struct stat;
+struct record_host {
+	void *ctx;
+	/* the directory pid's mapped paths were under at time ("/proc/self/fd/N"), NULL:
+	 * the reader's own root (process.h machine_root_fn); thread-safe */
+	const char *(*root_at)(void *ctx, uint32_t pid, uint64_t time);
+	/* pid's JIT perf map (/tmp/perf-PID.map, under its root by the pid it knows
+	 * itself), checked as jit_perfmap_open checks it against since: a descriptor, or
+	 * -1 with *why set when it is refused (NULL: there is none) */
+	int (*perf_map_open)(void *ctx, uint32_t pid, long since, struct stat *st,
+			     const char **why);
 };
 
 struct record_opts {
@@ -67,12 +85,14 @@ struct record_opts {
 	const char *container;		/* --container NAME|ID, --cgroup PATH: the pids were
 					   found so (META says which) */
 	const char *cgroup;
+	int system_wide;		/* -a: every process, per-cpu events; argv (if any)
+					   is the workload, run as without -a */
 };
 
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
 			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, \
-			   NULL }
+			   NULL, 0 }
 
 /* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
  * pids.  DLP_OK, or DLP_FAILED with the reason printed (container.c). */
@@ -81,7 +101,8 @@ int record_container_pids(const char *container, const char *cgroup, struct strb
 
 /*
  * Record opts->argv, or with opts->pids the running processes (every thread) until
- * they end, a signal comes, the command (run without counters) ends, or a limit
+ * they end, or with opts->system_wide every process (until a signal or the command
+ * ends), a signal comes, the command (run without counters) ends, or a limit
  * (duration, max_size) is reached: then the recording is finished and a command is
  * waited for, unrecorded.  On a terminal (stderr) a status line (elapsed, samples, MB,
  * lost) is refreshed each second unless quiet.  DLP_OK when the recording was made

@@ -19,7 +19,8 @@
 enum top_view { TOP_SELF, TOP_FAMILY, TOP_OP, TOP_THREAD };
 
 struct top_opts {
-	const char **argv;	/* the command, NULL-terminated (or NULL with pids) */
+	const char **argv;	/* the command, NULL-terminated (or NULL with pids, or for
+				   every process) */
 	const char *pids;	/* -p PID[,PID...] */
 	const char *event;	/* -e, NULL: record's default */
 	unsigned long freq;	/* -F */
@@ -30,6 +31,7 @@ struct top_opts {
 	unsigned window;	/* seconds in the window */
 	long iterations;	/* refreshes before quitting; 0: no limit */
 	int rows;		/* rows per table off a terminal (0: 20) */
+	int system_wide;	/* every process (per-cpu events): no command, no -p */
 };
 
 /* DLP_OK, with *exit_status 0 when the user quit (q, Ctrl-C, -n) and the command's when

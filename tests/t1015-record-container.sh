@@ -152,10 +152,27 @@ if [ "$CT_KIND" = podman ]; then
 		done &&
 		echo "host pid $pid" && test -n "$pid" &&
 		sleep 4 && "$DLPROF" record -q -o p.data -p "$pid" --duration 2 &&
+		"$DLPROF" record -q -a -o a.data --duration 1.5 &&
+		"$DLPROF" top -n 1 -d 1.5 --sort thread --rows 8 >top.out 2>/dev/null &&
 		podman rm -f -t 0 $name >/dev/null 2>&1 &&
+		echo "$pid $name" >ct.pid &&
 		"$DLPROF" report -i p.data --sort family >pfam 2>/dev/null && sed -n "5,6p;/^Family/,/^\$/p" pfam &&
 		named=$(sed -n "s/^# stacks: .* reach the thread root, \([0-9]*\)\.[0-9]% named.*/\1/p" pfam) &&
 		test "$named" -ge 98 && test_grep -q "^jit-conv " pfam
+	'
+
+	# as perf top and perf record -a see it, each process with its container
+	test_expect_success 'record -a, top: the container named on its process'"'"'s rows' '
+		read pid name <ct.pid && cat top.out &&
+		"$DLPROF" report -i a.data --sort pid --format json >apid.json 2>/dev/null &&
+		json_check apid.json "r = [r for r in j.rows if r.pid == $pid][0]" \
+			"r.container == \"$name\"" "r.pct > 50" \
+			"all(\"container\" not in x for x in j.rows if x.comm == \"dlprof\")" &&
+		"$DLPROF" report -i a.data --sort pid >apid 2>/dev/null &&
+		grep -E " $pid .* $name +python3 " apid &&
+		"$DLPROF" report -i a.data --sort op >aop 2>/dev/null &&
+		test_grep -E "^aten::(mkldnn_)?convolution " aop &&
+		grep -E "^ *[0-9.]+ +[0-9.]+ +[0-9]+ +$pid +[0-9]+ +${name%${name#????????????????}} +python3\$" top.out
 	'
 
 	# the same by the container's name, as perf -G by its cgroup: every process of the

@@ -132,7 +132,7 @@ fi
 
 test_expect_success 'bad input: one line, exit 64' '
 	test_expect_code() { want=$1; shift; "$@" >o 2>e; rc=$?; cat e; test $rc = $want && test $(wc -l <e) -le 2; } &&
-	test_expect_code 64 "$DLPROF" top &&
+	test_expect_code 64 "$DLPROF" top -a -- true &&
 	test_expect_code 64 "$DLPROF" top --sort nope -- true &&
 	test_expect_code 64 "$DLPROF" top -d 0 -- true &&
 	test_expect_code 64 "$DLPROF" top -w 61 -- true &&

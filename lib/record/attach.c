@@ -293,6 +293,11 @@ static void proc_rec(pid_t pid, const char *cmdline, unsigned long long start,
 		strbuf_add(sb, "job", sizeof("job"));
 		strbuf_add(sb, job.buf, job.len + 1);
 	}
+	strbuf_reset(&job);
+	if (!container_of_pid(pid, &job) && job.len && !memchr(job.buf, '\0', job.len)) {
+		strbuf_add(sb, "container", sizeof("container"));
+		strbuf_add(sb, job.buf, job.len + 1);
+	}
 	strbuf_release(&job);
 }
 

@@ -225,46 +225,77 @@ static void capture_file(struct recorder *r, uint32_t type, int32_t pid, int roo
  * started.  The checks are made on the open descriptor, so the file cannot be swapped
  * between check and read.
  */
+/* pid's perf map, by the pid it knows itself under its own root where those differ
+ * from record's (shown: its name for messages; *ns_out: that pid where the root was
+ * another's, else pid itself).  The descriptor, or -1 with *why set where one was refused (NULL:
+ * none there). */
+int perf_map_open(struct recorder *r, uint32_t pid, long since, struct stat *st,
+		  const char **why, char *shown, size_t size, uint32_t *ns_out)
+{
+	char path[64];
+	uint32_t ns = pid;
+	int fd, root = -1;
+
+	/* a process in a container or a PID namespace writes its own /tmp, by the
+	 * pid it knows (its root's handle outlives it: proc-root.h) */
+	if (proc_roots_pid(&r->roots, pid, &root, &ns) < 0) {
+		root = -1;
+		ns = pid;
+	}
+	*ns_out = root >= 0 ? ns : pid;	/* (our root: not another's map) */
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", ns);
+	if (root < 0 && ns == pid) {
+		snprintf(shown, size, "%s", path);
+		return jit_perfmap_open((int32_t)pid, since, st, why);
+	}
+	snprintf(shown, size, "%s of process %u%s", path, pid, root >= 0 ? " (under its root)" : "");
+	*why = NULL;
+	fd = proc_root_open(root, path, O_RDONLY | O_NONBLOCK);
+	if (fd < 0 && errno != ENOENT)
+		*why = errno == ELOOP ? "a symbolic link" : strerror(errno);
+	if (fd >= 0)
+		fd = jit_perfmap_check(fd, since, root >= 0, st, why);
+	/* (a process of another PID namespace on our root, as a container's runtime is
+	 * for a moment, names another's map: not said) */
+	if (fd < 0 && *why == JIT_PERFMAP_OLD && root < 0)
+		*why = NULL;
+	return fd;
+}
+
+/*
+ * /tmp is everyone's: a map is taken only when the file opened (never through a
+ * symlink) is a regular file owned by us or root, and was written after the workload
+ * started.  The checks are made on the open descriptor, so the file cannot be swapped
+ * between check and read.
+ */
 void capture_perf_maps(struct recorder *r)
 {
 	for (size_t i = 0; i < r->pids.cap; i++) {
 		uint64_t pid = r->pids.used[i] ? r->pids.keys[i] : 0;
 		struct strbuf sb = STRBUF_INIT;
 		struct dlp_jit_rec h = { (int32_t)pid, 0 };
-		char path[64], shown[160];
+		char shown[160];
 		struct stat st;
 		const char *why;
-		uint32_t ns = (uint32_t)pid;
-		int fd, ret, root = -1;
+		uint32_t ns;
+		int fd, ret;
+		long since = r->start_wall;
 
 		if (!pid)
 			continue;
-		/* a process in a container or a PID namespace writes its own /tmp, by the
-		 * pid it knows (its root's handle outlives it: proc-root.h) */
-		if (proc_roots_pid(&r->roots, (uint32_t)pid, &root, &ns) < 0) {
-			root = -1;
-			ns = (uint32_t)pid;
+		if (r->opts->system_wide) {
+			/* -a: each process's own start (one gone: the recording's) */
+			time_t w = attach_start_wall((pid_t)pid);
+
+			since = w ? (long)w - 1 : (long)(r->clock_start.real / 1000000000ull);
 		}
-		snprintf(path, sizeof(path), "/tmp/perf-%u.map", ns);
-		if (root < 0 && ns == pid) {
-			snprintf(shown, sizeof(shown), "%s", path);
-			fd = jit_perfmap_open((int32_t)pid, r->start_wall, &st, &why);
-		} else {
-			snprintf(shown, sizeof(shown), "%s of process %llu%s", path,
-				 (unsigned long long)pid, root >= 0 ? " (under its root)" : "");
-			why = NULL;
-			fd = proc_root_open(root, path, O_RDONLY | O_NONBLOCK);
-			if (fd < 0 && errno != ENOENT)
-				why = errno == ELOOP ? "a symbolic link" : strerror(errno);
-			if (fd >= 0)
-				fd = jit_perfmap_check(fd, r->start_wall, root >= 0, &st, &why);
-		}
+		fd = perf_map_open(r, (uint32_t)pid, since, &st, &why, shown, sizeof(shown),
+				   &ns);
 		if (fd < 0) {
-			/* (a process of another PID namespace on our root, as a container's
-			 * runtime is for a moment, names another's map: say nothing) */
-			if (why == JIT_PERFMAP_OLD && (root >= 0 || ns == pid))
-				warning("ignoring '%s': last written before this recording started"
-					" (left by an earlier process with pid %u)", shown, ns);
+			if (why == JIT_PERFMAP_OLD)
+				warning("ignoring '%s': last written before %s started (left by an "
+					"earlier process with pid %u)", shown, r->opts->system_wide ?
+					"its process" : "this recording", ns);
 			else if (why)
 				warning("ignoring '%s': %s", shown, why);
 			continue;
@@ -278,8 +309,8 @@ void capture_perf_maps(struct recorder *r)
 			jitsyms_add_perfmap(r->jit.syms, (int32_t)pid, sb.buf, sb.len, shown);
 		}
 		strbuf_release(&sb);
-		if (ret == 0 && r->jit.ours && root < 0)
-			unlink(path);
+		if (ret == 0 && r->jit.ours && !strchr(shown, ' '))	/* our root, our pid */
+			unlink(shown);
 	}
 }
 
@@ -615,7 +646,12 @@ void write_meta(struct recorder *r)
 	struct utsname u;
 	char num[64];
 
-	if (o->pids) {
+	if (o->system_wide) {
+		strbuf_addstr(&tmp, r->att.cmdline.buf ? r->att.cmdline.buf : "every process");
+		for (const char **a = o->argv; a && *a; a++)
+			strbuf_addf(&tmp, "%s%s", a == o->argv ? "; while: " : " ", *a);
+		meta_add(&sb, "system_wide", "1");
+	} else if (o->pids) {
 		/* the processes attached to */
 		strbuf_addstr(&tmp, r->att.cmdline.len ? r->att.cmdline.buf : "?");
 		meta_add(&sb, "attach", o->pids);

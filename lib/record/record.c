@@ -118,6 +118,42 @@ static int attach_open(struct recorder *r)
 	return 0;
 }
 
+/*
+ * -a: one counter per event and cpu on every task (pid -1), then, as for -p, what the
+ * kernel will not tell of the processes running already: their threads' names, their
+ * code mappings and their command lines, read from /proc.  A process that starts later
+ * is told by the kernel (its fork, exec and mappings come in the rings).
+ */
+static int system_open(struct recorder *r)
+{
+	DIR *d;
+	struct dirent *de;
+	size_t n = 0;
+
+	if (open_events(r, -1) < 0 || write_attrs(r) < 0)
+		return -1;
+	d = opendir("/proc");
+	if (!d)
+		return error("cannot read /proc: %s", strerror(errno));
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		if (attach_synthesize((pid_t)pid, &r->ev[0].attr, r->ev[0].ids[0], r->start_ns,
+				      on_record, r) < 0)
+			continue;	/* gone meanwhile */
+		put_proc_info(r, (uint32_t)pid);
+		n++;
+	}
+	closedir(d);
+	strbuf_addf(&r->att.cmdline, "every process (%zu running at the start)", n);
+	/* a perf map is taken when written after its process started (capture_perf_maps) */
+	r->start_wall = 0;
+	return 0;
+}
+
 static void print_summary(struct recorder *r, const char *path, int incomplete)
 {
 	uint64_t bytes = recwriter_bytes(r->w);
@@ -300,7 +336,7 @@ static int check_opts(struct recorder *r, const struct record_opts *o, const str
 {
 	int ret;
 
-	if (!x->have_cmd && !x->attach)
+	if (!x->have_cmd && !x->attach && !o->system_wide)
 		return error("no command to record"), DLP_USAGE;
 	if (x->attach) {
 		ret = attach_parse_pids(o->pids, &r->att.targets);
@@ -328,6 +364,21 @@ static int check_opts(struct recorder *r, const struct record_opts *o, const str
 	return DLP_OK;
 }
 
+/* record_host for a live reader (top): the processes' roots and perf maps */
+static const char *host_root_at(void *ctx, uint32_t pid, uint64_t time)
+{
+	return proc_roots_at(&((struct recorder *)ctx)->roots, pid, time);
+}
+
+static int host_perf_map_open(void *ctx, uint32_t pid, long since, struct stat *st,
+			      const char **why)
+{
+	char shown[160];
+	uint32_t ns;
+
+	return perf_map_open(ctx, pid, since, st, why, shown, sizeof(shown), &ns);
+}
+
 /* The recording file, and what writes into it as the samples come: the unwinder, the
  * Python reader.  Like perf, the previous recording is kept as FILE.old (a regular file
  * only: never move a directory or a device aside). */
@@ -353,6 +404,10 @@ static int open_writer(struct recorder *r, struct run *x)
 	r->w = o->output ? recwriter_open(o->output) : recwriter_open_discard();
 	if (!r->w)
 		return -1;
+	if (o->live && o->live->started) {
+		r->host = (struct record_host){ r, host_root_at, host_perf_map_open };
+		o->live->started(o->live->ctx, &r->host);
+	}
 	if (o->live)
 		recwriter_set_tap(r->w, o->live->tap, o->live->ctx);
 	recwriter_split_samples(r->w);
@@ -414,7 +469,7 @@ static int start(struct recorder *r, struct run *x)
 	const struct record_opts *o = x->o;
 	const char **argv;
 
-	if (!x->attach)
+	if (!x->attach && x->have_cmd)
 		setup_env(r);
 	/* with -p, a command is only the timer: it runs without counters */
 	/* a container it starts gets the same (podman/docker run: -e and -v added) */
@@ -431,10 +486,10 @@ static int start(struct recorder *r, struct run *x)
 	 * (recunwind.c), the compressing one stays idle-class.  Not allowed: the default
 	 * weight, as perf runs (docs/record.md). */
 	(void)setpriority(PRIO_PROCESS, 0, RECORD_NICE);
-	if (x->attach) {
+	if (x->attach || o->system_wide) {
 		clock_pair(&r->clock_start.mono, &r->clock_start.real, &r->clock_start.err);
 		r->start_ns = r->clock_start.mono;
-		if (attach_open(r) < 0) {
+		if ((x->attach ? attach_open(r) : system_open(r)) < 0) {
 			if (x->have_cmd)
 				workload_abort(&x->wl);
 			return -1;

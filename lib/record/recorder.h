@@ -255,6 +255,7 @@ struct recorder {
 	struct clock_anchor { uint64_t mono, real, err; } clock_start, clock_end;
 
 	struct rec_attach att;
+	struct record_host host;	/* for the live reader (record.h) */
 	struct rec_jit jit;
 	struct rec_itt itt;
 	struct rec_python py;
@@ -392,6 +393,8 @@ void capture_itt(struct recorder *r);
 void capture_jit(struct recorder *r);
 void write_sym_names(struct recorder *r);
 void jit_dump_add(struct recorder *r, uint32_t pid, const char *path);
+int perf_map_open(struct recorder *r, uint32_t pid, long since, struct stat *st,
+		  const char **why, char *shown, size_t size, uint32_t *ns_out);
 void capture_perf_maps(struct recorder *r);
 void check_memory(struct recorder *r);
 void check_missing(struct recorder *r);

@@ -183,8 +183,10 @@ void attr_common(struct recorder *r, struct perf_event_attr *a, int first)
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
-	a->inherit = 1;
-	if (o->pids) {
+	/* -a: one event per cpu follows every task; the idle task's ticks are no one's */
+	a->inherit = !o->system_wide;
+	a->exclude_idle = !!o->system_wide;
+	if (o->pids || o->system_wide) {
 		/* running already: counting starts when the counter is opened */
 		a->disabled = 0;
 		a->enable_on_exec = 0;
@@ -434,7 +436,7 @@ int open_events(struct recorder *r, pid_t pid)
 	}
 	if (r->py.pb) {
 		pb_attach(r, 0);
-		if (r->py.pb && !r->opts->pids)
+		if (r->py.pb && !r->opts->pids && pid > 0)
 			pb_bells_open(r, pid);
 	}
 	return 0;

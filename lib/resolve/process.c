@@ -610,6 +610,8 @@ int proc_rec_parse(const void *data, size_t len, struct proc_info *pi)
 			pi->start = number_or_null(v, 19);
 		else if (!strcmp(k, "job"))
 			pi->job = *v ? v : NULL;
+		else if (!strcmp(k, "container"))
+			pi->container = *v ? v : NULL;
 	}
 	return 0;
 }
@@ -626,6 +628,7 @@ static void entry_release(struct proc_entry *e)
 	free(e->local_rank);
 	free(e->world_size);
 	free(e->job);
+	free(e->container);
 }
 
 int proc_table_add(struct proc_table *t, const void *data, size_t len)
@@ -649,6 +652,7 @@ int proc_table_add(struct proc_table *t, const void *data, size_t len)
 	e->world_size = dup_or_null(pi.world_size);
 	e->start = pi.start ? strtoull(pi.start, NULL, 10) : 0;
 	e->job = dup_or_null(pi.job);
+	e->container = dup_or_null(pi.container);
 	return 0;
 }
 
@@ -668,7 +672,8 @@ void proc_table_copy(struct proc_table *dst, const struct proc_table *src)
 		dst->v[dst->nr++] = (struct proc_entry){
 			src->v[i].pid, dup_or_null(src->v[i].cmdline), dup_or_null(src->v[i].rank),
 			dup_or_null(src->v[i].local_rank), dup_or_null(src->v[i].world_size),
-			src->v[i].start, dup_or_null(src->v[i].job) };
+			src->v[i].start, dup_or_null(src->v[i].job),
+			dup_or_null(src->v[i].container) };
 	}
 }
 

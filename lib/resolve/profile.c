@@ -902,6 +902,12 @@ struct jitsyms *profile_live_jit(struct profile_live *pl)
 	return pl->p.jit;
 }
 
+void profile_live_roots(struct profile_live *pl,
+			const char *(*fn)(void *ctx, uint32_t pid, uint64_t time), void *ctx)
+{
+	machine_set_root_fn(pl->p.m, fn, ctx);
+}
+
 void profile_live_jit_miss(struct profile_live *pl, int (*fn)(void *ctx, uint32_t pid),
 			   void *ctx)
 {

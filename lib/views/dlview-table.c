@@ -211,7 +211,7 @@ static int cmp_proc_row(const void *a, const void *b)
 static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	struct proc_row *rows = NULL;
-	size_t nr = 0, alloc = 0, i, j, nf;
+	size_t nr = 0, alloc = 0, i, j, nf, ct_width = 0;	/* 0: no row in a container */
 	struct cnt **fams;
 
 	for (i = 0; i < v->nr_threads; i++) {
@@ -237,6 +237,9 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 	nf = cmap_sorted(&v->proc_fam, &fams);
 	for (i = 0; i < nr; i++) {
 		rows[i].info = proc_table_find(&v->procs, rows[i].pid);
+		if (rows[i].info && rows[i].info->container &&
+		    strlen(rows[i].info->container) > ct_width)
+			ct_width = strlen(rows[i].info->container);
 		for (j = 0; j < nf; j++) {
 			if (fams[j]->k1 != rows[i].pidkey)
 				continue;
@@ -255,10 +258,19 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 		fprintf(out, "{\"kind\": \"process\", \"samples\": %llu, \"rows\": [",
 			(unsigned long long)v->samples);
 	else if (fmt == DLVIEW_CSV)
-		fprintf(out, "pid,samples,pct,on_cpu_ns,threads,rank,local_rank,world_size,family,family_pct,comm,cmdline\n");
-	else
-		fprintf(out, "%7s %8s %9s %7s %7s %5s  %-26s %s\n", "Share", "Samples", "On-CPU",
-			"Threads", "Pid", "Rank", "Top families", "Command");
+		fprintf(out, "pid,samples,pct,on_cpu_ns,threads,rank,local_rank,world_size,family,family_pct,comm,cmdline%s\n",
+			ct_width ? ",container" : "");
+	else {
+		if (ct_width > 24)
+			ct_width = 24;
+		if (ct_width && ct_width < 9)
+			ct_width = 9;
+		fprintf(out, "%7s %8s %9s %7s %7s %5s  %-26s ", "Share", "Samples", "On-CPU",
+			"Threads", "Pid", "Rank", "Top families");
+		if (ct_width)
+			fprintf(out, "%-*s ", (int)ct_width, "Container");
+		fprintf(out, "%s\n", "Command");
+	}
 	for (i = 0; i < nr; i++) {
 		const struct proc_row *r = &rows[i];
 		const char *rank = r->info && r->info->rank ? r->info->rank : NULL;
@@ -283,6 +295,10 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 				fprintf(out, ", \"local_rank\": %s", r->info->local_rank);
 			if (r->info && r->info->world_size)
 				fprintf(out, ", \"world_size\": %s", r->info->world_size);
+			if (r->info && r->info->container) {
+				fputs(", \"container\": ", out);
+				fput_json_str(out, r->info->container);
+			}
 			fputs(", \"families\": [", out);
 			for (j = 0; j < 2 && r->fam[j]; j++) {
 				fprintf(out, "%s{\"family\": ", j ? ", " : "");
@@ -301,6 +317,10 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 			fput_csv_str(out, comm);
 			fputc(',', out);
 			fput_csv_str(out, cmd ? cmd : "");
+			if (ct_width) {
+				fputc(',', out);
+				fput_csv_str(out, r->info && r->info->container ? r->info->container : "");
+			}
 			fputc('\n', out);
 		} else {
 			fb[0] = '\0';
@@ -308,10 +328,14 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 				snprintf(fb + strlen(fb), sizeof(fb) - strlen(fb), "%s%s %.0f%%",
 					 j ? ", " : "", r->fam[j]->k2 ? r->fam[j]->k2 : "(none)",
 					 pct(r->fam[j]->n, r->samples));
-			fprintf(out, "%6.2f%% %8llu %9s %7u %7u %5s  %-26.26s %s\n",
+			fprintf(out, "%6.2f%% %8llu %9s %7u %7u %5s  %-26.26s ",
 				pct(r->samples, v->samples), (unsigned long long)r->samples,
 				dlview_fmt_ns(b1, sizeof(b1), r->on_ns), r->threads, r->pid, rank ? rank : "-",
-				fb, trunc_name(nb, 80, cmd ? cmd : comm));
+				fb);
+			if (ct_width)
+				fprintf(out, "%-*.*s ", (int)ct_width, (int)ct_width,
+					r->info && r->info->container ? r->info->container : "-");
+			fprintf(out, "%s\n", trunc_name(nb, 80, cmd ? cmd : comm));
 		}
 	}
 	if (fmt == DLVIEW_JSON)

@@ -63,6 +63,7 @@ struct pmap {
 	ino_t ino;
 	off_t off;
 	uint64_t looked;	/* now_ns() of the last look */
+	long since;		/* a map written before this is another process's */
 };
 
 struct top {
@@ -84,6 +85,7 @@ struct top {
 	size_t nr_pmaps, alloc_pmaps;
 	uint64_t last_jit_scan;
 	long since;		/* perf maps written before this are another process's */
+	const struct record_host *host;	/* record's roots and perf maps (containers) */
 	/* the display's */
 	int tty, color, keys;
 	struct termios saved;
@@ -96,6 +98,7 @@ struct top {
 	long refreshes;
 	enum top_view view;
 	int quit, polled, ended, end_status;
+	int have_ct;		/* a thread in a container was seen (under mu) */
 	char title[256];
 	struct strbuf out;
 };
@@ -186,7 +189,13 @@ static struct pmap *want_pid(struct top *t, int32_t pid)
 		if (t->pmaps[i].pid == pid)
 			return &t->pmaps[i];
 	ALLOC_GROW(t->pmaps, t->nr_pmaps + 1, t->alloc_pmaps);
-	t->pmaps[t->nr_pmaps] = (struct pmap){ pid, 0, 0, 0 };
+	t->pmaps[t->nr_pmaps] = (struct pmap){ pid, 0, 0, 0, t->since };
+	if (t->o->system_wide) {
+		/* every process: its own start (one gone already: now, no map taken) */
+		long w = (long)attach_start_wall((pid_t)pid);
+
+		t->pmaps[t->nr_pmaps].since = w ? w - 1 : (long)time(NULL);
+	}
 	return &t->pmaps[t->nr_pmaps++];
 }
 
@@ -198,7 +207,9 @@ static size_t scan_perf_map(struct top *t, struct pmap *pm, struct strbuf *sb)
 	struct stat st;
 	char what[48];
 	size_t upto = 0;
-	int fd = jit_perfmap_open(pm->pid, t->since, &st, &why);
+	int fd = t->host ? t->host->perf_map_open(t->host->ctx, (uint32_t)pm->pid, pm->since, &st,
+						  &why) :
+		 jit_perfmap_open(pm->pid, pm->since, &st, &why);
 
 	pm->looked = now_ns();
 	if (fd < 0)
@@ -254,6 +265,16 @@ static int jit_miss(void *ctx, uint32_t pid)
 	return added > 0;
 }
 
+/* record is about to write: its processes' files and perf maps are read its way (a
+ * container's under its root) */
+static void top_started(void *ctx, const struct record_host *host)
+{
+	struct top *t = ctx;
+
+	t->host = host;
+	profile_live_roots(t->pl, host->root_at, host->ctx);
+}
+
 static void settle(struct top *t, uint64_t before)
 {
 	attr_stream_settle(t->as, before);
@@ -297,6 +318,15 @@ static int on_sample(void *ctx, const struct attributed *as)
 	v = &t->v[TOP_THREAD];
 	r = view_row(v, comm, NULL, s->pid, s->tid, 1);
 	r->key = comm;	/* a thread renamed: its latest name */
+	if (!r->sub || (!r->sub[0] && !(r->samples & 63))) {
+		/* its container, from its process's PROC record ("": none, looked at again
+		 * now and then: the record may come after the first samples) */
+		const struct proc_entry *e = proc_table_find(machine_procs(as->m), s->pid);
+
+		r->sub = intern(e && e->container ? e->container : "");
+		if (r->sub[0])
+			t->have_ct = 1;
+	}
 	row_add(v, r, w, sec);
 	t->samples++;
 	t->complete += !!as->complete;
@@ -481,7 +511,10 @@ static void render_view(struct top *t, int final)
 		strbuf_addstr(&line, "Operator");
 		break;
 	case TOP_THREAD:
-		strbuf_addf(&line, "%7s %7s  %s", "PID", "TID", "Thread");
+		strbuf_addf(&line, "%7s %7s  ", "PID", "TID");
+		if (t->have_ct)
+			strbuf_addf(&line, "%-16s ", "Container");
+		strbuf_addstr(&line, "Thread");
 		break;
 	}
 	add_line(t, sb, "", NULL, line.buf, t->tty ? "\033[7m" : NULL);
@@ -503,7 +536,10 @@ static void render_view(struct top *t, int final)
 			strbuf_addf(&line, "%-16.16s %-24.24s %s", r->fam ? r->fam : "", r->sub, r->key);
 			break;
 		case TOP_THREAD:
-			strbuf_addf(&line, "%7u %7u  %s", r->pid, r->tid, r->key);
+			strbuf_addf(&line, "%7u %7u  ", r->pid, r->tid);
+			if (t->have_ct)
+				strbuf_addf(&line, "%-16.16s ", r->sub && r->sub[0] ? r->sub : "-");
+			strbuf_addstr(&line, r->key);
 			break;
 		default:
 			strbuf_addstr(&line, r->key);
@@ -763,7 +799,9 @@ static void make_title(struct top *t)
 	const struct top_opts *o = t->o;
 	struct strbuf sb = STRBUF_INIT;
 
-	if (o->pids) {
+	if (o->system_wide) {
+		strbuf_addstr(&sb, "every process");
+	} else if (o->pids) {
 		char comm[64] = "";
 		char path[64];
 		FILE *f;
@@ -830,9 +868,9 @@ int top_run(const struct top_opts *o, int *exit_status)
 				t->since = w;
 			p = *end == ',' ? end + 1 : end;
 		}
-	} else {
+	} else if (!o->system_wide) {
 		t->since = (long)time(NULL) - 1;
-	}
+	}	/* every process: each one's own start (want_pid) */
 	make_title(t);
 	t->tty = isatty(STDOUT_FILENO);
 	t->color = t->tty && want_color(STDOUT_FILENO);
@@ -847,6 +885,7 @@ int top_run(const struct top_opts *o, int *exit_status)
 
 	memset(&live, 0, sizeof(live));
 	live.tap = top_tap;
+	live.started = top_started;
 	live.ctx = t;
 	live.fd = t->keys ? STDIN_FILENO : -1;
 	live.poll = top_poll;
@@ -862,12 +901,16 @@ int top_run(const struct top_opts *o, int *exit_status)
 	ro.events = o->event;
 	ro.argv = o->argv;
 	ro.pids = o->pids;
+	ro.system_wide = o->system_wide;
 	ro.no_python = 1;
 	ro.no_itt = 1;
 	ro.off_cpu = 0;
 	ro.live = &live;
 
 	res = record_run(&ro, &status);
+	/* record's roots are gone with it */
+	t->host = NULL;
+	profile_live_roots(t->pl, NULL, NULL);
 
 	if (live.stdio[0] >= 0)
 		close(live.stdio[0]);

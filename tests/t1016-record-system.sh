@@ -1,0 +1,82 @@
+#!/bin/bash
+# t1016-record-system.sh - record -a and top without a command: every process of the
+# machine on per-cpu events, as perf record -a and perf top see them, not only a command's
+# tree.  Known truths: a spinner that ran before record (its threads, names and mappings
+# read from /proc: named, whole stacks); a shell that ran before record and execs
+# rec-hot, which burns exactly 0.8 s of CPU, once the recording runs (dlprof's on-CPU
+# time for that pid against the 0.8 s it asked for); the idle task never sampled; the
+# command a timer and a workload of its own; top's thread view names the outside pid.
+. "$(dirname "$0")/lib.sh"
+. "$SRC/record-lib.sh"
+test_require PERF_EVENTS
+[ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] ||
+	test_skip_all "-a needs root or kernel.perf_event_paranoid <= 0"
+RECDUMP="$BUILD/tests/recdump"
+
+cleanup_bg() {
+	[ -f "$TRASH/bg.pids" ] || return 0
+	for p in $(cat "$TRASH/bg.pids"); do kill -KILL "$p" 2>/dev/null; done
+}
+trap 'cleanup_bg; test_cleanup' EXIT
+
+test_expect_success 'record -a: a process from before, one exec'"'"'d outside the tree, the command' '
+	rm -f go old.pid late.pid
+	sh -c "echo \$\$ >old.pid; exec \"$WL/rec-hot\" 30" >/dev/null 2>&1 &
+	# a shell from before record that becomes rec-hot (0.8 s of CPU) once told
+	sh -c "echo \$\$ >late.pid; while [ ! -e go ]; do sleep 0.01; done; exec \"$WL/rec-hot\" 0.8" &
+	sleep 0.3 && old=$(cat old.pid) && late=$(cat late.pid) &&
+	echo $old $late >>"$TRASH/bg.pids" &&
+	sleep 0.3 &&
+	"$DLPROF" record -a -o sw.data -- sh -c "touch go; \"$WL/rec-hot\" 0.3; sleep 1.5" 2>err &&
+	cat err && while kill -0 $late 2>/dev/null; do sleep 0.05; done &&
+	echo "old=$old late=$late" >pids.env && cat pids.env
+'
+
+test_expect_success 'every process: META, the command line, no idle task sampled' '
+	. ./pids.env &&
+	"$RECDUMP" sw.data >dump &&
+	grep -q "^META system_wide=1\$" dump &&
+	grep -q "^META cmdline=every process ([0-9]* running at the start); while: sh -c" dump &&
+	! grep -q "^PERF SAMPLE pid=0 " dump &&
+	"$DLPROF" report -i sw.data --sort pid --format json >pid.json 2>/dev/null &&
+	json_check pid.json "pids = {r.pid: r for r in j.rows}" \
+		"$old in pids and $late in pids" \
+		"sum(1 for r in j.rows if r.comm == \"rec-hot\") >= 3"
+'
+
+test_expect_success 'the rec-hot exec'"'"'d outside the tree: its 0.8 s of CPU, within 5%' '
+	. ./pids.env &&
+	json_check pid.json "r = [r for r in j.rows if r.pid == $late][0]" \
+		"print(r.on_cpu_ns / 1e6, \"ms\")" \
+		"abs(r.on_cpu_ns - 0.8e9) <= 0.04e9" "r.comm == \"rec-hot\""
+'
+
+test_expect_success 'the process from before: named and unwound from /proc'"'"'s maps' '
+	. ./pids.env &&
+	"$DLPROF" fold -i sw.data --pid $old >old.folded 2>/dev/null &&
+	total=$(awk "{ s += \$NF } END { print s + 0 }" old.folded) &&
+	good=$(grep -E "^rec-hot;(.*;)?main;rec_hot_loop(;.*)? [0-9]+\$" old.folded |
+		awk "{ s += \$NF } END { print s + 0 }") &&
+	echo "$good of $total under main;rec_hot_loop" && test "$total" -gt 300 &&
+	test $((good * 100)) -ge $((total * 95))
+'
+
+test_expect_success 'top with no command: every process, the outside one by its pid' '
+	"$WL/rec-hot" 5 >/dev/null 2>&1 &
+	bg=$! && echo $bg >>"$TRASH/bg.pids" &&
+	"$DLPROF" top -n 2 -d 0.6 --sort thread --rows 10 >top.out 2>top.err &&
+	cat top.out && kill $bg &&
+	grep -q "^dlprof top: every process |" top.out &&
+	grep -E "^ *[0-9.]+ +[0-9.]+ +[0-9]+ +$bg +$bg +rec-hot\$" top.out
+'
+
+test_expect_success 'bad input: one line, exit 64' '
+	test_expect_code() { want=$1; shift; "$@" >o 2>e; rc=$?; cat e; test $rc = $want && test $(wc -l <e) -le 2; } &&
+	test_expect_code 64 "$DLPROF" record -a -p 1 -o x.data &&
+	test_expect_code 64 "$DLPROF" record -a --memory -o x.data -- true &&
+	test_expect_code 64 "$DLPROF" top -a -- true &&
+	test_expect_code 64 "$DLPROF" top -a -p 1 &&
+	! test -e x.data
+'
+
+test_done
