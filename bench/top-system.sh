@@ -1,0 +1,78 @@
+#!/bin/sh
+# bench/top-system.sh - `dlprof top` watching every process against `perf top`, as a user
+# watches a training job in a container from the host: examples/cnn_train.py runs in the
+# Debian 13 Podman container (scripts/trixie-root.sh --image) for the whole bench, and the
+# tools take turns on it, each SECONDS, interleaved rounds.  Each tool's own CPU time
+# (utime + stime of its process, every thread, read from /proc 2 s into its turn and just
+# before it is stopped) per second of its turn, and apart: its start (the first 2 s:
+# reading every process's files) and its steady cost, medians.  Goal (issue 47): dlprof top at most perf
+# top's.  perf top samples without call chains by default; dlprof top unwinds every
+# sample (dwarf): the row "perf top -g dwarf" is perf with the same stacks.
+#   bench/top-system.sh [-n ROUNDS] [-s SECONDS]
+set -e
+cd "$(dirname "$0")/.."
+DLPROF=${DLPROF:-$PWD/dlprof}
+rounds=3 secs=8
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-n) rounds=$2; shift 2 ;;
+	-s) secs=$2; shift 2 ;;
+	*) echo "usage: bench/top-system.sh [-n ROUNDS] [-s SECONDS]" >&2; exit 64 ;;
+	esac
+done
+command -v perf >/dev/null || { echo "top-system: no perf (linux-perf)" >&2; exit 2; }
+scripts/trixie-root.sh --image >/dev/null
+tmp=$(mktemp -d)
+printf '[containers]\ndefault_ulimits = []\n' >"$tmp/containers.conf"
+export CONTAINERS_CONF=$tmp/containers.conf
+P="podman --runtime runc --cgroup-manager cgroupfs"
+name=dlprof-bench-top-$$
+trap '$P rm -f -t 0 $name >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+total=$(( (secs + 2) * rounds * 3 + 30 ))
+$P run --rm -d --name $name -v "$PWD/examples:/w:ro" dlprof-trixie \
+	python3 /w/cnn_train.py --steps 100000 --seconds "$total" >/dev/null
+sleep 8	# torch's import
+# perf top reads keys from its standard input and spins at its end (/dev/null: a whole
+# core): a pipe held open stands for the terminal it is meant for
+mkfifo "$tmp/keys"
+exec 3<>"$tmp/keys"
+
+# turn TOOL: the tool's CPU seconds per second over SECONDS
+turn() {
+	case "$1" in
+	dlprof) "$DLPROF" top -d 1 --rows 10 >"$tmp/out" 2>/dev/null & ;;
+	perf) perf top -F 999 --stdio -d 1 -E 10 >"$tmp/out" 2>/dev/null <"$tmp/keys" & ;;
+	perf-g) perf top -F 999 --stdio -d 1 -E 10 --call-graph dwarf >"$tmp/out" 2>/dev/null \
+		<"$tmp/keys" & ;;
+	esac
+	pid=$!
+	sleep 2
+	c2=$(awk '{ print ($14 + $15) / 100 }' /proc/$pid/stat)
+	sleep $((secs - 2))
+	cpu=$(awk '{ print ($14 + $15) / 100 }' /proc/$pid/stat)
+	kill -INT $pid 2>/dev/null || true
+	sleep 0.5; kill -KILL $pid 2>/dev/null || true
+	wait $pid 2>/dev/null || true
+	echo "$cpu / $secs" | bc -l >>"$tmp/$1"
+	echo "$c2" >>"$tmp/$1.start"
+	echo "($cpu - $c2) / ($secs - 2)" | bc -l >>"$tmp/$1.steady"
+}
+for r in $(seq "$rounds"); do
+	for t in dlprof perf perf-g; do
+		turn $t
+		sleep 1
+	done
+done
+med() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+printf 'medians of %s rounds of %s s: CPU seconds per second of the turn (1.0 = one core),\n' "$rounds" "$secs"
+printf 'CPU seconds of its first 2 s, CPU seconds per second after them\n'
+printf '                                          whole  first 2 s  after\n'
+for t in dlprof perf perf-g; do
+	case $t in
+	dlprof) label='dlprof top (every process, dwarf stacks)' ;;
+	perf) label='perf top (every process, no stacks)     ' ;;
+	perf-g) label='perf top -g dwarf                       ' ;;
+	esac
+	printf '  %s %.3f  %.2f       %.3f\n' "$label" "$(med "$tmp/$t")" "$(med "$tmp/$t.start")" \
+		"$(med "$tmp/$t.steady")"
+done
