@@ -183,6 +183,24 @@ int event_probe(struct perf_event_attr *attr, int *kernel_dropped)
 	return ret;
 }
 
+/* Whether this process runs under a seccomp filter (/proc/self/status "Seccomp: 2"), as
+ * container runtimes start their processes: their default profiles refuse
+ * perf_event_open and bpf to root as to anyone */
+static int under_seccomp_filter(void)
+{
+	char line[128];
+	int mode = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	fclose(f);
+	return mode == 2;
+}
+
 void event_open_error(const char *name, int err)
 {
 	int p;
@@ -196,6 +214,15 @@ void event_open_error(const char *name, int err)
 	case EACCES:
 	case EPERM:
 		p = event_paranoid();
+		if (!geteuid() && under_seccomp_filter()) {
+			/* root, refused: a container's seccomp profile (Docker's, Podman's) */
+			error("cannot open event '%s': %s: a seccomp filter refuses perf_event_open "
+			      "to this process (a container's default profile): start the container "
+			      "with --security-opt seccomp=unconfined (--cap-add PERFMON,BPF too for "
+			      "Python stacks read in the kernel), or --privileged", name,
+			      strerror(-err));
+			break;
+		}
 		/* 2 lets a user profile its own processes in user space; 1 adds the kernel */
 		error("cannot open event '%s': %s (kernel.perf_event_paranoid is %d; "
 		      "'sysctl -w kernel.perf_event_paranoid=%d' or run as root/with CAP_PERFMON)",

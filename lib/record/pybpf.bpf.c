@@ -48,6 +48,24 @@ struct {
 const volatile __u32 fork_parent_off;
 const volatile __u32 fork_child_off;
 
+/* record's own PID namespace where it is not the first (record run in a container): the
+ * threads it lists carry that namespace's ids, not the kernel's global ones (pybpf.c);
+ * 0: the first namespace */
+const volatile __u64 pidns_dev;
+const volatile __u64 pidns_ino;
+
+/* the current thread's pid << 32 | tid, as record's namespace numbers them (0: not in it) */
+static __always_inline __u64 current_ids(void)
+{
+	struct bpf_pidns_info ns = {};
+
+	if (!pidns_ino)
+		return bpf_get_current_pid_tgid();
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+		return 0;
+	return (__u64)ns.tgid << 32 | ns.pid;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PYBPF_RB_SIZE);
@@ -231,11 +249,13 @@ static long read_code(__u32 i, void *arg)
 
 static __always_inline int read_stack(int with_codes)
 {
-	__u64 id = bpf_get_current_pid_tgid(), f;
+	__u64 id = current_ids(), f;
 	__u32 tid = (__u32)id, zero = 0, ts_tid, n;
 	const struct pybpf_thread *t;
 	struct chain_scratch *s;
 
+	if (!tid)
+		return 1;	/* not a thread of record's namespace */
 	t = bpf_map_lookup_elem(&threads, &tid);
 	/* a process forked by a listed thread, its first thread (not a thread of the forker) */
 	if (!t && tid == (__u32)(id >> 32))
@@ -283,8 +303,8 @@ int dlprof_fork(void *ctx)
 	const struct pybpf_thread *pt;
 	struct pybpf_thread t;
 
-	if (!off_p || !off_c || off_p > 256 || off_c > 256)
-		return 0;
+	if (!off_p || !off_c || off_p > 256 || off_c > 256 || pidns_ino)
+		return 0;	/* (the record's ids are global ones) */
 	if (bpf_probe_read_kernel(&parent, sizeof(parent), (char *)ctx + off_p) ||
 	    bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + off_c))
 		return 0;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -99,6 +100,18 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 		s->rodata->fork_child_off = fc;
 	} else {
 		bpf_program__set_autoload(s->progs.dlprof_fork, false);
+	}
+	{
+		/* record in a PID namespace of its own (a container): its threads' ids are
+		 * that namespace's, and so must the program's be (the first namespace's
+		 * inode is fixed: PROC_PID_INIT_INO) */
+		struct stat st;
+
+		if (!stat("/proc/self/ns/pid", &st) && st.st_ino != 0xEFFFFFFCu) {
+			s->rodata->pidns_dev = (uint64_t)st.st_dev;
+			s->rodata->pidns_ino = (uint64_t)st.st_ino;
+			bpf_program__set_autoload(s->progs.dlprof_fork, false);
+		}
 	}
 	if (!codes) {
 		bpf_map__set_autocreate(s->maps.codes, false);
@@ -203,7 +216,8 @@ struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, const char
 	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, (uint32_t)sysconf(_SC_PAGESIZE),
 			    NULL);
 	if (fd < 0) {
-		*why = errno == EPERM ? "no permission for BPF maps" : "BPF maps not available";
+		*why = errno == EPERM ? "no permission for BPF maps: CAP_BPF and CAP_PERFMON, in a "
+		       "container --cap-add PERFMON,BPF" : "BPF maps not available";
 		goto fail;
 	}
 	close(fd);
