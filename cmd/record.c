@@ -120,7 +120,7 @@ static int opt_callgraph(const struct option *o, const char *arg)
 int cmd_record(int argc, const char **argv)
 {
 	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = -1, keep_stacks = 0, unwind = 1;
-	int bidcache = 1;
+	int bidcache = 1, ct_flags = 0;
 	int ret, status;
 	struct strbuf output = STRBUF_INIT, pidlist = STRBUF_INIT;
 	const struct option options[] = {
@@ -146,6 +146,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_STRING('p', "pid", &opts.pids, "PID[,PID...]", "attach to running processes (all their threads)"),
 		OPT_STRING(0, "container", &opts.container, "NAME|ID", "attach to every process of a running container (podman, docker or nerdctl names it)"),
 		OPT_STRING(0, "cgroup", &opts.cgroup, "PATH", "attach to every process of a cgroup (as /proc/PID/cgroup or /sys/fs/cgroup names it)"),
+		OPT_BOOL(0, "container-flags", &ct_flags, "print the podman/docker run flags that give a container started apart what record gives a command (JIT names, oneDNN primitives), and exit"),
 		OPT_BOOL('a', "all-cpus", &opts.system_wide, "every process of the machine (per-cpu events, as perf record -a): until Ctrl-C, --duration or the command's end"),
 		OPT_END()
 	};
@@ -157,6 +158,8 @@ int cmd_record(int argc, const char **argv)
 		error("-p, --container and --cgroup choose the processes: give one");
 		return EXIT_USAGE;
 	}
+	if (ct_flags)
+		return exit_status(record_container_flags(stdout));
 	if (opts.system_wide && (opts.pids || opts.container || opts.cgroup)) {
 		error("-a records every process: give it, or -p, --container or --cgroup");
 		return EXIT_USAGE;

@@ -36,6 +36,10 @@ time_t attach_start_wall(pid_t pid);
 /* pid's command line, arguments separated by spaces, appended to sb.  Returns 0 or -1. */
 int attach_cmdline(pid_t pid, struct strbuf *sb);
 
+/* The value of variable name in pid's environment (as it started), into out: 0, or -1
+ * when it has none or cannot be read. */
+int attach_env(pid_t pid, const char *name, struct strbuf *out);
+
 /* The payload of a DLP_REC_PROC record for pid (recfile.h: its command line, its
  * container and, from its environment, rank, local_rank and world_size), appended to sb.  Returns 0, or -1
  * when the process is gone (sb unchanged). */

@@ -8,6 +8,7 @@
 #ifndef DLPROF_RECORD_H
 #define DLPROF_RECORD_H
 
+#include <stdio.h>
 #include <stddef.h>
 
 #include "recfile.h"
@@ -98,6 +99,11 @@ struct record_opts {
  * pids.  DLP_OK, or DLP_FAILED with the reason printed (container.c). */
 struct strbuf;
 int record_container_pids(const char *container, const char *cgroup, struct strbuf *pids);
+
+/* The flags of `podman run`/`docker run` that give a container started apart what
+ * record gives a workload it starts (JIT profile, ITT collector), one line on out.
+ * DLP_OK, or DLP_FAILED when the collector is missing (said; the JIT flags printed). */
+int record_container_flags(FILE *out);
 
 /*
  * Record opts->argv, or with opts->pids the running processes (every thread) until

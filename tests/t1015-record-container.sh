@@ -137,11 +137,13 @@ test_expect_success 'torch 2.6 operators within 4 points of torch.profiler in th
 '
 
 if [ "$CT_KIND" = podman ]; then
-	# as Docker users come: the container started by someone else (here with oneDNN
-	# told to publish its JIT code), record attached by the host's pid
+	# as Docker users come: the container started by someone else (with the flags
+	# record --container-flags prints: JIT code published, the ITT collector in), record
+	# attached by the host's pid
 	test_expect_success 'record -p: a container started apart, attached by its host pid' '
 		name=dlprof-t1015-$$ &&
-		$CT_PODMAN run --rm -d --name $name -e ONEDNN_JIT_PROFILE=6 $CT_VOLS dlprof-trixie \
+		flags=$("$DLPROF" record --container-flags) && echo "flags: $flags" &&
+		$CT_PODMAN run --rm -d --name $name $flags $CT_VOLS dlprof-trixie \
 			python3 "$CNN" --seconds 20 >/dev/null &&
 		pid= && n=0 &&
 		while [ -z "$pid" ] && [ $n -lt 100 ]; do
@@ -158,7 +160,9 @@ if [ "$CT_KIND" = podman ]; then
 		echo "$pid $name" >ct.pid &&
 		"$DLPROF" report -i p.data --sort family >pfam 2>/dev/null && sed -n "5,6p;/^Family/,/^\$/p" pfam &&
 		named=$(sed -n "s/^# stacks: .* reach the thread root, \([0-9]*\)\.[0-9]% named.*/\1/p" pfam) &&
-		test "$named" -ge 98 && test_grep -q "^jit-conv " pfam
+		test "$named" -ge 98 && test_grep -q "^jit-conv " pfam &&
+		"$DLPROF" report -i p.data --sort prim >pprim 2>/dev/null &&
+		test_grep -E "^convolution jit:[a-z0-9_]+ f32 " pprim
 	'
 
 	# as perf top and perf record -a see it, each process with its container
@@ -191,6 +195,8 @@ if [ "$CT_KIND" = podman ]; then
 		n=$("$RECDUMP" c.data | sed -n "s/^META attach=//p" | tr , "\n" | wc -l) &&
 		echo "$n processes attached" && test "$n" -ge 3 &&
 		"$RECDUMP" c.data | grep -q "^META container=$name\$" &&
+		"$DLPROF" report -i c.data >crep 2>/dev/null &&
+		test_grep -q "was started without dlprof.s ITT collector.*record --container-flags" crep &&
 		pids=$("$RECDUMP" c.data | sed -n "s/^PERF SAMPLE pid=\([0-9]*\) .*/\1/p" | sort -u) &&
 		for p in $pids; do
 			"$RECDUMP" c.data | sed -n "s/^META attach=//p" | tr , "\n" | grep -qx "$p" ||

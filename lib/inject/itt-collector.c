@@ -12,8 +12,10 @@
  * below for the handles we create ourselves.
  *
  * Events go to a per-thread buffer (no locks on the hot path) and are written to
- * $DLPROF_ITT_DIR/itt-PID.bin when a buffer fills, when a thread exits and at process
- * exit, in the format of include/itt-format.h.  No dependency on libdlprof.a.
+ * $DLPROF_ITT_DIR/itt-PID.bin when a buffer fills, at the first event a quarter of a
+ * second after the buffer's last write (a process record attaches to while it runs is
+ * read as it is then), when a thread exits and at process exit, in the format of
+ * include/itt-format.h.  No dependency on libdlprof.a.
  *
  * record also preloads this library, so that dnnl-hook.c's dnnl_primitive_execute()
  * sees each oneDNN primitive executed through libdnnl's C API; its executions go to
@@ -38,6 +40,7 @@
 #define TBUF_EVENTS 8192
 #define TBUF_EXECS 4096
 #define NAME_CACHE 64
+#define FLUSH_EVERY_NS 250000000ull
 
 /* ittnotify's public types, as far as we touch them */
 typedef struct itt_id { unsigned long long d1, d2, d3; } itt_id;
@@ -70,6 +73,7 @@ struct tbuf {
 	uint32_t nr;
 	int busy;			/* being flushed */
 	uint32_t nr_ex;
+	uint64_t flushed_at;		/* collector_now() of the last write (0: none yet) */
 	struct name_slot cache[NAME_CACHE];
 	struct itt_event ev[TBUF_EVENTS];
 	struct itt_exec ex[TBUF_EXECS];
@@ -202,6 +206,17 @@ static void flush_buf(struct tbuf *tb)
 	__atomic_store_n(&tb->busy, 0, __ATOMIC_RELEASE);
 }
 
+/* a buffer last written FLUSH_EVERY_NS before now is written out */
+static void flush_if_old(struct tbuf *tb, uint64_t now)
+{
+	if (!tb->flushed_at)
+		tb->flushed_at = now;
+	else if (now - tb->flushed_at >= FLUSH_EVERY_NS) {
+		tb->flushed_at = now;
+		flush_buf(tb);
+	}
+}
+
 static void thread_gone(void *p)
 {
 	flush_buf(p);
@@ -302,6 +317,8 @@ static void add_event(struct tbuf *tb, uint32_t name)
 	__atomic_store_n(&tb->nr, nr + 1, __ATOMIC_RELEASE);
 	if (nr + 1 == TBUF_EVENTS)
 		flush_buf(tb);
+	else
+		flush_if_old(tb, tb->ev[nr].time);
 }
 
 void collector_add_exec(uint64_t start, uint64_t end, uint32_t prim)
@@ -316,6 +333,8 @@ void collector_add_exec(uint64_t start, uint64_t end, uint32_t prim)
 	__atomic_store_n(&tb->nr_ex, nr + 1, __ATOMIC_RELEASE);
 	if (nr + 1 == TBUF_EXECS)
 		flush_buf(tb);
+	else
+		flush_if_old(tb, end);
 }
 
 int collector_write_block(uint32_t kind, uint32_t id, const void *data, size_t len)

@@ -301,6 +301,25 @@ static void proc_rec(pid_t pid, const char *cmdline, unsigned long long start,
 	strbuf_release(&job);
 }
 
+int attach_env(pid_t pid, const char *name, struct strbuf *out)
+{
+	struct strbuf env = STRBUF_INIT;
+	char path[64];
+	const char *v;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if (strbuf_read_file(&env, path, 1 << 20) < 0) {
+		strbuf_release(&env);
+		return -1;
+	}
+	strbuf_addch(&env, '\0');
+	v = environ_get(name, &env);
+	if (v)
+		strbuf_addstr(out, v);
+	strbuf_release(&env);
+	return v ? 0 : -1;
+}
+
 int proc_info_rec(pid_t pid, struct strbuf *sb)
 {
 	struct strbuf cmd = STRBUF_INIT, env = STRBUF_INIT;

@@ -496,6 +496,7 @@ static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
 
 	if (!proc_info_rec((pid_t)pid, &sb)) {
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
+		itt_note_foreign(r, pid);
 	} else if (!last) {
 		ret = -1;
 	} else if (first) {
@@ -655,8 +656,10 @@ static void on_mmap2(struct recorder *r, const struct perf_event_header *rec)
 	}
 	if (fn[0] != '/')
 		return;
-	if (!r->itt.dnnl_path && strstr(fn, "/libdnnl.so"))
+	if (!r->itt.dnnl_path && strstr(fn, "/libdnnl.so")) {
 		r->itt.dnnl_path = xstrdup(fn);
+		r->itt.dnnl_pid = pid;
+	}
 	if (r->opts->memory && (prot & PROT_EXEC) && strstr(fn, "/" MEM_LIBRARY))
 		u64map_add(&r->mem.pids, pid);
 	/* where its files are (its root; a container's own, or a chroot) and what it

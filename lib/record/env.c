@@ -247,6 +247,34 @@ void setup_env(struct recorder *r)
 }
 
 
+/*
+ * What record gives a workload, as a container runtime's flags, for a container someone
+ * else starts (Docker's daemon, a Kubernetes pod's env and volume) and record attaches to
+ * (-p, --container, -a): oneDNN's JIT kernels published (the perf map and jitdump, read
+ * under the container's root), dlprof's ITT collector preloaded from its path on the
+ * host, mounted at the same path, writing into the container's /tmp, where record reads
+ * it by the process's environment (itt_note_foreign).
+ */
+int record_container_flags(FILE *out)
+{
+	char *lib = dlprof_libfile("libdlprof-itt.so");
+
+	fprintf(out, "-e ONEDNN_JIT_PROFILE=6 -e DNNL_JIT_PROFILE=6");
+	if (lib)
+		fprintf(out, " -e INTEL_LIBITTNOTIFY64=%s -e INTEL_ITTNOTIFY_GROUPS=all "
+			"-e DLPROF_ITT_DIR=/tmp -e LD_PRELOAD=%s -v %s:%s:ro", lib, lib, lib, lib);
+	fputc('\n', out);
+	if (!lib) {
+		char *where = dlprof_libfile_places();
+
+		warning("the ITT collector libdlprof-itt.so is missing (looked in %s): without "
+			"it no oneDNN primitive is labelled", where);
+		free(where);
+	}
+	free(lib);
+	return lib ? DLP_OK : DLP_FAILED;
+}
+
 /* s, malloc'd, kept until the recorder ends */
 static const char *own(struct recorder *r, char *s)
 {

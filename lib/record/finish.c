@@ -382,7 +382,7 @@ static int itt_has_tasks(const char *buf, size_t len)
  * record saw that process (one of that inner pid) and its threads (proc-root.h); an id
  * not seen stays as written.
  */
-static void itt_outer_ids(struct recorder *r, char *buf, size_t len)
+static void itt_outer_ids(struct recorder *r, char *buf, size_t len, uint32_t known)
 {
 	struct itt_file_header fh;
 	size_t off = sizeof(fh);
@@ -391,7 +391,7 @@ static void itt_outer_ids(struct recorder *r, char *buf, size_t len)
 	if (len < sizeof(fh))
 		return;
 	memcpy(&fh, buf, sizeof(fh));
-	outer = proc_roots_outer_pid(&r->roots, fh.pid);
+	outer = known ? known : proc_roots_outer_pid(&r->roots, fh.pid);
 	if (!outer)
 		return;
 	fh.pid = outer;
@@ -425,7 +425,7 @@ static int walk_itt(const char *path, const struct stat *st, int flag, struct FT
 		return 0;
 	}
 	if (sb.len) {
-		itt_outer_ids(walk_rec, sb.buf, sb.len);
+		itt_outer_ids(walk_rec, sb.buf, sb.len, 0);
 		recwriter_add(walk_rec->w, DLP_REC_ITT, sb.buf, sb.len);
 		walk_rec->itt.files++;
 		walk_rec->itt.task_files += itt_has_tasks(sb.buf, sb.len);
@@ -458,8 +458,64 @@ void capture_jit(struct recorder *r)
 		remove_tree(r->jit.dir);
 }
 
+/* A process seen (its PROC record written): where it was started with dlprof's ITT
+ * collector by someone else (a container started apart, with the flags `record
+ * --container-flags` prints), the folder its collector writes to, under its root (held:
+ * proc-root.h), for capture_itt */
+void itt_note_foreign(struct recorder *r, uint32_t pid)
+{
+	struct strbuf dir = STRBUF_INIT;
+
+	if (attach_env((pid_t)pid, "DLPROF_ITT_DIR", &dir) < 0 || !dir.len || dir.buf[0] != '/' ||
+	    (r->itt.dir && !strcmp(dir.buf, r->itt.dir))) {
+		strbuf_release(&dir);
+		return;	/* none, or ours: read from our folder */
+	}
+	for (size_t i = 0; i < r->itt.nr_foreign; i++)
+		if (r->itt.foreign[i].pid == pid) {
+			strbuf_release(&dir);
+			return;
+		}
+	(void)proc_roots_of(&r->roots, pid);	/* its root's handle, kept */
+	ALLOC_GROW(r->itt.foreign, r->itt.nr_foreign + 1, r->itt.alloc_foreign);
+	r->itt.foreign[r->itt.nr_foreign].pid = pid;
+	r->itt.foreign[r->itt.nr_foreign++].dir = xstrdup(dir.buf);
+	strbuf_release(&dir);
+}
+
+/* The collector files of the processes itt_note_foreign found: DIR/itt-NSPID.bin under
+ * each one's root, as it writes it (flushed as its buffers fill, and at exit) */
+static void capture_foreign_itt(struct recorder *r)
+{
+	for (size_t i = 0; i < r->itt.nr_foreign; i++) {
+		const struct itt_foreign *f = &r->itt.foreign[i];
+		struct strbuf sb = STRBUF_INIT;
+		char path[PATH_MAX];
+		uint32_t ns = f->pid;
+		int root = -1, fd;
+
+		if (proc_roots_pid(&r->roots, f->pid, &root, &ns) < 0) {
+			root = -1;
+			ns = f->pid;
+		}
+		snprintf(path, sizeof(path), "%s/itt-%u.bin", f->dir, ns);
+		fd = proc_root_open(root, path, O_RDONLY | O_NONBLOCK);
+		if (fd < 0)
+			continue;	/* no primitive run, or nothing flushed yet */
+		if (strbuf_read_fd(&sb, fd, CAPTURE_MAX) >= 0 && sb.len) {
+			itt_outer_ids(r, sb.buf, sb.len, f->pid);
+			recwriter_add(r->w, DLP_REC_ITT, sb.buf, sb.len);
+			r->itt.files++;
+			r->itt.task_files += itt_has_tasks(sb.buf, sb.len);
+		}
+		close(fd);
+		strbuf_release(&sb);
+	}
+}
+
 void capture_itt(struct recorder *r)
 {
+	capture_foreign_itt(r);
 	if (!r->itt.dir)
 		return;
 	walk_rec = r;
@@ -546,6 +602,12 @@ void check_missing(struct recorder *r)
 	if (r->lost && r->warn.ring[0])
 		record_warn(r, "%llu samples lost: the %s; raise it, or lower -F",
 			    (unsigned long long)r->lost, r->warn.ring);
+	if ((r->opts->pids || r->opts->system_wide) && r->itt.dnnl_path && !r->itt.task_files &&
+	    !r->opts->no_itt)
+		record_warn(r, "process %u maps %s but was started without dlprof's ITT collector: "
+			    "no oneDNN primitive is labelled (no dnnl:* operators); start it with "
+			    "the flags 'dlprof record --container-flags' prints", r->itt.dnnl_pid,
+			    r->itt.dnnl_path);
 	if (r->itt.dir && r->itt.dnnl_path && !r->itt.task_files) {
 		const char *lvl = getenv("ONEDNN_ITT_TASK_LEVEL");
 

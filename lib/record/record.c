@@ -887,6 +887,9 @@ static void recorder_release(struct recorder *r)
 	strbuf_release(&r->att.cmdline);
 	strbuf_release(&r->warn.lines);
 	free(r->itt.dnnl_path);
+	for (size_t i = 0; i < r->itt.nr_foreign; i++)
+		free(r->itt.foreign[i].dir);
+	free(r->itt.foreign);
 	free(r->jit.xr);
 	free(r->jit.anon_ips);
 	free(r->jit.pending);

@@ -137,6 +137,11 @@ struct rec_itt {
 	int files;			/* collector output files captured */
 	int task_files;			/* ... of them with ITT task events */
 	char *dnnl_path;		/* NULL when none */
+	/* processes started apart with a collector of ours (record --container-flags):
+	 * their DLPROF_ITT_DIR, read from their environment when first seen */
+	struct itt_foreign { uint32_t pid; char *dir; } *foreign;
+	size_t nr_foreign, alloc_foreign;
+	uint32_t dnnl_pid;		/* the first process seen mapping libdnnl */
 };
 
 /* Python stacks: read from outside (reader), or in the kernel at the sample (pb,
@@ -396,6 +401,7 @@ void jit_dump_add(struct recorder *r, uint32_t pid, const char *path);
 int perf_map_open(struct recorder *r, uint32_t pid, long since, struct stat *st,
 		  const char **why, char *shown, size_t size, uint32_t *ns_out);
 void capture_perf_maps(struct recorder *r);
+void itt_note_foreign(struct recorder *r, uint32_t pid);
 void check_memory(struct recorder *r);
 void check_missing(struct recorder *r);
 void kallsyms_free(struct kallsyms *k);
