@@ -116,7 +116,17 @@ test_expect_success 'torch.compile: the Inductor kernel by its fused name, famil
 	grep -qx "$top" truth &&
 	"$DLPROF" fold -i ind.data --comm python3 2>/dev/null >ind.folded &&
 	grep -E ";main \(inductor_mlp.py:[0-9]+\);.*;$top [0-9]+\$" ind.folded | head -1 | cut -c1-300 |
-		grep .
+		grep . &&
+	# its operators: the ones its name lists, each one the eager model runs
+	"$DLPROF" report -i ind.data --comm python3 --sort op --format json >iop.json 2>/dev/null &&
+	fused=$(json_get iop.json "[r.name for r in j.rows if r.name.startswith(\"fused(\")][0]") &&
+	echo "op: $fused" &&
+	eager=$(sed -n "s/^inductor: eager ops //p" ind.out) && echo "eager: $eager" &&
+	set -- $(echo "$fused" | sed "s/^fused(//; s/)\$//; s/,/ /g; s/aten:://g") &&
+	test $# -ge 2 && for op in "$@"; do
+		case " $eager " in *" $op "*) ;; *) echo "$op: not run eagerly"; exit 1 ;; esac
+	done &&
+	test "cpp_fused_$(echo "$@" | tr " " _)" = "${top%_[0-9]*}"
 '
 
 # the independent reference inside the same container: torch.profiler on the same process

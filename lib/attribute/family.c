@@ -641,15 +641,112 @@ static int comp_is(const char *c, size_t len, const char *s)
 	return strlen(s) == len && !strncmp(c, s, len);
 }
 
+/*
+ * A torch.compile (Inductor) C++ kernel fuses ATen operators, and its name says which:
+ * "cpp_fused_" then the sorted names of the original ATen operators joined by "_", then
+ * "_N" (torch/_inductor/utils.py get_fused_kernel_name, descriptive_names
+ * "original_aten", the default).  An operator's own underscores make the split
+ * ambiguous: the names of more than one word are listed (the longest one that matches
+ * is taken), any other word is an operator of its own; a leading underscore ("_softmax")
+ * shows as an empty word.  Returns "fused(aten::gelu, aten::native_layer_norm)", or
+ * NULL when sym is no such kernel.
+ */
+static const char *const multiword_ops[] = {
+	"native_layer_norm", "native_layer_norm_backward", "native_batch_norm",
+	"native_batch_norm_backward", "_native_batch_norm_legit",
+	"_native_batch_norm_legit_no_training", "_native_batch_norm_legit_functional",
+	"native_group_norm", "native_group_norm_backward", "layer_norm", "batch_norm",
+	"group_norm", "max_pool2d_with_indices", "max_pool2d_with_indices_backward",
+	"max_pool3d_with_indices", "avg_pool2d", "avg_pool2d_backward", "avg_pool3d",
+	"adaptive_avg_pool2d", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward",
+	"_softmax", "_softmax_backward_data", "_log_softmax", "_log_softmax_backward_data",
+	"log_softmax", "gelu_backward", "threshold_backward", "sigmoid_backward",
+	"tanh_backward", "silu_backward", "hardtanh_backward", "leaky_relu",
+	"leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward", "clamp_min",
+	"clamp_max", "masked_fill", "scalar_tensor", "index_select", "index_put",
+	"embedding_dense_backward", "nll_loss_forward", "nll_loss_backward", "mse_loss",
+	"mse_loss_backward", "binary_cross_entropy", "smooth_l1_loss", "native_dropout",
+	"native_dropout_backward", "upsample_nearest2d", "upsample_bilinear2d",
+	"_to_copy", "constant_pad_nd", "new_zeros", "new_ones", "new_empty", "zeros_like",
+	"ones_like", "full_like", "empty_like", "rand_like", "randn_like", "var_mean",
+	"logical_not", "logical_and", "logical_or", "bitwise_and", "bitwise_or",
+	"bitwise_not", "convolution_backward", "_unsafe_view", "_reshape_alias",
+	"scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
+	"rsub", "erf_inv", "lift_fresh", "as_strided", "select_scatter", "slice_scatter",
+	"index_add", "scatter_add", "slice_backward", "select_backward",
+	"_weight_norm_interface", "repeat_interleave",
+};
+
+static const char *inductor_fused_op(const struct frame *f)
+{
+	const char *s = f->sym, *w[64];
+	size_t wl[64], nw = 0, end, i;
+	struct strbuf sb = STRBUF_INIT;
+	const char *ret;
+
+	if (strncmp(s, "cpp_fused_", 10) || !f->dso_path || !strstr(f->dso_path, "/torchinductor_"))
+		return NULL;
+	s += 10;
+	end = strlen(s);
+	while (end && isdigit((unsigned char)s[end - 1]))
+		end--;
+	if (!end || end == strlen(s) || s[end - 1] != '_')
+		return NULL;	/* no "_N" */
+	end--;
+	for (const char *p = s; p <= s + end && nw < ARRAY_SIZE(w);) {
+		const char *u = memchr(p, '_', (size_t)(s + end - p));
+
+		if (!u)
+			u = s + end;
+		w[nw] = p;
+		wl[nw++] = (size_t)(u - p);
+		p = u + 1;
+	}
+	strbuf_addstr(&sb, "fused(");
+	for (i = 0; i < nw;) {
+		size_t take = 1, lead = !wl[i] && i + 1 < nw;	/* "_softmax": "", "softmax" */
+		const char *from = w[i];
+
+		/* the longest listed name starting here */
+		for (size_t k = ARRAY_SIZE(multiword_ops); k--;) {
+			const char *m = multiword_ops[k];
+			size_t ml = strlen(m), words = 1;
+
+			if (ml > (size_t)(s + end - from) || strncmp(from, m, ml) ||
+			    (from + ml < s + end && from[ml] != '_'))
+				continue;
+			for (size_t c = 0; c < ml; c++)
+				words += m[c] == '_';
+			if (words > take)
+				take = words;
+		}
+		if (take == 1 && lead)
+			take = 2;
+		if (take > nw - i)
+			take = nw - i;
+		strbuf_addf(&sb, "%saten::%.*s", sb.len > 6 ? ", " : "",
+			    (int)(w[i + take - 1] + wl[i + take - 1] - from), from);
+		i += take;
+	}
+	strbuf_addch(&sb, ')');
+	ret = str_intern(sb.buf, sb.len);
+	strbuf_release(&sb);
+	return ret;
+}
+
 const char *op_from_stack(const struct frame *frames, size_t nr)
 {
 	const char *comp[16];
 	size_t clen[16], n, i, k;
 
-	/* innermost at::_ops::<op>::call / ::redispatch */
+	/* innermost at::_ops::<op>::call / ::redispatch, or a torch.compile kernel's
+	 * fused operators below it */
 	for (i = 0; i < nr; i++) {
 		const char *s = find_qualified(frames[i].sym, "at::_ops::");
+		const char *fused = s ? NULL : inductor_fused_op(&frames[i]);
 
+		if (fused)
+			return fused;
 		if (!s)
 			continue;
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));

@@ -282,6 +282,35 @@ int main(void)
 		expect_op(NULL, f, 2, "no op outside aten");
 	}
 	{
+		/* torch.compile's C++ kernels: the ATen operators their names list */
+		static const struct { const char *sym, *path, *want; } k[] = {
+			{ "cpp_fused_gelu_native_layer_norm_0", "/tmp/torchinductor_root/xj/c.so",
+			  "fused(aten::gelu, aten::native_layer_norm)" },
+			{ "cpp_fused__softmax_3", "/tmp/torchinductor_u/ab/c.so", "fused(aten::_softmax)" },
+			{ "cpp_fused__log_softmax_add_12", "/c/torchinductor_u/ab/c.so",
+			  "fused(aten::_log_softmax, aten::add)" },
+			{ "cpp_fused_native_batch_norm_backward_relu_threshold_backward_7",
+			  "/tmp/torchinductor_root/q/c.so",
+			  "fused(aten::native_batch_norm_backward, aten::relu, aten::threshold_backward)" },
+			{ "cpp_fused_relu_0", "/tmp/torchinductor_root/q/c.so", "fused(aten::relu)" },
+			{ "cpp_fused_relu", "/tmp/torchinductor_root/q/c.so", NULL },
+			{ "cpp_fused_relu_0", "/usr/lib/libmine.so", NULL },
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(k); i++) {
+			struct frame f[] = {
+				F("func@0x1f780", "libgomp.so.1.0.0", 0, 0),
+				F(k[i].sym, "c.so", 0, 0),
+				F("_PyEval_EvalFrameDefault", "python3.13", 0, 0),
+			};
+			char title[160];
+
+			f[1].dso_path = k[i].path;
+			snprintf(title, sizeof(title), "inductor kernel %s in %s", k[i].sym, k[i].path);
+			expect_op(k[i].want, f, 3, title);
+		}
+	}
+	{
 		struct frame a[] = { F("at::_ops::relu::call(at::Tensor const&)", "libtorch_cpu.so", 0, 0) };
 		struct frame b[] = { F("at::_ops::relu::call(at::Tensor const&)", "libtorch_cpu.so", 0, 0) };
 		ok(op_from_stack(a, 1) == op_from_stack(b, 1), "operator names are interned", NULL);

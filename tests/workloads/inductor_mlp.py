@@ -3,9 +3,11 @@ last two into one C++ kernel), run for a fixed time after compiling.
 
     python3 inductor_mlp.py [SECONDS]
 
-Prints the truth a profile is checked against: each C++ kernel the generated modules
-define, as Inductor names it, and the calls made:
+Prints the truth a profile is checked against: the ATen operators the model runs
+eagerly (each one torch dispatches, seen by a TorchDispatchMode), each C++ kernel the
+generated modules define, as Inductor names it, and the calls made:
 
+    inductor: eager ops addmm gelu native_layer_norm t
     inductor: kernel cpp_fused_gelu_native_layer_norm_0
     inductor: calls N seconds S
 """
@@ -17,6 +19,18 @@ import tempfile
 import time
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class OpLog(TorchDispatchMode):
+    """the ATen operators dispatched below autograd, by their names"""
+    def __init__(self):
+        super().__init__()
+        self.ops = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.add(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
 
 
 def main():
@@ -26,6 +40,10 @@ def main():
     cm = torch.compile(m)
     x = torch.randn(512, 256)
     with torch.no_grad():
+        log = OpLog()
+        with log:
+            m(x)
+        print("inductor: eager ops", " ".join(sorted(log.ops)), flush=True)
         cm(x)
         t0, n = time.time(), 0
         while time.time() - t0 < secs:
