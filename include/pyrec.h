@@ -45,6 +45,8 @@ enum {
 #define DLP_PYSTACK_KERNEL 2u	/* read in the kernel at the sample (pybpf.h): exact */
 #define DLP_PYSTACK_CHAIN 4u	/* the frames are a DLP_REC_PYCHAIN's: a u32 chain id
 				   follows the struct (nr, same 0) */
+#define DLP_PYSTACK_GIL	8u	/* read in the kernel: the thread held the GIL (its state the
+				   GIL's last holder, the GIL locked) */
 
 #define DLP_PY_ENTRY	0x80000000u	/* pyframe.instr: the frame an eval loop entered at */
 #define DLP_PY_NO_INSTR	0x7fffffffu	/* no instruction yet: the first line */

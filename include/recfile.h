@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-#define DLP_FORMAT_VERSION 7	/* 2: chunks may be flagged side-band or samples; 3: stacks
+#define DLP_FORMAT_VERSION 8	/* 2: chunks may be flagged side-band or samples; 3: stacks
 				   unwound while recording (DLP_REC_STACK, DLP_REC_USAMPLE);
 				   4: Python stacks stored once and named by their samples
 				   (DLP_REC_PYCHAIN, DLP_STACK_PY), code objects with the
@@ -25,7 +25,8 @@
 				   6: code objects and Python stacks written packed
 				   (DLP_REC_PYCODE_PACKED, DLP_REC_PYCHAIN_PACKED);
 				   7: plain samples unwound while recording in compact
-				   batches (DLP_REC_USAMPLES) */
+				   batches (DLP_REC_USAMPLES); 8: the GIL held, read in
+				   the kernel (DLP_USAMPLE_PY_GIL, DLP_PYSTACK_GIL) */
 
 enum dlp_rec_type {
 	DLP_REC_PERF	= 1,	/* raw perf record as read from the ring (perf_event_header first) */
@@ -143,6 +144,8 @@ struct dlp_usample_rec {
 #define DLP_USAMPLE_PY_LATE (1u << 4)	/* ... read from outside after the sample (the delays:
 					   META python_late) */
 #define DLP_USAMPLE_PY_UNCHECKED (1u << 5) /* ... and not checked against its stack copy */
+#define DLP_USAMPLE_PY_GIL (1u << 6)	/* ... read in the kernel: its thread held the GIL
+					   (DLP_PYSTACK_GIL) */
 
 /* DLP_REC_MEMFREE payload: len / sizeof(struct dlp_memfree) of these, in the order the
  * free ring gave them (not sorted by time). */

@@ -80,9 +80,9 @@ test_expect_success 'not a recording, empty, short, newer version' '
 	{ "$RECDUMP" short.dlp 2>e3; test $? = 2; } &&
 	test_grep "too short" e3 &&
 	cp good.dlp new.dlp &&
-	printf "\\011" | dd of=new.dlp bs=1 seek=8 conv=notrunc 2>/dev/null &&
+	printf "\\012" | dd of=new.dlp bs=1 seek=8 conv=notrunc 2>/dev/null &&
 	{ "$RECDUMP" new.dlp 2>e4; test $? = 2; } &&
-	test_grep "format version 9, newer than this dlprof reads (7); upgrade dlprof" e4
+	test_grep "format version 10, newer than this dlprof reads (8); upgrade dlprof" e4
 '
 
 if command -v valgrind >/dev/null 2>&1; then

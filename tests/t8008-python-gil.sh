@@ -1,8 +1,12 @@
 #!/bin/sh
 # t8008-python-gil.sh - who waits for the GIL, on which line (issue 49).
-# tests/workloads/gil_contend.py: two spinner threads in pure Python and a napper (a
-# millisecond of Python between 5 ms naps in time.sleep, which gives the GIL up) share
-# the GIL for 2 s; an idle thread sleeps through it and wakes when no thread holds it.
+# tests/workloads/gil_contend.py: two spinner threads in pure Python, a napper (a
+# millisecond of Python between 5 ms naps in time.sleep, which gives the GIL up) and a
+# native thread (zlib.compress again and again: the GIL released while it deflates)
+# share the GIL for 2 s; an idle thread sleeps through it and wakes when no thread holds
+# it.  Who holds the GIL is read in the kernel at each sample: a spinner's held time is
+# its CPU time, the native thread's at most its CPU time outside zlib, all together at
+# most the run's wall time.
 # Each measures its own wait: wall - CPU - naps asked for (tests/tools/gil-check.py).
 # Under Debian's python3.11 (stripped: take_gil and drop_gil found from its code,
 # include/pygil.h) and pyenv's 3.12 and 3.13 where they are (symbols): report --sort
@@ -35,11 +39,11 @@ done
 for PY in $pys; do
 	v=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	test_expect_success "CPython $v ($PY): record the contending threads" '
-		"$DLPROF" record -o g$v.data -- "$PY" "$W" --seconds 2 >truth$v 2>err$v &&
+		"$DLPROF" record -o g$v.data -- "$PY" "$W" --seconds 2 --native >truth$v 2>err$v &&
 		cat err$v truth$v && test_grep -q " switch-outs beside them" err$v &&
 		grep -q "^GIL enabled" truth$v
 	'
-	test_expect_success "CPython $v: each thread's GIL wait within 10% of its own, the idle one's under 1 ms" '
+	test_expect_success "CPython $v: each thread's GIL wait within 10% of its own, who held it" '
 		"$DLPROF" report -i g$v.data --sort thread >th$v.txt &&
 		"$DLPROF" report -i g$v.data --sort thread --format json >th$v.json &&
 		cat th$v.txt &&
@@ -51,7 +55,9 @@ for PY in $pys; do
 	test_expect_success "CPython $v: wait-gil in the family table, the gil-contention finding" '
 		"$DLPROF" report -i g$v.data --off-cpu --sort family >fam$v &&
 		cat fam$v && grep -E "^ +[0-9.]+% .* wait-gil$" fam$v &&
-		grep -A1 "\[gil-contention\] 3 Python threads" th$v.txt
+		n=$(sed -n "s/.*\[gil-contention\] \([0-9]*\) Python threads.*/\1/p" th$v.txt) &&
+		json_check th$v.json "n = sum(1 for r in j.rows if r.gil_wait_ns >= 0.05 * (r.on_cpu_ns + r.off_cpu_ns))" \
+			"print(n, \"threads wait 5% of their time or more\")" "n == ${n:-0}" "n >= 4"
 	'
 done
 

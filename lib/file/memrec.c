@@ -33,7 +33,7 @@ static int get_u32_from(struct varint_rd *d, uint32_t base, uint32_t *v)
 
 #define ALLOC_FLAGS	(DLP_USAMPLE_LEAF_IP | DLP_USAMPLE_PY_OWN | DLP_USAMPLE_PY_LATE | \
 			 DLP_USAMPLE_PY_UNCHECKED)
-#define SAMPLE_FLAGS	ALLOC_FLAGS
+#define SAMPLE_FLAGS	(ALLOC_FLAGS | DLP_USAMPLE_PY_GIL)
 #define ENT_ADDR	1u	/* an alloc entry: it has an address */
 #define ENT_SEQ		1u	/* a free entry: named by seq, its time in microseconds */
 

@@ -555,6 +555,8 @@ static int finish_sample(struct session *s, struct dlp_sample *smp, const struct
 		smp->pychain = pychain;
 		smp->pyflags = usflags & DLP_USAMPLE_PY_OWN ? DLP_PYSTACK_OWN :
 			       usflags & DLP_USAMPLE_PY_LATE ? 0 : DLP_PYSTACK_KERNEL;
+		if (usflags & DLP_USAMPLE_PY_GIL)
+			smp->pyflags |= DLP_PYSTACK_GIL;
 		smp->pystate = usflags & DLP_USAMPLE_PY_UNCHECKED ? DLP_PY_UNCHECKED :
 			       DLP_PY_TRUSTED;
 	}

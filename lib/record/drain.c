@@ -551,6 +551,7 @@ static void sample_python(struct recorder *r, const struct rec_event *ev,
 	uint32_t pid, tid, *want_chain = r->ru ? &py->chain : NULL;
 	uint64_t t;
 	struct pychain_ref ref = { 0, 0 };
+	int kern;
 
 	memcpy(&pid, body + 16, 4);
 	memcpy(&tid, body + 20, 4);
@@ -558,8 +559,9 @@ static void sample_python(struct recorder *r, const struct rec_event *ev,
 	*py = (struct recunw_py){ 0, 0, pid, tid, t, DLP_PY_TRUSTED };
 	if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t, want_chain)) {
 		py->flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
-	} else if (r->py.pb && !ev->mem && pb_sample(r, pid, tid, t, want_chain)) {
-		py->flags = DLP_PYSTACK_KERNEL;	/* read in the kernel */
+	} else if (r->py.pb && !ev->mem && (kern = pb_sample(r, pid, tid, t, want_chain))) {
+		/* read in the kernel, with whether its thread held the GIL */
+		py->flags = DLP_PYSTACK_KERNEL | (kern == 2 ? DLP_PYSTACK_GIL : 0);
 	} else if (ev->off_cpu) {
 		*py = (struct recunw_py){ 0 };	/* a thread not listed yet: native only */
 	} else if (pyreader_sample(r->py.reader, pid, tid, t, r->py.smp_stack, r->py.smp_len,

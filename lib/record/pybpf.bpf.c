@@ -280,6 +280,16 @@ static __always_inline int read_stack(int with_codes)
 	s->c.tid = tid;
 	s->c.time = bpf_ktime_get_ns();
 	s->c.n = walk(s, f, t->layout);
+	if (t->gil) {
+		/* whether it holds the GIL: its state the last holder, the lock taken */
+		__u64 holder = 0;
+		__u32 locked = 0;
+
+		if (!bpf_probe_read_user(&holder, sizeof(holder), (void *)(t->gil + 8)) &&
+		    !bpf_probe_read_user(&locked, sizeof(locked), (void *)(t->gil + 16)) &&
+		    locked && holder == t->tstate)
+			s->c.n |= PYBPF_GIL;
+	}
 	/* (read back: the verifier then goes on once from here, not once per way out of
 	 * the walk) */
 	n = nframes(*(volatile __u32 *)&s->c.n);

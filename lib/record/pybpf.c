@@ -160,7 +160,11 @@ static int got_record(void *ctx, void *data, size_t len)
 
 	if (len < 16)
 		return 0;
-	n = c->n & ~(PYBPF_TRUNC | PYBPF_FAIL);
+	_Static_assert(!((PYBPF_TRUNC | PYBPF_FAIL | PYBPF_GIL) & (PYBPF_CODE | 0x3ffu)) &&
+		       PYBPF_TRUNC != PYBPF_CODE && PYBPF_FAIL != PYBPF_CODE &&
+		       PYBPF_GIL != PYBPF_CODE && PYBPF_MAXF <= 0x3ff,
+		       "a chain's flags, its frame count and a code record's kind apart");
+	n = c->n & ~(PYBPF_TRUNC | PYBPF_FAIL | PYBPF_GIL);
 	if (c->n == PYBPF_CODE && len >= offsetof(struct pybpf_code_rec, tab)) {
 		struct pybpf_code pc = {
 			.pid = cr->pid,
@@ -183,7 +187,8 @@ static int got_record(void *ctx, void *data, size_t len)
 		pb->code_fn(pb->ctx, &pc);
 	} else if (c->n != PYBPF_CODE && n <= PYBPF_MAXF) {
 		pb->fn(pb->ctx, c->tid, c->time, (const uint64_t *)(const void *)c->f, n,
-		       !!(c->n & (PYBPF_TRUNC | PYBPF_FAIL)));
+		       (c->n & (PYBPF_TRUNC | PYBPF_FAIL) ? PYBPF_CHAIN_FAILED : 0) |
+		       (c->n & PYBPF_GIL ? PYBPF_CHAIN_GIL : 0));
 		pb->chains++;
 	}
 	return 0;

@@ -19,6 +19,8 @@
 #define PYBPF_MAXF	256	/* frames a chain holds; deeper ones are flagged */
 #define PYBPF_TRUNC	0x80000000u	/* in n: the chain went on */
 #define PYBPF_FAIL	0x40000000u	/* in n: a read failed on the way */
+#define PYBPF_GIL	0x10000000u	/* in n: the thread held the GIL (its state the last
+					   holder, the lock taken) */
 
 /* What the program needs to read a thread (the tid map's value). */
 struct pybpf_thread {
@@ -33,6 +35,7 @@ struct pybpf_thread {
 	uint32_t ns_tid;	/* the id the state holds where not the thread's (a thread of
 				   another PID namespace: its id there), else 0 */
 	uint32_t pad;
+	uint64_t gil;		/* its process's GIL state (pyreader_gil), 0: not known */
 };
 
 struct pybpf;
@@ -93,8 +96,9 @@ const char *pybpf_codes_off(const struct pybpf *pb);
 /* A chain as the program read it: pairs of u64, code object address | MEM_PY_* flags
  * (memevent.h), instruction pointer; innermost first. */
 typedef void pybpf_chain_fn(void *ctx, uint32_t tid, uint64_t time, const uint64_t *chain,
-			    uint32_t n, int failed);
-/* (failed: a read failed on the way, or the chain was deeper than PYBPF_MAXF) */
+			    uint32_t n, unsigned flags);
+#define PYBPF_CHAIN_FAILED 1u	/* a read failed on the way, or deeper than PYBPF_MAXF */
+#define PYBPF_CHAIN_GIL    2u	/* the thread held the GIL (PYBPF_GIL) */
 /* Hand over every code record and chain in the ring buffer, in order; how many chains. */
 size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, pybpf_code_fn *code_fn, void *ctx);
 /* Chains the ring buffer had no room for (the drain was late). */

@@ -57,7 +57,7 @@ struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid)
 		if (r->py.pb_procs[i].pid == pid)
 			return &r->py.pb_procs[i];
 	ALLOC_GROW(r->py.pb_procs, r->py.nr_pb_procs + 1, r->py.alloc_pb_procs);
-	r->py.pb_procs[r->py.nr_pb_procs] = (struct pb_proc){ pid, 0 };
+	r->py.pb_procs[r->py.nr_pb_procs] = (struct pb_proc){ .pid = pid };
 	return &r->py.pb_procs[r->py.nr_pb_procs++];
 }
 
@@ -207,13 +207,19 @@ void pb_list(struct recorder *r, uint32_t pid)
 	struct pyreader_thread th[256];
 	struct pywalk_info wi;
 	struct pb_proc *pp = pb_proc_of(r, pid);
-	uint64_t now = now_ns();
+	uint64_t now = now_ns(), gil;
 	size_t n;
+	int regil;
 
 	if (pp->listed && now - pp->listed < PB_LIST_NS)
 		return;
 	pp->listed = now;
 	n = pyreader_threads(r->py.reader, pid, th, ARRAY_SIZE(th), &wi);
+	/* its GIL, found once it has threads: the entries listed before get it too */
+	gil = n ? pyreader_gil(r->py.reader, pid) : 0;
+	regil = gil && gil != pp->gil;
+	if (gil)
+		pp->gil = gil;
 	for (size_t i = 0; i < n; i++) {
 		struct pybpf_thread t = {
 			.tstate = th[i].tstate,
@@ -222,10 +228,14 @@ void pb_list(struct recorder *r, uint32_t pid)
 			.ts_tid = wi.ts_tid,
 			.layout = wi.frame,
 			.ns_tid = th[i].ns_tid != th[i].tid ? th[i].ns_tid : 0,
+			.gil = pp->gil,
 		};
 
-		if ((uintptr_t)u64map_get(&r->py.pb_tids, th[i].tid) > 1)
+		if ((uintptr_t)u64map_get(&r->py.pb_tids, th[i].tid) > 1) {
+			if (regil)
+				(void)pybpf_set_thread(r->py.pb, th[i].tid, &t);
 			continue;
+		}
 		/* read from the first sample after its entry is in the map (a sample taken
 		 * between `now` and the update had no chain: one a run, counted as lost) */
 		if (!pybpf_set_thread(r->py.pb, th[i].tid, &t)) {
@@ -256,7 +266,7 @@ void pb_forget(struct recorder *r, uint32_t tid)
 }
 
 static void pb_got_chain(void *ctx, uint32_t tid, uint64_t time, const uint64_t *chain,
-			 uint32_t n, int failed)
+			 uint32_t n, unsigned flags)
 {
 	struct recorder *r = ctx;
 	struct pb_chain *c;
@@ -266,7 +276,8 @@ static void pb_got_chain(void *ctx, uint32_t tid, uint64_t time, const uint64_t 
 	c->tid = tid;
 	c->n = n;
 	c->time = time;
-	c->failed = failed;
+	c->failed = !!(flags & PYBPF_CHAIN_FAILED);
+	c->gil = !!(flags & PYBPF_CHAIN_GIL);
 	c->turns = 0;
 	c->chain = xmalloc(n ? n * 16 : 1);
 	memcpy(c->chain, chain, n * 16);
@@ -353,18 +364,21 @@ static struct pb_chain *pb_find_fetch(struct recorder *r, uint32_t tid, uint64_t
 
 /* Sample (pid, tid, time) gets chain c: its Python stack, with chain_id named by the
  * sample's own record (pyreader_sample_chain), else a record of its own. */
-static void pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32_t tid,
-		    uint64_t time, uint32_t *chain_id)
+static int pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32_t tid,
+		   uint64_t time, uint32_t *chain_id)
 {
+	int gil = c->gil && !c->failed;
+
 	if (c->failed) {
 		pyreader_sample_chain(r->py.reader, pid, tid, time, NULL, 0, 0, chain_id);
 	} else {
 		pyreader_chain_read_at(r->py.reader, c->time);
-		pyreader_sample_chain(r->py.reader, pid, tid, time, c->chain, c->n, DLP_PYSTACK_KERNEL,
-				      chain_id);
+		pyreader_sample_chain(r->py.reader, pid, tid, time, c->chain, c->n,
+				      DLP_PYSTACK_KERNEL | (gil ? DLP_PYSTACK_GIL : 0), chain_id);
 	}
 	free(c->chain);
 	c->chain = NULL;
+	return gil;
 }
 
 /* A sample of a thread the program reads (taken since it does): its chain is in (it is
@@ -382,16 +396,13 @@ int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 		c = pb_find_fetch(r, tid, time);
 		if (!c || c->failed)
 			return 0;
-		pb_take(r, c, pid, tid, time, chain_id);
-		return 1;
+		return pb_take(r, c, pid, tid, time, chain_id) ? 2 : 1;
 	}
 	if (since <= 1 || time < since)
 		return 0;
 	c = pb_find_fetch(r, tid, time);
-	if (c) {
-		pb_take(r, c, pid, tid, time, chain_id);
-		return 1;
-	}
+	if (c)
+		return pb_take(r, c, pid, tid, time, chain_id) ? 2 : 1;
 	ALLOC_GROW(r->py.pb_wait, r->py.nr_pb_wait + 1, r->py.alloc_pb_wait);
 	r->py.pb_wait[r->py.nr_pb_wait++] = (struct pb_wait){ pid, tid, time, 0 };
 	return 1;

@@ -100,6 +100,9 @@ struct pyproc {
 	unsigned probes;
 	int pidns;		/* 0 unknown, 1 record's PID namespace, 2 another (a container's:
 				   its states hold the ids of that namespace) */
+	uint64_t gil;		/* its GIL's state (struct _gil_runtime_state), 0: not found */
+	int gil_looked;		/* looked for: 1 found, -1 not found (looked again later) */
+	uint64_t gil_next;	/* not found: when to look again */
 };
 
 #define PROBE_EVERY_NS	5000000ull

@@ -548,6 +548,83 @@ int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi
 	return 1;
 }
 
+/*
+ * A process's GIL: struct _gil_runtime_state, "unsigned long interval; PyThreadState
+ * *last_holder; int locked; unsigned long switch_number; ..." (Include/internal/
+ * pycore_gil.h, 3.11-3.13 without Py_GIL_DISABLED).  3.11 keeps it in _PyRuntime
+ * (ceval.gil), 3.12 and 3.13 in the main interpreter's state (_gil, which
+ * interp->ceval.gil points to); the offsets differ between versions and builds, so it is
+ * found by what it holds: the switch interval in microseconds (the default 5000: a
+ * program that set another with sys.setswitchinterval() before is not read), a thread
+ * state of the process as the last holder, locked 0 or 1 with the word's upper half 0, a
+ * switch count.  (A looser interval took 3.12's list of threads, "next id, head, count",
+ * at a time the process had one thread.)  Looked for once the process has a Python
+ * thread, again (at most every GIL_LOOK_NS) until found.
+ */
+#define GIL_SCAN_BYTES	(1u << 20)
+#define GIL_INTERVAL_US	5000	/* sys.getswitchinterval()'s default, 5 ms */
+#define GIL_LOOK_NS	200000000ull
+
+static int is_tstate(const struct pyproc *p, uint64_t v)
+{
+	for (size_t i = 0; i < p->nr_tids; i++)
+		if (p->tids[i].tstate && p->tids[i].tstate == v)
+			return 1;
+	return 0;
+}
+
+static uint64_t gil_scan(const struct pyproc *p, uint64_t from, size_t len)
+{
+	enum { CHUNK = 65536 };
+	uint64_t *buf = xmalloc(CHUNK + 64);
+	uint64_t found = 0;
+
+	for (size_t off = 0; off < len && !found; off += CHUNK) {
+		size_t n = CHUNK + 64 < len - off ? CHUNK + 64 : len - off;
+
+		if (rd(p->pid, from + off, buf, n) < 0)
+			break;	/* the end of what is mapped */
+		for (size_t w = 0; w + 5 < n / 8 && w < CHUNK / 8 && !found; w++) {
+			uint64_t interval = buf[w], holder = buf[w + 1], locked = buf[w + 2];
+
+			if (interval == GIL_INTERVAL_US && holder % 8 == 0 && locked <= 1 &&
+			    buf[w + 3] < (1ull << 48) && is_tstate(p, holder))
+				found = from + off + w * 8;
+		}
+	}
+	free(buf);
+	return found;
+}
+
+uint64_t pyreader_gil(struct pyreader *pr, uint32_t pid)
+{
+	struct pyproc *p = get_proc(pr, pid);
+	uint64_t interp = 0, now;
+
+	if (!p->state)
+		probe(pr, p);
+	if (p->state != 1 || p->gil_looked > 0)
+		return p->gil;
+	now = now_ns();
+	if (p->gil_looked < 0 && now < p->gil_next)
+		return 0;
+	p->gil_looked = -1;
+	p->gil_next = now + GIL_LOOK_NS;
+	if (!p->nr_tids)
+		walk_threads(p, now);
+	if (p->version >= 0x030c0000) {
+		/* the main interpreter's state: interpreters.head */
+		if (rd64(pid, p->runtime + p->lay->rt_interp_head, &interp) < 0 || !interp)
+			return 0;
+		p->gil = gil_scan(p, interp, GIL_SCAN_BYTES);
+	} else {
+		p->gil = gil_scan(p, p->runtime, GIL_SCAN_BYTES);
+	}
+	if (p->gil)
+		p->gil_looked = 1;
+	return p->gil;
+}
+
 size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_thread *out,
 			size_t max, struct pywalk_info *wi)
 {

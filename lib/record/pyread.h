@@ -80,6 +80,10 @@ struct pyreader_thread {
 };
 size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_thread *out,
 			size_t max, struct pywalk_info *wi);
+/* The address of pid's GIL state (CPython's struct _gil_runtime_state: interval at +0,
+ * last_holder at +8, locked at +16 in 3.11-3.13's default builds), 0 when not found
+ * (not Python, a build without a GIL, not found yet). */
+uint64_t pyreader_gil(struct pyreader *pr, uint32_t pid);
 /* A path that names a Python interpreter (python3.11, python3, libpython3.11.so.1.0). */
 int pyreader_python_path(const char *path);
 /* How many processes were found to be Python so far, 0: none (record polls its rings

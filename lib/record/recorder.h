@@ -286,6 +286,7 @@ struct pb_chain {
 	uint32_t tid, n;
 	uint64_t time;
 	int failed;			/* a read failed, or it was too deep */
+	int gil;			/* its thread held the GIL */
 	unsigned turns;
 	uint64_t *chain;
 };
@@ -293,6 +294,7 @@ struct pb_chain {
 struct pb_proc {
 	uint32_t pid;
 	uint64_t listed;
+	uint64_t gil;			/* its GIL's state, as the program's entries have it */
 };
 
 struct py_pub {
@@ -390,6 +392,7 @@ void pb_bells_close(struct recorder *r);
 void pb_list(struct recorder *r, uint32_t pid);
 void pb_match(struct recorder *r, int last);
 struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid);
+/* 0: not read in the kernel; 1: read (or to come); 2: read, its thread held the GIL */
 int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 		     uint32_t *chain_id);
 

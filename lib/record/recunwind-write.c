@@ -415,6 +415,8 @@ int cb_sample(void *ctx, const struct dlp_sample *s)
 	pychain = ru->cur_py ? ru->cur_py->chain : 0;
 	us.stack_id = stack_id(ru, us.flags ? 1 : 0, (uint32_t)n, complete, pychain);
 	ru->st.unwound++;
+	if (pychain && (ru->cur_py->flags & DLP_PYSTACK_GIL))
+		us.flags |= DLP_USAMPLE_PY_GIL;
 	if (pychain && (ru->cur_py->flags & DLP_PYSTACK_OWN))
 		us.flags |= DLP_USAMPLE_PY_OWN;
 	else if (pychain && !(ru->cur_py->flags & DLP_PYSTACK_KERNEL))

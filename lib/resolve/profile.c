@@ -474,6 +474,16 @@ static int sample_in(struct prof *p, const struct dlp_sample *s, int counted)
 	size_t nuser = 0, first_user = 0;
 	int complete = 0, unw_complete = 0, dwarf = 0;
 	struct frame *fr = p->frames;
+	struct dlp_sample held;
+
+	/* a Python stack read in the kernel after its sample was written: whether its
+	 * thread held the GIL is the stack record's to say */
+	if (p->py && !s->pychain && !(s->pyflags & DLP_PYSTACK_GIL) &&
+	    pystacks_gil(p->py, s->pid, s->tid, s->time)) {
+		held = *s;
+		held.pyflags |= DLP_PYSTACK_GIL;
+		s = &held;
+	}
 
 	p->st->samples++;
 	p->st->period_total += s->period;

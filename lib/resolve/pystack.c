@@ -29,7 +29,8 @@ struct pyst {
 	uint32_t first;		/* index into frames */
 	uint16_t nr;
 	uint8_t state;
-	uint8_t exact;		/* read as the sample was taken (DLP_PYSTACK_OWN, _KERNEL) */
+	uint8_t exact;		/* read as the sample was taken (DLP_PYSTACK_OWN, _KERNEL): 1,
+				   | 2 when its thread held the GIL (DLP_PYSTACK_GIL) */
 };
 
 /* a DLP_REC_PYCHAIN: its frames in frames[] */
@@ -63,6 +64,7 @@ struct pystacks {
 	size_t nr_codes;
 	struct pyst *st;
 	size_t nr_st, alloc_st;
+	size_t nr_gil;		/* of them, ones whose thread held the GIL */
 	struct pychain *chains;		/* by id - 1 */
 	size_t nr_chains, alloc_chains;
 	struct dlp_pyframe *frames;	/* the distinct stacks, each stored once */
@@ -307,7 +309,9 @@ store:
 	s->tid = r.tid;
 	s->nr = r.nr;
 	s->state = r.state;
-	s->exact = !!(r.flags & (DLP_PYSTACK_OWN | DLP_PYSTACK_KERNEL));
+	s->exact = r.flags & (DLP_PYSTACK_OWN | DLP_PYSTACK_KERNEL) ?
+		   (uint8_t)(1 | (r.flags & DLP_PYSTACK_GIL ? 2 : 0)) : 0;
+	ps->nr_gil += !!(s->exact & 2);
 	s->first = (uint32_t)first;
 	if (pv) {
 		pv->first = s->first;
@@ -473,6 +477,13 @@ static int is_eval(const struct pystacks *ps, const struct frame *f)
 {
 	return f->sym && (f->sym == ps->eval || !strcmp(f->sym, ps->eval)) &&
 	       !(f->flags & (FRAME_KERNEL | FRAME_INLINE));
+}
+
+int pystacks_gil(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	const struct pyst *s = ps->nr_gil ? find_st(ps, pid, tid, time) : NULL;
+
+	return s && (s->exact & 2);
 }
 
 int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time,

@@ -29,6 +29,9 @@ int pystacks_any(const struct pystacks *ps);
  * sample was taken.  Returns 1 merged, 0 no Python stack
  * for the sample (or not trusted: left native), -1 the Python and native stacks did not
  * match (left native). */
+/* Whether the Python stack record of sample (pid, tid, time), one written apart from it
+ * (read in the kernel after the sample was written), says its thread held the GIL */
+int pystacks_gil(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time);
 int pystacks_merge(struct pystacks *ps, uint32_t pid, uint32_t tid, uint64_t time,
 		   uint32_t chain, int chain_exact, struct frame *fr, size_t *nr, size_t max,
 		   int complete);

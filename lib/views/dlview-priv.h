@@ -38,6 +38,8 @@ struct thread_stat {
 	uint64_t preempt_ns;	/* off-CPU after an involuntary switch: runnable, waiting */
 	uint64_t gil_ns, gil_waits;	/* its switch-outs in family wait-gil: waits for the GIL */
 	uint64_t py_samples;	/* its CPU samples with Python frames (running Python) */
+	uint64_t held_samples;	/* its CPU samples holding the GIL (read in the kernel) */
+	uint64_t held_off_ns;	/* off the CPU from a switch-out holding the GIL */
 	int have_switch, out_preempted;
 	int interp_seen;	/* its interpreter's file looked at (free_threaded) */
 };
@@ -82,6 +84,7 @@ struct dlview {
 	const char *f_spin, *f_reorder, *f_fault, *f_gil;
 	int waits_apart;	/* dlview_waits_apart() */
 	int waits_seen;		/* switch-outs came (their families known) */
+	int gil_known;		/* a sample said its thread held the GIL: who holds it is read */
 	const char *free_threaded;	/* a free-threaded interpreter's file seen: no GIL */
 };
 
@@ -89,6 +92,9 @@ struct dlview {
  * CPU in Python, waiting for the GIL, the rest off the CPU; ns */
 void dlview_gil_split(const struct dlview *v, const struct thread_stat *t, double *py,
 		      double *gil, double *other_off);
+/* t's time holding the GIL: its CPU samples that held it (a share of its on-CPU time) and
+ * its time off the CPU from switch-outs that held it */
+double dlview_gil_held(const struct dlview *v, const struct thread_stat *t);
 
 /* Count the thread switches in (once, before reading any table). */
 void dlview_resolve(struct dlview *v);

@@ -105,6 +105,14 @@ void dlview_gil_split(const struct dlview *v, const struct thread_stat *t, doubl
 	*other_off = off > *gil ? off - *gil : 0;
 }
 
+double dlview_gil_held(const struct dlview *v, const struct thread_stat *t)
+{
+	double on, off;
+
+	dlview_on_off(v, t, &on, &off);
+	return (t->samples ? on * t->held_samples / t->samples : 0) + (double)t->held_off_ns;
+}
+
 /* Whether the table has the GIL's columns: Python ran, and the switch-outs were read */
 static int gil_columns(const struct dlview *v)
 {
@@ -119,7 +127,7 @@ static int gil_columns(const struct dlview *v)
 static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	size_t n = v->nr_threads, i;
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
 	int gil = gil_columns(v);
 
 	if (v->nr_threads)
@@ -131,7 +139,11 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 			(unsigned long long)v->samples);
 	else if (fmt == DLVIEW_CSV)
 		fprintf(out, "pid,tid,comm,samples,on_cpu_ns,off_cpu_ns,voluntary,involuntary,"
-			"omp_spin_pct,python_ns,gil_wait_ns\n");
+			"omp_spin_pct,python_ns,gil_wait_ns%s\n", v->gil_known ? ",gil_held_ns" : "");
+	else if (gil && v->gil_known)
+		fprintf(out, "%7s %7s %-16s %8s %11s %11s %11s %11s %11s %7s %7s %9s\n", "pid",
+			"tid", "comm", "samples", "on-CPU", "off-CPU", "Python", "GIL-held",
+			"GIL-wait", "vol", "invol", "omp-spin");
 	else if (gil)
 		fprintf(out, "%7s %7s %-16s %8s %11s %11s %11s %11s %7s %7s %9s\n", "pid", "tid",
 			"comm", "samples", "on-CPU", "off-CPU", "Python", "GIL-wait", "vol", "invol",
@@ -151,21 +163,32 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 			fprintf(out, ", \"samples\": %llu, \"on_cpu_ns\": %.0f, \"off_cpu_ns\": %.0f, "
 				"\"voluntary\": %llu, \"involuntary\": %llu, \"omp_spin_pct\": %.2f, "
 				"\"python_ns\": %.0f, \"gil_wait_ns\": %.0f, \"gil_waits\": %llu, "
-				"\"other_off_cpu_ns\": %.0f}",
+				"\"other_off_cpu_ns\": %.0f",
 				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
 				(unsigned long long)t->invol, pct(t->spin, t->samples), py, gw,
 				(unsigned long long)t->gil_waits, other);
+			if (v->gil_known)
+				fprintf(out, ", \"gil_held_ns\": %.0f, \"gil_held_off_cpu_ns\": %llu",
+					dlview_gil_held(v, t), (unsigned long long)t->held_off_ns);
+			fputc('}', out);
 		} else if (fmt == DLVIEW_CSV) {
 			fprintf(out, "%u,%u,", t->pid, t->tid);
 			fput_csv_str(out, t->comm ? t->comm : "[unknown]");
-			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f,%.0f,%.0f\n",
+			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f,%.0f,%.0f",
 				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
 				(unsigned long long)t->invol, pct(t->spin, t->samples), py, gw);
+			if (v->gil_known)
+				fprintf(out, ",%.0f", dlview_gil_held(v, t));
+			fputc('\n', out);
 		} else {
 			fprintf(out, "%7u %7u %-16.16s %8llu %11s %11s ", t->pid, t->tid,
 				t->comm ? t->comm : "[unknown]", (unsigned long long)t->samples,
 				dlview_fmt_ns(b1, sizeof(b1), on), dlview_fmt_ns(b2, sizeof(b2), off));
-			if (gil)
+			if (gil && v->gil_known)
+				fprintf(out, "%11s %11s %11s ", dlview_fmt_ns(b3, sizeof(b3), py),
+					dlview_fmt_ns(b5, sizeof(b5), dlview_gil_held(v, t)),
+					dlview_fmt_ns(b4, sizeof(b4), gw));
+			else if (gil)
 				fprintf(out, "%11s %11s ", dlview_fmt_ns(b3, sizeof(b3), py),
 					dlview_fmt_ns(b4, sizeof(b4), gw));
 			fprintf(out, "%7llu %7llu %8.1f%%\n", (unsigned long long)t->vol,
@@ -185,6 +208,9 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 	} else if (fmt == DLVIEW_TABLE && gil) {
 		fputs("\nPython: on the CPU with Python frames; GIL-wait: off the CPU taking the GIL "
 		      "or handing it over (wait-gil)\n", out);
+		if (v->gil_known)
+			fputs("GIL-held: holding the GIL, read in the kernel at each sample (on the "
+			      "CPU, or blocked holding it)\n", out);
 	}
 }
 

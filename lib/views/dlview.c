@@ -7,6 +7,7 @@
 
 #include "dlview-priv.h"
 #include "pygil.h"
+#include "pyrec.h"
 #include "family-rules.h"
 #include "itt.h"
 #include "recfile.h"
@@ -250,6 +251,11 @@ static void count_wait(struct dlview *v, const struct attributed *as)
 		t->gil_ns += as->s->period;
 		t->gil_waits++;
 	}
+	if (as->s->pyflags & DLP_PYSTACK_GIL) {
+		/* it blocked holding the GIL: every other Python thread waits meanwhile */
+		t->held_off_ns += as->s->period;
+		v->gil_known = 1;
+	}
 }
 
 /* A free-threaded interpreter in the stack of one of t's samples (once a thread) */
@@ -352,6 +358,10 @@ static void count(struct dlview *v, const struct attributed *as)
 		t->py_samples++;
 		if (!t->interp_seen)
 			note_interpreter(v, t, as);
+	}
+	if (s->pyflags & DLP_PYSTACK_GIL) {
+		t->held_samples++;
+		v->gil_known = 1;
 	}
 	cmap_get(&v->proc_fam, t->pidkey, a->family)->n++;
 	if (a->family == v->f_spin)

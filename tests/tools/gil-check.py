@@ -7,14 +7,20 @@ usage: gil-check.py WORKLOAD TRUTH THREADS.json FOLD-PREFIX
 TRUTH: the workload's stdout (TRUTH lines); THREADS.json: report --sort thread --format
 json; FOLD-PREFIX: fold --off-cpu --tid T of each thread T is in FOLD-PREFIX.T.
 Checks, printing what it compares:
-  - each spinner's and the napper's GIL wait (gil_wait_ns) within 10% of its own
-    (wall - CPU - naps asked for);
+  - each spinner's, the napper's and the native thread's GIL wait (gil_wait_ns) within
+    10% of its own (wall - CPU - naps asked for);
   - the idle thread (one long sleep, woken when no thread holds the GIL) waited for it
     only as it started (the main thread held it, starting the others): under 1 ms;
-  - of each spinner's and the napper's off-CPU time in take_gil/drop_gil, 90% or more
-    has the Python line it waited on: spin()'s loop for a spinner, the time.sleep()
-    line for the napper.
-Exit 1 on the first check that fails.
+  - of each spinner's, the napper's and the native thread's off-CPU time in
+    take_gil/drop_gil, 90% or more has the Python line it waited on: spin()'s loop for a
+    spinner, the time.sleep() line for the napper, the zlib.compress() line for the
+    native thread;
+  - who held the GIL (gil_held_ns, read in the kernel at each sample): a spinner (pure
+    Python) within 10% of its CPU time; the native thread, on the CPU with Python frames
+    (python_ns) for 80% of its CPU time or more, no more than its CPU time outside zlib
+    (its own count) plus 10% of its CPU time; the idle thread under 1 ms; and all of
+    them together no more than the run's wall time plus 5% (one holder at a time).
+Exit 1 when a check fails.
 """
 import json
 import re
@@ -39,8 +45,10 @@ def main():
     rows = {r["tid"]: r for r in json.load(open(threads_path))["rows"]}
     spin_line = marker_line(workload, "SPIN_LINE")
     nap_line = marker_line(workload, "NAP_LINE")
+    native_line = marker_line(workload, "NATIVE_LINE")
     want_lines = {"spin": [r"spin \(gil_contend\.py:(%d|%d)\)" % (spin_line, spin_line + 1)],
-                  "napper": [r"napper \(gil_contend\.py:%d\)" % nap_line]}
+                  "napper": [r"napper \(gil_contend\.py:%d\)" % nap_line],
+                  "native": [r"native \(gil_contend\.py:%d\)" % native_line]}
     bad = 0
     for t in sorted(truth, key=lambda t: t["name"]):
         r = rows.get(t["tid"])
@@ -81,7 +89,49 @@ def main():
               ("ok" if good else "not ok", t["name"], share, total / 1e3,
                " or ".join(want_lines[t["line"]])))
         bad += not good
+    bad += check_held(truth, rows)
     return 1 if bad else 0
+
+
+def check_held(truth, rows):
+    """who held the GIL against what each thread did"""
+    bad = 0
+    held_sum = 0.0
+    for t in sorted(truth, key=lambda t: t["name"]):
+        r = rows.get(t["tid"])
+        if r is None or "gil_held_ns" not in r:
+            print("not ok %s: no gil_held_ns" % t["name"])
+            bad += 1
+            continue
+        held = r["gil_held_ns"] / 1e6
+        held_sum += held
+        cpu = t["cpu_ms"]
+        if t["name"].startswith("spinner"):
+            good = abs(held - cpu) <= 0.10 * cpu
+            print("%s %s: held the GIL %.1f ms, its CPU time %.1f ms (pure Python)" %
+                  ("ok" if good else "not ok", t["name"], held, cpu))
+        elif t["name"] == "native":
+            # on the CPU in Python nearly all the time, in zlib without the GIL
+            outside = cpu - t["native_ms"]
+            py = r["python_ns"] / 1e6
+            good = held <= outside + 0.10 * cpu and held <= 0.2 * py
+            print("%s native: held the GIL %.1f ms, at most %.1f + 10%% of its CPU %.1f ms "
+                  "(outside zlib), and a fifth of its %.1f ms on the CPU in Python" %
+                  ("ok" if good else "not ok", held, outside, cpu, py))
+        elif t["name"] == "idle":
+            good = held < 1.0
+            print("%s idle: held the GIL %.3f ms, want under 1 ms" %
+                  ("ok" if good else "not ok", held))
+        else:
+            continue
+        bad += not good
+    wall = max(t["wall_ms"] for t in truth)
+    main = [r for r in rows.values() if r["tid"] == r["pid"]]
+    held_sum += sum(r.get("gil_held_ns", 0) / 1e6 for r in main)
+    good = held_sum <= 1.05 * wall
+    print("%s all threads held the GIL %.1f ms in all, the run %.1f ms (one at a time)" %
+          ("ok" if good else "not ok", held_sum, wall))
+    return bad + (not good)
 
 
 if __name__ == "__main__":
