@@ -43,6 +43,20 @@ static int id_in(const char *s, char id[ID_LEN + 1])
 	return found;
 }
 
+/* The JSON string value that starts at at (past its opening quote), at most 128
+ * characters, into name: 0, or -1 when it does not end so */
+static int take_quoted(const char *at, struct strbuf *name)
+{
+	for (const char *e = at; *e && e - at < 128; e++)
+		if (*e == '"') {
+			if (e == at)
+				return -1;
+			strbuf_add(name, at, (size_t)(e - at));
+			return 0;
+		}
+	return -1;
+}
+
 /* Podman (root): containers.json is one array of {"id":..., "names":[...], ...} */
 static int podman_name(const char *id, struct strbuf *name)
 {
@@ -62,12 +76,7 @@ static int podman_name(const char *id, struct strbuf *name)
 	names = strstr(at, "\"names\":[\"");
 	if (!names || (next && names > next))
 		goto out;
-	names += strlen("\"names\":[\"");
-	for (const char *e = names; *e && *e != '"' && e - names < 128; e++)
-		if (e[1] == '"') {
-			strbuf_add(name, names, (size_t)(e - names + 1));
-			ret = 0;
-		}
+	ret = take_quoted(names + strlen("\"names\":[\""), name);
 out:
 	strbuf_release(&sb);
 	return ret;
@@ -88,13 +97,7 @@ static int docker_name(const char *id, struct strbuf *name)
 	if (!at)
 		goto out;
 	at += strlen("\"Name\":\"");
-	if (*at == '/')
-		at++;
-	for (const char *e = at; *e && *e != '"' && e - at < 128; e++)
-		if (e[1] == '"') {
-			strbuf_add(name, at, (size_t)(e - at + 1));
-			ret = 0;
-		}
+	ret = take_quoted(*at == '/' ? at + 1 : at, name);
 out:
 	strbuf_release(&sb);
 	return ret;
