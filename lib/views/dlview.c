@@ -247,14 +247,15 @@ static void count_wait(struct dlview *v, const struct attributed *as)
 	struct thread_stat *t = get_thread(v, as->s->pid, as->s->tid);
 
 	v->waits_seen = 1;
-	if (as->a->family == v->f_gil) {
-		t->gil_ns += as->s->period;
-		t->gil_waits++;
-	}
 	if (as->s->pyflags & DLP_PYSTACK_GIL) {
-		/* it blocked holding the GIL: every other Python thread waits meanwhile */
+		/* it went off the CPU holding the GIL (blocked, or preempted: in take_gil
+		 * too, once it has it): every other Python thread waits meanwhile, it does
+		 * not wait for the GIL */
 		t->held_off_ns += as->s->period;
 		v->gil_known = 1;
+	} else if (as->a->family == v->f_gil) {
+		t->gil_ns += as->s->period;
+		t->gil_waits++;
 	}
 }
 

@@ -7,19 +7,23 @@ usage: gil-check.py WORKLOAD TRUTH THREADS.json FOLD-PREFIX
 TRUTH: the workload's stdout (TRUTH lines); THREADS.json: report --sort thread --format
 json; FOLD-PREFIX: fold --off-cpu --tid T of each thread T is in FOLD-PREFIX.T.
 Checks, printing what it compares:
-  - each spinner's, the napper's and the native thread's GIL wait (gil_wait_ns) within
-    10% of its own (wall - CPU - naps asked for);
+  - each spinner's and the napper's GIL wait (gil_wait_ns) within 10% of its own (wall -
+    CPU - naps asked for: it waits for nothing else, one of them at most ready to run at
+    a time); the native thread runs beside the GIL's holder and is preempted at times:
+    its GIL wait and other off-CPU time together within 10% of its own wall - CPU, its
+    GIL wait no more than that;
   - the idle thread (one long sleep, woken when no thread holds the GIL) waited for it
     only as it started (the main thread held it, starting the others): under 1 ms;
   - of each spinner's, the napper's and the native thread's off-CPU time in
     take_gil/drop_gil, 90% or more has the Python line it waited on: spin()'s loop for a
     spinner, the time.sleep() line for the napper, the zlib.compress() line for the
     native thread;
-  - who held the GIL (gil_held_ns, read in the kernel at each sample): a spinner (pure
-    Python) within 10% of its CPU time; the native thread, on the CPU with Python frames
-    (python_ns) for 80% of its CPU time or more, no more than its CPU time outside zlib
-    (its own count) plus 10% of its CPU time; the idle thread under 1 ms; and all of
-    them together no more than the run's wall time plus 5% (one holder at a time).
+  - who held the GIL (read in the kernel at each sample), on the CPU (gil_held_ns less
+    gil_held_off_cpu_ns): a spinner (pure Python) within 10% of its CPU time; the native
+    thread no more than its CPU time outside zlib (its own count) plus 10% of its CPU
+    time, and a fifth of its time on the CPU in Python; the idle thread no more than its
+    CPU time plus 1 ms; and on and off the CPU, all of them together no more than the
+    run's wall time plus 5% (one holder at a time).
 Exit 1 when a check fails.
 """
 import json
@@ -67,10 +71,21 @@ def main():
                   "%.3f ms)" % ("ok" if good else "not ok", t["name"], got, want))
             bad += not good
             continue
-        good = abs(got - want) <= 0.10 * want
-        print("%s %s: GIL wait %.1f ms, its own %.1f ms (wall %.1f, CPU %.1f, naps %.1f)" %
-              ("ok" if good else "not ok", t["name"], got, want, t["wall_ms"], t["cpu_ms"],
-               t["slept_ms"]))
+        if t["name"] == "native":
+            # it runs beside the GIL's holder (zlib without the GIL): a third thread
+            # ready to run at times on 2 cores, preempted then (more under load).  Its
+            # wall - CPU is its GIL waits and those preemptions: dlprof's GIL wait and
+            # its other time off the CPU together, the GIL wait no more than it
+            off = got + r["other_off_cpu_ns"] / 1e6
+            good = abs(off - want) <= 0.10 * want and got <= 1.05 * want
+            print("%s native: GIL wait %.1f ms and other off-CPU %.1f ms, its own wall - "
+                  "CPU %.1f ms (wall %.1f, CPU %.1f)" % ("ok" if good else "not ok", got,
+                  off - got, want, t["wall_ms"], t["cpu_ms"]))
+        else:
+            good = abs(got - want) <= 0.10 * want
+            print("%s %s: GIL wait %.1f ms, its own %.1f ms (wall %.1f, CPU %.1f, naps %.1f)" %
+                  ("ok" if good else "not ok", t["name"], got, want, t["wall_ms"], t["cpu_ms"],
+                   t["slept_ms"]))
         bad += not good
         total = named = 0
         for line in open("%s.%d" % (fold_prefix, t["tid"])):
@@ -103,25 +118,29 @@ def check_held(truth, rows):
             print("not ok %s: no gil_held_ns" % t["name"])
             bad += 1
             continue
-        held = r["gil_held_ns"] / 1e6
-        held_sum += held
+        # on the CPU holding it (the rest: off the CPU from a switch-out that held
+        # it, which its own clock cannot tell from its other time off the CPU, and
+        # which may come after its measure ends: its exit)
+        held_sum += r["gil_held_ns"] / 1e6
+        held = (r["gil_held_ns"] - r["gil_held_off_cpu_ns"]) / 1e6
         cpu = t["cpu_ms"]
         if t["name"].startswith("spinner"):
             good = abs(held - cpu) <= 0.10 * cpu
-            print("%s %s: held the GIL %.1f ms, its CPU time %.1f ms (pure Python)" %
+            print("%s %s: held the GIL on the CPU %.1f ms, its CPU time %.1f ms (pure Python)" %
                   ("ok" if good else "not ok", t["name"], held, cpu))
         elif t["name"] == "native":
             # on the CPU in Python nearly all the time, in zlib without the GIL
             outside = cpu - t["native_ms"]
             py = r["python_ns"] / 1e6
             good = held <= outside + 0.10 * cpu and held <= 0.2 * py
-            print("%s native: held the GIL %.1f ms, at most %.1f + 10%% of its CPU %.1f ms "
+            print("%s native: held the GIL on the CPU %.1f ms, at most %.1f + 10%% of its CPU %.1f ms "
                   "(outside zlib), and a fifth of its %.1f ms on the CPU in Python" %
                   ("ok" if good else "not ok", held, outside, cpu, py))
         elif t["name"] == "idle":
-            good = held < 1.0
-            print("%s idle: held the GIL %.3f ms, want under 1 ms" %
-                  ("ok" if good else "not ok", held))
+            # a moment of Python at each end
+            good = held <= cpu + 1.0
+            print("%s idle: held the GIL on the CPU %.3f ms, at most its CPU %.3f ms + 1" %
+                  ("ok" if good else "not ok", held, cpu))
         else:
             continue
         bad += not good
