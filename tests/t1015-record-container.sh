@@ -154,7 +154,7 @@ if [ "$CT_KIND" = podman ]; then
 		name=dlprof-t1015-$$ &&
 		flags=$("$DLPROF" record --container-flags) && echo "flags: $flags" &&
 		$CT_PODMAN run --rm -d --name $name $flags $CT_VOLS dlprof-trixie \
-			python3 "$CNN" --seconds 20 >/dev/null &&
+			python3 "$CNN" --seconds 20 --steps 100000 >/dev/null &&
 		pid= && n=0 &&
 		while [ -z "$pid" ] && [ $n -lt 100 ]; do
 			for p in $(pgrep -f "$CNN --seconds 20"); do
@@ -197,7 +197,7 @@ if [ "$CT_KIND" = podman ]; then
 		name=dlprof-t1015c-$$ &&
 		while [ ! -s spin.pid ]; do sleep 0.01; done && spin=$(cat spin.pid) &&
 		$CT_PODMAN run --rm -d --name $name $CT_VOLS dlprof-trixie \
-			sh -c "python3 $CNN --seconds 20 & python3 $CNN --seconds 20 --threads 1; wait" \
+			sh -c "python3 $CNN --seconds 20 --steps 100000 & python3 $CNN --seconds 20 --steps 100000 --threads 1; wait" \
 			>/dev/null &&
 		sleep 5 && "$DLPROF" record -q -o c.data --container $name --duration 2; rc=$?;
 		kill $spin; podman rm -f -t 0 $name >/dev/null 2>&1; test $rc = 0 &&
