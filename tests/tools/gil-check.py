@@ -13,7 +13,8 @@ Checks, printing what it compares:
     its GIL wait and other off-CPU time together within 10% of its own wall - CPU, its
     GIL wait no more than that;
   - the idle thread (one long sleep, woken when no thread holds the GIL) waited for it
-    only as it started (the main thread held it, starting the others): under 1 ms;
+    only as it started: no longer than it was kept from running (its own wall - CPU -
+    sleep, + 10%), or under 1 ms;
   - of each spinner's, the napper's and the native thread's off-CPU time in
     take_gil/drop_gil, 90% or more has the Python line it waited on: spin()'s loop for a
     spinner, the time.sleep() line for the napper, the zlib.compress() line for the
@@ -64,11 +65,14 @@ def main():
         want = t["gil_wait_ms"]
         if t["name"] == "idle":
             # it takes the GIL as it starts (the main thread holds it, starting the
-            # others: tens of microseconds), then never while another holds it.  Its own
-            # measure is no truth here: it counts the wake-up from its sleep (2.3 ms once)
-            good = got < 1.0
-            print("%s %s: GIL wait %.3f ms, want under 1 ms (its own wall - CPU - sleep: "
-                  "%.3f ms)" % ("ok" if good else "not ok", t["name"], got, want))
+            # others: tens of microseconds; a spinner started just before may hold it
+            # for a switch interval, 5 ms: 3.95 ms once, its own 4.28), then never while
+            # another holds it.  At most what it was kept from running, its own wall -
+            # CPU - sleep (which also counts the wake-up from its sleep: 2.3 ms once),
+            # plus 10%, or 1 ms
+            good = got <= max(1.0, 1.10 * want)
+            print("%s %s: GIL wait %.3f ms, at most its own wall - CPU - sleep %.3f ms + "
+                  "10%%, or 1 ms" % ("ok" if good else "not ok", t["name"], got, want))
             bad += not good
             continue
         if t["name"] == "native":
