@@ -219,12 +219,6 @@ static void capture_file(struct recorder *r, uint32_t type, int32_t pid, int roo
 	strbuf_release(&sb);
 }
 
-/*
- * /tmp is everyone's: a map is taken only when the file opened (never through a
- * symlink) is a regular file owned by us or root, and was written after the workload
- * started.  The checks are made on the open descriptor, so the file cannot be swapped
- * between check and read.
- */
 /* pid's perf map, by the pid it knows itself under its own root where those differ
  * from record's (shown: its name for messages; *ns_out: that pid where the root was
  * another's, else pid itself).  The descriptor, or -1 with *why set where one was refused (NULL:
