@@ -27,9 +27,11 @@ test_expect_success 'record -a: a process from before, one exec'"'"'d outside th
 	sleep 0.3 && old=$(cat old.pid) && late=$(cat late.pid) &&
 	echo $old $late >>"$TRASH/bg.pids" &&
 	sleep 0.3 &&
+	steal0=$(awk "/^cpu /{ print \$9 }" /proc/stat) &&
 	"$DLPROF" record -a -o sw.data -- sh -c "touch go; \"$WL/rec-hot\" 0.3; sleep 1.5" 2>err &&
 	cat err && while kill -0 $late 2>/dev/null; do sleep 0.05; done &&
-	echo "old=$old late=$late" >pids.env && cat pids.env
+	steal=$(( ($(awk "/^cpu /{ print \$9 }" /proc/stat) - steal0) * 1000 / $(getconf CLK_TCK) )) &&
+	echo "old=$old late=$late steal_ms=$steal" >pids.env && cat pids.env
 '
 
 test_expect_success 'every process: META, the command line, no idle task sampled' '
@@ -44,11 +46,18 @@ test_expect_success 'every process: META, the command line, no idle task sampled
 		"sum(1 for r in j.rows if r.comm == \"rec-hot\") >= 3"
 '
 
-test_expect_success 'the rec-hot exec'"'"'d outside the tree: its 0.8 s of CPU, within 5%' '
+# dlprof's on-CPU time is the time between a thread's switch-in and switch-out: in a
+# guest it holds the time the hypervisor ran another guest meanwhile (steal), which the
+# kernel leaves out of the thread's CPU clock (PARAVIRT_TIME_ACCOUNTING) and so out of
+# rec-hot's 0.8 s.  A failed run (859 ms for 800, 802 cpu-clock samples: the clock's
+# ticks stop while the guest does not run) had it; the machine's steal over the
+# recording (/proc/stat, both cpus) bounds what rec-hot was charged.
+test_expect_success 'the rec-hot exec'"'"'d outside the tree: its 0.8 s of CPU, within 5% (+ steal)' '
 	. ./pids.env &&
 	json_check pid.json "r = [r for r in j.rows if r.pid == $late][0]" \
-		"print(r.on_cpu_ns / 1e6, \"ms\")" \
-		"abs(r.on_cpu_ns - 0.8e9) <= 0.04e9" "r.comm == \"rec-hot\""
+		"print(r.on_cpu_ns / 1e6, \"ms, steal $steal_ms ms\")" \
+		"r.on_cpu_ns >= 0.76e9" "r.on_cpu_ns <= 0.84e9 + $steal_ms * 1e6" \
+		"r.comm == \"rec-hot\""
 '
 
 test_expect_success 'the process from before: named and unwound from /proc'"'"'s maps' '
