@@ -123,11 +123,13 @@ int cmd_record(int argc, const char **argv)
 	int bidcache = 1, ct_flags = 0;
 	int ret, status;
 	struct strbuf output = STRBUF_INIT, pidlist = STRBUF_INIT;
+	struct strbuf group = STRBUF_INIT, leader = STRBUF_INIT;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data; %h host, %r rank, %p pid)"),
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
 		OPT_ULONG('c', "count", &period_opt, "PERIOD", "sample once every PERIOD events"),
-		OPT_STRING('e', "event", &opts.events, "EVENT[,EVENT...]", "events to sample (default cycles, else cpu-clock)"),
+		OPT_STRING('e', "event", &opts.events, "EVENT[,EVENT...]", "events to sample (default cycles, else cpu-clock); '{LEADER,EVENT...}': LEADER sampled, the others read with each sample (as --metrics)"),
+		OPT_STRING(0, "metrics", &opts.metrics, "LIST", "counters read with each sample and given to its operator, line and thread (report --metrics): faults, sched, ipc, fp, cache, amx, or event names"),
 		OPT_CALLBACK('g', NULL, NULL, NULL, "frame-pointer call chains (--call-graph fp: cheap, but stop in code built without frame pointers)", opt_g, PARSE_OPT_NOARG),
 		OPT_CALLBACK(0, "call-graph", NULL, "MODE", "call chains: dwarf[=SIZE] (the default: copy SIZE bytes of user stack, whole stacks through libraries without frame pointers), fp, or none", opt_callgraph, 0),
 		OPT_ULONG('m', "mmap-pages", &pages_opt, "PAGES", "ring buffer data pages per cpu (power of two)"),
@@ -160,6 +162,30 @@ int cmd_record(int argc, const char **argv)
 	}
 	if (ct_flags)
 		return exit_status(record_container_flags(stdout));
+	if (opts.events && opts.events[0] == '{') {
+		/* perf's group: its leader samples, the others are read with each sample */
+		const char *close = strchr(opts.events, '}');
+		const char *comma = close ? memchr(opts.events, ',', (size_t)(close - opts.events)) : NULL;
+
+		if (!close || (close[1] && strcmp(close + 1, ":S")) || !comma || comma == opts.events + 1 ||
+		    close == comma + 1) {
+			error("-e '%s': a group is '{LEADER,EVENT...}' (optionally :S), and the whole -e",
+			      opts.events);
+			return EXIT_USAGE;
+		}
+		if (opts.metrics) {
+			error("-e '{...}' and --metrics both name the counters read with each sample: give one");
+			return EXIT_USAGE;
+		}
+		strbuf_add(&group, comma + 1, (size_t)(close - comma - 1));
+		strbuf_add(&leader, opts.events + 1, (size_t)(comma - opts.events - 1));
+		opts.events = leader.buf;
+		opts.metrics = group.buf;
+	}
+	if (opts.metrics && !*opts.metrics) {
+		error("--metrics: no counter given");
+		return EXIT_USAGE;
+	}
 	if (opts.system_wide && (opts.pids || opts.container || opts.cgroup)) {
 		error("-a records every process: give it, or -p, --container or --cgroup");
 		return EXIT_USAGE;
@@ -216,10 +242,11 @@ int cmd_record(int argc, const char **argv)
 	opts.no_itt = !itt;
 	opts.no_python = !python;
 	/* by default where it is cheap: the default events, stacks unwound while recording
-	 * (a few tens of bytes per switch instead of a stack copy); -e names every event */
+	 * (a few tens of bytes per switch instead of a stack copy); -e names every event.
+	 * With --metrics: each switch-out reads the counters (setup.c) */
 	if (off_cpu < 0)
-		off_cpu = !opts.events && opts.callgraph == RECORD_CG_DWARF && unwind &&
-			  !opts.system_wide ? 2 : 0;	/* -a: every switch of the machine */
+		off_cpu = ((!opts.events && opts.callgraph == RECORD_CG_DWARF && unwind) ||
+			   opts.metrics) && !opts.system_wide ? 2 : 0;	/* -a: every switch of the machine */
 	opts.off_cpu = off_cpu;
 	opts.keep_stacks = keep_stacks;
 	opts.no_record_unwind = !unwind;
@@ -232,5 +259,7 @@ int cmd_record(int argc, const char **argv)
 	ret = record_run(&opts, &status);
 	strbuf_release(&output);
 	strbuf_release(&pidlist);
+	strbuf_release(&group);
+	strbuf_release(&leader);
 	return ret < 0 ? exit_status(ret) : status;
 }

@@ -66,7 +66,7 @@ int cmd_report(int argc, const char **argv)
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
 	int limit = -1, srcline = 0, no_children = 0, no_findings = 0, isa = 0, raw_irqs = 0;
-	int off_cpu = 0, wall = 0, reunwind = 0, check_unwind = 0, memory = 0;
+	int off_cpu = 0, wall = 0, reunwind = 0, check_unwind = 0, memory = 0, metrics = 0;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &input, "FILE", "recording to read (default dlprof.data)"),
 		OPT_STRING('s', "sort", &sort, "KEY",
@@ -83,6 +83,7 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOL(0, "off-cpu", &off_cpu, "where threads waited (record --off-cpu): stacks weighted by time off the CPU"),
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_BOOL(0, "memory", &memory, "the heap (record --memory): bytes allocated, freed, live at the peak and at exit, by --sort self|op|total|line|family|thread (op, total: with the bytes of the operators each called)"),
+		OPT_BOOL(0, "metrics", &metrics, "the counters record --metrics read with each sample, by the --sort rows (family, op, prim, line, thread, pid, self): counts, IPC, misses per 1000 instructions, FP operations by width, faults per CPU-second"),
 		OPT_BOOL(0, "isa", &isa, "ISA class of the code the samples landed in (check-isa -i)"),
 		OPT_STRING(0, "steps", &steps_func, "FUNC", "training steps: the invocations of FUNC (a Python function or native symbol), min/median/max, the slowest against the median by family"),
 		OPT_BOOL(0, "reunwind", &reunwind, "unwind the kept stack copies (record --keep-stacks) instead of using the stacks unwound while recording"),
@@ -166,6 +167,10 @@ int cmd_report(int argc, const char **argv)
 		error("--memory takes -i, --sort, --limit, --format, --families, --srcline and the thread and time filters");
 	} else if (memory && (filt.nr_families || filt.nr_ops)) {
 		error("--memory: --family and --op filters pick CPU samples; use --sort family or op");
+	} else if (metrics && (memory || steps_func || off_cpu || wall || isa || group || by_input ||
+			       nr_inputs > 1 || o.view == DLVIEW_RANK ||
+			       (o.view < 0 && (o.key != CT_KEY_SYM || o.sort == CT_SORT_TOTAL)))) {
+		error("--metrics gives the family, op, prim, line, thread, pid and self tables of one recording");
 	} else if (steps_func && (o.format == REPORT_CSV || strcmp(sort, "self") || group ||
 				  off_cpu || wall)) {
 		error("--steps takes only -i, --limit, --format table|json, --families and filters");
@@ -194,6 +199,7 @@ int cmd_report(int argc, const char **argv)
 		o.by_input = by_input;
 		o.limit = limit;
 		o.no_findings = no_findings;
+		o.metrics = metrics;
 		o.po.srcline = srcline;
 		o.po.event = event;
 		o.po.no_children = no_children;

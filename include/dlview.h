@@ -52,9 +52,10 @@ struct sample_filter;
 int dlview_run(struct dlview *v, const char *path, struct profile_opts *po,
 	       struct sample_filter *filt, struct profile_stats *st, struct session_info *info);
 /* Switch-outs in the stream (profile_opts.wall 2) are read for the threads' waits only
- * (the thread table's GIL waits, the gil-contention finding): neither counted as samples
- * nor passed to also.  Call before dlview_run. */
-void dlview_waits_apart(struct dlview *v);
+ * (the thread table's GIL waits, the gil-contention finding): not counted as samples,
+ * passed to also only with pass_on (report --metrics: the counters they read).  Call
+ * before dlview_run. */
+void dlview_waits_apart(struct dlview *v, int pass_on);
 /* The fast-path facts the view gathered (fastpath.h), for check-isa -i. */
 struct fastpath *dlview_fastpath(struct dlview *v);
 /* Give the run's stats (time per sample, event name) before printing. */

@@ -88,12 +88,14 @@ struct record_opts {
 	const char *cgroup;
 	int system_wide;		/* -a: every process, per-cpu events; argv (if any)
 					   is the workload, run as without -a */
+	const char *metrics;		/* --metrics "faults,sched,...": counters read with
+					   each sample of the first event; NULL: none */
 };
 
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
 			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, \
-			   NULL, 0 }
+			   NULL, 0, NULL }
 
 /* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
  * pids.  DLP_OK, or DLP_FAILED with the reason printed (container.c). */

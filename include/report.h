@@ -25,6 +25,7 @@ struct report_opts {
 	enum report_format format;
 	int limit;			/* rows; -1: the format's default (table 40, else all) */
 	int no_findings;
+	int metrics;			/* --metrics: the counters' table of the rows */
 	struct profile_opts po;		/* srcline, event, no_children, raw_irqs, off_cpu, wall,
 					   reunwind, check_unwind */
 	const struct family_rules *rules;

@@ -45,6 +45,12 @@ struct dlp_sample {
 	uint32_t pychain;		/* a DLP_REC_PYCHAIN's id */
 	uint32_t pyflags;		/* DLP_PYSTACK_* (none: read from outside, later) */
 	uint32_t pystate;		/* DLP_PY_TRUSTED or DLP_PY_UNCHECKED */
+	/* PERF_SAMPLE_READ of a group (record --metrics: the counts of the interval the
+	 * sample ends, its thread's on its cpu since its sample before there, META
+	 * metrics): [0] the sampling event's own, then its members'; nr_read 0: none */
+	uint32_t nr_read;
+	const uint64_t *read;
+	uint64_t read_enabled, read_running;
 };
 
 struct dlp_mmap {

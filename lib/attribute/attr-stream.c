@@ -15,6 +15,7 @@ struct held {
 	size_t leaf;
 	struct dlp_sample s;	/* callchain, stack copy and walk dropped; registers kept */
 	uint64_t *regs;
+	uint64_t *read;		/* its counts (record --metrics) */
 	struct frame *frames;
 	size_t nr;
 };
@@ -44,6 +45,7 @@ struct attr_stream *attr_stream_new(const struct family_rules *rules,
 static void held_release(struct held *h)
 {
 	free(h->regs);
+	free(h->read);
 	free(h->frames);
 }
 
@@ -203,6 +205,14 @@ static void hold(struct attr_stream *as, const struct dlp_sample *s, const struc
 		h->s.user_regs = h->regs;
 	} else {
 		h->s.user_regs = NULL;
+	}
+	if (s->read && s->nr_read) {
+		h->read = xmalloc(s->nr_read * sizeof(*h->read));
+		memcpy(h->read, s->read, s->nr_read * sizeof(*h->read));
+		h->s.read = h->read;
+	} else {
+		h->s.read = NULL;
+		h->s.nr_read = 0;
 	}
 	h->nr = nr;
 	if (nr) {

@@ -298,9 +298,20 @@ int session_parse_sample_regs(const struct evsel *ev, const void *rec, size_t le
 	}
 	if (st & PERF_SAMPLE_READ) {
 		size_t n = skip_read_format(ev->attr.read_format, p, end);
+		uint64_t rf = ev->attr.read_format;
 
 		if (!n)
 			return -1;
+		if ((rf & (PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_LOST |
+			   PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)) ==
+		    (PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+		     PERF_FORMAT_TOTAL_TIME_RUNNING)) {
+			/* nr, enabled, running, the values (record --metrics' layout) */
+			out->nr_read = (uint32_t)load_u64(p);
+			out->read_enabled = load_u64(p + 8);
+			out->read_running = load_u64(p + 16);
+			out->read = (const uint64_t *)(p + 24);
+		}
 		p += n;
 	}
 	if (st & PERF_SAMPLE_CALLCHAIN) {

@@ -143,7 +143,8 @@ static uint64_t stack_end(struct recorder *r, uint32_t tid, const unsigned char 
  * the unwinding thread a copy to cut is returned as rec, r->cut_* saying how.
  */
 static const struct perf_event_header *sample_fixup(struct recorder *r,
-						    const struct perf_event_header *rec)
+						    const struct perf_event_header *rec,
+						    const struct rec_event *ev)
 {
 	const unsigned char *p = (const void *)rec, *end = p + rec->size;
 	const unsigned char *q = p + sizeof(*rec);
@@ -156,6 +157,16 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD: six u64 */
 	if (end - q < 48)
 		return NULL;
+	if (ev && (ev->attr.sample_type & PERF_SAMPLE_READ)) {
+		/* its counts are rewritten: in a copy (the ring's data pages are read-only) */
+		if (!r->met.copy)
+			r->met.copy = xmalloc(65536);	/* a record's size is 16 bits */
+		memcpy(r->met.copy, rec, rec->size);
+		rec = (const void *)r->met.copy;
+		p = r->met.copy;
+		end = p + rec->size;
+		q = p + sizeof(*rec);
+	}
 	memcpy(&ip, q + 8, 8);
 	if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
 		uint32_t pid;
@@ -164,6 +175,23 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 		note_anon_ip(r, pid, ip);
 	}
 	q += 48;
+	if (ev && (ev->attr.sample_type & PERF_SAMPLE_READ)) {
+		/* record --metrics: the group's counts (nr, enabled, running, values), made
+		 * the counts of the interval this sample ends */
+		uint64_t n;
+		uint32_t tid, cpu;
+
+		if (end - q < 24)
+			return NULL;
+		memcpy(&n, q, 8);
+		if (n > (uint64_t)(end - q - 24) / 8)
+			return NULL;
+		memcpy(&tid, p + sizeof(*rec) + 20, 4);	/* IDENTIFIER IP PID/TID */
+		memcpy(&cpu, p + sizeof(*rec) + 32, 4);	/* ... TIME CPU */
+		if (ev == &r->ev[0] || ev->off_cpu)
+			metrics_sample(r, r->met.copy + (q - p), (size_t)(24 + n * 8), tid, cpu);
+		q += 24 + n * 8;
+	}
 	if (a->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		if (end - q < 8)
 			return NULL;
@@ -689,10 +717,10 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 	case PERF_RECORD_SAMPLE:
 		rec = sample_own_id(r, rec);
 		p = (const void *)rec;
-		rec = sample_fixup(r, rec);
+		ev = sample_event(r, p);
+		rec = sample_fixup(r, rec, ev);
 		if (!rec)
 			return 0;	/* malformed: not stored */
-		ev = sample_event(r, p);
 		if (ev && ev->mem == MEM_EV_WAIT) {
 			r->mem.waits++;	/* it woke us: that was all */
 			return 0;

@@ -771,6 +771,20 @@ void write_meta(struct recorder *r)
 			 (unsigned long)MEM_DEFAULT_SAMPLE);
 		meta_add(&sb, "mem_sample", n);
 	}
+	if (r->met.nr) {
+		/* record --metrics: the members in the samples' order, and the counts read at
+		 * the end: enabled ns, running ns, the leader's, the members' */
+		struct strbuf names = STRBUF_INIT, totals = STRBUF_INIT;
+
+		metrics_meta(r, &names, &totals);
+		meta_add(&sb, "metrics", names.buf);
+		if (r->met.switch_outs)
+			meta_add(&sb, "metrics_switch_outs", "1");
+		if (totals.len)
+			meta_add(&sb, "metrics_total", totals.buf);
+		strbuf_release(&names);
+		strbuf_release(&totals);
+	}
 	meta_add(&sb, "python", r->py.reader ? "on" : "off");
 	if (r->py.reader) {
 		/* the stacks read from outside that their samples name: how many, the sum

@@ -881,6 +881,7 @@ static void recorder_release(struct recorder *r)
 	free(r->scratch);
 	free(r->relabel);
 	u64map_release(&r->own_ids);
+	metrics_release(r);
 	free(r->cpus);
 	free(r->att.targets);
 	u64map_release(&r->att.tids_open);

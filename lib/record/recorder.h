@@ -194,6 +194,24 @@ struct rec_python {
 	unsigned pub_next;		/* the entry to take next when none is free */
 };
 
+/* record --metrics (metrics.c): the counters that ride on the sampling event's group */
+#define MET_MAX	12
+struct rec_metrics {
+	int nr;				/* members, after the leader */
+	char label[MET_MAX][32];	/* as shown (META metrics) */
+	struct perf_event_attr attr[MET_MAX];
+	int *fds;			/* every member opened, closed with the events */
+	size_t nr_fds, alloc_fds;
+	struct u64map last;		/* (tid, cpu) -> struct met_last: the last counts */
+	char why[MET_MAX][96];		/* why some could not be counted ... */
+	struct strbuf whose[MET_MAX];	/* ... and which */
+	int nr_why;
+	unsigned char *copy;		/* the sample whose counts are rewritten */
+	int switch_outs;		/* the switch-out event is the group's first member */
+	int totals_read;		/* the counts at the end (META metrics_total) */
+	uint64_t enabled, running, total[MET_MAX + 2];
+};
+
 /* What the recording lacks, said on stderr and kept for report (META warn.N) */
 struct rec_warnings {
 	struct strbuf lines;		/* NUL-separated */
@@ -265,6 +283,7 @@ struct recorder {
 	struct rec_itt itt;
 	struct rec_python py;
 	struct rec_memory mem;
+	struct rec_metrics met;
 	struct rec_warnings warn;
 	/* what record gives the workload, for a container it starts (container_argv) */
 	struct rec_given {
@@ -331,7 +350,7 @@ struct kallsyms {
 /*
  * The files of record, each calling only those listed after it (scripts/check-layers.py
  * fails on a circle): record.c (the loop) > env.c > drain.c > finish.c, uprobes.c >
- * setup.c > mem-ring.c, jitcov.c > rec-write.c; the helpers (attach, pykernel, pyread*,
+ * setup.c > metrics.c, mem-ring.c, jitcov.c > rec-write.c; the helpers (attach, pykernel, pyread*,
  * proc-root, recunwind*, ring, workload) below the loop's files.
  */
 
@@ -348,6 +367,19 @@ void note_anon_ip(struct recorder *r, uint32_t pid, uint64_t ip);
 void note_exec_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
 			  int anon);
 void place_pending(struct recorder *r);
+
+/* metrics.c */
+int metrics_setup(struct recorder *r);
+int metrics_open(struct recorder *r, int leader_fd, pid_t pid, int cpu);
+void metrics_switch_outs(struct recorder *r, struct perf_event_attr *a);
+/* The group_fd to open event e with: the leader's for the switch-out event */
+int metrics_group(const struct recorder *r, int e, int leader_fd);
+void metrics_sample(struct recorder *r, unsigned char *read, size_t len, uint32_t tid,
+		    uint32_t cpu);
+void metrics_totals(struct recorder *r);
+void metrics_close(struct recorder *r);
+void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *totals);
+void metrics_release(struct recorder *r);
 
 /* mem-ring.c */
 void mem_frees_put(struct recorder *r);

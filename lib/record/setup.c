@@ -273,12 +273,19 @@ int setup_events(struct recorder *r)
 	free(copy);
 	if (!r->nr_ev)
 		return error("no event given"), DLP_USAGE;
+	if (r->opts->metrics) {
+		int ret = metrics_setup(r);
+
+		if (ret)
+			return ret;
+	}
 	/* by default not for a Python target whose stacks are read from outside: record
 	 * wakes at each of its samples then, each wake-up preempts a workload thread on a
 	 * busy machine, and those preemptions (our own doing) would be most of its
 	 * switch-outs (CNN: 17k samples with them against 9.5k, the run time the same);
 	 * read in the kernel (pybpf.h), nothing wakes */
-	if (r->opts->off_cpu == 1 || (r->opts->off_cpu == 2 && !(r->py.wakeup && !r->py.pb))) {
+	if (r->opts->off_cpu == 1 ||
+	    (r->opts->off_cpu == 2 && (r->met.nr || !(r->py.wakeup && !r->py.pb)))) {
 		/* where threads block: every switch-out, with its stack (report and fold
 		 * --off-cpu weight it by the time until the thread runs again) */
 		struct rec_event *e;
@@ -299,6 +306,8 @@ int setup_events(struct recorder *r)
 		e->attr.wakeup_events = 0;
 		e->off_cpu = 1;
 		ret = event_probe(&e->attr, &kernel_dropped);
+		if (!ret && r->met.nr)
+			metrics_switch_outs(r, &e->attr);
 		if (ret < 0 && r->opts->off_cpu == 2) {
 			;	/* by default only: left out */
 		} else if (ret < 0) {
@@ -370,7 +379,8 @@ int open_events(struct recorder *r, pid_t pid)
 	for (int c = 0; c < r->nr_cpus; c++) {
 		for (int e = 0; e < r->nr_ev; e++) {
 			struct rec_event *ev = &r->ev[e];
-			int fd = event_open(&ev->attr, pid, r->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+			int fd = event_open(&ev->attr, pid, r->cpus[c], metrics_group(r, e, r->fds[c]),
+					    PERF_FLAG_FD_CLOEXEC);
 			uint64_t id;
 
 			if (fd < 0) {
@@ -425,6 +435,9 @@ int open_events(struct recorder *r, pid_t pid)
 					     ev->name, r->cpus[c], strerror(errno));
 			}
 		}
+		/* the counters last: in the group after the switch-out event (metrics.c) */
+		if (r->met.nr && metrics_open(r, r->fds[c], pid, r->cpus[c]))
+			return -1;
 	}
 	if (shrunk) {
 		snprintf(r->warn.ring, sizeof(r->warn.ring), "ring buffer limited to %zu KiB per "
@@ -459,7 +472,8 @@ static int open_thread(struct recorder *r, pid_t tid)
 		struct rec_event *ev = &r->ev[e];
 
 		for (int c = 0; c < r->nr_cpus; c++) {
-			int fd = event_open(&ev->attr, tid, r->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+			int fd = event_open(&ev->attr, tid, r->cpus[c],
+					    metrics_group(r, e, r->fds[base + c]), PERF_FLAG_FD_CLOEXEC);
 			uint64_t id;
 
 			if (fd < 0) {
@@ -478,6 +492,13 @@ static int open_thread(struct recorder *r, pid_t tid)
 				return error("cannot redirect event '%s' to the ring of cpu %d: %s",
 					     ev->name, r->cpus[c], strerror(errno));
 		}
+	}
+	/* the counters last: in the group after the switch-out event (metrics.c) */
+	for (int c = 0; c < r->nr_cpus && r->met.nr; c++) {
+		int ret = metrics_open(r, r->fds[base + c], tid, r->cpus[c]);
+
+		if (ret)
+			return ret;
 	}
 	if (r->py.pb)
 		pb_attach(r, base);
@@ -529,6 +550,8 @@ int open_targets(struct recorder *r)
 
 void close_events(struct recorder *r)
 {
+	metrics_totals(r);	/* (the counters' own counts, before they go) */
+	metrics_close(r);
 	if (r->fds)
 		for (int i = 0; i < r->nr_fds; i++)
 			if (r->fds[i] >= 0)

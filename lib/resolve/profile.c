@@ -47,12 +47,15 @@ struct prof {
 	struct off_sample {
 		struct dlp_sample s;
 		size_t first, nr;
+		size_t read_at;		/* its s.nr_read counts in off_reads */
 		int complete;
 	} *offs;
 	size_t nr_offs, alloc_offs;
 	uint64_t off_period;		/* their part of period_total */
 	struct frame *off_frames;
 	size_t nr_off_frames, alloc_off_frames;
+	uint64_t *off_reads;		/* their counters (record --metrics), o->read_at */
+	size_t nr_off_reads, alloc_off_reads;
 	struct off_in { uint32_t tid; uint64_t time; } *ins;
 	size_t nr_ins, alloc_ins;
 	struct pystacks *py;		/* the recording's Python stacks, NULL when none */
@@ -248,6 +251,8 @@ static int deliver_off_cpu(struct prof *p, const struct session_info *info, int 
 		if (lo < p->nr_ins && p->ins[lo].tid == o->s.tid)
 			back = p->ins[lo].time;
 		o->s.period = back > o->s.time ? back - o->s.time : 0;
+		if (o->s.nr_read)
+			o->s.read = p->off_reads + o->read_at;
 		total += o->s.period;
 		if (p->c->stack) {
 			int r = p->c->stack(p->c->ctx, p->m, &o->s, p->off_frames + o->first, o->nr,
@@ -609,6 +614,15 @@ static int sample_in(struct prof *p, const struct dlp_sample *s, int counted)
 		o->s.stack = NULL;
 		o->s.ustack = NULL;
 		o->s.ustack_scanned = NULL;
+		o->s.read = NULL;
+		o->read_at = p->nr_off_reads;
+		if (s->read && s->nr_read) {
+			ALLOC_GROW(p->off_reads, p->nr_off_reads + s->nr_read, p->alloc_off_reads);
+			memcpy(p->off_reads + p->nr_off_reads, s->read, s->nr_read * sizeof(uint64_t));
+			p->nr_off_reads += s->nr_read;
+		} else {
+			o->s.nr_read = 0;
+		}
 		o->s.nr_ustack = 0;
 		o->first = p->nr_off_frames;
 		o->nr = nf;
@@ -747,6 +761,7 @@ static void prof_release(struct prof *p)
 {
 	free(p->offs);
 	free(p->off_frames);
+	free(p->off_reads);
 	free(p->ins);
 	free(p->frames);
 	free(p->ips);

@@ -61,6 +61,50 @@ static size_t gil_finding(struct dlview *v, struct finding *f)
 	return 1;
 }
 
+/* The entry of m with the most, of those holding a name, not a "(no op)"; NULL when none
+ * has any.  *sum: what they hold together. */
+static const struct cnt *cmap_top(const struct cmap *m, uint64_t *sum)
+{
+	const struct cnt *top = NULL;
+
+	*sum = 0;
+	for (size_t i = 0; i < m->size; i++) {
+		const struct cnt *c = &m->tab[i];
+
+		if (!c->k1 || !c->n || c->k1[0] == '(')
+			continue;
+		*sum += c->n;
+		if (
+		    (!top || c->n > top->n || (c->n == top->n && strcmp(c->k1, top->k1) < 0)))
+			top = c;
+	}
+	return top;
+}
+
+/* The operator (else the Python line) whose samples read the most page faults (record
+ * --metrics), as ", most in OP: P% of the N page faults read", or what would say it; ""
+ * when the recording has none */
+static void fault_op(struct dlview *v, char *buf, size_t size)
+{
+	const struct cnt *top;
+	uint64_t sum;
+
+	if (!v->fault_read)
+		return;
+	if (v->fault_switch_outs && !v->fault_switch_seen) {
+		/* (the switch-outs read counts too: only report --metrics streams them) */
+		snprintf(buf, size, " (report --metrics --sort op or line: the page faults of each)");
+		return;
+	}
+	/* the operators, where they took most of them (torch); else the Python lines */
+	top = cmap_top(&v->op_faults, &sum);
+	if (!top || sum * 2 < v->faults_read)
+		top = cmap_top(&v->line_faults, &sum);
+	if (top && v->faults_read)
+		snprintf(buf, size, ", most in %s: %.0f%% of the %llu page faults read", top->k1,
+			 pct(top->n, v->faults_read), (unsigned long long)v->faults_read);
+}
+
 static size_t collect_findings(struct dlview *v, struct finding *f, size_t max)
 {
 	size_t n = 0;
@@ -136,13 +180,16 @@ static size_t collect_findings(struct dlview *v, struct finding *f, size_t max)
 		n++;
 	}
 	if (fault > DLVIEW_FAULT_PCT) {
+		char who[256] = "";
+
+		fault_op(v, who, sizeof(who));
 		f[n].id = "page-faults";
 		f[n].figure = fault;
 		snprintf(f[n].text, sizeof(f[n].text),
 			 "first-touch page faults take %.1f%% of samples: memory is freed and "
-			 "re-allocated each step (allocator churn); a caching allocator "
+			 "re-allocated each step (allocator churn)%s; a caching allocator "
 			 "(jemalloc/tcmalloc, MALLOC_TRIM_THRESHOLD_/MALLOC_MMAP_THRESHOLD_) keeps pages mapped",
-			 fault);
+			 fault, who);
 		n++;
 	}
 	n += gil_finding(v, f + n);

@@ -82,7 +82,14 @@ struct dlview {
 	uint64_t duration_ns;
 	char event[64];
 	const char *f_spin, *f_reorder, *f_fault, *f_gil;
-	int waits_apart;	/* dlview_waits_apart() */
+	int waits_apart;	/* dlview_waits_apart(): 1, 2 passed on to also */
+	int fault_read;		/* page-faults' place in the samples' counts (META
+				   metrics), 0: not read */
+	int fault_switch_outs;	/* ... the switch-outs read them too (META) */
+	int fault_switch_seen;	/* ... and such a switch-out came */
+	struct cmap op_faults;	/* op -> the page faults its samples read */
+	struct cmap line_faults;	/* Python line -> the same */
+	uint64_t faults_read;
 	int waits_seen;		/* switch-outs came (their families known) */
 	int gil_known;		/* a sample said its thread held the GIL: who holds it is read */
 	const char *free_threaded;	/* a free-threaded interpreter's file seen: no GIL */

@@ -151,6 +151,8 @@ void dlview_free(struct dlview *v)
 	free(v->py_chain_fam.tab);
 	free(v->op_pyline.tab);
 	free(v->py_path.tab);
+	free(v->op_faults.tab);
+	free(v->line_faults.tab);
 	free(v->threads);
 	proc_table_release(&v->procs);
 	free(v->proc_fam.tab);
@@ -190,6 +192,17 @@ static int dv_meta(void *ctx, const char *key, const char *value)
 		v->attached = 1;
 	} else if (!strcmp(key, "itt")) {
 		v->itt_meta = !strcmp(value, "on");
+	} else if (!strcmp(key, "metrics")) {
+		/* record --metrics: where page-faults is in each sample's counts */
+		char *copy = xstrdup(value), *save = NULL;
+		int i = 1;
+
+		for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save), i++)
+			if (!strcmp(n, "page-faults"))
+				v->fault_read = i;
+		free(copy);
+	} else if (!strcmp(key, "metrics_switch_outs")) {
+		v->fault_switch_outs = 1;
 	} else if (!strncmp(key, "warn.", 5) && !v->itt_warn && strstr(value, "ITT collector")) {
 		v->itt_warn = xstrdup(value);
 	}
@@ -236,9 +249,9 @@ static int dv_other_sample(void *ctx, const struct dlp_sample *s)
 
 static void count(struct dlview *v, const struct attributed *as);
 
-void dlview_waits_apart(struct dlview *v)
+void dlview_waits_apart(struct dlview *v, int pass_on)
 {
-	v->waits_apart = 1;
+	v->waits_apart = 1 + !!pass_on;
 }
 
 /* A switch-out: its thread's wait for the GIL */
@@ -279,8 +292,22 @@ static int dv_sample(void *ctx, const struct attributed *as)
 {
 	struct dlview *v = ctx;
 
+	if (v->fault_read && as->s->read && as->s->nr_read > (uint32_t)v->fault_read) {
+		/* the page faults read with it (record --metrics), by operator */
+		uint64_t f = as->s->read[v->fault_read];
+
+		if (as->a->op)
+			cmap_get(&v->op_faults, as->a->op, NULL)->n += f;
+		if (as->a->pyline)
+			cmap_get(&v->line_faults, as->a->pyline, NULL)->n += f;
+		v->faults_read += f;
+		if (attr_is_switch(as->s))
+			v->fault_switch_seen = 1;
+	}
 	if (attr_is_switch(as->s)) {
 		count_wait(v, as);
+		if (v->waits_apart == 2 && v->also.sample)
+			return v->also.sample(v->also.ctx, as);	/* (its counters: metview.h) */
 		if (v->waits_apart)
 			return 0;
 	}

@@ -6,6 +6,7 @@
 
 #include "dlview.h"
 #include "filter.h"
+#include "metview.h"
 #include "output.h"
 #include "readings.h"
 #include "ranks.h"
@@ -25,6 +26,7 @@ struct report_ctx {
 	struct calltree *tree;
 	struct dlview *view;
 	struct attr_view rv;
+	struct metview *mv;	/* --metrics */
 	int off_cpu;
 	struct u64map row_fams;
 	struct readings rd;
@@ -92,12 +94,20 @@ static int rep_sample(void *ctx, const struct attributed *as)
 	const struct dlp_sample *s = as->s;
 	const char *fam = as->a->family;
 
+	if (!r->off_cpu && attr_is_switch(s)) {
+		/* (dlview_waits_apart: passed on for the counters it read) */
+		if (r->mv)
+			metview_sample(r->mv, as);
+		return 0;
+	}
 	/* off-CPU: a blocking stack weighs the microseconds its thread was off the CPU */
 	calltree_add(r->tree, as->frames, as->nr,
 		     machine_comm_at(as->m, s->pid, s->tid, s->time), s->tid,
 		     r->off_cpu ? (s->period + 500) / 1000 : 1);
 	if (as->nr)
 		count_row_family(r, as->frames[0].sym, as->frames[0].dso, fam);
+	if (r->mv)
+		metview_sample(r->mv, as);
 	if (r->in)
 		input_count_family(r->in, fam);
 	if (r->off_cpu) {
@@ -200,6 +210,8 @@ static int rep_meta(void *ctx, const char *key, const char *value)
 	struct report_ctx *r = ctx;
 
 	readings_meta(&r->rd, key, value);
+	if (r->mv)
+		metview_meta(r->mv, key, value);
 	return 0;
 }
 
@@ -323,6 +335,7 @@ static void report_ctx_release(struct report_ctx *rc)
 			free(rc->row_fams.vals[i]);
 	u64map_release(&rc->row_fams);
 	dlview_free(rc->view);
+	metview_free(rc->mv);
 	calltree_free(rc->tree);
 	free(rc->wfam);
 	free(rc->rows_in);
@@ -343,10 +356,12 @@ static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 		rc->view = dlview_new(rc->o->rules, &rc->rv);
 	}
 	readings_opts(rd, &po);
-	if (rc->o->view == DLVIEW_THREAD && !po.off_cpu && !po.wall) {
-		po.wall = 2;	/* the switch-outs too, for the threads' waits for the GIL */
+	if ((rc->o->view == DLVIEW_THREAD || rc->mv) && !po.off_cpu && !po.wall) {
+		/* the switch-outs too, for the threads' waits for the GIL, and with
+		 * --metrics for the counts they read (metview.h) */
+		po.wall = 2;
 		po.waits_apart = 1;
-		dlview_waits_apart(rc->view);
+		dlview_waits_apart(rc->view, rc->mv != NULL);
 	}
 	return dlview_run(rc->view, rd->in[k].file, &po, rc->o->filt, st, info);
 }
@@ -373,6 +388,8 @@ int report_run(const struct report_opts *o)
 	rc.view = dlview_new(o->rules, &rc.rv);
 	u64map_init(&rc.row_fams);
 	rc.off_cpu = off_cpu || wall;
+	if (o->metrics)
+		rc.mv = metview_new(o->view);
 	rc.rows_in = xcalloc(o->nr_inputs, sizeof(*rc.rows_in));
 	ret = readings_run(&rc.rd, o->inputs, o->nr_inputs, read_one, &rc);
 	rc.in = NULL;
@@ -401,7 +418,16 @@ int report_run(const struct report_opts *o)
 	oo.no_children = o->po.no_children || o->key == CT_KEY_COMM || o->key == CT_KEY_TID;
 	oo.limit = o->limit >= 0 ? (size_t)o->limit : (fmt == REPORT_TABLE ? 40 : 0);
 
-	if (o->by_input) {
+	if (rc.mv && metview_missing(rc.mv)) {
+		error("%s", metview_missing(rc.mv));
+		report_ctx_release(&rc);
+		return DLP_FAILED;
+	} else if (rc.mv) {
+		if (fmt == REPORT_TABLE)
+			output_header(stdout, &h);
+		metview_print(rc.mv, stdout, fmt == REPORT_TABLE ? DLVIEW_TABLE : fmt == REPORT_JSON ?
+			      DLVIEW_JSON : DLVIEW_CSV, oo.limit, filter_active(o->filt));
+	} else if (o->by_input) {
 		if (fmt == REPORT_TABLE)
 			output_header(stdout, &h);
 		print_inputs(stdout, &rc.rd, rc.rows_in, fmt);

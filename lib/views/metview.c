@@ -1,0 +1,373 @@
+/* metview.c - report --metrics (metview.h) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attr.h"
+#include "metview.h"
+#include "process.h"
+#include "rephash.h"
+#include "tabw.h"
+#include "util.h"
+
+#define MV_MAX 16
+
+struct mv_row {
+	const char *key;	/* interned */
+	const char *comm;	/* the thread table's */
+	uint32_t tid;
+	uint64_t samples;
+	uint64_t v[MV_MAX + 1];	/* [0] the sampling event's own (ns for a clock) */
+};
+
+struct metview {
+	int kind;
+	char *names[MV_MAX];
+	int nr;			/* members (META metrics) */
+	int clock;		/* the sampling event counts ns (cpu-clock, task-clock) */
+	int switch_reads;	/* the switch-outs read the counters too */
+	int have_total;
+	uint64_t total[MV_MAX + 1], enabled, running;
+	uint64_t sum[MV_MAX + 1], sum_enabled, sum_running, samples, switch_outs;
+	struct u64map rows;
+	struct mv_row **list;
+	size_t nr_rows, alloc_rows;
+};
+
+struct metview *metview_new(int kind)
+{
+	struct metview *mv = xcalloc(1, sizeof(*mv));
+
+	mv->kind = kind;
+	u64map_init(&mv->rows);
+	return mv;
+}
+
+void metview_free(struct metview *mv)
+{
+	if (!mv)
+		return;
+	for (size_t i = 0; i < mv->nr_rows; i++)
+		free(mv->list[i]);
+	free(mv->list);
+	for (int i = 0; i < mv->nr; i++)
+		free(mv->names[i]);
+	u64map_release(&mv->rows);
+	free(mv);
+}
+
+void metview_meta(struct metview *mv, const char *key, const char *value)
+{
+	if (!strcmp(key, "metrics") && !mv->nr) {
+		char *copy = xstrdup(value), *save = NULL;
+
+		for (char *n = strtok_r(copy, ",", &save); n && mv->nr < MV_MAX;
+		     n = strtok_r(NULL, ",", &save))
+			mv->names[mv->nr++] = xstrdup(n);
+		free(copy);
+	} else if (!strcmp(key, "metrics_total")) {
+		const char *p = value;
+		char *end;
+
+		mv->enabled = strtoull(p, &end, 10);
+		mv->running = strtoull(end, &end, 10);
+		for (int i = 0; i <= MV_MAX && *end; i++)
+			mv->total[i] = strtoull(end, &end, 10);
+		mv->have_total = 1;
+	} else if (!strcmp(key, "metrics_switch_outs")) {
+		mv->switch_reads = 1;
+	} else if (!strcmp(key, "event")) {
+		mv->clock = !strncmp(value, "cpu-clock", 9) || !strncmp(value, "task-clock", 10);
+	}
+}
+
+const char *metview_missing(const struct metview *mv)
+{
+	return mv->nr ? NULL : "the recording has no counters read with its samples: record "
+			       "it with --metrics (faults, sched, ipc, fp, cache, amx)";
+}
+
+static const char *row_key(const struct metview *mv, const struct attributed *as)
+{
+	const struct sample_attr *a = as->a;
+
+	switch (mv->kind) {
+	case DLVIEW_FAMILY:
+		return a ? a->family : NULL;
+	case DLVIEW_OP:
+		return a && a->op ? a->op : "(no op)";
+	case DLVIEW_PRIM:
+		return a && a->prim ? a->prim : "(no primitive)";
+	case DLVIEW_LINE:
+		return a && a->pyline ? a->pyline : "(no Python line)";
+	case DLVIEW_THREAD:
+		return machine_comm_at(as->m, as->s->pid, as->s->tid, as->s->time);
+	case DLVIEW_PROCESS:
+		return machine_comm_at(as->m, as->s->pid, as->s->pid, as->s->time);
+	default:
+		return as->nr ? as->frames[0].sym : "[unknown]";	/* (report's rows) */
+	}
+}
+
+void metview_sample(struct metview *mv, const struct attributed *as)
+{
+	const struct dlp_sample *s = as->s;
+	const char *key;
+	uint32_t id = 0;
+	uint64_t h;
+	void **slot;
+	struct mv_row *r;
+	uint32_t n;
+
+	if (!s->nr_read || !s->read || !mv->nr)
+		return;
+	n = s->nr_read < (uint32_t)mv->nr + 1 ? s->nr_read : (uint32_t)mv->nr + 1;
+	key = row_key(mv, as);
+	key = str_intern(key ? key : "?", strlen(key ? key : "?"));
+	if (mv->kind == DLVIEW_THREAD)
+		id = s->tid;
+	else if (mv->kind == DLVIEW_PROCESS)
+		id = s->pid;
+	h = hash_u64((uint64_t)(uintptr_t)key ^ ((uint64_t)id << 40));
+	slot = u64map_slot(&mv->rows, h);
+	r = *slot;
+	if (!r) {
+		*slot = r = xcalloc(1, sizeof(*r));
+		r->key = key;
+		r->tid = id;
+		ALLOC_GROW(mv->list, mv->nr_rows + 1, mv->alloc_rows);
+		mv->list[mv->nr_rows++] = r;
+	}
+	if (attr_is_switch(s)) {
+		mv->switch_outs++;	/* (a read as its thread left the cpu: no CPU sample) */
+	} else {
+		r->samples++;
+		mv->samples++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		r->v[i] += s->read[i];
+		mv->sum[i] += s->read[i];
+	}
+	mv->sum_enabled += s->read_enabled;
+	mv->sum_running += s->read_running;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct mv_row *x = *(const struct mv_row *const *)a;
+	const struct mv_row *y = *(const struct mv_row *const *)b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	if (x->key != y->key)
+		return strcmp(x->key, y->key);
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int find(const struct metview *mv, const char *name)
+{
+	for (int i = 0; i < mv->nr; i++)
+		if (!strcmp(mv->names[i], name))
+			return i + 1;	/* (its index in v[]) */
+	return 0;
+}
+
+/* What the counts say, beside them */
+struct derived {
+	int cyc, ins;			/* IPC */
+	int miss[MV_MAX];		/* misses per 1000 instructions */
+	int nr_miss;
+	int fp[MV_MAX];			/* FP operations by width: shares */
+	int nr_fp;
+	int rate[MV_MAX];		/* per CPU-second */
+	int nr_rate;
+};
+
+static void derive(const struct metview *mv, struct derived *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->cyc = find(mv, "cycles");
+	d->ins = find(mv, "instructions");
+	for (int i = 0; i < mv->nr; i++) {
+		const char *n = mv->names[i];
+
+		if (strstr(n, "misses") && d->ins)
+			d->miss[d->nr_miss++] = i + 1;
+		if (!strncmp(n, "fp-", 3))
+			d->fp[d->nr_fp++] = i + 1;
+		if (mv->clock && (!strcmp(n, "page-faults") || !strcmp(n, "major-faults") ||
+				  !strcmp(n, "context-switches")))
+			d->rate[d->nr_rate++] = i + 1;
+	}
+}
+
+static void put_row(const struct metview *mv, const struct derived *d, struct tabw *t,
+		    const char *key, uint32_t tid, const char *comm, uint64_t samples,
+		    const uint64_t *v)
+{
+	uint64_t fp = 0;
+
+	tabw_row(t);
+	if (samples == UINT64_MAX)
+		tabw_none(t);
+	else
+		tabw_u64(t, samples);
+	if (mv->clock)
+		tabw_num(t, v[0] / 1e6, 1);
+	for (int i = 1; i <= mv->nr; i++)
+		tabw_u64(t, v[i]);
+	for (int k = 0; k < d->nr_rate; k++) {
+		if (v[0])
+			tabw_num(t, v[d->rate[k]] * 1e9 / (double)v[0], 0);
+		else
+			tabw_none(t);
+	}
+	if (d->cyc && d->ins) {
+		if (v[d->cyc])
+			tabw_num(t, (double)v[d->ins] / (double)v[d->cyc], 2);
+		else
+			tabw_none(t);
+	}
+	for (int k = 0; k < d->nr_miss; k++) {
+		if (v[d->ins])
+			tabw_num(t, v[d->miss[k]] * 1000.0 / (double)v[d->ins], 2);
+		else
+			tabw_none(t);
+	}
+	for (int k = 0; k < d->nr_fp; k++)
+		fp += v[d->fp[k]];
+	for (int k = 0; k < d->nr_fp; k++) {
+		if (fp)
+			tabw_num(t, 100.0 * v[d->fp[k]] / (double)fp, 1);
+		else
+			tabw_none(t);
+	}
+	if (mv->kind == DLVIEW_THREAD || mv->kind == DLVIEW_PROCESS) {
+		if (tid)
+			tabw_u64(t, tid);
+		else
+			tabw_none(t);
+		tabw_str(t, comm ? comm : key);
+	} else {
+		tabw_str(t, key);
+	}
+}
+
+static const char *key_head(int kind, const char **json)
+{
+	switch (kind) {
+	case DLVIEW_FAMILY: *json = "family"; return "Family";
+	case DLVIEW_OP: *json = "op"; return "Operator";
+	case DLVIEW_PRIM: *json = "prim"; return "Primitive";
+	case DLVIEW_LINE: *json = "line"; return "Python line";
+	case DLVIEW_THREAD: *json = "comm"; return "Thread";
+	case DLVIEW_PROCESS: *json = "comm"; return "Command";
+	default: *json = "symbol"; return "Symbol";
+	}
+}
+
+void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t limit,
+		   int filtered)
+{
+	struct tabw *t = tabw_new();
+	struct derived d;
+	const char *kjson, *khead = key_head(mv->kind, &kjson);
+	char **heads = xcalloc(2 * MV_MAX + 8, sizeof(*heads));
+	size_t nh = 0, shown;
+	uint64_t rest[MV_MAX + 1];
+	int remainder = 0;
+
+	derive(mv, &d);
+	tabw_col(t, "Samples", "samples", TABW_NUM);
+	if (mv->clock)
+		tabw_col(t, "CPU ms", "cpu_ms", TABW_NUM);
+	for (int i = 0; i < mv->nr; i++)
+		tabw_col(t, mv->names[i], mv->names[i], TABW_NUM);
+	for (int k = 0; k < d.nr_rate; k++) {
+		heads[nh] = xasprintf("%s/s", mv->names[d.rate[k] - 1]);
+		tabw_col(t, heads[nh], heads[nh], TABW_NUM);
+		nh++;
+	}
+	if (d.cyc && d.ins)
+		tabw_col(t, "IPC", "ipc", TABW_NUM);
+	for (int k = 0; k < d.nr_miss; k++) {
+		heads[nh] = xasprintf("%s/1k-instr", mv->names[d.miss[k] - 1]);
+		tabw_col(t, heads[nh], heads[nh], TABW_NUM);
+		nh++;
+	}
+	for (int k = 0; k < d.nr_fp; k++) {
+		heads[nh] = xasprintf("%s%%", mv->names[d.fp[k] - 1]);
+		heads[nh + 1] = xasprintf("%s_pct", mv->names[d.fp[k] - 1]);
+		tabw_col(t, heads[nh], heads[nh + 1], TABW_NUM);
+		nh += 2;
+	}
+	if (mv->kind == DLVIEW_THREAD || mv->kind == DLVIEW_PROCESS)
+		tabw_col(t, mv->kind == DLVIEW_THREAD ? "TID" : "PID",
+			 mv->kind == DLVIEW_THREAD ? "tid" : "pid", TABW_NUM);
+	tabw_col(t, khead, kjson, TABW_TEXT);
+
+	qsort(mv->list, mv->nr_rows, sizeof(*mv->list), cmp_row);
+	shown = limit && limit < mv->nr_rows ? limit : mv->nr_rows;
+	for (size_t i = 0; i < shown; i++)
+		put_row(mv, &d, t, mv->list[i]->key, mv->list[i]->tid, NULL, mv->list[i]->samples,
+			mv->list[i]->v);
+	/* what no sample took: the counts after each thread's last sample on a cpu, and
+	 * those of threads that never had one */
+	if (mv->have_total && !filtered) {
+		for (int i = 0; i <= mv->nr; i++)
+			rest[i] = mv->total[i] > mv->sum[i] ? mv->total[i] - mv->sum[i] : 0;
+		remainder = 1;
+		put_row(mv, &d, t, "(after the last samples)", 0, "(after the last samples)",
+			UINT64_MAX, rest);
+	}
+
+	if (fmt == DLVIEW_JSON) {
+		fputs("{\"metrics\": [", out);
+		for (int i = 0; i < mv->nr; i++) {
+			if (i)
+				fputs(", ", out);
+			fput_json_str(out, mv->names[i]);
+		}
+		fprintf(out, "], \"mode\": \"group\", \"samples\": %llu, \"filtered\": %s",
+			(unsigned long long)mv->samples, filtered ? "true" : "false");
+		if (mv->have_total) {
+			fputs(", \"totals\": {", out);
+			for (int i = 0; i < mv->nr; i++)
+				fprintf(out, "%s\"%s\": %llu", i ? ", " : "", mv->names[i],
+					(unsigned long long)mv->total[i + 1]);
+			fprintf(out, "}, \"enabled_ns\": %llu, \"running_ns\": %llu",
+				(unsigned long long)mv->enabled, (unsigned long long)mv->running);
+		}
+		fputs(", \"rows\": ", out);
+		tabw_print(t, out, TABW_AS_JSON);
+		fputs("}\n", out);
+	} else if (fmt == DLVIEW_CSV) {
+		tabw_print(t, out, TABW_AS_CSV);
+	} else {
+		fprintf(out, "# metrics: ");
+		for (int i = 0; i < mv->nr; i++)
+			fprintf(out, "%s%s", i ? ", " : "", mv->names[i]);
+		fprintf(out, ": read %s, per thread and cpu; a row gets the counts up to each "
+			"read since the one before\n", mv->switch_reads ? "at each sample and where a "
+			"thread left the cpu" : "at each sample");
+		if (mv->have_total) {
+			fprintf(out, "# at the end:");
+			for (int i = 0; i < mv->nr; i++)
+				fprintf(out, "%s %s %llu (%.1f%% in the rows)", i ? "," : "",
+					mv->names[i], (unsigned long long)mv->total[i + 1],
+					mv->total[i + 1] ? 100.0 * (double)mv->sum[i + 1] /
+					(double)mv->total[i + 1] : 100.0);
+			fputc('\n', out);
+		}
+		if (remainder)
+			fprintf(out, "# (after the last samples): counted after each thread's last "
+				"read on a cpu, or in threads that had none\n");
+		fputc('\n', out);
+		tabw_print(t, out, TABW_AS_TEXT);
+		if (shown < mv->nr_rows)
+			fprintf(out, "(%zu more rows: --limit 0 shows all)\n", mv->nr_rows - shown);
+	}
+	for (size_t i = 0; i < nh; i++)
+		free(heads[i]);
+	free(heads);
+	tabw_free(t);
+}
