@@ -67,6 +67,34 @@ test_expect_success 'without --metrics the finding says where the operators are'
 	grep -q "(report --metrics --sort op or line: the page faults of each)" op.txt
 '
 
+# own_faults TRUTH OP [PID]: the faults OP measured in the workers (of process PID)
+own_faults() {
+	/usr/bin/python3 -c "import json, sys
+ws = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
+print(sum(w['ops'][sys.argv[2]]['faults'] for w in ws if len(sys.argv) < 4 or w['pid'] == int(sys.argv[3])))" "$@"
+}
+
+test_expect_success '-p: the counters of running processes (the group started whole)' '
+	/usr/bin/python3 "$W" >ptruth 2>&1 &
+	sleep 0.4 &&
+	pid=$(pgrep -f -n "^/usr/bin/python3 $W") &&
+	"$DLPROF" record -q -p $pid --metrics faults -o p.data &&
+	cat ptruth && own=$(own_faults ptruth fault_large $pid) &&
+	"$DLPROF" report -i p.data --metrics --sort line --format json --limit 0 >p.json &&
+	json_check p.json \
+		"got = sum(r[\"page-faults\"] for r in j.rows if r.line.startswith(\"fault_large (\"))" \
+		"print(got, \"page faults of fault_large read after the attach, its threads measured $own in all\")" \
+		"got >= 2000" "got <= $own + 5"
+'
+
+test_expect_success '-a: a cpu'"'"'s counters (started whole): the workload'"'"'s faults in them' '
+	"$DLPROF" record -q -a --metrics faults -o a.data -- /usr/bin/python3 "$W" >atruth &&
+	"$DLPROF" report -i a.data --metrics --sort pid --format json --limit 0 >a.json &&
+	own=$(($(own_faults atruth fault_small) + $(own_faults atruth fault_large))) &&
+	json_check a.json "print(j.totals[\"page-faults\"], \"page faults read, the workload measured $own\")" \
+		"j.totals[\"page-faults\"] >= $own" "sum(r[\"page-faults\"] for r in j.rows) == j.totals[\"page-faults\"]"
+'
+
 test_expect_success 'hardware sets: counted where a PMU is, else left out with the reason' '
 	"$DLPROF" record --metrics ipc,fp,faults -o hw.data -- /usr/bin/python3 -c "pass" 2>err &&
 	cat err && "$RECDUMP" hw.data >hwdump && grep "^META metrics=" hwdump &&

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -109,7 +110,6 @@ static void met_add(struct rec_metrics *m, int leader_fd, const struct perf_even
 		}
 		a.size = sizeof(a);
 		a.inherit = lead->inherit;
-		a.exclude_idle = lead->exclude_idle;
 		a.use_clockid = lead->use_clockid;	/* (a group has one clock) */
 		a.clockid = lead->clockid;
 		if (lead->exclude_kernel) {
@@ -199,6 +199,13 @@ int metrics_setup(struct recorder *r)
 	if (!m->nr)
 		return error("--metrics: none of the counters asked for can be counted here"),
 		       DLP_FAILED;
+	if (!lead->disabled) {
+		/* -p, -a: the group starts once whole (metrics_open): a member added to a
+		 * group already counting on a cpu's own context is not scheduled in until
+		 * the group is again, which there may be never (it counted nothing) */
+		lead->disabled = 1;
+		m->enable = 1;
+	}
 	u64map_init(&m->last);
 	return 0;
 }
@@ -219,6 +226,9 @@ int metrics_open(struct recorder *r, int leader_fd, pid_t pid, int cpu)
 		ALLOC_GROW(m->fds, m->nr_fds + 1, m->alloc_fds);
 		m->fds[m->nr_fds++] = fd;
 	}
+	if (m->enable && ioctl(leader_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return error("--metrics: cannot start the counters on cpu %d: %s", cpu,
+			     strerror(errno)), -1;
 	return 0;
 }
 

@@ -208,6 +208,7 @@ struct rec_metrics {
 	int nr_why;
 	unsigned char *copy;		/* the sample whose counts are rewritten */
 	int switch_outs;		/* the switch-out event is the group's first member */
+	int enable;			/* the leader is started once its group is whole */
 	int totals_read;		/* the counts at the end (META metrics_total) */
 	uint64_t enabled, running, total[MET_MAX + 2];
 };

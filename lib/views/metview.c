@@ -25,6 +25,7 @@ struct metview {
 	int nr;			/* members (META metrics) */
 	int clock;		/* the sampling event counts ns (cpu-clock, task-clock) */
 	int switch_reads;	/* the switch-outs read the counters too */
+	int per_cpu;		/* record -a: a cpu's counters, whichever thread ran */
 	int have_total;
 	uint64_t total[MV_MAX + 1], enabled, running;
 	uint64_t sum[MV_MAX + 1], sum_enabled, sum_running, samples, switch_outs;
@@ -73,6 +74,8 @@ void metview_meta(struct metview *mv, const char *key, const char *value)
 		for (int i = 0; i <= MV_MAX && *end; i++)
 			mv->total[i] = strtoull(end, &end, 10);
 		mv->have_total = 1;
+	} else if (!strcmp(key, "system_wide")) {
+		mv->per_cpu = 1;
 	} else if (!strcmp(key, "metrics_switch_outs")) {
 		mv->switch_reads = 1;
 	} else if (!strcmp(key, "event")) {
@@ -276,6 +279,8 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 	uint64_t rest[MV_MAX + 1];
 	int remainder = 0;
 
+	if (mv->per_cpu)
+		mv->clock = 0;	/* (a cpu's clock runs through its idle time: no CPU time) */
 	derive(mv, &d);
 	tabw_col(t, "Samples", "samples", TABW_NUM);
 	if (mv->clock)
@@ -346,9 +351,14 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 		fprintf(out, "# metrics: ");
 		for (int i = 0; i < mv->nr; i++)
 			fprintf(out, "%s%s", i ? ", " : "", mv->names[i]);
-		fprintf(out, ": read %s, per thread and cpu; a row gets the counts up to each "
-			"read since the one before\n", mv->switch_reads ? "at each sample and where a "
-			"thread left the cpu" : "at each sample");
+		if (mv->per_cpu)
+			fprintf(out, ": every process (-a), read at each sample, per cpu; a row "
+				"gets the counts of its cpu since the read before there, whichever "
+				"thread ran\n");
+		else
+			fprintf(out, ": read %s, per thread and cpu; a row gets the counts up to "
+				"each read since the one before\n", mv->switch_reads ? "at each sample "
+				"and where a thread left the cpu" : "at each sample");
 		if (mv->have_total) {
 			fprintf(out, "# at the end:");
 			for (int i = 0; i < mv->nr; i++)
