@@ -67,6 +67,21 @@ test_expect_success 'without --metrics the finding says where the operators are'
 	grep -q "(report --metrics --sort op or line: the page faults of each)" op.txt
 '
 
+test_expect_success 'timeline: a counter track per thread and counter, the thread table'"'"'s sums' '
+	"$DLPROF" timeline -i m.data -o m.trace.json 2>/dev/null &&
+	"$DLPROF" report -i m.data --metrics --sort thread --format json --limit 0 >th.json &&
+	json_check t=m.trace.json th=th.json \
+		"ev = t.traceEvents if isinstance(t, dict) else t" \
+		"c = collections.Counter()" \
+		"for e in ev:
+    if e.get(\"ph\") == \"C\" and \" (tid \" in e[\"name\"]: c[e[\"name\"]] += e[\"args\"][\"per 10 ms\"]" \
+		"rows = [r for r in th.rows if r.tid and r[\"page-faults\"] > 1000]" \
+		"print([(r.tid, r[\"page-faults\"], c[\"page-faults (tid %d)\" % r.tid]) for r in rows])" \
+		"len(rows) >= 3" \
+		"all(c[\"page-faults (tid %d)\" % r.tid] == r[\"page-faults\"] for r in rows)" \
+		"all(c[\"context-switches (tid %d)\" % r.tid] == r[\"context-switches\"] for r in rows)"
+'
+
 # own_faults TRUTH OP [PID]: the faults OP measured in the workers (of process PID)
 own_faults() {
 	/usr/bin/python3 -c "import json, sys

@@ -66,6 +66,14 @@ struct timeline {
 	struct heap_step { uint64_t time; int64_t delta; uint32_t pid; } *heap;
 	size_t nr_heap;
 	struct proc_table procs;	/* each process's command line: its track's name */
+	/* record --metrics: each read (a sample's, a switch-out's) and its counts, the
+	 * counters' names (META metrics) */
+	struct tl_read { uint64_t time; uint32_t pid, tid; size_t at; } *reads;
+	size_t nr_reads, alloc_reads;
+	uint64_t *read_vals;
+	size_t nr_vals, alloc_vals;
+	char *met_names[16];
+	int nr_met;
 	/* several recordings on one axis: this one's pids are shown as pid + pid_base,
 	 * named with its host; those another recording has are left out */
 	const struct readings *rd;
@@ -121,6 +129,10 @@ static void timeline_free(struct timeline *tl)
 	free(tl->waits);
 	free(tl->job_ends);
 	free(tl->cmdline);
+	free(tl->reads);
+	free(tl->read_vals);
+	for (int i = 0; i < tl->nr_met; i++)
+		free(tl->met_names[i]);
 	proc_table_release(&tl->procs);
 	free(tl);
 }
@@ -145,6 +157,14 @@ static int tl_sample(void *ctx, const struct attributed *as)
 	struct tl_thread *t = get_thread(tl, s->pid, s->tid);
 	const char *comm = as->m ? machine_comm_at(as->m, s->pid, s->tid, s->time) : NULL;
 
+	if (s->read && s->nr_read > (uint32_t)tl->nr_met && tl->nr_met) {
+		/* its counters' counts (the members', after the sampling event's own) */
+		ALLOC_GROW(tl->reads, tl->nr_reads + 1, tl->alloc_reads);
+		tl->reads[tl->nr_reads++] = (struct tl_read){ s->time, s->pid, s->tid, tl->nr_vals };
+		ALLOC_GROW(tl->read_vals, tl->nr_vals + (size_t)tl->nr_met, tl->alloc_vals);
+		memcpy(tl->read_vals + tl->nr_vals, s->read + 1, (size_t)tl->nr_met * 8);
+		tl->nr_vals += (size_t)tl->nr_met;
+	}
 	if (attr_is_switch(s)) {
 		/* names the off-CPU slice that starts here (off_name); its Python line is
 		 * its own stack's (not the one an OpenMP worker's attribution borrows) */
@@ -215,6 +235,13 @@ static int tl_meta(void *ctx, const char *key, const char *value)
 	if (!strcmp(key, "cmdline")) {
 		free(tl->cmdline);
 		tl->cmdline = xstrdup(value);
+	} else if (!strcmp(key, "metrics") && !tl->nr_met) {
+		char *copy = xstrdup(value), *save = NULL;
+
+		for (char *n = strtok_r(copy, ",", &save); n && tl->nr_met < 16;
+		     n = strtok_r(NULL, ",", &save))
+			tl->met_names[tl->nr_met++] = xstrdup(n);
+		free(copy);
 	}
 	if (tl->rd)
 		readings_meta((struct readings *)tl->rd, key, value);
@@ -546,6 +573,64 @@ static void heap_counters(struct timeline *tl)
 	}
 }
 
+static int cmp_read(const void *a, const void *b)
+{
+	const struct tl_read *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static void metric_point(struct timeline *tl, uint32_t pid, uint32_t tid, int k, uint64_t bucket,
+			 uint64_t v)
+{
+	ev_begin(tl);
+	fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"%s (tid %u)\", \"pid\": %llu, "
+		"\"ts\": %.3f, \"args\": {\"per 10 ms\": %llu}}", tl->met_names[k], tid,
+		cpid(tl, pid), us(tl, bucket * TIMELINE_BUCKET_NS), (unsigned long long)v);
+}
+
+/* record --metrics: a counter track per thread and counter that counted anything, its
+ * counts per 10 ms (by when they were read), back to 0 where it counted none */
+static void metric_counters(struct timeline *tl)
+{
+	qsort(tl->reads, tl->nr_reads, sizeof(*tl->reads), cmp_read);
+	for (size_t i = 0; i < tl->nr_reads;) {
+		size_t j = i;
+
+		while (j < tl->nr_reads && tl->reads[j].tid == tl->reads[i].tid &&
+		       tl->reads[j].pid == tl->reads[i].pid)
+			j++;
+		for (int k = 0; k < tl->nr_met && !dup_pid(tl, tl->reads[i].pid); k++) {
+			uint64_t bucket = UINT64_MAX, sum = 0, total = 0;
+
+			for (size_t r = i; r < j; r++)
+				total += tl->read_vals[tl->reads[r].at + (size_t)k];
+			if (!total)
+				continue;
+			for (size_t r = i; r <= j; r++) {
+				uint64_t b = r < j ? tl->reads[r].time / TIMELINE_BUCKET_NS : UINT64_MAX;
+
+				if (b != bucket && bucket != UINT64_MAX) {
+					metric_point(tl, tl->reads[i].pid, tl->reads[i].tid, k, bucket, sum);
+					if (b != bucket + 1 && sum)
+						metric_point(tl, tl->reads[i].pid, tl->reads[i].tid, k,
+							     bucket + 1, 0);
+					sum = 0;
+				}
+				if (r == j)
+					break;
+				bucket = b;
+				sum += tl->read_vals[tl->reads[r].at + (size_t)k];
+			}
+		}
+		i = j;
+	}
+}
+
 /* The family counter of one process: shares of its samples per bucket. */
 static void family_counter(struct timeline *tl, uint32_t pid)
 {
@@ -769,6 +854,7 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 			family_counter(tl, tl->th[i].pid);
 	}
 	heap_counters(tl);
+	metric_counters(tl);
 	*events = tl->events;
 }
 
