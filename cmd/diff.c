@@ -12,13 +12,13 @@
 #include "util.h"
 
 static const char *const diff_usage[] = {
-	"dlprof diff [--sort family|op|sym|dso] [--limit N] [--format table|json|csv] [--families FILE] [--raw-irqs] BASE.data NEW.data",
+	"dlprof diff [--sort family|op|sym|dso] [--limit N] [--format table|json|csv] [--families FILE] [--metric NAME] [--raw-irqs] BASE.data NEW.data",
 	NULL
 };
 
 int cmd_diff(int argc, const char **argv)
 {
-	const char *sort = "family", *format = "table", *families = NULL, *event = NULL;
+	const char *sort = "family", *format = "table", *families = NULL, *event = NULL, *metric = NULL;
 	int limit = -1, raw_irqs = 0;
 	struct filter_args fa = { 0 };
 	struct sample_filter filt;
@@ -28,6 +28,7 @@ int cmd_diff(int argc, const char **argv)
 		OPT_STRING(0, "format", &format, "FMT", "table, json or csv"),
 		OPT_STRING(0, "families", &families, "FILE", "extra family rules, matched before the built-in ones"),
 		OPT_STRING('e', "event", &event, "NAME", "compare the samples of this event (default each file's first)"),
+		OPT_STRING(0, "metric", &metric, "NAME", "compare the counts of a counter of record --metrics (page-faults, context-switches, ...) instead of samples"),
 		OPT_BOOL(0, "raw-irqs", &raw_irqs, "keep samples taken where interrupts came back on as taken"),
 		OPT_FILTERS(fa),
 		OPT_END(),
@@ -88,6 +89,7 @@ int cmd_diff(int argc, const char **argv)
 	}
 	d = diff_new(key, rules, event);
 	diff_set_raw_irqs(d, raw_irqs);
+	diff_set_metric(d, metric);
 	diff_set_filter(d, &filt);
 	r0 = diff_load(d, 0, argv[0]);
 	r1 = r0 < 0 ? -1 : diff_load(d, 1, argv[1]);

@@ -11,7 +11,7 @@ _dlprof_opts() {
 	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --wall --off-cpu --raw-irqs --memory --metrics --isa --steps --reunwind --symfs --by-input --check-unwind --pid --tid --comm --time --sym --family --op' ;;
 	fold) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --symfs --by-input --pid --tid --comm --time --sym' ;;
 	flamegraph) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --symfs --by-input --pid --tid --comm --time --sym --output -o --title --width --diff' ;;
-	diff) echo '--sort -s --limit -n --format --families --event -e --raw-irqs --pid --tid --comm --time --sym --family --op' ;;
+	diff) echo '--sort -s --limit -n --format --families --event -e --metric --raw-irqs --pid --tid --comm --time --sym --family --op' ;;
 	pprof) echo '--input -i --output -o --raw-irqs --inline --no-kernel --families --event -e --symfs --memory --pid --tid --comm --time --sym --family --op' ;;
 	speedscope) echo '--input -i --output -o --inline --raw-irqs --no-kernel --event -e --pid --tid --comm --time --sym' ;;
 	timeline) echo '--input -i --output -o --step --families --event -e --symfs --pid --tid --comm --time --sym' ;;
@@ -28,7 +28,7 @@ _dlprof_argopts() {
 	report) echo '-i --input -s --sort --group --families -e --event -n --limit --format --steps --symfs --pid --tid --comm --time --sym --family --op' ;;
 	fold) echo '-i --input --families -e --event --memory --symfs --pid --tid --comm --time --sym' ;;
 	flamegraph) echo '-i --input --families -e --event --memory --symfs --pid --tid --comm --time --sym -o --output --title --width' ;;
-	diff) echo '-s --sort -n --limit --format --families -e --event --pid --tid --comm --time --sym --family --op' ;;
+	diff) echo '-s --sort -n --limit --format --families -e --event --metric --pid --tid --comm --time --sym --family --op' ;;
 	pprof) echo '-i --input -o --output --families -e --event --symfs --pid --tid --comm --time --sym --family --op' ;;
 	speedscope) echo '-i --input -o --output -e --event --pid --tid --comm --time --sym' ;;
 	timeline) echo '-i --input -o --output --step --families -e --event --symfs --pid --tid --comm --time --sym' ;;

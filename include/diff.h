@@ -28,6 +28,10 @@ int diff_load(struct diff *d, int side, const char *path);
 /* Count only the samples filter keeps, on both sides (before diff_load). */
 struct sample_filter;
 void diff_set_filter(struct diff *d, struct sample_filter *filter);
+/* Compare the counts of counter NAME of record --metrics (META metrics) instead of
+ * samples: each read's count goes to its sample's row, switch-outs' reads too; a side
+ * without that counter is an error.  NULL: samples. */
+void diff_set_metric(struct diff *d, const char *name);
 /* Keep samples taken where interrupts came back on as taken (profile_opts.raw_irqs). */
 void diff_set_raw_irqs(struct diff *d, int raw);
 

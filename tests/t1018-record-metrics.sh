@@ -102,6 +102,21 @@ test_expect_success '-p: the counters of running processes (the group started wh
 		"got >= 2000" "got <= $own + 5"
 '
 
+test_expect_success 'diff --metric: half the rounds, the faults'"'"' change as the workload'"'"'s' '
+	ROUNDS=6 "$DLPROF" record -q --metrics faults -o half.data -- /usr/bin/python3 "$W" >htruth &&
+	"$DLPROF" diff --metric page-faults --format json half.data m.data >d.json &&
+	"$DLPROF" diff --metric page-faults half.data m.data >d.txt && cat d.txt &&
+	grep -q "page-faults, read with the samples" d.txt &&
+	want=$(( $(own_faults truth fault_small) + $(own_faults truth fault_large) -
+		 $(own_faults htruth fault_small) - $(own_faults htruth fault_large) )) &&
+	json_check d.json "got = j.new.samples - j.base.samples" \
+		"print(got, \"more page faults, the workload measured $want more\")" \
+		"abs(got - $want) <= 0.02 * $want" \
+		"sum(r.new_samples for r in j.rows) == j.new.samples" &&
+	! "$DLPROF" diff --metric cycles half.data m.data 2>err && cat err &&
+	grep -q "has no counter .cycles. (record --metrics)" err
+'
+
 test_expect_success '-a: a cpu'"'"'s counters (started whole): the workload'"'"'s faults in them' '
 	"$DLPROF" record -q -a --metrics faults -o a.data -- /usr/bin/python3 "$W" >atruth &&
 	"$DLPROF" report -i a.data --metrics --sort pid --format json --limit 0 >a.json &&

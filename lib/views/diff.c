@@ -41,6 +41,9 @@ struct diff {
 	int raw_irqs;
 	struct diff_side *cur;
 	struct strbuf tmp;
+	const char *metric;		/* diff_set_metric(), NULL: samples */
+	int metric_at;			/* its place in the current side's reads, 0: none */
+	uint64_t metric_sum;
 };
 
 struct diff *diff_new(enum diff_key key, const struct family_rules *rules, const char *event)
@@ -100,8 +103,49 @@ static int on_meta(void *ctx, const char *key, const char *value)
 	if (!strcmp(key, "cmdline")) {
 		free(d->cur->cmdline);
 		d->cur->cmdline = xstrdup(value);
+	} else if (!strcmp(key, "metrics") && d->metric) {
+		char *copy = xstrdup(value), *save = NULL;
+		int i = 1;
+
+		for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save), i++)
+			if (!strcmp(n, d->metric))
+				d->metric_at = i;
+		free(copy);
 	}
 	return 0;
+}
+
+/* diff_set_metric: a read's count of the counter to its row (a switch-out's too) */
+static int on_metric_sample(void *ctx, const struct attributed *as)
+{
+	struct diff *d = ctx;
+	const struct dlp_sample *s = as->s;
+	uint64_t n;
+
+	if (!d->metric_at || !s->read || s->nr_read <= (uint32_t)d->metric_at)
+		return 0;
+	n = s->read[d->metric_at];
+	d->metric_sum += n;
+	if (d->key == DIFF_FAMILY)
+		count(d, as->a->family, n);
+	else if (d->key == DIFF_OP)
+		count(d, as->a->op ? as->a->op : "(no op)", n);
+	else if (!as->nr)
+		count(d, d->key == DIFF_DSO ? "[unknown]" : "[unknown]\1[unknown]", n);
+	else if (d->key == DIFF_DSO)
+		count(d, as->frames->dso ? as->frames->dso : "[unknown]", n);
+	else {
+		strbuf_reset(&d->tmp);
+		strbuf_addf(&d->tmp, "%s\1%s", as->frames->sym,
+			    as->frames->dso ? as->frames->dso : "[unknown]");
+		count(d, d->tmp.buf, n);
+	}
+	return 0;
+}
+
+void diff_set_metric(struct diff *d, const char *name)
+{
+	d->metric = name;
 }
 
 static void count_view(void *ctx, const char *key, uint64_t n)
@@ -134,7 +178,23 @@ int diff_load(struct diff *d, int side, const char *path)
 	po.event = d->event;
 	po.raw_irqs = d->raw_irqs;
 	memset(&info, 0, sizeof(info));
-	if (d->key == DIFF_FAMILY || d->key == DIFF_OP) {
+	d->metric_at = 0;
+	d->metric_sum = 0;
+	if (d->metric) {
+		/* the switch-outs read the counters too: delivered, counted in no stat */
+		po.wall = 2;
+		po.waits_apart = 1;
+		v.sample = on_metric_sample;
+		ret = attr_stream_run(path, &po, d->filter, d->rules, &v, &st, &info);
+		if (ret >= 0 && !d->metric_at) {
+			error("'%s' has no counter '%s' (record --metrics)", path, d->metric);
+			ret = -1;
+		}
+		st.samples = d->metric_sum;	/* the shares are of the counts */
+		st.sample_no_time = 1;
+		st.sample_period_ns = 0;
+		snprintf(st.event, sizeof(st.event), "%s", d->metric);
+	} else if (d->key == DIFF_FAMILY || d->key == DIFF_OP) {
 		d->view = dlview_new(d->rules, &v);
 		ret = dlview_run(d->view, path, &po, d->filter, &st, &info);
 	} else {
@@ -267,8 +327,12 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 			snprintf(b, sizeof(b), " (events, not time)");
 		else
 			snprintf(b, sizeof(b), ", %s on CPU", a);
-		fprintf(out, "#       %" PRIu64 " samples of %s%s\n", sd->samples,
-			sd->event[0] ? sd->event : "?", b);
+		if (d->metric)
+			fprintf(out, "#       %" PRIu64 " %s, read with the samples (record --metrics)\n",
+				sd->samples, d->metric);
+		else
+			fprintf(out, "#       %" PRIu64 " samples of %s%s\n", sd->samples,
+				sd->event[0] ? sd->event : "?", b);
 		if (d->filter)
 			fprintf(out, "#       filter %s: %" PRIu64 " of %" PRIu64 " samples kept\n",
 				d->filter->desc, sd->samples, sd->filter_total);

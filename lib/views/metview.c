@@ -368,6 +368,9 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 					(double)mv->total[i + 1] : 100.0);
 			fputc('\n', out);
 		}
+		if (mv->kind == DLVIEW_FAMILY && mv->switch_reads)
+			fprintf(out, "# a read as a thread left the cpu goes to the wait family of its "
+				"stack (wait-preempted, wait-gil, ...)\n");
 		if (remainder)
 			fprintf(out, "# (after the last samples): counted after each thread's last "
 				"read on a cpu, or in threads that had none\n");
