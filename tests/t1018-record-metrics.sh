@@ -125,6 +125,25 @@ test_expect_success '-a: a cpu'"'"'s counters (started whole): the workload'"'"'
 		"j.totals[\"page-faults\"] >= $own" "sum(r[\"page-faults\"] for r in j.rows) == j.totals[\"page-faults\"]"
 '
 
+# oneDNN primitives (tests/workloads/dl-prims, where libdnnl is): the rows by primitive
+# with their calls (ITT), the same as the primitive table's
+if [ -x "$BUILD/tests/workloads/dl-prims" ]; then
+	test_expect_success '--sort prim: each primitive'"'"'s counts and calls, per call' '
+		"$DLPROF" record -q --metrics faults -o prim.data -- "$BUILD/tests/workloads/dl-prims" -t 1 >/dev/null &&
+		"$DLPROF" report -i prim.data --metrics --sort prim --format json --limit 0 >mp.json &&
+		"$DLPROF" report -i prim.data --sort prim --format json --limit 0 >pt.json &&
+		json_check m=mp.json p=pt.json \
+			"rows = [r for r in m.rows if r.calls is not None]" \
+			"print([(r.prim[:60], r.calls, r[\"page-faults\"]) for r in rows])" \
+			"len(rows) >= 2" \
+			"calls = collections.Counter()" \
+			"for r in p.rows:
+    calls[(r.kind, r.impl, r.shape)] += r.calls" \
+			"all(r.calls == calls[(re.search(\"kind=(\\\\S+)\", r.prim)[1], re.search(\"impl=(\\\\S+)\", r.prim)[1], re.search(\"shape=(\\\\S+)\", r.prim)[1])] for r in rows)" \
+			"all(abs(r[\"page-faults/call\"] - r[\"page-faults\"] / r.calls) < 0.01 for r in rows)"
+	'
+fi
+
 test_expect_success 'hardware sets: counted where a PMU is, else left out with the reason' '
 	"$DLPROF" record --metrics ipc,fp,faults -o hw.data -- /usr/bin/python3 -c "pass" 2>err &&
 	cat err && "$RECDUMP" hw.data >hwdump && grep "^META metrics=" hwdump &&

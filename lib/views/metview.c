@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "attr.h"
+#include "itt.h"
 #include "metview.h"
 #include "process.h"
 #include "rephash.h"
@@ -16,6 +17,7 @@ struct mv_row {
 	const char *comm;	/* the thread table's */
 	uint32_t tid;
 	uint64_t samples;
+	uint64_t calls;		/* a described primitive's executions (ITT), 0: unknown */
 	uint64_t v[MV_MAX + 1];	/* [0] the sampling event's own (ns for a clock) */
 };
 
@@ -98,8 +100,17 @@ static const char *row_key(const struct metview *mv, const struct attributed *as
 		return a ? a->family : NULL;
 	case DLVIEW_OP:
 		return a && a->op ? a->op : "(no op)";
-	case DLVIEW_PRIM:
-		return a && a->prim ? a->prim : "(no primitive)";
+	case DLVIEW_PRIM:	/* (the primitive table's: its description, on one line) */
+		if (a && a->prim_desc) {
+			/* "kind=convolution\nimpl=jit:avx512_core\n..." as one line */
+			char buf[1024];
+			size_t n = 0;
+
+			for (const char *p = a->prim_desc->key; *p && n + 1 < sizeof(buf); p++)
+				buf[n++] = *p == '\n' ? ' ' : *p;
+			return str_intern(buf, n);
+		}
+		return a && a->prim ? attr_prim_op(a->prim) : "(no primitive)";
 	case DLVIEW_LINE:
 		return a && a->pyline ? a->pyline : "(no Python line)";
 	case DLVIEW_THREAD:
@@ -137,6 +148,8 @@ void metview_sample(struct metview *mv, const struct attributed *as)
 		*slot = r = xcalloc(1, sizeof(*r));
 		r->key = key;
 		r->tid = id;
+		if (mv->kind == DLVIEW_PRIM && as->a && as->a->prim_desc)
+			r->calls = as->a->prim_desc->calls;
 		ALLOC_GROW(mv->list, mv->nr_rows + 1, mv->alloc_rows);
 		mv->list[mv->nr_rows++] = r;
 	}
@@ -183,6 +196,8 @@ struct derived {
 	int nr_fp;
 	int rate[MV_MAX];		/* per CPU-second */
 	int nr_rate;
+	int per_call[MV_MAX];		/* per execution (--sort prim) */
+	int nr_per_call;
 };
 
 static void derive(const struct metview *mv, struct derived *d)
@@ -200,12 +215,15 @@ static void derive(const struct metview *mv, struct derived *d)
 		if (mv->clock && (!strcmp(n, "page-faults") || !strcmp(n, "major-faults") ||
 				  !strcmp(n, "context-switches")))
 			d->rate[d->nr_rate++] = i + 1;
+		if (mv->kind == DLVIEW_PRIM && (!strcmp(n, "page-faults") ||
+						!strcmp(n, "context-switches")))
+			d->per_call[d->nr_per_call++] = i + 1;
 	}
 }
 
 static void put_row(const struct metview *mv, const struct derived *d, struct tabw *t,
 		    const char *key, uint32_t tid, const char *comm, uint64_t samples,
-		    const uint64_t *v)
+		    uint64_t calls, const uint64_t *v)
 {
 	uint64_t fp = 0;
 
@@ -221,6 +239,18 @@ static void put_row(const struct metview *mv, const struct derived *d, struct ta
 	for (int k = 0; k < d->nr_rate; k++) {
 		if (v[0])
 			tabw_num(t, v[d->rate[k]] * 1e9 / (double)v[0], 0);
+		else
+			tabw_none(t);
+	}
+	if (d->nr_per_call) {
+		if (calls)
+			tabw_u64(t, calls);
+		else
+			tabw_none(t);
+	}
+	for (int k = 0; k < d->nr_per_call; k++) {
+		if (calls)
+			tabw_num(t, (double)v[d->per_call[k]] / (double)calls, 2);
 		else
 			tabw_none(t);
 	}
@@ -274,7 +304,7 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 	struct tabw *t = tabw_new();
 	struct derived d;
 	const char *kjson, *khead = key_head(mv->kind, &kjson);
-	char **heads = xcalloc(2 * MV_MAX + 8, sizeof(*heads));
+	char **heads = xcalloc(3 * MV_MAX + 8, sizeof(*heads));
 	size_t nh = 0, shown;
 	uint64_t rest[MV_MAX + 1];
 	int remainder = 0;
@@ -289,6 +319,13 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 		tabw_col(t, mv->names[i], mv->names[i], TABW_NUM);
 	for (int k = 0; k < d.nr_rate; k++) {
 		heads[nh] = xasprintf("%s/s", mv->names[d.rate[k] - 1]);
+		tabw_col(t, heads[nh], heads[nh], TABW_NUM);
+		nh++;
+	}
+	if (d.nr_per_call)
+		tabw_col(t, "Calls", "calls", TABW_NUM);
+	for (int k = 0; k < d.nr_per_call; k++) {
+		heads[nh] = xasprintf("%s/call", mv->names[d.per_call[k] - 1]);
 		tabw_col(t, heads[nh], heads[nh], TABW_NUM);
 		nh++;
 	}
@@ -314,7 +351,7 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 	shown = limit && limit < mv->nr_rows ? limit : mv->nr_rows;
 	for (size_t i = 0; i < shown; i++)
 		put_row(mv, &d, t, mv->list[i]->key, mv->list[i]->tid, NULL, mv->list[i]->samples,
-			mv->list[i]->v);
+			mv->list[i]->calls, mv->list[i]->v);
 	/* what no sample took: the counts after each thread's last sample on a cpu, and
 	 * those of threads that never had one */
 	if (mv->have_total && !filtered) {
@@ -322,7 +359,7 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 			rest[i] = mv->total[i] > mv->sum[i] ? mv->total[i] - mv->sum[i] : 0;
 		remainder = 1;
 		put_row(mv, &d, t, "(after the last samples)", 0, "(after the last samples)",
-			UINT64_MAX, rest);
+			UINT64_MAX, 0, rest);
 	}
 
 	if (fmt == DLVIEW_JSON) {
