@@ -49,8 +49,10 @@ unsigned elf_check_warn(Elf *e, unsigned what, const char *name);
 /*
  * The functions the CFI bounds: fn is called with the code range [start, start + len) of
  * each FDE of e's .eh_frame (else what PT_GNU_EH_FRAME points at) that libdw would read,
- * as elf_check() walks them.  -1 (the reason in why) when the file or its CFI is
- * refused, after the FDEs before the fault; else 0.
+ * as elf_check() walks them, its entries' bounds and encodings checked but not their CFI
+ * programs (no one runs them here: who unwinds with them has elf_check_warn's verdict).
+ * -1 (the reason in why) when the file or its CFI is refused, after the FDEs before the
+ * fault; else 0.
  */
 int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), void *ctx,
 		 char *why, size_t whysz);
@@ -62,11 +64,14 @@ struct fde_range {
 	uint64_t start, len;
 };
 struct fde_index {
-	struct fde_range *v;
-	size_t nr, alloc;
+	const struct fde_range *v;
+	size_t nr;
 };
 /* e's FDEs (elf_each_fde) into x, sorted by start; -1 where the CFI is refused (those
- * before the fault kept) */
+ * before the fault kept).  One walk a file: the index is shared by every caller that
+ * asks for the same file (its size and the bytes at both ends), until exit; the
+ * symbolizer, the code scan of check-isa's verdict and the GIL's finder each ask of
+ * libtorch_cpu.so's ~0.9 M FDEs. */
 int fde_index_build(Elf *e, struct fde_index *x);
 /* The FDE whose range holds vaddr, NULL where none does */
 const struct fde_range *fde_index_find(const struct fde_index *x, uint64_t vaddr);

@@ -36,6 +36,7 @@ struct cfi {
 	struct u64map cies;	/* CIE offset -> struct cie (CIE_UNUSABLE: libdw would not use it) */
 	void (*fde_fn)(void *ctx, uint64_t start, uint64_t len);	/* elf_each_fde() */
 	void *fde_ctx;
+	int no_programs;	/* elf_each_fde(): the entries only, not their programs */
 	char *why;
 	size_t whysz;
 };
@@ -556,7 +557,7 @@ static struct cie *cie_get(struct cfi *c, uint64_t off)
 		return NULL;
 	}
 	*slot = ci;
-	if (check_program(c, ci, en.start, en.end, 1, off))
+	if (!c->no_programs && check_program(c, ci, en.start, en.end, 1, off))
 		return NULL;
 	return ci;
 }
@@ -580,7 +581,7 @@ static int check_fde(struct cfi *c, size_t off, const struct entry *en)
 	} else {
 		i += ci->fde_aug_size;
 	}
-	if (i < en->end && check_program(c, ci, i, en->end, 0, off))
+	if (i < en->end && !c->no_programs && check_program(c, ci, i, en->end, 0, off))
 		return -1;
 	if (c->fde_fn)
 		c->fde_fn(c->fde_ctx, start, range);
@@ -887,16 +888,35 @@ int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), vo
 		return -1;
 	c.fde_fn = fn;
 	c.fde_ctx = ctx;
+	c.no_programs = 1;
 	return check_eh_frame(e, file, size, &c) ? -1 : 0;
 }
 
+struct fde_built {
+	struct fde_range *v;
+	size_t nr, alloc;
+};
+
 static void fde_add(void *ctx, uint64_t start, uint64_t len)
 {
-	struct fde_index *x = ctx;
+	struct fde_built *x = ctx;
 
 	ALLOC_GROW(x->v, x->nr + 1, x->alloc);
 	x->v[x->nr++] = (struct fde_range){ start, len };
 }
+
+static uint64_t ends_hash(Elf *e, size_t *size);
+
+/* The indexes built, by file identity (fde_index_build) */
+static struct fde_kept {
+	size_t size;
+	uint64_t ends;
+	struct fde_range *v;
+	size_t nr;
+	int ret;
+} *fde_kept;
+static size_t nr_fde_kept, alloc_fde_kept;
+static pthread_mutex_t fde_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int cmp_fde_range(const void *a, const void *b)
 {
@@ -908,10 +928,33 @@ static int cmp_fde_range(const void *a, const void *b)
 int fde_index_build(Elf *e, struct fde_index *x)
 {
 	char why[256];
-	int ret = elf_each_fde(e, fde_add, x, why, sizeof(why));
+	struct fde_built b = { NULL, 0, 0 };
+	size_t size = 0;
+	uint64_t ends = ends_hash(e, &size);
+	int ret;
 
-	if (x->nr)
-		qsort(x->v, x->nr, sizeof(*x->v), cmp_fde_range);
+	memset(x, 0, sizeof(*x));
+	pthread_mutex_lock(&fde_lock);
+	for (size_t i = 0; i < nr_fde_kept; i++)
+		if (fde_kept[i].size == size && fde_kept[i].ends == ends && size) {
+			x->v = fde_kept[i].v;
+			x->nr = fde_kept[i].nr;
+			ret = fde_kept[i].ret;
+			pthread_mutex_unlock(&fde_lock);
+			return ret;
+		}
+	pthread_mutex_unlock(&fde_lock);
+	ret = elf_each_fde(e, fde_add, &b, why, sizeof(why));
+	if (b.nr)
+		qsort(b.v, b.nr, sizeof(*b.v), cmp_fde_range);
+	x->v = b.v;
+	x->nr = b.nr;
+	/* kept (until exit) even without the file's bytes to know it by (size 0): then
+	 * never found again */
+	pthread_mutex_lock(&fde_lock);
+	ALLOC_GROW(fde_kept, nr_fde_kept + 1, alloc_fde_kept);
+	fde_kept[nr_fde_kept++] = (struct fde_kept){ size, ends, b.v, b.nr, ret };
+	pthread_mutex_unlock(&fde_lock);
 	return ret;
 }
 
@@ -934,8 +977,7 @@ const struct fde_range *fde_index_find(const struct fde_index *x, uint64_t vaddr
 
 void fde_index_release(struct fde_index *x)
 {
-	free(x->v);
-	memset(x, 0, sizeof(*x));
+	memset(x, 0, sizeof(*x));	/* (the index stays for the next asking: one walk a file) */
 }
 
 /* What was found of each file, by name, size and the bytes at both ends: the symbolizer,
