@@ -117,6 +117,11 @@ void fput_wrapped(FILE *out, const char *lead, const char *text, size_t indent, 
 /* Display columns of the first len bytes of a UTF-8 string (each code point one). */
 size_t utf8_cols(const char *s, size_t len);
 /* The value of hex digit c, or -1. */
+/* A comma-separated list (META's "metrics", "event"): its items, each xstrdup'd, into
+ * out (at most max); returns how many */
+size_t list_split(const char *list, char **out, size_t max);
+/* NAME's place in a comma-separated list, counting from 1; 0: not in it */
+int list_index(const char *list, const char *name);
 int hexval(int c);
 
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock samples carry). */

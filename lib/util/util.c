@@ -361,6 +361,36 @@ void fput_csv_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+size_t list_split(const char *list, char **out, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = list; *p && n < max;) {
+		size_t len = strcspn(p, ",");
+
+		if (len)
+			out[n++] = xstrndup(p, len);
+		p += len + (p[len] == ',');
+	}
+	return n;
+}
+
+int list_index(const char *list, const char *name)
+{
+	size_t nl = strlen(name);
+	int i = 1;
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == nl && !memcmp(p, name, nl))
+			return i;
+		i += len > 0;	/* (empty items are none, as list_split has them) */
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 int hexval(int c)
 {
 	if (c >= '0' && c <= '9')

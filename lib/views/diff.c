@@ -104,13 +104,7 @@ static int on_meta(void *ctx, const char *key, const char *value)
 		free(d->cur->cmdline);
 		d->cur->cmdline = xstrdup(value);
 	} else if (!strcmp(key, "metrics") && d->metric) {
-		char *copy = xstrdup(value), *save = NULL;
-		int i = 1;
-
-		for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save), i++)
-			if (!strcmp(n, d->metric))
-				d->metric_at = i;
-		free(copy);
+		d->metric_at = list_index(value, d->metric);
 	}
 	return 0;
 }

@@ -194,13 +194,7 @@ static int dv_meta(void *ctx, const char *key, const char *value)
 		v->itt_meta = !strcmp(value, "on");
 	} else if (!strcmp(key, "metrics")) {
 		/* record --metrics: where page-faults is in each sample's counts */
-		char *copy = xstrdup(value), *save = NULL;
-		int i = 1;
-
-		for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save), i++)
-			if (!strcmp(n, "page-faults"))
-				v->fault_read = i;
-		free(copy);
+		v->fault_read = list_index(value, "page-faults");
 	} else if (!strcmp(key, "metrics_switch_outs")) {
 		v->fault_switch_outs = 1;
 	} else if (!strncmp(key, "warn.", 5) && !v->itt_warn && strstr(value, "ITT collector")) {

@@ -61,12 +61,7 @@ void metview_free(struct metview *mv)
 void metview_meta(struct metview *mv, const char *key, const char *value)
 {
 	if (!strcmp(key, "metrics") && !mv->nr) {
-		char *copy = xstrdup(value), *save = NULL;
-
-		for (char *n = strtok_r(copy, ",", &save); n && mv->nr < MV_MAX;
-		     n = strtok_r(NULL, ",", &save))
-			mv->names[mv->nr++] = xstrdup(n);
-		free(copy);
+		mv->nr = (int)list_split(value, mv->names, MV_MAX);
 	} else if (!strcmp(key, "metrics_total")) {
 		const char *p = value;
 		char *end;

@@ -236,12 +236,7 @@ static int tl_meta(void *ctx, const char *key, const char *value)
 		free(tl->cmdline);
 		tl->cmdline = xstrdup(value);
 	} else if (!strcmp(key, "metrics") && !tl->nr_met) {
-		char *copy = xstrdup(value), *save = NULL;
-
-		for (char *n = strtok_r(copy, ",", &save); n && tl->nr_met < 16;
-		     n = strtok_r(NULL, ",", &save))
-			tl->met_names[tl->nr_met++] = xstrdup(n);
-		free(copy);
+		tl->nr_met = (int)list_split(value, tl->met_names, ARRAY_SIZE(tl->met_names));
 	}
 	if (tl->rd)
 		readings_meta((struct readings *)tl->rd, key, value);

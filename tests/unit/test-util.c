@@ -1,5 +1,6 @@
 /* test-util.c - unit tests of lib/util/util.c: JSON strings are valid UTF-8 whatever the name
- * they carry holds (a name read from a process can be any bytes); and of hash_bytes
+ * they carry holds (a name read from a process can be any bytes); META's comma lists
+ * split and looked up alike; and of hash_bytes
  * (lib/util/rephash.c), which keys the tables of stacks, chains and names. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,9 +84,29 @@ static void hashes(void)
 	ok(worst <= 48, "names that differ in a few characters spread over the low bits", msg);
 }
 
+/* META's lists ("context-switches,page-faults,..."): items and places agree */
+static void lists(void)
+{
+	char *v[4];
+	size_t n = list_split("a,bb,,c,", v, 4);
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "%zu items", n);
+	ok(n == 3 && !strcmp(v[0], "a") && !strcmp(v[1], "bb") && !strcmp(v[2], "c"),
+	   "list_split: the items, empty ones none", msg);
+	ok(list_index("a,bb,,c,", "c") == 3 && list_index("a,bb,,c,", "bb") == 2 &&
+	   list_index("a,bb,,c,", "b") == 0 && list_index("", "a") == 0 &&
+	   list_index("page-faults", "page-faults") == 1,
+	   "list_index: places as list_split counts them, whole items only", "");
+	ok(list_split("a,b,c", v + 3, 1) == 1 && !strcmp(v[3], "a"), "list_split: at most max", "");
+	for (size_t i = 0; i < 4; i++)
+		free(v[i]);
+}
+
 int main(void)
 {
 	hashes();
+	lists();
 	json("plain", "\"plain\"", "ASCII as it is");
 	json("a\"b\\c\n", "\"a\\\"b\\\\c\\u000a\"", "quote, backslash, control character escaped");
 	json("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80\"",
