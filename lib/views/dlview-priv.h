@@ -32,6 +32,8 @@ struct thread_stat {
 	const char *comm;
 	const char *pidkey;	/* the pid as interned text: the key of proc_fam */
 	uint64_t samples, spin;
+	uint64_t clock_ns;	/* its CPU samples' periods: ns counted where the event is
+				   a clock (dlview.clock) */
 	uint64_t on_ns, off_ns;
 	uint64_t vol, invol;
 	uint64_t last_in, last_out;
@@ -79,6 +81,7 @@ struct dlview {
 	int itt_meta;		/* META itt: 1 on, 0 off (--no-itt), -1 not said (perf.data) */
 	struct fastpath *fp;	/* is the fast path running: kernels per primitive, ISA facts */
 	double ns_per_sample;
+	int clock;		/* the samples' event counts ns (cpu-clock, task-clock) */
 	uint64_t duration_ns;
 	char event[64];
 	const char *f_spin, *f_reorder, *f_fault, *f_gil;

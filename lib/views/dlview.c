@@ -173,6 +173,7 @@ void dlview_set_stats(struct dlview *v, const struct profile_stats *st)
 	else if (st->samples && st->last_time > st->first_time)
 		v->ns_per_sample = (double)(st->last_time - st->first_time) / st->samples;
 	snprintf(v->event, sizeof(v->event), "%s", st->event);
+	v->clock = st->sample_is_time;
 	if (st->last_time > st->first_time)
 		v->duration_ns = st->last_time - st->first_time;
 }
@@ -376,6 +377,8 @@ static void count(struct dlview *v, const struct attributed *as)
 				cmap_get(&v->py_path, frames[i].sym, frames[i].dso_path);	/* interned */
 	t = get_thread(v, s->pid, s->tid);
 	t->samples++;
+	if (!attr_is_switch(s))
+		t->clock_ns += s->period;	/* (ns where the event is a clock) */
 	if (a->pychain) {
 		t->py_samples++;
 		if (!t->interp_seen)
