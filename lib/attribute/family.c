@@ -734,77 +734,133 @@ static const char *inductor_fused_op(const struct frame *f)
 	return ret;
 }
 
-const char *op_from_stack(const struct frame *frames, size_t nr)
+/* What one frame says of the operator, by the rules of op_from_stack in their order:
+ * [0] at::_ops::<op>::call / ::redispatch, or a torch.compile kernel's fused operators;
+ * [1] at::native::...::<fn>; [2] an autograd node of torch::autograd::generated; [3] a
+ * hand-written autograd node (torch::autograd::AccumulateGrad::apply, ...).  listed: the
+ * frame names at::_ops:: or torch::autograd::generated:: (ops_on_stack). */
+struct frame_ops {
+	const char *sym, *dso_path;
+	const char *op[4];
+	int listed;
+};
+
+static void frame_ops_find(const struct frame *f, struct frame_ops *fo)
 {
 	const char *comp[16];
-	size_t clen[16], n, i, k;
+	size_t clen[16], n, k, id;
+	const char *s = find_qualified(f->sym, "at::_ops::");
 
-	/* innermost at::_ops::<op>::call / ::redispatch, or a torch.compile kernel's
-	 * fused operators below it */
-	for (i = 0; i < nr; i++) {
-		const char *s = find_qualified(frames[i].sym, "at::_ops::");
-		const char *fused = s ? NULL : inductor_fused_op(&frames[i]);
-
-		if (fused)
-			return fused;
-		if (!s)
-			continue;
+	memset(fo, 0, sizeof(*fo));
+	fo->sym = f->sym;
+	fo->dso_path = f->dso_path;
+	fo->listed = f->sym && (strstr(f->sym, "at::_ops::") ||
+				strstr(f->sym, "torch::autograd::generated::"));
+	if (!s) {
+		fo->op[0] = inductor_fused_op(f);
+	} else {
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
 		if (n >= 4 && (comp_is(comp[3], ident_len(comp[3], clen[3]), "call") ||
 			       comp_is(comp[3], ident_len(comp[3], clen[3]), "redispatch")) &&
 		    ident_len(comp[2], clen[2])) {
 			size_t len = ident_len(comp[2], clen[2]);
-			size_t cut = torch_op_split(frames[i].dso_path, comp[2], len);
+			size_t cut = torch_op_split(f->dso_path, comp[2], len);
 			char buf[256];
 			int w;
 
-			if (cut >= len)
-				return op_name("aten::", comp[2], len);
-			/* "aten::fill_.Scalar": the overload after the dot */
-			w = snprintf(buf, sizeof(buf), "%.*s.%.*s", (int)cut, comp[2],
-				     (int)(len - cut - 1), comp[2] + cut + 1);
-			return op_name("aten::", buf, w < (int)sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
+			if (cut >= len) {
+				fo->op[0] = op_name("aten::", comp[2], len);
+			} else {
+				/* "aten::fill_.Scalar": the overload after the dot */
+				w = snprintf(buf, sizeof(buf), "%.*s.%.*s", (int)cut, comp[2],
+					     (int)(len - cut - 1), comp[2] + cut + 1);
+				fo->op[0] = op_name("aten::", buf, w < (int)sizeof(buf) ? (size_t)w :
+						    sizeof(buf) - 1);
+			}
 		}
 	}
-	/* else innermost at::native::...::<fn> */
-	for (i = 0; i < nr; i++) {
-		const char *s = find_qualified(frames[i].sym, "at::native::");
-		size_t id = 0;
-
-		if (!s)
-			continue;
+	if ((s = find_qualified(f->sym, "at::native::"))) {
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
+		id = 0;
 		for (k = n; k > 2; k--) {
 			id = ident_len(comp[k - 1], clen[k - 1]);
 			if (id)
 				break;
 		}
 		if (id)
-			return op_name("aten::", comp[k - 1], id);
+			fo->op[1] = op_name("aten::", comp[k - 1], id);
 	}
-	/* else an autograd node */
-	for (i = 0; i < nr; i++) {
-		const char *s = find_qualified(frames[i].sym, "torch::autograd::generated::");
-		size_t id;
-
-		if (!s)
-			continue;
+	if ((s = find_qualified(f->sym, "torch::autograd::generated::"))) {
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
 		/* a node's method (Node::apply), not a free function of the namespace */
 		if (n >= 5 && (id = ident_len(comp[3], clen[3])))
-			return op_name("autograd::", comp[3], id);
+			fo->op[2] = op_name("autograd::", comp[3], id);
 	}
-	/* else a hand-written autograd node: torch::autograd::AccumulateGrad::apply, ... */
-	for (i = 0; i < nr; i++) {
-		const char *s = find_qualified(frames[i].sym, "torch::autograd::");
-		size_t id;
-
-		if (!s)
-			continue;
+	if ((s = find_qualified(f->sym, "torch::autograd::"))) {
 		n = split_qualified(s, comp, clen, ARRAY_SIZE(comp));
 		if (n == 4 && comp_is(comp[3], ident_len(comp[3], clen[3]), "apply") &&
 		    (id = ident_len(comp[2], clen[2])) && id == clen[2])
-			return op_name("autograd::", comp[2], id);
+			fo->op[3] = op_name("autograd::", comp[2], id);
+	}
+}
+
+/* frame_ops_find() once a frame (its symbol and file, interned): a CNN's report asked
+ * the same few thousand frames for their operator a few million times, each a strstr
+ * of four prefixes over a C++ name */
+static struct u64map frame_ops_memo;
+static pthread_mutex_t frame_ops_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void frame_ops_of(const struct frame *f, struct frame_ops *out)
+{
+	uint64_t key = hash_u64((uint64_t)(uintptr_t)f->sym ^
+				hash_u64((uint64_t)(uintptr_t)f->dso_path));
+	struct frame_ops *fo;
+
+	pthread_mutex_lock(&frame_ops_lock);
+	if (!frame_ops_memo.cap)
+		u64map_init(&frame_ops_memo);
+	fo = u64map_get(&frame_ops_memo, key);
+	if (fo && fo->sym == f->sym && fo->dso_path == f->dso_path) {
+		*out = *fo;
+		pthread_mutex_unlock(&frame_ops_lock);
+		return;
+	}
+	pthread_mutex_unlock(&frame_ops_lock);
+	frame_ops_find(f, out);
+	if (fo)
+		return;	/* (another frame has the key: asked again each time) */
+	fo = xmalloc(sizeof(*fo));
+	*fo = *out;
+	pthread_mutex_lock(&frame_ops_lock);
+	if (!u64map_get(&frame_ops_memo, key))
+		u64map_put(&frame_ops_memo, key, fo);
+	else
+		free(fo);
+	pthread_mutex_unlock(&frame_ops_lock);
+}
+
+const char *op_from_stack(const struct frame *frames, size_t nr)
+{
+	struct frame_ops fo[64];
+	size_t i, p, n = nr < ARRAY_SIZE(fo) ? nr : ARRAY_SIZE(fo);
+
+	/* innermost at::_ops::<op>::call / ::redispatch, or a torch.compile kernel's fused
+	 * operators below it; else innermost at::native::...::<fn>; else an autograd node;
+	 * else a hand-written autograd node */
+	for (i = 0; i < n; i++)
+		frame_ops_of(&frames[i], &fo[i]);
+	for (p = 0; p < 4; p++) {
+		for (i = 0; i < nr; i++) {
+			struct frame_ops deep;
+			const struct frame_ops *x = &fo[i];
+
+			if (i >= n) {
+				frame_ops_of(&frames[i], &deep);
+				x = &deep;
+			}
+			if (x->op[p])
+				return x->op[p];
+		}
 	}
 	return NULL;
 }
@@ -820,12 +876,15 @@ size_t ops_on_stack(const struct frame *frames, size_t nr, const char **out, siz
 	size_t n = 0, i, j;
 
 	for (i = 0; i < nr && n < max; i++) {
-		const char *o;
+		struct frame_ops fo;
+		const char *o = NULL;
 
-		if (!frames[i].sym || (!strstr(frames[i].sym, "at::_ops::") &&
-				       !strstr(frames[i].sym, "torch::autograd::generated::")))
+		frame_ops_of(&frames[i], &fo);
+		if (!fo.listed)
 			continue;
-		if (!(o = op_from_stack(&frames[i], 1)))
+		for (size_t p = 0; p < 4 && !o; p++)
+			o = fo.op[p];	/* (op_from_stack of this frame alone) */
+		if (!o)
 			continue;
 		for (j = 0; j < n && out[j] != o; j++)
 			;
