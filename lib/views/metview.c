@@ -30,7 +30,7 @@ struct metview {
 	int per_cpu;		/* record -a: a cpu's counters, whichever thread ran */
 	int have_total;
 	uint64_t total[MV_MAX + 1], enabled, running;
-	uint64_t sum[MV_MAX + 1], sum_enabled, sum_running, samples, switch_outs;
+	uint64_t sum[MV_MAX + 1], samples, switch_outs;
 	struct u64map rows;
 	struct mv_row **list;
 	size_t nr_rows, alloc_rows;
@@ -137,8 +137,13 @@ void metview_sample(struct metview *mv, const struct attributed *as)
 	else if (mv->kind == DLVIEW_PROCESS)
 		id = s->pid;
 	h = hash_u64((uint64_t)(uintptr_t)key ^ ((uint64_t)id << 40));
-	slot = u64map_slot(&mv->rows, h);
-	r = *slot;
+	for (;;) {
+		slot = u64map_slot(&mv->rows, h);
+		r = *slot;
+		if (!r || (r->key == key && r->tid == id))
+			break;
+		h = hash_u64(h + 1);	/* (another row has the hash: the next) */
+	}
 	if (!r) {
 		*slot = r = xcalloc(1, sizeof(*r));
 		r->key = key;
@@ -158,8 +163,6 @@ void metview_sample(struct metview *mv, const struct attributed *as)
 		r->v[i] += s->read[i];
 		mv->sum[i] += s->read[i];
 	}
-	mv->sum_enabled += s->read_enabled;
-	mv->sum_running += s->read_running;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -364,8 +367,9 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 				fputs(", ", out);
 			fput_json_str(out, mv->names[i]);
 		}
-		fprintf(out, "], \"mode\": \"group\", \"samples\": %llu, \"filtered\": %s",
-			(unsigned long long)mv->samples, filtered ? "true" : "false");
+		fprintf(out, "], \"mode\": \"group\", \"samples\": %llu, \"switch_out_reads\": %llu, "
+			"\"filtered\": %s", (unsigned long long)mv->samples,
+			(unsigned long long)mv->switch_outs, filtered ? "true" : "false");
 		if (mv->have_total) {
 			fputs(", \"totals\": {", out);
 			for (int i = 0; i < mv->nr; i++)
@@ -388,9 +392,10 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 				"gets the counts of its cpu since the read before there, whichever "
 				"thread ran\n");
 		else
-			fprintf(out, ": read %s, per thread and cpu; a row gets the counts up to "
-				"each read since the one before\n", mv->switch_reads ? "at each sample "
-				"and where a thread left the cpu" : "at each sample");
+			fprintf(out, ": read %s, per thread and cpu (%llu reads); a row gets the "
+				"counts up to each read since the one before\n", mv->switch_reads ?
+				"at each sample and where a thread left the cpu" : "at each sample",
+				(unsigned long long)(mv->samples + mv->switch_outs));
 		if (mv->have_total) {
 			fprintf(out, "# at the end:");
 			for (int i = 0; i < mv->nr; i++)
