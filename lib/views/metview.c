@@ -345,7 +345,8 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 			 mv->kind == DLVIEW_THREAD ? "tid" : "pid", TABW_NUM);
 	tabw_col(t, khead, kjson, TABW_TEXT);
 
-	qsort(mv->list, mv->nr_rows, sizeof(*mv->list), cmp_row);
+	if (mv->nr_rows)
+		qsort(mv->list, mv->nr_rows, sizeof(*mv->list), cmp_row);
 	shown = limit && limit < mv->nr_rows ? limit : mv->nr_rows;
 	for (size_t i = 0; i < shown; i++)
 		put_row(mv, &d, t, mv->list[i]->key, mv->list[i]->tid, NULL, mv->list[i]->samples,

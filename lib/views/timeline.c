@@ -592,7 +592,8 @@ static void metric_point(struct timeline *tl, uint32_t pid, uint32_t tid, int k,
  * counts per 10 ms (by when they were read), back to 0 where it counted none */
 static void metric_counters(struct timeline *tl)
 {
-	qsort(tl->reads, tl->nr_reads, sizeof(*tl->reads), cmp_read);
+	if (tl->nr_reads)
+		qsort(tl->reads, tl->nr_reads, sizeof(*tl->reads), cmp_read);
 	for (size_t i = 0; i < tl->nr_reads;) {
 		size_t j = i;
 
