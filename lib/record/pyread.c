@@ -303,6 +303,7 @@ void probe(struct pyreader *pr, struct pyproc *p)
 	const struct pysyms *s;
 	uint64_t bias;
 	uint32_t ver = 0;
+	int files = 0;
 
 	if (p->probe_again && now_ns() < p->probe_again)
 		return;	/* state 0: the next sample asks again */
@@ -317,7 +318,10 @@ void probe(struct pyreader *pr, struct pyproc *p)
 
 		path[0] = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perm, &off,
-			   path) < 4 || !path[0] || !python_file(path))
+			   path) < 4 || !path[0])
+			continue;
+		files += path[0] == '/';
+		if (!python_file(path))
 			continue;
 		/* a libpython beats the executable that loads it */
 		if (!file[0] || (strstr(path, "libpython") && !strstr(file, "libpython"))) {
@@ -330,6 +334,15 @@ void probe(struct pyreader *pr, struct pyproc *p)
 		}
 	}
 	fclose(f);
+	if (!files && ++p->probes < PROBE_TRIES) {
+		/* no file mapped yet: an exec's COMM record comes before the kernel maps the
+		 * new image (begin_new_exec, then load_elf_binary's mappings), so a sample read
+		 * right after it finds only the stack; asked again (a python3.11 in a PID
+		 * namespace under load was read as no Python at all: t1014 #5) */
+		p->state = 0;
+		p->probe_again = now_ns() + PROBE_EVERY_NS;
+		return;
+	}
 	if (!file[0])
 		return;
 	{
