@@ -852,9 +852,11 @@ const char *op_from_stack(const struct frame *frames, size_t nr)
 	for (p = 0; p < 4; p++) {
 		for (i = 0; i < nr; i++) {
 			struct frame_ops deep;
-			const struct frame_ops *x = &fo[i];
+			const struct frame_ops *x;
 
-			if (i >= n) {
+			if (i < n) {
+				x = &fo[i];
+			} else {	/* (a stack deeper than fo[]: asked each pass) */
 				frame_ops_of(&frames[i], &deep);
 				x = &deep;
 			}
