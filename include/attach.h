@@ -36,14 +36,14 @@ time_t attach_start_wall(pid_t pid);
 /* pid's command line, arguments separated by spaces, appended to sb.  Returns 0 or -1. */
 int attach_cmdline(pid_t pid, struct strbuf *sb);
 
-/* The value of variable name in pid's environment (as it started), into out: 0, or -1
- * when it has none or cannot be read. */
-int attach_env(pid_t pid, const char *name, struct strbuf *out);
+/* The value of variable name in an environment proc_info_rec() read, or NULL */
+const char *attach_env_value(const struct strbuf *env, const char *name);
 
 /* The payload of a DLP_REC_PROC record for pid (recfile.h: its command line, its
  * container and, from its environment, rank, local_rank and world_size), appended to sb.  Returns 0, or -1
- * when the process is gone (sb unchanged). */
-int proc_info_rec(pid_t pid, struct strbuf *sb);
+ * when the process is gone (sb unchanged).  env, when not NULL, gets the environment it
+ * read (as it started: "NAME=VALUE" strings, NUL-separated), for attach_env_value(). */
+int proc_info_rec(pid_t pid, struct strbuf *sb, struct strbuf *env);
 /* The same for the command record started (argv) before it exec'd anything else: its
  * environment is record's own (a command that ended before /proc was read). */
 void proc_info_rec_ours(pid_t pid, const char *const *argv, struct strbuf *sb);

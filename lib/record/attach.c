@@ -301,28 +301,14 @@ static void proc_rec(pid_t pid, const char *cmdline, unsigned long long start,
 	strbuf_release(&job);
 }
 
-int attach_env(pid_t pid, const char *name, struct strbuf *out)
+const char *attach_env_value(const struct strbuf *env, const char *name)
 {
-	struct strbuf env = STRBUF_INIT;
-	char path[64];
-	const char *v;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	if (strbuf_read_file(&env, path, 1 << 20) < 0) {
-		strbuf_release(&env);
-		return -1;
-	}
-	strbuf_addch(&env, '\0');
-	v = environ_get(name, &env);
-	if (v)
-		strbuf_addstr(out, v);
-	strbuf_release(&env);
-	return v ? 0 : -1;
+	return environ_get(name, (void *)env);
 }
 
-int proc_info_rec(pid_t pid, struct strbuf *sb)
+int proc_info_rec(pid_t pid, struct strbuf *sb, struct strbuf *env_out)
 {
-	struct strbuf cmd = STRBUF_INIT, env = STRBUF_INIT;
+	struct strbuf cmd = STRBUF_INIT, own = STRBUF_INIT, *env = env_out ? env_out : &own;
 	char path[64];
 
 	if (attach_cmdline(pid, &cmd) < 0) {
@@ -330,11 +316,12 @@ int proc_info_rec(pid_t pid, struct strbuf *sb)
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	if (strbuf_read_file(&env, path, 1 << 20) < 0)
-		strbuf_reset(&env);
-	strbuf_addch(&env, '\0');	/* the last entry terminated whatever the file held */
-	proc_rec(pid, cmd.buf, start_ticks(pid), environ_get, &env, sb);
-	strbuf_release(&env);
+	strbuf_reset(env);
+	if (strbuf_read_file(env, path, 1 << 20) < 0)
+		strbuf_reset(env);
+	strbuf_addch(env, '\0');	/* the last entry terminated whatever the file held */
+	proc_rec(pid, cmd.buf, start_ticks(pid), environ_get, env, sb);
+	strbuf_release(&own);
 	strbuf_release(&cmd);
 	return 0;
 }

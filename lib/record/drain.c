@@ -519,12 +519,12 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 /* The PROC record of pid, 0; -1 when its command line cannot be read (now) */
 static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
 {
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf sb = STRBUF_INIT, env = STRBUF_INIT;
 	int ret = 0;
 
-	if (!proc_info_rec((pid_t)pid, &sb)) {
+	if (!proc_info_rec((pid_t)pid, &sb, &env)) {
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
-		itt_note_foreign(r, pid);
+		itt_note_foreign(r, pid, attach_env_value(&env, "DLPROF_ITT_DIR"));
 	} else if (!last) {
 		ret = -1;
 	} else if (first) {
@@ -533,6 +533,7 @@ static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
 	}
 	strbuf_release(&sb);
+	strbuf_release(&env);
 	return ret;
 }
 

@@ -408,6 +408,16 @@ static void itt_outer_ids(struct recorder *r, char *buf, size_t len, uint32_t kn
 	}
 }
 
+/* One collector file in (its ids made record's: the process's known, outer pid, else 0),
+ * counted for the end's checks */
+static void itt_file_in(struct recorder *r, char *buf, size_t len, uint32_t known)
+{
+	itt_outer_ids(r, buf, len, known);
+	recwriter_add(r->w, DLP_REC_ITT, buf, len);
+	r->itt.files++;
+	r->itt.task_files += itt_has_tasks(buf, len);
+}
+
 static int walk_itt(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -418,12 +428,8 @@ static int walk_itt(const char *path, const struct stat *st, int flag, struct FT
 		warning("cannot read '%s'", path);
 		return 0;
 	}
-	if (sb.len) {
-		itt_outer_ids(walk_rec, sb.buf, sb.len, 0);
-		recwriter_add(walk_rec->w, DLP_REC_ITT, sb.buf, sb.len);
-		walk_rec->itt.files++;
-		walk_rec->itt.task_files += itt_has_tasks(sb.buf, sb.len);
-	}
+	if (sb.len)
+		itt_file_in(walk_rec, sb.buf, sb.len, 0);
 	strbuf_release(&sb);
 	return 0;
 }
@@ -454,27 +460,19 @@ void capture_jit(struct recorder *r)
 
 /* A process seen (its PROC record written): where it was started with dlprof's ITT
  * collector by someone else (a container started apart, with the flags `record
- * --container-flags` prints), the folder its collector writes to, under its root (held:
- * proc-root.h), for capture_itt */
-void itt_note_foreign(struct recorder *r, uint32_t pid)
+ * --container-flags` prints), dir is the folder its collector writes to (its
+ * DLPROF_ITT_DIR, NULL: none), under its root (held: proc-root.h), for capture_itt */
+void itt_note_foreign(struct recorder *r, uint32_t pid, const char *dir)
 {
-	struct strbuf dir = STRBUF_INIT;
-
-	if (attach_env((pid_t)pid, "DLPROF_ITT_DIR", &dir) < 0 || !dir.len || dir.buf[0] != '/' ||
-	    (r->itt.dir && !strcmp(dir.buf, r->itt.dir))) {
-		strbuf_release(&dir);
+	if (!dir || dir[0] != '/' || (r->itt.dir && !strcmp(dir, r->itt.dir)))
 		return;	/* none, or ours: read from our folder */
-	}
 	for (size_t i = 0; i < r->itt.nr_foreign; i++)
-		if (r->itt.foreign[i].pid == pid) {
-			strbuf_release(&dir);
+		if (r->itt.foreign[i].pid == pid)
 			return;
-		}
 	(void)proc_roots_of(&r->roots, pid);	/* its root's handle, kept */
 	ALLOC_GROW(r->itt.foreign, r->itt.nr_foreign + 1, r->itt.alloc_foreign);
 	r->itt.foreign[r->itt.nr_foreign].pid = pid;
-	r->itt.foreign[r->itt.nr_foreign++].dir = xstrdup(dir.buf);
-	strbuf_release(&dir);
+	r->itt.foreign[r->itt.nr_foreign++].dir = xstrdup(dir);
 }
 
 /* The collector files of the processes itt_note_foreign found: DIR/itt-NSPID.bin under
@@ -496,12 +494,8 @@ static void capture_foreign_itt(struct recorder *r)
 		fd = proc_root_open(root, path, O_RDONLY | O_NONBLOCK);
 		if (fd < 0)
 			continue;	/* no primitive run, or nothing flushed yet */
-		if (strbuf_read_fd(&sb, fd, CAPTURE_MAX) >= 0 && sb.len) {
-			itt_outer_ids(r, sb.buf, sb.len, f->pid);
-			recwriter_add(r->w, DLP_REC_ITT, sb.buf, sb.len);
-			r->itt.files++;
-			r->itt.task_files += itt_has_tasks(sb.buf, sb.len);
-		}
+		if (strbuf_read_fd(&sb, fd, CAPTURE_MAX) >= 0 && sb.len)
+			itt_file_in(r, sb.buf, sb.len, f->pid);
 		close(fd);
 		strbuf_release(&sb);
 	}

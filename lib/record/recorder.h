@@ -437,7 +437,7 @@ void jit_dump_add(struct recorder *r, uint32_t pid, const char *path);
 int perf_map_open(struct recorder *r, uint32_t pid, long since, struct stat *st,
 		  const char **why, char *shown, size_t size, uint32_t *ns_out);
 void capture_perf_maps(struct recorder *r);
-void itt_note_foreign(struct recorder *r, uint32_t pid);
+void itt_note_foreign(struct recorder *r, uint32_t pid, const char *dir);
 void check_memory(struct recorder *r);
 void check_missing(struct recorder *r);
 void kallsyms_free(struct kallsyms *k);
