@@ -152,12 +152,13 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	const uint64_t *chain = NULL;
 	const struct perf_event_attr *a = &r->ev[0].attr;
 	size_t regs, keep, head_len;
+	int reads = ev && (ev->attr.sample_type & PERF_SAMPLE_READ);
 
 	r->cut_head = 0;
 	/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD: six u64 */
 	if (end - q < 48)
 		return NULL;
-	if (ev && (ev->attr.sample_type & PERF_SAMPLE_READ)) {
+	if (reads) {
 		/* its counts are rewritten: in a copy (the ring's data pages are read-only) */
 		if (!r->met.copy)
 			r->met.copy = xmalloc(65536);	/* a record's size is 16 bits */
@@ -175,7 +176,7 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 		note_anon_ip(r, pid, ip);
 	}
 	q += 48;
-	if (ev && (ev->attr.sample_type & PERF_SAMPLE_READ)) {
+	if (reads) {
 		/* record --metrics: the group's counts (nr, enabled, running, values), made
 		 * the counts of the interval this sample ends */
 		uint64_t n;

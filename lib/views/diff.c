@@ -79,20 +79,23 @@ static void count(struct diff *d, const char *key, uint64_t n)
 	*slot = (void *)((uintptr_t)*slot + (uintptr_t)n);
 }
 
-/* The sym and dso keys: the leaf's */
-static int on_sample(void *ctx, const struct attributed *as)
+/* The sym and dso keys: the leaf's (NULL: none is known), n to its row */
+static void count_leaf(struct diff *d, const struct frame *leaf, uint64_t n)
 {
-	struct diff *d = ctx;
-	const struct frame *leaf = as->frames;
+	const char *dso = leaf && leaf->dso ? leaf->dso : "[unknown]";
 
-	if (!as->nr)
-		return 0;
 	strbuf_reset(&d->tmp);
 	if (d->key == DIFF_DSO)
-		strbuf_addstr(&d->tmp, leaf->dso ? leaf->dso : "[unknown]");
+		strbuf_addstr(&d->tmp, dso);
 	else	/* split again for the table's columns */
-		strbuf_addf(&d->tmp, "%s\1%s", leaf->sym, leaf->dso ? leaf->dso : "[unknown]");
-	count(d, d->tmp.buf, 1);
+		strbuf_addf(&d->tmp, "%s\1%s", leaf ? leaf->sym : "[unknown]", dso);
+	count(d, d->tmp.buf, n);
+}
+
+static int on_sample(void *ctx, const struct attributed *as)
+{
+	if (as->nr)
+		count_leaf(ctx, as->frames, 1);
 	return 0;
 }
 
@@ -124,16 +127,8 @@ static int on_metric_sample(void *ctx, const struct attributed *as)
 		count(d, as->a->family, n);
 	else if (d->key == DIFF_OP)
 		count(d, as->a->op ? as->a->op : "(no op)", n);
-	else if (!as->nr)
-		count(d, d->key == DIFF_DSO ? "[unknown]" : "[unknown]\1[unknown]", n);
-	else if (d->key == DIFF_DSO)
-		count(d, as->frames->dso ? as->frames->dso : "[unknown]", n);
-	else {
-		strbuf_reset(&d->tmp);
-		strbuf_addf(&d->tmp, "%s\1%s", as->frames->sym,
-			    as->frames->dso ? as->frames->dso : "[unknown]");
-		count(d, d->tmp.buf, n);
-	}
+	else	/* (a read has counts even without a stack) */
+		count_leaf(d, as->nr ? as->frames : NULL, n);
 	return 0;
 }
 

@@ -74,8 +74,7 @@ static const struct cnt *cmap_top(const struct cmap *m, uint64_t *sum)
 		if (!c->k1 || !c->n || c->k1[0] == '(')
 			continue;
 		*sum += c->n;
-		if (
-		    (!top || c->n > top->n || (c->n == top->n && strcmp(c->k1, top->k1) < 0)))
+		if (!top || c->n > top->n || (c->n == top->n && strcmp(c->k1, top->k1) < 0))
 			top = c;
 	}
 	return top;
