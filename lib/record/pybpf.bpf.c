@@ -166,6 +166,7 @@ static __always_inline __u32 walk(struct chain_scratch *s, __u64 f, __u32 l)
 struct code_ctx {
 	__u32 pid;
 	__u32 left;
+	__u64 base;	/* the thread's ob_base: each object read from there */
 };
 
 /*
@@ -194,7 +195,7 @@ static long read_code(__u32 i, void *arg)
 	if (!key.addr)
 		return 0;
 	/* which object it is: co_filename, co_qualname, co_linetable lie in these 32 bytes */
-	if (bpf_probe_read_user(ptrs, sizeof(ptrs), (void *)(key.addr + PYBPF_CO_FILENAME)))
+	if (bpf_probe_read_user(ptrs, sizeof(ptrs), (void *)(key.addr + cx->base + PYBPF_CO_FILENAME)))
 		return 0;
 	ident = ptrs[0] ^ ptrs[(PYBPF_CO_QUALNAME - PYBPF_CO_FILENAME) / 8] ^
 		ptrs[(PYBPF_CO_LINETABLE - PYBPF_CO_FILENAME) / 8];
@@ -212,19 +213,19 @@ static long read_code(__u32 i, void *arg)
 	r->tab_size = 0;
 	r->zero = 0;
 	/* its head; unreadable: not marked as met (read from outside, if ever) */
-	if (bpf_probe_read_user(r->head, sizeof(r->head), (void *)key.addr))
+	if (bpf_probe_read_user(r->head, sizeof(r->head), (void *)(key.addr + cx->base)))
 		return 0;
 	got = PYBPF_GOT_HEAD;
 	/* the two names' objects as they lie */
 	if (!bpf_probe_read_user(r->qualname, sizeof(r->qualname),
-				 *(void **)&r->head[PYBPF_CO_QUALNAME]))
+				 (void *)(*(__u64 *)&r->head[PYBPF_CO_QUALNAME] + cx->base)))
 		got |= PYBPF_GOT_QUALNAME;
 	if (!bpf_probe_read_user(r->filename, sizeof(r->filename),
-				 *(void **)&r->head[PYBPF_CO_FILENAME]))
+				 (void *)(*(__u64 *)&r->head[PYBPF_CO_FILENAME] + cx->base)))
 		got |= PYBPF_GOT_FILENAME;
 	/* the line table (a bytes object): its size (ob_size, at 16), then up to
-	 * PYBPF_TAB_READ of its bytes (ob_sval, at 32) */
-	tab = *(__u64 *)&r->head[PYBPF_CO_LINETABLE];
+	 * PYBPF_TAB_READ of its bytes (ob_sval, at 32), past its ob_base */
+	tab = *(__u64 *)&r->head[PYBPF_CO_LINETABLE] + cx->base;
 	if (!bpf_probe_read_user(&r->tab_size, sizeof(r->tab_size), (void *)(tab + 16))) {
 		len = r->tab_size;
 		if (len > PYBPF_TAB_READ)
@@ -295,7 +296,8 @@ static __always_inline int read_stack(int with_codes)
 	n = nframes(*(volatile __u32 *)&s->c.n);
 	if (with_codes) {
 		/* the chain's code objects not met before go first */
-		struct code_ctx cx = { .pid = id >> 32, .left = PYBPF_CODE_BUDGET };
+		struct code_ctx cx = { .pid = id >> 32, .left = PYBPF_CODE_BUDGET,
+				       .base = t->ob_base };
 
 		bpf_loop(n, read_code, &cx, 0);
 	}

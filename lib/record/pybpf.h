@@ -34,7 +34,9 @@ struct pybpf_thread {
 	uint32_t from_tid, from_pid;
 	uint32_t ns_tid;	/* the id the state holds where not the thread's (a thread of
 				   another PID namespace: its id there), else 0 */
-	uint32_t pad;
+	uint16_t ob_base;	/* where its objects' fields start as a default build's (0;
+				   16 in a free-threaded one: pyread-priv.h) */
+	uint16_t pad;
 	uint64_t gil;		/* its process's GIL state (pyreader_gil), 0: not known */
 };
 

@@ -229,6 +229,7 @@ void pb_list(struct recorder *r, uint32_t pid)
 			.layout = wi.frame,
 			.ns_tid = th[i].ns_tid != th[i].tid ? th[i].ns_tid : 0,
 			.gil = pp->gil,
+			.ob_base = wi.ob_base,
 		};
 
 		if ((uintptr_t)u64map_get(&r->py.pb_tids, th[i].tid) > 1) {

@@ -219,7 +219,7 @@ const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint64_t ad
 		}
 		return c;
 	}
-	if (rd(p->pid, addr, h, sizeof(h)) < 0)
+	if (rd(p->pid, addr + p->ob_base, h, sizeof(h)) < 0)
 		return NULL;
 	memcpy(&type, h + CO_TYPE, 8);
 	if (type != p->code_type)
@@ -227,15 +227,15 @@ const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint64_t ad
 	memcpy(&fname, h + CO_FILENAME, 8);
 	memcpy(&qname, h + CO_QUALNAME, 8);
 	memcpy(&ltab, h + CO_LINETABLE, 8);
-	if (read_str(p, qname, &q) < 0 || read_str(p, fname, &fn) < 0) {
+	if (read_str(p, qname + p->ob_base, &q) < 0 || read_str(p, fname + p->ob_base, &fn) < 0) {
 		strbuf_release(&q);
 		strbuf_release(&fn);
 		return NULL;
 	}
-	if (rd64(p->pid, ltab + 16, &tlen) < 0 || tlen > (1u << 20))
+	if (rd64(p->pid, ltab + p->ob_base + 16, &tlen) < 0 || tlen > (1u << 20))
 		tlen = 0;
 	tab = xmalloc(tlen + 1);
-	if (tlen && rd(p->pid, ltab + 32, tab, tlen) < 0)
+	if (tlen && rd(p->pid, ltab + p->ob_base + 32, tab, tlen) < 0)
 		tlen = 0;
 	code_set(p, c, addr, h, &q, &fn, tab, tlen);
 	c->id = ++pr->next_code;
@@ -264,8 +264,9 @@ void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *pc)
 	memcpy(&fname, pc->head + CO_FILENAME, 8);
 	memcpy(&qname, pc->head + CO_QUALNAME, 8);
 	memcpy(&ltab, pc->head + CO_LINETABLE, 8);
-	if (str_parse(p, qname, pc->qualname, PYBPF_STR_READ, &q) < 0 ||
-	    str_parse(p, fname, pc->filename, PYBPF_STR_READ, &fn) < 0) {
+	/* (the program read each object from its ob_base on, as pyread does) */
+	if (str_parse(p, qname + p->ob_base, pc->qualname, PYBPF_STR_READ, &q) < 0 ||
+	    str_parse(p, fname + p->ob_base, pc->filename, PYBPF_STR_READ, &fn) < 0) {
 		strbuf_release(&q);
 		strbuf_release(&fn);
 		return;
@@ -275,7 +276,7 @@ void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *pc)
 	tab = xmalloc(tlen + 1);
 	if (pc->tab && pc->tab_len == tlen) {
 		memcpy(tab, pc->tab, tlen);
-	} else if (!tlen || rd(p->pid, ltab + 32, tab, tlen) < 0) {
+	} else if (!tlen || rd(p->pid, ltab + p->ob_base + 32, tab, tlen) < 0) {
 		/* longer than the program reads, and gone: the part it read */
 		tlen = pc->tab ? pc->tab_len : 0;
 		if (tlen)
@@ -349,12 +350,13 @@ size_t verify_codes(struct pyreader *pr, uint32_t pid)
 	struct iovec local[MAX_FRAMES], remote[MAX_FRAMES];
 	uint64_t got[MAX_FRAMES][3];
 	size_t n = pr->nr_verify, changed = 0;
+	uint16_t base = get_proc(pr, pid)->ob_base;
 
 	if (!n)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		local[i] = (struct iovec){ got[i], sizeof(got[i]) };
-		remote[i] = (struct iovec){ (void *)(uintptr_t)(pr->verify[i]->addr + CO_IDENT),
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(pr->verify[i]->addr + base + CO_IDENT),
 					    sizeof(got[i]) };
 	}
 	if (process_vm_readv((pid_t)pid, local, n, remote, n, 0) != (ssize_t)(n * sizeof(got[0])))

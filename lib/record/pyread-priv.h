@@ -98,6 +98,11 @@ struct pyproc {
 	 * probed again from then on, PROBE_TRIES times at most */
 	uint64_t probe_again;
 	unsigned probes;
+	/* where an object's fields start as a default build lays them out: 0, or 16 in a
+	 * free-threaded build (3.13t), whose object header is 16 bytes longer (ob_tid,
+	 * the local and shared counts before ob_type); every read of a code object, str or
+	 * bytes starts there, so the layouts and offsets above hold for both */
+	uint16_t ob_base;
 	int pidns;		/* 0 unknown, 1 record's PID namespace, 2 another (a container's:
 				   its states hold the ids of that namespace) */
 	uint64_t gil;		/* its GIL's state (struct _gil_runtime_state), 0: not found */

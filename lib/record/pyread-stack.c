@@ -78,7 +78,7 @@ static const struct pycode *gone_code(struct pyreader *pr, struct pyproc *p)
 static int put_frame(struct pyreader *pr, struct pyproc *p, uint64_t code, uint64_t instr,
 		     int gen, int entry, int gone_ok, size_t *n)
 {
-	int64_t idx = ((int64_t)instr - (int64_t)(code + p->lay->co_code)) / 2;
+	int64_t idx = ((int64_t)instr - (int64_t)(code + p->ob_base + p->lay->co_code)) / 2;
 	uint32_t ins = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
 	const struct pycode *c = get_code(pr, p, code, ins);
 

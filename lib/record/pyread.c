@@ -244,16 +244,20 @@ static int python_file(const char *path)
 		return 0;
 	for (b += 8; *b >= '0' && *b <= '9'; b++)
 		;
-	return !*b || !strcmp(b, "d") || !strcmp(b, "m");
+	/* d: a debug build, t: a free-threaded one (3.13t) */
+	return !*b || !strcmp(b, "d") || !strcmp(b, "m") || !strcmp(b, "t") || !strcmp(b, "td");
 }
 
 /*
  * 3.13: the _Py_DebugOffsets at the start of _PyRuntime ("xdebugpy", then version,
  * free_threaded and the offsets, 8 bytes each, in the order of CPython 3.13's
  * pycore_runtime.h) must give the offsets of the layout: a build with other structures
- * (free-threaded, a patched one) is refused rather than read wrong.
+ * (a patched one) is refused rather than read wrong.  A free-threaded build (3.13t) has
+ * the same thread states and frames and objects whose header is longer: its code, str
+ * and unicode offsets are the layout's plus that (*ob_base: 16; 0 in a default build).
  */
-static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayout *lay)
+static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayout *lay,
+			    uint16_t *ob_base)
 {
 	/* word indexes after the cookie: version 0, free_threaded 1, runtime_state 2..4,
 	 * interpreter_state 5..17, thread_state 18..26, interpreter_frame 27..32,
@@ -278,20 +282,30 @@ static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayou
 		char cookie[8];
 		uint64_t w[70];
 	} d;
+	uint64_t base;
 
 	if (rd(pid, runtime, &d, sizeof(d)) < 0 || memcmp(d.cookie, "xdebugpy", 8) ||
-	    (d.w[0] >> 16) != lay->hex >> 16 || d.w[1])
+	    (d.w[0] >> 16) != lay->hex >> 16 || d.w[1] > 1)
+		return 0;
+	/* the object header's growth: PyObject's ob_type (word 44) past a default build's */
+	base = d.w[1] ? d.w[44] - CO_TYPE : 0;
+	if (base != (d.w[1] ? 16 : 0) || d.w[43] != 16 + base)
 		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
 		uint16_t v;
+		uint64_t shift = want[i].word >= 33 ? base : 0;	/* an object's field */
 
 		memcpy(&v, (const char *)lay + want[i].off, sizeof(v));
-		if (d.w[want[i].word] != v)
+		if (d.w[want[i].word] != v + shift)
 			return 0;
 	}
 	/* and the fixed offsets every version shares */
-	return d.w[34] == CO_FILENAME && d.w[36] == CO_QUALNAME && d.w[37] == CO_LINETABLE &&
-	       d.w[44] == CO_TYPE && d.w[67] == 32 && d.w[68] == 16;
+	if (d.w[34] != CO_FILENAME + base || d.w[36] != CO_QUALNAME + base ||
+	    d.w[37] != CO_LINETABLE + base || d.w[44] != CO_TYPE + base ||
+	    d.w[67] != 32 + base || d.w[68] != 16 + base)
+		return 0;
+	*ob_base = (uint16_t)base;
+	return 1;
 }
 
 /* Is pid a CPython 3.11-3.13 process: its maps, the interpreter's symbols, Py_Version. */
@@ -384,7 +398,7 @@ void probe(struct pyreader *pr, struct pyproc *p)
 		if ((ver >> 16) == layouts[i].hex >> 16)
 			p->lay = &layouts[i];
 	if (p->lay && p->lay->cf_current == NO_CFRAME &&
-	    !debug_offsets_ok(p->pid, s->runtime + bias, p->lay)) {
+	    !debug_offsets_ok(p->pid, s->runtime + bias, p->lay, &p->ob_base)) {
 		warning("pid %u runs Python %u.%u.%u, whose structures are not laid out as dlprof "
 			"reads them (its _Py_DebugOffsets differ): native stacks only", p->pid,
 			ver >> 24, (ver >> 16) & 0xff, (ver >> 8) & 0xff);
@@ -558,6 +572,7 @@ int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi
 	    rd64(pid, p->runtime + lay->rt_interp_head, &wi->interp) < 0 || !wi->interp)
 		return 0;
 	layout_offsets(lay, wi);
+	wi->ob_base = p->ob_base;
 	return 1;
 }
 
@@ -616,6 +631,8 @@ uint64_t pyreader_gil(struct pyreader *pr, uint32_t pid)
 
 	if (!p->state)
 		probe(pr, p);
+	/* (a free-threaded build too: its GIL, off unless PYTHON_GIL=1 or an extension
+	 * module turns it on, is found once a thread has held it) */
 	if (p->state != 1 || p->gil_looked > 0)
 		return p->gil;
 	now = now_ns();
@@ -664,6 +681,7 @@ size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_threa
 	}
 	memset(wi, 0, sizeof(*wi));
 	layout_offsets(lay, wi);
+	wi->ob_base = p->ob_base;
 	return n;
 }
 

@@ -66,6 +66,8 @@ struct pywalk_info {
 	uint16_t ts_interp, ts_tid, ts_frame, cf_current;
 	uint16_t fr_code, fr_previous, fr_instr, fr_owner, fr_is_entry;
 	uint16_t frame;		/* which of pyreader_frame_layouts() these fr_ are */
+	uint16_t ob_base;	/* where an object's fields start as in a default build
+				   (16 in a free-threaded one, 0 else) */
 };
 int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi);
 /* The distinct layouts of an interpreter frame (_PyInterpreterFrame) among the versions
