@@ -17,6 +17,9 @@
 # how many threads wait more than they run Python.
 # test-pygil: take_gil and drop_gil found in each interpreter's code, at their symbols
 # where it has them, and the same in a stripped copy.
+# A free-threaded 3.13t where scripts/python-ft.sh has built one: no GIL said, none
+# waited for, its Python frames read (objects laid out 16 bytes further); with
+# PYTHON_GIL=1 its GIL on, checked as the others are.
 # Measured (AMD EPYC, 2 cores, 3.11): spinners 1105/1103 ms for 1119/1133, napper
 # 778 ms for 788.
 . "$(dirname "$0")/lib.sh"
@@ -60,5 +63,63 @@ for PY in $pys; do
 			"print(n, \"threads wait 5% of their time or more\")" "n == ${n:-0}" "n >= 4"
 	'
 done
+
+# A free-threaded build (scripts/python-ft.sh: CPython 3.13 configured --disable-gil,
+# built once and cached; .ci/run builds it): no GIL, so nothing waits for it or holds it,
+# and the threads run Python side by side.  Its objects' headers are 16 bytes longer:
+# the Python frames must still be read (each thread's on-CPU time with Python frames
+# within 10% of its own CPU time, the spin loop's line named).
+if PYFT=$("$TOP/scripts/python-ft.sh" --check); then
+	# its GIL's code is there (PYTHON_GIL=1 turns it on): drop_gil inlined in this build
+	strip --strip-all -o "$TRASH/python3.13t-stripped" "$PYFT" &&
+		test_unit test-pygil "$PYFT" "$TRASH/python3.13t-stripped"
+	test_expect_success "free-threaded $PYFT: record the same threads" '
+		"$DLPROF" record -o ft.data -- "$PYFT" "$W" --seconds 2 --native >truthft 2>errft &&
+		cat errft truthft && grep -q "^GIL disabled 3.13" truthft &&
+		! grep -q "native stacks only" errft &&
+		grep -E "python: [0-9]+ samples read" errft
+	'
+	test_expect_success "free-threaded: no GIL said, no wait for it, the frames read" '
+		"$DLPROF" report -i ft.data --sort thread >thft.txt &&
+		"$DLPROF" report -i ft.data --sort thread --format json >thft.json &&
+		cat thft.txt &&
+		grep -q "python3.13t is a free-threaded build: no thread waited for a GIL" thft.txt &&
+		! grep -q "gil-contention" thft.txt &&
+		sed -n "s/^TRUTH //p" truthft >ownft &&
+		json_check thft.json "import json" \
+			"own = {o[\"tid\"]: o for o in map(json.loads, open(\"ownft\"))}" \
+			"rows = {r.tid: r for r in j.rows}" \
+			"busy = [o for o in own.values() if o[\"cpu_ms\"] > 200]" \
+			"[print(o[\"name\"], rows[o[\"tid\"]].python_ns / 1e6, o[\"cpu_ms\"]) for o in busy]" \
+			"j.free_threaded.endswith(\"python3.13t\")" \
+			"all(r.gil_wait_ns is None and r.gil_waits is None for r in j.rows)" \
+			"all(\"gil_held_ns\" not in r for r in j.rows)" \
+			"len(busy) == 4" \
+			"all(abs(rows[o[\"tid\"]].python_ns / 1e6 - o[\"cpu_ms\"]) <= 0.1 * o[\"cpu_ms\"] for o in busy)"
+	'
+	test_expect_success "free-threaded: no wait-gil family, the spin line named" '
+		"$DLPROF" report -i ft.data --off-cpu --sort family >famft &&
+		cat famft && grep -q "wait-preempted$" famft && ! grep -q "wait-gil" famft &&
+		line=$(grep -n "# SPIN_LINE" "$W" | cut -d: -f1) &&
+		"$DLPROF" report -i ft.data --sort line --format json >lineft.json &&
+		json_check lineft.json \
+			"top = max(j.rows, key=lambda r: r.self_pct)" "print(top.name, top.self_pct)" \
+			"top.function == \"spin\" and top.file.endswith(\"/gil_contend.py\")" \
+			"top.line in ($line, $line + 1)" "top.self_pct >= 40"
+	'
+	# PYTHON_GIL=1: the same build with its GIL on, which is then reported as any
+	test_expect_success "free-threaded, PYTHON_GIL=1: the GIL's waits and holders as any" '
+		PYTHON_GIL=1 "$DLPROF" record -o ft1.data -- "$PYFT" "$W" --seconds 2 --native \
+			>truthft1 2>errft1 &&
+		cat errft1 truthft1 && grep -q "^GIL enabled 3.13" truthft1 &&
+		"$DLPROF" report -i ft1.data --sort thread >thft1.txt &&
+		"$DLPROF" report -i ft1.data --sort thread --format json >thft1.json &&
+		cat thft1.txt && grep -q "free-threaded build whose GIL was turned on" thft1.txt &&
+		for tid in $(sed -n "s/^TRUTH.*\"tid\": \([0-9]*\).*/\1/p" truthft1); do
+			"$DLPROF" fold -i ft1.data --off-cpu --tid $tid >offft1.$tid || return 1
+		done &&
+		/usr/bin/python3 "$SRC/tools/gil-check.py" "$W" truthft1 thft1.json offft1
+	'
+fi
 
 test_done

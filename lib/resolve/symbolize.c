@@ -355,13 +355,14 @@ static void finish_symbols(struct dso_sym *d)
 
 /* A CPython interpreter without symbols for take_gil and drop_gil (stripped: they are
  * static) gets them from its code (pygil.h), so that its waits for the GIL are named
- * and told from other locks' (family wait-gil) */
+ * and told from other locks' (family wait-gil).  A free-threaded build too: its GIL is
+ * off unless PYTHON_GIL=1 or an extension module turns it on at run time. */
 static void add_gil_syms(struct dso_sym *d)
 {
 	struct pygil_func f[PYGIL_NR];
 	int free_threaded;
 
-	if (!pygil_interpreter(d->dso->path, &free_threaded) || free_threaded)
+	if (!pygil_interpreter(d->dso->path, &free_threaded))
 		return;
 	for (size_t i = 0; i < d->nr_syms; i++)
 		if (!strcmp(d->syms[i].raw, pygil_name(PYGIL_TAKE)))

@@ -95,7 +95,7 @@ struct dlview {
 	uint64_t faults_read;
 	int waits_seen;		/* switch-outs came (their families known) */
 	int gil_known;		/* a sample said its thread held the GIL: who holds it is read */
-	const char *free_threaded;	/* a free-threaded interpreter's file seen: no GIL */
+	char *free_threaded;	/* a free-threaded interpreter's file seen: no GIL (a copy) */
 };
 
 /* A Python thread's wall time split for the GIL (thread table, gil-contention): on the

@@ -137,11 +137,24 @@ static int gil_columns(const struct dlview *v)
 	return 0;
 }
 
+/* A free-threaded interpreter ran with its GIL off: no thread waited in take_gil or
+ * drop_gil, none was seen holding it (PYTHON_GIL=1, or an extension module without
+ * free-threading support, turns it on as the process runs: then it is reported as any) */
+static int gil_off(const struct dlview *v)
+{
+	if (!v->free_threaded || v->gil_known)
+		return 0;
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i].gil_waits)
+			return 0;
+	return 1;
+}
+
 static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	size_t n = v->nr_threads, i;
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
-	int gil = gil_columns(v);
+	int gil = gil_columns(v), no_gil = gil_off(v);
 
 	if (v->nr_threads)
 		qsort(v->threads, v->nr_threads, sizeof(*v->threads), cmp_thread);
@@ -175,11 +188,16 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 			fput_json_str(out, t->comm ? t->comm : "[unknown]");
 			fprintf(out, ", \"samples\": %llu, \"on_cpu_ns\": %.0f, \"off_cpu_ns\": %.0f, "
 				"\"voluntary\": %llu, \"involuntary\": %llu, \"omp_spin_pct\": %.2f, "
-				"\"python_ns\": %.0f, \"gil_wait_ns\": %.0f, \"gil_waits\": %llu, "
-				"\"other_off_cpu_ns\": %.0f",
+				"\"python_ns\": %.0f, ",
 				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
-				(unsigned long long)t->invol, pct(t->spin, t->samples), py, gw,
-				(unsigned long long)t->gil_waits, other);
+				(unsigned long long)t->invol, pct(t->spin, t->samples), py);
+			/* a build without a GIL: no wait for it, rather than zero waits */
+			if (no_gil)
+				fputs("\"gil_wait_ns\": null, \"gil_waits\": null", out);
+			else
+				fprintf(out, "\"gil_wait_ns\": %.0f, \"gil_waits\": %llu", gw,
+					(unsigned long long)t->gil_waits);
+			fprintf(out, ", \"other_off_cpu_ns\": %.0f", other);
 			if (v->gil_known)
 				fprintf(out, ", \"gil_held_ns\": %.0f, \"gil_held_off_cpu_ns\": %llu",
 					dlview_gil_held(v, t), (unsigned long long)t->held_off_ns);
@@ -187,9 +205,11 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 		} else if (fmt == DLVIEW_CSV) {
 			fprintf(out, "%u,%u,", t->pid, t->tid);
 			fput_csv_str(out, t->comm ? t->comm : "[unknown]");
-			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f,%.0f,%.0f",
+			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f,%.0f,",
 				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
-				(unsigned long long)t->invol, pct(t->spin, t->samples), py, gw);
+				(unsigned long long)t->invol, pct(t->spin, t->samples), py);
+			if (!no_gil)	/* (no GIL: empty) */
+				fprintf(out, "%.0f", gw);
 			if (v->gil_known)
 				fprintf(out, ",%.0f", dlview_gil_held(v, t));
 			fputc('\n', out);
@@ -215,10 +235,15 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 		else
 			fputs("null", out);
 		fprintf(out, "}\n");
-	} else if (fmt == DLVIEW_TABLE && v->free_threaded) {
-		fprintf(out, "\n%s is a free-threaded build: it has no GIL, no thread waits for it\n",
+	} else if (fmt == DLVIEW_TABLE && no_gil) {
+		fprintf(out, "\n%s is a free-threaded build: no thread waited for a GIL (it has "
+			"none unless PYTHON_GIL=1 or an extension module turns it on)\n",
 			v->free_threaded);
 	} else if (fmt == DLVIEW_TABLE && gil) {
+		if (v->free_threaded)
+			fprintf(out, "\n%s is a free-threaded build whose GIL was turned on as it "
+				"ran (PYTHON_GIL=1, or an extension module without free-threading "
+				"support)", v->free_threaded);
 		fputs("\nPython: on the CPU with Python frames; GIL-wait: off the CPU taking the GIL "
 		      "or handing it over (wait-gil)\n", out);
 		if (v->gil_known)

@@ -140,6 +140,7 @@ void dlview_free(struct dlview *v)
 	free(v->prim_line.tab);
 	switches_release(&v->sw);
 	free(v->itt_warn);
+	free(v->free_threaded);
 	free(v->fam.tab);
 	free(v->famsym.tab);
 	free(v->op_self.tab);
@@ -276,8 +277,9 @@ static void note_interpreter(struct dlview *v, struct thread_stat *t, const stru
 	for (size_t i = 0; i < as->nr; i++)
 		if (as->frames[i].dso_path && !(as->frames[i].flags & FRAME_PYTHON) &&
 		    pygil_interpreter(as->frames[i].dso_path, &ft)) {
-			if (ft)
-				v->free_threaded = as->frames[i].dso_path;
+			/* (a copy: a frame's strings live as long as its sample) */
+			if (ft && !v->free_threaded)
+				v->free_threaded = xstrdup(as->frames[i].dso_path);
 			return;
 		}
 }

@@ -3,7 +3,9 @@
  * usage: test-pygil [-n] FILE [STRIPPED]
  *   FILE with a symbol table: what pygil_find() finds (it never reads the symbols) is
  *   where FILE's symbols take_gil and drop_gil are; with STRIPPED (FILE without its
- *   symbols, strip --strip-all), what it finds there too.
+ *   symbols, strip --strip-all), what it finds there too.  A function FILE has no symbol
+ *   for (drop_gil inlined into its caller, as in a static python3.13t) must be found at
+ *   the start of the function symbol it was inlined into.
  *   -n: FILE has no symbols for them (a distribution's stripped interpreter): only that
  *   both are found, in different functions; and which file names are interpreters'.
  *   TAP output. */
@@ -23,6 +25,10 @@
 struct want {
 	Elf *e;
 	uint64_t addr[PYGIL_NR];
+	/* where FILE has no symbol of that name: what was found, and the function symbol
+	 * at that address (inlined there) */
+	uint64_t found[PYGIL_NR];
+	char holder[PYGIL_NR][128];
 };
 
 static int find_sym(void *ctx, const GElf_Sym *sym, size_t strndx)
@@ -30,9 +36,12 @@ static int find_sym(void *ctx, const GElf_Sym *sym, size_t strndx)
 	struct want *w = ctx;
 	const char *name = elf_strptr(w->e, strndx, sym->st_name);
 
-	for (int f = 0; name && f < PYGIL_NR; f++)
+	for (int f = 0; name && f < PYGIL_NR; f++) {
 		if (!strcmp(name, pygil_name(f)))
 			w->addr[f] = sym->st_value;
+		if (w->found[f] && sym->st_value == w->found[f] && !w->holder[f][0])
+			snprintf(w->holder[f], sizeof(w->holder[f]), "%s", name);
+	}
 	return 0;
 }
 
@@ -98,12 +107,24 @@ int main(int argc, char **argv)
 		   "python3 (a link) and others are not", NULL);
 	}
 	if (!no_syms) {
+		struct pygil_func got[PYGIL_NR];
+
 		w.e = open_elf(argv[1], &fd);
 		if (w.e) {
+			if (pygil_find(w.e, got) == 2)
+				for (int f = 0; f < PYGIL_NR; f++)
+					w.found[f] = got[f].start;
 			elf_each_func(w.e, find_sym, &w);
 			elf_end(w.e);
 			close(fd);
 		}
+		for (int f = 0; f < PYGIL_NR; f++)
+			if (!w.addr[f] && w.holder[f][0]) {
+				/* no symbol of its own: inlined into the function found */
+				printf("# %s: no %s symbol; found %s, which holds it inlined\n",
+				       argv[1], pygil_name(f), w.holder[f]);
+				w.addr[f] = w.found[f];
+			}
 	}
 	check(argv[1], &w, no_syms);
 	if (argc > 2)
