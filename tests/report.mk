@@ -25,11 +25,20 @@ $(O)/tests/workloads/rep-irqoff: tests/workloads/rep-irqoff.c
 	$(CC) -O2 -g -o $@ $<
 TEST_PROGS += $(O)/tests/workloads/rep-irqoff
 
-# a fake CPython 3.11 for the Python reader (t8003): named python3.11, symbols exported
+# a fake CPython for the Python reader (t8003): named python3.X, symbols exported, one
+# binary a version (its Py_Version from exec on)
 $(O)/tests/workloads/fakepy/python3.11: tests/workloads/py-fake.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -rdynamic -pthread -o $@ $<
-TEST_PROGS += $(O)/tests/workloads/fakepy/python3.11
+$(O)/tests/workloads/fakepy312/python3.12: FAKE_VERSION = 0x030c03f0
+$(O)/tests/workloads/fakepy313/python3.13: FAKE_VERSION = 0x030d00f0
+$(O)/tests/workloads/fakepy314/python3.14: FAKE_VERSION = 0x030e00f0
+$(O)/tests/workloads/fakepy312/python3.12 $(O)/tests/workloads/fakepy313/python3.13 \
+$(O)/tests/workloads/fakepy314/python3.14: tests/workloads/py-fake.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -rdynamic -pthread -DFAKE_VERSION=$(FAKE_VERSION) -o $@ $<
+TEST_PROGS += $(O)/tests/workloads/fakepy/python3.11 $(O)/tests/workloads/fakepy312/python3.12 \
+	$(O)/tests/workloads/fakepy313/python3.13 $(O)/tests/workloads/fakepy314/python3.14
 
 # an interpreter that loads its libpython late (t8004): named python3.12
 $(O)/tests/workloads/latepy/python3.12: tests/workloads/py-late.c

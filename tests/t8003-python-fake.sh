@@ -3,11 +3,18 @@
 # as python3.11): a good chain comes out in order; a chain whose reads fail half-way, and
 # one a second thread tears all the time, never crash the recorder or the readers: the
 # samples keep their native stacks and are counted; another version gets one line, and so
-# does a 3.13 without the _Py_DebugOffsets that confirm its layout.
+# does a 3.13 without the _Py_DebugOffsets that confirm its layout.  Each version is its
+# own binary (python3.12, 3.13, 3.14 beside it): its Py_Version is set from exec on, as
+# a real one's (record may probe it as it starts: at its first switch-out).
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
 FAKE="$BUILD/tests/workloads/fakepy/python3.11"
-[ -x "$FAKE" ] || test_skip_all "$FAKE not built"
+FAKE312="$BUILD/tests/workloads/fakepy312/python3.12"
+FAKE313="$BUILD/tests/workloads/fakepy313/python3.13"
+FAKE314="$BUILD/tests/workloads/fakepy314/python3.14"
+for f in "$FAKE" "$FAKE312" "$FAKE313" "$FAKE314"; do
+	[ -x "$f" ] || test_skip_all "$f not built"
+done
 
 # The eval loop's frame left native (no Python frames) in at most 2 samples: the loop
 # ends after 1 s and clears its chain, and the sample taken as it ends is read tens of
@@ -27,7 +34,7 @@ test_expect_success 'a good chain: fake_root;fake_mid;fake_leaf where the eval l
 '
 
 test_expect_success 'CPython 3.12 layout: the same chain (the entry shim frame skipped)' '
-	"$DLPROF" record -o good312.data -- "$FAKE" good312 1 2>err && cat err &&
+	"$DLPROF" record -o good312.data -- "$FAKE312" good312 1 2>err && cat err &&
 	grep -E "^dlprof: python: [0-9]+ samples read \((9[0-9]|100)\.[0-9]% checked" err &&
 	"$DLPROF" fold -i good312.data >good312.fold &&
 	grep -E ";main;fake_root \(fake\.py:10\);fake_mid \(fake\.py:20\);fake_leaf \(fake\.py:30\) [0-9]+$" good312.fold &&
@@ -53,14 +60,14 @@ test_expect_success 'torn memory: record, report, fold, pprof and diff all finis
 '
 
 test_expect_success 'another Python version: one line on stderr, native stacks' '
-	"$DLPROF" record -o v314.data -- "$FAKE" v314 0.3 2>err && cat err &&
+	"$DLPROF" record -o v314.data -- "$FAKE314" v314 0.3 2>err && cat err &&
 	test "$(grep -c "runs Python 3.14: dlprof reads the frames of Python 3.11 to 3.13," err)" = 1 &&
 	! grep -q "^dlprof: python:" err &&
 	"$DLPROF" fold -i v314.data | grep -q "_PyEval_EvalFrameDefault"
 '
 
 test_expect_success 'a 3.13 whose _Py_DebugOffsets do not confirm the layout: one line, native stacks' '
-	"$DLPROF" record -o v313.data -- "$FAKE" v313 0.3 2>err && cat err &&
+	"$DLPROF" record -o v313.data -- "$FAKE313" v313 0.3 2>err && cat err &&
 	test "$(grep -c "runs Python 3.13.0, whose structures are not laid out as dlprof reads them" err)" = 1 &&
 	! grep -q "^dlprof: python:" err &&
 	"$DLPROF" fold -i v313.data | grep -q "_PyEval_EvalFrameDefault"

@@ -255,9 +255,11 @@ static int python_file(const char *path)
  * (a patched one) is refused rather than read wrong.  A free-threaded build (3.13t) has
  * the same thread states and frames and objects whose header is longer: its code, str
  * and unicode offsets are the layout's plus that (*ob_base: 16; 0 in a default build).
+ * 1: read and confirmed, 0: laid out otherwise (what differs in why), -1: not readable
+ * (yet).
  */
 static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayout *lay,
-			    uint16_t *ob_base)
+			    uint16_t *ob_base, char *why, size_t why_len)
 {
 	/* word indexes after the cookie: version 0, free_threaded 1, runtime_state 2..4,
 	 * interpreter_state 5..17, thread_state 18..26, interpreter_frame 27..32,
@@ -284,26 +286,49 @@ static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayou
 	} d;
 	uint64_t base;
 
-	if (rd(pid, runtime, &d, sizeof(d)) < 0 || memcmp(d.cookie, "xdebugpy", 8) ||
-	    (d.w[0] >> 16) != lay->hex >> 16 || d.w[1] > 1)
+	if (rd(pid, runtime, &d, sizeof(d)) < 0)
+		return -1;
+	if (memcmp(d.cookie, "xdebugpy", 8)) {
+		snprintf(why, why_len, "no \"xdebugpy\" at _PyRuntime");
 		return 0;
+	}
+	if ((d.w[0] >> 16) != lay->hex >> 16 || d.w[1] > 1) {
+		snprintf(why, why_len, "version %#llx, free_threaded %llu",
+			 (unsigned long long)d.w[0], (unsigned long long)d.w[1]);
+		return 0;
+	}
 	/* the object header's growth: PyObject's ob_type (word 44) past a default build's */
 	base = d.w[1] ? d.w[44] - CO_TYPE : 0;
-	if (base != (d.w[1] ? 16 : 0) || d.w[43] != 16 + base)
+	if (base != (d.w[1] ? 16 : 0) || d.w[43] != 16 + base) {
+		snprintf(why, why_len, "PyObject %llu bytes, ob_type at %llu",
+			 (unsigned long long)d.w[43], (unsigned long long)d.w[44]);
 		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
-		uint16_t v;
-		uint64_t shift = want[i].word >= 33 ? base : 0;	/* an object's field */
-
-		memcpy(&v, (const char *)lay + want[i].off, sizeof(v));
-		if (d.w[want[i].word] != v + shift)
-			return 0;
 	}
-	/* and the fixed offsets every version shares */
-	if (d.w[34] != CO_FILENAME + base || d.w[36] != CO_QUALNAME + base ||
-	    d.w[37] != CO_LINETABLE + base || d.w[44] != CO_TYPE + base ||
-	    d.w[67] != 32 + base || d.w[68] != 16 + base)
-		return 0;
+	{
+		struct { unsigned word; uint64_t v; } all[ARRAY_SIZE(want) + 6] = {
+			{ 34, CO_FILENAME }, { 36, CO_QUALNAME }, { 37, CO_LINETABLE },
+			{ 44, CO_TYPE }, { 67, 32 }, { 68, 16 },	/* every version's */
+		};
+		size_t n = 6;
+
+		for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+			uint16_t v;
+
+			memcpy(&v, (const char *)lay + want[i].off, sizeof(v));
+			all[n++] = (typeof(all[0])){ want[i].word, v };
+		}
+		for (size_t i = 0; i < n; i++) {
+			/* an object's field (code, PyObject, str: words 33 on) moves with it */
+			uint64_t v = all[i].v + (all[i].word >= 33 ? base : 0);
+
+			if (d.w[all[i].word] != v) {
+				snprintf(why, why_len, "word %u is %llu, not %llu", all[i].word,
+					 (unsigned long long)d.w[all[i].word],
+					 (unsigned long long)v);
+				return 0;
+			}
+		}
+	}
 	*ob_base = (uint16_t)base;
 	return 1;
 }
@@ -311,13 +336,13 @@ static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayou
 /* Is pid a CPython 3.11-3.13 process: its maps, the interpreter's symbols, Py_Version. */
 void probe(struct pyreader *pr, struct pyproc *p)
 {
-	char mpath[64], line[4352], file[4096] = "";
+	char mpath[64], line[4352], file[4096] = "", why[96] = "";
 	FILE *f;
 	uint64_t base = 0, file_lo = 0, file_hi = 0;
 	const struct pysyms *s;
 	uint64_t bias;
 	uint32_t ver = 0;
-	int files = 0;
+	int files = 0, rw = 0, ok;
 
 	if (p->probe_again && now_ns() < p->probe_again)
 		return;	/* state 0: the next sample asks again */
@@ -343,9 +368,12 @@ void probe(struct pyreader *pr, struct pyproc *p)
 			base = off == 0 ? lo : 0;
 			file_lo = lo;
 			file_hi = hi;
+			rw = 0;
 		} else if (!strcmp(path, file) && off == 0 && !base) {
 			base = lo;
 		}
+		if (!strcmp(path, file) && perm[1] == 'w')
+			rw = 1;	/* its data mapped: _PyRuntime, Py_Version readable */
 	}
 	fclose(f);
 	if (!files && ++p->probes < PROBE_TRIES) {
@@ -359,6 +387,15 @@ void probe(struct pyreader *pr, struct pyproc *p)
 	}
 	if (!file[0])
 		return;
+	if (!rw && ++p->probes < PROBE_TRIES) {
+		/* the loader is mapping it: its data segment not yet there, the range
+		 * reserved by its first mapping reads other bytes of the file (a pyenv 3.13
+		 * probed at a switch-out in its loading was taken for a build laid out
+		 * otherwise, native stacks only: t8008 under load) */
+		p->state = 0;
+		p->probe_again = now_ns() + PROBE_EVERY_NS;
+		return;
+	}
 	{
 		/* the file mapped, whatever root the process has (a chroot, a container:
 		 * its maps name it as record sees it, or as the container does) */
@@ -397,11 +434,20 @@ void probe(struct pyreader *pr, struct pyproc *p)
 	for (size_t i = 0; i < ARRAY_SIZE(layouts) && !p->lay; i++)
 		if ((ver >> 16) == layouts[i].hex >> 16)
 			p->lay = &layouts[i];
-	if (p->lay && p->lay->cf_current == NO_CFRAME &&
-	    !debug_offsets_ok(p->pid, s->runtime + bias, p->lay, &p->ob_base)) {
+	ok = p->lay && p->lay->cf_current == NO_CFRAME ?
+		debug_offsets_ok(p->pid, s->runtime + bias, p->lay, &p->ob_base, why,
+				 sizeof(why)) : 1;
+	if (ok < 0 && ++p->probes < PROBE_TRIES) {
+		p->lay = NULL;	/* not readable yet: asked again */
+		p->state = 0;
+		p->probe_again = now_ns() + PROBE_EVERY_NS;
+		return;
+	}
+	if (ok <= 0) {
 		warning("pid %u runs Python %u.%u.%u, whose structures are not laid out as dlprof "
-			"reads them (its _Py_DebugOffsets differ): native stacks only", p->pid,
-			ver >> 24, (ver >> 16) & 0xff, (ver >> 8) & 0xff);
+			"reads them (its _Py_DebugOffsets %s%s%s): native stacks only", p->pid,
+			ver >> 24, (ver >> 16) & 0xff, (ver >> 8) & 0xff,
+			ok < 0 ? "cannot be read" : "differ", ok < 0 ? "" : ": ", why);
 		return;
 	}
 	if (!p->lay) {

@@ -5,7 +5,12 @@
  * fake_mid -> fake_leaf, in fake.py) with CPython 3.11's offsets (3.12's in good312, with
  * the eval loop's entry shim frame outside fake_root), then spins there.
  *
- * usage: python3.11 MODE SECONDS
+ * Py_Version is what it is from exec on, as in a real interpreter (dlprof may probe the
+ * process as it starts): each version is its own binary, built with -DFAKE_VERSION
+ * (tests/report.mk: fakepy/python3.11, fakepy312/python3.12, fakepy313/python3.13,
+ * fakepy314/python3.14); a mode run by another version's binary exits 2.
+ *
+ * usage: python3.X MODE SECONDS
  *   good	the chain as described
  *   good312	the same as CPython 3.12 lays it out
  *   half	fake_mid's previous points into an unmapped page: reads fail half-way
@@ -24,7 +29,10 @@
 #include <unistd.h>
 
 unsigned char _PyRuntime[4096] __attribute__((aligned(64)));
-unsigned int Py_Version = 0x030b02f0;
+#ifndef FAKE_VERSION
+#define FAKE_VERSION 0x030b02f0
+#endif
+unsigned int Py_Version = FAKE_VERSION;
 unsigned char PyCode_Type[416] __attribute__((aligned(64)));
 
 static unsigned char *page;	/* frames, code objects, strings */
@@ -117,14 +125,17 @@ int main(int argc, char **argv)
 	unsigned char *at, *interp, *ts, *frames, *root, *mid, *leaf, *hole;
 	pthread_t th;
 
-	if (!strcmp(mode, "v313"))
-		Py_Version = 0x030d00f0;	/* without the _Py_DebugOffsets 3.13 carries */
-	if (!strcmp(mode, "v314"))
-		Py_Version = 0x030e00f0;
-	if (!strcmp(mode, "good312")) {
-		Py_Version = 0x030c03f0;
-		L = L312;
+	unsigned int want = !strcmp(mode, "v313") ? 0x030d00f0 :	/* no _Py_DebugOffsets */
+			    !strcmp(mode, "v314") ? 0x030e00f0 :
+			    !strcmp(mode, "good312") ? 0x030c03f0 : 0x030b02f0;
+
+	if ((Py_Version >> 16) != (want >> 16)) {
+		fprintf(stderr, "py-fake: mode %s is run by the 3.%u binary\n", mode,
+			(want >> 16) & 0xff);
+		return 2;
 	}
+	if (!strcmp(mode, "good312"))
+		L = L312;
 	page = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	hole = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED || hole == MAP_FAILED)
