@@ -594,6 +594,11 @@ static void sample_python(struct recorder *r, const struct rec_event *ev,
 		py->flags = DLP_PYSTACK_KERNEL | (kern == 2 ? DLP_PYSTACK_GIL : 0);
 	} else if (ev->off_cpu) {
 		*py = (struct recunw_py){ 0 };	/* a thread not listed yet: native only */
+		/* listed now, for its next switch-outs: a new thread that waits for the GIL
+		 * runs little, so its first sample came late (t8008's native thread: its
+		 * first 77 ms of waits without their line) */
+		if (r->py.pb)
+			pb_list(r, pid);
 	} else if (pyreader_sample(r->py.reader, pid, tid, t, r->py.smp_stack, r->py.smp_len,
 				   r->py.smp_sp, r->ru ? &ref : NULL)) {
 		/* read now, from outside */

@@ -77,7 +77,7 @@ def napper(seconds, nap):
 
 
 def native(seconds):
-    data = b"".join(b"%08d dlprof " % i for i in range(70000))  # a megabyte
+    data = b"".join(b"%08d dlprof " % i for i in range(70000))  # a megabyte: DATA_LINE
     t0 = time.monotonic()
     inside = 0.0
     while time.monotonic() - t0 < seconds:
