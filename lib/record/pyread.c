@@ -333,6 +333,17 @@ static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayou
 	return 1;
 }
 
+/* A process probed before it is ready (its image or libpython still being mapped):
+ * asked again from PROBE_EVERY_NS on, PROBE_TRIES times at most.  0: no tries left. */
+static int probe_later(struct pyproc *p)
+{
+	if (++p->probes >= PROBE_TRIES)
+		return 0;
+	p->state = 0;
+	p->probe_again = now_ns() + PROBE_EVERY_NS;
+	return 1;
+}
+
 /* Is pid a CPython 3.11-3.13 process: its maps, the interpreter's symbols, Py_Version. */
 void probe(struct pyreader *pr, struct pyproc *p)
 {
@@ -376,26 +387,20 @@ void probe(struct pyreader *pr, struct pyproc *p)
 			rw = 1;	/* its data mapped: _PyRuntime, Py_Version readable */
 	}
 	fclose(f);
-	if (!files && ++p->probes < PROBE_TRIES) {
-		/* no file mapped yet: an exec's COMM record comes before the kernel maps the
-		 * new image (begin_new_exec, then load_elf_binary's mappings), so a sample read
-		 * right after it finds only the stack; asked again (a python3.11 in a PID
-		 * namespace under load was read as no Python at all: t1014 #5) */
-		p->state = 0;
-		p->probe_again = now_ns() + PROBE_EVERY_NS;
+	/* no file mapped yet: an exec's COMM record comes before the kernel maps the new
+	 * image (begin_new_exec, then load_elf_binary's mappings), so a sample read right
+	 * after it finds only the stack; asked again (a python3.11 in a PID namespace under
+	 * load was read as no Python at all: t1014 #5) */
+	if (!files && probe_later(p))
 		return;
-	}
 	if (!file[0])
 		return;
-	if (!rw && ++p->probes < PROBE_TRIES) {
-		/* the loader is mapping it: its data segment not yet there, the range
-		 * reserved by its first mapping reads other bytes of the file (a pyenv 3.13
-		 * probed at a switch-out in its loading was taken for a build laid out
-		 * otherwise, native stacks only: t8008 under load) */
-		p->state = 0;
-		p->probe_again = now_ns() + PROBE_EVERY_NS;
+	/* the loader is mapping it: its data segment not yet there, the range reserved by
+	 * its first mapping reads other bytes of the file (a pyenv 3.13 probed at a
+	 * switch-out in its loading was taken for a build laid out otherwise, native
+	 * stacks only: t8008 under load) */
+	if (!rw && probe_later(p))
 		return;
-	}
 	{
 		/* the file mapped, whatever root the process has (a chroot, a container:
 		 * its maps name it as record sees it, or as the container does) */
@@ -406,13 +411,10 @@ void probe(struct pyreader *pr, struct pyproc *p)
 			 (unsigned long long)file_lo, (unsigned long long)file_hi);
 		s = file_syms(pr, stat(at, &st) == 0 ? at : file);
 	}
-	if (!s->ok && !strstr(file, "libpython") && ++p->probes < PROBE_TRIES) {
-		/* a python3.X linked to its libpython, probed before the loader mapped
-		 * it (a sample taken while the loader ran) */
-		p->state = 0;
-		p->probe_again = now_ns() + PROBE_EVERY_NS;
+	/* a python3.X linked to its libpython, probed before the loader mapped it (a
+	 * sample taken while the loader ran) */
+	if (!s->ok && !strstr(file, "libpython") && probe_later(p))
 		return;
-	}
 	if (!s->ok) {
 		warning("pid %u runs %s, but its interpreter symbols are not readable: "
 			"native stacks only", p->pid, file);
@@ -437,10 +439,8 @@ void probe(struct pyreader *pr, struct pyproc *p)
 	ok = p->lay && p->lay->cf_current == NO_CFRAME ?
 		debug_offsets_ok(p->pid, s->runtime + bias, p->lay, &p->ob_base, why,
 				 sizeof(why)) : 1;
-	if (ok < 0 && ++p->probes < PROBE_TRIES) {
+	if (ok < 0 && probe_later(p)) {
 		p->lay = NULL;	/* not readable yet: asked again */
-		p->state = 0;
-		p->probe_again = now_ns() + PROBE_EVERY_NS;
 		return;
 	}
 	if (ok <= 0) {
@@ -582,8 +582,9 @@ size_t pyreader_frame_layouts(struct pyframe_layout *out, size_t max)
 }
 
 /* The structure offsets a reader of frames needs (memevent.h, pybpf.h) */
-static void layout_offsets(const struct pylayout *lay, struct pywalk_info *wi)
+static void layout_offsets(const struct pyproc *p, struct pywalk_info *wi)
 {
+	const struct pylayout *lay = p->lay;
 	struct pyframe_layout all[ARRAY_SIZE(layouts)], f = frame_layout_of(lay);
 	size_t n = pyreader_frame_layouts(all, ARRAY_SIZE(all));
 
@@ -596,6 +597,7 @@ static void layout_offsets(const struct pylayout *lay, struct pywalk_info *wi)
 	wi->fr_instr = lay->fr_prev_instr;
 	wi->fr_owner = lay->fr_owner;
 	wi->fr_is_entry = f.is_entry;
+	wi->ob_base = p->ob_base;
 	for (wi->frame = 0; wi->frame < n && memcmp(&all[wi->frame], &f, sizeof(f)); wi->frame++)
 		;
 }
@@ -617,8 +619,7 @@ int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi
 	if (rd(pid, wi->tss, key, sizeof(key)) < 0 || key[0] != 1 || key[1] < 0 || key[1] >= 1024 ||
 	    rd64(pid, p->runtime + lay->rt_interp_head, &wi->interp) < 0 || !wi->interp)
 		return 0;
-	layout_offsets(lay, wi);
-	wi->ob_base = p->ob_base;
+	layout_offsets(p, wi);
 	return 1;
 }
 
@@ -705,14 +706,12 @@ size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_threa
 			size_t max, struct pywalk_info *wi)
 {
 	struct pyproc *p = get_proc(pr, pid);
-	const struct pylayout *lay;
 	size_t n = 0;
 
 	if (!p->state)
 		probe(pr, p);
 	if (p->state != 1)
 		return 0;
-	lay = p->lay;
 	walk_threads(p, now_ns());
 	for (size_t i = 0; i < p->nr_tids && n < max; i++) {
 		size_t k;
@@ -726,8 +725,7 @@ size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_threa
 		}
 	}
 	memset(wi, 0, sizeof(*wi));
-	layout_offsets(lay, wi);
-	wi->ob_base = p->ob_base;
+	layout_offsets(p, wi);
 	return n;
 }
 
