@@ -55,6 +55,26 @@ int unwind_met_unmapped(const struct unwinder *u);
 void unwinder_set_fast(struct unwinder *u, int fast);
 int unwind_bailed(const struct unwinder *u);
 
+/*
+ * A file's CFI as rows for the kernel walk (kunwind.h): base the first page of its
+ * code, pages[] the rows that can cover each page, rows[] sorted.  0, or -1 where the
+ * file cannot be read, is not the one of that build-id (id_size 0: not checked), has no
+ * usable .eh_frame, or code more than 4 GiB past its first.  Safe in any thread.
+ */
+struct kunw_row;
+struct kunw_page;
+struct unw_ktable {
+	uint64_t base;
+	struct kunw_row *rows;
+	struct kunw_page *pages;
+	size_t nr_rows, nr_pages;
+};
+int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
+		  struct unw_ktable *kt);
+void unwind_ktable_release(struct unw_ktable *kt);
+/* A process address less the bias is its file's ELF address.  0, or -1 (no file). */
+int unwind_map_bias(const struct map *mp, uint64_t *bias);
+
 struct unwind_stats {
 	uint64_t walks;		/* samples unwound */
 	uint64_t complete;	/* of them, reaching the thread root */

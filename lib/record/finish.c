@@ -1,6 +1,7 @@
 /* finish.c - the end of a recording: build-ids, kernel symbols, JIT maps and dumps, ITT files, META, checks (recorder.h). */
 #include "itt-format.h"
 #include "ksyms.h"
+#include "pybpf-prog.h"
 #include "recorder.h"
 
 #include <dirent.h>
@@ -829,6 +830,28 @@ void write_meta(struct recorder *r)
 			    (unsigned long long)r->ru_st.inline_samples,
 			    (unsigned long long)r->ru_st.bails);
 		meta_add(&sb, "record_unwind", tmp.buf);
+	}
+	if (r->ru_st.kstack) {
+		/* the kernel's native walks (kstack.h): tables rows table-bytes table-ns walks
+		 * dropped matched unmatched same differ runs run-ns, then the early stops by
+		 * KW_* from 1 */
+		const struct kstack_stats *k = &r->ru_st.ks;
+		uint64_t runs = 0, run_ns = 0;
+
+		if (r->py.pb && r->py.stats)
+			pybpf_stats(r->py.pb, &runs, &run_ns);
+
+		strbuf_reset(&tmp);
+		strbuf_addf(&tmp, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			    (unsigned long long)k->tables, (unsigned long long)k->rows,
+			    (unsigned long long)k->table_bytes, (unsigned long long)k->table_ns,
+			    (unsigned long long)k->walks, (unsigned long long)k->dropped,
+			    (unsigned long long)k->matched, (unsigned long long)k->unmatched,
+			    (unsigned long long)k->same, (unsigned long long)k->differ,
+			    (unsigned long long)runs, (unsigned long long)run_ns);
+		for (int i = 1; i < KW_NR; i++)
+			strbuf_addf(&tmp, " %llu", (unsigned long long)k->stopped[i]);
+		meta_add(&sb, "record_kstack", tmp.buf);
 	}
 	meta_settings_env(r, &sb);
 	{

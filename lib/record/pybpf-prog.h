@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "kunwind.h"
 #include "pybpf.h"
 
 #define PYBPF_RB_SIZE		(8u << 20)	/* the ring buffer (a 20-frame chain: 344
@@ -42,6 +43,63 @@ struct pybpf_code_rec {
 	unsigned char qualname[PYBPF_STR_READ];	/* the objects as they lie */
 	unsigned char filename[PYBPF_STR_READ];
 	unsigned char tab[PYBPF_TAB_READ];
+};
+
+
+/* The native walk (kunwind.h): the tables of the files, by id; each process's code
+ * mappings, sorted; the chains, to a ring of their own (record's unwinding thread reads
+ * it). */
+#define KUNW_MAX_FILES		4096
+#define KUNW_MAX_MAPS		512	/* a process's file mappings of code */
+#define KUNW_MAX_PROCS		1024
+#define KUNW_MAXF		256	/* frames a walk gives */
+#define KUNW_RB_SIZE		(16u << 20)
+#define KUNW_CACHE		4096	/* rows cached per cpu */
+
+struct kunw_map {
+	uint64_t start, end;	/* [start, end) in the process */
+	uint64_t bias;		/* less this: the file's address */
+	uint32_t fid;		/* its file */
+	uint32_t pad;
+};
+
+/* A file's table, by its id: where it starts, and its pages (0: no table yet) */
+struct kunw_file {
+	uint64_t base;		/* less this: the address in the table */
+	uint32_t nr_pages;
+	uint32_t pad;
+};
+
+struct kunw_proc {
+	uint32_t n;
+	uint32_t gen;		/* another for each change (the rows cached are of one) */
+	struct kunw_map m[KUNW_MAX_MAPS];
+};
+
+/* why a walk ended */
+enum {
+	KW_ROOT = 1,	/* the frame the CFI says is the first */
+	KW_END,		/* a return address of 0 */
+	KW_DEEP,	/* KUNW_MAXF frames */
+	KW_NO_PROC,	/* a process record did not describe (yet) */
+	KW_NO_MAP,	/* an address in no file mapping it knows: JIT code, or not yet told */
+	KW_NO_TAB,	/* a file without a table */
+	KW_NO_ROW,	/* outside the file's table */
+	KW_OTHER,	/* a row it cannot follow (KR_OTHER, rbp not known) */
+	KW_READ,	/* a read of the stack failed */
+	KW_BAD,		/* the stack did not grow toward the root */
+	KW_NR
+};
+
+/* A walk: 24 + 8 n bytes of it go to the ring */
+struct kunw_chain {
+	uint32_t tid;
+	uint32_t why;		/* KW_* */
+	uint64_t time;		/* as a chain's (pybpf_chain_rec) */
+	uint32_t n;
+	uint32_t whole;		/* it reached the thread's root (as the unwinder says it) */
+	uint64_t ip[KUNW_MAXF];
+	uint32_t tmp;		/* (the program's scratch: not written out) */	/* the sample's ip, then the return addresses */
 };
 
 #endif

@@ -306,6 +306,352 @@ static __always_inline int read_stack(int with_codes)
 	return 1;
 }
 
+/* ---- native frames, walked with the files' CFI tables (kunwind.h) ---- */
+
+/* 1: walk native frames too (set by pybpf.c where record asks) */
+const volatile __u32 native_walk;
+
+struct kunw_block {
+	__u64 e[KUNW_BLOCK];
+};
+
+struct kunw_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[KUNW_BLOCK]);	/* (struct kunw_block: clang gives BTF a
+						   declaration only) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, KUNW_MAX_FILES);
+	__type(key, __u32);
+	__array(values, struct kunw_inner);
+} ktabs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KUNW_MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct kunw_file);
+} kfiles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, KUNW_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct kunw_proc);
+} kprocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, KUNW_RB_SIZE);
+} kring SEC(".maps");
+
+/* rows of return addresses met lately, by cpu, direct-mapped: valid for the process's
+ * mappings of that generation (kunw_proc.gen) */
+struct kunw_cached {
+	__u64 ip;
+	__u32 pid, gen;
+	struct kunw_row row;
+	__u64 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KUNW_CACHE);
+	__type(key, __u32);
+	__type(value, struct kunw_cached);
+} kcache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kunw_chain);
+} kscratch SEC(".maps");
+
+__u64 kdropped;		/* walks the ring had no room for */
+
+/* x86-64's struct pt_regs (the uapi header gives i386's to -target bpf) */
+struct x86_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax,
+	      ip, cs, flags, sp, ss;
+};
+
+struct kwalk {
+	__u64 ip, sp, bp;
+	__u32 pid, n, why, bp_known;
+	__u32 in_root;		/* the last frame is in a thread's first function */
+	__u32 gen;		/* its process's mappings (kunw_proc.gen) */
+};
+
+/* The row for look (an address of process w->pid): 0 and *out, or why not (KW_*) */
+static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u64 look,
+				      struct kunw_row *out)
+{
+	const struct kunw_proc *p;
+	const struct kunw_map *m, *x;
+	const struct kunw_file *f;
+	const struct kunw_block *blk;
+	const struct kunw_page *pg;
+	const struct kunw_row *row;
+	void *tab;
+	__u32 lo, hi, k, key, rb, found;
+	__u64 off;
+
+	p = bpf_map_lookup_elem(&kprocs, &w->pid);
+	if (!p)
+		return KW_NO_PROC;
+	/* the mapping: the last that starts at or before it (the index goes through the
+	 * scratch, so that the verifier tracks no range of it: it would follow each way
+	 * through the search apart) */
+	hi = p->n < KUNW_MAX_MAPS ? p->n : KUNW_MAX_MAPS;
+	lo = 0;
+	for (k = 0; k < 10; k++) {
+		__u32 half = hi >> 1;
+
+		if (!half)
+			break;
+		*(volatile __u32 *)&c->tmp = lo + half;
+		x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
+		if (x->start <= look)
+			lo += half;
+		hi -= half;
+	}
+	*(volatile __u32 *)&c->tmp = lo;
+	x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
+	if (!p->n || look < x->start || look >= x->end)
+		return KW_NO_MAP;
+	m = x;
+	key = m->fid;
+	f = bpf_map_lookup_elem(&kfiles, &key);
+	if (!f || !f->nr_pages || !(tab = bpf_map_lookup_elem(&ktabs, &key)))
+		return KW_NO_TAB;
+	off = look - m->bias - f->base;
+	if (off >= (__u64)f->nr_pages << KUNW_PAGE_SHIFT)
+		return KW_NO_ROW;
+	/* the page's rows */
+	key = (__u32)(off >> KUNW_PAGE_SHIFT);
+	k = key / KUNW_BLOCK;
+	blk = bpf_map_lookup_elem(tab, &k);
+	if (!blk)
+		return KW_NO_ROW;
+	pg = (const struct kunw_page *)&blk->e[key % KUNW_BLOCK];
+	lo = f->nr_pages + pg->first;	/* as entries */
+	hi = f->nr_pages + pg->end;
+	if (hi <= lo)
+		return KW_NO_ROW;
+	/* the block of the last row at or before off: the last block of the range whose
+	 * first row is, else the range's first */
+	for (k = 0, found = 0; k < 8 && !found; k++) {
+		key = (hi - 1) / KUNW_BLOCK;
+		if (key <= lo / KUNW_BLOCK)
+			break;
+		blk = bpf_map_lookup_elem(tab, &key);
+		if (!blk) {
+			return KW_NO_ROW;
+		}
+		if (((const struct kunw_row *)&blk->e[0])->addr <= (__u32)off) {
+			lo = key * KUNW_BLOCK;
+			found = 1;
+		} else {
+			hi = key * KUNW_BLOCK;
+		}
+	}
+	if (!found) {
+		key = lo / KUNW_BLOCK;
+		blk = k < 8 ? bpf_map_lookup_elem(tab, &key) : 0;
+		if (!blk) {
+			return KW_NO_ROW;
+		}
+	}
+	/* then in the block: [lo, hi) as its slots */
+	rb = key * KUNW_BLOCK;
+	lo -= rb;
+	hi = hi - rb > KUNW_BLOCK ? KUNW_BLOCK : hi - rb;
+	hi -= lo;
+	for (k = 0; k < 10; k++) {
+		__u32 half = hi >> 1;
+
+		if (!half)
+			break;
+		*(volatile __u32 *)&c->tmp = lo + half;
+		row = (const struct kunw_row *)&blk->e[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)];
+		if (row->addr <= (__u32)off)
+			lo += half;
+		hi -= half;
+	}
+	*(volatile __u32 *)&c->tmp = lo;
+	row = (const struct kunw_row *)&blk->e[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)];
+	if (row->addr > (__u32)off)
+		return KW_NO_ROW;
+	*out = *row;
+	return 0;
+}
+
+/* bpf_loop's callback: one frame (0: go on, 1: the walk ended, why in w->why) */
+static long kstep(__u32 i, void *arg)
+{
+	struct kwalk *w = arg;
+	struct kunw_chain *c;
+	struct kunw_cached *e;
+	struct kunw_row rw, *row = &rw;
+	__u32 zero = 0, h, why;
+	__u64 look, cfa, ra, v;
+
+	c = bpf_map_lookup_elem(&kscratch, &zero);
+	if (!c)
+		return 1;
+	if (w->n >= KUNW_MAXF) {
+		w->why = KW_DEEP;
+		return 1;
+	}
+	c->ip[w->n & (KUNW_MAXF - 1)] = w->ip;
+	w->in_root = 0;
+	look = w->n ? w->ip - 1 : w->ip;	/* a return address: the call before it */
+	w->n++;
+	/* a return address met lately on this cpu: its row at once (a look-up through the
+	 * tables touches five or six cache lines the workload has pushed out) */
+	h = (__u32)(look ^ (look >> 13) ^ ((__u64)w->pid * 0x9e3779b1u)) & (KUNW_CACHE - 1);
+	e = bpf_map_lookup_elem(&kcache, &h);
+	if (e && e->ip == look && e->pid == w->pid && e->gen == w->gen) {
+		rw = e->row;
+	} else {
+		why = find_row(w, c, look, &rw);
+		if (why) {
+			w->why = why;
+			return 1;
+		}
+		if (e) {
+			e->ip = look;
+			e->pid = w->pid;
+			e->gen = w->gen;
+			e->row = rw;
+		}
+	}
+	w->in_root = row->kind >> 7;
+	switch (row->kind & ~KR_IN_ROOT) {
+	case KR_ROOT:
+		w->why = KW_ROOT;
+		w->in_root = 1;
+		return 1;
+	case KR_NONE:
+		/* the frame-pointer step, as the unwinder takes it where no CFI is */
+		if (!w->bp_known || bpf_probe_read_user(&v, 8, (void *)w->bp) ||
+		    bpf_probe_read_user(&ra, 8, (void *)(w->bp + 8))) {
+			w->why = w->bp_known ? KW_READ : KW_OTHER;
+			return 1;
+		}
+		cfa = w->bp + 16;
+		w->bp = v;
+		goto step;
+	case KR_RSP:
+		cfa = w->sp + (__s64)row->cfa * 8;
+		break;
+	case KR_PLT:
+		cfa = w->sp + (__s64)row->cfa * 8 + ((w->ip & 15) >= (__u64)row->rbp ? 8 : 0);
+		break;
+	case KR_RBP:
+	case KR_RBP_DEREF:
+		if (!w->bp_known) {
+			w->why = KW_OTHER;
+			return 1;
+		}
+		cfa = w->bp + (__s64)row->cfa * 8;
+		if ((row->kind & ~KR_IN_ROOT) == KR_RBP_DEREF && bpf_probe_read_user(&cfa, 8, (void *)cfa)) {
+			w->why = KW_READ;
+			return 1;
+		}
+		break;
+	default:
+		w->why = KW_OTHER;
+		return 1;
+	}
+	if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+		w->why = KW_READ;
+		return 1;
+	}
+	if ((row->kind & ~KR_IN_ROOT) != KR_PLT && row->rbp != KR_RBP_SAME) {
+		if (row->rbp == KR_RBP_UNKNOWN)
+			w->bp_known = 0;
+		else if (row->rbp == KR_RBP_AT_RBP)
+			w->bp_known = w->bp_known && !bpf_probe_read_user(&w->bp, 8, (void *)w->bp);
+		else if (bpf_probe_read_user(&w->bp, 8, (void *)(cfa + (__s64)row->rbp * 8)))
+			w->bp_known = 0;
+		else
+			w->bp_known = 1;
+	}
+step:
+	if (cfa <= w->sp) {
+		w->why = KW_BAD;
+		return 1;
+	}
+	w->sp = cfa;
+	w->ip = ra;
+	if (!ra) {
+		w->why = KW_END;
+		return 1;
+	}
+	return 0;
+}
+
+/* The sampled thread's native frames, from its user registers, into kring */
+static __always_inline void walk_native(void *ctx)
+{
+	const struct kunw_proc *p;
+	struct x86_regs ur;
+	__u64 cs;
+	struct kwalk w = {};
+	struct kunw_chain *c;
+	__u64 id = current_ids();
+	__u32 zero = 0, n;
+
+	if (!(__u32)id)
+		return;
+	/* (each field loaded from the context at its own offset: the verifier takes no
+	 * other way in) */
+	asm volatile("%0 = *(u64 *)(%1 + 136)" : "=r"(cs) : "r"(ctx));
+	if ((cs & 3) == 3) {
+		asm volatile("%0 = *(u64 *)(%1 + 128)" : "=r"(w.ip) : "r"(ctx));
+		asm volatile("%0 = *(u64 *)(%1 + 152)" : "=r"(w.sp) : "r"(ctx));
+		asm volatile("%0 = *(u64 *)(%1 + 32)" : "=r"(w.bp) : "r"(ctx));
+	} else {
+		/* in the kernel: the registers it saved at its entry */
+		struct task_struct *t = bpf_get_current_task_btf();
+		void *u = (void *)bpf_task_pt_regs(t);
+
+		if (!u || bpf_probe_read_kernel(&ur, sizeof(ur), u) || (ur.cs & 3) != 3)
+			return;	/* a kernel thread */
+		w.ip = ur.ip;
+		w.sp = ur.sp;
+		w.bp = ur.bp;
+	}
+	w.bp_known = 1;
+	w.pid = id >> 32;
+	p = bpf_map_lookup_elem(&kprocs, &w.pid);
+	if (p)
+		w.gen = p->gen;
+	c = bpf_map_lookup_elem(&kscratch, &zero);
+	if (!c)
+		return;
+	c->tid = (__u32)id;
+	c->time = bpf_ktime_get_ns();
+	bpf_loop(KUNW_MAXF + 1, kstep, &w, 0);
+	c = bpf_map_lookup_elem(&kscratch, &zero);
+	if (!c)
+		return;
+	c->why = w.why;
+	c->whole = w.in_root;
+	n = w.n < KUNW_MAXF ? w.n : KUNW_MAXF;
+	c->n = n;
+	if (bpf_ringbuf_output(&kring, c, 24 + 8 * (__u64)n, BPF_RB_NO_WAKEUP))
+		__sync_fetch_and_add(&kdropped, 1);
+}
+
 /* A fork by a listed thread: its entry for the child (see forked).  The record's fields
  * are read at the offsets its format gives (pybpf.c): they moved between kernels. */
 SEC("tracepoint/sched/sched_process_fork")
@@ -334,6 +680,8 @@ int dlprof_fork(void *ctx)
 SEC("perf_event")
 int dlprof_py(void *ctx)
 {
+	if (native_walk)
+		walk_native(ctx);
 	return read_stack(1);
 }
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "memevent.h"
 #include "pybpf.h"
 #include "pybpf-prog.h"
+#include "unwind.h"
 #include "util.h"
 #include "pybpf.skel.h"		/* generated (lib/record/pybpf.mk) */
 
@@ -40,6 +42,12 @@ struct pybpf {
 	pybpf_code_fn *code_fn;
 	void *ctx;
 	size_t chains;
+	/* the native walk (pybpf_native_*) */
+	int native;
+	struct ring_buffer *krb;
+	pybpf_native_fn *nfn;
+	void *nctx;
+	int stats_fd;			/* BPF_ENABLE_STATS, while it is open */
 };
 
 static int libbpf_say(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -94,6 +102,15 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	for (size_t k = 0; k < nr; k++)
 		s->rodata->layouts[k] = lays[k];
 	s->rodata->nr_layouts = (uint32_t)nr;
+	/* the native walk's maps, small where it does not run (the program names them) */
+	s->rodata->native_walk = codes && pb->native;
+	if (!(codes && pb->native)) {
+		bpf_map__set_max_entries(s->maps.kring, (uint32_t)sysconf(_SC_PAGESIZE));
+		bpf_map__set_max_entries(s->maps.ktabs, 1);
+		bpf_map__set_max_entries(s->maps.kfiles, 1);
+		bpf_map__set_max_entries(s->maps.kprocs, 1);
+		bpf_map__set_max_entries(s->maps.kcache, 1);
+	}
 	bpf_program__set_autoload(codes ? s->progs.dlprof_py_chain : s->progs.dlprof_py, false);
 	if (fork_offsets(&fp, &fc) == 0) {
 		s->rodata->fork_parent_off = fp;
@@ -194,11 +211,15 @@ static int got_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, const char **why)
+struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native,
+			const char **why)
 {
 	struct pybpf *pb = xcalloc(1, sizeof(*pb));
 	struct rlimit memlock;
 	int err, fd;
+
+	pb->native = native;
+	pb->stats_fd = -1;
 
 	libbpf_set_print(libbpf_say);
 	if (getenv("DLPROF_NO_BPF")) {
@@ -249,6 +270,8 @@ struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, const char
 		*why = "cannot map the BPF ring buffer";
 		goto fail;
 	}
+	if (pb->native && !pb->codes)
+		pb->native = 0;	/* (it needs bpf_loop) */
 	return pb;
 fail:
 	pybpf_free(pb);
@@ -265,6 +288,9 @@ void pybpf_free(struct pybpf *pb)
 	if (!pb)
 		return;
 	ring_buffer__free(pb->rb);
+	ring_buffer__free(pb->krb);
+	if (pb->stats_fd >= 0)
+		close(pb->stats_fd);
 	bpf_link__destroy(pb->fork_link);
 	pybpf_bpf__destroy(pb->skel);
 	free(pb);
@@ -300,4 +326,109 @@ size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, pybpf_code_fn *code_fn,
 	pb->chains = 0;
 	ring_buffer__consume(pb->rb);
 	return pb->chains;
+}
+
+/* ---- the native walk ---- */
+
+int pybpf_native(const struct pybpf *pb)
+{
+	return pb && pb->native;
+}
+
+/* A table as one array map of blocks of 8-byte entries (kunwind.h), filled through a
+ * mapping of it (2.5 M rows are one copy, not a system call a row), put at fid, then
+ * its base and pages, which say it is there */
+int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *kt)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	size_t n = kt->nr_pages + kt->nr_rows, nb = (n + KUNW_BLOCK - 1) / KUNW_BLOCK, len;
+	struct kunw_file f = { kt->base, (uint32_t)kt->nr_pages, 0 };
+	unsigned char *p;
+	int fd, ret = 0;
+
+	if (!pb->native || fid >= KUNW_MAX_FILES || nb > UINT32_MAX || kt->nr_pages > UINT32_MAX)
+		return -EINVAL;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "dlprof_ktab", 4, 8 * KUNW_BLOCK, (uint32_t)nb, &o);
+	if (fd < 0)
+		return -errno;
+	len = nb * 8 * KUNW_BLOCK;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	memcpy(p, kt->pages, kt->nr_pages * 8);
+	memcpy(p + kt->nr_pages * 8, kt->rows, kt->nr_rows * 8);
+	munmap(p, len);
+	if (bpf_map_update_elem(bpf_map__fd(pb->skel->maps.ktabs), &fid, &fd, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(pb->skel->maps.kfiles), &fid, &f, BPF_ANY))
+		ret = -errno;
+	close(fd);	/* (the outer map holds it) */
+	return ret;
+}
+
+int pybpf_native_proc(struct pybpf *pb, uint32_t pid, const struct kunw_proc *p)
+{
+	if (!pb->native)
+		return -EINVAL;
+	return bpf_map_update_elem(bpf_map__fd(pb->skel->maps.kprocs), &pid, p, BPF_ANY) ?
+	       -errno : 0;
+}
+
+void pybpf_native_drop(struct pybpf *pb, uint32_t pid)
+{
+	if (pb->native)
+		bpf_map_delete_elem(bpf_map__fd(pb->skel->maps.kprocs), &pid);
+}
+
+static int got_walk(void *ctx, void *data, size_t len)
+{
+	struct pybpf *pb = ctx;
+	const struct kunw_chain *c = data;
+
+	if (len < 24 || c->n > KUNW_MAXF || len < 24 + 8 * (size_t)c->n)
+		return 0;
+	pb->nfn(pb->nctx, c);
+	return 0;
+}
+
+void pybpf_native_drain(struct pybpf *pb, pybpf_native_fn *fn, void *ctx)
+{
+	if (!pb->native)
+		return;
+	if (!pb->krb) {
+		pb->krb = ring_buffer__new(bpf_map__fd(pb->skel->maps.kring), got_walk, pb, NULL);
+		if (!pb->krb)
+			return;
+	}
+	pb->nfn = fn;
+	pb->nctx = ctx;
+	ring_buffer__consume(pb->krb);
+}
+
+uint64_t pybpf_native_dropped(const struct pybpf *pb)
+{
+	return pb->native ? __atomic_load_n(&pb->skel->bss->kdropped, __ATOMIC_RELAXED) : 0;
+}
+
+/* The kernel's count of the program's runs and their time, from now on */
+int pybpf_stats_on(struct pybpf *pb)
+{
+	if (pb->stats_fd < 0)
+		pb->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	return pb->stats_fd < 0 ? -errno : 0;
+}
+
+int pybpf_stats(const struct pybpf *pb, uint64_t *runs, uint64_t *ns)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(pb->prog), &info, &len))
+		return -errno;
+	*runs = info.run_cnt;
+	*ns = info.run_time_ns;
+	return 0;
 }

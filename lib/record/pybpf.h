@@ -48,7 +48,9 @@ struct pyframe_layout {
 	uint16_t code, previous, instr, owner;
 	uint16_t is_entry;	/* MEM_PY_NONE: none */
 };
-struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, const char **why);
+/* native: walk each sample's native frames too (pybpf_native_*) */
+struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native,
+			const char **why);
 void pybpf_free(struct pybpf *pb);
 /* Run the program on this sampling event (and the events it passes to threads it
  * makes from now on).  0, or -errno. */
@@ -105,5 +107,25 @@ typedef void pybpf_chain_fn(void *ctx, uint32_t tid, uint64_t time, const uint64
 size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, pybpf_code_fn *code_fn, void *ctx);
 /* Chains the ring buffer had no room for (the drain was late). */
 uint64_t pybpf_dropped(const struct pybpf *pb);
+
+/* The native walk (kunwind.h, lib/record/kstack.c): at each sample, the thread's native
+ * frames walked with the tables of the files its process maps, as far as they go. */
+struct unw_ktable;
+struct kunw_proc;
+struct kunw_chain;
+/* it runs (asked, and the kernel has bpf_loop) */
+int pybpf_native(const struct pybpf *pb);
+/* the table of file fid (0 .. KUNW_MAX_FILES - 1); process pid's code mappings */
+int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *kt);
+int pybpf_native_proc(struct pybpf *pb, uint32_t pid, const struct kunw_proc *p);
+void pybpf_native_drop(struct pybpf *pb, uint32_t pid);
+/* the walks written since the last drain, in order */
+typedef void pybpf_native_fn(void *ctx, const struct kunw_chain *c);
+void pybpf_native_drain(struct pybpf *pb, pybpf_native_fn *fn, void *ctx);
+uint64_t pybpf_native_dropped(const struct pybpf *pb);
+/* The kernel's count of the program's runs and the time they took (kernel.bpf_stats),
+ * counted from pybpf_stats_on() while pb lives.  0, or -errno. */
+int pybpf_stats_on(struct pybpf *pb);
+int pybpf_stats(const struct pybpf *pb, uint64_t *runs, uint64_t *ns);
 
 #endif

@@ -13,7 +13,7 @@ ALL_CFLAGS += -I$(O)/lib/record
 
 # the tools, each missing one named (the bootstrap installs them; this says so when it
 # could not, or was skipped)
-$(O)/lib/record/pybpf.bpf.o: lib/record/pybpf.bpf.c lib/record/pybpf-prog.h lib/record/pybpf.h \
+$(O)/lib/record/pybpf.bpf.o: lib/record/pybpf.bpf.c lib/record/pybpf-prog.h lib/record/pybpf.h include/kunwind.h \
 		include/memevent.h lib/record/pybpf.mk | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@m=; command -v $(BPF_CC) >/dev/null 2>&1 || m="$$m clang"; \

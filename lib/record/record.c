@@ -30,6 +30,7 @@
 #include "paths.h"
 #include "util.h"
 #include "version.h"
+#include "pybpf-prog.h"
 #include "recorder.h"
 
 #include <dirent.h>
@@ -227,6 +228,39 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 				pybpf_codes_off(r->py.pb));
 		fputc('\n', stderr);
 	}
+	if (r->ru_st.kstack) {
+		const struct kstack_stats *k = &r->ru_st.ks;
+		uint64_t stop = 0;
+
+		for (int i = 1; i < KW_NR; i++)
+			stop += k->stopped[i];
+		fprintf(stderr, "dlprof: native stacks walked in the kernel: %llu of %llu samples "
+			"compared with their copy's walk: %llu the same, %llu stopped early (JIT "
+			"code %llu, a table not made yet %llu, no process %llu, other %llu), %llu "
+			"different; %.1f frames a walk; %llu tables, %llu rows, %.1f MB, made in "
+			"%.2f s", (unsigned long long)k->matched, (unsigned long long)k->samples,
+			(unsigned long long)k->same, (unsigned long long)stop,
+			(unsigned long long)k->stopped[KW_NO_MAP], (unsigned long long)k->stopped[KW_NO_TAB],
+			(unsigned long long)k->stopped[KW_NO_PROC],
+			(unsigned long long)(stop - k->stopped[KW_NO_MAP] - k->stopped[KW_NO_TAB] -
+					     k->stopped[KW_NO_PROC]),
+			(unsigned long long)k->differ,
+			k->matched ? (double)k->frames / k->matched : 0.0, (unsigned long long)k->tables,
+			(unsigned long long)k->rows, k->table_bytes / 1e6, k->table_ns / 1e9);
+		if (k->table_failed)
+			fprintf(stderr, ", %llu files without", (unsigned long long)k->table_failed);
+		if (k->dropped)
+			fprintf(stderr, "; %llu walks dropped (its buffer was full)",
+				(unsigned long long)k->dropped);
+		fputc('\n', stderr);
+	}
+	if (r->py.pb && r->py.stats) {
+		uint64_t runs, ns;
+
+		if (!pybpf_stats(r->py.pb, &runs, &ns) && runs)
+			fprintf(stderr, "dlprof: BPF program: %llu runs, %.2f us a run in the kernel\n",
+				(unsigned long long)runs, ns / 1e3 / runs);
+	}
 	if (r->opts->memory) {
 		unsigned long mean = r->opts->mem_sample ? r->opts->mem_sample : MEM_DEFAULT_SAMPLE;
 
@@ -416,6 +450,8 @@ static int open_writer(struct recorder *r, struct run *x)
 	/* dwarf stacks: unwound as they are drained, the copies dropped */
 	if ((r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER) && !o->no_record_unwind)
 		r->ru = recunw_new(r->w, o->keep_stacks, &r->roots);
+	if (r->ru && r->py.pb)
+		recunw_set_native(r->ru, r->py.pb);
 	/* without the copies (or fp stacks) a sample is ~100 bytes before compression:
 	 * deflate harder, it costs little (level 3: docs/record.md) */
 	if ((r->ru && !o->keep_stacks) || !(r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER))
@@ -932,7 +968,10 @@ int record_run(const struct record_opts *o, int *exit_status)
 		struct pyframe_layout lays[8];
 
 		r->py.pb = pybpf_new(lays, pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
-				  &r->py.pb_why);
+				     getenv("DLPROF_KSTACK") != NULL, &r->py.pb_why);
+		/* the program's cost, counted by the kernel (said at the end) */
+		if (r->py.pb && (getenv("DLPROF_BPF_STATS") || pybpf_native(r->py.pb)))
+			r->py.stats = !pybpf_stats_on(r->py.pb);
 	}
 	ret = setup_events(r);
 	if (!ret && o->memory) {

@@ -157,6 +157,7 @@ struct rec_python {
 	const unsigned char *smp_regs;	/* its user registers (in the ring), NULL: none */
 	struct pybpf *pb;
 	const char *pb_why;		/* why not (said when Python was read from outside) */
+	int stats;			/* the kernel counts the program's runs (pybpf_stats_on) */
 	int pb_switch;			/* it runs on the switch-outs too (pb_attach) */
 	struct u64map pb_tids;		/* tid -> since when it is in the program's map (ns),
 					   PB_GONE: taken out */

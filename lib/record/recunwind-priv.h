@@ -117,6 +117,7 @@ struct recunw {
 	struct inductor_index *inductor;
 	struct keep_name *names;
 	size_t nr_names, alloc_names;
+	struct kstack *ks;		/* the kernel's native walks, or NULL */
 };
 
 /* recunwind-write.c */

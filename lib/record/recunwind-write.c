@@ -277,6 +277,8 @@ static int cb_mmap(void *ctx, const struct dlp_mmap *mm)
 	ret = machine_mmap(ru->m, mm);
 	if (!ret && mm->filename && (mm->prot & PROT_EXEC) && inductor_file(mm->filename))
 		name_inductor(ru, mm);
+	if (!ret && ru->ks && (mm->prot & PROT_EXEC))
+		kstack_mmap(ru->ks, machine_find_map(ru->m, mm->pid, mm->start, mm->time), mm->pid);
 	return ret;
 }
 
@@ -285,8 +287,10 @@ static int cb_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int 
 {
 	struct recunw *ru = ctx;
 
-	if (exec)	/* a new image: what was cached of the old one is not its */
+	if (exec) {	/* a new image: what was cached of the old one is not its */
 		unwind_maps_changed(ru->uw, pid, time);
+		kstack_exec(ru->ks, pid);
+	}
 	return machine_comm(ru->m, pid, tid, comm, exec, time);
 }
 
@@ -297,9 +301,13 @@ static int cb_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_
 
 	/* a new process gets its parent's maps: what a walk cached for it before (one
 	 * of its samples drained ahead of this record) was done without them */
+	int ret;
+
 	if (pid != ppid)
 		unwind_maps_changed(ru->uw, pid, time);
-	return machine_fork(ru->m, pid, ppid, tid, ptid, time);
+	ret = machine_fork(ru->m, pid, ppid, tid, ptid, time);
+	kstack_fork(ru->ks, pid, ppid);
+	return ret;
 }
 
 static int cb_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
@@ -308,6 +316,8 @@ static int cb_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_
 	struct recunw *ru = ctx;
 
 	unwind_thread_exit(ru->uw, pid, tid);
+	if (pid == tid)
+		kstack_exit(ru->ks, pid);
 	return machine_exit(ru->m, pid, tid, time);
 }
 
@@ -406,6 +416,7 @@ int cb_sample(void *ctx, const struct dlp_sample *s)
 	 * instead of a 32 KiB copy) */
 	if (unmapped && !complete)
 		ru->st.partial++;
+	kstack_compare(ru->ks, s->pid, s->tid, s->time, ru->ips, n, complete);
 	/* the leaf is the sample's own IP when it was taken in user mode: the stack
 	 * stored is the callers' */
 	us.flags = n > 1 && s->ip == ru->ips[0] && !ru->flags[0] ? DLP_USAMPLE_LEAF_IP : 0;

@@ -528,6 +528,11 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *
 	return ru;
 }
 
+void recunw_set_native(struct recunw *ru, struct pybpf *pb)
+{
+	ru->ks = kstack_new(pb, ru->m);
+}
+
 int recunw_finish(struct recunw *ru, struct recunw_stats *st, struct keep_stats *keep)
 {
 	int failed;
@@ -545,6 +550,12 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st, struct keep_stats 
 		uint64_t ticks = __rdtsc() - ru->tsc0, ns = now_ns() - ru->mono0;
 
 		ru->st.unwind_ns = ticks ? (uint64_t)((double)ru->st.unwind_ns * ns / ticks) : 0;
+	}
+	if (ru->ks) {
+		ru->st.kstack = 1;
+		kstack_get_stats(ru->ks, &ru->st.ks);
+		kstack_free(ru->ks);
+		ru->ks = NULL;
 	}
 	if (st)
 		*st = ru->st;

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kstack.h"
+
 struct recwriter;
 struct recunw;
 
@@ -40,6 +42,8 @@ struct recunw_stats {
 	uint64_t reused;	/* frames they took from it */
 	uint64_t inline_samples;	/* unwound by the draining thread, from the ring */
 	uint64_t bails;		/* records it gave to the thread after all */
+	int kstack;		/* the kernel walked native frames too (recunw_set_native) */
+	struct kstack_stats ks;	/* and how its walks compare */
 };
 
 /* The files of other roots (containers) the walks met, kept in the build-id cache so
@@ -76,6 +80,10 @@ char *inductor_kernel_name(struct inductor_index *ix, const char *so_file);
 struct proc_roots;
 /* roots: where the processes' files are (the recorder's; outlives the unwinder) */
 struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *roots);
+/* Set the kernel's native walks of pb beside the walks of the copies (kstack.h): its
+ * tables made as files are mapped, its walks compared. */
+struct pybpf;
+void recunw_set_native(struct recunw *ru, struct pybpf *pb);
 /* A DLP_REC_ATTR payload, as written (also written by the thread). */
 int recunw_attr(struct recunw *ru, const void *data, size_t len);
 /* One record to write: type and payload in two pieces. */

@@ -16,7 +16,7 @@
 
 /* ---- per-DSO file access ---- */
 
-static void rule_free(struct rule *ru)
+void unw_rule_free(struct rule *ru)
 {
 	if (!ru)
 		return;
@@ -35,8 +35,8 @@ void unw_dso_free(struct unw_dso *d)
 	if (!d)
 		return;
 	for (size_t i = 0; i < d->nr_rules; i++)
-		rule_free(d->rules[i]);
-	rule_free(d->spare);
+		unw_rule_free(d->rules[i]);
+	unw_rule_free(d->spare);
 	free(d->rules);
 	u64map_release(&d->norow);
 	free(d->roots);
@@ -153,6 +153,13 @@ int dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias)
 		}
 	}
 	return -1;
+}
+
+int unwind_map_bias(const struct map *mp, uint64_t *bias)
+{
+	const struct unw_dso *d = mp->dso ? dso_get(mp->dso) : NULL;
+
+	return d ? dso_bias(d, mp, bias) : -1;
 }
 
 /* The mapping that covers addr at the sample's time (a few remembered per walk). */
@@ -346,7 +353,7 @@ static void classify_reg(Dwarf_Frame *frame, unsigned regno, struct reg_rule *rr
 	}
 }
 
-static struct rule *make_rule(Dwarf_Frame *frame)
+struct rule *unw_rule_make(Dwarf_Frame *frame)
 {
 	struct reg_rule rr[DW_NREGS];
 	struct rule *ru;
@@ -513,12 +520,12 @@ const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail)
 			u64map_put(&d->norow, a, (void *)1);
 		return NULL;
 	}
-	ru = make_rule(frame);
+	ru = unw_rule_make(frame);
 	free(frame);
 	if (a < ru->start || a >= ru->end || (lo < d->nr_rules && d->rules[lo]->start < ru->end) ||
 	    (lo && d->rules[lo - 1]->end > ru->start)) {
 		/* a row that does not fit the table (overlapping FDEs): use it once */
-		rule_free(d->spare);
+		unw_rule_free(d->spare);
 		d->spare = ru;
 		return ru;
 	}

@@ -112,6 +112,12 @@ struct unw_dso {
 	size_t nr_roots;
 };
 
+/* a row of libdw's CFI as the unwinder keeps it (unwind-dso.c) */
+struct rule *unw_rule_make(Dwarf_Frame *frame);
+void unw_rule_free(struct rule *ru);
+/* the file's thread-root functions (d->roots), found once (unwind.c) */
+void unw_roots(struct unw_dso *d);
+
 struct page_ent {
 	uint64_t page;
 	int kind;

@@ -319,6 +319,18 @@ static void note_roots(struct unw_dso *d)
 	elf_each_func(d->elf, note_root, &rc);
 }
 
+void unw_roots(struct unw_dso *d)
+{
+	if (!d->cfi_done)
+		cfi_open(d);
+	if (d->nr_roots == 0 && !d->roots) {
+		if (d->elf)
+			note_roots(d);
+		if (!d->roots)
+			d->roots = xcalloc(1, sizeof(*d->roots));	/* looked: none */
+	}
+}
+
 /* Is process address addr (mapped by mp) inside a thread-root function? */
 static int in_root(const struct map *mp, uint64_t addr)
 {
@@ -327,13 +339,7 @@ static int in_root(const struct map *mp, uint64_t addr)
 
 	if (!d || dso_bias(d, mp, &bias))
 		return 0;
-	if (!d->cfi_done)
-		cfi_open(d);
-	if (d->nr_roots == 0 && !d->roots) {
-		note_roots(d);
-		if (!d->roots)
-			d->roots = xcalloc(1, sizeof(*d->roots));	/* looked: none */
-	}
+	unw_roots(d);
 	for (size_t i = 0; i < d->nr_roots; i++)
 		if (addr - bias >= d->roots[i].start && addr - bias < d->roots[i].end)
 			return 1;

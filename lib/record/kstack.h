@@ -1,0 +1,43 @@
+/* kstack.h - the native walk in the kernel, beside the stack copy (kstack.c) */
+#ifndef DLPROF_KSTACK_H
+#define DLPROF_KSTACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "process.h"
+
+struct pybpf;
+struct kstack;
+
+/* NULL where pb does not walk native frames */
+struct kstack *kstack_new(struct pybpf *pb, struct machine *m);
+void kstack_free(struct kstack *ks);
+/* the process model's side-band, after it took it */
+void kstack_mmap(struct kstack *ks, const struct map *mp, uint32_t pid);
+void kstack_fork(struct kstack *ks, uint32_t pid, uint32_t ppid);
+void kstack_exec(struct kstack *ks, uint32_t pid);
+void kstack_exit(struct kstack *ks, uint32_t pid);
+/* a sample's stack as the copy gave it (ips[0] the sample's user ip) */
+void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time,
+		    const uint64_t *ips, size_t n, int complete);
+
+struct kstack_stats {
+	uint64_t tables, rows, table_bytes, table_ns;	/* the files' tables */
+	uint64_t table_failed;	/* files that have none */
+	uint64_t proc_failed, maps_over;	/* processes the kernel was not told all of */
+	uint64_t walks;		/* walks read from the kernel */
+	uint64_t dropped;	/* walks its ring had no room for */
+	uint64_t samples;	/* samples unwound from their copy */
+	uint64_t matched;	/* of them, with the kernel's walk */
+	uint64_t unmatched;	/* without */
+	uint64_t unmatched_walks;	/* walks no sample took */
+	uint64_t frames;	/* the kernel's walks' frames, of those */
+	uint64_t same;		/* the same frames, both whole or both not */
+	uint64_t stopped[16];	/* the kernel's walk stopped early (KW_*), its frames the
+				   copy's first ones */
+	uint64_t differ;	/* other frames */
+};
+void kstack_get_stats(struct kstack *ks, struct kstack_stats *st);
+
+#endif
