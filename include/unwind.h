@@ -71,6 +71,9 @@ struct unw_ktable {
 };
 int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
 		  struct unw_ktable *kt);
+/* the same of a file's bytes (name: for a warning) */
+int unwind_ktable_image(const void *data, size_t size, const char *name,
+			struct unw_ktable *kt);
 void unwind_ktable_release(struct unw_ktable *kt);
 /* A process address less the bias is its file's ELF address.  0, or -1 (no file). */
 int unwind_map_bias(const struct map *mp, uint64_t *bias);

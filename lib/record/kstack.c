@@ -47,6 +47,8 @@ struct ks_job {
 	struct ks_job *next;
 	uint32_t fid;
 	char *file;
+	void *image;		/* the file's bytes, where record captured them ([vdso]) */
+	size_t image_size;
 	uint8_t id[20], id_size;
 };
 
@@ -92,7 +94,8 @@ static void *build_tables(void *arg)
 			ks->tail = &ks->head;
 		pthread_mutex_unlock(&ks->mu);
 		t0 = now_ns();
-		ok = !unwind_ktable(j->file, j->id, j->id_size, &kt);
+		ok = j->image ? !unwind_ktable_image(j->image, j->image_size, j->file, &kt) :
+				!unwind_ktable(j->file, j->id, j->id_size, &kt);
 		if (ok && (errno = -pybpf_native_table(ks->pb, j->fid, &kt)) != 0) {
 			if (getenv("DLPROF_KSTACK_DEBUG"))
 				fprintf(stderr, "kstack: table of %s: %s\n", j->file, strerror(errno));
@@ -109,6 +112,7 @@ static void *build_tables(void *arg)
 		}
 		ks->table_ns += now_ns() - t0;
 		free(j->file);
+		free(j->image);
 		free(j);
 	}
 	pthread_mutex_unlock(&ks->mu);
@@ -169,6 +173,7 @@ void kstack_free(struct kstack *ks)
 
 		ks->head = j->next;
 		free(j->file);
+		free(j->image);
 		free(j);
 	}
 	for (size_t i = 0; i < ks->procs.cap; i++)
@@ -220,7 +225,12 @@ static void want_table(struct kstack *ks, uint32_t fid)
 	ks->asked[fid] = 1;
 	j = xcalloc(1, sizeof(*j));
 	j->fid = fid;
-	j->file = xstrdup(dso_file(d));
+	j->file = xstrdup(d->image ? d->path : dso_file(d));
+	if (d->image) {
+		j->image = xmalloc(d->image_size);
+		memcpy(j->image, d->image, d->image_size);
+		j->image_size = d->image_size;
+	}
 	j->id_size = d->build_id_size;
 	memcpy(j->id, d->build_id, d->build_id_size);
 	pthread_mutex_lock(&ks->mu);
@@ -245,6 +255,15 @@ static void proc_write(struct kstack *ks, uint32_t pid, const struct ks_proc *p)
 
 	ks->out->n = (uint32_t)n;
 	ks->out->gen = ++ks->gen;
+	ks->out->lo = UINT64_MAX;
+	ks->out->hi = 0;
+	for (size_t i = 0; i < n; i++)
+		if (p->m[i].fid != KUNW_ANON) {
+			if (p->m[i].start < ks->out->lo)
+				ks->out->lo = p->m[i].start;
+			if (p->m[i].end > ks->out->hi)
+				ks->out->hi = p->m[i].end;
+		}
 	memcpy(ks->out->m, p->m, n * sizeof(*p->m));
 	if (pybpf_native_proc(ks->pb, pid, ks->out))
 		ks->st.proc_failed++;
@@ -258,11 +277,15 @@ void kstack_mmap(struct kstack *ks, const struct map *mp, uint32_t pid)
 	uint32_t fid;
 	size_t i, w;
 
-	if (!ks || !mp || !mp->dso || !(mp->prot & PROT_EXEC) || mp->dso->anon ||
-	    mp->dso->kernel || mp->dso->special)
+	if (!ks || !mp || !mp->dso || !(mp->prot & PROT_EXEC) || mp->dso->kernel ||
+	    (mp->dso->special && !mp->dso->image))
 		return;
-	if (unwind_map_bias(mp, &bias) || file_id(ks, mp->dso, &fid))
+	if (mp->dso->anon) {
+		fid = KUNW_ANON;	/* JIT code: the walk scans past it */
+		bias = 0;
+	} else if (unwind_map_bias(mp, &bias) || file_id(ks, mp->dso, &fid)) {
 		return;
+	}
 	km = (struct kunw_map){ mp->start, mp->end, bias, fid, 0 };
 	p = proc_get(ks, pid);
 	/* the mappings it covers are gone */
@@ -377,6 +400,8 @@ void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time
 	}
 	if (w->n == n && !memcmp(w->ip, ips, n * 8) && w->whole == !!complete) {
 		ks->st.same++;
+	} else if (w->whole && !complete && n < w->n && !memcmp(w->ip, ips, n * 8)) {
+		ks->st.further++;
 	} else if (!w->whole && w->n <= n &&
 		   !memcmp(w->ip, ips, w->n * 8)) {
 		ks->st.stopped[w->why < KW_NR ? w->why : 0]++;

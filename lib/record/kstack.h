@@ -36,6 +36,8 @@ struct kstack_stats {
 	uint64_t same;		/* the same frames, both whole or both not */
 	uint64_t stopped[16];	/* the kernel's walk stopped early (KW_*), its frames the
 				   copy's first ones */
+	uint64_t further;	/* the kernel's whole, the copy's its first frames: the copy
+				   ended (32 KiB of a deep stack) */
 	uint64_t differ;	/* other frames */
 };
 void kstack_get_stats(struct kstack *ks, struct kstack_stats *st);

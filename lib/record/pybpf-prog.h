@@ -55,6 +55,10 @@ struct pybpf_code_rec {
 #define KUNW_MAXF		256	/* frames a walk gives */
 #define KUNW_RB_SIZE		(16u << 20)
 #define KUNW_CACHE		4096	/* rows cached per cpu */
+#define KUNW_WIN		512	/* bytes of stack read at a time */
+#define KUNW_MAX_SCANS		16	/* stack scans a walk makes (the copy's walk: as many) */
+#define KUNW_SCAN_BYTES		4096	/* how far one looks (the copy's walk: as far) */
+#define KUNW_ANON		0xffffffffu	/* kunw_map.fid of anonymous code (JIT) */
 
 struct kunw_map {
 	uint64_t start, end;	/* [start, end) in the process */
@@ -73,6 +77,7 @@ struct kunw_file {
 struct kunw_proc {
 	uint32_t n;
 	uint32_t gen;		/* another for each change (the rows cached are of one) */
+	uint64_t lo, hi;	/* from the first mapping's start to the last's end */
 	struct kunw_map m[KUNW_MAX_MAPS];
 };
 
@@ -82,12 +87,13 @@ enum {
 	KW_END,		/* a return address of 0 */
 	KW_DEEP,	/* KUNW_MAXF frames */
 	KW_NO_PROC,	/* a process record did not describe (yet) */
-	KW_NO_MAP,	/* an address in no file mapping it knows: JIT code, or not yet told */
+	KW_NO_MAP,	/* an address in no mapping of code it knows (not yet told) */
 	KW_NO_TAB,	/* a file without a table */
 	KW_NO_ROW,	/* outside the file's table */
 	KW_OTHER,	/* a row it cannot follow (KR_OTHER, rbp not known) */
 	KW_READ,	/* a read of the stack failed */
 	KW_BAD,		/* the stack did not grow toward the root */
+	KW_JIT,		/* anonymous code: JIT code, which has no CFI */
 	KW_NR
 };
 
@@ -99,7 +105,11 @@ struct kunw_chain {
 	uint32_t n;
 	uint32_t whole;		/* it reached the thread's root (as the unwinder says it) */
 	uint64_t ip[KUNW_MAXF];
-	uint32_t tmp;		/* (the program's scratch: not written out) */	/* the sample's ip, then the return addresses */
+	/* (the program's scratch: not written out) */
+	uint32_t tmp;
+	uint32_t win_len;	/* bytes of the stack in win (0: none) */
+	uint64_t win_at;	/* from this address */
+	uint64_t win[KUNW_WIN / 8];	/* the sample's ip, then the return addresses */
 };
 
 #endif

@@ -367,11 +367,31 @@ struct {
 	__type(value, struct kunw_cached);
 } kcache SEC(".maps");
 
+struct kwalk {
+	__u64 ip, sp, bp;
+	__u32 pid, n, why, bp_known;
+	__u32 in_root;		/* the last frame is in a thread's first function */
+	__u32 gen;		/* its process's mappings (kunw_proc.gen) */
+	__u64 lo, hi;		/* where its files' code is, all of it */
+	__u32 scans;		/* stack scans made */
+	__u32 scanning;		/* a scan is under way */
+	__u64 scan_at, scan_to;	/* the scan under way: the next word, the end */
+	__u64 found_at, found;	/* what it found: a return address, and where */
+};
+
+/* A cpu's walk: its state, and its chain as it grows.  The state lies here, not in the
+ * stack of the program that calls bpf_loop: the verifier follows the values a stack
+ * holds (each count of scans would be a state of its own), not those a map holds. */
+struct kscr {
+	struct kunw_chain c;
+	struct kwalk w;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct kunw_chain);
+	__type(value, struct kscr);
 } kscratch SEC(".maps");
 
 __u64 kdropped;		/* walks the ring had no room for */
@@ -382,12 +402,31 @@ struct x86_regs {
 	      ip, cs, flags, sp, ss;
 };
 
-struct kwalk {
-	__u64 ip, sp, bp;
-	__u32 pid, n, why, bp_known;
-	__u32 in_root;		/* the last frame is in a thread's first function */
-	__u32 gen;		/* its process's mappings (kunw_proc.gen) */
-};
+
+/* A word of the stack at addr: from the window of it last read (this cpu's walk), else
+ * read with the KUNW_WIN bytes from there (one read for several frames: a read of user
+ * memory costs about as much as finding a frame's row), else alone.  0, or -1. */
+static __always_inline int stack_word(struct kunw_chain *c, __u64 addr, __u64 *v)
+{
+	__u64 d = addr - c->win_at;
+
+	if (!(addr & 7)) {
+		if (c->win_len && d < c->win_len) {
+			/* (the index through the scratch: the verifier then asks nothing of
+			 * where it came from, the walk's state in its caller's stack) */
+			*(volatile __u32 *)&c->tmp = (__u32)(d >> 3);
+			*v = c->win[*(volatile __u32 *)&c->tmp & (KUNW_WIN / 8 - 1)];
+			return 0;
+		}
+		if (!bpf_probe_read_user(c->win, KUNW_WIN, (void *)addr)) {
+			c->win_at = addr;
+			c->win_len = KUNW_WIN;
+			*v = c->win[0];
+			return 0;
+		}
+	}
+	return bpf_probe_read_user(v, 8, (void *)addr) ? -1 : 0;
+}
 
 /* The row for look (an address of process w->pid): 0 and *out, or why not (KW_*) */
 static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u64 look,
@@ -427,6 +466,8 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	if (!p->n || look < x->start || look >= x->end)
 		return KW_NO_MAP;
 	m = x;
+	if (m->fid == KUNW_ANON)
+		return KW_JIT;
 	key = m->fid;
 	f = bpf_map_lookup_elem(&kfiles, &key);
 	if (!f || !f->nr_pages || !(tab = bpf_map_lookup_elem(&ktabs, &key)))
@@ -493,45 +534,172 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	return 0;
 }
 
+/* Is there a call instruction just before ra (its 7 bytes before, in b)?  The copy's
+ * walk asks the same of a word its scan finds (unwind-dso.c: decode_call_before). */
+static __always_inline int call_before(const __u8 *b)
+{
+	__u32 len, p, n, mod, rm, modrm;
+
+	if (b[2] == 0xe8)
+		return 1;	/* call rel32 */
+	for (len = 2; len <= 7; len++) {
+		p = 7 - len;
+		if (p < 7 && (b[p & 7] == 0x3e || b[p & 7] == 0x2e || b[p & 7] == 0x67))
+			p++;
+		if (p < 7 && (b[p & 7] & 0xf0) == 0x40)
+			p++;
+		if (7 - p < 2 || b[p & 7] != 0xff)
+			continue;
+		modrm = b[(p + 1) & 7];
+		if (((modrm >> 3) & 7) != 2)
+			continue;	/* call r/m64 is ff /2 */
+		mod = modrm >> 6;
+		rm = modrm & 7;
+		n = 2;
+		if (mod != 3) {
+			if (rm == 4) {
+				if (7 - p < 3)
+					continue;
+				n++;
+				if (mod == 0 && (b[(p + 2) & 7] & 7) == 5)
+					n += 4;
+			} else if (mod == 0 && rm == 5) {
+				n += 4;
+			}
+			if (mod == 1)
+				n += 1;
+			else if (mod == 2)
+				n += 4;
+		}
+		if (p + n == 7)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The walk could not go on from its last frame: as the copy's walk does, it looks up the
+ * stack from there for a return address, a word of the frame loop at a time (bpf_loop
+ * calls from within its callback are refused), and goes on from the one it finds.  A
+ * word is taken for a return address where it lies in a file's code of the process and
+ * a call is just before it.  A walk whose last frame is in a thread's first function is
+ * whole: no scan.  0: go on; 1: the walk ended.
+ */
+static __always_inline int scan_begin(struct kwalk *w)
+{
+	if (w->in_root || w->scans >= KUNW_MAX_SCANS)
+		return 1;
+	w->scans++;
+	w->scan_at = (w->sp + 7) & ~7ull;
+	w->scan_to = w->scan_at + KUNW_SCAN_BYTES;
+	w->scanning = 1;
+	return 0;
+}
+
+static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
+{
+	const struct kunw_proc *p;
+	const struct kunw_map *x;
+	__u32 lo, hi, k;
+	__u64 a = w->scan_at, v, code, bp;
+	__u8 b[8];
+
+	if (a + 8 > w->scan_to || stack_word(c, a, &v))
+		return 1;
+	w->scan_at = a + 8;
+	if (v < w->lo || v >= w->hi)
+		return 0;
+	p = bpf_map_lookup_elem(&kprocs, &w->pid);
+	if (!p)
+		return 1;
+	hi = p->n < KUNW_MAX_MAPS ? p->n : KUNW_MAX_MAPS;
+	lo = 0;
+	for (k = 0; k < 10; k++) {
+		__u32 half = hi >> 1;
+
+		if (!half)
+			break;
+		*(volatile __u32 *)&c->tmp = lo + half;
+		x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
+		if (x->start <= v)
+			lo += half;
+		hi -= half;
+	}
+	*(volatile __u32 *)&c->tmp = lo;
+	x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
+	if (!p->n || v < x->start || v >= x->end || x->fid == KUNW_ANON ||
+	    bpf_probe_read_user(&code, 8, (void *)(v - 8)))
+		return 0;
+	__builtin_memcpy(b, &code, 8);
+	if (!call_before(b + 1))
+		return 0;
+	/* found: callee-saved registers as the last frame left them; but where rbp points
+	 * at the slot below the return address, the code passed over made a classic frame
+	 * and that slot holds the caller's */
+	if (w->bp_known && w->bp == a - 8 && !stack_word(c, a - 8, &bp))
+		w->bp = bp;
+	w->ip = v;
+	w->sp = a + 8;
+	w->why = 0;
+	w->scanning = 0;
+	return 0;
+}
+
 /* bpf_loop's callback: one frame (0: go on, 1: the walk ended, why in w->why) */
 static long kstep(__u32 i, void *arg)
 {
-	struct kwalk *w = arg;
+	struct kscr *sc;
+	struct kwalk *w;
 	struct kunw_chain *c;
 	struct kunw_cached *e;
 	struct kunw_row rw, *row = &rw;
 	__u32 zero = 0, h, why;
 	__u64 look, cfa, ra, v;
 
-	c = bpf_map_lookup_elem(&kscratch, &zero);
-	if (!c)
+	sc = bpf_map_lookup_elem(&kscratch, &zero);
+	if (!sc)
 		return 1;
+	c = &sc->c;
+	w = &sc->w;
+	if (w->scanning)
+		return scan_word(w, c);
 	if (w->n >= KUNW_MAXF) {
 		w->why = KW_DEEP;
 		return 1;
 	}
-	c->ip[w->n & (KUNW_MAXF - 1)] = w->ip;
-	w->in_root = 0;
 	look = w->n ? w->ip - 1 : w->ip;	/* a return address: the call before it */
-	w->n++;
 	/* a return address met lately on this cpu: its row at once (a look-up through the
 	 * tables touches five or six cache lines the workload has pushed out) */
 	h = (__u32)(look ^ (look >> 13) ^ ((__u64)w->pid * 0x9e3779b1u)) & (KUNW_CACHE - 1);
 	e = bpf_map_lookup_elem(&kcache, &h);
 	if (e && e->ip == look && e->pid == w->pid && e->gen == w->gen) {
 		rw = e->row;
+		why = 0;
 	} else {
 		why = find_row(w, c, look, &rw);
-		if (why) {
-			w->why = why;
+	}
+	if (why == KW_NO_MAP && w->n) {
+		/* a "return address" in no mapping: none (the copy's walk drops it too) */
+		w->why = KW_BAD;
+		goto scan;
+	}
+	*(volatile __u32 *)&c->tmp = w->n;
+	c->ip[*(volatile __u32 *)&c->tmp & (KUNW_MAXF - 1)] = w->ip;
+	w->n++;
+	w->in_root = 0;
+	if (why) {
+		w->why = why;
+		/* JIT code, a row it cannot follow: the scan; a table not there yet: the
+		 * copy's walk does it */
+		if (why == KW_NO_TAB || why == KW_NO_PROC)
 			return 1;
-		}
-		if (e) {
-			e->ip = look;
-			e->pid = w->pid;
-			e->gen = w->gen;
-			e->row = rw;
-		}
+		goto scan;
+	}
+	if (e && (e->ip != look || e->pid != w->pid || e->gen != w->gen)) {
+		e->ip = look;
+		e->pid = w->pid;
+		e->gen = w->gen;
+		e->row = rw;
 	}
 	w->in_root = row->kind >> 7;
 	switch (row->kind & ~KR_IN_ROOT) {
@@ -541,10 +709,9 @@ static long kstep(__u32 i, void *arg)
 		return 1;
 	case KR_NONE:
 		/* the frame-pointer step, as the unwinder takes it where no CFI is */
-		if (!w->bp_known || bpf_probe_read_user(&v, 8, (void *)w->bp) ||
-		    bpf_probe_read_user(&ra, 8, (void *)(w->bp + 8))) {
+		if (!w->bp_known || stack_word(c, w->bp, &v) || stack_word(c, w->bp + 8, &ra)) {
 			w->why = w->bp_known ? KW_READ : KW_OTHER;
-			return 1;
+			goto scan;
 		}
 		cfa = w->bp + 16;
 		w->bp = v;
@@ -559,44 +726,46 @@ static long kstep(__u32 i, void *arg)
 	case KR_RBP_DEREF:
 		if (!w->bp_known) {
 			w->why = KW_OTHER;
-			return 1;
+			goto scan;
 		}
 		cfa = w->bp + (__s64)row->cfa * 8;
-		if ((row->kind & ~KR_IN_ROOT) == KR_RBP_DEREF && bpf_probe_read_user(&cfa, 8, (void *)cfa)) {
+		if ((row->kind & ~KR_IN_ROOT) == KR_RBP_DEREF && stack_word(c, cfa, &cfa)) {
 			w->why = KW_READ;
-			return 1;
+			goto scan;
 		}
 		break;
 	default:
 		w->why = KW_OTHER;
-		return 1;
+		goto scan;
 	}
-	if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+	if (stack_word(c, cfa - 8, &ra)) {
 		w->why = KW_READ;
-		return 1;
+		goto scan;
 	}
 	if ((row->kind & ~KR_IN_ROOT) != KR_PLT && row->rbp != KR_RBP_SAME) {
 		if (row->rbp == KR_RBP_UNKNOWN)
 			w->bp_known = 0;
 		else if (row->rbp == KR_RBP_AT_RBP)
-			w->bp_known = w->bp_known && !bpf_probe_read_user(&w->bp, 8, (void *)w->bp);
-		else if (bpf_probe_read_user(&w->bp, 8, (void *)(cfa + (__s64)row->rbp * 8)))
+			w->bp_known = w->bp_known && !stack_word(c, w->bp, &w->bp);
+		else if (stack_word(c, cfa + (__s64)row->rbp * 8, &w->bp))
 			w->bp_known = 0;
 		else
 			w->bp_known = 1;
 	}
 step:
+	if (!ra) {
+		w->why = KW_END;
+		goto scan;
+	}
 	if (cfa <= w->sp) {
 		w->why = KW_BAD;
-		return 1;
+		goto scan;
 	}
 	w->sp = cfa;
 	w->ip = ra;
-	if (!ra) {
-		w->why = KW_END;
-		return 1;
-	}
 	return 0;
+scan:
+	return scan_begin(w);
 }
 
 /* The sampled thread's native frames, from its user registers, into kring */
@@ -604,11 +773,10 @@ static __always_inline void walk_native(void *ctx)
 {
 	const struct kunw_proc *p;
 	struct x86_regs ur;
-	__u64 cs;
-	struct kwalk w = {};
-	struct kunw_chain *c;
-	__u64 id = current_ids();
-	__u32 zero = 0, n;
+	struct kscr *sc;
+	struct kwalk *w;
+	__u64 cs, ip, sp, bp, id = current_ids();
+	__u32 zero = 0, n, pid = id >> 32;
 
 	if (!(__u32)id)
 		return;
@@ -616,9 +784,9 @@ static __always_inline void walk_native(void *ctx)
 	 * other way in) */
 	asm volatile("%0 = *(u64 *)(%1 + 136)" : "=r"(cs) : "r"(ctx));
 	if ((cs & 3) == 3) {
-		asm volatile("%0 = *(u64 *)(%1 + 128)" : "=r"(w.ip) : "r"(ctx));
-		asm volatile("%0 = *(u64 *)(%1 + 152)" : "=r"(w.sp) : "r"(ctx));
-		asm volatile("%0 = *(u64 *)(%1 + 32)" : "=r"(w.bp) : "r"(ctx));
+		asm volatile("%0 = *(u64 *)(%1 + 128)" : "=r"(ip) : "r"(ctx));
+		asm volatile("%0 = *(u64 *)(%1 + 152)" : "=r"(sp) : "r"(ctx));
+		asm volatile("%0 = *(u64 *)(%1 + 32)" : "=r"(bp) : "r"(ctx));
 	} else {
 		/* in the kernel: the registers it saved at its entry */
 		struct task_struct *t = bpf_get_current_task_btf();
@@ -626,29 +794,38 @@ static __always_inline void walk_native(void *ctx)
 
 		if (!u || bpf_probe_read_kernel(&ur, sizeof(ur), u) || (ur.cs & 3) != 3)
 			return;	/* a kernel thread */
-		w.ip = ur.ip;
-		w.sp = ur.sp;
-		w.bp = ur.bp;
+		ip = ur.ip;
+		sp = ur.sp;
+		bp = ur.bp;
 	}
-	w.bp_known = 1;
-	w.pid = id >> 32;
-	p = bpf_map_lookup_elem(&kprocs, &w.pid);
-	if (p)
-		w.gen = p->gen;
-	c = bpf_map_lookup_elem(&kscratch, &zero);
-	if (!c)
+	sc = bpf_map_lookup_elem(&kscratch, &zero);
+	if (!sc)
 		return;
-	c->tid = (__u32)id;
-	c->time = bpf_ktime_get_ns();
-	bpf_loop(KUNW_MAXF + 1, kstep, &w, 0);
-	c = bpf_map_lookup_elem(&kscratch, &zero);
-	if (!c)
+	w = &sc->w;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->ip = ip;
+	w->sp = sp;
+	w->bp = bp;
+	w->bp_known = 1;
+	w->pid = pid;
+	p = bpf_map_lookup_elem(&kprocs, &pid);
+	if (p) {
+		w->gen = p->gen;
+		w->lo = p->lo;
+		w->hi = p->hi;
+	}
+	sc->c.tid = (__u32)id;
+	sc->c.time = bpf_ktime_get_ns();
+	sc->c.win_len = 0;
+	bpf_loop(KUNW_MAXF + 1 + KUNW_MAX_SCANS * KUNW_SCAN_BYTES / 8, kstep, NULL, 0);
+	sc = bpf_map_lookup_elem(&kscratch, &zero);
+	if (!sc)
 		return;
-	c->why = w.why;
-	c->whole = w.in_root;
-	n = w.n < KUNW_MAXF ? w.n : KUNW_MAXF;
-	c->n = n;
-	if (bpf_ringbuf_output(&kring, c, 24 + 8 * (__u64)n, BPF_RB_NO_WAKEUP))
+	sc->c.why = sc->w.why;
+	sc->c.whole = sc->w.in_root;
+	n = sc->w.n < KUNW_MAXF ? sc->w.n : KUNW_MAXF;
+	sc->c.n = n;
+	if (bpf_ringbuf_output(&kring, &sc->c, 24 + 8 * (__u64)n, BPF_RB_NO_WAKEUP))
 		__sync_fetch_and_add(&kdropped, 1);
 }
 

@@ -210,32 +210,20 @@ static int make_rows(Elf *e, const char *name, struct rows *t)
 	return t->too_far || !t->nr ? -1 : 0;
 }
 
-int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
-		  struct unw_ktable *kt)
+int unwind_ktable_image(const void *data, size_t size, const char *name,
+			struct unw_ktable *kt)
 {
 	struct rows t = { 0 };
-	struct stat st;
-	uint8_t id[20];
-	void *p = MAP_FAILED;
-	Elf *e = NULL;
-	int fd, ret = -1;
+	Elf *e = elf_memory((char *)data, size);
 
 	memset(kt, 0, sizeof(*kt));
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!e || make_rows(e, name, &t)) {
+		if (e)
+			elf_end(e);
+		free(t.v);
 		return -1;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 64)
-		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	/* the file that was mapped, not another at its path */
-	if (id_size && (elf_image_build_id(p, st.st_size, id) < id_size ||
-			memcmp(id, build_id, id_size)))
-		goto out;
-	e = elf_memory(p, st.st_size);
-	if (!e || make_rows(e, file, &t))
-		goto out;
+	}
+	elf_end(e);
 	kt->base = t.base;
 	kt->rows = t.v;
 	kt->nr_rows = t.nr;
@@ -252,12 +240,30 @@ int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
 			;
 		kt->pages[pg] = (struct kunw_page){ (uint32_t)r, (uint32_t)x };
 	}
-	t.v = NULL;
-	ret = 0;
-out:
-	free(t.v);
-	if (e)
-		elf_end(e);
+	return 0;
+}
+
+int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
+		  struct unw_ktable *kt)
+{
+	struct stat st;
+	uint8_t id[20];
+	void *p = MAP_FAILED;
+	int fd, ret = -1;
+
+	memset(kt, 0, sizeof(*kt));
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 64)
+		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	/* the file that was mapped, not another at its path */
+	if (!id_size || (elf_image_build_id(p, st.st_size, id) >= id_size &&
+			 !memcmp(id, build_id, id_size)))
+		ret = unwind_ktable_image(p, st.st_size, file, kt);
 	munmap(p, st.st_size);
 	return ret;
 }
