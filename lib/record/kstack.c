@@ -29,7 +29,7 @@
 
 struct ks_walk {
 	uint64_t time;
-	uint32_t n, why, whole;
+	uint32_t n, why, whole, scans, first;
 	uint64_t *ip;
 };
 
@@ -354,7 +354,9 @@ static void got_walk(void *ctx, const struct kunw_chain *c)
 	w = &t->v[i];
 	w->time = c->time;
 	w->n = c->n;
-	w->why = c->why;
+	w->why = c->why & 0xff;
+	w->scans = c->why >> 16;
+	w->first = (c->why >> 8) & 0xff;
 	w->whole = c->whole;
 	w->ip = xmalloc(c->n ? c->n * 8 : 1);
 	memcpy(w->ip, c->ip, c->n * 8);
@@ -426,8 +428,8 @@ void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time
 	} else {
 		ks->st.differ++;
 		if (getenv("DLPROF_KSTACK_DEBUG")) {
-			fprintf(stderr, "kstack: tid %u why %u n %u/%zu complete %d:", tid, w->why,
-				w->n, n, complete);
+			fprintf(stderr, "kstack: tid %u why %u scans %u first %u n %u/%zu complete %d:",
+				tid, w->why, w->scans, w->first, w->n, n, complete);
 			for (size_t i = 0; i < (w->n > n ? w->n : n) && i < 40; i++)
 				fprintf(stderr, " %llx/%llx", i < w->n ? (unsigned long long)w->ip[i] : 0ull,
 					i < n ? (unsigned long long)ips[i] : 0ull);

@@ -100,7 +100,7 @@ enum {
 /* A walk: 24 + 8 n bytes of it go to the ring */
 struct kunw_chain {
 	uint32_t tid;
-	uint32_t why;		/* KW_* */
+	uint32_t why;		/* KW_*, | the scans made << 16, | why the first began << 8 */
 	uint64_t time;		/* as a chain's (pybpf_chain_rec) */
 	uint32_t n;
 	uint32_t whole;		/* it reached the thread's root (as the unwinder says it) */

@@ -375,6 +375,8 @@ struct kwalk {
 	__u64 lo, hi;		/* where its files' code is, all of it */
 	__u32 scans;		/* stack scans made */
 	__u32 scanning;		/* a scan is under way */
+	__u32 first_why;	/* why the first scan began */
+	__u32 pad2;
 	__u64 scan_at, scan_to;	/* the scan under way: the next word, the end */
 	__u64 found_at, found;	/* what it found: a return address, and where */
 };
@@ -589,6 +591,8 @@ static __always_inline int scan_begin(struct kwalk *w)
 {
 	if (w->in_root || w->scans >= KUNW_MAX_SCANS)
 		return 1;
+	if (!w->scans)
+		w->first_why = w->why;
 	w->scans++;
 	w->scan_at = (w->sp + 7) & ~7ull;
 	w->scan_to = w->scan_at + KUNW_SCAN_BYTES;
@@ -679,9 +683,10 @@ static long kstep(__u32 i, void *arg)
 		why = find_row(w, c, look, &rw);
 	}
 	if (why == KW_NO_MAP && w->n) {
-		/* a "return address" in no mapping: none (the copy's walk drops it too) */
-		w->why = KW_BAD;
-		goto scan;
+		/* an address in no mapping record told of: one it has not told yet (or a
+		 * "return address" that is none): the copy's walk does it */
+		w->why = why;
+		return 1;
 	}
 	*(volatile __u32 *)&c->tmp = w->n;
 	c->ip[*(volatile __u32 *)&c->tmp & (KUNW_MAXF - 1)] = w->ip;
@@ -689,9 +694,9 @@ static long kstep(__u32 i, void *arg)
 	w->in_root = 0;
 	if (why) {
 		w->why = why;
-		/* JIT code, a row it cannot follow: the scan; a table not there yet: the
-		 * copy's walk does it */
-		if (why == KW_NO_TAB || why == KW_NO_PROC)
+		/* JIT code, a row it cannot follow: the scan; a table or a mapping it was
+		 * not told of yet: the copy's walk does it */
+		if (why == KW_NO_TAB || why == KW_NO_PROC || why == KW_NO_MAP)
 			return 1;
 		goto scan;
 	}
@@ -821,7 +826,7 @@ static __always_inline void walk_native(void *ctx)
 	sc = bpf_map_lookup_elem(&kscratch, &zero);
 	if (!sc)
 		return;
-	sc->c.why = sc->w.why;
+	sc->c.why = sc->w.why | (sc->w.first_why & 0xff) << 8 | (sc->w.scans & 0xff) << 16;
 	sc->c.whole = sc->w.in_root;
 	n = sc->w.n < KUNW_MAXF ? sc->w.n : KUNW_MAXF;
 	sc->c.n = n;

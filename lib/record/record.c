@@ -236,14 +236,15 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 			stop += k->stopped[i];
 		fprintf(stderr, "dlprof: native stacks walked in the kernel: %llu of %llu samples "
 			"compared with their copy's walk: %llu the same, %llu further (the copy "
-			"ended first), %llu stopped early (a table not made yet %llu, no process "
-			"%llu, other %llu), %llu different; %.1f frames a walk; %llu tables, %llu "
-			"rows, %.1f MB, made in %.2f s", (unsigned long long)k->matched,
-			(unsigned long long)k->samples, (unsigned long long)k->same,
-			(unsigned long long)k->further, (unsigned long long)stop,
-			(unsigned long long)k->stopped[KW_NO_TAB],
-			(unsigned long long)k->stopped[KW_NO_PROC],
-			(unsigned long long)(stop - k->stopped[KW_NO_TAB] - k->stopped[KW_NO_PROC]),
+			"ended first), %llu stopped early (a table not made yet %llu, a mapping or "
+			"process not told yet %llu, other %llu), %llu different; %.1f frames a "
+			"walk; %llu tables, %llu rows, %.1f MB, made in %.2f s",
+			(unsigned long long)k->matched, (unsigned long long)k->samples,
+			(unsigned long long)k->same, (unsigned long long)k->further,
+			(unsigned long long)stop, (unsigned long long)k->stopped[KW_NO_TAB],
+			(unsigned long long)(k->stopped[KW_NO_PROC] + k->stopped[KW_NO_MAP]),
+			(unsigned long long)(stop - k->stopped[KW_NO_TAB] - k->stopped[KW_NO_PROC] -
+					     k->stopped[KW_NO_MAP]),
 			(unsigned long long)k->differ,
 			k->matched ? (double)k->frames / k->matched : 0.0, (unsigned long long)k->tables,
 			(unsigned long long)k->rows, k->table_bytes / 1e6, k->table_ns / 1e9);
