@@ -18,6 +18,7 @@
 #include "paths.h"
 #include "util.h"
 #include "version.h"
+#include "pybpf-prog.h"
 #include "recorder.h"
 
 #include <dirent.h>
@@ -586,7 +587,7 @@ static void sample_python(struct recorder *r, const struct rec_event *ev,
 	memcpy(&pid, body + 16, 4);
 	memcpy(&tid, body + 20, 4);
 	memcpy(&t, body + 24, 8);
-	*py = (struct recunw_py){ 0, 0, pid, tid, t, DLP_PY_TRUSTED };
+	*py = (struct recunw_py){ .pid = pid, .tid = tid, .time = t, .state = DLP_PY_TRUSTED };
 	if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t, want_chain)) {
 		py->flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
 	} else if (r->py.pb && !ev->mem && (kern = pb_sample(r, pid, tid, t, want_chain))) {
@@ -720,6 +721,8 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 	struct recunw_py py = { 0 };
 	unsigned unw_flags = 0;		/* RECUNW_* */
 
+	if (!r->kw_pending)
+		r->ring_bytes += rec->size;	/* (through the perf rings) */
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
 		rec = sample_own_id(r, rec);
@@ -781,11 +784,16 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 		on_mmap2(r, rec);
 		break;
 	}
+	if (r->kw_pending) {
+		/* walked in the kernel (kw_sample): unwound, never written as it came */
+		py.kwalk = 1;
+		unw_flags |= RECUNW_WAIT;
+	}
 	if (rec->type == PERF_RECORD_SAMPLE && r->cut_head)
 		recunw_add_cut(r->ru, rec, r->cut_head, r->cut_keep, r->cut_dyn,
 			       py.chain ? &py : NULL, unw_flags);
 	else if (py.chain || unw_flags)
-		recunw_add_sample(r->ru, rec, py.chain ? &py : NULL, unw_flags);
+		recunw_add_sample(r->ru, rec, py.chain || py.kwalk ? &py : NULL, unw_flags);
 	else
 		rec_put(r, DLP_REC_PERF, rec, rec->size, NULL, 0);
 	return 0;
@@ -808,6 +816,70 @@ int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
 }
 
 
+/* The layout of a sample the kernel walked (attr_common, dwarf) */
+#define KW_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+		 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | \
+		 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+static void kw_put(unsigned char **q, uint64_t v)
+{
+	memcpy(*q, &v, 8);
+	*q += 8;
+}
+
+/*
+ * A sample the kernel walked to its thread's root, whose own record it dropped
+ * (kstack.h): made again as the kernel would have written it, its kernel frames its
+ * callchain, no registers, and in place of its stack copy the walk's addresses, which
+ * the unwinding thread takes as the stack (recunw_py.kwalk), then drops as it drops a
+ * copy.  It goes through on_record as the kernel's own would.
+ */
+static void kw_sample(void *ctx, const struct kunw_chain *c)
+{
+	struct recorder *r = ctx;
+	const struct rec_event *ev = c->event < (uint32_t)r->nr_ev ? &r->ev[c->event] : NULL;
+	struct perf_event_header h;
+	unsigned char *q;
+	size_t ci = 0;
+	int in_kernel = c->sample_ip != c->ip[0];
+
+	if (!ev || ev->attr.sample_type != KW_TYPE || !ev->nr_ids) {
+		r->kw_lost++;	/* (record asks for these only where its events are so) */
+		return;
+	}
+	while (ci < (size_t)r->nr_cpus && r->cpus[ci] != (int)c->cpu)
+		ci++;
+	if (ci >= ev->nr_ids)
+		ci = 0;
+	if (!r->kw_buf)
+		r->kw_buf = xmalloc(65536);
+	q = r->kw_buf + sizeof(h);
+	kw_put(&q, ev->ids[ci]);
+	kw_put(&q, c->sample_ip);
+	kw_put(&q, (uint64_t)c->tid << 32 | c->pid);
+	kw_put(&q, c->time);
+	kw_put(&q, c->cpu);
+	kw_put(&q, c->period);
+	kw_put(&q, in_kernel ? 1 + (uint64_t)c->nk : 0);	/* the callchain */
+	if (in_kernel) {
+		kw_put(&q, (uint64_t)PERF_CONTEXT_KERNEL);
+		for (uint32_t k = 0; k < c->nk; k++)
+			kw_put(&q, c->ip[c->n + k]);
+	}
+	kw_put(&q, PERF_SAMPLE_REGS_ABI_NONE);
+	kw_put(&q, 8 * (uint64_t)c->n);		/* the "stack copy": the walk */
+	memcpy(q, c->ip, 8 * (size_t)c->n);
+	q += 8 * (size_t)c->n;
+	kw_put(&q, 8 * (uint64_t)c->n);
+	h.type = PERF_RECORD_SAMPLE;
+	h.misc = in_kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	h.size = (uint16_t)(q - r->kw_buf);
+	memcpy(r->kw_buf, &h, sizeof(h));
+	r->kw_pending = 1;
+	on_record(r, (const struct perf_event_header *)r->kw_buf);
+	r->kw_pending = 0;
+}
+
 void drain_all(struct recorder *r)
 {
 	struct mem_shared *sh = r->mem.shared;
@@ -817,6 +889,9 @@ void drain_all(struct recorder *r)
 	 * so the samples drained next find theirs in (pb_sample) */
 	if (r->py.pb)
 		pb_fetch(r);
+	/* the samples the kernel walked, whose own records it dropped (kstack.h) */
+	if (r->ru && kstack_instead(recunw_kstack(r->ru)))
+		kstack_drain(recunw_kstack(r->ru), kw_sample, r);
 	for (int c = 0; c < r->nr_cpus; c++)
 		if (r->rings[c].ctl)
 			ring_drain(&r->rings[c], on_record, r);

@@ -831,6 +831,11 @@ void write_meta(struct recorder *r)
 			    (unsigned long long)r->ru_st.bails);
 		meta_add(&sb, "record_unwind", tmp.buf);
 	}
+	/* bytes read from the rings: the perf rings', the native walks' (kstack.h) */
+	strbuf_reset(&tmp);
+	strbuf_addf(&tmp, "%llu %llu", (unsigned long long)r->ring_bytes,
+		    (unsigned long long)(r->ru_st.kstack ? r->ru_st.ks.kring_bytes : 0));
+	meta_add(&sb, "record_rings", tmp.buf);
 	if (r->ru_st.kstack) {
 		/* the kernel's native walks (kstack.h): tables rows table-bytes table-ns walks
 		 * dropped matched unmatched same differ runs run-ns, then the early stops by

@@ -29,7 +29,7 @@
 
 struct ks_walk {
 	uint64_t time;
-	uint32_t n, why, whole, scans, first;
+	uint32_t n, why, whole, scans, first, fid;
 	uint64_t *ip;
 };
 
@@ -54,9 +54,15 @@ struct ks_job {
 
 struct kstack {
 	struct pybpf *pb;
+	int mode;		/* PYBPF_NATIVE_BESIDE or _INSTEAD */
 	struct machine *m;
 	struct u64map fids;	/* dso -> its id + 1 */
-	const struct dso **files;	/* by id */
+	/* by id, set before the id is given to the kernel (then read by either thread):
+	 * where its bytes are, a captured image's */
+	char **paths;
+	const void **images;
+	size_t *image_sizes;
+	uint8_t (*ids)[21];	/* build-id: size, then bytes */
 	unsigned char *asked;	/* by id: its table asked for */
 	uint32_t nr_files;
 	uint32_t gen;		/* the last kunw_proc.gen given */
@@ -133,7 +139,11 @@ struct kstack *kstack_new(struct pybpf *pb, struct machine *m)
 	u64map_init(&ks->procs);
 	u64map_init(&ks->threads);
 	ks->out = xcalloc(1, sizeof(*ks->out));
-	ks->files = xcalloc(KUNW_MAX_FILES, sizeof(*ks->files));
+	ks->mode = pybpf_native(pb);
+	ks->paths = xcalloc(KUNW_MAX_FILES, sizeof(*ks->paths));
+	ks->images = xcalloc(KUNW_MAX_FILES, sizeof(*ks->images));
+	ks->image_sizes = xcalloc(KUNW_MAX_FILES, sizeof(*ks->image_sizes));
+	ks->ids = xcalloc(KUNW_MAX_FILES, sizeof(*ks->ids));
 	ks->asked = xcalloc(KUNW_MAX_FILES, 1);
 	ks->tail = &ks->head;
 	pthread_mutex_init(&ks->mu, NULL);
@@ -192,7 +202,12 @@ void kstack_free(struct kstack *ks)
 	u64map_release(&ks->fids);
 	u64map_release(&ks->procs);
 	u64map_release(&ks->threads);
-	free(ks->files);
+	for (uint32_t i = 0; i < ks->nr_files; i++)
+		free(ks->paths[i]);
+	free(ks->paths);
+	free(ks->images);
+	free(ks->image_sizes);
+	free(ks->ids);
 	free(ks->asked);
 	free(ks->out);
 	free(ks);
@@ -204,9 +219,15 @@ static int file_id(struct kstack *ks, const struct dso *d, uint32_t *fid)
 	uintptr_t v = (uintptr_t)u64map_get(&ks->fids, (uint64_t)(uintptr_t)d);
 
 	if (!v) {
-		if (ks->nr_files >= KUNW_MAX_FILES)
+		uint32_t f = ks->nr_files;
+
+		if (f >= KUNW_MAX_FILES)
 			return -1;
-		ks->files[ks->nr_files] = d;
+		ks->paths[f] = xstrdup(d->image ? d->path : dso_file(d));
+		ks->images[f] = d->image;
+		ks->image_sizes[f] = d->image_size;
+		ks->ids[f][0] = d->build_id_size;
+		memcpy(ks->ids[f] + 1, d->build_id, d->build_id_size);
 		v = ++ks->nr_files;
 		u64map_put(&ks->fids, (uint64_t)(uintptr_t)d, (void *)v);
 	}
@@ -214,25 +235,26 @@ static int file_id(struct kstack *ks, const struct dso *d, uint32_t *fid)
 	return 0;
 }
 
-/* A walk stopped at a file without a table: have it made (once) */
+/* A walk stopped at a file without a table: have it made (once).  In one thread: the
+ * unwinding one where the walks are compared, the draining one where they replace the
+ * copies. */
 static void want_table(struct kstack *ks, uint32_t fid)
 {
-	const struct dso *d = fid < ks->nr_files ? ks->files[fid] : NULL;
 	struct ks_job *j;
 
-	if (!d || ks->asked[fid])
+	if (fid >= KUNW_MAX_FILES || !ks->paths[fid] || ks->asked[fid])
 		return;
 	ks->asked[fid] = 1;
 	j = xcalloc(1, sizeof(*j));
 	j->fid = fid;
-	j->file = xstrdup(d->image ? d->path : dso_file(d));
-	if (d->image) {
-		j->image = xmalloc(d->image_size);
-		memcpy(j->image, d->image, d->image_size);
-		j->image_size = d->image_size;
+	j->file = xstrdup(ks->paths[fid]);
+	if (ks->images[fid]) {
+		j->image = xmalloc(ks->image_sizes[fid]);
+		memcpy(j->image, ks->images[fid], ks->image_sizes[fid]);
+		j->image_size = ks->image_sizes[fid];
 	}
-	j->id_size = d->build_id_size;
-	memcpy(j->id, d->build_id, d->build_id_size);
+	j->id_size = ks->ids[fid][0];
+	memcpy(j->id, ks->ids[fid] + 1, j->id_size);
 	pthread_mutex_lock(&ks->mu);
 	*ks->tail = j;
 	ks->tail = &j->next;
@@ -358,10 +380,13 @@ static void got_walk(void *ctx, const struct kunw_chain *c)
 	w->scans = c->why >> 16;
 	w->first = (c->why >> 8) & 0xff;
 	w->whole = c->whole;
+	w->fid = c->fid;
 	w->ip = xmalloc(c->n ? c->n * 8 : 1);
-	memcpy(w->ip, c->ip, c->n * 8);
+	for (uint32_t f = 0; f < c->n; f++)
+		w->ip[f] = c->ip[f] & ~KUNW_SCANNED;
 	t->nr++;
 	ks->st.walks++;
+	ks->st.kring_bytes += KUNW_HEAD + 8 * ((uint64_t)c->n + c->nk);
 }
 
 void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time, const uint64_t *ips,
@@ -371,7 +396,7 @@ void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time
 	struct ks_walk *w = NULL;
 	size_t k, drop;
 
-	if (!ks)
+	if (!ks || ks->mode != PYBPF_NATIVE_BESIDE)
 		return;
 	pybpf_native_drain(ks->pb, got_walk, ks);
 	t = u64map_get(&ks->threads, tid);
@@ -391,15 +416,8 @@ void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time
 	}
 	ks->st.matched++;
 	ks->st.frames += w->n;
-	if (w->why == KW_NO_TAB && w->n) {
-		/* the frame it stopped at: the file it had no table of */
-		uint64_t ip = w->ip[w->n - 1] - (w->n > 1);
-		const struct map *mp = machine_find_map(ks->m, pid, ip, time);
-		uintptr_t v = mp ? (uintptr_t)u64map_get(&ks->fids, (uint64_t)(uintptr_t)mp->dso) : 0;
-
-		if (v)
-			want_table(ks, (uint32_t)(v - 1));
-	}
+	if (w->why == KW_NO_TAB)
+		want_table(ks, w->fid);
 	if (w->n == n && !memcmp(w->ip, ips, n * 8) && w->whole == !!complete) {
 		ks->st.same++;
 	} else if (w->whole && !complete && n < w->n && !memcmp(w->ip, ips, n * 8)) {
@@ -443,6 +461,45 @@ void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time
 		free(t->v[i].ip);
 	memmove(t->v, t->v + drop, (t->nr - drop) * sizeof(*t->v));
 	t->nr -= drop;
+}
+
+/* The instead mode's walks, in the draining thread: each that replaced its sample to
+ * fn; the others (their samples came with the copy) counted by why, a table asked for */
+struct drain_ctx {
+	struct kstack *ks;
+	kstack_sample_fn *fn;
+	void *ctx;
+};
+
+static void got_sample(void *arg, const struct kunw_chain *c)
+{
+	struct drain_ctx *d = arg;
+	struct kstack *ks = d->ks;
+
+	ks->st.walks++;
+	ks->st.kring_bytes += KUNW_HEAD + 8 * ((uint64_t)c->n + c->nk);
+	if (c->dropped) {
+		ks->st.instead++;
+		ks->st.frames += c->n;
+		d->fn(d->ctx, c);
+		return;
+	}
+	ks->st.stopped[(c->why & 0xff) < KW_NR ? c->why & 0xff : 0]++;
+	if ((c->why & 0xff) == KW_NO_TAB)
+		want_table(ks, c->fid);
+}
+
+void kstack_drain(struct kstack *ks, kstack_sample_fn *fn, void *ctx)
+{
+	struct drain_ctx d = { ks, fn, ctx };
+
+	if (ks && ks->mode == PYBPF_NATIVE_INSTEAD)
+		pybpf_native_drain(ks->pb, got_sample, &d);
+}
+
+int kstack_instead(const struct kstack *ks)
+{
+	return ks && ks->mode == PYBPF_NATIVE_INSTEAD;
 }
 
 void kstack_get_stats(struct kstack *ks, struct kstack_stats *st)

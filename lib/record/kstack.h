@@ -21,12 +21,21 @@ void kstack_exit(struct kstack *ks, uint32_t pid);
 /* a sample's stack as the copy gave it (ips[0] the sample's user ip) */
 void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time,
 		    const uint64_t *ips, size_t n, int complete);
+/* The walks replace the copies (PYBPF_NATIVE_INSTEAD): the draining thread takes them
+ * before each drain of the rings, fn called with each sample the kernel walked whole
+ * (its own record dropped) */
+struct kunw_chain;
+int kstack_instead(const struct kstack *ks);
+typedef void kstack_sample_fn(void *ctx, const struct kunw_chain *c);
+void kstack_drain(struct kstack *ks, kstack_sample_fn *fn, void *ctx);
 
 struct kstack_stats {
 	uint64_t tables, rows, table_bytes, table_ns;	/* the files' tables */
 	uint64_t table_failed;	/* files that have none */
 	uint64_t proc_failed, maps_over;	/* processes the kernel was not told all of */
 	uint64_t walks;		/* walks read from the kernel */
+	uint64_t kring_bytes;	/* their bytes through the ring */
+	uint64_t instead;	/* samples the walk gave in place of their copy */
 	uint64_t dropped;	/* walks its ring had no room for */
 	uint64_t samples;	/* samples unwound from their copy */
 	uint64_t matched;	/* of them, with the kernel's walk */

@@ -97,19 +97,35 @@ enum {
 	KW_NR
 };
 
-/* A walk: 24 + 8 n bytes of it go to the ring */
+/* A walk: KUNW_HEAD + 8 (n + nk) bytes of it go to the ring */
+#define KUNW_HEAD		64
+#define KUNW_MAXK		64	/* kernel frames a sample walked in the kernel keeps */
+#define KUNW_IPS		512	/* room for both, a power of 2 */
+#define KUNW_SCANNED		(1ull << 63)	/* in ip[]: a frame a stack scan found */
+
 struct kunw_chain {
 	uint32_t tid;
 	uint32_t why;		/* KW_*, | the scans made << 16, | why the first began << 8 */
 	uint64_t time;		/* as a chain's (pybpf_chain_rec) */
-	uint32_t n;
+	uint32_t n;		/* user frames in ip[] */
 	uint32_t whole;		/* it reached the thread's root (as the unwinder says it) */
-	uint64_t ip[KUNW_MAXF];
+	uint32_t pid, cpu;
+	uint32_t event;		/* the sampling event's cookie (its index in record) */
+	uint32_t nk;		/* kernel frames after the user ones (a sample in the kernel,
+				   whose own record the program dropped) */
+	uint64_t period;	/* the sample's */
+	uint64_t sample_ip;	/* where it was taken: a kernel address, or ip[0] */
+	uint32_t fid;		/* KW_NO_TAB: the file */
+	uint32_t dropped;	/* the program dropped the sample's own record: this is it */
+	uint64_t ip[KUNW_IPS];	/* the sample's user ip, then the return
+						   addresses (| KUNW_SCANNED), then nk kernel
+						   frames, innermost first */
 	/* (the program's scratch: not written out) */
 	uint32_t tmp;
 	uint32_t win_len;	/* bytes of the stack in win (0: none) */
 	uint64_t win_at;	/* from this address */
-	uint64_t win[KUNW_WIN / 8];	/* the sample's ip, then the return addresses */
+	uint64_t win[KUNW_WIN / 8];
+	uint64_t kbuf[KUNW_MAXK];	/* bpf_get_stack's */
 };
 
 #endif

@@ -376,6 +376,8 @@ struct kwalk {
 	__u32 scans;		/* stack scans made */
 	__u32 scanning;		/* a scan is under way */
 	__u32 first_why;	/* why the first scan began */
+	__u32 from_scan;	/* ip was found by a scan */
+	__u32 fid;		/* KW_NO_TAB: the file without its table */
 	__u32 pad2;
 	__u64 scan_at, scan_to;	/* the scan under way: the next word, the end */
 	__u64 found_at, found;	/* what it found: a return address, and where */
@@ -472,8 +474,10 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 		return KW_JIT;
 	key = m->fid;
 	f = bpf_map_lookup_elem(&kfiles, &key);
-	if (!f || !f->nr_pages || !(tab = bpf_map_lookup_elem(&ktabs, &key)))
+	if (!f || !f->nr_pages || !(tab = bpf_map_lookup_elem(&ktabs, &key))) {
+		w->fid = key;
 		return KW_NO_TAB;
+	}
 	off = look - m->bias - f->base;
 	if (off >= (__u64)f->nr_pages << KUNW_PAGE_SHIFT)
 		return KW_NO_ROW;
@@ -643,6 +647,7 @@ static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 	if (w->bp_known && w->bp == a - 8 && !stack_word(c, a - 8, &bp))
 		w->bp = bp;
 	w->ip = v;
+	w->from_scan = 1;
 	w->sp = a + 8;
 	w->why = 0;
 	w->scanning = 0;
@@ -689,7 +694,9 @@ static long kstep(__u32 i, void *arg)
 		return 1;
 	}
 	*(volatile __u32 *)&c->tmp = w->n;
-	c->ip[*(volatile __u32 *)&c->tmp & (KUNW_MAXF - 1)] = w->ip;
+	c->ip[*(volatile __u32 *)&c->tmp & (KUNW_MAXF - 1)] = w->ip |
+		(w->from_scan ? KUNW_SCANNED : 0);
+	w->from_scan = 0;
 	w->n++;
 	w->in_root = 0;
 	if (why) {
@@ -773,21 +780,27 @@ scan:
 	return scan_begin(w);
 }
 
-/* The sampled thread's native frames, from its user registers, into kring */
-static __always_inline void walk_native(void *ctx)
+/* The sampled thread's native frames, from its user registers, into kring.  Where
+ * record asks (native_walk 2) and the walk reached the thread's root, the record it
+ * writes is the sample's, with the kernel frames of a sample taken there, and the
+ * sample's own (its 32 KiB stack copy) is dropped: 0.  Else 1: the sample is written. */
+static __always_inline int walk_native(void *ctx)
 {
 	const struct kunw_proc *p;
 	struct x86_regs ur;
 	struct kscr *sc;
 	struct kwalk *w;
-	__u64 cs, ip, sp, bp, id = current_ids();
-	__u32 zero = 0, n, pid = id >> 32;
+	struct kunw_chain *c;
+	__u64 cs, ip, sp, bp, kip = 0, period, id = current_ids(), len;
+	__u32 zero = 0, n, k, nk = 0, pid = id >> 32, drop;
+	long got;
 
 	if (!(__u32)id)
-		return;
+		return 1;
 	/* (each field loaded from the context at its own offset: the verifier takes no
 	 * other way in) */
 	asm volatile("%0 = *(u64 *)(%1 + 136)" : "=r"(cs) : "r"(ctx));
+	asm volatile("%0 = *(u64 *)(%1 + 168)" : "=r"(period) : "r"(ctx));
 	if ((cs & 3) == 3) {
 		asm volatile("%0 = *(u64 *)(%1 + 128)" : "=r"(ip) : "r"(ctx));
 		asm volatile("%0 = *(u64 *)(%1 + 152)" : "=r"(sp) : "r"(ctx));
@@ -797,15 +810,16 @@ static __always_inline void walk_native(void *ctx)
 		struct task_struct *t = bpf_get_current_task_btf();
 		void *u = (void *)bpf_task_pt_regs(t);
 
+		asm volatile("%0 = *(u64 *)(%1 + 128)" : "=r"(kip) : "r"(ctx));
 		if (!u || bpf_probe_read_kernel(&ur, sizeof(ur), u) || (ur.cs & 3) != 3)
-			return;	/* a kernel thread */
+			return 1;	/* a kernel thread */
 		ip = ur.ip;
 		sp = ur.sp;
 		bp = ur.bp;
 	}
 	sc = bpf_map_lookup_elem(&kscratch, &zero);
 	if (!sc)
-		return;
+		return 1;
 	w = &sc->w;
 	__builtin_memset(w, 0, sizeof(*w));
 	w->ip = ip;
@@ -819,19 +833,49 @@ static __always_inline void walk_native(void *ctx)
 		w->lo = p->lo;
 		w->hi = p->hi;
 	}
-	sc->c.tid = (__u32)id;
-	sc->c.time = bpf_ktime_get_ns();
-	sc->c.win_len = 0;
+	c = &sc->c;
+	c->tid = (__u32)id;
+	c->pid = pid;
+	c->time = bpf_ktime_get_ns();
+	c->cpu = bpf_get_smp_processor_id();
+	c->event = (__u32)bpf_get_attach_cookie(ctx);
+	c->period = period;
+	c->sample_ip = kip ? kip : ip;
+	c->win_len = 0;
 	bpf_loop(KUNW_MAXF + 1 + KUNW_MAX_SCANS * KUNW_SCAN_BYTES / 8, kstep, NULL, 0);
 	sc = bpf_map_lookup_elem(&kscratch, &zero);
 	if (!sc)
-		return;
-	sc->c.why = sc->w.why | (sc->w.first_why & 0xff) << 8 | (sc->w.scans & 0xff) << 16;
-	sc->c.whole = sc->w.in_root;
+		return 1;
+	c = &sc->c;
+	c->why = sc->w.why | (sc->w.first_why & 0xff) << 8 | (sc->w.scans & 0xff) << 16;
+	c->whole = sc->w.in_root;
+	c->fid = sc->w.fid;
 	n = sc->w.n < KUNW_MAXF ? sc->w.n : KUNW_MAXF;
-	sc->c.n = n;
-	if (bpf_ringbuf_output(&kring, &sc->c, 24 + 8 * (__u64)n, BPF_RB_NO_WAKEUP))
+	drop = native_walk == 2 && c->whole;
+	if (drop && kip) {
+		/* the kernel's frames, after the user ones */
+		got = bpf_get_stack(ctx, c->kbuf, sizeof(c->kbuf), 0);
+		if (got > 0)
+			nk = (__u32)got / 8;
+		for (k = 0; k < KUNW_MAXK && k < nk; k++) {
+			*(volatile __u32 *)&c->tmp = n + k;
+			c->ip[*(volatile __u32 *)&c->tmp & (KUNW_IPS - 1)] = c->kbuf[k];
+		}
+	}
+	nk = nk < KUNW_MAXK ? nk : KUNW_MAXK;
+	c->nk = nk;
+	c->dropped = drop;
+	/* where the sample's own record goes on, the walk only where record compares it,
+	 * else what a table it wants (why, fid) */
+	c->n = native_walk == 2 && !drop ? 0 : n;
+	len = KUNW_HEAD + 8 * (__u64)(c->n + nk);
+	if (len > sizeof(c->ip) + KUNW_HEAD)
+		len = sizeof(c->ip) + KUNW_HEAD;
+	if (bpf_ringbuf_output(&kring, c, len, BPF_RB_NO_WAKEUP)) {
 		__sync_fetch_and_add(&kdropped, 1);
+		return 1;	/* (then the sample as it is) */
+	}
+	return !drop;
 }
 
 /* A fork by a listed thread: its entry for the child (see forked).  The record's fields
@@ -862,9 +906,10 @@ int dlprof_fork(void *ctx)
 SEC("perf_event")
 int dlprof_py(void *ctx)
 {
-	if (native_walk)
-		walk_native(ctx);
-	return read_stack(1);
+	int keep = native_walk ? walk_native(ctx) : 1;
+
+	read_stack(1);
+	return keep;
 }
 
 /* chains only, where the kernel will not load the other (or DLPROF_NO_BPF_CODES) */

@@ -48,6 +48,8 @@ struct pybpf {
 	pybpf_native_fn *nfn;
 	void *nctx;
 	int stats_fd;			/* BPF_ENABLE_STATS, while it is open */
+	struct bpf_link **links;	/* the program on each event, with its cookie */
+	size_t nr_links, alloc_links;
 };
 
 static int libbpf_say(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -103,7 +105,7 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 		s->rodata->layouts[k] = lays[k];
 	s->rodata->nr_layouts = (uint32_t)nr;
 	/* the native walk's maps, small where it does not run (the program names them) */
-	s->rodata->native_walk = codes && pb->native;
+	s->rodata->native_walk = codes ? (uint32_t)pb->native : 0;
 	if (!(codes && pb->native)) {
 		bpf_map__set_max_entries(s->maps.kring, (uint32_t)sysconf(_SC_PAGESIZE));
 		bpf_map__set_max_entries(s->maps.ktabs, 1);
@@ -289,6 +291,9 @@ void pybpf_free(struct pybpf *pb)
 		return;
 	ring_buffer__free(pb->rb);
 	ring_buffer__free(pb->krb);
+	for (size_t i = 0; i < pb->nr_links; i++)
+		bpf_link__destroy(pb->links[i]);
+	free(pb->links);
 	if (pb->stats_fd >= 0)
 		close(pb->stats_fd);
 	bpf_link__destroy(pb->fork_link);
@@ -296,8 +301,23 @@ void pybpf_free(struct pybpf *pb)
 	free(pb);
 }
 
-int pybpf_attach(struct pybpf *pb, int perf_fd)
+int pybpf_attach(struct pybpf *pb, int perf_fd, uint32_t cookie)
 {
+	struct bpf_link *l;
+
+	if (pb->native) {
+		/* through a link, which gives the program the event's cookie (5.15) */
+		LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = cookie);
+
+		l = bpf_program__attach_perf_event_opts(pb->prog, perf_fd, &o);
+		if (!libbpf_get_error(l)) {
+			ALLOC_GROW(pb->links, pb->nr_links + 1, pb->alloc_links);
+			pb->links[pb->nr_links++] = l;
+			return 0;
+		}
+		if (pb->native == PYBPF_NATIVE_INSTEAD)
+			return (int)libbpf_get_error(l);	/* (it drops samples by the cookie) */
+	}
 	return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_program__fd(pb->prog)) < 0 ? -errno : 0;
 }
 
@@ -332,7 +352,7 @@ size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, pybpf_code_fn *code_fn,
 
 int pybpf_native(const struct pybpf *pb)
 {
-	return pb && pb->native;
+	return pb && pb->native > 0 ? pb->native : 0;
 }
 
 /* A table as one array map of blocks of 8-byte entries (kunwind.h), filled through a
@@ -387,7 +407,9 @@ static int got_walk(void *ctx, void *data, size_t len)
 	struct pybpf *pb = ctx;
 	const struct kunw_chain *c = data;
 
-	if (len < 24 || c->n > KUNW_MAXF || len < 24 + 8 * (size_t)c->n)
+	_Static_assert(offsetof(struct kunw_chain, ip) == KUNW_HEAD, "the walk's header");
+	if (len < KUNW_HEAD || c->n > KUNW_MAXF || c->nk > KUNW_MAXK ||
+	    len < KUNW_HEAD + 8 * ((size_t)c->n + c->nk))
 		return 0;
 	pb->nfn(pb->nctx, c);
 	return 0;

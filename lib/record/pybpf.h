@@ -48,13 +48,16 @@ struct pyframe_layout {
 	uint16_t code, previous, instr, owner;
 	uint16_t is_entry;	/* MEM_PY_NONE: none */
 };
-/* native: walk each sample's native frames too (pybpf_native_*) */
+/* native: walk each sample's native frames too (pybpf_native_*): PYBPF_NATIVE_BESIDE
+ * the stack copy, or PYBPF_NATIVE_INSTEAD of it where the walk reached the thread's
+ * root (the sample's own record dropped, the walk's in its place) */
+enum { PYBPF_NATIVE_OFF, PYBPF_NATIVE_BESIDE, PYBPF_NATIVE_INSTEAD };
 struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native,
 			const char **why);
 void pybpf_free(struct pybpf *pb);
 /* Run the program on this sampling event (and the events it passes to threads it
- * makes from now on).  0, or -errno. */
-int pybpf_attach(struct pybpf *pb, int perf_fd);
+ * makes from now on), cookie its index among record's events.  0, or -errno. */
+int pybpf_attach(struct pybpf *pb, int perf_fd, uint32_t cookie);
 int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t);
 void pybpf_drop_thread(struct pybpf *pb, uint32_t tid);
 
@@ -113,7 +116,8 @@ uint64_t pybpf_dropped(const struct pybpf *pb);
 struct unw_ktable;
 struct kunw_proc;
 struct kunw_chain;
-/* it runs (asked, and the kernel has bpf_loop) */
+/* how it runs (PYBPF_NATIVE_*: 0 where not asked, or the kernel has no bpf_loop, or
+ * would not give it the events' cookies it needs in place of the copies) */
 int pybpf_native(const struct pybpf *pb);
 /* the table of file fid (0 .. KUNW_MAX_FILES - 1); process pid's code mappings */
 int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *kt);

@@ -475,7 +475,7 @@ void pb_attach(struct recorder *r, int base)
 			continue;
 		if (r->ev[e].off_cpu) {
 			for (c = 0; c < r->nr_cpus && ret >= 0; c++)
-				ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c]);
+				ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c], (uint32_t)e);
 			r->py.pb_switch = ret >= 0;
 			continue;
 		}
@@ -491,11 +491,13 @@ void pb_attach(struct recorder *r, int base)
 		else if (period / 2 < r->py.pb_join_after)
 			r->py.pb_join_after = period / 2 > PB_JOIN_NS ? period / 2 : PB_JOIN_NS;
 		for (c = 0; c < r->nr_cpus; c++) {
-			ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c]);
+			ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c], (uint32_t)e);
 			if (ret < 0) {
 				warning("cannot run the Python stack reader on '%s' (%s): Python "
 					"stacks are read from outside, late", r->ev[e].name,
 					strerror(-ret));
+				if (r->ru)
+					recunw_set_native(r->ru, NULL);
 				pybpf_free(r->py.pb);
 				r->py.pb = NULL;
 				r->py.pb_switch = 0;

@@ -155,6 +155,52 @@ static int system_open(struct recorder *r)
 	return 0;
 }
 
+/* The end line of the native walk (kstack.h) */
+static void say_kstack(const struct recorder *r)
+{
+	const struct kstack_stats *k = &r->ru_st.ks;
+	uint64_t stop = 0, late = k->stopped[KW_NO_PROC] + k->stopped[KW_NO_MAP];
+
+	for (int i = 1; i < KW_NR; i++)
+		stop += k->stopped[i];
+	if (k->instead || !k->matched) {
+		fprintf(stderr, "dlprof: native stacks walked in the kernel: %llu of %llu samples "
+			"in place of their stack copy, %.1f frames a walk; the copy for %llu (the "
+			"walk stopped: a table not made yet %llu, a mapping or process not told "
+			"yet %llu, other %llu)", (unsigned long long)k->instead,
+			(unsigned long long)(k->instead + stop),
+			k->instead ? (double)k->frames / k->instead : 0.0,
+			(unsigned long long)stop, (unsigned long long)k->stopped[KW_NO_TAB],
+			(unsigned long long)late,
+			(unsigned long long)(stop - k->stopped[KW_NO_TAB] - late));
+	} else {
+		fprintf(stderr, "dlprof: native stacks walked in the kernel: %llu of %llu samples "
+			"compared with their copy's walk: %llu the same, %llu further (the copy "
+			"ended first), %llu stopped early (a table not made yet %llu, a mapping or "
+			"process not told yet %llu, other %llu), %llu different; %.1f frames a "
+			"walk", (unsigned long long)k->matched, (unsigned long long)k->samples,
+			(unsigned long long)k->same, (unsigned long long)k->further,
+			(unsigned long long)stop, (unsigned long long)k->stopped[KW_NO_TAB],
+			(unsigned long long)late, (unsigned long long)(stop - k->stopped[KW_NO_TAB] -
+								       late),
+			(unsigned long long)k->differ,
+			k->matched ? (double)k->frames / k->matched : 0.0);
+	}
+	fprintf(stderr, "; %llu tables, %llu rows, %.1f MB, made in %.2f s",
+		(unsigned long long)k->tables, (unsigned long long)k->rows,
+		k->table_bytes / 1e6, k->table_ns / 1e9);
+	if (k->table_failed)
+		fprintf(stderr, ", %llu files without", (unsigned long long)k->table_failed);
+	if (k->dropped)
+		fprintf(stderr, "; %llu walks dropped (its buffer was full)",
+			(unsigned long long)k->dropped);
+	if (r->kw_lost)
+		fprintf(stderr, "; %llu samples lost (an event it cannot write them for)",
+			(unsigned long long)r->kw_lost);
+	fputc('\n', stderr);
+}
+
+
 static void print_summary(struct recorder *r, const char *path, int incomplete)
 {
 	uint64_t bytes = recwriter_bytes(r->w);
@@ -228,33 +274,8 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 				pybpf_codes_off(r->py.pb));
 		fputc('\n', stderr);
 	}
-	if (r->ru_st.kstack) {
-		const struct kstack_stats *k = &r->ru_st.ks;
-		uint64_t stop = 0;
-
-		for (int i = 1; i < KW_NR; i++)
-			stop += k->stopped[i];
-		fprintf(stderr, "dlprof: native stacks walked in the kernel: %llu of %llu samples "
-			"compared with their copy's walk: %llu the same, %llu further (the copy "
-			"ended first), %llu stopped early (a table not made yet %llu, a mapping or "
-			"process not told yet %llu, other %llu), %llu different; %.1f frames a "
-			"walk; %llu tables, %llu rows, %.1f MB, made in %.2f s",
-			(unsigned long long)k->matched, (unsigned long long)k->samples,
-			(unsigned long long)k->same, (unsigned long long)k->further,
-			(unsigned long long)stop, (unsigned long long)k->stopped[KW_NO_TAB],
-			(unsigned long long)(k->stopped[KW_NO_PROC] + k->stopped[KW_NO_MAP]),
-			(unsigned long long)(stop - k->stopped[KW_NO_TAB] - k->stopped[KW_NO_PROC] -
-					     k->stopped[KW_NO_MAP]),
-			(unsigned long long)k->differ,
-			k->matched ? (double)k->frames / k->matched : 0.0, (unsigned long long)k->tables,
-			(unsigned long long)k->rows, k->table_bytes / 1e6, k->table_ns / 1e9);
-		if (k->table_failed)
-			fprintf(stderr, ", %llu files without", (unsigned long long)k->table_failed);
-		if (k->dropped)
-			fprintf(stderr, "; %llu walks dropped (its buffer was full)",
-				(unsigned long long)k->dropped);
-		fputc('\n', stderr);
-	}
+	if (r->ru_st.kstack)
+		say_kstack(r);
 	if (r->py.pb && r->py.stats) {
 		uint64_t runs, ns;
 
@@ -916,6 +937,7 @@ static void recorder_release(struct recorder *r)
 	path_list_clear(&r->given.owned);
 	free(r->given.argv);
 	free(r->scratch);
+	free(r->kw_buf);
 	free(r->relabel);
 	u64map_release(&r->own_ids);
 	metrics_release(r);
@@ -933,6 +955,26 @@ static void recorder_release(struct recorder *r)
 	free(r->jit.pending);
 	jitsyms_free(r->jit.syms);
 	pyreader_free(r->py.reader);
+}
+
+/*
+ * Native stacks walked in the kernel (kstack.h, issue 48: not yet by default):
+ * DLPROF_KSTACK=1 in place of the stack copies where the walk reaches the thread's root
+ * (the copy for the others), =compare beside them (each sample walked both ways and the
+ * two compared; so too with --keep-stacks, which keeps the copies).  Only for dwarf
+ * stacks unwound while recording, without --metrics (whose samples carry counts the
+ * walk's record has not).
+ */
+static int native_mode(const struct record_opts *o)
+{
+	const char *e = getenv("DLPROF_KSTACK");
+
+	if (!e || !*e || !strcmp(e, "0") || o->callgraph != RECORD_CG_DWARF ||
+	    o->no_record_unwind)
+		return PYBPF_NATIVE_OFF;
+	if (!strcmp(e, "compare") || o->keep_stacks)
+		return PYBPF_NATIVE_BESIDE;
+	return o->metrics ? PYBPF_NATIVE_OFF : PYBPF_NATIVE_INSTEAD;
 }
 
 int record_run(const struct record_opts *o, int *exit_status)
@@ -969,7 +1011,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		struct pyframe_layout lays[8];
 
 		r->py.pb = pybpf_new(lays, pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
-				     getenv("DLPROF_KSTACK") != NULL, &r->py.pb_why);
+				     native_mode(o), &r->py.pb_why);
 		/* the program's cost, counted by the kernel (said at the end) */
 		if (r->py.pb && (getenv("DLPROF_BPF_STATS") || pybpf_native(r->py.pb)))
 			r->py.stats = !pybpf_stats_on(r->py.pb);

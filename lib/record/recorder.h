@@ -254,6 +254,12 @@ struct recorder {
 	struct recunw_stats ru_st;
 	struct keep_stats keep;	/* containers' files kept in the build-id cache */
 	uint64_t samples, lost, lost_records;
+	/* samples the kernel walked in place of their copies (kstack.h): the record made
+	 * of one (kw_sample), being handed on; those of an event it cannot be made for */
+	unsigned char *kw_buf;
+	int kw_pending;
+	uint64_t kw_lost;
+	uint64_t ring_bytes;	/* records read from the perf rings */
 	uint64_t switch_outs;		/* of the samples, the switch-out event's (--off-cpu) */
 	struct u64map kaddrs;	/* kernel ips seen */
 	struct u64map pids;	/* processes seen (comm, fork) */

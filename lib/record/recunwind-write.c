@@ -5,8 +5,10 @@
 #include <string.h>
 #include <x86intrin.h>
 
+#include "frame.h"
 #include "isa.h"
 #include "pyrec.h"
+#include "pybpf-prog.h"
 #include "recunwind-priv.h"
 #include <sys/mman.h>
 #include "util.h"
@@ -370,6 +372,23 @@ int cb_sample(void *ctx, const struct dlp_sample *s)
 	int complete = 0, unmapped;
 
 	ru->delivered = 1;
+	if (ru->cur_py && ru->cur_py->kwalk) {
+		/* walked in the kernel to the thread's root: its "copy" is the walk */
+		n = s->stack_size / 8 < MAX_FRAMES ? s->stack_size / 8 : MAX_FRAMES;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t ip;
+
+			memcpy(&ip, s->stack + 8 * i, 8);
+			ru->ips[i] = ip & ~KUNW_SCANNED;
+			ru->flags[i] = ip & KUNW_SCANNED ? FRAME_RECOVERED : 0;
+		}
+		if (!n)
+			return 0;
+		complete = 1;
+		ru->st.samples++;
+		ru->st.kernel_walked++;
+		goto unwound;
+	}
 	if (!s->user_abi || !s->user_regs || !s->stack || !s->stack_size) {
 		if (ru->inl_try)
 			ru->bail = 1;	/* written as it came: by the thread, cut */
@@ -417,6 +436,7 @@ int cb_sample(void *ctx, const struct dlp_sample *s)
 	if (unmapped && !complete)
 		ru->st.partial++;
 	kstack_compare(ru->ks, s->pid, s->tid, s->time, ru->ips, n, complete);
+unwound:
 	/* the leaf is the sample's own IP when it was taken in user mode: the stack
 	 * stored is the callers' */
 	us.flags = n > 1 && s->ip == ru->ips[0] && !ru->flags[0] ? DLP_USAMPLE_LEAF_IP : 0;

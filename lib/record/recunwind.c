@@ -530,7 +530,13 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *
 
 void recunw_set_native(struct recunw *ru, struct pybpf *pb)
 {
-	ru->ks = kstack_new(pb, ru->m);
+	kstack_free(ru->ks);	/* (NULL: the program went; the thread has no work yet) */
+	ru->ks = pb ? kstack_new(pb, ru->m) : NULL;
+}
+
+struct kstack *recunw_kstack(struct recunw *ru)
+{
+	return ru ? ru->ks : NULL;
 }
 
 int recunw_finish(struct recunw *ru, struct recunw_stats *st, struct keep_stats *keep)

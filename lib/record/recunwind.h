@@ -42,6 +42,7 @@ struct recunw_stats {
 	uint64_t reused;	/* frames they took from it */
 	uint64_t inline_samples;	/* unwound by the draining thread, from the ring */
 	uint64_t bails;		/* records it gave to the thread after all */
+	uint64_t kernel_walked;	/* samples the kernel walked in place of their copy */
 	int kstack;		/* the kernel walked native frames too (recunw_set_native) */
 	struct kstack_stats ks;	/* and how its walks compare */
 };
@@ -84,6 +85,7 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *
  * tables made as files are mapped, its walks compared. */
 struct pybpf;
 void recunw_set_native(struct recunw *ru, struct pybpf *pb);
+struct kstack *recunw_kstack(struct recunw *ru);
 /* A DLP_REC_ATTR payload, as written (also written by the thread). */
 int recunw_attr(struct recunw *ru, const void *data, size_t len);
 /* One record to write: type and payload in two pieces. */
@@ -99,6 +101,8 @@ struct recunw_py {
 	uint64_t time;
 	uint8_t state;		/* DLP_PY_TRUSTED or DLP_PY_UNCHECKED (not checked against
 				   the sample's stack copy) */
+	uint8_t kwalk;		/* the sample's "stack copy" is the user stack the kernel
+				   walked to the thread's root (kstack.h): its addresses */
 };
 /* flags of a sample: RECUNW_WAIT, never written as it came for the thread being behind
  * (the queue waits instead, past its hard cap): an allocation sample, whose thread waits
