@@ -1,16 +1,27 @@
 #!/bin/sh
-# t3004-unwind-kernel.sh - native stacks walked in the kernel (DLPROF_KSTACK=1: the walk
-# runs beside the stack copy, lib/record/kstack.c), held to the copy's walk of the same
-# samples: where both ended, the same frames in 99.5% of samples or more.  Workloads
-# whose stacks are known: a stripped library without frame pointers (unw-libmain), JIT
-# code without CFI that the walk must scan past (unw-jit), and the demo (oneDNN's JIT
-# convolution under two OpenMP threads).  The program stays far from the verifier's
-# limit of 1,000,000 instructions.  Where the kernel will not run the walk (no BPF, no
-# bpf_loop), the end line says nothing of it and the file is skipped.
+# t3004-unwind-kernel.sh - native stacks walked in the kernel (lib/record/kstack.c).
+# DLPROF_KSTACK=compare: the walk runs beside the stack copy and is held to the copy's
+# walk of the same samples: where both ended, the same frames in 99.5% of samples or
+# more.  DLPROF_KSTACK=1: the walk replaces the copy where it reached the thread's root;
+# the stacks are the known ones.  Workloads whose stacks are known: a stripped library
+# without frame pointers (unw-libmain: main -> unw_libmain_loop -> unw_lib_spin), JIT
+# code without CFI that the walk must scan past (unw-jit: main -> jit_driver -> KERNEL),
+# and the demo (oneDNN's JIT convolution under two OpenMP threads).  The program stays
+# far from the verifier's limit of 1,000,000 instructions.  Where the kernel will not
+# run the walk (no BPF, no bpf_loop), the end line says nothing of it: skipped.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
 
-# agree ERR [MIN_COMPARED_PCT]: the end line of ERR says the kernel walked nearly every
+# unw-jit publishes /tmp/perf-PID.map: removed at the end
+cleanup_jit() {
+	for f in "$TRASH"/wl*.out; do
+		pid=$(sed -n "s/^pid //p" "$f" 2>/dev/null)
+		[ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
+	done
+}
+trap 'cleanup_jit; test_cleanup' EXIT
+
+# agree ERR [MIN_ENDED_PCT]: the end line of ERR says the kernel walked nearly every
 # sample, and that where both walks ended they agree
 agree() {
 	/usr/bin/python3 - "$1" "${2:-50}" <<-\EOF
@@ -24,12 +35,34 @@ agree() {
 	assert compared >= 0.95 * samples, (compared, samples)
 	assert ended >= float(sys.argv[2]) / 100 * compared, (ended, compared)
 	assert same + further >= 0.995 * ended, (same, further, ended)
-	assert "dropped" not in l, l
+	assert "dropped" not in l and "lost" not in l, l
 	EOF
 }
 
+# instead ERR MIN_PCT: at least MIN_PCT% of the samples walked in place of their copy
+instead() {
+	/usr/bin/python3 - "$1" "$2" <<-\EOF
+	import re, sys
+	l = [l for l in open(sys.argv[1]) if l.startswith("dlprof: native stacks walked")][0]
+	print(l.strip())
+	m = re.search(r"(\d+) of (\d+) samples in place of their stack copy", l)
+	assert m and int(m.group(1)) >= float(sys.argv[2]) / 100 * int(m.group(2)), l
+	assert "dropped" not in l and "lost" not in l, l
+	EOF
+}
+
+# share FILE PATTERN MIN_PCT: of FILE's folded samples, at least MIN_PCT% on stacks
+# matching PATTERN (an ERE over "comm;frames... count")
+share() {
+	"$DLPROF" fold -i "$1" >"$1.folded" &&
+	total=$(awk '{ s += $NF } END { print s }' "$1.folded") &&
+	good=$(grep -E "$2" "$1.folded" | awk '{ s += $NF } END { print s + 0 }') &&
+	echo "$1: $good of $total samples on the known stack" &&
+	test "$total" -gt 100 && test $((good * 100)) -ge $((total * $3))
+}
+
 test_expect_success 'the walk loads, the verifier well within its limit' '
-	DLPROF_KSTACK=1 DLPROF_DEBUG_BPF=1 "$DLPROF" record -o l.data -- \
+	DLPROF_KSTACK=compare DLPROF_DEBUG_BPF=1 "$DLPROF" record -o l.data -- \
 		"$BUILD/tests/unw-libmain" >/dev/null 2>err; cat err &&
 	if grep -q "^dlprof: native stacks walked in the kernel" err; then
 		touch have-kernel &&
@@ -39,18 +72,34 @@ test_expect_success 'the walk loads, the verifier well within its limit' '
 '
 test -e "$TRASH/have-kernel" || test_skip_all "the kernel does not run the native walk here"
 
-test_expect_success 'a stripped library without frame pointers: the copy'"'"'s stacks' '
+test_expect_success 'beside the copy: a stripped library without frame pointers' '
 	agree err
 '
 
-test_expect_success 'JIT code without CFI: scanned past as the copy'"'"'s walk does' '
-	DLPROF_KSTACK=1 "$DLPROF" record -o j.data -- "$BUILD/tests/unw-jit" 2 \
+test_expect_success 'beside the copy: JIT code without CFI, scanned past as the copy is' '
+	JITDUMPDIR=$TRASH DLPROF_KSTACK=compare "$DLPROF" record -o j.data -- \
+		"$BUILD/tests/unw-jit" 2 >wl-beside.out 2>err && agree err 60
+'
+
+test_expect_success 'beside the copy: the demo (oneDNN JIT code, two OpenMP threads)' '
+	DLPROF_KSTACK=compare "$DLPROF" record -o d.data -- "$BUILD/examples/demo" \
 		>/dev/null 2>err && agree err 60
 '
 
-test_expect_success 'the demo: oneDNN JIT code, two OpenMP threads' '
-	DLPROF_KSTACK=1 "$DLPROF" record -o d.data -- "$BUILD/examples/demo" \
-		>/dev/null 2>err && agree err 60
+test_expect_success 'in place of the copy: the stripped library, its known stack' '
+	DLPROF_KSTACK=1 "$DLPROF" record -o li.data -- "$BUILD/tests/unw-libmain" \
+		>/dev/null 2>err && instead err 50 &&
+	share li.data "^unw-libmain;_start;.*;main;unw_libmain_loop[^;]*;unw_lib_spin;[^;]+ [0-9]+\$" 90
+'
+
+test_expect_success 'in place of the copy: JIT code, main;jit_driver;KERNEL under _start' '
+	JITDUMPDIR=$TRASH DLPROF_KSTACK=1 "$DLPROF" record -o ji.data -- \
+		"$BUILD/tests/unw-jit" 2 >wl.out 2>err && instead err 60 &&
+	k=$(sed -n "s/^kernel //p" wl.out) &&
+	share ji.data "^unw-jit;_start;.*;main;jit_driver;$k [0-9]+\$" 90 &&
+	"$DLPROF" report -i ji.data >rep && cat rep &&
+	sed -n "s/^# stacks: .* \([0-9]*\)\.[0-9]% recovered by scan.*/\1/p" rep >rec &&
+	test "$(cat rec)" -ge 80
 '
 
 test_done
