@@ -75,6 +75,11 @@ int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
 int unwind_ktable_image(const void *data, size_t size, const char *name,
 			struct unw_ktable *kt);
 void unwind_ktable_release(struct unw_ktable *kt);
+/* Tables kept by build-id (beside the build-id cache's files, paths.h): one there;
+ * read one (0, or -1); keep one (quietly not, where the cache cannot be written) */
+int unwind_ktable_cached(const uint8_t *id, size_t id_size);
+int unwind_ktable_load(const uint8_t *id, size_t id_size, struct unw_ktable *kt);
+void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktable *kt);
 /* A process address less the bias is its file's ELF address.  0, or -1 (no file). */
 int unwind_map_bias(const struct map *mp, uint64_t *bias);
 

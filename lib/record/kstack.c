@@ -76,7 +76,8 @@ struct kstack {
 	pthread_mutex_t mu;
 	pthread_cond_t more;
 	struct ks_job *head, **tail;
-	uint64_t tables, rows, table_bytes, table_ns, table_failed;
+	uint64_t tables, rows, table_bytes, table_ns, table_failed, tables_kept;
+	int no_keep;		/* --no-buildid-cache: none kept */
 };
 
 static void *build_tables(void *arg)
@@ -88,7 +89,7 @@ static void *build_tables(void *arg)
 		struct ks_job *j;
 		struct unw_ktable kt;
 		uint64_t t0;
-		int ok;
+		int ok, loaded;
 
 		while (!ks->head && !ks->closing)
 			pthread_cond_wait(&ks->more, &ks->mu);
@@ -100,8 +101,17 @@ static void *build_tables(void *arg)
 			ks->tail = &ks->head;
 		pthread_mutex_unlock(&ks->mu);
 		t0 = now_ns();
-		ok = j->image ? !unwind_ktable_image(j->image, j->image_size, j->file, &kt) :
-				!unwind_ktable(j->file, j->id, j->id_size, &kt);
+		/* kept from an earlier run, else made (and kept) */
+		ok = j->id_size && !unwind_ktable_load(j->id, j->id_size, &kt);
+		if (ok) {
+			loaded = 1;
+		} else {
+			loaded = 0;
+			ok = j->image ? !unwind_ktable_image(j->image, j->image_size, j->file, &kt) :
+					!unwind_ktable(j->file, j->id, j->id_size, &kt);
+			if (ok && j->id_size && !ks->no_keep)
+				unwind_ktable_keep(j->id, j->id_size, &kt);
+		}
 		if (ok && (errno = -pybpf_native_table(ks->pb, j->fid, &kt)) != 0) {
 			if (getenv("DLPROF_KSTACK_DEBUG"))
 				fprintf(stderr, "kstack: table of %s: %s\n", j->file, strerror(errno));
@@ -110,6 +120,7 @@ static void *build_tables(void *arg)
 		pthread_mutex_lock(&ks->mu);
 		if (ok) {
 			ks->tables++;
+			ks->tables_kept += loaded;
 			ks->rows += kt.nr_rows;
 			ks->table_bytes += 8 * (1 + kt.nr_pages + kt.nr_rows);
 			unwind_ktable_release(&kt);
@@ -125,7 +136,7 @@ static void *build_tables(void *arg)
 	return NULL;
 }
 
-struct kstack *kstack_new(struct pybpf *pb, struct machine *m)
+struct kstack *kstack_new(struct pybpf *pb, struct machine *m, int no_keep)
 {
 	struct kstack *ks;
 	sigset_t all, old;
@@ -140,6 +151,7 @@ struct kstack *kstack_new(struct pybpf *pb, struct machine *m)
 	u64map_init(&ks->threads);
 	ks->out = xcalloc(1, sizeof(*ks->out));
 	ks->mode = pybpf_native(pb);
+	ks->no_keep = no_keep;
 	ks->paths = xcalloc(KUNW_MAX_FILES, sizeof(*ks->paths));
 	ks->images = xcalloc(KUNW_MAX_FILES, sizeof(*ks->images));
 	ks->image_sizes = xcalloc(KUNW_MAX_FILES, sizeof(*ks->image_sizes));
@@ -213,6 +225,32 @@ void kstack_free(struct kstack *ks)
 	free(ks);
 }
 
+/* A walk stopped at a file without a table: have it made (once; from the unwinding
+ * thread, or the draining one where the walks replace the copies). */
+static void want_table(struct kstack *ks, uint32_t fid)
+{
+	struct ks_job *j;
+
+	if (fid >= KUNW_MAX_FILES || !ks->paths[fid] ||
+	    __atomic_exchange_n(&ks->asked[fid], 1, __ATOMIC_ACQ_REL))
+		return;
+	j = xcalloc(1, sizeof(*j));
+	j->fid = fid;
+	j->file = xstrdup(ks->paths[fid]);
+	if (ks->images[fid]) {
+		j->image = xmalloc(ks->image_sizes[fid]);
+		memcpy(j->image, ks->images[fid], ks->image_sizes[fid]);
+		j->image_size = ks->image_sizes[fid];
+	}
+	j->id_size = ks->ids[fid][0];
+	memcpy(j->id, ks->ids[fid] + 1, j->id_size);
+	pthread_mutex_lock(&ks->mu);
+	*ks->tail = j;
+	ks->tail = &j->next;
+	pthread_cond_signal(&ks->more);
+	pthread_mutex_unlock(&ks->mu);
+}
+
 /* The id of a file (its table made later, when a walk wants it) */
 static int file_id(struct kstack *ks, const struct dso *d, uint32_t *fid)
 {
@@ -230,36 +268,13 @@ static int file_id(struct kstack *ks, const struct dso *d, uint32_t *fid)
 		memcpy(ks->ids[f] + 1, d->build_id, d->build_id_size);
 		v = ++ks->nr_files;
 		u64map_put(&ks->fids, (uint64_t)(uintptr_t)d, (void *)v);
+		/* a table kept from an earlier run: read at once, not at the first walk
+		 * that wants it */
+		if (unwind_ktable_cached(d->build_id, d->build_id_size))
+			want_table(ks, f);
 	}
 	*fid = (uint32_t)(v - 1);
 	return 0;
-}
-
-/* A walk stopped at a file without a table: have it made (once).  In one thread: the
- * unwinding one where the walks are compared, the draining one where they replace the
- * copies. */
-static void want_table(struct kstack *ks, uint32_t fid)
-{
-	struct ks_job *j;
-
-	if (fid >= KUNW_MAX_FILES || !ks->paths[fid] || ks->asked[fid])
-		return;
-	ks->asked[fid] = 1;
-	j = xcalloc(1, sizeof(*j));
-	j->fid = fid;
-	j->file = xstrdup(ks->paths[fid]);
-	if (ks->images[fid]) {
-		j->image = xmalloc(ks->image_sizes[fid]);
-		memcpy(j->image, ks->images[fid], ks->image_sizes[fid]);
-		j->image_size = ks->image_sizes[fid];
-	}
-	j->id_size = ks->ids[fid][0];
-	memcpy(j->id, ks->ids[fid] + 1, j->id_size);
-	pthread_mutex_lock(&ks->mu);
-	*ks->tail = j;
-	ks->tail = &j->next;
-	pthread_cond_signal(&ks->more);
-	pthread_mutex_unlock(&ks->mu);
 }
 
 static struct ks_proc *proc_get(struct kstack *ks, uint32_t pid)
@@ -511,6 +526,7 @@ void kstack_get_stats(struct kstack *ks, struct kstack_stats *st)
 	st->table_bytes = ks->table_bytes;
 	st->table_ns = ks->table_ns;
 	st->table_failed = ks->table_failed;
+	st->tables_kept = ks->tables_kept;
 	pthread_mutex_unlock(&ks->mu);
 	st->dropped = pybpf_native_dropped(ks->pb);
 }

@@ -11,7 +11,8 @@ struct pybpf;
 struct kstack;
 
 /* NULL where pb does not walk native frames */
-struct kstack *kstack_new(struct pybpf *pb, struct machine *m);
+/* no_keep: its tables not kept in the build-id cache (--no-buildid-cache) */
+struct kstack *kstack_new(struct pybpf *pb, struct machine *m, int no_keep);
 void kstack_free(struct kstack *ks);
 /* the process model's side-band, after it took it */
 void kstack_mmap(struct kstack *ks, const struct map *mp, uint32_t pid);
@@ -32,6 +33,7 @@ void kstack_drain(struct kstack *ks, kstack_sample_fn *fn, void *ctx);
 struct kstack_stats {
 	uint64_t tables, rows, table_bytes, table_ns;	/* the files' tables */
 	uint64_t table_failed;	/* files that have none */
+	uint64_t tables_kept;	/* of the tables, read from the build-id cache */
 	uint64_t proc_failed, maps_over;	/* processes the kernel was not told all of */
 	uint64_t walks;		/* walks read from the kernel */
 	uint64_t kring_bytes;	/* their bytes through the ring */

@@ -497,7 +497,7 @@ void pb_attach(struct recorder *r, int base)
 					"stacks are read from outside, late", r->ev[e].name,
 					strerror(-ret));
 				if (r->ru)
-					recunw_set_native(r->ru, NULL);
+					recunw_set_native(r->ru, NULL, 1);
 				pybpf_free(r->py.pb);
 				r->py.pb = NULL;
 				r->py.pb_switch = 0;

@@ -186,8 +186,9 @@ static void say_kstack(const struct recorder *r)
 			(unsigned long long)k->differ,
 			k->matched ? (double)k->frames / k->matched : 0.0);
 	}
-	fprintf(stderr, "; %llu tables, %llu rows, %.1f MB, made in %.2f s",
-		(unsigned long long)k->tables, (unsigned long long)k->rows,
+	fprintf(stderr, "; %llu tables (%llu kept from an earlier run), %llu rows, %.1f MB, "
+		"%.2f s to make or read", (unsigned long long)k->tables,
+		(unsigned long long)k->tables_kept, (unsigned long long)k->rows,
 		k->table_bytes / 1e6, k->table_ns / 1e9);
 	if (k->table_failed)
 		fprintf(stderr, ", %llu files without", (unsigned long long)k->table_failed);
@@ -473,7 +474,7 @@ static int open_writer(struct recorder *r, struct run *x)
 	if ((r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER) && !o->no_record_unwind)
 		r->ru = recunw_new(r->w, o->keep_stacks, &r->roots);
 	if (r->ru && r->py.pb)
-		recunw_set_native(r->ru, r->py.pb);
+		recunw_set_native(r->ru, r->py.pb, o->no_buildid_cache);
 	/* without the copies (or fp stacks) a sample is ~100 bytes before compression:
 	 * deflate harder, it costs little (level 3: docs/record.md) */
 	if ((r->ru && !o->keep_stacks) || !(r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER))

@@ -528,10 +528,10 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *
 	return ru;
 }
 
-void recunw_set_native(struct recunw *ru, struct pybpf *pb)
+void recunw_set_native(struct recunw *ru, struct pybpf *pb, int no_keep)
 {
 	kstack_free(ru->ks);	/* (NULL: the program went; the thread has no work yet) */
-	ru->ks = pb ? kstack_new(pb, ru->m) : NULL;
+	ru->ks = pb ? kstack_new(pb, ru->m, no_keep) : NULL;
 }
 
 struct kstack *recunw_kstack(struct recunw *ru)

@@ -84,7 +84,8 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *
 /* Set the kernel's native walks of pb beside the walks of the copies (kstack.h): its
  * tables made as files are mapped, its walks compared. */
 struct pybpf;
-void recunw_set_native(struct recunw *ru, struct pybpf *pb);
+/* (no_keep: none of its tables kept in the build-id cache) */
+void recunw_set_native(struct recunw *ru, struct pybpf *pb, int no_keep);
 struct kstack *recunw_kstack(struct recunw *ru);
 /* A DLP_REC_ATTR payload, as written (also written by the thread). */
 int recunw_attr(struct recunw *ru, const void *data, size_t len);

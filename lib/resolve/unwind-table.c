@@ -4,6 +4,7 @@
  * opened here, apart from the unwinder's copy of it: record builds tables in a thread of
  * their own (libdw's handles are not shared between threads). */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +14,7 @@
 
 #include "elfcheck.h"
 #include "elfsyms.h"
+#include "paths.h"
 #include "kunwind.h"
 #include "unwind-priv.h"
 #include "util.h"
@@ -273,4 +275,99 @@ void unwind_ktable_release(struct unw_ktable *kt)
 	free(kt->rows);
 	free(kt->pages);
 	memset(kt, 0, sizeof(*kt));
+}
+
+/*
+ * The tables kept on disk by build-id, beside the build-id cache's files ("ab/cdef...
+ * .ktab"): a header (magic, format, the page size, base, counts), the pages, the rows.
+ * Written once through a temporary file and a rename; a file that does not say this
+ * format, or whose sizes do not add up, is not one.
+ */
+#define KTAB_MAGIC	"DLPKTAB\0"
+#define KTAB_FORMAT	1u
+
+struct ktab_head {
+	char magic[8];
+	uint32_t format, page_shift;
+	uint64_t base, nr_pages, nr_rows;
+};
+
+static char *ktab_path(const uint8_t *id, size_t id_size)
+{
+	char *f = buildid_cache_file(id, id_size), *p;
+
+	if (!f)
+		return NULL;
+	p = xasprintf("%s.ktab", f);
+	free(f);
+	return p;
+}
+
+int unwind_ktable_cached(const uint8_t *id, size_t id_size)
+{
+	char *p = id_size ? ktab_path(id, id_size) : NULL;
+	int ok = p && !access(p, R_OK);
+
+	free(p);
+	return ok;
+}
+
+int unwind_ktable_load(const uint8_t *id, size_t id_size, struct unw_ktable *kt)
+{
+	char *p = id_size ? ktab_path(id, id_size) : NULL;
+	struct ktab_head h;
+	struct stat st;
+	int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+
+	free(p);
+	memset(kt, 0, sizeof(*kt));
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, KTAB_MAGIC, 8) || h.format != KTAB_FORMAT ||
+	    h.page_shift != KUNW_PAGE_SHIFT || !h.nr_rows || h.nr_pages > (1u << 28) ||
+	    h.nr_rows > (1u << 28) ||
+	    (uint64_t)st.st_size != sizeof(h) + 8 * (h.nr_pages + h.nr_rows))
+		goto bad;
+	kt->base = h.base;
+	kt->nr_pages = h.nr_pages;
+	kt->nr_rows = h.nr_rows;
+	kt->pages = xmalloc(8 * h.nr_pages + 1);
+	kt->rows = xmalloc(8 * h.nr_rows);
+	if (read(fd, kt->pages, 8 * h.nr_pages) != (ssize_t)(8 * h.nr_pages) ||
+	    read(fd, kt->rows, 8 * h.nr_rows) != (ssize_t)(8 * h.nr_rows))
+		goto bad;
+	close(fd);
+	return 0;
+bad:
+	close(fd);
+	unwind_ktable_release(kt);
+	return -1;
+}
+
+void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktable *kt)
+{
+	char *p = id_size ? ktab_path(id, id_size) : NULL, *tmp, *slash;
+	struct ktab_head h = { KTAB_MAGIC, KTAB_FORMAT, KUNW_PAGE_SHIFT, kt->base,
+			       kt->nr_pages, kt->nr_rows };
+	FILE *f;
+	int ok;
+
+	if (!p)
+		return;
+	slash = strrchr(p, '/');
+	*slash = '\0';
+	ok = !mkdir_p(p);
+	*slash = '/';
+	tmp = xasprintf("%s.%d", p, (int)getpid());
+	f = ok ? fopen(tmp, "wb") : NULL;
+	if (f) {
+		ok = fwrite(&h, sizeof(h), 1, f) == 1 &&
+		     fwrite(kt->pages, 8, kt->nr_pages, f) == kt->nr_pages &&
+		     fwrite(kt->rows, 8, kt->nr_rows, f) == kt->nr_rows;
+		if (fclose(f) || !ok || rename(tmp, p))
+			unlink(tmp);
+	}
+	free(tmp);
+	free(p);
 }
