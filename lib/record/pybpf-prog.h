@@ -102,6 +102,8 @@ enum {
 #define KUNW_MAXK		64	/* kernel frames a sample walked in the kernel keeps */
 #define KUNW_IPS		512	/* room for both, a power of 2 */
 #define KUNW_SCANNED		(1ull << 63)	/* in ip[]: a frame a stack scan found */
+#define KUNW_KEEP_SAMPLE	(1u << 31)	/* in an event's cookie: its samples are never
+						   dropped (the switch-outs: not yet) */
 
 struct kunw_chain {
 	uint32_t tid;

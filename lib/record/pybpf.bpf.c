@@ -791,7 +791,7 @@ static __always_inline int walk_native(void *ctx)
 	struct kscr *sc;
 	struct kwalk *w;
 	struct kunw_chain *c;
-	__u64 cs, ip, sp, bp, kip = 0, period, id = current_ids(), len;
+	__u64 cs, ip, sp, bp, kip = 0, period, id = current_ids(), len, cookie;
 	__u32 zero = 0, n, k, nk = 0, pid = id >> 32, drop;
 	long got;
 
@@ -838,7 +838,8 @@ static __always_inline int walk_native(void *ctx)
 	c->pid = pid;
 	c->time = bpf_ktime_get_ns();
 	c->cpu = bpf_get_smp_processor_id();
-	c->event = (__u32)bpf_get_attach_cookie(ctx);
+	cookie = bpf_get_attach_cookie(ctx);
+	c->event = (__u32)cookie & ~KUNW_KEEP_SAMPLE;
 	c->period = period;
 	c->sample_ip = kip ? kip : ip;
 	c->win_len = 0;
@@ -851,7 +852,7 @@ static __always_inline int walk_native(void *ctx)
 	c->whole = sc->w.in_root;
 	c->fid = sc->w.fid;
 	n = sc->w.n < KUNW_MAXF ? sc->w.n : KUNW_MAXF;
-	drop = native_walk == 2 && c->whole;
+	drop = native_walk == 2 && c->whole && !(cookie & KUNW_KEEP_SAMPLE);
 	if (drop && kip) {
 		/* the kernel's frames, after the user ones */
 		got = bpf_get_stack(ctx, c->kbuf, sizeof(c->kbuf), 0);
@@ -906,10 +907,9 @@ int dlprof_fork(void *ctx)
 SEC("perf_event")
 int dlprof_py(void *ctx)
 {
-	int keep = native_walk ? walk_native(ctx) : 1;
-
+	/* the Python chain first, as its sample's record comes after it (pb_find) */
 	read_stack(1);
-	return keep;
+	return native_walk ? walk_native(ctx) : 1;
 }
 
 /* chains only, where the kernel will not load the other (or DLPROF_NO_BPF_CODES) */

@@ -9,6 +9,7 @@
 #include "memevent.h"
 #include "memrec.h"
 #include "pybpf.h"
+#include "pybpf-prog.h"
 #include "pyread.h"
 #include "recfile.h"
 #include "rephash.h"
@@ -474,8 +475,11 @@ void pb_attach(struct recorder *r, int base)
 		if (r->ev[e].mem)
 			continue;
 		if (r->ev[e].off_cpu) {
+			/* (a switch-out walked in the kernel keeps its copy: report's off-CPU
+			 * waits are not yet the same without) */
 			for (c = 0; c < r->nr_cpus && ret >= 0; c++)
-				ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c], (uint32_t)e);
+				ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c],
+						   (uint32_t)e | KUNW_KEEP_SAMPLE);
 			r->py.pb_switch = ret >= 0;
 			continue;
 		}
