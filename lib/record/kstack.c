@@ -499,6 +499,10 @@ static void got_sample(void *arg, const struct kunw_chain *c)
 		d->fn(d->ctx, c);
 		return;
 	}
+	if (c->whole) {
+		ks->st.kept++;	/* a switch-out's: it keeps its copy */
+		return;
+	}
 	ks->st.stopped[(c->why & 0xff) < KW_NR ? c->why & 0xff : 0]++;
 	if ((c->why & 0xff) == KW_NO_TAB)
 		want_table(ks, c->fid);

@@ -38,6 +38,8 @@ struct kstack_stats {
 	uint64_t walks;		/* walks read from the kernel */
 	uint64_t kring_bytes;	/* their bytes through the ring */
 	uint64_t instead;	/* samples the walk gave in place of their copy */
+	uint64_t kept;		/* walked whole, but of an event whose samples keep their
+				   copy (the switch-outs) */
 	uint64_t dropped;	/* walks its ring had no room for */
 	uint64_t samples;	/* samples unwound from their copy */
 	uint64_t matched;	/* of them, with the kernel's walk */

@@ -102,8 +102,6 @@ enum {
 #define KUNW_MAXK		64	/* kernel frames a sample walked in the kernel keeps */
 #define KUNW_IPS		512	/* room for both, a power of 2 */
 #define KUNW_SCANNED		(1ull << 63)	/* in ip[]: a frame a stack scan found */
-#define KUNW_KEEP_SAMPLE	(1u << 31)	/* in an event's cookie: its samples are never
-						   dropped (the switch-outs: not yet) */
 
 struct kunw_chain {
 	uint32_t tid;
@@ -112,7 +110,7 @@ struct kunw_chain {
 	uint32_t n;		/* user frames in ip[] */
 	uint32_t whole;		/* it reached the thread's root (as the unwinder says it) */
 	uint32_t pid, cpu;
-	uint32_t event;		/* the sampling event's cookie (its index in record) */
+	uint32_t event;		/* the sampling event's index in record (0) */
 	uint32_t nk;		/* kernel frames after the user ones (a sample in the kernel,
 				   whose own record the program dropped) */
 	uint64_t period;	/* the sample's */

@@ -784,14 +784,14 @@ scan:
  * record asks (native_walk 2) and the walk reached the thread's root, the record it
  * writes is the sample's, with the kernel frames of a sample taken there, and the
  * sample's own (its 32 KiB stack copy) is dropped: 0.  Else 1: the sample is written. */
-static __always_inline int walk_native(void *ctx)
+static __always_inline int walk_native(void *ctx, int may_drop)
 {
 	const struct kunw_proc *p;
 	struct x86_regs ur;
 	struct kscr *sc;
 	struct kwalk *w;
 	struct kunw_chain *c;
-	__u64 cs, ip, sp, bp, kip = 0, period, id = current_ids(), len, cookie;
+	__u64 cs, ip, sp, bp, kip = 0, period, id = current_ids(), len;
 	__u32 zero = 0, n, k, nk = 0, pid = id >> 32, drop;
 	long got;
 
@@ -838,8 +838,7 @@ static __always_inline int walk_native(void *ctx)
 	c->pid = pid;
 	c->time = bpf_ktime_get_ns();
 	c->cpu = bpf_get_smp_processor_id();
-	cookie = bpf_get_attach_cookie(ctx);
-	c->event = (__u32)cookie & ~KUNW_KEEP_SAMPLE;
+	c->event = 0;	/* (the program that drops is on record's first event alone) */
 	c->period = period;
 	c->sample_ip = kip ? kip : ip;
 	c->win_len = 0;
@@ -852,7 +851,7 @@ static __always_inline int walk_native(void *ctx)
 	c->whole = sc->w.in_root;
 	c->fid = sc->w.fid;
 	n = sc->w.n < KUNW_MAXF ? sc->w.n : KUNW_MAXF;
-	drop = native_walk == 2 && c->whole && !(cookie & KUNW_KEEP_SAMPLE);
+	drop = native_walk == 2 && c->whole && may_drop;
 	if (drop && kip) {
 		/* the kernel's frames, after the user ones */
 		got = bpf_get_stack(ctx, c->kbuf, sizeof(c->kbuf), 0);
@@ -909,7 +908,17 @@ int dlprof_py(void *ctx)
 {
 	/* the Python chain first, as its sample's record comes after it (pb_find) */
 	read_stack(1);
-	return native_walk ? walk_native(ctx) : 1;
+	return native_walk ? walk_native(ctx, 1) : 1;
+}
+
+/* the same on the events whose samples are never dropped (the switch-outs, and the
+ * sampling events after record's first: the walk's record says no event); an event's
+ * program goes to the events inherited from it, its cookie does not */
+SEC("perf_event")
+int dlprof_py_keep(void *ctx)
+{
+	read_stack(1);
+	return native_walk ? walk_native(ctx, 0) : 1;
 }
 
 /* chains only, where the kernel will not load the other (or DLPROF_NO_BPF_CODES) */

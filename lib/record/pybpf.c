@@ -48,8 +48,7 @@ struct pybpf {
 	pybpf_native_fn *nfn;
 	void *nctx;
 	int stats_fd;			/* BPF_ENABLE_STATS, while it is open */
-	struct bpf_link **links;	/* the program on each event, with its cookie */
-	size_t nr_links, alloc_links;
+	struct bpf_program *keep_prog;	/* the one that drops no sample, or NULL */
 };
 
 static int libbpf_say(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -114,6 +113,7 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 		bpf_map__set_max_entries(s->maps.kcache, 1);
 	}
 	bpf_program__set_autoload(codes ? s->progs.dlprof_py_chain : s->progs.dlprof_py, false);
+	bpf_program__set_autoload(s->progs.dlprof_py_keep, codes);
 	if (fork_offsets(&fp, &fc) == 0) {
 		s->rodata->fork_parent_off = fp;
 		s->rodata->fork_child_off = fc;
@@ -143,6 +143,7 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	}
 	pb->skel = s;
 	pb->prog = codes ? s->progs.dlprof_py : s->progs.dlprof_py_chain;
+	pb->keep_prog = codes ? s->progs.dlprof_py_keep : NULL;
 	pb->codes = codes;
 	/* a forked child's first samples (pybpf.bpf.c, forked): without, they wait for
 	 * record to list it, as before */
@@ -291,9 +292,6 @@ void pybpf_free(struct pybpf *pb)
 		return;
 	ring_buffer__free(pb->rb);
 	ring_buffer__free(pb->krb);
-	for (size_t i = 0; i < pb->nr_links; i++)
-		bpf_link__destroy(pb->links[i]);
-	free(pb->links);
 	if (pb->stats_fd >= 0)
 		close(pb->stats_fd);
 	bpf_link__destroy(pb->fork_link);
@@ -301,24 +299,11 @@ void pybpf_free(struct pybpf *pb)
 	free(pb);
 }
 
-int pybpf_attach(struct pybpf *pb, int perf_fd, uint32_t cookie)
+int pybpf_attach(struct pybpf *pb, int perf_fd, int may_drop)
 {
-	struct bpf_link *l;
+	const struct bpf_program *p = may_drop || !pb->keep_prog ? pb->prog : pb->keep_prog;
 
-	if (pb->native) {
-		/* through a link, which gives the program the event's cookie (5.15) */
-		LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = cookie);
-
-		l = bpf_program__attach_perf_event_opts(pb->prog, perf_fd, &o);
-		if (!libbpf_get_error(l)) {
-			ALLOC_GROW(pb->links, pb->nr_links + 1, pb->alloc_links);
-			pb->links[pb->nr_links++] = l;
-			return 0;
-		}
-		if (pb->native == PYBPF_NATIVE_INSTEAD)
-			return (int)libbpf_get_error(l);	/* (it drops samples by the cookie) */
-	}
-	return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_program__fd(pb->prog)) < 0 ? -errno : 0;
+	return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_program__fd(p)) < 0 ? -errno : 0;
 }
 
 int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t)

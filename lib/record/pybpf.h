@@ -56,8 +56,9 @@ struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native
 			const char **why);
 void pybpf_free(struct pybpf *pb);
 /* Run the program on this sampling event (and the events it passes to threads it
- * makes from now on), cookie its index among record's events.  0, or -errno. */
-int pybpf_attach(struct pybpf *pb, int perf_fd, uint32_t cookie);
+ * makes from now on): the one that may drop a sample walked in the kernel (record's
+ * first event), or the one that drops none.  0, or -errno. */
+int pybpf_attach(struct pybpf *pb, int perf_fd, int may_drop);
 int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t);
 void pybpf_drop_thread(struct pybpf *pb, uint32_t tid);
 
@@ -116,8 +117,7 @@ uint64_t pybpf_dropped(const struct pybpf *pb);
 struct unw_ktable;
 struct kunw_proc;
 struct kunw_chain;
-/* how it runs (PYBPF_NATIVE_*: 0 where not asked, or the kernel has no bpf_loop, or
- * would not give it the events' cookies it needs in place of the copies) */
+/* how it runs (PYBPF_NATIVE_*: 0 where not asked, or the kernel has no bpf_loop) */
 int pybpf_native(const struct pybpf *pb);
 /* the table of file fid (0 .. KUNW_MAX_FILES - 1); process pid's code mappings */
 int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *kt);

@@ -9,7 +9,6 @@
 #include "memevent.h"
 #include "memrec.h"
 #include "pybpf.h"
-#include "pybpf-prog.h"
 #include "pyread.h"
 #include "recfile.h"
 #include "rephash.h"
@@ -478,8 +477,7 @@ void pb_attach(struct recorder *r, int base)
 			/* (a switch-out walked in the kernel keeps its copy: report's off-CPU
 			 * waits are not yet the same without) */
 			for (c = 0; c < r->nr_cpus && ret >= 0; c++)
-				ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c],
-						   (uint32_t)e | KUNW_KEEP_SAMPLE);
+				ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c], 0);
 			r->py.pb_switch = ret >= 0;
 			continue;
 		}
@@ -495,7 +493,7 @@ void pb_attach(struct recorder *r, int base)
 		else if (period / 2 < r->py.pb_join_after)
 			r->py.pb_join_after = period / 2 > PB_JOIN_NS ? period / 2 : PB_JOIN_NS;
 		for (c = 0; c < r->nr_cpus; c++) {
-			ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c], (uint32_t)e);
+			ret = pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c], e == 0);
 			if (ret < 0) {
 				warning("cannot run the Python stack reader on '%s' (%s): Python "
 					"stacks are read from outside, late", r->ev[e].name,

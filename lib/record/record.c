@@ -168,11 +168,13 @@ static void say_kstack(const struct recorder *r)
 			"in place of their stack copy, %.1f frames a walk; the copy for %llu (the "
 			"walk stopped: a table not made yet %llu, a mapping or process not told "
 			"yet %llu, other %llu)", (unsigned long long)k->instead,
-			(unsigned long long)(k->instead + stop),
+			(unsigned long long)(k->instead + stop + k->kept),
 			k->instead ? (double)k->frames / k->instead : 0.0,
 			(unsigned long long)stop, (unsigned long long)k->stopped[KW_NO_TAB],
 			(unsigned long long)late,
 			(unsigned long long)(stop - k->stopped[KW_NO_TAB] - late));
+		if (k->kept)
+			fprintf(stderr, " and %llu switch-outs", (unsigned long long)k->kept);
 	} else {
 		fprintf(stderr, "dlprof: native stacks walked in the kernel: %llu of %llu samples "
 			"compared with their copy's walk: %llu the same, %llu further (the copy "
