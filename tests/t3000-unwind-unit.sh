@@ -1,7 +1,8 @@
 #!/bin/sh
 # t3000-unwind-unit.sh - the CFI unwinder on live stacks of the test process itself:
 # plain chain, a JIT frame without CFI (stack scan), a stripped library, one with only a
-# .debug_frame, and the draining thread's walks (unit test).
+# .debug_frame, the draining thread's walks, and the kernel walk's tables held to the
+# unwinder (unit test).
 . "$(dirname "$0")/lib.sh"
 
 # main -> a -> b -> leaf, over JIT code and a stripped library; per-sample time < 50 us

@@ -22,6 +22,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "frame.h"
+#include "kunwind.h"
 #include "process.h"
 #include "tap.h"
 #include "unwind.h"
@@ -334,6 +335,156 @@ static void test_lib(struct unwinder *u, const char *libpath)
 }
 
 /*
+ * The kernel's walk (lib/record/pybpf.bpf.c) over the tables unwind_ktable() makes,
+ * here in C over a captured stack: where the CFI goes, it must give the frames the
+ * unwinder gives from the rules the tables came from.  It stops (as the kernel's does,
+ * to scan or to fall back) at code without a table (JIT code) and at a row it cannot
+ * follow; it has no scan of its own here.
+ */
+struct ktab_ent {
+	const struct dso *dso;
+	struct unw_ktable kt;
+	int ok;
+};
+
+static struct ktab_ent ktabs[64];
+static size_t nr_ktabs;
+
+static const struct unw_ktable *ktab_of(const struct dso *d)
+{
+	for (size_t i = 0; i < nr_ktabs; i++)
+		if (ktabs[i].dso == d)
+			return ktabs[i].ok ? &ktabs[i].kt : NULL;
+	if (nr_ktabs == ARRAY_SIZE(ktabs))
+		return NULL;
+	ktabs[nr_ktabs].dso = d;
+	ktabs[nr_ktabs].ok = !unwind_ktable(dso_file(d), d->build_id, d->build_id_size,
+					     &ktabs[nr_ktabs].kt);
+	return ktabs[nr_ktabs].ok ? &ktabs[nr_ktabs++].kt : (nr_ktabs++, NULL);
+}
+
+static int cap_word(const struct capture *c, uint64_t addr, uint64_t *v)
+{
+	uint64_t lo = c->regs[PERF_REG_X86_SP];
+
+	if (addr < lo || addr + 8 > lo + c->stack_size || (addr & 7))
+		return -1;
+	memcpy(v, c->stack + (addr - lo), 8);
+	return 0;
+}
+
+/* Frames into ips (as the kernel's record has them); *whole when it ended in a root */
+static size_t kwalk(struct machine *m, const struct capture *c, uint64_t *ips, size_t max,
+		    int *whole)
+{
+	uint64_t ip = c->regs[PERF_REG_X86_IP], sp = c->regs[PERF_REG_X86_SP];
+	uint64_t bp = c->regs[PERF_REG_X86_BP];
+	int bp_known = 1;
+	size_t n = 0;
+
+	*whole = 0;
+	while (n < max) {
+		uint64_t look = n ? ip - 1 : ip, bias, off, cfa, ra, v;
+		const struct map *mp = machine_find_map(m, getpid(), look, 2);
+		const struct unw_ktable *kt;
+		const struct kunw_row *row = NULL;
+		size_t lo, hi;
+
+		ips[n++] = ip;
+		*whole = 0;
+		if (!mp || mp->dso->anon || unwind_map_bias(mp, &bias) || !(kt = ktab_of(mp->dso)))
+			break;
+		off = look - bias - kt->base;
+		if (off >> KUNW_PAGE_SHIFT >= kt->nr_pages)
+			break;
+		lo = kt->pages[off >> KUNW_PAGE_SHIFT].first;
+		hi = kt->pages[off >> KUNW_PAGE_SHIFT].end;
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (kt->rows[mid].addr <= off)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (lo >= kt->nr_rows || kt->rows[lo].addr > off)
+			break;
+		row = &kt->rows[lo];
+		*whole = row->kind >> 7;
+		switch (row->kind & ~KR_IN_ROOT) {
+		case KR_ROOT:
+			*whole = 1;
+			return n;
+		case KR_RSP:
+			cfa = sp + (int64_t)row->cfa * 8;
+			break;
+		case KR_PLT:
+			cfa = sp + (int64_t)row->cfa * 8 + ((ip & 15) >= (uint64_t)row->rbp ? 8 : 0);
+			break;
+		case KR_RBP:
+		case KR_RBP_DEREF:
+			if (!bp_known)
+				return n;
+			cfa = bp + (int64_t)row->cfa * 8;
+			if ((row->kind & ~KR_IN_ROOT) == KR_RBP_DEREF && cap_word(c, cfa, &cfa))
+				return n;
+			break;
+		case KR_NONE:
+			if (!bp_known || cap_word(c, bp, &v) || cap_word(c, bp + 8, &ra))
+				return n;
+			cfa = bp + 16;
+			bp = v;
+			goto step;
+		default:
+			return n;
+		}
+		if (cap_word(c, cfa - 8, &ra))
+			return n;
+		if ((row->kind & ~KR_IN_ROOT) != KR_PLT && row->rbp != KR_RBP_SAME) {
+			if (row->rbp == KR_RBP_UNKNOWN)
+				bp_known = 0;
+			else if (row->rbp == KR_RBP_AT_RBP)
+				bp_known = bp_known && !cap_word(c, bp, &bp);
+			else
+				bp_known = !cap_word(c, cfa + (int64_t)row->rbp * 8, &bp);
+		}
+step:
+		if (!ra || cfa <= sp)
+			return n;
+		sp = cfa;
+		ip = ra;
+	}
+	return n;
+}
+
+/* The tables' walk against the unwinder's: the same frames, as far as it goes (all of
+ * them, whole, where no JIT code is on the way) */
+static void test_tables(struct machine *m, struct unwinder *u, const struct capture *c,
+			const char *title, int through_jit)
+{
+	struct result r;
+	uint64_t ips[MAXF];
+	int whole;
+	size_t n;
+
+	unwind_one(u, c, &r, title);
+	n = kwalk(m, c, ips, MAXF, &whole);
+	if (verbose)
+		fprintf(stderr, "%s: tables' walk %zu frames, whole=%d\n", title, n, whole);
+	CHECK(n <= r.n, "%s: the tables' walk gave %zu frames, the unwinder %zu", title, n, r.n);
+	for (size_t i = 0; i < n && i < r.n; i++)
+		CHECK(ips[i] == r.ips[i], "%s: frame %zu: %#llx, the unwinder's %#llx", title, i,
+		      (unsigned long long)ips[i], (unsigned long long)r.ips[i]);
+	if (through_jit) {
+		CHECK(n == 3 && !whole, "%s: the walk did not stop at the JIT frame (%zu frames)",
+		      title, n);
+	} else {
+		CHECK(n == r.n && whole && r.complete, "%s: %zu of %zu frames, whole=%d", title,
+		      n, r.n, whole);
+	}
+}
+
+/*
  * The draining thread's walks (unwinder_set_fast), on files no walk has opened yet: they
  * open a file and its .eh_frame themselves and give the stack a walk without fast gives;
  * they give up where a .debug_frame would be read for the first time (dbg_only: the
@@ -456,6 +607,15 @@ int main(int argc, char **argv)
 	if (lib)
 		TAP_GROUP(failures, dbg_only ? "through the library with its CFI in .debug_frame alone" :
 			  "through a stripped library without frame pointers", test_lib(u, libpath));
+	TAP_GROUP(failures, "the kernel walk's tables give the unwinder's frames: plain stack",
+		  test_tables(m, u, &cap_plain, "tables, plain", 0));
+	TAP_GROUP(failures, "the kernel walk's tables: up to the JIT frame, where it must scan",
+		  test_tables(m, u, &cap_jit, "tables, jit", 1));
+	if (lib && !dbg_only)
+		TAP_GROUP(failures, "the kernel walk's tables: the stripped library",
+			  test_tables(m, u, &cap_lib, "tables, lib", 0));
+	for (size_t i = 0; i < nr_ktabs; i++)
+		unwind_ktable_release(&ktabs[i].kt);
 	plain_us = time_unwind(u, &cap_plain, 20000);
 	jit_us = time_unwind(u, &cap_jit, 20000);
 	printf("# unwind time: plain %.1f us/sample, jit (with stack scan) %.1f us/sample\n",
