@@ -3,7 +3,9 @@
 # DLPROF_KSTACK=compare: the walk runs beside the stack copy and is held to the copy's
 # walk of the same samples: where both ended, the same frames in 99.5% of samples or
 # more.  DLPROF_KSTACK=1: the walk replaces the copy where it reached the thread's root;
-# the stacks are the known ones.  Workloads whose stacks are known: a stripped library
+# the stacks are the known ones.  With --keep-stacks the kernel's stacks are recorded
+# beside the copies, and report --check-unwind holds them to report's walks of the
+# copies.  Workloads whose stacks are known: a stripped library
 # without frame pointers (unw-libmain: main -> unw_libmain_loop -> unw_lib_spin), JIT
 # code without CFI that the walk must scan past (unw-jit: main -> jit_driver -> KERNEL),
 # and the demo (oneDNN's JIT convolution under two OpenMP threads).  The program stays
@@ -100,6 +102,22 @@ test_expect_success 'in place of the copy: JIT code, main;jit_driver;KERNEL unde
 	"$DLPROF" report -i ji.data >rep && cat rep &&
 	sed -n "s/^# stacks: .* \([0-9]*\)\.[0-9]% recovered by scan.*/\1/p" rep >rec &&
 	test "$(cat rec)" -ge 80
+'
+
+test_expect_success '--keep-stacks: the kernel'"'"'s stacks recorded, report holds them to the copies' '
+	DLPROF_KSTACK=1 "$DLPROF" record --keep-stacks -o dk.data -- "$BUILD/examples/demo" \
+		>/dev/null 2>err && agree err 60 &&
+	"$DLPROF" report -i dk.data --check-unwind --format json -n 1 >check.json &&
+	/usr/bin/python3 - err check.json <<-\EOF
+	import json, re, sys
+	l = [l for l in open(sys.argv[1]) if l.startswith("dlprof: native stacks walked")][0]
+	m = re.search(r"the kernel.s stack recorded for (\d+)", l)
+	samples = int(re.search(r"of (\d+) samples", l).group(1))
+	c = json.load(open(sys.argv[2]))["header"]["unwind_check"]
+	print(c, m and m.group(0))
+	assert m and int(m.group(1)) >= 0.5 * samples, l
+	assert c["checked"] >= 0.9 * samples and c["differs"] <= 0.005 * c["checked"], c
+	EOF
 '
 
 test_done

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "frame.h"
 #include "kstack.h"
 #include "pybpf.h"
 #include "pybpf-prog.h"
@@ -397,22 +398,30 @@ static void got_walk(void *ctx, const struct kunw_chain *c)
 	w->whole = c->whole;
 	w->fid = c->fid;
 	w->ip = xmalloc(c->n ? c->n * 8 : 1);
-	for (uint32_t f = 0; f < c->n; f++)
-		w->ip[f] = c->ip[f] & ~KUNW_SCANNED;
+	memcpy(w->ip, c->ip, 8 * (size_t)c->n);	/* (| KUNW_SCANNED) */
 	t->nr++;
 	ks->st.walks++;
 	ks->st.kring_bytes += KUNW_HEAD + 8 * ((uint64_t)c->n + c->nk);
 }
 
-void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time, const uint64_t *ips,
-		    size_t n, int complete)
+/* Are the walk's first n frames these? */
+static int same_frames(const struct ks_walk *w, const uint64_t *ips, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((w->ip[i] & ~KUNW_SCANNED) != ips[i])
+			return 0;
+	return 1;
+}
+
+size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint64_t *ips,
+		      size_t n, int complete, uint64_t *kips, unsigned *kflags, size_t max)
 {
 	struct ks_thread *t;
 	struct ks_walk *w = NULL;
-	size_t k, drop;
+	size_t k, got = 0;
 
 	if (!ks || ks->mode != PYBPF_NATIVE_BESIDE)
-		return;
+		return 0;
 	pybpf_native_drain(ks->pb, got_walk, ks);
 	t = u64map_get(&ks->threads, tid);
 	ks->st.samples++;
@@ -427,55 +436,44 @@ void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time
 		w = &t->v[k++];
 	if (!w) {
 		ks->st.unmatched++;
-		return;
+		return 0;
 	}
 	ks->st.matched++;
 	ks->st.frames += w->n;
 	if (w->why == KW_NO_TAB)
 		want_table(ks, w->fid);
-	if (w->n == n && !memcmp(w->ip, ips, n * 8) && w->whole == !!complete) {
+	if (w->n == n && same_frames(w, ips, n) && w->whole == !!complete) {
 		ks->st.same++;
-	} else if (w->whole && !complete && n < w->n && !memcmp(w->ip, ips, n * 8)) {
+	} else if (w->whole && !complete && n < w->n && same_frames(w, ips, n)) {
 		ks->st.further++;
-	} else if (!w->whole && w->n <= n &&
-		   !memcmp(w->ip, ips, w->n * 8)) {
+	} else if (!w->whole && w->n <= n && same_frames(w, ips, w->n)) {
 		ks->st.stopped[w->why < KW_NR ? w->why : 0]++;
-		if (getenv("DLPROF_KSTACK_DEBUG") && (w->why == KW_OTHER || w->why == KW_BAD) && w->n) {
-			uint64_t ip = w->ip[w->n - 1] - (w->n > 1), bias = 0;
-			const struct map *mp = machine_find_map(ks->m, pid, ip, time);
-
-			if (mp)
-				unwind_map_bias(mp, &bias);
-			fprintf(stderr, "kstack: stop %u at %s+%llx (frame %u of %zu)\n", w->why,
-				mp ? mp->dso->path : "?", (unsigned long long)(ip - bias), w->n, n);
-			for (uint32_t f = 0; f < w->n && getenv("DLPROF_KSTACK_DEBUG")[0] == '2'; f++) {
-				ip = w->ip[f] - (f > 0);
-				mp = machine_find_map(ks->m, pid, ip, time);
-				bias = 0;
-				if (mp)
-					unwind_map_bias(mp, &bias);
-				fprintf(stderr, "   %s+%llx\n", mp ? mp->dso->path : "?",
-					(unsigned long long)(ip - bias));
-			}
-		}
 	} else {
 		ks->st.differ++;
 		if (getenv("DLPROF_KSTACK_DEBUG")) {
-			fprintf(stderr, "kstack: tid %u why %u scans %u first %u n %u/%zu complete %d:",
-				tid, w->why, w->scans, w->first, w->n, n, complete);
-			for (size_t i = 0; i < (w->n > n ? w->n : n) && i < 40; i++)
+			fprintf(stderr, "kstack: tid %u why %u scans %u first %u n %u/%zu whole %u/%d:",
+				tid, w->why, w->scans, w->first, w->n, n, w->whole, complete);
+			for (size_t i = 0; i < (w->n > n ? w->n : n) && i < 64; i++)
 				fprintf(stderr, " %llx/%llx", i < w->n ? (unsigned long long)w->ip[i] : 0ull,
 					i < n ? (unsigned long long)ips[i] : 0ull);
 			fputc('\n', stderr);
 		}
 	}
+	/* the kernel's stack, where it reached the thread's root */
+	if (kips && w->whole && w->n <= max) {
+		for (size_t i = 0; i < w->n; i++) {
+			kips[i] = w->ip[i] & ~KUNW_SCANNED;
+			kflags[i] = w->ip[i] & KUNW_SCANNED ? FRAME_RECOVERED : 0;
+		}
+		got = w->n;
+	}
 	/* it and those before it are done */
-	drop = k;
-	ks->st.unmatched_walks += drop - 1;
-	for (size_t i = 0; i < drop; i++)
+	ks->st.unmatched_walks += k - 1;
+	for (size_t i = 0; i < k; i++)
 		free(t->v[i].ip);
-	memmove(t->v, t->v + drop, (t->nr - drop) * sizeof(*t->v));
-	t->nr -= drop;
+	memmove(t->v, t->v + k, (t->nr - k) * sizeof(*t->v));
+	t->nr -= k;
+	return got;
 }
 
 /* The instead mode's walks, in the draining thread: each that replaced its sample to

@@ -19,9 +19,11 @@ void kstack_mmap(struct kstack *ks, const struct map *mp, uint32_t pid);
 void kstack_fork(struct kstack *ks, uint32_t pid, uint32_t ppid);
 void kstack_exec(struct kstack *ks, uint32_t pid);
 void kstack_exit(struct kstack *ks, uint32_t pid);
-/* a sample's stack as the copy gave it (ips[0] the sample's user ip) */
-void kstack_compare(struct kstack *ks, uint32_t pid, uint32_t tid, uint64_t time,
-		    const uint64_t *ips, size_t n, int complete);
+/* A sample's stack as the copy gave it (ips[0] the sample's user ip), set beside the
+ * kernel's walk of it; where that walk reached the thread's root and kips is given, its
+ * frames (and FRAME_RECOVERED flags) into kips, max at most: their count, else 0 */
+size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint64_t *ips,
+		      size_t n, int complete, uint64_t *kips, unsigned *kflags, size_t max);
 /* The walks replace the copies (PYBPF_NATIVE_INSTEAD): the draining thread takes them
  * before each drain of the rings, fn called with each sample the kernel walked whole
  * (its own record dropped) */

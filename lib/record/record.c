@@ -187,6 +187,10 @@ static void say_kstack(const struct recorder *r)
 								       late),
 			(unsigned long long)k->differ,
 			k->matched ? (double)k->frames / k->matched : 0.0);
+		if (r->ru_st.kernel_walked)
+			fprintf(stderr, "; the kernel's stack recorded for %llu (report "
+				"--check-unwind holds them to the copies kept)",
+				(unsigned long long)r->ru_st.kernel_walked);
 	}
 	fprintf(stderr, "; %llu tables (%llu kept from an earlier run), %llu rows, %.1f MB, "
 		"%.2f s to make or read", (unsigned long long)k->tables,

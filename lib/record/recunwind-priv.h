@@ -98,6 +98,8 @@ struct recunw {
 	uint64_t handled, d2_mark;	/* items handled; that count when d2 was begun */
 	uint64_t ips[MAX_FRAMES];
 	unsigned flags[MAX_FRAMES];
+	uint64_t kips[MAX_FRAMES];	/* the kernel's walk of the sample (kstack_compare) */
+	unsigned kflags[MAX_FRAMES];
 	struct stack_ent *table;
 	size_t table_cap, table_nr;
 	uint32_t next_id;

@@ -435,7 +435,20 @@ int cb_sample(void *ctx, const struct dlp_sample *s)
 	 * instead of a 32 KiB copy) */
 	if (unmapped && !complete)
 		ru->st.partial++;
-	kstack_compare(ru->ks, s->pid, s->tid, s->time, ru->ips, n, complete);
+	if (ru->ks) {
+		/* with the copies kept (--keep-stacks), the stack recorded is the kernel's
+		 * where it went to the root: report --check-unwind compares it with the copy */
+		size_t kn = kstack_compare(ru->ks, s->tid, s->time, ru->ips, n, complete,
+					   ru->keep_raw ? ru->kips : NULL, ru->kflags, MAX_FRAMES);
+
+		if (kn) {
+			memcpy(ru->ips, ru->kips, kn * sizeof(*ru->ips));
+			memcpy(ru->flags, ru->kflags, kn * sizeof(*ru->flags));
+			n = kn;
+			complete = 1;
+			ru->st.kernel_walked++;
+		}
+	}
 unwound:
 	/* the leaf is the sample's own IP when it was taken in user mode: the stack
 	 * stored is the callers' */
