@@ -155,6 +155,27 @@ static int system_open(struct recorder *r)
 	return 0;
 }
 
+/*
+ * Native stacks walked in the kernel (kstack.h, issue 48: not yet by default):
+ * DLPROF_KSTACK=1 in place of the stack copies where the walk reaches the thread's root
+ * (the copy for the others), =compare beside them (each sample walked both ways and the
+ * two compared; so too with --keep-stacks, which keeps the copies).  Only for dwarf
+ * stacks unwound while recording, without --metrics (whose samples carry counts the
+ * walk's record has not) and without --no-python (the walk is a part of the program
+ * that reads Python frames).
+ */
+static int native_mode(const struct record_opts *o)
+{
+	const char *e = getenv("DLPROF_KSTACK");
+
+	if (!e || !*e || !strcmp(e, "0") || o->callgraph != RECORD_CG_DWARF ||
+	    o->no_record_unwind || o->no_python)
+		return PYBPF_NATIVE_OFF;	/* (it is the Python reader's program) */
+	if (!strcmp(e, "compare") || o->keep_stacks)
+		return PYBPF_NATIVE_BESIDE;
+	return o->metrics ? PYBPF_NATIVE_OFF : PYBPF_NATIVE_INSTEAD;
+}
+
 /* The end line of the native walk (kstack.h) */
 static void say_kstack(const struct recorder *r)
 {
@@ -283,6 +304,10 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 	}
 	if (r->ru_st.kstack)
 		say_kstack(r);
+	else if (native_mode(r->opts) && r->ru_st.samples)
+		fprintf(stderr, "dlprof: native stacks: unwound from the copies, not in the kernel "
+			"(DLPROF_KSTACK: %s)\n", !r->py.pb ? (r->py.pb_why ? r->py.pb_why :
+			"no BPF program") : "the kernel would not run the walk (bpf_loop, 5.17)");
 	if (r->py.pb && r->py.stats) {
 		uint64_t runs, ns;
 
@@ -964,25 +989,6 @@ static void recorder_release(struct recorder *r)
 	pyreader_free(r->py.reader);
 }
 
-/*
- * Native stacks walked in the kernel (kstack.h, issue 48: not yet by default):
- * DLPROF_KSTACK=1 in place of the stack copies where the walk reaches the thread's root
- * (the copy for the others), =compare beside them (each sample walked both ways and the
- * two compared; so too with --keep-stacks, which keeps the copies).  Only for dwarf
- * stacks unwound while recording, without --metrics (whose samples carry counts the
- * walk's record has not).
- */
-static int native_mode(const struct record_opts *o)
-{
-	const char *e = getenv("DLPROF_KSTACK");
-
-	if (!e || !*e || !strcmp(e, "0") || o->callgraph != RECORD_CG_DWARF ||
-	    o->no_record_unwind)
-		return PYBPF_NATIVE_OFF;
-	if (!strcmp(e, "compare") || o->keep_stacks)
-		return PYBPF_NATIVE_BESIDE;
-	return o->metrics ? PYBPF_NATIVE_OFF : PYBPF_NATIVE_INSTEAD;
-}
 
 int record_run(const struct record_opts *o, int *exit_status)
 {
