@@ -840,21 +840,18 @@ static void kw_sample(void *ctx, const struct kunw_chain *c)
 	const struct rec_event *ev = c->event < (uint32_t)r->nr_ev ? &r->ev[c->event] : NULL;
 	struct perf_event_header h;
 	unsigned char *q;
-	size_t ci = 0;
 	int in_kernel = c->sample_ip != c->ip[0];
 
 	if (!ev || ev->attr.sample_type != KW_TYPE || !ev->nr_ids) {
 		r->kw_lost++;	/* (record asks for these only where its events are so) */
 		return;
 	}
-	while (ci < (size_t)r->nr_cpus && r->cpus[ci] != (int)c->cpu)
-		ci++;
-	if (ci >= ev->nr_ids)
-		ci = 0;
 	if (!r->kw_buf)
 		r->kw_buf = xmalloc(65536);
 	q = r->kw_buf + sizeof(h);
-	kw_put(&q, ev->ids[ci]);
+	/* (one id for all: the walks come in time order, the cpus interleaved, and the
+	 * unwinding thread packs a run of samples of one id together) */
+	kw_put(&q, ev->ids[0]);
 	kw_put(&q, c->sample_ip);
 	kw_put(&q, (uint64_t)c->tid << 32 | c->pid);
 	kw_put(&q, c->time);
