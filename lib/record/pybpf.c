@@ -113,7 +113,8 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 		bpf_map__set_max_entries(s->maps.kcache, 1);
 	}
 	bpf_program__set_autoload(codes ? s->progs.dlprof_py_chain : s->progs.dlprof_py, false);
-	bpf_program__set_autoload(s->progs.dlprof_py_keep, codes);
+	/* (without the walk the two are one: the one loaded serves every event) */
+	bpf_program__set_autoload(s->progs.dlprof_py_keep, codes && pb->native);
 	if (fork_offsets(&fp, &fc) == 0) {
 		s->rodata->fork_parent_off = fp;
 		s->rodata->fork_child_off = fc;
@@ -143,7 +144,7 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	}
 	pb->skel = s;
 	pb->prog = codes ? s->progs.dlprof_py : s->progs.dlprof_py_chain;
-	pb->keep_prog = codes ? s->progs.dlprof_py_keep : NULL;
+	pb->keep_prog = codes && pb->native ? s->progs.dlprof_py_keep : NULL;
 	pb->codes = codes;
 	/* a forked child's first samples (pybpf.bpf.c, forked): without, they wait for
 	 * record to list it, as before */
