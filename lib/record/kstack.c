@@ -6,9 +6,10 @@
  * first stops for the want of it (a process maps hundreds of files and runs in a few),
  * by a thread of its own: libtorch_cpu.so's 1.4 M rows take 0.7 s.
  *
- * A first step (issue 48): record still copies every stack; the kernel's walk runs beside
- * it where DLPROF_KSTACK is set, and the end line says how often the two agree and what
- * the walk cost in the kernel.
+ * Where the walks replace the copies (PYBPF_NATIVE_INSTEAD), the draining thread takes
+ * them from the kernel instead (kstack_drain): each walk that reached its thread's root
+ * is its sample, whose own record the program dropped; the others are counted, and ask
+ * for the table they stopped for.  Not yet the default: DLPROF_KSTACK (record.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -123,11 +124,11 @@ static void *build_tables(void *arg)
 			ks->tables++;
 			ks->tables_kept += loaded;
 			ks->rows += kt.nr_rows;
-			ks->table_bytes += 8 * (1 + kt.nr_pages + kt.nr_rows);
-			unwind_ktable_release(&kt);
+			ks->table_bytes += 8 * (kt.nr_pages + kt.nr_rows);
 		} else {
 			ks->table_failed++;
 		}
+		unwind_ktable_release(&kt);
 		ks->table_ns += now_ns() - t0;
 		free(j->file);
 		free(j->image);
