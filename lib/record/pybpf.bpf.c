@@ -1,12 +1,16 @@
 /* pybpf.bpf.c - the BPF program that reads a sampled thread's Python frames in the kernel
  * (pybpf.h), built by clang -target bpf and loaded by pybpf.c through libbpf.
  *
- * It runs on each overflow of the sampling events, before the sample is written, and
- * always lets the sample be written.  For a thread record listed, it puts the chain of
- * interpreter frames in a ring buffer without a wake-up, after the chain's code objects
- * not met before.  Every read goes through bpf_probe_read_user: a bad pointer is an
- * error, not a fault.  Needs Linux 5.8 (ring buffer); reading code objects, 5.17
- * (bpf_loop).
+ * It runs on each overflow of the sampling events, before the sample is written.  For a
+ * thread record listed, it puts the chain of interpreter frames in a ring buffer without
+ * a wake-up, after the chain's code objects not met before.  Every read goes through
+ * bpf_probe_read_user: a bad pointer is an error, not a fault.  Needs Linux 5.8 (ring
+ * buffer); reading code objects, 5.17 (bpf_loop).
+ *
+ * Where record asks (DLPROF_KSTACK: lib/record/kstack.c), the program that reads code
+ * objects also walks the thread's native frames with the tables of its files' CFI
+ * (kunwind.h), and on record's first event drops the sample's own record where that
+ * walk replaces its stack copy; else it always lets the sample be written.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -308,7 +312,8 @@ static __always_inline int read_stack(int with_codes)
 
 /* ---- native frames, walked with the files' CFI tables (kunwind.h) ---- */
 
-/* 1: walk native frames too (set by pybpf.c where record asks) */
+/* walk native frames too (set by pybpf.c where record asks): PYBPF_NATIVE_BESIDE (1)
+ * the stack copy, or _INSTEAD (2) of it where the walk reaches the thread's root */
 const volatile __u32 native_walk;
 
 struct kunw_block {

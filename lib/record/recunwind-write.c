@@ -301,10 +301,10 @@ static int cb_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_
 {
 	struct recunw *ru = ctx;
 
-	/* a new process gets its parent's maps: what a walk cached for it before (one
-	 * of its samples drained ahead of this record) was done without them */
 	int ret;
 
+	/* a new process gets its parent's maps: what a walk cached for it before (one
+	 * of its samples drained ahead of this record) was done without them */
 	if (pid != ppid)
 		unwind_maps_changed(ru->uw, pid, time);
 	ret = machine_fork(ru->m, pid, ppid, tid, ptid, time);
