@@ -437,12 +437,37 @@ static __always_inline int stack_word(struct kunw_chain *c, __u64 addr, __u64 *v
 	return bpf_probe_read_user(v, 8, (void *)addr) ? -1 : 0;
 }
 
+/* Process p's mapping of code around addr: the last that starts at or before it (the
+ * index goes through the scratch, so that the verifier tracks no range of it: it would
+ * follow each way through the search apart); NULL where none covers it */
+static __always_inline const struct kunw_map *find_map(const struct kunw_proc *p,
+						       struct kunw_chain *c, __u64 addr)
+{
+	const struct kunw_map *x;
+	__u32 lo = 0, hi = p->n < KUNW_MAX_MAPS ? p->n : KUNW_MAX_MAPS, k;
+
+	for (k = 0; k < 10; k++) {
+		__u32 half = hi >> 1;
+
+		if (!half)
+			break;
+		*(volatile __u32 *)&c->tmp = lo + half;
+		x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
+		if (x->start <= addr)
+			lo += half;
+		hi -= half;
+	}
+	*(volatile __u32 *)&c->tmp = lo;
+	x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
+	return p->n && addr >= x->start && addr < x->end ? x : 0;
+}
+
 /* The row for look (an address of process w->pid): 0 and *out, or why not (KW_*) */
 static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u64 look,
 				      struct kunw_row *out)
 {
 	const struct kunw_proc *p;
-	const struct kunw_map *m, *x;
+	const struct kunw_map *m;
 	const struct kunw_file *f;
 	const struct kunw_block *blk;
 	const struct kunw_page *pg;
@@ -454,27 +479,9 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	p = bpf_map_lookup_elem(&kprocs, &w->pid);
 	if (!p)
 		return KW_NO_PROC;
-	/* the mapping: the last that starts at or before it (the index goes through the
-	 * scratch, so that the verifier tracks no range of it: it would follow each way
-	 * through the search apart) */
-	hi = p->n < KUNW_MAX_MAPS ? p->n : KUNW_MAX_MAPS;
-	lo = 0;
-	for (k = 0; k < 10; k++) {
-		__u32 half = hi >> 1;
-
-		if (!half)
-			break;
-		*(volatile __u32 *)&c->tmp = lo + half;
-		x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
-		if (x->start <= look)
-			lo += half;
-		hi -= half;
-	}
-	*(volatile __u32 *)&c->tmp = lo;
-	x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
-	if (!p->n || look < x->start || look >= x->end)
+	m = find_map(p, c, look);
+	if (!m)
 		return KW_NO_MAP;
-	m = x;
 	if (m->fid == KUNW_ANON)
 		return KW_JIT;
 	key = m->fid;
@@ -545,49 +552,6 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	return 0;
 }
 
-/* Is there a call instruction just before ra (its 7 bytes before, in b)?  The copy's
- * walk asks the same of a word its scan finds (unwind-dso.c: decode_call_before). */
-static __always_inline int call_before(const __u8 *b)
-{
-	__u32 len, p, n, mod, rm, modrm;
-
-	if (b[2] == 0xe8)
-		return 1;	/* call rel32 */
-	for (len = 2; len <= 7; len++) {
-		p = 7 - len;
-		if (p < 7 && (b[p & 7] == 0x3e || b[p & 7] == 0x2e || b[p & 7] == 0x67))
-			p++;
-		if (p < 7 && (b[p & 7] & 0xf0) == 0x40)
-			p++;
-		if (7 - p < 2 || b[p & 7] != 0xff)
-			continue;
-		modrm = b[(p + 1) & 7];
-		if (((modrm >> 3) & 7) != 2)
-			continue;	/* call r/m64 is ff /2 */
-		mod = modrm >> 6;
-		rm = modrm & 7;
-		n = 2;
-		if (mod != 3) {
-			if (rm == 4) {
-				if (7 - p < 3)
-					continue;
-				n++;
-				if (mod == 0 && (b[(p + 2) & 7] & 7) == 5)
-					n += 4;
-			} else if (mod == 0 && rm == 5) {
-				n += 4;
-			}
-			if (mod == 1)
-				n += 1;
-			else if (mod == 2)
-				n += 4;
-		}
-		if (p + n == 7)
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * The walk could not go on from its last frame: as the copy's walk does, it looks up the
  * stack from there for a return address, a word of the frame loop at a time (bpf_loop
@@ -613,7 +577,6 @@ static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 {
 	const struct kunw_proc *p;
 	const struct kunw_map *x;
-	__u32 lo, hi, k;
 	__u64 a = w->scan_at, v, code, bp;
 	__u8 b[8];
 
@@ -625,26 +588,11 @@ static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 	p = bpf_map_lookup_elem(&kprocs, &w->pid);
 	if (!p)
 		return 1;
-	hi = p->n < KUNW_MAX_MAPS ? p->n : KUNW_MAX_MAPS;
-	lo = 0;
-	for (k = 0; k < 10; k++) {
-		__u32 half = hi >> 1;
-
-		if (!half)
-			break;
-		*(volatile __u32 *)&c->tmp = lo + half;
-		x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
-		if (x->start <= v)
-			lo += half;
-		hi -= half;
-	}
-	*(volatile __u32 *)&c->tmp = lo;
-	x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
-	if (!p->n || v < x->start || v >= x->end || x->fid == KUNW_ANON ||
-	    bpf_probe_read_user(&code, 8, (void *)(v - 8)))
+	x = find_map(p, c, v);
+	if (!x || x->fid == KUNW_ANON || bpf_probe_read_user(&code, 8, (void *)(v - 8)))
 		return 0;
 	__builtin_memcpy(b, &code, 8);
-	if (!call_before(b + 1))
+	if (!kunw_call_before(b + 1))
 		return 0;
 	/* found: callee-saved registers as the last frame left them; but where rbp points
 	 * at the slot below the return address, the code passed over made a classic frame

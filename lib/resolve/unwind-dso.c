@@ -11,6 +11,7 @@
 
 #include "elfcheck.h"
 #include "elfsyms.h"
+#include "kunwind.h"
 #include "unwind-priv.h"
 #include "util.h"
 
@@ -223,53 +224,6 @@ int page_kind(struct walk *w, uint64_t addr)
 	return kind;
 }
 
-/*
- * Do the bytes b[0..7) that end just before a return address hold a call?  e8 rel32, or
- * ff /2 with any ModRM form (optional notrack/segment prefix and REX), ending exactly at
- * the return address.
- */
-static int decode_call_before(const uint8_t b[7])
-{
-	if (b[2] == 0xe8)
-		return 1;
-	for (int len = 2; len <= 7; len++) {
-		const uint8_t *p = b + 7 - len, *end = b + 7;
-		unsigned modrm, mod, rm, n;
-
-		if (p < end && (*p == 0x3e || *p == 0x2e || *p == 0x67))
-			p++;
-		if (p < end && (*p & 0xf0) == 0x40)
-			p++;
-		if (end - p < 2 || p[0] != 0xff)
-			continue;
-		modrm = p[1];
-		if (((modrm >> 3) & 7) != 2)
-			continue;
-		mod = modrm >> 6;
-		rm = modrm & 7;
-		n = 2;
-		if (mod != 3) {
-			if (rm == 4) {
-				if (end - p < 3)
-					continue;
-				n++;
-				if (mod == 0 && (p[2] & 7) == 5)
-					n += 4;
-			} else if (mod == 0 && rm == 5) {
-				n += 4;
-			}
-			if (mod == 1)
-				n += 1;
-			else if (mod == 2)
-				n += 4;
-		}
-		if (p + n == end)
-			return 1;
-	}
-	return 0;
-}
-
-/* Is ra a plausible return address: in file-backed code, right after a call? */
 int is_return_address(struct walk *w, uint64_t ra)
 {
 	struct space *sp = w->sp;
@@ -282,7 +236,7 @@ int is_return_address(struct walk *w, uint64_t ra)
 	v = u64map_get(&sp->calls, ra);
 	if (v)
 		return v == (void *)1;
-	ok = !read_file_bytes(w, ra - 7, b, sizeof(b)) && decode_call_before(b);
+	ok = !read_file_bytes(w, ra - 7, b, sizeof(b)) && kunw_call_before(b);
 	if (w->bail)
 		return 0;	/* not known: not cached */
 	if (sp->calls.nr < CALL_CACHE_MAX)
