@@ -2,6 +2,15 @@
 WL="$BUILD/tests/workloads"
 RECDUMP="$BUILD/tests/recdump"
 
+# jit_maps_cleanup: remove the /tmp/perf-PID.map each unw-jit run published (the pid
+# from its "pid PID" line, kept in $TRASH/wl*.out)
+jit_maps_cleanup() {
+	for f in "$TRASH"/wl*.out; do
+		pid=$(sed -n "s/^pid //p" "$f" 2>/dev/null)
+		[ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
+	done
+}
+
 # sym_range BIN SYM: "START END" (hex, no 0x) of SYM in a non-PIE binary.
 sym_range() {
 	nm -S "$1" | awk -v s="$2" '$4 == s { print $1, $2 }'

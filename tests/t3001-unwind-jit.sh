@@ -5,17 +5,12 @@
 # The kernel is the widest this CPU runs (AVX-512, AVX2 or SSE: unw-jit says which);
 # the SSE one, which every x86-64 runs, is checked as well where it is not the widest.
 . "$(dirname "$0")/lib.sh"
+. "$SRC/record-lib.sh"
 test_require PERF_EVENTS
 
 WL="$BUILD/tests/unw-jit"
 
-cleanup_jit() {
-	for f in "$TRASH"/wl*.out; do
-		pid=$(sed -n "s/^pid //p" "$f" 2>/dev/null)
-		[ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
-	done
-}
-trap 'cleanup_jit; test_cleanup' EXIT
+trap 'jit_maps_cleanup; test_cleanup' EXIT
 
 # check ISA: record the kernel unw-jit picks for UNW_JIT_ISA=ISA ("" = the widest), and
 # check the table, the folded stacks and the scan share

@@ -12,16 +12,10 @@
 # far from the verifier's limit of 1,000,000 instructions.  Where the kernel will not
 # run the walk (no BPF, no bpf_loop), the end line says nothing of it: skipped.
 . "$(dirname "$0")/lib.sh"
+. "$SRC/record-lib.sh"
 test_require PERF_EVENTS
 
-# unw-jit publishes /tmp/perf-PID.map: removed at the end
-cleanup_jit() {
-	for f in "$TRASH"/wl*.out; do
-		pid=$(sed -n "s/^pid //p" "$f" 2>/dev/null)
-		[ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
-	done
-}
-trap 'cleanup_jit; test_cleanup' EXIT
+trap 'jit_maps_cleanup; test_cleanup' EXIT
 
 # agree ERR [MIN_ENDED_PCT]: the end line of ERR says the kernel walked nearly every
 # sample, and that where both walks ended they agree
