@@ -228,7 +228,6 @@ static void say_kstack(const struct recorder *r)
 	fputc('\n', stderr);
 }
 
-
 static void print_summary(struct recorder *r, const char *path, int incomplete)
 {
 	uint64_t bytes = recwriter_bytes(r->w);
