@@ -8,7 +8,8 @@ test_expect_success 'list shows every rule as file:line: text, in order' '
 	"$DLPROF" families >out &&
 	n=$(grep -cv "^[[:space:]]*\(#\|$\)" "$TOP/share/families.rules") &&
 	test "$(wc -l <out)" = "$n" &&
-	head -1 out | grep -q "families.rules:[0-9]*: wait-gil sample=wait " &&
+	head -1 out | grep -q "families.rules:[0-9]*: wait-preempted sample=wait stack=take_gil " &&
+	sed -n 2p out | grep -q "families.rules:[0-9]*: wait-gil sample=wait " &&
 	grep -v " sample=wait" out | head -1 | grep -q "families.rules:[0-9]*: collective "
 '
 

@@ -39,6 +39,11 @@ struct thread_stat {
 	uint64_t last_in, last_out;
 	uint64_t preempt_ns;	/* off-CPU after an involuntary switch: runnable, waiting */
 	uint64_t gil_ns, gil_waits;	/* its switch-outs in family wait-gil: waits for the GIL */
+	uint64_t *gil_at;	/* their times */
+	size_t nr_gil_at, alloc_gil_at;
+	uint64_t gil_preempted;	/* of them, preempted there (the switch record says): still
+				   runnable, which a free-threaded build with its GIL off is
+				   where take_gil returns at once */
 	uint64_t py_samples;	/* its CPU samples with Python frames (running Python) */
 	uint64_t held_samples;	/* its CPU samples holding the GIL (read in the kernel) */
 	uint64_t held_off_ns;	/* off the CPU from a switch-out holding the GIL */

@@ -141,13 +141,16 @@ static int gil_columns(const struct dlview *v)
  * drop_gil (PYTHON_GIL=1, or an extension module without free-threading support, turns
  * it on as the process runs: then it is reported as any).  Its main thread may be seen
  * holding it a moment: the import of an extension module turns it on while the module
- * starts (0.1 ms in gil_contend.py). */
+ * starts (0.1 ms in gil_contend.py).  A thread preempted in take_gil does not say it is
+ * on: with it off, take_gil returns at once, but a thread can be preempted before it
+ * does (1.6 ms once in 6 runs of gil_contend.py under a spinner per core: zlib_compress,
+ * _PyThreadState_Attach, take_gil, then an interrupt's return to user mode). */
 static int gil_off(const struct dlview *v)
 {
 	if (!v->free_threaded)
 		return 0;
 	for (size_t i = 0; i < v->nr_threads; i++)
-		if (v->threads[i].gil_waits)
+		if (v->threads[i].gil_waits > v->threads[i].gil_preempted)
 			return 0;
 	return 1;
 }
@@ -185,6 +188,10 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 
 		dlview_on_off(v, t, &on, &off);
 		dlview_gil_split(v, t, &py, &gw, &other);
+		if (no_gil) {
+			other += gw;	/* (preempted in take_gil: gil_off) */
+			gw = 0;
+		}
 		if (fmt == DLVIEW_JSON) {
 			fprintf(out, "%s\n  {\"pid\": %u, \"tid\": %u, \"comm\": ", i ? "," : "", t->pid, t->tid);
 			fput_json_str(out, t->comm ? t->comm : "[unknown]");

@@ -154,6 +154,8 @@ void dlview_free(struct dlview *v)
 	free(v->py_path.tab);
 	free(v->op_faults.tab);
 	free(v->line_faults.tab);
+	for (size_t i = 0; i < v->nr_threads; i++)
+		free(v->threads[i].gil_at);
 	free(v->threads);
 	proc_table_release(&v->procs);
 	free(v->proc_fam.tab);
@@ -265,6 +267,8 @@ static void count_wait(struct dlview *v, const struct attributed *as)
 	} else if (as->a->family == v->f_gil) {
 		t->gil_ns += as->s->period;
 		t->gil_waits++;
+		ALLOC_GROW(t->gil_at, t->nr_gil_at + 1, t->alloc_gil_at);
+		t->gil_at[t->nr_gil_at++] = as->s->time;
 	}
 }
 
@@ -429,12 +433,41 @@ static int dv_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, u
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A GIL wait of t's at about time (its switch-out sample and the switch record are
+ * written at the same switch, microseconds apart) */
+#define GIL_AT_NS 100000
+static int gil_wait_at(const struct thread_stat *t, uint64_t time)
+{
+	size_t lo = 0, hi = t->nr_gil_at;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->gil_at[mid] < time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo < t->nr_gil_at && t->gil_at[lo] - time <= GIL_AT_NS) ||
+	       (lo && time - t->gil_at[lo - 1] <= GIL_AT_NS);
+}
+
 /* Each thread's time on and off the CPU, voluntary and involuntary switches. */
 static void thread_switches(struct dlview *v)
 {
 	struct thread_stat *t = NULL;
 
 	switches_sort(&v->sw);
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i].nr_gil_at > 1)
+			qsort(v->threads[i].gil_at, v->threads[i].nr_gil_at, 8, cmp_u64);
 	for (size_t i = 0; i < v->sw.nr; i++) {
 		const struct switch_ev *e = &v->sw.v[i];
 
@@ -450,6 +483,8 @@ static void thread_switches(struct dlview *v)
 				t->invol++;
 			else
 				t->vol++;
+			if (e->preempt && t->nr_gil_at && gil_wait_at(t, e->time))
+				t->gil_preempted++;
 		} else {
 			if (t->last_out && e->time > t->last_out) {
 				t->off_ns += e->time - t->last_out;
