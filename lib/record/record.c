@@ -219,6 +219,10 @@ static void say_kstack(const struct recorder *r)
 		k->table_bytes / 1e6, k->table_ns / 1e9);
 	if (k->table_failed)
 		fprintf(stderr, ", %llu files without", (unsigned long long)k->table_failed);
+	if (k->proc_failed || k->maps_over)
+		fprintf(stderr, "; the kernel not told all of a process's code mappings %llu "
+			"times (more than %u, or refused): their samples keep their copy",
+			(unsigned long long)(k->proc_failed + k->maps_over), KUNW_MAX_MAPS);
 	if (k->dropped)
 		fprintf(stderr, "; %llu walks dropped (its buffer was full)",
 			(unsigned long long)k->dropped);
