@@ -37,9 +37,9 @@ LDLIBS   := $(PKG_LIBS) $(CAPSTONE_LIBS) $(LIBBPF_LIBS) -lpfm -lstdc++ -lpthread
 # lib/ is one folder per stage, in this order: a stage uses the stages before it only
 # (tests/t0003-layers.sh checks every #include and every call between the objects
 # against it; docs/layout.md says what each holds).  lib/inject/ is what record loads into workloads, built by its fragments;
-# *.bpf.c are BPF programs, built by theirs (lib/record/pybpf.mk).
+# *.bpf.c are BPF programs, built by theirs (lib/record/python/pybpf.mk).
 STAGES   := util file isa resolve record attribute views
-LIB_SRC  := $(sort $(filter-out %.bpf.c,$(foreach s,$(STAGES),$(wildcard lib/$(s)/*.c))))
+LIB_SRC  := $(sort $(filter-out %.bpf.c,$(foreach s,$(STAGES),$(wildcard lib/$(s)/*.c lib/$(s)/*/*.c))))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(O)/%.o)
@@ -94,7 +94,7 @@ $(O)/tests/unit/%: tests/unit/%.c $(O)/libdlprof.a | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(O)/libdlprof.a $(LDLIBS)
 
--include $(sort $(wildcard lib/*/*.mk tests/*.mk tests/*/*.mk examples/*.mk bench/*.mk))
+-include $(sort $(wildcard lib/*/*.mk lib/*/*/*.mk tests/*.mk tests/*/*.mk examples/*.mk bench/*.mk))
 ifneq ($(HELPERS),$(helpers_named))
 $(error a fragment changed HELPERS: name a helper in the Makefile, where every rule reads it)
 endif

@@ -34,8 +34,8 @@ $(FUZZ_DIR)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 
-# includes the BPF program's skeleton (lib/record/pybpf.mk)
-$(FUZZ_DIR)/lib/record/pybpf.o: $(PYBPF_SKEL)
+# includes the BPF program's skeleton (lib/record/python/pybpf.mk)
+$(FUZZ_DIR)/lib/record/python/pybpf.o: $(PYBPF_SKEL)
 
 $(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)

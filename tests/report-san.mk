@@ -9,8 +9,8 @@ $(SAN_DIR)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -O2 -O1 -O0 -O3,$(ALL_CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
-# includes the BPF program's skeleton (lib/record/pybpf.mk)
-$(SAN_DIR)/lib/record/pybpf.o: $(PYBPF_SKEL)
+# includes the BPF program's skeleton (lib/record/python/pybpf.mk)
+$(SAN_DIR)/lib/record/python/pybpf.o: $(PYBPF_SKEL)
 
 $(SAN_DIR)/dlprof: $(SAN_OBJ)
 	$(CC) $(SAN_FLAGS) -o $@ $(SAN_OBJ) $(LDLIBS)

@@ -8,8 +8,8 @@
 #include "jitsym.h"
 #include "memevent.h"
 #include "memrec.h"
-#include "pybpf.h"
-#include "pyread.h"
+#include "python/pybpf.h"
+#include "python/pyread.h"
 #include "recfile.h"
 #include "rephash.h"
 #include "ring.h"
@@ -18,7 +18,7 @@
 #include "paths.h"
 #include "util.h"
 #include "version.h"
-#include "pybpf-prog.h"
+#include "python/pybpf-prog.h"
 #include "recorder.h"
 
 #include <dirent.h>

@@ -21,8 +21,8 @@
 
 #include "frame.h"
 #include "kstack.h"
-#include "pybpf.h"
-#include "pybpf-prog.h"
+#include "python/pybpf.h"
+#include "python/pybpf-prog.h"
 #include "rephash.h"
 #include "unwind.h"
 #include "util.h"

@@ -8,7 +8,7 @@
 #include "frame.h"
 #include "isa.h"
 #include "pyrec.h"
-#include "pybpf-prog.h"
+#include "python/pybpf-prog.h"
 #include "recunwind-priv.h"
 #include <sys/mman.h>
 #include "util.h"

@@ -1,7 +1,7 @@
 /* finish.c - the end of a recording: build-ids, kernel symbols, JIT maps and dumps, ITT files, META, checks (recorder.h). */
 #include "itt-format.h"
 #include "ksyms.h"
-#include "pybpf-prog.h"
+#include "python/pybpf-prog.h"
 #include "recorder.h"
 
 #include <dirent.h>

@@ -1,6 +1,6 @@
 /* pykernel.c - Python stacks read in the kernel at the sample, joined with their samples (recorder.h, pybpf.h). */
 #include "record.h"
-#include "recunwind.h"
+#include "../recunwind.h"
 #include "attach.h"
 #include "elfsyms.h"
 #include "event.h"
@@ -13,11 +13,11 @@
 #include "recfile.h"
 #include "rephash.h"
 #include "ring.h"
-#include "workload.h"
+#include "../workload.h"
 #include "paths.h"
 #include "util.h"
 #include "version.h"
-#include "recorder.h"
+#include "../recorder.h"
 
 #include <dirent.h>
 #include <errno.h>

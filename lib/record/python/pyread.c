@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #include "memevent.h"
-#include "proc-root.h"
+#include "../proc-root.h"
 #include "pyread-priv.h"
 #include "pyread.h"
 
