@@ -132,10 +132,10 @@ int cmd_families(int argc, const char **argv)
 		fam = family_classify_ctx(r, fr, nr, &ctx, &rule);
 		printf("family: %s\n", fam);
 		printf("rule:   %s\n", rule);
-		if (isa_from_name(explain))
-			printf("isa:    %s\n", isa_from_name(explain));
+		if (family_isa_from_name(explain))
+			printf("isa:    %s\n", family_isa_from_name(explain));
 		{
-			const char *op = op_from_stack(fr, nr);
+			const char *op = family_op_from_stack(fr, nr);
 
 			printf("op:     %s\n", op ? op : "(no op)");
 		}

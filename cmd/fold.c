@@ -96,7 +96,7 @@ static int fold_main(int argc, const char **argv, int svg)
 		error("--diff takes two recordings, BASE NEW (see 'dlprof flamegraph -h')");
 		return EXIT_USAGE;
 	}
-	nr_inputs = reader_inputs(argc, argv, &input, symfs, &inputs);
+	nr_inputs = filter_reader_inputs(argc, argv, &input, symfs, &inputs);
 	if (nr_inputs < 0)
 		return nr_inputs == -1 ? EXIT_USAGE : EXIT_FATAL;
 	if (off_cpu && wall) {

@@ -161,7 +161,7 @@ int cmd_record(int argc, const char **argv)
 		return EXIT_USAGE;
 	}
 	if (ct_flags)
-		return exit_status(record_container_flags(stdout));
+		return exit_status(env_container_flags(stdout));
 	if (opts.events && opts.events[0] == '{') {
 		/* perf's group: its leader samples, the others are read with each sample */
 		const char *close = strchr(opts.events, '}');
@@ -195,7 +195,7 @@ int cmd_record(int argc, const char **argv)
 		return EXIT_USAGE;
 	}
 	if (opts.container || opts.cgroup) {
-		ret = record_container_pids(opts.container, opts.cgroup, &pidlist);
+		ret = container_pids(opts.container, opts.cgroup, &pidlist);
 		if (ret)
 			return exit_status(ret);
 		opts.pids = pidlist.buf;
@@ -232,7 +232,7 @@ int cmd_record(int argc, const char **argv)
 	}
 	/* one file per host, rank or process: ranks on a shared filesystem never write one */
 	if (strchr(opts.output, '%')) {
-		if (record_output_name(opts.output, &output) < 0)
+		if (attach_output_name(opts.output, &output) < 0)
 			return EXIT_USAGE;
 		opts.output = output.buf;
 	}
@@ -243,7 +243,7 @@ int cmd_record(int argc, const char **argv)
 	opts.no_python = !python;
 	/* by default where it is cheap: the default events, stacks unwound while recording
 	 * (a few tens of bytes per switch instead of a stack copy); -e names every event.
-	 * With --metrics: each switch-out reads the counters (setup.c) */
+	 * With --metrics: each switch-out reads the counters (events.c) */
 	if (off_cpu < 0)
 		off_cpu = ((!opts.events && opts.callgraph == RECORD_CG_DWARF && unwind) ||
 			   opts.metrics) && !opts.system_wide ? 2 : 0;	/* -a: every switch of the machine */

@@ -37,7 +37,7 @@ int cmd_timeline(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, timeline_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	nr_inputs = reader_inputs(argc, argv, &input, symfs, &inputs);
+	nr_inputs = filter_reader_inputs(argc, argv, &input, symfs, &inputs);
 	if (nr_inputs < 0)
 		return nr_inputs == -1 ? EXIT_USAGE : EXIT_FATAL;
 	if (filter_init(&filt, &fa) < 0) {

@@ -20,11 +20,11 @@
 int attach_parse_pids(const char *list, pid_t **pids);
 /* This process's rank in a distributed job, from its launcher's environment (RANK,
  * OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), or NULL */
-const char *job_rank(void);
-/* record -o: pattern with %h (host name), %r (job_rank()), %p (dlprof's pid) and %%
+const char *attach_job_rank(void);
+/* record -o: pattern with %h (host name), %r (attach_job_rank()), %p (dlprof's pid) and %%
  * replaced, into out; -1 (error printed) for an unknown %x or a %r without a rank */
 struct strbuf;
-int record_output_name(const char *pattern, struct strbuf *out);
+int attach_output_name(const char *pattern, struct strbuf *out);
 
 /* The threads of pid now (/proc/PID/task), into *tids (allocated).  Returns how many;
  * 0 when the process is gone. */
@@ -36,21 +36,21 @@ time_t attach_start_wall(pid_t pid);
 /* pid's command line, arguments separated by spaces, appended to sb.  Returns 0 or -1. */
 int attach_cmdline(pid_t pid, struct strbuf *sb);
 
-/* The value of variable name in an environment proc_info_rec() read, or NULL */
+/* The value of variable name in an environment attach_proc_info() read, or NULL */
 const char *attach_env_value(const struct strbuf *env, const char *name);
 
 /* The payload of a DLP_REC_PROC record for pid (recfile.h: its command line, its
  * container and, from its environment, rank, local_rank and world_size), appended to sb.  Returns 0, or -1
  * when the process is gone (sb unchanged).  env, when not NULL, gets the environment it
  * read (as it started: "NAME=VALUE" strings, NUL-separated), for attach_env_value(). */
-int proc_info_rec(pid_t pid, struct strbuf *sb, struct strbuf *env);
+int attach_proc_info(pid_t pid, struct strbuf *sb, struct strbuf *env);
 /* The same for the command record started (argv) before it exec'd anything else: its
  * environment is record's own (a command that ended before /proc was read). */
-void proc_info_rec_ours(pid_t pid, const char *const *argv, struct strbuf *sb);
+void attach_proc_info_ours(pid_t pid, const char *const *argv, struct strbuf *sb);
 
 /* The container pid runs in, by its runtime's name (Podman, Docker; else the id's first
  * 12 hex digits), appended to name: 0, or -1 when its cgroup names none (ctname.c). */
-int container_of_pid(pid_t pid, struct strbuf *name);
+int ctname_of_pid(pid_t pid, struct strbuf *name);
 
 typedef int (*attach_emit_fn)(void *ctx, const struct perf_event_header *rec);
 

@@ -35,7 +35,7 @@ struct attributed {
 					   (below dlprof's interposer and malloc & co.) */
 	const struct sample_attr *a;	/* a->op is the final operator */
 	const char *const *ops;		/* with attr_view.want_ops: every distinct operator
-					   on the stack, innermost first (op_from_stack()
+					   on the stack, innermost first (family_op_from_stack()
 					   of each frame); else NULL */
 	size_t nr_ops;
 };
@@ -61,11 +61,11 @@ struct attr_view {
 struct attr_stream;
 
 /* A frame of dlprof's allocation sampler (record --memory's interposer) */
-int mem_library_frame(const struct frame *f);
+int attr_mem_library_frame(const struct frame *f);
 /* Where an allocation's stack starts: past the kernel's frames (none for a uprobe) and
  * the interposer's, at its frame the workload called (attributed.leaf is below it, past
  * the allocation functions too) */
-size_t alloc_stack_start(const struct frame *frames, size_t nr);
+size_t attr_alloc_stack_start(const struct frame *frames, size_t nr);
 
 struct attr_stream *attr_stream_new(const struct family_rules *rules,
 				    const struct attr_view *view);

@@ -46,6 +46,6 @@ size_t family_rules_families(const struct family_rules *r, const char ***out);
 
 /* The ISA a JIT kernel or library function name says it uses ("avx512_core", "avx512",
  * "avx2", "avx", "sse41", "uni", "amx"), or NULL. */
-const char *isa_from_name(const char *name);
+const char *family_isa_from_name(const char *name);
 
 #endif

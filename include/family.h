@@ -44,13 +44,13 @@ const char *family_classify_ctx(const struct family_rules *r, const struct frame
  * dot when it has one ("aten::fill_.Scalar", "aten::add.Tensor", torchops.h); else an
  * autograd node ("autograd::AccumulateGrad"); NULL when the stack is outside any operator.  The returned
  * string is interned (valid until family_rules_free / process exit). */
-const char *op_from_stack(const struct frame *frames, size_t nr);
+const char *family_op_from_stack(const struct frame *frames, size_t nr);
 /* Every distinct operator a stack runs in, innermost first: each at::_ops::<op> frame and
  * each autograd node's apply (torch::autograd::generated::<Node>::apply), named as
- * op_from_stack() names them; at most MAX.  What an inclusive ("Total") count per operator
+ * family_op_from_stack() names them; at most MAX.  What an inclusive ("Total") count per operator
  * counts a sample or an allocation to. */
-size_t ops_on_stack(const struct frame *frames, size_t nr, const char **out, size_t max);
+size_t family_ops_on_stack(const struct frame *frames, size_t nr, const char **out, size_t max);
 /* An OpenMP runtime's library (libgomp, libiomp5, libomp) by its short DSO name */
-int omp_runtime_dso(const char *dso);
+int family_omp_runtime_dso(const char *dso);
 
 #endif

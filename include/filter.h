@@ -67,7 +67,7 @@ int filter_kept(const struct sample_filter *f, uint32_t tid, uint64_t time);
  * *input.  Returns how many, or with one line said -1 (a usage error) or -2 (a recording
  * that cannot be read).
  */
-int reader_inputs(int argc, const char **argv, const char **input, const char *symfs,
+int filter_reader_inputs(int argc, const char **argv, const char **input, const char *symfs,
 		  const char ***inputs);
 
 #endif

@@ -18,7 +18,7 @@
 					   "libpython3.12.so.1.0"; "[python]" where unknown),
 					   dso_path the file, srcline file:line */
 #define FRAME_IRQS_OFF	(1u << 7)	/* leaf standing for the irq-enable frames above it
-					   (profile.h, irq_enabler): sym ends in " (irqs off)" */
+					   (profile.h, profile_irq_enabler): sym ends in " (irqs off)" */
 
 /* frame.traits: facts about the function's code, computed once per symbol by the symbolizer */
 #define TRAIT_PAUSE_LOOP (1u << 0)	/* contains a short backward loop around PAUSE: a spin-wait */

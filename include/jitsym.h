@@ -49,15 +49,13 @@ int jitsym_code(struct jitsyms *j, int32_t pid, uint64_t addr, uint64_t *start,
  * by an earlier process of the same pid is another's).  The checks are made on the
  * open descriptor, so the file cannot be swapped between check and read.  Returns the
  * descriptor (*st filled), or -1 with *why NULL when there is no such file, else why
- * it was not taken (JIT_PERFMAP_OLD when it is older than SINCE).
+ * it was not taken (JITSYM_PERFMAP_OLD when it is older than SINCE).
  */
-extern const char JIT_PERFMAP_OLD[];
-int jit_perfmap_open(int32_t pid, long since, struct stat *st, const char **why);
+extern const char JITSYM_PERFMAP_OLD[];
+int jitsym_perfmap_open(int32_t pid, long since, struct stat *st, const char **why);
 /* The same checks on a map already opened (a process's own /tmp under its root, where
  * ANY_OWNER takes a file of any owner: that root is the process's alone); fd is closed
  * when refused. */
-int jit_perfmap_check(int fd, long since, int any_owner, struct stat *st, const char **why);
-/* Total entries held. */
-size_t jitsyms_count(const struct jitsyms *j);
+int jitsym_perfmap_check(int fd, long since, int any_owner, struct stat *st, const char **why);
 
 #endif

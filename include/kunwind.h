@@ -1,7 +1,7 @@
 /* kunwind.h - a file's CFI as the kernel walk reads it: rows of 8 bytes, one per range of
  * code with one rule, and an index by 4 KiB page of the file's addresses.  Made from the
  * rules the unwinder derives with libdw (lib/resolve/unwind-table.c), put in BPF maps by
- * record (lib/record/kstack.c), read by the BPF program (lib/record/pybpf.bpf.c).
+ * record (lib/record/kstack.c), read by the BPF program (lib/record/python/pybpf.bpf.c).
  * Included by clang -target bpf too: fixed-size types only.
  */
 #ifndef DLPROF_KUNWIND_H

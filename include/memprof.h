@@ -36,7 +36,7 @@ struct mem_alloc {
 	uint32_t tag;			/* what memprof_frames_cb returned for it */
 	const char *self;		/* the allocating function */
 	const char *family, *op, *pyline, *thread;	/* interned; pyline NULL outside Python */
-	uint32_t ops;			/* the operators on its stack (ops_on_stack, names
+	uint32_t ops;			/* the operators on its stack (family_ops_on_stack, names
 					   without overload): one of memprof's sets + 1, 0: none */
 	uint8_t kind;			/* enum mem_kind */
 	uint8_t at_peak;		/* live at the heap's peak */

@@ -84,19 +84,19 @@ void output_csv(FILE *out, const struct report_header *h, struct ct_row **rows, 
 
 /* Shorten a (C++) name to at most width display columns into buf (UTF-8 '…' used):
  * template arguments and parameter lists collapse first, then the middle is cut. */
-void shorten_name(const char *name, size_t width, char *buf, size_t bufsz);
+void output_shorten_name(const char *name, size_t width, char *buf, size_t bufsz);
 /* Shorten a DSO name to at most width columns: "[kernel.kallsyms]" -> "[kernel]", then
  * trailing version numbers go ("libgomp.so.1.0.0" -> "libgomp.so.1" -> "libgomp.so"),
  * then the end is cut with '…' (never the middle). */
-void shorten_dso(const char *dso, size_t width, char *buf, size_t bufsz);
+void output_shorten_dso(const char *dso, size_t width, char *buf, size_t bufsz);
 /* The row's name as the table shows it: an FDE-bounded function without the "dso!" prefix
  * when the DSO column names the DSO ("func@0x1f5e0"); JSON and CSV keep the full name. */
-const char *row_display_name(const struct ct_row *r);
+const char *output_row_name(const struct ct_row *r);
 /* The table's symbol cell in at most width columns: the display name, then
  * " ← caller" for unnamed code whose named caller is known and fits; with a srcline
  * (report --srcline) "name @ file.c:12" instead. */
-void table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz);
+void output_table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz);
 /* Human duration: "12.3 ms", "4.56 s". */
-void fmt_duration(char *buf, size_t sz, uint64_t ns);
+void output_duration(char *buf, size_t sz, uint64_t ns);
 
 #endif

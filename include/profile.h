@@ -74,7 +74,7 @@ struct profile_stats {
 	uint64_t py_delay_ns;		/* mean time from a sample to its read, of those
 					   not read as it was taken */
 	uint64_t py_at_sample;		/* Python stacks read as the sample was taken */
-	uint64_t irqs_off;		/* taken where interrupts came back on (irq_enabler()):
+	uint64_t irqs_off;		/* taken where interrupts came back on (profile_irq_enabler()):
 					   counted to the function that turned them on, its
 					   leaf frame marked FRAME_IRQS_OFF and " (irqs off)",
 					   unless raw_irqs */
@@ -122,7 +122,7 @@ struct profile_consumer {
  * _raw_spin_unlock_irq, ...).  A software clock's sample that falls due while
  * interrupts are off is taken when they come back on, in such a function: the time was
  * spent by its caller with interrupts off. */
-int irq_enabler(const char *sym);
+int profile_irq_enabler(const char *sym);
 
 /* Returns 0 ok, 1 truncated input (delivered what there was), -1 error (printed). */
 int profile_run(const char *path, const struct profile_opts *opts,

@@ -104,6 +104,6 @@ int pyrec_unpack(uint32_t type, const void *data, size_t len, struct strbuf *out
 
 /* The line of code unit index instr in a CPython 3.11 line table, firstlineno-based;
  * -1 when the table says no line. */
-int py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t instr);
+int pyrec_py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t instr);
 
 #endif

@@ -108,7 +108,7 @@ struct dlp_file_rec {
 /* Append the DLP_REC_FILE payload of this process's own [vdso] image to sb.  Returns 0,
  * or -1 when there is none (no AT_SYSINFO_EHDR, not a 64-bit ELF). */
 struct strbuf;
-int vdso_file_rec(struct strbuf *sb);
+int recfile_vdso_rec(struct strbuf *sb);
 
 /* DLP_REC_STACK payload: this struct, then nr u64 addresses (leaf first: the sampled
  * user IP, then return addresses as found on the stack, not adjusted), then

@@ -48,7 +48,7 @@ struct record_host {
 	 * the reader's own root (process.h machine_root_fn); thread-safe */
 	const char *(*root_at)(void *ctx, uint32_t pid, uint64_t time);
 	/* pid's JIT perf map (/tmp/perf-PID.map, under its root by the pid it knows
-	 * itself), checked as jit_perfmap_open checks it against since: a descriptor, or
+	 * itself), checked as jitsym_perfmap_open checks it against since: a descriptor, or
 	 * -1 with *why set when it is refused (NULL: there is none) */
 	int (*perf_map_open)(void *ctx, uint32_t pid, long since, struct stat *st,
 			     const char **why);
@@ -100,12 +100,12 @@ struct record_opts {
 /* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
  * pids.  DLP_OK, or DLP_FAILED with the reason printed (container.c). */
 struct strbuf;
-int record_container_pids(const char *container, const char *cgroup, struct strbuf *pids);
+int container_pids(const char *container, const char *cgroup, struct strbuf *pids);
 
 /* The flags of `podman run`/`docker run` that give a container started apart what
  * record gives a workload it starts (JIT profile, ITT collector), one line on out.
  * DLP_OK, or DLP_FAILED when the collector is missing (said; the JIT flags printed). */
-int record_container_flags(FILE *out);
+int env_container_flags(FILE *out);
 
 /*
  * Record opts->argv, or with opts->pids the running processes (every thread) until

@@ -44,9 +44,9 @@ size_t symbolize(struct symbolizer *s, const struct map *mp, uint64_t addr,
 const char *symbolizer_intern(struct symbolizer *s, const char *str);
 
 /* Demangle a C++ name into a malloc'd string, or NULL when it is not a mangled name. */
-char *demangle(const char *name);
+char *symbolize_demangle(const char *name);
 
 /* TRAIT_* of the code bytes [code, code+len) (e.g. TRAIT_PAUSE_LOOP). */
-unsigned code_traits(const uint8_t *code, size_t len);
+unsigned symbolize_code_traits(const uint8_t *code, size_t len);
 
 #endif

@@ -22,7 +22,7 @@ struct unwinder *unwinder_new(struct machine *m);
 void unwinder_free(struct unwinder *u);
 /* A function every thread starts in (_start, __libc_start_main, start_thread, clone3,
  * ...): a stack that reaches one is complete, and it says nothing about who called. */
-int thread_root_name(const char *name);
+int unwind_thread_root_name(const char *name);
 
 /*
  * Unwind sample s.  Writes up to max entries to ips[] (leaf first; ips[0] is the sample

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
+#include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -137,6 +138,16 @@ int run_capture(const char *const argv[], int timeout_ms, struct strbuf *sb);
 void clock_pair(uint64_t *mono, uint64_t *real, uint64_t *err);
 /* Clock c's time in ns (CLOCK_MONOTONIC: now_ns(); a CPU-time clock: that CPU time) */
 uint64_t clock_ns(clockid_t c);
+/* Thread t's CPU time so far (0: not known) */
+uint64_t thread_cpu_ns(pthread_t t);
+
+/* A list of strings, each at most once: add copies p unless it is there */
+struct path_list {
+	char **v;
+	size_t nr, alloc;
+};
+void path_list_add(struct path_list *l, const char *p);
+void path_list_clear(struct path_list *l);
 
 /* Set by cmd/dlprof.c: "auto" decision whether stdout is a colour terminal. */
 int want_color(int fd);

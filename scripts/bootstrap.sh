@@ -4,7 +4,7 @@
 set -e
 
 # build: headers and libraries, and clang, libbpf and bpftool for the BPF program
-# (lib/record/pybpf.mk); tests: real DL workloads and the reference profiler
+# (lib/record/python/pybpf.mk); tests: real DL workloads and the reference profiler
 BUILD_PKGS="gcc make pkg-config libelf-dev libdw-dev libpfm4-dev zlib1g-dev libcapstone-dev libstdc++-12-dev clang libbpf-dev bpftool"
 TEST_PKGS="libdnnl-dev libblas3 libopenblas-openmp-dev libomp-dev python3-torch linux-perf elfutils perl binutils protobuf-compiler tmux"
 # tests that skip without them (real-browser checks of the SVG and speedscope output;

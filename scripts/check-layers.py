@@ -14,10 +14,14 @@ private to that stage.  Two views of the arrows:
   calls:    from the objects the build made (OBJDIR, default ROOT/build: nm's defined
             and undefined symbols of each lib/**.o), a call or reference to a symbol
             defined in a later stage; files that call each other (a circle of calls
-            between files, CALL_CIRCLES below excepted, with their reason).
+            between files, CALL_CIRCLES below excepted, with their reason);
+  names:    an extern name a lib/ or cmd/ object defines that does not start with its
+            module's name: the first word of its file's name (unwind-dso.c: unwind...),
+            or a prefix PREFIXES below gives the file, its folder or the files named
+            alike.
 
-Fails, one line per problem; without the objects the calls are not checked, and it
-says so.  Not checked: that extern names carry their module's prefix.
+Fails, one line per problem; without the objects the calls and names are not checked,
+and it says so.
 """
 import subprocess
 import os
@@ -39,6 +43,27 @@ HEADER_STAGE = {
 
 # circles of calls between files allowed, each with its reason (none today)
 CALL_CIRCLES = {}
+
+# The prefixes extern names may start with besides the first word of the file's name,
+# by lib/ path: a file, a folder ("isa/") or the start of the files' names
+# ("resolve/unwind"); None: any name, with its reason
+PREFIXES = {
+    "util/util.c": None,            # the C basics every file calls: die, error, xmalloc,
+                                    # strbuf_*, as git's usage.c, wrapper.c, strbuf.h
+    "util/rephash.c": ("hash_", "str_intern", "strpool_", "u64map_"),
+    "util/paths.c": ("dlprof_", "buildid_", "mkdir_p", "remove_tree"),
+    "util/elfcheck.c": ("elf_", "fde_index_"),
+    "util/elfsyms.c": ("elf_", "build_id_"),
+    "util/parse-options.c": ("usage_with_options", "list_options"),  # git's names
+    "file/recfile.c": ("recwriter_", "recreader_"),
+    "isa/": ("isa_", "libisa_"),    # the stage is one module to its callers
+    "resolve/process.c": ("machine_", "dso_", "proc_"),  # perf's machine, thread and dso
+                                    # model; the PROC records' table
+    "cmd/": ("cmd_",),               # one entry point a command (cmds.h)
+    "cmd/dlprof.c": ("main",),
+    "resolve/unwind": ("unw_",),    # unwind*.c share unwind-priv.h's unw_ names
+    "record/recunwind": ("recunw_",),
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -83,9 +108,43 @@ def circles(deps):
     return sorted(comps)
 
 
-def nm(obj, *flags):
-    out = subprocess.run(["nm", *flags, obj], capture_output=True, text=True)
-    return out.stdout.splitlines() if out.returncode == 0 else None
+def nm(objs, *flags):
+    """{object: nm's lines of it} for every object, in one run; None: nm failed"""
+    out = subprocess.run(["nm", "-A", *flags, *objs], capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    lines = {obj: [] for obj in objs}
+    for line in out.stdout.splitlines():
+        for obj in (line.split(":", 1)[0],) if ":" in line else ():
+            if obj in lines:    # "OBJECT:ADDRESS TYPE NAME" (-A)
+                lines[obj].append(line[len(obj) + 1:])
+    return lines
+
+
+def prefixes_of(path):
+    """the prefixes an extern name defined by file path (lib/ or cmd/) may start with;
+    None: any"""
+    rel = path[len("lib/"):] if path.startswith("lib/") else path
+    allowed = [os.path.basename(rel).split("-")[0].split(".")[0]]
+    for key, more in PREFIXES.items():
+        if rel == key or (key.endswith("/") and rel.startswith(key)) or \
+                (not key.endswith((".c", "/")) and rel.startswith(key)):
+            if more is None:
+                return None
+            allowed.extend(more)
+    return tuple(allowed)
+
+
+def check_names(path, defined, problems):
+    """extern names of lib/ file path (nm's defined lines) without its module's prefix"""
+    allowed = prefixes_of(path)
+    if allowed is None or path.endswith(".bpf.c"):   # a BPF program: its maps' names
+        return
+    for line in defined:
+        f = line.split()
+        if len(f) == 3 and f[1] in "TDBRVW" and not f[2].lower().startswith(allowed):
+            problems.append("%s: extern %s does not start with %s"
+                            % (path, f[2], " or ".join(allowed)))
 
 
 def check_calls(root, objdir, files, rank, problems):
@@ -99,11 +158,13 @@ def check_calls(root, objdir, files, rank, problems):
                 return "not checked: no %s (build first)" % obj
             objs.append((path, st, obj))
     where, wants = {}, {}
+    all_defined = nm([o for _, _, o in objs], "--defined-only", "-g")
+    all_undefined = nm([o for _, _, o in objs], "-u")
+    if all_defined is None or all_undefined is None:
+        return "not checked: nm cannot read the objects"
     for path, st, obj in objs:
-        defined = nm(obj, "--defined-only", "-g")
-        undefined = nm(obj, "-u")
-        if defined is None or undefined is None:
-            return "not checked: nm cannot read %s" % obj
+        defined, undefined = all_defined[obj], all_undefined[obj]
+        check_names(path, defined, problems)
         for line in defined:
             f = line.split()
             if len(f) == 3 and f[1] in "TDBRVW":
@@ -194,7 +255,7 @@ def main():
     print("stages: " + " < ".join(stages) + " < cmd, inject")
     print("files:  " + ", ".join("%s %d" % (s, counts.get(s, 0))
                                  for s in stages + ["inject", "cmd"]))
-    print("calls:  " + called)
+    print("calls:  " + called + ("" if called.startswith("not") else "; names checked"))
     for p in problems:
         print("check-layers: " + p)
     print("%d problems" % len(problems))

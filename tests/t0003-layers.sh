@@ -4,7 +4,8 @@
 # includes and its objects' calls; the check fails on a copy with an upward #include,
 # another stage's private header, two files that include each other's header, a file in
 # a subfolder that includes upward, a call to a later stage, two files that call each
-# other; and says so where the objects are not built.
+# other, an extern name without its module's prefix; and says so where the objects are
+# not built.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null 2>&1 || test_skip_all "no python3"
 CHECK="python3 $TOP/scripts/check-layers.py"
@@ -17,7 +18,7 @@ copy() {
 test_expect_success 'the tree: every include and call runs down the stages, no circle' '
 	$CHECK "$TOP" "$BUILD" >out && cat out &&
 	test_grep -q "^0 problems" out &&
-	test_grep -q "^calls:  [0-9]* references between [0-9]* objects" out &&
+	test_grep -q "^calls:  [0-9]* references between [0-9]* objects; names checked" out &&
 	test_grep -q "^stages: util < file < isa < resolve < record < attribute < views" out
 '
 
@@ -81,6 +82,17 @@ test_expect_success 'two files that call each other fail, with no include betwee
 	objects lib/views/zz-a.c lib/views/zz-b.c &&
 	! $CHECK t t/build >out && cat out &&
 	test_grep -q "call each other: lib/views/zz-a.c, lib/views/zz-b.c" out
+'
+
+test_expect_success 'an extern name without its module'"'"'s prefix fails; a static one, a folder'"'"'s prefix pass' '
+	rm -rf t && copy &&
+	printf "int helper(int x) { return x + 1; }\nstatic int own(int x) { return x; }\nint zz_name_ok(int x) { return own(x); }\n" >t/lib/views/zz-name.c &&
+	printf "int isa_zz(int x) { return x; }\nint zz_isa(int x) { return x; }\nint other(int x) { return x; }\n" >t/lib/isa/zz-isa.c &&
+	objects lib/views/zz-name.c lib/isa/zz-isa.c &&
+	! $CHECK t t/build >out && cat out &&
+	test_grep -q "lib/views/zz-name.c: extern helper does not start with zz$" out &&
+	test_grep -q "lib/isa/zz-isa.c: extern other does not start with zz or isa_ or libisa_$" out &&
+	test $(grep -c "does not start" out) = 2
 '
 
 test_expect_success 'without the objects the calls are not checked, and it says so' '

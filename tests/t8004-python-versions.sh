@@ -6,7 +6,7 @@
 # generator and coroutine in order, and most samples checked against their stack copy;
 # with --memory, the bytes each C call allocates on the Python line that made it; an
 # interpreter that maps its libpython late is read once it has.
-# 3.13 is read through the offsets its _Py_DebugOffsets confirm (lib/record/pyread.c).
+# 3.13 is read through the offsets its _Py_DebugOffsets confirm (lib/record/python/pyread.c).
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
 W="$SRC/workloads/py_known.py"

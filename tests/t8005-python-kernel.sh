@@ -1,5 +1,5 @@
 #!/bin/sh
-# t8005-python-kernel.sh - Python stacks read in the kernel at the sample (lib/record/pybpf.c),
+# t8005-python-kernel.sh - Python stacks read in the kernel at the sample (lib/record/python/pybpf.c),
 # against the reads from outside (DLPROF_NO_BPF=1): tests/workloads/py_lines.py alternates
 # a 20 us C call and one of 800-1800 us on two lines; the short line's share of the
 # samples (about 1.6%, 90 samples) must be its share of the time, measured inside the

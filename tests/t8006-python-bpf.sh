@@ -1,6 +1,6 @@
 #!/bin/sh
 # t8006-python-bpf.sh - the BPF program that reads Python stacks in the kernel
-# (lib/record/pybpf.bpf.c: built by clang, loaded by libbpf; t8005 checks what it reads).
+# (lib/record/python/pybpf.bpf.c: built by clang, loaded by libbpf; t8005 checks what it reads).
 # Where the kernel runs it: each of its two programs loads, and the verifier's work stays
 # far from its limit of 1,000,000 instructions: the frame walk is a loop the verifier
 # follows once per frame, 256 at most (about 12,000 instructions on 6.18; written with the

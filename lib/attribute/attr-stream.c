@@ -66,19 +66,19 @@ struct attr *attr_stream_attr(struct attr_stream *as)
 	return as->attr;
 }
 
-int mem_library_frame(const struct frame *f)
+int attr_mem_library_frame(const struct frame *f)
 {
 	return f->dso && !strcmp(f->dso, MEM_LIBRARY);
 }
 
-size_t alloc_stack_start(const struct frame *frames, size_t nr)
+size_t attr_alloc_stack_start(const struct frame *frames, size_t nr)
 {
 	size_t first = 0;
 
 	while (first < nr && (frames[first].flags & FRAME_KERNEL))
 		first++;
-	while (first + 1 < nr && mem_library_frame(&frames[first]) &&
-	       mem_library_frame(&frames[first + 1]))
+	while (first + 1 < nr && attr_mem_library_frame(&frames[first]) &&
+	       attr_mem_library_frame(&frames[first + 1]))
 		first++;
 	return first;
 }
@@ -117,8 +117,8 @@ static size_t attr_leaf(const struct dlp_sample *s, const struct frame *frames, 
 
 	if (!s->evsel || strcmp(s->evsel->name, "mem-alloc"))
 		return 0;
-	first = alloc_stack_start(frames, nr);
-	self = first < nr && mem_library_frame(&frames[first]) ? first + 1 : first;
+	first = attr_alloc_stack_start(frames, nr);
+	self = first < nr && attr_mem_library_frame(&frames[first]) ? first + 1 : first;
 	while (self + 1 < nr && is_alloc_func(&frames[self]))
 		self++;
 	return self;
@@ -134,7 +134,7 @@ static int hand_on(struct attr_stream *as, struct machine *m, const struct dlp_s
 	if (as->err || !as->view.sample)
 		return as->err;
 	if (a && as->view.want_ops) {
-		at.nr_ops = ops_on_stack(frames, nr, ops, ARRAY_SIZE(ops));
+		at.nr_ops = family_ops_on_stack(frames, nr, ops, ARRAY_SIZE(ops));
 		at.ops = ops;
 	}
 	if (as->view.sample(as->view.ctx, &at) < 0)

@@ -166,7 +166,7 @@ static int omp_worker_stack(const struct dlp_sample *s, const struct frame *fram
 	if (s->tid == s->pid)
 		return 0;
 	for (size_t i = 0; i < nr; i++)
-		if (omp_runtime_dso(frames[i].dso))
+		if (family_omp_runtime_dso(frames[i].dso))
 			return 1;
 	return 0;
 }
@@ -253,7 +253,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 	out->fw = is_fw_code(&frames[0]);
 	if ((out->pychain = py_chain(frames, nr, &out->pyline)))
 		add_mark(&a->py[sw], s, out->pychain, out->pyline);
-	if ((op = op_from_stack(frames, nr))) {
+	if ((op = family_op_from_stack(frames, nr))) {
 		out->op = op;
 		out->src = ATTR_STACK;
 		add_mark(&a->ops[sw], s, op, NULL);
@@ -281,7 +281,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 void attr_observe(struct attr *a, const struct dlp_sample *s, const struct frame *frames,
 		  size_t nr)
 {
-	const char *op = nr ? op_from_stack(frames, nr) : NULL;
+	const char *op = nr ? family_op_from_stack(frames, nr) : NULL;
 
 	const char *line, *chain = nr ? py_chain(frames, nr, &line) : NULL;
 	int sw = attr_is_switch(s);

@@ -528,7 +528,7 @@ const char *family_classify_ctx(const struct family_rules *r, const struct frame
 }
 
 /* ---- ISA attribute ---- */
-const char *isa_from_name(const char *name)
+const char *family_isa_from_name(const char *name)
 {
 	static const struct { const char *needle, *isa; } tab[] = {
 		{ "avx512_core_amx", "amx" }, { "amx", "amx" },
@@ -734,11 +734,11 @@ static const char *inductor_fused_op(const struct frame *f)
 	return ret;
 }
 
-/* What one frame says of the operator, by the rules of op_from_stack in their order:
+/* What one frame says of the operator, by the rules of family_op_from_stack in their order:
  * [0] at::_ops::<op>::call / ::redispatch, or a torch.compile kernel's fused operators;
  * [1] at::native::...::<fn>; [2] an autograd node of torch::autograd::generated; [3] a
  * hand-written autograd node (torch::autograd::AccumulateGrad::apply, ...).  listed: the
- * frame names at::_ops:: or torch::autograd::generated:: (ops_on_stack). */
+ * frame names at::_ops:: or torch::autograd::generated:: (family_ops_on_stack). */
 struct frame_ops {
 	const char *sym, *dso_path;
 	const char *op[4];
@@ -764,7 +764,7 @@ static void frame_ops_find(const struct frame *f, struct frame_ops *fo)
 			       comp_is(comp[3], ident_len(comp[3], clen[3]), "redispatch")) &&
 		    ident_len(comp[2], clen[2])) {
 			size_t len = ident_len(comp[2], clen[2]);
-			size_t cut = torch_op_split(f->dso_path, comp[2], len);
+			size_t cut = torchops_split(f->dso_path, comp[2], len);
 			char buf[256];
 			int w;
 
@@ -839,7 +839,7 @@ static void frame_ops_of(const struct frame *f, struct frame_ops *out)
 	pthread_mutex_unlock(&frame_ops_lock);
 }
 
-const char *op_from_stack(const struct frame *frames, size_t nr)
+const char *family_op_from_stack(const struct frame *frames, size_t nr)
 {
 	struct frame_ops fo[64];
 	size_t i, p, n = nr < ARRAY_SIZE(fo) ? nr : ARRAY_SIZE(fo);
@@ -867,13 +867,13 @@ const char *op_from_stack(const struct frame *frames, size_t nr)
 	return NULL;
 }
 
-int omp_runtime_dso(const char *dso)
+int family_omp_runtime_dso(const char *dso)
 {
 	return dso && (!strncmp(dso, "libgomp", 7) || !strncmp(dso, "libiomp", 7) ||
 		       !strncmp(dso, "libomp", 6));
 }
 
-size_t ops_on_stack(const struct frame *frames, size_t nr, const char **out, size_t max)
+size_t family_ops_on_stack(const struct frame *frames, size_t nr, const char **out, size_t max)
 {
 	size_t n = 0, i, j;
 
@@ -885,7 +885,7 @@ size_t ops_on_stack(const struct frame *frames, size_t nr, const char **out, siz
 		if (!fo.listed)
 			continue;
 		for (size_t p = 0; p < 4 && !o; p++)
-			o = fo.op[p];	/* (op_from_stack of this frame alone) */
+			o = fo.op[p];	/* (family_op_from_stack of this frame alone) */
 		if (!o)
 			continue;
 		for (j = 0; j < n && out[j] != o; j++)

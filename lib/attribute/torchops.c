@@ -178,7 +178,7 @@ static size_t guess_split(const char *ident, size_t len)
 	return len;
 }
 
-size_t torch_op_split(const char *dso_path, const char *ident, size_t len)
+size_t torchops_split(const char *dso_path, const char *ident, size_t len)
 {
 	struct schema_set *st = NULL;
 	size_t i, ret;

@@ -492,7 +492,7 @@ int perfdata_read(const char *path, recfile_cb *cb, void *ctx, struct recfile_in
 		/* perf keeps no vDSO image in the file: this kernel's is the recorded one */
 		struct strbuf sb = STRBUF_INIT;
 
-		if (!vdso_file_rec(&sb))
+		if (!recfile_vdso_rec(&sb))
 			ret = cb(ctx, DLP_REC_FILE, sb.buf, sb.len);
 		strbuf_release(&sb);
 	}

@@ -276,7 +276,7 @@ static int32_t py_svarint(const unsigned char *t, size_t len, size_t *i)
  * 1CCCCLLL (code C, L+1 code units), then per code: 15 no location; 14 line delta
  * (svarint), end line, column, end column (varints); 13 line delta only; 10-12 the line
  * moves by C-10, two column bytes; 0-9 same line, one column byte. */
-int py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t instr)
+int pyrec_py311_line(const unsigned char *tab, size_t len, int firstlineno, uint32_t instr)
 {
 	size_t i = 0;
 	uint64_t addr = 0;

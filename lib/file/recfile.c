@@ -978,7 +978,7 @@ int recfile_read(const char *path, recfile_cb *cb, void *ctx, struct recfile_inf
 	return recfile_read_flags(path, cb, ctx, info, 0);
 }
 
-int vdso_file_rec(struct strbuf *sb)
+int recfile_vdso_rec(struct strbuf *sb)
 {
 	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
 	const Elf64_Ehdr *eh = (const void *)base;

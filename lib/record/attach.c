@@ -166,7 +166,7 @@ static const char *getenv_get(const char *name, void *ctx)
 static const char *const rank_names[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
 					  "SLURM_PROCID", NULL };
 
-const char *job_rank(void)
+const char *attach_job_rank(void)
 {
 	for (const char *const *n = rank_names; *n; n++) {
 		const char *v = getenv(*n);
@@ -177,7 +177,7 @@ const char *job_rank(void)
 	return NULL;
 }
 
-int record_output_name(const char *pattern, struct strbuf *out)
+int attach_output_name(const char *pattern, struct strbuf *out)
 {
 	struct utsname u;
 
@@ -202,7 +202,7 @@ int record_output_name(const char *pattern, struct strbuf *out)
 			strbuf_addf(out, "%d", (int)getpid());
 			break;
 		case 'r':
-			v = job_rank();
+			v = attach_job_rank();
 			if (!v || strchr(v, '/'))
 				return error("-o %s: %%r, but no rank in the environment (RANK, "
 					     "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID)", pattern);
@@ -294,7 +294,7 @@ static void proc_rec(pid_t pid, const char *cmdline, unsigned long long start,
 		strbuf_add(sb, job.buf, job.len + 1);
 	}
 	strbuf_reset(&job);
-	if (!container_of_pid(pid, &job) && job.len && !memchr(job.buf, '\0', job.len)) {
+	if (!ctname_of_pid(pid, &job) && job.len && !memchr(job.buf, '\0', job.len)) {
 		strbuf_add(sb, "container", sizeof("container"));
 		strbuf_add(sb, job.buf, job.len + 1);
 	}
@@ -306,7 +306,7 @@ const char *attach_env_value(const struct strbuf *env, const char *name)
 	return environ_get(name, (void *)env);
 }
 
-int proc_info_rec(pid_t pid, struct strbuf *sb, struct strbuf *env_out)
+int attach_proc_info(pid_t pid, struct strbuf *sb, struct strbuf *env_out)
 {
 	struct strbuf cmd = STRBUF_INIT, own = STRBUF_INIT, *env = env_out ? env_out : &own;
 	char path[64];
@@ -326,7 +326,7 @@ int proc_info_rec(pid_t pid, struct strbuf *sb, struct strbuf *env_out)
 	return 0;
 }
 
-void proc_info_rec_ours(pid_t pid, const char *const *argv, struct strbuf *sb)
+void attach_proc_info_ours(pid_t pid, const char *const *argv, struct strbuf *sb)
 {
 	struct strbuf cmd = STRBUF_INIT;
 

@@ -108,7 +108,7 @@ static int cgroup_member(long pid, const void *arg)
 	return in_cgroup(pid, arg);
 }
 
-int record_container_pids(const char *container, const char *cgroup, struct strbuf *pids)
+int container_pids(const char *container, const char *cgroup, struct strbuf *pids)
 {
 	if (container) {
 		static const char *const runtimes[] = { "podman", "docker", "nerdctl" };

@@ -108,7 +108,7 @@ static struct { char id[ID_LEN + 1]; char *name; } *known;
 static size_t nr_known, alloc_known;
 static pthread_mutex_t known_mu = PTHREAD_MUTEX_INITIALIZER;
 
-int container_of_pid(pid_t pid, struct strbuf *name)
+int ctname_of_pid(pid_t pid, struct strbuf *name)
 {
 	char path[64], line[4096], id[ID_LEN + 1];
 	int found = 0;

@@ -1,53 +1,13 @@
 /* drain.c - the drain: one callback per perf record, the sample rewritten and handed on (recorder.h). */
-#include "record.h"
-#include "recunwind.h"
-#include "attach.h"
-#include "elfsyms.h"
-#include "event.h"
-#include "isa.h"
-#include "jitsym.h"
-#include "memevent.h"
-#include "memrec.h"
-#include "python/pybpf.h"
-#include "python/pyread.h"
-#include "recfile.h"
-#include "rephash.h"
-#include "ring.h"
-#include "session.h"
-#include "workload.h"
-#include "paths.h"
-#include "util.h"
-#include "version.h"
 #include "python/pybpf-prog.h"
 #include "recorder.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/auxv.h>
-#include <sys/ioctl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/syscall.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 /* ---- the drain: one callback per perf record ---- */
 
@@ -83,7 +43,7 @@ static void note_kernel_ips(struct recorder *r, uint16_t cpumode, uint64_t ip,
  */
 /* Does the copy hold a TCB at off (address addr): addr at off and at off + 16?  (The
  * copy has 24 bytes at off.) */
-int tcb_at(const unsigned char *stack, size_t off, uint64_t addr)
+static int tcb_at(const unsigned char *stack, size_t off, uint64_t addr)
 {
 	uint64_t v, self;
 
@@ -174,7 +134,7 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 		uint32_t pid;
 
 		memcpy(&pid, q + 16, 4);
-		note_anon_ip(r, pid, ip);
+		jitcov_note_anon(r, pid, ip);
 	}
 	q += 48;
 	if (reads) {
@@ -328,7 +288,7 @@ static const struct perf_event_header *sample_own_id(struct recorder *r,
 	size_t c = 0;
 	int nr = 0;
 
-	/* IDENTIFIER, IP, TID, TIME, CPU first (attr_common): else sample_fixup drops it */
+	/* IDENTIFIER, IP, TID, TIME, CPU first (events_attr_common): else sample_fixup drops it */
 	if (rec->size < sizeof(*rec) + 48)
 		return rec;
 	memcpy(&id, p + sizeof(*rec), 8);
@@ -345,7 +305,7 @@ static const struct perf_event_header *sample_own_id(struct recorder *r,
 		r->relabel_guessed++;
 		r->relabel_guess = ev->name;
 	}
-	/* its cpu's counter: open_events() takes the ids in r->cpus' order */
+	/* its cpu's counter: events_open() takes the ids in r->cpus' order */
 	memcpy(&cpu, p + sizeof(*rec) + 32, 4);
 	while (c < (size_t)r->nr_cpus && r->cpus[c] != (int)cpu)
 		c++;
@@ -479,17 +439,6 @@ static void py_unpublish(struct recorder *r, uint32_t pid)
 		}
 }
 
-struct mem_proc *mem_proc(struct recorder *r, uint32_t pid)
-{
-	for (size_t i = r->mem.nr_procs; i-- > 0;)
-		if (r->mem.procs[i].pid == pid)
-			return &r->mem.procs[i];
-	ALLOC_GROW(r->mem.procs, r->mem.nr_procs + 1, r->mem.alloc_procs);
-	memset(&r->mem.procs[r->mem.nr_procs], 0, sizeof(struct mem_proc));
-	r->mem.procs[r->mem.nr_procs].pid = pid;
-	return &r->mem.procs[r->mem.nr_procs++];
-}
-
 /* --memory: count the events; a process's exit statistics are noted */
 static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 			    const struct perf_event_header *rec)
@@ -508,7 +457,7 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 		struct mem_proc *mp;
 
 		memcpy(&pid, (const char *)rec + sizeof(*rec) + 16, 4);
-		mp = mem_proc(r, pid);
+		mp = mem_proc_of(r, pid);
 		mp->stats = 1;
 		mp->calls = args[0];
 		mp->bytes = args[1];
@@ -524,14 +473,14 @@ static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
 	struct strbuf sb = STRBUF_INIT, env = STRBUF_INIT;
 	int ret = 0;
 
-	if (!proc_info_rec((pid_t)pid, &sb, &env)) {
+	if (!attach_proc_info((pid_t)pid, &sb, &env)) {
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
-		itt_note_foreign(r, pid, attach_env_value(&env, "DLPROF_ITT_DIR"));
+		capture_itt_foreign(r, pid, attach_env_value(&env, "DLPROF_ITT_DIR"));
 	} else if (!last) {
 		ret = -1;
 	} else if (first) {
 		/* the command, gone already: it ran what we started, as we started it */
-		proc_info_rec_ours((pid_t)pid, (const char *const *)r->opts->argv, &sb);
+		attach_proc_info_ours((pid_t)pid, (const char *const *)r->opts->argv, &sb);
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
 	}
 	strbuf_release(&sb);
@@ -543,7 +492,7 @@ static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
  * (a process already gone keeps only its comm).  Read at once after the exec, the
  * command line is still empty (record drains at each exec where it reads Python in the
  * kernel): read again at the next drains, for PROC_LATER_NS at most. */
-void put_proc_info(struct recorder *r, uint32_t pid)
+void drain_proc_info(struct recorder *r, uint32_t pid)
 {
 	int first = pid && pid == r->cmd_pid && !r->cmd_exec_seen;
 
@@ -558,7 +507,7 @@ void put_proc_info(struct recorder *r, uint32_t pid)
 
 /* The execs whose command line was not in place at the last drain (last: the end of
  * the run, the last try) */
-void proc_info_later(struct recorder *r, int last)
+void drain_proc_later(struct recorder *r, int last)
 {
 	size_t w = 0;
 	uint64_t now = r->nr_proc_later ? now_ns() : 0;
@@ -590,7 +539,7 @@ static void sample_python(struct recorder *r, const struct rec_event *ev,
 	*py = (struct recunw_py){ .pid = pid, .tid = tid, .time = t, .state = DLP_PY_TRUSTED };
 	if (ev->mem == MEM_EV_ALLOC && mem_py_chain(r, pid, tid, t, want_chain)) {
 		py->flags = DLP_PYSTACK_OWN;	/* read by the allocating thread */
-	} else if (r->py.pb && !ev->mem && (kern = pb_sample(r, pid, tid, t, want_chain))) {
+	} else if (r->py.pb && !ev->mem && (kern = pykernel_sample(r, pid, tid, t, want_chain))) {
 		/* read in the kernel, with whether its thread held the GIL */
 		py->flags = DLP_PYSTACK_KERNEL | (kern == 2 ? DLP_PYSTACK_GIL : 0);
 	} else if (ev->off_cpu) {
@@ -599,7 +548,7 @@ static void sample_python(struct recorder *r, const struct rec_event *ev,
 		 * runs little, so its first sample came late (t8008's native thread: its
 		 * first 77 ms of waits without their line) */
 		if (r->py.pb)
-			pb_list(r, pid);
+			pykernel_list(r, pid);
 	} else if (pyreader_sample(r->py.reader, pid, tid, t, r->py.smp_stack, r->py.smp_len,
 				   r->py.smp_sp, r->ru ? &ref : NULL)) {
 		/* read now, from outside */
@@ -608,7 +557,7 @@ static void sample_python(struct recorder *r, const struct rec_event *ev,
 		if (r->mem.shared)
 			py_publish(r, pid);
 		if (r->py.pb)
-			pb_list(r, pid);	/* a Python thread not read yet */
+			pykernel_list(r, pid);	/* a Python thread not read yet */
 	}
 }
 
@@ -642,25 +591,25 @@ static void on_comm_fork(struct recorder *r, const struct perf_event_header *rec
 
 		memcpy(&ppid, p + sizeof(*rec) + 4, 4);
 		if (ppid != pid)
-			pb_new_process(r, pid, ppid, 0);
+			pykernel_new_process(r, pid, ppid, 0);
 	}
 	if (!exec)
 		return;
-	put_proc_info(r, pid);
+	drain_proc_info(r, pid);
 	if (r->py.reader) {
 		pyreader_exec(r->py.reader, pid);
 		if (r->mem.shared)
 			py_unpublish(r, pid);
 		if (r->py.pb) {
 			/* its one thread left: its state was the image's before */
-			pb_forget(r, pid);
-			pb_proc_of(r, pid)->listed = 0;
+			pykernel_forget(r, pid);
+			pykernel_proc_of(r, pid)->listed = 0;
 			if (!r->py.bells)
-				pb_new_process(r, pid, 0, pid);
+				pykernel_new_process(r, pid, 0, pid);
 		}
 	}
 	if (r->opts->memory && rec->size >= sizeof(*rec) + 9) {
-		struct mem_proc *mp = mem_proc(r, pid);
+		struct mem_proc *mp = mem_proc_of(r, pid);
 		size_t n = rec->size - sizeof(*rec) - 8;
 
 		n = n < sizeof(mp->comm) - 1 ? n : sizeof(mp->comm) - 1;
@@ -688,7 +637,7 @@ static void on_mmap2(struct recorder *r, const struct perf_event_header *rec)
 
 		memcpy(&start, p + sizeof(*rec) + 8, 8);
 		memcpy(&len, p + sizeof(*rec) + 16, 8);
-		note_exec_map(r, pid, start, len, anon);
+		jitcov_note_map(r, pid, start, len, anon);
 		if (anon)
 			return;
 	}
@@ -707,12 +656,12 @@ static void on_mmap2(struct recorder *r, const struct perf_event_header *rec)
 		proc_roots_note(&r->roots, pid, r->nr_ev ? session_trailer_time(&r->ev[0].attr,
 						rec, rec->size) : 0);
 	if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
-		jit_dump_add(r, pid, fn);
+		capture_jit_dump_add(r, pid, fn);
 	else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
 		path_list_add(&r->need_buildid, fn);
 }
 
-int on_record(void *ctx, const struct perf_event_header *rec)
+int drain_record(void *ctx, const struct perf_event_header *rec)
 {
 	struct recorder *r = ctx;
 	const unsigned char *p = (const void *)rec;
@@ -773,7 +722,7 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 			if (u64map_get(&r->tcb_at, tid))
 				u64map_put(&r->tcb_at, tid, NULL);
 			if (r->py.pb)
-				pb_forget(r, tid);
+				pykernel_forget(r, tid);
 		}
 		break;
 	case PERF_RECORD_COMM:
@@ -799,7 +748,7 @@ int on_record(void *ctx, const struct perf_event_header *rec)
 	return 0;
 }
 
-int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
+int drain_py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
 		   size_t blen)
 {
 	struct strbuf packed = STRBUF_INIT;
@@ -816,7 +765,7 @@ int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
 }
 
 
-/* The layout of a sample the kernel walked (attr_common, dwarf) */
+/* The layout of a sample the kernel walked (events_attr_common, dwarf) */
 #define KW_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 		 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | \
 		 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
@@ -832,7 +781,7 @@ static void kw_put(unsigned char **q, uint64_t v)
  * (kstack.h): made again as the kernel would have written it, its kernel frames its
  * callchain, no registers, and in place of its stack copy the walk's addresses, which
  * the unwinding thread takes as the stack (recunw_py.kwalk), then drops as it drops a
- * copy.  It goes through on_record as the kernel's own would.
+ * copy.  It goes through drain_record as the kernel's own would.
  */
 static void kw_sample(void *ctx, const struct kunw_chain *c)
 {
@@ -873,7 +822,7 @@ static void kw_sample(void *ctx, const struct kunw_chain *c)
 	h.size = (uint16_t)(q - r->kw_buf);
 	memcpy(r->kw_buf, &h, sizeof(h));
 	r->kw_pending = 1;
-	on_record(r, (const struct perf_event_header *)r->kw_buf);
+	drain_record(r, (const struct perf_event_header *)r->kw_buf);
 	r->kw_pending = 0;
 }
 
@@ -883,15 +832,15 @@ void drain_all(struct recorder *r)
 	uint64_t made = sh ? __atomic_load_n(&sh->produced, __ATOMIC_ACQUIRE) : 0;
 
 	/* the Python chains first: the kernel writes a sample's chain before the sample,
-	 * so the samples drained next find theirs in (pb_sample) */
+	 * so the samples drained next find theirs in (pykernel_sample) */
 	if (r->py.pb)
-		pb_fetch(r);
+		pykernel_fetch(r);
 	/* the samples the kernel walked, whose own records it dropped (kstack.h) */
 	if (r->ru && kstack_instead(recunw_kstack(r->ru)))
 		kstack_drain(recunw_kstack(r->ru), kw_sample, r);
 	for (int c = 0; c < r->nr_cpus; c++)
 		if (r->rings[c].ctl)
-			ring_drain(&r->rings[c], on_record, r);
+			ring_drain(&r->rings[c], drain_record, r);
 	/* the rings drained: an alloc event counted before that is in, or never will be
 	 * (the kernel does not deliver every one: in a process just forked, a thread's
 	 * first events can go missing, uncounted), so it no longer holds the library back */
@@ -903,9 +852,9 @@ void drain_all(struct recorder *r)
 		syscall(SYS_futex, &sh->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	}
 	mem_ring_drain(r, 0);
-	proc_info_later(r, 0);
+	drain_proc_later(r, 0);
 	if (r->py.pb)
-		pb_match(r, 0);
+		pykernel_match(r, 0);
 	if (r->py.reader)
 		pyreader_flush(r->py.reader);
 	if (r->ru)

@@ -1,51 +1,12 @@
 /* env.c - the workload's environment for JIT and ITT output, temporary directories, the allocation sampler's shared memory (recorder.h). */
-#include "record.h"
-#include "recunwind.h"
-#include "attach.h"
-#include "elfsyms.h"
-#include "event.h"
-#include "isa.h"
-#include "jitsym.h"
-#include "memevent.h"
-#include "memrec.h"
-#include "python/pybpf.h"
-#include "python/pyread.h"
-#include "recfile.h"
-#include "rephash.h"
-#include "ring.h"
-#include "workload.h"
-#include "paths.h"
-#include "util.h"
-#include "version.h"
 #include "recorder.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/auxv.h>
-#include <sys/ioctl.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/syscall.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 /* ---- environment for JIT and ITT ---- */
 static const char *tmp_root(void)
@@ -124,7 +85,7 @@ static void sweep_tmpdirs(void)
 	closedir(d);
 }
 
-/* What record gives the workload, kept to pass into a container (container_argv) */
+/* What record gives the workload, kept to pass into a container (env_container_argv) */
 static void env_set(struct recorder *r, const char *name, const char *value, int overwrite)
 {
 	if (!overwrite && getenv(name))
@@ -163,7 +124,7 @@ static void mem_shared_open(struct recorder *r)
 	}
 	r->mem.shared = m;
 	/* in flight at most: a quarter of a ring's worth of stack copies */
-	r->mem.shared->limit = default_pages(r->opts) * (size_t)sysconf(_SC_PAGESIZE) / 4 /
+	r->mem.shared->limit = events_default_pages(r->opts) * (size_t)sysconf(_SC_PAGESIZE) / 4 /
 			       ((size_t)r->opts->stack_size + 512);
 	if (r->mem.shared->limit < 4)
 		r->mem.shared->limit = 4;
@@ -189,7 +150,7 @@ static void preload_add(struct recorder *r, const char *lib)
 	given_path(r, lib, 1);
 }
 
-void setup_env(struct recorder *r)
+void env_setup(struct recorder *r)
 {
 	if (!r->opts->no_jit || !r->opts->no_itt)
 		sweep_tmpdirs();
@@ -237,7 +198,7 @@ void setup_env(struct recorder *r)
 		} else {
 			char *where = dlprof_libfile_places();
 
-			record_warn(r, "the ITT collector libdlprof-itt.so is missing (looked in %s): "
+			rec_warn(r, "the ITT collector libdlprof-itt.so is missing (looked in %s): "
 				    "oneDNN primitives will not be labelled (no dnnl:* operators); "
 				    "build it with 'make' in dlprof's source tree, or 'make install'",
 				    where);
@@ -253,9 +214,9 @@ void setup_env(struct recorder *r)
  * (-p, --container, -a): oneDNN's JIT kernels published (the perf map and jitdump, read
  * under the container's root), dlprof's ITT collector preloaded from its path on the
  * host, mounted at the same path, writing into the container's /tmp, where record reads
- * it by the process's environment (itt_note_foreign).
+ * it by the process's environment (capture_itt_foreign).
  */
-int record_container_flags(FILE *out)
+int env_container_flags(FILE *out)
 {
 	char *lib = dlprof_libfile("libdlprof-itt.so");
 
@@ -301,7 +262,7 @@ static int runtime_name(const char *arg0)
  * writes (the libraries read-only), at the same path, so the values hold inside.  Said
  * on stderr.  Returns argv itself when the command starts no container.
  */
-const char **container_argv(struct recorder *r, const char **argv)
+const char **env_container_argv(struct recorder *r, const char **argv)
 {
 	size_t n = 0, at = 0, k = 0, extra;
 	const char **out;

@@ -1,54 +1,13 @@
-/* setup.c - the events record opens: attributes, per-cpu and per-thread descriptors, sampling limits (recorder.h). */
-#include "record.h"
-#include "recunwind.h"
-#include "attach.h"
-#include "elfsyms.h"
-#include "event.h"
-#include "isa.h"
-#include "jitsym.h"
-#include "memevent.h"
-#include "memrec.h"
-#include "python/pybpf.h"
-#include "python/pyread.h"
-#include "recfile.h"
-#include "rephash.h"
-#include "ring.h"
-#include "workload.h"
-#include "paths.h"
-#include "util.h"
-#include "version.h"
+/* events.c - the events record opens: attributes, per-cpu and per-thread descriptors, sampling limits (recorder.h). */
 #include "recorder.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/auxv.h>
-#include <sys/ioctl.h>
-#include <limits.h>
-#include <linux/futex.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/syscall.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 /* ---- event setup ---- */
-int online_cpus(int **cpus)
+int events_online_cpus(int **cpus)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int nr = 0;
@@ -107,7 +66,7 @@ static int find_in_path(const char *name, char *out, size_t size)
 
 /* Does the command (or a process of -p) look like a Python interpreter: a python3.X
  * executable, a script run by one, or a process that maps one. */
-int python_target(const struct record_opts *o)
+int events_python_target(const struct record_opts *o)
 {
 	char path[4096], line[256];
 	FILE *f;
@@ -152,7 +111,7 @@ int python_target(const struct record_opts *o)
 	return !strncmp(line, "#!", 2) && strstr(line, "python");
 }
 
-void attr_common(struct recorder *r, struct perf_event_attr *a, int first)
+void events_attr_common(struct recorder *r, struct perf_event_attr *a, int first)
 {
 	const struct record_opts *o = r->opts;
 
@@ -217,7 +176,7 @@ void attr_common(struct recorder *r, struct perf_event_attr *a, int first)
  * reported before any event fails to open (-e cycles,bogus names bogus, not the
  * missing PMU).  Returns 0, or the exit status on error.
  */
-int setup_events(struct recorder *r)
+int events_setup(struct recorder *r)
 {
 	const char *list = r->opts->events ? r->opts->events : "cycles";
 	int kernel_dropped = 0;
@@ -251,7 +210,7 @@ int setup_events(struct recorder *r)
 		int ret;
 
 		name = names[i];
-		attr_common(r, &e->attr, i == 0);
+		events_attr_common(r, &e->attr, i == 0);
 		ret = event_probe(&e->attr, &kernel_dropped);
 		if (ret < 0 && !r->opts->events && !strcmp(name, "cycles")) {
 			snprintf(r->warn.fallback, sizeof(r->warn.fallback),
@@ -260,7 +219,7 @@ int setup_events(struct recorder *r)
 			name = "cpu-clock";
 			memset(&e->attr, 0, sizeof(e->attr));
 			event_resolve(name, &e->attr);
-			attr_common(r, &e->attr, i == 0);
+			events_attr_common(r, &e->attr, i == 0);
 			ret = event_probe(&e->attr, &kernel_dropped);
 		}
 		if (ret < 0) {
@@ -297,7 +256,7 @@ int setup_events(struct recorder *r)
 		memset(e, 0, sizeof(*e));
 		e->attr.type = PERF_TYPE_SOFTWARE;
 		e->attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-		attr_common(r, &e->attr, 0);
+		events_attr_common(r, &e->attr, 0);
 		e->attr.freq = 0;
 		e->attr.sample_period = 1;
 		/* a switch-out wakes nobody: with Python's per-sample wake-ups, waking at
@@ -325,7 +284,7 @@ int setup_events(struct recorder *r)
 }
 
 /* kernel.perf_event_max_sample_rate (the kernel may lower it while it runs) */
-unsigned long max_sample_rate(void)
+unsigned long events_max_sample_rate(void)
 {
 	struct strbuf sb = STRBUF_INIT;
 	unsigned long v = (unsigned long)-1;
@@ -348,7 +307,7 @@ static long mlock_kb(void)
 	return v;
 }
 
-size_t default_pages(const struct record_opts *o)
+size_t events_default_pages(const struct record_opts *o)
 {
 	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
 	size_t bytes = o->callgraph == RECORD_CG_DWARF ? (8u << 20) : (512u << 10);
@@ -359,9 +318,9 @@ size_t default_pages(const struct record_opts *o)
 }
 
 
-int open_events(struct recorder *r, pid_t pid)
+int events_open(struct recorder *r, pid_t pid)
 {
-	size_t pages = default_pages(r->opts);
+	size_t pages = events_default_pages(r->opts);
 	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
 	int shrunk = 0;
 
@@ -399,7 +358,7 @@ int open_events(struct recorder *r, pid_t pid)
 							     "(kernel.perf_event_mlock_kb is %ld: raise it with "
 							     "'sysctl -w kernel.perf_event_mlock_kb=%zu', or RLIMIT_MEMLOCK)",
 							     r->cpus[c], strerror(errno), mlock_kb(),
-							     default_pages(r->opts) * psz / 1024 + psz / 1024);
+							     events_default_pages(r->opts) * psz / 1024 + psz / 1024);
 					/*
 					 * A smaller ring needs a smaller wakeup watermark (the kernel
 					 * clamps it to the whole ring: no wakeup before it is full,
@@ -448,9 +407,9 @@ int open_events(struct recorder *r, pid_t pid)
 			warning("%s: samples may be lost at high rates", r->warn.ring);
 	}
 	if (r->py.pb) {
-		pb_attach(r, 0);
+		pykernel_attach(r, 0);
 		if (r->py.pb && !r->opts->pids && pid > 0)
-			pb_bells_open(r, pid);
+			pykernel_bells_open(r, pid);
 	}
 	return 0;
 }
@@ -501,7 +460,7 @@ static int open_thread(struct recorder *r, pid_t tid)
 			return ret;
 	}
 	if (r->py.pb)
-		pb_attach(r, base);
+		pykernel_attach(r, base);
 	return 0;
 }
 
@@ -510,7 +469,7 @@ static int open_thread(struct recorder *r, pid_t tid)
  * their creator has counters inherit them; the list is read again until it holds no
  * thread without, so none started in between is missed.  Returns 0 or -1.
  */
-int open_targets(struct recorder *r)
+int events_open_targets(struct recorder *r)
 {
 	int first = 1;
 
@@ -527,7 +486,7 @@ int open_targets(struct recorder *r)
 				if (u64map_has(&r->att.tids_open, (uint64_t)tids[i]))
 					continue;
 				if (first)
-					ret = open_events(r, tids[i]);
+					ret = events_open(r, tids[i]);
 				else
 					ret = open_thread(r, tids[i]);
 				if (ret < 0) {
@@ -548,7 +507,7 @@ int open_targets(struct recorder *r)
 	return error("the threads of the processes to attach to keep changing"), -1;
 }
 
-void close_events(struct recorder *r)
+void events_close(struct recorder *r)
 {
 	metrics_totals(r);	/* (the counters' own counts, before they go) */
 	metrics_close(r);
@@ -566,15 +525,7 @@ void close_events(struct recorder *r)
 	r->nr_fds = r->alloc_fds = 0;
 }
 
-/* Thread t's CPU time so far */
-uint64_t thread_cpu_ns(pthread_t t)
-{
-	clockid_t c;
-
-	return pthread_getcpuclockid(t, &c) ? 0 : clock_ns(c);
-}
-
-int write_attrs(struct recorder *r)
+int events_write_attrs(struct recorder *r)
 {
 	for (int e = 0; e < r->nr_ev; e++) {
 		struct rec_event *ev = &r->ev[e];

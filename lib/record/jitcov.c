@@ -9,7 +9,7 @@
 #include "util.h"
 #include "recorder.h"
 
-void note_exec_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
+void jitcov_note_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
 			  int anon)
 {
 	memset(r->jit.xr_hits, 0, sizeof(r->jit.xr_hits));
@@ -51,7 +51,7 @@ static void push_ip(struct anon_ip **v, size_t *nr, size_t *alloc, uint32_t pid,
 
 /* A user sample's ip: kept when it ran in anonymous executable memory (or in memory
  * whose mapping was not seen yet). */
-void note_anon_ip(struct recorder *r, uint32_t pid, uint64_t ip)
+void jitcov_note_anon(struct recorder *r, uint32_t pid, uint64_t ip)
 {
 	const struct exec_range *x = find_exec(r, pid, ip);
 
@@ -66,7 +66,7 @@ void note_anon_ip(struct recorder *r, uint32_t pid, uint64_t ip)
 }
 
 /* The end: samples drained before their mapping, placed now. */
-void place_pending(struct recorder *r)
+void jitcov_place_pending(struct recorder *r)
 {
 	for (size_t i = 0; i < r->jit.nr_pending; i++) {
 		const struct exec_range *x = find_exec(r, r->jit.pending[i].pid, r->jit.pending[i].ip);

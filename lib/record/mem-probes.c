@@ -1,51 +1,10 @@
-/* uprobes.c - record --memory's uprobes on the allocation sampler's event functions (recorder.h). */
-#include "record.h"
-#include "recunwind.h"
-#include "attach.h"
-#include "elfsyms.h"
-#include "event.h"
-#include "isa.h"
-#include "jitsym.h"
-#include "memevent.h"
-#include "memrec.h"
-#include "python/pybpf.h"
-#include "python/pyread.h"
-#include "recfile.h"
-#include "rephash.h"
-#include "ring.h"
-#include "workload.h"
-#include "paths.h"
-#include "util.h"
-#include "version.h"
+/* mem-probes.c - record --memory's uprobes on the allocation sampler's event functions (recorder.h). */
 #include "recorder.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/auxv.h>
-#include <sys/ioctl.h>
-#include <limits.h>
-#include <linux/futex.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/syscall.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 /*
  * --memory's uprobes are trace events made through tracefs (as perf probe makes them),
@@ -136,7 +95,7 @@ static long make_uprobe(const char *dir, const char *name, const char *path, uin
 	return id;
 }
 
-void remove_mem_uprobes(struct recorder *r)
+void mem_probes_remove(struct recorder *r)
 {
 	static const char *const names[3] = { "alloc", "free", "wait" };
 
@@ -159,7 +118,7 @@ void remove_mem_uprobes(struct recorder *r)
  * wait events copy no stack worth the name (8 bytes: the records keep the layout of the
  * first event's).  Returns 0, or the exit status on error (printed).
  */
-int add_mem_events(struct recorder *r, int *kernel_dropped)
+int mem_probes_add(struct recorder *r, int *kernel_dropped)
 {
 	static const char *const names[3] = { "mem-alloc", "mem-free", "mem-wait" };
 	static const char *const funcs[3] = { MEM_ALLOC_FUNC, MEM_FREE_FUNC, MEM_WAIT_FUNC };
@@ -199,7 +158,7 @@ int add_mem_events(struct recorder *r, int *kernel_dropped)
 			return error("too many events (at most %d)", MAX_EVENTS), DLP_USAGE;
 		e = &r->ev[r->nr_ev];
 		memset(e, 0, sizeof(*e));
-		attr_common(r, &e->attr, 0);
+		events_attr_common(r, &e->attr, 0);
 		e->attr.type = PERF_TYPE_TRACEPOINT;
 		e->attr.config = (uint64_t)id;
 		e->attr.freq = 0;

@@ -193,7 +193,7 @@ int metrics_setup(struct recorder *r)
 
 		for (int i = 0; i < m->nr_why; i++)
 			strbuf_addf(&sb, "%s%s (%s)", i ? "; " : "", m->whose[i].buf, m->why[i]);
-		record_warn(r, "--metrics: left out: %s", sb.buf);
+		rec_warn(r, "--metrics: left out: %s", sb.buf);
 		strbuf_release(&sb);
 	}
 	if (!m->nr)

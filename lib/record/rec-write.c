@@ -1,5 +1,5 @@
 /* rec-write.c - what every part of record writes through: the recording's records
- * (rec_put), the warnings report repeats (record_warn), lists of paths (recorder.h).
+ * (rec_put), the warnings report repeats (rec_warn), lists of paths (recorder.h).
  * Below the other record files: they all call it, it calls none of them but the
  * unwinding thread's queue (recunwind.h). */
 #include <stdarg.h>
@@ -36,8 +36,8 @@ void rec_put_done(struct recorder *r)
 }
 /* One line on stderr now, and in the recording for report to repeat (never dropped by
  * -q: it says the recording has less than asked). */
-void record_warn(struct recorder *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void record_warn(struct recorder *r, const char *fmt, ...)
+void rec_warn(struct recorder *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rec_warn(struct recorder *r, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -48,21 +48,4 @@ void record_warn(struct recorder *r, const char *fmt, ...)
 	warning("%s", buf);
 	strbuf_add(&r->warn.lines, buf, strlen(buf) + 1);
 	r->warn.nr++;
-}
-
-void path_list_add(struct path_list *l, const char *p)
-{
-	for (size_t i = 0; i < l->nr; i++)
-		if (!strcmp(l->v[i], p))
-			return;
-	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
-	l->v[l->nr++] = xstrdup(p);
-}
-
-void path_list_clear(struct path_list *l)
-{
-	for (size_t i = 0; i < l->nr; i++)
-		free(l->v[i]);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
 }

@@ -12,54 +12,18 @@
  * the stored record is a valid PERF_RECORD_SAMPLE whose stack size field equals the
  * bytes present (followed by the original dyn_size, as the kernel lays it out).
  */
-#include "record.h"
-#include "recunwind.h"
-#include "attach.h"
-#include "elfsyms.h"
-#include "event.h"
-#include "isa.h"
-#include "jitsym.h"
-#include "memevent.h"
-#include "memrec.h"
-#include "python/pybpf.h"
-#include "python/pyread.h"
-#include "recfile.h"
-#include "rephash.h"
-#include "ring.h"
-#include "workload.h"
-#include "paths.h"
-#include "util.h"
-#include "version.h"
 #include "python/pybpf-prog.h"
 #include "recorder.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/auxv.h>
-#include <sys/ioctl.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 /* ---- main loop ---- */
 
@@ -97,7 +61,7 @@ static int attach_open(struct recorder *r)
 				     "(uid %u); attaching needs root or CAP_SYS_PTRACE",
 				     (int)r->att.targets[t], strerror(errno), (unsigned)st.st_uid);
 	}
-	if (open_targets(r) < 0 || write_attrs(r) < 0)
+	if (events_open_targets(r) < 0 || events_write_attrs(r) < 0)
 		return -1;
 	for (int t = 0; t < r->att.nr; t++) {
 		time_t start = attach_start_wall(r->att.targets[t]);
@@ -109,8 +73,8 @@ static int attach_open(struct recorder *r)
 		strbuf_addf(&r->att.cmdline, " (pid %d, attached)", (int)r->att.targets[t]);
 
 		attach_synthesize(r->att.targets[t], &r->ev[0].attr, r->ev[0].ids[0], r->start_ns,
-				  on_record, r);
-		put_proc_info(r, (uint32_t)r->att.targets[t]);
+				  drain_record, r);
+		drain_proc_info(r, (uint32_t)r->att.targets[t]);
 		if (start && (!earliest || start < earliest))
 			earliest = start;
 	}
@@ -131,7 +95,7 @@ static int system_open(struct recorder *r)
 	struct dirent *de;
 	size_t n = 0;
 
-	if (open_events(r, -1) < 0 || write_attrs(r) < 0)
+	if (events_open(r, -1) < 0 || events_write_attrs(r) < 0)
 		return -1;
 	d = opendir("/proc");
 	if (!d)
@@ -143,9 +107,9 @@ static int system_open(struct recorder *r)
 		if (*end || pid <= 0)
 			continue;
 		if (attach_synthesize((pid_t)pid, &r->ev[0].attr, r->ev[0].ids[0], r->start_ns,
-				      on_record, r) < 0)
+				      drain_record, r) < 0)
 			continue;	/* gone meanwhile */
-		put_proc_info(r, (uint32_t)pid);
+		drain_proc_info(r, (uint32_t)pid);
 		n++;
 	}
 	closedir(d);
@@ -435,20 +399,20 @@ static int check_opts(struct recorder *r, const struct record_opts *o, const str
 			return ret == -1 ? DLP_USAGE : DLP_FAILED;
 		r->att.nr = ret;
 	}
-	if (!o->period && o->freq > max_sample_rate()) {
+	if (!o->period && o->freq > events_max_sample_rate()) {
 		error("-F %lu is above kernel.perf_event_max_sample_rate (%lu): lower -F, or raise "
 		      "the limit with 'sysctl -w kernel.perf_event_max_sample_rate=%lu'",
-		      o->freq, max_sample_rate(), o->freq);
+		      o->freq, events_max_sample_rate(), o->freq);
 		return DLP_FAILED;
 	}
 	if (o->callgraph == RECORD_CG_DWARF &&
-	    default_pages(o) * (size_t)sysconf(_SC_PAGESIZE) < (size_t)o->stack_size + 1024) {
+	    events_default_pages(o) * (size_t)sysconf(_SC_PAGESIZE) < (size_t)o->stack_size + 1024) {
 		size_t psz = (size_t)sysconf(_SC_PAGESIZE), need = 1;
 
 		while (need * psz < 2 * ((size_t)o->stack_size + 1024))
 			need *= 2;
 		error("-m %zu: a ring of %zu KiB cannot hold one sample with %u bytes of stack; "
-		      "use -m %zu or more", default_pages(o), default_pages(o) * psz / 1024,
+		      "use -m %zu or more", events_default_pages(o), events_default_pages(o) * psz / 1024,
 		      o->stack_size, need);
 		return DLP_USAGE;
 	}
@@ -467,7 +431,7 @@ static int host_perf_map_open(void *ctx, uint32_t pid, long since, struct stat *
 	char shown[160];
 	uint32_t ns;
 
-	return perf_map_open(ctx, pid, since, st, why, shown, sizeof(shown), &ns);
+	return capture_perf_map_open(ctx, pid, since, st, why, shown, sizeof(shown), &ns);
 }
 
 /* The recording file, and what writes into it as the samples come: the unwinder, the
@@ -514,7 +478,7 @@ static int open_writer(struct recorder *r, struct run *x)
 	if ((r->ru && !o->keep_stacks) || !(r->ev[0].attr.sample_type & PERF_SAMPLE_STACK_USER))
 		recwriter_set_level(r->w, 3);
 	if (!o->no_python) {
-		r->py.reader = pyreader_new(py_emit, r);
+		r->py.reader = pyreader_new(drain_py_emit, r);
 		if (r->py.pb && !pybpf_codes_off(r->py.pb))
 			pyreader_codes_in_kernel(r->py.reader);
 	}
@@ -563,10 +527,10 @@ static int start(struct recorder *r, struct run *x)
 	const char **argv;
 
 	if (!x->attach && x->have_cmd)
-		setup_env(r);
+		env_setup(r);
 	/* with -p, a command is only the timer: it runs without counters */
 	/* a container it starts gets the same (podman/docker run: -e and -v added) */
-	argv = x->attach ? o->argv : container_argv(r, o->argv);
+	argv = x->attach ? o->argv : env_container_argv(r, o->argv);
 	if (x->have_cmd && workload_prepare_stdio(&x->wl, argv, &x->orig_mask, x->orig_act,
 						  o->live ? o->live->stdio : NULL) < 0)
 		return -1;
@@ -588,7 +552,7 @@ static int start(struct recorder *r, struct run *x)
 			return -1;
 		}
 	} else {
-		if (open_events(r, x->wl.pid) < 0 || write_attrs(r) < 0) {
+		if (events_open(r, x->wl.pid) < 0 || events_write_attrs(r) < 0) {
 			workload_abort(&x->wl);
 			return -1;
 		}
@@ -648,7 +612,7 @@ static int poll_soon(struct recorder *r)
 	if (!r->py.pb)
 		return pyreader_active(r->py.reader);
 	return now_ns() < r->py.pb_hot_until || (r->py.wakeup && !r->py.seen) ||
-	       (r->py.fast_until && now_ns() < r->py.fast_until) || pb_awaiting(r);
+	       (r->py.fast_until && now_ns() < r->py.fast_until) || pykernel_awaiting(r);
 }
 
 /* The -p targets that ended; 1 when the last one did and no command times the run */
@@ -744,7 +708,7 @@ static void loop(struct recorder *r, struct run *x)
 		for (int c = x->bells_at; c < x->npfd; c++)
 			if (x->pfd[c].revents & (POLLHUP | POLLERR))
 				x->pfd[c].fd = -1;
-		pb_bells_ring(r);
+		pykernel_bells_ring(r);
 		drain_all(r);
 		if (x->pfd[r->nr_cpus + 1].revents & POLLIN)
 			check_exit = 1;
@@ -794,20 +758,20 @@ static void end_of_run(struct recorder *r, struct run *x)
 		else
 			snprintf(lim, sizeof(lim), "%s %.1f MB", x->limit, o->max_size / 1e6);
 		if (x->have_cmd && !x->reaped)
-			record_warn(r, "recording stopped at %s: the command ran on unrecorded", lim);
+			rec_warn(r, "recording stopped at %s: the command ran on unrecorded", lim);
 		else
-			record_warn(r, "recording stopped at %s", lim);
+			rec_warn(r, "recording stopped at %s", lim);
 	}
 	/* a crash is news; the death by the signal we passed on is not */
 	if (sig && !(x->interrupted && (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
 					sig == SIGQUIT || sig == SIGKILL)))
 		info("workload killed by signal %d (%s)", sig, strsignal(sig));
 	drain_all(r);
-	close_events(r);
-	proc_info_later(r, 1);
+	events_close(r);
+	drain_proc_later(r, 1);
 	mem_ring_drain(r, 1);
 	if (r->py.pb)
-		pb_match(r, 1);
+		pykernel_match(r, 1);
 	if (r->py.reader)
 		pyreader_flush(r->py.reader);
 	if (r->mem.shared && x->reaped) {
@@ -815,14 +779,14 @@ static void end_of_run(struct recorder *r, struct run *x)
 		uint64_t made = __atomic_load_n(&r->mem.shared->produced, __ATOMIC_ACQUIRE);
 
 		if (made > r->mem.alloc_events)
-			record_warn(r, "--memory: %llu of %llu sampled allocations never arrived from "
+			rec_warn(r, "--memory: %llu of %llu sampled allocations never arrived from "
 				    "the kernel (its uprobe missed them: it does, at times, for the first "
 				    "calls of a thread of a process just forked); their frees show as "
 				    "frees of addresses no sample had", (unsigned long long)
 				    (made - r->mem.alloc_events), (unsigned long long)made);
 	}
 	if (r->mem.ring_lost)
-		record_warn(r, "--memory: %llu frees lost (their process ended while writing them)",
+		rec_warn(r, "--memory: %llu frees lost (their process ended while writing them)",
 			    (unsigned long long)r->mem.ring_lost);
 	rec_put_done(r);
 	/* the samples out first: what follows is side-band, and STATS ends the file */
@@ -847,19 +811,19 @@ static int finish_file(struct recorder *r, struct run *x)
 	int unrecorded = x->limit && x->have_cmd && !x->reaped;
 	struct dlp_stats st;
 
-	write_build_ids(r);
-	write_sym_names(r);
-	write_vdso(r);
+	capture_build_ids(r);
+	capture_sym_names(r);
+	capture_vdso(r);
 	if (x->ksyms_started) {
 		pthread_join(x->ksyms_thread, NULL);
 		x->ksyms_started = 0;
-		write_ksyms(r, &x->ksyms);
+		capture_ksyms(r, &x->ksyms);
 	}
 	capture_jit(r);
 	capture_itt(r);
-	check_missing(r);
-	check_memory(r);
-	write_meta(r);
+	meta_check_missing(r);
+	mem_check(r);
+	meta_write(r);
 	memset(&st, 0, sizeof(st));
 	st.samples = r->samples;
 	st.lost = r->lost;
@@ -902,7 +866,7 @@ static void run_release(struct recorder *r, struct run *x)
 {
 	if (x->ksyms_started)
 		pthread_join(x->ksyms_thread, NULL);
-	kallsyms_free(&x->ksyms);
+	capture_kallsyms_free(&x->ksyms);
 	free(x->old);
 	workload_release(&x->wl);
 	give_signals_back(x);
@@ -917,8 +881,8 @@ static void run_release(struct recorder *r, struct run *x)
 /* Everything the recorder holds, given back (temporary directories removed) */
 static void recorder_release(struct recorder *r)
 {
-	close_events(r);
-	remove_mem_uprobes(r);
+	events_close(r);
+	mem_probes_remove(r);
 	if (r->jit.dir) {
 		remove_tree(r->jit.dir);
 		free(r->jit.dir);
@@ -945,7 +909,7 @@ static void recorder_release(struct recorder *r)
 	free(r->mem.shared_path);
 	free(r->mem.procs);
 	free(r->py.pub);
-	pb_bells_close(r);
+	pykernel_bells_close(r);
 	pybpf_free(r->py.pb);
 	u64map_release(&r->py.pb_tids);
 	u64map_release(&r->tcb_at);
@@ -1016,7 +980,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		free(r->att.targets);
 		return ret;
 	}
-	r->py.wakeup = !o->no_python && python_target(o);
+	r->py.wakeup = !o->no_python && events_python_target(o);
 	u64map_init(&r->py.pb_tids);
 	u64map_init(&r->tcb_at);
 	proc_roots_init(&r->roots);
@@ -1032,17 +996,17 @@ int record_run(const struct record_opts *o, int *exit_status)
 		if (r->py.pb && (getenv("DLPROF_BPF_STATS") || pybpf_native(r->py.pb)))
 			r->py.stats = !pybpf_stats_on(r->py.pb);
 	}
-	ret = setup_events(r);
+	ret = events_setup(r);
 	if (!ret && o->memory) {
-		int dropped = 0;	/* user space only: setup_events said so already */
+		int dropped = 0;	/* user space only: events_setup said so already */
 
-		ret = add_mem_events(r, &dropped);
+		ret = mem_probes_add(r, &dropped);
 	}
 	if (ret) {
 		free(r->att.targets);
 		return ret;
 	}
-	r->nr_cpus = online_cpus(&r->cpus);
+	r->nr_cpus = events_online_cpus(&r->cpus);
 	if (r->nr_cpus <= 0)
 		return error("cannot list the online cpus"), DLP_FAILED;
 	r->scratch = xmalloc(65536);
@@ -1061,7 +1025,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		goto out;
 	}
 	if (!r->ev[0].attr.exclude_kernel)
-		x.ksyms_started = !pthread_create(&x.ksyms_thread, NULL, kallsyms_load, &x.ksyms);
+		x.ksyms_started = !pthread_create(&x.ksyms_thread, NULL, capture_kallsyms_load, &x.ksyms);
 	x.run_cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	watch(r, &x);
 	loop(r, &x);

@@ -1,8 +1,6 @@
-/* recorder.h - the state of one dlprof record run, shared by the files of lib/record/:
- * record.c (the loop), setup.c (events), uprobes.c (record --memory's probes),
- * drain.c (one callback per perf record), pykernel.c (Python stacks read in the
- * kernel), finish.c (what is captured at the end, META), env.c (the workload's
- * environment, temporary directories, the allocation sampler's shared memory). */
+/* recorder.h - the state of one dlprof record run, one part per concern (struct
+ * recorder below), and the functions the files of lib/record/ give each other (their
+ * order is at the end). */
 #ifndef DLPROF_RECORDER_H
 #define DLPROF_RECORDER_H
 
@@ -61,11 +59,6 @@ struct rec_event {
 };
 
 enum { MEM_EV_ALLOC = 1, MEM_EV_FREE, MEM_EV_WAIT };
-
-struct path_list {
-	char **v;
-	size_t nr, alloc;
-};
 
 /* --memory: the preloaded library, the processes that mapped it, those that ran a new
  * program (each should have), and what each said at its exit; the ring of frees */
@@ -145,7 +138,7 @@ struct rec_itt {
 };
 
 /* Python stacks: read from outside (reader), or in the kernel at the sample (pb,
- * pybpf.h; NULL: from outside) and joined with their samples (pykernel.c) */
+ * pybpf.h; NULL: from outside) and joined with their samples (python/pykernel.c) */
 struct rec_python {
 	struct pyreader *reader;	/* NULL: --no-python */
 	int wakeup;			/* the command looks like Python: its rings read quickly
@@ -158,7 +151,7 @@ struct rec_python {
 	struct pybpf *pb;
 	const char *pb_why;		/* why not (said when Python was read from outside) */
 	int stats;			/* the kernel counts the program's runs (pybpf_stats_on) */
-	int pb_switch;			/* it runs on the switch-outs too (pb_attach) */
+	int pb_switch;			/* it runs on the switch-outs too (pykernel_attach) */
 	struct u64map pb_tids;		/* tid -> since when it is in the program's map (ns),
 					   PB_GONE: taken out */
 	struct pb_wait *pb_wait;	/* samples whose chain has not come yet */
@@ -293,7 +286,7 @@ struct recorder {
 	struct rec_memory mem;
 	struct rec_metrics met;
 	struct rec_warnings warn;
-	/* what record gives the workload, for a container it starts (container_argv) */
+	/* what record gives the workload, for a container it starts (env_container_argv) */
 	struct rec_given {
 		struct path_list env;		/* variables set */
 		struct path_list preload;	/* libraries added to LD_PRELOAD */
@@ -333,7 +326,7 @@ struct py_pub {
 #define ANON_IPS_MAX (1u << 20)	/* past this, anonymous-code samples are only counted */
 
 
-/* Python stacks read in the kernel (pykernel.c) */
+/* Python stacks read in the kernel (python/pykernel.c) */
 #define PB_LIST_NS	10000000ull	/* a process's threads listed at most this often */
 #define PB_JOIN_NS	50000ull	/* a chain and its sample are this close at most (the
 					   program runs right after the sample's time is taken:
@@ -348,7 +341,7 @@ struct py_pub {
 #define PB_START_NS	500000000ull	/* ... after a Python process's thread is listed */
 #define PB_GONE		((void *)1)
 
-/* /proc/kallsyms, loaded by a thread of its own while the workload runs (finish.c) */
+/* /proc/kallsyms, loaded by a thread of its own while the workload runs (capture.c) */
 struct ksyms;
 struct kallsyms {
 	struct ksyms *ks;	/* NULL until loaded */
@@ -356,25 +349,27 @@ struct kallsyms {
 };
 
 /*
- * The files of record, each calling only those listed after it (scripts/check-layers.py
- * fails on a circle): record.c (the loop) > env.c > drain.c > finish.c, uprobes.c >
- * setup.c > metrics.c, mem-ring.c, jitcov.c > rec-write.c; the helpers (attach, pykernel, pyread*,
- * proc-root, recunwind*, ring, workload) below the loop's files.
+ * The files of record by concern, each calling only those listed after it
+ * (scripts/check-layers.py fails on a circle): record.c (the loop) > env.c (the
+ * workload's environment) > drain.c (one callback per perf record) > capture.c (what is
+ * captured at the end), meta.c (META), mem-probes.c (--memory's uprobes) > events.c (the
+ * events and their rings) > metrics.c, mem.c (--memory's processes and frees), jitcov.c
+ * (JIT coverage) > rec-write.c; below them the helpers: attach, container, ctname, kstack,
+ * proc-root, python/ (the Python reader, outside and in the kernel), recunwind*, ring,
+ * workload.
  */
 
 /* rec-write.c */
 void rec_put(struct recorder *r, uint32_t type, const void *a, size_t alen,
-		    const void *b, size_t blen);
+	     const void *b, size_t blen);
 void rec_put_done(struct recorder *r);
-void record_warn(struct recorder *r, const char *fmt, ...);
-void path_list_add(struct path_list *l, const char *p);
-void path_list_clear(struct path_list *l);
+void rec_warn(struct recorder *r, const char *fmt, ...);
 
 /* jitcov.c */
-void note_anon_ip(struct recorder *r, uint32_t pid, uint64_t ip);
-void note_exec_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
-			  int anon);
-void place_pending(struct recorder *r);
+void jitcov_note_anon(struct recorder *r, uint32_t pid, uint64_t ip);
+void jitcov_note_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t len,
+		     int anon);
+void jitcov_place_pending(struct recorder *r);
 
 /* metrics.c */
 int metrics_setup(struct recorder *r);
@@ -389,74 +384,73 @@ void metrics_close(struct recorder *r);
 void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *totals);
 void metrics_release(struct recorder *r);
 
-/* mem-ring.c */
+/* mem.c */
+struct mem_proc *mem_proc_of(struct recorder *r, uint32_t pid);
 void mem_frees_put(struct recorder *r);
 void mem_ring_drain(struct recorder *r, int final);
+void mem_check(struct recorder *r);
 
-/* setup.c */
-void attr_common(struct recorder *r, struct perf_event_attr *a, int first);
-void close_events(struct recorder *r);
-size_t default_pages(const struct record_opts *o);
-unsigned long max_sample_rate(void);
-int online_cpus(int **cpus);
-int open_events(struct recorder *r, pid_t pid);
-int open_targets(struct recorder *r);
-int python_target(const struct record_opts *o);
-int setup_events(struct recorder *r);
-uint64_t thread_cpu_ns(pthread_t t);
-int write_attrs(struct recorder *r);
+/* events.c */
+void events_attr_common(struct recorder *r, struct perf_event_attr *a, int first);
+void events_close(struct recorder *r);
+size_t events_default_pages(const struct record_opts *o);
+unsigned long events_max_sample_rate(void);
+int events_online_cpus(int **cpus);
+int events_open(struct recorder *r, pid_t pid);
+int events_open_targets(struct recorder *r);
+int events_python_target(const struct record_opts *o);
+int events_setup(struct recorder *r);
+int events_write_attrs(struct recorder *r);
 
-/* uprobes.c */
-int add_mem_events(struct recorder *r, int *kernel_dropped);
-void remove_mem_uprobes(struct recorder *r);
+/* mem-probes.c */
+int mem_probes_add(struct recorder *r, int *kernel_dropped);
+void mem_probes_remove(struct recorder *r);
+
+/* capture.c */
+void capture_build_ids(struct recorder *r);
+void capture_sym_names(struct recorder *r);
+void *capture_kallsyms_load(void *arg);
+void capture_kallsyms_free(struct kallsyms *k);
+void capture_ksyms(struct recorder *r, struct kallsyms *k);
+void capture_vdso(struct recorder *r);
+int capture_perf_map_open(struct recorder *r, uint32_t pid, long since, struct stat *st,
+			  const char **why, char *shown, size_t size, uint32_t *ns_out);
+void capture_perf_maps(struct recorder *r);
+void capture_jit_dump_add(struct recorder *r, uint32_t pid, const char *path);
+void capture_jit(struct recorder *r);
+void capture_itt_foreign(struct recorder *r, uint32_t pid, const char *dir);
+void capture_itt(struct recorder *r);
+
+/* meta.c */
+void meta_check_missing(struct recorder *r);
+void meta_write(struct recorder *r);
 
 /* drain.c */
 void drain_all(struct recorder *r);
-struct mem_proc *mem_proc(struct recorder *r, uint32_t pid);
-int on_record(void *ctx, const struct perf_event_header *rec);
-void put_proc_info(struct recorder *r, uint32_t pid);
-void proc_info_later(struct recorder *r, int last);
-int py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
-		   size_t blen);
-int tcb_at(const unsigned char *stack, size_t off, uint64_t addr);
+int drain_record(void *ctx, const struct perf_event_header *rec);
+void drain_proc_info(struct recorder *r, uint32_t pid);
+void drain_proc_later(struct recorder *r, int last);
+int drain_py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const void *b,
+		  size_t blen);
 
-/* pykernel.c */
-void pb_attach(struct recorder *r, int base);
-void pb_fetch(struct recorder *r);
-void pb_forget(struct recorder *r, uint32_t tid);
-void pb_new_process(struct recorder *r, uint32_t pid, uint32_t ppid, uint32_t tid);
-int pb_awaiting(struct recorder *r);
-int pb_bells_open(struct recorder *r, pid_t pid);
-void pb_bells_ring(struct recorder *r);
-void pb_bells_close(struct recorder *r);
-void pb_list(struct recorder *r, uint32_t pid);
-void pb_match(struct recorder *r, int last);
-struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid);
+/* python/pykernel.c */
+void pykernel_attach(struct recorder *r, int base);
+void pykernel_fetch(struct recorder *r);
+void pykernel_forget(struct recorder *r, uint32_t tid);
+void pykernel_new_process(struct recorder *r, uint32_t pid, uint32_t ppid, uint32_t tid);
+int pykernel_awaiting(struct recorder *r);
+int pykernel_bells_open(struct recorder *r, pid_t pid);
+void pykernel_bells_ring(struct recorder *r);
+void pykernel_bells_close(struct recorder *r);
+void pykernel_list(struct recorder *r, uint32_t pid);
+void pykernel_match(struct recorder *r, int last);
+struct pb_proc *pykernel_proc_of(struct recorder *r, uint32_t pid);
 /* 0: not read in the kernel; 1: read (or to come); 2: read, its thread held the GIL */
-int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
-		     uint32_t *chain_id);
-
-/* finish.c */
-void capture_itt(struct recorder *r);
-void capture_jit(struct recorder *r);
-void write_sym_names(struct recorder *r);
-void jit_dump_add(struct recorder *r, uint32_t pid, const char *path);
-int perf_map_open(struct recorder *r, uint32_t pid, long since, struct stat *st,
-		  const char **why, char *shown, size_t size, uint32_t *ns_out);
-void capture_perf_maps(struct recorder *r);
-void itt_note_foreign(struct recorder *r, uint32_t pid, const char *dir);
-void check_memory(struct recorder *r);
-void check_missing(struct recorder *r);
-void kallsyms_free(struct kallsyms *k);
-void *kallsyms_load(void *arg);
-void write_build_ids(struct recorder *r);
-void write_ksyms(struct recorder *r, struct kallsyms *k);
-void write_meta(struct recorder *r);
-void write_vdso(struct recorder *r);
+int pykernel_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
+		    uint32_t *chain_id);
 
 /* env.c */
-void setup_env(struct recorder *r);
-const char **container_argv(struct recorder *r, const char **argv);
-
+void env_setup(struct recorder *r);
+const char **env_container_argv(struct recorder *r, const char **argv);
 
 #endif

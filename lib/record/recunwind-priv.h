@@ -88,10 +88,10 @@ struct recunw {
 	int inl;			/* the draining thread unwinds (see the top) */
 	int inl_try;			/* a record tried inline */
 	int inl_asked;			/* inline_begin() asked the thread this drain */
-	int bail;			/* cb_sample: it has to go to the thread */
+	int bail;			/* recunw_cb_sample: it has to go to the thread */
 	int no_inline;			/* never (DLPROF_NO_INLINE_UNWIND, tests) */
-	int delivered;			/* cb_sample saw it */
-	int defer;			/* cb_sample wants it again after the batch */
+	int delivered;			/* recunw_cb_sample saw it */
+	int defer;			/* recunw_cb_sample wants it again after the batch */
 	int retrying;			/* the deferred samples' second (1) or third (2) try */
 	struct item *dhead, *dtail;	/* deferred samples: tried again after their batch */
 	struct item *d2head, *d2tail;	/* deferred twice: tried again after a later batch */
@@ -123,15 +123,15 @@ struct recunw {
 };
 
 /* recunwind-write.c */
-extern const struct session_ops live_ops;
-int tsc_invariant(void);
-void put(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
+extern const struct session_ops recunw_live_ops;
+int recunw_tsc_invariant(void);
+void recunw_put(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
 		size_t blen);
-void put_mem(struct recunw *ru);
-void put_smp(struct recunw *ru);
-void flush_all(struct recunw *ru);
-void put_raw(struct recunw *ru, const void *rec, size_t len, const struct recunw_py *py);
-uint32_t strip_sample(struct recunw *ru, const struct dlp_sample *s);
-int cb_sample(void *ctx, const struct dlp_sample *s);
+void recunw_put_mem(struct recunw *ru);
+void recunw_put_smp(struct recunw *ru);
+void recunw_flush_all(struct recunw *ru);
+void recunw_put_raw(struct recunw *ru, const void *rec, size_t len, const struct recunw_py *py);
+uint32_t recunw_strip_sample(struct recunw *ru, const struct dlp_sample *s);
+int recunw_cb_sample(void *ctx, const struct dlp_sample *s);
 
 #endif

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include "util.h"
 
-int tsc_invariant(void)
+int recunw_tsc_invariant(void)
 {
 	char *flags = isa_cpuinfo_flags();
 	char *w = flags ? xasprintf(" %s ", flags) : NULL;	/* (whole words) */
@@ -29,7 +29,7 @@ static inline uint64_t walk_clock(const struct recunw *ru)
 	return ru->tsc ? __rdtsc() : now_ns();
 }
 
-void put(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
+void recunw_put(struct recunw *ru, uint32_t type, const void *a, size_t alen, const void *b,
 		size_t blen)
 {
 	if (!ru->write_failed && recwriter_add2(ru->w, type, a, alen, b, blen) < 0)
@@ -37,13 +37,13 @@ void put(struct recunw *ru, uint32_t type, const void *a, size_t alen, const voi
 }
 
 /* The sampled allocations gathered, as one DLP_REC_MEMALLOC record */
-void put_mem(struct recunw *ru)
+void recunw_put_mem(struct recunw *ru)
 {
 	size_t len;
 	const void *p = memrec_take(&ru->mem, &len);
 
 	if (p)
-		put(ru, DLP_REC_MEMALLOC, p, len, NULL, 0);
+		recunw_put(ru, DLP_REC_MEMALLOC, p, len, NULL, 0);
 }
 
 #define MEM_BATCH	1024	/* allocations a MEMALLOC record holds at most */
@@ -52,16 +52,16 @@ void put_mem(struct recunw *ru)
 /* The plain samples gathered, as one DLP_REC_USAMPLES record.  Whichever thread unwinds
  * writes them: the draining one at the end of a drain it unwound itself and when it hands
  * the samples on to the unwinding thread, that one when its queue runs empty. */
-void put_smp(struct recunw *ru)
+void recunw_put_smp(struct recunw *ru)
 {
 	size_t len;
 	const void *p = memrec_take(&ru->smp, &len);
 
 	if (p)
-		put(ru, DLP_REC_USAMPLES, p, len, NULL, 0);
+		recunw_put(ru, DLP_REC_USAMPLES, p, len, NULL, 0);
 }
 
-/* the sample layout of every event of a dwarf recording (record.c attr_common) */
+/* the sample layout of every event of a dwarf recording (record.c events_attr_common) */
 #define PLAIN_TYPE	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
 			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
@@ -80,7 +80,7 @@ static int add_plain(struct recunw *ru, const struct dlp_sample *s, uint32_t sta
 	    s->nr_callchain > MEMREC_CHAIN_MAX || !strncmp(s->evsel->name, "mem-", 4))
 		return 0;
 	if (ru->smp.nr && ru->smp.id != s->id)
-		put_smp(ru);
+		recunw_put_smp(ru);
 	e.time = s->time;
 	e.ip = s->ip;
 	e.period = s->period;
@@ -94,15 +94,15 @@ static int add_plain(struct recunw *ru, const struct dlp_sample *s, uint32_t sta
 	e.callchain = s->callchain;
 	memrec_sample_add(&ru->smp, s->id, &e);
 	if (ru->smp.nr >= SMP_BATCH)
-		put_smp(ru);
+		recunw_put_smp(ru);
 	return 1;
 }
 
 /* The batches gathered so far written, and the recording's pending chunks too */
-void flush_all(struct recunw *ru)
+void recunw_flush_all(struct recunw *ru)
 {
-	put_mem(ru);
-	put_smp(ru);
+	recunw_put_mem(ru);
+	recunw_put_smp(ru);
 	if (!ru->write_failed && recwriter_flush(ru->w) < 0)
 		ru->write_failed = 1;
 }
@@ -135,14 +135,14 @@ static int add_mem(struct recunw *ru, const struct dlp_sample *s, uint32_t stack
 	a.flags = flags;
 	memrec_alloc_add(&ru->mem, s->id, &a);
 	if (ru->mem.nr >= MEM_BATCH)
-		put_mem(ru);
+		recunw_put_mem(ru);
 	return 1;
 }
 
 /* A sample as it came (report unwinds it), its Python stack named after it */
-void put_raw(struct recunw *ru, const void *rec, size_t len, const struct recunw_py *py)
+void recunw_put_raw(struct recunw *ru, const void *rec, size_t len, const struct recunw_py *py)
 {
-	put(ru, DLP_REC_PERF, rec, len, NULL, 0);
+	recunw_put(ru, DLP_REC_PERF, rec, len, NULL, 0);
 	if (py && py->chain) {
 		struct dlp_pystack_rec ps;
 
@@ -152,7 +152,7 @@ void put_raw(struct recunw *ru, const void *rec, size_t len, const struct recunw
 		ps.time = py->time;
 		ps.state = py->state;	/* (a delay, read from outside: in META) */
 		ps.flags = (uint8_t)(py->flags | DLP_PYSTACK_CHAIN);
-		put(ru, DLP_REC_PYSTACK, &ps, sizeof(ps), &py->chain, sizeof(py->chain));
+		recunw_put(ru, DLP_REC_PYSTACK, &ps, sizeof(ps), &py->chain, sizeof(py->chain));
 	}
 }
 
@@ -226,7 +226,7 @@ static uint32_t stack_id(struct recunw *ru, uint32_t first, uint32_t nr, int com
 	strbuf_add(&ru->out, bits, nb);
 	if (pychain)
 		strbuf_add(&ru->out, &pychain, sizeof(pychain));
-	put(ru, DLP_REC_STACK, &rec, sizeof(rec), ru->out.buf, ru->out.len);
+	recunw_put(ru, DLP_REC_STACK, &rec, sizeof(rec), ru->out.buf, ru->out.len);
 	ru->st.stacks++;
 	if (remember) {
 		struct stack_ent *e = &ru->table[j];
@@ -329,7 +329,7 @@ static int cb_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_
  * --memory) keep the registers that hold the allocation's arguments, CX DX SI DI
  * (memevent.h): returns DLP_USAMPLE_ARGS_REGS then, else 0.
  */
-uint32_t strip_sample(struct recunw *ru, const struct dlp_sample *s)
+uint32_t recunw_strip_sample(struct recunw *ru, const struct dlp_sample *s)
 {
 	int keep_regs = s->evsel && !strncmp(s->evsel->name, "mem-", 4) &&
 			(s->user_regs_mask & 0x3c) == 0x3c;
@@ -361,7 +361,7 @@ uint32_t strip_sample(struct recunw *ru, const struct dlp_sample *s)
 	return keep_regs ? DLP_USAMPLE_ARGS_REGS : 0;
 }
 
-int cb_sample(void *ctx, const struct dlp_sample *s)
+int recunw_cb_sample(void *ctx, const struct dlp_sample *s)
 {
 	struct recunw *ru = ctx;
 	struct dlp_usample_rec us;
@@ -393,7 +393,7 @@ int cb_sample(void *ctx, const struct dlp_sample *s)
 		if (ru->inl_try)
 			ru->bail = 1;	/* written as it came: by the thread, cut */
 		else
-			put_raw(ru, ru->cur, ru->cur_len, ru->cur_py);
+			recunw_put_raw(ru, ru->cur, ru->cur_len, ru->cur_py);
 		return 0;
 	}
 	if (ru->inl_try && s->stack_size > ru->cur_dyn) {
@@ -426,7 +426,7 @@ int cb_sample(void *ctx, const struct dlp_sample *s)
 	if (!n) {
 		/* report unwinds it again, with every mapping of the run known */
 		ru->st.incomplete++;
-		put_raw(ru, ru->cur, ru->cur_len, ru->cur_py);
+		recunw_put_raw(ru, ru->cur, ru->cur_len, ru->cur_py);
 		return 0;
 	}
 	/* (still met an address in no mapping two batches later: not code of a mapping
@@ -473,25 +473,25 @@ unwound:
 		ALLOC_GROW(ru->cut, len, ru->alloc_cut);
 		recunw_cut(ru->cut, (const void *)ru->cur, ru->cut_head, ru->cut_keep, ru->cur_dyn);
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
-		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cut, len);
+		recunw_put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cut, len);
 	} else if (ru->keep_raw) {
 		us.flags |= DLP_USAMPLE_RAW_KEPT;
-		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);
+		recunw_put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->cur, ru->cur_len);
 	} else if (!add_mem(ru, s, us.stack_id, us.flags) &&
 		   !add_plain(ru, s, us.stack_id, us.flags)) {
-		us.flags |= strip_sample(ru, s);
-		put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->out.buf, ru->out.len);
+		us.flags |= recunw_strip_sample(ru, s);
+		recunw_put(ru, DLP_REC_USAMPLE, &us, sizeof(us), ru->out.buf, ru->out.len);
 	}
 	return 0;
 }
 
 /* the callbacks of the session each thread feeds its records to */
-const struct session_ops live_ops = {
+const struct session_ops recunw_live_ops = {
 	.mmap = cb_mmap,
 	.comm = cb_comm,
 	.fork = cb_fork,
 	.exit = cb_exit,
-	.sample = cb_sample,
+	.sample = recunw_cb_sample,
 };
 
 void recunw_cut(unsigned char *dst, const struct perf_event_header *rec, size_t head_len,

@@ -29,23 +29,23 @@ static int handle(struct recunw *ru, struct item *it)
 {
 	switch (it->kind) {
 	case IT_WRITE:
-		put(ru, it->type, it->data, it->len, NULL, 0);
+		recunw_put(ru, it->type, it->data, it->len, NULL, 0);
 		break;
 	case IT_PERF:
-		/* side-band feeds the model; samples are unwound and written by cb_sample */
+		/* side-band feeds the model; samples are unwound and written by recunw_cb_sample */
 		ru->cur = it->data;
 		ru->cur_len = it->len;
 		ru->cur_py = &it->py;
 		if (((struct perf_event_header *)it->data)->type != PERF_RECORD_SAMPLE) {
 			session_live_perf(ru->live, it->data, it->len);
-			put(ru, DLP_REC_PERF, it->data, it->len, NULL, 0);
+			recunw_put(ru, DLP_REC_PERF, it->data, it->len, NULL, 0);
 		} else {
 			/* a record the parser refuses is still kept, as it came */
 			ru->delivered = 0;
 			ru->defer = 0;
 			session_live_perf(ru->live, it->data, it->len);
 			if (!ru->delivered)
-				put_raw(ru, it->data, it->len, &it->py);
+				recunw_put_raw(ru, it->data, it->len, &it->py);
 			if (ru->defer) {
 				struct item **head = ru->retrying ? &ru->d2head : &ru->dhead;
 				struct item **tail = ru->retrying ? &ru->d2tail : &ru->dtail;
@@ -65,10 +65,10 @@ static int handle(struct recunw *ru, struct item *it)
 	case IT_SAMPLE_BEHIND:
 		ru->st.samples++;
 		ru->st.behind++;
-		put_raw(ru, it->data, it->len, &it->py);
+		recunw_put_raw(ru, it->data, it->len, &it->py);
 		break;
 	case IT_FLUSH:
-		flush_all(ru);
+		recunw_flush_all(ru);
 		break;
 	}
 	return 0;
@@ -151,7 +151,7 @@ static void *thread_main(void *arg)
 			/* its queue ran empty: what it unwound goes out (the draining thread
 			 * takes over only once this one waits, below) */
 			pthread_mutex_unlock(&ru->mu);
-			put_smp(ru);
+			recunw_put_smp(ru);
 			pthread_mutex_lock(&ru->mu);
 			continue;
 		}
@@ -183,8 +183,8 @@ static void *thread_main(void *arg)
 			pthread_cond_signal(&ru->space);
 	}
 	pthread_mutex_unlock(&ru->mu);
-	put_mem(ru);
-	put_smp(ru);
+	recunw_put_mem(ru);
+	recunw_put_smp(ru);
 	ru->st.cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	{
 		struct unwind_stats us;
@@ -326,7 +326,7 @@ static void inline_begin(struct recunw *ru)
 void recunw_kick(struct recunw *ru)
 {
 	if (ru->inl)
-		put_smp(ru);	/* the drain's samples, unwound inline */
+		recunw_put_smp(ru);	/* the drain's samples, unwound inline */
 	hand_over(ru, 0);
 	ru->inl_asked = 0;
 }
@@ -346,7 +346,7 @@ static int inline_perf(struct recunw *ru, const struct perf_event_header *rec,
 	ru->cur_py = py ? py : &none;
 	if (rec->type != PERF_RECORD_SAMPLE) {
 		session_live_perf(ru->live, rec, rec->size);
-		put(ru, DLP_REC_PERF, rec, rec->size, NULL, 0);
+		recunw_put(ru, DLP_REC_PERF, rec, rec->size, NULL, 0);
 		return 1;
 	}
 	ru->cur_dyn = UINT64_MAX;
@@ -354,7 +354,7 @@ static int inline_perf(struct recunw *ru, const struct perf_event_header *rec,
 	if (head_len) {
 		uint64_t size;
 
-		/* (sample_fixup() checked the sizes) what strip_sample() keeps ends at the
+		/* (sample_fixup() checked the sizes) what recunw_strip_sample() keeps ends at the
 		 * dyn_size word, as in the cut record */
 		memcpy(&size, ru->cur + head_len, 8);
 		ru->cur_len = head_len + 16 + (size_t)size;
@@ -371,7 +371,7 @@ static int inline_perf(struct recunw *ru, const struct perf_event_header *rec,
 	ru->inl_try = 0;
 	if (!ru->delivered || ru->bail) {
 		ru->inl = 0;
-		put_smp(ru);	/* before the thread takes over */
+		recunw_put_smp(ru);	/* before the thread takes over */
 		ru->st.bails++;
 		return 0;
 	}
@@ -398,7 +398,7 @@ int recunw_add(struct recunw *ru, uint32_t type, const void *a, size_t alen, con
 		       sample_kind(ru, 0) : IT_PERF;
 	inline_begin(ru);
 	if (ru->inl && kind == IT_WRITE) {
-		put(ru, type, a, alen, b, blen);
+		recunw_put(ru, type, a, alen, b, blen);
 		return 0;
 	}
 	if (ru->inl && inline_perf(ru, a, NULL, 0, 0, 0))
@@ -446,7 +446,7 @@ int recunw_attr(struct recunw *ru, const void *data, size_t len)
 	session_live_attr(ru->live, data, len);
 	pthread_mutex_unlock(&ru->mu);
 	if (ru->inl)
-		put(ru, DLP_REC_ATTR, data, len, NULL, 0);
+		recunw_put(ru, DLP_REC_ATTR, data, len, NULL, 0);
 	else
 		enqueue(ru, IT_WRITE, DLP_REC_ATTR, data, len, NULL, 0);
 	return 0;
@@ -455,7 +455,7 @@ int recunw_attr(struct recunw *ru, const void *data, size_t len)
 void recunw_flush(struct recunw *ru)
 {
 	if (ru->inl) {
-		flush_all(ru);
+		recunw_flush_all(ru);
 		return;
 	}
 	enqueue(ru, IT_FLUSH, 0, NULL, 0, NULL, 0);
@@ -492,14 +492,14 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *
 	ru->uw = unwinder_new(ru->m);
 	if (ru->uw)
 		unwinder_set_live(ru->uw);
-	ru->live = session_live_new(&live_ops, ru);
+	ru->live = session_live_new(&recunw_live_ops, ru);
 	strbuf_init(&ru->out, 0);
 	memrec_enc_init(&ru->mem);
 	memrec_enc_init(&ru->smp);
-	ru->tsc = tsc_invariant();
+	ru->tsc = recunw_tsc_invariant();
 	ru->mono0 = now_ns();
 	ru->tsc0 = __rdtsc();
-	if (!vdso_file_rec(&sb) && sb.len > sizeof(struct dlp_file_rec)) {
+	if (!recfile_vdso_rec(&sb) && sb.len > sizeof(struct dlp_file_rec)) {
 		struct dlp_file_rec fr;
 
 		memcpy(&fr, sb.buf, sizeof(fr));
@@ -544,7 +544,7 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st, struct keep_stats 
 	int failed;
 
 	if (ru->inl)
-		put_smp(ru);
+		recunw_put_smp(ru);
 	ru->inl = 0;	/* the thread writes the rest */
 	hand_over(ru, 0);
 	pthread_mutex_lock(&ru->mu);

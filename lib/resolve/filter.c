@@ -261,7 +261,7 @@ int filter_bounds(struct sample_filter *f, const char *path)
 	return session_process(path, &ops, f, &info) < 0 ? -1 : 0;
 }
 
-int reader_inputs(int argc, const char **argv, const char **input, const char *symfs,
+int filter_reader_inputs(int argc, const char **argv, const char **input, const char *symfs,
 		  const char ***inputs)
 {
 	if (argc && *input) {

@@ -44,7 +44,6 @@ struct jitsyms {
 	struct u64map pids;	/* pid -> struct jpid */
 	struct strpool pool;
 	uint64_t seq;
-	size_t total;
 	int quiet;
 };
 
@@ -81,11 +80,6 @@ void jitsyms_free(struct jitsyms *j)
 	u64map_release(&j->pids);
 	strpool_release(&j->pool);
 	free(j);
-}
-
-size_t jitsyms_count(const struct jitsyms *j)
-{
-	return j->total;
 }
 
 static struct jpid *get_pid(struct jitsyms *j, int32_t pid)
@@ -131,7 +125,6 @@ static void add_ent(struct jitsyms *j, struct jpid *p, uint64_t start, uint64_t 
 	e->code_own = code;
 	e->seq = ++j->seq;
 	p->sorted = 0;
-	j->total++;
 }
 
 static int parse_hex(const char *s, const char *end, const char **stop, uint64_t *out)
@@ -444,9 +437,9 @@ int jitsym_code(struct jitsyms *j, int32_t pid, uint64_t addr, uint64_t *start,
 	return 0;
 }
 
-const char JIT_PERFMAP_OLD[] = "last written before this recording started";
+const char JITSYM_PERFMAP_OLD[] = "last written before this recording started";
 
-int jit_perfmap_check(int fd, long since, int any_owner, struct stat *st, const char **why)
+int jitsym_perfmap_check(int fd, long since, int any_owner, struct stat *st, const char **why)
 {
 	*why = NULL;
 	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
@@ -456,14 +449,14 @@ int jit_perfmap_check(int fd, long since, int any_owner, struct stat *st, const 
 		return -1;
 	}
 	if (since && st->st_mtime < since) {
-		*why = JIT_PERFMAP_OLD;
+		*why = JITSYM_PERFMAP_OLD;
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-int jit_perfmap_open(int32_t pid, long since, struct stat *st, const char **why)
+int jitsym_perfmap_open(int32_t pid, long since, struct stat *st, const char **why)
 {
 	char path[64];
 	int fd;
@@ -478,5 +471,5 @@ int jit_perfmap_open(int32_t pid, long since, struct stat *st, const char **why)
 			*why = strerror(errno);
 		return -1;
 	}
-	return jit_perfmap_check(fd, since, 0, st, why);
+	return jitsym_perfmap_check(fd, since, 0, st, why);
 }

@@ -354,7 +354,7 @@ static size_t user_frames(struct prof *p, const struct dlp_sample *s, uint64_t a
 	}
 }
 
-int irq_enabler(const char *sym)
+int profile_irq_enabler(const char *sym)
 {
 	static const char *const tails[] = {
 		"_irq_enable", "_restore_fl", "_unlock_irqrestore", "_unlock_irq",
@@ -374,7 +374,7 @@ int irq_enabler(const char *sym)
 }
 
 /* The sample fell due while interrupts were off and was taken where they came back on
- * (fr[0], an irq_enabler()): count it to the first kernel caller that is not one,
+ * (fr[0], an profile_irq_enabler()): count it to the first kernel caller that is not one,
  * marked.  Raw (--raw-irqs): counted, left as taken. */
 static size_t irqs_off(struct prof *p, struct frame *fr, size_t *nf)
 {
@@ -382,7 +382,7 @@ static size_t irqs_off(struct prof *p, struct frame *fr, size_t *nf)
 	char buf[256];
 	int n;
 
-	while (k < *nf && (fr[k].flags & FRAME_KERNEL) && irq_enabler(fr[k].sym))
+	while (k < *nf && (fr[k].flags & FRAME_KERNEL) && profile_irq_enabler(fr[k].sym))
 		k++;
 	if (k >= *nf || !(fr[k].flags & FRAME_KERNEL))
 		return 0;	/* no kernel caller to give it to */
@@ -559,7 +559,7 @@ static int sample_in(struct prof *p, const struct dlp_sample *s, int counted)
 			first_user = 0;
 		}
 	}
-	if (nf > 1 && (fr[0].flags & FRAME_KERNEL) && irq_enabler(fr[0].sym)) {
+	if (nf > 1 && (fr[0].flags & FRAME_KERNEL) && profile_irq_enabler(fr[0].sym)) {
 		size_t gone = irqs_off(p, fr, &nf);
 
 		if (nuser)
@@ -573,7 +573,7 @@ static int sample_in(struct prof *p, const struct dlp_sample *s, int counted)
 	if (unw_complete)
 		complete = 1;
 	else if (nuser && first_user + nuser <= nf)
-		complete = thread_root_name(fr[first_user + nuser - 1].sym);
+		complete = unwind_thread_root_name(fr[first_user + nuser - 1].sym);
 	else if (!nuser && nf && s->pid == 0)
 		complete = 1;	/* the idle task / kernel threads have no user part */
 	if (nf && complete && nf < first_user + nuser)
@@ -904,7 +904,7 @@ struct profile_live *profile_live_new(const struct profile_opts *opts,
 	pl->s = session_live_new(&prof_ops, &pl->p);
 	strbuf_init(&pl->rec, 0);
 	/* the [vdso]'s image is this process's (record writes it at the end) */
-	if (!vdso_file_rec(&pl->rec))
+	if (!recfile_vdso_rec(&pl->rec))
 		p_other(&pl->p, DLP_REC_FILE, pl->rec.buf, pl->rec.len);
 	return pl;
 }

@@ -366,16 +366,12 @@ static int cmp_st(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-void pystacks_finish(struct pystacks *ps)
+/* Pass 1 is over: index the stacks */
+static void pystacks_finish(struct pystacks *ps)
 {
 	if (ps->nr_st && !ps->sorted)
 		qsort(ps->st, ps->nr_st, sizeof(*ps->st), cmp_st);
 	ps->sorted = 1;
-}
-
-int pystacks_any(const struct pystacks *ps)
-{
-	return ps && (ps->nr_st || ps->nr_chains);
 }
 
 void pystacks_get_stats(const struct pystacks *ps, struct pystacks_stats *st)
@@ -454,7 +450,7 @@ static void py_frame(struct pystacks *ps, const struct dlp_pyframe *pf, const ch
 	}
 	line = instr == DLP_PY_NO_INSTR ? (int)c->firstlineno :
 	       c->by_lines ? code_line(c, instr) :
-	       py311_line(c->linetable, c->linetable_len, (int)c->firstlineno, instr);
+	       pyrec_py311_line(c->linetable, c->linetable_len, (int)c->firstlineno, instr);
 	if (line < 0)
 		line = (int)c->firstlineno;
 	f->dso_path = c->file;

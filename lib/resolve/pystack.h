@@ -20,9 +20,6 @@ void pystacks_count_chain(struct pystacks *ps, unsigned flags, unsigned state);
 /* META python_late ("COUNT SUM MAX"): the delays of the stacks read from outside that
  * their samples name. */
 void pystacks_late_delays(struct pystacks *ps, const char *value);
-/* Pass 1 is over: index the stacks. */
-void pystacks_finish(struct pystacks *ps);
-int pystacks_any(const struct pystacks *ps);
 /* Replace each _PyEval_EvalFrameDefault frame of the sample's stack (leaf first, nr in
  * *nr, room for max) by the Python frames it ran: chain's (dlp_sample.pychain), else
  * those of the DLP_REC_PYSTACK of (pid, tid, time); chain_exact: it was read as the

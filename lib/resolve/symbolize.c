@@ -91,7 +91,7 @@ struct symbolizer {
 	struct symres unknown;
 };
 
-char *demangle(const char *name)
+char *symbolize_demangle(const char *name)
 {
 	int status = 0;
 	char *d;
@@ -111,7 +111,7 @@ char *demangle(const char *name)
  * a short distance.  Byte-level: cheap, and the target/backward-distance constraints keep
  * stray matches out.
  */
-unsigned code_traits(const uint8_t *code, size_t len)
+unsigned symbolize_code_traits(const uint8_t *code, size_t len)
 {
 	for (size_t p = 0; p + 1 < len; p++) {
 		if (code[p] != 0xf3 || code[p + 1] != 0x90)
@@ -567,7 +567,7 @@ static unsigned range_traits(const struct dso_sym *d, uint64_t start, uint64_t s
 		size = TRAIT_SCAN_MAX;
 	if (size > d->raw_size - off)
 		size = d->raw_size - off;
-	return code_traits(d->raw + off, size);
+	return symbolize_code_traits(d->raw + off, size);
 }
 
 static struct sym *find_sym(struct dso_sym *d, uint64_t vaddr)
@@ -595,7 +595,7 @@ static struct sym *find_sym(struct dso_sym *d, uint64_t vaddr)
 
 static const char *intern_demangled(struct symbolizer *s, const char *raw)
 {
-	char *dm = demangle(raw);
+	char *dm = symbolize_demangle(raw);
 	const char *r;
 
 	if (!dm)

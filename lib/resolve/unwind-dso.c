@@ -67,7 +67,7 @@ static int build_id_matches(const struct unw_dso *d, const struct dso *dso)
 }
 
 /* Open and validate the file behind dso (once). */
-struct unw_dso *dso_get(const struct dso *dso)
+struct unw_dso *unw_dso_get(const struct dso *dso)
 {
 	struct unw_dso *d = dso->unwind_priv;
 	const Elf64_Ehdr *eh;
@@ -138,7 +138,7 @@ struct unw_dso *dso_get(const struct dso *dso)
 }
 
 /* Load bias of the file mapped by mp: process address minus ELF virtual address. */
-int dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias)
+int unw_dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias)
 {
 	if (d->type == ET_EXEC) {
 		*bias = 0;
@@ -158,13 +158,13 @@ int dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias)
 
 int unwind_map_bias(const struct map *mp, uint64_t *bias)
 {
-	const struct unw_dso *d = mp->dso ? dso_get(mp->dso) : NULL;
+	const struct unw_dso *d = mp->dso ? unw_dso_get(mp->dso) : NULL;
 
-	return d ? dso_bias(d, mp, bias) : -1;
+	return d ? unw_dso_bias(d, mp, bias) : -1;
 }
 
 /* The mapping that covers addr at the sample's time (a few remembered per walk). */
-const struct map *walk_map(struct walk *w, uint64_t addr)
+const struct map *unw_walk_map(struct walk *w, uint64_t addr)
 {
 	const struct map *mp;
 
@@ -182,13 +182,13 @@ const struct map *walk_map(struct walk *w, uint64_t addr)
 }
 
 /* Copy len bytes at process address addr from the file behind its mapping. */
-int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
+int unw_read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
 {
-	const struct map *mp = walk_map(w, addr);
+	const struct map *mp = unw_walk_map(w, addr);
 	const struct unw_dso *d;
 	uint64_t off;
 
-	if (!mp || addr + len > mp->end || !(d = dso_get(mp->dso)))
+	if (!mp || addr + len > mp->end || !(d = unw_dso_get(mp->dso)))
 		return -1;
 	off = map_file_offset(mp, addr);
 	if (off > d->size || len > d->size - off)
@@ -199,7 +199,7 @@ int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len)
 
 /* ---- address classification and call decoding ---- */
 
-int page_kind(struct walk *w, uint64_t addr)
+int unw_page_kind(struct walk *w, uint64_t addr)
 {
 	uint64_t page = addr >> 12;
 	struct page_ent *e = &w->sp->pages[hash_u64(page) & (PAGE_CACHE - 1)];
@@ -209,7 +209,7 @@ int page_kind(struct walk *w, uint64_t addr)
 	if (e->kind != PG_UNKNOWN && e->page == page)
 		return e->kind;
 	if (addr >= 4096 && addr < 0x800000000000ULL) {
-		mp = walk_map(w, addr);
+		mp = unw_walk_map(w, addr);
 		if (mp && (!mp->prot || (mp->prot & PROT_EXEC)) && !mp->dso->kernel) {
 			if (mp->dso->anon)
 				kind = PG_ANON;
@@ -224,19 +224,19 @@ int page_kind(struct walk *w, uint64_t addr)
 	return kind;
 }
 
-int is_return_address(struct walk *w, uint64_t ra)
+int unw_is_return_address(struct walk *w, uint64_t ra)
 {
 	struct space *sp = w->sp;
 	void *v;
 	uint8_t b[7];
 	int ok;
 
-	if (page_kind(w, ra) != PG_FILE)
+	if (unw_page_kind(w, ra) != PG_FILE)
 		return 0;
 	v = u64map_get(&sp->calls, ra);
 	if (v)
 		return v == (void *)1;
-	ok = !read_file_bytes(w, ra - 7, b, sizeof(b)) && kunw_call_before(b);
+	ok = !unw_read_file_bytes(w, ra - 7, b, sizeof(b)) && kunw_call_before(b);
 	if (w->bail)
 		return 0;	/* not known: not cached */
 	if (sp->calls.nr < CALL_CACHE_MAX)
@@ -383,7 +383,7 @@ struct rule *unw_rule_make(Dwarf_Frame *frame)
 	return ru;
 }
 
-void cfi_open(struct unw_dso *d)
+void unw_cfi_open(struct unw_dso *d)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -422,7 +422,7 @@ void cfi_open(struct unw_dso *d)
  * (libdw reads all of its entries then, and all of the file's DWARF headers before:
  * milliseconds to seconds in a large file); opening the file's .eh_frame (its sorted
  * table, read lazily by libdw) and a row of it are microseconds. */
-const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail)
+const struct rule *unw_rule_at(struct unw_dso *d, uint64_t a, int *bail)
 {
 	size_t lo = 0, hi = d->nr_rules;
 	Dwarf_Frame *frame = NULL;
@@ -447,7 +447,7 @@ const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail)
 		}
 	}
 	if (!d->cfi_done)
-		cfi_open(d);
+		unw_cfi_open(d);
 	if (u64map_get(&d->norow, a))
 		return NULL;
 	if (d->eh && dwarf_cfi_addrframe(d->eh, a, &frame))

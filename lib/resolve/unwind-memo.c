@@ -9,9 +9,9 @@
 #include "util.h"
 
 /* the registers a memo keeps (unwind-priv.h), which the walk restores too */
-const unsigned char callee_saved[NR_CALLEE_SAVED] = { DW_RBX, DW_RBP, DW_R12, DW_R13, DW_R14, DW_R15 };
+const unsigned char unw_callee_saved[NR_CALLEE_SAVED] = { DW_RBX, DW_RBP, DW_R12, DW_R13, DW_R14, DW_R15 };
 
-void set_unmapped(struct walk *w)
+void unw_set_unmapped(struct walk *w)
 {
 	w->unmapped = 1;
 	w->unmapped_seq = w->seq;
@@ -60,7 +60,7 @@ static int memo_reads_hold(struct walk *w, const struct memo *old, size_t r)
  * Returns 1 when it did and everything that walk read from there on reads the same here:
  * the rest of this walk would be that one's.
  */
-int memo_note(struct walk *w, int initial, int activation)
+int unw_memo_note(struct walk *w, int initial, int activation)
 {
 	struct memo *m = w->rec, *old = w->old;
 	struct memo_frame *f, *o;
@@ -70,8 +70,8 @@ int memo_note(struct walk *w, int initial, int activation)
 	f = &m->fr[w->n];
 	f->rsp = w->regs[DW_RSP];
 	f->rip = w->regs[DW_RIP];
-	for (size_t i = 0; i < ARRAY_SIZE(callee_saved); i++)
-		f->cs[i] = w->regs_set & (1u << callee_saved[i]) ? w->regs[callee_saved[i]] : 0;
+	for (size_t i = 0; i < ARRAY_SIZE(unw_callee_saved); i++)
+		f->cs[i] = w->regs_set & (1u << unw_callee_saved[i]) ? w->regs[unw_callee_saved[i]] : 0;
 	f->regs_set = w->regs_set & KEY_REGS;
 	f->reads = (uint32_t)m->nr_log;
 	f->seq = (uint32_t)w->seq;
@@ -113,7 +113,7 @@ int memo_note(struct walk *w, int initial, int activation)
 
 /* This walk joined the last one at its frame cursor - 1: the frames from there to the
  * root are that walk's. */
-void memo_join(struct walk *w)
+void unw_memo_join(struct walk *w)
 {
 	const struct memo *old = w->old;
 	const struct memo_frame *o = &old->fr[w->cursor - 1];
@@ -136,10 +136,10 @@ void memo_join(struct walk *w)
 /*
  * Run one pass from w->regs: record frames until the walk ends or is implausible.
  * Returns 1 when it ended at the outermost frame (or in a thread-root function), 2 when
- * it joined the thread's last walk (memo_join() writes the rest).
+ * it joined the thread's last walk (unw_memo_join() writes the rest).
  */
 
-void memo_begin(struct walk *w)
+void unw_memo_begin(struct walk *w)
 {
 	struct space *sp = w->sp;
 	struct memo **slot;
@@ -197,7 +197,7 @@ static uint32_t frames_after(uint64_t seq_end, int happened, uint64_t seq)
  * Keep the walk just done as its thread's last (not one cut at the most frames): the
  * frames it joined stay where they are, root first, and its own are put after them.
  */
-void memo_end(struct walk *w, int done, int joined)
+void unw_memo_end(struct walk *w, int done, int joined)
 {
 	struct memo *rec = w->rec;
 	struct memo *m = u64map_get(&w->sp->memos, w->s->tid);
@@ -249,7 +249,7 @@ void memo_end(struct walk *w, int done, int joined)
 	m->unmapped = frames_after(w->seq, w->unmapped, w->unmapped_seq);
 	m->other = frames_after(w->seq, w->other_seq != UINT64_MAX, w->other_seq);
 }
-void memo_free(struct memo *m)
+void unw_memo_free(struct memo *m)
 {
 	free(m->ips);
 	free(m->flags);
@@ -259,7 +259,7 @@ void memo_free(struct memo *m)
 }
 
 /* Forget (or free) the threads' last walks in sp */
-void memos_clear(struct space *sp, int release)
+void unw_memos_clear(struct space *sp, int release)
 {
 	for (size_t i = 0; i < sp->memos.cap; i++) {
 		struct memo *m = sp->memos.used[i] ? sp->memos.vals[i] : NULL;
@@ -268,7 +268,7 @@ void memos_clear(struct space *sp, int release)
 			continue;
 		m->n = 0;
 		if (release) {
-			memo_free(m);
+			unw_memo_free(m);
 			free(m);
 		}
 	}

@@ -26,7 +26,7 @@ enum { DW_RAX, DW_RDX, DW_RCX, DW_RBX, DW_RSI, DW_RDI, DW_RBP, DW_RSP,
 
 
 #define NR_CALLEE_SAVED 6
-extern const unsigned char callee_saved[NR_CALLEE_SAVED];
+extern const unsigned char unw_callee_saved[NR_CALLEE_SAVED];
 
 /* page kinds */
 enum { PG_UNKNOWN, PG_NONE, PG_FILE, PG_ANON };
@@ -277,22 +277,22 @@ static inline uint64_t scan_end(const struct walk *w, uint64_t from)
 
 /* unwind-dso.c */
 void unw_dso_free(struct unw_dso *d);
-struct unw_dso *dso_get(const struct dso *dso);
-int dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias);
-int read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len);
-int page_kind(struct walk *w, uint64_t addr);
-int is_return_address(struct walk *w, uint64_t ra);
-void cfi_open(struct unw_dso *d);
-const struct rule *rule_at(struct unw_dso *d, uint64_t a, int *bail);
-const struct map *walk_map(struct walk *w, uint64_t addr);
+struct unw_dso *unw_dso_get(const struct dso *dso);
+int unw_dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias);
+int unw_read_file_bytes(struct walk *w, uint64_t addr, void *buf, size_t len);
+int unw_page_kind(struct walk *w, uint64_t addr);
+int unw_is_return_address(struct walk *w, uint64_t ra);
+void unw_cfi_open(struct unw_dso *d);
+const struct rule *unw_rule_at(struct unw_dso *d, uint64_t a, int *bail);
+const struct map *unw_walk_map(struct walk *w, uint64_t addr);
 
 /* unwind-memo.c */
-void set_unmapped(struct walk *w);
-int memo_note(struct walk *w, int initial, int activation);
-void memo_join(struct walk *w);
-void memo_begin(struct walk *w);
-void memo_end(struct walk *w, int done, int joined);
-void memo_free(struct memo *m);
-void memos_clear(struct space *sp, int release);
+void unw_set_unmapped(struct walk *w);
+int unw_memo_note(struct walk *w, int initial, int activation);
+void unw_memo_join(struct walk *w);
+void unw_memo_begin(struct walk *w);
+void unw_memo_end(struct walk *w, int done, int joined);
+void unw_memo_free(struct memo *m);
+void unw_memos_clear(struct space *sp, int release);
 
 #endif

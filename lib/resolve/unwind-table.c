@@ -138,7 +138,7 @@ static int note_root(void *ctx, const GElf_Sym *sym, size_t strndx)
 {
 	struct roots *r = ctx;
 
-	if (sym->st_size && thread_root_name(elf_strptr(r->elf, strndx, sym->st_name))) {
+	if (sym->st_size && unwind_thread_root_name(elf_strptr(r->elf, strndx, sym->st_name))) {
 		ALLOC_GROW(r->v, r->nr + 1, r->alloc);
 		r->v[r->nr++] = (struct root_range){ sym->st_value, sym->st_value + sym->st_size };
 	}

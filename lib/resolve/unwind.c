@@ -64,7 +64,7 @@ static int read_word(struct walk *w, uint64_t addr, uint64_t *out)
 	}
 	if (w->rec)
 		memo_log(w, addr | MR_FILE, 0);
-	return read_file_bytes(w, addr, out, 8);
+	return unw_read_file_bytes(w, addr, out, 8);
 }
 
 /* Evaluate a CFI expression; cfa is pushed by DW_OP_call_frame_cfa. */
@@ -272,7 +272,7 @@ static int fp_step(struct walk *w, const uint64_t *regs, uint32_t set, uint64_t 
 
 /* ---- thread roots ---- */
 
-int thread_root_name(const char *name)
+int unwind_thread_root_name(const char *name)
 {
 	static const char *const roots[] = {
 		"_start", "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
@@ -302,7 +302,7 @@ static int note_root(void *ctx, const GElf_Sym *sym, size_t strndx)
 	struct roots_ctx *rc = ctx;
 	struct unw_dso *d = rc->d;
 
-	if (!sym->st_size || !thread_root_name(elf_strptr(d->elf, strndx, sym->st_name)))
+	if (!sym->st_size || !unwind_thread_root_name(elf_strptr(d->elf, strndx, sym->st_name)))
 		return 0;
 	ALLOC_GROW(d->roots, d->nr_roots + 1, rc->alloc);
 	d->roots[d->nr_roots].start = sym->st_value;
@@ -322,7 +322,7 @@ static void note_roots(struct unw_dso *d)
 void unw_roots(struct unw_dso *d)
 {
 	if (!d->cfi_done)
-		cfi_open(d);
+		unw_cfi_open(d);
 	if (d->nr_roots == 0 && !d->roots) {
 		if (d->elf)
 			note_roots(d);
@@ -334,10 +334,10 @@ void unw_roots(struct unw_dso *d)
 /* Is process address addr (mapped by mp) inside a thread-root function? */
 static int in_root(const struct map *mp, uint64_t addr)
 {
-	struct unw_dso *d = mp ? dso_get(mp->dso) : NULL;
+	struct unw_dso *d = mp ? unw_dso_get(mp->dso) : NULL;
 	uint64_t bias;
 
-	if (!d || dso_bias(d, mp, &bias))
+	if (!d || unw_dso_bias(d, mp, &bias))
 		return 0;
 	unw_roots(d);
 	for (size_t i = 0; i < d->nr_roots; i++)
@@ -352,12 +352,12 @@ static int in_root(const struct map *mp, uint64_t addr)
 static const struct map *code_map(struct walk *w, uint64_t addr, struct unw_dso **dp,
 				  uint64_t *bias)
 {
-	const struct map *mp = walk_map(w, addr);
+	const struct map *mp = unw_walk_map(w, addr);
 
 	if (!mp || mp->dso->anon || (mp->dso->special && !mp->dso->image) || mp->dso->kernel)
 		return NULL;
-	*dp = dso_get(mp->dso);
-	if (!*dp || dso_bias(*dp, mp, bias))
+	*dp = unw_dso_get(mp->dso);
+	if (!*dp || unw_dso_bias(*dp, mp, bias))
 		return NULL;
 	return mp;
 }
@@ -400,14 +400,14 @@ static int walk_pass(struct walk *w)
 			/* a return address found by CFI (or the frame-pointer step): it must be
 			 * code, right after a call when we can read the code, and the stack
 			 * must grow toward the root */
-			int kind = page_kind(w, ip);
+			int kind = unw_page_kind(w, ip);
 
 			fe = NULL;
 			lookup = activation ? pc : pc - 1;
 			if (kind == PG_NONE && ip >= 4096 && ip < 0x800000000000ULL &&
-			    !walk_map(w, ip))
-				set_unmapped(w);
-			if (kind == PG_NONE || (kind == PG_FILE && !activation && !is_return_address(w, ip)) ||
+			    !unw_walk_map(w, ip))
+				unw_set_unmapped(w);
+			if (kind == PG_NONE || (kind == PG_FILE && !activation && !unw_is_return_address(w, ip)) ||
 			    ((w->regs_set & (1u << DW_RSP)) && w->last_has_sp &&
 			     w->regs[DW_RSP] <= w->last_sp)) {
 				w->stop_bad = 1;
@@ -416,7 +416,7 @@ static int walk_pass(struct walk *w)
 		}
 		if (w->n >= w->max)
 			break;
-		if (w->rec && memo_note(w, initial, activation))
+		if (w->rec && unw_memo_note(w, initial, activation))
 			return 2;	/* the rest is the thread's last walk's */
 		w->ips[w->n] = ip;
 		if (w->flags)
@@ -428,8 +428,8 @@ static int walk_pass(struct walk *w)
 			w->last_has_sp = 1;
 		}
 		w->last_regs_set = 0;
-		for (size_t i = 0; i < ARRAY_SIZE(callee_saved); i++) {
-			unsigned r = callee_saved[i];
+		for (size_t i = 0; i < ARRAY_SIZE(unw_callee_saved); i++) {
+			unsigned r = unw_callee_saved[i];
 
 			if (w->regs_set & (1u << r)) {
 				w->last_regs[r] = w->regs[r];
@@ -442,8 +442,8 @@ static int walk_pass(struct walk *w)
 			bias = fe->bias;
 		} else {
 			mp = code_map(w, lookup, &d, &bias);
-			if (!mp && !walk_map(w, lookup))
-				set_unmapped(w);
+			if (!mp && !unw_walk_map(w, lookup))
+				unw_set_unmapped(w);
 		}
 		w->last_map = mp;
 		w->last_lookup = lookup;
@@ -452,7 +452,7 @@ static int walk_pass(struct walk *w)
 		if (fe) {
 			ru = fe->ru;
 		} else {
-			ru = rule_at(d, lookup - bias, w->fast ? &w->bail : NULL);
+			ru = unw_rule_at(d, lookup - bias, w->fast ? &w->bail : NULL);
 			if (w->bail)
 				return 0;
 			if (!initial && !activation && w->sp->frames && ru != d->spare) {
@@ -494,11 +494,11 @@ static int scan_stack(struct walk *w)
 		memcpy(&v, w->s->stack + (a - w->stack_lo), 8);
 		if (v < 4096 || (v >= w->stack_lo && v < w->stack_hi))
 			continue;
-		if (!is_return_address(w, v))
+		if (!unw_is_return_address(w, v))
 			continue;
 		w->regs_set = (1u << DW_RSP) | (1u << DW_RIP) | w->last_regs_set;
-		for (size_t i = 0; i < ARRAY_SIZE(callee_saved); i++)
-			w->regs[callee_saved[i]] = w->last_regs[callee_saved[i]];
+		for (size_t i = 0; i < ARRAY_SIZE(unw_callee_saved); i++)
+			w->regs[unw_callee_saved[i]] = w->last_regs[unw_callee_saved[i]];
 		w->regs[DW_RIP] = v - 1;
 		w->regs[DW_RSP] = a + 8;
 		/* Callee-saved registers keep the values of the last frame CFI knew (code
@@ -595,7 +595,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 		__builtin_prefetch(s->stack + off, 0, 2);
 	w.sp = space_get(u, s->pid, s->time);
 	if (w.sp->frames && !u->no_memo)
-		memo_begin(&w);
+		unw_memo_begin(&w);
 	u->st.walks++;
 	for (; w.n < max; w.scans++) {
 		size_t before = w.n;
@@ -609,7 +609,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 			u->st.reused += w.cursor;
 			done = w.old->done;
 			joined = 1;
-			memo_join(&w);
+			unw_memo_join(&w);
 			break;
 		}
 		if (r) {
@@ -633,7 +633,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 		return 0;
 	}
 	if (w.rec)
-		memo_end(&w, done, joined);
+		unw_memo_end(&w, done, joined);
 	if (!w.n) {
 		ips[0] = w.regs[DW_RIP];
 		if (flags)
@@ -658,7 +658,7 @@ void unwind_maps_changed(struct unwinder *u, uint32_t pid, uint64_t time)
 		memset(sp->pages, 0, sizeof(sp->pages));
 		if (sp->frames)
 			memset(sp->frames, 0, FRAME_CACHE * sizeof(*sp->frames));
-		memos_clear(sp, 0);
+		unw_memos_clear(sp, 0);
 		if (time > sp->maps_time)
 			sp->maps_time = time;
 	}
@@ -673,7 +673,7 @@ void unwind_thread_exit(struct unwinder *u, uint32_t pid, uint32_t tid)
 		if (sp->pid != pid || !u64map_get(&sp->memos, tid))
 			continue;
 		slot = (struct memo **)u64map_slot(&sp->memos, tid);
-		memo_free(*slot);
+		unw_memo_free(*slot);
 		free(*slot);
 		*slot = NULL;
 		sp->nr_memos--;
@@ -727,12 +727,12 @@ void unwinder_free(struct unwinder *u)
 		return;
 	for (size_t i = 0; i < u->nr_all; i++) {
 		u64map_release(&u->all[i]->calls);
-		memos_clear(u->all[i], 1);
+		unw_memos_clear(u->all[i], 1);
 		free(u->all[i]->frames);
 		free(u->all[i]);
 	}
 	free(u->all);
-	memo_free(&u->rec);
+	unw_memo_free(&u->rec);
 	u64map_release(&u->spaces);
 	n = machine_dsos(u->m, &dsos);
 	for (size_t i = 0; i < n; i++) {

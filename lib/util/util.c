@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -411,6 +412,14 @@ uint64_t clock_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Thread t's CPU time so far (0: not known) */
+uint64_t thread_cpu_ns(pthread_t t)
+{
+	clockid_t c;
+
+	return pthread_getcpuclockid(t, &c) ? 0 : clock_ns(c);
+}
+
 uint64_t now_ns(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);
@@ -560,4 +569,22 @@ int run_capture(const char *const argv[], int timeout_ms, struct strbuf *sb)
 	if (waitpid(pid, &status, 0) == pid)
 		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	return ret;
+}
+
+/* A list of strings, each once (copies) */
+void path_list_add(struct path_list *l, const char *p)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i], p))
+			return;
+	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
+	l->v[l->nr++] = xstrdup(p);
+}
+
+void path_list_clear(struct path_list *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }

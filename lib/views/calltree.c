@@ -139,7 +139,7 @@ static void count_caller(struct calltree *t, struct ct_row *r, const struct fram
 
 	for (size_t k = i + 1; k < nr; k++)
 		if (is_named(&frames[k])) {
-			if (thread_root_name(frames[k].sym))	/* every thread starts there */
+			if (unwind_thread_root_name(frames[k].sym))	/* every thread starts there */
 				return;
 			name = strpool_intern(&t->pool, frames[k].sym);
 			break;

@@ -282,7 +282,7 @@ static void fmt_delta(char *buf, size_t sz, int64_t ns)
 {
 	char t[32];
 
-	fmt_duration(t, sizeof(t), (uint64_t)(ns < 0 ? -ns : ns));
+	output_duration(t, sizeof(t), (uint64_t)(ns < 0 ? -ns : ns));
 	snprintf(buf, sz, "%s%s", ns < 0 ? "-" : ns > 0 ? "+" : " ", t);
 }
 
@@ -309,7 +309,7 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 		const struct diff_side *sd = &d->side[s];
 
 		tot[s] = no_time ? sd->samples : sd->samples * sd->ns_per_sample;
-		fmt_duration(a, sizeof(a), tot[s]);
+		output_duration(a, sizeof(a), tot[s]);
 		fprintf(out, "# %s %s: %s\n", s ? "new: " : "base:", sd->path,
 			sd->cmdline ? sd->cmdline : "?");
 		if (no_time)
@@ -353,8 +353,8 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 			snprintf(b, sizeof(b), "%" PRIu64, r->n[1]);
 			snprintf(c, sizeof(c), "%+" PRId64, (int64_t)r->n[1] - (int64_t)r->n[0]);
 		} else {
-			fmt_duration(a, sizeof(a), r->n[0] * d->side[0].ns_per_sample);
-			fmt_duration(b, sizeof(b), r->n[1] * d->side[1].ns_per_sample);
+			output_duration(a, sizeof(a), r->n[0] * d->side[0].ns_per_sample);
+			output_duration(b, sizeof(b), r->n[1] * d->side[1].ns_per_sample);
 			fmt_delta(c, sizeof(c), r->delta_ns);
 		}
 		if (d->key == DIFF_SYMBOL) {
@@ -365,10 +365,10 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 			/* "lib.so!func@0x.." beside a DSO column: "func@0x.." */
 			if (ds && !strncmp(sym, ds, strlen(ds)) && sym[strlen(ds)] == '!')
 				memmove(sym, sym + strlen(ds) + 1, strlen(sym + strlen(ds) + 1) + 1);
-			shorten_name(sym, name_w, name, sizeof(name));
-			shorten_dso(ds ? ds : "", dso_w, dso, sizeof(dso));
+			output_shorten_name(sym, name_w, name, sizeof(name));
+			output_shorten_dso(ds ? ds : "", dso_w, dso, sizeof(dso));
 		} else {
-			shorten_name(r->key, name_w, name, sizeof(name));
+			output_shorten_name(r->key, name_w, name, sizeof(name));
 		}
 		fprintf(out, "%6.2f%% %6.2f%% %9s %9s %10s  ", pct(r->n[0], d->side[0].samples),
 			pct(r->n[1], d->side[1].samples), r->n[0] ? a : "-", r->n[1] ? b : "-", c);

@@ -17,7 +17,7 @@ const char *dlview_fmt_ns(char *buf, size_t sz, double ns)
 	else if (ns < 1e3)
 		snprintf(buf, sz, "%.0f ns", ns);
 	else
-		fmt_duration(buf, sz, (uint64_t)(ns + 0.5));
+		output_duration(buf, sz, (uint64_t)(ns + 0.5));
 	return buf;
 }
 

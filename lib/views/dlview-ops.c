@@ -209,12 +209,12 @@ static void add_call_rows(struct dlview *v, struct op_row **r, size_t *nr, size_
 static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 {
 	struct cnt **ops;
-	size_t n = cmap_sorted(&v->op_total, &ops), i, j, nr = 0, alloc = 0;
+	size_t n = dlview_cmap_sorted(&v->op_total, &ops), i, j, nr = 0, alloc = 0;
 	struct op_row *r = NULL;
 
 	/* order by self: self counts into n2, then by self and total */
 	for (i = 0; i < n; i++)
-		ops[i]->n2 = cmap_get(&v->op_self, ops[i]->k1, NULL)->n;
+		ops[i]->n2 = dlview_cmap_get(&v->op_self, ops[i]->k1, NULL)->n;
 	for (i = 1; i < n; i++) {
 		struct cnt *c = ops[i];
 

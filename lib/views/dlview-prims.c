@@ -39,7 +39,7 @@ static size_t prim_rows(struct dlview *v, struct prim_row **out)
 	size_t nr = 0, alloc = 0, i, j;
 
 	for (i = 0; (p = itt_prim_each(itt, i)); i++) {
-		const struct cnt *c = cmap_find(&v->prim_samp, p->key, NULL);
+		const struct cnt *c = dlview_cmap_find(&v->prim_samp, p->key, NULL);
 
 		if (!p->calls && !c)
 			continue;	/* of a file rejected after its descriptions */

@@ -21,11 +21,11 @@ struct cmap {
 	size_t nr, size;
 };
 
-struct cnt *cmap_get(struct cmap *m, const char *k1, const char *k2);
+struct cnt *dlview_cmap_get(struct cmap *m, const char *k1, const char *k2);
 /* The entry, or NULL (nothing added) */
-struct cnt *cmap_find(const struct cmap *m, const char *k1, const char *k2);
+struct cnt *dlview_cmap_find(const struct cmap *m, const char *k1, const char *k2);
 /* Entries sorted by n descending (then name); free *out. */
-size_t cmap_sorted(const struct cmap *m, struct cnt ***out);
+size_t dlview_cmap_sorted(const struct cmap *m, struct cnt ***out);
 
 struct thread_stat {
 	uint32_t pid, tid;

@@ -39,7 +39,7 @@ static const char *top_symbol(struct dlview *v, const char *fam, uint64_t *n)
 static void print_family(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	struct cnt **rows;
-	size_t n = cmap_sorted(&v->fam, &rows), i;
+	size_t n = dlview_cmap_sorted(&v->fam, &rows), i;
 	char tb[32], nb[64];
 
 	if (limit && n > limit)
@@ -307,7 +307,7 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 		if (t->comm && (!rows[j].comm || t->tid == t->pid))
 			rows[j].comm = t->comm;	/* the main thread's name first */
 	}
-	nf = cmap_sorted(&v->proc_fam, &fams);
+	nf = dlview_cmap_sorted(&v->proc_fam, &fams);
 	for (i = 0; i < nr; i++) {
 		rows[i].info = proc_table_find(&v->procs, rows[i].pid);
 		if (rows[i].info && rows[i].info->container &&
@@ -419,7 +419,7 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
 {
 	struct cnt **fams, **syms;
-	size_t nf = cmap_sorted(&v->fam, &fams), ns = cmap_sorted(&v->famsym, &syms), i, j, k;
+	size_t nf = dlview_cmap_sorted(&v->fam, &fams), ns = dlview_cmap_sorted(&v->famsym, &syms), i, j, k;
 	char nb[96];
 
 	if (limit && nf > limit)
@@ -511,9 +511,9 @@ static void py_lines_build(struct dlview *v, struct py_lines *pl)
 			continue;
 		n = chain_lines(c->k1, f, ARRAY_SIZE(f), &leaf);
 		for (j = 0; j < n; j++)
-			cmap_get(&pl->lines, f[j], NULL)->n += c->n;
+			dlview_cmap_get(&pl->lines, f[j], NULL)->n += c->n;
 		if (leaf)
-			cmap_get(&pl->lines, leaf, NULL)->n2 += c->n;
+			dlview_cmap_get(&pl->lines, leaf, NULL)->n2 += c->n;
 	}
 	for (int k = 0; k < 2; k++) {
 		const struct cmap *src = k ? &v->py_chain_fam : &v->py_chain_op;
@@ -525,7 +525,7 @@ static void py_lines_build(struct dlview *v, struct py_lines *pl)
 				continue;
 			n = chain_lines(c->k1, f, ARRAY_SIZE(f), &leaf);
 			for (j = 0; j < n; j++)
-				cmap_get(k ? &pl->fams : &pl->ops, f[j], c->k2)->n += c->n;
+				dlview_cmap_get(k ? &pl->fams : &pl->ops, f[j], c->k2)->n += c->n;
 		}
 	}
 }
@@ -549,7 +549,7 @@ static void print_lines(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 	char b1[32], b2[32], fn[512];
 
 	py_lines_build(v, &pl);
-	n = cmap_sorted(&pl.lines, &rows);
+	n = dlview_cmap_sorted(&pl.lines, &rows);
 	qsort(rows, n, sizeof(*rows), cmp_line_self);
 	if (limit && n > limit)
 		n = limit;

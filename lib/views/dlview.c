@@ -14,7 +14,7 @@
 #include "rephash.h"
 #include "util.h"
 
-struct cnt *cmap_get(struct cmap *m, const char *k1, const char *k2)
+struct cnt *dlview_cmap_get(struct cmap *m, const char *k1, const char *k2)
 {
 	size_t i;
 
@@ -24,7 +24,7 @@ struct cnt *cmap_get(struct cmap *m, const char *k1, const char *k2)
 		nm.tab = xcalloc(nm.size, sizeof(*nm.tab));
 		for (i = 0; i < m->size; i++)
 			if (m->tab[i].k1) {
-				struct cnt *c = cmap_get(&nm, m->tab[i].k1, m->tab[i].k2);
+				struct cnt *c = dlview_cmap_get(&nm, m->tab[i].k1, m->tab[i].k2);
 
 				c->n = m->tab[i].n;
 				c->n2 = m->tab[i].n2;
@@ -44,7 +44,7 @@ struct cnt *cmap_get(struct cmap *m, const char *k1, const char *k2)
 	return &m->tab[i];
 }
 
-struct cnt *cmap_find(const struct cmap *m, const char *k1, const char *k2)
+struct cnt *dlview_cmap_find(const struct cmap *m, const char *k1, const char *k2)
 {
 	size_t i;
 
@@ -74,7 +74,7 @@ static int cmp_cnt(const void *a, const void *b)
 	return !x->k2 ? -1 : !y->k2 ? 1 : strcmp(x->k2, y->k2);
 }
 
-size_t cmap_sorted(const struct cmap *m, struct cnt ***out)
+size_t dlview_cmap_sorted(const struct cmap *m, struct cnt ***out)
 {
 	struct cnt **v = xcalloc(m->nr + 1, sizeof(*v));
 	size_t n = 0;
@@ -298,9 +298,9 @@ static int dv_sample(void *ctx, const struct attributed *as)
 		uint64_t f = as->s->read[v->fault_read];
 
 		if (as->a->op)
-			cmap_get(&v->op_faults, as->a->op, NULL)->n += f;
+			dlview_cmap_get(&v->op_faults, as->a->op, NULL)->n += f;
 		if (as->a->pyline)
-			cmap_get(&v->line_faults, as->a->pyline, NULL)->n += f;
+			dlview_cmap_get(&v->line_faults, as->a->pyline, NULL)->n += f;
 		v->faults_read += f;
 		if (attr_is_switch(as->s))
 			v->fault_switch_seen = 1;
@@ -322,14 +322,14 @@ static int dv_sample(void *ctx, const struct attributed *as)
 static void count_op(struct dlview *v, const struct sample_attr *a)
 {
 	if (a->pychain) {
-		cmap_get(&v->py_chain, a->pychain, NULL)->n++;
-		cmap_get(&v->py_chain_op, a->pychain, a->op)->n++;
-		cmap_get(&v->py_chain_fam, a->pychain, a->family)->n++;
-		cmap_get(&v->op_pyline, a->op, a->pyline)->n++;
+		dlview_cmap_get(&v->py_chain, a->pychain, NULL)->n++;
+		dlview_cmap_get(&v->py_chain_op, a->pychain, a->op)->n++;
+		dlview_cmap_get(&v->py_chain_fam, a->pychain, a->family)->n++;
+		dlview_cmap_get(&v->op_pyline, a->op, a->pyline)->n++;
 	}
-	cmap_get(&v->op_self, a->op, NULL)->n++;
+	dlview_cmap_get(&v->op_self, a->op, NULL)->n++;
 	if (a->prim)
-		cmap_get(&v->op_prim, a->op, a->prim)->n++;
+		dlview_cmap_get(&v->op_prim, a->op, a->prim)->n++;
 	if (a->fw) {
 		if (a->src != ATTR_NONE)
 			v->op_samples_in_fw++;
@@ -349,16 +349,16 @@ static void count(struct dlview *v, const struct attributed *as)
 	struct thread_stat *t;
 
 	v->samples++;
-	cmap_get(&v->fam, a->family, NULL)->n++;
-	cmap_get(&v->famsym, a->family, a->sym)->n++;
+	dlview_cmap_get(&v->fam, a->family, NULL)->n++;
+	dlview_cmap_get(&v->famsym, a->family, a->sym)->n++;
 	if (a->prim) {
 		const char *k = a->prim_desc ? a->prim_desc->key : attr_prim_op(a->prim);
 
-		cmap_get(&v->itt_samp, a->prim, a->family)->n++;
-		cmap_get(&v->prim_samp, k, NULL)->n++;
-		cmap_get(&v->prim_op, k, a->op)->n++;
+		dlview_cmap_get(&v->itt_samp, a->prim, a->family)->n++;
+		dlview_cmap_get(&v->prim_samp, k, NULL)->n++;
+		dlview_cmap_get(&v->prim_op, k, a->op)->n++;
 		if (a->pyline)
-			cmap_get(&v->prim_line, k, a->pyline)->n++;
+			dlview_cmap_get(&v->prim_line, k, a->pyline)->n++;
 		fastpath_sample(v->fp_prims, m, s, frames, nr, a->sym, a->family, k);
 	}
 	fastpath_sample(v->fp, m, s, frames, nr, a->sym, a->family, a->prim);
@@ -376,11 +376,11 @@ static void count(struct dlview *v, const struct attributed *as)
 			seen[nseen++] = as->ops[i];
 	}
 	for (j = 0; j < nseen; j++)
-		cmap_get(&v->op_total, seen[j], NULL)->n++;
+		dlview_cmap_get(&v->op_total, seen[j], NULL)->n++;
 	if (a->pychain)
 		for (i = 0; i < nr; i++)
 			if ((frames[i].flags & FRAME_PYTHON) && frames[i].dso_path)
-				cmap_get(&v->py_path, frames[i].sym, frames[i].dso_path);	/* interned */
+				dlview_cmap_get(&v->py_path, frames[i].sym, frames[i].dso_path);	/* interned */
 	t = get_thread(v, s->pid, s->tid);
 	t->samples++;
 	if (!attr_is_switch(s))
@@ -394,7 +394,7 @@ static void count(struct dlview *v, const struct attributed *as)
 		t->held_samples++;
 		v->gil_known = 1;
 	}
-	cmap_get(&v->proc_fam, t->pidkey, a->family)->n++;
+	dlview_cmap_get(&v->proc_fam, t->pidkey, a->family)->n++;
 	if (a->family == v->f_spin)
 		t->spin++;
 	if (m) {

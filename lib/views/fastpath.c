@@ -267,7 +267,7 @@ static void prim_sample(struct fastpath *fp, struct machine *m, const struct dlp
 		p->part[FP_KERNEL]++;
 		return;
 	}
-	if (family == fp->f_spin || family == fp->f_omp || omp_runtime_dso(f->dso)) {
+	if (family == fp->f_spin || family == fp->f_omp || family_omp_runtime_dso(f->dso)) {
 		p->part[FP_WAIT]++;
 		return;
 	}

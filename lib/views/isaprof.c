@@ -315,11 +315,11 @@ static void print_impls(struct isaprof *ip)
 		all += im[i].ns;
 		calls += im[i].calls;
 	}
-	fmt_duration(t, sizeof(t), all);
+	output_duration(t, sizeof(t), all);
 	printf("\noneDNN implementations (%" PRIu64 " calls, %s; by share of that time):\n",
 	       calls, t);
 	for (i = 0; i < n; i++) {
-		fmt_duration(t, sizeof(t), im[i].ns);
+		output_duration(t, sizeof(t), im[i].ns);
 		printf("%6.1f%%  %-18s %9s %7" PRIu64 " calls  %s\n", pct(im[i].ns, all), im[i].impl,
 		       t, im[i].calls, im[i].kinds);
 	}

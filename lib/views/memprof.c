@@ -153,7 +153,7 @@ static int mp_sample(void *ctx, const struct attributed *as)
 	const struct dlp_sample *s = as->s;
 	const struct frame *frames = as->frames;
 	const struct sample_attr *a = as->a;
-	size_t nr = as->nr, first = alloc_stack_start(as->frames, as->nr), self = as->leaf;
+	size_t nr = as->nr, first = attr_alloc_stack_start(as->frames, as->nr), self = as->leaf;
 	struct session_mem_alloc args;
 	struct mem_alloc *al;
 	const char *comm;
@@ -403,7 +403,7 @@ static int mf_sample(void *ctx, const struct attributed *as)
 	for (size_t i = 0; i < nr; i++)
 		if (!(frames[i].flags & FRAME_KERNEL) &&
 		    !(frames[i].dso && i + 1 < nr && (!strncmp(frames[i].dso, "libc.so", 7) ||
-						      mem_library_frame(&frames[i])))) {
+						      attr_mem_library_frame(&frames[i])))) {
 			f->self = intern(mp, frames[i].sym ? frames[i].sym : "[unknown]");
 			break;
 		}

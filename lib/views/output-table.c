@@ -11,7 +11,7 @@
 
 #define ELLIPSIS "\xe2\x80\xa6"
 
-void fmt_duration(char *buf, size_t sz, uint64_t ns)
+void output_duration(char *buf, size_t sz, uint64_t ns)
 {
 	/* the unit is chosen on the rounded value: 999.96 ms is "1.00 s", not "1000.0 ms" */
 	if (ns < 999950ULL)
@@ -99,7 +99,7 @@ static const char *skip_cols(const char *s, size_t n)
 	return s;
 }
 
-void shorten_name(const char *name, size_t width, char *buf, size_t bufsz)
+void output_shorten_name(const char *name, size_t width, char *buf, size_t bufsz)
 {
 	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 	const char *src = name;
@@ -164,7 +164,7 @@ void output_header(FILE *out, const struct report_header *h)
 	char dur[32], t[32];
 	uint64_t n = h->samples ? h->samples : 1;
 
-	fmt_duration(dur, sizeof(dur), h->duration_ns);
+	output_duration(dur, sizeof(dur), h->duration_ns);
 	fprintf(out, "# file:    %s%s\n", h->file, h->truncated ? " (truncated)" : "");
 	if (h->cmdline)
 		fprintf(out, "# command: %s\n", h->cmdline);
@@ -227,7 +227,7 @@ void output_header(FILE *out, const struct report_header *h)
 			"differ\n", (unsigned long long)h->unwind_checked,
 			(unsigned long long)h->unwind_same, (unsigned long long)h->unwind_scan_differs,
 			(unsigned long long)h->unwind_differs);
-	fmt_duration(t, sizeof(t), h->ns_per_sample);
+	output_duration(t, sizeof(t), h->ns_per_sample);
 	if (h->off_cpu == 2)
 		fprintf(out, "# wall:    on-CPU samples and switch-outs, each weighing its time on or off\n"
 			"#          the CPU: a thread's total is its wall time; Self and Total count\n"
@@ -296,7 +296,7 @@ static const char *so_version_cut(const char *d, int keep_major)
 	return *p == '.' ? p : NULL;
 }
 
-void shorten_dso(const char *dso, size_t width, char *buf, size_t bufsz)
+void output_shorten_dso(const char *dso, size_t width, char *buf, size_t bufsz)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *cut;
@@ -333,7 +333,7 @@ void shorten_dso(const char *dso, size_t width, char *buf, size_t bufsz)
 	strbuf_release(&sb);
 }
 
-const char *row_display_name(const struct ct_row *r)
+const char *output_row_name(const struct ct_row *r)
 {
 	size_t l;
 
@@ -348,9 +348,9 @@ const char *row_display_name(const struct ct_row *r)
 #define CALLER_ARROW " \xe2\x86\x90 "	/* " ← " */
 #define CALLER_MIN 8	/* a caller shorter than this says nothing: leave it out */
 
-void table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz)
+void output_table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz)
 {
-	const char *base = row_display_name(r);
+	const char *base = output_row_name(r);
 	size_t bc = cols(base);
 
 	if (r->flags & FRAME_PYTHON) {
@@ -372,7 +372,7 @@ void table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz)
 		char nb[512];
 
 		if (lc + 3 + 8 <= width) {
-			shorten_name(base, width - lc - 3, nb, sizeof(nb));
+			output_shorten_name(base, width - lc - 3, nb, sizeof(nb));
 			snprintf(buf, bufsz, "%s @ %s", nb, r->srcline);
 			return;
 		}
@@ -380,11 +380,11 @@ void table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz)
 	if (r->caller && bc + 3 + CALLER_MIN <= width) {
 		char cb[512];
 
-		shorten_name(r->caller, width - bc - 3, cb, sizeof(cb));
+		output_shorten_name(r->caller, width - bc - 3, cb, sizeof(cb));
 		snprintf(buf, bufsz, "%s" CALLER_ARROW "%s", base, cb);
 		return;
 	}
-	shorten_name(base, width, buf, bufsz);
+	output_shorten_name(base, width, buf, bufsz);
 }
 
 static int digits(uint64_t v)
@@ -418,7 +418,7 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 			cw = d;
 		if (h->no_time)
 			break;
-		fmt_duration(t, sizeof(t), rows[i]->self * h->ns_per_sample);
+		output_duration(t, sizeof(t), rows[i]->self * h->ns_per_sample);
 		if ((int)strlen(t) > tw)
 			tw = (int)strlen(t);
 	}
@@ -434,7 +434,7 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 		for (size_t i = 0; i < shown; i++) {
 			int c;
 
-			shorten_dso(rows[i]->dso, cap, dso, sizeof(dso));
+			output_shorten_dso(rows[i]->dso, cap, dso, sizeof(dso));
 			c = (int)cols(dso);
 			if (c > dso_w)
 				dso_w = c;
@@ -486,7 +486,7 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 		if (h->no_time)
 			snprintf(t, sizeof(t), "-");
 		else
-			fmt_duration(t, sizeof(t), r->self * h->ns_per_sample);
+			output_duration(t, sizeof(t), r->self * h->ns_per_sample);
 		pad(out, t, tw, 1);
 		fputc(' ', out);
 		if (!o->no_children) {
@@ -498,13 +498,13 @@ void output_table(FILE *out, const struct report_header *h, struct ct_row **rows
 			fputc(' ', out);
 		}
 		if (symkey) {
-			table_symbol(r, sym_w, name, sizeof(name));
+			output_table_symbol(r, sym_w, name, sizeof(name));
 			pad(out, name, sym_w, 0);
 			fputc(' ', out);
-			shorten_dso(r->dso, dso_w, dso, sizeof(dso));
+			output_shorten_dso(r->dso, dso_w, dso, sizeof(dso));
 			fputs(dso, out);
 		} else {
-			shorten_name(r->name, rest, name, sizeof(name));
+			output_shorten_name(r->name, rest, name, sizeof(name));
 			fputs(name, out);
 		}
 		fputc('\n', out);

@@ -92,7 +92,7 @@ static int rk_sample(void *ctx, const struct attributed *as)
 			ALLOC_GROW(p->w, p->nr_w + 1, p->alloc_w);
 			p->w[p->nr_w++] = (struct rank_wait){ s->time, s->period, f, a->pychain, 1 };
 			if (f)
-				cmap_get(&p->wait_in, f, NULL)->n += s->period;
+				dlview_cmap_get(&p->wait_in, f, NULL)->n += s->period;
 		}
 		return 0;
 	}
@@ -437,9 +437,9 @@ static void count_span(struct rk_proc *p)
 		if (s->time < p->win_lo || s->time >= p->win_hi)
 			continue;
 		if (s->where)
-			cmap_get(&p->where, s->where, NULL)->n += s->ns;
+			dlview_cmap_get(&p->where, s->where, NULL)->n += s->ns;
 		if (s->family)
-			cmap_get(&p->fam, s->family, NULL)->n += s->ns;
+			dlview_cmap_get(&p->fam, s->family, NULL)->n += s->ns;
 	}
 	if (p->steps) {
 		p->step_ns = (double)(p->win_hi - p->win_lo) / p->steps;
@@ -479,7 +479,7 @@ static int cmp_proc(const void *a, const void *b)
 /* key's ns per step in p */
 static double per_step(const struct cmap *m, const char *key, const struct rk_proc *p)
 {
-	const struct cnt *c = cmap_find(m, key, NULL);
+	const struct cnt *c = dlview_cmap_find(m, key, NULL);
 
 	return c && p->steps ? (double)c->n / p->steps : 0;
 }
@@ -598,9 +598,9 @@ static int find_straggler(struct rk_proc **rows, size_t n, struct straggler *sg)
 		if (rows[i] != s)
 			for (size_t k = 0; k < rows[i]->wait_in.size; k++)
 				if (rows[i]->wait_in.tab[k].k1)
-					cmap_get(&in, rows[i]->wait_in.tab[k].k1, NULL)->n +=
+					dlview_cmap_get(&in, rows[i]->wait_in.tab[k].k1, NULL)->n +=
 						rows[i]->wait_in.tab[k].n;
-	if (cmap_sorted(&in, &sorted)) {
+	if (dlview_cmap_sorted(&in, &sorted)) {
 		sg->wait_in = sorted[0]->k1;
 	}
 	free(sorted);
@@ -612,7 +612,7 @@ static void print_ms(FILE *out, double ns)
 {
 	char b[32];
 
-	fmt_duration(b, sizeof(b), ns < 0 ? 0 : (uint64_t)(ns + 0.5));
+	output_duration(b, sizeof(b), ns < 0 ? 0 : (uint64_t)(ns + 0.5));
 	fputs(b, out);
 }
 
@@ -755,9 +755,9 @@ static void print_table(struct rk_proc **rows, size_t n, const struct straggler 
 		char b[4][32], host[15];
 
 		snprintf(host, sizeof(host), "%s", p->host ? p->host : "?");
-		fmt_duration(b[0], sizeof(b[0]), p->on_ns);
-		fmt_duration(b[1], sizeof(b[1]), p->coll_cpu_ns);
-		fmt_duration(b[2], sizeof(b[2]), p->coll_wait_ns);
+		output_duration(b[0], sizeof(b[0]), p->on_ns);
+		output_duration(b[1], sizeof(b[1]), p->coll_cpu_ns);
+		output_duration(b[2], sizeof(b[2]), p->coll_wait_ns);
 		if (p->rank >= 0)
 			fprintf(out, "%5d", p->rank);
 		else
@@ -765,9 +765,9 @@ static void print_table(struct rk_proc **rows, size_t n, const struct straggler 
 		fprintf(out, " %-14s %8u %9s %9s %9s ", host, p->pid, b[0], b[1], b[2]);
 		if (p->steps) {
 			fprintf(out, "%5zu%s ", p->steps, p->borrowed ? "*" : " ");
-			fmt_duration(b[0], sizeof(b[0]), (uint64_t)p->step_ns);
-			fmt_duration(b[1], sizeof(b[1]), (uint64_t)(p->wait_ps + 0.5));
-			fmt_duration(b[2], sizeof(b[2]), (uint64_t)(p->busy_ps > 0 ? p->busy_ps : 0));
+			output_duration(b[0], sizeof(b[0]), (uint64_t)p->step_ns);
+			output_duration(b[1], sizeof(b[1]), (uint64_t)(p->wait_ps + 0.5));
+			output_duration(b[2], sizeof(b[2]), (uint64_t)(p->busy_ps > 0 ? p->busy_ps : 0));
 			fprintf(out, "%9s %9s %9s  ", b[0], b[1], b[2]);
 			families_over(rows, n, p, out, 0);
 		} else {

@@ -166,7 +166,7 @@ static void print_wait_families(struct report_ctx *r, FILE *out, int fmt, uint64
 	for (size_t i = 0; i < r->nr_wfam && (!limit || i < limit); i++) {
 		char t[32];
 
-		fmt_duration(t, sizeof(t), r->wfam[i].us * 1000);
+		output_duration(t, sizeof(t), r->wfam[i].us * 1000);
 		fprintf(out, "%7.2f%% %12s %8llu  %s\n", 100.0 * r->wfam[i].us / total, t,
 			(unsigned long long)r->wfam[i].samples, r->wfam[i].family);
 	}
@@ -316,8 +316,8 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 				snprintf(fb + strlen(fb), sizeof(fb) - strlen(fb), "%s%s %.0f%%",
 					 k ? ", " : "", r->fam[top[k]],
 					 samples ? 100.0 * r->fam_n[top[k]] / samples : 0.0);
-			fmt_duration(b1, sizeof(b1), samples * ns_per);
-			fmt_duration(b2, sizeof(b2), rf->duration_ns);
+			output_duration(b1, sizeof(b1), samples * ns_per);
+			output_duration(b2, sizeof(b2), rf->duration_ns);
 			fprintf(out, "%6.2f%% %8llu %+6.1f%% %9s %9s %6llu  %-38.38s %-12.12s %5s  %s\n",
 				total ? 100.0 * samples / total : 0, (unsigned long long)samples, vs,
 				b1, b2, (unsigned long long)rf->st.lost, fb, rf->host ? rf->host : "?", ranks,

@@ -364,9 +364,9 @@ int steps_report(const char *input, const char *func, struct family_rules *rules
 		}
 		fputs("]}\n", out);
 	} else {
-		fmt_duration(a, sizeof(a), s[fast].end - s[fast].start);
-		fmt_duration(m, sizeof(m), s[med].end - s[med].start);
-		fmt_duration(b, sizeof(b), s[slow].end - s[slow].start);
+		output_duration(a, sizeof(a), s[fast].end - s[fast].start);
+		output_duration(m, sizeof(m), s[med].end - s[med].start);
+		output_duration(b, sizeof(b), s[slow].end - s[slow].start);
 		fprintf(out, "# file:    %s\n# steps:   %zu of %s on thread %u (sampled: a step starts "
 			"where %s starts over)\n", input, nt, func, tid, func);
 		fprintf(out, "# time:    min %s (step %zu), median %s (step %zu), max %s (step %zu, "
@@ -383,15 +383,15 @@ int steps_report(const char *input, const char *func, struct family_rules *rules
 				continue;
 			if (limit > 0 && shown++ >= (size_t)limit)
 				break;
-			fmt_duration(a, sizeof(a), rows[f].slow);
-			fmt_duration(m, sizeof(m), rows[f].med);
-			fmt_duration(d, sizeof(d), (uint64_t)(delta < 0 ? -delta : delta));
+			output_duration(a, sizeof(a), rows[f].slow);
+			output_duration(m, sizeof(m), rows[f].med);
+			output_duration(d, sizeof(d), (uint64_t)(delta < 0 ? -delta : delta));
 			fprintf(out, "%-24s %12s %12s %c%11s\n", rows[f].family, a, m,
 				delta < 0 ? '-' : '+', d);
 		}
 		fputs("\nSteps (start s, duration):\n", out);
 		for (size_t i = 0; i < nt; i++) {
-			fmt_duration(a, sizeof(a), s[i].end - s[i].start);
+			output_duration(a, sizeof(a), s[i].end - s[i].start);
 			fprintf(out, "  %4zu %9.3f %10s%s\n", i + 1, (s[i].start - s[0].start) / 1e9, a,
 				i == slow ? "  slowest" : i == med ? "  median" : "");
 		}

@@ -209,7 +209,7 @@ static size_t scan_perf_map(struct top *t, struct pmap *pm, struct strbuf *sb)
 	size_t upto = 0;
 	int fd = t->host ? t->host->perf_map_open(t->host->ctx, (uint32_t)pm->pid, pm->since, &st,
 						  &why) :
-		 jit_perfmap_open(pm->pid, pm->since, &st, &why);
+		 jitsym_perfmap_open(pm->pid, pm->since, &st, &why);
 
 	pm->looked = now_ns();
 	if (fd < 0)

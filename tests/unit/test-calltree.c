@@ -58,15 +58,15 @@ static void test_names(void)
 	size_t nr;
 	char buf[256];
 
-	shorten_dso("libgomp.so.1.0.0", 12, buf, sizeof(buf));
+	output_shorten_dso("libgomp.so.1.0.0", 12, buf, sizeof(buf));
 	ok(!strcmp(buf, "libgomp.so.1"), "dso: version tail dropped to the soname", buf);
-	shorten_dso("libgomp.so.1.0.0", 11, buf, sizeof(buf));
+	output_shorten_dso("libgomp.so.1.0.0", 11, buf, sizeof(buf));
 	ok(!strcmp(buf, "libgomp.so"), "dso: then all version numbers", buf);
-	shorten_dso("libgomp.so.1.0.0", 40, buf, sizeof(buf));
+	output_shorten_dso("libgomp.so.1.0.0", 40, buf, sizeof(buf));
 	ok(!strcmp(buf, "libgomp.so.1.0.0"), "dso: untouched when it fits", buf);
-	shorten_dso("libopenblasp-r0.3.21.so", 12, buf, sizeof(buf));
+	output_shorten_dso("libopenblasp-r0.3.21.so", 12, buf, sizeof(buf));
 	ok(!strcmp(buf, "libopenblas\xe2\x80\xa6"), "dso: otherwise cut at the end", buf);
-	shorten_dso("[kernel.kallsyms]", 12, buf, sizeof(buf));
+	output_shorten_dso("[kernel.kallsyms]", 12, buf, sizeof(buf));
 	ok(!strcmp(buf, "[kernel]"), "dso: [kernel]", buf);
 
 	/* func@0x1f5e0 under GOMP_parallel twice (once through an unnamed frame), under
@@ -81,10 +81,10 @@ static void test_names(void)
 	r = row(rows, nr, "libgomp.so.1.0.0!func@0x1f5e0");
 	ok(r && r->caller && !strcmp(r->caller, "GOMP_parallel") && r->caller_count == 3,
 	   "caller: the most frequent named one, past unnamed frames", r && r->caller ? r->caller : "(none)");
-	ok(r && !strcmp(row_display_name(r), "func@0x1f5e0"), "display name drops dso!", r ? row_display_name(r) : NULL);
-	table_symbol(r, 40, buf, sizeof(buf));
+	ok(r && !strcmp(output_row_name(r), "func@0x1f5e0"), "display name drops dso!", r ? output_row_name(r) : NULL);
+	output_table_symbol(r, 40, buf, sizeof(buf));
 	ok(!strcmp(buf, "func@0x1f5e0 \xe2\x86\x90 GOMP_parallel"), "table symbol with caller", buf);
-	table_symbol(r, 16, buf, sizeof(buf));
+	output_table_symbol(r, 16, buf, sizeof(buf));
 	ok(!strcmp(buf, "func@0x1f5e0"), "no room: the caller goes, the name stays whole", buf);
 	r = row(rows, nr, "[unknown]");
 	ok(r && r->caller && !strcmp(r->caller, "omp_fn.0"), "unknown code has a caller too", r ? r->caller : NULL);
@@ -94,7 +94,7 @@ static void test_names(void)
 	fake.name = "other.so!func@0x10";
 	fake.dso = "libx.so";
 	fake.flags = FRAME_FDE;
-	ok(!strcmp(row_display_name(&fake), "other.so!func@0x10"), "display name keeps a foreign dso!", NULL);
+	ok(!strcmp(output_row_name(&fake), "other.so!func@0x10"), "display name keeps a foreign dso!", NULL);
 	calltree_free(t);
 }
 
@@ -186,19 +186,19 @@ int main(void)
 	ok(!strcmp(folded, "conv;python3;_start;main;leaf 5\n"), "extra root, comm root, no kernel", folded);
 	fold_free(fo);
 
-	shorten_name("at::native::(anonymous namespace)::conv<float, 3>(at::Tensor const&, long)", 40,
+	output_shorten_name("at::native::(anonymous namespace)::conv<float, 3>(at::Tensor const&, long)", 40,
 		     buf, sizeof(buf));
 	ok(!strcmp(buf, "at::native::(anon)::conv<\xe2\x80\xa6>()"), "shorten: templates and params collapse", buf);
-	shorten_name("short_name", 40, buf, sizeof(buf));
+	output_shorten_name("short_name", 40, buf, sizeof(buf));
 	ok(!strcmp(buf, "short_name"), "shorten: short names untouched", buf);
-	shorten_name("a_very_long_plain_c_function_name_without_templates", 20, buf, sizeof(buf));
+	output_shorten_name("a_very_long_plain_c_function_name_without_templates", 20, buf, sizeof(buf));
 	ok(strstr(buf, "\xe2\x80\xa6") && !strncmp(buf, "a_very_lo", 9), "shorten: middle cut", buf);
 
 	test_names();
 
-	fmt_duration(buf, sizeof(buf), 999960000ULL);
+	output_duration(buf, sizeof(buf), 999960000ULL);
 	ok(!strcmp(buf, "1.00 s"), "duration: the unit follows the rounded value (999.96 ms)", buf);
-	fmt_duration(buf, sizeof(buf), 999940000ULL);
+	output_duration(buf, sizeof(buf), 999940000ULL);
 	ok(!strcmp(buf, "999.9 ms"), "duration: just below a second stays in ms", buf);
 	ok(table_fits(999, 1001000, 80, buf, sizeof(buf)),
 	   "table: a 100% row of ~1 s fits 80 columns", buf);

@@ -41,7 +41,7 @@ static void expect_in_prim(struct family_rules *r, const char *want, const struc
 
 static void expect_op(const char *want, const struct frame *fr, size_t nr, const char *title)
 {
-	const char *got = op_from_stack(fr, nr);
+	const char *got = family_op_from_stack(fr, nr);
 
 	nr_tests++;
 	if (want ? (got && !strcmp(got, want)) : !got) {
@@ -144,12 +144,12 @@ int main(void)
 	{
 		struct frame f[] = { F("_jit_avx512_common_conv_fwd_kernel", "[jit]", FRAME_JIT, 0) };
 		expect_family(r, "jit-conv", f, 1);
-		ok(!strcmp(isa_from_name(f[0].sym), "avx512_common"), "isa of avx512_common conv kernel", isa_from_name(f[0].sym));
+		ok(!strcmp(family_isa_from_name(f[0].sym), "avx512_common"), "isa of avx512_common conv kernel", family_isa_from_name(f[0].sym));
 	}
 	{
 		struct frame f[] = { F("jit_uni_reorder_kernel_f32", "[jit]", FRAME_JIT, 0) };
 		expect_family(r, "jit-reorder", f, 1);
-		ok(!strcmp(isa_from_name(f[0].sym), "uni"), "isa of jit_uni_reorder kernel", isa_from_name(f[0].sym));
+		ok(!strcmp(family_isa_from_name(f[0].sym), "uni"), "isa of jit_uni_reorder kernel", family_isa_from_name(f[0].sym));
 	}
 	{
 		struct frame f[] = { F("jit_single_blk_kernel", "[jit]", FRAME_JIT, 0) };
@@ -313,7 +313,7 @@ int main(void)
 	{
 		struct frame a[] = { F("at::_ops::relu::call(at::Tensor const&)", "libtorch_cpu.so", 0, 0) };
 		struct frame b[] = { F("at::_ops::relu::call(at::Tensor const&)", "libtorch_cpu.so", 0, 0) };
-		ok(op_from_stack(a, 1) == op_from_stack(b, 1), "operator names are interned", NULL);
+		ok(family_op_from_stack(a, 1) == family_op_from_stack(b, 1), "operator names are interned", NULL);
 	}
 	{
 		/* the Python frame that replaced the eval loop as the leaf: the loop decides */

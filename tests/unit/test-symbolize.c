@@ -156,10 +156,10 @@ static void test_binary(const char *dir)
 
 static void test_demangle(void)
 {
-	char *d = demangle("_ZN5repns6KernelIdE3runEld");
-	char *n = demangle("plain_c_name");
+	char *d = symbolize_demangle("_ZN5repns6KernelIdE3runEld");
+	char *n = symbolize_demangle("plain_c_name");
 
-	ok(d && !strcmp(d, "repns::Kernel<double>::run(long, double)"), "demangle template member", d);
+	ok(d && !strcmp(d, "repns::Kernel<double>::run(long, double)"), "symbolize_demangle template member", d);
 	ok(!n, "C names are not demangled", n);
 	free(d);
 }
@@ -171,8 +171,8 @@ static void test_traits(void)
 	/* pause, then a forward jump only */
 	static const uint8_t fwd[] = { 0xf3, 0x90, 0x74, 0x02, 0x90, 0x90, 0xc3 };
 
-	ok(code_traits(spin, sizeof(spin)) == TRAIT_PAUSE_LOOP, "pause + backward jcc", NULL);
-	ok(code_traits(fwd, sizeof(fwd)) == 0, "pause + forward jump is not a spin loop", NULL);
+	ok(symbolize_code_traits(spin, sizeof(spin)) == TRAIT_PAUSE_LOOP, "pause + backward jcc", NULL);
+	ok(symbolize_code_traits(fwd, sizeof(fwd)) == 0, "pause + forward jump is not a spin loop", NULL);
 }
 
 static void test_jit(void)

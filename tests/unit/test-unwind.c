@@ -335,7 +335,7 @@ static void test_lib(struct unwinder *u, const char *libpath)
 }
 
 /*
- * The kernel's walk (lib/record/pybpf.bpf.c) over the tables unwind_ktable() makes,
+ * The kernel's walk (lib/record/python/pybpf.bpf.c) over the tables unwind_ktable() makes,
  * here in C over a captured stack: where the CFI goes, it must give the frames the
  * unwinder gives from the rules the tables came from.  It stops (as the kernel's does,
  * to scan or to fall back) at code without a table (JIT code) and at a row it cannot

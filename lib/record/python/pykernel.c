@@ -1,57 +1,14 @@
 /* pykernel.c - Python stacks read in the kernel at the sample, joined with their samples (recorder.h, pybpf.h). */
-#include "record.h"
-#include "../recunwind.h"
-#include "attach.h"
-#include "elfsyms.h"
-#include "event.h"
-#include "isa.h"
-#include "jitsym.h"
-#include "memevent.h"
-#include "memrec.h"
-#include "pybpf.h"
-#include "pyread.h"
-#include "recfile.h"
-#include "rephash.h"
-#include "ring.h"
-#include "../workload.h"
-#include "paths.h"
-#include "util.h"
-#include "version.h"
 #include "../recorder.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/auxv.h>
-#include <sys/ioctl.h>
-#include <limits.h>
-#include <linux/futex.h>
-#include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/syscall.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 /* ---- Python stacks read in the kernel (pybpf.h) ---- */
 
 
 /* Process pid's entry (listed 0 when new) */
-struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid)
+struct pb_proc *pykernel_proc_of(struct recorder *r, uint32_t pid)
 {
 	for (size_t i = 0; i < r->py.nr_pb_procs; i++)
 		if (r->py.pb_procs[i].pid == pid)
@@ -67,7 +24,7 @@ struct pb_proc *pb_proc_of(struct recorder *r, uint32_t pid)
  * then record drains its rings within PY_POLL_MS (without, a launcher's Python child
  * waited up to POLL_MS: under `sh -c`, 86 of 2,108 samples read from outside, 45 ms
  * late; py_procs.py's threads 10-46 of 2,900) */
-void pb_new_process(struct recorder *r, uint32_t pid, uint32_t ppid, uint32_t tid)
+void pykernel_new_process(struct recorder *r, uint32_t pid, uint32_t ppid, uint32_t tid)
 {
 	int python = 0;
 
@@ -93,8 +50,8 @@ void pb_new_process(struct recorder *r, uint32_t pid, uint32_t ppid, uint32_t ti
 		now_ns() + (ppid == pid ? PB_THREAD_FAST_NS : PB_FAST_NS) };
 }
 
-/* Whether a process or thread started is still waiting to be listed (pb_new_process) */
-int pb_awaiting(struct recorder *r)
+/* Whether a process or thread started is still waiting to be listed (pykernel_new_process) */
+int pykernel_awaiting(struct recorder *r)
 {
 	uint64_t now = r->py.nr_await ? now_ns() : 0;
 	size_t w = 0;
@@ -126,7 +83,7 @@ static void pb_listed(struct recorder *r, uint32_t pid, uint32_t tid)
  * byte).  The samples' rings wake record when a quarter full, and it reads them every
  * POLL_MS: a Python process started under a launcher had its first 100 ms of samples
  * read from outside.  0, or -1 (none: the exec is noticed in the samples' rings). */
-int pb_bells_open(struct recorder *r, pid_t pid)
+int pykernel_bells_open(struct recorder *r, pid_t pid)
 {
 	struct perf_event_attr a;
 
@@ -151,7 +108,7 @@ int pb_bells_open(struct recorder *r, pid_t pid)
 	for (int c = 0; c < r->nr_cpus; c++) {
 		r->py.bell_fds[c] = event_open(&a, pid, r->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
 		if (r->py.bell_fds[c] < 0 || ring_mmap(&r->py.bells[c], r->py.bell_fds[c], 1) < 0) {
-			pb_bells_close(r);
+			pykernel_bells_close(r);
 			return -1;
 		}
 	}
@@ -169,25 +126,25 @@ static int bell_record(void *ctx, const struct perf_event_header *rec)
 	memcpy(&pid, p + sizeof(*rec), 4);
 	memcpy(&ppid, p + sizeof(*rec) + 4, 4);
 	if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC)) {
-		pb_new_process(r, pid, 0, pid);
+		pykernel_new_process(r, pid, 0, pid);
 	} else if (rec->type == PERF_RECORD_FORK && rec->size >= sizeof(*rec) + 12) {
 		uint32_t tid;
 
 		memcpy(&tid, p + sizeof(*rec) + 8, 4);
-		pb_new_process(r, pid, ppid, tid);	/* a process, or a thread (pid == ppid) */
+		pykernel_new_process(r, pid, ppid, tid);	/* a process, or a thread (pid == ppid) */
 	}
 	return 0;
 }
 
 /* The forks and execs since the last ring (the samples' rings have them too, in order:
  * these are only looked at) */
-void pb_bells_ring(struct recorder *r)
+void pykernel_bells_ring(struct recorder *r)
 {
 	for (int c = 0; r->py.bells && c < r->nr_cpus; c++)
 		ring_drain(&r->py.bells[c], bell_record, r);
 }
 
-void pb_bells_close(struct recorder *r)
+void pykernel_bells_close(struct recorder *r)
 {
 	for (int c = 0; r->py.bell_fds && c < r->nr_cpus; c++) {
 		if (r->py.bells[c].ctl)
@@ -202,11 +159,11 @@ void pb_bells_close(struct recorder *r)
 }
 
 /* Put pid's Python threads in the program's map (at most every PB_LIST_NS). */
-void pb_list(struct recorder *r, uint32_t pid)
+void pykernel_list(struct recorder *r, uint32_t pid)
 {
 	struct pyreader_thread th[256];
 	struct pywalk_info wi;
-	struct pb_proc *pp = pb_proc_of(r, pid);
+	struct pb_proc *pp = pykernel_proc_of(r, pid);
 	uint64_t now = now_ns(), gil;
 	size_t n;
 	int regil;
@@ -258,7 +215,7 @@ void pb_list(struct recorder *r, uint32_t pid)
 
 /* The program no longer reads tid (it ended, exec'd, or its state is not the one listed:
  * listed again when it shows up) */
-void pb_forget(struct recorder *r, uint32_t tid)
+void pykernel_forget(struct recorder *r, uint32_t tid)
 {
 	if ((uintptr_t)u64map_get(&r->py.pb_tids, tid) <= 1)
 		return;
@@ -302,7 +259,7 @@ static void pb_got_code(void *ctx, const struct pybpf_code *code)
 
 /* The chains the program wrote since the last look, sorted by thread, then time (the
  * code objects it read, to the Python reader as they come: before their chains). */
-void pb_fetch(struct recorder *r)
+void pykernel_fetch(struct recorder *r)
 {
 	if (pybpf_drain(r->py.pb, pb_got_chain, pb_got_code, r))
 		qsort(r->py.pb_chains, r->py.nr_pb_chains, sizeof(r->py.pb_chains[0]), pb_chain_cmp);
@@ -357,7 +314,7 @@ static struct pb_chain *pb_find_fetch(struct recorder *r, uint32_t tid, uint64_t
 	struct pb_chain *c = pb_find(r, tid, time);
 
 	if (!c) {
-		pb_fetch(r);
+		pykernel_fetch(r);
 		c = pb_find(r, tid, time);
 	}
 	return c;
@@ -385,7 +342,7 @@ static int pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32_
 /* A sample of a thread the program reads (taken since it does): its chain is in (it is
  * written before the sample), or comes in a later drain: the sample waits then.  Returns
  * 0 when the thread is not read in the kernel. */
-int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
+int pykernel_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 		     uint32_t *chain_id)
 {
 	uintptr_t since = (uintptr_t)u64map_get(&r->py.pb_tids, tid);
@@ -412,12 +369,12 @@ int pb_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t time,
 /* After a drain: the samples whose chain had not come joined to it; what waited too
  * long goes (a sample without a chain keeps its native stack, counted, and its thread is
  * listed again: its state may have changed), and so do chains whose sample never came. */
-void pb_match(struct recorder *r, int last)
+void pykernel_match(struct recorder *r, int last)
 {
 	struct pyreader_stats st;
 	size_t w = 0;
 
-	pb_fetch(r);
+	pykernel_fetch(r);
 	for (size_t i = 0; i < r->py.nr_pb_wait; i++) {
 		struct pb_wait *sw = &r->py.pb_wait[i];
 		struct pb_chain *c = pb_find(r, sw->tid, sw->time);
@@ -426,8 +383,8 @@ void pb_match(struct recorder *r, int last)
 			pb_take(r, c, sw->pid, sw->tid, sw->time, NULL);
 		} else if (last || ++sw->turns >= PB_TURNS) {
 			r->py.pb_unmatched++;
-			pb_forget(r, sw->tid);
-			pb_list(r, sw->pid);
+			pykernel_forget(r, sw->tid);
+			pykernel_list(r, sw->pid);
 		} else {
 			r->py.pb_wait[w++] = *sw;
 		}
@@ -462,7 +419,7 @@ void pb_match(struct recorder *r, int last)
  * on the allocation uprobes.  Where the kernel will not run it on the sampling events,
  * Python stacks are read from outside, and late: said once; where not on the
  * switch-outs, they keep their native stacks. */
-void pb_attach(struct recorder *r, int base)
+void pykernel_attach(struct recorder *r, int base)
 {
 	r->py.pb_join_after = PB_JOIN_MAX_NS;
 	r->py.pb_switch = 0;

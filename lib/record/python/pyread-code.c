@@ -36,7 +36,7 @@ static int str_parse(const struct pyproc *p, uint64_t obj, const unsigned char *
 	n = (size_t)len * kind;
 	if (off + n <= rawlen)
 		d = raw + off;
-	else if (n && rd(p->pid, obj + off, data, n) < 0)
+	else if (n && pyread_rd(p->pid, obj + off, data, n) < 0)
 		return -1;
 	for (size_t i = 0; i < len; i++) {
 		uint32_t c = 0;
@@ -68,12 +68,12 @@ static int read_str(const struct pyproc *p, uint64_t obj, struct strbuf *sb)
 {
 	unsigned char h[40];	/* up to the state, in both layouts */
 
-	if (rd(p->pid, obj, h, sizeof(h)) < 0)
+	if (pyread_rd(p->pid, obj, h, sizeof(h)) < 0)
 		return -1;
 	return str_parse(p, obj, h, sizeof(h), sb);
 }
 
-struct pycode *code_slot(struct pyproc *p, uint64_t addr)
+struct pycode *pyread_code_slot(struct pyproc *p, uint64_t addr)
 {
 	size_t i;
 
@@ -85,7 +85,7 @@ struct pycode *code_slot(struct pyproc *p, uint64_t addr)
 		p->codes = xcalloc(p->size_codes, sizeof(*p->codes));
 		for (i = 0; i < osize; i++)
 			if (old[i].addr)
-				*code_slot(p, old[i].addr) = old[i];
+				*pyread_code_slot(p, old[i].addr) = old[i];
 		free(old);
 	}
 	i = (size_t)((addr >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (p->size_codes - 1);
@@ -96,7 +96,7 @@ struct pycode *code_slot(struct pyproc *p, uint64_t addr)
 
 /* Write code object c's record: first its names (first: the first record of its id),
  * and the line that code unit instr is on, unless a record gave it already. */
-void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t instr,
+void pyread_code_emit(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t instr,
 		      int first)
 {
 	struct dlp_pycode_rec rec;
@@ -116,7 +116,7 @@ void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t
 			ALLOC_GROW(pr->pend, pr->nr_pend + 1, pr->alloc_pend);
 			pr->pend[pr->nr_pend++] = (struct pend_line){
 				c->id, { (int32_t)instr,
-					 py311_line(c->tab, c->tab_len, (int)c->firstlineno, instr) } };
+					 pyrec_py311_line(c->tab, c->tab_len, (int)c->firstlineno, instr) } };
 			return;
 		}
 	} else if (!first) {
@@ -137,7 +137,7 @@ void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t
 	}
 	if (instr != DLP_PY_NO_INSTR) {
 		pair[0] = (int32_t)instr;
-		pair[1] = py311_line(c->tab, c->tab_len, (int)c->firstlineno, instr);
+		pair[1] = pyrec_py311_line(c->tab, c->tab_len, (int)c->firstlineno, instr);
 		strbuf_add(&body, pair, sizeof(pair));
 		rec.linetable_len = sizeof(pair);
 	}
@@ -147,7 +147,7 @@ void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t
 
 /* Empty slot c becomes the code object at addr, as read: head (CO_READ bytes), its
  * names (the strbufs' buffers are taken), its line table (tab: tlen bytes, taken).  Its
- * id is given when a stack first names it (get_code). */
+ * id is given when a stack first names it (pyread_code_get). */
 static void code_set(struct pyproc *p, struct pycode *c, uint64_t addr,
 		     const unsigned char *head, struct strbuf *q, struct strbuf *fn,
 		     unsigned char *tab, uint64_t tlen)
@@ -173,7 +173,7 @@ static void code_set(struct pyproc *p, struct pycode *c, uint64_t addr,
 /* Slot c emptied (its code object is another one now) */
 static void code_clear(struct pyproc *p, struct pycode *c)
 {
-	code_free(c);
+	pyread_code_free(c);
 	memset(c, 0, sizeof(*c));
 	p->nr_codes--;
 }
@@ -181,10 +181,10 @@ static void code_clear(struct pyproc *p, struct pycode *c)
 /* The code object at addr, running code unit instr: read (and written out) the first
  * time, written again when instr is past the line table written so far.  NULL when it
  * cannot be read (not a code object). */
-const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint64_t addr,
+const struct pycode *pyread_code_get(struct pyreader *pr, struct pyproc *p, uint64_t addr,
 				     uint32_t instr)
 {
-	struct pycode *c = code_slot(p, addr);
+	struct pycode *c = pyread_code_slot(p, addr);
 	unsigned char h[CO_READ], *tab;
 	uint64_t type, fname, qname, ltab, tlen = 0;
 	struct strbuf q = STRBUF_INIT, fn = STRBUF_INIT;
@@ -213,13 +213,13 @@ const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint64_t ad
 			/* read in the kernel, named by a stack for the first time */
 			c->id = ++pr->next_code;
 			pr->st.codes++;
-			emit_code(pr, p, c, instr, 1);
+			pyread_code_emit(pr, p, c, instr, 1);
 		} else {
-			emit_code(pr, p, c, instr, 0);
+			pyread_code_emit(pr, p, c, instr, 0);
 		}
 		return c;
 	}
-	if (rd(p->pid, addr + p->ob_base, h, sizeof(h)) < 0)
+	if (pyread_rd(p->pid, addr + p->ob_base, h, sizeof(h)) < 0)
 		return NULL;
 	memcpy(&type, h + CO_TYPE, 8);
 	if (type != p->code_type)
@@ -232,22 +232,22 @@ const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint64_t ad
 		strbuf_release(&fn);
 		return NULL;
 	}
-	if (rd64(p->pid, ltab + p->ob_base + 16, &tlen) < 0 || tlen > (1u << 20))
+	if (pyread_rd64(p->pid, ltab + p->ob_base + 16, &tlen) < 0 || tlen > (1u << 20))
 		tlen = 0;
 	tab = xmalloc(tlen + 1);
-	if (tlen && rd(p->pid, ltab + p->ob_base + 32, tab, tlen) < 0)
+	if (tlen && pyread_rd(p->pid, ltab + p->ob_base + 32, tab, tlen) < 0)
 		tlen = 0;
 	code_set(p, c, addr, h, &q, &fn, tab, tlen);
 	c->id = ++pr->next_code;
 	pr->st.codes++;
 	pr->st.codes_outside++;
-	emit_code(pr, p, c, instr, 1);
+	pyread_code_emit(pr, p, c, instr, 1);
 	return c;
 }
 
 void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *pc)
 {
-	struct pyproc *p = get_proc(pr, pc->pid);
+	struct pyproc *p = pyread_proc(pr, pc->pid);
 	struct strbuf q = STRBUF_INIT, fn = STRBUF_INIT;
 	uint64_t fname, qname, ltab, tlen = pc->tab_size;
 	unsigned char *tab;
@@ -256,7 +256,7 @@ void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *pc)
 	if (p->state != 1 || !pc->qualname || !pc->filename ||
 	    memcmp(pc->head + CO_TYPE, &p->code_type, 8))
 		return;	/* not read whole: from outside, if a stack names it */
-	c = code_slot(p, pc->addr);
+	c = pyread_code_slot(p, pc->addr);
 	if (c->addr && !memcmp(c->ident, pc->head + CO_IDENT, sizeof(c->ident))) {
 		c->stale = 0;
 		return;	/* known already (the kernel's map forgot it) */
@@ -276,7 +276,7 @@ void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *pc)
 	tab = xmalloc(tlen + 1);
 	if (pc->tab && pc->tab_len == tlen) {
 		memcpy(tab, pc->tab, tlen);
-	} else if (!tlen || rd(p->pid, ltab + p->ob_base + 32, tab, tlen) < 0) {
+	} else if (!tlen || pyread_rd(p->pid, ltab + p->ob_base + 32, tab, tlen) < 0) {
 		/* longer than the program reads, and gone: the part it read */
 		tlen = pc->tab ? pc->tab_len : 0;
 		if (tlen)
@@ -286,7 +286,7 @@ void pyreader_kernel_code(struct pyreader *pr, const struct pybpf_code *pc)
 		/* another object at that address before: kept for the samples before this
 		 * one (the oldest kept goes) */
 		if (p->nr_old == OLD_MAX) {
-			code_free(&p->old[0]);
+			pyread_code_free(&p->old[0]);
 			memmove(p->old, p->old + 1, --p->nr_old * sizeof(p->old[0]));
 		}
 		ALLOC_GROW(p->old, p->nr_old + 1, p->alloc_old);
@@ -345,12 +345,12 @@ void pyreader_chain_read_at(struct pyreader *pr, uint64_t time)
 /* Are the cached code objects of the last walk still the objects at their addresses?
  * One read of their identifying pointers; the ones that changed are marked stale.
  * Returns how many changed (0 when the reads fail: nothing is known). */
-size_t verify_codes(struct pyreader *pr, uint32_t pid)
+size_t pyread_verify_codes(struct pyreader *pr, uint32_t pid)
 {
 	struct iovec local[MAX_FRAMES], remote[MAX_FRAMES];
 	uint64_t got[MAX_FRAMES][3];
 	size_t n = pr->nr_verify, changed = 0;
-	uint16_t base = get_proc(pr, pid)->ob_base;
+	uint16_t base = pyread_proc(pr, pid)->ob_base;
 
 	if (!n)
 		return 0;

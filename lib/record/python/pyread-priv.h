@@ -178,19 +178,19 @@ struct pyreader {
 };
 
 /* pyread.c */
-void code_free(struct pycode *c);
-int rd(uint32_t pid, uint64_t addr, void *buf, size_t len);
-int rd64(uint32_t pid, uint64_t addr, uint64_t *v);
-struct pyproc *get_proc(struct pyreader *pr, uint32_t pid);
-void probe(struct pyreader *pr, struct pyproc *p);
-size_t tstates_of(struct pyproc *p, uint32_t tid, uint64_t now, uint64_t *out, size_t max);
+void pyread_code_free(struct pycode *c);
+int pyread_rd(uint32_t pid, uint64_t addr, void *buf, size_t len);
+int pyread_rd64(uint32_t pid, uint64_t addr, uint64_t *v);
+struct pyproc *pyread_proc(struct pyreader *pr, uint32_t pid);
+void pyread_probe(struct pyreader *pr, struct pyproc *p);
+size_t pyread_tstates_of(struct pyproc *p, uint32_t tid, uint64_t now, uint64_t *out, size_t max);
 
 /* pyread-code.c */
-struct pycode *code_slot(struct pyproc *p, uint64_t addr);
-void emit_code(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t instr,
+struct pycode *pyread_code_slot(struct pyproc *p, uint64_t addr);
+void pyread_code_emit(struct pyreader *pr, struct pyproc *p, struct pycode *c, uint32_t instr,
 		      int first);
-const struct pycode *get_code(struct pyreader *pr, struct pyproc *p, uint64_t addr,
+const struct pycode *pyread_code_get(struct pyreader *pr, struct pyproc *p, uint64_t addr,
 				     uint32_t instr);
-size_t verify_codes(struct pyreader *pr, uint32_t pid);
+size_t pyread_verify_codes(struct pyreader *pr, uint32_t pid);
 
 #endif

@@ -26,9 +26,9 @@ static const unsigned char *get_frame(struct pyreader *pr, uint32_t pid, uint64_
 	if (lo < (addr & ~4095ull))
 		lo = addr & ~4095ull;
 	pr->win_pid = 0;
-	if (rd(pid, lo, pr->win, (size_t)(addr + FR_SIZE - lo)) < 0) {
+	if (pyread_rd(pid, lo, pr->win, (size_t)(addr + FR_SIZE - lo)) < 0) {
 		lo = addr;
-		if (rd(pid, lo, pr->win, FR_SIZE) < 0)
+		if (pyread_rd(pid, lo, pr->win, FR_SIZE) < 0)
 			return NULL;
 	}
 	pr->win_pid = pid;
@@ -54,7 +54,7 @@ static struct last_stack *last_of(struct pyreader *pr, uint32_t pid, uint32_t ti
 static const struct pycode *gone_code(struct pyreader *pr, struct pyproc *p)
 {
 	static const char name[] = "(code freed before dlprof read it)";
-	struct pycode *c = code_slot(p, 1);
+	struct pycode *c = pyread_code_slot(p, 1);
 
 	if (!c->addr) {
 		c->addr = 1;
@@ -66,7 +66,7 @@ static const struct pycode *gone_code(struct pyreader *pr, struct pyproc *p)
 		c->tab = xmalloc(1);
 		p->nr_codes++;
 		pr->st.codes++;
-		emit_code(pr, p, c, DLP_PY_NO_INSTR, 1);
+		pyread_code_emit(pr, p, c, DLP_PY_NO_INSTR, 1);
 	}
 	return c;
 }
@@ -80,7 +80,7 @@ static int put_frame(struct pyreader *pr, struct pyproc *p, uint64_t code, uint6
 {
 	int64_t idx = ((int64_t)instr - (int64_t)(code + p->ob_base + p->lay->co_code)) / 2;
 	uint32_t ins = idx < 0 || idx >= DLP_PY_NO_INSTR ? DLP_PY_NO_INSTR : (uint32_t)idx;
-	const struct pycode *c = get_code(pr, p, code, ins);
+	const struct pycode *c = pyread_code_get(pr, p, code, ins);
 
 	if (!c && !gone_ok)
 		return -1;
@@ -211,7 +211,7 @@ static uint64_t running_frame(struct pyproc *p, uint32_t pid, const uint64_t *ts
 
 	if (lay->cf_current == NO_CFRAME) {
 		for (size_t t = 0; t < nts && !cur; t++)
-			if (rd64(pid, tss[t] + lay->ts_cframe, &cur) < 0)
+			if (pyread_rd64(pid, tss[t] + lay->ts_cframe, &cur) < 0)
 				cur = 0;
 		return cur;
 	}
@@ -219,8 +219,8 @@ static uint64_t running_frame(struct pyproc *p, uint32_t pid, const uint64_t *ts
 		uint64_t cf, c, at = 0;
 		int in_copy = 0;
 
-		if (rd64(pid, tss[t] + lay->ts_cframe, &cf) < 0 || !cf ||
-		    rd64(pid, cf + lay->cf_current, &c) < 0 || !c)
+		if (pyread_rd64(pid, tss[t] + lay->ts_cframe, &cf) < 0 || !cf ||
+		    pyread_rd64(pid, cf + lay->cf_current, &c) < 0 || !c)
 			continue;
 		/* The running frame at the sample: the innermost _PyCFrame that was on the C
 		 * stack then is the first of the live chain (tstate->cframe, ->previous, ...)
@@ -231,7 +231,7 @@ static uint64_t running_frame(struct pyproc *p, uint32_t pid, const uint64_t *ts
 				in_copy = 1;
 				break;
 			}
-			if (cf > sp || rd64(pid, cf + lay->cf_previous, &cf) < 0)
+			if (cf > sp || pyread_rd64(pid, cf + lay->cf_previous, &cf) < 0)
 				break;	/* past the copy (a deep stack), or unreadable */
 		}
 		if (in_copy || !cur) {
@@ -246,7 +246,7 @@ static uint64_t running_frame(struct pyproc *p, uint32_t pid, const uint64_t *ts
 int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 		    const unsigned char *stack, size_t len, uint64_t sp, struct pychain_ref *ref)
 {
-	struct pyproc *p = get_proc(pr, pid);
+	struct pyproc *p = pyread_proc(pr, pid);
 	struct dlp_pystack_rec rec;
 	uint64_t now, tss[8], cur = 0, at_sample = 0, fa = 0;
 	size_t n = 0, nts;
@@ -259,13 +259,13 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 	if (ref)
 		ref->chain = 0;
 	if (!p->state)
-		probe(pr, p);
+		pyread_probe(pr, p);
 	if (p->state != 1)
 		return 0;
 	lay = p->lay;
 	v313 = lay->cf_current == NO_CFRAME;
 	now = now_ns();
-	nts = tstates_of(p, tid, now, tss, ARRAY_SIZE(tss));
+	nts = pyread_tstates_of(p, tid, now, tss, ARRAY_SIZE(tss));
 	if (!nts)
 		return 0;	/* not a Python thread (an OpenMP worker, ...) */
 	memset(&rec, 0, sizeof(rec));
@@ -334,7 +334,7 @@ int pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t ti
 		if (attempt || now - p->last_verify < VERIFY_EVERY_NS)
 			break;
 		p->last_verify = now;
-		if (!verify_codes(pr, pid))
+		if (!pyread_verify_codes(pr, pid))
 			break;
 	}
 	if (v313 && stack && len) {
@@ -371,13 +371,13 @@ out:
 int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 			  const uint64_t *chain, size_t nchain, unsigned flags, uint32_t *chain_id)
 {
-	struct pyproc *p = get_proc(pr, pid);
+	struct pyproc *p = pyread_proc(pr, pid);
 	struct dlp_pystack_rec rec;
 	uint64_t now;
 	size_t n = 0;
 
 	if (!p->state)
-		probe(pr, p);
+		pyread_probe(pr, p);
 	if (p->state != 1)
 		return 0;
 	memset(&rec, 0, sizeof(rec));
@@ -419,7 +419,7 @@ int pyreader_sample_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, uint6
 		if (attempt || pr->cur_time || (now = now_ns()) - p->last_verify < VERIFY_EVERY_NS)
 			break;
 		p->last_verify = now;
-		if (!verify_codes(pr, pid))
+		if (!pyread_verify_codes(pr, pid))
 			break;
 	}
 	pr->cur_time = 0;

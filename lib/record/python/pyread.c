@@ -72,7 +72,7 @@ struct pyreader *pyreader_new(pyreader_emit_fn *emit, void *ctx)
 }
 
 /* What a code object's entry holds */
-void code_free(struct pycode *c)
+void pyread_code_free(struct pycode *c)
 {
 	free(c->qualname);
 	free(c->file);
@@ -83,10 +83,10 @@ static void free_codes(struct pyproc *p)
 {
 	for (size_t i = 0; i < p->size_codes; i++)
 		if (p->codes[i].addr)
-			code_free(&p->codes[i]);
+			pyread_code_free(&p->codes[i]);
 	free(p->codes);
 	for (size_t i = 0; i < p->nr_old; i++)
-		code_free(&p->old[i]);
+		pyread_code_free(&p->old[i]);
 	free(p->old);
 }
 
@@ -113,7 +113,7 @@ void pyreader_free(struct pyreader *pr)
 	free(pr);
 }
 
-int rd(uint32_t pid, uint64_t addr, void *buf, size_t len)
+int pyread_rd(uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 
@@ -122,12 +122,12 @@ int rd(uint32_t pid, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
-int rd64(uint32_t pid, uint64_t addr, uint64_t *v)
+int pyread_rd64(uint32_t pid, uint64_t addr, uint64_t *v)
 {
-	return rd(pid, addr, v, 8);
+	return pyread_rd(pid, addr, v, 8);
 }
 
-struct pyproc *get_proc(struct pyreader *pr, uint32_t pid)
+struct pyproc *pyread_proc(struct pyreader *pr, uint32_t pid)
 {
 	for (size_t i = 0; i < pr->nr_procs; i++)
 		if (pr->procs[i].pid == pid)
@@ -286,7 +286,7 @@ static int debug_offsets_ok(uint32_t pid, uint64_t runtime, const struct pylayou
 	} d;
 	uint64_t base;
 
-	if (rd(pid, runtime, &d, sizeof(d)) < 0)
+	if (pyread_rd(pid, runtime, &d, sizeof(d)) < 0)
 		return -1;
 	if (memcmp(d.cookie, "xdebugpy", 8)) {
 		snprintf(why, why_len, "no \"xdebugpy\" at _PyRuntime");
@@ -345,7 +345,7 @@ static int probe_later(struct pyproc *p)
 }
 
 /* Is pid a CPython 3.11-3.13 process: its maps, the interpreter's symbols, Py_Version. */
-void probe(struct pyreader *pr, struct pyproc *p)
+void pyread_probe(struct pyreader *pr, struct pyproc *p)
 {
 	char mpath[64], line[4352], file[4096] = "", why[96] = "";
 	FILE *f;
@@ -423,7 +423,7 @@ void probe(struct pyreader *pr, struct pyproc *p)
 	if (s->is_dyn && !base)
 		return;
 	bias = s->is_dyn ? base - s->first_vaddr : 0;
-	if (s->version && rd(p->pid, s->version + bias, &ver, 4) < 0) {
+	if (s->version && pyread_rd(p->pid, s->version + bias, &ver, 4) < 0) {
 		if (errno == EPERM)
 			warning("pid %u runs %s, but dlprof may not read its memory (%s; see "
 				"kernel.yama.ptrace_scope): native stacks only", p->pid, file,
@@ -518,13 +518,13 @@ static void walk_threads(struct pyproc *p, uint64_t now)
 
 	p->last_walk = now;
 	p->nr_tids = 0;
-	if (rd64(p->pid, p->runtime + p->lay->rt_interp_head, &interp) < 0 ||
-	    rd64(p->pid, interp + p->lay->is_threads_head, &ts) < 0)
+	if (pyread_rd64(p->pid, p->runtime + p->lay->rt_interp_head, &interp) < 0 ||
+	    pyread_rd64(p->pid, interp + p->lay->is_threads_head, &ts) < 0)
 		return;
 	for (; ts && n < 4096; n++) {
 		uint64_t tid, next;
 
-		if (rd(p->pid, ts, buf, sizeof(buf)) < 0)
+		if (pyread_rd(p->pid, ts, buf, sizeof(buf)) < 0)
 			return;
 		memcpy(&tid, buf + p->lay->ts_native_tid, 8);
 		memcpy(&next, buf + p->lay->ts_next, 8);
@@ -540,7 +540,7 @@ static void walk_threads(struct pyproc *p, uint64_t now)
 /* The thread states of tid (*nr of them, at most max), after a new walk of the list when
  * the thread is not on it (at most every WALK_EVERY_NS: a thread that is not Python, an
  * OpenMP worker, stays off it). */
-size_t tstates_of(struct pyproc *p, uint32_t tid, uint64_t now, uint64_t *out, size_t max)
+size_t pyread_tstates_of(struct pyproc *p, uint32_t tid, uint64_t now, uint64_t *out, size_t max)
 {
 	size_t n = 0;
 
@@ -604,20 +604,20 @@ static void layout_offsets(const struct pyproc *p, struct pywalk_info *wi)
 
 int pyreader_walk_info(struct pyreader *pr, uint32_t pid, struct pywalk_info *wi)
 {
-	struct pyproc *p = get_proc(pr, pid);
+	struct pyproc *p = pyread_proc(pr, pid);
 	const struct pylayout *lay;
 	int32_t key[2];
 
 	if (!p->state)
-		probe(pr, p);
+		pyread_probe(pr, p);
 	if (p->state != 1)
 		return 0;
 	lay = p->lay;
 	memset(wi, 0, sizeof(*wi));
 	wi->tss = p->runtime + lay->rt_tss;
 	/* a Py_tss_t that is set, with a key pthreads can have */
-	if (rd(pid, wi->tss, key, sizeof(key)) < 0 || key[0] != 1 || key[1] < 0 || key[1] >= 1024 ||
-	    rd64(pid, p->runtime + lay->rt_interp_head, &wi->interp) < 0 || !wi->interp)
+	if (pyread_rd(pid, wi->tss, key, sizeof(key)) < 0 || key[0] != 1 || key[1] < 0 || key[1] >= 1024 ||
+	    pyread_rd64(pid, p->runtime + lay->rt_interp_head, &wi->interp) < 0 || !wi->interp)
 		return 0;
 	layout_offsets(p, wi);
 	return 1;
@@ -657,7 +657,7 @@ static uint64_t gil_scan(const struct pyproc *p, uint64_t from, size_t len)
 	for (size_t off = 0; off < len && !found; off += CHUNK) {
 		size_t n = CHUNK + 64 < len - off ? CHUNK + 64 : len - off;
 
-		if (rd(p->pid, from + off, buf, n) < 0)
+		if (pyread_rd(p->pid, from + off, buf, n) < 0)
 			break;	/* the end of what is mapped */
 		for (size_t w = 0; w + 5 < n / 8 && w < CHUNK / 8 && !found; w++) {
 			uint64_t interval = buf[w], holder = buf[w + 1], locked = buf[w + 2];
@@ -673,11 +673,11 @@ static uint64_t gil_scan(const struct pyproc *p, uint64_t from, size_t len)
 
 uint64_t pyreader_gil(struct pyreader *pr, uint32_t pid)
 {
-	struct pyproc *p = get_proc(pr, pid);
+	struct pyproc *p = pyread_proc(pr, pid);
 	uint64_t interp = 0, now;
 
 	if (!p->state)
-		probe(pr, p);
+		pyread_probe(pr, p);
 	/* (a free-threaded build too: its GIL, off unless PYTHON_GIL=1 or an extension
 	 * module turns it on, is found once a thread has held it) */
 	if (p->state != 1 || p->gil_looked > 0)
@@ -691,7 +691,7 @@ uint64_t pyreader_gil(struct pyreader *pr, uint32_t pid)
 		walk_threads(p, now);
 	if (p->version >= 0x030c0000) {
 		/* the main interpreter's state: interpreters.head */
-		if (rd64(pid, p->runtime + p->lay->rt_interp_head, &interp) < 0 || !interp)
+		if (pyread_rd64(pid, p->runtime + p->lay->rt_interp_head, &interp) < 0 || !interp)
 			return 0;
 		p->gil = gil_scan(p, interp, GIL_SCAN_BYTES);
 	} else {
@@ -705,11 +705,11 @@ uint64_t pyreader_gil(struct pyreader *pr, uint32_t pid)
 size_t pyreader_threads(struct pyreader *pr, uint32_t pid, struct pyreader_thread *out,
 			size_t max, struct pywalk_info *wi)
 {
-	struct pyproc *p = get_proc(pr, pid);
+	struct pyproc *p = pyread_proc(pr, pid);
 	size_t n = 0;
 
 	if (!p->state)
-		probe(pr, p);
+		pyread_probe(pr, p);
 	if (p->state != 1)
 		return 0;
 	walk_threads(p, now_ns());
