@@ -122,7 +122,7 @@ int cmd_record(int argc, const char **argv)
 	int jit = 1, itt = 1, quiet = 0, python = 1, off_cpu = -1, keep_stacks = 0, unwind = 1;
 	int bidcache = 1, ct_flags = 0;
 	int ret, status;
-	struct strbuf output = STRBUF_INIT, pidlist = STRBUF_INIT;
+	struct strbuf output = STRBUF_INIT, pidlist = STRBUF_INIT, cgdir = STRBUF_INIT;
 	struct strbuf group = STRBUF_INIT, leader = STRBUF_INIT;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data; %h host, %r rank, %p pid)"),
@@ -199,6 +199,13 @@ int cmd_record(int argc, const char **argv)
 		if (ret)
 			return exit_status(ret);
 		opts.pids = pidlist.buf;
+		/* per-cpu events on its cgroup, where the counts are not per thread */
+		if (opts.metrics || opts.memory)
+			opts.cgroup_why = opts.metrics ? "--metrics counts per thread"
+						       : "--memory probes each process";
+		else if (!container_cgroup_dir(opts.container, opts.cgroup, &cgdir,
+					       &opts.cgroup_why))
+			opts.cgroup_dir = cgdir.buf;
 	}
 	if (!n && !opts.pids && !opts.system_wide) {
 		error("no command given (usage: %s)", record_usage[0]);
@@ -259,6 +266,7 @@ int cmd_record(int argc, const char **argv)
 	ret = record_run(&opts, &status);
 	strbuf_release(&output);
 	strbuf_release(&pidlist);
+	strbuf_release(&cgdir);
 	strbuf_release(&group);
 	strbuf_release(&leader);
 	return ret < 0 ? exit_status(ret) : status;

@@ -86,6 +86,10 @@ struct record_opts {
 	const char *container;		/* --container NAME|ID, --cgroup PATH: the pids were
 					   found so (META says which) */
 	const char *cgroup;
+	const char *cgroup_dir;		/* ... their cgroup's folder in the hierarchy that has
+					   perf_event: per-cpu events on it take the processes
+					   started in it later too (perf -G); NULL: -p only */
+	const char *cgroup_why;		/* ... why not, with a container or cgroup */
 	int system_wide;		/* -a: every process, per-cpu events; argv (if any)
 					   is the workload, run as without -a */
 	const char *metrics;		/* --metrics "faults,sched,...": counters read with
@@ -95,12 +99,17 @@ struct record_opts {
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
 			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, \
-			   NULL, 0, NULL }
+			   NULL, NULL, NULL, 0, NULL }
 
 /* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
  * pids.  DLP_OK, or DLP_FAILED with the reason printed (container.c). */
 struct strbuf;
 int container_pids(const char *container, const char *cgroup, struct strbuf *pids);
+/* ... and the folder of their cgroup in the hierarchy where the perf_event controller
+ * is (cgroup v2's mount, or v1's perf_event mount), in dir: 0, or -1 with *why set
+ * (no such hierarchy, the folder cannot be found) */
+int container_cgroup_dir(const char *container, const char *cgroup, struct strbuf *dir,
+			 const char **why);
 
 /* The flags of `podman run`/`docker run` that give a container started apart what
  * record gives a workload it starts (JIT profile, ITT collector), one line on out.

@@ -14,6 +14,13 @@
 test_require PERF_EVENTS
 container_setup || test_skip_all "$CT_WHY"
 CNN="$TOP/examples/cnn_train.py"
+# a process of 1.2 s of CPU-bound Python in later_spin()
+LATER_SPIN="import time
+def later_spin(t):
+    x = 0
+    while time.process_time() - t < 1.2:
+        x += 1
+later_spin(time.process_time())"
 RECDUMP="$BUILD/tests/recdump"
 
 test_expect_success "record the CNN in a container ($CT_KIND) from the host" '
@@ -190,16 +197,19 @@ if [ "$CT_KIND" = podman ]; then
 	'
 
 	# the same by the container's name, as perf -G by its cgroup: every process of the
-	# container (its own PID namespace), none of the host's (a busy one beside it)
-	test_expect_success 'record --container NAME: its processes, and only those' '
-		rm -f spin.pid
+	# container (its own PID namespace), none of the host's (a busy one beside it); and,
+	# the events on its cgroup, a process started in it after record listed them
+	# (podman exec once the output file exists: record lists them before it opens it)
+	test_expect_success 'record --container NAME: its processes, those started in it later, and only those' '
+		rm -f spin.pid c.data
 		sh -c "echo \$\$ >spin.pid; while :; do :; done" &
 		name=dlprof-t1015c-$$ &&
 		while [ ! -s spin.pid ]; do sleep 0.01; done && spin=$(cat spin.pid) &&
-		$CT_PODMAN run --rm -d --name $name $CT_VOLS dlprof-trixie \
-			sh -c "python3 $CNN --seconds 20 --steps 100000 & python3 $CNN --seconds 20 --steps 100000 --threads 1; wait" \
-			>/dev/null &&
-		sleep 5 && "$DLPROF" record -q -o c.data --container $name --duration 2; rc=$?;
+		id=$($CT_PODMAN run --rm -d --name $name $CT_VOLS dlprof-trixie \
+			sh -c "python3 $CNN --seconds 20 --steps 100000 & python3 $CNN --seconds 20 --steps 100000 --threads 1; wait") &&
+		sleep 5 && { "$DLPROF" record -q -o c.data --container $name --duration 3 & } &&
+		rec=$! && n=0 && while [ ! -e c.data ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done &&
+		$CT_PODMAN exec $name python3 -c "$LATER_SPIN" && wait $rec; rc=$?;
 		kill $spin; podman rm -f -t 0 $name >/dev/null 2>&1; test $rc = 0 &&
 		"$DLPROF" report -i c.data --sort comm >ccomm 2>/dev/null && sed -n "/Comm/,\$p" ccomm &&
 		"$RECDUMP" c.data >cdump && ! grep -q "^PERF SAMPLE pid=$spin " cdump &&
@@ -208,11 +218,24 @@ if [ "$CT_KIND" = podman ]; then
 		"$RECDUMP" c.data | grep -q "^META container=$name\$" &&
 		"$DLPROF" report -i c.data >crep 2>/dev/null &&
 		test_grep -q "was started without dlprof.s ITT collector.*record --container-flags" crep &&
+		if ! "$RECDUMP" c.data | grep -q "^META cgroup_events=/sys/fs/cgroup/.*$id"; then
+			# a kernel without the perf_event controller on the cgroup: said
+			test_grep -q "refused events on cgroup .*processes started in it later are not recorded" crep
+			exit
+		fi &&
 		pids=$("$RECDUMP" c.data | sed -n "s/^PERF SAMPLE pid=\([0-9]*\) .*/\1/p" | sort -u) &&
-		for p in $pids; do
-			"$RECDUMP" c.data | sed -n "s/^META attach=//p" | tr , "\n" | grep -qx "$p" ||
-				{ echo "pid $p sampled, not the container'"'"'s"; exit 1; }
-		done
+		"$RECDUMP" c.data | sed -n "s/^META attach=//p" | tr , "\n" >attached &&
+		later= && for p in $pids; do
+			grep -qx "$p" attached || later="$later $p"
+		done &&
+		echo "sampled, started after the listing:$later" && test -n "$later" &&
+		"$DLPROF" report -i c.data --sort sym --format json >csym.json 2>/dev/null &&
+		json_check csym.json "r = [r for r in j.rows if r.symbol.startswith(\"later_spin \")]" \
+			"r and max(x.total for x in r) >= 100" &&
+		"$DLPROF" report -i c.data --sort pid --format json >cpid.json 2>/dev/null &&
+		json_check cpid.json "later = [int(p) for p in \"$later\".split()]" \
+			"sum(r.samples for r in j.rows if r.pid in later) >= 100" \
+			"all(r.pid in later or str(r.pid) in open(\"attached\").read().split() for r in j.rows if r.samples)"
 	'
 	test_expect_success 'record --container: a name no runtime knows is one line, exit 2' '
 		{ "$DLPROF" record -o x.data --container dlprof-no-such-$$ 2>err; test $? = 2; } &&

@@ -6,6 +6,10 @@
 # rec-hot, which burns exactly 0.8 s of CPU, once the recording runs (dlprof's on-CPU
 # time for that pid against the 0.8 s it asked for); the idle task never sampled; the
 # command a timer and a workload of its own; top's thread view names the outside pid.
+# --cgroup PATH on a cgroup v2 folder the test makes: its process from before, one
+# started in it once record has listed them (per-cpu events on the cgroup, as perf -G:
+# all of its 0.4 s of CPU, within 5% + steal), not a spinner outside it; with --metrics
+# the processes of before only, said.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
 test_require PERF_EVENTS
@@ -87,5 +91,54 @@ test_expect_success 'bad input: one line, exit 64' '
 	test_expect_code 64 "$DLPROF" top -a -p 1 &&
 	! test -e x.data
 '
+
+# a cgroup v2 folder of this machine's tree the test may make one in
+cg_root=
+for d in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+	if [ -e "$d/cgroup.procs" ] && [ -e "$d/cgroup.controllers" ] && [ -w "$d" ]; then
+		cg_root=$d
+		break
+	fi
+done
+if [ -n "$cg_root" ]; then
+	cg="$cg_root/dlprof-t1016-$$"
+	trap 'cleanup_bg; rmdir "$cg" 2>/dev/null; test_cleanup' EXIT
+	test_expect_success 'record --cgroup PATH: its process, one started in it later, none outside' '
+		rm -f in.pid out.pid new.pid cg.data
+		mkdir "$cg"
+		sh -c "echo \$\$ >\"$cg/cgroup.procs\"; echo \$\$ >in.pid; exec \"$WL/rec-hot\" 30" >/dev/null 2>&1 &
+		sh -c "echo \$\$ >out.pid; exec \"$WL/rec-hot\" 30" >/dev/null 2>&1 &
+		while [ ! -s in.pid ] || [ ! -s out.pid ]; do sleep 0.01; done &&
+		in=$(cat in.pid) && out=$(cat out.pid) && echo $in $out >>"$TRASH/bg.pids" &&
+		steal0=$(awk "/^cpu /{ print \$9 }" /proc/stat) &&
+		{ "$DLPROF" record -q -o cg.data --cgroup "$cg" --duration 2 & } && rec=$! &&
+		n=0 && while [ ! -e cg.data ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done &&
+		sh -c "echo \$\$ >\"$cg/cgroup.procs\"; echo \$\$ >new.pid; exec \"$WL/rec-hot\" 0.4" &&
+		wait $rec && new=$(cat new.pid) && echo "in=$in out=$out new=$new" &&
+		steal=$(( ($(awk "/^cpu /{ print \$9 }" /proc/stat) - steal0) * 1000 / $(getconf CLK_TCK) )) &&
+		"$RECDUMP" cg.data >cgdump &&
+		grep -qx "META cgroup_events=$cg" cgdump &&
+		grep -qx "META attach=$in" cgdump &&
+		nin=$(grep -c "^PERF SAMPLE pid=$in .* ev=cpu-clock" cgdump) &&
+		nout=$(grep -c "^PERF SAMPLE pid=$out " cgdump);
+		echo "samples: in $nin, out $nout" && test "$nin" -ge 200 && test "$nout" = 0 &&
+		"$DLPROF" report -i cg.data --sort pid --format json >cgpid.json 2>/dev/null &&
+		json_check cgpid.json "r = [r for r in j.rows if r.pid == $new][0]" \
+			"print(r.on_cpu_ns / 1e6, \"ms, steal $steal ms\")" \
+			"r.on_cpu_ns >= 0.38e9" "r.on_cpu_ns <= 0.42e9 + $steal * 1e6"
+	'
+	test_expect_success 'record --cgroup with --metrics: the processes of before, said' '
+		in=$(cat in.pid) &&
+		"$DLPROF" record -q -o cgm.data --cgroup "$cg" --metrics faults --duration 0.5 2>err &&
+		cat err && test_grep -q "^dlprof: warning: --metrics counts per thread: recording the 1 processes in the cgroup now, as -p; processes started in it later are not recorded" err &&
+		"$RECDUMP" cgm.data >cgmdump && ! grep -q "^META cgroup_events=" cgmdump &&
+		grep -q "^PERF SAMPLE pid=$in " cgmdump &&
+		kill $in $(cat out.pid) && while kill -0 $in 2>/dev/null; do sleep 0.05; done &&
+		rmdir "$cg"
+	'
+else
+	test_skip 'record --cgroup PATH' 'no writable cgroup v2 tree'
+	test_skip 'record --cgroup with --metrics' 'no writable cgroup v2 tree'
+fi
 
 test_done

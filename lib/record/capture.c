@@ -219,8 +219,8 @@ void capture_perf_maps(struct recorder *r)
 
 		if (!pid)
 			continue;
-		if (r->opts->system_wide) {
-			/* -a: each process's own start (one gone: the recording's) */
+		if (r->opts->system_wide || r->att.pid_flags) {
+			/* -a, a cgroup: each process's own start (one gone: the recording's) */
 			time_t w = attach_start_wall((pid_t)pid);
 
 			since = w ? (long)w - 1 : (long)(r->clock_start.real / 1000000000ull);
@@ -230,7 +230,8 @@ void capture_perf_maps(struct recorder *r)
 		if (fd < 0) {
 			if (why == JITSYM_PERFMAP_OLD)
 				warning("ignoring '%s': last written before %s started (left by an "
-					"earlier process with pid %u)", shown, r->opts->system_wide ?
+					"earlier process with pid %u)", shown,
+					r->opts->system_wide || r->att.pid_flags ?
 					"its process" : "this recording", ns);
 			else if (why)
 				warning("ignoring '%s': %s", shown, why);

@@ -9,7 +9,10 @@
  * --cgroup PATH: every process whose /proc/PID/cgroup names PATH (v2's "0::PATH", or a
  * v1 controller's), PATH as /proc shows it or under /sys/fs/cgroup.
  * Threads and processes they start after the events open are followed (inherit), as
- * with -p.
+ * with -p.  Where the kernel has the perf_event controller on the cgroup's hierarchy,
+ * record opens per-cpu events on the cgroup's folder instead (container_cgroup_dir(),
+ * perf -G's way), and then a process started in it later (podman exec, a job's next
+ * step) is recorded too.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -108,15 +111,41 @@ static int cgroup_member(long pid, const void *arg)
 	return in_cgroup(pid, arg);
 }
 
+/* the pid the runtimes give container, 0: none knows it */
+static long container_pid(const char *container)
+{
+	static const char *const runtimes[] = { "podman", "docker", "nerdctl" };
+	long pid = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(runtimes) && !pid; i++)
+		pid = inspect_pid(runtimes[i], container);
+	return pid;
+}
+
+/* cgroup PATH as /proc/PID/cgroup shows it: a folder of the mounted tree is taken back
+ * to the path below the v2 root (/sys/fs/cgroup, or unified/ on a hybrid machine) or
+ * below a v1 controller's folder; *own: what to free */
+static const char *proc_path(const char *cgroup, char **own)
+{
+	const char *rest = cgroup + 15;
+	struct stat st;
+
+	*own = NULL;
+	if (strncmp(cgroup, "/sys/fs/cgroup/", 15))
+		return cgroup;
+	if (!strncmp(rest, "unified/", 8))
+		return rest + 7;
+	if (stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0)
+		return *own = xasprintf("/%s", rest);
+	return strchr(rest, '/') ? strchr(rest, '/') : "/";
+}
+
 int container_pids(const char *container, const char *cgroup, struct strbuf *pids)
 {
 	if (container) {
-		static const char *const runtimes[] = { "podman", "docker", "nerdctl" };
-		long pid = 0;
+		long pid = container_pid(container);
 		unsigned long ns, self;
 
-		for (size_t i = 0; i < ARRAY_SIZE(runtimes) && !pid; i++)
-			pid = inspect_pid(runtimes[i], container);
 		if (!pid)
 			return error("no running container '%s' (podman, docker and nerdctl inspect "
 				     "found none)", container), DLP_FAILED;
@@ -132,23 +161,9 @@ int container_pids(const char *container, const char *cgroup, struct strbuf *pid
 		return DLP_OK;
 	}
 	if (cgroup) {
-		const char *cg = cgroup;
-		char *own = NULL;
+		char *own;
+		const char *cg = proc_path(cgroup, &own);
 
-		if (!strncmp(cg, "/sys/fs/cgroup/", 15)) {
-			/* a folder of the mounted tree: the path /proc shows is below the v2
-			 * root (/sys/fs/cgroup, or unified/ on a hybrid machine), or below a
-			 * v1 controller's folder */
-			const char *rest = cg + 15;
-			struct stat st;
-
-			if (!strncmp(rest, "unified/", 8))
-				cg = rest + 7;
-			else if (stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0)
-				cg = own = xasprintf("/%s", rest);
-			else
-				cg = strchr(rest, '/') ? strchr(rest, '/') : "/";
-		}
 		if (!collect(pids, cgroup_member, cg)) {
 			free(own);
 			return error("no process in cgroup '%s'", cgroup), DLP_FAILED;
@@ -157,4 +172,113 @@ int container_pids(const char *container, const char *cgroup, struct strbuf *pid
 		return DLP_OK;
 	}
 	return DLP_OK;
+}
+
+/*
+ * Where the perf_event controller is: a v1 hierarchy mounted with it (its mount point,
+ * v1 1), else cgroup v2's mount (v1 0; the kernel puts every controller no v1
+ * hierarchy took there), from /proc/self/mountinfo.  0, or -1: neither is mounted.
+ */
+static int perf_event_mount(struct strbuf *mnt, int *v1)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	struct strbuf v2 = STRBUF_INIT;
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE SOURCE SUPEROPTS */
+		char root[1024], point[1024], fstype[64], super[1024];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %1023s %1023s", root, point) != 2 ||
+		    sscanf(dash + 3, "%63s %*s %1023s", fstype, super) != 2 || strcmp(root, "/"))
+			continue;
+		if (!strcmp(fstype, "cgroup2") && !v2.len) {
+			strbuf_addstr(&v2, point);
+		} else if (!strcmp(fstype, "cgroup")) {
+			for (char *s = super, *save = NULL, *o; (o = strtok_r(s, ",", &save)); s = NULL)
+				if (!strcmp(o, "perf_event"))
+					found = 1;
+			if (found) {
+				strbuf_addstr(mnt, point);
+				*v1 = 1;
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!found && v2.len) {
+		strbuf_add(mnt, v2.buf, v2.len);
+		*v1 = 0;
+		found = 1;
+	}
+	strbuf_release(&v2);
+	return found ? 0 : -1;
+}
+
+/* pid's cgroup path in the v1 hierarchy with perf_event (v1), else in v2's ("0::") */
+static int pid_cgroup(long pid, int v1, struct strbuf *out)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
+	f = fopen(path, "re");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *p = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		if (!p)
+			continue;
+		*p++ = 0;
+		p[strcspn(p, "\n")] = 0;
+		ctl++;
+		if (v1 ? !!strstr(ctl, "perf_event") : (!strncmp(line, "0", 1) && !*ctl)) {
+			strbuf_addstr(out, p);
+			found = 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found ? 0 : -1;
+}
+
+int container_cgroup_dir(const char *container, const char *cgroup, struct strbuf *dir,
+			 const char **why)
+{
+	struct strbuf mnt = STRBUF_INIT, cg = STRBUF_INIT;
+	struct stat st;
+	int v1 = 0, ret = -1;
+
+	*why = NULL;
+	if (perf_event_mount(&mnt, &v1) < 0) {
+		*why = "no cgroup hierarchy with the perf_event controller is mounted";
+		goto out;
+	}
+	if (container) {
+		long pid = container_pid(container);
+
+		if (!pid || pid_cgroup(pid, v1, &cg) < 0) {
+			*why = "the container's cgroup is not readable";
+			goto out;
+		}
+	} else {
+		char *own;
+
+		strbuf_addstr(&cg, proc_path(cgroup, &own));
+		free(own);
+	}
+	strbuf_addf(dir, "%s%s", mnt.buf, strcmp(cg.buf, "/") ? cg.buf : "");
+	if (stat(dir->buf, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		*why = v1 ? "the cgroup has no folder in the perf_event hierarchy"
+			  : "the cgroup has no folder in the cgroup v2 hierarchy";
+		strbuf_reset(dir);
+		goto out;
+	}
+	ret = 0;
+out:
+	strbuf_release(&mnt);
+	strbuf_release(&cg);
+	return ret;
 }

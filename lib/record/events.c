@@ -339,7 +339,7 @@ int events_open(struct recorder *r, pid_t pid)
 		for (int e = 0; e < r->nr_ev; e++) {
 			struct rec_event *ev = &r->ev[e];
 			int fd = event_open(&ev->attr, pid, r->cpus[c], metrics_group(r, e, r->fds[c]),
-					    PERF_FLAG_FD_CLOEXEC);
+					    PERF_FLAG_FD_CLOEXEC | r->att.pid_flags);
 			uint64_t id;
 
 			if (fd < 0) {
@@ -372,7 +372,8 @@ int events_open(struct recorder *r, pid_t pid)
 								(uint32_t)(pages * psz / WAKE_DIV);
 					close(fd);
 					r->fds[c] = -1;
-					fd = event_open(&ev->attr, pid, r->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+					fd = event_open(&ev->attr, pid, r->cpus[c], -1, PERF_FLAG_FD_CLOEXEC |
+						      r->att.pid_flags);
 					if (fd < 0) {
 						event_open_error(ev->name, -errno);
 						return -1;

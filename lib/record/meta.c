@@ -208,6 +208,8 @@ void meta_write(struct recorder *r)
 			meta_add(&sb, "container", o->container);
 		if (o->cgroup)
 			meta_add(&sb, "cgroup", o->cgroup);
+		if (r->att.pid_flags)	/* per cpu on it: what started in it later too */
+			meta_add(&sb, "cgroup_events", o->cgroup_dir);
 	} else {
 		for (const char **a = o->argv; *a; a++) {
 			if (a != o->argv)

@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +29,46 @@
 /* ---- main loop ---- */
 
 /*
- * -p: counters on every thread of the targets, then what the kernel will not tell:
- * their threads' names and their code mappings, stamped with the time before the
+ * --container, --cgroup: one counter per event and cpu on the cgroup's folder, as perf
+ * -G opens them: the kernel samples only the tasks of that cgroup (and below), so a
+ * process started in it later is recorded too.  1 opened; 0 the kernel refuses cgroup
+ * events here (said, kept in the recording's warnings: the events go on each thread of
+ * the processes running now, as -p); -1 failed.
+ */
+static int cgroup_open(struct recorder *r)
+{
+	const char *dir = r->opts->cgroup_dir;
+	int cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, ret;
+
+	fd = cg < 0 ? -1 : event_open(&r->ev[0].attr, cg, r->cpus[0], -1,
+				      PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
+	if (fd < 0) {
+		rec_warn(r, "the kernel refused events on cgroup %s (%s): recording the %d "
+			 "processes in it now, as -p; processes started in it later are not "
+			 "recorded", dir, strerror(errno), r->att.nr);
+		if (cg >= 0)
+			close(cg);
+		return 0;
+	}
+	close(fd);
+	/* per cpu: nothing to inherit; the idle task is no container's */
+	for (int e = 0; e < r->nr_ev; e++)
+		r->ev[e].attr.inherit = 0;
+	r->att.pid_flags = PERF_FLAG_PID_CGROUP;
+	ret = events_open(r, cg);
+	close(cg);	/* each event holds the cgroup */
+	return ret < 0 ? -1 : 1;
+}
+
+/*
+ * -p: counters on every thread of the targets (with --container or --cgroup, per cpu
+ * on their cgroup where the kernel can: cgroup_open()), then what the kernel will not
+ * tell: their threads' names and their code mappings, stamped with the time before the
  * counters opened, so a mapping the kernel reports later replaces ours.
  */
 static int attach_open(struct recorder *r)
 {
+	int on_cgroup = 0;
 	struct rlimit rl;
 	time_t earliest = 0;
 
@@ -61,7 +96,16 @@ static int attach_open(struct recorder *r)
 				     "(uid %u); attaching needs root or CAP_SYS_PTRACE",
 				     (int)r->att.targets[t], strerror(errno), (unsigned)st.st_uid);
 	}
-	if (events_open_targets(r) < 0 || events_write_attrs(r) < 0)
+	if (r->opts->cgroup_dir) {
+		on_cgroup = cgroup_open(r);
+		if (on_cgroup < 0)
+			return -1;
+	} else if (r->opts->cgroup_why) {
+		rec_warn(r, "%s: recording the %d processes in the %s now, as -p; processes "
+			 "started in it later are not recorded", r->opts->cgroup_why, r->att.nr,
+			 r->opts->container ? "container" : "cgroup");
+	}
+	if ((!on_cgroup && events_open_targets(r) < 0) || events_write_attrs(r) < 0)
 		return -1;
 	for (int t = 0; t < r->att.nr; t++) {
 		time_t start = attach_start_wall(r->att.targets[t]);
@@ -78,6 +122,8 @@ static int attach_open(struct recorder *r)
 		if (start && (!earliest || start < earliest))
 			earliest = start;
 	}
+	if (on_cgroup)
+		strbuf_addf(&r->att.cmdline, "; and what starts in cgroup %s", r->opts->cgroup_dir);
 	/* a perf map written after the process started is its own (capture_perf_maps) */
 	r->start_wall = earliest ? earliest - 1 : 0;
 	return 0;

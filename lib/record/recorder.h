@@ -94,6 +94,9 @@ struct rec_attach {
 	int nr;
 	struct u64map tids_open;
 	struct strbuf cmdline;		/* read while they run: META cmdline */
+	/* --container, --cgroup: the events are per cpu on their cgroup's folder
+	 * (opts->cgroup_dir), PERF_FLAG_PID_CGROUP; 0: on each thread, as -p */
+	unsigned long pid_flags;
 };
 
 /* JIT code: the directory jitdumps go to, the files named, and the code in anonymous
