@@ -47,12 +47,8 @@ int cmd_check_isa(int argc, const char **argv)
 	n = parse_options(argc, argv, options, check_isa_usage, 0);
 	if (n < 0)
 		return PARSE_OPT_EXIT_CODE(n);
-	if (!strcmp(format, "json"))
-		o.json = 1;
-	else if (strcmp(format, "table")) {
-		error("unknown format '%s' (table or json)", format);
+	if (out_format_parse(format, 1u << OUT_TEXT | 1u << OUT_JSON, &o.format) < 0)
 		return EXIT_USAGE;
-	}
 	if (o.top < 0 || python_timeout < 0) {
 		error("--top and --python-timeout take a number >= 0");
 		return EXIT_USAGE;
@@ -65,7 +61,7 @@ int cmd_check_isa(int argc, const char **argv)
 	o.libs.python_timeout_ms = python_timeout * 1000;
 	o.scan_flags = (no_cache ? ISA_SCAN_NO_CACHE : 0) | (refresh ? ISA_SCAN_REFRESH : 0);
 	if (input)
-		ret = isaprof_run(input, o.json, o.top, no_cache ? ISA_SCAN_NO_CACHE : 0);
+		ret = isaprof_run(input, o.format, o.top, no_cache ? ISA_SCAN_NO_CACHE : 0);
 	else if (n)
 		ret = isa_check_files(n, argv, &o);
 	else

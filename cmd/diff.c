@@ -34,7 +34,7 @@ int cmd_diff(int argc, const char **argv)
 		OPT_END(),
 	};
 	enum diff_key key;
-	enum diff_format fmt;
+	enum out_format fmt;
 	struct family_rules *rules;
 	struct diff *d;
 	int r0, r1;
@@ -58,16 +58,8 @@ int cmd_diff(int argc, const char **argv)
 		error("unknown sort key '%s' (family, op, sym, dso)", sort);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(format, "table"))
-		fmt = DIFF_TABLE;
-	else if (!strcmp(format, "json"))
-		fmt = DIFF_JSON;
-	else if (!strcmp(format, "csv"))
-		fmt = DIFF_CSV;
-	else {
-		error("unknown format '%s' (table, json, csv)", format);
+	if (out_format_parse(format, OUT_ALL, &fmt) < 0)
 		return EXIT_USAGE;
-	}
 	if (limit < -1) {
 		error("--limit must not be negative");
 		return EXIT_USAGE;
@@ -94,7 +86,7 @@ int cmd_diff(int argc, const char **argv)
 	r0 = diff_load(d, 0, argv[0]);
 	r1 = r0 < 0 ? -1 : diff_load(d, 1, argv[1]);
 	if (r0 >= 0 && r1 >= 0)
-		diff_print(d, stdout, fmt, limit >= 0 ? (size_t)limit : fmt == DIFF_TABLE ? 30 : 0,
+		diff_print(d, stdout, fmt, limit >= 0 ? (size_t)limit : fmt == OUT_TEXT ? 30 : 0,
 			   output_width());
 	fflush(stdout);
 	diff_free(d);

@@ -122,16 +122,8 @@ int cmd_report(int argc, const char **argv)
 		}
 		o.view = DLVIEW_GROUP_FAMILY;
 	}
-	if (!strcmp(format, "table"))
-		o.format = REPORT_TABLE;
-	else if (!strcmp(format, "json"))
-		o.format = REPORT_JSON;
-	else if (!strcmp(format, "csv"))
-		o.format = REPORT_CSV;
-	else {
-		error("unknown format '%s' (table, json, csv)", format);
+	if (out_format_parse(format, OUT_ALL, &o.format) < 0)
 		return EXIT_USAGE;
-	}
 	if (limit < -1) {
 		error("--limit must not be negative");
 		return EXIT_USAGE;
@@ -149,11 +141,11 @@ int cmd_report(int argc, const char **argv)
 		error("--off-cpu and --wall give the family, symbol, dso, comm and tid tables (the other DL views count samples, not waits)");
 	} else if (isa) {
 		/* the same view and exit status as check-isa -i */
-		if (strcmp(sort, "self") || group || o.format == REPORT_CSV || srcline ||
+		if (strcmp(sort, "self") || group || o.format == OUT_CSV || srcline ||
 		    no_children || filter_active(&filt))
 			error("--isa takes only -i, --limit and --format table|json");
 		else
-			ret = isaprof_run(input, o.format == REPORT_JSON, limit >= 0 ? limit : 20, 0);
+			ret = isaprof_run(input, o.format, limit >= 0 ? limit : 20, 0);
 		filter_release(&filt);
 		return ret < 0 ? exit_status(ret) : ret;	/* check-isa's verdict */
 	} else if ((nr_inputs > 1 || by_input) && o.view != DLVIEW_RANK &&
@@ -171,7 +163,7 @@ int cmd_report(int argc, const char **argv)
 			       nr_inputs > 1 || o.view == DLVIEW_RANK ||
 			       (o.view < 0 && (o.key != CT_KEY_SYM || o.sort == CT_SORT_TOTAL)))) {
 		error("--metrics gives the family, op, prim, line, thread, pid and self tables of one recording");
-	} else if (steps_func && (o.format == REPORT_CSV || strcmp(sort, "self") || group ||
+	} else if (steps_func && (o.format == OUT_CSV || strcmp(sort, "self") || group ||
 				  off_cpu || wall)) {
 		error("--steps takes only -i, --limit, --format table|json, --families and filters");
 	} else {
@@ -191,8 +183,7 @@ int cmd_report(int argc, const char **argv)
 		ret = memprof_report(input, (enum memprof_key)mem_key, o.format, limit, rules, &filt,
 				     srcline);
 	} else if (steps_func) {
-		ret = steps_report(input, steps_func, rules, &filt, o.format == REPORT_JSON, limit,
-				   stdout);
+		ret = steps_report(input, steps_func, rules, &filt, o.format, limit, stdout);
 	} else {
 		o.inputs = inputs;
 		o.nr_inputs = (size_t)nr_inputs;

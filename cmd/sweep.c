@@ -42,10 +42,8 @@ int cmd_sweep(int argc, const char **argv)
 		error("no command given (usage: %s)", sweep_usage[0]);
 		return EXIT_USAGE;
 	}
-	if (strcmp(format, "table") && strcmp(format, "json")) {
-		error("unknown format '%s' (table, json)", format);
+	if (out_format_parse(format, 1u << OUT_TEXT | 1u << OUT_JSON, &o.format) < 0)
 		return EXIT_USAGE;
-	}
 	if (!freq || freq > 100000) {
 		error("bad sampling frequency %lu", freq);
 		return EXIT_USAGE;
@@ -60,7 +58,6 @@ int cmd_sweep(int argc, const char **argv)
 	o.repeat = repeat;
 	o.metric_higher = higher;
 	o.freq = freq;
-	o.json = !strcmp(format, "json");
 	o.self = self;
 	ret = sweep_run(&o);
 	return ret == DLP_PARTIAL ? 130 : exit_status(ret);

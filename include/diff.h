@@ -11,10 +11,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "util.h"
+
 struct family_rules;
 
 enum diff_key { DIFF_FAMILY, DIFF_OP, DIFF_SYMBOL, DIFF_DSO };
-enum diff_format { DIFF_TABLE, DIFF_JSON, DIFF_CSV };
 
 struct diff;
 
@@ -36,6 +37,6 @@ void diff_set_metric(struct diff *d, const char *name);
 void diff_set_raw_irqs(struct diff *d, int raw);
 
 /* Print the comparison; limit 0: all rows; width: table columns. */
-void diff_print(struct diff *d, FILE *out, enum diff_format fmt, size_t limit, int width);
+void diff_print(struct diff *d, FILE *out, enum out_format fmt, size_t limit, int width);
 
 #endif

@@ -6,8 +6,8 @@
  *	struct dlview *v = dlview_new(r, NULL);
  *	ret = dlview_run(v, path, &opts, &filter, &stats, &info);
  *	dlview_set_stats(v, &stats);
- *	dlview_print(v, DLVIEW_FAMILY, stdout, DLVIEW_TABLE, limit);
- *	dlview_print_findings(v, stdout, DLVIEW_TABLE);
+ *	dlview_print(v, DLVIEW_FAMILY, stdout, OUT_TEXT, limit);
+ *	dlview_print_findings(v, stdout, OUT_TEXT);
  *	dlview_free(v); family_rules_free(r);
  */
 #ifndef DLPROF_DLVIEW_H
@@ -20,6 +20,7 @@
 #include "family.h"
 #include "attr-stream.h"
 #include "profile.h"
+#include "util.h"
 
 enum dlview_kind {
 	DLVIEW_FAMILY,		/* --sort family */
@@ -32,7 +33,6 @@ enum dlview_kind {
 	DLVIEW_PRIM,		/* --sort prim: each distinct oneDNN primitive (dlview-prims.c) */
 };
 
-enum dlview_format { DLVIEW_TABLE, DLVIEW_JSON, DLVIEW_CSV };
 
 struct dlview;
 
@@ -82,10 +82,10 @@ size_t dlview_impls(struct dlview *v, struct dlview_impl **out, const char **why
 
 /* Print one table; limit 0 = all rows.  Returns 0 or -1. */
 int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
-		 enum dlview_format format, size_t limit);
+		 enum out_format format, size_t limit);
 /* Print the findings the data shows (nothing when none; JSON: an array).  Returns the
  * number of findings. */
-int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format);
+int dlview_print_findings(struct dlview *v, FILE *out, enum out_format format);
 
 /* Thresholds (percent of samples) for the findings. */
 #define DLVIEW_SPIN_PCT		10.0

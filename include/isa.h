@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 /* ---- platform ---------------------------------------------------------------------- */
 
 enum isa_feature {
@@ -271,7 +273,7 @@ void isa_hits_stats(const struct isa_hits *h, uint64_t *funcs, uint64_t *bytes);
 /* ---- check-isa's platform and file views (lib/isa/check.c) ------------------------------- */
 
 struct isa_check_opts {
-	int json;		/* JSON instead of the text table */
+	enum out_format format;	/* the text table or JSON */
 	const char *cpuinfo;	/* platform: flags from this file, NULL: /proc/cpuinfo */
 	int no_libs;		/* platform: do not ask the libraries */
 	struct libisa_opts libs;
@@ -302,6 +304,6 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
  * json): ISA_FAST when AVX-512 is usable and the hottest vector code uses it, with no
  * slow-path finding; ISA_NOT_FAST when not; DLP_FAILED on an error.
  */
-int isaprof_run(const char *path, int json, int top, unsigned scan_flags);
+int isaprof_run(const char *path, enum out_format format, int top, unsigned scan_flags);
 
 #endif

@@ -25,6 +25,7 @@
 #include "family.h"
 #include "filter.h"
 #include "profile.h"
+#include "util.h"
 
 struct mem_alloc {
 	uint64_t time, free_time;	/* free_time 0: still live when its process ended */
@@ -83,15 +84,14 @@ const struct memprof_summary *memprof_summary(const struct memprof *mp);
 /* META of the recording: the command line, or NULL. */
 const char *memprof_cmdline(const struct memprof *mp);
 
-/* The report --memory table (format 0 table, 1 JSON, 2 CSV; limit 0: all rows).
- * Returns 0. */
-int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int format,
-		  size_t limit);
+/* The report --memory table (limit 0: all rows).  Returns 0. */
+int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out,
+		  enum out_format format, size_t limit);
 /* The key named (self, op, line, family, thread, total), or -1 */
 int memprof_key_parse(const char *name);
 /* report --memory: read input and print the table on stdout (limit -1: the format's
  * default).  enum dlp_result. */
-int memprof_report(const char *input, enum memprof_key key, int format, int limit,
-		   const struct family_rules *rules, struct sample_filter *filt, int srcline);
+int memprof_report(const char *input, enum memprof_key key, enum out_format format,
+		   int limit, const struct family_rules *rules, struct sample_filter *filt, int srcline);
 
 #endif

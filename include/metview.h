@@ -14,6 +14,7 @@
 
 #include "attr-stream.h"
 #include "dlview.h"
+#include "util.h"
 
 struct metview;
 
@@ -27,7 +28,7 @@ void metview_sample(struct metview *mv, const struct attributed *as);
 /* Whether the recording had any (META metrics): else the one line why not */
 const char *metview_missing(const struct metview *mv);
 /* The table; filtered: a filter left samples out (no remainder row) */
-void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t limit,
+void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t limit,
 		   int filtered);
 
 #endif

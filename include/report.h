@@ -9,11 +9,11 @@
 
 #include "calltree.h"
 #include "profile.h"
+#include "util.h"
 
 struct family_rules;
 struct sample_filter;
 
-enum report_format { REPORT_TABLE, REPORT_JSON, REPORT_CSV };
 
 struct report_opts {
 	const char *const *inputs;	/* one recording, or several of one job */
@@ -22,7 +22,7 @@ struct report_opts {
 	enum ct_sort sort;
 	int view;			/* enum dlview_kind instead of the symbol table; -1: none */
 	int by_input;			/* a row per recording */
-	enum report_format format;
+	enum out_format format;
 	int limit;			/* rows; -1: the format's default (table 40, else all) */
 	int no_findings;
 	int metrics;			/* --metrics: the counters' table of the rows */

@@ -49,7 +49,11 @@ size_t steps_families(const struct steps *sp, const char ***out);
 struct family_rules;
 struct sample_filter;
 #include <stdio.h>
+
+#include "util.h"
+
 int steps_report(const char *input, const char *func, struct family_rules *rules,
-		 struct sample_filter *filt, int json, int limit, FILE *out);
+		 struct sample_filter *filt, enum out_format format, int limit,
+		 FILE *out);
 
 #endif

@@ -13,6 +13,8 @@
 #ifndef DLPROF_SWEEP_H
 #define DLPROF_SWEEP_H
 
+#include "util.h"
+
 struct sweep_opts {
 	const char **argv;	/* the command */
 	const char *threads;	/* "1,2,4": thread counts added to the default ones */
@@ -22,7 +24,7 @@ struct sweep_opts {
 	int metric_higher;	/* the figure is better when higher (throughput) */
 	const char *dir;	/* where the runs go */
 	unsigned long freq;	/* record's rate */
-	int json;
+	enum out_format format;	/* the text table or JSON */
 	const char *self;	/* this dlprof binary (to run `record`) */
 };
 

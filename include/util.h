@@ -149,6 +149,13 @@ struct path_list {
 void path_list_add(struct path_list *l, const char *p);
 void path_list_clear(struct path_list *l);
 
+/* What a view writes (--format): a table for the terminal, JSON, or CSV */
+enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV };
+#define OUT_ALL ((1u << OUT_TEXT) | (1u << OUT_JSON) | (1u << OUT_CSV))
+/* --format NAME ("table", "json", "csv") into *f where allowed (a mask of 1 << OUT_*)
+ * has it: 0, or -1 with one line that names the formats allowed */
+int out_format_parse(const char *name, unsigned allowed, enum out_format *f);
+
 /* Set by cmd/dlprof.c: "auto" decision whether stdout is a colour terminal. */
 int want_color(int fd);
 

@@ -185,7 +185,7 @@ int isa_check_platform(const struct isa_check_opts *o)
 	warn_disagreements(&p);
 	if (!o->no_libs)
 		libisa_probe_all(lib, &p, &o->libs);
-	if (o->json) {
+	if (o->format == OUT_JSON) {
 		struct strbuf sb = STRBUF_INIT;
 
 		json_platform(&sb, &p, o->no_libs ? NULL : lib);
@@ -355,7 +355,7 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 	struct strbuf sb = STRBUF_INIT;
 	int i, failed = 0, any512 = 0, nr_json = 0;
 
-	if (o->json)
+	if (o->format == OUT_JSON)
 		strbuf_addstr(&sb, "{\"files\":[");
 	for (i = 0; i < argc; i++) {
 		struct isa_image img;
@@ -369,7 +369,7 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 		t = isa_counts_tier(img.total.n);
 		if (t >= ISA_T_AVX512)
 			any512 = 1;
-		if (o->json) {
+		if (o->format == OUT_JSON) {
 			if (nr_json++)
 				strbuf_addch(&sb, ',');
 			json_image(&sb, &img, o);
@@ -380,7 +380,7 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 		}
 		isa_image_release(&img);
 	}
-	if (o->json) {
+	if (o->format == OUT_JSON) {
 		strbuf_addstr(&sb, "]}\n");
 		fputs(sb.buf, stdout);
 	}

@@ -588,3 +588,21 @@ void path_list_clear(struct path_list *l)
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }
+
+int out_format_parse(const char *name, unsigned allowed, enum out_format *f)
+{
+	static const char *const names[] = { "table", "json", "csv" };
+	struct strbuf sb = STRBUF_INIT;
+
+	for (int i = 0; i < (int)ARRAY_SIZE(names); i++)
+		if ((allowed & 1u << i) && !strcmp(name, names[i])) {
+			*f = (enum out_format)i;
+			return 0;
+		}
+	for (int i = 0; i < (int)ARRAY_SIZE(names); i++)
+		if (allowed & 1u << i)
+			strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", names[i]);
+	error("unknown format '%s' (%s)", name, sb.buf);
+	strbuf_release(&sb);
+	return -1;
+}

@@ -449,14 +449,14 @@ static void print_csv(struct diff *d, FILE *out, struct diff_row *rows, size_t n
 	}
 }
 
-void diff_print(struct diff *d, FILE *out, enum diff_format fmt, size_t limit, int width)
+void diff_print(struct diff *d, FILE *out, enum out_format fmt, size_t limit, int width)
 {
 	size_t nr;
 	struct diff_row *rows = collect(d, &nr);
 
-	if (fmt == DIFF_JSON)
+	if (fmt == OUT_JSON)
 		print_json(d, out, rows, nr, limit);
-	else if (fmt == DIFF_CSV)
+	else if (fmt == OUT_CSV)
 		print_csv(d, out, rows, nr, limit);
 	else
 		print_table(d, out, rows, nr, limit, width);

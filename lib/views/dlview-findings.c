@@ -207,12 +207,12 @@ static void print_wrapped(FILE *out, const char *id, const char *text)
 	fput_wrapped(out, lead, text, 4, 79);
 }
 
-int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format)
+int dlview_print_findings(struct dlview *v, FILE *out, enum out_format format)
 {
 	struct finding f[16];
 	size_t n = collect_findings(v, f, ARRAY_SIZE(f)), i;
 
-	if (format == DLVIEW_JSON) {
+	if (format == OUT_JSON) {
 		fprintf(out, "{\"findings\": [");
 		for (i = 0; i < n; i++) {
 			fprintf(out, "%s\n  {\"id\": ", i ? "," : "");
@@ -222,7 +222,7 @@ int dlview_print_findings(struct dlview *v, FILE *out, enum dlview_format format
 			fprintf(out, "}");
 		}
 		fprintf(out, "\n]}\n");
-	} else if (format == DLVIEW_CSV) {
+	} else if (format == OUT_CSV) {
 		for (i = 0; i < n; i++) {
 			fprintf(out, "finding,%s,%.2f,", f[i].id, f[i].figure);
 			fput_csv_str(out, f[i].text);

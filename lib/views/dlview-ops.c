@@ -75,7 +75,7 @@ static void json_prim_parts(struct dlview *v, FILE *out, const char *name)
 
 /* c before d: more samples, then the second key in byte order (the table's slots follow
  * interned addresses, which differ from run to run) */
-static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
+static void print_itt_tasks(struct dlview *v, FILE *out, enum out_format fmt)
 {
 	const struct itt_data *itt = attr_itt(v->attr);
 	const char *name;
@@ -86,10 +86,10 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 
 	if (!itt)
 		return;
-	if (fmt == DLVIEW_TABLE)
+	if (fmt == OUT_TEXT)
 		fprintf(out, "\n%-30s %7s %9s %8s %8s %7s\n", "ITT task (oneDNN primitive)",
 			"Calls", "Task time", "% of CPU", "Samples", "%");
-	else if (fmt == DLVIEW_JSON)
+	else if (fmt == OUT_JSON)
 		fprintf(out, "\"itt_tasks\": [");
 	for (i = 0; (name = itt_name_stats(itt, i, &calls, &ns, &call_ns)); i++) {
 		struct cnt tot = { name, NULL, 0, 0 }, *c = &tot;
@@ -100,14 +100,14 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 			if (v->itt_samp.tab[j].k1 == name)
 				tot.n += v->itt_samp.tab[j].n;
 
-		if (fmt == DLVIEW_TABLE) {
+		if (fmt == OUT_TEXT) {
 			dlview_put_cell(out, name, 30, 0);
 			fprintf(out, " %7llu %9s %7.1f%% %8llu %6.1f%%\n",
 				(unsigned long long)calls, dlview_fmt_ns(b1, sizeof(b1), ns),
 				cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0, (unsigned long long)c->n,
 				pct(c->n, v->samples));
 			print_prim_parts(v, out, name);
-		} else if (fmt == DLVIEW_JSON) {
+		} else if (fmt == OUT_JSON) {
 			fprintf(out, "%s{\"name\": ", i ? ", " : "");
 			fput_json_str(out, name);
 			fprintf(out, ", \"calls\": %llu, \"call_ns\": %llu, \"task_ns\": %llu, "
@@ -133,7 +133,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum dlview_format fmt)
 				(unsigned long long)ns, (unsigned long long)c->n);
 		}
 	}
-	if (fmt == DLVIEW_JSON)
+	if (fmt == OUT_JSON)
 		fprintf(out, "], ");
 }
 
@@ -420,13 +420,13 @@ static void print_op_callers(struct dlview *v, FILE *out, const struct op_row *r
 	}
 }
 
-void dlview_print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	struct op_row *rows;
 	size_t n = op_rows(v, limit, &rows), i;
 	int uncounted = 0, nested = 0, loose = 0;
 
-	if (fmt == DLVIEW_JSON) {
+	if (fmt == OUT_JSON) {
 		fprintf(out, "{\"kind\": \"op\", \"samples\": %llu, \"op_coverage_pct\": %.2f, "
 			"\"fw_samples\": %llu, \"op_by_stack_pct\": %.2f, \"op_by_itt_pct\": %.2f, "
 			"\"op_by_master_pct\": %.2f, \"op_by_phase_pct\": %.2f, ",
@@ -436,16 +436,16 @@ void dlview_print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 			pct(v->fw_by[ATTR_PHASE], v->fw_samples));
 		print_itt_tasks(v, out, fmt);
 		fprintf(out, "\"rows\": [");
-	} else if (fmt == DLVIEW_CSV) {
+	} else if (fmt == OUT_CSV) {
 		fprintf(out, "name,overload,parent,self_pct,self_ns,total_pct,total_ns,calls,avg_ns\n");
 	} else {
 		fprintf(out, "%-30s %6s %8s %6s %8s %7s %8s\n", "Operator", "Self%", "Self",
 			"Total%", "Total", "Calls", "Avg/call");
 	}
 	for (i = 0; i < n; i++) {
-		if (fmt == DLVIEW_JSON)
+		if (fmt == OUT_JSON)
 			json_op_row(v, out, &rows[i], i == 0);
-		else if (fmt == DLVIEW_CSV)
+		else if (fmt == OUT_CSV)
 			csv_op_row(v, out, &rows[i]);
 		else
 			table_op_row(v, out, &rows[i]);
@@ -453,20 +453,20 @@ void dlview_print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t
 		nested += rows[i].prim != NULL;
 		loose += !rows[i].prim && !strncmp(rows[i].key, "dnnl:", 5);
 	}
-	if (fmt == DLVIEW_JSON)
+	if (fmt == OUT_JSON)
 		fprintf(out, "\n]}\n");
-	if (fmt == DLVIEW_TABLE && v->op_pyline.nr)
+	if (fmt == OUT_TEXT && v->op_pyline.nr)
 		print_op_callers(v, out, rows, n);
-	if (fmt == DLVIEW_TABLE && uncounted)
+	if (fmt == OUT_TEXT && uncounted)
 		print_uncounted(v, out, nested, loose);
-	if (fmt == DLVIEW_TABLE && v->fw_samples)
+	if (fmt == OUT_TEXT && v->fw_samples)
 		fprintf(out, "\noperator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT\n"
 			"   code carry an operator (stack %.1f%%, ITT %.1f%%, OpenMP master %.1f%%,\n"
 			"   library init/exit %.1f%%)\n",
 			pct(v->op_samples_in_fw, v->fw_samples), (unsigned long long)v->fw_samples,
 			pct(v->fw_by[ATTR_STACK], v->fw_samples), pct(v->fw_by[ATTR_ITT], v->fw_samples),
 			pct(v->fw_by[ATTR_MASTER], v->fw_samples), pct(v->fw_by[ATTR_PHASE], v->fw_samples));
-	if (fmt != DLVIEW_JSON)
+	if (fmt != OUT_JSON)
 		print_itt_tasks(v, out, fmt);
 	free(rows);
 }

@@ -345,7 +345,7 @@ size_t dlview_impls(struct dlview *v, struct dlview_impl **out, const char **why
 	return nr;
 }
 
-void dlview_print_prim(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+void dlview_print_prim(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	struct prim_row *rows;
 	size_t n = prim_rows(v, &rows), i, described = 0;
@@ -359,7 +359,7 @@ void dlview_print_prim(struct dlview *v, FILE *out, enum dlview_format fmt, size
 	why = undescribed_why(v, described);
 	if (limit && n > limit)
 		n = limit;
-	if (fmt == DLVIEW_JSON) {
+	if (fmt == OUT_JSON) {
 		fprintf(out, "{\"kind\": \"prim\", \"samples\": %llu, \"prim_samples\": %llu, "
 			"\"described\": %s, \"note\": ", (unsigned long long)v->samples,
 			(unsigned long long)in_prims, described ? "true" : "false");
@@ -371,7 +371,7 @@ void dlview_print_prim(struct dlview *v, FILE *out, enum dlview_format fmt, size
 		for (i = 0; i < n; i++)
 			json_row(v, out, &rows[i], i == 0);
 		fprintf(out, "\n]}\n");
-	} else if (fmt == DLVIEW_CSV) {
+	} else if (fmt == OUT_CSV) {
 		fprintf(out, "kind,impl,prop,shape,data_type,src,wei,dst,calls,total_ns,avg_ns,samples,"
 			"samples_pct,top_kernel,op,python_line\n");
 		for (i = 0; i < n; i++)

@@ -128,9 +128,9 @@ size_t dlview_top_of(const struct cmap *m, const char *key, const struct cnt **o
 const char *dlview_py_path(struct dlview *v, const char *sym);
 void dlview_py_parts(const char *sym, char *fn, size_t fnsz, int *line);
 /* The operator table (dlview-ops.c) */
-void dlview_print_op(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit);
+void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t limit);
 /* The primitive table (dlview-prims.c) */
-void dlview_print_prim(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit);
+void dlview_print_prim(struct dlview *v, FILE *out, enum out_format fmt, size_t limit);
 
 /* Shared by the tables and the findings (dlview-table.c) */
 void dlview_on_off(const struct dlview *v, const struct thread_stat *t, double *on, double *off);

@@ -36,7 +36,7 @@ static const char *top_symbol(struct dlview *v, const char *fam, uint64_t *n)
 	return best ? best : "";
 }
 
-static void print_family(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+static void print_family(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	struct cnt **rows;
 	size_t n = dlview_cmap_sorted(&v->fam, &rows), i;
@@ -44,7 +44,7 @@ static void print_family(struct dlview *v, FILE *out, enum dlview_format fmt, si
 
 	if (limit && n > limit)
 		n = limit;
-	if (fmt == DLVIEW_JSON) {
+	if (fmt == OUT_JSON) {
 		fprintf(out, "{\"kind\": \"family\", \"samples\": %llu, \"rows\": [",
 			(unsigned long long)v->samples);
 		for (i = 0; i < n; i++) {
@@ -57,7 +57,7 @@ static void print_family(struct dlview *v, FILE *out, enum dlview_format fmt, si
 			fprintf(out, "}");
 		}
 		fprintf(out, "\n]}\n");
-	} else if (fmt == DLVIEW_CSV) {
+	} else if (fmt == OUT_CSV) {
 		fprintf(out, "family,self_pct,samples,time_ns,top_symbol\n");
 		for (i = 0; i < n; i++) {
 			fput_csv_str(out, rows[i]->k1);
@@ -155,7 +155,7 @@ static int gil_off(const struct dlview *v)
 	return 1;
 }
 
-static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+static void print_thread(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	size_t n = v->nr_threads, i;
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
@@ -165,10 +165,10 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 		qsort(v->threads, v->nr_threads, sizeof(*v->threads), cmp_thread);
 	if (limit && n > limit)
 		n = limit;
-	if (fmt == DLVIEW_JSON)
+	if (fmt == OUT_JSON)
 		fprintf(out, "{\"kind\": \"thread\", \"samples\": %llu, \"rows\": [",
 			(unsigned long long)v->samples);
-	else if (fmt == DLVIEW_CSV)
+	else if (fmt == OUT_CSV)
 		fprintf(out, "pid,tid,comm,samples,on_cpu_ns,off_cpu_ns,voluntary,involuntary,"
 			"omp_spin_pct,python_ns,gil_wait_ns%s\n", v->gil_known ? ",gil_held_ns" : "");
 	else if (gil && v->gil_known)
@@ -192,7 +192,7 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 			other += gw;	/* (preempted in take_gil: gil_off) */
 			gw = 0;
 		}
-		if (fmt == DLVIEW_JSON) {
+		if (fmt == OUT_JSON) {
 			fprintf(out, "%s\n  {\"pid\": %u, \"tid\": %u, \"comm\": ", i ? "," : "", t->pid, t->tid);
 			fput_json_str(out, t->comm ? t->comm : "[unknown]");
 			fprintf(out, ", \"samples\": %llu, \"on_cpu_ns\": %.0f, \"off_cpu_ns\": %.0f, "
@@ -211,7 +211,7 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 				fprintf(out, ", \"gil_held_ns\": %.0f, \"gil_held_off_cpu_ns\": %llu",
 					dlview_gil_held(v, t), (unsigned long long)t->held_off_ns);
 			fputc('}', out);
-		} else if (fmt == DLVIEW_CSV) {
+		} else if (fmt == OUT_CSV) {
 			fprintf(out, "%u,%u,", t->pid, t->tid);
 			fput_csv_str(out, t->comm ? t->comm : "[unknown]");
 			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f,%.0f,",
@@ -237,18 +237,18 @@ static void print_thread(struct dlview *v, FILE *out, enum dlview_format fmt, si
 				(unsigned long long)t->invol, pct(t->spin, t->samples));
 		}
 	}
-	if (fmt == DLVIEW_JSON) {
+	if (fmt == OUT_JSON) {
 		fprintf(out, "\n], \"free_threaded\": ");
 		if (v->free_threaded)
 			fput_json_str(out, v->free_threaded);
 		else
 			fputs("null", out);
 		fprintf(out, "}\n");
-	} else if (fmt == DLVIEW_TABLE && no_gil) {
+	} else if (fmt == OUT_TEXT && no_gil) {
 		fprintf(out, "\n%s is a free-threaded build: no thread waited for a GIL (it has "
 			"none unless PYTHON_GIL=1 or an extension module turns it on)\n",
 			v->free_threaded);
-	} else if (fmt == DLVIEW_TABLE && gil) {
+	} else if (fmt == OUT_TEXT && gil) {
 		if (v->free_threaded)
 			fprintf(out, "\n%s is a free-threaded build whose GIL was turned on as it "
 				"ran (PYTHON_GIL=1, or an extension module without free-threading "
@@ -281,7 +281,7 @@ static int cmp_proc_row(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	struct proc_row *rows = NULL;
 	size_t nr = 0, alloc = 0, i, j, nf, ct_width = 0;	/* 0: no row in a container */
@@ -327,10 +327,10 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 		qsort(rows, nr, sizeof(*rows), cmp_proc_row);
 	if (limit && nr > limit)
 		nr = limit;
-	if (fmt == DLVIEW_JSON)
+	if (fmt == OUT_JSON)
 		fprintf(out, "{\"kind\": \"process\", \"samples\": %llu, \"rows\": [",
 			(unsigned long long)v->samples);
-	else if (fmt == DLVIEW_CSV)
+	else if (fmt == OUT_CSV)
 		fprintf(out, "pid,samples,pct,on_cpu_ns,threads,rank,local_rank,world_size,family,family_pct,comm,cmdline%s\n",
 			ct_width ? ",container" : "");
 	else {
@@ -351,7 +351,7 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 		const char *comm = r->comm ? r->comm : "[unknown]";
 		char b1[32], fb[64], nb[96];
 
-		if (fmt == DLVIEW_JSON) {
+		if (fmt == OUT_JSON) {
 			fprintf(out, "%s\n  {\"pid\": %u, \"samples\": %llu, \"pct\": %.2f, "
 				"\"on_cpu_ns\": %.0f, \"threads\": %u, \"comm\": ", i ? "," : "",
 				r->pid, (unsigned long long)r->samples, pct(r->samples, v->samples),
@@ -379,7 +379,7 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 				fprintf(out, ", \"pct\": %.2f}", pct(r->fam[j]->n, r->samples));
 			}
 			fputs("]}", out);
-		} else if (fmt == DLVIEW_CSV) {
+		} else if (fmt == OUT_CSV) {
 			fprintf(out, "%u,%llu,%.2f,%.0f,%u,%s,%s,%s,", r->pid,
 				(unsigned long long)r->samples, pct(r->samples, v->samples), r->on_ns,
 				r->threads, rank ? rank : "",
@@ -411,12 +411,12 @@ static void print_process(struct dlview *v, FILE *out, enum dlview_format fmt, s
 			fprintf(out, "%s\n", trunc_name(nb, 80, cmd ? cmd : comm));
 		}
 	}
-	if (fmt == DLVIEW_JSON)
+	if (fmt == OUT_JSON)
 		fprintf(out, "\n]}\n");
 	free(rows);
 }
 
-static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+static void print_group(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	struct cnt **fams, **syms;
 	size_t nf = dlview_cmap_sorted(&v->fam, &fams), ns = dlview_cmap_sorted(&v->famsym, &syms), i, j, k;
@@ -424,30 +424,30 @@ static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 
 	if (limit && nf > limit)
 		nf = limit;
-	if (fmt == DLVIEW_JSON)
+	if (fmt == OUT_JSON)
 		fprintf(out, "{\"kind\": \"group-family\", \"samples\": %llu, \"rows\": [",
 			(unsigned long long)v->samples);
-	else if (fmt == DLVIEW_CSV)
+	else if (fmt == OUT_CSV)
 		fprintf(out, "family,family_pct,symbol,self_pct,samples\n");
 	for (i = 0; i < nf; i++) {
-		if (fmt == DLVIEW_JSON) {
+		if (fmt == OUT_JSON) {
 			fprintf(out, "%s\n  {\"family\": ", i ? "," : "");
 			fput_json_str(out, fams[i]->k1);
 			fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu, \"symbols\": [",
 				pct(fams[i]->n, v->samples), (unsigned long long)fams[i]->n);
-		} else if (fmt == DLVIEW_TABLE) {
+		} else if (fmt == OUT_TEXT) {
 			fprintf(out, "%s%-15s %6.2f%%  (%llu samples)\n", i ? "\n" : "", fams[i]->k1,
 				pct(fams[i]->n, v->samples), (unsigned long long)fams[i]->n);
 		}
 		for (j = 0, k = 0; j < ns && k < 5; j++) {
 			if (syms[j]->k1 != fams[i]->k1)
 				continue;
-			if (fmt == DLVIEW_JSON) {
+			if (fmt == OUT_JSON) {
 				fprintf(out, "%s{\"symbol\": ", k ? ", " : "");
 				fput_json_str(out, syms[j]->k2);
 				fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu}",
 					pct(syms[j]->n, v->samples), (unsigned long long)syms[j]->n);
-			} else if (fmt == DLVIEW_CSV) {
+			} else if (fmt == OUT_CSV) {
 				fput_csv_str(out, fams[i]->k1);
 				fprintf(out, ",%.2f,", pct(fams[i]->n, v->samples));
 				fput_csv_str(out, syms[j]->k2);
@@ -459,10 +459,10 @@ static void print_group(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 			}
 			k++;
 		}
-		if (fmt == DLVIEW_JSON)
+		if (fmt == OUT_JSON)
 			fprintf(out, "]}");
 	}
-	if (fmt == DLVIEW_JSON)
+	if (fmt == OUT_JSON)
 		fprintf(out, "\n]}\n");
 	free(fams);
 	free(syms);
@@ -541,7 +541,7 @@ static int cmp_line_self(const void *a, const void *b)
 	return strcmp(x->k1, y->k1);
 }
 
-static void print_lines(struct dlview *v, FILE *out, enum dlview_format fmt, size_t limit)
+static void print_lines(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	struct py_lines pl;
 	struct cnt **rows;
@@ -553,10 +553,10 @@ static void print_lines(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 	qsort(rows, n, sizeof(*rows), cmp_line_self);
 	if (limit && n > limit)
 		n = limit;
-	if (fmt == DLVIEW_JSON)
+	if (fmt == OUT_JSON)
 		fprintf(out, "{\"kind\": \"line\", \"samples\": %llu, \"rows\": [",
 			(unsigned long long)v->samples);
-	else if (fmt == DLVIEW_CSV)
+	else if (fmt == OUT_CSV)
 		fprintf(out, "function,file,line,self_pct,self_samples,total_pct,total_samples,top_ops,top_families\n");
 	else if (!n)
 		fprintf(out, "No Python frames in this recording (dlprof record reads them for CPython 3.11).\n");
@@ -569,7 +569,7 @@ static void print_lines(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 		int line;
 
 		dlview_py_parts(r->k1, fn, sizeof(fn), &line);
-		if (fmt == DLVIEW_JSON) {
+		if (fmt == OUT_JSON) {
 			fprintf(out, "%s\n  {\"function\": ", i ? "," : "");
 			fput_json_str(out, fn);
 			fprintf(out, ", \"file\": ");
@@ -592,7 +592,7 @@ static void print_lines(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 				fprintf(out, ", \"samples\": %llu}", (unsigned long long)fams[k]->n);
 			}
 			fprintf(out, "]}");
-		} else if (fmt == DLVIEW_CSV) {
+		} else if (fmt == OUT_CSV) {
 			fput_csv_str(out, fn);
 			fputc(',', out);
 			fput_csv_str(out, path ? path : "");
@@ -622,7 +622,7 @@ static void print_lines(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 			strbuf_release(&sb);
 		}
 	}
-	if (fmt == DLVIEW_JSON)
+	if (fmt == OUT_JSON)
 		fprintf(out, "\n]}\n");
 	free(rows);
 	free(pl.lines.tab);
@@ -631,7 +631,7 @@ static void print_lines(struct dlview *v, FILE *out, enum dlview_format fmt, siz
 }
 
 int dlview_print(struct dlview *v, enum dlview_kind kind, FILE *out,
-		 enum dlview_format format, size_t limit)
+		 enum out_format format, size_t limit)
 {
 	dlview_resolve(v);
 	switch (kind) {

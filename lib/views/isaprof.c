@@ -547,7 +547,7 @@ static void print_json(struct isaprof *ip, const char *path, int usable, int top
 	strbuf_release(&sb);
 }
 
-int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
+int isaprof_run(const char *path, enum out_format format, int top, unsigned scan_flags)
 {
 	struct isaprof ip;
 	struct isa_platform plat;
@@ -610,7 +610,7 @@ int isaprof_run(const char *path, int json, int top, unsigned scan_flags)
 		nf = fastpath_findings(dlview_fastpath(ip.view), ip.samples, f, ARRAY_SIZE(f));
 	}
 	verdict = ip.wide_used && !nf ? ISA_FAST : ISA_NOT_FAST;
-	if (json)
+	if (format == OUT_JSON)
 		print_json(&ip, path, usable, top, verdict, f, nf);
 	else
 		print_text(&ip, path, usable, top, verdict, f, nf);

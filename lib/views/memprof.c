@@ -582,8 +582,8 @@ static void add_total(struct memprof *mp, struct u64map *idx, struct mrow **rows
 			mrow_get(idx, rows, nr, alloc, set->ops[i])->total += (double)al->weight;
 }
 
-int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int format,
-		  size_t limit)
+int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out,
+		  enum out_format format, size_t limit)
 {
 	const struct memprof_summary *sm = &mp->sum;
 	struct u64map idx;
@@ -618,7 +618,7 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 	if (limit && nr > limit)
 		nr = limit;
 
-	if (format == 1) {
+	if (format == OUT_JSON) {
 		fprintf(out, "{\"memory\":{\"sample_bytes\":%llu,\"samples\":%llu,\"frees\":%llu,"
 			"\"unmatched_frees\":%llu,\"alloc_bytes\":%.0f,\"allocs\":%.0f,"
 			"\"freed_bytes\":%.0f,\"peak_bytes\":%.0f,\"peak_s\":%.6f,\"exit_bytes\":%.0f,"
@@ -648,7 +648,7 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out, int forma
 		free(rows);
 		return 0;
 	}
-	if (format == 2) {
+	if (format == OUT_CSV) {
 		fprintf(out, "%s,alloc_bytes,pct,allocs,freed_bytes,peak_bytes,exit_bytes%s%s\n",
 			key_names[key], opkey ? ",total_bytes" : "",
 			mp->have_faults ? ",faulted_bytes" : "");
@@ -737,8 +737,8 @@ int memprof_key_parse(const char *name)
 	return -1;
 }
 
-int memprof_report(const char *input, enum memprof_key key, int format, int limit,
-		   const struct family_rules *rules, struct sample_filter *filt, int srcline)
+int memprof_report(const char *input, enum memprof_key key, enum out_format format,
+		   int limit, const struct family_rules *rules, struct sample_filter *filt, int srcline)
 {
 	struct profile_opts po;
 	struct profile_stats st;
@@ -752,7 +752,7 @@ int memprof_report(const char *input, enum memprof_key key, int format, int limi
 	ret = memprof_run(mp, input, &po, filt, &st, &info);
 	if (ret >= 0)
 		memprof_print(mp, key, stdout, format,
-			      limit >= 0 ? (size_t)limit : format == 0 ? 40 : 0);
+			      limit >= 0 ? (size_t)limit : format == OUT_TEXT ? 40 : 0);
 	fflush(stdout);
 	memprof_free(mp);
 	return profile_result(ret, &info);

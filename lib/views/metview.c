@@ -296,7 +296,7 @@ static const char *key_head(int kind, const char **json)
 	}
 }
 
-void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t limit,
+void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t limit,
 		   int filtered)
 {
 	struct tabw *t = tabw_new();
@@ -361,7 +361,7 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 			UINT64_MAX, 0, rest);
 	}
 
-	if (fmt == DLVIEW_JSON) {
+	if (fmt == OUT_JSON) {
 		fputs("{\"metrics\": [", out);
 		for (int i = 0; i < mv->nr; i++) {
 			if (i)
@@ -382,7 +382,7 @@ void metview_print(struct metview *mv, FILE *out, enum dlview_format fmt, size_t
 		fputs(", \"rows\": ", out);
 		tabw_print(t, out, TABW_AS_JSON);
 		fputs("}\n", out);
-	} else if (fmt == DLVIEW_CSV) {
+	} else if (fmt == OUT_CSV) {
 		tabw_print(t, out, TABW_AS_CSV);
 	} else {
 		fprintf(out, "# metrics: ");

@@ -619,7 +619,7 @@ static void print_ms(FILE *out, double ns)
 /* "gemm +58.2 ms, python +1.2 ms": the families p spends more time in per step than the
  * median of the other ranks (1 ms at least), at most two */
 static void families_over(struct rk_proc **rows, size_t n, struct rk_proc *p, FILE *out,
-			  int json)
+			  enum out_format format)
 {
 	double *v = xcalloc(n + 1, sizeof(*v));
 	struct { const char *f; double ex; } top[2] = { { NULL, 0 }, { NULL, 0 } };
@@ -645,7 +645,7 @@ static void families_over(struct rk_proc **rows, size_t n, struct rk_proc *p, FI
 	}
 	free(v);
 	for (int k = 0; k < 2 && top[k].f; k++) {
-		if (json) {
+		if (format == OUT_JSON) {
 			fprintf(out, "%s{\"family\": ", k ? ", " : "");
 			fput_json_str(out, top[k].f);
 			fprintf(out, ", \"ns_per_step\": %.0f}", top[k].ex);
@@ -655,7 +655,7 @@ static void families_over(struct rk_proc **rows, size_t n, struct rk_proc *p, FI
 		}
 		said = 1;
 	}
-	if (!said && !json)
+	if (!said && format != OUT_JSON)
 		fputc('-', out);
 }
 
@@ -689,7 +689,7 @@ static void print_json(struct rk_ctx *c, struct rk_proc **rows, size_t n,
 			fprintf(out, ", \"step_ns\": %.0f, \"wait_per_step_ns\": %.0f, "
 				"\"busy_per_step_ns\": %.0f", p->step_ns, p->wait_ps, p->busy_ps);
 		fputs(", \"families_over_median\": [", out);
-		families_over(rows, n, (struct rk_proc *)p, out, 1);
+		families_over(rows, n, (struct rk_proc *)p, out, OUT_JSON);
 		fputs("], \"cmdline\": ", out);
 		fput_json_str(out, p->cmdline ? p->cmdline : "");
 		fputc('}', out);
@@ -769,7 +769,7 @@ static void print_table(struct rk_proc **rows, size_t n, const struct straggler 
 			output_duration(b[1], sizeof(b[1]), (uint64_t)(p->wait_ps + 0.5));
 			output_duration(b[2], sizeof(b[2]), (uint64_t)(p->busy_ps > 0 ? p->busy_ps : 0));
 			fprintf(out, "%9s %9s %9s  ", b[0], b[1], b[2]);
-			families_over(rows, n, p, out, 0);
+			families_over(rows, n, p, out, OUT_TEXT);
 		} else {
 			fprintf(out, "%6s %9s %9s %9s  -", "-", "-", "-", "-");
 		}
@@ -862,9 +862,9 @@ int ranks_report(const struct report_opts *o)
 	qsort(rows, n, sizeof(*rows), cmp_proc);
 	find_straggler(rows, n, &sg);
 
-	if (o->format == REPORT_JSON) {
+	if (o->format == OUT_JSON) {
 		print_json(&c, rows, n, &sg, stdout);
-	} else if (o->format == REPORT_CSV) {
+	} else if (o->format == OUT_CSV) {
 		print_csv(&c, rows, n, stdout);
 	} else {
 		readings_header(&c.rd, &h, 0, c.waits ? 1 : 0, sampling, sizeof(sampling));

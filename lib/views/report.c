@@ -136,13 +136,13 @@ static int cmp_wait_fam(const void *a, const void *b)
 
 /* --off-cpu / --wall --sort family: each family's microseconds (a switch-out weighs its
  * time off the CPU, a CPU sample its period); wait-* families are what threads waited on */
-static void print_wait_families(struct report_ctx *r, FILE *out, int fmt, uint64_t total,
+static void print_wait_families(struct report_ctx *r, FILE *out, enum out_format fmt, uint64_t total,
 				size_t limit)
 {
 	qsort(r->wfam, r->nr_wfam, sizeof(*r->wfam), cmp_wait_fam);
 	if (!total)
 		total = 1;
-	if (fmt == 1) {
+	if (fmt == OUT_JSON) {
 		fputs("{\"families\":[", out);
 		for (size_t i = 0; i < r->nr_wfam; i++) {
 			fprintf(out, "%s{\"family\":", i ? "," : "");
@@ -154,7 +154,7 @@ static void print_wait_families(struct report_ctx *r, FILE *out, int fmt, uint64
 		fputs("]}\n", out);
 		return;
 	}
-	if (fmt == 2) {
+	if (fmt == OUT_CSV) {
 		fputs("family,us,pct,samples\n", out);
 		for (size_t i = 0; i < r->nr_wfam; i++)
 			fprintf(out, "\"%s\",%llu,%.4f,%llu\n", r->wfam[i].family,
@@ -224,7 +224,8 @@ static int cmp_u64(const void *a, const void *b)
 
 /* --by-input: a row per recording, so a rank (a host) that differs stands out: its
  * samples against the median recording's, its largest families, where it ran */
-static void print_inputs(FILE *out, const struct readings *rd, struct input_row *in, int fmt)
+static void print_inputs(FILE *out, const struct readings *rd, struct input_row *in,
+			 enum out_format fmt)
 {
 	size_t n = rd->nr;
 	uint64_t *v = xcalloc(n ? n : 1, sizeof(*v)), total = 0, median;
@@ -237,9 +238,9 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 	qsort(v, n, sizeof(*v), cmp_u64);
 	median = n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
 	free(v);
-	if (fmt == 1)
+	if (fmt == OUT_JSON)
 		fputs("{\"kind\": \"input\", \"rows\": [", out);
-	else if (fmt == 2)
+	else if (fmt == OUT_CSV)
 		fputs("input,samples,pct,vs_median_pct,cpu_ns,lost,duration_ns,host,rank_lo,rank_hi,family1,family1_pct,family2,family2_pct,family3,family3_pct,cmdline\n", out);
 	else
 		fprintf(out, "\n%7s %8s %7s %9s %9s %6s  %-38s %-12s %5s  %s\n", "Share", "Samples",
@@ -264,7 +265,7 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 			snprintf(ranks, sizeof(ranks), "%d", r->rank_lo);
 		else
 			snprintf(ranks, sizeof(ranks), "%d-%d", r->rank_lo, r->rank_hi);
-		if (fmt == 1) {
+		if (fmt == OUT_JSON) {
 			fprintf(out, "%s\n  {\"input\": ", i ? "," : "");
 			fput_json_str(out, rf->file);
 			fprintf(out, ", \"samples\": %llu, \"pct\": %.2f, \"vs_median_pct\": %.2f, "
@@ -290,7 +291,7 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 			else
 				fputs("null", out);
 			fputc('}', out);
-		} else if (fmt == 2) {
+		} else if (fmt == OUT_CSV) {
 			fput_csv_str(out, rf->file);
 			fprintf(out, ",%llu,%.2f,%.2f,%llu,%llu,%llu,", (unsigned long long)samples,
 				total ? 100.0 * samples / total : 0, vs,
@@ -324,7 +325,7 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 				rf->file);
 		}
 	}
-	if (fmt == 1)
+	if (fmt == OUT_JSON)
 		fputs("\n]}\n", out);
 }
 
@@ -368,7 +369,8 @@ static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 
 int report_run(const struct report_opts *o)
 {
-	int fmt = o->format, off_cpu = o->po.off_cpu, wall = o->po.wall;
+	enum out_format fmt = o->format;
+	int off_cpu = o->po.off_cpu, wall = o->po.wall;
 	int several = o->nr_inputs > 1 || o->by_input;
 	struct report_ctx rc;
 	struct report_header h;
@@ -416,43 +418,40 @@ int report_run(const struct report_opts *o)
 	oo.width = output_width();
 	oo.color = want_color(1);
 	oo.no_children = o->po.no_children || o->key == CT_KEY_COMM || o->key == CT_KEY_TID;
-	oo.limit = o->limit >= 0 ? (size_t)o->limit : (fmt == REPORT_TABLE ? 40 : 0);
+	oo.limit = o->limit >= 0 ? (size_t)o->limit : (fmt == OUT_TEXT ? 40 : 0);
 
 	if (rc.mv && metview_missing(rc.mv)) {
 		error("%s", metview_missing(rc.mv));
 		report_ctx_release(&rc);
 		return DLP_FAILED;
 	} else if (rc.mv) {
-		if (fmt == REPORT_TABLE)
+		if (fmt == OUT_TEXT)
 			output_header(stdout, &h);
-		metview_print(rc.mv, stdout, fmt == REPORT_TABLE ? DLVIEW_TABLE : fmt == REPORT_JSON ?
-			      DLVIEW_JSON : DLVIEW_CSV, oo.limit, filter_active(o->filt));
+		metview_print(rc.mv, stdout, fmt, oo.limit, filter_active(o->filt));
 	} else if (o->by_input) {
-		if (fmt == REPORT_TABLE)
+		if (fmt == OUT_TEXT)
 			output_header(stdout, &h);
 		print_inputs(stdout, &rc.rd, rc.rows_in, fmt);
 	} else if (o->view >= 0 && (off_cpu || wall)) {
-		if (fmt == REPORT_TABLE)
+		if (fmt == OUT_TEXT)
 			output_header(stdout, &h);
 		print_wait_families(&rc, stdout, fmt, h.weight_total, oo.limit);
 	} else if (o->view >= 0) {
-		if (fmt == REPORT_TABLE)
+		if (fmt == OUT_TEXT)
 			output_header(stdout, &h);
-		dlview_print(rc.view, (enum dlview_kind)o->view, stdout,
-			     fmt == REPORT_TABLE ? DLVIEW_TABLE : fmt == REPORT_JSON ? DLVIEW_JSON :
-			     DLVIEW_CSV, oo.limit);
+		dlview_print(rc.view, (enum dlview_kind)o->view, stdout, fmt, oo.limit);
 	} else {
 		nr = calltree_rows(rc.tree, o->sort, &rows);
-		if (fmt == REPORT_TABLE)
+		if (fmt == OUT_TEXT)
 			output_table(stdout, &h, rows, nr, &oo);
-		else if (fmt == REPORT_JSON)
+		else if (fmt == OUT_JSON)
 			output_json(stdout, &h, rows, nr, &oo, row_family, &rc);
 		else
 			output_csv(stdout, &h, rows, nr, &oo);
 	}
 	/* findings judge one recording (its machine, its threads) */
-	if (fmt == REPORT_TABLE && !o->no_findings && !several)
-		dlview_print_findings(rc.view, stdout, DLVIEW_TABLE);
+	if (fmt == OUT_TEXT && !o->no_findings && !several)
+		dlview_print_findings(rc.view, stdout, OUT_TEXT);
 	fflush(stdout);
 	report_ctx_release(&rc);
 	return ret;

@@ -283,7 +283,8 @@ static int cmp_fam_row(const void *a, const void *b)
 }
 
 int steps_report(const char *input, const char *func, struct family_rules *rules,
-		 struct sample_filter *filt, int json, int limit, FILE *out)
+		 struct sample_filter *filt, enum out_format format, int limit,
+		 FILE *out)
 {
 	struct steps *sp = steps_new(func);
 	struct attr_view v = { .sample = sr_sample, .ctx = sp };
@@ -344,7 +345,7 @@ int steps_report(const char *input, const char *func, struct family_rules *rules
 		rows[f].med = steps_family_samples(sp, k + med, fams[f]) * period;
 	}
 	qsort(rows, nf, sizeof(*rows), cmp_fam_row);
-	if (json) {
+	if (format == OUT_JSON) {
 		fprintf(out, "{\"func\":");
 		fput_json_str(out, func);
 		fprintf(out, ",\"pid\":%u,\"tid\":%u,\"period_ns\":%llu,\"steps\":[", s[0].pid, tid,

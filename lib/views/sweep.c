@@ -394,7 +394,7 @@ static void print_table(const struct sweep_opts *o, const struct topo *t, struct
 		if (bm)
 			best = bm;
 	}
-	if (o->json) {
+	if (o->format == OUT_JSON) {
 		fprintf(out, "{\"command\":");
 		fput_json_str(out, o->argv[0]);
 		fprintf(out, ",\"cpus\":%d,\"sockets\":%d,\"cores\":%d,\"smt\":%d,\"nodes\":%d,"
@@ -624,7 +624,7 @@ int sweep_run(const struct sweep_opts *o)
 			char *out = xasprintf("%s/%s.%d.out", o->dir, s->name, r + 1);
 			int st;
 
-			if (!o->json)
+			if (o->format != OUT_JSON)
 				fprintf(stderr, "dlprof sweep: %s, run %d of %d\n", s->name, r + 1, o->repeat);
 			st = run_one(o, &t, s, data, out);
 			if (interrupted) {

@@ -39,9 +39,9 @@ static void fuzz_print_metrics(struct metview *mv)
 
 	if (!null)
 		return;
-	metview_print(mv, null, DLVIEW_TABLE, 0, 0);
-	metview_print(mv, null, DLVIEW_JSON, 5, 0);
-	metview_print(mv, null, DLVIEW_CSV, 0, 1);
+	metview_print(mv, null, OUT_TEXT, 0, 0);
+	metview_print(mv, null, OUT_JSON, 5, 0);
+	metview_print(mv, null, OUT_CSV, 0, 1);
 	fclose(null);
 }
 
