@@ -47,7 +47,7 @@ struct attr_view {
 	int (*context_switch)(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
 			      uint32_t cpu, uint64_t time, int out, int preempt);
 	int (*other)(void *ctx, uint32_t type, const void *data, size_t len);
-	int (*meta)(void *ctx, const char *key, const char *value);
+	int (*meta)(void *ctx, const struct recmeta *m);
 	int (*other_sample)(void *ctx, const struct dlp_sample *s);
 	/* after the last sample was handed on (still inside profile_run: m is valid) */
 	int (*end)(void *ctx, struct machine *m);

@@ -22,7 +22,7 @@ struct metview;
 struct metview *metview_new(int kind);
 void metview_free(struct metview *mv);
 /* The recording's META (metrics, metrics_total, event) */
-void metview_meta(struct metview *mv, const char *key, const char *value);
+void metview_meta(struct metview *mv, const struct recmeta *m);
 /* A sample counted in the report (switch-outs carry no counts and are passed over) */
 void metview_sample(struct metview *mv, const struct attributed *as);
 /* Whether the recording had any (META metrics): else the one line why not */

@@ -102,7 +102,7 @@ struct profile_consumer {
 			      uint32_t cpu, uint64_t time, int out, int preempt);
 	/* pass 1: raw non-perf records (ITT, JIT maps, files, ...) after profile's own use */
 	int (*other)(void *ctx, uint32_t type, const void *data, size_t len);
-	int (*meta)(void *ctx, const char *key, const char *value);
+	int (*meta)(void *ctx, const struct recmeta *m);
 	/* pass 2: a sample the filter (profile_opts.filter) leaves out, unwound all the same
 	 * (NULL: not unwound).  For what the kept samples' attribution needs from the
 	 * others (attr_observe: an OpenMP worker's operator comes from its master's

@@ -85,7 +85,8 @@ typedef int reading_fn(void *ctx, struct readings *r, size_t k, struct profile_s
 int readings_run(struct readings *r, const char *const *inputs, size_t nr, reading_fn *fn,
 		 void *ctx);
 /* A META record of the recording being read (a view's attr_view.meta hook passes it on) */
-void readings_meta(struct readings *r, const char *key, const char *value);
+struct recmeta;
+void readings_meta(struct readings *r, const struct recmeta *m);
 /* Set po's skip_pids for the recording being read: a view's reading_fn calls it on the
  * profile_opts it reads with, so a process recorded twice is counted once */
 void readings_opts(struct readings *r, struct profile_opts *po);

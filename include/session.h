@@ -14,6 +14,7 @@
 #include <linux/perf_event.h>
 
 #include "recfile.h"
+#include "recmeta.h"
 
 /* Events are owned by the session reader: pointers to them (dlp_sample.evsel, the attr
  * callback's argument) stay valid until the process exits, so consumers may keep them. */
@@ -67,7 +68,7 @@ struct session;
 
 struct session_ops {
 	int (*attr)(void *ctx, const struct evsel *ev);
-	int (*meta)(void *ctx, const char *key, const char *value);
+	int (*meta)(void *ctx, const struct recmeta *m);	/* (valid during the call) */
 	int (*mmap)(void *ctx, const struct dlp_mmap *m);
 	int (*comm)(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time);
 	int (*fork)(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t0100-recfile.sh - the recording file (lib/file): the writer and reader, the session
 # reader, the compact sample and memory records (memrec.c), the packed Python records
-# (pyrec.c) as unit tests; recdump on good, cut and damaged files.
+# (pyrec.c), META parsed once (recmeta.c) as unit tests; recdump on good, cut and damaged files.
 . "$(dirname "$0")/lib.sh"
 
 RECDUMP="$BUILD/tests/recdump"
@@ -11,6 +11,7 @@ test_unit test-recfile 2	# 2 s of random mutations
 test_unit test-session
 test_unit test-memrec
 test_unit test-pyrec
+test_unit test-recmeta
 
 test_expect_success 'recdump reads a complete recording' '
 	"$MKFILE" -n 300 -s 2048 -c 65536 good.dlp &&

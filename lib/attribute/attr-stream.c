@@ -274,11 +274,11 @@ static int st_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, u
 	return as->view.context_switch(as->view.ctx, m, pid, tid, cpu, time, out, preempt);
 }
 
-static int st_meta(void *ctx, const char *key, const char *value)
+static int st_meta(void *ctx, const struct recmeta *m)
 {
 	struct attr_stream *as = ctx;
 
-	return as->view.meta(as->view.ctx, key, value);
+	return as->view.meta(as->view.ctx, m);
 }
 
 static int st_other_sample(void *ctx, const struct dlp_sample *s)

@@ -423,31 +423,18 @@ bad:
 	return error("'%s': corrupt recording: malformed event description", s->path);
 }
 
+/* META: parsed once (recmeta.h), handed on as a whole */
 static int do_meta(struct session *s, const unsigned char *data, size_t len)
 {
-	const char *p = (const char *)data, *end = p + len;
+	struct recmeta m;
+	int ret;
 
-	while (p < end) {
-		const char *k = p, *v, *e;
-
-		e = memchr(k, '\0', end - k);
-		if (!e)
-			break;
-		v = e + 1;
-		if (v >= end)
-			break;
-		e = memchr(v, '\0', end - v);
-		if (!e)
-			break;
-		if (s->ops->meta) {
-			int ret = s->ops->meta(s->ctx, k, v);
-
-			if (ret)
-				return ret;
-		}
-		p = e + 1;
-	}
-	return 0;
+	if (!s->ops->meta)
+		return 0;
+	recmeta_parse(&m, data, len);
+	ret = s->ops->meta(s->ctx, &m);
+	recmeta_release(&m);
+	return ret;
 }
 
 /* A NUL-terminated string in [p, end), or NULL. */

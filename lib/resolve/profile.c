@@ -111,15 +111,16 @@ static int p_attr(void *ctx, const struct evsel *ev)
 	return 0;
 }
 
-static int p_meta(void *ctx, const char *key, const char *value)
+static int p_meta(void *ctx, const struct recmeta *m)
 {
 	struct prof *p = ctx;
+	const char *release = recmeta_get(m, "release"), *late = recmeta_get(m, "python_late");
 
-	if (!strcmp(key, "release"))
-		snprintf(p->release, sizeof(p->release), "%s", value);
-	else if (!strcmp(key, "python_late") && p->py)
-		pystacks_late_delays(p->py, value);
-	return p->c->meta ? p->c->meta(p->c->ctx, key, value) : 0;
+	if (release)
+		snprintf(p->release, sizeof(p->release), "%s", release);
+	if (late && p->py)
+		pystacks_late_delays(p->py, late);
+	return p->c->meta ? p->c->meta(p->c->ctx, m) : 0;
 }
 
 static int p_mmap(void *ctx, const struct dlp_mmap *mm)

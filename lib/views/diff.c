@@ -99,16 +99,16 @@ static int on_sample(void *ctx, const struct attributed *as)
 	return 0;
 }
 
-static int on_meta(void *ctx, const char *key, const char *value)
+static int on_meta(void *ctx, const struct recmeta *m)
 {
 	struct diff *d = ctx;
 
-	if (!strcmp(key, "cmdline")) {
+	if (m->cmdline) {
 		free(d->cur->cmdline);
-		d->cur->cmdline = xstrdup(value);
-	} else if (!strcmp(key, "metrics") && d->metric) {
-		d->metric_at = list_index(value, d->metric);
+		d->cur->cmdline = xstrdup(m->cmdline);
 	}
+	if (m->metrics && d->metric)
+		d->metric_at = list_index(m->metrics, d->metric);
 	return 0;
 }
 

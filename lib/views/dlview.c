@@ -91,7 +91,7 @@ static int dv_sample(void *ctx, const struct attributed *as);
 static int dv_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, uint32_t cpu,
 		     uint64_t time, int out, int preempt);
 static int dv_other(void *ctx, uint32_t type, const void *data, size_t len);
-static int dv_meta(void *ctx, const char *key, const char *value);
+static int dv_meta(void *ctx, const struct recmeta *m);
 static int dv_other_sample(void *ctx, const struct dlp_sample *s);
 
 /* The command lines and ranks of the processes, from the process model */
@@ -181,30 +181,31 @@ void dlview_set_stats(struct dlview *v, const struct profile_stats *st)
 		v->duration_ns = st->last_time - st->first_time;
 }
 
-static int dv_meta(void *ctx, const char *key, const char *value)
+static int dv_meta(void *ctx, const struct recmeta *m)
 {
 	struct dlview *v = ctx;
+	const char *cpus = recmeta_get(m, "nr_cpus"), *itt = recmeta_get(m, "itt");
 
-	if (v->also.meta && v->also.meta(v->also.ctx, key, value) < 0)
+	if (v->also.meta && v->also.meta(v->also.ctx, m) < 0)
 		return -1;
-	if (!strcmp(key, "nr_cpus")) {
-		int n = atoi(value);
+	if (cpus) {
+		int n = atoi(cpus);
 
 		if (n > 0 && n < 1 << 20)
 			v->rec_cpus = n;
-	} else if (!strcmp(key, "attach")) {
-		v->attached = 1;
-	} else if (!strcmp(key, "itt")) {
-		v->itt_meta = !strcmp(value, "on");
-	} else if (!strcmp(key, "metrics")) {
-		/* record --metrics: where page-faults is in each sample's counts */
-		v->fault_read = list_index(value, "page-faults");
-	} else if (!strcmp(key, "metrics_switch_outs")) {
-		v->fault_switch_outs = 1;
-	} else if (!strncmp(key, "warn.", 5) && !v->itt_warn && strstr(value, "ITT collector")) {
-		v->itt_warn = xstrdup(value);
 	}
-	fastpath_meta(v->fp, key, value);
+	if (m->attach)
+		v->attached = 1;
+	if (itt)
+		v->itt_meta = !strcmp(itt, "on");
+	if (m->metrics)	/* record --metrics: where page-faults is in each sample's counts */
+		v->fault_read = list_index(m->metrics, "page-faults");
+	if (m->metrics_switch_outs)
+		v->fault_switch_outs = 1;
+	for (size_t i = 0; i < m->nr_warn && !v->itt_warn; i++)
+		if (strstr(m->warn[i], "ITT collector"))
+			v->itt_warn = xstrdup(m->warn[i]);
+	fastpath_meta(v->fp, m);
 	return 0;
 }
 

@@ -144,22 +144,31 @@ void fastpath_free(struct fastpath *fp)
 	free(fp);
 }
 
-void fastpath_meta(struct fastpath *fp, const char *key, const char *value)
+static void fastpath_env_set(struct fastpath *fp, const char *name, const char *value)
 {
-	if (!strcmp(key, "cpu_flags") || !strcmp(key, "cpu-flags")) {
-		free(fp->cpu_flags);
-		fp->cpu_flags = xasprintf(" %s ", value);
-		fp->flags_local = 0;
-	} else if (!strncmp(key, "env.", 4) && key[4]) {
-		for (size_t i = 0; i < fp->nr_env; i++)
-			if (!strcmp(fp->env[i].name, key + 4)) {
-				free(fp->env[i].value);
-				fp->env[i].value = xstrdup(value);
-				return;
-			}
-		ALLOC_GROW(fp->env, fp->nr_env + 1, fp->alloc_env);
-		fp->env[fp->nr_env].name = xstrdup(key + 4);
-		fp->env[fp->nr_env++].value = xstrdup(value);
+	for (size_t i = 0; i < fp->nr_env; i++)
+		if (!strcmp(fp->env[i].name, name)) {
+			free(fp->env[i].value);
+			fp->env[i].value = xstrdup(value);
+			return;
+		}
+	ALLOC_GROW(fp->env, fp->nr_env + 1, fp->alloc_env);
+	fp->env[fp->nr_env].name = xstrdup(name);
+	fp->env[fp->nr_env++].value = xstrdup(value);
+}
+
+void fastpath_meta(struct fastpath *fp, const struct recmeta *m)
+{
+	for (size_t i = 0; i < m->nr; i++) {
+		const char *key = m->pairs[i].key, *value = m->pairs[i].value;
+
+		if (!strcmp(key, "cpu_flags") || !strcmp(key, "cpu-flags")) {
+			free(fp->cpu_flags);
+			fp->cpu_flags = xasprintf(" %s ", value);
+			fp->flags_local = 0;
+		} else if (!strncmp(key, "env.", 4) && key[4]) {
+			fastpath_env_set(fp, key + 4, value);
+		}
 	}
 }
 

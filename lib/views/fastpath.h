@@ -69,10 +69,10 @@ struct fastpath;
 
 struct fastpath *fastpath_new(void);
 void fastpath_free(struct fastpath *fp);
-/* A META key/value: "cpu_flags" (space-separated /proc/cpuinfo flags of the recorded
+/* The recording's META: "cpu_flags" (space-separated /proc/cpuinfo flags of the recorded
  * machine) and "env.NAME" (the workload's settings).  Without cpu_flags the findings
  * judge the machine running the report, and say so. */
-void fastpath_meta(struct fastpath *fp, const char *key, const char *value);
+void fastpath_meta(struct fastpath *fp, const struct recmeta *m);
 /* One sample: frames leaf first, the leaf's symbol and the sample's family (interned with
  * str_intern), its innermost oneDNN primitive (ITT task name, interned) or NULL.  m
  * may be NULL (no code is read then). */

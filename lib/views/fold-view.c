@@ -48,11 +48,11 @@ static int fold_sample(void *ctx, const struct attributed *as)
 }
 
 /* The recording's host and clock anchors, to tell a process recorded twice */
-static int fold_meta(void *ctx, const char *key, const char *value)
+static int fold_meta(void *ctx, const struct recmeta *m)
 {
 	struct fold_ctx *fc = ctx;
 
-	readings_meta(fc->rd, key, value);
+	readings_meta(fc->rd, m);
 	return 0;
 }
 

@@ -235,25 +235,22 @@ static int mp_other(void *ctx, uint32_t type, const void *data, size_t len)
 	return 0;
 }
 
-static int mp_meta(void *ctx, const char *key, const char *value)
+static int mp_meta(void *ctx, const struct recmeta *m)
 {
 	struct memprof *mp = ctx;
+	const char *mean = recmeta_get(m, "mem_sample");
 
-	if (!strcmp(key, "cmdline")) {
+	if (m->cmdline) {
 		free(mp->cmdline);
-		mp->cmdline = xstrdup(value);
-	} else if (!strncmp(key, "warn.", 5)) {
-		strbuf_addf(&mp->warnings, "# warning: %s\n", value);
-	} else if (!strcmp(key, "mem_sample")) {
-		mp->sum.mean = strtoull(value, NULL, 10);
-	} else if (!strcmp(key, "event")) {
-		char *list = xstrdup(value), *save = NULL;
-
-		for (char *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save))
-			if (!strcmp(e, "page-faults") || !strcmp(e, "faults"))
-				mp->have_faults = 1;
-		free(list);
+		mp->cmdline = xstrdup(m->cmdline);
 	}
+	for (size_t i = 0; i < m->nr_warn; i++)
+		strbuf_addf(&mp->warnings, "# warning: %s\n", m->warn[i]);
+	if (mean)
+		mp->sum.mean = strtoull(mean, NULL, 10);
+	if (m->event && (list_index(m->event, "page-faults") > 0 ||
+			 list_index(m->event, "faults") > 0))
+		mp->have_faults = 1;
 	return 0;
 }
 

@@ -58,26 +58,27 @@ void metview_free(struct metview *mv)
 	free(mv);
 }
 
-void metview_meta(struct metview *mv, const char *key, const char *value)
+void metview_meta(struct metview *mv, const struct recmeta *m)
 {
-	if (!strcmp(key, "metrics") && !mv->nr) {
-		mv->nr = (int)list_split(value, mv->names, MV_MAX);
-	} else if (!strcmp(key, "metrics_total")) {
-		const char *p = value;
+	const char *total = recmeta_get(m, "metrics_total");
+
+	if (m->metrics && !mv->nr)
+		mv->nr = (int)list_split(m->metrics, mv->names, MV_MAX);
+	if (total) {
 		char *end;
 
-		mv->enabled = strtoull(p, &end, 10);
+		mv->enabled = strtoull(total, &end, 10);
 		mv->running = strtoull(end, &end, 10);
 		for (int i = 0; i <= MV_MAX && *end; i++)
 			mv->total[i] = strtoull(end, &end, 10);
 		mv->have_total = 1;
-	} else if (!strcmp(key, "system_wide")) {
-		mv->per_cpu = 1;
-	} else if (!strcmp(key, "metrics_switch_outs")) {
-		mv->switch_reads = 1;
-	} else if (!strcmp(key, "event")) {
-		mv->clock = !strncmp(value, "cpu-clock", 9) || !strncmp(value, "task-clock", 10);
 	}
+	if (m->system_wide)
+		mv->per_cpu = 1;
+	if (m->metrics_switch_outs)
+		mv->switch_reads = 1;
+	if (m->event)
+		mv->clock = !strncmp(m->event, "cpu-clock", 9) || !strncmp(m->event, "task-clock", 10);
 }
 
 const char *metview_missing(const struct metview *mv)

@@ -54,11 +54,11 @@ static int pp_sample(void *ctx, const struct attributed *as)
 	return 0;
 }
 
-static int pp_meta(void *ctx, const char *key, const char *value)
+static int pp_meta(void *ctx, const struct recmeta *m)
 {
 	struct pprof_ctx *c = ctx;
 
-	readings_meta(c->rd, key, value);
+	readings_meta(c->rd, m);
 	return 0;
 }
 

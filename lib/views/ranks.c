@@ -135,11 +135,11 @@ static int rk_end(void *ctx, struct machine *m)
 	return 0;
 }
 
-static int rk_meta(void *ctx, const char *key, const char *value)
+static int rk_meta(void *ctx, const struct recmeta *m)
 {
 	struct rk_ctx *c = ctx;
 
-	readings_meta(&c->rd, key, value);
+	readings_meta(&c->rd, m);
 	return 0;
 }
 

@@ -301,42 +301,46 @@ int readings_run(struct readings *r, const char *const *inputs, size_t nr, readi
 	return ret;
 }
 
-void readings_meta(struct readings *r, const char *key, const char *value)
+void readings_meta(struct readings *r, const struct recmeta *m)
 {
 	struct reading *in = r->in ? &r->in[r->cur] : NULL;
 
-	if (in && !strcmp(key, "hostname")) {
+	if (in && m->hostname) {
 		free(in->host);
-		in->host = xstrdup(value);
-	} else if (!strcmp(key, "cmdline")) {
+		in->host = xstrdup(m->hostname);
+	}
+	if (m->cmdline) {
 		if (in) {
 			free(in->cmdline);
-			in->cmdline = xstrdup(value);
+			in->cmdline = xstrdup(m->cmdline);
 		}
 		if (!r->cmdline)
-			r->cmdline = xstrdup(value);
-	} else if (!strcmp(key, "freq")) {
-		snprintf(r->sampling, sizeof(r->sampling), "%s Hz", value);
-	} else if (!strcmp(key, "period")) {
-		snprintf(r->sampling, sizeof(r->sampling), "every %s events", value);
-	} else if (!strcmp(key, "callgraph")) {
-		snprintf(r->callgraph, sizeof(r->callgraph), "%s", value);
-	} else if (!strcmp(key, "source") && !strcmp(value, "perf.data")) {
-		r->perf_data = 1;
-	} else if (in && (!strcmp(key, "clock_start") || !strcmp(key, "clock_end"))) {
-		int a = key[6] == 'e';
-		unsigned long long mono, real, err;
+			r->cmdline = xstrdup(m->cmdline);
+	}
+	/* freq or period, whichever came last */
+	for (size_t i = 0; i < m->nr; i++) {
+		const char *k = m->pairs[i].key, *v = m->pairs[i].value;
 
-		if (sscanf(value, "%llu %llu %llu", &mono, &real, &err) == 3 && real) {
-			in->mono[a] = mono;
-			in->real[a] = real;
-			in->err[a] = err;
+		if (!strcmp(k, "freq"))
+			snprintf(r->sampling, sizeof(r->sampling), "%s Hz", v);
+		else if (!strcmp(k, "period"))
+			snprintf(r->sampling, sizeof(r->sampling), "every %s events", v);
+		else if (!strcmp(k, "callgraph"))
+			snprintf(r->callgraph, sizeof(r->callgraph), "%s", v);
+		else if (!strcmp(k, "source") && !strcmp(v, "perf.data"))
+			r->perf_data = 1;
+	}
+	for (int a = 0; a < 2 && in; a++)
+		if (m->clock[a].set) {
+			in->mono[a] = m->clock[a].mono;
+			in->real[a] = m->clock[a].real;
+			in->err[a] = m->clock[a].err;
 			in->anchors |= 1 << a;
 		}
-	} else if (!strncmp(key, "warn.", 5)) {
-		/* what record said the recording lacks: repeated in the header */
+	/* what record said the recording lacks: repeated in the header */
+	for (size_t i = 0; i < m->nr_warn; i++) {
 		ALLOC_GROW(r->warnings, r->nr_warnings + 1, r->alloc_warnings);
-		r->warnings[r->nr_warnings++] = xstrdup(value);
+		r->warnings[r->nr_warnings++] = xstrdup(m->warn[i]);
 	}
 }
 

@@ -205,13 +205,13 @@ static const char *row_family(void *ctx, const struct ct_row *row)
 	return rf->fam[best];
 }
 
-static int rep_meta(void *ctx, const char *key, const char *value)
+static int rep_meta(void *ctx, const struct recmeta *m)
 {
 	struct report_ctx *r = ctx;
 
-	readings_meta(&r->rd, key, value);
+	readings_meta(&r->rd, m);
 	if (r->mv)
-		metview_meta(r->mv, key, value);
+		metview_meta(r->mv, m);
 	return 0;
 }
 

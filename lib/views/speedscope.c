@@ -225,13 +225,13 @@ static int ss_sample(void *ctx, const struct attributed *as)
 	return 0;
 }
 
-static int ss_meta(void *ctx, const char *key, const char *value)
+static int ss_meta(void *ctx, const struct recmeta *m)
 {
 	struct ss_ctx *c = ctx;
 
-	if (!strcmp(key, "cmdline")) {
+	if (m->cmdline) {
 		free(c->cmdline);
-		c->cmdline = xstrdup(value);
+		c->cmdline = xstrdup(m->cmdline);
 	}
 	return 0;
 }

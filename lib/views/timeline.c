@@ -228,18 +228,18 @@ static void off_intervals(struct timeline *tl)
 	}
 }
 
-static int tl_meta(void *ctx, const char *key, const char *value)
+static int tl_meta(void *ctx, const struct recmeta *m)
 {
 	struct timeline *tl = ctx;
 
-	if (!strcmp(key, "cmdline")) {
+	if (m->cmdline) {
 		free(tl->cmdline);
-		tl->cmdline = xstrdup(value);
-	} else if (!strcmp(key, "metrics") && !tl->nr_met) {
-		tl->nr_met = (int)list_split(value, tl->met_names, ARRAY_SIZE(tl->met_names));
+		tl->cmdline = xstrdup(m->cmdline);
 	}
+	if (m->metrics && !tl->nr_met)
+		tl->nr_met = (int)list_split(m->metrics, tl->met_names, ARRAY_SIZE(tl->met_names));
 	if (tl->rd)
-		readings_meta((struct readings *)tl->rd, key, value);
+		readings_meta((struct readings *)tl->rd, m);
 	return 0;
 }
 

