@@ -98,7 +98,7 @@ static int fold_main(int argc, const char **argv, int svg)
 	}
 	nr_inputs = filter_reader_inputs(argc, argv, &input, symfs, &inputs);
 	if (nr_inputs < 0)
-		return nr_inputs == -1 ? EXIT_USAGE : EXIT_FATAL;
+		return exit_status(nr_inputs);
 	if (off_cpu && wall) {
 		error("--off-cpu or --wall, not both");
 		return EXIT_USAGE;

@@ -39,7 +39,7 @@ int cmd_timeline(int argc, const char **argv)
 		return PARSE_OPT_EXIT_CODE(argc);
 	nr_inputs = filter_reader_inputs(argc, argv, &input, symfs, &inputs);
 	if (nr_inputs < 0)
-		return nr_inputs == -1 ? EXIT_USAGE : EXIT_FATAL;
+		return exit_status(nr_inputs);
 	if (filter_init(&filt, &fa) < 0) {
 		filter_release(&filt);
 		return EXIT_USAGE;

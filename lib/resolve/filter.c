@@ -266,7 +266,7 @@ int filter_reader_inputs(int argc, const char **argv, const char **input, const 
 {
 	if (argc && *input) {
 		error("give the recordings as -i FILE or as FILE..., not both");
-		return -1;
+		return DLP_USAGE;
 	}
 	if (!*input)
 		*input = "dlprof.data";
@@ -276,7 +276,7 @@ int filter_reader_inputs(int argc, const char **argv, const char **input, const 
 	for (int k = 0; k < argc; k++)
 		if (access((*inputs)[k], R_OK)) {
 			error("cannot read '%s': %m", (*inputs)[k]);
-			return -2;
+			return DLP_FAILED;
 		}
 	if (symfs)
 		dso_set_symfs(symfs);
