@@ -8,8 +8,9 @@
 # command a timer and a workload of its own; top's thread view names the outside pid.
 # --cgroup PATH on a cgroup v2 folder the test makes: its process from before, one
 # started in it once record has listed them (per-cpu events on the cgroup, as perf -G:
-# all of its 0.4 s of CPU, within 5% + steal), not a spinner outside it; with --metrics
-# the processes of before only, said.
+# all of its 0.4 s of CPU, within 5% + steal), not a spinner outside it; no thread row
+# of tid -1 (the kernel's tid for a thread switching out as it exits); with --metrics the
+# processes of before only, said.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
 test_require PERF_EVENTS
@@ -125,7 +126,10 @@ if [ -n "$cg_root" ]; then
 		"$DLPROF" report -i cg.data --sort pid --format json >cgpid.json 2>/dev/null &&
 		json_check cgpid.json "r = [r for r in j.rows if r.pid == $new][0]" \
 			"print(r.on_cpu_ns / 1e6, \"ms, steal $steal ms\")" \
-			"r.on_cpu_ns >= 0.38e9" "r.on_cpu_ns <= 0.42e9 + $steal * 1e6"
+			"r.on_cpu_ns >= 0.38e9" "r.on_cpu_ns <= 0.42e9 + $steal * 1e6" &&
+		"$DLPROF" report -i cg.data --sort thread --format json >cgtid.json 2>/dev/null &&
+		json_check cgtid.json "print(sorted((r.pid, r.tid) for r in j.rows))" \
+			"all(0 < r.tid < 1 << 22 for r in j.rows)"
 	'
 	test_expect_success 'record --cgroup with --metrics: the processes of before, said' '
 		in=$(cat in.pid) &&

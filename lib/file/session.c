@@ -616,6 +616,11 @@ static int do_pass2(struct session *s, const unsigned char *rec, size_t len,
 		tsize = parse_trailer(ev, rec, len, fixed, &sid);
 		if (tsize < 0 || !sid.have_tid)
 			return bad_record(s), 0;
+		/* a per-cpu event's switch-out of a thread that is exiting: the kernel no
+		 * longer has its tid (-1, and pid -1 for a process's last thread); it has
+		 * nothing to be counted to, and it runs no more */
+		if (sid.tid == (uint32_t)-1)
+			return 0;
 		if (s->ops->context_switch)
 			return s->ops->context_switch(s->ctx, sid.pid, sid.tid, sid.cpu, sid.time,
 						      out, out && preempt);
