@@ -61,7 +61,7 @@ int cmd_check_isa(int argc, const char **argv)
 	o.libs.python_timeout_ms = python_timeout * 1000;
 	o.scan_flags = (no_cache ? ISA_SCAN_NO_CACHE : 0) | (refresh ? ISA_SCAN_REFRESH : 0);
 	if (input)
-		ret = isaprof_run(input, o.format, o.top, no_cache ? ISA_SCAN_NO_CACHE : 0);
+		ret = isaprof_run(input, NULL, o.format, o.top, no_cache ? ISA_SCAN_NO_CACHE : 0);
 	else if (n)
 		ret = isa_check_files(n, argv, &o);
 	else

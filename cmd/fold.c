@@ -96,7 +96,7 @@ static int fold_main(int argc, const char **argv, int svg)
 		error("--diff takes two recordings, BASE NEW (see 'dlprof flamegraph -h')");
 		return EXIT_USAGE;
 	}
-	nr_inputs = filter_reader_inputs(argc, argv, &input, symfs, &inputs);
+	nr_inputs = filter_reader_inputs(argc, argv, &input, &inputs);
 	if (nr_inputs < 0)
 		return exit_status(nr_inputs);
 	if (off_cpu && wall) {
@@ -140,6 +140,7 @@ static int fold_main(int argc, const char **argv, int svg)
 	o.po.off_cpu = off_cpu;
 	o.po.wall = wall;
 	o.po.event = event;
+	o.po.symfs = symfs;
 	o.rules = rules;
 	o.filt = &filt;
 	o.svg = svg;

@@ -46,7 +46,7 @@ int cmd_pprof(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, pprof_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	nr_inputs = filter_reader_inputs(argc, argv, &input, symfs, &inputs);
+	nr_inputs = filter_reader_inputs(argc, argv, &input, &inputs);
 	if (nr_inputs < 0)
 		return exit_status(nr_inputs);
 	if (filter_init(&filt, &fa) < 0) {
@@ -77,6 +77,7 @@ int cmd_pprof(int argc, const char **argv)
 	o.po.inline_frames = inl;
 	o.po.raw_irqs = raw_irqs;
 	o.po.event = event;
+	o.po.symfs = symfs;
 	o.rules = rules;
 	o.filt = &filt;
 	ret = pprof_view_run(&o);

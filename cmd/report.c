@@ -100,7 +100,7 @@ int cmd_report(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, report_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	nr_inputs = filter_reader_inputs(argc, argv, &input, symfs, &inputs);
+	nr_inputs = filter_reader_inputs(argc, argv, &input, &inputs);
 	if (nr_inputs < 0)
 		return exit_status(nr_inputs);
 	memset(&o, 0, sizeof(o));
@@ -145,7 +145,7 @@ int cmd_report(int argc, const char **argv)
 		    no_children || filter_active(&filt))
 			error("--isa takes only -i, --limit and --format table|json");
 		else
-			ret = isaprof_run(input, o.format, limit >= 0 ? limit : 20, 0);
+			ret = isaprof_run(input, symfs, o.format, limit >= 0 ? limit : 20, 0);
 		filter_release(&filt);
 		return ret < 0 ? exit_status(ret) : ret;	/* check-isa's verdict */
 	} else if ((nr_inputs > 1 || by_input) && o.view != DLVIEW_RANK &&
@@ -180,10 +180,10 @@ int cmd_report(int argc, const char **argv)
 		return EXIT_FATAL;
 	}
 	if (memory) {
-		ret = memprof_report(input, (enum memprof_key)mem_key, o.format, limit, rules, &filt,
+		ret = memprof_report(input, symfs, (enum memprof_key)mem_key, o.format, limit, rules, &filt,
 				     srcline);
 	} else if (steps_func) {
-		ret = steps_report(input, steps_func, rules, &filt, o.format, limit, stdout);
+		ret = steps_report(input, symfs, steps_func, rules, &filt, o.format, limit, stdout);
 	} else {
 		o.inputs = inputs;
 		o.nr_inputs = (size_t)nr_inputs;
@@ -193,6 +193,7 @@ int cmd_report(int argc, const char **argv)
 		o.metrics = metrics;
 		o.po.srcline = srcline;
 		o.po.event = event;
+		o.po.symfs = symfs;
 		o.po.no_children = no_children;
 		o.po.raw_irqs = raw_irqs;
 		o.po.off_cpu = off_cpu;

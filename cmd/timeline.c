@@ -37,7 +37,7 @@ int cmd_timeline(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, timeline_usage, 0);
 	if (argc < 0)
 		return PARSE_OPT_EXIT_CODE(argc);
-	nr_inputs = filter_reader_inputs(argc, argv, &input, symfs, &inputs);
+	nr_inputs = filter_reader_inputs(argc, argv, &input, &inputs);
 	if (nr_inputs < 0)
 		return exit_status(nr_inputs);
 	if (filter_init(&filt, &fa) < 0) {
@@ -55,6 +55,7 @@ int cmd_timeline(int argc, const char **argv)
 	o.output = output;
 	o.step = step;
 	o.po.event = event;
+	o.po.symfs = symfs;
 	o.rules = rules;
 	o.filt = &filt;
 	ret = timeline_run(&o);

@@ -62,12 +62,11 @@ int filter_kept(const struct sample_filter *f, uint32_t tid, uint64_t time);
 
 /*
  * The recordings a reader was asked for: FILE... (argc, argv after the options) or -i
- * FILE (*input, NULL when not given; default dlprof.data), not both, each readable; a
- * symbol root (--symfs) is set for the readers when given.  *inputs points at argv or at
- * *input.  Returns how many, or with one line said DLP_USAGE (a usage error) or
- * DLP_FAILED (a recording that cannot be read).
+ * FILE (*input, NULL when not given; default dlprof.data), not both, each readable.
+ * *inputs points at argv or at *input.  Returns how many, or with one line said
+ * DLP_USAGE (a usage error) or DLP_FAILED (a recording that cannot be read).
  */
-int filter_reader_inputs(int argc, const char **argv, const char **input, const char *symfs,
-		  const char ***inputs);
+int filter_reader_inputs(int argc, const char **argv, const char **input,
+			 const char ***inputs);
 
 #endif

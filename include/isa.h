@@ -304,6 +304,7 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
  * json): ISA_FAST when AVX-512 is usable and the hottest vector code uses it, with no
  * slow-path finding; ISA_NOT_FAST when not; DLP_FAILED on an error.
  */
-int isaprof_run(const char *path, enum out_format format, int top, unsigned scan_flags);
+int isaprof_run(const char *path, const char *symfs, enum out_format format, int top,
+		unsigned scan_flags);
 
 #endif

@@ -91,7 +91,8 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out,
 int memprof_key_parse(const char *name);
 /* report --memory: read input and print the table on stdout (limit -1: the format's
  * default).  enum dlp_result. */
-int memprof_report(const char *input, enum memprof_key key, enum out_format format,
-		   int limit, const struct family_rules *rules, struct sample_filter *filt, int srcline);
+int memprof_report(const char *input, const char *symfs, enum memprof_key key,
+		   enum out_format format, int limit, const struct family_rules *rules,
+		   struct sample_filter *filt, int srcline);
 
 #endif

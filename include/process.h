@@ -31,6 +31,7 @@ struct dso {
 	unsigned renamed:1;	/* functions of it are named otherwise (machine_sym_name) */
 	const char *root;	/* the root its path is read under (the process's own, where
 				   it is not record's: a container, a chroot), or NULL */
+	const char *symfs;	/* its machine's symbol root (machine_set_symfs), or NULL */
 };
 
 struct map {
@@ -84,13 +85,15 @@ struct jitsyms *machine_jit(const struct machine *m);
 /* Every DSO seen, for per-file work (e.g. check-isa over a profile). */
 size_t machine_dsos(struct machine *m, struct dso ***out);
 
-/* The file to read for dso's bytes (symbols, CFI, code): with a symbol root set
- * (--symfs DIR, else $DLPROF_SYMFS), DIR + its recorded path where that exists (a
- * recording read on another machine, its files copied under DIR); else under the root
- * of the process that mapped it (machine_set_root_fn) where that exists; else the
- * recorded path.  Valid as long as the dso. */
+/* The file to read for dso's bytes (symbols, CFI, code): with its machine's symbol root
+ * (machine_set_symfs), DIR + its recorded path where that exists (a recording read on
+ * another machine, its files copied under DIR); else under the root of the process that
+ * mapped it (machine_set_root_fn) where that exists; else the recorded path.  Valid as
+ * long as the dso. */
 const char *dso_file(const struct dso *dso);
-void dso_set_symfs(const char *dir);
+/* The symbol root the files of m's dsos are read under (report --symfs DIR), before the
+ * first mapping is added; NULL or "": none.  The string must outlive m. */
+void machine_set_symfs(struct machine *m, const char *dir);
 
 /* A DLP_REC_PROC record (recfile.h): the process's command line, rank, start, job and
  * container.

@@ -38,6 +38,8 @@ struct profile_opts {
 				   instead of taking the stacks unwound while recording */
 	int check_unwind;	/* where a sample has both, unwind its copy and compare
 				   (profile_stats.unwind_*) */
+	const char *symfs;	/* read the recorded files under this root (--symfs DIR);
+				   NULL: $DLPROF_SYMFS's, where set */
 	/* Several recordings read as one (readings.h): asked once the recording's
 	 * side-band is read (machine_procs() known), before its first sample (at its end
 	 * when it has none), which pids another recording counts already.  Their samples

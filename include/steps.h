@@ -52,8 +52,8 @@ struct sample_filter;
 
 #include "util.h"
 
-int steps_report(const char *input, const char *func, struct family_rules *rules,
-		 struct sample_filter *filt, enum out_format format, int limit,
-		 FILE *out);
+int steps_report(const char *input, const char *symfs, const char *func,
+		 struct family_rules *rules, struct sample_filter *filt, enum out_format format,
+		 int limit, FILE *out);
 
 #endif

@@ -261,8 +261,8 @@ int filter_bounds(struct sample_filter *f, const char *path)
 	return session_process(path, &ops, f, &info) < 0 ? -1 : 0;
 }
 
-int filter_reader_inputs(int argc, const char **argv, const char **input, const char *symfs,
-		  const char ***inputs)
+int filter_reader_inputs(int argc, const char **argv, const char **input,
+			 const char ***inputs)
 {
 	if (argc && *input) {
 		error("give the recordings as -i FILE or as FILE..., not both");
@@ -278,7 +278,5 @@ int filter_reader_inputs(int argc, const char **argv, const char **input, const 
 			error("cannot read '%s': %m", (*inputs)[k]);
 			return DLP_FAILED;
 		}
-	if (symfs)
-		dso_set_symfs(symfs);
 	return argc;
 }

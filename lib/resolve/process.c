@@ -67,6 +67,7 @@ struct machine {
 	struct proc_table info;	/* command lines and ranks (DLP_REC_PROC) */
 	machine_root_fn *root_fn;	/* where a process's files are read (record) */
 	void *root_ctx;
+	const char *symfs;	/* machine_set_symfs(): every dso's symbol root */
 };
 
 struct machine *machine_new(void)
@@ -232,6 +233,7 @@ static struct dso *intern_dso(struct machine *m, const char *path, const uint8_t
 	d = xcalloc(1, sizeof(*d));
 	d->path = xstrdup(path);
 	d->root = root;
+	d->symfs = m->symfs;
 	if (id_size) {
 		memcpy(d->build_id, id, id_size);
 		d->build_id_size = id_size;
@@ -695,13 +697,9 @@ void proc_table_release(struct proc_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static const char *symfs;
-static int symfs_set;
-
-void dso_set_symfs(const char *dir)
+void machine_set_symfs(struct machine *m, const char *dir)
 {
-	symfs = dir && *dir ? dir : NULL;
-	symfs_set = 1;
+	m->symfs = dir && *dir ? dir : NULL;
 }
 
 const char *dso_file(const struct dso *dso)
@@ -710,10 +708,8 @@ const char *dso_file(const struct dso *dso)
 
 	if (d->file)
 		return d->file;
-	if (!symfs_set)
-		dso_set_symfs(getenv("DLPROF_SYMFS"));
-	if (symfs && d->path[0] == '/') {
-		char *p = xasprintf("%s%s", symfs, d->path);
+	if (d->symfs && d->path[0] == '/') {
+		char *p = xasprintf("%s%s", d->symfs, d->path);
 
 		if (access(p, R_OK) == 0)
 			return d->file = p;

@@ -744,6 +744,8 @@ static void prof_init(struct prof *p, const struct profile_opts *opts,
 	p->c = c;
 	p->st = stats;
 	p->m = machine_new();
+	/* the recorded files under this root (report --symfs), else $DLPROF_SYMFS's */
+	machine_set_symfs(p->m, opts->symfs ? opts->symfs : getenv("DLPROF_SYMFS"));
 	p->sym = symbolizer_new(&so);
 	p->ks = ksyms_new();
 	p->jit = jitsyms_new();

@@ -547,11 +547,12 @@ static void print_json(struct isaprof *ip, const char *path, int usable, int top
 	strbuf_release(&sb);
 }
 
-int isaprof_run(const char *path, enum out_format format, int top, unsigned scan_flags)
+int isaprof_run(const char *path, const char *symfs, enum out_format format, int top,
+		unsigned scan_flags)
 {
 	struct isaprof ip;
 	struct isa_platform plat;
-	struct profile_opts po = { 0 };
+	struct profile_opts po = { .symfs = symfs };
 	struct attr_view v = { .sample = on_sample };
 	struct finding f[8];
 	size_t nf = 0;

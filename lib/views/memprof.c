@@ -734,8 +734,9 @@ int memprof_key_parse(const char *name)
 	return -1;
 }
 
-int memprof_report(const char *input, enum memprof_key key, enum out_format format,
-		   int limit, const struct family_rules *rules, struct sample_filter *filt, int srcline)
+int memprof_report(const char *input, const char *symfs, enum memprof_key key,
+		   enum out_format format, int limit, const struct family_rules *rules,
+		   struct sample_filter *filt, int srcline)
 {
 	struct profile_opts po;
 	struct profile_stats st;
@@ -745,6 +746,7 @@ int memprof_report(const char *input, enum memprof_key key, enum out_format form
 
 	memset(&po, 0, sizeof(po));
 	po.srcline = srcline;
+	po.symfs = symfs;
 	mp = memprof_new(rules, NULL);
 	ret = memprof_run(mp, input, &po, filt, &st, &info);
 	if (ret >= 0)

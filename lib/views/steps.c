@@ -282,9 +282,9 @@ static int cmp_fam_row(const void *a, const void *b)
 	return strcmp(x->family, y->family);
 }
 
-int steps_report(const char *input, const char *func, struct family_rules *rules,
-		 struct sample_filter *filt, enum out_format format, int limit,
-		 FILE *out)
+int steps_report(const char *input, const char *symfs, const char *func,
+		 struct family_rules *rules, struct sample_filter *filt, enum out_format format,
+		 int limit, FILE *out)
 {
 	struct steps *sp = steps_new(func);
 	struct attr_view v = { .sample = sr_sample, .ctx = sp };
@@ -301,6 +301,7 @@ int steps_report(const char *input, const char *func, struct family_rules *rules
 	char a[32], b[32], m[32];
 
 	memset(&po, 0, sizeof(po));
+	po.symfs = symfs;
 	ret = attr_stream_run(input, &po, filt, rules, &v, &st, &info);
 	if (ret < 0)
 		goto out;
