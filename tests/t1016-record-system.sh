@@ -9,8 +9,10 @@
 # --cgroup PATH on a cgroup v2 folder the test makes: its process from before, one
 # started in it once record has listed them (per-cpu events on the cgroup, as perf -G:
 # all of its 0.4 s of CPU, within 5% + steal), not a spinner outside it; no thread row
-# of tid -1 (the kernel's tid for a thread switching out as it exits); with --metrics the
-# processes of before only, said.
+# and no off-CPU time of tid -1 (the kernel's tid for a thread switching out as it
+# exits); the one started later on and off the CPU for its life, from exec to exit
+# (within 5% + 10 ms: its last switch-out, after its exit, was weighed until the end);
+# with --metrics the processes of before only, said.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
 test_require PERF_EVENTS
@@ -129,7 +131,17 @@ if [ -n "$cg_root" ]; then
 			"r.on_cpu_ns >= 0.38e9" "r.on_cpu_ns <= 0.42e9 + $steal * 1e6" &&
 		"$DLPROF" report -i cg.data --sort thread --format json >cgtid.json 2>/dev/null &&
 		json_check cgtid.json "print(sorted((r.pid, r.tid) for r in j.rows))" \
-			"all(0 < r.tid < 1 << 22 for r in j.rows)"
+			"all(0 < r.tid < 1 << 22 for r in j.rows)" &&
+		"$DLPROF" report -i cg.data --off-cpu --sort tid --format json >cgoff.json 2>/dev/null &&
+		json_check cgoff.json "print([(r.symbol, r.self_ns) for r in j.rows])" \
+			"all(0 < int(r.symbol.split()[0]) < 1 << 22 for r in j.rows)" &&
+		born=$(sed -n "s/^PERF COMM pid=$new tid=$new time=\([0-9]*\) exec=1 .*/\1/p" cgdump) &&
+		died=$(sed -n "s/^PERF EXIT pid=$new .* time=\([0-9]*\)\$/\1/p" cgdump) &&
+		echo "rec-hot lived $(( (died - born) / 1000000 )) ms" &&
+		on=$(/usr/bin/python3 -c "import json; print([r[\"on_cpu_ns\"] for r in json.load(open(\"cgpid.json\"))[\"rows\"] if r[\"pid\"] == $new][0])") &&
+		json_check cgoff.json "r = [r for r in j.rows if r.symbol.startswith(\"$new \")][0]" \
+			"print(\"on\", $on / 1e6, \"off\", r.self_ns / 1e6)" \
+			"abs($on + r.self_ns - ($died - $born)) <= 0.05 * ($died - $born) + 10e6"
 	'
 	test_expect_success 'record --cgroup with --metrics: the processes of before, said' '
 		in=$(cat in.pid) &&

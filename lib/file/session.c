@@ -558,6 +558,12 @@ static int finish_sample(struct session *s, struct dlp_sample *smp, const struct
 		smp->pystate = usflags & DLP_USAMPLE_PY_UNCHECKED ? DLP_PY_UNCHECKED :
 			       DLP_PY_TRUSTED;
 	}
+	/* the switch-out of a thread that is exiting, taken by a per-cpu event: as its
+	 * switch record (do_sideband), no tid to count it to, and it runs no more */
+	if (smp->tid == (uint32_t)-1 && smp->evsel &&
+	    smp->evsel->attr.type == PERF_TYPE_SOFTWARE &&
+	    smp->evsel->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES)
+		return 0;
 	if (smp->time && (!info->first_time || smp->time < info->first_time))
 		info->first_time = smp->time;
 	if (smp->time > info->last_time)

@@ -58,6 +58,7 @@ struct prof {
 	size_t nr_off_reads, alloc_off_reads;
 	struct off_in { uint32_t tid; uint64_t time; } *ins;
 	size_t nr_ins, alloc_ins;
+	struct u64map exits;		/* tid -> the time of its EXIT record (the last) */
 	struct pystacks *py;		/* the recording's Python stacks, NULL when none */
 	/* live: called when code in an anonymous mapping has no JIT name yet (its perf
 	 * map line may have been written since the last look); > 0: look again */
@@ -140,7 +141,11 @@ static int p_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t
 
 static int p_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
 {
-	return machine_exit(((struct prof *)ctx)->m, pid, tid, time);
+	struct prof *p = ctx;
+
+	if (time && (p->opts->off_cpu || p->opts->wall))
+		u64map_put(&p->exits, tid, (void *)(uintptr_t)time);
+	return machine_exit(p->m, pid, tid, time);
 }
 
 static int p_other(void *ctx, uint32_t type, const void *data, size_t len)
@@ -226,8 +231,14 @@ static int cmp_in(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
+/* A thread's last switch-out comes a little after its EXIT record (do_task_dead): up to
+ * this long after it, the switch-out of a thread that exited is its last (beyond it, its
+ * tid was taken again by another) */
+#define EXIT_SWITCH_NS	10000000ull
+
 /* off_cpu: each switch-out sample, weighted by the time until its thread was switched in
- * again (the end of the recording when it never was), in recording order. */
+ * again; when it never was, until its exit (0 for the switch-out of its exit itself), or
+ * the end of the recording; in recording order. */
 static int deliver_off_cpu(struct prof *p, const struct session_info *info, int ret)
 {
 	uint64_t end = info->have_stats && info->stats.end_ns ? info->stats.end_ns : p->st->last_time;
@@ -249,8 +260,14 @@ static int deliver_off_cpu(struct prof *p, const struct session_info *info, int 
 			else
 				hi = mid;
 		}
-		if (lo < p->nr_ins && p->ins[lo].tid == o->s.tid)
+		if (lo < p->nr_ins && p->ins[lo].tid == o->s.tid) {
 			back = p->ins[lo].time;
+		} else {
+			uint64_t gone = (uintptr_t)u64map_get(&p->exits, o->s.tid);
+
+			if (gone && (gone >= o->s.time || o->s.time - gone < EXIT_SWITCH_NS))
+				back = gone;	/* (before the switch-out: 0, below) */
+		}
 		o->s.period = back > o->s.time ? back - o->s.time : 0;
 		if (o->s.nr_read)
 			o->s.read = p->off_reads + o->read_at;
@@ -753,6 +770,7 @@ static void prof_init(struct prof *p, const struct profile_opts *opts,
 	p->uw = unwinder_new(p->m);
 	strpool_init(&p->pool);
 	u64map_init(&p->anon_names);
+	u64map_init(&p->exits);
 	p->max_frames = opts->max_depth && opts->max_depth < MAX_DEPTH ? opts->max_depth : MAX_DEPTH;
 	p->max_frames *= opts->inline_frames ? 4 : 1;
 	p->frames = xcalloc(p->max_frames + 1, sizeof(*p->frames));
@@ -770,6 +788,7 @@ static void prof_release(struct prof *p)
 	free(p->ips);
 	free(p->ipflags);
 	u64map_release(&p->anon_names);
+	u64map_release(&p->exits);
 	strpool_release(&p->pool);
 	if (p->uw)
 		unwinder_free(p->uw);
