@@ -195,7 +195,9 @@ int cmd_record(int argc, const char **argv)
 		return EXIT_USAGE;
 	}
 	if (opts.container || opts.cgroup) {
-		ret = container_pids(opts.container, opts.cgroup, &pidlist);
+		long ct_pid;
+
+		ret = container_pids(opts.container, opts.cgroup, &pidlist, &ct_pid);
 		if (ret)
 			return exit_status(ret);
 		opts.pids = pidlist.buf;
@@ -203,8 +205,7 @@ int cmd_record(int argc, const char **argv)
 		if (opts.metrics || opts.memory)
 			opts.cgroup_why = opts.metrics ? "--metrics counts per thread"
 						       : "--memory probes each process";
-		else if (!container_cgroup_dir(opts.container, opts.cgroup, &cgdir,
-					       &opts.cgroup_why))
+		else if (!container_cgroup_dir(ct_pid, opts.cgroup, &cgdir, &opts.cgroup_why))
 			opts.cgroup_dir = cgdir.buf;
 	}
 	if (!n && !opts.pids && !opts.system_wide) {

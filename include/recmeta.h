@@ -20,9 +20,9 @@ struct recmeta_clock {
 };
 
 struct recmeta {
-	struct recmeta_pair *pairs;	/* in the order written; strings in buf */
+	struct recmeta_pair *pairs;	/* in the order written; the strings are the
+					   record's own (recmeta_parse's data) */
 	size_t nr, alloc;
-	char *buf;
 	/* the keys several views read; NULL, 0: not in the record */
 	const char *cmdline;		/* the command, or what was attached to */
 	const char *hostname;
@@ -38,7 +38,8 @@ struct recmeta {
 	size_t nr_warn, alloc_warn;
 };
 
-/* Parse a META record's "key\0value\0" pairs (a pair cut short ends it).  0. */
+/* Parse a META record's "key\0value\0" pairs (a pair cut short ends it); m points into
+ * data, which must outlive it.  0. */
 int recmeta_parse(struct recmeta *m, const void *data, size_t len);
 /* The value of key, or NULL (the last one where a key came twice) */
 const char *recmeta_get(const struct recmeta *m, const char *key);

@@ -102,13 +102,15 @@ struct record_opts {
 			   NULL, NULL, NULL, 0, NULL }
 
 /* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
- * pids.  DLP_OK, or DLP_FAILED with the reason printed (container.c). */
+ * pids; the container's first process (its runtime's answer) in *ct_pid, 0 for a
+ * cgroup.  DLP_OK, or DLP_FAILED with the reason printed (container.c). */
 struct strbuf;
-int container_pids(const char *container, const char *cgroup, struct strbuf *pids);
-/* ... and the folder of their cgroup in the hierarchy where the perf_event controller
- * is (cgroup v2's mount, or v1's perf_event mount), in dir: 0, or -1 with *why set
- * (no such hierarchy, the folder cannot be found) */
-int container_cgroup_dir(const char *container, const char *cgroup, struct strbuf *dir,
+int container_pids(const char *container, const char *cgroup, struct strbuf *pids,
+		   long *ct_pid);
+/* ... and the folder of their cgroup (ct_pid's, else cgroup) in the hierarchy where the
+ * perf_event controller is (cgroup v2's mount, or v1's perf_event mount), in dir: 0, or
+ * -1 with *why set (no such hierarchy, the folder cannot be found) */
+int container_cgroup_dir(long ct_pid, const char *cgroup, struct strbuf *dir,
 			 const char **why);
 
 /* The flags of `podman run`/`docker run` that give a container started apart what

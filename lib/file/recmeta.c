@@ -32,11 +32,8 @@ int recmeta_parse(struct recmeta *m, const void *data, size_t len)
 	const char *end, *p;
 
 	memset(m, 0, sizeof(*m));
-	m->buf = xmalloc(len + 1);
-	memcpy(m->buf, data, len);
-	m->buf[len] = '\0';
-	end = m->buf + len;
-	for (p = m->buf; p < end;) {
+	end = (const char *)data + len;
+	for (p = data; p < end;) {
 		const char *k = p, *v, *e = memchr(k, '\0', (size_t)(end - k));
 
 		if (!e || e + 1 >= end)
@@ -81,6 +78,5 @@ void recmeta_release(struct recmeta *m)
 {
 	free(m->pairs);
 	free(m->warn);
-	free(m->buf);
 	memset(m, 0, sizeof(*m));
 }

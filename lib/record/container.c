@@ -111,17 +111,6 @@ static int cgroup_member(long pid, const void *arg)
 	return in_cgroup(pid, arg);
 }
 
-/* the pid the runtimes give container, 0: none knows it */
-static long container_pid(const char *container)
-{
-	static const char *const runtimes[] = { "podman", "docker", "nerdctl" };
-	long pid = 0;
-
-	for (size_t i = 0; i < ARRAY_SIZE(runtimes) && !pid; i++)
-		pid = inspect_pid(runtimes[i], container);
-	return pid;
-}
-
 /* cgroup PATH as /proc/PID/cgroup shows it: a folder of the mounted tree is taken back
  * to the path below the v2 root (/sys/fs/cgroup, or unified/ on a hybrid machine) or
  * below a v1 controller's folder; *own: what to free */
@@ -140,12 +129,17 @@ static const char *proc_path(const char *cgroup, char **own)
 	return strchr(rest, '/') ? strchr(rest, '/') : "/";
 }
 
-int container_pids(const char *container, const char *cgroup, struct strbuf *pids)
+int container_pids(const char *container, const char *cgroup, struct strbuf *pids,
+		   long *ct_pid)
 {
+	*ct_pid = 0;
 	if (container) {
-		long pid = container_pid(container);
+		static const char *const runtimes[] = { "podman", "docker", "nerdctl" };
+		long pid = 0;
 		unsigned long ns, self;
 
+		for (size_t i = 0; i < ARRAY_SIZE(runtimes) && !pid; i++)
+			pid = inspect_pid(runtimes[i], container);
 		if (!pid)
 			return error("no running container '%s' (podman, docker and nerdctl inspect "
 				     "found none)", container), DLP_FAILED;
@@ -158,6 +152,7 @@ int container_pids(const char *container, const char *cgroup, struct strbuf *pid
 		if (!collect(pids, same_pidns, &ns))
 			return error("container '%s': no process of it is readable in /proc",
 				     container), DLP_FAILED;
+		*ct_pid = pid;
 		return DLP_OK;
 	}
 	if (cgroup) {
@@ -244,7 +239,7 @@ static int pid_cgroup(long pid, int v1, struct strbuf *out)
 	return found ? 0 : -1;
 }
 
-int container_cgroup_dir(const char *container, const char *cgroup, struct strbuf *dir,
+int container_cgroup_dir(long ct_pid, const char *cgroup, struct strbuf *dir,
 			 const char **why)
 {
 	struct strbuf mnt = STRBUF_INIT, cg = STRBUF_INIT;
@@ -256,10 +251,8 @@ int container_cgroup_dir(const char *container, const char *cgroup, struct strbu
 		*why = "no cgroup hierarchy with the perf_event controller is mounted";
 		goto out;
 	}
-	if (container) {
-		long pid = container_pid(container);
-
-		if (!pid || pid_cgroup(pid, v1, &cg) < 0) {
+	if (ct_pid) {
+		if (pid_cgroup(ct_pid, v1, &cg) < 0) {
 			*why = "the container's cgroup is not readable";
 			goto out;
 		}
