@@ -1,0 +1,188 @@
+/* json.c - the JSON writer (json.h) */
+#include <stdarg.h>
+
+#include "json.h"
+#include "util.h"
+
+void json_init(struct json *j, FILE *out, enum json_layout layout)
+{
+	*j = (struct json){ .out = out, .layout = layout };
+}
+
+void json_layout(struct json *j, enum json_layout layout)
+{
+	j->layout = layout;
+}
+
+void json_pre(struct json *j, const char *s)
+{
+	j->pre = s;
+}
+
+void json_raw(struct json *j, const char *s)
+{
+	fputs(s, j->out);
+}
+
+/* Before an item: its comma, then the caller's text or the layout's space.  After a
+ * key, the value follows the key's colon. */
+static void item(struct json *j)
+{
+	if (j->after_key) {
+		j->after_key = 0;
+		return;
+	}
+	if (j->depth) {
+		if (j->items[j->depth - 1]++)
+			fputc(',', j->out);
+		if (j->pre)
+			fputs(j->pre, j->out);
+		else if (j->items[j->depth - 1] > 1 && j->layout == JSON_SPACED)
+			fputc(' ', j->out);
+	} else if (j->pre) {
+		fputs(j->pre, j->out);
+	}
+	j->pre = NULL;
+}
+
+static void open_level(struct json *j, char open, char close)
+{
+	item(j);
+	if (j->depth == JSON_MAX_DEPTH)
+		die("json: nested deeper than %d", JSON_MAX_DEPTH);
+	fputc(open, j->out);
+	j->items[j->depth] = 0;
+	j->close[j->depth++] = close;
+}
+
+void json_obj(struct json *j)
+{
+	open_level(j, '{', '}');
+}
+
+void json_arr(struct json *j)
+{
+	open_level(j, '[', ']');
+}
+
+void json_end(struct json *j)
+{
+	if (!j->depth)
+		die("json: end of nothing open");
+	j->pre = NULL;
+	fputc(j->close[--j->depth], j->out);
+}
+
+void json_key(struct json *j, const char *key)
+{
+	item(j);
+	fput_json_str(j->out, key);
+	fputs(j->layout == JSON_SPACED ? ": " : ":", j->out);
+	j->after_key = 1;
+}
+
+void json_lit(struct json *j, const char *text)
+{
+	item(j);
+	fputs(text, j->out);
+}
+
+void json_str(struct json *j, const char *s)
+{
+	item(j);
+	if (s)
+		fput_json_str(j->out, s);
+	else
+		fputs("null", j->out);
+}
+
+void json_u64(struct json *j, uint64_t v)
+{
+	item(j);
+	fprintf(j->out, "%llu", (unsigned long long)v);
+}
+
+void json_i64(struct json *j, int64_t v)
+{
+	item(j);
+	fprintf(j->out, "%lld", (long long)v);
+}
+
+void json_bool(struct json *j, int v)
+{
+	json_lit(j, v ? "true" : "false");
+}
+
+void json_null(struct json *j)
+{
+	json_lit(j, "null");
+}
+
+void json_num(struct json *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	item(j);
+	va_start(ap, fmt);
+	vfprintf(j->out, fmt, ap);
+	va_end(ap);
+}
+
+void json_kstr(struct json *j, const char *key, const char *s)
+{
+	json_key(j, key);
+	json_str(j, s);
+}
+
+void json_ku64(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_u64(j, v);
+}
+
+void json_ki64(struct json *j, const char *key, int64_t v)
+{
+	json_key(j, key);
+	json_i64(j, v);
+}
+
+void json_kbool(struct json *j, const char *key, int v)
+{
+	json_key(j, key);
+	json_bool(j, v);
+}
+
+void json_knull(struct json *j, const char *key)
+{
+	json_key(j, key);
+	json_null(j);
+}
+
+void json_knum(struct json *j, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	json_key(j, key);
+	item(j);
+	va_start(ap, fmt);
+	vfprintf(j->out, fmt, ap);
+	va_end(ap);
+}
+
+void json_klit(struct json *j, const char *key, const char *text)
+{
+	json_key(j, key);
+	json_lit(j, text);
+}
+
+void json_kobj(struct json *j, const char *key)
+{
+	json_key(j, key);
+	json_obj(j);
+}
+
+void json_karr(struct json *j, const char *key)
+{
+	json_key(j, key);
+	json_arr(j);
+}
