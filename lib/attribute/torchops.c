@@ -9,14 +9,13 @@
  * Read once per library file; without the file (a report on another machine) a list of
  * the common overload names decides.
  */
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "elffile.h"
 #include "torchops.h"
 #include "util.h"
 
@@ -119,15 +118,11 @@ static void scan_string(struct schema_set *st, const char *s, size_t max)
 
 static void load_schemas(struct schema_set *st)
 {
-	int fd = open(st->path, O_RDONLY | O_CLOEXEC);
-	Elf *e;
+	const struct elffile *f = elffile_open(st->path, NULL, 0, NULL);
+	Elf *e = f ? elffile_elf(f) : NULL;
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
-	if (fd < 0)
-		return;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && !elf_getshdrstrndx(e, &shstrndx)) {
 		while ((scn = elf_nextscn(e, scn))) {
 			GElf_Shdr sh;
@@ -154,7 +149,7 @@ static void load_schemas(struct schema_set *st)
 	}
 	if (e)
 		elf_end(e);
-	close(fd);
+	elffile_put(f);
 	st->ok = st->nr > 0;
 }
 

@@ -11,12 +11,11 @@
  * particular (on a 2-core AVX-512 guest, its 256x256 sgemm_ ran at 5.7 GFLOP/s, OpenBLAS's
  * at 91.6: bench/README.md).
  */
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "elffile.h"
 #include "elfsyms.h"
 #include "isa.h"
 
@@ -81,22 +80,17 @@ static void scan_needed(struct blas_scan *b)
 
 enum isa_blas isa_blas_kind(const char *path, int *lapack_only)
 {
-	struct blas_scan b = { NULL, 0, 0, ISA_BLAS_NONE };
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const struct elffile *f = elffile_open(path, NULL, 0, NULL);
+	struct blas_scan b = { f ? elffile_elf(f) : NULL, 0, 0, ISA_BLAS_NONE };
 
 	if (lapack_only)
 		*lapack_only = 0;
-	if (fd < 0)
-		return ISA_BLAS_NONE;
-	elf_version(EV_CURRENT);
-	b.e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (b.e) {
 		elf_each_func(b.e, scan_sym, &b);
 		scan_needed(&b);
-	}
-	if (b.e)
 		elf_end(b.e);
-	close(fd);
+	}
+	elffile_put(f);
 	if (!b.blas && !b.lapack)
 		return ISA_BLAS_NONE;
 	if (lapack_only)

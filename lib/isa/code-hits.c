@@ -6,17 +6,14 @@
  * the .eh_frame FDE covering the address (what names stripped code func@0x.. too), else
  * from the symbol table, and each function is decoded once.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <gelf.h>
 
 #include "elfcheck.h"
+#include "elffile.h"
 #include "elfsyms.h"
 #include "isa.h"
 #include "rephash.h"
@@ -29,7 +26,7 @@ struct hit_seg {
 };
 
 struct hit_dso {
-	int fd;
+	const struct elffile *file;
 	int bad;		/* unreadable, not ELF, or changed since the recording */
 	Elf *elf;
 	Dwarf_CFI *cfi;
@@ -87,8 +84,7 @@ void isa_hits_free(struct isa_hits *h)
 		fde_index_release(&d->fdes);
 		if (d->elf)
 			elf_end(d->elf);
-		if (d->fd >= 0)
-			close(d->fd);
+		elffile_put(d->file);
 		free(d->segs);
 		free(d);
 	}
@@ -104,44 +100,32 @@ static struct hit_dso *hit_dso_get(struct isa_hits *h, const void *key, const ch
 {
 	void **slot = u64map_slot(&h->dsos, (uintptr_t)key);
 	struct hit_dso *d = *slot;
-	const void *bid;
-	ssize_t bidsz;
-	size_t nph;
 	unsigned unsafe;
 
 	if (d)
 		return d->bad ? NULL : d;
 	d = xcalloc(1, sizeof(*d));
-	d->fd = -1;
 	d->bad = 1;
 	u64map_init(&d->funcs);
 	u64map_init(&d->by_addr);
 	*slot = d;
 	if (!path || path[0] != '/')
 		return NULL;
-	elf_version(EV_CURRENT);
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (d->fd < 0)
+	/* a changed file is refused: the symbolizer already said so */
+	d->file = elffile_open(path, build_id, build_id_size, NULL);
+	d->elf = d->file ? elffile_elf(d->file) : NULL;
+	if (!d->elf)
 		return NULL;
-	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
-	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF)
-		return NULL;
-	bidsz = dwelf_elf_gnu_build_id(d->elf, &bid);
-	if (build_id_size && bidsz > 0 &&
-	    ((size_t)bidsz < build_id_size || memcmp(bid, build_id, build_id_size)))
-		return NULL;	/* the symbolizer already said it changed */
 	unsafe = elf_check_warn(d->elf, ELF_CHECK_FILE | ELF_CHECK_EH_FRAME, path);
 	if (unsafe & ELF_CHECK_FILE)
 		return NULL;
-	if (elf_getphdrnum(d->elf, &nph))
-		nph = 0;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
+	for (size_t i = 0; i < d->file->nr_segs; i++) {
+		const struct elffile_seg *ph = &d->file->segs[i];
 
-		if (!gelf_getphdr(d->elf, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+		if (!(ph->flags & PF_X))
 			continue;
 		d->segs = xrealloc(d->segs, (d->nr_segs + 1) * sizeof(*d->segs));
-		d->segs[d->nr_segs++] = (struct hit_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+		d->segs[d->nr_segs++] = (struct hit_seg){ ph->vaddr, ph->offset, ph->filesz };
 	}
 	if (!(unsafe & ELF_CHECK_EH_FRAME))
 		d->cfi = dwarf_getcfi_elf(d->elf);	/* else bounds from symbols alone */
@@ -197,8 +181,7 @@ static struct hit_func *decode_func(struct isa_hits *h, struct hit_dso *d, uint6
 	const struct hit_seg *g = NULL;
 	struct hit_func *f;
 	void **slot;
-	uint8_t *buf;
-	ssize_t r;
+	size_t r;
 
 	if (func_bounds(d, vaddr, &start, &end))
 		return NULL;
@@ -218,19 +201,19 @@ static struct hit_func *decode_func(struct isa_hits *h, struct hit_dso *d, uint6
 	if (end - g->vaddr > g->filesz)
 		end = g->vaddr + g->filesz;
 	foff = start - g->vaddr + g->off;
-	buf = xmalloc(end - start);
-	r = pread(d->fd, buf, end - start, (off_t)foff);
+	r = foff < d->file->size ? d->file->size - foff : 0;
+	if (r > end - start)
+		r = end - start;
 	if (r > 0) {
 		if (!h->dec)
 			h->dec = isa_decoder_new();
 		if (h->dec) {
-			isa_decode(h->dec, buf, (size_t)r, start, &f->c);
+			isa_decode(h->dec, d->file->data + foff, r, start, &f->c);
 			f->tier = isa_counts_tier(f->c.n);
 			h->decoded_funcs++;
 			h->decoded_bytes += (uint64_t)r;
 		}
 	}
-	free(buf);
 	return f;
 }
 

@@ -13,15 +13,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 
 #include <capstone/capstone.h>
 #include <gelf.h>
@@ -29,6 +26,7 @@
 
 #include "elfsyms.h"
 #include "elfcheck.h"
+#include "elffile.h"
 #include "isa.h"
 #include "paths.h"
 #include "util.h"
@@ -345,7 +343,7 @@ struct xrange {
 
 struct scan {
 	const char *path;
-	int fd;
+	const struct elffile *file;
 	const uint8_t *map;
 	size_t size;
 	Elf *elf;
@@ -717,10 +715,7 @@ static void scan_release(struct scan *s)
 {
 	if (s->elf)
 		elf_end(s->elf);
-	if (s->map && s->map != MAP_FAILED)
-		munmap((void *)s->map, s->size);
-	if (s->fd >= 0)
-		close(s->fd);
+	elffile_put(s->file);
 	free(s->x);
 	free(s->cand);
 }
@@ -732,39 +727,28 @@ static double seconds_since(uint64_t t0)
 
 static int open_elf(struct scan *s, struct isa_image *img)
 {
-	struct stat st;
+	enum elffile_status status;
 	GElf_Ehdr eh;
 	size_t shnum, phnum, i;
 	const void *bid;
 	ssize_t bid_len;
 	char why[256];
 
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-	if (s->fd < 0)
+	s->file = elffile_open(s->path, NULL, 0, &status);
+	if (status == ELFFILE_UNREADABLE)
 		return error("unable to open '%s': %s", s->path, strerror(errno));
-	if (fstat(s->fd, &st))
-		return error("unable to stat '%s': %s", s->path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return error("'%s' is not a regular file", s->path);
-	s->size = st.st_size;
-	img->file_size = st.st_size;
-	if (s->size < EI_NIDENT)
-		return error("'%s' is not an ELF file", s->path);
-	s->map = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
-	if (s->map == MAP_FAILED) {
-		s->map = NULL;
-		return error("unable to map '%s': %s", s->path, strerror(errno));
-	}
-	if (memcmp(s->map, ELFMAG, SELFMAG))
-		return error("'%s' is not an ELF file", s->path);
+	if (!s->file)
+		return error("'%s' is %s", s->path, elffile_strstatus(status));
+	s->map = s->file->data;
+	s->size = s->file->size;
+	img->file_size = s->size;
 	if (s->map[EI_CLASS] != ELFCLASS64 || s->map[EI_DATA] != ELFDATA2LSB)
 		return error("'%s' is not a 64-bit little-endian ELF file", s->path);
 	if (s->size < sizeof(Elf64_Ehdr))
 		return error("corrupt ELF file '%s': truncated header", s->path);
 
-	elf_version(EV_CURRENT);
-	s->elf = elf_begin(s->fd, ELF_C_READ_MMAP, NULL);
-	if (!s->elf || elf_kind(s->elf) != ELF_K_ELF || !gelf_getehdr(s->elf, &eh))
+	s->elf = elffile_elf(s->file);
+	if (!s->elf || !gelf_getehdr(s->elf, &eh))
 		return error("corrupt ELF file '%s': %s", s->path, elf_errmsg(-1));
 	if (eh.e_machine != EM_X86_64)
 		return error("'%s' is not x86-64 code (ELF machine %u)", s->path, eh.e_machine);
@@ -830,7 +814,7 @@ static void collect_funcs(struct scan *s)
 
 int isa_image_load(struct isa_image *img, const char *path, unsigned flags)
 {
-	struct scan s = { .path = path, .fd = -1 };
+	struct scan s = { .path = path };
 	uint64_t t0;
 	int ret = -1;
 
@@ -908,17 +892,16 @@ static int cmp_name(const void *a, const void *b)
 static struct names *load_names(struct isa_image *img)
 {
 	struct names *nm = xcalloc(1, sizeof(*nm));
-	Elf *elf = NULL;
+	const struct elffile *f;
+	Elf *elf;
 	size_t shnum = 0, i;
-	int fd;
 
 	nm->fallback = xcalloc(img->nr_funcs ? img->nr_funcs : 1, sizeof(char *));
 	img->names = nm;
-	fd = open(img->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	f = elffile_open(img->path, NULL, 0, NULL);
+	if (!f)
 		return nm;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elffile_elf(f);
 	if (elf && !elf_getshdrnum(elf, &shnum)) {
 		for (i = 1; i < shnum; i++) {
 			Elf_Scn *scn = elf_getscn(elf, i);
@@ -956,7 +939,7 @@ static struct names *load_names(struct isa_image *img)
 	}
 	if (elf)
 		elf_end(elf);
-	close(fd);
+	elffile_put(f);
 	if (nm->nr)
 		qsort(nm->e, nm->nr, sizeof(*nm->e), cmp_name);
 	return nm;

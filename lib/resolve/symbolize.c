@@ -6,23 +6,20 @@
  * FDEs and DWARF all speak ELF virtual addresses; the result cache is keyed by file
  * offset, which is the same in every process that maps the file.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <gelf.h>
 #include <libelf.h>
 
-#include "elfsyms.h"
 #include "elfcheck.h"
+#include "elffile.h"
+#include "elfsyms.h"
 #include "pygil.h"
 #include "rephash.h"
 #include "symbolize.h"
@@ -43,10 +40,6 @@ struct sym {
 	unsigned global:1;
 };
 
-struct seg {
-	uint64_t off, vaddr, filesz;
-};
-
 struct symres {
 	const char *name;
 	uint64_t start_vaddr;	/* 0: unknown */
@@ -61,11 +54,11 @@ struct symres {
 
 struct dso_sym {
 	int state;		/* 1 usable, -1 nothing to read */
-	int fd, dbg_fd;
-	Elf *elf, *dbg_elf;
+	const struct elffile *file, *dbg_file;
+	Elf *elf, *dbg_elf;	/* libelf over their bytes */
 	const uint8_t *raw;
 	size_t raw_size;
-	struct seg *segs;
+	const struct elffile_seg *segs;	/* the file's, once it is usable */
 	size_t nr_segs;
 	struct sym *syms;
 	size_t nr_syms, alloc_syms;
@@ -216,13 +209,10 @@ static void dso_sym_free(struct dso_sym *d)
 		dwarf_cfi_end(d->cfi);	/* before the Elf it was read from */
 	if (d->dbg_elf)
 		elf_end(d->dbg_elf);
-	if (d->dbg_fd >= 0)
-		close(d->dbg_fd);
+	elffile_put(d->dbg_file);
 	if (d->elf)
 		elf_end(d->elf);
-	if (d->fd >= 0)
-		close(d->fd);
-	free(d->segs);
+	elffile_put(d->file);
 	free(d->syms);
 	if (d->dso)
 		d->dso->sym_priv = NULL;
@@ -244,22 +234,18 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
-static Elf *open_elf(const char *path, int *fdp)
+/* The file at path (with that build-id, where id_size) and a libelf handle over it */
+static Elf *open_elf(const char *path, const uint8_t *id, size_t id_size,
+		     const struct elffile **fp, enum elffile_status *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e;
+	const struct elffile *f = elffile_open(path, id, id_size, st);
+	Elf *e = f ? elffile_elf(f) : NULL;
 
-	*fdp = -1;
-	if (fd < 0)
-		return NULL;
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		close(fd);
-		return NULL;
+	if (!e) {
+		elffile_put(f);
+		f = NULL;
 	}
-	*fdp = fd;
+	*fp = f;
 	return e;
 }
 
@@ -441,12 +427,12 @@ static void open_debug_file(struct symbolizer *s, struct dso_sym *d, const char 
 				strbuf_addf(&sb, "%.*s%.*s/%s", len, p, dirlen, path, link);
 			}
 			if (sb.len && strcmp(sb.buf, path))
-				d->dbg_elf = open_elf(sb.buf, &d->dbg_fd);
+				d->dbg_elf = open_elf(sb.buf, NULL, 0, &d->dbg_file, NULL);
 			if (d->dbg_elf && elf_check_warn(d->dbg_elf, ELF_CHECK_FILE, sb.buf)) {
 				elf_end(d->dbg_elf);
-				close(d->dbg_fd);
+				elffile_put(d->dbg_file);
 				d->dbg_elf = NULL;
-				d->dbg_fd = -1;
+				d->dbg_file = NULL;
 			}
 			if (!colon)
 				break;
@@ -459,16 +445,13 @@ static void open_debug_file(struct symbolizer *s, struct dso_sym *d, const char 
 static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 {
 	struct dso_sym *d = dso->sym_priv;
-	const void *bid;
-	ssize_t bidsz;
-	size_t nph;
+	enum elffile_status st = ELFFILE_OK;
 	int have_symtab = 0;
 	unsigned unsafe;
 
 	if (d)
 		return d;
 	d = xcalloc(1, sizeof(*d));
-	d->fd = d->dbg_fd = -1;
 	d->dso = dso;
 	d->state = -1;
 	u64map_init(&d->cache);
@@ -479,47 +462,32 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 
 	if (dso->image) {
 		/* captured at record time (the [vdso]): read from memory */
-		d->elf = elf_memory((char *)dso->image, dso->image_size);
-		if (d->elf && elf_kind(d->elf) != ELF_K_ELF) {
-			elf_end(d->elf);
-			d->elf = NULL;
-		}
+		d->file = elffile_image(dso->image, dso->image_size, dso->path);
+		d->elf = d->file ? elffile_elf(d->file) : NULL;
 	} else if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/') {
 		return d;
 	} else {
-		d->elf = open_elf(dso_file(dso), &d->fd);
+		d->elf = open_elf(dso_file(dso), dso->build_id, dso->build_id_size, &d->file, &st);
 	}
-	if (!d->elf)
-		return d;
-	bidsz = dwelf_elf_gnu_build_id(d->elf, &bid);
-	if (dso->build_id_size && bidsz > 0 &&
-	    ((size_t)bidsz < dso->build_id_size ||
-	     memcmp(bid, dso->build_id, dso->build_id_size))) {
+	if (st == ELFFILE_OTHER_BUILD_ID) {
 		warning("'%s' changed since it was recorded (build-id differs): its samples stay unnamed",
 			dso->path);
 		return d;
 	}
+	if (!d->elf)
+		return d;
 	unsafe = elf_check_warn(d->elf, ELF_CHECK_FILE | ELF_CHECK_EH_FRAME,
 				dso->image ? dso->path : dso_file(dso));
 	if (unsafe & ELF_CHECK_FILE)
 		return d;	/* its samples stay [unknown] */
-	d->raw = (const uint8_t *)elf_rawfile(d->elf, &d->raw_size);
-	if (elf_getphdrnum(d->elf, &nph))
-		nph = 0;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(d->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		d->segs = xrealloc(d->segs, (d->nr_segs + 1) * sizeof(*d->segs));
-		d->segs[d->nr_segs].off = ph.p_offset;
-		d->segs[d->nr_segs].vaddr = ph.p_vaddr;
-		d->segs[d->nr_segs].filesz = ph.p_filesz;
-		d->nr_segs++;
-	}
+	d->raw = d->file->data;
+	d->raw_size = d->file->size;
+	d->segs = d->file->segs;
+	d->nr_segs = d->file->nr_segs;
 	load_symbols(d, d->elf, &have_symtab);
 	if (!have_symtab) {
-		open_debug_file(s, d, dso->path, bidsz > 0 ? bid : NULL, bidsz > 0 ? bidsz : 0);
+		open_debug_file(s, d, dso->path, d->file->build_id,
+				d->file->build_id_size < 20 ? d->file->build_id_size : 20);
 		if (d->dbg_elf)
 			load_symbols(d, d->dbg_elf, NULL);
 	}
@@ -534,10 +502,10 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 static int off_to_vaddr(const struct dso_sym *d, uint64_t off, uint64_t *vaddr)
 {
 	for (size_t i = 0; i < d->nr_segs; i++) {
-		const struct seg *g = &d->segs[i];
+		const struct elffile_seg *g = &d->segs[i];
 
-		if (off >= g->off && off - g->off < g->filesz) {
-			*vaddr = off - g->off + g->vaddr;
+		if (off >= g->offset && off - g->offset < g->filesz) {
+			*vaddr = off - g->offset + g->vaddr;
 			return 0;
 		}
 	}
@@ -547,10 +515,10 @@ static int off_to_vaddr(const struct dso_sym *d, uint64_t off, uint64_t *vaddr)
 static int vaddr_to_off(const struct dso_sym *d, uint64_t vaddr, uint64_t *off)
 {
 	for (size_t i = 0; i < d->nr_segs; i++) {
-		const struct seg *g = &d->segs[i];
+		const struct elffile_seg *g = &d->segs[i];
 
 		if (vaddr >= g->vaddr && vaddr - g->vaddr < g->filesz) {
-			*off = vaddr - g->vaddr + g->off;
+			*off = vaddr - g->vaddr + g->offset;
 			return 0;
 		}
 	}

@@ -1,16 +1,13 @@
 /* unwind-dso.c - what the unwinder reads of a file: its bytes (mapped once), the kind of
  * a code address and whether a call precedes a return address, and the CFI rule for an
  * address (libdw's row turned into a cached rule: unwind-priv.h). */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <dwarf.h>
 
 #include "elfcheck.h"
-#include "elfsyms.h"
+#include "elffile.h"
 #include "kunwind.h"
 #include "unwind-priv.h"
 #include "util.h"
@@ -47,33 +44,16 @@ void unw_dso_free(struct unw_dso *d)
 		dwarf_cfi_end(d->eh);
 	if (d->elf)
 		elf_end(d->elf);
-	if (d->data && !d->borrowed)
-		munmap((void *)d->data, d->size);
-	free(d->segs);
+	elffile_put(d->file);
 	free(d);
-}
-
-/* The file is the one recorded: its build-id is the recorded one, or it has none */
-static int build_id_matches(const struct unw_dso *d, const struct dso *dso)
-{
-	uint8_t id[20];
-	size_t n;
-
-	if (!dso->build_id_size)
-		return 1;
-	n = elf_image_build_id(d->data, d->size, id);
-	/* (build_id_size is at most 20: struct dso's array) */
-	return !n || (n >= dso->build_id_size && !memcmp(id, dso->build_id, dso->build_id_size));
 }
 
 /* Open and validate the file behind dso (once). */
 struct unw_dso *unw_dso_get(const struct dso *dso)
 {
 	struct unw_dso *d = dso->unwind_priv;
-	const Elf64_Ehdr *eh;
-	struct stat st;
-	void *p;
-	int fd;
+	const struct elffile *f;
+	enum elffile_status st = ELFFILE_NOT_ELF;
 
 	if (d)
 		return d->failed ? NULL : d;
@@ -83,55 +63,23 @@ struct unw_dso *unw_dso_get(const struct dso *dso)
 	d->failed = 1;
 	if (dso->image && dso->image_size >= sizeof(Elf64_Ehdr)) {
 		/* captured at record time (the [vdso]) */
-		d->data = dso->image;
-		d->size = dso->image_size;
-		d->borrowed = 1;
-		d->name = dso->path;
-		p = (void *)dso->image;
+		f = elffile_image(dso->image, dso->image_size, dso->path);
 	} else {
 		if (dso->kernel || dso->anon || dso->special || dso->path[0] != '/')
 			return NULL;
-		fd = open(dso_file(dso), O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return NULL;
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-		    (uint64_t)st.st_size < sizeof(Elf64_Ehdr)) {
-			close(fd);
-			return NULL;
-		}
-		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		close(fd);
-		if (p == MAP_FAILED)
-			return NULL;
-		d->data = p;
-		d->size = st.st_size;
-		d->name = dso_file(dso);
+		f = elffile_open(dso_file(dso), dso->build_id, dso->build_id_size, &st);
+		if (st == ELFFILE_OTHER_BUILD_ID)
+			warning("'%s' does not match the recorded build-id: not unwinding through it",
+				dso->path);
 	}
-	eh = p;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_machine != EM_X86_64 || (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) ||
-	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > d->size ||
-	    (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > d->size - eh->e_phoff)
+	if (!f)
 		return NULL;
-	if (!build_id_matches(d, dso)) {
-		warning("'%s' does not match the recorded build-id: not unwinding through it",
-			dso->path);
-		return NULL;
-	}
-	d->type = eh->e_type;
-	d->segs = xcalloc(eh->e_phnum ? eh->e_phnum : 1, sizeof(*d->segs));
-	for (size_t i = 0; i < eh->e_phnum; i++) {
-		Elf64_Phdr ph;	/* copied: a file's e_phoff need not be aligned */
-
-		memcpy(&ph, d->data + eh->e_phoff + i * sizeof(ph), sizeof(ph));
-		if (ph.p_type != PT_LOAD)
-			continue;
-		d->segs[d->nr_segs].offset = ph.p_offset;
-		d->segs[d->nr_segs].vaddr = ph.p_vaddr;
-		d->segs[d->nr_segs].filesz = ph.p_filesz;
-		d->nr_segs++;
-	}
-	if (!d->nr_segs)
+	d->file = f;
+	d->data = f->data;
+	d->size = f->size;
+	d->name = f->path;
+	if (!f->elf64 || f->machine != EM_X86_64 || (f->type != ET_EXEC && f->type != ET_DYN) ||
+	    !f->nr_segs)
 		return NULL;
 	d->failed = 0;
 	return d;
@@ -140,12 +88,12 @@ struct unw_dso *unw_dso_get(const struct dso *dso)
 /* Load bias of the file mapped by mp: process address minus ELF virtual address. */
 int unw_dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias)
 {
-	if (d->type == ET_EXEC) {
+	if (d->file->type == ET_EXEC) {
 		*bias = 0;
 		return 0;
 	}
-	for (size_t i = 0; i < d->nr_segs; i++) {
-		const struct load_seg *sg = &d->segs[i];
+	for (size_t i = 0; i < d->file->nr_segs; i++) {
+		const struct elffile_seg *sg = &d->file->segs[i];
 		uint64_t lo = sg->offset & ~0xfffULL;
 
 		if (mp->pgoff >= lo && mp->pgoff < sg->offset + (sg->filesz ? sg->filesz : 1)) {
@@ -391,7 +339,7 @@ void unw_cfi_open(struct unw_dso *d)
 	unsigned unsafe;
 
 	d->cfi_done = 1;
-	d->elf = elf_memory((char *)d->data, d->size);
+	d->elf = elffile_elf(d->file);
 	if (!d->elf)
 		return;
 	unsafe = elf_check_warn(d->elf, ELF_CHECK_FILE | ELF_CHECK_EH_FRAME, d->name);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <elfutils/libdw.h>
 
+#include "elffile.h"
 #include "process.h"
 #include "rephash.h"
 #include "unwind.h"
@@ -30,10 +31,6 @@ extern const unsigned char unw_callee_saved[NR_CALLEE_SAVED];
 
 /* page kinds */
 enum { PG_UNKNOWN, PG_NONE, PG_FILE, PG_ANON };
-
-struct load_seg {
-	uint64_t offset, vaddr, filesz;
-};
 
 /* where the caller's value of a register is */
 enum { RR_UNDEF, RR_SAME, RR_AT_CFA, RR_CFA_PLUS, RR_REG, RR_EXPR, RR_VAL_EXPR };
@@ -87,12 +84,9 @@ struct root_range {
 struct unw_dso {
 	int failed;		/* file unusable: no bytes */
 	const char *name;	/* the file, for a warning (the dso's) */
-	const uint8_t *data;	/* whole file, mmap'ed (or the dso's captured image) */
+	const struct elffile *file;	/* its bytes (or the dso's captured image) */
+	const uint8_t *data;	/* file->data, file->size */
 	size_t size;
-	int borrowed;		/* data is dso->image: not ours to unmap */
-	uint16_t type;		/* ET_EXEC / ET_DYN */
-	struct load_seg *segs;
-	size_t nr_segs;
 	/* CFI, read on first use */
 	int cfi_done;
 	Elf *elf;

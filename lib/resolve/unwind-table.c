@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dwarf.h>
@@ -216,16 +215,18 @@ int unwind_ktable_image(const void *data, size_t size, const char *name,
 			struct unw_ktable *kt)
 {
 	struct rows t = { 0 };
-	Elf *e = elf_memory((char *)data, size);
+	const struct elffile *f = elffile_image(data, size, name);
+	Elf *e = f ? elffile_elf(f) : NULL;
+	int bad = !e || make_rows(e, name, &t);
 
 	memset(kt, 0, sizeof(*kt));
-	if (!e || make_rows(e, name, &t)) {
-		if (e)
-			elf_end(e);
+	if (e)
+		elf_end(e);
+	elffile_put(f);
+	if (bad) {
 		free(t.v);
 		return -1;
 	}
-	elf_end(e);
 	kt->base = t.base;
 	kt->rows = t.v;
 	kt->nr_rows = t.nr;
@@ -248,25 +249,15 @@ int unwind_ktable_image(const void *data, size_t size, const char *name,
 int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
 		  struct unw_ktable *kt)
 {
-	struct stat st;
-	uint8_t id[20];
-	void *p = MAP_FAILED;
-	int fd, ret = -1;
+	/* the file that was mapped, not another at its path */
+	const struct elffile *f = elffile_open(file, build_id, id_size, NULL);
+	int ret;
 
 	memset(kt, 0, sizeof(*kt));
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!f)
 		return -1;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 64)
-		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	/* the file that was mapped, not another at its path */
-	if (!id_size || (elf_image_build_id(p, st.st_size, id) >= id_size &&
-			 !memcmp(id, build_id, id_size)))
-		ret = unwind_ktable_image(p, st.st_size, file, kt);
-	munmap(p, st.st_size);
+	ret = unwind_ktable_image(f->data, f->size, file, kt);
+	elffile_put(f);
 	return ret;
 }
 

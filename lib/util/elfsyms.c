@@ -1,11 +1,8 @@
 /* elfsyms.c - the function symbols and the build-id of an ELF file (elfsyms.h). */
-#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "elffile.h"
 #include "elfsyms.h"
 
 int elf_each_func(Elf *e, int (*fn)(void *ctx, const GElf_Sym *sym, size_t strndx), void *ctx)
@@ -77,21 +74,12 @@ size_t elf_image_build_id(const void *data, size_t size, uint8_t id[20])
 
 size_t elf_file_build_id(const char *path, uint8_t id[20])
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	size_t n = 0;
-	void *p;
+	const struct elffile *f = elffile_open(path, NULL, 0, NULL);
+	size_t n = f ? f->build_id_size : 0;
 
-	if (fd < 0)
-		return 0;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p != MAP_FAILED) {
-			n = elf_image_build_id(p, (size_t)st.st_size, id);
-			munmap(p, (size_t)st.st_size);
-		}
-	}
-	close(fd);
+	if (n)
+		memcpy(id, f->build_id, n < 20 ? n : 20);
+	elffile_put(f);
 	return n;
 }
 
@@ -127,29 +115,15 @@ static int func_named(void *ctx, const GElf_Sym *sym, size_t strndx)
 /* The file offset of function sym in the ELF file path (a uprobe's place), 0 when none. */
 uint64_t elf_func_offset(const char *path, const char *sym)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct func_named fn = { NULL, sym, 0 };
-	uint64_t addr, off = 0;
-	size_t nph = 0;
+	const struct elffile *f = elffile_open(path, NULL, 0, NULL);
+	struct func_named fn = { f ? elffile_elf(f) : NULL, sym, 0 };
+	uint64_t off = 0;
 
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	fn.e = elf_begin(fd, ELF_C_READ, NULL);
 	elf_each_func(fn.e, func_named, &fn);
-	addr = fn.addr;
-	if (fn.e && addr && !elf_getphdrnum(fn.e, &nph))
-		for (size_t i = 0; i < nph; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(fn.e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_filesz) {
-				off = addr - ph.p_vaddr + ph.p_offset;
-				break;
-			}
-		}
+	if (fn.addr && elffile_vaddr_to_off(f, fn.addr, &off))
+		off = 0;
 	if (fn.e)
 		elf_end(fn.e);
-	close(fd);
+	elffile_put(f);
 	return off;
 }

@@ -39,15 +39,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
+#include "elffile.h"
 #include "memevent.h"
 #include "../proc-root.h"
 #include "pyread-priv.h"
@@ -160,11 +159,9 @@ int pyreader_active(const struct pyreader *pr)
 static const struct pysyms *file_syms(struct pyreader *pr, const char *path)
 {
 	struct pysyms *s;
-	int fd;
+	const struct elffile *f;
 	Elf *e;
 	Elf_Scn *scn = NULL;
-	GElf_Ehdr eh;
-	size_t nph;
 
 	for (size_t i = 0; i < pr->nr_syms; i++)
 		if (!strcmp(pr->syms[i].path, path))
@@ -173,23 +170,18 @@ static const struct pysyms *file_syms(struct pyreader *pr, const char *path)
 	s = &pr->syms[pr->nr_syms++];
 	memset(s, 0, sizeof(*s));
 	s->path = xstrdup(path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return s;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || !gelf_getehdr(e, &eh))
+	f = elffile_open(path, NULL, 0, NULL);
+	e = f ? elffile_elf(f) : NULL;
+	if (!e || !f->type)
 		goto out;
-	s->is_dyn = eh.e_type == ET_DYN;
+	s->is_dyn = f->type == ET_DYN;
 	s->first_vaddr = UINT64_MAX;
-	if (!elf_getphdrnum(e, &nph))
-		for (size_t i = 0; i < nph; i++) {
-			GElf_Phdr ph;
+	for (size_t i = 0; i < f->nr_segs; i++) {
+		const struct elffile_seg *ph = &f->segs[i];
 
-			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    ph.p_vaddr - ph.p_offset < s->first_vaddr)
-				s->first_vaddr = ph.p_vaddr - ph.p_offset;
-		}
+		if (ph->vaddr - ph->offset < s->first_vaddr)
+			s->first_vaddr = ph->vaddr - ph->offset;
+	}
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -220,7 +212,7 @@ static const struct pysyms *file_syms(struct pyreader *pr, const char *path)
 out:
 	if (e)
 		elf_end(e);
-	close(fd);
+	elffile_put(f);
 	return s;
 }
 

@@ -1,0 +1,286 @@
+/* elffile.c - ELF files opened once and shared (elffile.h) */
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elffile.h"
+#include "util.h"
+
+struct held {
+	struct elffile f;		/* first: a const struct elffile * is a struct held * */
+	struct held *next;		/* in the open list; not there once replaced */
+	unsigned refs;
+	int mapped, listed;
+	dev_t dev;
+	ino_t ino;
+	off_t st_size;
+	struct timespec ctime;
+	struct elffile_seg *segs;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct held *open_files;
+
+/* The headers, what libelf reads of them: what a reader asks of every file first.  A
+ * file with the ELF magic is kept even where libelf reads no more (its reader says why). */
+static int read_headers(struct held *h)
+{
+	Elf *e;
+	GElf_Ehdr eh;
+	size_t nph;
+	const void *id;
+	ssize_t n;
+
+	if (h->f.size < EI_NIDENT || memcmp(h->f.data, ELFMAG, SELFMAG))
+		return -1;
+	e = elffile_elf(&h->f);
+	if (!e || !gelf_getehdr(e, &eh)) {
+		if (e)
+			elf_end(e);
+		return 0;
+	}
+	h->f.elf64 = h->f.data[EI_CLASS] == ELFCLASS64;
+	h->f.type = eh.e_type;
+	h->f.machine = eh.e_machine;
+	if (elf_getphdrnum(e, &nph))
+		nph = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		h->segs = xrealloc(h->segs, (h->f.nr_segs + 1) * sizeof(*h->segs));
+		h->segs[h->f.nr_segs++] = (struct elffile_seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
+								ph.p_memsz, ph.p_flags };
+	}
+	h->f.segs = h->segs;
+	n = dwelf_elf_gnu_build_id(e, &id);
+	if (n > 0) {
+		h->f.build_id_size = (size_t)n;
+		memcpy(h->f.build_id, id, n < 20 ? (size_t)n : 20);
+	}
+	elf_end(e);
+	return 0;
+}
+
+static void held_free(struct held *h)
+{
+	if (h->mapped)
+		munmap((void *)h->f.data, h->f.size);
+	free(h->segs);
+	free((char *)h->f.path);
+	free(h);
+}
+
+static int same_file(const struct held *h, const char *path, const struct stat *st)
+{
+	return !strcmp(h->f.path, path) && h->dev == st->st_dev && h->ino == st->st_ino &&
+	       h->st_size == st->st_size && h->ctime.tv_sec == st->st_ctim.tv_sec &&
+	       h->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static int build_id_fits(const struct elffile *f, const uint8_t *id, size_t id_size)
+{
+	if (!id_size || !f->build_id_size)
+		return 1;
+	if (id_size > 20)
+		id_size = 20;
+	return f->build_id_size >= id_size && !memcmp(f->build_id, id, id_size);
+}
+
+static void close_keep_errno(int fd)
+{
+	int e = errno;
+
+	close(fd);
+	errno = e;
+}
+
+static struct held *map_file(const char *path, int fd, const struct stat *st,
+			     enum elffile_status *status)
+{
+	struct held *h;
+	void *p;
+
+	p = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		*status = ELFFILE_UNREADABLE;
+		return NULL;
+	}
+	h = xcalloc(1, sizeof(*h));
+	h->f.path = xstrdup(path);
+	h->f.data = p;
+	h->f.size = (size_t)st->st_size;
+	h->mapped = 1;
+	h->dev = st->st_dev;
+	h->ino = st->st_ino;
+	h->st_size = st->st_size;
+	h->ctime = st->st_ctim;
+	if (read_headers(h)) {
+		held_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+const struct elffile *elffile_open(const char *path, const uint8_t *build_id, size_t id_size,
+				   enum elffile_status *status)
+{
+	enum elffile_status dummy;
+	struct held *h, **pp;
+	struct stat st;
+	int fd;
+
+	if (!status)
+		status = &dummy;
+	*status = ELFFILE_UNREADABLE;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		if (!S_ISREG(st.st_mode))
+			*status = ELFFILE_NOT_REGULAR;
+		close_keep_errno(fd);
+		return NULL;
+	}
+	*status = ELFFILE_NOT_ELF;
+	if (st.st_size < EI_NIDENT) {
+		close(fd);
+		return NULL;
+	}
+	pthread_mutex_lock(&lock);
+	for (pp = &open_files; (h = *pp); pp = &h->next) {
+		if (same_file(h, path, &st))
+			break;
+		if (!strcmp(h->f.path, path)) {
+			/* replaced since: its holders keep the old bytes */
+			*pp = h->next;
+			h->listed = 0;
+			h = NULL;
+			break;
+		}
+	}
+	if (!h) {
+		h = map_file(path, fd, &st, status);
+		if (h) {
+			h->next = open_files;
+			h->listed = 1;
+			open_files = h;
+		}
+	}
+	close_keep_errno(fd);
+	if (h && !build_id_fits(&h->f, build_id, id_size)) {
+		*status = ELFFILE_OTHER_BUILD_ID;
+		if (!h->refs) {
+			open_files = h->next;	/* just mapped: at the head */
+			held_free(h);
+		}
+		h = NULL;
+	}
+	if (h) {
+		h->refs++;
+		*status = ELFFILE_OK;
+	}
+	pthread_mutex_unlock(&lock);
+	return h ? &h->f : NULL;
+}
+
+const struct elffile *elffile_image(const void *data, size_t size, const char *name)
+{
+	struct held *h = xcalloc(1, sizeof(*h));
+
+	h->f.path = xstrdup(name);
+	h->f.data = data;
+	h->f.size = size;
+	h->refs = 1;
+	if (read_headers(h)) {
+		held_free(h);
+		return NULL;
+	}
+	return &h->f;
+}
+
+void elffile_put(const struct elffile *f)
+{
+	struct held *h = (struct held *)f, **pp;
+
+	if (!h)
+		return;
+	pthread_mutex_lock(&lock);
+	if (--h->refs) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	if (h->listed) {
+		for (pp = &open_files; *pp && *pp != h; pp = &(*pp)->next)
+			;
+		if (*pp)
+			*pp = h->next;
+	}
+	pthread_mutex_unlock(&lock);
+	held_free(h);
+}
+
+Elf *elffile_elf(const struct elffile *f)
+{
+	Elf *e;
+
+	if (f->size < EI_NIDENT || f->data[EI_DATA] != ELFDATA2LSB)
+		return NULL;	/* libelf would turn a big-endian file's bytes in place */
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)f->data, f->size);
+	if (e && elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		return NULL;
+	}
+	return e;
+}
+
+int elffile_off_to_vaddr(const struct elffile *f, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < f->nr_segs; i++) {
+		const struct elffile_seg *g = &f->segs[i];
+
+		if (off >= g->offset && off - g->offset < g->filesz) {
+			*vaddr = off - g->offset + g->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int elffile_vaddr_to_off(const struct elffile *f, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < f->nr_segs; i++) {
+		const struct elffile_seg *g = &f->segs[i];
+
+		if (vaddr >= g->vaddr && vaddr - g->vaddr < g->filesz) {
+			*off = vaddr - g->vaddr + g->offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *elffile_strstatus(enum elffile_status status)
+{
+	switch (status) {
+	case ELFFILE_OK:
+		return "readable";
+	case ELFFILE_UNREADABLE:
+		return "not readable";
+	case ELFFILE_NOT_REGULAR:
+		return "not a regular file";
+	case ELFFILE_NOT_ELF:
+		return "not an ELF file";
+	case ELFFILE_OTHER_BUILD_ID:
+		return "its build-id differs from the recorded one";
+	}
+	return "?";
+}
