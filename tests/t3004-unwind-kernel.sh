@@ -5,7 +5,7 @@
 # more.  DLPROF_KSTACK=1: the walk replaces the copy where it reached the thread's root;
 # the stacks are the known ones.  With --keep-stacks the kernel's stacks are recorded
 # beside the copies, and report --check-unwind holds them to report's walks of the
-# copies.  Workloads whose stacks are known: a stripped library
+# copies; with --no-python the program walks native stacks alone.  Workloads whose stacks are known: a stripped library
 # without frame pointers (unw-libmain: main -> unw_libmain_loop -> unw_lib_spin), JIT
 # code without CFI that the walk must scan past (unw-jit: main -> jit_driver -> KERNEL),
 # and the demo (oneDNN's JIT convolution under two OpenMP threads).  The program stays
@@ -81,6 +81,12 @@ test_expect_success 'in place of the copy: the stripped library, its known stack
 	DLPROF_KSTACK=1 "$DLPROF" record -o li.data -- "$BUILD/tests/unw-libmain" \
 		>/dev/null 2>err && instead err 50 &&
 	share li.data "^unw-libmain;_start;.*;main;unw_libmain_loop[^;]*;unw_lib_spin;[^;]+ [0-9]+\$" 90
+'
+
+test_expect_success '--no-python (as top records): the program loaded for the walk alone' '
+	DLPROF_KSTACK=1 "$DLPROF" record --no-python -o np.data -- "$BUILD/tests/unw-libmain" \
+		>/dev/null 2>err && instead err 50 &&
+	share np.data "^unw-libmain;_start;.*;main;unw_libmain_loop[^;]*;unw_lib_spin;[^;]+ [0-9]+\$" 90
 '
 
 test_expect_success 'in place of the copy: JIT code, main;jit_driver;KERNEL under _start' '

@@ -170,17 +170,17 @@ static int system_open(struct recorder *r)
  * DLPROF_KSTACK=1 in place of the stack copies where the walk reaches the thread's root
  * (the copy for the others), =compare beside them (each sample walked both ways and the
  * two compared; so too with --keep-stacks, which keeps the copies).  Only for dwarf
- * stacks unwound while recording, without --metrics (whose samples carry counts the
- * walk's record has not) and without --no-python (the walk is a part of the program
- * that reads Python frames).
+ * stacks unwound while recording, and not in place of the copies with --metrics (whose
+ * samples carry counts the walk's record has not).  The walk is a part of the program
+ * that reads Python frames: with --no-python it is loaded for the walk alone.
  */
 static int native_mode(const struct record_opts *o)
 {
 	const char *e = getenv("DLPROF_KSTACK");
 
 	if (!e || !*e || !strcmp(e, "0") || o->callgraph != RECORD_CG_DWARF ||
-	    o->no_record_unwind || o->no_python)
-		return PYBPF_NATIVE_OFF;	/* (it is the Python reader's program) */
+	    o->no_record_unwind)
+		return PYBPF_NATIVE_OFF;
 	if (!strcmp(e, "compare") || o->keep_stacks)
 		return PYBPF_NATIVE_BESIDE;
 	return o->metrics ? PYBPF_NATIVE_OFF : PYBPF_NATIVE_INSTEAD;
@@ -1033,10 +1033,12 @@ int record_run(const struct record_opts *o, int *exit_status)
 	/* whatever the command: a Python process it starts (under a shell, a launcher,
 	 * torchrun, srun, mpirun; a forked or spawned worker) is read in the kernel too;
 	 * where no Python process runs, the program finds no thread listed at a sample */
-	if (!o->no_python) {
+	if (!o->no_python || native_mode(o) != PYBPF_NATIVE_OFF) {
 		struct pyframe_layout lays[8];
 
-		r->py.pb = pybpf_new(lays, pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
+		/* --no-python: the program walks native stacks, no thread is listed */
+		r->py.pb = pybpf_new(lays, o->no_python ? 0 :
+				     pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
 				     native_mode(o), &r->py.pb_why);
 		/* the program's cost, counted by the kernel (said at the end) */
 		if (r->py.pb && (getenv("DLPROF_BPF_STATS") || pybpf_native(r->py.pb)))

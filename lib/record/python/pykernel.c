@@ -407,6 +407,8 @@ void pykernel_match(struct recorder *r, int last)
 	 * could not): an import, code being made; a module's code goes when its import is
 	 * over, so it must be read soon: the drains come soon while new ones keep coming
 	 * (PB_HOT_NS after the last: one quick drain that finds none says little) */
+	if (!r->py.reader)
+		return;		/* the program walks native stacks only (--no-python) */
 	pyreader_get_stats(r->py.reader, &st);
 	if (st.codes_outside != r->py.pb_codes) {
 		r->py.pb_codes = st.codes_outside;
