@@ -18,6 +18,7 @@ enum { TABW_TEXT = 0, TABW_NUM = 1 };	/* left-aligned text; right-aligned number
 enum tabw_as { TABW_AS_TEXT, TABW_AS_JSON, TABW_AS_CSV };
 
 struct tabw;
+struct json;
 
 struct tabw *tabw_new(void);
 void tabw_free(struct tabw *t);
@@ -34,5 +35,7 @@ void tabw_num(struct tabw *t, double v, int decimals);
 void tabw_none(struct tabw *t);
 /* The whole table; JSON: an array of one object per row (no newline after it) */
 void tabw_print(struct tabw *t, FILE *out, enum tabw_as as);
+/* The table as the next value of a JSON document: that array */
+void tabw_json(struct tabw *t, struct json *j);
 
 #endif

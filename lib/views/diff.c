@@ -9,6 +9,7 @@
 #include "dlview.h"
 #include "family.h"
 #include "filter.h"
+#include "json.h"
 #include "output.h"
 #include "profile.h"
 #include "rephash.h"
@@ -398,34 +399,43 @@ static const char *key_text(struct diff *d, const char *key)
 static void print_json(struct diff *d, FILE *out, struct diff_row *rows, size_t nr,
 		       size_t limit)
 {
-	fprintf(out, "{\"key\": \"%s\"", key_name(d->key));
+	struct json j;
+
+	json_init(&j, out, JSON_SPACED);
+	json_obj(&j);
+	json_kstr(&j, "key", key_name(d->key));
 	for (int s = 0; s < 2; s++) {
 		const struct diff_side *sd = &d->side[s];
 
-		fprintf(out, ", \"%s\": {\"file\": ", s ? "new" : "base");
-		fput_json_str(out, sd->path);
-		fprintf(out, ", \"cmdline\": ");
-		fput_json_str(out, sd->cmdline ? sd->cmdline : "");
-		fprintf(out, ", \"event\": ");
-		fput_json_str(out, sd->event);
-		fprintf(out, ", \"samples\": %" PRIu64 ", \"ns_per_sample\": %" PRIu64
-			", \"duration_ns\": %" PRIu64 "}", sd->samples, sd->ns_per_sample,
-			sd->duration_ns);
+		json_kobj(&j, s ? "new" : "base");
+		json_kstr(&j, "file", sd->path ? sd->path : "");
+		json_kstr(&j, "cmdline", sd->cmdline ? sd->cmdline : "");
+		json_kstr(&j, "event", sd->event);
+		json_ku64(&j, "samples", sd->samples);
+		json_ku64(&j, "ns_per_sample", sd->ns_per_sample);
+		json_ku64(&j, "duration_ns", sd->duration_ns);
+		json_end(&j);
 	}
-	fprintf(out, ", \"rows\": [");
+	json_karr(&j, "rows");
 	for (size_t i = 0; i < nr && (!limit || i < limit); i++) {
 		const struct diff_row *r = &rows[i];
 
-		fprintf(out, "%s\n  {\"name\": ", i ? "," : "");
-		fput_json_str(out, key_text(d, r->key));
-		fprintf(out, ", \"base_samples\": %" PRIu64 ", \"new_samples\": %" PRIu64
-			", \"base_pct\": %.4f, \"new_pct\": %.4f, \"base_ns\": %" PRIu64
-			", \"new_ns\": %" PRIu64 ", \"delta_ns\": %" PRId64 "}",
-			r->n[0], r->n[1], pct(r->n[0], d->side[0].samples),
-			pct(r->n[1], d->side[1].samples), r->n[0] * d->side[0].ns_per_sample,
-			r->n[1] * d->side[1].ns_per_sample, r->delta_ns);
+		json_pre(&j, "\n  ");
+		json_obj(&j);
+		json_kstr(&j, "name", key_text(d, r->key));
+		json_ku64(&j, "base_samples", r->n[0]);
+		json_ku64(&j, "new_samples", r->n[1]);
+		json_knum(&j, "base_pct", "%.4f", pct(r->n[0], d->side[0].samples));
+		json_knum(&j, "new_pct", "%.4f", pct(r->n[1], d->side[1].samples));
+		json_ku64(&j, "base_ns", r->n[0] * d->side[0].ns_per_sample);
+		json_ku64(&j, "new_ns", r->n[1] * d->side[1].ns_per_sample);
+		json_ki64(&j, "delta_ns", r->delta_ns);
+		json_end(&j);
 	}
-	fprintf(out, "\n]}\n");
+	json_raw(&j, "\n");
+	json_end(&j);
+	json_end(&j);
+	json_raw(&j, "\n");
 }
 
 static void print_csv(struct diff *d, FILE *out, struct diff_row *rows, size_t nr,
@@ -436,13 +446,8 @@ static void print_csv(struct diff *d, FILE *out, struct diff_row *rows, size_t n
 	for (size_t i = 0; i < nr && (!limit || i < limit); i++) {
 		const struct diff_row *r = &rows[i];
 
-		fputc('"', out);
-		for (const char *p = key_text(d, r->key); *p; p++) {
-			if (*p == '"')
-				fputc('"', out);
-			fputc(*p, out);
-		}
-		fprintf(out, "\",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRId64
+		fput_csv_str(out, key_text(d, r->key));
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRId64
 			"\n", r->n[0], r->n[1], pct(r->n[0], d->side[0].samples),
 			pct(r->n[1], d->side[1].samples), r->n[0] * d->side[0].ns_per_sample,
 			r->n[1] * d->side[1].ns_per_sample, r->delta_ns);

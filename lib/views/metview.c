@@ -4,6 +4,7 @@
 
 #include "attr.h"
 #include "itt.h"
+#include "json.h"
 #include "metview.h"
 #include "process.h"
 #include "rephash.h"
@@ -363,26 +364,30 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 	}
 
 	if (fmt == OUT_JSON) {
-		fputs("{\"metrics\": [", out);
-		for (int i = 0; i < mv->nr; i++) {
-			if (i)
-				fputs(", ", out);
-			fput_json_str(out, mv->names[i]);
-		}
-		fprintf(out, "], \"mode\": \"group\", \"samples\": %llu, \"switch_out_reads\": %llu, "
-			"\"filtered\": %s", (unsigned long long)mv->samples,
-			(unsigned long long)mv->switch_outs, filtered ? "true" : "false");
+		struct json j;
+
+		json_init(&j, out, JSON_SPACED);
+		json_obj(&j);
+		json_karr(&j, "metrics");
+		for (int i = 0; i < mv->nr; i++)
+			json_str(&j, mv->names[i] ? mv->names[i] : "");
+		json_end(&j);
+		json_kstr(&j, "mode", "group");
+		json_ku64(&j, "samples", mv->samples);
+		json_ku64(&j, "switch_out_reads", mv->switch_outs);
+		json_kbool(&j, "filtered", filtered);
 		if (mv->have_total) {
-			fputs(", \"totals\": {", out);
+			json_kobj(&j, "totals");
 			for (int i = 0; i < mv->nr; i++)
-				fprintf(out, "%s\"%s\": %llu", i ? ", " : "", mv->names[i],
-					(unsigned long long)mv->total[i + 1]);
-			fprintf(out, "}, \"enabled_ns\": %llu, \"running_ns\": %llu",
-				(unsigned long long)mv->enabled, (unsigned long long)mv->running);
+				json_ku64(&j, mv->names[i], mv->total[i + 1]);
+			json_end(&j);
+			json_ku64(&j, "enabled_ns", mv->enabled);
+			json_ku64(&j, "running_ns", mv->running);
 		}
-		fputs(", \"rows\": ", out);
-		tabw_print(t, out, TABW_AS_JSON);
-		fputs("}\n", out);
+		json_key(&j, "rows");
+		tabw_json(t, &j);
+		json_end(&j);
+		json_raw(&j, "\n");
 	} else if (fmt == OUT_CSV) {
 		tabw_print(t, out, TABW_AS_CSV);
 	} else {

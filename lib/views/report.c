@@ -6,6 +6,7 @@
 
 #include "dlview.h"
 #include "filter.h"
+#include "json.h"
 #include "metview.h"
 #include "output.h"
 #include "readings.h"
@@ -143,23 +144,32 @@ static void print_wait_families(struct report_ctx *r, FILE *out, enum out_format
 	if (!total)
 		total = 1;
 	if (fmt == OUT_JSON) {
-		fputs("{\"families\":[", out);
+		struct json j;
+
+		json_init(&j, out, JSON_COMPACT);
+		json_obj(&j);
+		json_karr(&j, "families");
 		for (size_t i = 0; i < r->nr_wfam; i++) {
-			fprintf(out, "%s{\"family\":", i ? "," : "");
-			fput_json_str(out, r->wfam[i].family);
-			fprintf(out, ",\"us\":%llu,\"pct\":%.4f,\"samples\":%llu}",
-				(unsigned long long)r->wfam[i].us, 100.0 * r->wfam[i].us / total,
-				(unsigned long long)r->wfam[i].samples);
+			json_obj(&j);
+			json_kstr(&j, "family", r->wfam[i].family);
+			json_ku64(&j, "us", r->wfam[i].us);
+			json_knum(&j, "pct", "%.4f", 100.0 * r->wfam[i].us / total);
+			json_ku64(&j, "samples", r->wfam[i].samples);
+			json_end(&j);
 		}
-		fputs("]}\n", out);
+		json_end(&j);
+		json_end(&j);
+		json_raw(&j, "\n");
 		return;
 	}
 	if (fmt == OUT_CSV) {
 		fputs("family,us,pct,samples\n", out);
-		for (size_t i = 0; i < r->nr_wfam; i++)
-			fprintf(out, "\"%s\",%llu,%.4f,%llu\n", r->wfam[i].family,
+		for (size_t i = 0; i < r->nr_wfam; i++) {
+			fput_csv_str(out, r->wfam[i].family);
+			fprintf(out, ",%llu,%.4f,%llu\n",
 				(unsigned long long)r->wfam[i].us, 100.0 * r->wfam[i].us / total,
 				(unsigned long long)r->wfam[i].samples);
+		}
 		return;
 	}
 	fprintf(out, "\n%8s %12s %8s  %s\n", "Share", "Time", "Samples", "Family");
@@ -230,6 +240,7 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 	size_t n = rd->nr;
 	uint64_t *v = xcalloc(n ? n : 1, sizeof(*v)), total = 0, median;
 	uint64_t ns_per = rd->st.sample_period_ns;
+	struct json js;
 
 	for (size_t i = 0; i < n; i++) {
 		v[i] = rd->in[i].st.samples;
@@ -238,9 +249,12 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 	qsort(v, n, sizeof(*v), cmp_u64);
 	median = n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
 	free(v);
-	if (fmt == OUT_JSON)
-		fputs("{\"kind\": \"input\", \"rows\": [", out);
-	else if (fmt == OUT_CSV)
+	json_init(&js, out, JSON_SPACED);
+	if (fmt == OUT_JSON) {
+		json_obj(&js);
+		json_kstr(&js, "kind", "input");
+		json_karr(&js, "rows");
+	} else if (fmt == OUT_CSV)
 		fputs("input,samples,pct,vs_median_pct,cpu_ns,lost,duration_ns,host,rank_lo,rank_hi,family1,family1_pct,family2,family2_pct,family3,family3_pct,cmdline\n", out);
 	else
 		fprintf(out, "\n%7s %8s %7s %9s %9s %6s  %-38s %-12s %5s  %s\n", "Share", "Samples",
@@ -266,31 +280,31 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 		else
 			snprintf(ranks, sizeof(ranks), "%d-%d", r->rank_lo, r->rank_hi);
 		if (fmt == OUT_JSON) {
-			fprintf(out, "%s\n  {\"input\": ", i ? "," : "");
-			fput_json_str(out, rf->file);
-			fprintf(out, ", \"samples\": %llu, \"pct\": %.2f, \"vs_median_pct\": %.2f, "
-				"\"cpu_ns\": %llu, \"lost\": %llu, \"duration_ns\": %llu, \"host\": ",
-				(unsigned long long)samples, total ? 100.0 * samples / total : 0, vs,
-				(unsigned long long)(samples * ns_per), (unsigned long long)rf->st.lost,
-				(unsigned long long)rf->duration_ns);
-			if (rf->host)
-				fput_json_str(out, rf->host);
-			else
-				fputs("null", out);
-			if (r->rank_lo >= 0)
-				fprintf(out, ", \"rank_lo\": %d, \"rank_hi\": %d", r->rank_lo, r->rank_hi);
-			fputs(", \"families\": [", out);
-			for (size_t k = 0; k < 3 && top[k] < IN_FAMS; k++) {
-				fprintf(out, "%s{\"family\": ", k ? ", " : "");
-				fput_json_str(out, r->fam[top[k]]);
-				fprintf(out, ", \"pct\": %.2f}", samples ? 100.0 * r->fam_n[top[k]] / samples : 0);
+			json_pre(&js, "\n  ");
+			json_obj(&js);
+			json_kstr(&js, "input", rf->file ? rf->file : "");
+			json_ku64(&js, "samples", samples);
+			json_knum(&js, "pct", "%.2f", total ? 100.0 * samples / total : 0);
+			json_knum(&js, "vs_median_pct", "%.2f", vs);
+			json_ku64(&js, "cpu_ns", samples * ns_per);
+			json_ku64(&js, "lost", rf->st.lost);
+			json_ku64(&js, "duration_ns", rf->duration_ns);
+			json_kstr(&js, "host", rf->host);
+			if (r->rank_lo >= 0) {
+				json_ki64(&js, "rank_lo", r->rank_lo);
+				json_ki64(&js, "rank_hi", r->rank_hi);
 			}
-			fputs("], \"cmdline\": ", out);
-			if (rf->cmdline)
-				fput_json_str(out, rf->cmdline);
-			else
-				fputs("null", out);
-			fputc('}', out);
+			json_karr(&js, "families");
+			for (size_t k = 0; k < 3 && top[k] < IN_FAMS; k++) {
+				json_obj(&js);
+				json_kstr(&js, "family", r->fam[top[k]] ? r->fam[top[k]] : "");
+				json_knum(&js, "pct", "%.2f",
+					  samples ? 100.0 * r->fam_n[top[k]] / samples : 0);
+				json_end(&js);
+			}
+			json_end(&js);
+			json_kstr(&js, "cmdline", rf->cmdline);
+			json_end(&js);
 		} else if (fmt == OUT_CSV) {
 			fput_csv_str(out, rf->file);
 			fprintf(out, ",%llu,%.2f,%.2f,%llu,%llu,%llu,", (unsigned long long)samples,
@@ -325,8 +339,12 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 				rf->file);
 		}
 	}
-	if (fmt == OUT_JSON)
-		fputs("\n]}\n", out);
+	if (fmt == OUT_JSON) {
+		json_raw(&js, "\n");
+		json_end(&js);
+		json_end(&js);
+		json_raw(&js, "\n");
+	}
 }
 
 static void report_ctx_release(struct report_ctx *rc)

@@ -4,6 +4,7 @@
 
 #include "attr-stream.h"
 #include "filter.h"
+#include "json.h"
 #include "output.h"
 #include "profile.h"
 #include "steps.h"
@@ -347,24 +348,38 @@ int steps_report(const char *input, const char *symfs, const char *func,
 	}
 	qsort(rows, nf, sizeof(*rows), cmp_fam_row);
 	if (format == OUT_JSON) {
-		fprintf(out, "{\"func\":");
-		fput_json_str(out, func);
-		fprintf(out, ",\"pid\":%u,\"tid\":%u,\"period_ns\":%llu,\"steps\":[", s[0].pid, tid,
-			(unsigned long long)period);
-		for (size_t i = 0; i < nt; i++)
-			fprintf(out, "%s{\"index\":%zu,\"start_ns\":%llu,\"dur_ns\":%llu,\"samples\":%llu}",
-				i ? "," : "", i, (unsigned long long)s[i].start,
-				(unsigned long long)(s[i].end - s[i].start),
-				(unsigned long long)s[i].samples);
-		fprintf(out, "],\"min_index\":%zu,\"median_index\":%zu,\"max_index\":%zu,\"families\":[",
-			fast, med, slow);
-		for (size_t f = 0; f < nf; f++) {
-			fprintf(out, "%s{\"family\":", f ? "," : "");
-			fput_json_str(out, rows[f].family);
-			fprintf(out, ",\"slowest_ns\":%llu,\"median_ns\":%llu}",
-				(unsigned long long)rows[f].slow, (unsigned long long)rows[f].med);
+		struct json j;
+
+		json_init(&j, out, JSON_COMPACT);
+		json_obj(&j);
+		json_kstr(&j, "func", func ? func : "");
+		json_ku64(&j, "pid", s[0].pid);
+		json_ku64(&j, "tid", tid);
+		json_ku64(&j, "period_ns", period);
+		json_karr(&j, "steps");
+		for (size_t i = 0; i < nt; i++) {
+			json_obj(&j);
+			json_ku64(&j, "index", i);
+			json_ku64(&j, "start_ns", s[i].start);
+			json_ku64(&j, "dur_ns", s[i].end - s[i].start);
+			json_ku64(&j, "samples", s[i].samples);
+			json_end(&j);
 		}
-		fputs("]}\n", out);
+		json_end(&j);
+		json_ku64(&j, "min_index", fast);
+		json_ku64(&j, "median_index", med);
+		json_ku64(&j, "max_index", slow);
+		json_karr(&j, "families");
+		for (size_t f = 0; f < nf; f++) {
+			json_obj(&j);
+			json_kstr(&j, "family", rows[f].family ? rows[f].family : "");
+			json_ku64(&j, "slowest_ns", rows[f].slow);
+			json_ku64(&j, "median_ns", rows[f].med);
+			json_end(&j);
+		}
+		json_end(&j);
+		json_end(&j);
+		json_raw(&j, "\n");
 	} else {
 		output_duration(a, sizeof(a), s[fast].end - s[fast].start);
 		output_duration(m, sizeof(m), s[med].end - s[med].start);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "tabw.h"
 #include "util.h"
 
@@ -87,30 +88,40 @@ void tabw_none(struct tabw *t)
 	add_cell(t, xstrdup("-"), xstrdup("null"), 1);
 }
 
+void tabw_json(struct tabw *t, struct json *j)
+{
+	size_t nc = t->nr_cols, nr = nc ? (t->nr_cells + nc - 1) / nc : 0;
+
+	tabw_row(t);
+	json_arr(j);
+	for (size_t r = 0; r < nr; r++) {
+		if (r)
+			json_pre(j, "\n ");
+		json_obj(j);
+		for (size_t c = 0; c < nc; c++) {
+			const struct tabw_cell *x = &t->cells[r * nc + c];
+
+			json_key(j, t->cols[c].key);
+			if (x->json)
+				json_lit(j, x->json);
+			else
+				json_str(j, x->text);
+		}
+		json_end(j);
+	}
+	json_end(j);
+}
+
 void tabw_print(struct tabw *t, FILE *out, enum tabw_as as)
 {
 	size_t nc = t->nr_cols, nr = nc ? (t->nr_cells + nc - 1) / nc : 0;
 
 	tabw_row(t);
 	if (as == TABW_AS_JSON) {
-		fputc('[', out);
-		for (size_t r = 0; r < nr; r++) {
-			fputs(r ? ",\n {" : "{", out);
-			for (size_t c = 0; c < nc; c++) {
-				const struct tabw_cell *x = &t->cells[r * nc + c];
+		struct json j;
 
-				if (c)
-					fputs(", ", out);
-				fput_json_str(out, t->cols[c].key);
-				fputs(": ", out);
-				if (x->json)
-					fputs(x->json, out);
-				else
-					fput_json_str(out, x->text);
-			}
-			fputc('}', out);
-		}
-		fputc(']', out);
+		json_init(&j, out, JSON_SPACED);
+		tabw_json(t, &j);
 		return;
 	}
 	if (as == TABW_AS_CSV) {
