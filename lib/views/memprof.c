@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attr-stream.h"
+#include "json.h"
 #include "memevent.h"
 #include "memrec.h"
 #include "recfile.h"
@@ -616,32 +617,49 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out,
 		nr = limit;
 
 	if (format == OUT_JSON) {
-		fprintf(out, "{\"memory\":{\"sample_bytes\":%llu,\"samples\":%llu,\"frees\":%llu,"
-			"\"unmatched_frees\":%llu,\"alloc_bytes\":%.0f,\"allocs\":%.0f,"
-			"\"freed_bytes\":%.0f,\"peak_bytes\":%.0f,\"peak_s\":%.6f,\"exit_bytes\":%.0f,"
-			"\"fault_samples\":%llu,\"faulted_bytes\":%.0f},"
-			"\"key\":\"%s\",\"rows\":[", (unsigned long long)sm->mean,
-			(unsigned long long)sm->samples, (unsigned long long)sm->frees,
-			(unsigned long long)sm->unmatched_frees, sm->alloc_bytes, sm->alloc_count,
-			sm->freed_bytes, sm->peak_bytes,
-			sm->peak_time > sm->first_time ? (sm->peak_time - sm->first_time) / 1e9 : 0.0,
-			sm->exit_bytes, (unsigned long long)sm->fault_samples, sm->fault_bytes,
-			key_names[key]);
+		struct json j;
+
+		json_init(&j, out, JSON_COMPACT);
+		json_obj(&j);
+		json_kobj(&j, "memory");
+		json_ku64(&j, "sample_bytes", sm->mean);
+		json_ku64(&j, "samples", sm->samples);
+		json_ku64(&j, "frees", sm->frees);
+		json_ku64(&j, "unmatched_frees", sm->unmatched_frees);
+		json_knum(&j, "alloc_bytes", "%.0f", sm->alloc_bytes);
+		json_knum(&j, "allocs", "%.0f", sm->alloc_count);
+		json_knum(&j, "freed_bytes", "%.0f", sm->freed_bytes);
+		json_knum(&j, "peak_bytes", "%.0f", sm->peak_bytes);
+		json_knum(&j, "peak_s", "%.6f", sm->peak_time > sm->first_time ?
+			  (sm->peak_time - sm->first_time) / 1e9 : 0.0);
+		json_knum(&j, "exit_bytes", "%.0f", sm->exit_bytes);
+		json_ku64(&j, "fault_samples", sm->fault_samples);
+		json_knum(&j, "faulted_bytes", "%.0f", sm->fault_bytes);
+		json_end(&j);
+		json_kstr(&j, "key", key_names[key]);
+		json_karr(&j, "rows");
 		for (size_t i = 0; i < nr; i++) {
-			fprintf(out, "%s{\"name\":", i ? "," : "");
-			fput_json_str(out, rows[i].name);
-			fprintf(out, ",\"alloc_bytes\":%.0f,\"pct\":%.4f,\"allocs\":%.0f,"
-				"\"freed_bytes\":%.0f,\"peak_bytes\":%.0f,\"exit_bytes\":%.0f",
-				rows[i].alloc, sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0,
-				rows[i].count, rows[i].freed, rows[i].peak, rows[i].exit);
-			if (opkey)
-				fprintf(out, ",\"total_bytes\":%.0f,\"total_pct\":%.4f", rows[i].total,
-					sm->alloc_bytes ? 100.0 * rows[i].total / sm->alloc_bytes : 0);
+			json_obj(&j);
+			json_kstr(&j, "name", rows[i].name ? rows[i].name : "");
+			json_knum(&j, "alloc_bytes", "%.0f", rows[i].alloc);
+			json_knum(&j, "pct", "%.4f",
+				  sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0);
+			json_knum(&j, "allocs", "%.0f", rows[i].count);
+			json_knum(&j, "freed_bytes", "%.0f", rows[i].freed);
+			json_knum(&j, "peak_bytes", "%.0f", rows[i].peak);
+			json_knum(&j, "exit_bytes", "%.0f", rows[i].exit);
+			if (opkey) {
+				json_knum(&j, "total_bytes", "%.0f", rows[i].total);
+				json_knum(&j, "total_pct", "%.4f", sm->alloc_bytes ?
+					  100.0 * rows[i].total / sm->alloc_bytes : 0);
+			}
 			if (mp->have_faults)
-				fprintf(out, ",\"faulted_bytes\":%.0f", rows[i].faulted);
-			fputc('}', out);
+				json_knum(&j, "faulted_bytes", "%.0f", rows[i].faulted);
+			json_end(&j);
 		}
-		fputs("]}\n", out);
+		json_end(&j);
+		json_end(&j);
+		json_raw(&j, "\n");
 		free(rows);
 		return 0;
 	}

@@ -4,6 +4,7 @@
 
 #include "attr-stream.h"
 #include "filter.h"
+#include "json.h"
 #include "speedscope.h"
 #include "util.h"
 
@@ -144,24 +145,32 @@ static int cmp_profile(const void *a, const void *b)
 
 int speedscope_write(struct speedscope *ss, FILE *out, const char *name, int time_unit)
 {
+	struct json j;
+
 	if (ss->nr_profiles)
 		qsort(ss->profiles, ss->nr_profiles, sizeof(*ss->profiles), cmp_profile);
-	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\", "
-	      "\"exporter\": \"dlprof\", \"name\": ", out);
-	fput_json_str(out, name ? name : "dlprof");
-	fputs(", \"activeProfileIndex\": 0, \"shared\": {\"frames\": [", out);
+	json_init(&j, out, JSON_SPACED);
+	json_obj(&j);
+	json_kstr(&j, "$schema", "https://www.speedscope.app/file-format-schema.json");
+	json_kstr(&j, "exporter", "dlprof");
+	json_kstr(&j, "name", name ? name : "dlprof");
+	json_ku64(&j, "activeProfileIndex", 0);
+	json_kobj(&j, "shared");
+	json_karr(&j, "frames");
 	for (size_t i = 0; i < ss->nr_frames; i++) {
-		fprintf(out, "%s\n{\"name\": ", i ? "," : "");
-		fput_json_str(out, ss->frames[i].name);
-		if (ss->frames[i].file) {
-			fputs(", \"file\": ", out);
-			fput_json_str(out, ss->frames[i].file);
-		}
+		json_pre(&j, "\n");
+		json_obj(&j);
+		json_kstr(&j, "name", ss->frames[i].name ? ss->frames[i].name : "");
+		if (ss->frames[i].file)
+			json_kstr(&j, "file", ss->frames[i].file);
 		if (ss->frames[i].line)
-			fprintf(out, ", \"line\": %d", ss->frames[i].line);
-		fputc('}', out);
+			json_ki64(&j, "line", ss->frames[i].line);
+		json_end(&j);
 	}
-	fputs("\n]}, \"profiles\": [", out);
+	json_raw(&j, "\n");
+	json_end(&j);
+	json_end(&j);
+	json_karr(&j, "profiles");
 	for (size_t i = 0; i < ss->nr_profiles; i++) {
 		const struct ss_profile *p = &ss->profiles[i];
 		char pname[160];
@@ -169,26 +178,39 @@ int speedscope_write(struct speedscope *ss, FILE *out, const char *name, int tim
 
 		snprintf(pname, sizeof(pname), "%s (pid %u, tid %u)", p->comm ? p->comm : "?",
 			 p->pid, p->tid);
-		fprintf(out, "%s\n{\"type\": \"sampled\", \"name\": ", i ? "," : "");
-		fput_json_str(out, pname);
-		fprintf(out, ", \"unit\": \"%s\", \"startValue\": 0, \"endValue\": %llu, "
-			"\"samples\": [", time_unit ? "nanoseconds" : "none",
-			(unsigned long long)p->total);
+		json_pre(&j, "\n");
+		json_obj(&j);
+		json_kstr(&j, "type", "sampled");
+		json_kstr(&j, "name", pname);
+		json_kstr(&j, "unit", time_unit ? "nanoseconds" : "none");
+		json_ku64(&j, "startValue", 0);
+		json_ku64(&j, "endValue", p->total);
+		/* the stacks and weights as compact as a stack is deep */
+		json_karr(&j, "samples");
+		json_layout(&j, JSON_COMPACT);
 		for (size_t k = 0; k < p->nr; k++) {
 			uint32_t n = p->stacks[off++];
 
-			fputs(k ? ",[" : "[", out);
-			for (uint32_t j = 0; j < n; j++)
-				fprintf(out, "%s%u", j ? "," : "", p->stacks[off + j]);
-			fputc(']', out);
+			json_arr(&j);
+			for (uint32_t f = 0; f < n; f++)
+				json_u64(&j, p->stacks[off + f]);
+			json_end(&j);
 			off += n;
 		}
-		fputs("], \"weights\": [", out);
+		json_end(&j);
+		json_layout(&j, JSON_SPACED);
+		json_karr(&j, "weights");
+		json_layout(&j, JSON_COMPACT);
 		for (size_t k = 0; k < p->nr; k++)
-			fprintf(out, "%s%llu", k ? "," : "", (unsigned long long)p->weights[k]);
-		fputs("]}", out);
+			json_u64(&j, p->weights[k]);
+		json_end(&j);
+		json_layout(&j, JSON_SPACED);
+		json_end(&j);
 	}
-	fputs("\n]}\n", out);
+	json_raw(&j, "\n");
+	json_end(&j);
+	json_end(&j);
+	json_raw(&j, "\n");
 	return ferror(out) ? -1 : 0;
 }
 
