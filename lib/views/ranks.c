@@ -6,6 +6,7 @@
 
 #include "attr-stream.h"
 #include "dlview-priv.h"
+#include "json.h"
 #include "output.h"
 #include "process.h"
 #include "ranks.h"
@@ -617,9 +618,9 @@ static void print_ms(FILE *out, double ns)
 }
 
 /* "gemm +58.2 ms, python +1.2 ms": the families p spends more time in per step than the
- * median of the other ranks (1 ms at least), at most two */
+ * median of the other ranks (1 ms at least), at most two; with j, as JSON objects */
 static void families_over(struct rk_proc **rows, size_t n, struct rk_proc *p, FILE *out,
-			  enum out_format format)
+			  struct json *j)
 {
 	double *v = xcalloc(n + 1, sizeof(*v));
 	struct { const char *f; double ex; } top[2] = { { NULL, 0 }, { NULL, 0 } };
@@ -645,78 +646,79 @@ static void families_over(struct rk_proc **rows, size_t n, struct rk_proc *p, FI
 	}
 	free(v);
 	for (int k = 0; k < 2 && top[k].f; k++) {
-		if (format == OUT_JSON) {
-			fprintf(out, "%s{\"family\": ", k ? ", " : "");
-			fput_json_str(out, top[k].f);
-			fprintf(out, ", \"ns_per_step\": %.0f}", top[k].ex);
+		if (j) {
+			json_obj(j);
+			json_kstr(j, "family", top[k].f);
+			json_knum(j, "ns_per_step", "%.0f", top[k].ex);
+			json_end(j);
 		} else {
 			fprintf(out, "%s%s +", k ? ", " : "", top[k].f);
 			print_ms(out, top[k].ex);
 		}
 		said = 1;
 	}
-	if (!said && format != OUT_JSON)
+	if (!said && !j)
 		fputc('-', out);
 }
 
 static void print_json(struct rk_ctx *c, struct rk_proc **rows, size_t n,
 		       const struct straggler *sg, FILE *out)
 {
-	fprintf(out, "{\"kind\": \"rank\", \"ranks\": [");
+	struct json j;
+
+	json_init(&j, out, JSON_SPACED);
+	json_obj(&j);
+	json_kstr(&j, "kind", "rank");
+	json_karr(&j, "ranks");
 	for (size_t i = 0; i < n; i++) {
 		const struct rk_proc *p = rows[i];
 
-		fprintf(out, "%s\n  {\"rank\": ", i ? "," : "");
+		json_pre(&j, "\n  ");
+		json_obj(&j);
 		if (p->rank >= 0)
-			fprintf(out, "%d", p->rank);
+			json_ki64(&j, "rank", p->rank);
 		else
-			fputs("null", out);
-		fputs(", \"host\": ", out);
-		if (p->host)
-			fput_json_str(out, p->host);
-		else
-			fputs("null", out);
-		fprintf(out, ", \"pid\": %u, \"input\": ", p->pid);
-		fput_json_str(out, c->rd.in[p->input].file);
-		fprintf(out, ", \"samples\": %llu, \"on_cpu_ns\": %llu, \"collective_cpu_ns\": %llu, "
-			"\"collective_wait_ns\": %llu, \"rendezvous_wait_ns\": %llu, \"steps\": %zu, "
-			"\"steps_from\": \"%s\"",
-			(unsigned long long)p->samples, (unsigned long long)p->on_ns,
-			(unsigned long long)p->coll_cpu_ns, (unsigned long long)p->coll_wait_ns,
-			(unsigned long long)p->rdv_wait_ns, p->steps,
-			!p->steps ? "none" : p->borrowed ? "other-rank" : "waits");
-		if (p->steps)
-			fprintf(out, ", \"step_ns\": %.0f, \"wait_per_step_ns\": %.0f, "
-				"\"busy_per_step_ns\": %.0f", p->step_ns, p->wait_ps, p->busy_ps);
-		fputs(", \"families_over_median\": [", out);
-		families_over(rows, n, (struct rk_proc *)p, out, OUT_JSON);
-		fputs("], \"cmdline\": ", out);
-		fput_json_str(out, p->cmdline ? p->cmdline : "");
-		fputc('}', out);
+			json_knull(&j, "rank");
+		json_kstr(&j, "host", p->host);
+		json_ku64(&j, "pid", p->pid);
+		json_kstr(&j, "input", c->rd.in[p->input].file ? c->rd.in[p->input].file : "");
+		json_ku64(&j, "samples", p->samples);
+		json_ku64(&j, "on_cpu_ns", p->on_ns);
+		json_ku64(&j, "collective_cpu_ns", p->coll_cpu_ns);
+		json_ku64(&j, "collective_wait_ns", p->coll_wait_ns);
+		json_ku64(&j, "rendezvous_wait_ns", p->rdv_wait_ns);
+		json_ku64(&j, "steps", p->steps);
+		json_kstr(&j, "steps_from", !p->steps ? "none" : p->borrowed ? "other-rank" : "waits");
+		if (p->steps) {
+			json_knum(&j, "step_ns", "%.0f", p->step_ns);
+			json_knum(&j, "wait_per_step_ns", "%.0f", p->wait_ps);
+			json_knum(&j, "busy_per_step_ns", "%.0f", p->busy_ps);
+		}
+		json_karr(&j, "families_over_median");
+		families_over(rows, n, (struct rk_proc *)p, out, &j);
+		json_end(&j);
+		json_kstr(&j, "cmdline", p->cmdline ? p->cmdline : "");
+		json_end(&j);
 	}
-	fputs("\n], \"straggler\": ", out);
+	json_raw(&j, "\n");
+	json_end(&j);
 	if (!sg->p) {
-		fputs("null}\n", out);
-		return;
+		json_knull(&j, "straggler");
+	} else {
+		json_kobj(&j, "straggler");
+		json_ki64(&j, "rank", sg->p->rank);
+		json_kstr(&j, "host", sg->p->host);
+		json_ku64(&j, "pid", sg->p->pid);
+		json_knum(&j, "extra_per_step_ns", "%.0f", sg->extra);
+		json_knum(&j, "held_per_step_ns", "%.0f", sg->held);
+		json_knum(&j, "others_wait_per_step_ns", "%.0f", sg->others_wait);
+		json_kstr(&j, "where", sg->where);
+		json_knum(&j, "where_per_step_ns", "%.0f", sg->where_ns);
+		json_kstr(&j, "wait_in", sg->wait_in);
+		json_end(&j);
 	}
-	fprintf(out, "{\"rank\": %d, \"host\": ", sg->p->rank);
-	if (sg->p->host)
-		fput_json_str(out, sg->p->host);
-	else
-		fputs("null", out);
-	fprintf(out, ", \"pid\": %u, \"extra_per_step_ns\": %.0f, \"held_per_step_ns\": %.0f, "
-		"\"others_wait_per_step_ns\": %.0f, \"where\": ", sg->p->pid, sg->extra, sg->held,
-		sg->others_wait);
-	if (sg->where)
-		fput_json_str(out, sg->where);
-	else
-		fputs("null", out);
-	fprintf(out, ", \"where_per_step_ns\": %.0f, \"wait_in\": ", sg->where_ns);
-	if (sg->wait_in)
-		fput_json_str(out, sg->wait_in);
-	else
-		fputs("null", out);
-	fputs("}}\n", out);
+	json_end(&j);
+	json_raw(&j, "\n");
 }
 
 static void print_csv(struct rk_ctx *c, struct rk_proc **rows, size_t n, FILE *out)
@@ -769,7 +771,7 @@ static void print_table(struct rk_proc **rows, size_t n, const struct straggler 
 			output_duration(b[1], sizeof(b[1]), (uint64_t)(p->wait_ps + 0.5));
 			output_duration(b[2], sizeof(b[2]), (uint64_t)(p->busy_ps > 0 ? p->busy_ps : 0));
 			fprintf(out, "%9s %9s %9s  ", b[0], b[1], b[2]);
-			families_over(rows, n, p, out, OUT_TEXT);
+			families_over(rows, n, p, out, NULL);
 		} else {
 			fprintf(out, "%6s %9s %9s %9s  -", "-", "-", "-", "-");
 		}
