@@ -7,15 +7,8 @@
 #include <string.h>
 
 #include "isa.h"
+#include "json.h"
 #include "util.h"
-
-static void json_str_or_null(struct strbuf *sb, const char *s)
-{
-	if (s)
-		strbuf_add_json_str(sb, s);
-	else
-		strbuf_addstr(sb, "null");
-}
 
 /* ---- platform ------------------------------------------------------------------------ */
 
@@ -122,57 +115,63 @@ static void print_libs(const struct libisa *lib)
 	}
 }
 
-static void json_platform(struct strbuf *sb, const struct isa_platform *p,
+static void json_platform(struct json *j, const struct isa_platform *p,
 			  const struct libisa *lib)
 {
-	int f, i;
+	char xcr0[24];
 
-	strbuf_addstr(sb, "{\"cpu\":{\"brand\":");
-	strbuf_add_json_str(sb, p->brand);
-	strbuf_addstr(sb, ",\"vendor\":");
-	strbuf_add_json_str(sb, p->vendor);
-	strbuf_addf(sb, ",\"family\":%u,\"model\":%u,\"stepping\":%u,\"hypervisor\":%s},",
-		    p->family, p->model, p->stepping, p->hypervisor ? "true" : "false");
-	strbuf_addf(sb, "\"xcr0\":\"0x%" PRIx64 "\",\"osxsave\":%s,\"cpuinfo_read\":%s,",
-		    p->xcr0, p->osxsave ? "true" : "false", p->have_cpuinfo ? "true" : "false");
-	strbuf_addstr(sb, "\"features\":{");
-	for (f = 0; f < ISA_F_NR; f++) {
-		strbuf_addf(sb, "%s\"%s\":{\"name\":", f ? "," : "", isa_features[f].json_key);
-		strbuf_add_json_str(sb, isa_features[f].name);
-		strbuf_addf(sb, ",\"cpu\":%s,\"os\":%s,\"usable\":%s,\"cpuinfo\":%s}",
-			    p->cpu[f] ? "true" : "false", p->os[f] ? "true" : "false",
-			    isa_usable(p, f) ? "true" : "false",
-			    !p->have_cpuinfo ? "null" : p->cpuinfo[f] ? "true" : "false");
+	json_obj(j);
+	json_kobj(j, "cpu");
+	json_kstr(j, "brand", p->brand);
+	json_kstr(j, "vendor", p->vendor);
+	json_ku64(j, "family", p->family);
+	json_ku64(j, "model", p->model);
+	json_ku64(j, "stepping", p->stepping);
+	json_kbool(j, "hypervisor", p->hypervisor);
+	json_end(j);
+	snprintf(xcr0, sizeof(xcr0), "0x%" PRIx64, p->xcr0);
+	json_kstr(j, "xcr0", xcr0);
+	json_kbool(j, "osxsave", p->osxsave);
+	json_kbool(j, "cpuinfo_read", p->have_cpuinfo);
+	json_kobj(j, "features");
+	for (int f = 0; f < ISA_F_NR; f++) {
+		json_kobj(j, isa_features[f].json_key);
+		json_kstr(j, "name", isa_features[f].name);
+		json_kbool(j, "cpu", p->cpu[f]);
+		json_kbool(j, "os", p->os[f]);
+		json_kbool(j, "usable", isa_usable(p, f));
+		if (p->have_cpuinfo)
+			json_kbool(j, "cpuinfo", p->cpuinfo[f]);
+		else
+			json_knull(j, "cpuinfo");
+		json_end(j);
 	}
-	strbuf_addstr(sb, "},\"amx_permission\":");
-	strbuf_add_json_str(sb, amx_perm_word(p->amx_perm));
-	strbuf_addf(sb, ",\"avx512_usable\":%s", isa_usable(p, ISA_F_AVX512F) ? "true" : "false");
+	json_end(j);
+	json_kstr(j, "amx_permission", amx_perm_word(p->amx_perm));
+	json_kbool(j, "avx512_usable", isa_usable(p, ISA_F_AVX512F));
 	if (lib) {
 		static const char *const states[] = { "absent", "present", "skipped", "unknown" };
 
-		strbuf_addstr(sb, ",\"libraries\":[");
-		for (i = 0; i < LIBISA_NR; i++) {
+		json_karr(j, "libraries");
+		for (int i = 0; i < LIBISA_NR; i++) {
 			const struct libisa *l = &lib[i];
 
-			strbuf_addstr(sb, i ? ",{\"name\":" : "{\"name\":");
-			strbuf_add_json_str(sb, l->name);
-			strbuf_addf(sb, ",\"state\":\"%s\",\"version\":", states[l->state]);
-			json_str_or_null(sb, l->version);
-			strbuf_addstr(sb, ",\"path\":");
-			json_str_or_null(sb, l->path);
-			strbuf_addstr(sb, ",\"isa\":");
-			json_str_or_null(sb, l->isa);
-			strbuf_addf(sb, ",\"vector_bits\":%d,\"env\":", l->vector_bits);
-			json_str_or_null(sb, l->env);
-			strbuf_addstr(sb, ",\"note\":");
-			json_str_or_null(sb, l->note);
-			strbuf_addstr(sb, ",\"advice\":");
-			json_str_or_null(sb, l->advice);
-			strbuf_addch(sb, '}');
+			json_obj(j);
+			json_kstr(j, "name", l->name ? l->name : "");
+			json_kstr(j, "state", states[l->state]);
+			json_kstr(j, "version", l->version);
+			json_kstr(j, "path", l->path);
+			json_kstr(j, "isa", l->isa);
+			json_ki64(j, "vector_bits", l->vector_bits);
+			json_kstr(j, "env", l->env);
+			json_kstr(j, "note", l->note);
+			json_kstr(j, "advice", l->advice);
+			json_end(j);
 		}
-		strbuf_addch(sb, ']');
+		json_end(j);
 	}
-	strbuf_addstr(sb, "}\n");
+	json_end(j);
+	json_raw(j, "\n");
 }
 
 int isa_check_platform(const struct isa_check_opts *o)
@@ -186,11 +185,10 @@ int isa_check_platform(const struct isa_check_opts *o)
 	if (!o->no_libs)
 		libisa_probe_all(lib, &p, &o->libs);
 	if (o->format == OUT_JSON) {
-		struct strbuf sb = STRBUF_INIT;
+		struct json j;
 
-		json_platform(&sb, &p, o->no_libs ? NULL : lib);
-		fputs(sb.buf, stdout);
-		strbuf_release(&sb);
+		json_init(&j, stdout, JSON_COMPACT);
+		json_platform(&j, &p, o->no_libs ? NULL : lib);
 	} else {
 		print_platform(&p);
 		if (!o->no_libs)
@@ -304,59 +302,64 @@ static void print_image(struct isa_image *img, const struct isa_check_opts *o)
 	}
 }
 
-static void json_counts(struct strbuf *sb, const uint64_t n[ISA_C_NR])
+static void json_counts(struct json *j, const uint64_t n[ISA_C_NR])
 {
-	int k;
-
-	strbuf_addch(sb, '{');
-	for (k = 0; k < ISA_C_NR; k++)
-		strbuf_addf(sb, "%s\"%s\":%" PRIu64, k ? "," : "", isa_class_name(k), n[k]);
-	strbuf_addch(sb, '}');
+	json_obj(j);
+	for (int k = 0; k < ISA_C_NR; k++)
+		json_ku64(j, isa_class_name(k), n[k]);
+	json_end(j);
 }
 
-static void json_image(struct strbuf *sb, struct isa_image *img, const struct isa_check_opts *o)
+static void json_image(struct json *j, struct isa_image *img, const struct isa_check_opts *o)
 {
-	strbuf_addstr(sb, "{\"path\":");
-	strbuf_add_json_str(sb, img->path);
-	strbuf_addstr(sb, ",\"build_id\":");
-	strbuf_add_json_str(sb, img->build_id);
-	strbuf_addf(sb, ",\"cached\":%s,\"scan_seconds\":%.3f,\"tier\":\"%s\",\"undecoded_bytes\":%" PRIu64 ",\"counts\":",
-		    img->from_cache ? "true" : "false", img->scan_seconds,
-		    isa_tier_name(isa_counts_tier(img->total.n)), img->total.undecoded);
-	json_counts(sb, img->total.n);
-	strbuf_addf(sb, ",\"nr_functions\":%zu", img->nr_funcs);
+	json_obj(j);
+	json_kstr(j, "path", img->path ? img->path : "");
+	json_kstr(j, "build_id", img->build_id);
+	json_kbool(j, "cached", img->from_cache);
+	json_knum(j, "scan_seconds", "%.3f", img->scan_seconds);
+	json_kstr(j, "tier", isa_tier_name(isa_counts_tier(img->total.n)));
+	json_ku64(j, "undecoded_bytes", img->total.undecoded);
+	json_key(j, "counts");
+	json_counts(j, img->total.n);
+	json_ku64(j, "nr_functions", img->nr_funcs);
 	if (o->functions) {
 		size_t nr, lim, i;
 		struct fsort *v = sorted_funcs(img, &nr);
 
 		lim = o->top > 0 && (size_t)o->top < nr ? (size_t)o->top : nr;
-		strbuf_addstr(sb, ",\"functions\":[");
+		json_karr(j, "functions");
 		for (i = 0; i < lim; i++) {
 			uint64_t n[ISA_C_NR];
+			char start[24];
 
 			func_counts(v[i].f, n);
-			strbuf_addstr(sb, i ? ",{\"name\":" : "{\"name\":");
-			strbuf_add_json_str(sb, isa_image_func_name(img, v[i].f));
-			strbuf_addf(sb, ",\"start\":\"0x%" PRIx64 "\",\"size\":%u,\"bounds\":\"%s\",\"tier\":\"%s\",\"counts\":",
-				    v[i].f->start, v[i].f->size,
-				    (v[i].f->flags & ISA_FUNC_SYM) ? "symbol" : "fde",
-				    isa_tier_name(isa_counts_tier(n)));
-			json_counts(sb, n);
-			strbuf_addch(sb, '}');
+			json_obj(j);
+			json_kstr(j, "name", isa_image_func_name(img, v[i].f));
+			snprintf(start, sizeof(start), "0x%" PRIx64, v[i].f->start);
+			json_kstr(j, "start", start);
+			json_ku64(j, "size", v[i].f->size);
+			json_kstr(j, "bounds", (v[i].f->flags & ISA_FUNC_SYM) ? "symbol" : "fde");
+			json_kstr(j, "tier", isa_tier_name(isa_counts_tier(n)));
+			json_key(j, "counts");
+			json_counts(j, n);
+			json_end(j);
 		}
-		strbuf_addch(sb, ']');
+		json_end(j);
 		free(v);
 	}
-	strbuf_addch(sb, '}');
+	json_end(j);
 }
 
 int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 {
-	struct strbuf sb = STRBUF_INIT;
-	int i, failed = 0, any512 = 0, nr_json = 0;
+	struct json j;
+	int i, failed = 0, any512 = 0;
 
-	if (o->format == OUT_JSON)
-		strbuf_addstr(&sb, "{\"files\":[");
+	json_init(&j, stdout, JSON_COMPACT);
+	if (o->format == OUT_JSON) {
+		json_obj(&j);
+		json_karr(&j, "files");
+	}
 	for (i = 0; i < argc; i++) {
 		struct isa_image img;
 		enum isa_tier t;
@@ -370,9 +373,7 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 		if (t >= ISA_T_AVX512)
 			any512 = 1;
 		if (o->format == OUT_JSON) {
-			if (nr_json++)
-				strbuf_addch(&sb, ',');
-			json_image(&sb, &img, o);
+			json_image(&j, &img, o);
 		} else {
 			if (i)
 				printf("\n");
@@ -381,10 +382,10 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 		isa_image_release(&img);
 	}
 	if (o->format == OUT_JSON) {
-		strbuf_addstr(&sb, "]}\n");
-		fputs(sb.buf, stdout);
+		json_end(&j);
+		json_end(&j);
+		json_raw(&j, "\n");
 	}
-	strbuf_release(&sb);
 	if (failed)
 		return DLP_FAILED;
 	return any512 ? ISA_FAST : ISA_NOT_FAST;

@@ -24,6 +24,7 @@
 #include "fastpath.h"
 #include "isa.h"
 #include "jitsym.h"
+#include "json.h"
 #include "output.h"
 #include "profile.h"
 #include "recfile.h"
@@ -326,7 +327,7 @@ static void print_impls(struct isaprof *ip)
 	free(im);
 }
 
-static void json_impls(struct isaprof *ip, struct strbuf *sb)
+static void json_impls(struct isaprof *ip, struct json *j)
 {
 	struct dlview_impl *im = NULL;
 	const char *why = NULL;
@@ -335,22 +336,20 @@ static void json_impls(struct isaprof *ip, struct strbuf *sb)
 
 	for (i = 0; i < n; i++)
 		all += im[i].ns;
-	strbuf_addstr(sb, ",\"dnnl_impls\":[");
+	json_karr(j, "dnnl_impls");
 	for (i = 0; i < n; i++) {
-		strbuf_addstr(sb, i ? ",{\"impl\":" : "{\"impl\":");
-		strbuf_add_json_str(sb, im[i].impl);
-		strbuf_addstr(sb, ",\"kinds\":");
-		strbuf_add_json_str(sb, im[i].kinds);
-		strbuf_addf(sb, ",\"primitives\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"total_ns\":%"
-			    PRIu64 ",\"share\":%.4f,\"samples\":%" PRIu64 "}", im[i].prims,
-			    im[i].calls, im[i].ns, all ? (double)im[i].ns / (double)all : 0.0,
-			    im[i].samples);
+		json_obj(j);
+		json_kstr(j, "impl", im[i].impl ? im[i].impl : "");
+		json_kstr(j, "kinds", im[i].kinds);
+		json_ku64(j, "primitives", im[i].prims);
+		json_ku64(j, "calls", im[i].calls);
+		json_ku64(j, "total_ns", im[i].ns);
+		json_knum(j, "share", "%.4f", all ? (double)im[i].ns / (double)all : 0.0);
+		json_ku64(j, "samples", im[i].samples);
+		json_end(j);
 	}
-	strbuf_addstr(sb, "],\"dnnl_note\":");
-	if (why)
-		strbuf_add_json_str(sb, why);
-	else
-		strbuf_addstr(sb, "null");
+	json_end(j);
+	json_kstr(j, "dnnl_note", why);
 	free(im);
 }
 
@@ -484,67 +483,72 @@ static void print_text(struct isaprof *ip, const char *path, int usable, int top
 static void print_json(struct isaprof *ip, const char *path, int usable, int top, int verdict,
 		       const struct finding *f, size_t nf)
 {
-	struct strbuf sb = STRBUF_INIT;
+	struct json j;
 	size_t i;
-	int o, c, first = 1;
 
-	strbuf_addstr(&sb, "{\"file\":");
-	strbuf_add_json_str(&sb, path);
-	strbuf_addf(&sb, ",\"samples\":%" PRIu64 ",\"avx512_usable\":%s,\"avx512_used\":%s,"
-		    "\"fast_path\":%s,\"findings\":[",
-		    ip->samples, usable ? "true" : "false", ip->wide_used ? "true" : "false",
-		    nf ? "false" : "true");
+	json_init(&j, stdout, JSON_COMPACT);
+	json_obj(&j);
+	json_kstr(&j, "file", path ? path : "");
+	json_ku64(&j, "samples", ip->samples);
+	json_kbool(&j, "avx512_usable", usable);
+	json_kbool(&j, "avx512_used", ip->wide_used);
+	json_kbool(&j, "fast_path", !nf);
+	json_karr(&j, "findings");
 	for (size_t k = 0; k < nf; k++) {
-		strbuf_addstr(&sb, k ? ",{\"id\":" : "{\"id\":");
-		strbuf_add_json_str(&sb, f[k].id);
-		strbuf_addf(&sb, ",\"figure_pct\":%.2f,\"brief\":", f[k].figure);
-		strbuf_add_json_str(&sb, f[k].brief);
-		strbuf_addstr(&sb, ",\"text\":");
-		strbuf_add_json_str(&sb, f[k].text);
-		strbuf_addch(&sb, '}');
+		json_obj(&j);
+		json_kstr(&j, "id", f[k].id ? f[k].id : "");
+		json_knum(&j, "figure_pct", "%.2f", f[k].figure);
+		json_kstr(&j, "brief", f[k].brief);
+		json_kstr(&j, "text", f[k].text);
+		json_end(&j);
 	}
-	strbuf_addstr(&sb, "],\"classes\":[");
-	for (o = 0; o < B_NR; o++) {
-		int b = order[o], ff = 1;
+	json_end(&j);
+	json_karr(&j, "classes");
+	for (int o = 0; o < B_NR; o++) {
+		int b = order[o];
 
 		if (!ip->bucket[b])
 			continue;
-		strbuf_addf(&sb, "%s{\"class\":\"%s\",\"samples\":%" PRIu64 ",\"share\":%.4f,\"families\":[",
-			    first ? "" : ",", bucket_name(b), ip->bucket[b],
-			    (double)ip->bucket[b] / (double)ip->samples);
-		first = 0;
+		json_obj(&j);
+		json_kstr(&j, "class", bucket_name(b));
+		json_ku64(&j, "samples", ip->bucket[b]);
+		json_knum(&j, "share", "%.4f", (double)ip->bucket[b] / (double)ip->samples);
+		json_karr(&j, "families");
 		for (i = 0; i < ip->nr_fam; i++) {
 			if (ip->fam[i].bucket != b)
 				continue;
-			strbuf_addstr(&sb, ff ? "{\"family\":" : ",{\"family\":");
-			ff = 0;
-			strbuf_add_json_str(&sb, ip->fam[i].family);
-			strbuf_addf(&sb, ",\"samples\":%" PRIu64 "}", ip->fam[i].n);
+			json_obj(&j);
+			json_kstr(&j, "family", ip->fam[i].family ? ip->fam[i].family : "");
+			json_ku64(&j, "samples", ip->fam[i].n);
+			json_end(&j);
 		}
-		strbuf_addstr(&sb, "]}");
+		json_end(&j);
+		json_end(&j);
 	}
-	strbuf_addf(&sb, "],\"by_name_samples\":%" PRIu64 ",\"ip\":{\"decoded\":%" PRIu64,
-		    ip->how[HOW_NAME], ip->ip_decoded);
-	for (c = 0; c < ISA_C_NR; c++)
-		strbuf_addf(&sb, ",\"%s\":%" PRIu64, isa_class_name(c), ip->ip_class[c]);
-	strbuf_addch(&sb, '}');
-	json_impls(ip, &sb);
-	strbuf_addstr(&sb, ",\"symbols\":[");
+	json_end(&j);
+	json_ku64(&j, "by_name_samples", ip->how[HOW_NAME]);
+	json_kobj(&j, "ip");
+	json_ku64(&j, "decoded", ip->ip_decoded);
+	for (int c = 0; c < ISA_C_NR; c++)
+		json_ku64(&j, isa_class_name(c), ip->ip_class[c]);
+	json_end(&j);
+	json_impls(ip, &j);
+	json_karr(&j, "symbols");
 	for (i = 0; i < ip->nr_syms && (top <= 0 || i < (size_t)top); i++) {
 		const struct symrow *r = ip->syms[i];
 
-		strbuf_addstr(&sb, i ? ",{\"symbol\":" : "{\"symbol\":");
-		strbuf_add_json_str(&sb, r->sym);
-		strbuf_addstr(&sb, ",\"dso\":");
-		strbuf_add_json_str(&sb, r->dso);
-		strbuf_addstr(&sb, ",\"family\":");
-		strbuf_add_json_str(&sb, r->family);
-		strbuf_addf(&sb, ",\"class\":\"%s\",\"source\":\"%s\",\"samples\":%" PRIu64 "}",
-			    bucket_name(r->bucket), how_names[r->how], r->n);
+		json_obj(&j);
+		json_kstr(&j, "symbol", r->sym ? r->sym : "");
+		json_kstr(&j, "dso", r->dso ? r->dso : "");
+		json_kstr(&j, "family", r->family ? r->family : "");
+		json_kstr(&j, "class", bucket_name(r->bucket));
+		json_kstr(&j, "source", how_names[r->how]);
+		json_ku64(&j, "samples", r->n);
+		json_end(&j);
 	}
-	strbuf_addstr(&sb, "]}\n");
-	fputs(sb.buf, stdout);
-	strbuf_release(&sb);
+	json_end(&j);
+	json_end(&j);
+	json_raw(&j, "\n");
 }
 
 int isaprof_run(const char *path, const char *symfs, enum out_format format, int top,

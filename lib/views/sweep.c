@@ -16,6 +16,7 @@
 #include "attr-stream.h"
 #include "family-rules.h"
 #include "family.h"
+#include "json.h"
 #include "output.h"
 #include "profile.h"
 #include "sweep.h"
@@ -395,47 +396,58 @@ static void print_table(const struct sweep_opts *o, const struct topo *t, struct
 			best = bm;
 	}
 	if (o->format == OUT_JSON) {
-		fprintf(out, "{\"command\":");
-		fput_json_str(out, o->argv[0]);
-		fprintf(out, ",\"cpus\":%d,\"sockets\":%d,\"cores\":%d,\"smt\":%d,\"nodes\":%d,"
-			"\"repeat\":%d,\"complete\":%s,\"dir\":", t->cpus, t->sockets, t->cores, t->smt,
-			t->nodes, repeat, done_all ? "true" : "false");
-		fput_json_str(out, o->dir);
-		fputs(",\"settings\":[", out);
+		struct json j;
+
+		json_init(&j, out, JSON_COMPACT);
+		json_obj(&j);
+		json_kstr(&j, "command", o->argv[0] ? o->argv[0] : "");
+		json_ki64(&j, "cpus", t->cpus);
+		json_ki64(&j, "sockets", t->sockets);
+		json_ki64(&j, "cores", t->cores);
+		json_ki64(&j, "smt", t->smt);
+		json_ki64(&j, "nodes", t->nodes);
+		json_ki64(&j, "repeat", repeat);
+		json_kbool(&j, "complete", done_all);
+		json_kstr(&j, "dir", o->dir ? o->dir : "");
+		json_karr(&j, "settings");
 		for (int i = 0; i < nset; i++) {
 			const struct setting *s = &set[i], *base = one_thread(set, nset, s->wait);
 
-			fprintf(out, "%s{\"name\":", i ? "," : "");
-			fput_json_str(out, s->name);
-			fprintf(out, ",\"threads\":%d,\"wait\":\"%s\",\"runs\":%d,\"failed_status\":%d",
-				s->threads, wait_names[s->wait], s->good, s->failed_status);
+			json_obj(&j);
+			json_kstr(&j, "name", s->name);
+			json_ki64(&j, "threads", s->threads);
+			json_kstr(&j, "wait", wait_names[s->wait]);
+			json_ki64(&j, "runs", s->good);
+			json_ki64(&j, "failed_status", s->failed_status);
 			if (s->good) {
 				double su = speedup(o, base, s);
 
-				fprintf(out, ",\"wall_s\":%.6f,\"wall_min_s\":%.6f,\"wall_max_s\":%.6f,"
-					"\"cpu_s\":%.6f,\"omp_spin_pct\":%.3f", s->wall, s->wall_min,
-					s->wall_max, s->cpu, s->spin);
+				json_knum(&j, "wall_s", "%.6f", s->wall);
+				json_knum(&j, "wall_min_s", "%.6f", s->wall_min);
+				json_knum(&j, "wall_max_s", "%.6f", s->wall_max);
+				json_knum(&j, "cpu_s", "%.6f", s->cpu);
+				json_knum(&j, "omp_spin_pct", "%.3f", s->spin);
 				if (s->have_metric)
-					fprintf(out, ",\"metric\":%.6g", s->metric);
-				if (!isnan(su))
-					fprintf(out, ",\"speedup\":%.4f,\"efficiency\":%.4f", su,
-						su / s->threads);
-				fputs(",\"families\":[", out);
-				for (int k = 0; k < TOP_FAMS && s->fam[k]; k++) {
-					fprintf(out, "%s{\"family\":", k ? "," : "");
-					fput_json_str(out, s->fam[k]);
-					fprintf(out, ",\"pct\":%.3f}", s->fam_share[k]);
+					json_knum(&j, "metric", "%.6g", s->metric);
+				if (!isnan(su)) {
+					json_knum(&j, "speedup", "%.4f", su);
+					json_knum(&j, "efficiency", "%.4f", su / s->threads);
 				}
-				fputs("]", out);
+				json_karr(&j, "families");
+				for (int k = 0; k < TOP_FAMS && s->fam[k]; k++) {
+					json_obj(&j);
+					json_kstr(&j, "family", s->fam[k]);
+					json_knum(&j, "pct", "%.3f", s->fam_share[k]);
+					json_end(&j);
+				}
+				json_end(&j);
 			}
-			fputs("}", out);
+			json_end(&j);
 		}
-		fputs("],\"best\":", out);
-		if (best)
-			fput_json_str(out, best->name);
-		else
-			fputs("null", out);
-		fputs("}\n", out);
+		json_end(&j);
+		json_kstr(&j, "best", best ? best->name : NULL);
+		json_end(&j);
+		json_raw(&j, "\n");
 		return;
 	}
 	fprintf(out, "# sweep:   %s%s\n", o->argv[0], o->argv[1] ? " ..." : "");
