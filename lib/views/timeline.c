@@ -4,6 +4,7 @@
 
 #include "attr-stream.h"
 #include "itt.h"
+#include "json.h"
 #include "memprof.h"
 #include "ranks.h"
 #include "readings.h"
@@ -57,7 +58,7 @@ struct timeline {
 	size_t nr_job_ends;
 	struct switches sw;	/* sorted before pairing (switches.h) */
 	char *cmdline;
-	FILE *out;
+	struct json *j;		/* the trace being written */
 	long events;
 	uint64_t t0;
 	int err;
@@ -382,9 +383,13 @@ static void job_steps(struct timeline **tls, size_t n, const int64_t *shift)
 enum { TRACK_OWN, TRACK_OPS, TRACK_PY, TRACK_SCHED, TRACK_STEPS };
 #define TRACK_TID(tid, k) ((uint64_t)(tid) + ((uint64_t)(k) << 24))
 
-static void ev_begin(struct timeline *tl)
+/* The next event of the trace, an object on a line of its own */
+static struct json *ev_begin(struct timeline *tl)
 {
-	fputs(tl->events++ ? ",\n" : "\n", tl->out);
+	tl->events++;
+	json_pre(tl->j, "\n");
+	json_obj(tl->j);
+	return tl->j;
 }
 
 static double us(const struct timeline *tl, uint64_t t)
@@ -395,37 +400,58 @@ static double us(const struct timeline *tl, uint64_t t)
 static void thread_meta(struct timeline *tl, const struct tl_thread *t, int kind, const char *what)
 {
 	char name[128];
+	struct json *j;
 
 	snprintf(name, sizeof(name), "%s%s%s", t->comm ? t->comm : "?", what ? " " : "",
 		 what ? what : "");
-	ev_begin(tl);
-	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %llu, \"tid\": %llu, "
-		"\"args\": {\"name\": ", cpid(tl, t->pid), (unsigned long long)TRACK_TID(t->tid, kind));
-	fput_json_str(tl->out, name);
-	fputs("}}", tl->out);
-	ev_begin(tl);
-	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %llu, "
-		"\"tid\": %llu, \"args\": {\"sort_index\": %llu}}", cpid(tl, t->pid),
-		(unsigned long long)TRACK_TID(t->tid, kind),
-		(unsigned long long)t->tid * 8 + (unsigned)kind);
+	j = ev_begin(tl);
+	json_kstr(j, "ph", "M");
+	json_kstr(j, "name", "thread_name");
+	json_ku64(j, "pid", cpid(tl, t->pid));
+	json_ku64(j, "tid", TRACK_TID(t->tid, kind));
+	json_kobj(j, "args");
+	json_kstr(j, "name", name);
+	json_end(j);
+	json_end(j);
+	j = ev_begin(tl);
+	json_kstr(j, "ph", "M");
+	json_kstr(j, "name", "thread_sort_index");
+	json_ku64(j, "pid", cpid(tl, t->pid));
+	json_ku64(j, "tid", TRACK_TID(t->tid, kind));
+	json_kobj(j, "args");
+	json_ku64(j, "sort_index", (uint64_t)t->tid * 8 + (unsigned)kind);
+	json_end(j);
+	json_end(j);
 }
 
-/* A slice [start, end).  What lies before the trace's time 0 is cut off, never moved:
- * moved, its end would pass the next slice of its track (a thread switched out while
- * record set up, before the workload's first sample). */
-static void slice(struct timeline *tl, uint32_t pid, uint64_t tid, const char *name,
-		  const char *cat, uint64_t start, uint64_t end, const char *args)
+/* A slice [start, end), its args object left open for the caller's (slice_end closes
+ * it); NULL where it is not written.  What lies before the trace's time 0 is cut off,
+ * never moved: moved, its end would pass the next slice of its track (a thread
+ * switched out while record set up, before the workload's first sample). */
+static struct json *slice(struct timeline *tl, uint32_t pid, uint64_t tid, const char *name,
+			  const char *cat, uint64_t start, uint64_t end)
 {
 	uint64_t from = start > tl->t0 ? start : tl->t0;
+	struct json *j;
 
 	if (end < from)
-		return;
-	ev_begin(tl);
-	fprintf(tl->out, "{\"ph\": \"X\", \"name\": ");
-	fput_json_str(tl->out, name);
-	fprintf(tl->out, ", \"cat\": \"%s\", \"pid\": %llu, \"tid\": %llu, \"ts\": %.3f, "
-		"\"dur\": %.3f, \"args\": {%s}}", cat, cpid(tl, pid), (unsigned long long)tid, us(tl, from),
-		end > from ? (end - from) / 1000.0 : 0.0, args);
+		return NULL;
+	j = ev_begin(tl);
+	json_kstr(j, "ph", "X");
+	json_kstr(j, "name", name);
+	json_kstr(j, "cat", cat);
+	json_ku64(j, "pid", cpid(tl, pid));
+	json_ku64(j, "tid", tid);
+	json_knum(j, "ts", "%.3f", us(tl, from));
+	json_knum(j, "dur", "%.3f", end > from ? (end - from) / 1000.0 : 0.0);
+	json_kobj(j, "args");
+	return j;
+}
+
+static void slice_end(struct json *j)
+{
+	json_end(j);	/* args */
+	json_end(j);
 }
 
 /* A oneDNN task: named by the primitive it ran (the execution around its middle, as
@@ -436,34 +462,38 @@ static void itt_event(void *ctx, uint32_t pid, uint32_t tid, const struct itt_in
 {
 	struct timeline *tl = ctx;
 	const struct itt_prim *p;
-	struct strbuf name = STRBUF_INIT, args = STRBUF_INIT;
+	struct strbuf name = STRBUF_INIT;
+	struct json *j;
 
 	if (dup_pid(tl, pid))
 		return;
 	p = itt_prim_in(attr_itt(attr_stream_attr(tl->as)), pid, tid, iv,
 			iv->start + (iv->end - iv->start) / 2);
 	strbuf_addstr(&name, iv->name);
-	strbuf_addf(&args, "\"call\": %s, \"depth\": %u, \"task\": ",
-		    iv->worker ? "false" : "true", iv->depth);
-	strbuf_add_json_str(&args, iv->name);
 	if (p) {
 		strbuf_addf(&name, " %s", p->impl ? p->impl : "?");
 		if (p->shape)
 			strbuf_addf(&name, " %s", p->shape);
-#define ARG(k, v) do { if (v) { strbuf_addstr(&args, ", \"" k "\": "); strbuf_add_json_str(&args, v); } } while (0)
-		ARG("impl", p->impl);
-		ARG("prop", p->prop);
-		ARG("shape", p->shape);
-		for (int m = 0; m < ITT_MD_NR; m++)
-			if (p->md[m]) {
-				strbuf_addf(&args, ", \"%s\": ", itt_md_names[m]);
-				strbuf_add_json_str(&args, p->md[m]);
-			}
-#undef ARG
 	}
-	slice(tl, pid, tid, name.buf, "dnnl", iv->start, iv->end, args.buf);
+	j = slice(tl, pid, tid, name.buf, "dnnl", iv->start, iv->end);
 	strbuf_release(&name);
-	strbuf_release(&args);
+	if (!j)
+		return;
+	json_kbool(j, "call", !iv->worker);
+	json_ku64(j, "depth", iv->depth);
+	json_kstr(j, "task", iv->name ? iv->name : "");
+	if (p) {
+		if (p->impl)
+			json_kstr(j, "impl", p->impl);
+		if (p->prop)
+			json_kstr(j, "prop", p->prop);
+		if (p->shape)
+			json_kstr(j, "shape", p->shape);
+		for (int m = 0; m < ITT_MD_NR; m++)
+			if (p->md[m])
+				json_kstr(j, itt_md_names[m], p->md[m]);
+	}
+	slice_end(j);
 }
 
 static void find_t0(void *ctx, uint32_t pid, uint32_t tid, const struct itt_interval *iv)
@@ -496,7 +526,7 @@ static void sampled_slices(struct timeline *tl, size_t from, size_t to, int kind
 	while (i < to) {
 		const char *key = kind == TRACK_OPS ? tl->s[i].op : tl->s[i].pyline;
 		size_t j = i + 1;
-		char args[64];
+		struct json *js;
 
 		while (j < to && (kind == TRACK_OPS ? tl->s[j].op : tl->s[j].pyline) == key &&
 		       tl->s[j].time - tl->s[j - 1].time <= 3 * period)
@@ -507,10 +537,13 @@ static void sampled_slices(struct timeline *tl, size_t from, size_t to, int kind
 
 			if (j < to && tl->s[j].time < end)
 				end = tl->s[j].time;
-			snprintf(args, sizeof(args), "\"samples\": %zu", j - i);
-			slice(tl, tl->s[i].pid, TRACK_TID(tl->s[i].tid, kind),
-			      kind == TRACK_OPS ? attr_op_name(key, NULL) : key, kind == TRACK_OPS ?
-			      "op,sampled" : "python,sampled", tl->s[i].time, end, args);
+			js = slice(tl, tl->s[i].pid, TRACK_TID(tl->s[i].tid, kind),
+				   kind == TRACK_OPS ? attr_op_name(key, NULL) : key, kind == TRACK_OPS ?
+				   "op,sampled" : "python,sampled", tl->s[i].time, end);
+			if (js) {
+				json_ku64(js, "samples", j - i);
+				slice_end(js);
+			}
 		}
 		i = j;
 	}
@@ -535,11 +568,19 @@ static int cmp_heap(const void *a, const void *b)
 
 static void heap_point(struct timeline *tl, uint32_t pid, uint64_t t, int64_t v)
 {
+	struct json *j;
+
 	if (dup_pid(tl, pid))
 		return;
-	ev_begin(tl);
-	fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"heap\", \"pid\": %llu, \"ts\": %.3f, "
-		"\"args\": {\"live bytes\": %lld}}", cpid(tl, pid), us(tl, t), (long long)v);
+	j = ev_begin(tl);
+	json_kstr(j, "ph", "C");
+	json_kstr(j, "name", "heap");
+	json_ku64(j, "pid", cpid(tl, pid));
+	json_knum(j, "ts", "%.3f", us(tl, t));
+	json_kobj(j, "args");
+	json_ki64(j, "live bytes", v);
+	json_end(j);
+	json_end(j);
 }
 
 /* The "heap" counter of each process: its live bytes, the highest of each millisecond
@@ -582,10 +623,18 @@ static int cmp_read(const void *a, const void *b)
 static void metric_point(struct timeline *tl, uint32_t pid, uint32_t tid, int k, uint64_t bucket,
 			 uint64_t v)
 {
-	ev_begin(tl);
-	fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"%s (tid %u)\", \"pid\": %llu, "
-		"\"ts\": %.3f, \"args\": {\"per 10 ms\": %llu}}", tl->met_names[k], tid,
-		cpid(tl, pid), us(tl, bucket * TIMELINE_BUCKET_NS), (unsigned long long)v);
+	struct json *j = ev_begin(tl);
+	char name[128];
+
+	snprintf(name, sizeof(name), "%s (tid %u)", tl->met_names[k], tid);
+	json_kstr(j, "ph", "C");
+	json_kstr(j, "name", name);
+	json_ku64(j, "pid", cpid(tl, pid));
+	json_knum(j, "ts", "%.3f", us(tl, bucket * TIMELINE_BUCKET_NS));
+	json_kobj(j, "args");
+	json_ku64(j, "per 10 ms", v);
+	json_end(j);
+	json_end(j);
 }
 
 /* record --metrics: a counter track per thread and counter that counted anything, its
@@ -649,15 +698,17 @@ static void family_counter(struct timeline *tl, uint32_t pid)
 		uint64_t b = i < nv ? v[i]->time / TIMELINE_BUCKET_NS : UINT64_MAX;
 
 		if (b != bucket && n) {
-			ev_begin(tl);
-			fprintf(tl->out, "{\"ph\": \"C\", \"name\": \"families\", \"pid\": %llu, "
-				"\"ts\": %.3f, \"args\": {", cpid(tl, pid), us(tl, bucket * TIMELINE_BUCKET_NS));
-			for (k = 0; k < nf; k++) {
-				fprintf(tl->out, "%s", k ? ", " : "");
-				fput_json_str(tl->out, fams[k]);
-				fprintf(tl->out, ": %.3f", (double)cnt[k] / n);
-			}
-			fputs("}}", tl->out);
+			struct json *j = ev_begin(tl);
+
+			json_kstr(j, "ph", "C");
+			json_kstr(j, "name", "families");
+			json_ku64(j, "pid", cpid(tl, pid));
+			json_knum(j, "ts", "%.3f", us(tl, bucket * TIMELINE_BUCKET_NS));
+			json_kobj(j, "args");
+			for (k = 0; k < nf; k++)
+				json_knum(j, fams[k] ? fams[k] : "", "%.3f", (double)cnt[k] / n);
+			json_end(j);
+			json_end(j);
 		}
 		if (i == nv)
 			break;
@@ -687,6 +738,7 @@ static void process_name(struct timeline *tl, uint32_t pid)
 	const struct proc_entry *e = proc_table_find(&tl->procs, pid);
 	const char *name = e ? e->cmdline : NULL, *host;
 	struct strbuf sb = STRBUF_INIT;
+	struct json *js;
 	size_t j;
 
 	for (j = 0; j < tl->nr_th && !name; j++)
@@ -705,11 +757,14 @@ static void process_name(struct timeline *tl, uint32_t pid)
 		strbuf_addf(&sb, "pid %u ", pid);
 	}
 	strbuf_addf(&sb, "%.200s", name ? name : "?");	/* a name, not the whole line */
-	ev_begin(tl);
-	fprintf(tl->out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %llu, "
-		"\"args\": {\"name\": ", cpid(tl, pid));
-	fput_json_str(tl->out, sb.buf);
-	fputs("}}", tl->out);
+	js = ev_begin(tl);
+	json_kstr(js, "ph", "M");
+	json_kstr(js, "name", "process_name");
+	json_ku64(js, "pid", cpid(tl, pid));
+	json_kobj(js, "args");
+	json_kstr(js, "name", sb.buf);
+	json_end(js);
+	json_end(js);
 	strbuf_release(&sb);
 }
 
@@ -736,14 +791,14 @@ static size_t timeline_prepare(struct timeline *tl, const struct profile_stats *
 }
 
 /* The recording's events, after *events others (tl->t0: its time 0) */
-static void timeline_events(struct timeline *tl, FILE *out, const struct profile_stats *st,
+static void timeline_events(struct timeline *tl, struct json *out, const struct profile_stats *st,
 			    size_t nr_steps, long *events)
 {
 	const struct itt_data *itt = attr_itt(attr_stream_attr(tl->as));
 	uint64_t period = st->sample_period_ns ? st->sample_period_ns : 1000000;
 	size_t i, j;
 
-	tl->out = out;
+	tl->j = out;
 	tl->events = *events;
 	/* names: processes, threads and their tracks */
 	for (i = 0; i < tl->nr_th; i++) {
@@ -780,14 +835,18 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 		size_t k = 0;
 
 		for (i = 0; i < nr_steps; i++) {
-			char name[64], args[96];
+			char name[64];
+			struct json *js;
 
 			if (sv[i].tid != stid)
 				continue;
 			snprintf(name, sizeof(name), "step %zu", ++k);
-			snprintf(args, sizeof(args), "\"samples\": %llu", (unsigned long long)sv[i].samples);
-			slice(tl, sv[i].pid, TRACK_TID(sv[i].tid, TRACK_STEPS), name, "step,sampled",
-			      sv[i].start, sv[i].end, args);
+			js = slice(tl, sv[i].pid, TRACK_TID(sv[i].tid, TRACK_STEPS), name, "step,sampled",
+				   sv[i].start, sv[i].end);
+			if (js) {
+				json_ku64(js, "samples", sv[i].samples);
+				slice_end(js);
+			}
 		}
 	}
 	/* a distributed job's steps, without --step: on each rank's main thread, from one
@@ -799,10 +858,13 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 			continue;
 		for (j = 1; j < tl->nr_job_ends; j++) {
 			char name[64];
+			struct json *js;
 
 			snprintf(name, sizeof(name), "step %zu", j);
-			slice(tl, t->pid, TRACK_TID(t->tid, TRACK_STEPS), name, "step,collective",
-			      tl->job_ends[j - 1], tl->job_ends[j], "");
+			js = slice(tl, t->pid, TRACK_TID(t->tid, TRACK_STEPS), name, "step,collective",
+				   tl->job_ends[j - 1], tl->job_ends[j]);
+			if (js)
+				slice_end(js);
 		}
 	}
 	/* off the CPU, named by what the thread waited for where its switch-out has a
@@ -816,7 +878,8 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 				 tl->off[i - 1].pid == tl->off[i].pid ? tl->off[i - 1].end : 0;
 		const struct tl_wait *w = tl->off[i].preempted ? NULL :
 					  wait_at(tl, &tl->off[i], after);
-		struct strbuf name = STRBUF_INIT, args = STRBUF_INIT;
+		struct strbuf name = STRBUF_INIT;
+		struct json *js;
 
 		if (dup_pid(tl, tl->off[i].pid))
 			continue;
@@ -826,19 +889,21 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 			strbuf_addstr(&name, w->family);
 			if (what)
 				strbuf_addf(&name, " %s", what);
-			strbuf_addf(&args, "\"family\": \"%s\"", w->family);
-			if (w->pyline) {
-				strbuf_addstr(&args, ", \"python\": ");
-				strbuf_add_json_str(&args, w->pyline);
-			}
 		} else {
 			strbuf_addstr(&name, tl->off[i].preempted ? "off-CPU (preempted)" :
 				      "off-CPU (waiting)");
 		}
-		slice(tl, tl->off[i].pid, TRACK_TID(tl->off[i].tid, TRACK_SCHED), name.buf, "sched",
-		      tl->off[i].start, tl->off[i].end, args.len ? args.buf : "");
+		js = slice(tl, tl->off[i].pid, TRACK_TID(tl->off[i].tid, TRACK_SCHED), name.buf,
+			   "sched", tl->off[i].start, tl->off[i].end);
 		strbuf_release(&name);
-		strbuf_release(&args);
+		if (!js)
+			continue;
+		if (w) {
+			json_kstr(js, "family", w->family);
+			if (w->pyline)
+				json_kstr(js, "python", w->pyline);
+		}
+		slice_end(js);
 	}
 	/* family shares per process */
 	for (i = 0; i < tl->nr_th; i++) {
@@ -854,15 +919,27 @@ static void timeline_events(struct timeline *tl, FILE *out, const struct profile
 	*events = tl->events;
 }
 
-static void trace_end(FILE *out, const char *cmdline, const struct profile_stats *st,
+/* The trace's start: its events follow */
+static void trace_begin(struct json *j, FILE *out)
+{
+	json_init(j, out, JSON_SPACED);
+	json_obj(j);
+	json_karr(j, "traceEvents");
+}
+
+/* After the events: what the trace is of, in otherData, left open for more */
+static void trace_end(struct json *j, const char *cmdline, const struct profile_stats *st,
 		      uint64_t first_ns, const char *clock)
 {
-	fputs("\n], \"displayTimeUnit\": \"ms\", \"otherData\": {\"command\": ", out);
-	fput_json_str(out, cmdline ? cmdline : "");
-	fputs(", \"event\": ", out);
-	fput_json_str(out, st->event);
-	fprintf(out, ", \"samples\": %llu, \"first_ns\": %llu, \"clock\": \"%s\"",
-		(unsigned long long)st->samples, (unsigned long long)first_ns, clock);
+	json_raw(j, "\n");
+	json_end(j);
+	json_kstr(j, "displayTimeUnit", "ms");
+	json_kobj(j, "otherData");
+	json_kstr(j, "command", cmdline ? cmdline : "");
+	json_kstr(j, "event", st->event);
+	json_ku64(j, "samples", st->samples);
+	json_ku64(j, "first_ns", first_ns);
+	json_kstr(j, "clock", clock);
 }
 
 static long timeline_write(struct timeline *tl, FILE *out, const struct profile_stats *st)
@@ -871,14 +948,17 @@ static long timeline_write(struct timeline *tl, FILE *out, const struct profile_
 	size_t nr_steps = timeline_prepare(tl, st, &first);
 	long events = 0;
 	int64_t none = 0;
+	struct json j;
 
 	job_steps(&tl, 1, &none);
 	if (tl->t0 == UINT64_MAX)
 		tl->t0 = 0;
-	fputs("{\"traceEvents\": [", out);
-	timeline_events(tl, out, st, nr_steps, &events);
-	trace_end(out, tl->cmdline, st, tl->t0, "CLOCK_MONOTONIC");
-	fputs("}}\n", out);
+	trace_begin(&j, out);
+	timeline_events(tl, &j, st, nr_steps, &events);
+	trace_end(&j, tl->cmdline, st, tl->t0, "CLOCK_MONOTONIC");
+	json_end(&j);
+	json_end(&j);
+	json_raw(&j, "\n");
 	return ferror(out) ? -1 : events;
 }
 
@@ -946,6 +1026,7 @@ static long timeline_write_several(struct tl_reader *tr, const struct readings *
 	uint64_t zero = UINT64_MAX, *first = xcalloc(nr, sizeof(*first));
 	long events = 0;
 	int anchored;
+	struct json j;
 
 	int64_t *shifts = xcalloc(nr, sizeof(*shifts)), zero_shift = 0;
 	int all_anchored = 1;
@@ -964,7 +1045,7 @@ static long timeline_write_several(struct tl_reader *tr, const struct readings *
 		for (size_t k = 0; k < nr; k++)
 			job_steps(&tr->tls[k], 1, &zero_shift);
 	free(shifts);
-	fputs("{\"traceEvents\": [", out);
+	trace_begin(&j, out);
 	for (size_t k = 0; k < nr; k++) {
 		struct timeline *tl = tr->tls[k];
 		int64_t shift = readings_shift(rd, k, &anchored);
@@ -976,27 +1057,27 @@ static long timeline_write_several(struct tl_reader *tr, const struct readings *
 			tl->t0 = first[k] == UINT64_MAX ? 0 : first[k];
 			strbuf_addf(none, "%s%s", none->len ? ", " : "", rd->in[k].file);
 		}
-		timeline_events(tl, out, &rd->in[k].st, steps[k], &events);
+		timeline_events(tl, &j, &rd->in[k].st, steps[k], &events);
 	}
-	trace_end(out, rd->cmdline, &rd->st, zero == UINT64_MAX ? 0 : zero,
+	trace_end(&j, rd->cmdline, &rd->st, zero == UINT64_MAX ? 0 : zero,
 		  zero == UINT64_MAX ? "CLOCK_MONOTONIC" : "CLOCK_REALTIME");
-	fputs(", \"recordings\": [", out);
+	json_karr(&j, "recordings");
 	for (size_t k = 0; k < nr; k++) {
 		int64_t shift = readings_shift(rd, k, &anchored);
 
-		fprintf(out, "%s{\"file\": ", k ? ", " : "");
-		fput_json_str(out, rd->in[k].file);
-		fputs(", \"host\": ", out);
-		if (rd->in[k].host)
-			fput_json_str(out, rd->in[k].host);
-		else
-			fputs("null", out);
-		fprintf(out, ", \"anchored\": %s, \"shift_ns\": %lld, \"pid_base\": %llu, "
-			"\"t0_ns\": %llu}", anchored ? "true" : "false", (long long)shift,
-			(unsigned long long)tr->tls[k]->pid_base,
-			(unsigned long long)tr->tls[k]->t0);
+		json_obj(&j);
+		json_kstr(&j, "file", rd->in[k].file ? rd->in[k].file : "");
+		json_kstr(&j, "host", rd->in[k].host);
+		json_kbool(&j, "anchored", anchored);
+		json_ki64(&j, "shift_ns", shift);
+		json_ku64(&j, "pid_base", tr->tls[k]->pid_base);
+		json_ku64(&j, "t0_ns", tr->tls[k]->t0);
+		json_end(&j);
 	}
-	fputs("]}}\n", out);
+	json_end(&j);
+	json_end(&j);
+	json_end(&j);
+	json_raw(&j, "\n");
 	free(steps);
 	free(first);
 	return ferror(out) ? -1 : events;
