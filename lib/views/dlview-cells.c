@@ -95,3 +95,19 @@ void dlview_py_parts(const char *sym, char *fn, size_t fnsz, int *line)
 	*line = colon ? atoi(colon + 1) : 0;
 	snprintf(fn, fnsz, "%.*s", open && open > sym ? (int)(open - 1 - sym) : (int)strlen(sym), sym);
 }
+
+void dlview_json_begin(struct json *j, FILE *out, const char *kind, uint64_t samples)
+{
+	json_init(j, out, JSON_SPACED);
+	json_obj(j);
+	json_kstr(j, "kind", kind);
+	json_ku64(j, "samples", samples);
+}
+
+void dlview_json_end(struct json *j)
+{
+	json_raw(j, "\n");
+	json_end(j);
+	json_end(j);
+	json_raw(j, "\n");
+}

@@ -9,6 +9,7 @@
 #include "dlview.h"
 #include "switches.h"
 #include "fastpath.h"
+#include "json.h"
 
 /* A counter keyed by up to two interned strings (pointer identity). */
 struct cnt {
@@ -127,6 +128,10 @@ void dlview_put_cell(FILE *out, const char *s, size_t width, int right);
 size_t dlview_top_of(const struct cmap *m, const char *key, const struct cnt **out, size_t max);
 const char *dlview_py_path(struct dlview *v, const char *sym);
 void dlview_py_parts(const char *sym, char *fn, size_t fnsz, int *line);
+/* A DL table's JSON: {"kind": KIND, "samples": N, left open for its fields and its
+ * "rows" array; dlview_json_end closes both, the rows' last line ended first */
+void dlview_json_begin(struct json *j, FILE *out, const char *kind, uint64_t samples);
+void dlview_json_end(struct json *j);
 /* The operator table (dlview-ops.c) */
 void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t limit);
 /* The primitive table (dlview-prims.c) */

@@ -45,18 +45,21 @@ static void print_family(struct dlview *v, FILE *out, enum out_format fmt, size_
 	if (limit && n > limit)
 		n = limit;
 	if (fmt == OUT_JSON) {
-		fprintf(out, "{\"kind\": \"family\", \"samples\": %llu, \"rows\": [",
-			(unsigned long long)v->samples);
+		struct json j;
+
+		dlview_json_begin(&j, out, "family", v->samples);
+		json_karr(&j, "rows");
 		for (i = 0; i < n; i++) {
-			fprintf(out, "%s\n  {\"family\": ", i ? "," : "");
-			fput_json_str(out, rows[i]->k1);
-			fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu, \"time_ns\": %.0f, \"top_symbol\": ",
-				pct(rows[i]->n, v->samples), (unsigned long long)rows[i]->n,
-				rows[i]->n * v->ns_per_sample);
-			fput_json_str(out, top_symbol(v, rows[i]->k1, NULL));
-			fprintf(out, "}");
+			json_pre(&j, "\n  ");
+			json_obj(&j);
+			json_kstr(&j, "family", rows[i]->k1 ? rows[i]->k1 : "");
+			json_knum(&j, "self_pct", "%.2f", pct(rows[i]->n, v->samples));
+			json_ku64(&j, "samples", rows[i]->n);
+			json_knum(&j, "time_ns", "%.0f", rows[i]->n * v->ns_per_sample);
+			json_kstr(&j, "top_symbol", top_symbol(v, rows[i]->k1, NULL));
+			json_end(&j);
 		}
-		fprintf(out, "\n]}\n");
+		dlview_json_end(&j);
 	} else if (fmt == OUT_CSV) {
 		fprintf(out, "family,self_pct,samples,time_ns,top_symbol\n");
 		for (i = 0; i < n; i++) {
@@ -160,15 +163,16 @@ static void print_thread(struct dlview *v, FILE *out, enum out_format fmt, size_
 	size_t n = v->nr_threads, i;
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
 	int gil = gil_columns(v), no_gil = gil_off(v);
+	struct json j;
 
 	if (v->nr_threads)
 		qsort(v->threads, v->nr_threads, sizeof(*v->threads), cmp_thread);
 	if (limit && n > limit)
 		n = limit;
-	if (fmt == OUT_JSON)
-		fprintf(out, "{\"kind\": \"thread\", \"samples\": %llu, \"rows\": [",
-			(unsigned long long)v->samples);
-	else if (fmt == OUT_CSV)
+	if (fmt == OUT_JSON) {
+		dlview_json_begin(&j, out, "thread", v->samples);
+		json_karr(&j, "rows");
+	} else if (fmt == OUT_CSV)
 		fprintf(out, "pid,tid,comm,samples,on_cpu_ns,off_cpu_ns,voluntary,involuntary,"
 			"omp_spin_pct,python_ns,gil_wait_ns%s\n", v->gil_known ? ",gil_held_ns" : "");
 	else if (gil && v->gil_known)
@@ -193,24 +197,32 @@ static void print_thread(struct dlview *v, FILE *out, enum out_format fmt, size_
 			gw = 0;
 		}
 		if (fmt == OUT_JSON) {
-			fprintf(out, "%s\n  {\"pid\": %u, \"tid\": %u, \"comm\": ", i ? "," : "", t->pid, t->tid);
-			fput_json_str(out, t->comm ? t->comm : "[unknown]");
-			fprintf(out, ", \"samples\": %llu, \"on_cpu_ns\": %.0f, \"off_cpu_ns\": %.0f, "
-				"\"voluntary\": %llu, \"involuntary\": %llu, \"omp_spin_pct\": %.2f, "
-				"\"python_ns\": %.0f, ",
-				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
-				(unsigned long long)t->invol, pct(t->spin, t->samples), py);
+			json_pre(&j, "\n  ");
+			json_obj(&j);
+			json_ku64(&j, "pid", t->pid);
+			json_ku64(&j, "tid", t->tid);
+			json_kstr(&j, "comm", t->comm ? t->comm : "[unknown]");
+			json_ku64(&j, "samples", t->samples);
+			json_knum(&j, "on_cpu_ns", "%.0f", on);
+			json_knum(&j, "off_cpu_ns", "%.0f", off);
+			json_ku64(&j, "voluntary", t->vol);
+			json_ku64(&j, "involuntary", t->invol);
+			json_knum(&j, "omp_spin_pct", "%.2f", pct(t->spin, t->samples));
+			json_knum(&j, "python_ns", "%.0f", py);
 			/* a build without a GIL: no wait for it, rather than zero waits */
-			if (no_gil)
-				fputs("\"gil_wait_ns\": null, \"gil_waits\": null", out);
-			else
-				fprintf(out, "\"gil_wait_ns\": %.0f, \"gil_waits\": %llu", gw,
-					(unsigned long long)t->gil_waits);
-			fprintf(out, ", \"other_off_cpu_ns\": %.0f", other);
-			if (v->gil_known)
-				fprintf(out, ", \"gil_held_ns\": %.0f, \"gil_held_off_cpu_ns\": %llu",
-					dlview_gil_held(v, t), (unsigned long long)t->held_off_ns);
-			fputc('}', out);
+			if (no_gil) {
+				json_knull(&j, "gil_wait_ns");
+				json_knull(&j, "gil_waits");
+			} else {
+				json_knum(&j, "gil_wait_ns", "%.0f", gw);
+				json_ku64(&j, "gil_waits", t->gil_waits);
+			}
+			json_knum(&j, "other_off_cpu_ns", "%.0f", other);
+			if (v->gil_known) {
+				json_knum(&j, "gil_held_ns", "%.0f", dlview_gil_held(v, t));
+				json_ku64(&j, "gil_held_off_cpu_ns", t->held_off_ns);
+			}
+			json_end(&j);
 		} else if (fmt == OUT_CSV) {
 			fprintf(out, "%u,%u,", t->pid, t->tid);
 			fput_csv_str(out, t->comm ? t->comm : "[unknown]");
@@ -238,12 +250,11 @@ static void print_thread(struct dlview *v, FILE *out, enum out_format fmt, size_
 		}
 	}
 	if (fmt == OUT_JSON) {
-		fprintf(out, "\n], \"free_threaded\": ");
-		if (v->free_threaded)
-			fput_json_str(out, v->free_threaded);
-		else
-			fputs("null", out);
-		fprintf(out, "}\n");
+		json_raw(&j, "\n");
+		json_end(&j);
+		json_kstr(&j, "free_threaded", v->free_threaded);
+		json_end(&j);
+		json_raw(&j, "\n");
 	} else if (fmt == OUT_TEXT && no_gil) {
 		fprintf(out, "\n%s is a free-threaded build: no thread waited for a GIL (it has "
 			"none unless PYTHON_GIL=1 or an extension module turns it on)\n",
@@ -281,11 +292,23 @@ static int cmp_proc_row(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* A number the environment gave (RANK=3) as a JSON number; anything else as a string */
+static void json_kenv_int(struct json *j, const char *key, const char *s)
+{
+	const char *p = s + (*s == '-');
+
+	if (*p && strspn(p, "0123456789") == strlen(p) && (*p != '0' || !p[1]))
+		json_klit(j, key, s);
+	else
+		json_kstr(j, key, s);
+}
+
 static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	struct proc_row *rows = NULL;
 	size_t nr = 0, alloc = 0, i, j, nf, ct_width = 0;	/* 0: no row in a container */
 	struct cnt **fams;
+	struct json js;
 
 	for (i = 0; i < v->nr_threads; i++) {
 		const struct thread_stat *t = &v->threads[i];
@@ -327,10 +350,10 @@ static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size
 		qsort(rows, nr, sizeof(*rows), cmp_proc_row);
 	if (limit && nr > limit)
 		nr = limit;
-	if (fmt == OUT_JSON)
-		fprintf(out, "{\"kind\": \"process\", \"samples\": %llu, \"rows\": [",
-			(unsigned long long)v->samples);
-	else if (fmt == OUT_CSV)
+	if (fmt == OUT_JSON) {
+		dlview_json_begin(&js, out, "process", v->samples);
+		json_karr(&js, "rows");
+	} else if (fmt == OUT_CSV)
 		fprintf(out, "pid,samples,pct,on_cpu_ns,threads,rank,local_rank,world_size,family,family_pct,comm,cmdline%s\n",
 			ct_width ? ",container" : "");
 	else {
@@ -352,33 +375,32 @@ static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size
 		char b1[32], fb[64], nb[96];
 
 		if (fmt == OUT_JSON) {
-			fprintf(out, "%s\n  {\"pid\": %u, \"samples\": %llu, \"pct\": %.2f, "
-				"\"on_cpu_ns\": %.0f, \"threads\": %u, \"comm\": ", i ? "," : "",
-				r->pid, (unsigned long long)r->samples, pct(r->samples, v->samples),
-				r->on_ns, r->threads);
-			fput_json_str(out, comm);
-			fputs(", \"cmdline\": ", out);
-			if (cmd)
-				fput_json_str(out, cmd);
-			else
-				fputs("null", out);
+			json_pre(&js, "\n  ");
+			json_obj(&js);
+			json_ku64(&js, "pid", r->pid);
+			json_ku64(&js, "samples", r->samples);
+			json_knum(&js, "pct", "%.2f", pct(r->samples, v->samples));
+			json_knum(&js, "on_cpu_ns", "%.0f", r->on_ns);
+			json_ku64(&js, "threads", r->threads);
+			json_kstr(&js, "comm", comm);
+			json_kstr(&js, "cmdline", cmd);
 			if (r->info && r->info->rank)
-				fprintf(out, ", \"rank\": %s", r->info->rank);
+				json_kenv_int(&js, "rank", r->info->rank);
 			if (r->info && r->info->local_rank)
-				fprintf(out, ", \"local_rank\": %s", r->info->local_rank);
+				json_kenv_int(&js, "local_rank", r->info->local_rank);
 			if (r->info && r->info->world_size)
-				fprintf(out, ", \"world_size\": %s", r->info->world_size);
-			if (r->info && r->info->container) {
-				fputs(", \"container\": ", out);
-				fput_json_str(out, r->info->container);
-			}
-			fputs(", \"families\": [", out);
+				json_kenv_int(&js, "world_size", r->info->world_size);
+			if (r->info && r->info->container)
+				json_kstr(&js, "container", r->info->container);
+			json_karr(&js, "families");
 			for (j = 0; j < 2 && r->fam[j]; j++) {
-				fprintf(out, "%s{\"family\": ", j ? ", " : "");
-				fput_json_str(out, r->fam[j]->k2 ? r->fam[j]->k2 : "(none)");
-				fprintf(out, ", \"pct\": %.2f}", pct(r->fam[j]->n, r->samples));
+				json_obj(&js);
+				json_kstr(&js, "family", r->fam[j]->k2 ? r->fam[j]->k2 : "(none)");
+				json_knum(&js, "pct", "%.2f", pct(r->fam[j]->n, r->samples));
+				json_end(&js);
 			}
-			fputs("]}", out);
+			json_end(&js);
+			json_end(&js);
 		} else if (fmt == OUT_CSV) {
 			fprintf(out, "%u,%llu,%.2f,%.0f,%u,%s,%s,%s,", r->pid,
 				(unsigned long long)r->samples, pct(r->samples, v->samples), r->on_ns,
@@ -412,7 +434,7 @@ static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size
 		}
 	}
 	if (fmt == OUT_JSON)
-		fprintf(out, "\n]}\n");
+		dlview_json_end(&js);
 	free(rows);
 }
 
@@ -421,20 +443,23 @@ static void print_group(struct dlview *v, FILE *out, enum out_format fmt, size_t
 	struct cnt **fams, **syms;
 	size_t nf = dlview_cmap_sorted(&v->fam, &fams), ns = dlview_cmap_sorted(&v->famsym, &syms), i, j, k;
 	char nb[96];
+	struct json js;
 
 	if (limit && nf > limit)
 		nf = limit;
-	if (fmt == OUT_JSON)
-		fprintf(out, "{\"kind\": \"group-family\", \"samples\": %llu, \"rows\": [",
-			(unsigned long long)v->samples);
-	else if (fmt == OUT_CSV)
+	if (fmt == OUT_JSON) {
+		dlview_json_begin(&js, out, "group-family", v->samples);
+		json_karr(&js, "rows");
+	} else if (fmt == OUT_CSV)
 		fprintf(out, "family,family_pct,symbol,self_pct,samples\n");
 	for (i = 0; i < nf; i++) {
 		if (fmt == OUT_JSON) {
-			fprintf(out, "%s\n  {\"family\": ", i ? "," : "");
-			fput_json_str(out, fams[i]->k1);
-			fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu, \"symbols\": [",
-				pct(fams[i]->n, v->samples), (unsigned long long)fams[i]->n);
+			json_pre(&js, "\n  ");
+			json_obj(&js);
+			json_kstr(&js, "family", fams[i]->k1 ? fams[i]->k1 : "");
+			json_knum(&js, "self_pct", "%.2f", pct(fams[i]->n, v->samples));
+			json_ku64(&js, "samples", fams[i]->n);
+			json_karr(&js, "symbols");
 		} else if (fmt == OUT_TEXT) {
 			fprintf(out, "%s%-15s %6.2f%%  (%llu samples)\n", i ? "\n" : "", fams[i]->k1,
 				pct(fams[i]->n, v->samples), (unsigned long long)fams[i]->n);
@@ -443,10 +468,11 @@ static void print_group(struct dlview *v, FILE *out, enum out_format fmt, size_t
 			if (syms[j]->k1 != fams[i]->k1)
 				continue;
 			if (fmt == OUT_JSON) {
-				fprintf(out, "%s{\"symbol\": ", k ? ", " : "");
-				fput_json_str(out, syms[j]->k2);
-				fprintf(out, ", \"self_pct\": %.2f, \"samples\": %llu}",
-					pct(syms[j]->n, v->samples), (unsigned long long)syms[j]->n);
+				json_obj(&js);
+				json_kstr(&js, "symbol", syms[j]->k2 ? syms[j]->k2 : "");
+				json_knum(&js, "self_pct", "%.2f", pct(syms[j]->n, v->samples));
+				json_ku64(&js, "samples", syms[j]->n);
+				json_end(&js);
 			} else if (fmt == OUT_CSV) {
 				fput_csv_str(out, fams[i]->k1);
 				fprintf(out, ",%.2f,", pct(fams[i]->n, v->samples));
@@ -459,11 +485,13 @@ static void print_group(struct dlview *v, FILE *out, enum out_format fmt, size_t
 			}
 			k++;
 		}
-		if (fmt == OUT_JSON)
-			fprintf(out, "]}");
+		if (fmt == OUT_JSON) {
+			json_end(&js);
+			json_end(&js);
+		}
 	}
 	if (fmt == OUT_JSON)
-		fprintf(out, "\n]}\n");
+		dlview_json_end(&js);
 	free(fams);
 	free(syms);
 }
@@ -547,16 +575,17 @@ static void print_lines(struct dlview *v, FILE *out, enum out_format fmt, size_t
 	struct cnt **rows;
 	size_t n, i, k;
 	char b1[32], b2[32], fn[512];
+	struct json j;
 
 	py_lines_build(v, &pl);
 	n = dlview_cmap_sorted(&pl.lines, &rows);
 	qsort(rows, n, sizeof(*rows), cmp_line_self);
 	if (limit && n > limit)
 		n = limit;
-	if (fmt == OUT_JSON)
-		fprintf(out, "{\"kind\": \"line\", \"samples\": %llu, \"rows\": [",
-			(unsigned long long)v->samples);
-	else if (fmt == OUT_CSV)
+	if (fmt == OUT_JSON) {
+		dlview_json_begin(&j, out, "line", v->samples);
+		json_karr(&j, "rows");
+	} else if (fmt == OUT_CSV)
 		fprintf(out, "function,file,line,self_pct,self_samples,total_pct,total_samples,top_ops,top_families\n");
 	else if (!n)
 		fprintf(out, "No Python frames in this recording (dlprof record reads them for CPython 3.11).\n");
@@ -570,28 +599,37 @@ static void print_lines(struct dlview *v, FILE *out, enum out_format fmt, size_t
 
 		dlview_py_parts(r->k1, fn, sizeof(fn), &line);
 		if (fmt == OUT_JSON) {
-			fprintf(out, "%s\n  {\"function\": ", i ? "," : "");
-			fput_json_str(out, fn);
-			fprintf(out, ", \"file\": ");
-			fput_json_str(out, path ? path : "");
-			fprintf(out, ", \"line\": %d, \"name\": ", line);
-			fput_json_str(out, r->k1);
-			fprintf(out, ", \"self_pct\": %.2f, \"self_samples\": %llu, \"self_ns\": %.0f, "
-				"\"total_pct\": %.2f, \"total_samples\": %llu, \"total_ns\": %.0f, \"ops\": [",
-				pct(r->n2, v->samples), (unsigned long long)r->n2, r->n2 * v->ns_per_sample,
-				pct(r->n, v->samples), (unsigned long long)r->n, r->n * v->ns_per_sample);
+			json_pre(&j, "\n  ");
+			json_obj(&j);
+			json_kstr(&j, "function", fn);
+			json_kstr(&j, "file", path ? path : "");
+			json_ki64(&j, "line", line);
+			json_kstr(&j, "name", r->k1 ? r->k1 : "");
+			json_knum(&j, "self_pct", "%.2f", pct(r->n2, v->samples));
+			json_ku64(&j, "self_samples", r->n2);
+			json_knum(&j, "self_ns", "%.0f", r->n2 * v->ns_per_sample);
+			json_knum(&j, "total_pct", "%.2f", pct(r->n, v->samples));
+			json_ku64(&j, "total_samples", r->n);
+			json_knum(&j, "total_ns", "%.0f", r->n * v->ns_per_sample);
+			json_karr(&j, "ops");
 			for (k = 0; k < nops; k++) {
-				fprintf(out, "%s{\"name\": ", k ? ", " : "");
-				fput_json_str(out, attr_op_name(ops[k]->k2, NULL));
-				fprintf(out, ", \"samples\": %llu}", (unsigned long long)ops[k]->n);
+				const char *op = attr_op_name(ops[k]->k2, NULL);
+
+				json_obj(&j);
+				json_kstr(&j, "name", op ? op : "");
+				json_ku64(&j, "samples", ops[k]->n);
+				json_end(&j);
 			}
-			fprintf(out, "], \"families\": [");
+			json_end(&j);
+			json_karr(&j, "families");
 			for (k = 0; k < nfams; k++) {
-				fprintf(out, "%s{\"name\": ", k ? ", " : "");
-				fput_json_str(out, fams[k]->k2);
-				fprintf(out, ", \"samples\": %llu}", (unsigned long long)fams[k]->n);
+				json_obj(&j);
+				json_kstr(&j, "name", fams[k]->k2 ? fams[k]->k2 : "");
+				json_ku64(&j, "samples", fams[k]->n);
+				json_end(&j);
 			}
-			fprintf(out, "]}");
+			json_end(&j);
+			json_end(&j);
 		} else if (fmt == OUT_CSV) {
 			fput_csv_str(out, fn);
 			fputc(',', out);
@@ -623,7 +661,7 @@ static void print_lines(struct dlview *v, FILE *out, enum out_format fmt, size_t
 		}
 	}
 	if (fmt == OUT_JSON)
-		fprintf(out, "\n]}\n");
+		dlview_json_end(&j);
 	free(rows);
 	free(pl.lines.tab);
 	free(pl.ops.tab);
