@@ -45,37 +45,35 @@ static void print_prim_parts(struct dlview *v, FILE *out, const char *name)
 	}
 }
 
-static void json_prim_parts(struct dlview *v, FILE *out, const char *name)
+static void json_prim_parts(struct dlview *v, struct json *j, const char *name)
 {
 	const struct fp_prim *p = fastpath_prim(v->fp, name);
 
 	if (!p)
 		return;
-	fprintf(out, ", \"jit_samples\": %llu, \"non_jit_samples\": %llu, \"other_samples\": %llu, "
-		"\"wait_samples\": %llu, \"kernel_samples\": %llu, \"kernels\": [",
-		(unsigned long long)p->part[FP_JIT], (unsigned long long)p->part[FP_LIB],
-		(unsigned long long)p->part[FP_OTHER], (unsigned long long)p->part[FP_WAIT],
-		(unsigned long long)p->part[FP_KERNEL]);
+	json_ku64(j, "jit_samples", p->part[FP_JIT]);
+	json_ku64(j, "non_jit_samples", p->part[FP_LIB]);
+	json_ku64(j, "other_samples", p->part[FP_OTHER]);
+	json_ku64(j, "wait_samples", p->part[FP_WAIT]);
+	json_ku64(j, "kernel_samples", p->part[FP_KERNEL]);
+	json_karr(j, "kernels");
 	for (size_t k = 0; k < p->nr_kernels; k++) {
 		const struct fp_kernel *kn = &p->kernels[k];
 
-		fprintf(out, "%s{\"name\": ", k ? ", " : "");
-		fput_json_str(out, kn->name);
-		fprintf(out, ", \"isa\": ");
-		fput_json_str(out, kn->isa);
-		fprintf(out, ", \"class\": ");
-		if (kn->tier)
-			fput_json_str(out, kn->tier);
-		else
-			fputs("null", out);
-		fprintf(out, ", \"samples\": %llu}", (unsigned long long)kn->samples);
+		json_obj(j);
+		json_kstr(j, "name", kn->name ? kn->name : "");
+		json_kstr(j, "isa", kn->isa ? kn->isa : "");
+		json_kstr(j, "class", kn->tier);
+		json_ku64(j, "samples", kn->samples);
+		json_end(j);
 	}
-	fputc(']', out);
+	json_end(j);
 }
 
 /* c before d: more samples, then the second key in byte order (the table's slots follow
  * interned addresses, which differ from run to run) */
-static void print_itt_tasks(struct dlview *v, FILE *out, enum out_format fmt)
+/* The ITT tasks' table; JSON: the "itt_tasks" array of j's object */
+static void print_itt_tasks(struct dlview *v, FILE *out, enum out_format fmt, struct json *j)
 {
 	const struct itt_data *itt = attr_itt(v->attr);
 	const char *name;
@@ -90,15 +88,15 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum out_format fmt)
 		fprintf(out, "\n%-30s %7s %9s %8s %8s %7s\n", "ITT task (oneDNN primitive)",
 			"Calls", "Task time", "% of CPU", "Samples", "%");
 	else if (fmt == OUT_JSON)
-		fprintf(out, "\"itt_tasks\": [");
+		json_karr(j, "itt_tasks");
 	for (i = 0; (name = itt_name_stats(itt, i, &calls, &ns, &call_ns)); i++) {
 		struct cnt tot = { name, NULL, 0, 0 }, *c = &tot;
 		const struct cnt *fams[64];
-		size_t j, nf;
+		size_t k, nf;
 
-		for (j = 0; j < v->itt_samp.size; j++)
-			if (v->itt_samp.tab[j].k1 == name)
-				tot.n += v->itt_samp.tab[j].n;
+		for (k = 0; k < v->itt_samp.size; k++)
+			if (v->itt_samp.tab[k].k1 == name)
+				tot.n += v->itt_samp.tab[k].n;
 
 		if (fmt == OUT_TEXT) {
 			dlview_put_cell(out, name, 30, 0);
@@ -108,24 +106,22 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum out_format fmt)
 				pct(c->n, v->samples));
 			print_prim_parts(v, out, name);
 		} else if (fmt == OUT_JSON) {
-			fprintf(out, "%s{\"name\": ", i ? ", " : "");
-			fput_json_str(out, name);
-			fprintf(out, ", \"calls\": %llu, \"call_ns\": %llu, \"task_ns\": %llu, "
-				"\"task_cpu_pct\": %.2f, \"samples\": %llu, \"samples_pct\": %.2f",
-				(unsigned long long)calls, (unsigned long long)call_ns,
-				(unsigned long long)ns, cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0,
-				(unsigned long long)c->n, pct(c->n, v->samples));
+			json_obj(j);
+			json_kstr(j, "name", name);
+			json_ku64(j, "calls", calls);
+			json_ku64(j, "call_ns", call_ns);
+			json_ku64(j, "task_ns", ns);
+			json_knum(j, "task_cpu_pct", "%.2f", cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0);
+			json_ku64(j, "samples", c->n);
+			json_knum(j, "samples_pct", "%.2f", pct(c->n, v->samples));
 			/* by samples, most first */
-			fprintf(out, ", \"families\": {");
+			json_kobj(j, "families");
 			nf = dlview_top_of(&v->itt_samp, name, fams, ARRAY_SIZE(fams));
-			for (j = 0; j < nf; j++) {
-				fprintf(out, "%s", j ? ", " : "");
-				fput_json_str(out, fams[j]->k2);
-				fprintf(out, ": %llu", (unsigned long long)fams[j]->n);
-			}
-			fprintf(out, "}");
-			json_prim_parts(v, out, name);
-			fprintf(out, "}");
+			for (k = 0; k < nf; k++)
+				json_ku64(j, fams[k]->k2 ? fams[k]->k2 : "", fams[k]->n);
+			json_end(j);
+			json_prim_parts(v, j, name);
+			json_end(j);
 		} else {
 			fprintf(out, "itt,");
 			fput_csv_str(out, name);
@@ -134,7 +130,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum out_format fmt)
 		}
 	}
 	if (fmt == OUT_JSON)
-		fprintf(out, "], ");
+		json_end(j);
 }
 
 
@@ -289,32 +285,30 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 	return nr;
 }
 
-static void json_op_row(struct dlview *v, FILE *out, const struct op_row *r, int first)
+static void json_op_row(struct dlview *v, struct json *j, const struct op_row *r)
 {
-	fprintf(out, "%s\n  {\"name\": ", first ? "" : ",");
+	json_pre(j, "\n  ");
+	json_obj(j);
 	if (r->prim) {
-		fput_json_str(out, attr_prim_op(r->prim));
-		fprintf(out, ", \"overload\": null, \"primitive\": ");
-		fput_json_str(out, r->prim);
-		fprintf(out, ", \"parent\": ");
-		fput_json_str(out, r->base);
-		fprintf(out, ", \"parent_overload\": ");
+		json_kstr(j, "name", attr_prim_op(r->prim));
+		json_knull(j, "overload");
+		json_kstr(j, "primitive", r->prim);
+		json_kstr(j, "parent", r->base ? r->base : "");
+		json_kstr(j, "parent_overload", r->overload);
 	} else {
-		fput_json_str(out, r->base);
-		fprintf(out, ", \"overload\": ");
+		json_kstr(j, "name", r->base ? r->base : "");
+		json_kstr(j, "overload", r->overload);
 	}
-	if (r->overload)
-		fput_json_str(out, r->overload);
-	else
-		fputs("null", out);
-	fprintf(out, ", \"self_pct\": %.2f, \"self_samples\": %llu, \"self_ns\": %.0f, "
-		"\"total_pct\": %.2f, \"total_samples\": %llu, \"total_ns\": %.0f",
-		pct(r->self, v->samples), (unsigned long long)r->self, r->self * v->ns_per_sample,
-		pct(r->total, v->samples), (unsigned long long)r->total,
-		r->total * v->ns_per_sample);
-	if (r->calls)
-		fprintf(out, ", \"calls\": %llu, \"avg_ns\": %.0f", (unsigned long long)r->calls,
-			(double)r->call_ns / r->calls);
+	json_knum(j, "self_pct", "%.2f", pct(r->self, v->samples));
+	json_ku64(j, "self_samples", r->self);
+	json_knum(j, "self_ns", "%.0f", r->self * v->ns_per_sample);
+	json_knum(j, "total_pct", "%.2f", pct(r->total, v->samples));
+	json_ku64(j, "total_samples", r->total);
+	json_knum(j, "total_ns", "%.0f", r->total * v->ns_per_sample);
+	if (r->calls) {
+		json_ku64(j, "calls", r->calls);
+		json_knum(j, "avg_ns", "%.0f", (double)r->call_ns / r->calls);
+	}
 	if (!r->prim) {
 		const struct cnt *pl[1];
 		char fn[512];
@@ -324,15 +318,15 @@ static void json_op_row(struct dlview *v, FILE *out, const struct op_row *r, int
 			const char *path = dlview_py_path(v, pl[0]->k2);
 
 			dlview_py_parts(pl[0]->k2, fn, sizeof(fn), &line);
-			fprintf(out, ", \"python_line\": {\"function\": ");
-			fput_json_str(out, fn);
-			fprintf(out, ", \"file\": ");
-			fput_json_str(out, path ? path : "");
-			fprintf(out, ", \"line\": %d, \"samples\": %llu}", line,
-				(unsigned long long)pl[0]->n);
+			json_kobj(j, "python_line");
+			json_kstr(j, "function", fn);
+			json_kstr(j, "file", path ? path : "");
+			json_ki64(j, "line", line);
+			json_ku64(j, "samples", pl[0]->n);
+			json_end(j);
 		}
 	}
-	fprintf(out, "}");
+	json_end(j);
 }
 
 static void csv_op_row(struct dlview *v, FILE *out, const struct op_row *r)
@@ -425,17 +419,18 @@ void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t li
 	struct op_row *rows;
 	size_t n = op_rows(v, limit, &rows), i;
 	int uncounted = 0, nested = 0, loose = 0;
+	struct json j;
 
 	if (fmt == OUT_JSON) {
-		fprintf(out, "{\"kind\": \"op\", \"samples\": %llu, \"op_coverage_pct\": %.2f, "
-			"\"fw_samples\": %llu, \"op_by_stack_pct\": %.2f, \"op_by_itt_pct\": %.2f, "
-			"\"op_by_master_pct\": %.2f, \"op_by_phase_pct\": %.2f, ",
-			(unsigned long long)v->samples, pct(v->op_samples_in_fw, v->fw_samples),
-			(unsigned long long)v->fw_samples, pct(v->fw_by[ATTR_STACK], v->fw_samples),
-			pct(v->fw_by[ATTR_ITT], v->fw_samples), pct(v->fw_by[ATTR_MASTER], v->fw_samples),
-			pct(v->fw_by[ATTR_PHASE], v->fw_samples));
-		print_itt_tasks(v, out, fmt);
-		fprintf(out, "\"rows\": [");
+		dlview_json_begin(&j, out, "op", v->samples);
+		json_knum(&j, "op_coverage_pct", "%.2f", pct(v->op_samples_in_fw, v->fw_samples));
+		json_ku64(&j, "fw_samples", v->fw_samples);
+		json_knum(&j, "op_by_stack_pct", "%.2f", pct(v->fw_by[ATTR_STACK], v->fw_samples));
+		json_knum(&j, "op_by_itt_pct", "%.2f", pct(v->fw_by[ATTR_ITT], v->fw_samples));
+		json_knum(&j, "op_by_master_pct", "%.2f", pct(v->fw_by[ATTR_MASTER], v->fw_samples));
+		json_knum(&j, "op_by_phase_pct", "%.2f", pct(v->fw_by[ATTR_PHASE], v->fw_samples));
+		print_itt_tasks(v, out, fmt, &j);
+		json_karr(&j, "rows");
 	} else if (fmt == OUT_CSV) {
 		fprintf(out, "name,overload,parent,self_pct,self_ns,total_pct,total_ns,calls,avg_ns\n");
 	} else {
@@ -444,7 +439,7 @@ void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t li
 	}
 	for (i = 0; i < n; i++) {
 		if (fmt == OUT_JSON)
-			json_op_row(v, out, &rows[i], i == 0);
+			json_op_row(v, &j, &rows[i]);
 		else if (fmt == OUT_CSV)
 			csv_op_row(v, out, &rows[i]);
 		else
@@ -454,7 +449,7 @@ void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t li
 		loose += !rows[i].prim && !strncmp(rows[i].key, "dnnl:", 5);
 	}
 	if (fmt == OUT_JSON)
-		fprintf(out, "\n]}\n");
+		dlview_json_end(&j);
 	if (fmt == OUT_TEXT && v->op_pyline.nr)
 		print_op_callers(v, out, rows, n);
 	if (fmt == OUT_TEXT && uncounted)
@@ -467,6 +462,6 @@ void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t li
 			pct(v->fw_by[ATTR_STACK], v->fw_samples), pct(v->fw_by[ATTR_ITT], v->fw_samples),
 			pct(v->fw_by[ATTR_MASTER], v->fw_samples), pct(v->fw_by[ATTR_PHASE], v->fw_samples));
 	if (fmt != OUT_JSON)
-		print_itt_tasks(v, out, fmt);
+		print_itt_tasks(v, out, fmt, NULL);
 	free(rows);
 }
