@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct strbuf;
+
 #define JSON_MAX_DEPTH 32
 
 enum json_layout {
@@ -65,6 +67,10 @@ void json_null(struct json *j);
 void json_num(struct json *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A value that is JSON already (a number's digits, a prepared object) */
 void json_lit(struct json *j, const char *text);
+
+/* Append s as a JSON string literal: quoted, '"' and '\\' escaped, control characters
+ * as \\u00XX, what is not well-formed UTF-8 as \\ufffd (JSON must be UTF-8); NULL gives "" */
+void json_escape(struct strbuf *sb, const char *s);
 
 /* Key and value in one call */
 void json_kstr(struct json *j, const char *key, const char *s);

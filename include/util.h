@@ -101,11 +101,6 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 
-/* Append s as a JSON string literal: quoted, '"' and '\\' escaped, control characters
- * as \\u00XX; NULL gives "". */
-void strbuf_add_json_str(struct strbuf *sb, const char *s);
-/* The same, written to a stream. */
-void fput_json_str(FILE *out, const char *s);
 /* s as a quoted CSV field (RFC 4180: '"' doubled); NULL gives "". */
 void fput_csv_str(FILE *out, const char *s);
 

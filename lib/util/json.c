@@ -4,6 +4,53 @@
 #include "json.h"
 #include "util.h"
 
+/* Bytes of the well-formed UTF-8 sequence at p (1-4), 0 when it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n = p[0] < 0xc2 ? 0 : p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : p[0] < 0xf5 ? 4 : 0;
+
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	/* no overlong forms, no surrogates, nothing past U+10FFFF */
+	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+void json_escape(struct strbuf *sb, const char *s)
+{
+	strbuf_addch(sb, '"');
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		size_t n;
+
+		if (*p == '"' || *p == '\\') {
+			strbuf_addf(sb, "\\%c", *p);
+		} else if (*p < 0x20) {
+			strbuf_addf(sb, "\\u%04x", *p);
+		} else if (*p < 0x80) {
+			strbuf_addch(sb, (char)*p);
+		} else if ((n = utf8_len(p))) {
+			strbuf_add(sb, p, n);
+			p += n - 1;
+		} else {
+			/* a name read from a process or a file that is not UTF-8: JSON must be */
+			strbuf_addstr(sb, "\\ufffd");
+		}
+	}
+	strbuf_addch(sb, '"');
+}
+
+static void put_string(FILE *out, const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	json_escape(&sb, s);
+	fwrite(sb.buf, 1, sb.len, out);
+	strbuf_release(&sb);
+}
+
 void json_init(struct json *j, FILE *out, enum json_layout layout)
 {
 	*j = (struct json){ .out = out, .layout = layout };
@@ -76,7 +123,7 @@ void json_end(struct json *j)
 void json_key(struct json *j, const char *key)
 {
 	item(j);
-	fput_json_str(j->out, key);
+	put_string(j->out, key);
 	fputs(j->layout == JSON_SPACED ? ": " : ":", j->out);
 	j->after_key = 1;
 }
@@ -91,7 +138,7 @@ void json_str(struct json *j, const char *s)
 {
 	item(j);
 	if (s)
-		fput_json_str(j->out, s);
+		put_string(j->out, s);
 	else
 		fputs("null", j->out);
 }

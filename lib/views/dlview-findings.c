@@ -213,15 +213,23 @@ int dlview_print_findings(struct dlview *v, FILE *out, enum out_format format)
 	size_t n = collect_findings(v, f, ARRAY_SIZE(f)), i;
 
 	if (format == OUT_JSON) {
-		fprintf(out, "{\"findings\": [");
+		struct json j;
+
+		json_init(&j, out, JSON_SPACED);
+		json_obj(&j);
+		json_karr(&j, "findings");
 		for (i = 0; i < n; i++) {
-			fprintf(out, "%s\n  {\"id\": ", i ? "," : "");
-			fput_json_str(out, f[i].id);
-			fprintf(out, ", \"figure_pct\": %.2f, \"text\": ", f[i].figure);
-			fput_json_str(out, f[i].text);
-			fprintf(out, "}");
+			json_pre(&j, "\n  ");
+			json_obj(&j);
+			json_kstr(&j, "id", f[i].id);
+			json_knum(&j, "figure_pct", "%.2f", f[i].figure);
+			json_kstr(&j, "text", f[i].text);
+			json_end(&j);
 		}
-		fprintf(out, "\n]}\n");
+		json_raw(&j, "\n");
+		json_end(&j);
+		json_end(&j);
+		json_raw(&j, "\n");
 	} else if (format == OUT_CSV) {
 		for (i = 0; i < n; i++) {
 			fprintf(out, "finding,%s,%.2f,", f[i].id, f[i].figure);

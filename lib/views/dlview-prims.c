@@ -107,70 +107,73 @@ static const char *undescribed_why(struct dlview *v, size_t nr_described)
 	return "no oneDNN primitive records: oneDNN was not called through libdnnl's C API (linked statically, or another path); rows by primitive kind only";
 }
 
-static void json_row(struct dlview *v, FILE *out, const struct prim_row *r, int first)
+static void json_row(struct dlview *v, struct json *j, const struct prim_row *r)
 {
 	const struct fp_prim *fp = fastpath_prim(v->fp_prims, r->key);
 	const char *op, *line;
 	uint64_t n;
 
-	fprintf(out, "%s\n  {\"kind\": ", first ? "" : ",");
-	fput_json_str(out, row_kind(r));
-#define JSTR(name, s) do { fprintf(out, ", \"" name "\": "); if (s) fput_json_str(out, s); else fputs("null", out); } while (0)
-	JSTR("impl", r->p ? r->p->impl : NULL);
-	JSTR("prop", r->p ? r->p->prop : NULL);
-	JSTR("shape", r->p ? r->p->shape : NULL);
-	JSTR("data_type", r->p ? r->p->dtype : NULL);
-	fprintf(out, ", \"tensors\": {");
-	for (int m = 0, k = 0; r->p && m < ITT_MD_NR; m++) {
+	json_pre(j, "\n  ");
+	json_obj(j);
+	json_kstr(j, "kind", row_kind(r));
+	json_kstr(j, "impl", r->p ? r->p->impl : NULL);
+	json_kstr(j, "prop", r->p ? r->p->prop : NULL);
+	json_kstr(j, "shape", r->p ? r->p->shape : NULL);
+	json_kstr(j, "data_type", r->p ? r->p->dtype : NULL);
+	json_kobj(j, "tensors");
+	for (int m = 0; r->p && m < ITT_MD_NR; m++) {
 		char dt[256], fmt[256], dims[256];
 
 		if (!r->p->md[m])
 			continue;
 		md_parts(r->p->md[m], dt, fmt, dims, sizeof(dt));
-		fprintf(out, "%s\"%s\": {\"data_type\": ", k++ ? ", " : "", itt_md_names[m]);
-		fput_json_str(out, dt);
-		fprintf(out, ", \"format\": ");
-		fput_json_str(out, fmt);
-		fprintf(out, ", \"dims\": ");
-		fput_json_str(out, dims);
-		fputc('}', out);
+		json_kobj(j, itt_md_names[m]);
+		json_kstr(j, "data_type", dt);
+		json_kstr(j, "format", fmt);
+		json_kstr(j, "dims", dims);
+		json_end(j);
 	}
-	fprintf(out, "}, \"calls\": %llu, \"total_ns\": %llu, \"avg_ns\": %.0f, \"samples\": %llu, "
-		"\"samples_pct\": %.2f", (unsigned long long)r->calls, (unsigned long long)r->ns,
-		r->calls ? (double)r->ns / r->calls : 0.0, (unsigned long long)r->samples,
-		pct(r->samples, v->samples));
+	json_end(j);
+	json_ku64(j, "calls", r->calls);
+	json_ku64(j, "total_ns", r->ns);
+	json_knum(j, "avg_ns", "%.0f", r->calls ? (double)r->ns / r->calls : 0.0);
+	json_ku64(j, "samples", r->samples);
+	json_knum(j, "samples_pct", "%.2f", pct(r->samples, v->samples));
 	if (fp) {
-		fprintf(out, ", \"jit_samples\": %llu, \"non_jit_samples\": %llu, "
-			"\"other_samples\": %llu, \"wait_samples\": %llu, \"kernel_samples\": %llu",
-			(unsigned long long)fp->part[FP_JIT], (unsigned long long)fp->part[FP_LIB],
-			(unsigned long long)fp->part[FP_OTHER], (unsigned long long)fp->part[FP_WAIT],
-			(unsigned long long)fp->part[FP_KERNEL]);
+		json_ku64(j, "jit_samples", fp->part[FP_JIT]);
+		json_ku64(j, "non_jit_samples", fp->part[FP_LIB]);
+		json_ku64(j, "other_samples", fp->part[FP_OTHER]);
+		json_ku64(j, "wait_samples", fp->part[FP_WAIT]);
+		json_ku64(j, "kernel_samples", fp->part[FP_KERNEL]);
 	}
-	fprintf(out, ", \"kernels\": [");
+	json_karr(j, "kernels");
 	for (size_t k = 0; fp && k < fp->nr_kernels; k++) {
-		fprintf(out, "%s{\"name\": ", k ? ", " : "");
-		fput_json_str(out, fp->kernels[k].name);
-		fprintf(out, ", \"isa\": ");
-		fput_json_str(out, fp->kernels[k].isa);
-		fprintf(out, ", \"samples\": %llu}", (unsigned long long)fp->kernels[k].samples);
+		json_obj(j);
+		json_kstr(j, "name", fp->kernels[k].name ? fp->kernels[k].name : "");
+		json_kstr(j, "isa", fp->kernels[k].isa ? fp->kernels[k].isa : "");
+		json_ku64(j, "samples", fp->kernels[k].samples);
+		json_end(j);
 	}
-	fputc(']', out);
+	json_end(j);
 	if ((op = top_of(v, &v->prim_op, r->key, &n))) {
-		fprintf(out, ", \"op\": {\"name\": ");
-		fput_json_str(out, attr_op_name(op, NULL));
-		fprintf(out, ", \"samples\": %llu}", (unsigned long long)n);
+		const char *name = attr_op_name(op, NULL);
+
+		json_kobj(j, "op");
+		json_kstr(j, "name", name ? name : "");
+		json_ku64(j, "samples", n);
+		json_end(j);
 	} else {
-		fprintf(out, ", \"op\": null");
+		json_knull(j, "op");
 	}
 	if ((line = top_of(v, &v->prim_line, r->key, &n))) {
-		fprintf(out, ", \"python_line\": {\"line\": ");
-		fput_json_str(out, line);
-		fprintf(out, ", \"samples\": %llu}", (unsigned long long)n);
+		json_kobj(j, "python_line");
+		json_kstr(j, "line", line);
+		json_ku64(j, "samples", n);
+		json_end(j);
 	} else {
-		fprintf(out, ", \"python_line\": null");
+		json_knull(j, "python_line");
 	}
-	fputc('}', out);
-#undef JSTR
+	json_end(j);
 }
 
 static void csv_row(struct dlview *v, FILE *out, const struct prim_row *r)
@@ -360,17 +363,16 @@ void dlview_print_prim(struct dlview *v, FILE *out, enum out_format fmt, size_t 
 	if (limit && n > limit)
 		n = limit;
 	if (fmt == OUT_JSON) {
-		fprintf(out, "{\"kind\": \"prim\", \"samples\": %llu, \"prim_samples\": %llu, "
-			"\"described\": %s, \"note\": ", (unsigned long long)v->samples,
-			(unsigned long long)in_prims, described ? "true" : "false");
-		if (why)
-			fput_json_str(out, why);
-		else
-			fputs("null", out);
-		fprintf(out, ", \"rows\": [");
+		struct json j;
+
+		dlview_json_begin(&j, out, "prim", v->samples);
+		json_ku64(&j, "prim_samples", in_prims);
+		json_kbool(&j, "described", described);
+		json_kstr(&j, "note", why);
+		json_karr(&j, "rows");
 		for (i = 0; i < n; i++)
-			json_row(v, out, &rows[i], i == 0);
-		fprintf(out, "\n]}\n");
+			json_row(v, &j, &rows[i]);
+		dlview_json_end(&j);
 	} else if (fmt == OUT_CSV) {
 		fprintf(out, "kind,impl,prop,shape,data_type,src,wei,dst,calls,total_ns,avg_ns,samples,"
 			"samples_pct,top_kernel,op,python_line\n");

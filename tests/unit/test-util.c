@@ -1,4 +1,4 @@
-/* test-util.c - unit tests of lib/util/util.c: JSON strings are valid UTF-8 whatever the name
+/* test-util.c - unit tests of lib/util: JSON strings (json.c) are valid UTF-8 whatever the name
  * they carry holds (a name read from a process can be any bytes); META's comma lists
  * split and looked up alike; and of hash_bytes
  * (lib/util/rephash.c), which keys the tables of stacks, chains and names. */
@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "rephash.h"
 #include "tap.h"
 #include "util.h"
@@ -14,7 +15,7 @@ static void json(const char *in, const char *want, const char *what)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	strbuf_add_json_str(&sb, in);
+	json_escape(&sb, in);
 	ok(!strcmp(sb.buf, want), what, sb.buf);
 	strbuf_release(&sb);
 }
