@@ -98,5 +98,14 @@ const char *output_row_name(const struct ct_row *r);
 void output_table_symbol(const struct ct_row *r, size_t width, char *buf, size_t bufsz);
 /* Human duration: "12.3 ms", "4.56 s". */
 void output_duration(char *buf, size_t sz, uint64_t ns);
+/* The same from nanoseconds up: "40 ns" below a microsecond; "-" for none (<= 0: an
+ * event that measures no time) */
+const char *output_duration_ns(char *buf, size_t sz, double ns);
+
+/* n in percent of total (0 of nothing) */
+static inline double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0.0;
+}
 
 #endif

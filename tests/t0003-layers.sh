@@ -69,10 +69,10 @@ objects() {
 
 test_expect_success 'a call to a later stage fails, naming the symbol' '
 	rm -rf t && copy &&
-	printf "const char *dlview_fmt_ns(char *, unsigned long, double);\nconst char *up(void) { static char b[32]; return dlview_fmt_ns(b, 32, 1.0); }\n" >t/lib/util/zz-up.c &&
+	printf "const char *output_duration_ns(char *, unsigned long, double);\nconst char *up(void) { static char b[32]; return output_duration_ns(b, 32, 1.0); }\n" >t/lib/util/zz-up.c &&
 	objects lib/util/zz-up.c &&
 	! $CHECK t t/build >out && cat out &&
-	test_grep -q "lib/util/zz-up.c (util): calls dlview_fmt_ns of the later stage views (lib/views/dlview-cells.c)" out
+	test_grep -q "lib/util/zz-up.c (util): calls output_duration_ns of the later stage views (lib/views/output-table.c)" out
 '
 
 test_expect_success 'two files that call each other fail, with no include between them' '

@@ -354,8 +354,15 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 {
 	struct json j;
 	int i, failed = 0, any512 = 0;
+	char *doc = NULL;
+	size_t len = 0;
+	/* the document written whole at the end: after the lines of the files it could not
+	 * read, not among them (2>&1) */
+	FILE *mem = o->format == OUT_JSON ? open_memstream(&doc, &len) : NULL;
 
-	json_init(&j, stdout, JSON_COMPACT);
+	if (o->format == OUT_JSON && !mem)
+		die("out of memory");
+	json_init(&j, mem, JSON_COMPACT);
 	if (o->format == OUT_JSON) {
 		json_obj(&j);
 		json_karr(&j, "files");
@@ -385,6 +392,9 @@ int isa_check_files(int argc, const char **argv, const struct isa_check_opts *o)
 		json_end(&j);
 		json_end(&j);
 		json_raw(&j, "\n");
+		fclose(mem);
+		fwrite(doc, 1, len, stdout);
+		free(doc);
 	}
 	if (failed)
 		return DLP_FAILED;

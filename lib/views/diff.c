@@ -267,11 +267,6 @@ static struct diff_row *collect(struct diff *d, size_t *nr)
 	return rows;
 }
 
-static double pct(uint64_t n, uint64_t total)
-{
-	return total ? 100.0 * (double)n / (double)total : 0.0;
-}
-
 static const char *key_name(enum diff_key k)
 {
 	return k == DIFF_FAMILY ? "family" : k == DIFF_OP ? "operator" :

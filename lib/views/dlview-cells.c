@@ -9,18 +9,6 @@
 #include "rephash.h"
 #include "util.h"
 
-/* Durations read like the symbol table's: "318.3 ms", "4.62 s". */
-const char *dlview_fmt_ns(char *buf, size_t sz, double ns)
-{
-	if (ns <= 0)
-		snprintf(buf, sz, "-");	/* the event measures no time */
-	else if (ns < 1e3)
-		snprintf(buf, sz, "%.0f ns", ns);
-	else
-		output_duration(buf, sz, (uint64_t)(ns + 0.5));
-	return buf;
-}
-
 /* Print s in exactly width columns: cut in the middle with '…' when longer (an
  * operator's name keeps its namespace and its ending), padded with blanks (right-aligned
  * when right).  Names are ASCII; '…' and '—' are one column. */

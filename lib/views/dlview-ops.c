@@ -101,7 +101,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum out_format fmt, st
 		if (fmt == OUT_TEXT) {
 			dlview_put_cell(out, name, 30, 0);
 			fprintf(out, " %7llu %9s %7.1f%% %8llu %6.1f%%\n",
-				(unsigned long long)calls, dlview_fmt_ns(b1, sizeof(b1), ns),
+				(unsigned long long)calls, output_duration_ns(b1, sizeof(b1), ns),
 				cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0, (unsigned long long)c->n,
 				pct(c->n, v->samples));
 			print_prim_parts(v, out, name);
@@ -358,11 +358,11 @@ static void table_op_row(struct dlview *v, FILE *out, const struct op_row *r)
 		snprintf(nb, sizeof(nb), "  dnnl:%s", r->prim);
 	dlview_put_cell(out, r->prim ? nb : r->name, 30, 0);
 	fprintf(out, " %5.1f%% %8s %5.1f%% %8s ", pct(r->self, v->samples),
-		dlview_fmt_ns(b1, sizeof(b1), r->self * v->ns_per_sample), pct(r->total, v->samples),
-		dlview_fmt_ns(b2, sizeof(b2), r->total * v->ns_per_sample));
+		output_duration_ns(b1, sizeof(b1), r->self * v->ns_per_sample), pct(r->total, v->samples),
+		output_duration_ns(b2, sizeof(b2), r->total * v->ns_per_sample));
 	dlview_put_cell(out, cb, 7, 1);
 	fputc(' ', out);
-	dlview_put_cell(out, r->calls ? dlview_fmt_ns(b3, sizeof(b3), (double)r->call_ns / r->calls) : NOT_COUNTED,
+	dlview_put_cell(out, r->calls ? output_duration_ns(b3, sizeof(b3), (double)r->call_ns / r->calls) : NOT_COUNTED,
 		 8, 1);
 	fputc('\n', out);
 }

@@ -276,9 +276,9 @@ static void table_row(struct dlview *v, FILE *out, const struct prim_row *r)
 	fputc(' ', out);
 	dlview_put_cell(out, cb, 7, 1);
 	fputc(' ', out);
-	dlview_put_cell(out, r->calls ? dlview_fmt_ns(b1, sizeof(b1), (double)r->ns / r->calls) : "\u2014", 9, 1);
+	dlview_put_cell(out, r->calls ? output_duration_ns(b1, sizeof(b1), (double)r->ns / r->calls) : "\u2014", 9, 1);
 	fputc(' ', out);
-	dlview_put_cell(out, r->calls ? dlview_fmt_ns(b2, sizeof(b2), (double)r->ns) : "\u2014", 9, 1);
+	dlview_put_cell(out, r->calls ? output_duration_ns(b2, sizeof(b2), (double)r->ns) : "\u2014", 9, 1);
 	fprintf(out, " %7llu %6.1f%%\n", (unsigned long long)r->samples, pct(r->samples, v->samples));
 	table_details(v, out, r);
 }

@@ -10,6 +10,7 @@
 #include "switches.h"
 #include "fastpath.h"
 #include "json.h"
+#include "output.h"
 
 /* A counter keyed by up to two interned strings (pointer identity). */
 struct cnt {
@@ -115,15 +116,9 @@ double dlview_gil_held(const struct dlview *v, const struct thread_stat *t);
 /* Count the thread switches in (once, before reading any table). */
 void dlview_resolve(struct dlview *v);
 
-static inline double pct(uint64_t n, uint64_t total)
-{
-	return total ? 100.0 * n / total : 0.0;
-}
-
-/* The tables' cells (dlview-table.c): a duration ("318.3 ms"), a cell cut or padded to
- * width; the top entries of a count map under key; a Python frame's file, function and
- * line from its symbol ("fn (file.py:12)") */
-const char *dlview_fmt_ns(char *buf, size_t sz, double ns);
+/* The tables' cells (dlview-cells.c): a cell cut or padded to width; the top entries of
+ * a count map under key; a Python frame's file, function and line from its symbol
+ * ("fn (file.py:12)").  Durations: output_duration_ns (output.h). */
 void dlview_put_cell(FILE *out, const char *s, size_t width, int right);
 size_t dlview_top_of(const struct cmap *m, const char *key, const struct cnt **out, size_t max);
 const char *dlview_py_path(struct dlview *v, const char *sym);

@@ -75,7 +75,7 @@ static void print_family(struct dlview *v, FILE *out, enum out_format fmt, size_
 		for (i = 0; i < n; i++)
 			fprintf(out, "%-15s %6.2f%% %9llu %11s  %s\n", rows[i]->k1,
 				pct(rows[i]->n, v->samples), (unsigned long long)rows[i]->n,
-				dlview_fmt_ns(tb, sizeof(tb), rows[i]->n * v->ns_per_sample),
+				output_duration_ns(tb, sizeof(tb), rows[i]->n * v->ns_per_sample),
 				trunc_name(nb, 60, top_symbol(v, rows[i]->k1, NULL)));
 	}
 	free(rows);
@@ -237,14 +237,14 @@ static void print_thread(struct dlview *v, FILE *out, enum out_format fmt, size_
 		} else {
 			fprintf(out, "%7u %7u %-16.16s %8llu %11s %11s ", t->pid, t->tid,
 				t->comm ? t->comm : "[unknown]", (unsigned long long)t->samples,
-				dlview_fmt_ns(b1, sizeof(b1), on), dlview_fmt_ns(b2, sizeof(b2), off));
+				output_duration_ns(b1, sizeof(b1), on), output_duration_ns(b2, sizeof(b2), off));
 			if (gil && v->gil_known)
-				fprintf(out, "%11s %11s %11s ", dlview_fmt_ns(b3, sizeof(b3), py),
-					dlview_fmt_ns(b5, sizeof(b5), dlview_gil_held(v, t)),
-					dlview_fmt_ns(b4, sizeof(b4), gw));
+				fprintf(out, "%11s %11s %11s ", output_duration_ns(b3, sizeof(b3), py),
+					output_duration_ns(b5, sizeof(b5), dlview_gil_held(v, t)),
+					output_duration_ns(b4, sizeof(b4), gw));
 			else if (gil)
-				fprintf(out, "%11s %11s ", dlview_fmt_ns(b3, sizeof(b3), py),
-					dlview_fmt_ns(b4, sizeof(b4), gw));
+				fprintf(out, "%11s %11s ", output_duration_ns(b3, sizeof(b3), py),
+					output_duration_ns(b4, sizeof(b4), gw));
 			fprintf(out, "%7llu %7llu %8.1f%%\n", (unsigned long long)t->vol,
 				(unsigned long long)t->invol, pct(t->spin, t->samples));
 		}
@@ -425,7 +425,7 @@ static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size
 					 pct(r->fam[j]->n, r->samples));
 			fprintf(out, "%6.2f%% %8llu %9s %7u %7u %5s  %-26.26s ",
 				pct(r->samples, v->samples), (unsigned long long)r->samples,
-				dlview_fmt_ns(b1, sizeof(b1), r->on_ns), r->threads, r->pid, rank ? rank : "-",
+				output_duration_ns(b1, sizeof(b1), r->on_ns), r->threads, r->pid, rank ? rank : "-",
 				fb);
 			if (ct_width)
 				fprintf(out, "%-*.*s ", (int)ct_width, (int)ct_width,
@@ -644,8 +644,8 @@ static void print_lines(struct dlview *v, FILE *out, enum out_format fmt, size_t
 			struct strbuf sb = STRBUF_INIT;
 
 			fprintf(out, "%5.1f%% %8s %5.1f%% %8s  %s\n", pct(r->n2, v->samples),
-				dlview_fmt_ns(b1, sizeof(b1), r->n2 * v->ns_per_sample), pct(r->n, v->samples),
-				dlview_fmt_ns(b2, sizeof(b2), r->n * v->ns_per_sample), r->k1);
+				output_duration_ns(b1, sizeof(b1), r->n2 * v->ns_per_sample), pct(r->n, v->samples),
+				output_duration_ns(b2, sizeof(b2), r->n * v->ns_per_sample), r->k1);
 			/* what it ran: the operators and families of at least 0.5% of samples */
 			for (k = 0; k < nops; k++)
 				if (ops[k]->n * 200 >= v->samples)

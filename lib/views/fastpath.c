@@ -23,6 +23,7 @@
 #include "isa.h"
 #include "itt.h"
 #include "jitsym.h"
+#include "output.h"
 #include "rephash.h"
 #include "util.h"
 
@@ -481,11 +482,6 @@ const struct fp_prim *fastpath_prim(struct fastpath *fp, const char *primitive)
 		if (fp->prims[i].name == primitive || !strcmp(fp->prims[i].name, primitive))
 			return &fp->prims[i];
 	return NULL;
-}
-
-static double pct(uint64_t n, uint64_t total)
-{
-	return total ? 100.0 * (double)n / (double)total : 0.0;
 }
 
 /* The likely causes of a primitive without JIT kernels, from what the recording holds. */

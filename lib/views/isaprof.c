@@ -280,11 +280,6 @@ static int cmp_sym(const void *a, const void *b)
 	return strcmp(x->sym, y->sym);
 }
 
-static double pct(uint64_t n, uint64_t all)
-{
-	return all ? 100.0 * (double)n / (double)all : 0.0;
-}
-
 /* bucket order for output: widest first, then kernel, unknown */
 static const int order[B_NR] = {
 	ISA_T_AMX, ISA_T_AVX512_ZMM, ISA_T_AVX512, ISA_T_AVX, ISA_T_SSE, ISA_T_SCALAR,

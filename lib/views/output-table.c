@@ -22,6 +22,17 @@ void output_duration(char *buf, size_t sz, uint64_t ns)
 		snprintf(buf, sz, "%.2f s", ns / 1e9);
 }
 
+const char *output_duration_ns(char *buf, size_t sz, double ns)
+{
+	if (ns <= 0)
+		snprintf(buf, sz, "-");
+	else if (ns < 1e3)
+		snprintf(buf, sz, "%.0f ns", ns);
+	else
+		output_duration(buf, sz, (uint64_t)(ns + 0.5));
+	return buf;
+}
+
 /* display columns of a UTF-8 string (each code point one column) */
 static size_t cols(const char *s)
 {

@@ -80,17 +80,6 @@ int64_t readings_shift(const struct readings *r, size_t k, int *anchored)
 	return *anchored ? (int64_t)(in->real[0] - in->mono[0]) : 0;
 }
 
-/* "40 ns", "12.3 us", "4.56 ms" */
-static void fmt_small(char *buf, size_t size, uint64_t ns)
-{
-	if (ns < 1000)
-		snprintf(buf, size, "%llu ns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, size, "%.1f us", ns / 1e3);
-	else
-		snprintf(buf, size, "%.2f ms", ns / 1e6);
-}
-
 /* How well the recordings' times line up: the header's "aligned:" line */
 static void alignment(struct readings *r)
 {
@@ -124,8 +113,13 @@ static void alignment(struct readings *r)
 				r->drift_ns = abs_drift;
 		}
 	}
-	fmt_small(e, sizeof(e), r->anchor_err_ns);
-	fmt_small(d, sizeof(d), r->drift_ns);
+	/* (none is "0 ns" here, not the tables' "-") */
+	snprintf(e, sizeof(e), "0 ns");
+	snprintf(d, sizeof(d), "0 ns");
+	if (r->anchor_err_ns)
+		output_duration_ns(e, sizeof(e), r->anchor_err_ns);
+	if (r->drift_ns)
+		output_duration_ns(d, sizeof(d), r->drift_ns);
 	if (!r->anchored)
 		strbuf_addstr(&sb, "none: no clock anchors (recorded by an older dlprof, or perf.data)");
 	else if (r->hosts > 1)
