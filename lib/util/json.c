@@ -1,4 +1,5 @@
-/* json.c - the JSON writer (json.h) */
+/* json.c - the JSON writer (json.h).  A document is written by one thread: its stream
+ * is not locked for each comma. */
 #include <stdarg.h>
 
 #include "json.h"
@@ -45,9 +46,19 @@ void json_escape(struct strbuf *sb, const char *s)
 static void put_string(FILE *out, const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
+	const char *str = s ? s : "", *p = str;
 
-	json_escape(&sb, s);
-	fwrite(sb.buf, 1, sb.len, out);
+	/* most keys and names are plain ASCII: written as they are */
+	while ((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80 && *p != '"' && *p != '\\')
+		p++;
+	if (!*p) {
+		fputc_unlocked('"', out);
+		fwrite_unlocked(str, 1, (size_t)(p - str), out);
+		fputc_unlocked('"', out);
+		return;
+	}
+	json_escape(&sb, str);
+	fwrite_unlocked(sb.buf, 1, sb.len, out);
 	strbuf_release(&sb);
 }
 
@@ -68,7 +79,7 @@ void json_pre(struct json *j, const char *s)
 
 void json_raw(struct json *j, const char *s)
 {
-	fputs(s, j->out);
+	fputs_unlocked(s, j->out);
 }
 
 /* Before an item: its comma, then the caller's text or the layout's space.  After a
@@ -81,13 +92,13 @@ static void item(struct json *j)
 	}
 	if (j->depth) {
 		if (j->items[j->depth - 1]++)
-			fputc(',', j->out);
+			fputc_unlocked(',', j->out);
 		if (j->pre)
-			fputs(j->pre, j->out);
+			fputs_unlocked(j->pre, j->out);
 		else if (j->items[j->depth - 1] > 1 && j->layout == JSON_SPACED)
-			fputc(' ', j->out);
+			fputc_unlocked(' ', j->out);
 	} else if (j->pre) {
-		fputs(j->pre, j->out);
+		fputs_unlocked(j->pre, j->out);
 	}
 	j->pre = NULL;
 }
@@ -97,7 +108,7 @@ static void open_level(struct json *j, char open, char close)
 	item(j);
 	if (j->depth == JSON_MAX_DEPTH)
 		die("json: nested deeper than %d", JSON_MAX_DEPTH);
-	fputc(open, j->out);
+	fputc_unlocked(open, j->out);
 	j->items[j->depth] = 0;
 	j->close[j->depth++] = close;
 }
@@ -117,21 +128,21 @@ void json_end(struct json *j)
 	if (!j->depth)
 		die("json: end of nothing open");
 	j->pre = NULL;
-	fputc(j->close[--j->depth], j->out);
+	fputc_unlocked(j->close[--j->depth], j->out);
 }
 
 void json_key(struct json *j, const char *key)
 {
 	item(j);
 	put_string(j->out, key);
-	fputs(j->layout == JSON_SPACED ? ": " : ":", j->out);
+	fputs_unlocked(j->layout == JSON_SPACED ? ": " : ":", j->out);
 	j->after_key = 1;
 }
 
 void json_lit(struct json *j, const char *text)
 {
 	item(j);
-	fputs(text, j->out);
+	fputs_unlocked(text, j->out);
 }
 
 void json_str(struct json *j, const char *s)
@@ -140,7 +151,7 @@ void json_str(struct json *j, const char *s)
 	if (s)
 		put_string(j->out, s);
 	else
-		fputs("null", j->out);
+		fputs_unlocked("null", j->out);
 }
 
 void json_u64(struct json *j, uint64_t v)
