@@ -92,6 +92,23 @@ void dlview_json_begin(struct json *j, FILE *out, const char *kind, uint64_t sam
 	json_ku64(j, "samples", samples);
 }
 
+void dlview_print_table(struct dlview *v, struct tabw *t, FILE *out, enum out_format fmt,
+			const char *kind)
+{
+	struct json j;
+
+	if (fmt != OUT_JSON) {
+		tabw_print(t, out, fmt);
+		return;
+	}
+	dlview_json_begin(&j, out, kind, v->samples);
+	json_key(&j, "rows");
+	tabw_json_rows(t, "\n  ", "\n");
+	tabw_json(t, &j);
+	json_end(&j);
+	json_raw(&j, "\n");
+}
+
 void dlview_json_end(struct json *j)
 {
 	json_raw(j, "\n");

@@ -11,6 +11,7 @@
 #include "fastpath.h"
 #include "json.h"
 #include "output.h"
+#include "tabw.h"
 
 /* A counter keyed by up to two interned strings (pointer identity). */
 struct cnt {
@@ -127,6 +128,10 @@ void dlview_py_parts(const char *sym, char *fn, size_t fnsz, int *line);
  * "rows" array; dlview_json_end closes both, the rows' last line ended first */
 void dlview_json_begin(struct json *j, FILE *out, const char *kind, uint64_t samples);
 void dlview_json_end(struct json *j);
+/* A DL table t in fmt: text and CSV as tabw prints them, JSON in the DL frame above
+ * with no fields but its rows */
+void dlview_print_table(struct dlview *v, struct tabw *t, FILE *out, enum out_format fmt,
+			const char *kind);
 /* The operator table (dlview-ops.c) */
 void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t limit);
 /* The primitive table (dlview-prims.c) */

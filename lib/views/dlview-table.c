@@ -40,44 +40,29 @@ static void print_family(struct dlview *v, FILE *out, enum out_format fmt, size_
 {
 	struct cnt **rows;
 	size_t n = dlview_cmap_sorted(&v->fam, &rows), i;
-	char tb[32], nb[64];
+	struct tabw *t = tabw_new();
+	char nb[64];
 
 	if (limit && n > limit)
 		n = limit;
-	if (fmt == OUT_JSON) {
-		struct json j;
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ "Family", "family", TABW_TEXT, .width = 15 });
+	tabw_add(t, &(struct tabw_colspec){ "Self %", "self_pct", TABW_NUM, .width = 7 });
+	tabw_add(t, &(struct tabw_colspec){ "Samples", "samples", TABW_NUM, .width = 9 });
+	tabw_add(t, &(struct tabw_colspec){ "Est. time", "time_ns", TABW_NUM, .width = 11 });
+	tabw_add(t, &(struct tabw_colspec){ "Top symbol", "top_symbol", TABW_TEXT, .gap = 2 });
+	for (i = 0; i < n; i++) {
+		const char *top = top_symbol(v, rows[i]->k1, NULL);
 
-		dlview_json_begin(&j, out, "family", v->samples);
-		json_karr(&j, "rows");
-		for (i = 0; i < n; i++) {
-			json_pre(&j, "\n  ");
-			json_obj(&j);
-			json_kstr(&j, "family", rows[i]->k1 ? rows[i]->k1 : "");
-			json_knum(&j, "self_pct", "%.2f", pct(rows[i]->n, v->samples));
-			json_ku64(&j, "samples", rows[i]->n);
-			json_knum(&j, "time_ns", "%.0f", rows[i]->n * v->ns_per_sample);
-			json_kstr(&j, "top_symbol", top_symbol(v, rows[i]->k1, NULL));
-			json_end(&j);
-		}
-		dlview_json_end(&j);
-	} else if (fmt == OUT_CSV) {
-		fprintf(out, "family,self_pct,samples,time_ns,top_symbol\n");
-		for (i = 0; i < n; i++) {
-			fput_csv_str(out, rows[i]->k1);
-			fprintf(out, ",%.2f,%llu,%.0f,", pct(rows[i]->n, v->samples),
-				(unsigned long long)rows[i]->n, rows[i]->n * v->ns_per_sample);
-			fput_csv_str(out, top_symbol(v, rows[i]->k1, NULL));
-			fputc('\n', out);
-		}
-	} else {
-		fprintf(out, "%-15s %7s %9s %11s  %s\n", "Family", "Self %", "Samples", "Est. time",
-			"Top symbol");
-		for (i = 0; i < n; i++)
-			fprintf(out, "%-15s %6.2f%% %9llu %11s  %s\n", rows[i]->k1,
-				pct(rows[i]->n, v->samples), (unsigned long long)rows[i]->n,
-				output_duration_ns(tb, sizeof(tb), rows[i]->n * v->ns_per_sample),
-				trunc_name(nb, 60, top_symbol(v, rows[i]->k1, NULL)));
+		tabw_row(t);
+		tabw_str(t, rows[i]->k1);
+		tabw_pct(t, pct(rows[i]->n, v->samples), 2);
+		tabw_count(t, rows[i]->n);
+		tabw_ns(t, rows[i]->n * v->ns_per_sample);
+		tabw_cell_str(t, trunc_name(nb, 60, top), top);
 	}
+	dlview_print_table(v, t, out, fmt, "family");
+	tabw_free(t);
 	free(rows);
 }
 
@@ -161,97 +146,87 @@ static int gil_off(const struct dlview *v)
 static void print_thread(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	size_t n = v->nr_threads, i;
-	char b1[32], b2[32], b3[32], b4[32], b5[32];
 	int gil = gil_columns(v), no_gil = gil_off(v);
+	/* Python and the GIL in the text table where Python ran; GIL-held where it was read */
+	unsigned py_in = gil ? 0 : TABW_IN_JSON | TABW_IN_CSV;
+	unsigned held_in = !v->gil_known ? TABW_IN_NONE : gil ? 0 : TABW_IN_JSON | TABW_IN_CSV;
+	struct tabw *t = tabw_new();
 	struct json j;
 
 	if (v->nr_threads)
 		qsort(v->threads, v->nr_threads, sizeof(*v->threads), cmp_thread);
 	if (limit && n > limit)
 		n = limit;
-	if (fmt == OUT_JSON) {
-		dlview_json_begin(&j, out, "thread", v->samples);
-		json_karr(&j, "rows");
-	} else if (fmt == OUT_CSV)
-		fprintf(out, "pid,tid,comm,samples,on_cpu_ns,off_cpu_ns,voluntary,involuntary,"
-			"omp_spin_pct,python_ns,gil_wait_ns%s\n", v->gil_known ? ",gil_held_ns" : "");
-	else if (gil && v->gil_known)
-		fprintf(out, "%7s %7s %-16s %8s %11s %11s %11s %11s %11s %7s %7s %9s\n", "pid",
-			"tid", "comm", "samples", "on-CPU", "off-CPU", "Python", "GIL-held",
-			"GIL-wait", "vol", "invol", "omp-spin");
-	else if (gil)
-		fprintf(out, "%7s %7s %-16s %8s %11s %11s %11s %11s %7s %7s %9s\n", "pid", "tid",
-			"comm", "samples", "on-CPU", "off-CPU", "Python", "GIL-wait", "vol", "invol",
-			"omp-spin");
-	else
-		fprintf(out, "%7s %7s %-16s %8s %11s %11s %7s %7s %9s\n", "pid", "tid", "comm",
-			"samples", "on-CPU", "off-CPU", "vol", "invol", "omp-spin");
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ "pid", "pid", TABW_NUM, .width = 7, .text_at = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "tid", "tid", TABW_NUM, .width = 7, .text_at = 2 });
+	tabw_add(t, &(struct tabw_colspec){ "comm", "comm", TABW_TEXT, .width = 16, .cut = 1,
+					    .text_at = 3 });
+	tabw_add(t, &(struct tabw_colspec){ "samples", "samples", TABW_NUM, .width = 8, .text_at = 4 });
+	tabw_add(t, &(struct tabw_colspec){ "on-CPU", "on_cpu_ns", TABW_NUM, .width = 11,
+					    .text_at = 5 });
+	tabw_add(t, &(struct tabw_colspec){ "off-CPU", "off_cpu_ns", TABW_NUM, .width = 11,
+					    .text_at = 6 });
+	tabw_add(t, &(struct tabw_colspec){ "vol", "voluntary", TABW_NUM, .width = 7, .text_at = 10 });
+	tabw_add(t, &(struct tabw_colspec){ "invol", "involuntary", TABW_NUM, .width = 7,
+					    .text_at = 11 });
+	tabw_add(t, &(struct tabw_colspec){ "omp-spin", "omp_spin_pct", TABW_NUM, .width = 9,
+					    .text_at = 12 });
+	tabw_add(t, &(struct tabw_colspec){ "Python", "python_ns", TABW_NUM, .in = py_in, .width = 11,
+					    .text_at = 7 });
+	/* a build without a GIL: no wait for it, rather than zero waits */
+	tabw_add(t, &(struct tabw_colspec){ "GIL-wait", "gil_wait_ns", TABW_NUM, .in = py_in,
+					    .width = 11, .text_at = 9 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "gil_waits", TABW_NUM, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "other_off_cpu_ns", TABW_NUM, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ "GIL-held", "gil_held_ns", TABW_NUM, .in = held_in,
+					    .width = 11, .text_at = 8 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "gil_held_off_cpu_ns", TABW_NUM,
+					    .in = v->gil_known ? TABW_IN_JSON : TABW_IN_NONE });
 	for (i = 0; i < n; i++) {
-		struct thread_stat *t = &v->threads[i];
+		struct thread_stat *th = &v->threads[i];
 		double on, off, py, gw, other;
+		char b[32];
 
-		dlview_on_off(v, t, &on, &off);
-		dlview_gil_split(v, t, &py, &gw, &other);
+		dlview_on_off(v, th, &on, &off);
+		dlview_gil_split(v, th, &py, &gw, &other);
 		if (no_gil) {
 			other += gw;	/* (preempted in take_gil: gil_off) */
 			gw = 0;
 		}
-		if (fmt == OUT_JSON) {
-			json_pre(&j, "\n  ");
-			json_obj(&j);
-			json_ku64(&j, "pid", t->pid);
-			json_ku64(&j, "tid", t->tid);
-			json_kstr(&j, "comm", t->comm ? t->comm : "[unknown]");
-			json_ku64(&j, "samples", t->samples);
-			json_knum(&j, "on_cpu_ns", "%.0f", on);
-			json_knum(&j, "off_cpu_ns", "%.0f", off);
-			json_ku64(&j, "voluntary", t->vol);
-			json_ku64(&j, "involuntary", t->invol);
-			json_knum(&j, "omp_spin_pct", "%.2f", pct(t->spin, t->samples));
-			json_knum(&j, "python_ns", "%.0f", py);
-			/* a build without a GIL: no wait for it, rather than zero waits */
-			if (no_gil) {
-				json_knull(&j, "gil_wait_ns");
-				json_knull(&j, "gil_waits");
-			} else {
-				json_knum(&j, "gil_wait_ns", "%.0f", gw);
-				json_ku64(&j, "gil_waits", t->gil_waits);
-			}
-			json_knum(&j, "other_off_cpu_ns", "%.0f", other);
-			if (v->gil_known) {
-				json_knum(&j, "gil_held_ns", "%.0f", dlview_gil_held(v, t));
-				json_ku64(&j, "gil_held_off_cpu_ns", t->held_off_ns);
-			}
-			json_end(&j);
-		} else if (fmt == OUT_CSV) {
-			fprintf(out, "%u,%u,", t->pid, t->tid);
-			fput_csv_str(out, t->comm ? t->comm : "[unknown]");
-			fprintf(out, ",%llu,%.0f,%.0f,%llu,%llu,%.2f,%.0f,",
-				(unsigned long long)t->samples, on, off, (unsigned long long)t->vol,
-				(unsigned long long)t->invol, pct(t->spin, t->samples), py);
-			if (!no_gil)	/* (no GIL: empty) */
-				fprintf(out, "%.0f", gw);
-			if (v->gil_known)
-				fprintf(out, ",%.0f", dlview_gil_held(v, t));
-			fputc('\n', out);
+		tabw_row(t);
+		tabw_count(t, th->pid);
+		tabw_count(t, th->tid);
+		tabw_str(t, th->comm ? th->comm : "[unknown]");
+		tabw_count(t, th->samples);
+		tabw_ns(t, on);
+		tabw_ns(t, off);
+		tabw_count(t, th->vol);
+		tabw_count(t, th->invol);
+		tabw_pct(t, pct(th->spin, th->samples), 1);
+		tabw_ns(t, py);
+		if (no_gil) {
+			tabw_none(t);
+			tabw_none(t);
 		} else {
-			fprintf(out, "%7u %7u %-16.16s %8llu %11s %11s ", t->pid, t->tid,
-				t->comm ? t->comm : "[unknown]", (unsigned long long)t->samples,
-				output_duration_ns(b1, sizeof(b1), on), output_duration_ns(b2, sizeof(b2), off));
-			if (gil && v->gil_known)
-				fprintf(out, "%11s %11s %11s ", output_duration_ns(b3, sizeof(b3), py),
-					output_duration_ns(b5, sizeof(b5), dlview_gil_held(v, t)),
-					output_duration_ns(b4, sizeof(b4), gw));
-			else if (gil)
-				fprintf(out, "%11s %11s ", output_duration_ns(b3, sizeof(b3), py),
-					output_duration_ns(b4, sizeof(b4), gw));
-			fprintf(out, "%7llu %7llu %8.1f%%\n", (unsigned long long)t->vol,
-				(unsigned long long)t->invol, pct(t->spin, t->samples));
+			tabw_ns(t, gw);
+			tabw_count(t, th->gil_waits);
 		}
+		snprintf(b, sizeof(b), "%.0f", other);
+		tabw_cell(t, "", b);
+		tabw_ns(t, dlview_gil_held(v, th));
+		tabw_count(t, th->held_off_ns);
 	}
+	if (fmt != OUT_JSON) {
+		tabw_print(t, out, fmt);
+	} else {
+		dlview_json_begin(&j, out, "thread", v->samples);
+		json_key(&j, "rows");
+		tabw_json_rows(t, "\n  ", "\n");
+		tabw_json(t, &j);
+	}
+	tabw_free(t);
 	if (fmt == OUT_JSON) {
-		json_raw(&j, "\n");
-		json_end(&j);
 		json_kstr(&j, "free_threaded", v->free_threaded);
 		json_end(&j);
 		json_raw(&j, "\n");

@@ -389,7 +389,7 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 		json_end(&j);
 		json_raw(&j, "\n");
 	} else if (fmt == OUT_CSV) {
-		tabw_print(t, out, TABW_AS_CSV);
+		tabw_print(t, out, OUT_CSV);
 	} else {
 		fprintf(out, "# metrics: ");
 		for (int i = 0; i < mv->nr; i++)
@@ -419,7 +419,7 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 			fprintf(out, "# (after the last samples): counted after each thread's last "
 				"read on a cpu, or in threads that had none\n");
 		fputc('\n', out);
-		tabw_print(t, out, TABW_AS_TEXT);
+		tabw_print(t, out, OUT_TEXT);
 		if (shown < mv->nr_rows)
 			fprintf(out, "(%zu more rows: --limit 0 shows all)\n", mv->nr_rows - shown);
 	}
