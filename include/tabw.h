@@ -38,6 +38,7 @@ struct tabw_colspec {
 	int cut;		/* text: cells cut to width */
 	int gap;		/* text: blanks before it; 0: the table's (tabw_gap) */
 	int text_at;		/* text: its place among the columns; 0: as added */
+	int omit;		/* JSON: a cell without a value leaves its key out */
 };
 
 struct tabw;

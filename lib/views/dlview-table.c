@@ -267,15 +267,41 @@ static int cmp_proc_row(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* A number the environment gave (RANK=3) as a JSON number; anything else as a string */
-static void json_kenv_int(struct json *j, const char *key, const char *s)
+/* A number the environment gave (RANK=3): "-" in text where none; a JSON number, or a
+ * string where it is not one */
+static void env_number(struct tabw *t, const char *s)
 {
-	const char *p = s + (*s == '-');
+	const char *p = s ? s + (*s == '-') : NULL;
 
-	if (*p && strspn(p, "0123456789") == strlen(p) && (*p != '0' || !p[1]))
-		json_klit(j, key, s);
+	if (!s)
+		tabw_none(t);
+	else if (*p && strspn(p, "0123456789") == strlen(p) && (*p != '0' || !p[1]))
+		tabw_cell(t, s, s);
 	else
-		json_kstr(j, key, s);
+		tabw_cell_str(t, s, s);
+}
+
+/* The process's two largest families as JSON: [{"family": "gemm", "pct": 61.20}, ...] */
+static char *families_json(const struct proc_row *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json j;
+
+	if (!f)
+		die("out of memory");
+	json_init(&j, f, JSON_SPACED);
+	json_arr(&j);
+	for (size_t k = 0; k < 2 && r->fam[k]; k++) {
+		json_obj(&j);
+		json_kstr(&j, "family", r->fam[k]->k2 ? r->fam[k]->k2 : "(none)");
+		json_knum(&j, "pct", "%.2f", pct(r->fam[k]->n, r->samples));
+		json_end(&j);
+	}
+	json_end(&j);
+	fclose(f);
+	return buf;
 }
 
 static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
@@ -283,27 +309,27 @@ static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size
 	struct proc_row *rows = NULL;
 	size_t nr = 0, alloc = 0, i, j, nf, ct_width = 0;	/* 0: no row in a container */
 	struct cnt **fams;
-	struct json js;
+	struct tabw *t = tabw_new();
 
 	for (i = 0; i < v->nr_threads; i++) {
-		const struct thread_stat *t = &v->threads[i];
+		const struct thread_stat *th = &v->threads[i];
 		double on, off;
 
-		for (j = 0; j < nr && rows[j].pid != t->pid; j++)
+		for (j = 0; j < nr && rows[j].pid != th->pid; j++)
 			;
 		if (j == nr) {
 			ALLOC_GROW(rows, nr + 1, alloc);
 			memset(&rows[nr], 0, sizeof(rows[nr]));
-			rows[nr].pid = t->pid;
-			rows[nr].pidkey = t->pidkey;
+			rows[nr].pid = th->pid;
+			rows[nr].pidkey = th->pidkey;
 			nr++;
 		}
-		dlview_on_off(v, t, &on, &off);
-		rows[j].samples += t->samples;
+		dlview_on_off(v, th, &on, &off);
+		rows[j].samples += th->samples;
 		rows[j].on_ns += on;
 		rows[j].threads++;
-		if (t->comm && (!rows[j].comm || t->tid == t->pid))
-			rows[j].comm = t->comm;	/* the main thread's name first */
+		if (th->comm && (!rows[j].comm || th->tid == th->pid))
+			rows[j].comm = th->comm;	/* the main thread's name first */
 	}
 	nf = dlview_cmap_sorted(&v->proc_fam, &fams);
 	for (i = 0; i < nr; i++) {
@@ -325,91 +351,70 @@ static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size
 		qsort(rows, nr, sizeof(*rows), cmp_proc_row);
 	if (limit && nr > limit)
 		nr = limit;
-	if (fmt == OUT_JSON) {
-		dlview_json_begin(&js, out, "process", v->samples);
-		json_karr(&js, "rows");
-	} else if (fmt == OUT_CSV)
-		fprintf(out, "pid,samples,pct,on_cpu_ns,threads,rank,local_rank,world_size,family,family_pct,comm,cmdline%s\n",
-			ct_width ? ",container" : "");
-	else {
-		if (ct_width > 24)
-			ct_width = 24;
-		if (ct_width && ct_width < 9)
-			ct_width = 9;
-		fprintf(out, "%7s %8s %9s %7s %7s %5s  %-26s ", "Share", "Samples", "On-CPU",
-			"Threads", "Pid", "Rank", "Top families");
-		if (ct_width)
-			fprintf(out, "%-*s ", (int)ct_width, "Container");
-		fprintf(out, "%s\n", "Command");
-	}
+	if (ct_width > 24)
+		ct_width = 24;
+	if (ct_width && ct_width < 9)
+		ct_width = 9;
+	/* JSON and CSV in one order; the text table in its own */
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ "Pid", "pid", TABW_NUM, .width = 7, .text_at = 5 });
+	tabw_add(t, &(struct tabw_colspec){ "Samples", "samples", TABW_NUM, .width = 8, .text_at = 2 });
+	tabw_add(t, &(struct tabw_colspec){ "Share", "pct", TABW_NUM, .width = 7, .text_at = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "On-CPU", "on_cpu_ns", TABW_NUM, .width = 9, .text_at = 3 });
+	tabw_add(t, &(struct tabw_colspec){ "Threads", "threads", TABW_NUM, .width = 7, .text_at = 4 });
+	tabw_add(t, &(struct tabw_colspec){ "Rank", "rank", TABW_NUM, .width = 5, .text_at = 6,
+					    .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "local_rank", TABW_NUM,
+					    .in = TABW_IN_JSON | TABW_IN_CSV, .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "world_size", TABW_NUM,
+					    .in = TABW_IN_JSON | TABW_IN_CSV, .omit = 1 });
+	/* the top family in CSV, the two largest in JSON and the text */
+	tabw_add(t, &(struct tabw_colspec){ NULL, "family", TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "family_pct", TABW_NUM, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "comm", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "cmdline", TABW_TEXT,
+					    .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ "Container", "container", TABW_TEXT,
+					    .in = ct_width ? 0 : TABW_IN_NONE, .width = (int)ct_width,
+					    .cut = 1, .text_at = 8, .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "families", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ "Top families", NULL, TABW_TEXT, .in = TABW_IN_TEXT,
+					    .width = 26, .cut = 1, .gap = 2, .text_at = 7 });
+	tabw_add(t, &(struct tabw_colspec){ "Command", NULL, TABW_TEXT, .in = TABW_IN_TEXT,
+					    .text_at = 9 });
 	for (i = 0; i < nr; i++) {
 		const struct proc_row *r = &rows[i];
-		const char *rank = r->info && r->info->rank ? r->info->rank : NULL;
-		const char *cmd = r->info && r->info->cmdline ? r->info->cmdline : NULL;
+		const struct proc_entry *e = r->info;
+		const char *cmd = e && e->cmdline ? e->cmdline : NULL;
 		const char *comm = r->comm ? r->comm : "[unknown]";
-		char b1[32], fb[64], nb[96];
+		char fb[64], nb[96], b[32];
 
-		if (fmt == OUT_JSON) {
-			json_pre(&js, "\n  ");
-			json_obj(&js);
-			json_ku64(&js, "pid", r->pid);
-			json_ku64(&js, "samples", r->samples);
-			json_knum(&js, "pct", "%.2f", pct(r->samples, v->samples));
-			json_knum(&js, "on_cpu_ns", "%.0f", r->on_ns);
-			json_ku64(&js, "threads", r->threads);
-			json_kstr(&js, "comm", comm);
-			json_kstr(&js, "cmdline", cmd);
-			if (r->info && r->info->rank)
-				json_kenv_int(&js, "rank", r->info->rank);
-			if (r->info && r->info->local_rank)
-				json_kenv_int(&js, "local_rank", r->info->local_rank);
-			if (r->info && r->info->world_size)
-				json_kenv_int(&js, "world_size", r->info->world_size);
-			if (r->info && r->info->container)
-				json_kstr(&js, "container", r->info->container);
-			json_karr(&js, "families");
-			for (j = 0; j < 2 && r->fam[j]; j++) {
-				json_obj(&js);
-				json_kstr(&js, "family", r->fam[j]->k2 ? r->fam[j]->k2 : "(none)");
-				json_knum(&js, "pct", "%.2f", pct(r->fam[j]->n, r->samples));
-				json_end(&js);
-			}
-			json_end(&js);
-			json_end(&js);
-		} else if (fmt == OUT_CSV) {
-			fprintf(out, "%u,%llu,%.2f,%.0f,%u,%s,%s,%s,", r->pid,
-				(unsigned long long)r->samples, pct(r->samples, v->samples), r->on_ns,
-				r->threads, rank ? rank : "",
-				r->info && r->info->local_rank ? r->info->local_rank : "",
-				r->info && r->info->world_size ? r->info->world_size : "");
-			fput_csv_str(out, r->fam[0] && r->fam[0]->k2 ? r->fam[0]->k2 : "");
-			fprintf(out, ",%.2f,", r->fam[0] ? pct(r->fam[0]->n, r->samples) : 0.0);
-			fput_csv_str(out, comm);
-			fputc(',', out);
-			fput_csv_str(out, cmd ? cmd : "");
-			if (ct_width) {
-				fputc(',', out);
-				fput_csv_str(out, r->info && r->info->container ? r->info->container : "");
-			}
-			fputc('\n', out);
-		} else {
-			fb[0] = '\0';
-			for (j = 0; j < 2 && r->fam[j]; j++)
-				snprintf(fb + strlen(fb), sizeof(fb) - strlen(fb), "%s%s %.0f%%",
-					 j ? ", " : "", r->fam[j]->k2 ? r->fam[j]->k2 : "(none)",
-					 pct(r->fam[j]->n, r->samples));
-			fprintf(out, "%6.2f%% %8llu %9s %7u %7u %5s  %-26.26s ",
-				pct(r->samples, v->samples), (unsigned long long)r->samples,
-				output_duration_ns(b1, sizeof(b1), r->on_ns), r->threads, r->pid, rank ? rank : "-",
-				fb);
-			if (ct_width)
-				fprintf(out, "%-*.*s ", (int)ct_width, (int)ct_width,
-					r->info && r->info->container ? r->info->container : "-");
-			fprintf(out, "%s\n", trunc_name(nb, 80, cmd ? cmd : comm));
-		}
+		tabw_row(t);
+		tabw_count(t, r->pid);
+		tabw_count(t, r->samples);
+		tabw_pct(t, pct(r->samples, v->samples), 2);
+		tabw_ns(t, r->on_ns);
+		tabw_count(t, r->threads);
+		env_number(t, e ? e->rank : NULL);
+		env_number(t, e ? e->local_rank : NULL);
+		env_number(t, e ? e->world_size : NULL);
+		tabw_cell_str(t, "", r->fam[0] && r->fam[0]->k2 ? r->fam[0]->k2 : "");
+		snprintf(b, sizeof(b), "%.2f", r->fam[0] ? pct(r->fam[0]->n, r->samples) : 0.0);
+		tabw_cell(t, "", b);
+		tabw_str(t, comm);
+		tabw_cell_str(t, "", cmd);
+		tabw_cell_str(t, e && e->container ? e->container : "-", e ? e->container : NULL);
+		tabw_cell(t, "", families_json(r));
+		fb[0] = '\0';
+		for (j = 0; j < 2 && r->fam[j]; j++)
+			snprintf(fb + strlen(fb), sizeof(fb) - strlen(fb), "%s%s %.0f%%",
+				 j ? ", " : "", r->fam[j]->k2 ? r->fam[j]->k2 : "(none)",
+				 pct(r->fam[j]->n, r->samples));
+		tabw_str(t, fb);
+		tabw_str(t, trunc_name(nb, 80, cmd ? cmd : comm));
 	}
-	if (fmt == OUT_JSON)
-		dlview_json_end(&js);
+	dlview_print_table(v, t, out, fmt, "process");
+	tabw_free(t);
 	free(rows);
 }
 

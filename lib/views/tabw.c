@@ -172,7 +172,7 @@ void tabw_json(struct tabw *t, struct json *j)
 		for (size_t c = 0; c < nc; c++) {
 			const struct tabw_cell *x = &t->cells[r * nc + c];
 
-			if (!in(&t->cols[c], TABW_IN_JSON))
+			if (!in(&t->cols[c], TABW_IN_JSON) || (x->kind == VAL_NONE && t->cols[c].omit))
 				continue;
 			json_key(j, t->cols[c].key);
 			if (x->kind == VAL_TEXT)
