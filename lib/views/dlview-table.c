@@ -549,99 +549,126 @@ static int cmp_line_self(const void *a, const void *b)
 	return strcmp(x->k1, y->k1);
 }
 
+/* [{"name": ..., "samples": N}, ...] of the counts' second keys (op: operator names) */
+static char *named_counts_json(const struct cnt *const *c, size_t n, int op)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json j;
+
+	if (!f)
+		die("out of memory");
+	json_init(&j, f, JSON_SPACED);
+	json_arr(&j);
+	for (size_t k = 0; k < n; k++) {
+		const char *name = op ? attr_op_name(c[k]->k2, NULL) : c[k]->k2;
+
+		json_obj(&j);
+		json_kstr(&j, "name", name ? name : "");
+		json_ku64(&j, "samples", c[k]->n);
+		json_end(&j);
+	}
+	json_end(&j);
+	fclose(f);
+	return buf;
+}
+
+/* The text table's note under a row: text wrapped under the Python line */
+static void note_wrapped(struct tabw *t, const char *text)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		die("out of memory");
+	fput_wrapped(f, "                                ", text, 33, 79);
+	fclose(f);
+	tabw_note(t, buf);
+	free(buf);
+}
+
 static void print_lines(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	struct py_lines pl;
 	struct cnt **rows;
 	size_t n, i, k;
-	char b1[32], b2[32], fn[512];
-	struct json j;
+	char fn[512];
+	struct tabw *t = tabw_new();
 
 	py_lines_build(v, &pl);
 	n = dlview_cmap_sorted(&pl.lines, &rows);
 	qsort(rows, n, sizeof(*rows), cmp_line_self);
 	if (limit && n > limit)
 		n = limit;
-	if (fmt == OUT_JSON) {
-		dlview_json_begin(&j, out, "line", v->samples);
-		json_karr(&j, "rows");
-	} else if (fmt == OUT_CSV)
-		fprintf(out, "function,file,line,self_pct,self_samples,total_pct,total_samples,top_ops,top_families\n");
-	else if (!n)
-		fprintf(out, "No Python frames in this recording (dlprof record reads them for CPython 3.11).\n");
-	else
-		fprintf(out, "%6s %8s %6s %8s  %s\n", "Self%", "Self", "Total%", "Total", "Python line");
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ NULL, "function", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "file", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "line", TABW_NUM, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ "Python line", "name", TABW_TEXT,
+					    .in = TABW_IN_TEXT | TABW_IN_JSON, .gap = 2, .text_at = 5 });
+	tabw_add(t, &(struct tabw_colspec){ "Self%", "self_pct", TABW_NUM, .width = 6, .text_at = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "self_samples", TABW_NUM,
+					    .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ "Self", "self_ns", TABW_NUM,
+					    .in = TABW_IN_TEXT | TABW_IN_JSON, .width = 8, .text_at = 2 });
+	tabw_add(t, &(struct tabw_colspec){ "Total%", "total_pct", TABW_NUM, .width = 6, .text_at = 3 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "total_samples", TABW_NUM,
+					    .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ "Total", "total_ns", TABW_NUM,
+					    .in = TABW_IN_TEXT | TABW_IN_JSON, .width = 8, .text_at = 4 });
+	/* what it ran: all in JSON, the first in CSV, those of 0.5% of samples in the text */
+	tabw_add(t, &(struct tabw_colspec){ NULL, "ops", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "families", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "top_ops", TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "top_families", TABW_TEXT, .in = TABW_IN_CSV });
 	for (i = 0; i < n; i++) {
 		const struct cnt *r = rows[i], *ops[3], *fams[2];
 		size_t nops = dlview_top_of(&pl.ops, r->k1, ops, 3), nfams = dlview_top_of(&pl.fams, r->k1, fams, 2);
 		const char *path = dlview_py_path(v, r->k1);
+		struct strbuf sb = STRBUF_INIT;
+		char b[32], *list;
 		int line;
 
 		dlview_py_parts(r->k1, fn, sizeof(fn), &line);
-		if (fmt == OUT_JSON) {
-			json_pre(&j, "\n  ");
-			json_obj(&j);
-			json_kstr(&j, "function", fn);
-			json_kstr(&j, "file", path ? path : "");
-			json_ki64(&j, "line", line);
-			json_kstr(&j, "name", r->k1 ? r->k1 : "");
-			json_knum(&j, "self_pct", "%.2f", pct(r->n2, v->samples));
-			json_ku64(&j, "self_samples", r->n2);
-			json_knum(&j, "self_ns", "%.0f", r->n2 * v->ns_per_sample);
-			json_knum(&j, "total_pct", "%.2f", pct(r->n, v->samples));
-			json_ku64(&j, "total_samples", r->n);
-			json_knum(&j, "total_ns", "%.0f", r->n * v->ns_per_sample);
-			json_karr(&j, "ops");
-			for (k = 0; k < nops; k++) {
-				const char *op = attr_op_name(ops[k]->k2, NULL);
-
-				json_obj(&j);
-				json_kstr(&j, "name", op ? op : "");
-				json_ku64(&j, "samples", ops[k]->n);
-				json_end(&j);
-			}
-			json_end(&j);
-			json_karr(&j, "families");
-			for (k = 0; k < nfams; k++) {
-				json_obj(&j);
-				json_kstr(&j, "name", fams[k]->k2 ? fams[k]->k2 : "");
-				json_ku64(&j, "samples", fams[k]->n);
-				json_end(&j);
-			}
-			json_end(&j);
-			json_end(&j);
-		} else if (fmt == OUT_CSV) {
-			fput_csv_str(out, fn);
-			fputc(',', out);
-			fput_csv_str(out, path ? path : "");
-			fprintf(out, ",%d,%.2f,%llu,%.2f,%llu,", line, pct(r->n2, v->samples),
-				(unsigned long long)r->n2, pct(r->n, v->samples), (unsigned long long)r->n);
-			fput_csv_str(out, nops ? attr_op_name(ops[0]->k2, NULL) : "");
-			fputc(',', out);
-			fput_csv_str(out, nfams ? fams[0]->k2 : "");
-			fputc('\n', out);
-		} else {
-			struct strbuf sb = STRBUF_INIT;
-
-			fprintf(out, "%5.1f%% %8s %5.1f%% %8s  %s\n", pct(r->n2, v->samples),
-				output_duration_ns(b1, sizeof(b1), r->n2 * v->ns_per_sample), pct(r->n, v->samples),
-				output_duration_ns(b2, sizeof(b2), r->n * v->ns_per_sample), r->k1);
-			/* what it ran: the operators and families of at least 0.5% of samples */
-			for (k = 0; k < nops; k++)
-				if (ops[k]->n * 200 >= v->samples)
-					strbuf_addf(&sb, "%s%s %.1f%%", sb.len ? ", " : "ops: ",
-						    attr_op_name(ops[k]->k2, NULL), pct(ops[k]->n, v->samples));
-			for (k = 0; k < nfams; k++)
-				if (fams[k]->n * 200 >= v->samples)
-					strbuf_addf(&sb, "%s%s %.1f%%", !k ? (sb.len ? "; families: " : "families: ") : ", ",
-						    fams[k]->k2, pct(fams[k]->n, v->samples));
-			if (sb.len)
-				fput_wrapped(out, "                                ", sb.buf, 33, 79);
-			strbuf_release(&sb);
-		}
+		tabw_row(t);
+		tabw_str(t, fn);
+		tabw_str(t, path ? path : "");
+		snprintf(b, sizeof(b), "%d", line);
+		tabw_cell(t, b, b);
+		tabw_str(t, r->k1);
+		tabw_pct(t, pct(r->n2, v->samples), 1);
+		tabw_count(t, r->n2);
+		tabw_ns(t, r->n2 * v->ns_per_sample);
+		tabw_pct(t, pct(r->n, v->samples), 1);
+		tabw_count(t, r->n);
+		tabw_ns(t, r->n * v->ns_per_sample);
+		list = named_counts_json(ops, nops, 1);
+		tabw_cell(t, "", list);
+		free(list);
+		list = named_counts_json(fams, nfams, 0);
+		tabw_cell(t, "", list);
+		free(list);
+		tabw_cell_str(t, "", nops ? attr_op_name(ops[0]->k2, NULL) : "");
+		tabw_cell_str(t, "", nfams ? fams[0]->k2 : "");
+		for (k = 0; k < nops; k++)
+			if (ops[k]->n * 200 >= v->samples)
+				strbuf_addf(&sb, "%s%s %.1f%%", sb.len ? ", " : "ops: ",
+					    attr_op_name(ops[k]->k2, NULL), pct(ops[k]->n, v->samples));
+		for (k = 0; k < nfams; k++)
+			if (fams[k]->n * 200 >= v->samples)
+				strbuf_addf(&sb, "%s%s %.1f%%", !k ? (sb.len ? "; families: " : "families: ") : ", ",
+					    fams[k]->k2, pct(fams[k]->n, v->samples));
+		if (sb.len)
+			note_wrapped(t, sb.buf);
+		strbuf_release(&sb);
 	}
-	if (fmt == OUT_JSON)
-		dlview_json_end(&j);
+	if (fmt == OUT_TEXT && !n)
+		fprintf(out, "No Python frames in this recording (dlprof record reads them for CPython 3.11).\n");
+	else
+		dlview_print_table(v, t, out, fmt, "line");
+	tabw_free(t);
 	free(rows);
 	free(pl.lines.tab);
 	free(pl.ops.tab);
