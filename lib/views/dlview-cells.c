@@ -69,10 +69,19 @@ size_t dlview_top_of(const struct cmap *m, const char *key, const struct cnt **o
  * (innermost task of the sample's thread); beneath each, where those samples ran. */
 const char *dlview_py_path(struct dlview *v, const char *sym)
 {
-	for (size_t i = 0; i < v->py_path.size; i++)
-		if (v->py_path.tab[i].k1 == sym)
-			return v->py_path.tab[i].k2;
-	return NULL;
+	const struct cnt *best = NULL;
+
+	/* files of one name ("__init__.py:1" of several packages): the one most frames of
+	 * the line were in, then the first by name; not the table's order, which follows
+	 * interned addresses and differs from run to run */
+	for (size_t i = 0; i < v->py_path.size; i++) {
+		const struct cnt *c = &v->py_path.tab[i];
+
+		if (c->k1 == sym && (!best || c->n > best->n ||
+				     (c->n == best->n && strcmp(c->k2, best->k2) < 0)))
+			best = c;
+	}
+	return best ? best->k2 : NULL;
 }
 
 /* "func (file.py:12)" -> function, line */

@@ -381,7 +381,7 @@ static void count(struct dlview *v, const struct attributed *as)
 	if (a->pychain)
 		for (i = 0; i < nr; i++)
 			if ((frames[i].flags & FRAME_PYTHON) && frames[i].dso_path)
-				dlview_cmap_get(&v->py_path, frames[i].sym, frames[i].dso_path);	/* interned */
+				dlview_cmap_get(&v->py_path, frames[i].sym, frames[i].dso_path)->n++;	/* interned */
 	t = get_thread(v, s->pid, s->tid);
 	t->samples++;
 	if (!attr_is_switch(s))
