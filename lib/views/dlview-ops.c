@@ -285,86 +285,126 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 	return nr;
 }
 
-static void json_op_row(struct dlview *v, struct json *j, const struct op_row *r)
+/* s in exactly width columns, cut in the middle where longer (dlview_put_cell) */
+static char *fit(const char *s, size_t width, int right)
 {
-	json_pre(j, "\n  ");
-	json_obj(j);
-	if (r->prim) {
-		json_kstr(j, "name", attr_prim_op(r->prim));
-		json_knull(j, "overload");
-		json_kstr(j, "primitive", r->prim);
-		json_kstr(j, "parent", r->base ? r->base : "");
-		json_kstr(j, "parent_overload", r->overload);
-	} else {
-		json_kstr(j, "name", r->base ? r->base : "");
-		json_kstr(j, "overload", r->overload);
-	}
-	json_knum(j, "self_pct", "%.2f", pct(r->self, v->samples));
-	json_ku64(j, "self_samples", r->self);
-	json_knum(j, "self_ns", "%.0f", r->self * v->ns_per_sample);
-	json_knum(j, "total_pct", "%.2f", pct(r->total, v->samples));
-	json_ku64(j, "total_samples", r->total);
-	json_knum(j, "total_ns", "%.0f", r->total * v->ns_per_sample);
-	if (r->calls) {
-		json_ku64(j, "calls", r->calls);
-		json_knum(j, "avg_ns", "%.0f", (double)r->call_ns / r->calls);
-	}
-	if (!r->prim) {
-		const struct cnt *pl[1];
-		char fn[512];
-		int line;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
-		if (dlview_top_of(&v->op_pyline, r->key, pl, 1)) {
-			const char *path = dlview_py_path(v, pl[0]->k2);
-
-			dlview_py_parts(pl[0]->k2, fn, sizeof(fn), &line);
-			json_kobj(j, "python_line");
-			json_kstr(j, "function", fn);
-			json_kstr(j, "file", path ? path : "");
-			json_ki64(j, "line", line);
-			json_ku64(j, "samples", pl[0]->n);
-			json_end(j);
-		}
-	}
-	json_end(j);
+	if (!f)
+		die("out of memory");
+	dlview_put_cell(f, s, width, right);
+	fclose(f);
+	return buf;
 }
 
-static void csv_op_row(struct dlview *v, FILE *out, const struct op_row *r)
+/* The operator table's columns: one list for the three formats.  A primitive's row
+ * names its parent in JSON by base name and overload, in CSV as the table shows it. */
+static struct tabw *op_table(void)
 {
-	fput_csv_str(out, r->prim ? attr_prim_op(r->prim) : r->base);
-	fputc(',', out);
-	if (!r->prim && r->overload)
-		fput_csv_str(out, r->overload);
-	fputc(',', out);
-	if (r->prim)
-		fput_csv_str(out, r->name);
-	fprintf(out, ",%.2f,%.0f,%.2f,%.0f,", pct(r->self, v->samples), r->self * v->ns_per_sample,
-		pct(r->total, v->samples), r->total * v->ns_per_sample);
-	if (r->calls)
-		fprintf(out, "%llu,%.0f\n", (unsigned long long)r->calls, (double)r->call_ns / r->calls);
-	else
-		fprintf(out, ",\n");
+	struct tabw *t = tabw_new();
+
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ "Operator", "name", TABW_TEXT, .width = 30 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "overload", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "primitive", TABW_TEXT, .in = TABW_IN_JSON, .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "parent", TABW_TEXT, .in = TABW_IN_JSON, .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "parent", TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "parent_overload", TABW_TEXT, .in = TABW_IN_JSON,
+					    .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "Self%", "self_pct", TABW_NUM, .width = 6 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "self_samples", TABW_NUM, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ "Self", "self_ns", TABW_NUM, .width = 8 });
+	tabw_add(t, &(struct tabw_colspec){ "Total%", "total_pct", TABW_NUM, .width = 6 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "total_samples", TABW_NUM, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ "Total", "total_ns", TABW_NUM, .width = 8 });
+	tabw_add(t, &(struct tabw_colspec){ "Calls", "calls", TABW_NUM, .width = 7, .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "Avg/call", "avg_ns", TABW_NUM, .width = 8, .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "python_line", TABW_TEXT, .in = TABW_IN_JSON,
+					    .omit = 1 });
+	return t;
 }
 
-/* 79 columns: the operator name gets 30, cut in the middle when longer; a primitive's
- * row is indented beneath its operator */
-static void table_op_row(struct dlview *v, FILE *out, const struct op_row *r)
+static void add_op_row(struct dlview *v, struct tabw *t, const struct op_row *r)
 {
-	char b1[32], b2[32], b3[32], cb[24] = NOT_COUNTED, nb[64];
+	char *cell, b[32], nb[64];
+	const struct cnt *pl[1];
 
-	if (r->calls)
-		snprintf(cb, sizeof(cb), "%llu", (unsigned long long)r->calls);
+	tabw_row(t);
 	if (r->prim)
 		snprintf(nb, sizeof(nb), "  dnnl:%s", r->prim);
-	dlview_put_cell(out, r->prim ? nb : r->name, 30, 0);
-	fprintf(out, " %5.1f%% %8s %5.1f%% %8s ", pct(r->self, v->samples),
-		output_duration_ns(b1, sizeof(b1), r->self * v->ns_per_sample), pct(r->total, v->samples),
-		output_duration_ns(b2, sizeof(b2), r->total * v->ns_per_sample));
-	dlview_put_cell(out, cb, 7, 1);
-	fputc(' ', out);
-	dlview_put_cell(out, r->calls ? output_duration_ns(b3, sizeof(b3), (double)r->call_ns / r->calls) : NOT_COUNTED,
-		 8, 1);
-	fputc('\n', out);
+	cell = fit(r->prim ? nb : r->name, 30, 0);
+	tabw_cell_str(t, cell, r->prim ? attr_prim_op(r->prim) : r->base ? r->base : "");
+	free(cell);
+	/* a primitive's overload is its parent's */
+	if (r->prim)
+		tabw_cell_str(t, "", NULL);
+	else
+		tabw_cell_str(t, "", r->overload);
+	if (r->prim) {
+		tabw_cell_str(t, "", r->prim);
+		tabw_cell_str(t, "", r->base ? r->base : "");
+		tabw_cell_str(t, "", r->name);
+		if (r->overload)
+			tabw_cell_str(t, "", r->overload);
+		else
+			tabw_cell(t, "", "null");
+	} else {
+		tabw_none(t);
+		tabw_none(t);
+		tabw_cell_str(t, "", NULL);
+		tabw_none(t);
+	}
+	tabw_pct(t, pct(r->self, v->samples), 1);
+	tabw_count(t, r->self);
+	tabw_ns(t, r->self * v->ns_per_sample);
+	tabw_pct(t, pct(r->total, v->samples), 1);
+	tabw_count(t, r->total);
+	tabw_ns(t, r->total * v->ns_per_sample);
+	if (r->calls) {
+		char ns[32];
+
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)r->calls);
+		cell = fit(b, 7, 1);
+		tabw_cell(t, cell, b);
+		free(cell);
+		snprintf(b, sizeof(b), "%.0f", (double)r->call_ns / r->calls);
+		cell = fit(output_duration_ns(ns, sizeof(ns), (double)r->call_ns / r->calls), 8, 1);
+		tabw_cell(t, cell, b);
+		free(cell);
+	} else {
+		cell = fit(NOT_COUNTED, 7, 1);
+		tabw_cell(t, cell, NULL);
+		free(cell);
+		cell = fit(NOT_COUNTED, 8, 1);
+		tabw_cell(t, cell, NULL);
+		free(cell);
+	}
+	if (!r->prim && dlview_top_of(&v->op_pyline, r->key, pl, 1)) {
+		const char *path = dlview_py_path(v, pl[0]->k2);
+		char fn[512], *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct json j;
+		int line;
+
+		if (!f)
+			die("out of memory");
+		dlview_py_parts(pl[0]->k2, fn, sizeof(fn), &line);
+		json_init(&j, f, JSON_SPACED);
+		json_obj(&j);
+		json_kstr(&j, "function", fn);
+		json_kstr(&j, "file", path ? path : "");
+		json_ki64(&j, "line", line);
+		json_ku64(&j, "samples", pl[0]->n);
+		json_end(&j);
+		fclose(f);
+		tabw_cell(t, "", buf);
+		free(buf);
+	} else {
+		tabw_none(t);
+	}
 }
 
 /* Why the operators have no call counts. */
@@ -419,6 +459,7 @@ void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t li
 	struct op_row *rows;
 	size_t n = op_rows(v, limit, &rows), i;
 	int uncounted = 0, nested = 0, loose = 0;
+	struct tabw *t = op_table();
 	struct json j;
 
 	if (fmt == OUT_JSON) {
@@ -430,26 +471,23 @@ void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t li
 		json_knum(&j, "op_by_master_pct", "%.2f", pct(v->fw_by[ATTR_MASTER], v->fw_samples));
 		json_knum(&j, "op_by_phase_pct", "%.2f", pct(v->fw_by[ATTR_PHASE], v->fw_samples));
 		print_itt_tasks(v, out, fmt, &j);
-		json_karr(&j, "rows");
-	} else if (fmt == OUT_CSV) {
-		fprintf(out, "name,overload,parent,self_pct,self_ns,total_pct,total_ns,calls,avg_ns\n");
-	} else {
-		fprintf(out, "%-30s %6s %8s %6s %8s %7s %8s\n", "Operator", "Self%", "Self",
-			"Total%", "Total", "Calls", "Avg/call");
 	}
 	for (i = 0; i < n; i++) {
-		if (fmt == OUT_JSON)
-			json_op_row(v, &j, &rows[i]);
-		else if (fmt == OUT_CSV)
-			csv_op_row(v, out, &rows[i]);
-		else
-			table_op_row(v, out, &rows[i]);
+		add_op_row(v, t, &rows[i]);
 		uncounted += !rows[i].calls;
 		nested += rows[i].prim != NULL;
 		loose += !rows[i].prim && !strncmp(rows[i].key, "dnnl:", 5);
 	}
-	if (fmt == OUT_JSON)
-		dlview_json_end(&j);
+	if (fmt == OUT_JSON) {
+		json_key(&j, "rows");
+		tabw_json_rows(t, "\n  ", "\n");
+		tabw_json(t, &j);
+		json_end(&j);
+		json_raw(&j, "\n");
+	} else {
+		tabw_print(t, out, fmt);
+	}
+	tabw_free(t);
 	if (fmt == OUT_TEXT && v->op_pyline.nr)
 		print_op_callers(v, out, rows, n);
 	if (fmt == OUT_TEXT && uncounted)
