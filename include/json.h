@@ -68,6 +68,16 @@ void json_num(struct json *j, const char *fmt, ...) __attribute__((format(printf
 /* A value that is JSON already (a number's digits, a prepared object) */
 void json_lit(struct json *j, const char *text);
 
+/* A document written into memory (a cell's value, prepared for a table): json_mem_close
+ * ends it and hands back its text, the caller's to free */
+struct json_mem {
+	struct json j;
+	char *buf;
+	size_t len;
+};
+struct json *json_mem_open(struct json_mem *m, enum json_layout layout);
+char *json_mem_close(struct json_mem *m);
+
 /* Append s as a JSON string literal: quoted, '"' and '\\' escaped, control characters
  * as \\u00XX, what is not well-formed UTF-8 as \\ufffd (JSON must be UTF-8); NULL gives "" */
 void json_escape(struct strbuf *sb, const char *s);

@@ -62,6 +62,25 @@ static void put_string(FILE *out, const char *s)
 	strbuf_release(&sb);
 }
 
+struct json *json_mem_open(struct json_mem *m, enum json_layout layout)
+{
+	FILE *f;
+
+	m->buf = NULL;
+	m->len = 0;
+	f = open_memstream(&m->buf, &m->len);
+	if (!f)
+		die("out of memory");
+	json_init(&m->j, f, layout);
+	return &m->j;
+}
+
+char *json_mem_close(struct json_mem *m)
+{
+	fclose(m->j.out);
+	return m->buf;
+}
+
 void json_init(struct json *j, FILE *out, enum json_layout layout)
 {
 	*j = (struct json){ .out = out, .layout = layout };

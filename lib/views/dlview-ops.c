@@ -383,23 +383,19 @@ static void add_op_row(struct dlview *v, struct tabw *t, const struct op_row *r)
 	}
 	if (!r->prim && dlview_top_of(&v->op_pyline, r->key, pl, 1)) {
 		const char *path = dlview_py_path(v, pl[0]->k2);
-		char fn[512], *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		struct json j;
+		struct json_mem m;
+		struct json *j = json_mem_open(&m, JSON_SPACED);
+		char fn[512], *buf;
 		int line;
 
-		if (!f)
-			die("out of memory");
 		dlview_py_parts(pl[0]->k2, fn, sizeof(fn), &line);
-		json_init(&j, f, JSON_SPACED);
-		json_obj(&j);
-		json_kstr(&j, "function", fn);
-		json_kstr(&j, "file", path ? path : "");
-		json_ki64(&j, "line", line);
-		json_ku64(&j, "samples", pl[0]->n);
-		json_end(&j);
-		fclose(f);
+		json_obj(j);
+		json_kstr(j, "function", fn);
+		json_kstr(j, "file", path ? path : "");
+		json_ki64(j, "line", line);
+		json_ku64(j, "samples", pl[0]->n);
+		json_end(j);
+		buf = json_mem_close(&m);
 		tabw_cell(t, "", buf);
 		free(buf);
 	} else {

@@ -107,111 +107,6 @@ static const char *undescribed_why(struct dlview *v, size_t nr_described)
 	return "no oneDNN primitive records: oneDNN was not called through libdnnl's C API (linked statically, or another path); rows by primitive kind only";
 }
 
-static void json_row(struct dlview *v, struct json *j, const struct prim_row *r)
-{
-	const struct fp_prim *fp = fastpath_prim(v->fp_prims, r->key);
-	const char *op, *line;
-	uint64_t n;
-
-	json_pre(j, "\n  ");
-	json_obj(j);
-	json_kstr(j, "kind", row_kind(r));
-	json_kstr(j, "impl", r->p ? r->p->impl : NULL);
-	json_kstr(j, "prop", r->p ? r->p->prop : NULL);
-	json_kstr(j, "shape", r->p ? r->p->shape : NULL);
-	json_kstr(j, "data_type", r->p ? r->p->dtype : NULL);
-	json_kobj(j, "tensors");
-	for (int m = 0; r->p && m < ITT_MD_NR; m++) {
-		char dt[256], fmt[256], dims[256];
-
-		if (!r->p->md[m])
-			continue;
-		md_parts(r->p->md[m], dt, fmt, dims, sizeof(dt));
-		json_kobj(j, itt_md_names[m]);
-		json_kstr(j, "data_type", dt);
-		json_kstr(j, "format", fmt);
-		json_kstr(j, "dims", dims);
-		json_end(j);
-	}
-	json_end(j);
-	json_ku64(j, "calls", r->calls);
-	json_ku64(j, "total_ns", r->ns);
-	json_knum(j, "avg_ns", "%.0f", r->calls ? (double)r->ns / r->calls : 0.0);
-	json_ku64(j, "samples", r->samples);
-	json_knum(j, "samples_pct", "%.2f", pct(r->samples, v->samples));
-	if (fp) {
-		json_ku64(j, "jit_samples", fp->part[FP_JIT]);
-		json_ku64(j, "non_jit_samples", fp->part[FP_LIB]);
-		json_ku64(j, "other_samples", fp->part[FP_OTHER]);
-		json_ku64(j, "wait_samples", fp->part[FP_WAIT]);
-		json_ku64(j, "kernel_samples", fp->part[FP_KERNEL]);
-	}
-	json_karr(j, "kernels");
-	for (size_t k = 0; fp && k < fp->nr_kernels; k++) {
-		json_obj(j);
-		json_kstr(j, "name", fp->kernels[k].name ? fp->kernels[k].name : "");
-		json_kstr(j, "isa", fp->kernels[k].isa ? fp->kernels[k].isa : "");
-		json_ku64(j, "samples", fp->kernels[k].samples);
-		json_end(j);
-	}
-	json_end(j);
-	if ((op = top_of(v, &v->prim_op, r->key, &n))) {
-		const char *name = attr_op_name(op, NULL);
-
-		json_kobj(j, "op");
-		json_kstr(j, "name", name ? name : "");
-		json_ku64(j, "samples", n);
-		json_end(j);
-	} else {
-		json_knull(j, "op");
-	}
-	if ((line = top_of(v, &v->prim_line, r->key, &n))) {
-		json_kobj(j, "python_line");
-		json_kstr(j, "line", line);
-		json_ku64(j, "samples", n);
-		json_end(j);
-	} else {
-		json_knull(j, "python_line");
-	}
-	json_end(j);
-}
-
-static void csv_row(struct dlview *v, FILE *out, const struct prim_row *r)
-{
-	const struct fp_prim *fp = fastpath_prim(v->fp_prims, r->key);
-	const char *op, *line;
-	uint64_t n;
-
-	fput_csv_str(out, row_kind(r));
-	fputc(',', out);
-	if (r->p) {
-		const char *f[] = { r->p->impl, r->p->prop, r->p->shape, r->p->dtype,
-				    r->p->md[ITT_MD_SRC] ? r->p->md[ITT_MD_SRC] : r->p->md[ITT_MD_DIFF_SRC],
-				    r->p->md[ITT_MD_WEI] ? r->p->md[ITT_MD_WEI] : r->p->md[ITT_MD_DIFF_WEI],
-				    r->p->md[ITT_MD_DST] ? r->p->md[ITT_MD_DST] : r->p->md[ITT_MD_DIFF_DST] };
-
-		for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
-			if (f[i])
-				fput_csv_str(out, f[i]);
-			fputc(',', out);
-		}
-	} else {
-		fputs(",,,,,,,", out);
-	}
-	fprintf(out, "%llu,%llu,%.0f,%llu,%.2f,", (unsigned long long)r->calls,
-		(unsigned long long)r->ns, r->calls ? (double)r->ns / r->calls : 0.0,
-		(unsigned long long)r->samples, pct(r->samples, v->samples));
-	if (fp && fp->nr_kernels)
-		fput_csv_str(out, fp->kernels[0].name);
-	fputc(',', out);
-	if ((op = top_of(v, &v->prim_op, r->key, &n)))
-		fput_csv_str(out, attr_op_name(op, NULL));
-	fputc(',', out);
-	if ((line = top_of(v, &v->prim_line, r->key, &n)))
-		fput_csv_str(out, line);
-	fputc('\n', out);
-}
-
 /* The lines under a row: propagation kind and shape, tensors, kernels, caller; wrapped at 79 columns */
 static void table_details(struct dlview *v, FILE *out, const struct prim_row *r)
 {
@@ -261,26 +156,186 @@ static void table_details(struct dlview *v, FILE *out, const struct prim_row *r)
 	strbuf_release(&sb);
 }
 
-static void table_row(struct dlview *v, FILE *out, const struct prim_row *r)
+static char *details(struct dlview *v, const struct prim_row *r)
 {
-	char name[160], b1[32], b2[32], cb[24] = "\u2014";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
+	if (!f)
+		die("out of memory");
+	table_details(v, f, r);
+	fclose(f);
+	return buf;
+}
+
+/* s in exactly width columns, cut in the middle where longer (dlview_put_cell) */
+static char *fit(const char *s, size_t width, int right)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		die("out of memory");
+	dlview_put_cell(f, s, width, right);
+	fclose(f);
+	return buf;
+}
+
+/* The primitive table's columns: one list for the three formats; JSON's tensors,
+ * kernels, operator and Python line are objects, CSV's their first or main part */
+static struct tabw *prim_table(void)
+{
+	static const char *const parts[] = { "jit_samples", "non_jit_samples", "other_samples",
+					     "wait_samples", "kernel_samples" };
+	struct tabw *t = tabw_new();
+
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ "Primitive (kind, impl, data type)", NULL, TABW_TEXT,
+					    .in = TABW_IN_TEXT, .width = 36 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "kind", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "impl", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "prop", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "shape", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "data_type", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "tensors", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "src", TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "wei", TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "dst", TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ "Calls", "calls", TABW_NUM, .width = 7 });
+	tabw_add(t, &(struct tabw_colspec){ "Time", "total_ns", TABW_NUM, .width = 9, .text_at = 2 });
+	tabw_add(t, &(struct tabw_colspec){ "Avg/call", "avg_ns", TABW_NUM, .width = 9, .text_at = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "Samples", "samples", TABW_NUM, .width = 7, .text_at = 3 });
+	tabw_add(t, &(struct tabw_colspec){ "%", "samples_pct", TABW_NUM, .width = 7, .text_at = 4 });
+	for (size_t k = 0; k < ARRAY_SIZE(parts); k++)
+		tabw_add(t, &(struct tabw_colspec){ NULL, parts[k], TABW_NUM, .in = TABW_IN_JSON,
+						    .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "kernels", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "top_kernel", TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "op", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "op", TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "python_line", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "python_line", TABW_TEXT, .in = TABW_IN_CSV });
+	return t;
+}
+
+/* {"name": ..., "samples": N} of the top entry, or null */
+static char *top_json(const char *key, const char *name, uint64_t n)
+{
+	struct json_mem m;
+	struct json *j = json_mem_open(&m, JSON_SPACED);
+
+	if (!name) {
+		json_null(j);
+	} else {
+		json_obj(j);
+		json_kstr(j, key, name);
+		json_ku64(j, "samples", n);
+		json_end(j);
+	}
+	return json_mem_close(&m);
+}
+
+static void add_prim_row(struct dlview *v, struct tabw *t, const struct prim_row *r)
+{
+	const struct fp_prim *fp = fastpath_prim(v->fp_prims, r->key);
+	const char *op, *line, *opname;
+	char name[160], b[32], ns[32], *cell;
+	struct json_mem m;
+	struct json *j;
+	uint64_t n = 0;
+
+	tabw_row(t);
 	if (r->p)
 		snprintf(name, sizeof(name), "%s %s %s", r->p->kind, r->p->impl ? r->p->impl : "?",
 			 r->p->dtype ? r->p->dtype : "");
 	else
 		snprintf(name, sizeof(name), "%s (not described)", r->key);
-	if (r->calls)
-		snprintf(cb, sizeof(cb), "%llu", (unsigned long long)r->calls);
-	dlview_put_cell(out, name, 36, 0);
-	fputc(' ', out);
-	dlview_put_cell(out, cb, 7, 1);
-	fputc(' ', out);
-	dlview_put_cell(out, r->calls ? output_duration_ns(b1, sizeof(b1), (double)r->ns / r->calls) : "\u2014", 9, 1);
-	fputc(' ', out);
-	dlview_put_cell(out, r->calls ? output_duration_ns(b2, sizeof(b2), (double)r->ns) : "\u2014", 9, 1);
-	fprintf(out, " %7llu %6.1f%%\n", (unsigned long long)r->samples, pct(r->samples, v->samples));
-	table_details(v, out, r);
+	cell = fit(name, 36, 0);
+	tabw_str(t, cell);
+	free(cell);
+	tabw_str(t, row_kind(r));
+	tabw_cell_str(t, "", r->p ? r->p->impl : NULL);
+	tabw_cell_str(t, "", r->p ? r->p->prop : NULL);
+	tabw_cell_str(t, "", r->p ? r->p->shape : NULL);
+	tabw_cell_str(t, "", r->p ? r->p->dtype : NULL);
+	j = json_mem_open(&m, JSON_SPACED);
+	json_obj(j);
+	for (int k = 0; r->p && k < ITT_MD_NR; k++) {
+		char dt[256], fmt[256], dims[256];
+
+		if (!r->p->md[k])
+			continue;
+		md_parts(r->p->md[k], dt, fmt, dims, sizeof(dt));
+		json_kobj(j, itt_md_names[k]);
+		json_kstr(j, "data_type", dt);
+		json_kstr(j, "format", fmt);
+		json_kstr(j, "dims", dims);
+		json_end(j);
+	}
+	json_end(j);
+	cell = json_mem_close(&m);
+	tabw_cell(t, "", cell);
+	free(cell);
+	tabw_cell_str(t, "", !r->p ? NULL : r->p->md[ITT_MD_SRC] ? r->p->md[ITT_MD_SRC] :
+		      r->p->md[ITT_MD_DIFF_SRC]);
+	tabw_cell_str(t, "", !r->p ? NULL : r->p->md[ITT_MD_WEI] ? r->p->md[ITT_MD_WEI] :
+		      r->p->md[ITT_MD_DIFF_WEI]);
+	tabw_cell_str(t, "", !r->p ? NULL : r->p->md[ITT_MD_DST] ? r->p->md[ITT_MD_DST] :
+		      r->p->md[ITT_MD_DIFF_DST]);
+	/* calls and time where oneDNN's executions counted them; an em dash where not */
+	snprintf(b, sizeof(b), "%llu", (unsigned long long)r->calls);
+	cell = fit(r->calls ? b : "\u2014", 7, 1);
+	tabw_cell(t, cell, b);
+	free(cell);
+	snprintf(b, sizeof(b), "%llu", (unsigned long long)r->ns);
+	cell = fit(r->calls ? output_duration_ns(ns, sizeof(ns), (double)r->ns) : "\u2014", 9, 1);
+	tabw_cell(t, cell, b);
+	free(cell);
+	snprintf(b, sizeof(b), "%.0f", r->calls ? (double)r->ns / r->calls : 0.0);
+	cell = fit(r->calls ? output_duration_ns(ns, sizeof(ns), (double)r->ns / r->calls) : "\u2014",
+		   9, 1);
+	tabw_cell(t, cell, b);
+	free(cell);
+	tabw_count(t, r->samples);
+	tabw_pct(t, pct(r->samples, v->samples), 1);
+	for (int k = 0; k < 5; k++) {
+		static const int part[] = { FP_JIT, FP_LIB, FP_OTHER, FP_WAIT, FP_KERNEL };
+
+		if (fp)
+			tabw_count(t, fp->part[part[k]]);
+		else
+			tabw_none(t);
+	}
+	j = json_mem_open(&m, JSON_SPACED);
+	json_arr(j);
+	for (size_t k = 0; fp && k < fp->nr_kernels; k++) {
+		json_obj(j);
+		json_kstr(j, "name", fp->kernels[k].name ? fp->kernels[k].name : "");
+		json_kstr(j, "isa", fp->kernels[k].isa ? fp->kernels[k].isa : "");
+		json_ku64(j, "samples", fp->kernels[k].samples);
+		json_end(j);
+	}
+	json_end(j);
+	cell = json_mem_close(&m);
+	tabw_cell(t, "", cell);
+	free(cell);
+	tabw_cell_str(t, "", fp && fp->nr_kernels ? fp->kernels[0].name : NULL);
+	op = top_of(v, &v->prim_op, r->key, &n);
+	opname = op ? attr_op_name(op, NULL) : NULL;
+	cell = top_json("name", op ? (opname ? opname : "") : NULL, n);
+	tabw_cell(t, "", cell);
+	free(cell);
+	tabw_cell_str(t, "", opname);
+	line = top_of(v, &v->prim_line, r->key, &n);
+	cell = top_json("line", line, n);
+	tabw_cell(t, "", cell);
+	free(cell);
+	tabw_cell_str(t, "", line);
+	cell = details(v, r);
+	tabw_note(t, cell);
+	free(cell);
 }
 
 static int cmp_impl(const void *a, const void *b)
@@ -354,6 +409,7 @@ void dlview_print_prim(struct dlview *v, FILE *out, enum out_format fmt, size_t 
 	size_t n = prim_rows(v, &rows), i, described = 0;
 	uint64_t in_prims = 0;
 	const char *why;
+	struct tabw *t = prim_table();
 
 	for (i = 0; i < n; i++) {
 		described += rows[i].p != NULL;
@@ -362,6 +418,8 @@ void dlview_print_prim(struct dlview *v, FILE *out, enum out_format fmt, size_t 
 	why = undescribed_why(v, described);
 	if (limit && n > limit)
 		n = limit;
+	for (i = 0; i < n; i++)
+		add_prim_row(v, t, &rows[i]);
 	if (fmt == OUT_JSON) {
 		struct json j;
 
@@ -369,20 +427,15 @@ void dlview_print_prim(struct dlview *v, FILE *out, enum out_format fmt, size_t 
 		json_ku64(&j, "prim_samples", in_prims);
 		json_kbool(&j, "described", described);
 		json_kstr(&j, "note", why);
-		json_karr(&j, "rows");
-		for (i = 0; i < n; i++)
-			json_row(v, &j, &rows[i]);
-		dlview_json_end(&j);
+		json_key(&j, "rows");
+		tabw_json_rows(t, "\n  ", "\n");
+		tabw_json(t, &j);
+		json_end(&j);
+		json_raw(&j, "\n");
 	} else if (fmt == OUT_CSV) {
-		fprintf(out, "kind,impl,prop,shape,data_type,src,wei,dst,calls,total_ns,avg_ns,samples,"
-			"samples_pct,top_kernel,op,python_line\n");
-		for (i = 0; i < n; i++)
-			csv_row(v, out, &rows[i]);
+		tabw_print(t, out, fmt);
 	} else {
-		fprintf(out, "%-36s %7s %9s %9s %7s %7s\n", "Primitive (kind, impl, data type)",
-			"Calls", "Avg/call", "Time", "Samples", "%");
-		for (i = 0; i < n; i++)
-			table_row(v, out, &rows[i]);
+		tabw_print(t, out, fmt);
 		if (why)
 			fprintf(out, "\n%s\n", why);
 		else
@@ -390,5 +443,6 @@ void dlview_print_prim(struct dlview *v, FILE *out, enum out_format fmt, size_t 
 				"their executions, the rest from the samples inside each.\n",
 				pct(in_prims, v->samples));
 	}
+	tabw_free(t);
 	free(rows);
 }

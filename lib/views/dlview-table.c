@@ -284,24 +284,18 @@ static void env_number(struct tabw *t, const char *s)
 /* The process's two largest families as JSON: [{"family": "gemm", "pct": 61.20}, ...] */
 static char *families_json(const struct proc_row *r)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct json j;
+	struct json_mem m;
+	struct json *j = json_mem_open(&m, JSON_SPACED);
 
-	if (!f)
-		die("out of memory");
-	json_init(&j, f, JSON_SPACED);
-	json_arr(&j);
+	json_arr(j);
 	for (size_t k = 0; k < 2 && r->fam[k]; k++) {
-		json_obj(&j);
-		json_kstr(&j, "family", r->fam[k]->k2 ? r->fam[k]->k2 : "(none)");
-		json_knum(&j, "pct", "%.2f", pct(r->fam[k]->n, r->samples));
-		json_end(&j);
+		json_obj(j);
+		json_kstr(j, "family", r->fam[k]->k2 ? r->fam[k]->k2 : "(none)");
+		json_knum(j, "pct", "%.2f", pct(r->fam[k]->n, r->samples));
+		json_end(j);
 	}
-	json_end(&j);
-	fclose(f);
-	return buf;
+	json_end(j);
+	return json_mem_close(&m);
 }
 
 static void print_process(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
@@ -552,26 +546,20 @@ static int cmp_line_self(const void *a, const void *b)
 /* [{"name": ..., "samples": N}, ...] of the counts' second keys (op: operator names) */
 static char *named_counts_json(const struct cnt *const *c, size_t n, int op)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct json j;
+	struct json_mem m;
+	struct json *j = json_mem_open(&m, JSON_SPACED);
 
-	if (!f)
-		die("out of memory");
-	json_init(&j, f, JSON_SPACED);
-	json_arr(&j);
+	json_arr(j);
 	for (size_t k = 0; k < n; k++) {
 		const char *name = op ? attr_op_name(c[k]->k2, NULL) : c[k]->k2;
 
-		json_obj(&j);
-		json_kstr(&j, "name", name ? name : "");
-		json_ku64(&j, "samples", c[k]->n);
-		json_end(&j);
+		json_obj(j);
+		json_kstr(j, "name", name ? name : "");
+		json_ku64(j, "samples", c[k]->n);
+		json_end(j);
 	}
-	json_end(&j);
-	fclose(f);
-	return buf;
+	json_end(j);
+	return json_mem_close(&m);
 }
 
 /* The text table's note under a row: text wrapped under the Python line */
