@@ -12,6 +12,7 @@
 #include "readings.h"
 #include "ranks.h"
 #include "report.h"
+#include "tabw.h"
 #include "util.h"
 
 /* The families a (symbol, DSO) row's samples fell into: the JSON family column is the
@@ -140,46 +141,44 @@ static int cmp_wait_fam(const void *a, const void *b)
 static void print_wait_families(struct report_ctx *r, FILE *out, enum out_format fmt, uint64_t total,
 				size_t limit)
 {
+	struct tabw *t = tabw_new();
+	struct json j;
+
 	qsort(r->wfam, r->nr_wfam, sizeof(*r->wfam), cmp_wait_fam);
 	if (!total)
 		total = 1;
-	if (fmt == OUT_JSON) {
-		struct json j;
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ "Family", "family", TABW_TEXT, .gap = 2, .text_at = 4 });
+	tabw_add(t, &(struct tabw_colspec){ "Time", "us", TABW_NUM, .width = 12, .text_at = 2 });
+	tabw_add(t, &(struct tabw_colspec){ "Share", "pct", TABW_NUM, .width = 8, .text_at = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "Samples", "samples", TABW_NUM, .width = 8, .text_at = 3 });
+	for (size_t i = 0; i < r->nr_wfam && (!limit || i < limit); i++) {
+		char text[32], val[32];
 
+		tabw_row(t);
+		tabw_str(t, r->wfam[i].family);
+		output_duration(text, sizeof(text), r->wfam[i].us * 1000);
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)r->wfam[i].us);
+		tabw_cell(t, text, val);
+		snprintf(text, sizeof(text), "%.2f%%", 100.0 * r->wfam[i].us / total);
+		snprintf(val, sizeof(val), "%.4f", 100.0 * r->wfam[i].us / total);
+		tabw_cell(t, text, val);
+		tabw_count(t, r->wfam[i].samples);
+	}
+	if (fmt == OUT_JSON) {
 		json_init(&j, out, JSON_COMPACT);
 		json_obj(&j);
-		json_karr(&j, "families");
-		for (size_t i = 0; i < r->nr_wfam; i++) {
-			json_obj(&j);
-			json_kstr(&j, "family", r->wfam[i].family);
-			json_ku64(&j, "us", r->wfam[i].us);
-			json_knum(&j, "pct", "%.4f", 100.0 * r->wfam[i].us / total);
-			json_ku64(&j, "samples", r->wfam[i].samples);
-			json_end(&j);
-		}
-		json_end(&j);
+		json_key(&j, "families");
+		tabw_json_rows(t, "", NULL);
+		tabw_json(t, &j);
 		json_end(&j);
 		json_raw(&j, "\n");
-		return;
+	} else {
+		if (fmt == OUT_TEXT)
+			fputc('\n', out);
+		tabw_print(t, out, fmt);
 	}
-	if (fmt == OUT_CSV) {
-		fputs("family,us,pct,samples\n", out);
-		for (size_t i = 0; i < r->nr_wfam; i++) {
-			fput_csv_str(out, r->wfam[i].family);
-			fprintf(out, ",%llu,%.4f,%llu\n",
-				(unsigned long long)r->wfam[i].us, 100.0 * r->wfam[i].us / total,
-				(unsigned long long)r->wfam[i].samples);
-		}
-		return;
-	}
-	fprintf(out, "\n%8s %12s %8s  %s\n", "Share", "Time", "Samples", "Family");
-	for (size_t i = 0; i < r->nr_wfam && (!limit || i < limit); i++) {
-		char t[32];
-
-		output_duration(t, sizeof(t), r->wfam[i].us * 1000);
-		fprintf(out, "%7.2f%% %12s %8llu  %s\n", 100.0 * r->wfam[i].us / total, t,
-			(unsigned long long)r->wfam[i].samples, r->wfam[i].family);
-	}
+	tabw_free(t);
 }
 
 /* A recording of several: the ranks of its processes, from the process model */
@@ -240,6 +239,7 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 	size_t n = rd->nr;
 	uint64_t *v = xcalloc(n ? n : 1, sizeof(*v)), total = 0, median;
 	uint64_t ns_per = rd->st.sample_period_ns;
+	struct tabw *t = tabw_new();
 	struct json js;
 
 	for (size_t i = 0; i < n; i++) {
@@ -249,102 +249,121 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 	qsort(v, n, sizeof(*v), cmp_u64);
 	median = n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
 	free(v);
-	json_init(&js, out, JSON_SPACED);
-	if (fmt == OUT_JSON) {
-		json_obj(&js);
-		json_kstr(&js, "kind", "input");
-		json_karr(&js, "rows");
-	} else if (fmt == OUT_CSV)
-		fputs("input,samples,pct,vs_median_pct,cpu_ns,lost,duration_ns,host,rank_lo,rank_hi,family1,family1_pct,family2,family2_pct,family3,family3_pct,cmdline\n", out);
-	else
-		fprintf(out, "\n%7s %8s %7s %9s %9s %6s  %-38s %-12s %5s  %s\n", "Share", "Samples",
-			"vs.med", "CPU", "Wall", "Lost", "Top families", "Host", "Ranks", "Input");
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ "Input", "input", TABW_TEXT, .gap = 2, .text_at = 10 });
+	tabw_add(t, &(struct tabw_colspec){ "Samples", "samples", TABW_NUM, .width = 8, .text_at = 2 });
+	tabw_add(t, &(struct tabw_colspec){ "Share", "pct", TABW_NUM, .width = 7, .text_at = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "vs.med", "vs_median_pct", TABW_NUM, .width = 7, .text_at = 3 });
+	tabw_add(t, &(struct tabw_colspec){ "CPU", "cpu_ns", TABW_NUM, .width = 9, .text_at = 4 });
+	tabw_add(t, &(struct tabw_colspec){ "Lost", "lost", TABW_NUM, .width = 6, .text_at = 6 });
+	tabw_add(t, &(struct tabw_colspec){ "Wall", "duration_ns", TABW_NUM, .width = 9, .text_at = 5 });
+	tabw_add(t, &(struct tabw_colspec){ "Host", "host", TABW_TEXT, .width = 12, .cut = 1, .text_at = 8 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "rank_lo", TABW_NUM, .in = TABW_IN_JSON | TABW_IN_CSV,
+					    .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "rank_hi", TABW_NUM, .in = TABW_IN_JSON | TABW_IN_CSV,
+					    .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "Ranks", NULL, TABW_NUM, .in = TABW_IN_TEXT, .width = 5,
+					    .text_at = 9 });
+	/* the three largest families: a list in JSON, three pairs in CSV, one cell of text */
+	tabw_add(t, &(struct tabw_colspec){ NULL, "families", TABW_TEXT, .in = TABW_IN_JSON });
+	for (int k = 0; k < 3; k++) {
+		static const char *const keys[][2] = { { "family1", "family1_pct" },
+						       { "family2", "family2_pct" },
+						       { "family3", "family3_pct" } };
+
+		tabw_add(t, &(struct tabw_colspec){ NULL, keys[k][0], TABW_TEXT, .in = TABW_IN_CSV });
+		tabw_add(t, &(struct tabw_colspec){ NULL, keys[k][1], TABW_NUM, .in = TABW_IN_CSV });
+	}
+	tabw_add(t, &(struct tabw_colspec){ "Top families", NULL, TABW_TEXT, .in = TABW_IN_TEXT,
+					    .width = 38, .cut = 1, .gap = 2, .text_at = 7 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "cmdline", TABW_TEXT, .in = TABW_IN_JSON | TABW_IN_CSV });
 	for (size_t i = 0; i < n; i++) {
 		const struct reading *rf = &rd->in[i];
 		const struct input_row *r = &in[i];
 		uint64_t samples = rf->st.samples;
 		double vs = median ? 100.0 * ((double)samples - (double)median) / (double)median : 0;
 		size_t top[3] = { IN_FAMS, IN_FAMS, IN_FAMS };
-		char fb[128], ranks[32], b1[32], b2[32];
+		char fb[128], text[32], val[32], *list;
+		struct json_mem m;
+		struct json *j;
 
 		/* the three largest families */
 		for (size_t k = 0; k < 3; k++)
-			for (size_t j = 0; j < IN_FAMS && r->fam[j]; j++)
-				if ((k < 1 || j != top[0]) && (k < 2 || j != top[1]) &&
-				    (top[k] == IN_FAMS || r->fam_n[j] > r->fam_n[top[k]]))
-					top[k] = j;
-		if (r->rank_lo < 0)
-			snprintf(ranks, sizeof(ranks), "-");
-		else if (r->rank_lo == r->rank_hi)
-			snprintf(ranks, sizeof(ranks), "%d", r->rank_lo);
-		else
-			snprintf(ranks, sizeof(ranks), "%d-%d", r->rank_lo, r->rank_hi);
-		if (fmt == OUT_JSON) {
-			json_pre(&js, "\n  ");
-			json_obj(&js);
-			json_kstr(&js, "input", rf->file ? rf->file : "");
-			json_ku64(&js, "samples", samples);
-			json_knum(&js, "pct", "%.2f", total ? 100.0 * samples / total : 0);
-			json_knum(&js, "vs_median_pct", "%.2f", vs);
-			json_ku64(&js, "cpu_ns", samples * ns_per);
-			json_ku64(&js, "lost", rf->st.lost);
-			json_ku64(&js, "duration_ns", rf->duration_ns);
-			json_kstr(&js, "host", rf->host);
-			if (r->rank_lo >= 0) {
-				json_ki64(&js, "rank_lo", r->rank_lo);
-				json_ki64(&js, "rank_hi", r->rank_hi);
-			}
-			json_karr(&js, "families");
-			for (size_t k = 0; k < 3 && top[k] < IN_FAMS; k++) {
-				json_obj(&js);
-				json_kstr(&js, "family", r->fam[top[k]] ? r->fam[top[k]] : "");
-				json_knum(&js, "pct", "%.2f",
-					  samples ? 100.0 * r->fam_n[top[k]] / samples : 0);
-				json_end(&js);
-			}
-			json_end(&js);
-			json_kstr(&js, "cmdline", rf->cmdline);
-			json_end(&js);
-		} else if (fmt == OUT_CSV) {
-			fput_csv_str(out, rf->file);
-			fprintf(out, ",%llu,%.2f,%.2f,%llu,%llu,%llu,", (unsigned long long)samples,
-				total ? 100.0 * samples / total : 0, vs,
-				(unsigned long long)(samples * ns_per), (unsigned long long)rf->st.lost,
-				(unsigned long long)rf->duration_ns);
-			fput_csv_str(out, rf->host ? rf->host : "");
-			if (r->rank_lo >= 0)
-				fprintf(out, ",%d,%d", r->rank_lo, r->rank_hi);
-			else
-				fputs(",,", out);
-			for (size_t k = 0; k < 3; k++) {
-				fputc(',', out);
-				fput_csv_str(out, top[k] < IN_FAMS ? r->fam[top[k]] : "");
-				fprintf(out, ",%.2f", top[k] < IN_FAMS && samples ?
-					100.0 * r->fam_n[top[k]] / samples : 0.0);
-			}
-			fputc(',', out);
-			fput_csv_str(out, rf->cmdline ? rf->cmdline : "");
-			fputc('\n', out);
+			for (size_t f = 0; f < IN_FAMS && r->fam[f]; f++)
+				if ((k < 1 || f != top[0]) && (k < 2 || f != top[1]) &&
+				    (top[k] == IN_FAMS || r->fam_n[f] > r->fam_n[top[k]]))
+					top[k] = f;
+		tabw_row(t);
+		tabw_str(t, rf->file);
+		tabw_count(t, samples);
+		tabw_pct(t, total ? 100.0 * samples / total : 0, 2);
+		snprintf(text, sizeof(text), "%+.1f%%", vs);
+		snprintf(val, sizeof(val), "%.2f", vs);
+		tabw_cell(t, text, val);
+		output_duration(text, sizeof(text), samples * ns_per);
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)(samples * ns_per));
+		tabw_cell(t, text, val);
+		tabw_count(t, rf->st.lost);
+		output_duration(text, sizeof(text), rf->duration_ns);
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)rf->duration_ns);
+		tabw_cell(t, text, val);
+		tabw_cell_str(t, rf->host ? rf->host : "?", rf->host);
+		if (r->rank_lo < 0) {
+			tabw_none(t);
+			tabw_none(t);
+			tabw_cell(t, "-", NULL);
 		} else {
-			fb[0] = '\0';
-			for (size_t k = 0; k < 3 && top[k] < IN_FAMS; k++)
+			snprintf(val, sizeof(val), "%d", r->rank_lo);
+			tabw_cell(t, val, val);
+			snprintf(val, sizeof(val), "%d", r->rank_hi);
+			tabw_cell(t, val, val);
+			if (r->rank_lo == r->rank_hi)
+				snprintf(text, sizeof(text), "%d", r->rank_lo);
+			else
+				snprintf(text, sizeof(text), "%d-%d", r->rank_lo, r->rank_hi);
+			tabw_cell(t, text, NULL);
+		}
+		j = json_mem_open(&m, JSON_SPACED);
+		json_arr(j);
+		for (size_t k = 0; k < 3 && top[k] < IN_FAMS; k++) {
+			json_obj(j);
+			json_kstr(j, "family", r->fam[top[k]] ? r->fam[top[k]] : "");
+			json_knum(j, "pct", "%.2f", samples ? 100.0 * r->fam_n[top[k]] / samples : 0);
+			json_end(j);
+		}
+		json_end(j);
+		list = json_mem_close(&m);
+		tabw_cell(t, "", list);
+		free(list);
+		fb[0] = '\0';
+		for (size_t k = 0; k < 3; k++) {
+			snprintf(val, sizeof(val), "%.2f", top[k] < IN_FAMS && samples ?
+				 100.0 * r->fam_n[top[k]] / samples : 0.0);
+			tabw_cell_str(t, "", top[k] < IN_FAMS ? r->fam[top[k]] : "");
+			tabw_cell(t, "", val);
+			if (top[k] < IN_FAMS)
 				snprintf(fb + strlen(fb), sizeof(fb) - strlen(fb), "%s%s %.0f%%",
 					 k ? ", " : "", r->fam[top[k]],
 					 samples ? 100.0 * r->fam_n[top[k]] / samples : 0.0);
-			output_duration(b1, sizeof(b1), samples * ns_per);
-			output_duration(b2, sizeof(b2), rf->duration_ns);
-			fprintf(out, "%6.2f%% %8llu %+6.1f%% %9s %9s %6llu  %-38.38s %-12.12s %5s  %s\n",
-				total ? 100.0 * samples / total : 0, (unsigned long long)samples, vs,
-				b1, b2, (unsigned long long)rf->st.lost, fb, rf->host ? rf->host : "?", ranks,
-				rf->file);
 		}
+		tabw_str(t, fb);
+		tabw_cell_str(t, "", rf->cmdline);
 	}
 	if (fmt == OUT_JSON) {
-		json_raw(&js, "\n");
+		json_init(&js, out, JSON_SPACED);
+		json_obj(&js);
+		json_kstr(&js, "kind", "input");
+		json_key(&js, "rows");
+		tabw_json_rows(t, "\n  ", "\n");
+		tabw_json(t, &js);
 		json_end(&js);
-		json_end(&js);
 		json_raw(&js, "\n");
+	} else {
+		if (fmt == OUT_TEXT)
+			fputc('\n', out);
+		tabw_print(t, out, fmt);
 	}
+	tabw_free(t);
 }
 
 static void report_ctx_release(struct report_ctx *rc)
