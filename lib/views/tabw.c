@@ -233,20 +233,34 @@ static int cmp_text_at(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One text cell: its gap, then s at the column's width (the last left-aligned column
- * unpadded) */
+static size_t cols(const char *s)
+{
+	return utf8_cols(s, strlen(s));
+}
+
+/* One text cell: its gap, then s in the column's width, in display columns (a cut
+ * column cuts it there; the last left-aligned column is not padded) */
 static void put_text(FILE *out, const struct tabw_colspec *c, int gap, size_t w, int last,
 		     const char *s)
 {
+	size_t n = cols(s);
+
 	fprintf(out, "%*s", gap, "");
-	if (c->cut && strlen(s) > w)
-		fprintf(out, "%.*s", (int)w, s);
-	else if (c->kind == TABW_NUM)
-		fprintf(out, "%*s", (int)w, s);
-	else if (last)
-		fputs(s, out);
-	else
-		fprintf(out, "%-*s", (int)w, s);
+	if (c->cut && n > w) {
+		size_t len = 0;
+
+		while (s[len] && utf8_cols(s, len + 1) <= w)
+			len++;
+		while (s[len] && ((unsigned char)s[len] & 0xc0) == 0x80)
+			len--;	/* not inside a character */
+		fwrite(s, 1, len, out);
+		return;
+	}
+	if (c->kind == TABW_NUM && n < w)
+		fprintf(out, "%*s", (int)(w - n), "");
+	fputs(s, out);
+	if (c->kind != TABW_NUM && !last && n < w)
+		fprintf(out, "%*s", (int)(w - n), "");
 }
 
 static void print_text(struct tabw *t, FILE *out, size_t nr)
@@ -261,9 +275,9 @@ static void print_text(struct tabw *t, FILE *out, size_t nr)
 	qsort(order, nt, sizeof(*order), cmp_text_at);
 	for (size_t k = 0; k < nt; k++) {
 		idx[k] = (size_t)(order[k] - t->cols);
-		w[k] = order[k]->width > 0 ? (size_t)order[k]->width : strlen(order[k]->head);
+		w[k] = order[k]->width > 0 ? (size_t)order[k]->width : cols(order[k]->head);
 		for (size_t r = 0; !order[k]->width && r < nr; r++) {
-			size_t l = strlen(t->cells[r * nc + idx[k]].text);
+			size_t l = cols(t->cells[r * nc + idx[k]].text);
 
 			if (l > w[k])
 				w[k] = l;
