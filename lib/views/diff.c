@@ -13,6 +13,7 @@
 #include "output.h"
 #include "profile.h"
 #include "rephash.h"
+#include "tabw.h"
 #include "util.h"
 
 struct diff_side {
@@ -291,15 +292,12 @@ static const char *key_dso(const char *key, size_t *sym_len)
 	return sep ? sep + 1 : NULL;
 }
 
-static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t nr,
-			size_t limit, int width)
+/* The header lines of the text */
+static void print_header(struct diff *d, FILE *out)
 {
 	uint64_t tot[2];
 	int no_time = d->side[0].no_time || d->side[1].no_time;
-	/* columns before the name: 7+1+7+1+9+1+9+1+10+2; the name gets the rest (24 at
-	 * least, the line grows past a narrower terminal) */
-	size_t name_w = width > 48 + 1 + 24 ? (size_t)width - 48 - 1 : 24, dso_w = 0;
-	char a[48], b[64], c[48], name[512], dso[128], sym[512];
+	char a[48], b[64];
 
 	for (int s = 0; s < 2; s++) {
 		const struct diff_side *sd = &d->side[s];
@@ -332,49 +330,6 @@ static void print_table(struct diff *d, FILE *out, struct diff_row *rows, size_t
 			"changed\n\n", a,
 			tot[0] ? 100.0 * ((double)tot[1] - (double)tot[0]) / (double)tot[0] : 0.0);
 	}
-	if (d->key == DIFF_SYMBOL) {
-		dso_w = name_w / 3 < 8 ? 8 : name_w / 3 > 20 ? 20 : name_w / 3;
-		name_w -= dso_w + 1;
-		fprintf(out, "%7s %7s %9s %9s %10s  %-*s %s\n", "Base%", "New%", "Base", "New",
-			"Change", (int)name_w, "Symbol", "DSO");
-	} else {
-		fprintf(out, "%7s %7s %9s %9s %10s  %s\n", "Base%", "New%", "Base", "New", "Change",
-			d->key == DIFF_FAMILY ? "Family" : d->key == DIFF_OP ? "Operator" : "DSO");
-	}
-	for (size_t i = 0; i < nr && (!limit || i < limit); i++) {
-		const struct diff_row *r = &rows[i];
-
-		if (no_time) {
-			snprintf(a, sizeof(a), "%" PRIu64, r->n[0]);
-			snprintf(b, sizeof(b), "%" PRIu64, r->n[1]);
-			snprintf(c, sizeof(c), "%+" PRId64, (int64_t)r->n[1] - (int64_t)r->n[0]);
-		} else {
-			output_duration(a, sizeof(a), r->n[0] * d->side[0].ns_per_sample);
-			output_duration(b, sizeof(b), r->n[1] * d->side[1].ns_per_sample);
-			fmt_delta(c, sizeof(c), r->delta_ns);
-		}
-		if (d->key == DIFF_SYMBOL) {
-			size_t sl;
-			const char *ds = key_dso(r->key, &sl);
-
-			snprintf(sym, sizeof(sym), "%.*s", (int)sl, r->key);
-			/* "lib.so!func@0x.." beside a DSO column: "func@0x.." */
-			if (ds && !strncmp(sym, ds, strlen(ds)) && sym[strlen(ds)] == '!')
-				memmove(sym, sym + strlen(ds) + 1, strlen(sym + strlen(ds) + 1) + 1);
-			output_shorten_name(sym, name_w, name, sizeof(name));
-			output_shorten_dso(ds ? ds : "", dso_w, dso, sizeof(dso));
-		} else {
-			output_shorten_name(r->key, name_w, name, sizeof(name));
-		}
-		fprintf(out, "%6.2f%% %6.2f%% %9s %9s %10s  ", pct(r->n[0], d->side[0].samples),
-			pct(r->n[1], d->side[1].samples), r->n[0] ? a : "-", r->n[1] ? b : "-", c);
-		if (d->key == DIFF_SYMBOL)
-			fprintf(out, "%s%*s %s\n", name, (int)(name_w - utf8_cols(name, strlen(name))), "", dso);
-		else
-			fprintf(out, "%s\n", name);
-	}
-	if (limit && nr > limit)
-		fprintf(out, "... %zu more rows (--limit 0 shows all)\n", nr - limit);
 }
 
 /* A key as JSON and CSV show it: "sym [dso]" for symbols. */
@@ -391,74 +346,124 @@ static const char *key_text(struct diff *d, const char *key)
 	return d->tmp.buf;
 }
 
-static void print_json(struct diff *d, FILE *out, struct diff_row *rows, size_t nr,
-		       size_t limit)
+/* The rows as one table for the three formats.  The text's names are fitted to the
+ * terminal: the columns before the name take 7+1+7+1+9+1+9+1+10+2, the name the rest
+ * (24 at least: the line grows past a narrower terminal), a symbol's DSO a third of it. */
+static struct tabw *diff_table(struct diff *d, struct diff_row *rows, size_t nr, size_t limit,
+			       int width)
 {
-	struct json j;
+	int no_time = d->side[0].no_time || d->side[1].no_time, sym = d->key == DIFF_SYMBOL;
+	size_t name_w = width > 48 + 1 + 24 ? (size_t)width - 48 - 1 : 24, dso_w = 0;
+	struct tabw *t = tabw_new();
 
-	json_init(&j, out, JSON_SPACED);
-	json_obj(&j);
-	json_kstr(&j, "key", key_name(d->key));
-	for (int s = 0; s < 2; s++) {
-		const struct diff_side *sd = &d->side[s];
-
-		json_kobj(&j, s ? "new" : "base");
-		json_kstr(&j, "file", sd->path ? sd->path : "");
-		json_kstr(&j, "cmdline", sd->cmdline ? sd->cmdline : "");
-		json_kstr(&j, "event", sd->event);
-		json_ku64(&j, "samples", sd->samples);
-		json_ku64(&j, "ns_per_sample", sd->ns_per_sample);
-		json_ku64(&j, "duration_ns", sd->duration_ns);
-		json_end(&j);
+	if (sym) {
+		dso_w = name_w / 3 < 8 ? 8 : name_w / 3 > 20 ? 20 : name_w / 3;
+		name_w -= dso_w + 1;
 	}
-	json_karr(&j, "rows");
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ NULL, "name", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ NULL, key_name(d->key), TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ sym ? "Symbol" : d->key == DIFF_FAMILY ? "Family" :
+					    d->key == DIFF_OP ? "Operator" : "DSO", NULL, TABW_TEXT,
+					    .in = TABW_IN_TEXT, .width = sym ? (int)name_w : 0,
+					    .gap = 2, .text_at = 6 });
+	tabw_add(t, &(struct tabw_colspec){ "DSO", NULL, TABW_TEXT,
+					    .in = sym ? TABW_IN_TEXT : TABW_IN_NONE, .text_at = 7 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "base_samples", TABW_NUM, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "new_samples", TABW_NUM, .in = TABW_IN_JSON | TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ "Base%", "base_pct", TABW_NUM, .width = 7, .text_at = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "New%", "new_pct", TABW_NUM, .width = 7, .text_at = 2 });
+	tabw_add(t, &(struct tabw_colspec){ "Base", "base_ns", TABW_NUM, .width = 9, .text_at = 3 });
+	tabw_add(t, &(struct tabw_colspec){ "New", "new_ns", TABW_NUM, .width = 9, .text_at = 4 });
+	tabw_add(t, &(struct tabw_colspec){ "Change", "delta_ns", TABW_NUM, .width = 10, .text_at = 5 });
 	for (size_t i = 0; i < nr && (!limit || i < limit); i++) {
 		const struct diff_row *r = &rows[i];
+		char a[48], b[48], name[512], dso[128], text[32], val[32];
 
-		json_pre(&j, "\n  ");
-		json_obj(&j);
-		json_kstr(&j, "name", key_text(d, r->key));
-		json_ku64(&j, "base_samples", r->n[0]);
-		json_ku64(&j, "new_samples", r->n[1]);
-		json_knum(&j, "base_pct", "%.4f", pct(r->n[0], d->side[0].samples));
-		json_knum(&j, "new_pct", "%.4f", pct(r->n[1], d->side[1].samples));
-		json_ku64(&j, "base_ns", r->n[0] * d->side[0].ns_per_sample);
-		json_ku64(&j, "new_ns", r->n[1] * d->side[1].ns_per_sample);
-		json_ki64(&j, "delta_ns", r->delta_ns);
-		json_end(&j);
+		tabw_row(t);
+		tabw_str(t, key_text(d, r->key));
+		tabw_str(t, key_text(d, r->key));
+		if (sym) {
+			size_t sl;
+			const char *ds = key_dso(r->key, &sl);
+			char s[512];
+
+			snprintf(s, sizeof(s), "%.*s", (int)sl, r->key);
+			/* "lib.so!func@0x.." beside a DSO column: "func@0x.." */
+			if (ds && !strncmp(s, ds, strlen(ds)) && s[strlen(ds)] == '!')
+				memmove(s, s + strlen(ds) + 1, strlen(s + strlen(ds) + 1) + 1);
+			output_shorten_name(s, name_w, name, sizeof(name));
+			output_shorten_dso(ds ? ds : "", dso_w, dso, sizeof(dso));
+		} else {
+			output_shorten_name(r->key, name_w, name, sizeof(name));
+			dso[0] = '\0';
+		}
+		tabw_str(t, name);
+		tabw_str(t, dso);
+		tabw_count(t, r->n[0]);
+		tabw_count(t, r->n[1]);
+		for (int s = 0; s < 2; s++) {
+			snprintf(text, sizeof(text), "%.2f%%", pct(r->n[s], d->side[s].samples));
+			snprintf(val, sizeof(val), "%.4f", pct(r->n[s], d->side[s].samples));
+			tabw_cell(t, text, val);
+		}
+		if (no_time) {
+			snprintf(a, sizeof(a), "%" PRIu64, r->n[0]);
+			snprintf(b, sizeof(b), "%" PRIu64, r->n[1]);
+		} else {
+			output_duration(a, sizeof(a), r->n[0] * d->side[0].ns_per_sample);
+			output_duration(b, sizeof(b), r->n[1] * d->side[1].ns_per_sample);
+		}
+		snprintf(val, sizeof(val), "%" PRIu64, r->n[0] * d->side[0].ns_per_sample);
+		tabw_cell(t, r->n[0] ? a : "-", val);
+		snprintf(val, sizeof(val), "%" PRIu64, r->n[1] * d->side[1].ns_per_sample);
+		tabw_cell(t, r->n[1] ? b : "-", val);
+		if (no_time)
+			snprintf(a, sizeof(a), "%+" PRId64, (int64_t)r->n[1] - (int64_t)r->n[0]);
+		else
+			fmt_delta(a, sizeof(a), r->delta_ns);
+		snprintf(val, sizeof(val), "%" PRId64, r->delta_ns);
+		tabw_cell(t, a, val);
 	}
-	json_raw(&j, "\n");
-	json_end(&j);
-	json_end(&j);
-	json_raw(&j, "\n");
-}
-
-static void print_csv(struct diff *d, FILE *out, struct diff_row *rows, size_t nr,
-		      size_t limit)
-{
-	fprintf(out, "%s,base_samples,new_samples,base_pct,new_pct,base_ns,new_ns,delta_ns\n",
-		key_name(d->key));
-	for (size_t i = 0; i < nr && (!limit || i < limit); i++) {
-		const struct diff_row *r = &rows[i];
-
-		fput_csv_str(out, key_text(d, r->key));
-		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRId64
-			"\n", r->n[0], r->n[1], pct(r->n[0], d->side[0].samples),
-			pct(r->n[1], d->side[1].samples), r->n[0] * d->side[0].ns_per_sample,
-			r->n[1] * d->side[1].ns_per_sample, r->delta_ns);
-	}
+	return t;
 }
 
 void diff_print(struct diff *d, FILE *out, enum out_format fmt, size_t limit, int width)
 {
 	size_t nr;
 	struct diff_row *rows = collect(d, &nr);
+	struct tabw *t = diff_table(d, rows, nr, limit, width);
+	struct json j;
 
-	if (fmt == OUT_JSON)
-		print_json(d, out, rows, nr, limit);
-	else if (fmt == OUT_CSV)
-		print_csv(d, out, rows, nr, limit);
-	else
-		print_table(d, out, rows, nr, limit, width);
+	if (fmt == OUT_JSON) {
+		json_init(&j, out, JSON_SPACED);
+		json_obj(&j);
+		json_kstr(&j, "key", key_name(d->key));
+		for (int s = 0; s < 2; s++) {
+			const struct diff_side *sd = &d->side[s];
+
+			json_kobj(&j, s ? "new" : "base");
+			json_kstr(&j, "file", sd->path ? sd->path : "");
+			json_kstr(&j, "cmdline", sd->cmdline ? sd->cmdline : "");
+			json_kstr(&j, "event", sd->event);
+			json_ku64(&j, "samples", sd->samples);
+			json_ku64(&j, "ns_per_sample", sd->ns_per_sample);
+			json_ku64(&j, "duration_ns", sd->duration_ns);
+			json_end(&j);
+		}
+		json_key(&j, "rows");
+		tabw_json_rows(t, "\n  ", "\n");
+		tabw_json(t, &j);
+		json_end(&j);
+		json_raw(&j, "\n");
+	} else if (fmt == OUT_CSV) {
+		tabw_print(t, out, fmt);
+	} else {
+		print_header(d, out);
+		tabw_print(t, out, fmt);
+		if (limit && nr > limit)
+			fprintf(out, "... %zu more rows (--limit 0 shows all)\n", nr - limit);
+	}
+	tabw_free(t);
 	free(rows);
 }
