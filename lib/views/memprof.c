@@ -10,6 +10,7 @@
 #include "memrec.h"
 #include "recfile.h"
 #include "rephash.h"
+#include "tabw.h"
 #include "util.h"
 
 struct mem_free {
@@ -580,6 +581,72 @@ static void add_total(struct memprof *mp, struct u64map *idx, struct mrow **rows
 			mrow_get(idx, rows, nr, alloc, set->ops[i])->total += (double)al->weight;
 }
 
+/* bytes: "1.2 MB" in text, their number in JSON and CSV */
+static void bytes_cell(struct tabw *t, double v)
+{
+	char text[32], val[32];
+
+	fmt_bytes(text, sizeof(text), v);
+	snprintf(val, sizeof(val), "%.0f", v);
+	tabw_cell(t, text, val);
+}
+
+static void share_cell(struct tabw *t, double v, double all)
+{
+	char text[32], val[32];
+
+	snprintf(text, sizeof(text), "%.2f%%", all ? 100.0 * v / all : 0.0);
+	snprintf(val, sizeof(val), "%.4f", all ? 100.0 * v / all : 0.0);
+	tabw_cell(t, text, val);
+}
+
+/* The rows' table for the three formats: the key's name last in text, first in JSON
+ * ("name") and CSV (the key's) */
+static struct tabw *mem_table(const struct memprof *mp, const struct memprof_summary *sm,
+			      enum memprof_key key, int opkey, const struct mrow *rows, size_t nr)
+{
+	struct tabw *t = tabw_new();
+	char text[32], val[32];
+
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ NULL, "name", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ key == MEM_KEY_SELF ? "Function" : opkey ? "Operator" :
+					    key == MEM_KEY_LINE ? "Python line" :
+					    key == MEM_KEY_FAMILY ? "Family" : "Thread",
+					    key_names[key], TABW_TEXT, .in = TABW_IN_TEXT | TABW_IN_CSV,
+					    .gap = 2, .text_at = 10 });
+	tabw_add(t, &(struct tabw_colspec){ "Allocated", "alloc_bytes", TABW_NUM, .width = 10 });
+	tabw_add(t, &(struct tabw_colspec){ "Share", "pct", TABW_NUM, .width = 7 });
+	tabw_add(t, &(struct tabw_colspec){ "Allocs", "allocs", TABW_NUM, .width = 8 });
+	tabw_add(t, &(struct tabw_colspec){ "Freed", "freed_bytes", TABW_NUM, .width = 10 });
+	tabw_add(t, &(struct tabw_colspec){ "At peak", "peak_bytes", TABW_NUM, .width = 10 });
+	tabw_add(t, &(struct tabw_colspec){ "At exit", "exit_bytes", TABW_NUM, .width = 10 });
+	tabw_add(t, &(struct tabw_colspec){ "Total", "total_bytes", TABW_NUM,
+					    .in = opkey ? 0 : TABW_IN_NONE, .width = 10 });
+	tabw_add(t, &(struct tabw_colspec){ "Share", "total_pct", TABW_NUM,
+					    .in = opkey ? TABW_IN_TEXT | TABW_IN_JSON : TABW_IN_NONE,
+					    .width = 7 });
+	tabw_add(t, &(struct tabw_colspec){ "Faulted", "faulted_bytes", TABW_NUM,
+					    .in = mp->have_faults ? 0 : TABW_IN_NONE, .width = 10 });
+	for (size_t i = 0; i < nr; i++) {
+		tabw_row(t);
+		tabw_str(t, rows[i].name);
+		tabw_str(t, rows[i].name);
+		bytes_cell(t, rows[i].alloc);
+		share_cell(t, rows[i].alloc, sm->alloc_bytes);
+		fmt_count(text, sizeof(text), rows[i].count);
+		snprintf(val, sizeof(val), "%.0f", rows[i].count);
+		tabw_cell(t, text, val);
+		bytes_cell(t, rows[i].freed);
+		bytes_cell(t, rows[i].peak);
+		bytes_cell(t, rows[i].exit);
+		bytes_cell(t, rows[i].total);
+		share_cell(t, rows[i].total, sm->alloc_bytes);
+		bytes_cell(t, rows[i].faulted);
+	}
+	return t;
+}
+
 int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out,
 		  enum out_format format, size_t limit)
 {
@@ -587,8 +654,9 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out,
 	struct u64map idx;
 	struct mrow *rows = NULL;
 	size_t nr = 0, alloc = 0;
-	char a[32], b[32], c[32], d[32], e[32], t[32];
+	char a[32], b[32], c[32], d[32], e[32];
 	int opkey = key == MEM_KEY_OP || key == MEM_KEY_TOTAL;
+	struct tabw *t;
 
 	u64map_init(&idx);
 	for (size_t i = 0; i < mp->nr_allocs; i++) {
@@ -615,6 +683,7 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out,
 	qsort(rows, nr, sizeof(*rows), key == MEM_KEY_TOTAL ? cmp_mrow_total : cmp_mrow);
 	if (limit && nr > limit)
 		nr = limit;
+	t = mem_table(mp, sm, key, opkey, rows, nr);
 
 	if (format == OUT_JSON) {
 		struct json j;
@@ -637,47 +706,18 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out,
 		json_knum(&j, "faulted_bytes", "%.0f", sm->fault_bytes);
 		json_end(&j);
 		json_kstr(&j, "key", key_names[key]);
-		json_karr(&j, "rows");
-		for (size_t i = 0; i < nr; i++) {
-			json_obj(&j);
-			json_kstr(&j, "name", rows[i].name ? rows[i].name : "");
-			json_knum(&j, "alloc_bytes", "%.0f", rows[i].alloc);
-			json_knum(&j, "pct", "%.4f",
-				  sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0);
-			json_knum(&j, "allocs", "%.0f", rows[i].count);
-			json_knum(&j, "freed_bytes", "%.0f", rows[i].freed);
-			json_knum(&j, "peak_bytes", "%.0f", rows[i].peak);
-			json_knum(&j, "exit_bytes", "%.0f", rows[i].exit);
-			if (opkey) {
-				json_knum(&j, "total_bytes", "%.0f", rows[i].total);
-				json_knum(&j, "total_pct", "%.4f", sm->alloc_bytes ?
-					  100.0 * rows[i].total / sm->alloc_bytes : 0);
-			}
-			if (mp->have_faults)
-				json_knum(&j, "faulted_bytes", "%.0f", rows[i].faulted);
-			json_end(&j);
-		}
-		json_end(&j);
+		json_key(&j, "rows");
+		tabw_json_rows(t, "", NULL);
+		tabw_json(t, &j);
 		json_end(&j);
 		json_raw(&j, "\n");
+		tabw_free(t);
 		free(rows);
 		return 0;
 	}
 	if (format == OUT_CSV) {
-		fprintf(out, "%s,alloc_bytes,pct,allocs,freed_bytes,peak_bytes,exit_bytes%s%s\n",
-			key_names[key], opkey ? ",total_bytes" : "",
-			mp->have_faults ? ",faulted_bytes" : "");
-		for (size_t i = 0; i < nr; i++) {
-			fput_csv_str(out, rows[i].name);
-			fprintf(out, ",%.0f,%.4f,%.0f,%.0f,%.0f,%.0f", rows[i].alloc,
-				sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0,
-				rows[i].count, rows[i].freed, rows[i].peak, rows[i].exit);
-			if (opkey)
-				fprintf(out, ",%.0f", rows[i].total);
-			if (mp->have_faults)
-				fprintf(out, ",%.0f", rows[i].faulted);
-			fputc('\n', out);
-		}
+		tabw_print(t, out, format);
+		tabw_free(t);
 		free(rows);
 		return 0;
 	}
@@ -712,30 +752,9 @@ int memprof_print(struct memprof *mp, enum memprof_key key, FILE *out,
 	if (opkey)
 		fprintf(out, "# Allocated: in the operator itself (the innermost on the stack); Total: "
 			"in it and the operators it called\n");
-	fprintf(out, "\n%10s %7s %8s %10s %10s %10s%s%s  %s\n", "Allocated", "Share", "Allocs",
-		"Freed", "At peak", "At exit", opkey ? "      Total   Share" : "",
-		mp->have_faults ? "    Faulted" : "",
-		key == MEM_KEY_SELF ? "Function" : opkey ? "Operator" :
-		key == MEM_KEY_LINE ? "Python line" : key == MEM_KEY_FAMILY ? "Family" : "Thread");
-	for (size_t i = 0; i < nr; i++) {
-		fmt_bytes(a, sizeof(a), rows[i].alloc);
-		fmt_count(b, sizeof(b), rows[i].count);
-		fmt_bytes(c, sizeof(c), rows[i].freed);
-		fmt_bytes(d, sizeof(d), rows[i].peak);
-		fmt_bytes(e, sizeof(e), rows[i].exit);
-		fprintf(out, "%10s %6.2f%% %8s %10s %10s %10s", a,
-			sm->alloc_bytes ? 100.0 * rows[i].alloc / sm->alloc_bytes : 0.0, b, c, d, e);
-		if (opkey) {
-			fmt_bytes(t, sizeof(t), rows[i].total);
-			fprintf(out, " %10s %6.2f%%", t,
-				sm->alloc_bytes ? 100.0 * rows[i].total / sm->alloc_bytes : 0.0);
-		}
-		if (mp->have_faults) {
-			fmt_bytes(t, sizeof(t), rows[i].faulted);
-			fprintf(out, " %10s", t);
-		}
-		fprintf(out, "  %s\n", rows[i].name);
-	}
+	fputc('\n', out);
+	tabw_print(t, out, format);
+	tabw_free(t);
 	free(rows);
 	return 0;
 }
