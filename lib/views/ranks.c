@@ -12,6 +12,7 @@
 #include "ranks.h"
 #include "readings.h"
 #include "rephash.h"
+#include "tabw.h"
 #include "util.h"
 
 /* An on-CPU sample of a rank: when, its weight, where it ran (Python line -> op) */
@@ -661,47 +662,114 @@ static void families_over(struct rk_proc **rows, size_t n, struct rk_proc *p, FI
 		fputc('-', out);
 }
 
+/* Nanoseconds: shown as a duration in text, ns as a number in JSON and CSV */
+static void dur_cell(struct tabw *t, uint64_t shown, double ns)
+{
+	char text[32], val[32];
+
+	output_duration(text, sizeof(text), shown);
+	snprintf(val, sizeof(val), "%.0f", ns);
+	tabw_cell(t, text, val);
+}
+
+/* The ranks' table for the three formats */
+static struct tabw *rank_table(struct rk_ctx *c, struct rk_proc **rows, size_t n)
+{
+	struct tabw *t = tabw_new();
+	unsigned jc = TABW_IN_JSON | TABW_IN_CSV;
+
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ "Rank", "rank", TABW_NUM, .width = 5 });
+	tabw_add(t, &(struct tabw_colspec){ "Host", "host", TABW_TEXT, .width = 14, .cut = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "Pid", "pid", TABW_NUM, .width = 8 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "input", TABW_TEXT, .in = jc });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "samples", TABW_NUM, .in = jc });
+	tabw_add(t, &(struct tabw_colspec){ "On-CPU", "on_cpu_ns", TABW_NUM, .width = 9 });
+	tabw_add(t, &(struct tabw_colspec){ "Coll.CPU", "collective_cpu_ns", TABW_NUM, .width = 9 });
+	tabw_add(t, &(struct tabw_colspec){ "Coll.wait", "collective_wait_ns", TABW_NUM, .width = 9 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "rendezvous_wait_ns", TABW_NUM, .in = jc });
+	tabw_add(t, &(struct tabw_colspec){ "Steps", "steps", TABW_NUM, .width = 6 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "steps_from", TABW_TEXT, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ "Step", "step_ns", TABW_NUM, .width = 9, .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "Wait/step", "wait_per_step_ns", TABW_NUM, .width = 9,
+					    .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "Busy/step", "busy_per_step_ns", TABW_NUM, .width = 9,
+					    .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ "Over the median rank", "families_over_median", TABW_TEXT,
+					    .in = TABW_IN_TEXT | TABW_IN_JSON, .gap = 2 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "cmdline", TABW_TEXT, .in = TABW_IN_JSON });
+	for (size_t i = 0; i < n; i++) {
+		struct rk_proc *p = rows[i];
+		char text[32], val[32], *over, *list = NULL;
+		size_t len = 0;
+		FILE *f;
+		struct json_mem m;
+		struct json *j;
+
+		tabw_row(t);
+		if (p->rank >= 0) {
+			snprintf(val, sizeof(val), "%d", p->rank);
+			tabw_cell(t, val, val);
+		} else {
+			tabw_none(t);
+		}
+		tabw_cell_str(t, p->host ? p->host : "?", p->host);
+		tabw_count(t, p->pid);
+		tabw_str(t, c->rd.in[p->input].file);
+		tabw_count(t, p->samples);
+		dur_cell(t, p->on_ns, p->on_ns);
+		dur_cell(t, p->coll_cpu_ns, p->coll_cpu_ns);
+		dur_cell(t, p->coll_wait_ns, p->coll_wait_ns);
+		tabw_count(t, p->rdv_wait_ns);
+		snprintf(val, sizeof(val), "%zu", p->steps);
+		if (p->steps)
+			snprintf(text, sizeof(text), "%5zu%s", p->steps, p->borrowed ? "*" : " ");
+		tabw_cell(t, p->steps ? text : "-", val);
+		tabw_str(t, !p->steps ? "none" : p->borrowed ? "other-rank" : "waits");
+		if (p->steps) {
+			dur_cell(t, (uint64_t)p->step_ns, p->step_ns);
+			dur_cell(t, (uint64_t)(p->wait_ps + 0.5), p->wait_ps);
+			dur_cell(t, (uint64_t)(p->busy_ps > 0 ? p->busy_ps : 0), p->busy_ps);
+		} else {
+			tabw_none(t);
+			tabw_none(t);
+			tabw_none(t);
+		}
+		/* the families over the median: text, and a JSON list */
+		f = open_memstream(&list, &len);
+		if (!f)
+			die("out of memory");
+		if (p->steps)
+			families_over(rows, n, p, f, NULL);
+		else
+			fputc('-', f);
+		fclose(f);
+		j = json_mem_open(&m, JSON_SPACED);
+		json_arr(j);
+		families_over(rows, n, p, NULL, j);
+		json_end(j);
+		over = json_mem_close(&m);
+		tabw_cell(t, list, over);
+		free(list);
+		free(over);
+		tabw_str(t, p->cmdline ? p->cmdline : "");
+	}
+	return t;
+}
+
 static void print_json(struct rk_ctx *c, struct rk_proc **rows, size_t n,
 		       const struct straggler *sg, FILE *out)
 {
+	struct tabw *t = rank_table(c, rows, n);
 	struct json j;
 
 	json_init(&j, out, JSON_SPACED);
 	json_obj(&j);
 	json_kstr(&j, "kind", "rank");
-	json_karr(&j, "ranks");
-	for (size_t i = 0; i < n; i++) {
-		const struct rk_proc *p = rows[i];
-
-		json_pre(&j, "\n  ");
-		json_obj(&j);
-		if (p->rank >= 0)
-			json_ki64(&j, "rank", p->rank);
-		else
-			json_knull(&j, "rank");
-		json_kstr(&j, "host", p->host);
-		json_ku64(&j, "pid", p->pid);
-		json_kstr(&j, "input", c->rd.in[p->input].file ? c->rd.in[p->input].file : "");
-		json_ku64(&j, "samples", p->samples);
-		json_ku64(&j, "on_cpu_ns", p->on_ns);
-		json_ku64(&j, "collective_cpu_ns", p->coll_cpu_ns);
-		json_ku64(&j, "collective_wait_ns", p->coll_wait_ns);
-		json_ku64(&j, "rendezvous_wait_ns", p->rdv_wait_ns);
-		json_ku64(&j, "steps", p->steps);
-		json_kstr(&j, "steps_from", !p->steps ? "none" : p->borrowed ? "other-rank" : "waits");
-		if (p->steps) {
-			json_knum(&j, "step_ns", "%.0f", p->step_ns);
-			json_knum(&j, "wait_per_step_ns", "%.0f", p->wait_ps);
-			json_knum(&j, "busy_per_step_ns", "%.0f", p->busy_ps);
-		}
-		json_karr(&j, "families_over_median");
-		families_over(rows, n, (struct rk_proc *)p, out, &j);
-		json_end(&j);
-		json_kstr(&j, "cmdline", p->cmdline ? p->cmdline : "");
-		json_end(&j);
-	}
-	json_raw(&j, "\n");
-	json_end(&j);
+	json_key(&j, "ranks");
+	tabw_json_rows(t, "\n  ", "\n");
+	tabw_json(t, &j);
+	tabw_free(t);
 	if (!sg->p) {
 		json_knull(&j, "straggler");
 	} else {
@@ -721,62 +789,14 @@ static void print_json(struct rk_ctx *c, struct rk_proc **rows, size_t n,
 	json_raw(&j, "\n");
 }
 
-static void print_csv(struct rk_ctx *c, struct rk_proc **rows, size_t n, FILE *out)
+static void print_table(struct rk_ctx *c, struct rk_proc **rows, size_t n,
+			const struct straggler *sg, FILE *out, int findings)
 {
-	fputs("rank,host,pid,input,samples,on_cpu_ns,collective_cpu_ns,collective_wait_ns,"
-	      "rendezvous_wait_ns,steps,step_ns,wait_per_step_ns,busy_per_step_ns\n", out);
-	for (size_t i = 0; i < n; i++) {
-		const struct rk_proc *p = rows[i];
+	struct tabw *t = rank_table(c, rows, n);
 
-		if (p->rank >= 0)
-			fprintf(out, "%d", p->rank);
-		fputc(',', out);
-		fput_csv_str(out, p->host ? p->host : "");
-		fprintf(out, ",%u,", p->pid);
-		fput_csv_str(out, c->rd.in[p->input].file);
-		fprintf(out, ",%llu,%llu,%llu,%llu,%llu,%zu,", (unsigned long long)p->samples,
-			(unsigned long long)p->on_ns, (unsigned long long)p->coll_cpu_ns,
-			(unsigned long long)p->coll_wait_ns, (unsigned long long)p->rdv_wait_ns,
-			p->steps);
-		if (p->steps)
-			fprintf(out, "%.0f,%.0f,%.0f", p->step_ns, p->wait_ps, p->busy_ps);
-		else
-			fputs(",,", out);
-		fputc('\n', out);
-	}
-}
-
-static void print_table(struct rk_proc **rows, size_t n, const struct straggler *sg,
-			FILE *out, int findings)
-{
-	fprintf(out, "\n%5s %-14s %8s %9s %9s %9s %6s %9s %9s %9s  %s\n", "Rank", "Host", "Pid",
-		"On-CPU", "Coll.CPU", "Coll.wait", "Steps", "Step", "Wait/step", "Busy/step",
-		"Over the median rank");
-	for (size_t i = 0; i < n; i++) {
-		struct rk_proc *p = rows[i];
-		char b[4][32], host[15];
-
-		snprintf(host, sizeof(host), "%s", p->host ? p->host : "?");
-		output_duration(b[0], sizeof(b[0]), p->on_ns);
-		output_duration(b[1], sizeof(b[1]), p->coll_cpu_ns);
-		output_duration(b[2], sizeof(b[2]), p->coll_wait_ns);
-		if (p->rank >= 0)
-			fprintf(out, "%5d", p->rank);
-		else
-			fprintf(out, "%5s", "-");
-		fprintf(out, " %-14s %8u %9s %9s %9s ", host, p->pid, b[0], b[1], b[2]);
-		if (p->steps) {
-			fprintf(out, "%5zu%s ", p->steps, p->borrowed ? "*" : " ");
-			output_duration(b[0], sizeof(b[0]), (uint64_t)p->step_ns);
-			output_duration(b[1], sizeof(b[1]), (uint64_t)(p->wait_ps + 0.5));
-			output_duration(b[2], sizeof(b[2]), (uint64_t)(p->busy_ps > 0 ? p->busy_ps : 0));
-			fprintf(out, "%9s %9s %9s  ", b[0], b[1], b[2]);
-			families_over(rows, n, p, out, NULL);
-		} else {
-			fprintf(out, "%6s %9s %9s %9s  -", "-", "-", "-", "-");
-		}
-		fputc('\n', out);
-	}
+	fputc('\n', out);
+	tabw_print(t, out, OUT_TEXT);
+	tabw_free(t);
 	if (n && rows[0]->steps == 0)
 		fputs("\nNo rank waited in a collective more than once: no steps found\n", out);
 	for (size_t i = 0; i < n; i++)
@@ -867,7 +887,10 @@ int ranks_report(const struct report_opts *o)
 	if (o->format == OUT_JSON) {
 		print_json(&c, rows, n, &sg, stdout);
 	} else if (o->format == OUT_CSV) {
-		print_csv(&c, rows, n, stdout);
+		struct tabw *t = rank_table(&c, rows, n);
+
+		tabw_print(t, stdout, OUT_CSV);
+		tabw_free(t);
 	} else {
 		readings_header(&c.rd, &h, 0, c.waits ? 1 : 0, sampling, sizeof(sampling));
 		h.weight_total = 0;
@@ -878,7 +901,7 @@ int ranks_report(const struct report_opts *o)
 		if (!ranked)
 			fputs("\nNo process has a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or "
 			      "SLURM_PROCID in its environment): a row per process\n", stdout);
-		print_table(rows, n, &sg, stdout, !o->no_findings);
+		print_table(&c, rows, n, &sg, stdout, !o->no_findings);
 	}
 	fflush(stdout);
 	free(rows);
