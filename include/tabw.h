@@ -52,7 +52,9 @@ void tabw_add(struct tabw *t, const struct tabw_colspec *c);
 /* The blanks between text columns (2 unless said) */
 void tabw_gap(struct tabw *t, int gap);
 /* JSON rows: text before each row (NULL: "\n " before each but the first) and before
- * the closing bracket */
+ * the closing bracket; TABW_ROWS_INLINE: the rows one after another as the document's
+ * layout spaces them */
+#define TABW_ROWS_INLINE ((const char *)1)
 void tabw_json_rows(struct tabw *t, const char *before_row, const char *before_end);
 
 /* A new row; its cells follow in the columns' order (as added) */

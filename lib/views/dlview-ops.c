@@ -7,6 +7,20 @@
 #include "itt.h"
 #include "util.h"
 
+/* s in exactly width columns, cut in the middle where longer (dlview_put_cell) */
+static char *fit(const char *s, size_t width, int right)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		die("out of memory");
+	dlview_put_cell(f, s, width, right);
+	fclose(f);
+	return buf;
+}
+
 static void print_prim_parts(struct dlview *v, FILE *out, const char *name)
 {
 	const struct fp_prim *p = fastpath_prim(v->fp, name);
@@ -45,92 +59,117 @@ static void print_prim_parts(struct dlview *v, FILE *out, const char *name)
 	}
 }
 
-static void json_prim_parts(struct dlview *v, struct json *j, const char *name)
-{
-	const struct fp_prim *p = fastpath_prim(v->fp, name);
-
-	if (!p)
-		return;
-	json_ku64(j, "jit_samples", p->part[FP_JIT]);
-	json_ku64(j, "non_jit_samples", p->part[FP_LIB]);
-	json_ku64(j, "other_samples", p->part[FP_OTHER]);
-	json_ku64(j, "wait_samples", p->part[FP_WAIT]);
-	json_ku64(j, "kernel_samples", p->part[FP_KERNEL]);
-	json_karr(j, "kernels");
-	for (size_t k = 0; k < p->nr_kernels; k++) {
-		const struct fp_kernel *kn = &p->kernels[k];
-
-		json_obj(j);
-		json_kstr(j, "name", kn->name ? kn->name : "");
-		json_kstr(j, "isa", kn->isa ? kn->isa : "");
-		json_kstr(j, "class", kn->tier);
-		json_ku64(j, "samples", kn->samples);
-		json_end(j);
-	}
-	json_end(j);
-}
-
-/* c before d: more samples, then the second key in byte order (the table's slots follow
- * interned addresses, which differ from run to run) */
 /* The ITT tasks' table; JSON: the "itt_tasks" array of j's object */
 static void print_itt_tasks(struct dlview *v, FILE *out, enum out_format fmt, struct json *j)
 {
+	static const int part[] = { FP_JIT, FP_LIB, FP_OTHER, FP_WAIT, FP_KERNEL };
+	static const char *const part_keys[] = { "jit_samples", "non_jit_samples", "other_samples",
+						 "wait_samples", "kernel_samples" };
 	const struct itt_data *itt = attr_itt(v->attr);
 	const char *name;
 	uint64_t calls, ns, call_ns;
 	double cpu_ns = v->samples * v->ns_per_sample;
-	char b1[32];
+	struct tabw *t;
 	size_t i;
 
 	if (!itt)
 		return;
-	if (fmt == OUT_TEXT)
-		fprintf(out, "\n%-30s %7s %9s %8s %8s %7s\n", "ITT task (oneDNN primitive)",
-			"Calls", "Task time", "% of CPU", "Samples", "%");
-	else if (fmt == OUT_JSON)
-		json_karr(j, "itt_tasks");
+	t = tabw_new();
+	tabw_gap(t, 1);
+	tabw_add(t, &(struct tabw_colspec){ NULL, "kind", TABW_TEXT, .in = TABW_IN_CSV });
+	tabw_add(t, &(struct tabw_colspec){ "ITT task (oneDNN primitive)", "name", TABW_TEXT,
+					    .width = 30 });
+	tabw_add(t, &(struct tabw_colspec){ "Calls", "calls", TABW_NUM, .width = 7 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "call_ns", TABW_NUM, .in = TABW_IN_JSON });
+	tabw_add(t, &(struct tabw_colspec){ "Task time", "task_ns", TABW_NUM, .width = 9 });
+	tabw_add(t, &(struct tabw_colspec){ "% of CPU", "task_cpu_pct", TABW_NUM,
+					    .in = TABW_IN_TEXT | TABW_IN_JSON, .width = 8 });
+	tabw_add(t, &(struct tabw_colspec){ "Samples", "samples", TABW_NUM, .width = 8 });
+	tabw_add(t, &(struct tabw_colspec){ "%", "samples_pct", TABW_NUM,
+					    .in = TABW_IN_TEXT | TABW_IN_JSON, .width = 7 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "families", TABW_TEXT, .in = TABW_IN_JSON });
+	for (size_t k = 0; k < ARRAY_SIZE(part_keys); k++)
+		tabw_add(t, &(struct tabw_colspec){ NULL, part_keys[k], TABW_NUM, .in = TABW_IN_JSON,
+						    .omit = 1 });
+	tabw_add(t, &(struct tabw_colspec){ NULL, "kernels", TABW_TEXT, .in = TABW_IN_JSON, .omit = 1 });
 	for (i = 0; (name = itt_name_stats(itt, i, &calls, &ns, &call_ns)); i++) {
-		struct cnt tot = { name, NULL, 0, 0 }, *c = &tot;
+		const struct fp_prim *p = fastpath_prim(v->fp, name);
+		uint64_t n = 0;
 		const struct cnt *fams[64];
-		size_t k, nf;
+		char text[32], val[32], *cell, *note = NULL;
+		size_t k, nf, len = 0;
+		struct json_mem m;
+		struct json *jm;
+		FILE *f;
 
 		for (k = 0; k < v->itt_samp.size; k++)
 			if (v->itt_samp.tab[k].k1 == name)
-				tot.n += v->itt_samp.tab[k].n;
-
-		if (fmt == OUT_TEXT) {
-			dlview_put_cell(out, name, 30, 0);
-			fprintf(out, " %7llu %9s %7.1f%% %8llu %6.1f%%\n",
-				(unsigned long long)calls, output_duration_ns(b1, sizeof(b1), ns),
-				cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0, (unsigned long long)c->n,
-				pct(c->n, v->samples));
-			print_prim_parts(v, out, name);
-		} else if (fmt == OUT_JSON) {
-			json_obj(j);
-			json_kstr(j, "name", name);
-			json_ku64(j, "calls", calls);
-			json_ku64(j, "call_ns", call_ns);
-			json_ku64(j, "task_ns", ns);
-			json_knum(j, "task_cpu_pct", "%.2f", cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0);
-			json_ku64(j, "samples", c->n);
-			json_knum(j, "samples_pct", "%.2f", pct(c->n, v->samples));
-			/* by samples, most first */
-			json_kobj(j, "families");
-			nf = dlview_top_of(&v->itt_samp, name, fams, ARRAY_SIZE(fams));
-			for (k = 0; k < nf; k++)
-				json_ku64(j, fams[k]->k2 ? fams[k]->k2 : "", fams[k]->n);
-			json_end(j);
-			json_prim_parts(v, j, name);
-			json_end(j);
-		} else {
-			fprintf(out, "itt,");
-			fput_csv_str(out, name);
-			fprintf(out, ",%llu,%llu,%llu\n", (unsigned long long)calls,
-				(unsigned long long)ns, (unsigned long long)c->n);
+				n += v->itt_samp.tab[k].n;
+		tabw_row(t);
+		tabw_cell(t, "", "itt");
+		cell = fit(name, 30, 0);
+		tabw_cell_str(t, cell, name);
+		free(cell);
+		tabw_count(t, calls);
+		tabw_count(t, call_ns);
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)ns);
+		tabw_cell(t, output_duration_ns(text, sizeof(text), ns), val);
+		tabw_pct(t, cpu_ns > 0 ? 100.0 * ns / cpu_ns : 0.0, 1);
+		tabw_count(t, n);
+		tabw_pct(t, pct(n, v->samples), 1);
+		/* by samples, most first */
+		jm = json_mem_open(&m, JSON_SPACED);
+		json_obj(jm);
+		nf = dlview_top_of(&v->itt_samp, name, fams, ARRAY_SIZE(fams));
+		for (k = 0; k < nf; k++)
+			json_ku64(jm, fams[k]->k2 ? fams[k]->k2 : "", fams[k]->n);
+		json_end(jm);
+		cell = json_mem_close(&m);
+		tabw_cell(t, "", cell);
+		free(cell);
+		for (k = 0; k < ARRAY_SIZE(part); k++) {
+			snprintf(val, sizeof(val), "%llu", p ? (unsigned long long)p->part[part[k]] : 0ULL);
+			tabw_cell(t, "", p ? val : NULL);
 		}
+		if (p) {
+			jm = json_mem_open(&m, JSON_SPACED);
+			json_arr(jm);
+			for (k = 0; k < p->nr_kernels; k++) {
+				const struct fp_kernel *kn = &p->kernels[k];
+
+				json_obj(jm);
+				json_kstr(jm, "name", kn->name ? kn->name : "");
+				json_kstr(jm, "isa", kn->isa ? kn->isa : "");
+				json_kstr(jm, "class", kn->tier);
+				json_ku64(jm, "samples", kn->samples);
+				json_end(jm);
+			}
+			json_end(jm);
+			cell = json_mem_close(&m);
+			tabw_cell(t, "", cell);
+			free(cell);
+		} else {
+			tabw_none(t);
+		}
+		f = open_memstream(&note, &len);
+		if (!f)
+			die("out of memory");
+		print_prim_parts(v, f, name);
+		fclose(f);
+		if (len)
+			tabw_note(t, note);
+		free(note);
 	}
-	if (fmt == OUT_JSON)
-		json_end(j);
+	if (fmt == OUT_JSON) {
+		json_key(j, "itt_tasks");
+		tabw_json_rows(t, TABW_ROWS_INLINE, NULL);
+		tabw_json(t, j);
+	} else {
+		if (fmt == OUT_TEXT)
+			fputc('\n', out);
+		tabw_print(t, out, fmt);
+	}
+	tabw_free(t);
 }
 
 
@@ -285,19 +324,6 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 	return nr;
 }
 
-/* s in exactly width columns, cut in the middle where longer (dlview_put_cell) */
-static char *fit(const char *s, size_t width, int right)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		die("out of memory");
-	dlview_put_cell(f, s, width, right);
-	fclose(f);
-	return buf;
-}
 
 /* The operator table's columns: one list for the three formats.  A primitive's row
  * names its parent in JSON by base name and overload, in CSV as the table shows it. */

@@ -164,7 +164,9 @@ void tabw_json(struct tabw *t, struct json *j)
 	nr = nc ? t->nr_cells / nc : 0;
 	json_arr(j);
 	for (size_t r = 0; r < nr; r++) {
-		if (t->before_row)
+		if (t->before_row == TABW_ROWS_INLINE)
+			;
+		else if (t->before_row)
 			json_pre(j, t->before_row);
 		else if (r)
 			json_pre(j, "\n ");
