@@ -85,5 +85,10 @@ void tabw_note(struct tabw *t, const char *text);
 void tabw_print(struct tabw *t, FILE *out, enum out_format as);
 /* The table as the next value of a JSON document: that array */
 void tabw_json(struct tabw *t, struct json *j);
+/* The table as the last member of j's object, under key, a row a line; then the object
+ * closed and its line ended: {..., "rows": [
+ *   {...}
+ * ]} */
+void tabw_json_last(struct tabw *t, struct json *j, const char *key);
 
 #endif

@@ -451,11 +451,7 @@ void diff_print(struct diff *d, FILE *out, enum out_format fmt, size_t limit, in
 			json_ku64(&j, "duration_ns", sd->duration_ns);
 			json_end(&j);
 		}
-		json_key(&j, "rows");
-		tabw_json_rows(t, "\n  ", "\n");
-		tabw_json(t, &j);
-		json_end(&j);
-		json_raw(&j, "\n");
+		tabw_json_last(t, &j, "rows");
 	} else if (fmt == OUT_CSV) {
 		tabw_print(t, out, fmt);
 	} else {

@@ -33,6 +33,19 @@ void dlview_put_cell(FILE *out, const char *s, size_t width, int right)
 			fputc(' ', out);
 }
 
+char *dlview_fit(const char *s, size_t width, int right)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		die("out of memory");
+	dlview_put_cell(f, s, width, right);
+	fclose(f);
+	return buf;
+}
+
 /* c before d: more samples first, then by name */
 static int cnt_before(const struct cnt *c, const struct cnt *d)
 {
@@ -111,11 +124,7 @@ void dlview_print_table(struct dlview *v, struct tabw *t, FILE *out, enum out_fo
 		return;
 	}
 	dlview_json_begin(&j, out, kind, v->samples);
-	json_key(&j, "rows");
-	tabw_json_rows(t, "\n  ", "\n");
-	tabw_json(t, &j);
-	json_end(&j);
-	json_raw(&j, "\n");
+	tabw_json_last(t, &j, "rows");
 }
 
 void dlview_json_end(struct json *j)

@@ -7,20 +7,6 @@
 #include "itt.h"
 #include "util.h"
 
-/* s in exactly width columns, cut in the middle where longer (dlview_put_cell) */
-static char *fit(const char *s, size_t width, int right)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		die("out of memory");
-	dlview_put_cell(f, s, width, right);
-	fclose(f);
-	return buf;
-}
-
 static void print_prim_parts(struct dlview *v, FILE *out, const char *name)
 {
 	const struct fp_prim *p = fastpath_prim(v->fp, name);
@@ -107,7 +93,7 @@ static void print_itt_tasks(struct dlview *v, FILE *out, enum out_format fmt, st
 				n += v->itt_samp.tab[k].n;
 		tabw_row(t);
 		tabw_cell(t, "", "itt");
-		cell = fit(name, 30, 0);
+		cell = dlview_fit(name, 30, 0);
 		tabw_cell_str(t, cell, name);
 		free(cell);
 		tabw_count(t, calls);
@@ -360,7 +346,7 @@ static void add_op_row(struct dlview *v, struct tabw *t, const struct op_row *r)
 	tabw_row(t);
 	if (r->prim)
 		snprintf(nb, sizeof(nb), "  dnnl:%s", r->prim);
-	cell = fit(r->prim ? nb : r->name, 30, 0);
+	cell = dlview_fit(r->prim ? nb : r->name, 30, 0);
 	tabw_cell_str(t, cell, r->prim ? attr_prim_op(r->prim) : r->base ? r->base : "");
 	free(cell);
 	/* a primitive's overload is its parent's */
@@ -392,18 +378,18 @@ static void add_op_row(struct dlview *v, struct tabw *t, const struct op_row *r)
 		char ns[32];
 
 		snprintf(b, sizeof(b), "%llu", (unsigned long long)r->calls);
-		cell = fit(b, 7, 1);
+		cell = dlview_fit(b, 7, 1);
 		tabw_cell(t, cell, b);
 		free(cell);
 		snprintf(b, sizeof(b), "%.0f", (double)r->call_ns / r->calls);
-		cell = fit(output_duration_ns(ns, sizeof(ns), (double)r->call_ns / r->calls), 8, 1);
+		cell = dlview_fit(output_duration_ns(ns, sizeof(ns), (double)r->call_ns / r->calls), 8, 1);
 		tabw_cell(t, cell, b);
 		free(cell);
 	} else {
-		cell = fit(NOT_COUNTED, 7, 1);
+		cell = dlview_fit(NOT_COUNTED, 7, 1);
 		tabw_cell(t, cell, NULL);
 		free(cell);
-		cell = fit(NOT_COUNTED, 8, 1);
+		cell = dlview_fit(NOT_COUNTED, 8, 1);
 		tabw_cell(t, cell, NULL);
 		free(cell);
 	}
@@ -501,11 +487,7 @@ void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t li
 		loose += !rows[i].prim && !strncmp(rows[i].key, "dnnl:", 5);
 	}
 	if (fmt == OUT_JSON) {
-		json_key(&j, "rows");
-		tabw_json_rows(t, "\n  ", "\n");
-		tabw_json(t, &j);
-		json_end(&j);
-		json_raw(&j, "\n");
+		tabw_json_last(t, &j, "rows");
 	} else {
 		tabw_print(t, out, fmt);
 	}

@@ -169,20 +169,6 @@ static char *details(struct dlview *v, const struct prim_row *r)
 	return buf;
 }
 
-/* s in exactly width columns, cut in the middle where longer (dlview_put_cell) */
-static char *fit(const char *s, size_t width, int right)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		die("out of memory");
-	dlview_put_cell(f, s, width, right);
-	fclose(f);
-	return buf;
-}
-
 /* The primitive table's columns: one list for the three formats; JSON's tensors,
  * kernels, operator and Python line are objects, CSV's their first or main part */
 static struct tabw *prim_table(void)
@@ -252,7 +238,7 @@ static void add_prim_row(struct dlview *v, struct tabw *t, const struct prim_row
 			 r->p->dtype ? r->p->dtype : "");
 	else
 		snprintf(name, sizeof(name), "%s (not described)", r->key);
-	cell = fit(name, 36, 0);
+	cell = dlview_fit(name, 36, 0);
 	tabw_str(t, cell);
 	free(cell);
 	tabw_str(t, row_kind(r));
@@ -286,15 +272,15 @@ static void add_prim_row(struct dlview *v, struct tabw *t, const struct prim_row
 		      r->p->md[ITT_MD_DIFF_DST]);
 	/* calls and time where oneDNN's executions counted them; an em dash where not */
 	snprintf(b, sizeof(b), "%llu", (unsigned long long)r->calls);
-	cell = fit(r->calls ? b : "\u2014", 7, 1);
+	cell = dlview_fit(r->calls ? b : "\u2014", 7, 1);
 	tabw_cell(t, cell, b);
 	free(cell);
 	snprintf(b, sizeof(b), "%llu", (unsigned long long)r->ns);
-	cell = fit(r->calls ? output_duration_ns(ns, sizeof(ns), (double)r->ns) : "\u2014", 9, 1);
+	cell = dlview_fit(r->calls ? output_duration_ns(ns, sizeof(ns), (double)r->ns) : "\u2014", 9, 1);
 	tabw_cell(t, cell, b);
 	free(cell);
 	snprintf(b, sizeof(b), "%.0f", r->calls ? (double)r->ns / r->calls : 0.0);
-	cell = fit(r->calls ? output_duration_ns(ns, sizeof(ns), (double)r->ns / r->calls) : "\u2014",
+	cell = dlview_fit(r->calls ? output_duration_ns(ns, sizeof(ns), (double)r->ns / r->calls) : "\u2014",
 		   9, 1);
 	tabw_cell(t, cell, b);
 	free(cell);
@@ -427,11 +413,7 @@ void dlview_print_prim(struct dlview *v, FILE *out, enum out_format fmt, size_t 
 		json_ku64(&j, "prim_samples", in_prims);
 		json_kbool(&j, "described", described);
 		json_kstr(&j, "note", why);
-		json_key(&j, "rows");
-		tabw_json_rows(t, "\n  ", "\n");
-		tabw_json(t, &j);
-		json_end(&j);
-		json_raw(&j, "\n");
+		tabw_json_last(t, &j, "rows");
 	} else if (fmt == OUT_CSV) {
 		tabw_print(t, out, fmt);
 	} else {

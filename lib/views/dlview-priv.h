@@ -121,6 +121,8 @@ void dlview_resolve(struct dlview *v);
  * a count map under key; a Python frame's file, function and line from its symbol
  * ("fn (file.py:12)").  Durations: output_duration_ns (output.h). */
 void dlview_put_cell(FILE *out, const char *s, size_t width, int right);
+/* The same into a string of the caller's (a tabw cell's text) */
+char *dlview_fit(const char *s, size_t width, int right);
 size_t dlview_top_of(const struct cmap *m, const char *key, const struct cnt **out, size_t max);
 const char *dlview_py_path(struct dlview *v, const char *sym);
 void dlview_py_parts(const char *sym, char *fn, size_t fnsz, int *line);

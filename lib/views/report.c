@@ -353,11 +353,7 @@ static void print_inputs(FILE *out, const struct readings *rd, struct input_row 
 		json_init(&js, out, JSON_SPACED);
 		json_obj(&js);
 		json_kstr(&js, "kind", "input");
-		json_key(&js, "rows");
-		tabw_json_rows(t, "\n  ", "\n");
-		tabw_json(t, &js);
-		json_end(&js);
-		json_raw(&js, "\n");
+		tabw_json_last(t, &js, "rows");
 	} else {
 		if (fmt == OUT_TEXT)
 			fputc('\n', out);

@@ -193,6 +193,15 @@ void tabw_json(struct tabw *t, struct json *j)
 	json_end(j);
 }
 
+void tabw_json_last(struct tabw *t, struct json *j, const char *key)
+{
+	json_key(j, key);
+	tabw_json_rows(t, "\n  ", "\n");
+	tabw_json(t, j);
+	json_end(j);
+	json_raw(j, "\n");
+}
+
 static void print_csv(struct tabw *t, FILE *out, size_t nr)
 {
 	size_t nc = t->nr_cols;
