@@ -54,6 +54,15 @@ static void met_left(struct rec_metrics *m, const char *label, const char *why)
 {
 	int i;
 
+	for (int k = 0; k < m->nr_why; k++) {
+		/* (a member of two sets: instructions) */
+		const char *at = m->whose[k].len ? strstr(m->whose[k].buf, label) : NULL;
+		size_t n = strlen(label);
+
+		for (; at; at = strstr(at + 1, label))
+			if ((at == m->whose[k].buf || at[-1] == ' ') && (!at[n] || at[n] == ','))
+				return;
+	}
 	for (i = 0; i < m->nr_why && strcmp(m->why[i], why); i++)
 		;
 	if (i == m->nr_why) {
@@ -65,6 +74,40 @@ static void met_left(struct rec_metrics *m, const char *label, const char *why)
 	if (m->whose[i].len)
 		strbuf_addstr(&m->whose[i], ", ");
 	strbuf_addstr(&m->whose[i], label);
+}
+
+/* Why no hardware counter can count here (a KVM guest without a virtual PMU), or NULL:
+ * asked once of the kernel by opening cycles.  Said of every hardware member, before
+ * libpfm4 is asked its name (whose tables may not know this CPU) */
+static const char *no_pmu(void)
+{
+	static char why[96];
+	static int asked;
+
+	if (!asked) {
+		struct perf_event_attr a;
+		int fd;
+
+		asked = 1;
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_HARDWARE;
+		a.config = PERF_COUNT_HW_CPU_CYCLES;
+		a.exclude_kernel = 1;
+		a.disabled = 1;
+		fd = event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		else if (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP)
+			snprintf(why, sizeof(why), "no hardware PMU here: %s", strerror(errno));
+	}
+	return why[0] ? why : NULL;
+}
+
+/* A named set's member that only a PMU counts */
+static int met_def_hw(const struct met_def *d)
+{
+	return strcmp(d->set, "faults") && strcmp(d->set, "sched");
 }
 
 /* Open a copy of the leader as it will be opened (disabled) for this process: the
@@ -167,8 +210,12 @@ int metrics_setup(struct recorder *r)
 
 		for (size_t i = 0; i < ARRAY_SIZE(met_defs); i++)
 			if (!strcmp(met_defs[i].set, name)) {
-				met_add(m, fd, lead, met_defs[i].label, met_defs[i].names,
-					ARRAY_SIZE(met_defs[i].names));
+				if (met_def_hw(&met_defs[i]) && no_pmu() &&
+				    !met_has(m, met_defs[i].label))
+					met_left(m, met_defs[i].label, no_pmu());
+				else
+					met_add(m, fd, lead, met_defs[i].label, met_defs[i].names,
+						ARRAY_SIZE(met_defs[i].names));
 				set = 1;
 			}
 		if (!set) {
