@@ -124,12 +124,15 @@ int cmd_record(int argc, const char **argv)
 	int ret, status;
 	struct strbuf output = STRBUF_INIT, pidlist = STRBUF_INIT, cgdir = STRBUF_INIT;
 	struct strbuf group = STRBUF_INIT, leader = STRBUF_INIT;
+	const char *met_mode = NULL;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data; %h host, %r rank, %p pid)"),
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
 		OPT_ULONG('c', "count", &period_opt, "PERIOD", "sample once every PERIOD events"),
 		OPT_STRING('e', "event", &opts.events, "EVENT[,EVENT...]", "events to sample (default cycles, else cpu-clock); '{LEADER,EVENT...}': LEADER sampled, the others read with each sample (as --metrics)"),
 		OPT_STRING(0, "metrics", &opts.metrics, "LIST", "counters read with each sample and given to its operator, line and thread (report --metrics): faults, sched, ipc, fp, cache, amx, or event names"),
+		OPT_STRING(0, "metrics-mode", &met_mode, "MODE", "group: the counters read with each sample (Linux 6.12 and later); events: each sampled on its own, every --metrics-period events; auto (default): group where the kernel can"),
+		OPT_ULONG(0, "metrics-period", &opts.metrics_period, "N", "sample each counter on its own every N events (--metrics-mode events; its default: 64 page faults, every major fault, switch and migration, about 2 million cycles or instructions)"),
 		OPT_CALLBACK('g', NULL, NULL, NULL, "frame-pointer call chains (--call-graph fp: cheap, but stop in code built without frame pointers)", opt_g, PARSE_OPT_NOARG),
 		OPT_CALLBACK(0, "call-graph", NULL, "MODE", "call chains: dwarf[=SIZE] (the default: copy SIZE bytes of user stack, whole stacks through libraries without frame pointers), fp, or none", opt_callgraph, 0),
 		OPT_ULONG('m', "mmap-pages", &pages_opt, "PAGES", "ring buffer data pages per cpu (power of two)"),
@@ -186,6 +189,26 @@ int cmd_record(int argc, const char **argv)
 		error("--metrics: no counter given");
 		return EXIT_USAGE;
 	}
+	if (met_mode && strcmp(met_mode, "auto")) {
+		if (!strcmp(met_mode, "group"))
+			opts.metrics_mode = RECORD_MET_GROUP;
+		else if (!strcmp(met_mode, "events"))
+			opts.metrics_mode = RECORD_MET_EVENTS;
+		else {
+			error("--metrics-mode: '%s' is not auto, group or events", met_mode);
+			return EXIT_USAGE;
+		}
+	}
+	if ((met_mode || opts.metrics_period) && !opts.metrics) {
+		error("--metrics-mode and --metrics-period say how --metrics counts: give --metrics too");
+		return EXIT_USAGE;
+	}
+	if (opts.metrics_period && opts.metrics_mode == RECORD_MET_GROUP) {
+		error("--metrics-period samples each counter on its own: not with --metrics-mode group");
+		return EXIT_USAGE;
+	}
+	if (opts.metrics_period)
+		opts.metrics_mode = RECORD_MET_EVENTS;
 	if (opts.system_wide && (opts.pids || opts.container || opts.cgroup)) {
 		error("-a records every process: give it, or -p, --container or --cgroup");
 		return EXIT_USAGE;

@@ -40,6 +40,12 @@ struct profile_opts {
 				   (profile_stats.unwind_*) */
 	const char *symfs;	/* read the recorded files under this root (--symfs DIR);
 				   NULL: $DLPROF_SYMFS's, where set */
+	int metric_samples;	/* record --metrics sampling each counter on its own: its
+				   samples delivered (dlp_sample.counts_only, left out of
+				   the stats) for the counts they carry; else they are
+				   another event's.  In such a recording every sample of
+				   the first event and every switch-out carries counts too
+				   (its period, one switch), as a group's reads. */
 	/* Several recordings read as one (readings.h): asked once the recording's
 	 * side-band is read (machine_procs() known), before its first sample (at its end
 	 * when it has none), which pids another recording counts already.  Their samples

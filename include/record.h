@@ -94,12 +94,21 @@ struct record_opts {
 					   is the workload, run as without -a */
 	const char *metrics;		/* --metrics "faults,sched,...": counters read with
 					   each sample of the first event; NULL: none */
+	int metrics_mode;		/* --metrics-mode: RECORD_MET_* */
+	unsigned long metrics_period;	/* --metrics-period: events per sample of each
+					   counter sampled on its own; 0: its own default */
 };
+
+/* How --metrics counts: AUTO is GROUP where the kernel reads an inherited group with
+ * each sample (Linux 6.12 and later), else EVENTS; GROUP: the counters ride on the
+ * sampling event's samples, the counts of each interval; EVENTS: each counter sampled on
+ * its own, every so many events, each sample attributed by its own stack */
+enum { RECORD_MET_AUTO, RECORD_MET_GROUP, RECORD_MET_EVENTS };
 
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
 			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, \
-			   NULL, NULL, NULL, 0, NULL }
+			   NULL, NULL, NULL, 0, NULL, 0, 0 }
 
 /* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
  * pids; the container's first process (its runtime's answer) in *ct_pid, 0 for a

@@ -52,6 +52,10 @@ struct dlp_sample {
 	uint32_t nr_read;
 	const uint64_t *read;
 	uint64_t read_enabled, read_running;
+	/* a counter's own sample (record --metrics sampling each on its own, META
+	 * metrics_mode=events), given its counts in read by the profile (profile.h:
+	 * metric_samples): it stands for them alone, no CPU time and no sample of a view */
+	int counts_only;
 };
 
 struct dlp_mmap {

@@ -295,6 +295,8 @@ int session_parse_sample_regs(const struct evsel *ev, const void *rec, size_t le
 		NEED(8);
 		out->period = load_u64(p);
 		p += 8;
+	} else if (!ev->attr.freq) {
+		out->period = ev->attr.sample_period;	/* (each sample stands for as many) */
 	}
 	if (st & PERF_SAMPLE_READ) {
 		size_t n = skip_read_format(ev->attr.read_format, p, end);

@@ -114,9 +114,11 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 	const struct perf_event_attr *a = &r->ev[0].attr;
 	size_t regs, keep, head_len;
 	int reads = ev && (ev->attr.sample_type & PERF_SAMPLE_READ);
+	/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD: six u64 (a counter sampled on its own
+	 * has no PERIOD: metrics.c) */
+	size_t fixed = ev && !(ev->attr.sample_type & PERF_SAMPLE_PERIOD) ? 40 : 48;
 
 	r->cut_head = 0;
-	/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD: six u64 */
 	if (end - q < 48)
 		return NULL;
 	if (reads) {
@@ -136,7 +138,7 @@ static const struct perf_event_header *sample_fixup(struct recorder *r,
 		memcpy(&pid, q + 16, 4);
 		jitcov_note_anon(r, pid, ip);
 	}
-	q += 48;
+	q += fixed;
 	if (reads) {
 		/* record --metrics: the group's counts (nr, enabled, running, values), made
 		 * the counts of the interval this sample ends */

@@ -233,7 +233,12 @@ int events_setup(struct recorder *r)
 	if (!r->nr_ev)
 		return error("no event given"), DLP_USAGE;
 	if (r->opts->metrics) {
-		int ret = metrics_setup(r);
+		struct perf_event_attr common;
+		int ret;
+
+		memset(&common, 0, sizeof(common));
+		events_attr_common(r, &common, 0);
+		ret = metrics_setup(r, &common);
 
 		if (ret)
 			return ret;
@@ -268,7 +273,7 @@ int events_setup(struct recorder *r)
 		if (!ret && r->met.nr)
 			metrics_switch_outs(r, &e->attr);
 		if (ret < 0 && r->opts->off_cpu == 2) {
-			;	/* by default only: left out */
+			metrics_no_switch_outs(r, strerror(-ret));	/* by default only: left out */
 		} else if (ret < 0) {
 			event_open_error("context-switches", ret);
 			return DLP_FAILED;

@@ -269,15 +269,19 @@ void meta_write(struct recorder *r)
 	if (r->met.nr) {
 		/* record --metrics: the members in the samples' order, and the counts read at
 		 * the end: enabled ns, running ns, the leader's, the members' */
-		struct strbuf names = STRBUF_INIT, totals = STRBUF_INIT;
+		struct strbuf names = STRBUF_INIT, periods = STRBUF_INIT, totals = STRBUF_INIT;
 
-		metrics_meta(r, &names, &totals);
+		metrics_meta(r, &names, &periods, &totals);
 		meta_add(&sb, "metrics", names.buf);
+		meta_add(&sb, "metrics_mode", r->met.events ? "events" : "group");
+		if (r->met.events)
+			meta_add(&sb, "metrics_period", periods.buf);
 		if (r->met.switch_outs)
 			meta_add(&sb, "metrics_switch_outs", "1");
 		if (totals.len)
 			meta_add(&sb, "metrics_total", totals.buf);
 		strbuf_release(&names);
+		strbuf_release(&periods);
 		strbuf_release(&totals);
 	}
 	meta_add(&sb, "python", r->py.reader ? "on" : "off");

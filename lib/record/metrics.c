@@ -1,7 +1,10 @@
-/* metrics.c - record --metrics: counters read with every sample.  The sampling event
- * leads a group of counters; each sample carries the counts of its thread on its cpu
- * (PERF_SAMPLE_READ of an inherited group, Linux 6.12 and later), and the drain turns
- * them into the counts of the interval the sample ends (recorder.h: r->met). */
+/* metrics.c - record --metrics: counters given to each sample's attribution.  Where the
+ * kernel can (Linux 6.12 and later), the sampling event leads a group of counters; each
+ * sample carries the counts of its thread on its cpu (PERF_SAMPLE_READ of an inherited
+ * group), and the drain turns them into the counts of the interval the sample ends
+ * (recorder.h: r->met).  Elsewhere, or with --metrics-mode events, each counter is
+ * sampled on its own every so many events, and each of its samples stands for that many
+ * at its own stack (META metrics_mode=events, metrics_period). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,31 +17,40 @@
 
 /* What a named set holds: each member by the name it is shown as, and the event names
  * that count it, tried in order (the generic one, Intel's, AMD's) */
+/* What a named set holds: each member by the name it is shown as, the event names that
+ * count it, tried in order (the generic one, Intel's, AMD's), and its events per sample
+ * where it is sampled on its own (prime for the busy ones: no beat with a loop's) */
 static const struct met_def {
 	const char *set, *label;
 	const char *names[3];
+	uint64_t period;
 } met_defs[] = {
-	{ "faults", "page-faults", { "page-faults" } },
-	{ "faults", "minor-faults", { "minor-faults" } },
-	{ "faults", "major-faults", { "major-faults" } },
-	{ "sched", "context-switches", { "context-switches" } },
-	{ "sched", "cpu-migrations", { "cpu-migrations" } },
-	{ "ipc", "cycles", { "cycles" } },
-	{ "ipc", "instructions", { "instructions" } },
+	{ "faults", "page-faults", { "page-faults" }, 64 },
+	{ "faults", "minor-faults", { "minor-faults" }, 64 },
+	{ "faults", "major-faults", { "major-faults" }, 1 },
+	{ "sched", "context-switches", { "context-switches" }, 1 },
+	{ "sched", "cpu-migrations", { "cpu-migrations" }, 1 },
+	{ "ipc", "cycles", { "cycles" }, 2000003 },
+	{ "ipc", "instructions", { "instructions" }, 2000003 },
 	{ "fp", "fp-scalar", { "FP_ARITH_INST_RETIRED:SCALAR_SINGLE:SCALAR_DOUBLE",
-			       "RETIRED_FP_OPS_BY_WIDTH:SCALAR_UOPS_RETIRED" } },
+			       "RETIRED_FP_OPS_BY_WIDTH:SCALAR_UOPS_RETIRED" }, 200003 },
 	{ "fp", "fp-128", { "FP_ARITH_INST_RETIRED:128B_PACKED_SINGLE:128B_PACKED_DOUBLE",
-			    "RETIRED_FP_OPS_BY_WIDTH:PACK128_UOPS_RETIRED" } },
+			    "RETIRED_FP_OPS_BY_WIDTH:PACK128_UOPS_RETIRED" }, 200003 },
 	{ "fp", "fp-256", { "FP_ARITH_INST_RETIRED:256B_PACKED_SINGLE:256B_PACKED_DOUBLE",
-			    "RETIRED_FP_OPS_BY_WIDTH:PACK256_UOPS_RETIRED" } },
+			    "RETIRED_FP_OPS_BY_WIDTH:PACK256_UOPS_RETIRED" }, 200003 },
 	{ "fp", "fp-512", { "FP_ARITH_INST_RETIRED:512B_PACKED_SINGLE:512B_PACKED_DOUBLE",
-			    "RETIRED_FP_OPS_BY_WIDTH:PACK512_UOPS_RETIRED" } },
-	{ "cache", "instructions", { "instructions" } },
-	{ "cache", "L1-dcache-load-misses", { "L1-dcache-load-misses" } },
-	{ "cache", "l2-misses", { "L2_RQSTS:MISS" } },
-	{ "cache", "LLC-load-misses", { "LLC-load-misses" } },
-	{ "amx", "amx-busy", { "EXE:AMX_BUSY" } },
+			    "RETIRED_FP_OPS_BY_WIDTH:PACK512_UOPS_RETIRED" }, 200003 },
+	{ "cache", "instructions", { "instructions" }, 2000003 },
+	{ "cache", "L1-dcache-load-misses", { "L1-dcache-load-misses" }, 100003 },
+	{ "cache", "l2-misses", { "L2_RQSTS:MISS" }, 20011 },
+	{ "cache", "LLC-load-misses", { "LLC-load-misses" }, 10007 },
+	{ "amx", "amx-busy", { "EXE:AMX_BUSY" }, 2000003 },
 };
+
+/* An event named by the user, sampled on its own: a software one every event (faults of
+ * other kinds, alignment faults: rare), another every 100,003 */
+#define MET_PERIOD_SW	1
+#define MET_PERIOD_HW	100003
 
 static int met_has(const struct rec_metrics *m, const char *label)
 {
@@ -180,69 +192,246 @@ static void met_add(struct rec_metrics *m, int leader_fd, const struct perf_even
 	met_left(m, label, why ? why : "no event counts it");
 }
 
-int metrics_setup(struct recorder *r)
+/* Say in one line what was left out, and why */
+static void met_say_left(struct recorder *r)
 {
 	struct rec_metrics *m = &r->met;
-	struct perf_event_attr *lead = &r->ev[0].attr;
-	char *copy, *save = NULL, *name;
-	int fd;
+	struct strbuf sb = STRBUF_INIT;
 
-	if (!r->opts->metrics)
-		return 0;
-	lead->sample_type |= PERF_SAMPLE_READ;
-	lead->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
-			    PERF_FORMAT_TOTAL_TIME_RUNNING;
-	fd = probe_leader(lead);
-	if (fd == -EINVAL && lead->inherit) {
-		struct utsname u;
+	if (!m->nr_why)
+		return;
+	for (int i = 0; i < m->nr_why; i++)
+		strbuf_addf(&sb, "%s%s (%s)", i ? "; " : "", m->whose[i].buf, m->why[i]);
+	rec_warn(r, "--metrics: left out: %s", sb.buf);
+	strbuf_release(&sb);
+	for (int i = 0; i < m->nr_why; i++)
+		strbuf_reset(&m->whose[i]);
+	m->nr_why = 0;
+}
 
-		uname(&u);
-		return error("--metrics: this kernel (%s) cannot read an inherited group with "
-			     "each sample (Linux 6.12 and later can): sample each event on its "
-			     "own with -e instead", u.release), DLP_FAILED;
+/*
+ * Each counter sampled on its own (RECORD_MET_EVENTS): an event of r->ev with the
+ * sampling event's record layout and stacks, sampled every opts->metrics_period events
+ * or its own default.  Context switches are the switch-out event's samples (one each),
+ * so they need it: -a and --no-off-cpu leave it out.
+ */
+static void met_add_event(struct recorder *r, const struct perf_event_attr *common,
+			  const char *label, const char *const *names, size_t nr_names,
+			  uint64_t period)
+{
+	struct rec_metrics *m = &r->met;
+	const char *why = NULL;
+	char buf[128];
+
+	if (met_has(m, label))
+		return;
+	if (m->nr == MET_MAX || r->nr_ev == MAX_EVENTS) {
+		met_left(m, label, "too many counters");
+		return;
 	}
-	if (fd < 0)
-		return error("--metrics: cannot open '%s' as a group leader: %s",
-			     r->ev[0].name, strerror(-fd)), DLP_FAILED;
-	copy = xstrdup(r->opts->metrics);
+	if (!strcmp(label, "context-switches")) {
+		if (!r->opts->off_cpu) {
+			met_left(m, label, "sampled on its own as the switch-out events, which "
+				 "-a and --no-off-cpu leave out");
+			return;
+		}
+		snprintf(m->label[m->nr], sizeof(m->label[0]), "%s", label);
+		m->period[m->nr++] = 1;
+		return;
+	}
+	for (int e = 0; e < r->nr_ev; e++)
+		if (!strcmp(r->ev[e].name, label)) {
+			met_left(m, label, "sampled already (-e)");
+			return;
+		}
+	for (size_t k = 0; k < nr_names && names[k]; k++) {
+		struct rec_event *e = &r->ev[r->nr_ev];
+		struct perf_event_attr a;
+		int dropped = 0, ret;
+
+		memset(&a, 0, sizeof(a));
+		ret = event_resolve(names[k], &a);
+		if (ret == EVENT_UNKNOWN) {
+			if (!why)
+				why = "no such event on this CPU";
+			continue;
+		}
+		if (ret < 0) {
+			why = "libpfm4 cannot encode it";
+			continue;
+		}
+		memset(e, 0, sizeof(*e));
+		e->attr = *common;
+		e->attr.type = a.type;
+		e->attr.config = a.config;
+		e->attr.config1 = a.config1;
+		e->attr.config2 = a.config2;
+		e->attr.exclude_user = a.exclude_user;
+		e->attr.exclude_kernel = a.exclude_kernel;
+		e->attr.exclude_hv = a.exclude_hv;
+		e->attr.precise_ip = a.precise_ip;
+		if (!period)
+			period = e->attr.type == PERF_TYPE_SOFTWARE ? MET_PERIOD_SW : MET_PERIOD_HW;
+		if (r->opts->metrics_period)
+			period = r->opts->metrics_period;
+		e->attr.freq = 0;
+		e->attr.sample_period = period;
+		/* a software counter whose samples carry their period is sampled at every
+		 * event, each sample's period the events it stands for (1), whatever its
+		 * sample_period (t1018: 83,551 samples of 92,560 faults at 8): its period is
+		 * its attr's, and its samples carry none */
+		e->attr.sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
+		e->attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+				      PERF_FORMAT_TOTAL_TIME_RUNNING;
+		ret = event_probe(&e->attr, &dropped);
+		if (ret < 0) {
+			if ((ret == -ENOENT || ret == -ENODEV || ret == -EOPNOTSUPP) &&
+			    e->attr.type != PERF_TYPE_SOFTWARE)
+				snprintf(buf, sizeof(buf), "no hardware PMU here: %s", strerror(-ret));
+			else
+				snprintf(buf, sizeof(buf), "the kernel refuses it: %s", strerror(-ret));
+			why = buf;
+			continue;
+		}
+		snprintf(e->name, sizeof(e->name), "%s", label);
+		snprintf(m->label[m->nr], sizeof(m->label[0]), "%s", label);
+		m->period[m->nr++] = period;
+		e->metric = m->nr;
+		r->nr_ev++;
+		return;
+	}
+	met_left(m, label, why ? why : "no event counts it");
+}
+
+/* Each counter of LIST to add(): a set's members, or an event by its name.  DLP_USAGE
+ * on a name that is neither (said). */
+static int met_each(struct recorder *r, int leader_fd, const struct perf_event_attr *common,
+		    void (*add)(struct recorder *r, int leader_fd,
+				const struct perf_event_attr *common, const struct met_def *d,
+				const char *name))
+{
+	char *copy = xstrdup(r->opts->metrics), *save = NULL, *name;
+
 	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		int set = 0;
 
 		for (size_t i = 0; i < ARRAY_SIZE(met_defs); i++)
 			if (!strcmp(met_defs[i].set, name)) {
-				if (met_def_hw(&met_defs[i]) && no_pmu() &&
-				    !met_has(m, met_defs[i].label))
-					met_left(m, met_defs[i].label, no_pmu());
-				else
-					met_add(m, fd, lead, met_defs[i].label, met_defs[i].names,
-						ARRAY_SIZE(met_defs[i].names));
+				add(r, leader_fd, common, &met_defs[i], NULL);
 				set = 1;
 			}
 		if (!set) {
 			struct perf_event_attr a;
-			const char *one[1] = { name };
 
 			memset(&a, 0, sizeof(a));
 			if (event_resolve(name, &a) == EVENT_UNKNOWN) {
 				error("--metrics: unknown metric '%s' (faults, sched, ipc, fp, cache, "
 				      "amx, or an event name)", name);
-				close(fd);
 				free(copy);
 				return DLP_USAGE;
 			}
-			met_add(m, fd, lead, name, one, 1);
+			add(r, leader_fd, common, NULL, name);
 		}
 	}
 	free(copy);
-	close(fd);
-	if (m->nr_why) {
-		struct strbuf sb = STRBUF_INIT;
+	return 0;
+}
 
-		for (int i = 0; i < m->nr_why; i++)
-			strbuf_addf(&sb, "%s%s (%s)", i ? "; " : "", m->whose[i].buf, m->why[i]);
-		rec_warn(r, "--metrics: left out: %s", sb.buf);
-		strbuf_release(&sb);
+static void add_member(struct recorder *r, int leader_fd, const struct perf_event_attr *common,
+		       const struct met_def *d, const char *name)
+{
+	const char *one[1] = { name };
+
+	(void)common;
+	if (d && met_def_hw(d) && no_pmu() && !met_has(&r->met, d->label))
+		met_left(&r->met, d->label, no_pmu());
+	else if (d)
+		met_add(&r->met, leader_fd, &r->ev[0].attr, d->label, d->names,
+			ARRAY_SIZE(d->names));
+	else
+		met_add(&r->met, leader_fd, &r->ev[0].attr, name, one, 1);
+}
+
+static void add_event(struct recorder *r, int leader_fd, const struct perf_event_attr *common,
+		      const struct met_def *d, const char *name)
+{
+	const char *one[1] = { name };
+
+	(void)leader_fd;
+	if (d && met_def_hw(d) && no_pmu() && !met_has(&r->met, d->label))
+		met_left(&r->met, d->label, no_pmu());
+	else if (d)
+		met_add_event(r, common, d->label, d->names, ARRAY_SIZE(d->names), d->period);
+	else
+		met_add_event(r, common, name, one, 1, 0);
+}
+
+/* RECORD_MET_EVENTS, asked for or where the kernel cannot read a group with inherited
+ * samples (old_kernel: its release, said) */
+static int setup_events(struct recorder *r, const struct perf_event_attr *common,
+			const char *old_kernel)
+{
+	struct rec_metrics *m = &r->met;
+	struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	m->events = 1;
+	/* the counts at the end: value, enabled, running of each (metrics_totals) */
+	r->ev[0].attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+				    PERF_FORMAT_TOTAL_TIME_RUNNING;
+	ret = met_each(r, -1, common, add_event);
+	if (ret)
+		return ret;
+	met_say_left(r);
+	if (!m->nr)
+		return error("--metrics: none of the counters asked for can be counted here"),
+		       DLP_FAILED;
+	for (int i = 0; i < m->nr; i++)
+		strbuf_addf(&sb, "%s%s every %llu", i ? ", " : "", m->label[i],
+			    (unsigned long long)m->period[i]);
+	if (!r->opts->quiet)
+		fprintf(stderr, "dlprof: --metrics: each counter sampled on its own%s%s%s: %s\n",
+			old_kernel ? " (this kernel, " : "", old_kernel ? old_kernel : "",
+			old_kernel ? ", cannot read an inherited group with each sample; Linux "
+				     "6.12 and later can)" : "", sb.buf);
+	strbuf_release(&sb);
+	return 0;
+}
+
+int metrics_setup(struct recorder *r, const struct perf_event_attr *common)
+{
+	struct rec_metrics *m = &r->met;
+	struct perf_event_attr *lead = &r->ev[0].attr;
+	int fd, ret;
+
+	if (!r->opts->metrics)
+		return 0;
+	if (r->opts->metrics_mode == RECORD_MET_EVENTS)
+		return setup_events(r, common, NULL);
+	lead->sample_type |= PERF_SAMPLE_READ;
+	lead->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			    PERF_FORMAT_TOTAL_TIME_RUNNING;
+	fd = probe_leader(lead);
+	if (fd == -EINVAL && lead->inherit) {
+		static struct utsname u;
+
+		uname(&u);
+		lead->sample_type &= ~(uint64_t)PERF_SAMPLE_READ;
+		lead->read_format = 0;
+		if (r->opts->metrics_mode == RECORD_MET_AUTO)
+			return setup_events(r, common, u.release);
+		return error("--metrics-mode group: this kernel (%s) cannot read an inherited "
+			     "group with each sample (Linux 6.12 and later can): use "
+			     "--metrics-mode events", u.release), DLP_FAILED;
 	}
+	if (fd < 0)
+		return error("--metrics: cannot open '%s' as a group leader: %s",
+			     r->ev[0].name, strerror(-fd)), DLP_FAILED;
+	ret = met_each(r, fd, NULL, add_member);
+	close(fd);
+	if (ret)
+		return ret;
+	met_say_left(r);
 	if (!m->nr)
 		return error("--metrics: none of the counters asked for can be counted here"),
 		       DLP_FAILED;
@@ -260,6 +449,9 @@ int metrics_setup(struct recorder *r)
 int metrics_open(struct recorder *r, int leader_fd, pid_t pid, int cpu)
 {
 	struct rec_metrics *m = &r->met;
+
+	if (m->events)
+		return 0;	/* (events of their own, opened with the others) */
 
 	for (int i = 0; i < m->nr; i++) {
 		int fd = event_open(&m->attr[i], pid, cpu, leader_fd, PERF_FLAG_FD_CLOEXEC);
@@ -292,6 +484,11 @@ void metrics_switch_outs(struct recorder *r, struct perf_event_attr *a)
 {
 	struct rec_metrics *m = &r->met;
 
+	if (m->events) {
+		/* its samples are the context switches (one each); its count at the end */
+		a->read_format = r->ev[0].attr.read_format;
+		return;
+	}
 	a->sample_type |= PERF_SAMPLE_READ;
 	a->read_format = r->ev[0].attr.read_format;
 	for (int i = 0; i < m->nr; i++)
@@ -304,9 +501,29 @@ void metrics_switch_outs(struct recorder *r, struct perf_event_attr *a)
 	m->switch_outs = 1;
 }
 
+/* Sampled on its own, context switches are the switch-out event's samples: without it
+ * (it could not open), none */
+void metrics_no_switch_outs(struct recorder *r, const char *why)
+{
+	struct rec_metrics *m = &r->met;
+
+	for (int i = 0; m->events && i < m->nr; i++)
+		if (!strcmp(m->label[i], "context-switches")) {
+			memmove(&m->label[i], &m->label[i + 1], (size_t)(m->nr - i - 1) * sizeof(m->label[0]));
+			memmove(&m->period[i], &m->period[i + 1], (size_t)(m->nr - i - 1) * sizeof(m->period[0]));
+			m->nr--;
+			for (int e = 0; e < r->nr_ev; e++)
+				if (r->ev[e].metric > i + 1)
+					r->ev[e].metric--;
+			rec_warn(r, "--metrics: left out: context-switches (no switch-out event: %s)",
+				 why);
+			break;
+		}
+}
+
 int metrics_group(const struct recorder *r, int e, int leader_fd)
 {
-	return e > 0 && r->met.nr && r->ev[e].off_cpu ? leader_fd : -1;
+	return e > 0 && r->met.nr && !r->met.events && r->ev[e].off_cpu ? leader_fd : -1;
 }
 
 /* Where the interval's counts were last: per thread and cpu (an inherited counter counts
@@ -346,6 +563,44 @@ void metrics_sample(struct recorder *r, unsigned char *read, size_t len, uint32_
 	}
 }
 
+/* Sampled each on its own: an event's place in the counts (0 the sampling event's, i + 1
+ * label i's), -1 none */
+static int event_count_at(const struct recorder *r, int e)
+{
+	const struct rec_metrics *m = &r->met;
+
+	if (e == 0 || r->ev[e].metric)
+		return r->ev[e].metric;
+	for (int i = 0; r->ev[e].off_cpu && i < m->nr; i++)
+		if (!strcmp(m->label[i], "context-switches"))
+			return i + 1;
+	return -1;
+}
+
+/* ... their counts at the end: each event's (value, enabled, running) on every cpu */
+static void totals_of_events(struct recorder *r, size_t block)
+{
+	struct rec_metrics *m = &r->met;
+
+	for (size_t b = 0; b + block <= (size_t)r->nr_fds; b += block)
+		for (int e = 0; e < r->nr_ev; e++) {
+			int at = event_count_at(r, e);
+
+			for (int c = 0; at >= 0 && c < r->nr_cpus; c++) {
+				int fd = r->fds[b + (size_t)e * (size_t)r->nr_cpus + (size_t)c];
+				uint64_t buf[3];
+
+				if (fd < 0 || read(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+					continue;
+				m->total[at] += buf[0];
+				if (e == 0) {
+					m->enabled += buf[1];
+					m->running += buf[2];
+				}
+			}
+		}
+}
+
 void metrics_totals(struct recorder *r)
 {
 	struct rec_metrics *m = &r->met;
@@ -354,6 +609,10 @@ void metrics_totals(struct recorder *r)
 	if (!m->nr || m->totals_read || !r->fds || !block)
 		return;
 	m->totals_read = 1;
+	if (m->events) {
+		totals_of_events(r, block);
+		return;
+	}
 	for (size_t b = 0; b + block <= (size_t)r->nr_fds; b += block)
 		for (int c = 0; c < r->nr_cpus; c++) {
 			uint64_t buf[3 + MET_MAX + 2];
@@ -383,7 +642,8 @@ void metrics_close(struct recorder *r)
 	m->nr_fds = m->alloc_fds = 0;
 }
 
-void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *totals)
+void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *periods,
+		  struct strbuf *totals)
 {
 	struct rec_metrics *m = &r->met;
 
@@ -393,6 +653,8 @@ void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *total
 		strbuf_addstr(names, "context-switches");
 	for (int i = 0; i < m->nr; i++)
 		strbuf_addf(names, "%s%s", i || m->switch_outs ? "," : "", m->label[i]);
+	for (int i = 0; m->events && i < m->nr; i++)
+		strbuf_addf(periods, "%s%llu", i ? " " : "", (unsigned long long)m->period[i]);
 	if (!m->totals_read)
 		return;
 	strbuf_addf(totals, "%llu %llu", (unsigned long long)m->enabled,

@@ -53,6 +53,8 @@ struct rec_event {
 	char name[64];
 	int off_cpu;		/* the switch-out event (record --off-cpu) */
 	int mem;		/* --memory: MEM_EV_*, the uprobes */
+	int metric;		/* --metrics sampled each on its own: its counter, 1 + its
+				   index in rec_metrics.label (metrics.c) */
 	struct perf_event_attr attr;
 	uint64_t *ids;
 	size_t nr_ids, alloc_ids;
@@ -207,6 +209,10 @@ struct rec_metrics {
 	int switch_outs;		/* the switch-out event is the group's first member */
 	int enable;			/* the leader is started once its group is whole */
 	int totals_read;		/* the counts at the end (META metrics_total) */
+	int events;			/* each counter sampled on its own (RECORD_MET_EVENTS):
+					   r->ev[] with .metric, and the switch-out event's
+					   samples for context-switches; no group, no reads */
+	uint64_t period[MET_MAX];	/* ... each one's events per sample */
 	uint64_t enabled, running, total[MET_MAX + 2];
 };
 
@@ -375,16 +381,22 @@ void jitcov_note_map(struct recorder *r, uint32_t pid, uint64_t start, uint64_t 
 void jitcov_place_pending(struct recorder *r);
 
 /* metrics.c */
-int metrics_setup(struct recorder *r);
+/* common: an event's attr as events.c makes one (not the first), for counters sampled
+ * on their own */
+int metrics_setup(struct recorder *r, const struct perf_event_attr *common);
 int metrics_open(struct recorder *r, int leader_fd, pid_t pid, int cpu);
 void metrics_switch_outs(struct recorder *r, struct perf_event_attr *a);
+void metrics_no_switch_outs(struct recorder *r, const char *why);
 /* The group_fd to open event e with: the leader's for the switch-out event */
 int metrics_group(const struct recorder *r, int e, int leader_fd);
 void metrics_sample(struct recorder *r, unsigned char *read, size_t len, uint32_t tid,
 		    uint32_t cpu);
 void metrics_totals(struct recorder *r);
 void metrics_close(struct recorder *r);
-void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *totals);
+/* META metrics (the counters' names in order), metrics_period (sampled each on its own:
+ * their events per sample) and metrics_total (the counts at the end) */
+void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *periods,
+		  struct strbuf *totals);
 void metrics_release(struct recorder *r);
 
 /* mem.c */

@@ -76,7 +76,8 @@ static int add_plain(struct recunw *ru, const struct dlp_sample *s, uint32_t sta
 {
 	struct memrec_sample e;
 
-	if (!s->evsel || s->evsel->attr.sample_type != PLAIN_TYPE || !s->id ||
+	/* (a counter sampled on its own has no PERIOD: its attr's, in the entry as read) */
+	if (!s->evsel || (s->evsel->attr.sample_type | PERF_SAMPLE_PERIOD) != PLAIN_TYPE || !s->id ||
 	    s->nr_callchain > MEMREC_CHAIN_MAX || !strncmp(s->evsel->name, "mem-", 4))
 		return 0;
 	if (ru->smp.nr && ru->smp.id != s->id)

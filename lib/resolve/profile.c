@@ -22,6 +22,8 @@
 #define MAX_DEPTH 512
 #define KERNEL_START 0xffff800000000000ULL
 
+#define MET_EVS	16
+
 struct prof {
 	const struct profile_opts *opts;
 	const struct profile_consumer *c;
@@ -67,6 +69,17 @@ struct prof {
 	int observing;			/* a sample the filter left out, for c->filtered */
 	const struct u64map *skip;	/* profile_opts.skip_pids' answer */
 	int asked_skip;
+	/* record --metrics with each counter sampled on its own (META metrics_mode=events):
+	 * the place each event's samples take in the counts a sample is given (0 the first
+	 * event's, k the k-th counter of META metrics), so that every view reads them as it
+	 * reads a group's: met_n counts (0: not such a recording) */
+	const struct evsel *evs[MET_EVS];
+	int nr_evs;
+	const struct evsel *met_ev[MET_EVS];
+	uint32_t met_at[MET_EVS];
+	int nr_met_ev;
+	uint32_t met_n;
+	uint64_t met_read[MET_EVS + 1];
 };
 
 /* The pids another recording counts (profile_opts.skip_pids), asked once */
@@ -82,6 +95,9 @@ static void ask_skip(struct prof *p)
 static int p_attr(void *ctx, const struct evsel *ev)
 {
 	struct prof *p = ctx;
+
+	if (p->nr_evs < MET_EVS)
+		p->evs[p->nr_evs++] = ev;
 
 	const char *want = p->opts->event ? p->opts->event :
 			   p->opts->off_cpu ? "context-switches" : NULL;
@@ -112,10 +128,78 @@ static int p_attr(void *ctx, const struct evsel *ev)
 	return 0;
 }
 
+/* META metrics_mode=events: each counter's event (named as the counter; the switch-out
+ * event's samples are the context switches), for met_counts.  Their samples are no other
+ * event's where the consumer takes them (profile_opts.metric_samples). */
+static void met_events(struct prof *p, const struct recmeta *m)
+{
+	const char *mode = recmeta_get(m, "metrics_mode");
+	char *names[MET_EVS];
+	size_t n;
+
+	if (!m->metrics || !mode || strcmp(mode, "events") || !p->nr_evs || p->met_n)
+		return;
+	n = list_split(m->metrics, names, MET_EVS - 1);
+	p->met_ev[p->nr_met_ev] = p->evs[0];	/* the sampling event's own count */
+	p->met_at[p->nr_met_ev++] = 0;
+	for (size_t k = 0; k < n; k++) {
+		for (int e = 1; e < p->nr_evs; e++)
+			if (!strcmp(p->evs[e]->name, names[k]) && p->nr_met_ev < MET_EVS) {
+				p->met_ev[p->nr_met_ev] = p->evs[e];
+				p->met_at[p->nr_met_ev++] = (uint32_t)k + 1;
+				break;
+			}
+		free(names[k]);
+	}
+	p->met_n = (uint32_t)n + 1;
+	if (p->opts->metric_samples) {
+		/* (no longer "other events, not counted") */
+		p->st->other_events[0] = 0;
+		for (int e = 1; e < p->nr_evs; e++) {
+			int k = 0;
+			size_t len = strlen(p->st->other_events);
+
+			while (k < p->nr_met_ev && p->met_ev[k] != p->evs[e])
+				k++;
+			if (k < p->nr_met_ev || p->evs[e] == p->sel_ev || p->evs[e] == p->off_ev)
+				continue;
+			snprintf(p->st->other_events + len, sizeof(p->st->other_events) - len,
+				 "%s%s", len ? "," : "", p->evs[e]->name);
+		}
+	}
+}
+
+/* A sample of such a recording with its counts: the period of its event in that event's
+ * place (a sampling event's sample its CPU time, a counter's its events, a switch-out
+ * one switch), in a copy; s itself where it has none */
+static const struct dlp_sample *met_counts(struct prof *p, const struct dlp_sample *s,
+					   struct dlp_sample *copy)
+{
+	int k = 0;
+
+	if (!p->met_n || !s->evsel || s->nr_read)
+		return s;
+	while (k < p->nr_met_ev && p->met_ev[k] != s->evsel)
+		k++;
+	if (k == p->nr_met_ev)
+		return s;
+	memset(p->met_read, 0, sizeof(p->met_read));
+	p->met_read[p->met_at[k]] = s->period;
+	*copy = *s;
+	copy->nr_read = p->met_n;
+	copy->read = p->met_read;
+	copy->counts_only = p->met_at[k] && p->opts->metric_samples &&
+		!(s->evsel->attr.type == PERF_TYPE_SOFTWARE &&
+		  s->evsel->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES);
+	return copy;
+}
+
 static int p_meta(void *ctx, const struct recmeta *m)
 {
 	struct prof *p = ctx;
 	const char *release = recmeta_get(m, "release"), *late = recmeta_get(m, "python_late");
+
+	met_events(p, m);
 
 	if (release)
 		snprintf(p->release, sizeof(p->release), "%s", release);
@@ -482,7 +566,8 @@ static int p_sample(void *ctx, const struct dlp_sample *s)
 	struct profile_stats *st = p->st, apart;
 	int ret;
 
-	if (!p->opts->waits_apart || !p->opts->wall || !s->evsel || s->evsel != p->off_ev)
+	if (!s->counts_only &&
+	    (!p->opts->waits_apart || !p->opts->wall || !s->evsel || s->evsel != p->off_ev))
 		return sample_in(p, s, 1);
 	memset(&apart, 0, sizeof(apart));
 	p->st = &apart;
@@ -714,10 +799,14 @@ static int observe(struct prof *p, const struct dlp_sample *s)
 static int p_sample_first(void *ctx, const struct dlp_sample *s)
 {
 	struct prof *p = ctx;
+	struct dlp_sample counted;
 
+	if (p->met_n)
+		s = met_counts(p, s, &counted);
 	/* one event per table: samples of the others count other things (wall: the
-	 * off-CPU ones count with the clock's) */
-	if (p->sel_ev && s->evsel && s->evsel != p->sel_ev && !(p->off_ev && s->evsel == p->off_ev)) {
+	 * off-CPU ones count with the clock's; a counter's go to what reads counts) */
+	if (p->sel_ev && s->evsel && s->evsel != p->sel_ev && !(p->off_ev && s->evsel == p->off_ev) &&
+	    !s->counts_only) {
 		p->st->other_samples++;
 		return p->c->other_sample ? p->c->other_sample(p->c->ctx, s) : 0;
 	}

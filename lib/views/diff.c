@@ -175,6 +175,7 @@ int diff_load(struct diff *d, int side, const char *path)
 		/* the switch-outs read the counters too: delivered, counted in no stat */
 		po.wall = 2;
 		po.waits_apart = 1;
+		po.metric_samples = 1;	/* (a counter sampled on its own: its samples) */
 		v.sample = on_metric_sample;
 		ret = attr_stream_run(path, &po, d->filter, d->rules, &v, &st, &info);
 		if (ret >= 0 && !d->metric_at) {

@@ -306,6 +306,8 @@ static int dv_sample(void *ctx, const struct attributed *as)
 		if (attr_is_switch(as->s))
 			v->fault_switch_seen = 1;
 	}
+	if (as->s->counts_only)	/* (a counter's own sample: its counts, for metview.h) */
+		return v->waits_apart == 2 && v->also.sample ? v->also.sample(v->also.ctx, as) : 0;
 	if (attr_is_switch(as->s)) {
 		count_wait(v, as);
 		if (v->waits_apart == 2 && v->also.sample)

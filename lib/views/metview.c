@@ -29,9 +29,13 @@ struct metview {
 	int clock;		/* the sampling event counts ns (cpu-clock, task-clock) */
 	int switch_reads;	/* the switch-outs read the counters too */
 	int per_cpu;		/* record -a: a cpu's counters, whichever thread ran */
+	int system_wide;	/* record -a */
 	int have_total;
 	uint64_t total[MV_MAX + 1], enabled, running;
 	uint64_t sum[MV_MAX + 1], samples, switch_outs;
+	int events;		/* each counter sampled on its own (META metrics_mode) ... */
+	uint64_t period[MV_MAX];	/* ... every so many events (META metrics_period) */
+	uint64_t counter_samples;	/* ... their samples */
 	struct u64map rows;
 	struct mv_row **list;
 	size_t nr_rows, alloc_rows;
@@ -74,8 +78,20 @@ void metview_meta(struct metview *mv, const struct recmeta *m)
 			mv->total[i] = strtoull(end, &end, 10);
 		mv->have_total = 1;
 	}
-	if (m->system_wide)
+	if ((total = recmeta_get(m, "metrics_mode")) && !strcmp(total, "events")) {
+		const char *p = recmeta_get(m, "metrics_period");
+		char *end;
+
+		mv->events = 1;
+		for (int i = 0; p && i < MV_MAX && *p; i++, p = end) {
+			mv->period[i] = strtoull(p, &end, 10);
+			if (end == p)
+				break;
+		}
+	}
+	if (m->system_wide && !mv->events)
 		mv->per_cpu = 1;
+	mv->system_wide = m->system_wide;
 	if (m->metrics_switch_outs)
 		mv->switch_reads = 1;
 	if (m->event)
@@ -155,7 +171,9 @@ void metview_sample(struct metview *mv, const struct attributed *as)
 		ALLOC_GROW(mv->list, mv->nr_rows + 1, mv->alloc_rows);
 		mv->list[mv->nr_rows++] = r;
 	}
-	if (attr_is_switch(s)) {
+	if (s->counts_only) {
+		mv->counter_samples++;	/* (a counter's own sample: no CPU sample) */
+	} else if (attr_is_switch(s)) {
 		mv->switch_outs++;	/* (a read as its thread left the cpu: no CPU sample) */
 	} else {
 		r->samples++;
@@ -165,6 +183,12 @@ void metview_sample(struct metview *mv, const struct attributed *as)
 		r->v[i] += s->read[i];
 		mv->sum[i] += s->read[i];
 	}
+}
+
+/* The row of what no sample took */
+static const char *rest_name(const struct metview *mv)
+{
+	return mv->events ? "(short of a period)" : "(after the last samples)";
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -358,9 +382,10 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 	if (mv->have_total && !filtered) {
 		for (int i = 0; i <= mv->nr; i++)
 			rest[i] = mv->total[i] > mv->sum[i] ? mv->total[i] - mv->sum[i] : 0;
+		if (mv->system_wide)
+			rest[0] = 0;	/* (a cpu's clock counts its idle time, not sampled) */
 		remainder = 1;
-		put_row(mv, &d, t, "(after the last samples)", 0, "(after the last samples)",
-			UINT64_MAX, 0, rest);
+		put_row(mv, &d, t, rest_name(mv), 0, rest_name(mv), UINT64_MAX, 0, rest);
 	}
 
 	if (fmt == OUT_JSON) {
@@ -372,7 +397,14 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 		for (int i = 0; i < mv->nr; i++)
 			json_str(&j, mv->names[i] ? mv->names[i] : "");
 		json_end(&j);
-		json_kstr(&j, "mode", "group");
+		json_kstr(&j, "mode", mv->events ? "events" : "group");
+		if (mv->events) {
+			json_kobj(&j, "periods");
+			for (int i = 0; i < mv->nr; i++)
+				json_ku64(&j, mv->names[i], mv->period[i]);
+			json_end(&j);
+			json_ku64(&j, "counter_samples", mv->counter_samples);
+		}
 		json_ku64(&j, "samples", mv->samples);
 		json_ku64(&j, "switch_out_reads", mv->switch_outs);
 		json_kbool(&j, "filtered", filtered);
@@ -394,7 +426,15 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 		fprintf(out, "# metrics: ");
 		for (int i = 0; i < mv->nr; i++)
 			fprintf(out, "%s%s", i ? ", " : "", mv->names[i]);
-		if (mv->per_cpu)
+		if (mv->events) {
+			fprintf(out, ": each sampled on its own (");
+			for (int i = 0; i < mv->nr; i++)
+				fprintf(out, "%s%s every %llu", i ? ", " : "", mv->names[i],
+					(unsigned long long)mv->period[i]);
+			fprintf(out, "; %llu samples); a row gets the events of the samples taken "
+				"in it, each counter's off by less than its period a stint\n",
+				(unsigned long long)(mv->counter_samples + mv->switch_outs));
+		} else if (mv->per_cpu)
 			fprintf(out, ": every process (-a), read at each sample, per cpu; a row "
 				"gets the counts of its cpu since the read before there, whichever "
 				"thread ran\n");
@@ -412,10 +452,14 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 					(double)mv->total[i + 1] : 100.0);
 			fputc('\n', out);
 		}
-		if (mv->kind == DLVIEW_FAMILY && mv->switch_reads)
-			fprintf(out, "# a read as a thread left the cpu goes to the wait family of its "
-				"stack (wait-preempted, wait-gil, ...)\n");
-		if (remainder)
+		if (mv->kind == DLVIEW_FAMILY && (mv->switch_reads || mv->events))
+			fprintf(out, "# %s goes to the wait family of its stack (wait-preempted, "
+				"wait-gil, ...)\n", mv->events ? "a context switch" :
+				"a read as a thread left the cpu");
+		if (remainder && mv->events)
+			fprintf(out, "# %s: what the counters counted short of a period's end, in "
+				"each thread on each cpu\n", rest_name(mv));
+		else if (remainder)
 			fprintf(out, "# (after the last samples): counted after each thread's last "
 				"read on a cpu, or in threads that had none\n");
 		fputc('\n', out);

@@ -96,7 +96,7 @@ static int rep_sample(void *ctx, const struct attributed *as)
 	const struct dlp_sample *s = as->s;
 	const char *fam = as->a->family;
 
-	if (!r->off_cpu && attr_is_switch(s)) {
+	if (s->counts_only || (!r->off_cpu && attr_is_switch(s))) {
 		/* (dlview_waits_apart: passed on for the counters it read) */
 		if (r->mv)
 			metview_sample(r->mv, as);
@@ -390,6 +390,7 @@ static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 		rc->view = dlview_new(rc->o->rules, &rc->rv);
 	}
 	readings_opts(rd, &po);
+	po.metric_samples = 1;	/* (the DL view's fault finding reads them too) */
 	if ((rc->o->view == DLVIEW_THREAD || rc->mv) && !po.off_cpu && !po.wall) {
 		/* the switch-outs too, for the threads' waits for the GIL, and with
 		 * --metrics for the counts they read (metview.h) */

@@ -166,6 +166,8 @@ static int tl_sample(void *ctx, const struct attributed *as)
 		memcpy(tl->read_vals + tl->nr_vals, s->read + 1, (size_t)tl->nr_met * 8);
 		tl->nr_vals += (size_t)tl->nr_met;
 	}
+	if (s->counts_only)
+		return 0;	/* (a counter's own sample: its counts only) */
 	if (attr_is_switch(s)) {
 		/* names the off-CPU slice that starts here (off_name); its Python line is
 		 * its own stack's (not the one an OpenMP worker's attribution borrows) */
@@ -1009,6 +1011,7 @@ static int tl_one(void *ctx, struct readings *rd, size_t k, struct profile_stats
 	readings_opts(rd, &po);
 	if (!po.off_cpu && !po.wall)
 		po.wall = 2;	/* the switch-outs' stacks, where recorded: what a wait is for */
+	po.metric_samples = 1;	/* (the counter tracks: a counter sampled on its own) */
 	ret = attr_stream_run_filtered(tl->as, rd->in[k].file, &po, tr->o->filt, st, info);
 	if (po.wall == 2)
 		st->samples -= st->off_samples;	/* the trace's samples: the CPU's */

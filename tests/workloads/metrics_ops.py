@@ -12,7 +12,7 @@ read by a sample taken inside it (or by the switch-out that ends its thread's st
 the cpu).  The workload measures each operator itself, around
 each call, with getrusage(RUSAGE_THREAD): minor + major faults, voluntary + involuntary
 context switches.  It prints one JSON line per worker:
-  {"pid": P, "tid": T, "ops": {"fault_small": {"faults": F, "switches": S}, ...}}
+  {"pid": P, "tid": T, "ops": {"fault_small": {"faults": F, "switches": S, "calls": C}, ...}}
 """
 import json
 import mmap
@@ -72,7 +72,8 @@ def worker(cpu, out):
     end = time.thread_time() + 0.03
     while time.thread_time() < end:
         pass
-    ops = {f.__name__: {"faults": 0, "switches": 0} for f in (fault_small, fault_large, sleepy)}
+    ops = {f.__name__: {"faults": 0, "switches": 0, "calls": 0}
+           for f in (fault_small, fault_large, sleepy)}
     for _ in range(ROUNDS):
         for f in (fault_small, fault_large, sleepy):
             f0, s0 = usage()
@@ -80,6 +81,7 @@ def worker(cpu, out):
             f1, s1 = usage()
             ops[f.__name__]["faults"] += f1 - f0
             ops[f.__name__]["switches"] += s1 - s0
+            ops[f.__name__]["calls"] += 1
     out.append({"pid": os.getpid(), "tid": threading.get_native_id(), "ops": ops})
 
 
