@@ -1,11 +1,13 @@
 #!/bin/sh
-# t5000: unit tests of the DL view: family rules, operators, ITT collector and reader
+# t5000: unit tests of the DL view: family rules, operators, ITT collector and reader,
+# the fast-path findings from FP operations counted by width
 . "$(dirname "$0")/lib.sh"
 
 export DLPROF_DATADIR="$TOP/share"
 
 test_unit test-family	# family rules, classification and operators
 test_unit test-itt	# the ITT collector through an emulated static stub
+test_unit test-fastpath	# FP width by primitive (record --metrics fp), made counts
 
 test_expect_success 'collector exports the version-1 protocol and no libdlprof symbols' '
 	nm -D --defined-only "$BUILD/libdlprof-itt.so" >syms &&

@@ -146,6 +146,17 @@ static void table_details(struct dlview *v, FILE *out, const struct prim_row *r)
 		fput_wrapped(out, " ", sb.buf, 4, 79);
 		strbuf_reset(&sb);
 	}
+	if (fp) {
+		char phrase[128];
+		uint64_t all = fastpath_fp_phrase(fp, phrase, sizeof(phrase));
+
+		if (all) {
+			/* record --metrics fp: the width it really ran at */
+			strbuf_addf(&sb, "FP operations: %.3g, %s", (double)all, phrase);
+			fput_wrapped(out, " ", sb.buf, 4, 79);
+			strbuf_reset(&sb);
+		}
+	}
 	op = top_of(v, &v->prim_op, r->key, &n);
 	if (op && r->samples) {
 		strbuf_addf(&sb, "in %s %.0f%%", attr_op_name(op, NULL), pct(n, r->samples));

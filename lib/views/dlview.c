@@ -206,6 +206,7 @@ static int dv_meta(void *ctx, const struct recmeta *m)
 		if (strstr(m->warn[i], "ITT collector"))
 			v->itt_warn = xstrdup(m->warn[i]);
 	fastpath_meta(v->fp, m);
+	fastpath_meta(v->fp_prims, m);
 	return 0;
 }
 
@@ -306,8 +307,14 @@ static int dv_sample(void *ctx, const struct attributed *as)
 		if (attr_is_switch(as->s))
 			v->fault_switch_seen = 1;
 	}
-	if (as->s->counts_only)	/* (a counter's own sample: its counts, for metview.h) */
+	if (as->s->counts_only) {
+		/* a counter's own sample: its counts (FP width by primitive; metview.h) */
+		if (as->a->prim)
+			fastpath_counts(v->fp_prims, as->s, as->a->prim_desc ?
+					as->a->prim_desc->key : attr_prim_op(as->a->prim));
+		fastpath_counts(v->fp, as->s, as->a->prim);
 		return v->waits_apart == 2 && v->also.sample ? v->also.sample(v->also.ctx, as) : 0;
+	}
 	if (attr_is_switch(as->s)) {
 		count_wait(v, as);
 		if (v->waits_apart == 2 && v->also.sample)

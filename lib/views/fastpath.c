@@ -73,7 +73,11 @@ struct fastpath {
 	struct symcount refblas_sym;
 	char *refblas_path;		/* the first such file (copied: the machine may go first) */
 	const char *f_spin, *f_omp, *f_aten;
+	int fpw_at[FPW_NR];	/* fp-scalar .. fp-512's places in a sample's counts, 0: none */
 };
+
+static const char *const fpw_names[FPW_NR] = { "fp-scalar", "fp-128", "fp-256", "fp-512" };
+static const char *const fpw_words[FPW_NR] = { "scalar", "128-bit", "256-bit", "512-bit" };
 
 static void symcount_add(struct symcount *c, const char *sym)
 {
@@ -171,6 +175,8 @@ void fastpath_meta(struct fastpath *fp, const struct recmeta *m)
 			fastpath_env_set(fp, key + 4, value);
 		}
 	}
+	for (int k = 0; m->metrics && k < FPW_NR; k++)
+		fp->fpw_at[k] = list_index(m->metrics, fpw_names[k]);
 }
 
 const char *fastpath_env(const struct fastpath *fp, const char *name)
@@ -334,6 +340,39 @@ static void refblas_sample(struct fastpath *fp, struct machine *m, const struct 
 		fp->refblas_path = xstrdup(mp->dso->path);
 }
 
+void fastpath_counts(struct fastpath *fp, const struct dlp_sample *s, const char *primitive)
+{
+	struct fp_prim *p = NULL;
+
+	if (!primitive || !s->read)
+		return;
+	for (int k = 0; k < FPW_NR; k++)
+		if (fp->fpw_at[k] && (uint32_t)fp->fpw_at[k] < s->nr_read &&
+		    s->read[fp->fpw_at[k]]) {
+			if (!p)
+				p = prim_get(fp, primitive);
+			p->fp_ops[k] += s->read[fp->fpw_at[k]];
+			fp->finished = 0;
+		}
+}
+
+uint64_t fastpath_fp_phrase(const struct fp_prim *p, char *buf, size_t len)
+{
+	uint64_t all = 0;
+	size_t n = 0;
+
+	for (int k = 0; k < FPW_NR; k++)
+		all += p->fp_ops[k];
+	if (!all || !len)
+		return 0;
+	buf[0] = 0;
+	for (int k = FPW_NR - 1; k >= 0 && n < len; k--)
+		if (p->fp_ops[k] * 100 >= all)
+			n += (size_t)snprintf(buf + n, len - n, "%s%.1f%% %s", n ? ", " : "",
+					      pct(p->fp_ops[k], all), fpw_words[k]);
+	return all;
+}
+
 void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
 		     const struct frame *frames, size_t nr, const char *sym, const char *family,
 		     const char *primitive)
@@ -343,6 +382,7 @@ void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sa
 	if (!nr)
 		return;
 	fp->finished = 0;
+	fastpath_counts(fp, s, primitive);
 	if (f->flags & (FRAME_JIT | FRAME_ANON))
 		fp->jit++;
 	else if (!(f->flags & FRAME_KERNEL) && f->dso && !strncmp(f->dso, "libdnnl", 7))
@@ -544,6 +584,8 @@ static size_t find_dnnl_no_jit(struct fastpath *fp, uint64_t total, struct findi
 		uint64_t outside = p->part[FP_LIB] + p->part[FP_OTHER];
 		struct strbuf sb = STRBUF_INIT;
 		const struct fp_desc *rd;
+		char phrase[256];
+		uint64_t fp_all;
 
 		if (pct(work, total) < FASTPATH_NOJIT_PCT || p->part[FP_JIT] * 2 >= work ||
 		    !(x = next(f, n, max)))
@@ -570,6 +612,9 @@ static size_t find_dnnl_no_jit(struct fastpath *fp, uint64_t total, struct findi
 			add_desc(&sb, rd, total);
 			strbuf_addstr(&sb, ". ");
 		}
+		if ((fp_all = fastpath_fp_phrase(p, phrase, sizeof(phrase))))
+			strbuf_addf(&sb, "Its %.3g FP operations (record --metrics fp): %s. ",
+				    (double)fp_all, phrase);
 		strbuf_addstr(&sb, "Likely causes: ");
 		if (rd)
 			snprintf(x->brief, sizeof(x->brief), "oneDNN %s ran %s (%.1f%% of samples): %s",
@@ -743,6 +788,68 @@ static void find_dnnl_reference(struct fastpath *fp, uint64_t total, struct find
 	}
 }
 
+/* Whether the dnnl-no-jit finding names this primitive (its FP operations are said there) */
+static int said_no_jit(const struct fp_prim *p, uint64_t total)
+{
+	uint64_t work = p->part[FP_JIT] + p->part[FP_LIB] + p->part[FP_OTHER];
+
+	return pct(work, total) >= FASTPATH_NOJIT_PCT && p->part[FP_JIT] * 2 < work;
+}
+
+/* oneDNN primitives whose FP operations (record --metrics fp: counted, not inferred from
+ * code) were mostly narrower than the recorded CPU's widest vectors: kernels for a
+ * narrower ISA (a cap, a layout), or scalar code */
+static void find_dnnl_fp_width(struct fastpath *fp, uint64_t total, struct finding *f,
+			       size_t *n, size_t max)
+{
+	int widest = cpu_has(fp, "avx512f") ? FPW_512 : cpu_has(fp, "avx") ? FPW_256 : FPW_128;
+	static const char *const vectors[FPW_NR] = { "", "128-bit (SSE)", "256-bit (AVX)",
+						     "512-bit (AVX-512)" };
+
+	for (size_t i = 0; i < fp->nr_prims; i++) {
+		const struct fp_prim *p = &fp->prims[i];
+		const char *cap = fastpath_env(fp, "ONEDNN_MAX_CPU_ISA");
+		uint64_t all = 0;
+		int most = 0;
+		char phrase[256];
+		struct finding *x;
+
+		for (int k = 0; k < FPW_NR; k++) {
+			all += p->fp_ops[k];
+			if (p->fp_ops[k] > p->fp_ops[most])
+				most = k;
+		}
+		if (!all || pct(p->samples, total) < FASTPATH_FPW_PCT ||
+		    p->fp_ops[widest] * 2 >= all || said_no_jit(p, total) ||
+		    !fastpath_fp_phrase(p, phrase, sizeof(phrase)) || !(x = next(f, n, max)))
+			continue;
+		if (!cap)
+			cap = fastpath_env(fp, "DNNL_MAX_CPU_ISA");
+		x->id = "dnnl-fp-width";
+		x->figure = pct(p->samples, total);
+		snprintf(x->brief, sizeof(x->brief), "oneDNN %s: FP operations mostly %s on a "
+			 "CPU with %s vectors (%.1f%% of samples)", p->name, fpw_words[most],
+			 vectors[widest], x->figure);
+		if (most == FPW_SCALAR)
+			snprintf(x->text, sizeof(x->text), "oneDNN %s (%.1f%% of samples): its %.3g "
+				 "FP operations (record --metrics fp) %s, on a CPU with %s "
+				 "vectors%s: scalar FP is reference code or the tails of a JIT "
+				 "kernel's loops (small or odd channel counts). ONEDNN_VERBOSE=1 "
+				 "names the implementation", p->name, x->figure, (double)all, phrase,
+				 vectors[widest], flags_note(fp));
+		else
+			snprintf(x->text, sizeof(x->text), "oneDNN %s (%.1f%% of samples): its %.3g "
+				 "FP operations (record --metrics fp) %s, on a CPU with %s "
+				 "vectors%s: %s%s%s", p->name, x->figure, (double)all, phrase,
+				 vectors[widest], flags_note(fp),
+				 cap ? "ONEDNN_MAX_CPU_ISA=" : "its JIT kernels were built for a "
+				 "narrower ISA (", cap ? cap : p->nr_kernels ? p->kernels[0].name : "?",
+				 cap ? " in the workload's environment caps its kernels: unset it" :
+				 "); a data type or layout without kernels at the CPU's width does "
+				 "that: ONEDNN_VERBOSE=1 names the implementation");
+	}
+}
+
 size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f, size_t max)
 {
 	size_t n = 0, nojit;
@@ -755,6 +862,7 @@ size_t fastpath_findings(struct fastpath *fp, uint64_t total, struct finding *f,
 	find_aten_default(fp, total, f, &n, max);
 	find_openblas_coretype(fp, total, f, &n, max);
 	find_reference_blas(fp, total, f, &n, max);
+	find_dnnl_fp_width(fp, total, f, &n, max);
 	if (!nojit)	/* a primitive said it already */
 		find_dnnl_reference(fp, total, f, &n, max);
 	return n;

@@ -18,6 +18,8 @@
  *   aten-avx2          aten in AVX2 code on an AVX-512 machine
  *   aten-default       aten in its DEFAULT (SSE) kernels on an AVX2/AVX-512 machine
  *   openblas-coretype  OpenBLAS pinned below the CPU by OPENBLAS_CORETYPE
+ *   dnnl-fp-width      a primitive's FP operations (record --metrics fp) mostly
+ *                      narrower than the CPU's vectors, or scalar
  */
 #ifndef DLPROF_FASTPATH_H
 #define DLPROF_FASTPATH_H
@@ -57,10 +59,15 @@ struct fp_kernel {
 	uint64_t samples;
 };
 
+/* FP operations by width (record --metrics fp) */
+enum fp_width { FPW_SCALAR, FPW_128, FPW_256, FPW_512, FPW_NR };
+
 struct fp_prim {
 	const char *name;	/* the ITT task name: "convolution", "reorder" (interned) */
 	uint64_t samples;
 	uint64_t part[FP_NR];
+	uint64_t fp_ops[FPW_NR];	/* FP operations its samples counted (record --metrics
+					   fp, read or sampled), by width */
 	struct fp_kernel *kernels;	/* sorted by samples, most first (after fastpath_finish) */
 	size_t nr_kernels, alloc_kernels;
 };
@@ -79,6 +86,14 @@ void fastpath_meta(struct fastpath *fp, const struct recmeta *m);
 void fastpath_sample(struct fastpath *fp, struct machine *m, const struct dlp_sample *s,
 		     const struct frame *frames, size_t nr, const char *sym, const char *family,
 		     const char *primitive);
+/* The FP operations by width a sample's counts hold (META metrics fp-scalar ... fp-512),
+ * to its primitive; fastpath_sample() takes them too: this is for a counter's own sample
+ * (dlp_sample.counts_only), which is no CPU sample */
+void fastpath_counts(struct fastpath *fp, const struct dlp_sample *s, const char *primitive);
+/* A primitive's FP operations by width as one phrase ("96.0% 512-bit, 4.0% scalar"):
+ * widths of at least 1%, widest first.  Returns how many it counted, 0: none (buf
+ * untouched) */
+uint64_t fastpath_fp_phrase(const struct fp_prim *p, char *buf, size_t len);
 /* One sample's described primitive (attr.h prim_desc) inside the primitive of kind
  * PRIMITIVE (as given to fastpath_sample): the dnnl-no-jit finding then names the exact
  * primitive that ran a reference implementation (impl "ref:..."), with its shape, calls
@@ -101,5 +116,7 @@ const char *fastpath_env(const struct fastpath *fp, const char *name);
 #define FASTPATH_GEMM_PCT	5.0	/* OpenBLAS samples in code narrower than the CPU */
 #define FASTPATH_REF_PCT	1.0	/* reference oneDNN code by symbol name */
 #define FASTPATH_REFBLAS_PCT	2.0	/* the reference (netlib) BLAS or LAPACK */
+#define FASTPATH_FPW_PCT	5.0	/* a primitive whose FP operations are narrower than
+					   the CPU's widest vectors */
 
 #endif
