@@ -141,19 +141,24 @@ static int is_fw_code(const struct frame *f)
 
 /* Outside any operator, the phase of the process when its stack shows one: loading a
  * library (static constructors: torch registers its operators and kernels there, and
- * the Python extension's module init), or exiting (destructors deregister them). */
+ * the Python extension's module init), or exiting (destructors deregister them, the
+ * interpreter's teardown and atexit handlers).  ld.so's and libc's own names where they
+ * have symbols; where they are stripped (Debian 13's, in a container: t1015) the
+ * functions they export, which the paths run through: dlopen, exit, and CPython's
+ * Py_FinalizeEx and Py_Exit.  Innermost first: a library a handler loads is init. */
 static const char *phase_from_stack(struct attr *a, const struct frame *frames, size_t nr)
 {
 	for (size_t i = 0; i < nr; i++) {
 		const char *s = frames[i].sym;
 
-		if (!s)
+		if (!s || (frames[i].flags & (FRAME_KERNEL | FRAME_PYTHON)))
 			continue;
 		if (!strcmp(s, "_dl_init") || !strcmp(s, "call_init") ||
 		    !strcmp(s, "dl_open_worker") || !strcmp(s, "initModule") ||
-		    !strncmp(s, "PyInit_", 7))
+		    !strncmp(s, "PyInit_", 7) || !strcmp(s, "dlopen") || !strcmp(s, "dlmopen"))
 			return a->ph_init;
-		if (!strcmp(s, "__run_exit_handlers") || !strcmp(s, "_dl_fini"))
+		if (!strcmp(s, "__run_exit_handlers") || !strcmp(s, "_dl_fini") ||
+		    !strcmp(s, "exit") || !strcmp(s, "Py_FinalizeEx") || !strcmp(s, "Py_Exit"))
 			return a->ph_exit;
 	}
 	return NULL;
