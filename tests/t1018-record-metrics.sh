@@ -24,6 +24,27 @@ expect_code() {
 	[ $rc = "$want" ] || { echo "exit $rc, not $want: $*"; return 1; }
 }
 
+# tracks_equal DATA [CHECK...]: timeline's counter tracks per thread (summed) equal the
+# thread table's counts of report --metrics, page faults and context switches, for the
+# three workers (threads with over 1,000 page faults); CHECKs on the table (th) too
+tracks_equal() {
+	data=$1
+	shift
+	"$DLPROF" timeline -i "$data" -o "$data.trace.json" 2>/dev/null &&
+	"$DLPROF" report -i "$data" --metrics --sort thread --format json --limit 0 >"$data.th.json" &&
+	json_check t="$data.trace.json" th="$data.th.json" \
+		"ev = t.traceEvents if isinstance(t, dict) else t" \
+		"c = collections.Counter()" \
+		"for e in ev:
+    if e.get(\"ph\") == \"C\" and \" (tid \" in e[\"name\"]: c[e[\"name\"]] += e[\"args\"][\"per 10 ms\"]" \
+		"rows = [r for r in th.rows if r.tid and r[\"page-faults\"] > 1000]" \
+		"print([(r.tid, r[\"page-faults\"], c[\"page-faults (tid %d)\" % r.tid]) for r in rows])" \
+		"len(rows) >= 3" \
+		"all(c[\"page-faults (tid %d)\" % r.tid] == r[\"page-faults\"] for r in rows)" \
+		"all(c[\"context-switches (tid %d)\" % r.tid] == r[\"context-switches\"] for r in rows)" \
+		"$@"
+}
+
 # Each counter sampled on its own (--metrics-mode events; the default before Linux 6.12):
 # a sample every 16 page faults, one per switch-out.  16, not 8: fault_large's 2,000
 # faults are then 125 samples of 32 KiB of stack, half a cpu's 8 MiB ring (at 8, a
@@ -54,17 +75,7 @@ test_expect_success 'events: the finding, the header, the timeline'"'"'s tracks'
 	cat eline.txt && tr -s " \n" "  " <eline.txt >eflat.txt &&
 	grep -q "^# metrics: page-faults, context-switches: each sampled on its own (page-faults every 16, context-switches every 1; [0-9]* samples)" eline.txt &&
 	grep -q "most in fault_large (metrics_ops.py:[0-9]*): [0-9]*% of the [0-9]* page faults read" eflat.txt &&
-	"$DLPROF" timeline -i e.data -o e.trace.json 2>/dev/null &&
-	"$DLPROF" report -i e.data --metrics --sort thread --format json --limit 0 >eth.json &&
-	json_check t=e.trace.json th=eth.json \
-		"ev = t.traceEvents if isinstance(t, dict) else t" \
-		"c = collections.Counter()" \
-		"for e in ev:
-    if e.get(\"ph\") == \"C\" and \" (tid \" in e[\"name\"]: c[e[\"name\"]] += e[\"args\"][\"per 10 ms\"]" \
-		"rows = [r for r in th.rows if r.tid and r[\"page-faults\"] > 1000]" \
-		"len(rows) >= 3" \
-		"all(c[\"page-faults (tid %d)\" % r.tid] == r[\"page-faults\"] for r in rows)" \
-		"th.mode == \"events\" and th.periods[\"page-faults\"] == 16"
+	tracks_equal e.data "th.mode == \"events\" and th.periods[\"page-faults\"] == 16"
 '
 
 test_expect_success 'events: default periods; bad input one line' '
@@ -125,18 +136,7 @@ test_expect_success 'without --metrics the finding says where the operators are'
 '
 
 test_expect_success 'timeline: a counter track per thread and counter, the thread table'"'"'s sums' '
-	"$DLPROF" timeline -i m.data -o m.trace.json 2>/dev/null &&
-	"$DLPROF" report -i m.data --metrics --sort thread --format json --limit 0 >th.json &&
-	json_check t=m.trace.json th=th.json \
-		"ev = t.traceEvents if isinstance(t, dict) else t" \
-		"c = collections.Counter()" \
-		"for e in ev:
-    if e.get(\"ph\") == \"C\" and \" (tid \" in e[\"name\"]: c[e[\"name\"]] += e[\"args\"][\"per 10 ms\"]" \
-		"rows = [r for r in th.rows if r.tid and r[\"page-faults\"] > 1000]" \
-		"print([(r.tid, r[\"page-faults\"], c[\"page-faults (tid %d)\" % r.tid]) for r in rows])" \
-		"len(rows) >= 3" \
-		"all(c[\"page-faults (tid %d)\" % r.tid] == r[\"page-faults\"] for r in rows)" \
-		"all(c[\"context-switches (tid %d)\" % r.tid] == r[\"context-switches\"] for r in rows)"
+	tracks_equal m.data "th.mode == \"group\""
 '
 
 # own_faults TRUTH OP [PID]: the faults OP measured in the workers (of process PID)

@@ -135,6 +135,36 @@ static int probe_leader(const struct perf_event_attr *lead)
 	return fd < 0 ? -errno : fd;
 }
 
+/* A counter's event name into a, zeroed first: 0, or -1 with why set (a name libpfm4
+ * does not know says so only where no other name gave a reason) */
+static int met_resolve(const char *name, struct perf_event_attr *a, const char **why)
+{
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	ret = event_resolve(name, a);
+	if (ret == EVENT_UNKNOWN) {
+		if (!*why)
+			*why = "no such event on this CPU";
+		return -1;
+	}
+	if (ret < 0) {
+		*why = "libpfm4 cannot encode it";
+		return -1;
+	}
+	return 0;
+}
+
+/* Why the kernel would not open counter a (err, its errno), in buf */
+static const char *met_refused(char *buf, size_t len, int err, const struct perf_event_attr *a)
+{
+	if ((err == ENOENT || err == ENODEV || err == EOPNOTSUPP) && a->type != PERF_TYPE_SOFTWARE)
+		snprintf(buf, len, "no hardware PMU here: %s", strerror(err));
+	else
+		snprintf(buf, len, "the kernel refuses it: %s", strerror(err));
+	return buf;
+}
+
 /* One member: the first of its names that resolves and opens in the probe's group */
 static void met_add(struct rec_metrics *m, int leader_fd, const struct perf_event_attr *lead,
 		    const char *label, const char *const *names, size_t nr_names)
@@ -150,19 +180,10 @@ static void met_add(struct rec_metrics *m, int leader_fd, const struct perf_even
 	}
 	for (size_t k = 0; k < nr_names && names[k]; k++) {
 		struct perf_event_attr a;
-		int fd, ret;
+		int fd;
 
-		memset(&a, 0, sizeof(a));
-		ret = event_resolve(names[k], &a);
-		if (ret == EVENT_UNKNOWN) {
-			if (!why)
-				why = "no such event on this CPU";
+		if (met_resolve(names[k], &a, &why))
 			continue;
-		}
-		if (ret < 0) {
-			why = "libpfm4 cannot encode it";
-			continue;
-		}
 		a.size = sizeof(a);
 		a.inherit = lead->inherit;
 		a.use_clockid = lead->use_clockid;	/* (a group has one clock) */
@@ -173,15 +194,7 @@ static void met_add(struct rec_metrics *m, int leader_fd, const struct perf_even
 		}
 		fd = event_open(&a, 0, -1, leader_fd, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
-			int err = errno;
-
-			if ((err == ENOENT || err == ENODEV || err == EOPNOTSUPP) &&
-			    a.type != PERF_TYPE_SOFTWARE)
-				snprintf(buf, sizeof(buf), "no hardware PMU here: %s", strerror(err));
-			else
-				snprintf(buf, sizeof(buf), "the kernel refuses it: %s",
-					 strerror(err));
-			why = buf;
+			why = met_refused(buf, sizeof(buf), errno, &a);
 			continue;
 		}
 		close(fd);
@@ -249,17 +262,8 @@ static void met_add_event(struct recorder *r, const struct perf_event_attr *comm
 		struct perf_event_attr a;
 		int dropped = 0, ret;
 
-		memset(&a, 0, sizeof(a));
-		ret = event_resolve(names[k], &a);
-		if (ret == EVENT_UNKNOWN) {
-			if (!why)
-				why = "no such event on this CPU";
+		if (met_resolve(names[k], &a, &why))
 			continue;
-		}
-		if (ret < 0) {
-			why = "libpfm4 cannot encode it";
-			continue;
-		}
 		memset(e, 0, sizeof(*e));
 		e->attr = *common;
 		e->attr.type = a.type;
@@ -285,12 +289,7 @@ static void met_add_event(struct recorder *r, const struct perf_event_attr *comm
 				      PERF_FORMAT_TOTAL_TIME_RUNNING;
 		ret = event_probe(&e->attr, &dropped);
 		if (ret < 0) {
-			if ((ret == -ENOENT || ret == -ENODEV || ret == -EOPNOTSUPP) &&
-			    e->attr.type != PERF_TYPE_SOFTWARE)
-				snprintf(buf, sizeof(buf), "no hardware PMU here: %s", strerror(-ret));
-			else
-				snprintf(buf, sizeof(buf), "the kernel refuses it: %s", strerror(-ret));
-			why = buf;
+			why = met_refused(buf, sizeof(buf), -ret, &e->attr);
 			continue;
 		}
 		snprintf(e->name, sizeof(e->name), "%s", label);
