@@ -302,23 +302,37 @@ static void met_add_event(struct recorder *r, const struct perf_event_attr *comm
 	met_left(m, label, why ? why : "no event counts it");
 }
 
-/* Each counter of LIST to add(): a set's members, or an event by its name.  DLP_USAGE
- * on a name that is neither (said). */
+/* How a mode adds one counter: its label, the event names that count it (tried in
+ * order), its events per sample where sampled on its own (0: its kind's default) */
+typedef void met_add_fn(struct recorder *r, int leader_fd, const struct perf_event_attr *common,
+			const char *label, const char *const *names, size_t nr_names,
+			uint64_t period);
+
+/* Each counter of LIST to add(): a set's members, or an event by its name; a hardware
+ * member where there is no PMU is left out with that reason, unasked.  Then what was
+ * left out is said.  DLP_USAGE on a name that is neither, DLP_FAILED when none is left
+ * (said). */
 static int met_each(struct recorder *r, int leader_fd, const struct perf_event_attr *common,
-		    void (*add)(struct recorder *r, int leader_fd,
-				const struct perf_event_attr *common, const struct met_def *d,
-				const char *name))
+		    met_add_fn *add)
 {
 	char *copy = xstrdup(r->opts->metrics), *save = NULL, *name;
 
 	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		const char *one[1] = { name };
 		int set = 0;
 
-		for (size_t i = 0; i < ARRAY_SIZE(met_defs); i++)
-			if (!strcmp(met_defs[i].set, name)) {
-				add(r, leader_fd, common, &met_defs[i], NULL);
-				set = 1;
-			}
+		for (size_t i = 0; i < ARRAY_SIZE(met_defs); i++) {
+			const struct met_def *d = &met_defs[i];
+
+			if (strcmp(d->set, name))
+				continue;
+			set = 1;
+			if (met_def_hw(d) && no_pmu() && !met_has(&r->met, d->label))
+				met_left(&r->met, d->label, no_pmu());
+			else
+				add(r, leader_fd, common, d->label, d->names, ARRAY_SIZE(d->names),
+				    d->period);
+		}
 		if (!set) {
 			struct perf_event_attr a;
 
@@ -329,40 +343,34 @@ static int met_each(struct recorder *r, int leader_fd, const struct perf_event_a
 				free(copy);
 				return DLP_USAGE;
 			}
-			add(r, leader_fd, common, NULL, name);
+			add(r, leader_fd, common, name, one, 1, 0);
 		}
 	}
 	free(copy);
+	met_say_left(r);
+	if (!r->met.nr)
+		return error("--metrics: none of the counters asked for can be counted here"),
+		       DLP_FAILED;
 	return 0;
 }
 
+/* A group's member (met_add_fn) */
 static void add_member(struct recorder *r, int leader_fd, const struct perf_event_attr *common,
-		       const struct met_def *d, const char *name)
+		       const char *label, const char *const *names, size_t nr_names,
+		       uint64_t period)
 {
-	const char *one[1] = { name };
-
 	(void)common;
-	if (d && met_def_hw(d) && no_pmu() && !met_has(&r->met, d->label))
-		met_left(&r->met, d->label, no_pmu());
-	else if (d)
-		met_add(&r->met, leader_fd, &r->ev[0].attr, d->label, d->names,
-			ARRAY_SIZE(d->names));
-	else
-		met_add(&r->met, leader_fd, &r->ev[0].attr, name, one, 1);
+	(void)period;
+	met_add(&r->met, leader_fd, &r->ev[0].attr, label, names, nr_names);
 }
 
+/* A counter sampled on its own (met_add_fn) */
 static void add_event(struct recorder *r, int leader_fd, const struct perf_event_attr *common,
-		      const struct met_def *d, const char *name)
+		      const char *label, const char *const *names, size_t nr_names,
+		      uint64_t period)
 {
-	const char *one[1] = { name };
-
 	(void)leader_fd;
-	if (d && met_def_hw(d) && no_pmu() && !met_has(&r->met, d->label))
-		met_left(&r->met, d->label, no_pmu());
-	else if (d)
-		met_add_event(r, common, d->label, d->names, ARRAY_SIZE(d->names), d->period);
-	else
-		met_add_event(r, common, name, one, 1, 0);
+	met_add_event(r, common, label, names, nr_names, period);
 }
 
 /* RECORD_MET_EVENTS, asked for or where the kernel cannot read a group with inherited
@@ -381,10 +389,6 @@ static int setup_events(struct recorder *r, const struct perf_event_attr *common
 	ret = met_each(r, -1, common, add_event);
 	if (ret)
 		return ret;
-	met_say_left(r);
-	if (!m->nr)
-		return error("--metrics: none of the counters asked for can be counted here"),
-		       DLP_FAILED;
 	for (int i = 0; i < m->nr; i++)
 		strbuf_addf(&sb, "%s%s every %llu", i ? ", " : "", m->label[i],
 			    (unsigned long long)m->period[i]);
@@ -430,10 +434,6 @@ int metrics_setup(struct recorder *r, const struct perf_event_attr *common)
 	close(fd);
 	if (ret)
 		return ret;
-	met_say_left(r);
-	if (!m->nr)
-		return error("--metrics: none of the counters asked for can be counted here"),
-		       DLP_FAILED;
 	if (!lead->disabled) {
 		/* -p, -a: the group starts once whole (metrics_open): a member added to a
 		 * group already counting on a cpu's own context is not scheduled in until
