@@ -77,6 +77,7 @@ static void fuzz_read(const char *path, const struct family_rules *rules)
 	if (session_process(path, NULL, NULL, &info) < 0)
 		return;
 	memset(&po, 0, sizeof(po));
+	po.metric_samples = 1;	/* (a counter's own samples, as report reads them) */
 	v.ctx = metview_new(DLVIEW_OP);
 	attr_stream_run(path, &po, NULL, rules, &v, &st, &info);
 	fuzz_print_metrics(v.ctx);
