@@ -70,12 +70,15 @@ test_expect_success 'events: each operator'"'"'s faults and switches within a pe
 	/usr/bin/python3 "$SRC/tools/metrics-check.py" "$DLPROF" e.data etruth
 '
 
-test_expect_success 'events: the finding, the header, the timeline'"'"'s tracks' '
+test_expect_success 'events: the finding, the header, the timeline'"'"'s tracks, report -e' '
 	"$DLPROF" report -i e.data --metrics --sort line >eline.txt &&
 	cat eline.txt && tr -s " \n" "  " <eline.txt >eflat.txt &&
 	grep -q "^# metrics: page-faults, context-switches: each sampled on its own (page-faults every 16, context-switches every 1; [0-9]* samples)" eline.txt &&
 	grep -q "most in fault_large (metrics_ops.py:[0-9]*): [0-9]*% of the [0-9]* page faults read" eflat.txt &&
-	tracks_equal e.data "th.mode == \"events\" and th.periods[\"page-faults\"] == 16"
+	tracks_equal e.data "th.mode == \"events\" and th.periods[\"page-faults\"] == 16" &&
+	"$DLPROF" report -i e.data -e page-faults --sort line >ef.txt &&
+	sed -n 3p ef.txt | grep -q "^# event: *page-faults (every 16 events, stacks" &&
+	grep -E "^ *[0-9.]+% .* fault_large \(metrics_ops.py:[0-9]+\)\$" ef.txt
 '
 
 test_expect_success 'events: default periods; bad input one line' '

@@ -95,13 +95,11 @@ static void ask_skip(struct prof *p)
 static int p_attr(void *ctx, const struct evsel *ev)
 {
 	struct prof *p = ctx;
-
-	if (p->nr_evs < MET_EVS)
-		p->evs[p->nr_evs++] = ev;
-
 	const char *want = p->opts->event ? p->opts->event :
 			   p->opts->off_cpu ? "context-switches" : NULL;
 
+	if (p->nr_evs < MET_EVS)
+		p->evs[p->nr_evs++] = ev;	/* (met_events) */
 	if (p->opts->wall && !strcmp(ev->name, "context-switches")) {
 		p->off_ev = ev;	/* counted beside the clock event */
 		return 0;
@@ -188,7 +186,8 @@ static const struct dlp_sample *met_counts(struct prof *p, const struct dlp_samp
 	*copy = *s;
 	copy->nr_read = p->met_n;
 	copy->read = p->met_read;
-	copy->counts_only = p->met_at[k] && p->opts->metric_samples &&
+	/* (a counter's samples are a table's own where report -e names its event) */
+	copy->counts_only = p->met_at[k] && p->opts->metric_samples && s->evsel != p->sel_ev &&
 		!(s->evsel->attr.type == PERF_TYPE_SOFTWARE &&
 		  s->evsel->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES);
 	return copy;
