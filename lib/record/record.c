@@ -1072,7 +1072,9 @@ int record_run(const struct record_opts *o, int *exit_status)
 			result = DLP_OK;	/* the command's status says it */
 		goto out;
 	}
-	if (!r->ev[0].attr.exclude_kernel)
+	/* the kernel's symbols the samples hit, kept in the file (capture_ksyms): not
+	 * without one (top without -o), whose reader reads /proc/kallsyms itself */
+	if (!r->ev[0].attr.exclude_kernel && o->output)
 		x.ksyms_started = !pthread_create(&x.ksyms_thread, NULL, capture_kallsyms_load, &x.ksyms);
 	x.run_cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	watch(r, &x);
