@@ -416,7 +416,7 @@ int metrics_setup(struct recorder *r, const struct perf_event_attr *common)
 			    PERF_FORMAT_TOTAL_TIME_RUNNING;
 	fd = probe_leader(lead);
 	if (fd == -EINVAL && lead->inherit) {
-		static struct utsname u;
+		struct utsname u;
 
 		uname(&u);
 		lead->sample_type &= ~(uint64_t)PERF_SAMPLE_READ;

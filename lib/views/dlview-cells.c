@@ -127,6 +127,13 @@ void dlview_print_table(struct dlview *v, struct tabw *t, FILE *out, enum out_fo
 	tabw_json_last(t, &j, "rows");
 }
 
+void dlview_share_cells(const struct dlview *v, struct tabw *t, uint64_t n, int places)
+{
+	tabw_pct(t, pct(n, v->samples), places);
+	tabw_count(t, n);
+	tabw_ns(t, (double)n * v->ns_per_sample);
+}
+
 void dlview_json_end(struct json *j)
 {
 	json_raw(j, "\n");

@@ -368,12 +368,8 @@ static void add_op_row(struct dlview *v, struct tabw *t, const struct op_row *r)
 		tabw_cell_str(t, "", NULL);
 		tabw_none(t);
 	}
-	tabw_pct(t, pct(r->self, v->samples), 1);
-	tabw_count(t, r->self);
-	tabw_ns(t, r->self * v->ns_per_sample);
-	tabw_pct(t, pct(r->total, v->samples), 1);
-	tabw_count(t, r->total);
-	tabw_ns(t, r->total * v->ns_per_sample);
+	dlview_share_cells(v, t, r->self, 1);
+	dlview_share_cells(v, t, r->total, 1);
 	if (r->calls) {
 		char ns[32];
 

@@ -134,6 +134,9 @@ void dlview_json_end(struct json *j);
  * with no fields but its rows */
 void dlview_print_table(struct dlview *v, struct tabw *t, FILE *out, enum out_format fmt,
 			const char *kind);
+/* A row's samples n as the DL tables show them, three cells: its share of the run's
+ * samples (to places decimals), the count, and the time they stand for */
+void dlview_share_cells(const struct dlview *v, struct tabw *t, uint64_t n, int places);
 /* The operator table (dlview-ops.c) */
 void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t limit);
 /* The primitive table (dlview-prims.c) */

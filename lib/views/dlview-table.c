@@ -56,9 +56,7 @@ static void print_family(struct dlview *v, FILE *out, enum out_format fmt, size_
 
 		tabw_row(t);
 		tabw_str(t, rows[i]->k1);
-		tabw_pct(t, pct(rows[i]->n, v->samples), 2);
-		tabw_count(t, rows[i]->n);
-		tabw_ns(t, rows[i]->n * v->ns_per_sample);
+		dlview_share_cells(v, t, rows[i]->n, 2);
 		tabw_cell_str(t, trunc_name(nb, 60, top), top);
 	}
 	dlview_print_table(v, t, out, fmt, "family");
@@ -626,12 +624,8 @@ static void print_lines(struct dlview *v, FILE *out, enum out_format fmt, size_t
 		snprintf(b, sizeof(b), "%d", line);
 		tabw_cell(t, b, b);
 		tabw_str(t, r->k1);
-		tabw_pct(t, pct(r->n2, v->samples), 1);
-		tabw_count(t, r->n2);
-		tabw_ns(t, r->n2 * v->ns_per_sample);
-		tabw_pct(t, pct(r->n, v->samples), 1);
-		tabw_count(t, r->n);
-		tabw_ns(t, r->n * v->ns_per_sample);
+		dlview_share_cells(v, t, r->n2, 1);
+		dlview_share_cells(v, t, r->n, 1);
 		list = named_counts_json(ops, nops, 1);
 		tabw_cell(t, "", list);
 		free(list);

@@ -66,6 +66,7 @@ void metview_free(struct metview *mv)
 void metview_meta(struct metview *mv, const struct recmeta *m)
 {
 	const char *total = recmeta_get(m, "metrics_total");
+	const char *mode = recmeta_get(m, "metrics_mode");
 
 	if (m->metrics && !mv->nr)
 		mv->nr = (int)list_split(m->metrics, mv->names, MV_MAX);
@@ -78,7 +79,7 @@ void metview_meta(struct metview *mv, const struct recmeta *m)
 			mv->total[i] = strtoull(end, &end, 10);
 		mv->have_total = 1;
 	}
-	if ((total = recmeta_get(m, "metrics_mode")) && !strcmp(total, "events")) {
+	if (mode && !strcmp(mode, "events")) {
 		const char *p = recmeta_get(m, "metrics_period");
 		char *end;
 
