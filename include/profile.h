@@ -70,6 +70,9 @@ struct profile_stats {
 	uint64_t period_total;
 	uint64_t first_time, last_time;
 	char event[64];
+	uint64_t event_every;		/* the event counted samples every so many events and
+					   is not the recording's first (whose sampling META
+					   says): that many (report -e on a counter); else 0 */
 	char other_events[128];		/* the recording's other events ("a,b"), not counted */
 	uint64_t other_samples;		/* their samples, left out */
 	uint64_t filtered_out;		/* samples of the event the filter left out */

@@ -59,8 +59,6 @@ struct readings {
 	uint64_t duration_ns;		/* the longest recording's */
 	char *cmdline;			/* the first recording's */
 	char sampling[64], callgraph[32];	/* META freq or period; callgraph */
-	char *counters, *periods;	/* record --metrics-mode events: META metrics and
-					   metrics_period, for a counter's own event's header */
 	int perf_data;			/* META source=perf.data */
 	int truncated;			/* one of them was cut short */
 	char **warnings;		/* META warn.N of every recording, in order */

@@ -107,6 +107,7 @@ static int p_attr(void *ctx, const struct evsel *ev)
 	if (!p->sel_ev && (!want || !strcmp(ev->name, want))) {
 		p->sel_ev = ev;
 		snprintf(p->st->event, sizeof(p->st->event), "%s", ev->name);
+		p->st->event_every = p->nr_evs > 1 && !ev->attr.freq ? ev->attr.sample_period : 0;
 		p->st->sample_is_time = (ev->attr.type == PERF_TYPE_SOFTWARE &&
 			(ev->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
 			 ev->attr.config == PERF_COUNT_SW_TASK_CLOCK)) || p->opts->off_cpu;

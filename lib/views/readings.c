@@ -323,10 +323,6 @@ void readings_meta(struct readings *r, const struct recmeta *m)
 			snprintf(r->callgraph, sizeof(r->callgraph), "%s", v);
 		else if (!strcmp(k, "source") && !strcmp(v, "perf.data"))
 			r->perf_data = 1;
-		else if (!strcmp(k, "metrics_period") && m->metrics && !r->periods) {
-			r->counters = xstrdup(m->metrics);
-			r->periods = xstrdup(v);
-		}
 	}
 	for (int a = 0; a < 2 && in; a++)
 		if (m->clock[a].set) {
@@ -346,28 +342,22 @@ void readings_header(const struct readings *r, struct report_header *h, int off_
 		     char *sampling, size_t size)
 {
 	const struct profile_stats *st = &r->st;
-	int k = r->periods && st->event[0] ? list_index(r->counters, st->event) : 0;
 
 	memset(h, 0, sizeof(*h));
 	h->file = r->files ? r->files : r->nr ? r->in[0].file : NULL;
 	h->cmdline = r->cmdline;
 	h->event = st->event[0] ? st->event : "?";
 	h->other_events = st->other_events;
-	if (k > 0 && !off_cpu && !wall) {
-		/* a counter sampled on its own (report -e): its period, not the first event's */
-		const char *p = r->periods;
+	if (st->event_every && !off_cpu && !wall) {
+		/* an event after the first (report -e on a counter sampled on its own): its
+		 * own period, not the first event's that META says */
+		char every[48] = "every event";
 
-		int n;
-
-		while (--k > 0 && (p = strchr(p, ' ')))
-			p++;
-		n = p ? (int)strcspn(p, " ") : 1;
-		if (p && n == 1 && *p == '1')
-			snprintf(sampling, size, "every event%s%s", r->callgraph[0] ? ", stacks: " :
-				 "", r->callgraph);
-		else
-			snprintf(sampling, size, "every %.*s events%s%s", n, p ? p : "?",
-				 r->callgraph[0] ? ", stacks: " : "", r->callgraph);
+		if (st->event_every > 1)
+			snprintf(every, sizeof(every), "every %llu events",
+				 (unsigned long long)st->event_every);
+		snprintf(sampling, size, "%s%s%s", every, r->callgraph[0] ? ", stacks: " : "",
+			 r->callgraph);
 	} else if (off_cpu)
 		snprintf(sampling, size, "every switch-out%s%s",
 			 r->callgraph[0] ? ", stacks: " : "", r->callgraph);
@@ -433,8 +423,6 @@ void readings_release(struct readings *r)
 	free(r->twice);
 	free(r->in);
 	free(r->cmdline);
-	free(r->counters);
-	free(r->periods);
 	for (size_t i = 0; i < r->nr_warnings; i++)
 		free(r->warnings[i]);
 	free(r->warnings);
