@@ -88,6 +88,16 @@ static void met_left(struct rec_metrics *m, const char *label, const char *why)
 	strbuf_addstr(&m->whose[i], label);
 }
 
+/* Why the kernel would not open counter a (err, its errno), in buf */
+static const char *met_refused(char *buf, size_t len, int err, const struct perf_event_attr *a)
+{
+	if ((err == ENOENT || err == ENODEV || err == EOPNOTSUPP) && a->type != PERF_TYPE_SOFTWARE)
+		snprintf(buf, len, "no hardware PMU here: %s", strerror(err));
+	else
+		snprintf(buf, len, "the kernel refuses it: %s", strerror(err));
+	return buf;
+}
+
 /* Why no hardware counter can count here (a KVM guest without a virtual PMU), or NULL:
  * asked once of the kernel by opening cycles.  Said of every hardware member, before
  * libpfm4 is asked its name (whose tables may not know this CPU) */
@@ -98,20 +108,16 @@ static const char *no_pmu(void)
 
 	if (!asked) {
 		struct perf_event_attr a;
-		int fd;
+		int dropped = 0, ret;
 
 		asked = 1;
 		memset(&a, 0, sizeof(a));
+		if (event_resolve("cycles", &a))
+			return NULL;
 		a.size = sizeof(a);
-		a.type = PERF_TYPE_HARDWARE;
-		a.config = PERF_COUNT_HW_CPU_CYCLES;
-		a.exclude_kernel = 1;
-		a.disabled = 1;
-		fd = event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0)
-			close(fd);
-		else if (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP)
-			snprintf(why, sizeof(why), "no hardware PMU here: %s", strerror(errno));
+		ret = event_probe(&a, &dropped);
+		if (ret == -ENOENT || ret == -ENODEV || ret == -EOPNOTSUPP)
+			met_refused(why, sizeof(why), -ret, &a);
 	}
 	return why[0] ? why : NULL;
 }
@@ -153,16 +159,6 @@ static int met_resolve(const char *name, struct perf_event_attr *a, const char *
 		return -1;
 	}
 	return 0;
-}
-
-/* Why the kernel would not open counter a (err, its errno), in buf */
-static const char *met_refused(char *buf, size_t len, int err, const struct perf_event_attr *a)
-{
-	if ((err == ENOENT || err == ENODEV || err == EOPNOTSUPP) && a->type != PERF_TYPE_SOFTWARE)
-		snprintf(buf, len, "no hardware PMU here: %s", strerror(err));
-	else
-		snprintf(buf, len, "the kernel refuses it: %s", strerror(err));
-	return buf;
 }
 
 /* One member: the first of its names that resolves and opens in the probe's group */
