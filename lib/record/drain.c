@@ -605,7 +605,7 @@ static void on_comm_fork(struct recorder *r, const struct perf_event_header *rec
 		if (r->py.pb) {
 			/* its one thread left: its state was the image's before */
 			pykernel_forget(r, pid);
-			pykernel_proc_of(r, pid)->listed = 0;
+			*pykernel_proc_of(r, pid) = (struct pb_proc){ .pid = pid };
 			if (!r->py.bells)
 				pykernel_new_process(r, pid, 0, pid);
 		}

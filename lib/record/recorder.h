@@ -323,6 +323,7 @@ struct pb_chain {
 struct pb_proc {
 	uint32_t pid;
 	uint64_t listed;
+	int forked;			/* forked by a Python process, not listed yet */
 	uint64_t gil;			/* its GIL's state, as the program's entries have it */
 };
 
@@ -337,6 +338,7 @@ struct py_pub {
 
 /* Python stacks read in the kernel (python/pykernel.c) */
 #define PB_LIST_NS	10000000ull	/* a process's threads listed at most this often */
+#define PB_LIST_NEW_NS	1000000ull	/* ... while a new thread of it waits to be listed */
 #define PB_JOIN_NS	50000ull	/* a chain and its sample are this close at most (the
 					   program runs right after the sample's time is taken:
 					   measured 0.1-0.4 us; in 1 sample of ~3,000, on this

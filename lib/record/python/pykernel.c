@@ -29,8 +29,16 @@ void pykernel_new_process(struct recorder *r, uint32_t pid, uint32_t ppid, uint3
 	int python = 0;
 
 	if (ppid) {
+		/* a fork of a Python process, or a thread of one: of one listed, or of a
+		 * fork not listed yet (read through the program's forked entry, it is
+		 * listed at its first sample read from outside: a DataLoader worker's
+		 * queue feeder thread, whose first samples waited for a late drain and
+		 * were read when its code had moved on) */
 		for (size_t i = 0; i < r->py.nr_pb_procs && !python; i++)
-			python = r->py.pb_procs[i].pid == ppid && r->py.pb_procs[i].listed;
+			python = r->py.pb_procs[i].pid == ppid &&
+				 (r->py.pb_procs[i].listed || r->py.pb_procs[i].forked);
+		if (python && ppid != pid)
+			pykernel_proc_of(r, pid)->forked = 1;
 	} else {
 		char exe[64], path[4096];
 		ssize_t n;
@@ -168,8 +176,18 @@ void pykernel_list(struct recorder *r, uint32_t pid)
 	size_t n;
 	int regil;
 
-	if (pp->listed && now - pp->listed < PB_LIST_NS)
-		return;
+	if (pp->listed && now - pp->listed < PB_LIST_NS) {
+		/* a new thread of it waits: it may have made its state since (a DataLoader
+		 * worker's second Python thread, started within 10 ms of the first, had
+		 * its first 12 switch-outs without their lines) */
+		int fresh = 0;
+
+		for (size_t i = 0; i < r->py.nr_await && !fresh; i++)
+			fresh = r->py.await[i].pid == pid && r->py.await[i].tid &&
+				r->py.await[i].until > now;
+		if (!fresh || now - pp->listed < PB_LIST_NEW_NS)
+			return;
+	}
 	pp->listed = now;
 	n = pyreader_threads(r->py.reader, pid, th, ARRAY_SIZE(th), &wi);
 	/* its GIL, found once it has threads: the entries listed before get it too */
@@ -348,16 +366,19 @@ int pykernel_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t tim
 	uintptr_t since = (uintptr_t)u64map_get(&r->py.pb_tids, tid);
 	struct pb_chain *c;
 
-	if (!since && tid == pid) {
-		/* never listed: a process a listed thread forked, read by the program from
-		 * the fork on (pybpf.bpf.c, forked), its chain in the ring before the sample */
-		c = pb_find_fetch(r, tid, time);
+	if (since == (uintptr_t)PB_GONE)
+		return 0;	/* listed, then dropped */
+	if (!since || time < since) {
+		/* taken while not listed: a process a listed thread forked is read by the
+		 * program from the fork on (pybpf.bpf.c, forked), its first thread's chains
+		 * in the ring before its samples, also those on another cpu drained after
+		 * a thread of its own had it listed (before, they were read from outside,
+		 * late: a DataLoader worker's first samples without Python frames) */
+		c = tid == pid ? pb_find_fetch(r, tid, time) : NULL;
 		if (!c || c->failed)
 			return 0;
 		return pb_take(r, c, pid, tid, time, chain_id) ? 2 : 1;
 	}
-	if (since <= 1 || time < since)
-		return 0;
 	c = pb_find_fetch(r, tid, time);
 	if (c)
 		return pb_take(r, c, pid, tid, time, chain_id) ? 2 : 1;
