@@ -20,12 +20,14 @@ struct report_header {
 	uint64_t duration_ns;
 	uint64_t complete_stacks, named;
 	uint64_t recovered_stacks;	/* stacks with a frame found by stack scanning */
+	uint64_t past_copy_stacks;	/* of complete_stacks, outer frames past the copy */
 	int unwound;			/* dwarf stacks: say how many were recovered */
 	uint64_t recorded_stacks;	/* user stacks unwound while recording */
 	uint64_t copied_stacks;		/* user stacks unwound here from their copies */
 	/* report --check-unwind: compared, the same, different after a scanned frame,
 	 * different (profile_stats.unwind_*); checked 0: not asked */
 	uint64_t unwind_checked, unwind_same, unwind_scan_differs, unwind_differs;
+	uint64_t unwind_past_copy;
 	int no_stacks;			/* recorded without call chains (--call-graph none) */
 	int leaf_only;			/* --no-children: stacks not walked, not counted */
 	int perf_data;			/* the input is perf record's perf.data */

@@ -61,11 +61,15 @@ struct profile_stats {
 	uint64_t complete_stacks;	/* stacks that reach the thread root */
 	uint64_t named;			/* leaf resolved to a symbol, JIT name or FDE bounds */
 	uint64_t recovered_stacks;	/* stacks with a FRAME_RECOVERED frame (stack scan) */
+	uint64_t past_copy_stacks;	/* complete stacks whose outer frames lay past their
+					   copy (DLP_STACK_PAST_COPY) */
 	uint64_t recorded_stacks;	/* user stacks unwound while recording (recunwind.h) */
 	uint64_t copied_stacks;		/* user stacks unwound here from their copy */
 	/* check_unwind: samples compared; the same; different only in frames a stack
 	 * scan found; different otherwise */
 	uint64_t unwind_checked, unwind_same, unwind_scan_differs, unwind_differs;
+	uint64_t unwind_past_copy;	/* ... deeper than their copy: the same as far as it
+					   reaches (DLP_STACK_PAST_COPY) */
 	uint64_t lost;
 	uint64_t period_total;
 	uint64_t first_time, last_time;

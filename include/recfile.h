@@ -125,6 +125,9 @@ struct dlp_stack_rec {
 					   stack (DLP_REC_PYCHAIN) its samples ran, read as
 					   they were taken (the same native stack with another
 					   Python stack is another STACK) */
+#define DLP_STACK_PAST_COPY (1u << 2)	/* its outer frames lie past the end of the stack
+					   copy: taken from the thread's last walk, joined
+					   where both met a frame in the same state */
 
 /* DLP_REC_USAMPLE payload: this struct, then the PERF_RECORD_SAMPLE as read from the
  * ring, with its user stack copy (and registers) dropped unless flags says they are

@@ -40,6 +40,8 @@ struct dlp_sample {
 	/* the user stack unwound while recording (DLP_REC_USAMPLE), nr_ustack 0: none */
 	uint32_t nr_ustack;
 	int ustack_complete;		/* that walk reached the thread root */
+	int ustack_past_copy;		/* ... its outer frames past the copy's end taken from
+					   the thread's last walk (DLP_STACK_PAST_COPY) */
 	const uint64_t *ustack;		/* leaf first, as unwind_sample() writes them */
 	const uint8_t *ustack_scanned;	/* bit i: frame i found by a stack scan */
 	/* its Python stack read as it was taken (DLP_STACK_PY), pychain 0: none */

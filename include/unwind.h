@@ -47,6 +47,10 @@ void unwind_thread_exit(struct unwinder *u, uint32_t pid, uint32_t tid);
 /* Did the last unwind_sample() meet a frame whose address no known mapping covers (a
  * mapping the process model has not seen yet, while recording)? */
 int unwind_met_unmapped(const struct unwinder *u);
+/* Did the last unwind_sample() take its outer frames, past the end of its stack copy,
+ * from the thread's last walk (joined at a frame both walks met in the same state, every
+ * read the copy holds the same)?  Those frames were not read from this sample's copy. */
+int unwind_past_copy(const struct unwinder *u);
 /* With fast set, a walk does nothing long: where it would read a file's .debug_frame
  * for the first time (libdw reads all of it, and the file's DWARF headers, then) it
  * gives up, unwind_sample() returns 0 and unwind_bailed() says so (nothing counted,
@@ -90,6 +94,8 @@ struct unwind_stats {
 	uint64_t scans;		/* stack scans that found a return address */
 	uint64_t joined;	/* walks that joined their thread's last walk (record) */
 	uint64_t reused;	/* frames they took from it */
+	uint64_t past_copy;	/* of the joined, those whose outer frames lie past the
+				   end of their copy (unwind_past_copy) */
 };
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st);
 

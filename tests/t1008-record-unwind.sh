@@ -5,7 +5,9 @@
 # (report --check-unwind: only frames found by a stack scan may differ, and they are
 # counted); a walk that joins its thread's last walk gives the stack a walk from the
 # leaf gives, also where a return address changed under the same frame, and a walk
-# from JIT code (a stack scan behind it) joins one from C (none) and back; the drain
+# from JIT code (a stack scan behind it) joins one from C (none) and back; a stack deeper
+# than its copy takes its outer frames from the thread's walks that saw them, and only
+# from those; the drain
 # unwinds most samples itself, from the ring, and the unwinding thread alone gives the
 # same stacks; a recorder that falls behind writes the copies instead and report unwinds
 # them (nothing lost).  Malformed STACK and USAMPLE records: t6000 (rec-bad ustack-bad).
@@ -17,11 +19,11 @@ unset ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA ATEN_CPU_CAPABILITY OPENBLAS_CORETYPE 
 	ONEDNN_JIT_PROFILE DNNL_JIT_PROFILE INTEL_LIBITTNOTIFY64
 export OMP_NUM_THREADS=2
 
-# unwind_check FILE: the check line's four figures "checked same scan differ"
+# unwind_check FILE: the check's figures "checked same scan differ samples recorded past-copy"
 unwind_check() {
 	"$DLPROF" report -i "$1" --check-unwind --format json -n 1 |
 	json_get - 'h = j.header' 'c = h.unwind_check' \
-		'c.checked, c.same, c.scan_differs, c.differs, h.samples, h.recorded_stacks'
+		'c.checked, c.same, c.scan_differs, c.differs, h.samples, h.recorded_stacks, c.past_copy'
 }
 
 # (without address-space randomization where it can be turned off: the stack's random
@@ -103,6 +105,40 @@ test_expect_success 'joining across scans: walks from JIT code and from C join e
 	test "$1" -gt 1000 && test "$4" = 0 && test "$1" = "$2"
 '
 
+# unw-deep: main -> descend x 120 -> bottom1, 600 bytes a frame (75 KiB, against a 32 KiB
+# copy), reached one level each 3 ms; then at once to the same depth through plunge ->
+# bottom2.  Before, no bottom1 stack reached main (the copy ends some 50 frames in), and
+# bottom2's began with frames a scan of the copy's last bytes found in plunge's buffer
+test_expect_success 'a stack deeper than its copy: rooted through the walks on the way down, never invented' '
+	"$DLPROF" record -q --keep-stacks -o deep.data -- "$BUILD/tests/unw-deep" 1 &&
+	"$DLPROF" fold -i deep.data >deep.folded &&
+	"$DLPROF" report -i deep.data --check-unwind --format json -n 1 >deep.json &&
+	/usr/bin/python3 - deep.folded deep.json <<-\EOF
+	import json, sys
+	b1 = b1_whole = b2 = b2_rooted = b2_junk = 0
+	for line in open(sys.argv[1]):
+	    stack, n = line.rsplit(" ", 1)
+	    f, n = stack.split(";"), int(n)
+	    if "bottom1" in f:
+	        b1 += n
+	        i = f.index("main") if "main" in f else len(f)
+	        b1_whole += n * (f[i + 1:i + 122] == ["descend"] * 120 + ["bottom1"])
+	    if "bottom2" in f:
+	        b2 += n
+	        b2_rooted += n * ("main" in f)
+	        b2_junk += n * (f[1] != "plunge")	# a stale word scanned past the copy
+	h = json.load(open(sys.argv[2]))["header"]
+	c = h["unwind_check"]
+	print("bottom1: %d of %d samples main;descend x 120;bottom1, bottom2: %d of %d rooted, "
+	      "%d beginning elsewhere than plunge" % (b1_whole, b1, b2_rooted, b2, b2_junk))
+	print("past the copy:", h["past_copy_stacks"], "check:", c)
+	assert b1 > 300 and b1_whole >= 0.98 * b1
+	assert b2 > 300 and b2_rooted == 0 and b2_junk == 0
+	assert h["past_copy_stacks"] >= b1_whole
+	assert c["differs"] == 0 and c["past_copy"] >= b1_whole, c
+	EOF
+'
+
 # inline FILE: samples with a copy, of them unwound by the draining thread from the ring,
 # and records it gave to the unwinding thread (META record_unwind)
 inline() {
@@ -146,8 +182,9 @@ if test_have TORCH; then
 		"$DLPROF" record -q --keep-stacks -o cnn-keep.data -- /usr/bin/python3 \
 			"$TOP/examples/cnn_train.py" --steps 12 --seconds 3 >out &&
 		set -- $(unwind_check cnn-keep.data) &&
-		echo "checked $1 same $2 scan-differs $3 differ $4 of $5 samples, $6 unwound while recording" &&
-		test "$4" = 0 && test $(($2 * 100)) -ge $(($1 * 99)) && test $(($6 * 100)) -ge $(($5 * 98)) &&
+		echo "checked $1 same $2 scan-differs $3 differ $4 of $5 samples, $6 unwound while recording, $7 deeper than their copy" &&
+		test "$4" = 0 && test $((($2 + $7) * 100)) -ge $(($1 * 99)) &&
+		test $(($6 * 100)) -ge $(($5 * 98)) &&
 		"$DLPROF" record -o cnn.data -- /usr/bin/python3 \
 			"$TOP/examples/cnn_train.py" --steps 12 --seconds 3 >out 2>err &&
 		cat err && n=$("$RECDUMP" cnn.data | grep -c "^PERF SAMPLE") && b=$(wc -c <cnn.data) &&

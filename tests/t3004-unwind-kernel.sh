@@ -6,7 +6,9 @@
 # the stacks are the known ones.  With --keep-stacks the kernel's stacks are recorded
 # beside the copies, and report --check-unwind holds them to report's walks of the
 # copies; with --no-python the program walks native stacks alone.  A page of libc's code
-# re-protected (UCX's patching) leaves the rest of libc walked.  Workloads whose stacks are known: a stripped library
+# re-protected (UCX's patching) leaves the rest of libc walked; a stack deeper than the
+# copy, rooted by the copy's walk through the thread's earlier walks, is the kernel's
+# walk of it.  Workloads whose stacks are known: a stripped library
 # without frame pointers (unw-libmain: main -> unw_libmain_loop -> unw_lib_spin), JIT
 # code without CFI that the walk must scan past (unw-jit: main -> jit_driver -> KERNEL),
 # and the demo (oneDNN's JIT convolution under two OpenMP threads).  The program stays
@@ -92,6 +94,18 @@ test_expect_success 'a page of libc re-protected (as UCX patches it): the rest s
 	DLPROF_KSTACK=1 "$DLPROF" record -o mp.data -- "$BUILD/tests/unw-libmain" mprotect \
 		>/dev/null 2>err && instead err 50 &&
 	share mp.data "^unw-libmain;_start;.*;main;unw_libmain_loop[^;]*;unw_lib_spin;[^;]+ [0-9]+\$" 90
+'
+
+# unw-deep: a stack of 75 KiB whose outer frames lie past the 32 KiB copy; the walk while
+# recording takes them from the thread's earlier walks (t1008), the kernel's walk reads
+# them: the two agree on every sample both took to the root
+test_expect_success 'a stack deeper than its copy: its outer frames as the kernel walks them' '
+	DLPROF_KSTACK=compare "$DLPROF" record -o deep.data -- "$BUILD/tests/unw-deep" 1 \
+		>/dev/null 2>err && agree err &&
+	l=$(grep "^dlprof: native stacks walked" err) &&
+	set -- $(echo "$l" | sed -n "s/.*rooted through the thread.s last walk, \([0-9]*\) the same as the kernel.s whole walk, \([0-9]*\) different.*/\1 \2/p") &&
+	echo "deeper than the copy: $1 the same as the kernel walk, $2 different" &&
+	test "$1" -ge 300 && test "$2" = 0
 '
 
 test_expect_success '--no-python (as top records): the program loaded for the walk alone' '

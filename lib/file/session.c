@@ -44,6 +44,7 @@ struct session {
 		uint8_t *scanned;
 		uint32_t nr;
 		int complete;
+		int past_copy;		/* DLP_STACK_PAST_COPY */
 		uint32_t pychain;	/* DLP_STACK_PY: its Python stack, 0: none */
 	} *stacks;
 	size_t nr_stacks, alloc_stacks;
@@ -549,6 +550,7 @@ static int finish_sample(struct session *s, struct dlp_sample *smp, const struct
 		smp->ustack = us->ips;
 		smp->ustack_scanned = us->scanned;
 		smp->ustack_complete = us->complete;
+		smp->ustack_past_copy = us->past_copy;
 	}
 	if (pychain) {
 		/* its Python stack, and who read it: the thread, the kernel, or record */
@@ -675,6 +677,7 @@ static int add_stack(struct session *s, const unsigned char *data, size_t len)
 	us = &s->stacks[s->nr_stacks++];
 	us->nr = h.nr;
 	us->complete = !!(h.flags & DLP_STACK_COMPLETE);
+	us->past_copy = !!(h.flags & DLP_STACK_PAST_COPY);
 	us->pychain = 0;
 	if (h.flags & DLP_STACK_PY)
 		memcpy(&us->pychain, data + sizeof(h) + body, 4);
@@ -706,7 +709,8 @@ static const struct ustack *sample_stack(struct session *s, uint32_t id, uint32_
 		s->leaf_ips = xmalloc((USTACK_MAX + 1) * sizeof(uint64_t));
 		s->leaf_bits = xmalloc(USTACK_MAX / 8 + 1);
 	}
-	*tmp = (struct ustack){ s->leaf_ips, s->leaf_bits, st->nr + 1, st->complete, st->pychain };
+	*tmp = (struct ustack){ s->leaf_ips, s->leaf_bits, st->nr + 1, st->complete, st->past_copy,
+				st->pychain };
 	s->leaf_ips[0] = 0;	/* the sample's IP, once parsed */
 	memcpy(s->leaf_ips + 1, st->ips, (size_t)st->nr * 8);
 	memset(s->leaf_bits, 0, (st->nr + 8u) / 8);

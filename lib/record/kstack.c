@@ -128,6 +128,11 @@ static void *build_tables(void *arg)
 		} else {
 			ks->table_failed++;
 		}
+		if (getenv("DLPROF_KSTACK_DEBUG"))
+			fprintf(stderr, "kstack: table of %s: %s, %zu rows, %.1f ms\n", j->file,
+				!ok ? "none" : loaded ? "kept" : j->id_size ? "made" :
+				"made (no build-id: not kept)", (size_t)kt.nr_rows,
+				(double)(now_ns() - t0) / 1e6);
 		unwind_ktable_release(&kt);
 		ks->table_ns += now_ns() - t0;
 		free(j->file);
@@ -441,7 +446,8 @@ static int same_frames(const struct ks_walk *w, const uint64_t *ips, size_t n)
 }
 
 size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint64_t *ips,
-		      size_t n, int complete, uint64_t *kips, unsigned *kflags, size_t max)
+		      size_t n, int complete, int past_copy, uint64_t *kips, unsigned *kflags,
+		      size_t max)
 {
 	struct ks_thread *t;
 	struct ks_walk *w = NULL;
@@ -469,6 +475,13 @@ size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint
 	ks->st.frames += w->n;
 	if (w->why == KW_NO_TAB)
 		want_table(ks, w->fid);
+	if (past_copy && w->whole) {
+		/* the kernel's walk has no copy's end: the outer frames, read */
+		if (w->n == n && same_frames(w, ips, n))
+			ks->st.past_same++;
+		else
+			ks->st.past_differ++;
+	}
 	if (w->n == n && same_frames(w, ips, n) && w->whole == !!complete) {
 		ks->st.same++;
 	} else if (w->whole && !complete && n < w->n && same_frames(w, ips, n)) {

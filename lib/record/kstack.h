@@ -19,11 +19,13 @@ void kstack_mmap(struct kstack *ks, const struct map *mp, uint32_t pid);
 void kstack_fork(struct kstack *ks, uint32_t pid, uint32_t ppid);
 void kstack_exec(struct kstack *ks, uint32_t pid);
 void kstack_exit(struct kstack *ks, uint32_t pid);
-/* A sample's stack as the copy gave it (ips[0] the sample's user ip), set beside the
- * kernel's walk of it; where that walk reached the thread's root and kips is given, its
- * frames (and FRAME_RECOVERED flags) into kips, max at most: their count, else 0 */
+/* A sample's stack as the copy gave it (ips[0] the sample's user ip; past_copy: its
+ * outer frames the thread's last walk's, unwind_past_copy), set beside the kernel's walk
+ * of it; where that walk reached the thread's root and kips is given, its frames (and
+ * FRAME_RECOVERED flags) into kips, max at most: their count, else 0 */
 size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint64_t *ips,
-		      size_t n, int complete, uint64_t *kips, unsigned *kflags, size_t max);
+		      size_t n, int complete, int past_copy, uint64_t *kips, unsigned *kflags,
+		      size_t max);
 /* The walks replace the copies (PYBPF_NATIVE_INSTEAD): the draining thread takes them
  * before each drain of the rings, fn called with each sample the kernel walked whole
  * (its own record dropped) */
@@ -54,6 +56,9 @@ struct kstack_stats {
 	uint64_t further;	/* the kernel's whole, the copy's its first frames: the copy
 				   ended (32 KiB of a deep stack) */
 	uint64_t differ;	/* other frames */
+	/* of the stacks deeper than their copy, rooted through the thread's last walk
+	 * (unwind_past_copy): the kernel's whole walk the same, other frames */
+	uint64_t past_same, past_differ;
 };
 void kstack_get_stats(struct kstack *ks, struct kstack_stats *st);
 

@@ -322,9 +322,9 @@ void meta_write(struct recorder *r)
 	}
 	if (r->ru_st.samples) {
 		/* samples (with a copy) unwound incomplete behind distinct-stacks cpu-ns unwind-ns
-		 * partial frames joined reused inline bails */
+		 * partial frames joined reused inline bails past-copy */
 		strbuf_reset(&tmp);
-		strbuf_addf(&tmp, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		strbuf_addf(&tmp, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 			    (unsigned long long)r->ru_st.samples, (unsigned long long)r->ru_st.unwound,
 			    (unsigned long long)r->ru_st.incomplete, (unsigned long long)r->ru_st.behind,
 			    (unsigned long long)r->ru_st.stacks, (unsigned long long)r->ru_st.cpu_ns,
@@ -332,7 +332,8 @@ void meta_write(struct recorder *r)
 			    (unsigned long long)r->ru_st.frames, (unsigned long long)r->ru_st.joined,
 			    (unsigned long long)r->ru_st.reused,
 			    (unsigned long long)r->ru_st.inline_samples,
-			    (unsigned long long)r->ru_st.bails);
+			    (unsigned long long)r->ru_st.bails,
+			    (unsigned long long)r->ru_st.past_copy);
 		meta_add(&sb, "record_unwind", tmp.buf);
 	}
 	/* bytes read from the rings: the perf rings', the native walks' (kstack.h) */
@@ -360,6 +361,8 @@ void meta_write(struct recorder *r)
 			    (unsigned long long)runs, (unsigned long long)run_ns);
 		for (int i = 1; i < KW_NR; i++)
 			strbuf_addf(&tmp, " %llu", (unsigned long long)k->stopped[i]);
+		strbuf_addf(&tmp, " %llu %llu", (unsigned long long)k->past_same,
+			    (unsigned long long)k->past_differ);
 		meta_add(&sb, "record_kstack", tmp.buf);
 	}
 	meta_settings_env(r, &sb);

@@ -218,6 +218,11 @@ static void say_kstack(const struct recorder *r)
 								       late),
 			(unsigned long long)k->differ,
 			k->matched ? (double)k->frames / k->matched : 0.0);
+		if (k->past_same || k->past_differ)
+			fprintf(stderr, "; of the stacks deeper than their copy, rooted through "
+				"the thread's last walk, %llu the same as the kernel's whole walk, "
+				"%llu different", (unsigned long long)k->past_same,
+				(unsigned long long)k->past_differ);
 		if (r->ru_st.kernel_walked)
 			fprintf(stderr, "; the kernel's stack recorded for %llu (report "
 				"--check-unwind holds them to the copies kept)",

@@ -189,12 +189,13 @@ static void table_grow(struct recunw *ru)
 /* The id of the stack ips[first..nr) with Python stack pychain (0: none), writing its
  * DLP_REC_STACK when new. */
 static uint32_t stack_id(struct recunw *ru, uint32_t first, uint32_t nr, int complete,
-			 uint32_t pychain)
+			 int past_copy, uint32_t pychain)
 {
 	const uint64_t *ips = ru->ips + first;
 	const unsigned *flags = ru->flags + first;
 	uint8_t bits[(MAX_FRAMES + 7) / 8];
-	uint16_t fl = (complete ? DLP_STACK_COMPLETE : 0) | (pychain ? DLP_STACK_PY : 0);
+	uint16_t fl = (complete ? DLP_STACK_COMPLETE : 0) | (pychain ? DLP_STACK_PY : 0) |
+		      (past_copy ? DLP_STACK_PAST_COPY : 0);
 	size_t nb, j = 0;
 	uint64_t h;
 	struct dlp_stack_rec rec;
@@ -370,7 +371,7 @@ int recunw_cb_sample(void *ctx, const struct dlp_sample *s)
 	uint64_t t0;
 	size_t n;
 	uint32_t pychain;
-	int complete = 0, unmapped;
+	int complete = 0, unmapped, past_copy = 0;
 
 	ru->delivered = 1;
 	if (ru->cur_py && ru->cur_py->kwalk) {
@@ -410,6 +411,7 @@ int recunw_cb_sample(void *ctx, const struct dlp_sample *s)
 	 * thread's root is complete, and wrong: a scan from main's frame into libc not seen
 	 * yet finds _start, and the thread's next walks join it) */
 	unmapped = unwind_met_unmapped(ru->uw);
+	past_copy = unwind_past_copy(ru->uw);
 	if (ru->inl_try && (!n || unmapped)) {
 		/* a walk that needed more than a fast walk does, or one the thread writes raw
 		 * or tries again later */
@@ -440,13 +442,15 @@ int recunw_cb_sample(void *ctx, const struct dlp_sample *s)
 		/* with the copies kept (--keep-stacks), the stack recorded is the kernel's
 		 * where it went to the root: report --check-unwind compares it with the copy */
 		size_t kn = kstack_compare(ru->ks, s->tid, s->time, ru->ips, n, complete,
-					   ru->keep_raw ? ru->kips : NULL, ru->kflags, MAX_FRAMES);
+					   past_copy, ru->keep_raw ? ru->kips : NULL, ru->kflags,
+					   MAX_FRAMES);
 
 		if (kn) {
 			memcpy(ru->ips, ru->kips, kn * sizeof(*ru->ips));
 			memcpy(ru->flags, ru->kflags, kn * sizeof(*ru->flags));
 			n = kn;
 			complete = 1;
+			past_copy = 0;
 			ru->st.kernel_walked++;
 		}
 	}
@@ -458,7 +462,7 @@ unwound:
 	 * CNN: 977 native stacks, 1033 with their Python stacks), so the samples name both
 	 * for the bytes of one id */
 	pychain = ru->cur_py ? ru->cur_py->chain : 0;
-	us.stack_id = stack_id(ru, us.flags ? 1 : 0, (uint32_t)n, complete, pychain);
+	us.stack_id = stack_id(ru, us.flags ? 1 : 0, (uint32_t)n, complete, past_copy, pychain);
 	ru->st.unwound++;
 	if (pychain && (ru->cur_py->flags & DLP_PYSTACK_GIL))
 		us.flags |= DLP_USAMPLE_PY_GIL;

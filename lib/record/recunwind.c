@@ -192,6 +192,7 @@ static void *thread_main(void *arg)
 		unwind_get_stats(ru->uw, &us);
 		ru->st.joined = us.joined;
 		ru->st.reused = us.reused;
+		ru->st.past_copy = us.past_copy;
 		ru->st.frames = us.frames;
 	}
 	return NULL;

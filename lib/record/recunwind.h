@@ -40,6 +40,8 @@ struct recunw_stats {
 	uint64_t frames;	/* frames the walks gave */
 	uint64_t joined;	/* walks that joined their thread's last walk */
 	uint64_t reused;	/* frames they took from it */
+	uint64_t past_copy;	/* of them, with their outer frames past their copy's end
+				   (DLP_STACK_PAST_COPY) */
 	uint64_t inline_samples;	/* unwound by the draining thread, from the ring */
 	uint64_t bails;		/* records it gave to the thread after all */
 	uint64_t kernel_walked;	/* samples the kernel walked in place of their copy */

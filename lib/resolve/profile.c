@@ -508,6 +508,20 @@ static void check_unwind(struct prof *p, const struct dlp_sample *s, size_t n, i
 	int scan_only;
 
 	p->st->unwind_checked++;
+	if (s->ustack_past_copy && !complete && n < s->nr_ustack) {
+		/* its outer frames past the copy came from the thread's last walk: the copy
+		 * gives the frames up to its end, perhaps then a few a stack scan found */
+		for (i = 0; i < n && p->ips[i] == s->ustack[i] &&
+			    !(p->ipflags[i] & FRAME_RECOVERED) ==
+			    !(s->ustack_scanned[i / 8] & (1u << (i % 8))); i++)
+			;
+		while (i < n && (p->ipflags[i] & FRAME_RECOVERED))
+			i++;
+		if (i == n) {
+			p->st->unwind_past_copy++;
+			return;
+		}
+	}
 	if (n == s->nr_ustack && complete == s->ustack_complete &&
 	    !memcmp(p->ips, s->ustack, n * 8)) {
 		for (i = 0; i < n; i++)
@@ -533,8 +547,10 @@ static void check_unwind(struct prof *p, const struct dlp_sample *s, size_t n, i
 }
 
 /* The sample's user stack into p->ips/p->ipflags: as unwound while recording, else from
- * its copy.  Returns the number of frames. */
-static size_t user_stack(struct prof *p, const struct dlp_sample *s, int *complete)
+ * its copy.  Returns the number of frames; *past_copy: its outer frames lay past the copy
+ * (recorded so). */
+static size_t user_stack(struct prof *p, const struct dlp_sample *s, int *complete,
+			 int *past_copy)
 {
 	size_t n;
 
@@ -550,6 +566,7 @@ static size_t user_stack(struct prof *p, const struct dlp_sample *s, int *comple
 		for (size_t i = 0; i < n; i++)
 			p->ipflags[i] = s->ustack_scanned[i / 8] & (1u << (i % 8)) ? FRAME_RECOVERED : 0;
 		*complete = s->ustack_complete;
+		*past_copy = s->ustack_past_copy;
 		p->st->recorded_stacks++;
 		return n;
 	}
@@ -580,7 +597,7 @@ static int sample_in(struct prof *p, const struct dlp_sample *s, int counted)
 {
 	size_t nf = 0, max = p->max_frames;
 	size_t nuser = 0, first_user = 0;
-	int complete = 0, unw_complete = 0, dwarf = 0;
+	int complete = 0, unw_complete = 0, past_copy = 0, dwarf = 0;
 	struct frame *fr = p->frames;
 	struct dlp_sample held;
 
@@ -638,7 +655,7 @@ static int sample_in(struct prof *p, const struct dlp_sample *s, int counted)
 		}
 	}
 	if (dwarf && !p->opts->no_children) {
-		size_t n = user_stack(p, s, &unw_complete);
+		size_t n = user_stack(p, s, &unw_complete, &past_copy);
 
 		first_user = nf;
 		for (size_t i = 0; i < n && nf < max; i++) {
@@ -690,8 +707,10 @@ static int sample_in(struct prof *p, const struct dlp_sample *s, int counted)
 		if (p->opts->max_depth && nf > p->opts->max_depth)
 			nf = p->opts->max_depth;
 	}
-	if (complete)
+	if (complete) {
 		p->st->complete_stacks++;
+		p->st->past_copy_stacks += past_copy && unw_complete;
+	}
 	for (size_t i = 0; i < nf; i++)
 		if (fr[i].flags & FRAME_RECOVERED) {
 			p->st->recovered_stacks++;
@@ -900,11 +919,13 @@ void profile_stats_add(struct profile_stats *sum, const struct profile_stats *st
 	sum->complete_stacks += st->complete_stacks;
 	sum->named += st->named;
 	sum->recovered_stacks += st->recovered_stacks;
+	sum->past_copy_stacks += st->past_copy_stacks;
 	sum->recorded_stacks += st->recorded_stacks;
 	sum->copied_stacks += st->copied_stacks;
 	sum->unwind_checked += st->unwind_checked;
 	sum->unwind_same += st->unwind_same;
 	sum->unwind_scan_differs += st->unwind_scan_differs;
+	sum->unwind_past_copy += st->unwind_past_copy;
 	sum->unwind_differs += st->unwind_differs;
 	sum->lost += st->lost;
 	sum->period_total += st->period_total;

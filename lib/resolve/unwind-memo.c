@@ -20,7 +20,11 @@ void unw_set_unmapped(struct walk *w)
 /* Do the reads the last walk made after its frame r give the same with this copy?  The
  * first w->held of them are known to (the log is root first, and the frames a walk tries
  * to join go toward the root: each read is compared once a walk); on a difference,
- * w->held is the read's index. */
+ * w->held is the read's index.  A read of the stack past this copy's end (toward the
+ * root: the stack is deeper than the copy) is taken as it was: the frame is the one the
+ * last walk met, in the same state, so its callers' frames are where they were; w->beyond
+ * says the first such read (the Debian 13 container's imports, 236 frames deep, ran past
+ * the 32 KiB copy in 4% of the CNN's samples, every one stopping short of the root). */
 static int memo_reads_hold(struct walk *w, const struct memo *old, size_t r)
 {
 	const unsigned char *st = w->s->stack;
@@ -32,7 +36,10 @@ static int memo_reads_hold(struct walk *w, const struct memo *old, size_t r)
 		int ok;
 
 		if (!(e->addr & (MR_FILE | MR_SCAN))) {
-			ok = in_copy(w, a, 8) && !memcmp(st + (a - lo), &e->val, 8);
+			ok = in_copy(w, a, 8) ? !memcmp(st + (a - lo), &e->val, 8) :
+			     a >= w->stack_hi;
+			if (ok && a >= w->stack_hi && !w->beyond)
+				w->beyond = i + 1;
 		} else if (e->addr & MR_FILE) {
 			ok = !in_copy(w, a, 8);
 		} else {

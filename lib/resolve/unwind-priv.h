@@ -14,6 +14,7 @@
 
 #define SCAN_BYTES	4096	/* how far one stack scan looks */
 #define MAX_SCANS	16	/* stack scans per sample */
+#define PAST_END_SPAN	(1u << 20)	/* a stack read this far past the copy: the stack went on */
 #define PAGE_CACHE	4096	/* direct-mapped page-kind cache entries per space */
 #define CALL_CACHE_MAX	(1u << 20)
 #define MAP_CACHE	8	/* mappings remembered during one walk */
@@ -217,6 +218,7 @@ struct walk {
 	const struct map *last_map;	/* file mapping of the last frame's PC, NULL: none */
 	uint64_t last_lookup;
 	int stop_bad;			/* stopped at an implausible frame */
+	int past_end;			/* a read of the stack fell past the copy's end */
 	int unmapped;			/* a frame's address was in no known mapping */
 	uint64_t seq;			/* frames recorded, dropped ones too */
 	uint64_t unmapped_seq;		/* seq when unmapped was last set (0: never) */
@@ -233,6 +235,8 @@ struct walk {
 					   frame's (1 + the index of the nearest) */
 	size_t held;			/* old's reads from the first that read the same
 					   here */
+	size_t beyond;			/* 1 + the first of those past this copy's
+					   end (0: none; memo_reads_hold) */
 	int fast;			/* nothing long: no .debug_frame read */
 	int bail;			/* it would have needed that: given up */
 };
@@ -244,6 +248,7 @@ struct unwinder {
 	size_t nr_all, alloc_all;
 	struct unwind_stats st;
 	int last_unmapped;
+	int last_past_copy;	/* unwind_past_copy() */
 	int live;		/* record: maps only grow, unwind_maps_changed() says when */
 	int no_memo;		/* DLPROF_NO_UNWIND_MEMO: every walk from its leaf */
 	struct memo rec;	/* the walk being recorded */

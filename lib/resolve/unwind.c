@@ -64,6 +64,9 @@ static int read_word(struct walk *w, uint64_t addr, uint64_t *out)
 	}
 	if (w->rec)
 		memo_log(w, addr | MR_FILE, 0);
+	/* (a frame's slot just past the copy: the stack goes on beyond it) */
+	if (addr >= w->stack_hi && addr - w->stack_hi < PAST_END_SPAN)
+		w->past_end = 1;
 	return unw_read_file_bytes(w, addr, out, 8);
 }
 
@@ -562,6 +565,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 
 	*complete = 0;
 	u->last_bail = 0;
+	u->last_past_copy = 0;
 	if (!max || !s->user_abi || !s->user_regs || !s->stack_size || !s->stack)
 		return 0;
 	for (int r = 0; r < PERF_REG_X86_64_MAX; r++)
@@ -609,6 +613,10 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 			u->st.reused += w.cursor;
 			done = w.old->done;
 			joined = 1;
+			/* its outer frames beyond the copy, as the last walk found them */
+			u->last_past_copy = w.beyond &&
+					    w.beyond - 1 < w.old->fr[w.cursor - 1].reads;
+			u->st.past_copy += u->last_past_copy;
 			unw_memo_join(&w);
 			break;
 		}
@@ -616,6 +624,11 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 			done = 1;
 			break;
 		}
+		/* the stack went on past the copy: the frame's return address is not in it,
+		 * and a scan of the copy's last bytes would find only stale words (unw-deep:
+		 * a frame's buffer still held the return addresses of calls made before) */
+		if (w.past_end)
+			break;
 		/* a scanned return address whose own CFI step led to an implausible frame
 		 * was most likely a stale word: drop it if the scan finds a better one */
 		dead_end = w.restart && w.n == before + 1 && w.stop_bad;
@@ -701,6 +714,11 @@ int unwind_bailed(const struct unwinder *u)
 int unwind_met_unmapped(const struct unwinder *u)
 {
 	return u->last_unmapped;
+}
+
+int unwind_past_copy(const struct unwinder *u)
+{
+	return u->last_past_copy;
 }
 
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st)

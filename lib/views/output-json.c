@@ -33,12 +33,14 @@ void output_json(FILE *out, const struct report_header *h, struct ct_row **rows,
 	json_kbool(&j, "stacks_walked", !h->leaf_only);
 	json_ku64(&j, "named", h->named);
 	json_ku64(&j, "recovered_stacks", h->recovered_stacks);
+	json_ku64(&j, "past_copy_stacks", h->past_copy_stacks);
 	json_ku64(&j, "recorded_stacks", h->recorded_stacks);
 	json_kobj(&j, "unwind_check");
 	json_ku64(&j, "checked", h->unwind_checked);
 	json_ku64(&j, "same", h->unwind_same);
 	json_ku64(&j, "scan_differs", h->unwind_scan_differs);
 	json_ku64(&j, "differs", h->unwind_differs);
+	json_ku64(&j, "past_copy", h->unwind_past_copy);
 	json_end(&j);
 	json_kbool(&j, "truncated", h->truncated);
 	json_ku64(&j, "skipped_records", h->skipped);

@@ -230,14 +230,22 @@ void output_header(FILE *out, const struct report_header *h)
 		if (h->recorded_stacks)
 			fprintf(out, ";\n#          %.1f%% unwound while recording",
 				100.0 * h->recorded_stacks / (h->recorded_stacks + h->copied_stacks));
+		if (h->past_copy_stacks)
+			fprintf(out, ";\n#          %.1f%% deeper than their copy, rooted through "
+				"the thread's previous stack", 100.0 * h->past_copy_stacks / n);
 		fputc('\n', out);
 	}
-	if (h->unwind_checked)
+	if (h->unwind_checked) {
 		fprintf(out, "# unwind check: %llu stacks unwound again from their copies: %llu the "
 			"same, %llu\n#          differ after a frame found by a stack scan, %llu "
-			"differ\n", (unsigned long long)h->unwind_checked,
+			"differ", (unsigned long long)h->unwind_checked,
 			(unsigned long long)h->unwind_same, (unsigned long long)h->unwind_scan_differs,
 			(unsigned long long)h->unwind_differs);
+		if (h->unwind_past_copy)
+			fprintf(out, ", %llu deeper than their\n#          copy (the same as far "
+				"as it reaches)", (unsigned long long)h->unwind_past_copy);
+		fputc('\n', out);
+	}
 	output_duration(t, sizeof(t), h->ns_per_sample);
 	if (h->off_cpu == 2)
 		fprintf(out, "# wall:    on-CPU samples and switch-outs, each weighing its time on or off\n"

@@ -375,11 +375,13 @@ void readings_header(const struct readings *r, struct report_header *h, int off_
 	h->complete_stacks = st->complete_stacks;
 	h->named = st->named;
 	h->recovered_stacks = st->recovered_stacks;
+	h->past_copy_stacks = st->past_copy_stacks;
 	h->recorded_stacks = st->recorded_stacks;
 	h->copied_stacks = st->copied_stacks;
 	h->unwind_checked = st->unwind_checked;
 	h->unwind_same = st->unwind_same;
 	h->unwind_scan_differs = st->unwind_scan_differs;
+	h->unwind_past_copy = st->unwind_past_copy;
 	h->unwind_differs = st->unwind_differs;
 	h->unwound = !strncmp(r->callgraph, "dwarf", 5);
 	h->no_stacks = !strcmp(r->callgraph, "none");
