@@ -50,3 +50,24 @@ nr_oncpu_samples() {
 field() {
 	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
 }
+
+# phases_check DATA OUT: a recording of tests/workloads/phases.py (its lines in OUT):
+# each phase took its 0.5 s, and 95% or more of the samples of its spin carry the phase
+# as their operator: the constructor (library init), the import (import), the atexit
+# handler (exit)
+phases_check() {
+	cat "$2" && grep -q "^phases: constructor 0\.[5-9]" "$2" &&
+	grep -q "^phases: import 0\.[5-9]" "$2" &&
+	grep -q "^phases: exit handler 0\.[5-9]" "$2" &&
+	"$DLPROF" fold -i "$1" --op --comm python3 >"$1.folded" 2>/dev/null &&
+	awk '/;burn_spin/ { if (index($0, "(library init);") == 1) in_ph += $NF; all += $NF }
+	     /import_spin \(phase_import_mod.py/ { if (index($0, "(import);") == 1) im_ph += $NF; im += $NF }
+	     /exit_spin \(phases.py/ { if (index($0, "(exit);") == 1) ex_ph += $NF; ex += $NF }
+	     END { print all + 0, in_ph + 0, im + 0, im_ph + 0, ex + 0, ex_ph + 0 }' \
+		"$1.folded" >"$1.counts" &&
+	read all in_ph im im_ph ex ex_ph <"$1.counts" &&
+	echo "constructor: $in_ph of $all samples (library init); import: $im_ph of $im (import); handler: $ex_ph of $ex (exit)" &&
+	test "$all" -ge 400 && test "$in_ph" -ge $((all * 95 / 100)) &&
+	test "$im" -ge 400 && test "$im_ph" -ge $((im * 95 / 100)) &&
+	test "$ex" -ge 400 && test "$ex_ph" -ge $((ex * 95 / 100))
+}

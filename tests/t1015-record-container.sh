@@ -11,6 +11,7 @@
 # (cnn_train.py's lines), its aten operators; and the root's own files, read with
 # --symfs, as the reference for the names report finds in the build-id cache.
 . "$(dirname "$0")/lib.sh"
+. "$SRC/record-lib.sh"
 test_require PERF_EVENTS
 container_setup || test_skip_all "$CT_WHY"
 CNN="$TOP/examples/cnn_train.py"
@@ -33,11 +34,14 @@ test_expect_success "record the CNN in a container ($CT_KIND) from the host" '
 	! grep "JIT code in anonymous memory" err
 '
 
+# to the root: host 99.7%; here 95.2% while imports deeper than the 32 KiB copy stopped
+# short (4-5% of python3's samples), 99.9-100% since they take their outer frames from the
+# thread's earlier walks (t1008)
 test_expect_success 'names and stacks as on the host: the files read under its root' '
 	"$DLPROF" report -i ct.data --comm python3 >rep 2>rerr && sed -n 5,12p rep &&
 	! grep "changed since it was recorded" rerr &&
 	set -- $(sed -n "s/^# stacks: *\([0-9]*\)\.[0-9]% reach the thread root, \([0-9]*\)\.[0-9]% named.*/\1 \2/p" rep) &&
-	echo "root $1%, named $2%" && test "$1" -ge 90 && test "$2" -ge 98
+	echo "root $1%, named $2%" && test "$1" -ge 97 && test "$2" -ge 98
 '
 
 test_expect_success 'JIT kernels named: the perf map and jitdump of its own pid namespace' '
@@ -55,34 +59,26 @@ test_expect_success 'Python 3.13 frames: lines of cnn_train.py, threads not left
 '
 
 # coverage: the share of samples in libtorch, libdnnl and JIT code given an operator or a
-# phase; on the host's torch 1.13 98.6%.  Here 89.6% (20 steps) before the phases knew the
-# names a stripped libc and ld.so keep (dlopen, exit): the import's dlopen and the
-# teardown's dispatcher deregistrations were "(no op)".  After: 97.1% (20 steps), 94.9,
-# 96.0 and 96.1% (12 steps, three runs); what is left is libtorch_python's argument
-# parsing before an operator starts, unnamed in Debian 13's build (~60 samples)
+# phase; on the host's torch 1.13 98.3%, 99.4% with the import phase.  Here 89.6% (20
+# steps) before the phases knew the names a stripped libc and ld.so keep (dlopen, exit):
+# the import's dlopen and the teardown's dispatcher deregistrations were "(no op)"; then
+# 96.0-96.4% (12 steps, three runs), 47 of the 56 samples left under Python imports
+# (torch 2.6's Python-side registrations); with "(import)" 99.2-99.4%
 test_expect_success 'torch 2.6 operators named: its convolutions forward and backward' '
 	"$DLPROF" report -i ct.data --comm python3 --sort op >ops 2>/dev/null &&
 	test_grep -E "^aten::(mkldnn_)?convolution " ops &&
 	test_grep -E "^aten::convolution_backward " ops &&
 	cov=$(sed -n "s/^operator coverage: \([0-9]*\)\.[0-9]% .*/\1/p" ops) &&
-	echo "operator coverage $cov%" && test "$cov" -ge 92
+	echo "operator coverage $cov%" && test "$cov" -ge 97
 '
 
 # the phases where libc and ld.so have no symbols (Debian 13's): tests/workloads/phases.py
-# loads a library whose constructor spins 0.5 s of CPU inside dlopen, and an atexit
-# handler spins 0.5 s in the interpreter's teardown; every sample of each is its phase's
-test_expect_success 'a stripped libc and ld.so: a constructor is (library init), a handler (exit)' '
+# loads a library whose constructor spins 0.5 s of CPU inside dlopen, imports a module
+# whose body spins 0.5 s, and an atexit handler spins 0.5 s in the interpreter's
+# teardown; every sample of each is its phase's (phases_check: record-lib.sh)
+test_expect_success 'a stripped libc and ld.so: a constructor is (library init), an import (import), a handler (exit)' '
 	"$DLPROF" record -q -o ph.data -- $CT_RUN python3 "$SRC/workloads/phases.py" >ph.out &&
-	cat ph.out && grep -q "^phases: constructor 0\.[5-9]" ph.out &&
-	grep -q "^phases: exit handler 0\.[5-9]" ph.out &&
-	"$DLPROF" fold -i ph.data --op --comm python3 >ph.folded 2>/dev/null &&
-	awk "/;burn_spin/ { n++; if (index(\$0, \"(library init);\") == 1) in_ph += \$NF; all += \$NF }
-	     /exit_spin \\(phases.py/ { if (index(\$0, \"(exit);\") == 1) ex_ph += \$NF; ex += \$NF }
-	     END { print all, in_ph, ex, ex_ph }" ph.folded >counts &&
-	read all in_ph ex ex_ph <counts &&
-	echo "constructor: $in_ph of $all samples (library init); handler: $ex_ph of $ex (exit)" &&
-	test "$all" -ge 400 && test "$in_ph" -ge $((all * 95 / 100)) &&
-	test "$ex" -ge 400 && test "$ex_ph" -ge $((ex * 95 / 100))
+	phases_check ph.data ph.out
 '
 
 # the cache against an independent reference: the root's own files (the python3

@@ -4,8 +4,10 @@
 # and times it with its thread's CPU clock.  Plain calls, a generator, recursion and a
 # coroutine.  Each function's share of the samples must match the workload's own share
 # within 3 points; its frames name the line of the hot call; recursion shows every level;
-# the merged stacks read python3;...;<module>;main;work_a;sum's C frames.
+# the merged stacks read python3;...;<module>;main;work_a;sum's C frames.  The phases
+# outside operators: a constructor, an import, an exit handler.
 . "$(dirname "$0")/lib.sh"
+. "$SRC/record-lib.sh"
 test_require PERF_EVENTS
 /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
 	test_skip_all "/usr/bin/python3 is not CPython 3.11"
@@ -152,5 +154,14 @@ test_expect_success '--no-python: no Python records, the eval loop frames stay' 
 	"$DLPROF" fold -i np.data >np.fold &&
 	grep -q "_PyEval_EvalFrameDefault" np.fold && ! grep -q "(py_known.py:" np.fold
 '
+
+# the phases outside operators, on the host: a library's constructor, a module's import,
+# an exit handler, each 0.5 s of CPU (tests/workloads/phases.py; in a container: t1015)
+if command -v g++ >/dev/null 2>&1; then
+	test_expect_success 'phases: a constructor (library init), an import (import), a handler (exit)' '
+		"$DLPROF" record -q -o ph.data -- /usr/bin/python3 "$SRC/workloads/phases.py" >ph.out &&
+		phases_check ph.data ph.out
+	'
+fi
 
 test_done

@@ -495,7 +495,7 @@ void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t li
 	if (fmt == OUT_TEXT && v->fw_samples)
 		fprintf(out, "\noperator coverage: %.1f%% of %llu samples in libtorch, libdnnl and JIT\n"
 			"   code carry an operator (stack %.1f%%, ITT %.1f%%, OpenMP master %.1f%%,\n"
-			"   library init/exit %.1f%%)\n",
+			"   library init, import, exit %.1f%%)\n",
 			pct(v->op_samples_in_fw, v->fw_samples), (unsigned long long)v->fw_samples,
 			pct(v->fw_by[ATTR_STACK], v->fw_samples), pct(v->fw_by[ATTR_ITT], v->fw_samples),
 			pct(v->fw_by[ATTR_MASTER], v->fw_samples), pct(v->fw_by[ATTR_PHASE], v->fw_samples));

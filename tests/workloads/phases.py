@@ -1,8 +1,10 @@
-"""phases.py - a library constructor and an exit handler of known CPU time, for the
-phases "(library init)" and "(exit)" of the operator view (t1015).
+"""phases.py - a library constructor, a module's import and an exit handler of known CPU
+time, for the phases "(library init)", "(import)" and "(exit)" of the operator view
+(t1015, t8000).
 
 Builds tests/workloads/phase-burn.c with g++ into a temporary folder, loads it with
-ctypes (its constructor spins 0.5 s of the thread's CPU time inside dlopen), and
+ctypes (its constructor spins 0.5 s of the thread's CPU time inside dlopen); writes a
+module there whose body calls import_spin(), which spins 0.5 s, and imports it; and
 registers an atexit handler, exit_spin, that spins 0.5 s (it runs in the interpreter's
 teardown, Py_FinalizeEx).  Prints the CPU time each took, measured around it.
 """
@@ -31,6 +33,18 @@ def main():
     t = time.thread_time()
     ctypes.CDLL(lib)
     print(f"phases: constructor {time.thread_time() - t:.3f} s", flush=True)
+    with open(os.path.join(out, "phase_import_mod.py"), "w") as f:
+        f.write("import time\n\n\n"
+                "def import_spin():\n"
+                "    t = time.thread_time()\n"
+                "    x = 0\n"
+                "    while time.thread_time() - t < 0.5:\n"
+                "        x += 1\n\n\n"
+                "import_spin()\n")
+    sys.path.insert(0, out)
+    t = time.thread_time()
+    import phase_import_mod  # noqa: F401
+    print(f"phases: import {time.thread_time() - t:.3f} s", flush=True)
     atexit.register(exit_spin)
 
 
