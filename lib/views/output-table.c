@@ -231,8 +231,8 @@ void output_header(FILE *out, const struct report_header *h)
 			fprintf(out, ";\n#          %.1f%% unwound while recording",
 				100.0 * h->recorded_stacks / (h->recorded_stacks + h->copied_stacks));
 		if (h->past_copy_stacks)
-			fprintf(out, ";\n#          %.1f%% deeper than their copy, rooted through "
-				"the thread's previous stack", 100.0 * h->past_copy_stacks / n);
+			fprintf(out, ";\n#          %.1f%% deeper than their copy, rooted by the "
+				"thread's last walk", 100.0 * h->past_copy_stacks / n);
 		fputc('\n', out);
 	}
 	if (h->unwind_checked) {
