@@ -9,6 +9,12 @@
  * It has no CFI, so a CFI unwinder stops in it; the stack above it is plain C.
  * Prints "pid PID" and "kernel NAME" first, so tests know the name and can remove the
  * published files.
+ *
+ * UNW_JIT_FP=1: the kernel uses rbp as a register of its own (saved, set to 0x400, put
+ * back), as oneDNN's JIT kernels do, and runs under two functions with frame pointers
+ * (main -> fp_outer -> fp_inner -> KERNEL): fp_inner's CFA is rbp + 16, so a walk that
+ * scanned past the kernel reads fp_inner's return address slot at 0x408, fails, and
+ * must find fp_outer's return address by a scan of the stack it read before.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -180,11 +186,30 @@ __attribute__((noinline)) static void jit_driver(kernel_fn k, double seconds)
 	unw_jit_sink = buf[5];
 }
 
+/* UNW_JIT_FP: two frames with frame pointers above the kernel (see the top) */
+__attribute__((noinline, optimize("no-omit-frame-pointer")))
+static void fp_inner(kernel_fn k, double seconds)
+{
+	jit_driver(k, seconds);
+	unw_jit_sink += 1;
+}
+
+__attribute__((noinline, optimize("no-omit-frame-pointer")))
+static void fp_outer(kernel_fn k, double seconds)
+{
+	fp_inner(k, seconds);
+	unw_jit_sink += 2;
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
-	const char *want = getenv("UNW_JIT_ISA");
+	const char *want = getenv("UNW_JIT_ISA"), *fp = getenv("UNW_JIT_FP");
+	/* push %rbp; mov $0x400,%ebp ... pop %rbp; ret */
+	static const uint8_t fp_head[] = { 0x55, 0xbd, 0x00, 0x04, 0x00, 0x00 };
+	static const uint8_t fp_tail[] = { 0x5d, 0xc3 };
 	const struct kernel *k = NULL;
+	size_t size;
 	void *code;
 
 	printf("pid %d\n", (int)getpid());
@@ -211,11 +236,23 @@ int main(int argc, char **argv)
 	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED)
 		return perror("mmap"), 1;
-	memcpy(code, k->code, k->size);
+	if (fp && *fp == '1') {
+		/* the kernel less its ret, between the two */
+		memcpy(code, fp_head, sizeof(fp_head));
+		memcpy((char *)code + sizeof(fp_head), k->code, k->size - 1);
+		memcpy((char *)code + sizeof(fp_head) + k->size - 1, fp_tail, sizeof(fp_tail));
+		size = sizeof(fp_head) + k->size - 1 + sizeof(fp_tail);
+	} else {
+		memcpy(code, k->code, k->size);
+		size = k->size;
+	}
 	if (mprotect(code, 4096, PROT_READ | PROT_EXEC))
 		return perror("mprotect"), 1;
-	if (publish(code, k->size, k->name))
+	if (publish(code, size, k->name))
 		return perror("unw-jit: publish"), 1;
-	jit_driver((kernel_fn)code, seconds);
+	if (fp && *fp == '1')
+		fp_outer((kernel_fn)code, seconds);
+	else
+		jit_driver((kernel_fn)code, seconds);
 	return 0;
 }

@@ -427,6 +427,11 @@ static __always_inline int stack_word(struct kunw_chain *c, __u64 addr, __u64 *v
 			*v = c->win[*(volatile __u32 *)&c->tmp & (KUNW_WIN / 8 - 1)];
 			return 0;
 		}
+		/* (a read that fails zeroes the buffer: the window it held is gone.  Kept,
+		 * a walk whose rbp a JIT kernel had clobbered read its frame's slot at
+		 * 0x408, then zeros for the window's words: a scan went past libgomp's
+		 * return address to a libc one, 1,444 stacks of the container's CNN) */
+		c->win_len = 0;
 		if (!bpf_probe_read_user(c->win, KUNW_WIN, (void *)addr)) {
 			c->win_at = addr;
 			c->win_len = KUNW_WIN;
