@@ -508,9 +508,11 @@ static void check_unwind(struct prof *p, const struct dlp_sample *s, size_t n, i
 	int scan_only;
 
 	p->st->unwind_checked++;
-	if (s->ustack_past_copy && !complete && n < s->nr_ustack) {
+	if (s->ustack_past_copy && n < s->nr_ustack) {
 		/* its outer frames past the copy came from the thread's last walk: the copy
-		 * gives the frames up to its end, perhaps then a few a stack scan found */
+		 * gives the frames up to its end, perhaps then a few a stack scan found (or
+		 * ends at a thread-root function short of the outermost: main's stack cut
+		 * at __libc_start_main, the last walk's reaching on to _start) */
 		for (i = 0; i < n && p->ips[i] == s->ustack[i] &&
 			    !(p->ipflags[i] & FRAME_RECOVERED) ==
 			    !(s->ustack_scanned[i / 8] & (1u << (i % 8))); i++)

@@ -64,10 +64,12 @@ static int read_word(struct walk *w, uint64_t addr, uint64_t *out)
 	}
 	if (w->rec)
 		memo_log(w, addr | MR_FILE, 0);
+	if (!unw_read_file_bytes(w, addr, out, 8))
+		return 0;
 	/* (a frame's slot just past the copy: the stack goes on beyond it) */
 	if (addr >= w->stack_hi && addr - w->stack_hi < PAST_END_SPAN)
 		w->past_end = 1;
-	return unw_read_file_bytes(w, addr, out, 8);
+	return -1;
 }
 
 /* Evaluate a CFI expression; cfa is pushed by DW_OP_call_frame_cfa. */
