@@ -84,6 +84,8 @@ struct kstack {
 	pthread_cond_t more;
 	struct ks_job *head, **tail;
 	uint64_t tables, rows, table_bytes, table_ns, table_failed, tables_kept;
+	int busy;		/* threads at a table, since busy_since */
+	uint64_t busy_since;
 	int no_keep;		/* --no-buildid-cache: none kept */
 };
 
@@ -106,6 +108,8 @@ static void *build_tables(void *arg)
 		ks->head = j->next;
 		if (!ks->head)
 			ks->tail = &ks->head;
+		if (!ks->busy++)
+			ks->busy_since = now_ns();
 		pthread_mutex_unlock(&ks->mu);
 		t0 = now_ns();
 		/* kept from an earlier run, else made (and kept) */
@@ -140,7 +144,8 @@ static void *build_tables(void *arg)
 				"made (no build-id: not kept)", (size_t)kt.nr_rows,
 				(double)(now_ns() - t0) / 1e6, (double)(now_ns() - t1) / 1e6);
 		unwind_ktable_release(&kt);
-		ks->table_ns += now_ns() - t0;
+		if (!--ks->busy)
+			ks->table_ns += now_ns() - ks->busy_since;	/* (wall time) */
 		free(j->file);
 		free(j->image);
 		free(j);
