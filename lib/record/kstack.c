@@ -466,6 +466,7 @@ size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint
 	struct ks_thread *t;
 	struct ks_walk *w = NULL;
 	size_t k, got = 0;
+	int same;
 
 	if (!ks || ks->mode != PYBPF_NATIVE_BESIDE)
 		return 0;
@@ -489,14 +490,15 @@ size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint
 	ks->st.frames += w->n;
 	if (w->why == KW_NO_TAB)
 		want_table(ks, w->fid);
+	same = w->n == n && same_frames(w, ips, n);
 	if (past_copy && w->whole) {
 		/* the kernel's walk has no copy's end: the outer frames, read */
-		if (w->n == n && same_frames(w, ips, n))
+		if (same)
 			ks->st.past_same++;
 		else
 			ks->st.past_differ++;
 	}
-	if (w->n == n && same_frames(w, ips, n) && w->whole == !!complete) {
+	if (same && w->whole == !!complete) {
 		ks->st.same++;
 	} else if (w->whole && !complete && n < w->n && same_frames(w, ips, n)) {
 		ks->st.further++;

@@ -504,36 +504,30 @@ static size_t irqs_off(struct prof *p, struct frame *fr, size_t *nf)
  * the same, different only in frames a stack scan found (either side), or different. */
 static void check_unwind(struct prof *p, const struct dlp_sample *s, size_t n, int complete)
 {
-	size_t i, a, b, k;
+	size_t i, a, b, k, same;
 	int scan_only;
 
 	p->st->unwind_checked++;
+	/* the frames both give alike, address and scan flag, from the leaf */
+	for (same = 0; same < n && same < s->nr_ustack && p->ips[same] == s->ustack[same] &&
+		       !(p->ipflags[same] & FRAME_RECOVERED) ==
+		       !(s->ustack_scanned[same / 8] & (1u << (same % 8))); same++)
+		;
 	if (s->ustack_past_copy && n < s->nr_ustack) {
 		/* its outer frames past the copy came from the thread's last walk: the copy
 		 * gives the frames up to its end, perhaps then a few a stack scan found (or
 		 * ends at a thread-root function short of the outermost: main's stack cut
 		 * at __libc_start_main, the last walk's reaching on to _start) */
-		for (i = 0; i < n && p->ips[i] == s->ustack[i] &&
-			    !(p->ipflags[i] & FRAME_RECOVERED) ==
-			    !(s->ustack_scanned[i / 8] & (1u << (i % 8))); i++)
+		for (i = same; i < n && (p->ipflags[i] & FRAME_RECOVERED); i++)
 			;
-		while (i < n && (p->ipflags[i] & FRAME_RECOVERED))
-			i++;
 		if (i == n) {
 			p->st->unwind_past_copy++;
 			return;
 		}
 	}
-	if (n == s->nr_ustack && complete == s->ustack_complete &&
-	    !memcmp(p->ips, s->ustack, n * 8)) {
-		for (i = 0; i < n; i++)
-			if (!!(p->ipflags[i] & FRAME_RECOVERED) !=
-			    !!(s->ustack_scanned[i / 8] & (1u << (i % 8))))
-				break;
-		if (i == n) {
-			p->st->unwind_same++;
-			return;
-		}
+	if (n == s->nr_ustack && complete == s->ustack_complete && same == n) {
+		p->st->unwind_same++;
+		return;
 	}
 	/* the same up to the first frame a stack scan found, on either side */
 	for (a = 0; a < n && !(p->ipflags[a] & FRAME_RECOVERED); a++)
