@@ -25,6 +25,10 @@ void metview_free(struct metview *mv);
 void metview_meta(struct metview *mv, const struct recmeta *m);
 /* A sample counted in the report (switch-outs carry no counts and are passed over) */
 void metview_sample(struct metview *mv, const struct attributed *as);
+/* The factor the counts at read index AT (0 the sampling event's, i counter i's) are
+ * scaled up by: 1, or where the counter shared the PMU (multiplexing: META metrics_ran),
+ * the time it ran against over the time it ran */
+double metview_meta_scale(const struct recmeta *m, int at);
 /* Whether the recording had any (META metrics): else the one line why not */
 const char *metview_missing(const struct metview *mv);
 /* The table; filtered: a filter left samples out (no remainder row) */

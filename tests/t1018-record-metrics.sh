@@ -114,6 +114,54 @@ test_expect_success 'record --metrics faults,sched: the operators of a child and
 	grep -q "^META metrics_total=" dump
 '
 
+# Multiplexing: what the counters ran against is a task-clock beside them on the same
+# threads (inherited by the child and the threads, like them); software counters never
+# wait for a PMU, so each ran the whole of it and nothing is scaled.  The reference is
+# held to the leader's own clock (another event, in the group): within 1%.
+share_check() {
+	data=$1
+	"$RECDUMP" "$data" >"$data.dump" &&
+	ran=$(sed -n "s/^META metrics_ran=//p" "$data.dump") &&
+	lead=$(sed -n "s/^META metrics_total=[0-9]* [0-9]* \([0-9]*\) .*/\1/p" "$data.dump") &&
+	echo "ran: $ran; the leader counted $lead ns" &&
+	set -- $ran && test "$1" -gt 0 &&
+	test $(($1 - lead)) -le $((lead / 100)) && test $((lead - $1)) -le $((lead / 100)) &&
+	"$DLPROF" report -i "$data" --metrics --sort op --format json >"$data.share.json" &&
+	json_check "$data.share.json" "print(j.counted_share)" \
+		"all(0.99 <= v <= 1.0 for v in j.counted_share.values())" \
+		"len(j.counted_share) == len(j.metrics) + 1" "j.scaled == False" &&
+	"$DLPROF" report -i "$data" --metrics --sort op >"$data.share.txt" &&
+	! grep -q "multiplexed\|never counted" "$data.share.txt"
+}
+
+test_expect_success 'each counter ran all of its threads'"'"' CPU time; nothing scaled' '
+	share_check m.data && share_check e.data
+'
+
+# The same recording as a machine whose PMU was shared would have made it: page-faults
+# (the second counter) ran half of the threads' CPU time (rec-repeat -m META).  Its rows
+# and totals double, the header says so, diff and timeline's tracks see the doubled
+# counts; the others stay.
+test_expect_success 'a counter that ran half the time: scaled by two, said; diff too' '
+	set -- $(sed -n "s/^META metrics_ran=//p" m.data.dump) &&
+	"$BUILD/tests/rec-repeat" -m "metrics_ran=$1 $2 $3 $(($4 / 2)) $5 $6 $7 $8" m.data 1 \
+		half.data &&
+	"$DLPROF" report -i half.data --metrics --sort op --format json --limit 0 >h.json &&
+	json_check a=m.data.share.json h=h.json \
+		"print(h.counted_share, a.totals, h.totals)" \
+		"abs(h.counted_share[\"page-faults\"] - 0.5) < 1e-5 and h.scaled" \
+		"abs(h.totals[\"page-faults\"] - 2 * a.totals[\"page-faults\"]) <= 1" \
+		"h.totals[\"minor-faults\"] == a.totals[\"minor-faults\"]" \
+		"ar = {r.op: r for r in a.rows}" \
+		"all(abs(r[\"page-faults\"] - 2 * ar[r.op][\"page-faults\"]) <= 1 and r[\"minor-faults\"] == ar[r.op][\"minor-faults\"] for r in h.rows)" &&
+	"$DLPROF" report -i half.data --metrics --sort op >h.txt &&
+	grep -q "^# multiplexed: counted page-faults 50.0% of their threads" h.txt &&
+	"$DLPROF" diff --metric page-faults --format json m.data half.data >hd.json &&
+	json_check hd.json "print(j.base.samples, j.new.samples)" \
+		"abs(j.new.samples - 2 * j.base.samples) <= 1" &&
+	tracks_equal half.data
+'
+
 test_expect_success 'each operator'"'"'s faults and switches within 2% of its own; the sums' '
 	/usr/bin/python3 "$SRC/tools/metrics-check.py" "$DLPROF" m.data truth
 '

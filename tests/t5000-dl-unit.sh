@@ -1,6 +1,7 @@
 #!/bin/sh
 # t5000: unit tests of the DL view: family rules, operators, ITT collector and reader,
-# the fast-path findings from FP operations counted by width
+# the fast-path findings from FP operations counted by width, counters scaled where they
+# shared the PMU
 . "$(dirname "$0")/lib.sh"
 
 export DLPROF_DATADIR="$TOP/share"
@@ -8,6 +9,7 @@ export DLPROF_DATADIR="$TOP/share"
 test_unit test-family	# family rules, classification and operators
 test_unit test-itt	# the ITT collector through an emulated static stub
 test_unit test-fastpath	# FP width by primitive (record --metrics fp), made counts
+test_unit test-metview	# report --metrics: counters that shared the PMU scaled, said
 
 test_expect_success 'collector exports the version-1 protocol and no libdlprof symbols' '
 	nm -D --defined-only "$BUILD/libdlprof-itt.so" >syms &&

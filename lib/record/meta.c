@@ -270,8 +270,9 @@ void meta_write(struct recorder *r)
 		/* record --metrics: the members in the samples' order, and the counts read at
 		 * the end: enabled ns, running ns, the leader's, the members' */
 		struct strbuf names = STRBUF_INIT, periods = STRBUF_INIT, totals = STRBUF_INIT;
+		struct strbuf ran = STRBUF_INIT;
 
-		metrics_meta(r, &names, &periods, &totals);
+		metrics_meta(r, &names, &periods, &totals, &ran);
 		meta_add(&sb, "metrics", names.buf);
 		meta_add(&sb, "metrics_mode", r->met.events ? "events" : "group");
 		if (r->met.events)
@@ -280,6 +281,9 @@ void meta_write(struct recorder *r)
 			meta_add(&sb, "metrics_switch_outs", "1");
 		if (totals.len)
 			meta_add(&sb, "metrics_total", totals.buf);
+		if (ran.len)
+			meta_add(&sb, "metrics_ran", ran.buf);
+		strbuf_release(&ran);
 		strbuf_release(&names);
 		strbuf_release(&periods);
 		strbuf_release(&totals);

@@ -441,10 +441,50 @@ int metrics_setup(struct recorder *r, const struct perf_event_attr *common)
 	return 0;
 }
 
+/*
+ * Beside the counters, what they ran against: a task-clock on the same threads and cpu,
+ * outside the group.  A counter runs only while its group (or it, sampled on its own) is
+ * on the PMU: a PMU shared with other users (another profiler, the NMI watchdog) gives
+ * it a share of the time.  Its enabled time says nothing here: an inherited per-cpu
+ * counter is enabled while its thread runs on any cpu, running only on its own.  A
+ * software clock never waits for the PMU, so the two clocks' ratio is the counters' share
+ * (metrics_meta: META metrics_ran).  -a has no threads: a cpu's enabled time is the
+ * reference there.  Returns 1 when the thread is gone.
+ */
+static int open_ref(struct recorder *r, pid_t pid, int cpu)
+{
+	struct rec_metrics *m = &r->met;
+	const struct perf_event_attr *lead = &r->ev[0].attr;
+	struct perf_event_attr a;
+	int fd;
+
+	if (pid < 0 || r->opts->system_wide || r->att.pid_flags || m->no_ref)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.inherit = lead->inherit;
+	a.disabled = m->enable ? 0 : lead->disabled;
+	a.enable_on_exec = lead->enable_on_exec;
+	fd = event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ESRCH)
+			return 1;
+		m->no_ref = 1;	/* (then not known: nothing said of the counters' share) */
+		return 0;
+	}
+	ALLOC_GROW(m->ref_fds, m->nr_ref_fds + 1, m->alloc_ref_fds);
+	m->ref_fds[m->nr_ref_fds++] = fd;
+	return 0;
+}
+
 int metrics_open(struct recorder *r, int leader_fd, pid_t pid, int cpu)
 {
 	struct rec_metrics *m = &r->met;
 
+	if (open_ref(r, pid, cpu))
+		return 1;
 	if (m->events)
 		return 0;	/* (events of their own, opened with the others) */
 
@@ -588,6 +628,7 @@ static void totals_of_events(struct recorder *r, size_t block)
 				if (fd < 0 || read(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 					continue;
 				m->total[at] += buf[0];
+				m->ran[at] += buf[2];
 				if (e == 0) {
 					m->enabled += buf[1];
 					m->running += buf[2];
@@ -604,6 +645,15 @@ void metrics_totals(struct recorder *r)
 	if (!m->nr || m->totals_read || !r->fds || !block)
 		return;
 	m->totals_read = 1;
+	for (size_t i = 0; !m->no_ref && i < m->nr_ref_fds; i++) {
+		uint64_t v;
+
+		if (read(m->ref_fds[i], &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+			m->no_ref = 1;
+			break;
+		}
+		m->ref_ns += v;
+	}
 	if (m->events) {
 		totals_of_events(r, block);
 		return;
@@ -621,8 +671,10 @@ void metrics_totals(struct recorder *r)
 				continue;
 			m->enabled += buf[1];
 			m->running += buf[2];
-			for (uint64_t i = 0; i < buf[0]; i++)
+			for (uint64_t i = 0; i < buf[0]; i++) {
 				m->total[i] += buf[3 + i];
+				m->ran[i] += buf[2];	/* (a group runs whole or not at all) */
+			}
 		}
 }
 
@@ -635,10 +687,15 @@ void metrics_close(struct recorder *r)
 	free(m->fds);
 	m->fds = NULL;
 	m->nr_fds = m->alloc_fds = 0;
+	for (size_t i = 0; i < m->nr_ref_fds; i++)
+		close(m->ref_fds[i]);
+	free(m->ref_fds);
+	m->ref_fds = NULL;
+	m->nr_ref_fds = m->alloc_ref_fds = 0;
 }
 
 void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *periods,
-		  struct strbuf *totals)
+		  struct strbuf *totals, struct strbuf *ran)
 {
 	struct rec_metrics *m = &r->met;
 
@@ -656,6 +713,14 @@ void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *perio
 		    (unsigned long long)m->running);
 	for (int i = 0; i <= n; i++)
 		strbuf_addf(totals, " %llu", (unsigned long long)m->total[i]);
+	/* the time they ran against (the threads' CPU time; -a: the cpus' enabled time),
+	 * then the time each ran, the sampling event's first */
+	if (r->opts->system_wide ? !m->enabled : m->no_ref || !m->ref_ns)
+		return;
+	strbuf_addf(ran, "%llu", (unsigned long long)(r->opts->system_wide ? m->enabled :
+							m->ref_ns));
+	for (int i = 0; i <= n; i++)
+		strbuf_addf(ran, " %llu", (unsigned long long)m->ran[i]);
 }
 
 void metrics_release(struct recorder *r)

@@ -214,6 +214,13 @@ struct rec_metrics {
 					   samples for context-switches; no group, no reads */
 	uint64_t period[MET_MAX];	/* ... each one's events per sample */
 	uint64_t enabled, running, total[MET_MAX + 2];
+	/* how long each counted against the threads' CPU time (multiplexing: a PMU shared
+	 * with other users gives a counter a share of it): a task-clock beside them, on
+	 * the same threads and cpus, not in the group (software: never multiplexed) */
+	int *ref_fds;
+	size_t nr_ref_fds, alloc_ref_fds;
+	int no_ref;				/* one would not open or read: not known */
+	uint64_t ref_ns, ran[MET_MAX + 2];	/* (ref_ns 0: not known) */
 };
 
 /* What the recording lacks, said on stderr and kept for report (META warn.N) */
@@ -396,9 +403,10 @@ void metrics_sample(struct recorder *r, unsigned char *read, size_t len, uint32_
 void metrics_totals(struct recorder *r);
 void metrics_close(struct recorder *r);
 /* META metrics (the counters' names in order), metrics_period (sampled each on its own:
- * their events per sample) and metrics_total (the counts at the end) */
+ * their events per sample), metrics_total (the counts at the end) and metrics_ran (the
+ * time they ran against, then the time each ran) */
 void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *periods,
-		  struct strbuf *totals);
+		  struct strbuf *totals, struct strbuf *ran);
 void metrics_release(struct recorder *r);
 
 /* mem.c */

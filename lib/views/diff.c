@@ -10,6 +10,7 @@
 #include "family.h"
 #include "filter.h"
 #include "json.h"
+#include "metview.h"
 #include "output.h"
 #include "profile.h"
 #include "rephash.h"
@@ -46,6 +47,7 @@ struct diff {
 	const char *metric;		/* diff_set_metric(), NULL: samples */
 	int metric_at;			/* its place in the current side's reads, 0: none */
 	uint64_t metric_sum;
+	double metric_scale;		/* where it shared the PMU: scaled up (metview.h) */
 };
 
 struct diff *diff_new(enum diff_key key, const struct family_rules *rules, const char *event)
@@ -109,9 +111,21 @@ static int on_meta(void *ctx, const struct recmeta *m)
 		free(d->cur->cmdline);
 		d->cur->cmdline = xstrdup(m->cmdline);
 	}
-	if (m->metrics && d->metric)
+	if (m->metrics && d->metric) {
 		d->metric_at = list_index(m->metrics, d->metric);
+		d->metric_scale = metview_meta_scale(m, d->metric_at);
+	}
 	return 0;
+}
+
+/* A counter that shared the PMU: its rows and sum scaled up, as report's */
+static void scale_side(struct diff_side *sd, double scale, uint64_t *sum)
+{
+	for (size_t i = 0; i < sd->counts.cap; i++)
+		if (sd->counts.used[i])
+			sd->counts.vals[i] = (void *)(uintptr_t)((double)(uintptr_t)sd->counts.vals[i] *
+								 scale + 0.5);
+	*sum = (uint64_t)((double)*sum * scale + 0.5);
 }
 
 /* diff_set_metric: a read's count of the counter to its row (a switch-out's too) */
@@ -171,6 +185,7 @@ int diff_load(struct diff *d, int side, const char *path)
 	memset(&info, 0, sizeof(info));
 	d->metric_at = 0;
 	d->metric_sum = 0;
+	d->metric_scale = 1;
 	if (d->metric) {
 		/* the switch-outs read the counters too: delivered, counted in no stat */
 		po.wall = 2;
@@ -182,6 +197,8 @@ int diff_load(struct diff *d, int side, const char *path)
 			error("'%s' has no counter '%s' (record --metrics)", path, d->metric);
 			ret = -1;
 		}
+		if (d->metric_scale != 1)
+			scale_side(sd, d->metric_scale, &d->metric_sum);
 		st.samples = d->metric_sum;	/* the shares are of the counts */
 		st.sample_no_time = 1;
 		st.sample_period_ns = 0;

@@ -32,6 +32,12 @@ struct metview {
 	int system_wide;	/* record -a */
 	int have_total;
 	uint64_t total[MV_MAX + 1], enabled, running;
+	/* multiplexing (META metrics_ran): the time the counters ran against, the time each
+	 * ran ([0] the sampling event's), and where one ran less, the factor its counts are
+	 * scaled by */
+	int have_ran, scaled;
+	uint64_t ref, ran[MV_MAX + 1];
+	double scale[MV_MAX + 1];
 	uint64_t sum[MV_MAX + 1], samples, switch_outs;
 	int events;		/* each counter sampled on its own (META metrics_mode) ... */
 	uint64_t period[MV_MAX];	/* ... every so many events (META metrics_period) */
@@ -67,6 +73,7 @@ void metview_meta(struct metview *mv, const struct recmeta *m)
 {
 	const char *total = recmeta_get(m, "metrics_total");
 	const char *mode = recmeta_get(m, "metrics_mode");
+	const char *ran = recmeta_get(m, "metrics_ran");
 
 	if (m->metrics && !mv->nr)
 		mv->nr = (int)list_split(m->metrics, mv->names, MV_MAX);
@@ -78,6 +85,14 @@ void metview_meta(struct metview *mv, const struct recmeta *m)
 		for (int i = 0; i <= MV_MAX && *end; i++)
 			mv->total[i] = strtoull(end, &end, 10);
 		mv->have_total = 1;
+	}
+	if (ran) {
+		char *end;
+
+		mv->ref = strtoull(ran, &end, 10);
+		for (int i = 0; i <= MV_MAX && *end; i++)
+			mv->ran[i] = strtoull(end, &end, 10);
+		mv->have_ran = mv->ref > 0;
 	}
 	if (mode && !strcmp(mode, "events")) {
 		const char *p = recmeta_get(m, "metrics_period");
@@ -310,6 +325,76 @@ static void put_row(const struct metview *mv, const struct derived *d, struct ta
 	}
 }
 
+/* A counter that ran less than the time it ran against shared the PMU with other users
+ * (multiplexing): its counts are scaled up by the time it missed, as perf stat scales
+ * them, and said.  (Software counters run whole: 1.0 to the nanosecond.) */
+#define MV_WHOLE 0.99
+
+static void set_scales(struct metview *mv)
+{
+	for (int i = 0; i <= mv->nr; i++) {
+		mv->scale[i] = 1;
+		if (!mv->have_ran || !mv->ran[i] || mv->ran[i] >= MV_WHOLE * (double)mv->ref)
+			continue;
+		mv->scale[i] = (double)mv->ref / (double)mv->ran[i];
+		mv->scaled = 1;
+	}
+}
+
+double metview_meta_scale(const struct recmeta *m, int at)
+{
+	const char *p = recmeta_get(m, "metrics_ran");
+	uint64_t ref, ran = 0;
+	char *end;
+
+	if (!p || at < 0)
+		return 1;
+	ref = strtoull(p, &end, 10);
+	for (int i = 0; i <= at && *end; i++)
+		ran = strtoull(end, &end, 10);
+	if (!ref || !ran || ran >= MV_WHOLE * (double)ref)
+		return 1;
+	return (double)ref / (double)ran;
+}
+
+static void scale_counts(const struct metview *mv, const uint64_t *v, uint64_t *out)
+{
+	for (int i = 0; i <= mv->nr; i++)
+		out[i] = mv->scale[i] == 1 ? v[i] : (uint64_t)((double)v[i] * mv->scale[i] + 0.5);
+}
+
+static double ran_share(const struct metview *mv, int i)
+{
+	return mv->ref ? (double)mv->ran[i] / (double)mv->ref : 0;
+}
+
+/* The lines on multiplexing: the counters that never ran, those scaled */
+static void say_scales(const struct metview *mv, FILE *out)
+{
+	const char *of = mv->system_wide ? "the cpus' time" : "their threads' CPU time";
+	int never = 0, some = 0;
+
+	if (!mv->have_ran)
+		return;
+	for (int i = 1; i <= mv->nr; i++)
+		if (!mv->ran[i])
+			fprintf(out, "%s%s", never++ ? ", " : "# never counted: ", mv->names[i - 1]);
+	if (never)
+		fprintf(out, " (not once on the PMU: other users held the counters it needs, "
+			"e.g. the NMI watchdog: sysctl kernel.nmi_watchdog=0)\n");
+	for (int i = 1; i <= mv->nr; i++)
+		if (mv->scale[i] != 1)
+			fprintf(out, "%s%s %.1f%%", some++ ? ", " : "# multiplexed: counted ",
+				mv->names[i - 1], 100 * ran_share(mv, i));
+	if (some)
+		fprintf(out, " of %s (the PMU was shared with other users): their counts "
+			"scaled up by the time they missed, estimates\n", of);
+	if (mv->scale[0] != 1)
+		fprintf(out, "# the sampling event ran %.1f%% of %s, with the counters: the "
+			"samples cover that share of it, CPU ms scaled up\n",
+			100 * ran_share(mv, 0), of);
+}
+
 static const char *key_head(int kind, const char **json)
 {
 	switch (kind) {
@@ -331,12 +416,14 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 	const char *kjson, *khead = key_head(mv->kind, &kjson);
 	char **heads = xcalloc(3 * MV_MAX + 8, sizeof(*heads));
 	size_t nh = 0, shown;
-	uint64_t rest[MV_MAX + 1];
+	uint64_t rest[MV_MAX + 1], v[MV_MAX + 1], total[MV_MAX + 1];
 	int remainder = 0;
 
 	if (mv->per_cpu)
 		mv->clock = 0;	/* (a cpu's clock runs through its idle time: no CPU time) */
 	derive(mv, &d);
+	set_scales(mv);
+	scale_counts(mv, mv->total, total);
 	tabw_col(t, "Samples", "samples", TABW_NUM);
 	if (mv->clock)
 		tabw_col(t, "CPU ms", "cpu_ms", TABW_NUM);
@@ -375,9 +462,11 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 	if (mv->nr_rows)
 		qsort(mv->list, mv->nr_rows, sizeof(*mv->list), cmp_row);
 	shown = limit && limit < mv->nr_rows ? limit : mv->nr_rows;
-	for (size_t i = 0; i < shown; i++)
+	for (size_t i = 0; i < shown; i++) {
+		scale_counts(mv, mv->list[i]->v, v);
 		put_row(mv, &d, t, mv->list[i]->key, mv->list[i]->tid, NULL, mv->list[i]->samples,
-			mv->list[i]->calls, mv->list[i]->v);
+			mv->list[i]->calls, v);
+	}
 	/* what no sample took: the counts after each thread's last sample on a cpu, and
 	 * those of threads that never had one */
 	if (mv->have_total && !filtered) {
@@ -386,7 +475,8 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 		if (mv->system_wide)
 			rest[0] = 0;	/* (a cpu's clock counts its idle time, not sampled) */
 		remainder = 1;
-		put_row(mv, &d, t, rest_name(mv), 0, rest_name(mv), UINT64_MAX, 0, rest);
+		scale_counts(mv, rest, v);
+		put_row(mv, &d, t, rest_name(mv), 0, rest_name(mv), UINT64_MAX, 0, v);
 	}
 
 	if (fmt == OUT_JSON) {
@@ -412,11 +502,21 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 		if (mv->have_total) {
 			json_kobj(&j, "totals");
 			for (int i = 0; i < mv->nr; i++)
-				json_ku64(&j, mv->names[i], mv->total[i + 1]);
+				json_ku64(&j, mv->names[i], total[i + 1]);
 			json_end(&j);
 			json_ku64(&j, "enabled_ns", mv->enabled);
 			json_ku64(&j, "running_ns", mv->running);
 		}
+		if (mv->have_ran) {
+			/* each one's time on the PMU over its threads' CPU time (-a: the cpus'
+			 * time); under 0.99 its counts (rows, totals) are scaled up */
+			json_kobj(&j, "counted_share");
+			json_knum(&j, "sampling_event", "%.6f", ran_share(mv, 0));
+			for (int i = 0; i < mv->nr; i++)
+				json_knum(&j, mv->names[i], "%.6f", ran_share(mv, i + 1));
+			json_end(&j);
+		}
+		json_kbool(&j, "scaled", mv->scaled);
 		json_key(&j, "rows");
 		tabw_json(t, &j);
 		json_end(&j);
@@ -448,11 +548,12 @@ void metview_print(struct metview *mv, FILE *out, enum out_format fmt, size_t li
 			fprintf(out, "# at the end:");
 			for (int i = 0; i < mv->nr; i++)
 				fprintf(out, "%s %s %llu (%.1f%% in the rows)", i ? "," : "",
-					mv->names[i], (unsigned long long)mv->total[i + 1],
+					mv->names[i], (unsigned long long)total[i + 1],
 					mv->total[i + 1] ? 100.0 * (double)mv->sum[i + 1] /
 					(double)mv->total[i + 1] : 100.0);
 			fputc('\n', out);
 		}
+		say_scales(mv, out);
 		if (mv->kind == DLVIEW_FAMILY && (mv->switch_reads || mv->events))
 			fprintf(out, "# %s goes to the wait family of its stack (wait-preempted, "
 				"wait-gil, ...)\n", mv->events ? "a context switch" :

@@ -5,6 +5,7 @@
 #include "attr-stream.h"
 #include "itt.h"
 #include "json.h"
+#include "metview.h"
 #include "memprof.h"
 #include "ranks.h"
 #include "readings.h"
@@ -75,6 +76,7 @@ struct timeline {
 	size_t nr_vals, alloc_vals;
 	char *met_names[16];
 	int nr_met;
+	double met_scale[16];		/* where a counter shared the PMU (metview.h) */
 	/* several recordings on one axis: this one's pids are shown as pid + pid_base,
 	 * named with its host; those another recording has are left out */
 	const struct readings *rd;
@@ -239,8 +241,11 @@ static int tl_meta(void *ctx, const struct recmeta *m)
 		free(tl->cmdline);
 		tl->cmdline = xstrdup(m->cmdline);
 	}
-	if (m->metrics && !tl->nr_met)
+	if (m->metrics && !tl->nr_met) {
 		tl->nr_met = (int)list_split(m->metrics, tl->met_names, ARRAY_SIZE(tl->met_names));
+		for (int k = 0; k < tl->nr_met; k++)
+			tl->met_scale[k] = metview_meta_scale(m, k + 1);
+	}
 	if (tl->rd)
 		readings_meta((struct readings *)tl->rd, m);
 	return 0;
@@ -629,6 +634,8 @@ static void metric_point(struct timeline *tl, uint32_t pid, uint32_t tid, int k,
 	char name[128];
 
 	snprintf(name, sizeof(name), "%s (tid %u)", tl->met_names[k], tid);
+	if (tl->met_scale[k] != 1)	/* (a counter that shared the PMU: as report scales it) */
+		v = (uint64_t)((double)v * tl->met_scale[k] + 0.5);
 	json_kstr(j, "ph", "C");
 	json_kstr(j, "name", name);
 	json_ku64(j, "pid", cpid(tl, pid));

@@ -1,6 +1,6 @@
 /* rec-repeat.c - a long recording made from a short one, for scale measurements.
  *
- *   build/tests/rec-repeat IN.data TIMES OUT.data
+ *   build/tests/rec-repeat [-m KEY=VALUE]... IN.data TIMES OUT.data
  *
  * Writes IN's side-band once (attrs, meta, mappings, names, build-ids, kernel symbols,
  * JIT maps, ITT, Python code) and its samples TIMES over, each round shifted in time
@@ -10,7 +10,9 @@
  * STATS says TIMES as many samples and the stretched duration.  Samples are dlprof's
  * own layout (IDENTIFIER IP TID TIME first), as record writes them; a recording with
  * stacks unwound while recording (STACK, USAMPLE, USAMPLES) repeats the USAMPLEs and the
- * USAMPLES batches (each entry shifted), the STACKs once.
+ * USAMPLES batches (each entry shifted), the STACKs once.  -m adds a META pair after the
+ * recorded ones (a reader takes a key's last value): a recording as another machine would
+ * have made it (META metrics_ran of counters that shared a PMU).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -130,8 +132,19 @@ int main(int argc, char **argv)
 	unsigned long times;
 	uint64_t span;
 
+	struct strbuf meta = STRBUF_INIT;
+
+	for (; argc > 2 && !strcmp(argv[1], "-m"); argc -= 2, argv += 2) {
+		const char *eq = strchr(argv[2], '=');
+
+		if (!eq)
+			die("-m KEY=VALUE, not '%s'", argv[2]);
+		strbuf_add(&meta, argv[2], (size_t)(eq - argv[2]));
+		strbuf_addch(&meta, '\0');
+		strbuf_add(&meta, eq + 1, strlen(eq + 1) + 1);
+	}
 	if (argc != 4 || !(times = strtoul(argv[2], NULL, 10)))
-		die("usage: rec-repeat IN.data TIMES OUT.data");
+		die("usage: rec-repeat [-m KEY=VALUE]... IN.data TIMES OUT.data");
 	memset(&a, 0, sizeof(a));
 	if (recfile_read(argv[1], take, &a, &info) < 0)
 		return 1;
@@ -142,9 +155,18 @@ int main(int argc, char **argv)
 	if (!w)
 		return 1;
 	recwriter_split_samples(w);
-	for (size_t i = 0; i < a.nr_side; i++)
-		if (recwriter_add(w, a.side[i].type, a.side[i].data, a.side[i].len) < 0)
+	for (size_t i = 0; i < a.nr_side; i++) {
+		struct rec *r = &a.side[i];
+
+		if (r->type == DLP_REC_META && meta.len) {
+			r->data = xrealloc(r->data, r->len + meta.len);
+			memcpy(r->data + r->len, meta.buf, meta.len);
+			r->len += meta.len;
+		}
+		if (recwriter_add(w, r->type, r->data, r->len) < 0)
 			return 1;
+	}
+	strbuf_release(&meta);
 	for (unsigned long k = 0; k < times; k++) {
 		for (size_t i = 0; i < a.nr_samp; i++) {
 			struct rec *r = &a.samp[i];
