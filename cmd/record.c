@@ -142,6 +142,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_BOOL(0, "buildid-cache", &bidcache, "keep the files of containers and chroots the samples hit in the build-id cache, so that report names them after they are gone (--no-buildid-cache: do not)"),
 		OPT_BOOL(0, "itt", &itt, "load the ITT collector for task labels (--no-itt: do not)"),
 		OPT_BOOL(0, "off-cpu", &off_cpu, "also sample every context switch with its stack: where threads wait (report/fold --off-cpu); the default with dwarf stacks unwound while recording, no -e and no Python frames to read (--no-off-cpu: do not)"),
+		OPT_BOOL(0, "op-calls", &opts.op_calls, "count each PyTorch operator's calls (a uprobe on each operator's entry in libtorch_cpu: about a microsecond a call; report's Calls column)"),
 		OPT_BOOL(0, "memory", &opts.memory, "also sample the workload's heap: malloc & co and anonymous mmap, with whole stacks (report/fold/pprof --memory)"),
 		OPT_CALLBACK(0, "mem-sample", NULL, "BYTES", "--memory: one allocation sampled per BYTES allocated on average (default 512K; 1: every allocation)", opt_mem_sample, 0),
 		OPT_BOOL(0, "python", &python, "read the Python stacks of CPython 3.11-3.13 processes (--no-python: do not)"),

@@ -7,7 +7,7 @@ _dlprof_cmds='help record report fold flamegraph diff pprof speedscope timeline 
 # _dlprof_opts CMD: the options of CMD; _dlprof_argopts CMD: those that take the next word
 _dlprof_opts() {
 	case "$1" in
-	record) echo '--output -o --freq -F --count -c --event -e --metrics --metrics-mode --metrics-period -g --call-graph --mmap-pages -m --unwind --keep-stacks --jit --buildid-cache --itt --off-cpu --memory --mem-sample --python --duration --max-size --quiet -q --pid -p --container --cgroup --container-flags --all-cpus -a' ;;
+	record) echo '--output -o --freq -F --count -c --event -e --metrics --metrics-mode --metrics-period -g --call-graph --mmap-pages -m --unwind --keep-stacks --jit --buildid-cache --itt --off-cpu --op-calls --memory --mem-sample --python --duration --max-size --quiet -q --pid -p --container --cgroup --container-flags --all-cpus -a' ;;
 	report) echo '--input -i --sort -s --group --families --event -e --no-findings --limit -n --format --srcline --no-children --wall --off-cpu --raw-irqs --memory --metrics --isa --steps --reunwind --symfs --by-input --check-unwind --pid --tid --comm --time --sym --family --op' ;;
 	fold) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --symfs --by-input --pid --tid --comm --time --sym' ;;
 	flamegraph) echo '--input -i --off-cpu --wall --raw-irqs --reunwind --inline --no-kernel --no-comm --family --op --families --event -e --memory --symfs --by-input --pid --tid --comm --time --sym --output -o --title --width --diff' ;;

@@ -36,6 +36,7 @@ $(FUZZ_DIR)/%.o: %.c | $(DEPS_STAMP)
 
 # includes the BPF program's skeleton (lib/record/python/pybpf.mk)
 $(FUZZ_DIR)/lib/record/python/pybpf.o: $(PYBPF_SKEL)
+$(FUZZ_DIR)/lib/record/opcalls.o: $(OPCALLS_SKEL)
 
 $(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)

@@ -11,6 +11,7 @@ $(SAN_DIR)/%.o: %.c | $(DEPS_STAMP)
 
 # includes the BPF program's skeleton (lib/record/python/pybpf.mk)
 $(SAN_DIR)/lib/record/python/pybpf.o: $(PYBPF_SKEL)
+$(SAN_DIR)/lib/record/opcalls.o: $(OPCALLS_SKEL)
 
 $(SAN_DIR)/dlprof: $(SAN_OBJ)
 	$(CC) $(SAN_FLAGS) -o $@ $(SAN_OBJ) $(LDLIBS)

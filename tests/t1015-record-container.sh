@@ -81,6 +81,20 @@ test_expect_success 'a stripped libc and ld.so: a constructor is (library init),
 	phases_check ph.data ph.out
 '
 
+# record --op-calls: the container's libtorch_cpu (torch 2.6), attached through its root;
+# tests/workloads/op_calls.py's own counts, a forked child and a thread among them, exactly
+test_expect_success '--op-calls: torch 2.6'"'"'s operators counted in the container, exactly' '
+	"$DLPROF" record -q --op-calls -o oc.data -- $CT_RUN python3 \
+		"$SRC/workloads/op_calls.py" >oc.out &&
+	cat oc.out && "$BUILD/tests/recdump" oc.data >oc.dump &&
+	sed -n "s/^META op_calls=//p" oc.dump | tr , "\n" >oc.calls &&
+	test $(grep -c "^calls " oc.out) = 4 &&
+	while read -r what op n; do
+		[ "$what" = calls ] || continue
+		grep -qx "$op=$n" oc.calls || { echo "$op: not $n"; exit 1; }
+	done <oc.out
+'
+
 # the cache against an independent reference: the root's own files (the python3
 # processes map only the container's files, so --symfs names them all right)
 test_expect_success 'the names kept by build-id are the root file names, and the only ones' '

@@ -288,6 +288,8 @@ void meta_write(struct recorder *r)
 		strbuf_release(&periods);
 		strbuf_release(&totals);
 	}
+	if (r->opts->op_calls)	/* (empty: none counted) */
+		meta_add(&sb, "op_calls", r->oc.meta.buf ? r->oc.meta.buf : "");
 	meta_add(&sb, "python", r->py.reader ? "on" : "off");
 	if (r->py.reader) {
 		/* the stacks read from outside that their samples name: how many, the sum

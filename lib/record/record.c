@@ -326,6 +326,7 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 		fprintf(stderr, "dlprof: native stacks: unwound from the copies, not in the kernel "
 			"(DLPROF_KSTACK: %s)\n", !r->py.pb ? (r->py.pb_why ? r->py.pb_why :
 			"no BPF program") : "the kernel would not run the walk (bpf_loop, 5.17)");
+	opcalls_say(r);
 	if (r->py.pb && r->py.stats) {
 		uint64_t runs, ns;
 
@@ -819,6 +820,7 @@ static void end_of_run(struct recorder *r, struct run *x)
 		info("workload killed by signal %d (%s)", sig, strsignal(sig));
 	drain_all(r);
 	events_close(r);
+	opcalls_finish(r);	/* (the workload's counts, whole once it is gone) */
 	drain_proc_later(r, 1);
 	mem_ring_drain(r, 1);
 	if (r->py.pb)
@@ -991,6 +993,7 @@ static void recorder_release(struct recorder *r)
 	free(r->relabel);
 	u64map_release(&r->own_ids);
 	metrics_release(r);
+	opcalls_release(r);
 	free(r->cpus);
 	free(r->att.targets);
 	u64map_release(&r->att.tids_open);
@@ -1055,6 +1058,8 @@ int record_run(const struct record_opts *o, int *exit_status)
 
 		ret = mem_probes_add(r, &dropped);
 	}
+	if (!ret)
+		ret = opcalls_setup(r);
 	if (ret) {
 		free(r->att.targets);
 		return ret;

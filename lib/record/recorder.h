@@ -223,6 +223,35 @@ struct rec_metrics {
 	uint64_t ref_ns, ran[MET_MAX + 2];	/* (ref_ns 0: not known) */
 };
 
+/* record --op-calls (opcalls.c): each PyTorch operator's calls, counted in the kernel */
+struct oc_file;
+struct opcalls_bpf;
+struct rec_opcalls {
+	int on;
+	struct opcalls_bpf *skel;
+	pthread_t th;			/* attaches the program, off the drain */
+	int started, closing;
+	pthread_mutex_t mu;		/* the jobs */
+	pthread_cond_t cv;
+	struct oc_job { uint32_t pid; char *path, *shown; uint64_t time; } *jobs;
+	size_t nr_jobs, alloc_jobs;
+	char **seen;			/* the drain's: libraries asked for */
+	size_t nr_seen, alloc_seen;
+	/* the thread's own */
+	struct oc_file *files;
+	size_t nr_files, alloc_files;
+	char **ops;			/* "aten::add.Tensor", by index (a link's cookie) */
+	size_t nr_ops, alloc_ops;
+	struct u64map op_at;		/* hash of a name -> index + 1 */
+	size_t entries;			/* operators' entries attached to */
+	uint64_t mapped_ns, first_ns;	/* the library first mapped; its link made */
+	const char *first_path;		/* ... its path (files') */
+	uint64_t calls;			/* counted, of the recorded processes */
+	size_t nr_counted;		/* operators with a call */
+	char why[200];			/* why some or all were not counted */
+	struct strbuf meta;		/* META op_calls, made at the end */
+};
+
 /* What the recording lacks, said on stderr and kept for report (META warn.N) */
 struct rec_warnings {
 	struct strbuf lines;		/* NUL-separated */
@@ -301,6 +330,7 @@ struct recorder {
 	struct rec_python py;
 	struct rec_memory mem;
 	struct rec_metrics met;
+	struct rec_opcalls oc;
 	struct rec_warnings warn;
 	/* what record gives the workload, for a container it starts (env_container_argv) */
 	struct rec_given {
@@ -408,6 +438,13 @@ void metrics_close(struct recorder *r);
 void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *periods,
 		  struct strbuf *totals, struct strbuf *ran);
 void metrics_release(struct recorder *r);
+/* record --op-calls (opcalls.c) */
+int opcalls_setup(struct recorder *r);
+void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, uint64_t time);
+/* The end line on what --op-calls counted */
+void opcalls_say(const struct recorder *r);
+void opcalls_finish(struct recorder *r);
+void opcalls_release(struct recorder *r);
 
 /* mem.c */
 struct mem_proc *mem_proc_of(struct recorder *r, uint32_t pid);

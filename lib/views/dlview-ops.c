@@ -170,7 +170,8 @@ struct op_row {
 	uint64_t self, total, calls, call_ns;
 };
 
-/* oneDNN calls of PRIM inside operator OP; PRIM NULL: OP is "dnnl:PRIM" itself. */
+/* oneDNN calls of PRIM inside operator OP; PRIM NULL: OP is "dnnl:PRIM" itself, or an
+ * operator whose calls record --op-calls counted. */
 static void op_calls(struct dlview *v, const char *op, const char *prim, uint64_t *calls,
 		     uint64_t *ns)
 {
@@ -178,8 +179,15 @@ static void op_calls(struct dlview *v, const char *op, const char *prim, uint64_
 	uint64_t c, t;
 
 	*calls = *ns = 0;
-	if (!prim && strncmp(op, "dnnl:", 5))
+	if (!prim && strncmp(op, "dnnl:", 5)) {
+		/* record --op-calls: its calls; their time, the operator's CPU time (every
+		 * thread's samples in it) */
+		*calls = opcounts_get(&v->opc, op);
+		if (*calls)
+			*ns = (uint64_t)((double)dlview_cmap_get(&v->op_total, op, NULL)->n *
+					 v->ns_per_sample);
 		return;
+	}
 	for (size_t i = 0; attr_calls(v->attr, i, &o, &p, &c, &t); i++)
 		if (o == op && (!prim || p == prim)) {
 			*calls += c;
@@ -414,8 +422,18 @@ static void add_op_row(struct dlview *v, struct tabw *t, const struct op_row *r)
 /* Why the operators have no call counts. */
 static void print_uncounted(struct dlview *v, FILE *out, int nested, int loose)
 {
-	fprintf(out, "\n" NOT_COUNTED ": not counted.  Calls and time per call come from oneDNN's ITT\n"
-		"   tasks, so only oneDNN primitives (dnnl:*) have them; the others are sampled.\n");
+	if (v->opc.calls)
+		fprintf(out, "\n" NOT_COUNTED ": not counted.  Operators' calls were counted (record\n"
+			"   --op-calls), their Avg/call their CPU time in every thread per call;\n"
+			"   oneDNN primitives' (dnnl:*) come from its ITT tasks, with their time.\n");
+	else if (v->opc.present)
+		fprintf(out, "\n" NOT_COUNTED ": not counted.  record --op-calls counted no operator's\n"
+			"   calls (its warning says why); oneDNN primitives' (dnnl:*) come from\n"
+			"   its ITT tasks.\n");
+	else
+		fprintf(out, "\n" NOT_COUNTED ": not counted.  Calls and time per call come from oneDNN's ITT\n"
+			"   tasks, so only oneDNN primitives (dnnl:*) have them; the others are\n"
+			"   sampled (record --op-calls counts the operators' calls).\n");
 	if (nested)
 		fprintf(out, "   A dnnl:* row beneath an operator is the part of it spent in that\n"
 			"   primitive, and its calls from within it.\n");

@@ -10,6 +10,7 @@
 #include "switches.h"
 #include "fastpath.h"
 #include "json.h"
+#include "opcounts.h"
 #include "output.h"
 #include "tabw.h"
 
@@ -97,6 +98,7 @@ struct dlview {
 	int fault_read;		/* page-faults' place in the samples' counts (META
 				   metrics), 0: not read */
 	int fault_switch_outs;	/* ... the switch-outs read them too (META) */
+	struct opcounts opc;	/* record --op-calls: each operator's calls (META) */
 	int fault_switch_seen;	/* ... and such a switch-out came */
 	struct cmap op_faults;	/* op -> the page faults its samples read */
 	struct cmap line_faults;	/* Python line -> the same */

@@ -125,6 +125,7 @@ struct dlview *dlview_new(const struct family_rules *rules, const struct attr_vi
 	v->fp = fastpath_new();
 	v->fp_prims = fastpath_new();
 	v->itt_meta = -1;
+	opcounts_init(&v->opc);
 	return v;
 }
 
@@ -133,6 +134,7 @@ void dlview_free(struct dlview *v)
 	if (!v)
 		return;
 	attr_stream_free(v->as);
+	opcounts_release(&v->opc);
 	fastpath_free(v->fp);
 	fastpath_free(v->fp_prims);
 	free(v->prim_samp.tab);
@@ -202,6 +204,7 @@ static int dv_meta(void *ctx, const struct recmeta *m)
 		v->fault_read = list_index(m->metrics, "page-faults");
 	if (m->metrics_switch_outs)
 		v->fault_switch_outs = 1;
+	opcounts_meta(&v->opc, m);
 	for (size_t i = 0; i < m->nr_warn && !v->itt_warn; i++)
 		if (strstr(m->warn[i], "ITT collector"))
 			v->itt_warn = xstrdup(m->warn[i]);

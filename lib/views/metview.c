@@ -6,6 +6,7 @@
 #include "itt.h"
 #include "json.h"
 #include "metview.h"
+#include "opcounts.h"
 #include "process.h"
 #include "rephash.h"
 #include "tabw.h"
@@ -42,6 +43,7 @@ struct metview {
 	int events;		/* each counter sampled on its own (META metrics_mode) ... */
 	uint64_t period[MV_MAX];	/* ... every so many events (META metrics_period) */
 	uint64_t counter_samples;	/* ... their samples */
+	struct opcounts opc;	/* record --op-calls: each operator's calls (--sort op) */
 	struct u64map rows;
 	struct mv_row **list;
 	size_t nr_rows, alloc_rows;
@@ -53,6 +55,7 @@ struct metview *metview_new(int kind)
 
 	mv->kind = kind;
 	u64map_init(&mv->rows);
+	opcounts_init(&mv->opc);
 	return mv;
 }
 
@@ -66,6 +69,7 @@ void metview_free(struct metview *mv)
 	for (int i = 0; i < mv->nr; i++)
 		free(mv->names[i]);
 	u64map_release(&mv->rows);
+	opcounts_release(&mv->opc);
 	free(mv);
 }
 
@@ -77,6 +81,8 @@ void metview_meta(struct metview *mv, const struct recmeta *m)
 
 	if (m->metrics && !mv->nr)
 		mv->nr = (int)list_split(m->metrics, mv->names, MV_MAX);
+	if (mv->kind == DLVIEW_OP)
+		opcounts_meta(&mv->opc, m);
 	if (total) {
 		char *end;
 
@@ -184,6 +190,8 @@ void metview_sample(struct metview *mv, const struct attributed *as)
 		r->tid = id;
 		if (mv->kind == DLVIEW_PRIM && as->a && as->a->prim_desc)
 			r->calls = as->a->prim_desc->calls;
+		else if (mv->kind == DLVIEW_OP)
+			r->calls = opcounts_get(&mv->opc, key);
 		ALLOC_GROW(mv->list, mv->nr_rows + 1, mv->alloc_rows);
 		mv->list[mv->nr_rows++] = r;
 	}
@@ -236,7 +244,7 @@ struct derived {
 	int nr_fp;
 	int rate[MV_MAX];		/* per CPU-second */
 	int nr_rate;
-	int per_call[MV_MAX];		/* per execution (--sort prim) */
+	int per_call[MV_MAX];		/* per execution (--sort prim; op: --op-calls) */
 	int nr_per_call;
 };
 
@@ -255,8 +263,8 @@ static void derive(const struct metview *mv, struct derived *d)
 		if (mv->clock && (!strcmp(n, "page-faults") || !strcmp(n, "major-faults") ||
 				  !strcmp(n, "context-switches")))
 			d->rate[d->nr_rate++] = i + 1;
-		if (mv->kind == DLVIEW_PRIM && (!strcmp(n, "page-faults") ||
-						!strcmp(n, "context-switches")))
+		if ((mv->kind == DLVIEW_PRIM || (mv->kind == DLVIEW_OP && mv->opc.present)) &&
+		    (!strcmp(n, "page-faults") || !strcmp(n, "context-switches")))
 			d->per_call[d->nr_per_call++] = i + 1;
 	}
 }
