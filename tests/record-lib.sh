@@ -54,7 +54,8 @@ field() {
 # phases_check DATA OUT: a recording of tests/workloads/phases.py (its lines in OUT):
 # each phase took its 0.5 s, and 95% or more of the samples of its spin carry the phase
 # as their operator: the constructor (library init), the import (import), the atexit
-# handler (exit)
+# handler (exit); the op table's "called from" of (import) is the import statement in
+# main, not importlib's frames
 phases_check() {
 	cat "$2" && grep -q "^phases: constructor 0\.[5-9]" "$2" &&
 	grep -q "^phases: import 0\.[5-9]" "$2" &&
@@ -69,5 +70,11 @@ phases_check() {
 	echo "constructor: $in_ph of $all samples (library init); import: $im_ph of $im (import); handler: $ex_ph of $ex (exit)" &&
 	test "$all" -ge 400 && test "$in_ph" -ge $((all * 95 / 100)) &&
 	test "$im" -ge 400 && test "$im_ph" -ge $((im * 95 / 100)) &&
-	test "$ex" -ge 400 && test "$ex_ph" -ge $((ex * 95 / 100))
+	test "$ex" -ge 400 && test "$ex_ph" -ge $((ex * 95 / 100)) &&
+	at=$(grep -n "^    import phase_import_mod" "$SRC/workloads/phases.py" | cut -d: -f1) &&
+	"$DLPROF" report -i "$1" --sort op --comm python3 --format json --limit 0 >"$1.op.json" &&
+	json_check "$1.op.json" "r = [r for r in j.rows if r.name == \"(import)\"][0]" \
+		"print(r.python_line)" \
+		"r.python_line.function == \"main\" and r.python_line.line == $at" \
+		"r.python_line.file.endswith(\"phases.py\")"
 }

@@ -99,6 +99,7 @@ struct dlview {
 				   metrics), 0: not read */
 	int fault_switch_outs;	/* ... the switch-outs read them too (META) */
 	struct opcounts opc;	/* record --op-calls: each operator's calls (META) */
+	struct u64map import_at;	/* a Python chain -> the line it imports from */
 	int fault_switch_seen;	/* ... and such a switch-out came */
 	struct cmap op_faults;	/* op -> the page faults its samples read */
 	struct cmap line_faults;	/* Python line -> the same */

@@ -126,6 +126,7 @@ struct dlview *dlview_new(const struct family_rules *rules, const struct attr_vi
 	v->fp_prims = fastpath_new();
 	v->itt_meta = -1;
 	opcounts_init(&v->opc);
+	u64map_init(&v->import_at);
 	return v;
 }
 
@@ -135,6 +136,7 @@ void dlview_free(struct dlview *v)
 		return;
 	attr_stream_free(v->as);
 	opcounts_release(&v->opc);
+	u64map_release(&v->import_at);
 	fastpath_free(v->fp);
 	fastpath_free(v->fp_prims);
 	free(v->prim_samp.tab);
@@ -330,15 +332,51 @@ static int dv_sample(void *ctx, const struct attributed *as)
 	return v->also.sample ? v->also.sample(v->also.ctx, as) : 0;
 }
 
+/* An import's "called from": the line outside the outermost _find_and_load of the chain
+ * (root first, ';' between frames), the import statement that started it (the user's
+ * "import torch"), not importlib's innermost frame; where there is none, line */
+static const char *import_line(struct dlview *v, const char *chain, const char *line)
+{
+	void **slot = u64map_slot(&v->import_at, (uint64_t)(uintptr_t)chain);
+	const char *at, *start;
+
+	if (*slot)
+		return *slot;
+	*slot = (void *)line;
+	for (at = strstr(chain, "_find_and_load (<frozen importlib._bootstrap"); at;
+	     at = strstr(at + 1, "_find_and_load (<frozen importlib._bootstrap")) {
+		const char *end = at;
+
+		if (at == chain || at[-1] != ';')
+			continue;	/* (no caller on the chain, or inside another name) */
+		/* the caller; past importlib's own (importlib.import_module's _gcd_import) */
+		while (end > chain) {
+			for (start = end - 1; start > chain && start[-1] != ';'; start--)
+				;
+			if (!memmem(start, (size_t)(end - 1 - start), "(<frozen importlib", 18)) {
+				*slot = (void *)str_intern(start, (size_t)(end - 1 - start));
+				break;
+			}
+			end = start;
+		}
+		break;
+	}
+	return *slot;
+}
+
 /* The operator's share of a sample: self, self by primitive, and operator coverage; its
  * Python chain's. */
 static void count_op(struct dlview *v, const struct sample_attr *a)
 {
 	if (a->pychain) {
+		const char *line = a->pyline;
+
+		if (a->op && !strcmp(a->op, "(import)"))
+			line = import_line(v, a->pychain, line);
 		dlview_cmap_get(&v->py_chain, a->pychain, NULL)->n++;
 		dlview_cmap_get(&v->py_chain_op, a->pychain, a->op)->n++;
 		dlview_cmap_get(&v->py_chain_fam, a->pychain, a->family)->n++;
-		dlview_cmap_get(&v->op_pyline, a->op, a->pyline)->n++;
+		dlview_cmap_get(&v->op_pyline, a->op, line)->n++;
 	}
 	dlview_cmap_get(&v->op_self, a->op, NULL)->n++;
 	if (a->prim)
