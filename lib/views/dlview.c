@@ -332,9 +332,10 @@ static int dv_sample(void *ctx, const struct attributed *as)
 	return v->also.sample ? v->also.sample(v->also.ctx, as) : 0;
 }
 
-/* An import's "called from": the line outside the outermost _find_and_load of the chain
- * (root first, ';' between frames), the import statement that started it (the user's
- * "import torch"), not importlib's innermost frame; where there is none, line */
+/* An import's "called from" (or a library's an import loads): the line outside the
+ * outermost _find_and_load of the chain (root first, ';' between frames), the import
+ * statement that started it (the user's "import torch"), not importlib's innermost
+ * frame; where there is none, line */
 static const char *import_line(struct dlview *v, const char *chain, const char *line)
 {
 	void **slot = u64map_slot(&v->import_at, (uint64_t)(uintptr_t)chain);
@@ -371,7 +372,8 @@ static void count_op(struct dlview *v, const struct sample_attr *a)
 	if (a->pychain) {
 		const char *line = a->pyline;
 
-		if (a->op && !strcmp(a->op, "(import)"))
+		/* (a library an import loads: its constructors too) */
+		if (a->op && (!strcmp(a->op, "(import)") || !strcmp(a->op, "(library init)")))
 			line = import_line(v, a->pychain, line);
 		dlview_cmap_get(&v->py_chain, a->pychain, NULL)->n++;
 		dlview_cmap_get(&v->py_chain_op, a->pychain, a->op)->n++;
