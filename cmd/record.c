@@ -20,6 +20,39 @@ static const char *const record_usage[] = {
 };
 
 static struct record_opts opts = RECORD_OPTS_INIT;
+
+/* --metrics-period N (every counter) or NAME=N,... (those named; the others their own
+ * defaults); N > 0.  -1 on bad input (said). */
+static int parse_met_period(const char *arg)
+{
+	const char *p = arg;
+	char *end;
+
+	if (*arg >= '0' && *arg <= '9') {
+		opts.metrics_period = strtoul(arg, &end, 10);
+		if (*end || !opts.metrics_period)
+			return error("--metrics-period: '%s' is not a number of events above 0, nor "
+				     "NAME=N,...", arg), -1;
+		return 0;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ","), name = strcspn(p, "=,");
+		unsigned long n;
+
+		if (name == len || !name)
+			return error("--metrics-period: '%.*s' is not NAME=N", (int)len, p), -1;
+		n = strtoul(p + name + 1, &end, 10);
+		if (end != p + len || end == p + name + 1 || !n)
+			return error("--metrics-period: '%.*s': N is a number of events above 0",
+				     (int)len, p), -1;
+		if (name == 16 && !strncmp(p, "context-switches", 16))
+			return error("--metrics-period: context switches are the switch-out "
+				     "event's samples, one each: no period"), -1;
+		p += len + (p[len] == ',');
+	}
+	opts.metrics_periods = arg;
+	return 0;
+}
 #define NOT_GIVEN ((unsigned long)-1)
 static unsigned long freq_opt = NOT_GIVEN, period_opt = NOT_GIVEN, pages_opt;
 
@@ -124,7 +157,7 @@ int cmd_record(int argc, const char **argv)
 	int ret, status;
 	struct strbuf output = STRBUF_INIT, pidlist = STRBUF_INIT, cgdir = STRBUF_INIT;
 	struct strbuf group = STRBUF_INIT, leader = STRBUF_INIT;
-	const char *met_mode = NULL;
+	const char *met_mode = NULL, *met_period = NULL;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data; %h host, %r rank, %p pid)"),
 		OPT_ULONG('F', "freq", &freq_opt, "HZ", "sample HZ times per second of CPU time (default 999)"),
@@ -132,7 +165,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_STRING('e', "event", &opts.events, "EVENT[,EVENT...]", "events to sample (default cycles, else cpu-clock); '{LEADER,EVENT...}': LEADER sampled, the others read with each sample (as --metrics)"),
 		OPT_STRING(0, "metrics", &opts.metrics, "LIST", "counters read with each sample and given to its operator, line and thread (report --metrics): faults, sched, ipc, fp, cache, amx, or event names"),
 		OPT_STRING(0, "metrics-mode", &met_mode, "MODE", "group: the counters read with each sample (Linux 6.12 and later); events: each sampled on its own, every --metrics-period events; auto (default): group where the kernel can"),
-		OPT_ULONG(0, "metrics-period", &opts.metrics_period, "N", "sample each counter on its own every N events (--metrics-mode events; its default: 64 page faults, every major fault, switch and migration, about 2 million cycles or instructions)"),
+		OPT_STRING(0, "metrics-period", &met_period, "N|NAME=N,...", "sample each counter (or each one named) on its own every N events (--metrics-mode events; its default: 64 page faults, every major fault, switch and migration, about 2 million cycles or instructions)"),
 		OPT_CALLBACK('g', NULL, NULL, NULL, "frame-pointer call chains (--call-graph fp: cheap, but stop in code built without frame pointers)", opt_g, PARSE_OPT_NOARG),
 		OPT_CALLBACK(0, "call-graph", NULL, "MODE", "call chains: dwarf[=SIZE] (the default: copy SIZE bytes of user stack, whole stacks through libraries without frame pointers), fp, or none", opt_callgraph, 0),
 		OPT_ULONG('m', "mmap-pages", &pages_opt, "PAGES", "ring buffer data pages per cpu (power of two)"),
@@ -200,15 +233,17 @@ int cmd_record(int argc, const char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if ((met_mode || opts.metrics_period) && !opts.metrics) {
+	if (met_period && parse_met_period(met_period) < 0)
+		return EXIT_USAGE;
+	if ((met_mode || met_period) && !opts.metrics) {
 		error("--metrics-mode and --metrics-period say how --metrics counts: give --metrics too");
 		return EXIT_USAGE;
 	}
-	if (opts.metrics_period && opts.metrics_mode == RECORD_MET_GROUP) {
+	if (met_period && opts.metrics_mode == RECORD_MET_GROUP) {
 		error("--metrics-period samples each counter on its own: not with --metrics-mode group");
 		return EXIT_USAGE;
 	}
-	if (opts.metrics_period)
+	if (met_period)
 		opts.metrics_mode = RECORD_MET_EVENTS;
 	if (opts.system_wide && (opts.pids || opts.container || opts.cgroup)) {
 		error("-a records every process: give it, or -p, --container or --cgroup");

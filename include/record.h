@@ -99,6 +99,8 @@ struct record_opts {
 					   counter sampled on its own; 0: its own default */
 	int op_calls;			/* --op-calls: count each PyTorch operator's calls
 					   (uprobes on the at::_ops entries; META op_calls) */
+	const char *metrics_periods;	/* --metrics-period NAME=N,...: a counter's own
+					   period, where not metrics_period; NULL: none */
 };
 
 /* How --metrics counts: AUTO is GROUP where the kernel reads an inherited group with
@@ -110,7 +112,7 @@ enum { RECORD_MET_AUTO, RECORD_MET_GROUP, RECORD_MET_EVENTS };
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
 			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, \
-			   NULL, NULL, NULL, 0, NULL, 0, 0, 0 }
+			   NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL }
 
 /* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
  * pids; the container's first process (its runtime's answer) in *ct_pid, 0 for a

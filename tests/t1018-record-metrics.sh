@@ -81,15 +81,27 @@ test_expect_success 'events: the finding, the header, the timeline'"'"'s tracks,
 	grep -E "^ *[0-9.]+% .* fault_large \(metrics_ops.py:[0-9]+\)\$" ef.txt
 '
 
-test_expect_success 'events: default periods; bad input one line' '
+test_expect_success 'events: default periods, periods by name; bad input one line' '
 	"$DLPROF" record -q --metrics faults,sched --metrics-mode events -o d.data -- /usr/bin/python3 -c "pass" &&
 	"$RECDUMP" d.data >ddump &&
 	grep -q "^META metrics_period=64 64 1 1 1\$" ddump &&
+	"$DLPROF" record -q --metrics faults --metrics-period page-faults=16,minor-faults=32 \
+		-o n.data -- /usr/bin/python3 -c "[bytearray(1 << 20) for _ in range(20)]" &&
+	"$RECDUMP" n.data >ndump &&
+	grep -q "^META metrics_period=16 32 1\$" ndump &&
+	grep -q "^PERF SAMPLE .* period=16 .*ev=page-faults\$" ndump &&
+	grep -q "^PERF SAMPLE .* period=32 .*ev=minor-faults\$" ndump &&
+	! grep -q "^PERF SAMPLE .* period=\(16\|64\) .*ev=minor-faults\$" ndump &&
+	"$DLPROF" record -q --metrics ipc,faults --metrics-period cycles=100003 -o h.data -- true &&
 	expect_code 64 "$DLPROF" record --metrics faults --metrics-mode bogus -o x.data -- true 2>e1 &&
 	expect_code 64 "$DLPROF" record --metrics-period 8 -o x.data -- true 2>e2 &&
 	expect_code 64 "$DLPROF" record --metrics faults --metrics-mode group --metrics-period 8 -o x.data -- true 2>e3 &&
-	cat e1 e2 e3 &&
-	for f in e1 e2 e3; do test $(wc -l <$f) = 1 || return 1; done
+	expect_code 64 "$DLPROF" record --metrics faults --metrics-period bogus=4 -o x.data -- true 2>e4 &&
+	expect_code 64 "$DLPROF" record --metrics faults --metrics-period page-faults=0 -o x.data -- true 2>e5 &&
+	expect_code 64 "$DLPROF" record --metrics sched --metrics-period context-switches=4 -o x.data -- true 2>e6 &&
+	expect_code 64 "$DLPROF" record --metrics faults --metrics-period page-faults -o x.data -- true 2>e7 &&
+	cat e1 e2 e3 e4 e5 e6 e7 &&
+	for f in e1 e2 e3 e4 e5 e6 e7; do test $(wc -l <$f) = 1 || return 1; done
 '
 
 case $(uname -r) in

@@ -218,6 +218,21 @@ static void met_say_left(struct recorder *r)
 	m->nr_why = 0;
 }
 
+/* --metrics-period NAME=N,...: label's N, 0 where it is not named */
+static uint64_t named_period(const char *list, const char *label)
+{
+	size_t n = strlen(label);
+
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len > n && p[n] == '=' && !strncmp(p, label, n))
+			return strtoull(p + n + 1, NULL, 10);
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 /*
  * Each counter sampled on its own (RECORD_MET_EVENTS): an event of r->ev with the
  * sampling event's record layout and stacks, sampled every opts->metrics_period events
@@ -274,6 +289,8 @@ static void met_add_event(struct recorder *r, const struct perf_event_attr *comm
 			period = e->attr.type == PERF_TYPE_SOFTWARE ? MET_PERIOD_SW : MET_PERIOD_HW;
 		if (r->opts->metrics_period)
 			period = r->opts->metrics_period;
+		else if (named_period(r->opts->metrics_periods, label))
+			period = named_period(r->opts->metrics_periods, label);
 		e->attr.freq = 0;
 		e->attr.sample_period = period;
 		/* a software counter whose samples carry their period is sampled at every
@@ -323,6 +340,7 @@ static int met_each(struct recorder *r, int leader_fd, const struct perf_event_a
 			if (strcmp(d->set, name))
 				continue;
 			set = 1;
+			strbuf_addf(&r->met.asked, ",%s,", d->label);	/* (--metrics-period) */
 			if (met_def_hw(d) && no_pmu() && !met_has(&r->met, d->label))
 				met_left(&r->met, d->label, no_pmu());
 			else
@@ -339,6 +357,7 @@ static int met_each(struct recorder *r, int leader_fd, const struct perf_event_a
 				free(copy);
 				return DLP_USAGE;
 			}
+			strbuf_addf(&r->met.asked, ",%s,", name);
 			add(r, leader_fd, common, name, one, 1, 0);
 		}
 	}
@@ -385,6 +404,21 @@ static int setup_events(struct recorder *r, const struct perf_event_attr *common
 	ret = met_each(r, -1, common, add_event);
 	if (ret)
 		return ret;
+	/* a name of --metrics-period that is no counter asked for (kept or left out) */
+	for (const char *p = r->opts->metrics_periods; p && *p;) {
+		size_t len = strcspn(p, ","), name = strcspn(p, "=");
+		char nm[66];
+		int found;
+
+		/* (one left out was said so) */
+		snprintf(nm, sizeof(nm), ",%.*s,", (int)name, p);
+		found = m->asked.len && strstr(m->asked.buf, nm);
+		nm[strlen(nm) - 1] = 0;
+		if (!found)
+			return error("--metrics-period: '%s' is not a counter of --metrics %s", nm + 1,
+				     r->opts->metrics), DLP_USAGE;
+		p += len + (p[len] == ',');
+	}
 	for (int i = 0; i < m->nr; i++)
 		strbuf_addf(&sb, "%s%s every %llu", i ? ", " : "", m->label[i],
 			    (unsigned long long)m->period[i]);
@@ -736,5 +770,6 @@ void metrics_release(struct recorder *r)
 	}
 	for (int i = 0; i < MET_MAX; i++)
 		strbuf_release(&m->whose[i]);
+	strbuf_release(&m->asked);
 	free(m->copy);
 }

@@ -204,6 +204,7 @@ struct rec_metrics {
 	struct u64map last;		/* (tid, cpu) -> struct met_last: the last counts */
 	char why[MET_MAX][96];		/* why some could not be counted ... */
 	struct strbuf whose[MET_MAX];	/* ... and which */
+	struct strbuf asked;		/* ",label,": each counter asked for (met_each) */
 	int nr_why;
 	unsigned char *copy;		/* the sample whose counts are rewritten */
 	int switch_outs;		/* the switch-out event is the group's first member */
