@@ -6,7 +6,8 @@
 # thread's part: the counts must be exactly the workload's, and the profiler's where it
 # looked.  On the CNN of t5021 (dl_torch_profiled.py, one step before the profiled ones):
 # the operators of the steps alone have (STEPS + 1) / STEPS of the profiler's calls, in
-# the op table's Calls column, and report --metrics gives their page faults per call.
+# the op table's Calls column, and report --metrics gives their page faults per call, the
+# page-faults finding too for the operator it names.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS TORCH
 export DLPROF_DATADIR="$TOP/share"
@@ -51,7 +52,13 @@ test_expect_success 'the CNN: the steps'"'"' operators, the profiler'"'"'s calls
 		"print([(k, prof[k], mine[k]) for k in both])" \
 		"len(both) >= 4" \
 		"all(mine[k] * $STEPS == prof[k] * ($STEPS + 1) for k in both)" &&
+	"$DLPROF" report -i cnn.data --sort op --metrics >m.txt &&
+	tr -s " \n" "  " <m.txt | grep -o "most in aten::[^;]*" >finding &&
+	cat finding && read -r _ _ op pct _ _ n _ _ _ per _ <finding &&
 	"$DLPROF" report -i cnn.data --sort op --metrics --format json --limit 0 >m.json &&
+	json_check m.json "r = [r for r in j.rows if r.op == \"${op%:}\"][0]" \
+		"print(r.calls, r[\"page-faults\"], \"$per\")" \
+		"r.calls > 0 and abs(r[\"page-faults\"] / r.calls - $per) <= 1" &&
 	json_check m.json \
 		"r = [r for r in j.rows if r.op == \"aten::mkldnn_convolution\"][0]" \
 		"print(r)" \

@@ -99,9 +99,16 @@ static void fault_op(struct dlview *v, char *buf, size_t size)
 	top = cmap_top(&v->op_faults, &sum);
 	if (!top || sum * 2 < v->faults_read)
 		top = cmap_top(&v->line_faults, &sum);
-	if (top && v->faults_read)
-		snprintf(buf, size, ", most in %s: %.0f%% of the %llu page faults read", top->k1,
-			 pct(top->n, v->faults_read), (unsigned long long)v->faults_read);
+	if (top && v->faults_read) {
+		/* (an operator whose calls record --op-calls counted: per call too) */
+		uint64_t calls = opcounts_get(&v->opc, top->k1);
+		char per[48] = "";
+
+		if (calls)
+			snprintf(per, sizeof(per), ", %.0f a call", (double)top->n / (double)calls);
+		snprintf(buf, size, ", most in %s: %.0f%% of the %llu page faults read%s", top->k1,
+			 pct(top->n, v->faults_read), (unsigned long long)v->faults_read, per);
+	}
 }
 
 static size_t collect_findings(struct dlview *v, struct finding *f, size_t max)
