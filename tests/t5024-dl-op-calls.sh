@@ -10,6 +10,7 @@
 # page-faults finding too for the operator it names.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS TORCH
+[ "$(id -u)" = 0 ] || test_skip_all "record --op-calls loads a BPF program: root"
 export DLPROF_DATADIR="$TOP/share"
 RECDUMP="$BUILD/tests/recdump"
 STEPS=10
@@ -63,6 +64,23 @@ test_expect_success 'the CNN: the steps'"'"' operators, the profiler'"'"'s calls
 		"r = [r for r in j.rows if r.op == \"aten::mkldnn_convolution\"][0]" \
 		"print(r)" \
 		"r.calls > 0 and abs(r[\"page-faults/call\"] - r[\"page-faults\"] / r.calls) < 0.01"
+'
+
+# one file under two paths (a bind mount, as two containers of one image have it): one
+# link, each call counted once; a link per path counted the second process's twice
+# (1,050 relu for 700)
+test_expect_success 'one library under two paths: each call counted once' '
+	mkdir bindlib &&
+	unshare -m sh -c "mount --bind /usr/lib/x86_64-linux-gnu \"$TRASH/bindlib\" &&
+		\"$DLPROF\" record -q --op-calls -o bind.data -- sh -c \"/usr/bin/python3 \
+		$SRC/workloads/op_calls.py >t1 && LD_LIBRARY_PATH=$TRASH/bindlib /usr/bin/python3 \
+		$SRC/workloads/op_calls.py >t2\"" &&
+	"$RECDUMP" bind.data >bdump && calls_of bdump >bcalls &&
+	grep -q "bindlib/libtorch_cpu" bdump &&
+	while read -r what op n; do
+		[ "$what" = calls ] || continue
+		grep -qx "$op=$((2 * n))" bcalls || { echo "$op: not $((2 * n))"; grep "^$op=" bcalls; exit 1; }
+	done <t1
 '
 
 test_expect_success 'nothing to count: said in one line, an empty META' '

@@ -651,9 +651,14 @@ static void on_mmap2(struct recorder *r, const struct perf_event_header *rec)
 	}
 	if (r->opts->memory && (prot & PROT_EXEC) && strstr(fn, "/" MEM_LIBRARY))
 		u64map_add(&r->mem.pids, pid);
-	if (prot & PROT_EXEC)
-		opcalls_mapped(r, pid, fn, r->nr_ev ? session_trailer_time(&r->ev[0].attr, rec,
-									    rec->size) : 0);
+	if (prot & PROT_EXEC) {
+		uint64_t start, len;
+
+		memcpy(&start, p + sizeof(*rec) + 8, 8);
+		memcpy(&len, p + sizeof(*rec) + 16, 8);
+		opcalls_mapped(r, pid, fn, start, len, r->nr_ev ?
+			       session_trailer_time(&r->ev[0].attr, rec, rec->size) : 0);
+	}
 	/* where its files are (its root; a container's own, or a chroot) and what it
 	 * calls itself (its PID namespace), noted while it lives: its perf map and
 	 * jitdump are read under that root and named by that pid at the end */

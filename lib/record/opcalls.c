@@ -18,6 +18,7 @@
  * counted.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,9 +126,6 @@ static void attach_file(struct recorder *r, const char *path, const char *full,
 	struct sym_walk w = { oc, NULL, NULL, NULL, full };
 	struct oc_link_create a;
 
-	for (size_t i = 0; i < oc->nr_files; i++)
-		if (!strcmp(oc->files[i].path, path))
-			return;
 	ALLOC_GROW(oc->files, oc->nr_files + 1, oc->alloc_files);
 	f = &oc->files[oc->nr_files++];
 	memset(f, 0, sizeof(*f));
@@ -230,20 +228,47 @@ int opcalls_setup(struct recorder *r)
 	return 0;
 }
 
-/* The drain saw pid map path with PROT_EXEC: the library of the operators? */
-void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, uint64_t time)
+/*
+ * The drain saw pid map path at start with PROT_EXEC: the library of the operators?  A
+ * link counts every process that runs the file, so one per file: the file a mapping
+ * holds is read through /proc/PID/map_files (under a container's overlay, the real file,
+ * as uprobes take it).  By path, one file under two (a bind mount, two containers of one
+ * image) had two links, and each call was counted twice.
+ */
+void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, uint64_t start,
+		    uint64_t len, uint64_t time)
 {
 	struct rec_opcalls *oc = &r->oc;
 	const char *base = strrchr(path, '/'), *root;
+	struct oc_seen seen = { 0, 0, NULL };
+	int known = 0;
 	struct oc_job j;
+	struct stat st;
+	char mf[80];
+	int fd;
 
 	if (!oc->on || !base || strncmp(base + 1, "libtorch_cpu.so", 15))
 		return;
+	seen.path = xstrdup(path);
+	snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)start,
+		 (unsigned long long)(start + len));
+	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st)) {
+		seen.dev = (uint64_t)st.st_dev;
+		seen.ino = (uint64_t)st.st_ino;
+		known = 1;
+	}
+	if (fd >= 0)
+		close(fd);
 	for (size_t i = 0; i < oc->nr_seen; i++)
-		if (!strcmp(oc->seen[i], path))
+		if (known ? oc->seen[i].ino && oc->seen[i].dev == seen.dev &&
+			    oc->seen[i].ino == seen.ino :
+		    !strcmp(oc->seen[i].path, seen.path)) {	/* (gone already: by path) */
+			free(seen.path);
 			return;	/* (attached, or being: the link counts every process) */
+		}
 	ALLOC_GROW(oc->seen, oc->nr_seen + 1, oc->alloc_seen);
-	oc->seen[oc->nr_seen++] = xstrdup(path);
+	oc->seen[oc->nr_seen++] = seen;
 	root = proc_roots_of(&r->roots, pid);	/* (a container's files, through its root) */
 	j.pid = pid;
 	j.time = time;
@@ -359,7 +384,7 @@ void opcalls_release(struct recorder *r)
 	}
 	free(oc->files);
 	for (size_t i = 0; i < oc->nr_seen; i++)
-		free(oc->seen[i]);
+		free(oc->seen[i].path);
 	free(oc->seen);
 	for (size_t i = 0; i < oc->nr_ops; i++)
 		free(oc->ops[i]);

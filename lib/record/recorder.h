@@ -236,7 +236,10 @@ struct rec_opcalls {
 	pthread_cond_t cv;
 	struct oc_job { uint32_t pid; char *path, *shown; uint64_t time; } *jobs;
 	size_t nr_jobs, alloc_jobs;
-	char **seen;			/* the drain's: libraries asked for */
+	/* the drain's: the libraries asked for, by the file a mapping holds (its device and
+	 * inode, the real file under a container's overlay: what uprobes attach to; ino 0:
+	 * not read), or where that could not be read, by path */
+	struct oc_seen { uint64_t dev, ino; char *path; } *seen;
 	size_t nr_seen, alloc_seen;
 	/* the thread's own */
 	struct oc_file *files;
@@ -441,7 +444,8 @@ void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *perio
 void metrics_release(struct recorder *r);
 /* record --op-calls (opcalls.c) */
 int opcalls_setup(struct recorder *r);
-void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, uint64_t time);
+void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, uint64_t start,
+		    uint64_t len, uint64_t time);
 /* The end line on what --op-calls counted */
 void opcalls_say(const struct recorder *r);
 void opcalls_finish(struct recorder *r);
