@@ -11,6 +11,9 @@
 # "dlprof top, walked in the kernel" is DLPROF_KSTACK=1 (issue 48): its BPF program
 # runs in the sampled threads, not in dlprof's process, so its kernel time (the
 # kernel's BPF stats, turned on for the bench) is given apart, per second of the turn.
+# The other rows run both at 999 Hz, refreshing once a second; the last two run each as a
+# user starts it, with its own defaults (perf top: 4000 Hz, dlprof top: 999 Hz; both
+# refreshing every 2 s).
 #   bench/top-system.sh [-n ROUNDS] [-s SECONDS]
 set -e
 cd "$(dirname "$0")/.."
@@ -48,6 +51,8 @@ turn() {
 	perf) perf top -F 999 --stdio -d 1 -E 10 >"$tmp/out" 2>/dev/null <"$tmp/keys" & ;;
 	perf-g) perf top -F 999 --stdio -d 1 -E 10 --call-graph dwarf >"$tmp/out" 2>/dev/null \
 		<"$tmp/keys" & ;;
+	dlprof-def) "$DLPROF" top --rows 10 >"$tmp/out" 2>/dev/null & ;;
+	perf-def) perf top --stdio -E 10 >"$tmp/out" 2>/dev/null <"$tmp/keys" & ;;
 	esac
 	pid=$!
 	sleep 2
@@ -74,7 +79,7 @@ stats=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -q kernel.bpf_stats_enabled=1
 trap '$P rm -f -t 0 $name >/dev/null 2>&1; rm -rf "$tmp"; sysctl -q kernel.bpf_stats_enabled=$stats' EXIT
 for r in $(seq "$rounds"); do
-	for t in dlprof dlprof-k perf perf-g; do
+	for t in dlprof dlprof-k perf perf-g dlprof-def perf-def; do
 		turn $t
 		sleep 1
 	done
@@ -83,12 +88,14 @@ med() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; 
 printf 'medians of %s rounds of %s s: CPU seconds per second of the turn (1.0 = one core),\n' "$rounds" "$secs"
 printf 'CPU seconds of its first 2 s, CPU seconds per second after them\n'
 printf '                                          whole  first 2 s  after  BPF after\n'
-for t in dlprof dlprof-k perf perf-g; do
+for t in dlprof dlprof-k perf perf-g dlprof-def perf-def; do
 	case $t in
 	dlprof) label='dlprof top (every process, dwarf stacks)' ;;
 	dlprof-k) label='dlprof top, walked in the kernel        ' ;;
 	perf) label='perf top (every process, no stacks)     ' ;;
 	perf-g) label='perf top -g dwarf                       ' ;;
+	dlprof-def) label='dlprof top, its defaults (999 Hz, 2 s)  ' ;;
+	perf-def) label='perf top, its defaults (4000 Hz, 2 s)   ' ;;
 	esac
 	printf '  %s %.3f  %.2f       %.3f  %.4f\n' "$label" "$(med "$tmp/$t")" "$(med "$tmp/$t.start")" \
 		"$(med "$tmp/$t.steady")" "$(med "$tmp/$t.bpf")"
