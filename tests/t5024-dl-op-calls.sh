@@ -4,10 +4,11 @@
 # tests/workloads/op_calls.py calls relu, mm, sigmoid and tanh a known number of times in
 # its main thread, a thread and a forked child, and runs torch.profiler over the main
 # thread's part: the counts must be exactly the workload's, and the profiler's where it
-# looked.  On the CNN of t5021 (dl_torch_profiled.py, one step before the profiled ones):
-# the operators of the steps alone have (STEPS + 1) / STEPS of the profiler's calls, in
-# the op table's Calls column, and report --metrics gives their page faults per call, the
-# page-faults finding too for the operator it names.
+# looked; the op table has a row with its calls for each, sampled or not.  On the CNN of
+# t5021 (dl_torch_profiled.py, one step before the profiled ones): the operators of the
+# steps alone have (STEPS + 1) / STEPS of the profiler's calls, in the op table's Calls
+# column, and report --metrics gives their page faults per call, the page-faults finding
+# too for the operator it names.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS TORCH
 [ "$(id -u)" = 0 ] || test_skip_all "record --op-calls loads a BPF program: root"
@@ -36,7 +37,12 @@ test_expect_success 'the known calls of a main thread, a thread and a forked chi
 		case $op in aten::relu) want=$((n + 50)) ;; *) want=$n ;; esac
 		grep -qx "$op=$want" calls || { echo "$op: the profiler $n"; exit 1; }
 	done <truth &&
-	test $(grep -c "^profiler " truth) = 2
+	test $(grep -c "^profiler " truth) = 2 &&
+	"$DLPROF" report -i w.data --sort op --limit 0 --format json >w.json &&
+	json_check w.json "got = {r.name + (\".\" + r.overload if r.overload else \"\"): r.calls for r in j.rows if r.get(\"primitive\") is None and r.get(\"calls\")}" \
+		"truth = dict((l.split()[1], int(l.split()[2])) for l in open(\"truth\") if l.startswith(\"calls \"))" \
+		"print({k: got.get(k) for k in truth})" \
+		"all(got.get(k) == n for k, n in truth.items())"
 '
 
 test_expect_success 'the CNN: the steps'"'"' operators, the profiler'"'"'s calls and one step more' '

@@ -233,8 +233,64 @@ static void add_call_rows(struct dlview *v, struct op_row **r, size_t *nr, size_
 	}
 }
 
+static int cmp_calls_row(const void *a, const void *b)
+{
+	const struct op_row *x = a, *y = b;
+
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/* Operators record --op-calls counted that no sample caught (shorter than the sampling
+ * period: aten::empty, aten::detach, ...): rows of their calls alone, most first, as
+ * torch.profiler lists them; room: how many more rows the limit leaves */
+static void add_counted_rows(struct dlview *v, struct op_row **r, size_t *nr, size_t *alloc,
+			     size_t room)
+{
+	const struct u64map *h = &v->opc.exact;
+	size_t first = *nr;
+
+	for (size_t k = 0; k < h->cap && room; k++) {
+		const char *o = (const char *)(uintptr_t)h->keys[k], *ov;
+		const char *base;
+		size_t j;
+
+		if (!h->used[k] || !h->vals[k])
+			continue;
+		base = attr_op_name(o, &ov);
+		/* a row of it already, or of its operator without an overload (which counts
+		 * every overload's calls) */
+		for (j = 0; j < first && (*r)[j].key != o && (*r)[j].key != base; j++)
+			;
+		if (j < first)
+			continue;
+		ALLOC_GROW(*r, *nr + 1, *alloc);
+		memset(&(*r)[*nr], 0, sizeof((*r)[*nr]));
+		(*r)[*nr].key = o;
+		(*r)[*nr].base = base;
+		(*r)[*nr].overload = ov;
+		(*r)[*nr].name = base;
+		(*r)[*nr].calls = (uintptr_t)h->vals[k];
+		(*nr)++;
+	}
+	if (*nr > first)
+		qsort(*r + first, *nr - first, sizeof(**r), cmp_calls_row);
+	if (*nr - first > room)
+		*nr = first + room;
+	/* two overloads of one operator: each row names its own (a sampled row's too) */
+	for (size_t a = 0; a < *nr; a++)
+		for (size_t b = 0; b < *nr && !(*r)[a].prim && (*r)[a].overload; b++)
+			if (b != a && !(*r)[b].prim && (a >= first || b >= first) &&
+			    (*r)[b].base == (*r)[a].base) {
+				(*r)[a].name = (*r)[a].key;
+				break;
+			}
+}
+
 /* The rows: operators by self samples (then total), each followed by the primitives that
- * ran inside it (samples or calls), by samples.  limit counts operators. */
+ * ran inside it (samples or calls), by samples; then the operators only counted.  limit
+ * counts operators. */
 static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 {
 	struct cnt **ops;
@@ -314,6 +370,7 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 			qsort(r + first, nr - first, sizeof(*r), cmp_prim_row);
 		(void)p;
 	}
+	add_counted_rows(v, &r, &nr, &alloc, !limit ? SIZE_MAX : i < limit ? limit - i : 0);
 	*out = r;
 	return nr;
 }
@@ -385,9 +442,15 @@ static void add_op_row(struct dlview *v, struct tabw *t, const struct op_row *r)
 		cell = dlview_fit(b, 7, 1);
 		tabw_cell(t, cell, b);
 		free(cell);
-		snprintf(b, sizeof(b), "%.0f", (double)r->call_ns / r->calls);
-		cell = dlview_fit(output_duration_ns(ns, sizeof(ns), (double)r->call_ns / r->calls), 8, 1);
-		tabw_cell(t, cell, b);
+		if (r->call_ns) {
+			snprintf(b, sizeof(b), "%.0f", (double)r->call_ns / r->calls);
+			cell = dlview_fit(output_duration_ns(ns, sizeof(ns),
+							     (double)r->call_ns / r->calls), 8, 1);
+			tabw_cell(t, cell, b);
+		} else {	/* (counted calls, no sample: no time known) */
+			cell = dlview_fit(NOT_COUNTED, 8, 1);
+			tabw_cell(t, cell, NULL);
+		}
 		free(cell);
 	} else {
 		cell = dlview_fit(NOT_COUNTED, 7, 1);
@@ -424,8 +487,9 @@ static void print_uncounted(struct dlview *v, FILE *out, int nested, int loose)
 {
 	if (v->opc.calls)
 		fprintf(out, "\n" NOT_COUNTED ": not counted.  Operators' calls were counted (record\n"
-			"   --op-calls), their Avg/call their CPU time in every thread per call;\n"
-			"   oneDNN primitives' (dnnl:*) come from its ITT tasks, with their time.\n");
+			"   --op-calls), their Avg/call their CPU time in every thread per call (those\n"
+			"   no sample caught last, with no time); oneDNN primitives' (dnnl:*) come\n"
+			"   from its ITT tasks, with their time.\n");
 	else if (v->opc.present)
 		fprintf(out, "\n" NOT_COUNTED ": not counted.  record --op-calls counted no operator's\n"
 			"   calls (its warning says why); oneDNN primitives' (dnnl:*) come from\n"
