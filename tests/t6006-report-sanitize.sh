@@ -133,7 +133,22 @@ if test_have PERF_EVENTS; then
 		san_run diff --sort sym fp.data dw.data && grep -q rep_hot san.out &&
 		san_run diff --sort op --format json fp.data dw.data &&
 		san check-isa dw.data && grep -q rep_hot san.out &&
-		san report fp.data --event cpu-clock
+		san report fp.data --event cpu-clock &&
+		san timeline dw.data -o dw.trace.json && test -s dw.trace.json
+	'
+
+	# counters read with the samples: their table, tracks and diff (the scaling of one
+	# that shared the PMU among them), and a recording of none of them
+	test_expect_success 'record --metrics, report --metrics, timeline, diff --metric: no sanitizer report' '
+		san_run record -q --metrics faults,sched -o met.data "$WL/rep-split" &&
+		san report met.data --metrics --sort op && grep -q "page-faults" san.out &&
+		san report met.data --metrics --format json &&
+		san timeline met.data -o met.trace.json && test -s met.trace.json &&
+		san_run diff --metric page-faults met.data met.data && {
+			"$SAN" report -i fp.data --metrics >none.out 2>none.err
+			test $? = 2
+		} && cat none.err && test $(wc -l <none.err) = 1 &&
+		! grep -q "runtime error\|Sanitizer" none.err
 	'
 
 	if test_have PERF; then

@@ -594,7 +594,8 @@ static void heap_point(struct timeline *tl, uint32_t pid, uint64_t t, int64_t v)
  * (so the peak shows however the points are drawn), then where the millisecond ended */
 static void heap_counters(struct timeline *tl)
 {
-	qsort(tl->heap, tl->nr_heap, sizeof(*tl->heap), cmp_heap);
+	if (tl->nr_heap)	/* (qsort of no array: undefined) */
+		qsort(tl->heap, tl->nr_heap, sizeof(*tl->heap), cmp_heap);
 	for (size_t i = 0; i < tl->nr_heap;) {
 		uint32_t pid = tl->heap[i].pid;
 		int64_t live = 0;
