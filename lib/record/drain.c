@@ -775,10 +775,6 @@ int drain_py_emit(void *ctx, uint32_t type, const void *a, size_t alen, const vo
 }
 
 
-/* The layout of a sample the kernel walked (events_attr_common, dwarf) */
-#define KW_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
-		 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | \
-		 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 static void kw_put(unsigned char **q, uint64_t v)
 {

@@ -224,6 +224,12 @@ struct rec_metrics {
 	uint64_t ref_ns, ran[MET_MAX + 2];	/* (ref_ns 0: not known) */
 };
 
+/* The layout of a sample the kernel walked (events_attr_common, dwarf): the records
+ * the drain remakes from the walks (kw_sample) */
+#define KW_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+		 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | \
+		 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
 /* record --op-calls (opcalls.c): each PyTorch operator's calls, counted in the kernel */
 struct oc_file;
 struct opcalls_bpf;

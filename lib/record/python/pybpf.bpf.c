@@ -742,7 +742,7 @@ scan:
  * record asks (native_walk 2) and the walk reached the thread's root, the record it
  * writes is the sample's, with the kernel frames of a sample taken there, and the
  * sample's own (its 32 KiB stack copy) is dropped: 0.  Else 1: the sample is written. */
-static __always_inline int walk_native(void *ctx, int may_drop)
+static __always_inline int walk_native(void *ctx, int may_drop, __u32 event)
 {
 	const struct kunw_proc *p;
 	struct x86_regs ur;
@@ -796,7 +796,7 @@ static __always_inline int walk_native(void *ctx, int may_drop)
 	c->pid = pid;
 	c->time = bpf_ktime_get_ns();
 	c->cpu = bpf_get_smp_processor_id();
-	c->event = 0;	/* (the program that drops is on record's first event alone) */
+	c->event = event;	/* (record's first event, or the switch-outs' program's) */
 	c->period = period;
 	c->sample_ip = kip ? kip : ip;
 	c->win_len = 0;
@@ -866,7 +866,23 @@ int dlprof_py(void *ctx)
 {
 	/* the Python chain first, as its sample's record comes after it (pb_find) */
 	read_stack(1);
-	return native_walk ? walk_native(ctx, 1) : 1;
+	return native_walk ? walk_native(ctx, 1, 0) : 1;
+}
+
+/* the switch-out event's index in record's (set after load: the events are made after
+ * the program); 0: its samples keep their copies */
+__u32 switch_event;
+
+/* the same on the switch-outs, whose records it drops as the sampling event's where the
+ * walk is whole (an event's program goes to the events inherited from it, its cookie
+ * does not: the event is the program's) */
+SEC("perf_event")
+int dlprof_py_switch(void *ctx)
+{
+	__u32 ev = *(volatile __u32 *)&switch_event;
+
+	read_stack(1);
+	return native_walk ? walk_native(ctx, ev != 0, ev) : 1;
 }
 
 /* the same on the events whose samples are never dropped (the switch-outs, and the
@@ -876,7 +892,7 @@ SEC("perf_event")
 int dlprof_py_keep(void *ctx)
 {
 	read_stack(1);
-	return native_walk ? walk_native(ctx, 0) : 1;
+	return native_walk ? walk_native(ctx, 0, 0) : 1;
 }
 
 /* chains only, where the kernel will not load the other (or DLPROF_NO_BPF_CODES) */

@@ -49,6 +49,7 @@ struct pybpf {
 	void *nctx;
 	int stats_fd;			/* BPF_ENABLE_STATS, while it is open */
 	struct bpf_program *keep_prog;	/* the one that drops no sample, or NULL */
+	struct bpf_program *switch_prog;	/* the switch-outs', dropping theirs, or NULL */
 };
 
 static int libbpf_say(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -115,6 +116,7 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	bpf_program__set_autoload(codes ? s->progs.dlprof_py_chain : s->progs.dlprof_py, false);
 	/* (without the walk the two are one: the one loaded serves every event) */
 	bpf_program__set_autoload(s->progs.dlprof_py_keep, codes && pb->native);
+	bpf_program__set_autoload(s->progs.dlprof_py_switch, codes && pb->native == 2);
 	if (fork_offsets(&fp, &fc) == 0) {
 		s->rodata->fork_parent_off = fp;
 		s->rodata->fork_child_off = fc;
@@ -145,6 +147,7 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	pb->skel = s;
 	pb->prog = codes ? s->progs.dlprof_py : s->progs.dlprof_py_chain;
 	pb->keep_prog = codes && pb->native ? s->progs.dlprof_py_keep : NULL;
+	pb->switch_prog = codes && pb->native == 2 ? s->progs.dlprof_py_switch : NULL;
 	pb->codes = codes;
 	/* a forked child's first samples (pybpf.bpf.c, forked): without, they wait for
 	 * record to list it, as before */
@@ -298,6 +301,15 @@ void pybpf_free(struct pybpf *pb)
 	bpf_link__destroy(pb->fork_link);
 	pybpf_bpf__destroy(pb->skel);
 	free(pb);
+}
+
+int pybpf_attach_switch(struct pybpf *pb, int perf_fd, uint32_t event)
+{
+	if (!pb->switch_prog || !event)
+		return pybpf_attach(pb, perf_fd, 0);
+	pb->skel->bss->switch_event = event;
+	return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_program__fd(pb->switch_prog)) < 0 ?
+	       -errno : 0;
 }
 
 int pybpf_attach(struct pybpf *pb, int perf_fd, int may_drop)

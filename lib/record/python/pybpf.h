@@ -59,6 +59,10 @@ void pybpf_free(struct pybpf *pb);
  * makes from now on): the one that may drop a sample walked in the kernel (record's
  * first event), or the one that drops none.  0, or -errno. */
 int pybpf_attach(struct pybpf *pb, int perf_fd, int may_drop);
+/* The switch-outs' event (record's EVENT, > 0): where the native walk stands in for the
+ * copies, their records are dropped where the walk is whole, and remade as EVENT's;
+ * elsewhere as pybpf_attach(may_drop 0) */
+int pybpf_attach_switch(struct pybpf *pb, int perf_fd, uint32_t event);
 int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t);
 void pybpf_drop_thread(struct pybpf *pb, uint32_t tid);
 
