@@ -73,6 +73,32 @@ void metview_free(struct metview *mv)
 	free(mv);
 }
 
+/* META metrics_ran, "REF R0 R1 ...": the time the counters ran against in *ref, then
+ * up to max times each ran in ran[]; 0 when there is no REF */
+static int parse_ran(const char *p, uint64_t *ref, uint64_t *ran, int max)
+{
+	char *end;
+
+	*ref = strtoull(p, &end, 10);
+	if (end == p)
+		return 0;
+	for (int i = 0; i < max && *end; i++)
+		ran[i] = strtoull(end, &end, 10);
+	return 1;
+}
+
+/* A counter that ran less than the time it ran against shared the PMU with other users
+ * (multiplexing): its counts are scaled up by the time it missed, as perf stat scales
+ * them, and said.  (Software counters run whole: 1.0 to the nanosecond.)  1: as read. */
+#define MV_WHOLE 0.99
+
+static double scale_of(uint64_t ref, uint64_t ran)
+{
+	if (!ref || !ran || ran >= MV_WHOLE * (double)ref)
+		return 1;
+	return (double)ref / (double)ran;
+}
+
 void metview_meta(struct metview *mv, const struct recmeta *m)
 {
 	const char *total = recmeta_get(m, "metrics_total");
@@ -92,14 +118,8 @@ void metview_meta(struct metview *mv, const struct recmeta *m)
 			mv->total[i] = strtoull(end, &end, 10);
 		mv->have_total = 1;
 	}
-	if (ran) {
-		char *end;
-
-		mv->ref = strtoull(ran, &end, 10);
-		for (int i = 0; i <= MV_MAX && *end; i++)
-			mv->ran[i] = strtoull(end, &end, 10);
-		mv->have_ran = mv->ref > 0;
-	}
+	if (ran)
+		mv->have_ran = parse_ran(ran, &mv->ref, mv->ran, MV_MAX + 1) && mv->ref > 0;
 	if (mode && !strcmp(mode, "events")) {
 		const char *p = recmeta_get(m, "metrics_period");
 		char *end;
@@ -333,36 +353,23 @@ static void put_row(const struct metview *mv, const struct derived *d, struct ta
 	}
 }
 
-/* A counter that ran less than the time it ran against shared the PMU with other users
- * (multiplexing): its counts are scaled up by the time it missed, as perf stat scales
- * them, and said.  (Software counters run whole: 1.0 to the nanosecond.) */
-#define MV_WHOLE 0.99
-
 static void set_scales(struct metview *mv)
 {
 	for (int i = 0; i <= mv->nr; i++) {
-		mv->scale[i] = 1;
-		if (!mv->have_ran || !mv->ran[i] || mv->ran[i] >= MV_WHOLE * (double)mv->ref)
-			continue;
-		mv->scale[i] = (double)mv->ref / (double)mv->ran[i];
-		mv->scaled = 1;
+		mv->scale[i] = mv->have_ran ? scale_of(mv->ref, mv->ran[i]) : 1;
+		if (mv->scale[i] != 1)
+			mv->scaled = 1;
 	}
 }
 
 double metview_meta_scale(const struct recmeta *m, int at)
 {
 	const char *p = recmeta_get(m, "metrics_ran");
-	uint64_t ref, ran = 0;
-	char *end;
+	uint64_t ref, ran[MV_MAX + 1] = { 0 };
 
-	if (!p || at < 0)
+	if (!p || at < 0 || at > MV_MAX || !parse_ran(p, &ref, ran, at + 1))
 		return 1;
-	ref = strtoull(p, &end, 10);
-	for (int i = 0; i <= at && *end; i++)
-		ran = strtoull(end, &end, 10);
-	if (!ref || !ran || ran >= MV_WHOLE * (double)ref)
-		return 1;
-	return (double)ref / (double)ran;
+	return scale_of(ref, ran[at]);
 }
 
 static void scale_counts(const struct metview *mv, const uint64_t *v, uint64_t *out)
