@@ -628,17 +628,18 @@ static void on_mmap2(struct recorder *r, const struct perf_event_header *rec)
 	const unsigned char *p = (const void *)rec;
 	const char *fn = (const char *)p + sizeof(*rec) + 64;
 	uint32_t prot, pid;
+	uint64_t start, len, time;
+	const char *root;
 
 	if (rec->size <= sizeof(*rec) + 64 || !memchr(fn, '\0', rec->size - sizeof(*rec) - 64))
 		return;
 	memcpy(&prot, p + sizeof(*rec) + 56, 4);
 	memcpy(&pid, p + sizeof(*rec), 4);
+	memcpy(&start, p + sizeof(*rec) + 8, 8);
+	memcpy(&len, p + sizeof(*rec) + 16, 8);
 	if (prot & PROT_EXEC) {
-		uint64_t start, len;
 		int anon = !strcmp(fn, "//anon") || !strncmp(fn, "[anon", 5);
 
-		memcpy(&start, p + sizeof(*rec) + 8, 8);
-		memcpy(&len, p + sizeof(*rec) + 16, 8);
 		jitcov_note_map(r, pid, start, len, anon);
 		if (anon)
 			return;
@@ -651,20 +652,15 @@ static void on_mmap2(struct recorder *r, const struct perf_event_header *rec)
 	}
 	if (r->opts->memory && (prot & PROT_EXEC) && strstr(fn, "/" MEM_LIBRARY))
 		u64map_add(&r->mem.pids, pid);
-	if (prot & PROT_EXEC) {
-		uint64_t start, len;
-
-		memcpy(&start, p + sizeof(*rec) + 8, 8);
-		memcpy(&len, p + sizeof(*rec) + 16, 8);
-		opcalls_mapped(r, pid, fn, start, len, r->nr_ev ?
-			       session_trailer_time(&r->ev[0].attr, rec, rec->size) : 0);
-	}
 	/* where its files are (its root; a container's own, or a chroot) and what it
 	 * calls itself (its PID namespace), noted while it lives: its perf map and
-	 * jitdump are read under that root and named by that pid at the end */
-	if (prot & PROT_EXEC)
-		proc_roots_note(&r->roots, pid, r->nr_ev ? session_trailer_time(&r->ev[0].attr,
-						rec, rec->size) : 0);
+	 * jitdump are read under that root and named by that pid at the end; and the
+	 * operators' library (--op-calls) read under it */
+	if (prot & PROT_EXEC) {
+		time = r->nr_ev ? session_trailer_time(&r->ev[0].attr, rec, rec->size) : 0;
+		root = proc_roots_note(&r->roots, pid, time);
+		opcalls_mapped(r, pid, fn, root, start, len, time);
+	}
 	if (strstr(fn, "/jit-") && strstr(fn, ".dump"))
 		capture_jit_dump_add(r, pid, fn);
 	else if ((prot & PROT_EXEC) && !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))

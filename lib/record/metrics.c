@@ -272,6 +272,7 @@ static void met_add_event(struct recorder *r, const struct perf_event_attr *comm
 		struct rec_event *e = &r->ev[r->nr_ev];
 		struct perf_event_attr a;
 		int dropped = 0, ret;
+		uint64_t named;
 
 		if (met_resolve(names[k], &a, &why))
 			continue;
@@ -289,8 +290,8 @@ static void met_add_event(struct recorder *r, const struct perf_event_attr *comm
 			period = e->attr.type == PERF_TYPE_SOFTWARE ? MET_PERIOD_SW : MET_PERIOD_HW;
 		if (r->opts->metrics_period)
 			period = r->opts->metrics_period;
-		else if (named_period(r->opts->metrics_periods, label))
-			period = named_period(r->opts->metrics_periods, label);
+		else if ((named = named_period(r->opts->metrics_periods, label)))
+			period = named;
 		e->attr.freq = 0;
 		e->attr.sample_period = period;
 		/* a software counter whose samples carry their period is sampled at every

@@ -48,21 +48,15 @@ struct oc_file {
 	int link;		/* -1: none (said in why) */
 };
 
+/* The operator's index (a link's cookie), by its interned name */
 static uint32_t op_index(struct rec_opcalls *oc, const char *name, size_t len)
 {
-	uint64_t h = hash_bytes(name, len);
-	void **slot;
+	const char *op = str_intern(name, len);
+	void **slot = u64map_slot(&oc->op_at, (uint64_t)(uintptr_t)op);
 
-	for (;;) {
-		slot = u64map_slot(&oc->op_at, h);
-		if (!*slot || (strlen(oc->ops[(uintptr_t)*slot - 1]) == len &&
-			       !memcmp(oc->ops[(uintptr_t)*slot - 1], name, len)))
-			break;
-		h = hash_u64(h + 1);
-	}
 	if (!*slot) {
 		ALLOC_GROW(oc->ops, oc->nr_ops + 1, oc->alloc_ops);
-		oc->ops[oc->nr_ops] = xstrndup(name, len);
+		oc->ops[oc->nr_ops] = op;
 		*slot = (void *)(uintptr_t)++oc->nr_ops;
 	}
 	return (uint32_t)((uintptr_t)*slot - 1);
@@ -235,11 +229,11 @@ int opcalls_setup(struct recorder *r)
  * as uprobes take it).  By path, one file under two (a bind mount, two containers of one
  * image) had two links, and each call was counted twice.
  */
-void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, uint64_t start,
-		    uint64_t len, uint64_t time)
+void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, const char *root,
+		    uint64_t start, uint64_t len, uint64_t time)
 {
 	struct rec_opcalls *oc = &r->oc;
-	const char *base = strrchr(path, '/'), *root;
+	const char *base = strrchr(path, '/');
 	struct oc_seen seen = { 0, 0, NULL };
 	int known = 0;
 	struct oc_job j;
@@ -269,11 +263,10 @@ void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, uint64_t
 		}
 	ALLOC_GROW(oc->seen, oc->nr_seen + 1, oc->alloc_seen);
 	oc->seen[oc->nr_seen++] = seen;
-	root = proc_roots_of(&r->roots, pid);	/* (a container's files, through its root) */
 	j.pid = pid;
 	j.time = time;
 	j.shown = xstrdup(path);
-	j.path = root ? xasprintf("%s%s", root, path) : xstrdup(path);
+	j.path = root ? xasprintf("%s%s", root, path) : xstrdup(path);	/* (a container's) */
 	pthread_mutex_lock(&oc->mu);
 	ALLOC_GROW(oc->jobs, oc->nr_jobs + 1, oc->alloc_jobs);
 	oc->jobs[oc->nr_jobs++] = j;
@@ -386,8 +379,6 @@ void opcalls_release(struct recorder *r)
 	for (size_t i = 0; i < oc->nr_seen; i++)
 		free(oc->seen[i].path);
 	free(oc->seen);
-	for (size_t i = 0; i < oc->nr_ops; i++)
-		free(oc->ops[i]);
 	free(oc->ops);
 	u64map_release(&oc->op_at);
 	strbuf_release(&oc->meta);

@@ -250,9 +250,10 @@ struct rec_opcalls {
 	/* the thread's own */
 	struct oc_file *files;
 	size_t nr_files, alloc_files;
-	char **ops;			/* "aten::add.Tensor", by index (a link's cookie) */
+	const char **ops;		/* "aten::add.Tensor" (interned), by index (a link's
+					   cookie) */
 	size_t nr_ops, alloc_ops;
-	struct u64map op_at;		/* hash of a name -> index + 1 */
+	struct u64map op_at;		/* an interned name -> index + 1 */
 	size_t entries;			/* operators' entries attached to */
 	uint64_t mapped_ns, first_ns;	/* the library first mapped; its link made */
 	const char *first_path;		/* ... its path (files') */
@@ -450,8 +451,10 @@ void metrics_meta(struct recorder *r, struct strbuf *names, struct strbuf *perio
 void metrics_release(struct recorder *r);
 /* record --op-calls (opcalls.c) */
 int opcalls_setup(struct recorder *r);
-void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, uint64_t start,
-		    uint64_t len, uint64_t time);
+/* pid mapped path at start (len bytes) with PROT_EXEC, at time; root: pid's root where it
+ * is not record's (proc_roots_note), else NULL */
+void opcalls_mapped(struct recorder *r, uint32_t pid, const char *path, const char *root,
+		    uint64_t start, uint64_t len, uint64_t time);
 /* The end line on what --op-calls counted */
 void opcalls_say(const struct recorder *r);
 void opcalls_finish(struct recorder *r);

@@ -456,12 +456,11 @@ void pykernel_attach(struct recorder *r, int base)
 		if (r->ev[e].off_cpu) {
 			/* a switch-out walked whole is remade as the kernel walked it, where
 			 * its layout is the walk's (not where it reads counters: --metrics) */
-			int drop = a->sample_type == KW_TYPE;
+			uint32_t as = a->sample_type == KW_TYPE ? (uint32_t)e : 0;
 
 			for (c = 0; c < r->nr_cpus && ret >= 0; c++)
-				ret = drop ? pybpf_attach_switch(r->py.pb, r->fds[base + e * r->nr_cpus + c],
-								 (uint32_t)e) :
-				      pybpf_attach(r->py.pb, r->fds[base + e * r->nr_cpus + c], 0);
+				ret = pybpf_attach_switch(r->py.pb, r->fds[base + e * r->nr_cpus + c],
+							  as);
 			r->py.pb_switch = ret >= 0;
 			continue;
 		}
