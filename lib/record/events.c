@@ -176,6 +176,26 @@ void events_attr_common(struct recorder *r, struct perf_event_attr *a, int first
  * reported before any event fails to open (-e cycles,bogus names bogus, not the
  * missing PMU).  Returns 0, or the exit status on error.
  */
+int events_one_plain(const struct record_opts *o)
+{
+	const char *list = o->events ? o->events : "cycles";
+	struct perf_event_attr a;
+	char name[64];
+	size_t n = strlen(list);
+
+	if (strchr(list, ',') || n >= sizeof(name))
+		return 0;
+	memcpy(name, list, n + 1);
+	memset(&a, 0, sizeof(a));
+	if (event_resolve(name, &a))
+		return 0;
+	if (a.type == PERF_TYPE_TRACEPOINT)
+		return 0;
+	return a.type != PERF_TYPE_SOFTWARE || (a.config != PERF_COUNT_SW_CONTEXT_SWITCHES &&
+						a.config != PERF_COUNT_SW_CPU_MIGRATIONS &&
+						a.config != PERF_COUNT_SW_CGROUP_SWITCHES);
+}
+
 int events_setup(struct recorder *r)
 {
 	const char *list = r->opts->events ? r->opts->events : "cycles";

@@ -1047,7 +1047,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		/* --no-python: the program walks native stacks, no thread is listed */
 		r->py.pb = pybpf_new(lays, o->no_python ? 0 :
 				     pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
-				     native_mode(o), &r->py.pb_why);
+				     native_mode(o), events_one_plain(o), &r->py.pb_why);
 		/* the program's cost, counted by the kernel (said at the end) */
 		if (r->py.pb && (getenv("DLPROF_BPF_STATS") || pybpf_native(r->py.pb)))
 			r->py.stats = !pybpf_stats_on(r->py.pb);

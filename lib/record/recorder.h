@@ -475,6 +475,9 @@ int events_online_cpus(int **cpus);
 int events_open(struct recorder *r, pid_t pid);
 int events_open_targets(struct recorder *r);
 int events_python_target(const struct record_opts *o);
+/* 1: o samples one event, whose samples come with the registers of their moment (no
+ * scheduler's or tracepoint's event, whose registers are made up where it fires) */
+int events_one_plain(const struct record_opts *o);
 int events_setup(struct recorder *r);
 int events_write_attrs(struct recorder *r);
 

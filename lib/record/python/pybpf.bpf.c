@@ -738,10 +738,23 @@ scan:
 	return scan_begin(w);
 }
 
+/* the switch-out event's index in record's (set after load: the events are made after
+ * the program); 0: its samples keep their copies */
+__u32 switch_event;
+
+/* 1: this program runs on the switch-outs too, and knows theirs by what the scheduler
+ * gives: registers made up at the switch (flags 0, where a trap's or an interrupt's
+ * always have bit 1 set) and a period of 1.  Record says so where its one sampling event
+ * cannot give both (no scheduler or tracepoint event): one program verified, not three. */
+const volatile __u32 switch_merged;
+
 /* The sampled thread's native frames, from its user registers, into kring.  Where
  * record asks (native_walk 2) and the walk reached the thread's root, the record it
  * writes is the sample's, with the kernel frames of a sample taken there, and the
  * sample's own (its 32 KiB stack copy) is dropped: 0.  Else 1: the sample is written. */
+/* may_drop: 0, 1, or WALK_MAIN: 1, or what the switch-outs' program would say where
+ * this is one (switch_merged) */
+#define WALK_MAIN 2
 static __always_inline int walk_native(void *ctx, int may_drop, __u32 event)
 {
 	const struct kunw_proc *p;
@@ -796,7 +809,6 @@ static __always_inline int walk_native(void *ctx, int may_drop, __u32 event)
 	c->pid = pid;
 	c->time = bpf_ktime_get_ns();
 	c->cpu = bpf_get_smp_processor_id();
-	c->event = event;	/* (record's first event, or the switch-outs' program's) */
 	c->period = period;
 	c->sample_ip = kip ? kip : ip;
 	c->win_len = 0;
@@ -805,6 +817,18 @@ static __always_inline int walk_native(void *ctx, int may_drop, __u32 event)
 	if (!sc)
 		return 1;
 	c = &sc->c;
+	/* (decided after the walk, which then is one for the verifier whatever the event) */
+	if (may_drop == WALK_MAIN && switch_merged) {
+		__u64 flags, period;
+
+		asm volatile("%0 = *(u64 *)(%1 + 144)" : "=r"(flags) : "r"(ctx));
+		asm volatile("%0 = *(u64 *)(%1 + 168)" : "=r"(period) : "r"(ctx));
+		if (!flags && period == 1) {
+			event = *(volatile __u32 *)&switch_event;
+			may_drop = event != 0;
+		}
+	}
+	c->event = event;	/* (record's first event, or the switch-outs') */
 	c->why = sc->w.why | (sc->w.first_why & 0xff) << 8 | (sc->w.scans & 0xff) << 16;
 	c->whole = sc->w.in_root;
 	c->fid = sc->w.fid;
@@ -866,12 +890,8 @@ int dlprof_py(void *ctx)
 {
 	/* the Python chain first, as its sample's record comes after it (pb_find) */
 	read_stack(1);
-	return native_walk ? walk_native(ctx, 1, 0) : 1;
+	return native_walk ? walk_native(ctx, WALK_MAIN, 0) : 1;
 }
-
-/* the switch-out event's index in record's (set after load: the events are made after
- * the program); 0: its samples keep their copies */
-__u32 switch_event;
 
 /* the same on the switch-outs, whose records it drops as the sampling event's where the
  * walk is whole (an event's program goes to the events inherited from it, its cookie

@@ -50,6 +50,8 @@ struct pybpf {
 	int stats_fd;			/* BPF_ENABLE_STATS, while it is open */
 	struct bpf_program *keep_prog;	/* the one that drops no sample, or NULL */
 	struct bpf_program *switch_prog;	/* the switch-outs', dropping theirs, or NULL */
+	int one_event;		/* pybpf_new()'s */
+	int merged;		/* prog serves the switch-outs too (switch_merged) */
 };
 
 static int libbpf_say(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -114,9 +116,17 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 		bpf_map__set_max_entries(s->maps.kcache, 1);
 	}
 	bpf_program__set_autoload(codes ? s->progs.dlprof_py_chain : s->progs.dlprof_py, false);
-	/* (without the walk the two are one: the one loaded serves every event) */
-	bpf_program__set_autoload(s->progs.dlprof_py_keep, codes && pb->native);
-	bpf_program__set_autoload(s->progs.dlprof_py_switch, codes && pb->native == 2);
+	/* Each program verified costs ~0.1 s (the walk: 64,000 instructions processed).
+	 * Without the walk in place of the copies, one serves every event: it drops no
+	 * sample.  With it and one sampling event, the switch-outs run the same program,
+	 * which knows them (switch_merged); else one that drops none serves the other
+	 * sampling events, and one of their own the switch-outs. */
+	pb->merged = codes && pb->native == PYBPF_NATIVE_INSTEAD && pb->one_event;
+	s->rodata->switch_merged = pb->merged;
+	bpf_program__set_autoload(s->progs.dlprof_py_keep,
+				  codes && pb->native == PYBPF_NATIVE_INSTEAD && !pb->merged);
+	bpf_program__set_autoload(s->progs.dlprof_py_switch,
+				  codes && pb->native == PYBPF_NATIVE_INSTEAD && !pb->merged);
 	if (fork_offsets(&fp, &fc) == 0) {
 		s->rodata->fork_parent_off = fp;
 		s->rodata->fork_child_off = fc;
@@ -146,8 +156,11 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	}
 	pb->skel = s;
 	pb->prog = codes ? s->progs.dlprof_py : s->progs.dlprof_py_chain;
-	pb->keep_prog = codes && pb->native ? s->progs.dlprof_py_keep : NULL;
-	pb->switch_prog = codes && pb->native == 2 ? s->progs.dlprof_py_switch : NULL;
+	pb->keep_prog = bpf_program__autoload(s->progs.dlprof_py_keep) ?
+			s->progs.dlprof_py_keep : NULL;
+	pb->switch_prog = pb->merged ? s->progs.dlprof_py :
+			  bpf_program__autoload(s->progs.dlprof_py_switch) ?
+			  s->progs.dlprof_py_switch : NULL;
 	pb->codes = codes;
 	/* a forked child's first samples (pybpf.bpf.c, forked): without, they wait for
 	 * record to list it, as before */
@@ -219,13 +232,14 @@ static int got_record(void *ctx, void *data, size_t len)
 }
 
 struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native,
-			const char **why)
+			int one_event, const char **why)
 {
 	struct pybpf *pb = xcalloc(1, sizeof(*pb));
 	struct rlimit memlock;
 	int err, fd;
 
 	pb->native = native;
+	pb->one_event = one_event;
 	pb->stats_fd = -1;
 
 	libbpf_set_print(libbpf_say);

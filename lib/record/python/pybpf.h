@@ -52,8 +52,11 @@ struct pyframe_layout {
  * the stack copy, or PYBPF_NATIVE_INSTEAD of it where the walk reached the thread's
  * root (the sample's own record dropped, the walk's in its place) */
 enum { PYBPF_NATIVE_OFF, PYBPF_NATIVE_BESIDE, PYBPF_NATIVE_INSTEAD };
+/* one_event: record samples one event, whose samples come with the registers of their
+ * moment (not a scheduler's or a tracepoint's, made up where they fire): the switch-outs
+ * then run the sampling event's program, which tells them apart, and no other is loaded */
 struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native,
-			const char **why);
+			int one_event, const char **why);
 void pybpf_free(struct pybpf *pb);
 /* Run the program on this sampling event (and the events it passes to threads it
  * makes from now on): the one that may drop a sample walked in the kernel (record's
