@@ -1,9 +1,9 @@
 #!/bin/sh
-# bench/kstack.sh - native stacks walked in the kernel (DLPROF_KSTACK=1, issue 48) against
-# the stack copies unwound by record (the default), on the same workload in interleaved
-# rounds (ABBA), both without the off-CPU event.  The kernel's tables are kept by
-# build-id (an untimed run first fills a cache of this bench's own, as a second run of a
-# job finds it).  Medians of: the workload's own time, dlprof's CPU per sample (all its
+# bench/kstack.sh - native stacks walked in the kernel (the default, DLPROF_KSTACK=1 for
+# its end line; issue 48) against the stack copies unwound by record (DLPROF_KSTACK=0),
+# on the same workload in interleaved rounds (ABBA), both without the off-CPU event.  The
+# kernel's tables are kept by build-id (an untimed run first fills a cache of this
+# bench's own, as a second run of a job finds it).  Medians of: the workload's own time, dlprof's CPU per sample (all its
 # threads, META record_cpu_ns; while the workload ran, record_run_cpu_ns), of it the
 # unwinding thread's, the BPF program's time per run in the kernel (kernel.bpf_stats:
 # the Python reader's alone in the copy mode), bytes read from the rings per sample
@@ -35,7 +35,7 @@ D=$(mktemp -d "${TMPDIR:-/tmp}/dlprof-kstack.XXXXXX")
 trap 'rm -rf "$D"' EXIT
 export DLPROF_BUILDID_DIR="$D/build-id"
 
-run_copy() { DLPROF_BPF_STATS=1 "$DLPROF" record --no-off-cpu -o "$D/copy.$r.data" -- $CMD >"$D/copy.$r" 2>&1; }
+run_copy() { DLPROF_KSTACK=0 DLPROF_BPF_STATS=1 "$DLPROF" record --no-off-cpu -o "$D/copy.$r.data" -- $CMD >"$D/copy.$r" 2>&1; }
 run_kern() { DLPROF_KSTACK=1 "$DLPROF" record --no-off-cpu -o "$D/kern.$r.data" -- $CMD >"$D/kern.$r" 2>&1; }
 r=0
 run_kern	# the tables kept

@@ -8,7 +8,8 @@
 # reading every process's files) and its steady cost, medians.  Goal (issue 47): dlprof top at most perf
 # top's.  perf top samples without call chains by default; dlprof top unwinds every
 # sample (dwarf): the row "perf top -g dwarf" is perf with the same stacks.  The row
-# "dlprof top, walked in the kernel" is DLPROF_KSTACK=1 (issue 48): its BPF program
+# "dlprof top, walked in the kernel" is the default (issue 48; the row "dwarf stacks" is
+# DLPROF_KSTACK=0, the copies unwound in dlprof's process): its BPF program
 # runs in the sampled threads, not in dlprof's process, so its kernel time (the
 # kernel's BPF stats, turned on for the bench) is given apart, per second of the turn.
 # The other rows run both at 999 Hz, refreshing once a second; the last two run each as a
@@ -46,7 +47,7 @@ exec 3<>"$tmp/keys"
 # turn TOOL: the tool's CPU seconds per second over SECONDS
 turn() {
 	case "$1" in
-	dlprof) "$DLPROF" top -d 1 --rows 10 >"$tmp/out" 2>/dev/null & ;;
+	dlprof) DLPROF_KSTACK=0 "$DLPROF" top -d 1 --rows 10 >"$tmp/out" 2>/dev/null & ;;
 	dlprof-k) DLPROF_KSTACK=1 "$DLPROF" top -d 1 --rows 10 >"$tmp/out" 2>/dev/null & ;;
 	perf) perf top -F 999 --stdio -d 1 -E 10 >"$tmp/out" 2>/dev/null <"$tmp/keys" & ;;
 	perf-g) perf top -F 999 --stdio -d 1 -E 10 --call-graph dwarf >"$tmp/out" 2>/dev/null \
@@ -90,7 +91,7 @@ printf 'CPU seconds of its first 2 s, CPU seconds per second after them\n'
 printf '                                          whole  first 2 s  after  BPF after\n'
 for t in dlprof dlprof-k perf perf-g dlprof-def perf-def; do
 	case $t in
-	dlprof) label='dlprof top (every process, dwarf stacks)' ;;
+	dlprof) label='dlprof top (every process, dwarf copies)' ;;
 	dlprof-k) label='dlprof top, walked in the kernel        ' ;;
 	perf) label='perf top (every process, no stacks)     ' ;;
 	perf-g) label='perf top -g dwarf                       ' ;;

@@ -9,7 +9,8 @@
  * Where the walks replace the copies (PYBPF_NATIVE_INSTEAD), the draining thread takes
  * them from the kernel instead (kstack_drain): each walk that reached its thread's root
  * is its sample, whose own record the program dropped; the others are counted, and ask
- * for the table they stopped for.  Not yet the default: DLPROF_KSTACK (record.c).
+ * for the table they stopped for.  The default where BPF is allowed; DLPROF_KSTACK
+ * (record.c).
  */
 #include <errno.h>
 #include <pthread.h>

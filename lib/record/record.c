@@ -166,24 +166,32 @@ static int system_open(struct recorder *r)
 }
 
 /*
- * Native stacks walked in the kernel (kstack.h, issue 48: not yet by default):
- * DLPROF_KSTACK=1 in place of the stack copies where the walk reaches the thread's root
- * (the copy for the others), =compare beside them (each sample walked both ways and the
- * two compared; so too with --keep-stacks, which keeps the copies).  Only for dwarf
- * stacks unwound while recording, and not in place of the copies with --metrics (whose
- * samples carry counts the walk's record has not).  The walk is a part of the program
- * that reads Python frames: with --no-python it is loaded for the walk alone.
+ * Native stacks walked in the kernel (kstack.h, issue 48), by default: in place of the
+ * stack copies where the walk reaches the thread's root (the copy for the others);
+ * DLPROF_KSTACK=compare beside them (each sample walked both ways and the two compared;
+ * so too with --keep-stacks, which keeps the copies); DLPROF_KSTACK=0 the copies alone.
+ * Only for dwarf stacks unwound while recording, and not in place of the copies with
+ * --metrics (whose samples carry counts the walk's record has not).  The walk is a part
+ * of the program that reads Python frames: with --no-python it is loaded for the walk
+ * alone.  Where BPF cannot run the walk, the copies serve, as with DLPROF_KSTACK=0.
  */
 static int native_mode(const struct record_opts *o)
 {
 	const char *e = getenv("DLPROF_KSTACK");
 
-	if (!e || !*e || !strcmp(e, "0") || o->callgraph != RECORD_CG_DWARF ||
-	    o->no_record_unwind)
+	if ((e && !strcmp(e, "0")) || o->callgraph != RECORD_CG_DWARF || o->no_record_unwind)
 		return PYBPF_NATIVE_OFF;
-	if (!strcmp(e, "compare") || o->keep_stacks)
+	if ((e && !strcmp(e, "compare")) || o->keep_stacks)
 		return PYBPF_NATIVE_BESIDE;
 	return o->metrics ? PYBPF_NATIVE_OFF : PYBPF_NATIVE_INSTEAD;
+}
+
+/* DLPROF_KSTACK set to walk: the walk's own end line, and the BPF program's time */
+static int kstack_asked(void)
+{
+	const char *e = getenv("DLPROF_KSTACK");
+
+	return e && *e && strcmp(e, "0");
 }
 
 /* The end line of the native walk (kstack.h) */
@@ -192,6 +200,10 @@ static void say_kstack(const struct recorder *r)
 	const struct kstack_stats *k = &r->ru_st.ks;
 	uint64_t stop = 0, late = k->stopped[KW_NO_PROC] + k->stopped[KW_NO_MAP];
 
+	/* by default the summary says what share was walked; this line where asked, or
+	 * where a sample was lost */
+	if (!kstack_asked() && !r->kw_lost)
+		return;
 	for (int i = 1; i < KW_NR; i++)
 		stop += k->stopped[i];
 	if (k->instead || !k->matched) {
@@ -251,10 +263,29 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 {
 	uint64_t bytes = recwriter_bytes(r->w);
 	int color = want_color(2) && r->lost;
-	char mode[64], sw[64];
+	const struct kstack_stats *k = &r->ru_st.ks;
+	char mode[192], sw[64];
 
-	/* the call-graph mode and what it cost on disk */
-	if (r->opts->callgraph == RECORD_CG_DWARF && r->ru_st.samples)
+	/* the call-graph mode and what it cost on disk; which way native stacks were
+	 * walked: in the kernel (the copies for the rest), or from the copies (and why) */
+	if (r->opts->callgraph == RECORD_CG_DWARF && r->ru_st.samples && r->ru_st.kstack &&
+	    !k->matched) {
+		uint64_t walked = k->instead + k->kept;
+
+		for (int i = 1; i < KW_NR; i++)
+			walked += k->stopped[i];
+		snprintf(mode, sizeof(mode), "stacks: dwarf, %.1f%% walked in the kernel and "
+			 "%.1f%% from their copies, %.1f%% unwound while recording",
+			 walked ? 100.0 * k->instead / walked : 0.0,
+			 walked ? 100.0 * (walked - k->instead) / walked : 0.0,
+			 100.0 * r->ru_st.unwound / r->ru_st.samples);
+	} else if (r->opts->callgraph == RECORD_CG_DWARF && r->ru_st.samples &&
+		   native_mode(r->opts) && !r->ru_st.kstack && !kstack_asked()) {
+		snprintf(mode, sizeof(mode), "stacks: dwarf, copies (not walked in the kernel: "
+			 "%s), %.1f%% unwound while recording", !r->py.pb ? (r->py.pb_why ?
+			 r->py.pb_why : "no BPF program") : "the kernel would not run the walk",
+			 100.0 * r->ru_st.unwound / r->ru_st.samples);
+	} else if (r->opts->callgraph == RECORD_CG_DWARF && r->ru_st.samples)
 		snprintf(mode, sizeof(mode), "stacks: dwarf, %.1f%% unwound while recording",
 			 100.0 * r->ru_st.unwound / r->ru_st.samples);
 	else if (r->opts->callgraph == RECORD_CG_DWARF)
@@ -322,7 +353,7 @@ static void print_summary(struct recorder *r, const char *path, int incomplete)
 	}
 	if (r->ru_st.kstack)
 		say_kstack(r);
-	else if (native_mode(r->opts) && r->ru_st.samples)
+	else if (native_mode(r->opts) && r->ru_st.samples && kstack_asked())
 		fprintf(stderr, "dlprof: native stacks: unwound from the copies, not in the kernel "
 			"(DLPROF_KSTACK: %s)\n", !r->py.pb ? (r->py.pb_why ? r->py.pb_why :
 			"no BPF program") : "the kernel would not run the walk (bpf_loop, 5.17)");
@@ -1049,7 +1080,8 @@ int record_run(const struct record_opts *o, int *exit_status)
 				     pyreader_frame_layouts(lays, ARRAY_SIZE(lays)),
 				     native_mode(o), events_one_plain(o), &r->py.pb_why);
 		/* the program's cost, counted by the kernel (said at the end) */
-		if (r->py.pb && (getenv("DLPROF_BPF_STATS") || pybpf_native(r->py.pb)))
+		if (r->py.pb && (getenv("DLPROF_BPF_STATS") ||
+				 (kstack_asked() && pybpf_native(r->py.pb))))
 			r->py.stats = !pybpf_stats_on(r->py.pb);
 	}
 	ret = events_setup(r);

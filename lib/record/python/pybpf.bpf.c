@@ -7,10 +7,11 @@
  * bpf_probe_read_user: a bad pointer is an error, not a fault.  Needs Linux 5.8 (ring
  * buffer); reading code objects, 5.17 (bpf_loop).
  *
- * Where record asks (DLPROF_KSTACK: lib/record/kstack.c), the program that reads code
- * objects also walks the thread's native frames with the tables of its files' CFI
- * (kunwind.h), and on record's first event drops the sample's own record where that
- * walk replaces its stack copy; else it always lets the sample be written.
+ * Where record asks (by default; DLPROF_KSTACK: lib/record/kstack.c), the program that
+ * reads code objects also walks the thread's native frames with the tables of its
+ * files' CFI (kunwind.h), and on record's first event (and the switch-outs) drops the
+ * sample's own record where that walk replaces its stack copy; else it always lets the
+ * sample be written.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

@@ -174,14 +174,21 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 		fprintf(stderr, "dlprof: BPF program dlprof_fork %s\n", pb->fork_link ?
 			"attached to sched_process_fork" : "not attached");
 	if (getenv("DLPROF_DEBUG_BPF")) {
-		struct bpf_prog_info info;
-		uint32_t len = sizeof(info);
+		/* the sampling event's program first, then the others loaded */
+		const struct bpf_program *progs[] = { pb->prog, pb->keep_prog, pb->switch_prog };
 
-		memset(&info, 0, sizeof(info));
-		if (!bpf_obj_get_info_by_fd(bpf_program__fd(pb->prog), &info, &len))
-			fprintf(stderr, "dlprof: BPF program %s: %u instructions, %u processed "
-				"by the verifier\n", bpf_program__name(pb->prog),
-				info.xlated_prog_len / 8, info.verified_insns);
+		for (size_t k = 0; k < ARRAY_SIZE(progs); k++) {
+			struct bpf_prog_info info;
+			uint32_t len = sizeof(info);
+
+			if (!progs[k] || (k && progs[k] == pb->prog))
+				continue;
+			memset(&info, 0, sizeof(info));
+			if (!bpf_obj_get_info_by_fd(bpf_program__fd(progs[k]), &info, &len))
+				fprintf(stderr, "dlprof: BPF program %s: %u instructions, %u "
+					"processed by the verifier\n", bpf_program__name(progs[k]),
+					info.xlated_prog_len / 8, info.verified_insns);
+		}
 	}
 	return 0;
 }
