@@ -1,5 +1,6 @@
-/* kunwind.h - a file's CFI as the kernel walk reads it: rows of 8 bytes, one per range of
- * code with one rule, and an index by 4 KiB page of the file's addresses.  Made from the
+/* kunwind.h - a file's CFI as the kernel walk reads it: rows of 4 bytes, one per range of
+ * code with one rule, the table's rules apart, and an index by 4 KiB page of the file's
+ * addresses.  Made from the
  * rules the unwinder derives with libdw (lib/resolve/unwind-table.c), put in BPF maps by
  * record (lib/record/kstack.c), read by the BPF program (lib/record/python/pybpf.bpf.c).
  * Included by clang -target bpf too: fixed-size types only.
@@ -28,24 +29,47 @@ enum {
 #define KR_RBP_UNKNOWN	(-128)	/* rbp: not known past this frame */
 #define KR_RBP_AT_RBP	(-127)	/* rbp: at *rbp (a realigned stack's frame: gcc's drap) */
 
-struct kunw_row {
-	uint32_t addr;		/* first address, less the table's base */
+/* A rule: how a row finds the caller's frame */
+struct kunw_rule {
 	uint8_t kind;		/* KR_*, | KR_IN_ROOT */
 	int8_t rbp;		/* where the caller's rbp is: CFA + 8 * rbp, or KR_RBP_* */
 	int16_t cfa;		/* in 8 bytes */
 };
 
+/* A row with its rule, as the table is made and as the walk caches it */
+struct kunw_row {
+	uint32_t addr;		/* first address, less the table's base */
+	uint8_t kind;		/* the rule's */
+	int8_t rbp;
+	int16_t cfa;
+};
+
 #define KUNW_PAGE_SHIFT	12
 
 /*
- * A table as one BPF array of 8-byte entries, KUNW_BLOCK to an element (a look-up is a
- * helper call: a row is found with two or three, not one per step of a search): first
- * one entry per page (the rows that can cover it: [first, end) of the rows), then the
- * rows sorted by address.  A row covers up to the next row's address; a table ends with
- * a KR_NONE row.  Where the table's base and its count of pages are, the process's
- * mapping of the file says (pybpf-prog.h: struct kunw_map).
+ * A row as the table keeps it, 4 bytes: its address within its 1 MiB segment (of the
+ * table's addresses) above the index of its rule among the table's.  Every segment that
+ * has code starts with a row (the one in force there, again where none starts there), so
+ * the rows a page's look-up compares all lie in the page's segment.  A file of more than
+ * KUNW_MAX_RULES rules has the rarest made KR_OTHER (the walk stops there).
  */
-#define KUNW_BLOCK	512
+#define KUNW_SEG_SHIFT	20
+#define KUNW_RULE_BITS	12
+#define KUNW_MAX_RULES	(1u << KUNW_RULE_BITS)
+#define KUNW_SEG_OFF(a)	((uint32_t)(a) & ((1u << KUNW_SEG_SHIFT) - 1))
+#define KUNW_ROW(a, rule) (KUNW_SEG_OFF(a) << KUNW_RULE_BITS | (rule))
+#define KUNW_ROW_AT(w)	((uint32_t)(w) >> KUNW_RULE_BITS)	/* KUNW_SEG_OFF of its address */
+#define KUNW_ROW_RULE(w) ((uint32_t)(w) & (KUNW_MAX_RULES - 1))
+
+/*
+ * A table as one BPF array of 4-byte words, KUNW_BLOCK to an element (a look-up is a
+ * helper call: a row is found with three or four, not one per step of a search): first
+ * two words per page (the rows that can cover it: [first, end) of the rows), then the
+ * rules, then the rows sorted by address.  A row covers up to the next row's address; a
+ * table ends with a KR_NONE row.  Where the table's base and its counts of pages and
+ * rules are, the file's entry says (pybpf-prog.h: struct kunw_file).
+ */
+#define KUNW_BLOCK	1024
 
 struct kunw_page {
 	uint32_t first, end;	/* row indexes */

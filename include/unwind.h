@@ -61,18 +61,23 @@ int unwind_bailed(const struct unwinder *u);
 
 /*
  * A file's CFI as rows for the kernel walk (kunwind.h): base the first page of its
- * code, pages[] the rows that can cover each page, rows[] sorted.  0, or -1 where the
- * file cannot be read, is not the one of that build-id (id_size 0: not checked), has no
- * usable .eh_frame, or code more than 4 GiB past its first.  Safe in any thread.
+ * code, pages[] the rows that can cover each page, rules[] the distinct rules, rows[]
+ * sorted (KUNW_ROW: 4 bytes each).  0, or -1 where the file cannot be read, is not the
+ * one of that build-id (id_size 0: not checked), has no usable .eh_frame, or code more
+ * than 4 GiB past its first.  Safe in any thread.
  */
-struct kunw_row;
 struct kunw_page;
+struct kunw_rule;
 struct unw_ktable {
 	uint64_t base;
-	struct kunw_row *rows;
+	uint32_t *rows;
+	struct kunw_rule *rules;
 	struct kunw_page *pages;
-	size_t nr_rows, nr_pages;
+	size_t nr_rows, nr_rules, nr_pages;
+	size_t rules_cut;	/* rows made KR_OTHER: past KUNW_MAX_RULES rules */
 };
+/* bytes in the kernel (and on disk, less a header) */
+#define UNW_KTABLE_BYTES(kt) (8 * (kt)->nr_pages + 4 * ((kt)->nr_rules + (kt)->nr_rows))
 int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
 		  struct unw_ktable *kt);
 /* the same of a file's bytes (name: for a warning) */

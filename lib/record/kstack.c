@@ -84,7 +84,7 @@ struct kstack {
 	pthread_mutex_t mu;
 	pthread_cond_t more;
 	struct ks_job *head, **tail;
-	uint64_t tables, rows, table_bytes, table_ns, table_failed, tables_kept;
+	uint64_t tables, rows, table_bytes, table_ns, table_failed, tables_kept, rules_cut;
 	int busy;		/* threads at a table, since busy_since */
 	uint64_t busy_since;
 	int no_keep;		/* --no-buildid-cache: none kept */
@@ -135,7 +135,8 @@ static void *build_tables(void *arg)
 			ks->tables++;
 			ks->tables_kept += loaded;
 			ks->rows += kt.nr_rows;
-			ks->table_bytes += 8 * (kt.nr_pages + kt.nr_rows);
+			ks->table_bytes += UNW_KTABLE_BYTES(&kt);
+			ks->rules_cut += kt.rules_cut;
 		} else {
 			ks->table_failed++;
 		}
@@ -586,6 +587,7 @@ void kstack_get_stats(struct kstack *ks, struct kstack_stats *st)
 	st->table_ns = ks->table_ns;
 	st->table_failed = ks->table_failed;
 	st->tables_kept = ks->tables_kept;
+	st->rules_cut = ks->rules_cut;
 	pthread_mutex_unlock(&ks->mu);
 	st->dropped = pybpf_native_dropped(ks->pb);
 }

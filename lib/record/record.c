@@ -246,6 +246,9 @@ static void say_kstack(const struct recorder *r)
 		k->table_bytes / 1e6, k->table_ns / 1e9);
 	if (k->table_failed)
 		fprintf(stderr, ", %llu files without", (unsigned long long)k->table_failed);
+	if (k->rules_cut)
+		fprintf(stderr, ", %llu rows of rules past the %u a table holds (the walk stops "
+			"there)", (unsigned long long)k->rules_cut, KUNW_MAX_RULES);
 	if (k->proc_failed || k->maps_over)
 		fprintf(stderr, "; the kernel not told all of a process's code mappings %llu "
 			"times (more than %u, or refused): their samples keep their copy",

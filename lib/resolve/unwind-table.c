@@ -1,6 +1,7 @@
 /* unwind-table.c - a file's whole CFI as the rows the kernel walk reads (kunwind.h):
- * each FDE's rows made as the unwinder makes them (unw_rule_make), turned into 8 bytes,
- * equal neighbours merged, gaps between FDEs marked, and an index by page.  The file is
+ * each FDE's rows made as the unwinder makes them (unw_rule_make), turned into a rule,
+ * equal neighbours merged, gaps between FDEs marked; then 4 bytes a row (its rule
+ * apart), and an index by page.  The file is
  * opened here, apart from the unwinder's copy of it: record builds tables in a thread of
  * their own (libdw's handles are not shared between threads). */
 #include <fcntl.h>
@@ -211,6 +212,139 @@ static int make_rows(Elf *e, const char *name, struct rows *t)
 	return t->too_far || !t->nr ? -1 : 0;
 }
 
+/* A rule's key: its three fields in one word */
+static uint32_t rule_key(const struct kunw_row *r)
+{
+	return (uint32_t)r->kind | (uint32_t)(uint8_t)r->rbp << 8 | (uint32_t)(uint16_t)r->cfa << 16;
+}
+
+struct rule_set {
+	uint32_t *key, *count;	/* open addressing; count 0: free */
+	uint16_t *idx;
+	size_t size, nr;
+};
+
+static size_t rule_slot(const struct rule_set *rs, uint32_t key)
+{
+	size_t h = (key * 0x9e3779b1u) & (rs->size - 1);
+
+	while (rs->count[h] && rs->key[h] != key)
+		h = (h + 1) & (rs->size - 1);
+	return h;
+}
+
+static void rule_add(struct rule_set *rs, uint32_t key)
+{
+	size_t h;
+
+	if (2 * (rs->nr + 1) > rs->size) {
+		struct rule_set n = { xcalloc(2 * rs->size, 4), xcalloc(2 * rs->size, 4),
+				      xcalloc(2 * rs->size, 2), 2 * rs->size, rs->nr };
+
+		for (size_t i = 0; i < rs->size; i++) {
+			if (rs->count[i]) {
+				h = rule_slot(&n, rs->key[i]);
+				n.key[h] = rs->key[i];
+				n.count[h] = rs->count[i];
+			}
+		}
+		free(rs->key);
+		free(rs->count);
+		free(rs->idx);
+		*rs = n;
+	}
+	h = rule_slot(rs, key);
+	if (!rs->count[h]++) {
+		rs->key[h] = key;
+		rs->nr++;
+	}
+}
+
+static int by_count(const void *a, const void *b, void *arg)
+{
+	const struct rule_set *rs = arg;
+	uint32_t x = rs->count[*(const uint32_t *)a], y = rs->count[*(const uint32_t *)b];
+
+	return x < y ? 1 : x > y ? -1 : (rs->key[*(const uint32_t *)a] >
+					 rs->key[*(const uint32_t *)b]) -
+					(rs->key[*(const uint32_t *)a] <
+					 rs->key[*(const uint32_t *)b]);
+}
+
+/* The rows as the kernel keeps them (kunwind.h): a row again at each 1 MiB segment's
+ * start where none starts there, the distinct rules apart (rule 0: KR_OTHER, for the
+ * rarest where there are more than KUNW_MAX_RULES), 4 bytes a row; and the pages'
+ * index over them */
+static void pack(const struct rows *t, struct unw_ktable *kt)
+{
+	static const struct kunw_row other = { 0, KR_OTHER, KR_RBP_UNKNOWN, 0 };
+	struct rule_set rs = { xcalloc(1024, 4), xcalloc(1024, 4), xcalloc(1024, 2), 1024, 0 };
+	struct kunw_row *v = NULL;
+	uint32_t *order;
+	size_t n = 0, alloc = 0, nr_order = 0;
+
+	for (size_t i = 0; i < t->nr; i++) {
+		for (uint32_t sg = i ? (t->v[i - 1].addr >> KUNW_SEG_SHIFT) + 1 : 1;
+		     i && sg <= t->v[i].addr >> KUNW_SEG_SHIFT; sg++) {
+			if (sg << KUNW_SEG_SHIFT == t->v[i].addr)
+				break;
+			ALLOC_GROW(v, n + 1, alloc);
+			v[n] = t->v[i - 1];
+			v[n++].addr = sg << KUNW_SEG_SHIFT;
+		}
+		ALLOC_GROW(v, n + 1, alloc);
+		v[n++] = t->v[i];
+	}
+	rule_add(&rs, rule_key(&other));
+	for (size_t i = 0; i < n; i++)
+		rule_add(&rs, rule_key(&v[i]));
+	/* the rules, most used first (KR_OTHER first of all), each its index */
+	order = xmalloc(rs.nr * sizeof(*order));
+	for (size_t h = 0; h < rs.size; h++)
+		if (rs.count[h])
+			order[nr_order++] = (uint32_t)h;
+	qsort_r(order, nr_order, sizeof(*order), by_count, &rs);
+	kt->nr_rules = nr_order < KUNW_MAX_RULES ? nr_order : KUNW_MAX_RULES;
+	kt->rules = xmalloc(kt->nr_rules * sizeof(*kt->rules));
+	for (size_t i = 0, k = 1; i < nr_order; i++) {
+		uint32_t key = rs.key[order[i]];
+
+		if (key == rule_key(&other)) {
+			rs.idx[order[i]] = 0;
+			kt->rules[0] = (struct kunw_rule){ other.kind, other.rbp, other.cfa };
+		} else if (k < kt->nr_rules) {
+			rs.idx[order[i]] = (uint16_t)k;
+			kt->rules[k++] = (struct kunw_rule){ (uint8_t)key, (int8_t)(key >> 8),
+							     (int16_t)(key >> 16) };
+		} else {
+			rs.idx[order[i]] = 0;
+			kt->rules_cut += rs.count[order[i]];
+		}
+	}
+	kt->rows = xmalloc(n * sizeof(*kt->rows));
+	for (size_t i = 0; i < n; i++)
+		kt->rows[i] = KUNW_ROW(v[i].addr, rs.idx[rule_slot(&rs, rule_key(&v[i]))]);
+	kt->nr_rows = n;
+	kt->nr_pages = (v[n - 1].addr >> KUNW_PAGE_SHIFT) + 1;
+	kt->pages = xcalloc(kt->nr_pages, sizeof(*kt->pages));
+	for (size_t pg = 0, r = 0; pg < kt->nr_pages; pg++) {
+		uint64_t lo = pg << KUNW_PAGE_SHIFT, hi = (pg + 1) << KUNW_PAGE_SHIFT;
+		size_t x;
+
+		/* the last row at or before the page's start, and the rows in it */
+		while (r + 1 < n && v[r + 1].addr <= lo)
+			r++;
+		for (x = r; x < n && v[x].addr < hi; x++)
+			;
+		kt->pages[pg] = (struct kunw_page){ (uint32_t)r, (uint32_t)x };
+	}
+	free(order);
+	free(rs.key);
+	free(rs.count);
+	free(rs.idx);
+	free(v);
+}
+
 int unwind_ktable_image(const void *data, size_t size, const char *name,
 			struct unw_ktable *kt)
 {
@@ -223,27 +357,12 @@ int unwind_ktable_image(const void *data, size_t size, const char *name,
 	if (e)
 		elf_end(e);
 	elffile_put(f);
-	if (bad) {
-		free(t.v);
-		return -1;
+	if (!bad) {
+		kt->base = t.base;
+		pack(&t, kt);
 	}
-	kt->base = t.base;
-	kt->rows = t.v;
-	kt->nr_rows = t.nr;
-	kt->nr_pages = (t.v[t.nr - 1].addr >> KUNW_PAGE_SHIFT) + 1;
-	kt->pages = xcalloc(kt->nr_pages, sizeof(*kt->pages));
-	for (size_t pg = 0, r = 0; pg < kt->nr_pages; pg++) {
-		uint64_t lo = pg << KUNW_PAGE_SHIFT, hi = (pg + 1) << KUNW_PAGE_SHIFT;
-		size_t x;
-
-		/* the last row at or before the page's start, and the rows in it */
-		while (r + 1 < t.nr && t.v[r + 1].addr <= lo)
-			r++;
-		for (x = r; x < t.nr && t.v[x].addr < hi; x++)
-			;
-		kt->pages[pg] = (struct kunw_page){ (uint32_t)r, (uint32_t)x };
-	}
-	return 0;
+	free(t.v);
+	return bad ? -1 : 0;
 }
 
 int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
@@ -264,6 +383,7 @@ int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
 void unwind_ktable_release(struct unw_ktable *kt)
 {
 	free(kt->rows);
+	free(kt->rules);
 	free(kt->pages);
 	memset(kt, 0, sizeof(*kt));
 }
@@ -275,12 +395,12 @@ void unwind_ktable_release(struct unw_ktable *kt)
  * format, or whose sizes do not add up, is not one.
  */
 #define KTAB_MAGIC	"DLPKTAB\0"
-#define KTAB_FORMAT	1u
+#define KTAB_FORMAT	2u	/* (1: 8-byte rows, rules in them) */
 
 struct ktab_head {
 	char magic[8];
 	uint32_t format, page_shift;
-	uint64_t base, nr_pages, nr_rows;
+	uint64_t base, nr_pages, nr_rows, nr_rules;
 };
 
 static char *ktab_path(const uint8_t *id, size_t id_size)
@@ -317,19 +437,32 @@ int unwind_ktable_load(const uint8_t *id, size_t id_size, struct unw_ktable *kt)
 	if (fstat(fd, &st) || read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
 	    memcmp(h.magic, KTAB_MAGIC, 8) || h.format != KTAB_FORMAT ||
 	    h.page_shift != KUNW_PAGE_SHIFT || !h.nr_rows || h.nr_pages > (1u << 28) ||
-	    h.nr_rows > (1u << 28) ||
-	    (uint64_t)st.st_size != sizeof(h) + 8 * (h.nr_pages + h.nr_rows))
+	    h.nr_rows > (1u << 28) || !h.nr_rules || h.nr_rules > KUNW_MAX_RULES ||
+	    (uint64_t)st.st_size != sizeof(h) + 8 * h.nr_pages + 4 * (h.nr_rules + h.nr_rows))
 		goto bad;
 	kt->base = h.base;
 	kt->nr_pages = h.nr_pages;
 	kt->nr_rows = h.nr_rows;
+	kt->nr_rules = h.nr_rules;
 	kt->pages = xmalloc(8 * h.nr_pages + 1);
-	kt->rows = xmalloc(8 * h.nr_rows);
+	kt->rules = xmalloc(4 * h.nr_rules);
+	kt->rows = xmalloc(4 * h.nr_rows);
 	if (read(fd, kt->pages, 8 * h.nr_pages) != (ssize_t)(8 * h.nr_pages) ||
-	    read(fd, kt->rows, 8 * h.nr_rows) != (ssize_t)(8 * h.nr_rows))
+	    read(fd, kt->rules, 4 * h.nr_rules) != (ssize_t)(4 * h.nr_rules) ||
+	    read(fd, kt->rows, 4 * h.nr_rows) != (ssize_t)(4 * h.nr_rows))
 		goto bad;
 	close(fd);
+	/* (a row's rule is one of the table's, a page's rows are rows) */
+	for (size_t i = 0; i < kt->nr_rows; i++)
+		if (KUNW_ROW_RULE(kt->rows[i]) >= kt->nr_rules)
+			goto bad_read;
+	for (size_t i = 0; i < kt->nr_pages; i++)
+		if (kt->pages[i].first > kt->pages[i].end || kt->pages[i].end > kt->nr_rows)
+			goto bad_read;
 	return 0;
+bad_read:
+	unwind_ktable_release(kt);
+	return -1;
 bad:
 	close(fd);
 	unwind_ktable_release(kt);
@@ -340,7 +473,7 @@ void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktab
 {
 	char *p = id_size ? ktab_path(id, id_size) : NULL, *tmp, *slash;
 	struct ktab_head h = { KTAB_MAGIC, KTAB_FORMAT, KUNW_PAGE_SHIFT, kt->base,
-			       kt->nr_pages, kt->nr_rows };
+			       kt->nr_pages, kt->nr_rows, kt->nr_rules };
 	FILE *f;
 	int ok;
 
@@ -355,7 +488,8 @@ void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktab
 	if (f) {
 		ok = fwrite(&h, sizeof(h), 1, f) == 1 &&
 		     fwrite(kt->pages, 8, kt->nr_pages, f) == kt->nr_pages &&
-		     fwrite(kt->rows, 8, kt->nr_rows, f) == kt->nr_rows;
+		     fwrite(kt->rules, 4, kt->nr_rules, f) == kt->nr_rules &&
+		     fwrite(kt->rows, 4, kt->nr_rows, f) == kt->nr_rows;
 		if (fclose(f) || !ok || rename(tmp, p))
 			unlink(tmp);
 	}

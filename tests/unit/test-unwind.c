@@ -350,6 +350,34 @@ struct ktab_ent {
 static struct ktab_ent ktabs[64];
 static size_t nr_ktabs;
 
+/* A table's 4-byte rows keep their order within each segment, and every page's rows
+ * lie in its segment (a row at each segment's start): what the kernel's search needs */
+static void check_packed(const struct unw_ktable *kt, const char *file)
+{
+	size_t bad = 0, segs = 0;
+
+	for (size_t i = 1; i < kt->nr_rows; i++) {
+		segs += KUNW_ROW_AT(kt->rows[i]) == 0;
+		bad += KUNW_ROW_AT(kt->rows[i]) <= KUNW_ROW_AT(kt->rows[i - 1]) &&
+		       KUNW_ROW_AT(kt->rows[i]) != 0;
+		bad += KUNW_ROW_RULE(kt->rows[i]) >= kt->nr_rules;
+	}
+	for (size_t pg = 0; pg < kt->nr_pages; pg++) {
+		const struct kunw_page *p = &kt->pages[pg];
+		uint32_t start = KUNW_SEG_OFF(pg << KUNW_PAGE_SHIFT);
+
+		/* (the first page may begin before the first row) */
+		bad += p->first >= p->end || p->end > kt->nr_rows ||
+		       (p->first && KUNW_ROW_AT(kt->rows[p->first]) > start);
+		for (size_t r = p->first + 1; r < p->end; r++)
+			bad += KUNW_ROW_AT(kt->rows[r]) <= start;
+	}
+	if (verbose)
+		fprintf(stderr, "%s: %zu rows, %zu rules, %zu pages, %zu segments after the first\n",
+			file, kt->nr_rows, kt->nr_rules, kt->nr_pages, segs);
+	CHECK(!bad, "%s: %zu rows or pages out of order or out of their segment", file, bad);
+}
+
 static const struct unw_ktable *ktab_of(const struct dso *d)
 {
 	for (size_t i = 0; i < nr_ktabs; i++)
@@ -360,6 +388,8 @@ static const struct unw_ktable *ktab_of(const struct dso *d)
 	ktabs[nr_ktabs].dso = d;
 	ktabs[nr_ktabs].ok = !unwind_ktable(dso_file(d), d->build_id, d->build_id_size,
 					     &ktabs[nr_ktabs].kt);
+	if (ktabs[nr_ktabs].ok)
+		check_packed(&ktabs[nr_ktabs].kt, dso_file(d));
 	return ktabs[nr_ktabs].ok ? &ktabs[nr_ktabs++].kt : (nr_ktabs++, NULL);
 }
 
@@ -387,8 +417,9 @@ static size_t kwalk(struct machine *m, const struct capture *c, uint64_t *ips, s
 		uint64_t look = n ? ip - 1 : ip, bias, off, cfa, ra, v;
 		const struct map *mp = machine_find_map(m, getpid(), look, 2);
 		const struct unw_ktable *kt;
-		const struct kunw_row *row = NULL;
+		const struct kunw_rule *row = NULL;
 		size_t lo, hi;
+		uint32_t at;
 
 		ips[n++] = ip;
 		*whole = 0;
@@ -397,19 +428,21 @@ static size_t kwalk(struct machine *m, const struct capture *c, uint64_t *ips, s
 		off = look - bias - kt->base;
 		if (off >> KUNW_PAGE_SHIFT >= kt->nr_pages)
 			break;
+		/* as the kernel's: 4-byte rows, their addresses within the page's segment */
 		lo = kt->pages[off >> KUNW_PAGE_SHIFT].first;
 		hi = kt->pages[off >> KUNW_PAGE_SHIFT].end;
+		at = KUNW_SEG_OFF(off);
 		while (hi - lo > 1) {
 			size_t mid = lo + (hi - lo) / 2;
 
-			if (kt->rows[mid].addr <= off)
+			if (KUNW_ROW_AT(kt->rows[mid]) <= at)
 				lo = mid;
 			else
 				hi = mid;
 		}
-		if (lo >= kt->nr_rows || kt->rows[lo].addr > off)
+		if (lo >= kt->nr_rows || KUNW_ROW_AT(kt->rows[lo]) > at)
 			break;
-		row = &kt->rows[lo];
+		row = &kt->rules[KUNW_ROW_RULE(kt->rows[lo])];
 		*whole = row->kind >> 7;
 		switch (row->kind & ~KR_IN_ROOT) {
 		case KR_ROOT:

@@ -67,11 +67,11 @@ struct kunw_map {
 	uint32_t pad;
 };
 
-/* A file's table, by its id: where it starts, and its pages (0: no table yet) */
+/* A file's table, by its id: where it starts, its pages (0: no table yet) and rules */
 struct kunw_file {
 	uint64_t base;		/* less this: the address in the table */
 	uint32_t nr_pages;
-	uint32_t pad;
+	uint32_t nr_rules;
 };
 
 struct kunw_proc {

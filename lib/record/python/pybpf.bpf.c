@@ -318,7 +318,7 @@ static __always_inline int read_stack(int with_codes)
 const volatile __u32 native_walk;
 
 struct kunw_block {
-	__u64 e[KUNW_BLOCK];
+	__u32 w[KUNW_BLOCK];
 };
 
 struct kunw_inner {
@@ -326,7 +326,7 @@ struct kunw_inner {
 	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64[KUNW_BLOCK]);	/* (struct kunw_block: clang gives BTF a
+	__type(value, __u32[KUNW_BLOCK]);	/* (struct kunw_block: clang gives BTF a
 						   declaration only) */
 };
 
@@ -477,9 +477,9 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	const struct kunw_file *f;
 	const struct kunw_block *blk;
 	const struct kunw_page *pg;
-	const struct kunw_row *row;
+	const struct kunw_rule *rule;
 	void *tab;
-	__u32 lo, hi, k, key, rb, found;
+	__u32 lo, hi, k, key, rb, found, rows_at, at, word;
 	__u64 off;
 
 	p = bpf_map_lookup_elem(&kprocs, &w->pid);
@@ -499,15 +499,17 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	off = look - m->bias - f->base;
 	if (off >= (__u64)f->nr_pages << KUNW_PAGE_SHIFT)
 		return KW_NO_ROW;
-	/* the page's rows */
-	key = (__u32)(off >> KUNW_PAGE_SHIFT);
+	rows_at = 2 * f->nr_pages + f->nr_rules;	/* as words */
+	at = KUNW_SEG_OFF(off);	/* the rows a page's look-up reads: all of its segment */
+	/* the page's rows (two words a page: a page's are in one block) */
+	key = (__u32)(off >> KUNW_PAGE_SHIFT) * 2;
 	k = key / KUNW_BLOCK;
 	blk = bpf_map_lookup_elem(tab, &k);
 	if (!blk)
 		return KW_NO_ROW;
-	pg = (const struct kunw_page *)&blk->e[key % KUNW_BLOCK];
-	lo = f->nr_pages + pg->first;	/* as entries */
-	hi = f->nr_pages + pg->end;
+	pg = (const struct kunw_page *)&blk->w[key % KUNW_BLOCK & ~1u];
+	lo = rows_at + pg->first;	/* as words */
+	hi = rows_at + pg->end;
 	if (hi <= lo)
 		return KW_NO_ROW;
 	/* the block of the last row at or before off: the last block of the range whose
@@ -520,7 +522,7 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 		if (!blk) {
 			return KW_NO_ROW;
 		}
-		if (((const struct kunw_row *)&blk->e[0])->addr <= (__u32)off) {
+		if (KUNW_ROW_AT(blk->w[0]) <= at) {
 			lo = key * KUNW_BLOCK;
 			found = 1;
 		} else {
@@ -539,22 +541,31 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	lo -= rb;
 	hi = hi - rb > KUNW_BLOCK ? KUNW_BLOCK : hi - rb;
 	hi -= lo;
-	for (k = 0; k < 10; k++) {
+	for (k = 0; k < 11; k++) {
 		__u32 half = hi >> 1;
 
 		if (!half)
 			break;
 		*(volatile __u32 *)&c->tmp = lo + half;
-		row = (const struct kunw_row *)&blk->e[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)];
-		if (row->addr <= (__u32)off)
+		if (KUNW_ROW_AT(blk->w[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)]) <= at)
 			lo += half;
 		hi -= half;
 	}
 	*(volatile __u32 *)&c->tmp = lo;
-	row = (const struct kunw_row *)&blk->e[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)];
-	if (row->addr > (__u32)off)
+	word = blk->w[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)];
+	if (KUNW_ROW_AT(word) > at)
 		return KW_NO_ROW;
-	*out = *row;
+	/* its rule */
+	key = 2 * f->nr_pages + KUNW_ROW_RULE(word);
+	k = key / KUNW_BLOCK;
+	blk = bpf_map_lookup_elem(tab, &k);
+	if (!blk)
+		return KW_NO_ROW;
+	rule = (const struct kunw_rule *)&blk->w[key % KUNW_BLOCK];
+	out->addr = (__u32)off;
+	out->kind = rule->kind;
+	out->rbp = rule->rbp;
+	out->cfa = rule->cfa;
 	return 0;
 }
 

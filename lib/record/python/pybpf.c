@@ -374,23 +374,25 @@ int pybpf_native(const struct pybpf *pb)
 	return pb && pb->native > 0 ? pb->native : 0;
 }
 
-/* A table as one array map of blocks of 8-byte entries (kunwind.h), filled through a
+/* A table as one array map of blocks of 4-byte words (kunwind.h), filled through a
  * mapping of it (2.5 M rows are one copy, not a system call a row), put at fid, then
- * its base and pages, which say it is there */
+ * its base, pages and rules, which say it is there */
 int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *kt)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	size_t n = kt->nr_pages + kt->nr_rows, nb = (n + KUNW_BLOCK - 1) / KUNW_BLOCK, len;
-	struct kunw_file f = { kt->base, (uint32_t)kt->nr_pages, 0 };
+	size_t n = 2 * kt->nr_pages + kt->nr_rules + kt->nr_rows;
+	size_t nb = (n + KUNW_BLOCK - 1) / KUNW_BLOCK, len;
+	struct kunw_file f = { kt->base, (uint32_t)kt->nr_pages, (uint32_t)kt->nr_rules };
 	unsigned char *p;
 	int fd, ret = 0;
 
-	if (!pb->native || fid >= KUNW_MAX_FILES || nb > UINT32_MAX || kt->nr_pages > UINT32_MAX)
+	if (!pb->native || fid >= KUNW_MAX_FILES || nb > UINT32_MAX || kt->nr_pages > UINT32_MAX ||
+	    !kt->nr_rules || kt->nr_rules > KUNW_MAX_RULES)
 		return -EINVAL;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "dlprof_ktab", 4, 8 * KUNW_BLOCK, (uint32_t)nb, &o);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "dlprof_ktab", 4, 4 * KUNW_BLOCK, (uint32_t)nb, &o);
 	if (fd < 0)
 		return -errno;
-	len = nb * 8 * KUNW_BLOCK;
+	len = nb * 4 * KUNW_BLOCK;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;
@@ -398,7 +400,8 @@ int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *
 		return ret;
 	}
 	memcpy(p, kt->pages, kt->nr_pages * 8);
-	memcpy(p + kt->nr_pages * 8, kt->rows, kt->nr_rows * 8);
+	memcpy(p + kt->nr_pages * 8, kt->rules, kt->nr_rules * 4);
+	memcpy(p + kt->nr_pages * 8 + kt->nr_rules * 4, kt->rows, kt->nr_rows * 4);
 	munmap(p, len);
 	if (bpf_map_update_elem(bpf_map__fd(pb->skel->maps.ktabs), &fid, &fd, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(pb->skel->maps.kfiles), &fid, &f, BPF_ANY))
