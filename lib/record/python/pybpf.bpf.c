@@ -765,9 +765,14 @@ const volatile __u32 switch_merged;
  * writes is the sample's, with the kernel frames of a sample taken there, and the
  * sample's own (its 32 KiB stack copy) is dropped: 0.  Else 1: the sample is written. */
 /* may_drop: 0, 1, or WALK_MAIN: 1, or what the switch-outs' program would say where
- * this is one (switch_merged) */
+ * this is one (switch_merged).  time: the sample's, read as the program began, before the
+ * Python chain (whose own time is read as it is written): the sample the walk makes
+ * stands where the copy's would, before its chain, however long the walk took (a walk
+ * that scans JIT code may take hundreds of microseconds; a sample timed after it, more
+ * than PB_JOIN_NS past its chain, found none: its thread was dropped and listed again,
+ * its samples read from outside meanwhile) */
 #define WALK_MAIN 2
-static __always_inline int walk_native(void *ctx, int may_drop, __u32 event)
+static __always_inline int walk_native(void *ctx, int may_drop, __u32 event, __u64 time)
 {
 	const struct kunw_proc *p;
 	struct x86_regs ur;
@@ -819,7 +824,7 @@ static __always_inline int walk_native(void *ctx, int may_drop, __u32 event)
 	c = &sc->c;
 	c->tid = (__u32)id;
 	c->pid = pid;
-	c->time = bpf_ktime_get_ns();
+	c->time = time;
 	c->cpu = bpf_get_smp_processor_id();
 	c->period = period;
 	c->sample_ip = kip ? kip : ip;
@@ -901,8 +906,10 @@ SEC("perf_event")
 int dlprof_py(void *ctx)
 {
 	/* the Python chain first, as its sample's record comes after it (pb_find) */
+	__u64 time = bpf_ktime_get_ns();	/* the sample's (walk_native) */
+
 	read_stack(1);
-	return native_walk ? walk_native(ctx, WALK_MAIN, 0) : 1;
+	return native_walk ? walk_native(ctx, WALK_MAIN, 0, time) : 1;
 }
 
 /* the same on the switch-outs, whose records it drops as the sampling event's where the
@@ -913,8 +920,10 @@ int dlprof_py_switch(void *ctx)
 {
 	__u32 ev = *(volatile __u32 *)&switch_event;
 
+	__u64 time = bpf_ktime_get_ns();
+
 	read_stack(1);
-	return native_walk ? walk_native(ctx, ev != 0, ev) : 1;
+	return native_walk ? walk_native(ctx, ev != 0, ev, time) : 1;
 }
 
 /* the same on the events whose samples are never dropped (the switch-outs, and the
@@ -923,8 +932,10 @@ int dlprof_py_switch(void *ctx)
 SEC("perf_event")
 int dlprof_py_keep(void *ctx)
 {
+	__u64 time = bpf_ktime_get_ns();
+
 	read_stack(1);
-	return native_walk ? walk_native(ctx, 0, 0) : 1;
+	return native_walk ? walk_native(ctx, 0, 0, time) : 1;
 }
 
 /* chains only, where the kernel will not load the other (or DLPROF_NO_BPF_CODES) */
