@@ -10,7 +10,9 @@
 # (META record_rings), file bytes per sample, and the share of samples walked in place
 # of their copy.
 #
-#   bench/kstack.sh [-n ROUNDS] [--demo | -- COMMAND...]
+#   bench/kstack.sh [-n ROUNDS] [-r RECORD_OPTIONS] [--demo | -- COMMAND...]
+# RECORD_OPTIONS: record's options in both (default --no-off-cpu; "" for record's defaults,
+# the switch-outs with them).
 # Default workload: examples/cnn_train.py --steps 40 (torch, 2 threads).
 # Goals (issue 48): recorder CPU <= 4 us a sample on the CNN, kernel time <= 8 us a
 # sample, <= 1 KiB a sample through the rings, file bytes unchanged or fewer.
@@ -19,14 +21,17 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 DLPROF=${DLPROF:-$TOP/dlprof}
 RECDUMP=${RECDUMP:-$TOP/build/tests/recdump}
 ROUNDS=3
+ROPTS=--no-off-cpu
 set -- "$@" --
 CMD=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-n) ROUNDS=$2; shift 2 ;;
+	-r) ROPTS=$2; shift 2 ;;
 	--demo) CMD="$TOP/build/examples/demo"; shift ;;
 	--) shift; [ $# -gt 0 ] && [ "$1" != "--" ] && CMD="$*"; break ;;
-	*) echo "usage: bench/kstack.sh [-n ROUNDS] [--demo | -- COMMAND...]" >&2; exit 2 ;;
+	*) echo "usage: bench/kstack.sh [-n ROUNDS] [-r RECORD_OPTIONS] [--demo | -- COMMAND...]" >&2
+	   exit 2 ;;
 	esac
 done
 CMD=${CMD:-/usr/bin/python3 $TOP/examples/cnn_train.py --steps 40}
@@ -35,8 +40,8 @@ D=$(mktemp -d "${TMPDIR:-/tmp}/dlprof-kstack.XXXXXX")
 trap 'rm -rf "$D"' EXIT
 export DLPROF_BUILDID_DIR="$D/build-id"
 
-run_copy() { DLPROF_KSTACK=0 DLPROF_BPF_STATS=1 "$DLPROF" record --no-off-cpu -o "$D/copy.$r.data" -- $CMD >"$D/copy.$r" 2>&1; }
-run_kern() { DLPROF_KSTACK=1 "$DLPROF" record --no-off-cpu -o "$D/kern.$r.data" -- $CMD >"$D/kern.$r" 2>&1; }
+run_copy() { DLPROF_KSTACK=0 DLPROF_BPF_STATS=1 "$DLPROF" record $ROPTS -o "$D/copy.$r.data" -- $CMD >"$D/copy.$r" 2>&1; }
+run_kern() { DLPROF_KSTACK=1 "$DLPROF" record $ROPTS -o "$D/kern.$r.data" -- $CMD >"$D/kern.$r" 2>&1; }
 r=0
 run_kern	# the tables kept
 for r in $(seq "$ROUNDS"); do
@@ -66,10 +71,13 @@ def grab(path, pat):
 med = statistics.median
 res = {}
 for k in ("copy", "kern"):
-    cols = {x: [] for x in ("t", "cpu", "run", "thr", "bpf", "ring", "file", "inst")}
+    cols = {x: [] for x in ("t", "cpu", "run", "thr", "bpf", "ring", "file", "inst", "n",
+                            "lost")}
     for r in range(1, rounds + 1):
         m, n = meta(f"{d}/{k}.{r}.meta"), None
         n = m["samples"]
+        cols["n"].append(n)
+        cols["lost"].append(m["lost"])
         cols["t"].append(grab(f"{d}/{k}.{r}", r" in ([0-9.]+) s"))
         cols["cpu"].append(m["record_cpu_ns"][0] / n / 1000)
         cols["run"].append(m.get("record_run_cpu_ns", [0])[0] / n / 1000)
@@ -81,9 +89,12 @@ for k in ("copy", "kern"):
         i = re.findall(r"(\d+) of (\d+) samples in place", open(f"{d}/{k}.{r}").read())
         cols["inst"].append(100.0 * int(i[-1][0]) / int(i[-1][1]) if i else 0.0)
     res[k] = {x: med(v) for x, v in cols.items()}
+    res[k]["lost"] = sum(cols["lost"])
 c, k = res["copy"], res["kern"]
 print(f"medians of {rounds} interleaved rounds              copies   kernel walk")
 print(f"    workload time, s                          {c['t']:8.2f} {k['t']:12.2f}")
+print(f"    samples                                   {c['n']:8.0f} {k['n']:12.0f}")
+print(f"    samples lost, all rounds                  {c['lost']:8d} {k['lost']:12d}")
 print(f"    dlprof CPU us per sample (all threads)    {c['cpu']:8.1f} {k['cpu']:12.1f}")
 print(f"      of it while the workload ran            {c['run']:8.1f} {k['run']:12.1f}")
 print(f"      the unwinding thread's                  {c['thr']:8.1f} {k['thr']:12.1f}")

@@ -21,7 +21,13 @@ TRASH=$(mktemp -d "${TMPDIR:-/tmp}/dlprof-test.XXXXXX")
 TMPDIR=$TRASH
 # the files record keeps of containers and chroots: the test's own, not the user's cache
 DLPROF_BUILDID_DIR=$TRASH/.build-id
-export DLPROF BUILD TOP SRC TRASH TMPDIR DLPROF_BUILDID_DIR
+# the kernel walk's tables (made from a file's CFI, kept by its build-id): one cache for
+# the suite, as a user's second run finds them.  Made afresh in every test, torch's took
+# 1.4 s of CPU beside the workload's start on these 2 cores, and the workloads' own
+# clocks felt it (t9600: rank 0's wait 54.4 ms a step by its own clock where the run
+# under a kept table gave 60.5-61.9).  t3004 makes its own, as a first run does.
+DLPROF_KTAB_DIR=$BUILD/ktab-cache
+export DLPROF BUILD TOP SRC TRASH TMPDIR DLPROF_BUILDID_DIR DLPROF_KTAB_DIR
 export LC_ALL=C
 # The libraries' settings a machine's environment may carry (OPENBLAS_CORETYPE=Haswell
 # on one, an ONEDNN_MAX_CPU_ISA left by a user): none is inherited.  A test that wants

@@ -14,9 +14,12 @@
 # code without CFI that the walk must scan past (unw-jit: main -> jit_driver -> KERNEL),
 # and the demo (oneDNN's JIT convolution under two OpenMP threads).  The program stays
 # far from the verifier's limit of 1,000,000 instructions.  Where the kernel will not
-# run the walk (no BPF, no bpf_loop), the end line says nothing of it: skipped.
+# run the walk (no BPF, no bpf_loop), the end line says nothing of it: skipped.  Its
+# tables are its own (not the suite's cache, lib.sh): made when a walk first stops for
+# them, as on a first run.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
+unset DLPROF_KTAB_DIR
 test_require PERF_EVENTS
 
 trap 'jit_maps_cleanup; test_cleanup' EXIT

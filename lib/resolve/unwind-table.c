@@ -390,7 +390,7 @@ void unwind_ktable_release(struct unw_ktable *kt)
 
 /*
  * The tables kept on disk by build-id, beside the build-id cache's files ("ab/cdef...
- * .ktab"): a header (magic, format, the page size, base, counts), the pages, the rows.
+ * .ktab"; under DLPROF_KTAB_DIR where it is set): a header (magic, format, the page size, base, counts), the pages, the rows.
  * Written once through a temporary file and a rename; a file that does not say this
  * format, or whose sizes do not add up, is not one.
  */
@@ -405,8 +405,15 @@ struct ktab_head {
 
 static char *ktab_path(const uint8_t *id, size_t id_size)
 {
-	char *f = buildid_cache_file(id, id_size), *p;
+	const char *dir = getenv("DLPROF_KTAB_DIR");
+	char *f, *p, hex[41];
 
+	if (dir && *dir) {
+		/* kept apart from the build-id cache (the tests: one for the suite) */
+		build_id_hex(id, id_size, hex);
+		return xasprintf("%s/%.2s/%s.ktab", dir, hex, hex + 2);
+	}
+	f = buildid_cache_file(id, id_size);
 	if (!f)
 		return NULL;
 	p = xasprintf("%s.ktab", f);
