@@ -29,7 +29,10 @@ while [ $# -gt 0 ]; do
 	-n) ROUNDS=$2; shift 2 ;;
 	-r) ROPTS=$2; shift 2 ;;
 	--demo) CMD="$TOP/build/examples/demo"; shift ;;
-	--) shift; [ $# -gt 0 ] && [ "$1" != "--" ] && CMD="$*"; break ;;
+	--) shift
+	    # (the command, less the "--" put after it above)
+	    while [ $# -gt 1 ]; do CMD="$CMD${CMD:+ }$1"; shift; done
+	    break ;;
 	*) echo "usage: bench/kstack.sh [-n ROUNDS] [-r RECORD_OPTIONS] [--demo | -- COMMAND...]" >&2
 	   exit 2 ;;
 	esac
