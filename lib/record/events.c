@@ -171,11 +171,6 @@ void events_attr_common(struct recorder *r, struct perf_event_attr *a, int first
 	}
 }
 
-/*
- * Split opts->events and resolve every name, then probe each: an unknown name is
- * reported before any event fails to open (-e cycles,bogus names bogus, not the
- * missing PMU).  Returns 0, or the exit status on error.
- */
 int events_one_plain(const struct record_opts *o)
 {
 	const char *list = o->events ? o->events : "cycles";
@@ -196,6 +191,11 @@ int events_one_plain(const struct record_opts *o)
 						a.config != PERF_COUNT_SW_CGROUP_SWITCHES);
 }
 
+/*
+ * Split opts->events and resolve every name, then probe each: an unknown name is
+ * reported before any event fails to open (-e cycles,bogus names bogus, not the
+ * missing PMU).  Returns 0, or the exit status on error.
+ */
 int events_setup(struct recorder *r)
 {
 	const char *list = r->opts->events ? r->opts->events : "cycles";

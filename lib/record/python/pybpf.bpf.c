@@ -919,7 +919,6 @@ SEC("perf_event")
 int dlprof_py_switch(void *ctx)
 {
 	__u32 ev = *(volatile __u32 *)&switch_event;
-
 	__u64 time = bpf_ktime_get_ns();
 
 	read_stack(1);
