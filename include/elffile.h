@@ -53,6 +53,25 @@ enum elffile_status {
  */
 const struct elffile *elffile_open(const char *path, const uint8_t *build_id, size_t id_size,
 				   enum elffile_status *status);
+/* What the headers of the file at path say, read with a few preads (no mapping, no
+ * libelf: what record asks of each file a process maps): its type, machine, PT_LOAD
+ * segments and the build-id of its PT_NOTE segments.  0; -1 where the file cannot be
+ * read so or says less: not a 64-bit little-endian ELF file, over ELFFILE_HEAD_SEGS
+ * loaded segments, no build-id in its notes (libelf may find one in its sections):
+ * elffile_open() reads those. */
+#define ELFFILE_HEAD_SEGS 16
+struct elffile_heads {
+	uint16_t type, machine;
+	uint8_t build_id[20];
+	size_t build_id_size;
+	struct elffile_seg segs[ELFFILE_HEAD_SEGS];
+	size_t nr_segs;
+};
+int elffile_heads(const char *path, struct elffile_heads *h);
+/* The load bias of a mapping of a file (start, pgoff) with these segments: process
+ * address minus ELF virtual address (0 for ET_EXEC); -1 where no segment holds pgoff */
+int elffile_map_bias(uint16_t type, const struct elffile_seg *segs, size_t nr_segs,
+		     uint64_t start, uint64_t pgoff, uint64_t *bias);
 /* An image in memory (the [vdso] captured by record), not copied: it must live as long
  * as the result, which elffile_put() frees.  NULL when it is not an ELF image. */
 const struct elffile *elffile_image(const void *data, size_t size, const char *name);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "elffile.h"
 #include "frame.h"
 #include "kstack.h"
 #include "python/pybpf.h"
@@ -68,6 +69,10 @@ struct kstack {
 	size_t *image_sizes;
 	uint8_t (*ids)[21];	/* build-id: size, then bytes */
 	unsigned char *asked;	/* by id: its table asked for */
+	/* by id: its program headers (for each mapping's bias), read at its first mapping;
+	 * heads_from: 0 not yet, 1 read, 2 the unwinder's open file, 3 none */
+	struct elffile_heads **heads;
+	unsigned char *heads_from;
 	uint32_t nr_files;
 	uint32_t gen;		/* the last kunw_proc.gen given */
 	struct u64map procs;	/* pid -> struct ks_proc */
@@ -177,6 +182,8 @@ struct kstack *kstack_new(struct pybpf *pb, struct machine *m, int no_keep)
 	ks->image_sizes = xcalloc(KUNW_MAX_FILES, sizeof(*ks->image_sizes));
 	ks->ids = xcalloc(KUNW_MAX_FILES, sizeof(*ks->ids));
 	ks->asked = xcalloc(KUNW_MAX_FILES, 1);
+	ks->heads = xcalloc(KUNW_MAX_FILES, sizeof(*ks->heads));
+	ks->heads_from = xcalloc(KUNW_MAX_FILES, 1);
 	ks->tail = &ks->head;
 	pthread_mutex_init(&ks->mu, NULL);
 	pthread_cond_init(&ks->more, NULL);
@@ -237,8 +244,12 @@ void kstack_free(struct kstack *ks)
 	u64map_release(&ks->fids);
 	u64map_release(&ks->procs);
 	u64map_release(&ks->threads);
-	for (uint32_t i = 0; i < ks->nr_files; i++)
+	for (uint32_t i = 0; i < ks->nr_files; i++) {
 		free(ks->paths[i]);
+		free(ks->heads[i]);
+	}
+	free(ks->heads);
+	free(ks->heads_from);
 	free(ks->paths);
 	free(ks->images);
 	free(ks->image_sizes);
@@ -300,6 +311,36 @@ static int file_id(struct kstack *ks, const struct dso *d, uint32_t *fid)
 	return 0;
 }
 
+/* The load bias of a mapping of file fid, from the file's program headers: read once a
+ * file with a few preads, where opening it whole (mapped, read by libelf) took 22 ms
+ * of the 30 that the CNN's records took to read.  The same file as
+ * recorded or none: its build-id must be the mapping's. */
+static int map_bias(struct kstack *ks, const struct map *mp, uint32_t fid, uint64_t *bias)
+{
+	const struct dso *d = mp->dso;
+	struct elffile_heads *h = ks->heads[fid];
+
+	if (!ks->heads_from[fid]) {
+		h = ks->heads[fid] = xcalloc(1, sizeof(*h));
+		if (d->image || elffile_heads(ks->paths[fid], h))
+			ks->heads_from[fid] = 2;	/* (the [vdso]'s bytes; no notes) */
+		else if (h->machine != EM_X86_64 || (h->type != ET_EXEC && h->type != ET_DYN) ||
+			 (d->build_id_size && (h->build_id_size < d->build_id_size ||
+					       memcmp(h->build_id, d->build_id, d->build_id_size))))
+			ks->heads_from[fid] = 3;
+		else
+			ks->heads_from[fid] = 1;
+	}
+	switch (ks->heads_from[fid]) {
+	case 1:
+		return elffile_map_bias(h->type, h->segs, h->nr_segs, mp->start, mp->pgoff, bias);
+	case 2:
+		return unwind_map_bias(mp, bias);
+	default:
+		return -1;
+	}
+}
+
 static struct ks_proc *proc_get(struct kstack *ks, uint32_t pid)
 {
 	void **slot = u64map_slot(&ks->procs, pid);
@@ -343,7 +384,7 @@ void kstack_mmap(struct kstack *ks, const struct map *mp, uint32_t pid)
 	if (mp->dso->anon) {
 		fid = KUNW_ANON;	/* JIT code: the walk scans past it */
 		bias = 0;
-	} else if (unwind_map_bias(mp, &bias) || file_id(ks, mp->dso, &fid)) {
+	} else if (file_id(ks, mp->dso, &fid) || map_bias(ks, mp, fid, &bias)) {
 		return;
 	}
 	km = (struct kunw_map){ mp->start, mp->end, bias, fid, 0 };

@@ -88,20 +88,8 @@ struct unw_dso *unw_dso_get(const struct dso *dso)
 /* Load bias of the file mapped by mp: process address minus ELF virtual address. */
 int unw_dso_bias(const struct unw_dso *d, const struct map *mp, uint64_t *bias)
 {
-	if (d->file->type == ET_EXEC) {
-		*bias = 0;
-		return 0;
-	}
-	for (size_t i = 0; i < d->file->nr_segs; i++) {
-		const struct elffile_seg *sg = &d->file->segs[i];
-		uint64_t lo = sg->offset & ~0xfffULL;
-
-		if (mp->pgoff >= lo && mp->pgoff < sg->offset + (sg->filesz ? sg->filesz : 1)) {
-			*bias = mp->start - mp->pgoff + sg->offset - sg->vaddr;
-			return 0;
-		}
-	}
-	return -1;
+	return elffile_map_bias(d->file->type, d->file->segs, d->file->nr_segs, mp->start,
+				mp->pgoff, bias);
 }
 
 int unwind_map_bias(const struct map *mp, uint64_t *bias)

@@ -242,6 +242,94 @@ Elf *elffile_elf(const struct elffile *f)
 	return e;
 }
 
+/* The build-id among the notes of one PT_NOTE segment's bytes (align: 4 or 8) */
+static size_t notes_build_id(const unsigned char *p, size_t len, size_t align, uint8_t id[20])
+{
+	size_t o = 0;
+
+	while (len - o >= 12) {
+		uint32_t namesz, descsz, type;
+		size_t name_at = o + 12, desc_at;
+
+		memcpy(&namesz, p + o, 4);
+		memcpy(&descsz, p + o + 4, 4);
+		memcpy(&type, p + o + 8, 4);
+		desc_at = name_at + ((namesz + align - 1) & ~(align - 1));
+		if (namesz > len || descsz > len || desc_at > len || descsz > len - desc_at)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_at, "GNU", 4) &&
+		    descsz) {
+			memcpy(id, p + desc_at, descsz < 20 ? descsz : 20);
+			return descsz;
+		}
+		o = desc_at + ((descsz + align - 1) & ~(align - 1));
+	}
+	return 0;
+}
+
+int elffile_heads(const char *path, struct elffile_heads *h)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1;
+
+	memset(h, 0, sizeof(*h));
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    !eh.e_phnum || eh.e_phnum > 64 || eh.e_phoff > (uint64_t)st.st_size ||
+	    pread(fd, ph, eh.e_phnum * sizeof(*ph), (off_t)eh.e_phoff) !=
+		    (ssize_t)(eh.e_phnum * sizeof(*ph)))
+		goto out;
+	h->type = eh.e_type;
+	h->machine = eh.e_machine;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD) {
+			if (h->nr_segs == ELFFILE_HEAD_SEGS)
+				goto out;
+			h->segs[h->nr_segs++] = (struct elffile_seg){ ph[i].p_offset, ph[i].p_vaddr,
+								     ph[i].p_filesz, ph[i].p_memsz,
+								     ph[i].p_flags };
+		} else if (ph[i].p_type == PT_NOTE && !h->build_id_size && ph[i].p_filesz &&
+			   ph[i].p_filesz <= 4096 && ph[i].p_offset <= (uint64_t)st.st_size) {
+			unsigned char b[4096];
+			ssize_t n = pread(fd, b, ph[i].p_filesz, (off_t)ph[i].p_offset);
+
+			if (n == (ssize_t)ph[i].p_filesz)
+				h->build_id_size = notes_build_id(b, (size_t)n,
+								  ph[i].p_align == 8 ? 8 : 4,
+								  h->build_id);
+		}
+	}
+	ret = h->build_id_size ? 0 : -1;
+out:
+	close(fd);
+	return ret;
+}
+
+int elffile_map_bias(uint16_t type, const struct elffile_seg *segs, size_t nr_segs,
+		     uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	if (type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < nr_segs; i++) {
+		const struct elffile_seg *sg = &segs[i];
+		uint64_t lo = sg->offset & ~0xfffULL;
+
+		if (pgoff >= lo && pgoff < sg->offset + (sg->filesz ? sg->filesz : 1)) {
+			*bias = start - pgoff + sg->offset - sg->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int elffile_off_to_vaddr(const struct elffile *f, uint64_t off, uint64_t *vaddr)
 {
 	for (size_t i = 0; i < f->nr_segs; i++) {

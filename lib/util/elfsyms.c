@@ -74,8 +74,17 @@ size_t elf_image_build_id(const void *data, size_t size, uint8_t id[20])
 
 size_t elf_file_build_id(const char *path, uint8_t id[20])
 {
-	const struct elffile *f = elffile_open(path, NULL, 0, NULL);
-	size_t n = f ? f->build_id_size : 0;
+	struct elffile_heads h;
+	const struct elffile *f;
+	size_t n;
+
+	if (!elffile_heads(path, &h)) {
+		/* its notes (record asks it of every file a process maps: no mapping) */
+		memcpy(id, h.build_id, h.build_id_size < 20 ? h.build_id_size : 20);
+		return h.build_id_size;
+	}
+	f = elffile_open(path, NULL, 0, NULL);
+	n = f ? f->build_id_size : 0;
 
 	if (n)
 		memcpy(id, f->build_id, n < 20 ? n : 20);

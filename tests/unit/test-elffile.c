@@ -1,10 +1,13 @@
 /* test-elffile.c - ELF files opened once and shared (lib/util/elffile.c): one mapping for
  * two readers, the bytes and PT_LOADs of the file, a build-id asked for, a file replaced
- * at its path, and the reasons a path is refused. */
+ * at its path, and the reasons a path is refused.  Their headers read with preads
+ * (elffile_heads) against libelf's reading of every shared library in DIR (argument;
+ * default /usr/lib/x86_64-linux-gnu), and a mapping's bias from them. */
 #include "elffile.h"
 #include "elfsyms.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +64,73 @@ static int loads_match(const struct elffile *f, const unsigned char *b)
 	return k && k == f->nr_segs;
 }
 
-int main(void)
+static int segs_same(const struct elffile_seg *a, const struct elffile_seg *b, size_t na, size_t nb)
+{
+	for (size_t i = 0; i < na && na == nb; i++)
+		if (a[i].offset != b[i].offset || a[i].vaddr != b[i].vaddr ||
+		    a[i].filesz != b[i].filesz || a[i].memsz != b[i].memsz || a[i].flags != b[i].flags)
+			return 0;
+	return na == nb;
+}
+
+/* elffile_heads against elffile_open (libelf) on each ELF file of dir: the same type,
+ * machine, PT_LOADs and build-id wherever it reads one; it reads most */
+static void heads_like_libelf(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t files = 0, read = 0, same = 0, biased = 0;
+	char path[4096], why[4400] = "";
+
+	while (d && (de = readdir(d))) {
+		const struct elffile *f;
+		struct elffile_heads h;
+		int got;
+
+		if (!strstr(de->d_name, ".so"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = elffile_open(path, NULL, 0, NULL);
+		if (!f || !f->elf64 || !f->build_id_size) {
+			elffile_put(f);
+			continue;
+		}
+		files++;
+		got = !elffile_heads(path, &h);
+		read += got;
+		if (got && h.type == f->type && h.machine == f->machine &&
+		    h.build_id_size == f->build_id_size &&
+		    !memcmp(h.build_id, f->build_id, h.build_id_size < 20 ? h.build_id_size : 20) &&
+		    segs_same(h.segs, f->segs, h.nr_segs, f->nr_segs))
+			same++;
+		else if (got && !*why)
+			snprintf(why, sizeof(why), "%s differs", path);
+		/* the bias of a mapping of its code as the kernel maps it */
+		for (size_t i = 0; got && i < h.nr_segs; i++) {
+			uint64_t start = 0x7f0000000000ULL + (h.segs[i].vaddr & ~0xfffULL), b1, b2;
+			uint64_t pgoff = h.segs[i].offset & ~0xfffULL;
+
+			if (!(h.segs[i].flags & PF_X))
+				continue;
+			if (!elffile_map_bias(h.type, h.segs, h.nr_segs, start, pgoff, &b1) &&
+			    !elffile_map_bias(f->type, f->segs, f->nr_segs, start, pgoff, &b2) &&
+			    b1 == b2 && (h.type == ET_EXEC ? b1 == 0 : b1 == 0x7f0000000000ULL))
+				biased++;
+			break;
+		}
+		elffile_put(f);
+	}
+	if (d)
+		closedir(d);
+	printf("# %s: %zu ELF files with a build-id, %zu read from their headers, %zu the same, %zu biases\n",
+	       dir, files, read, same, biased);
+	ok(files >= 10, "shared libraries to read", dir);
+	ok(read >= files * 95 / 100, "their headers give the build-id of 95% or more", NULL);
+	ok(same == read, "the same type, machine, segments and build-id as libelf reads", why);
+	ok(biased == read, "a mapping of the code: its bias from the headers, the same from libelf's", NULL);
+}
+
+int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char dir[256], path[300], other[300];
@@ -126,6 +195,19 @@ int main(void)
 	c = elffile_image(self, len, "[image]");
 	ok(c && c->data == (const uint8_t *)self && c->nr_segs, "an image in memory is read in place", NULL);
 	elffile_put(c);
+
+	{
+		struct elffile_heads h;
+
+		ok(!elffile_heads(path, &h) && h.build_id_size == idlen &&
+		   !memcmp(h.build_id, id, idlen < 20 ? idlen : 20) && h.machine == EM_X86_64,
+		   "its headers by preads: the build-id of its notes", NULL);
+		ok(elffile_heads(other, &h) == -1 && elffile_heads(dir, &h) == -1,
+		   "a script, a folder: no headers", NULL);
+		ok(elf_file_build_id(path, wrong) == idlen && !memcmp(wrong, id, idlen < 20 ? idlen : 20),
+		   "elf_file_build_id: the same", NULL);
+	}
+	heads_like_libelf(argc > 1 ? argv[1] : "/usr/lib/x86_64-linux-gnu");
 
 	unlink(other);
 	unlink(path);
