@@ -89,6 +89,13 @@ void unwind_ktable_release(struct unw_ktable *kt);
 int unwind_ktable_cached(const uint8_t *id, size_t id_size);
 int unwind_ktable_load(const uint8_t *id, size_t id_size, struct unw_ktable *kt);
 void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktable *kt);
+/* The files whose tables walks wanted in the processes of an executable (by build-id):
+ * each as its build-id's size, then its bytes; their number (*ids: free() it).  Add to
+ * them (quietly not, where the cache cannot be written).  At most KTAB_WANTS_MAX. */
+#define KTAB_WANTS_MAX 1024
+size_t unwind_ktable_wants(const uint8_t *exe, size_t exe_size, uint8_t (**ids)[21]);
+void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t (*ids)[21],
+			      size_t nr);
 /* A process address less the bias is its file's ELF address.  0, or -1 (no file). */
 int unwind_map_bias(const struct map *mp, uint64_t *bias);
 

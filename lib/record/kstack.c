@@ -34,7 +34,7 @@
 
 struct ks_walk {
 	uint64_t time;
-	uint32_t n, why, whole, scans, first, fid;
+	uint32_t n, why, whole, scans, first, fid, pid;
 	uint64_t *ip;
 };
 
@@ -93,7 +93,18 @@ struct kstack {
 	int busy;		/* threads at a table, since busy_since */
 	uint64_t busy_since;
 	int no_keep;		/* --no-buildid-cache: none kept */
+	/* Kept tables are loaded as their files are mapped only where walks in a process
+	 * of the same executable wanted them in an earlier run (unwind_ktable_wants);
+	 * others when a walk first stops for them */
+	struct u64map preload;	/* build-id's first 8 bytes (| 1) -> 1 */
+	unsigned char *wants_read;	/* by id: the wants of it as an executable read */
+	struct u64map wanted;	/* (exe id + 1) << 32 | id -> 1: wanted by a walk this run */
+	/* pid -> its executable's file id + 1: the first file it maps for code after its
+	 * exec (set by the unwinding thread, read where walks are drained: under mu) */
+	struct u64map exes;
 };
+
+static void keep_wants(struct kstack *ks);
 
 static void *build_tables(void *arg)
 {
@@ -184,6 +195,10 @@ struct kstack *kstack_new(struct pybpf *pb, struct machine *m, int no_keep)
 	ks->asked = xcalloc(KUNW_MAX_FILES, 1);
 	ks->heads = xcalloc(KUNW_MAX_FILES, sizeof(*ks->heads));
 	ks->heads_from = xcalloc(KUNW_MAX_FILES, 1);
+	ks->wants_read = xcalloc(KUNW_MAX_FILES, 1);
+	u64map_init(&ks->preload);
+	u64map_init(&ks->wanted);
+	u64map_init(&ks->exes);
 	ks->tail = &ks->head;
 	pthread_mutex_init(&ks->mu, NULL);
 	pthread_cond_init(&ks->more, NULL);
@@ -228,6 +243,8 @@ void kstack_free(struct kstack *ks)
 		free(j->image);
 		free(j);
 	}
+	if (!ks->no_keep)
+		keep_wants(ks);
 	for (size_t i = 0; i < ks->procs.cap; i++)
 		if (ks->procs.used[i])
 			proc_free(ks->procs.vals[i]);
@@ -250,6 +267,10 @@ void kstack_free(struct kstack *ks)
 	}
 	free(ks->heads);
 	free(ks->heads_from);
+	free(ks->wants_read);
+	u64map_release(&ks->preload);
+	u64map_release(&ks->wanted);
+	u64map_release(&ks->exes);
 	free(ks->paths);
 	free(ks->images);
 	free(ks->image_sizes);
@@ -285,6 +306,14 @@ static void want_table(struct kstack *ks, uint32_t fid)
 	pthread_mutex_unlock(&ks->mu);
 }
 
+static uint64_t id_key(const uint8_t *id, size_t size)
+{
+	uint64_t k = 0;
+
+	memcpy(&k, id, size < 8 ? size : 8);
+	return k | 1;
+}
+
 /* The id of a file (its table made later, when a walk wants it) */
 static int file_id(struct kstack *ks, const struct dso *d, uint32_t *fid)
 {
@@ -302,9 +331,10 @@ static int file_id(struct kstack *ks, const struct dso *d, uint32_t *fid)
 		memcpy(ks->ids[f] + 1, d->build_id, d->build_id_size);
 		v = ++ks->nr_files;
 		u64map_put(&ks->fids, (uint64_t)(uintptr_t)d, (void *)v);
-		/* a table kept from an earlier run: read at once, not at the first walk
-		 * that wants it */
-		if (unwind_ktable_cached(d->build_id, d->build_id_size))
+		/* a table kept from an earlier run, which walks in this executable wanted
+		 * then: read at once, not at the first walk that wants it */
+		if (d->build_id_size && u64map_get(&ks->preload, id_key(d->build_id, d->build_id_size)) &&
+		    unwind_ktable_cached(d->build_id, d->build_id_size))
 			want_table(ks, f);
 	}
 	*fid = (uint32_t)(v - 1);
@@ -339,6 +369,93 @@ static int map_bias(struct kstack *ks, const struct map *mp, uint32_t fid, uint6
 	default:
 		return -1;
 	}
+}
+
+/* A process's executable is fid: the tables walks wanted in its processes before are
+ * loaded now (those of files mapped already) or as their files are mapped */
+static uint32_t exe_of(struct kstack *ks, uint32_t pid)
+{
+	uintptr_t x;
+
+	pthread_mutex_lock(&ks->mu);
+	x = (uintptr_t)u64map_get(&ks->exes, pid);
+	pthread_mutex_unlock(&ks->mu);
+	return (uint32_t)x;
+}
+
+static void set_exe(struct kstack *ks, uint32_t pid, uint32_t exe)
+{
+	pthread_mutex_lock(&ks->mu);
+	u64map_put(&ks->exes, pid, (void *)(uintptr_t)exe);
+	pthread_mutex_unlock(&ks->mu);
+}
+
+static void exe_is(struct kstack *ks, uint32_t pid, uint32_t fid)
+{
+	uint8_t (*ids)[21];
+	size_t nr;
+
+	set_exe(ks, pid, fid + 1);
+	if (ks->wants_read[fid] || !ks->ids[fid][0])
+		return;
+	ks->wants_read[fid] = 1;
+	nr = unwind_ktable_wants(ks->ids[fid] + 1, ks->ids[fid][0], &ids);
+	for (size_t i = 0; i < nr; i++)
+		u64map_put(&ks->preload, id_key(ids[i] + 1, ids[i][0]), (void *)1);
+	for (uint32_t f = 0; nr && f < ks->nr_files; f++)
+		if (ks->ids[f][0] && u64map_get(&ks->preload, id_key(ks->ids[f] + 1, ks->ids[f][0])) &&
+		    unwind_ktable_cached(ks->ids[f] + 1, ks->ids[f][0]))
+			want_table(ks, f);
+	free(ids);
+}
+
+/* A walk in process pid stopped for want of file fid's table: have it made, and kept on
+ * its executable's wants */
+static void walk_wants(struct kstack *ks, uint32_t pid, uint32_t fid)
+{
+	uint32_t exe = exe_of(ks, pid);
+
+	if (exe && fid < KUNW_MAX_FILES)
+		u64map_put(&ks->wanted, (uint64_t)exe << 32 | fid, (void *)1);
+	want_table(ks, fid);
+}
+
+/* Each executable's wants of this run, added to those kept */
+static void keep_wants(struct kstack *ks)
+{
+	uint8_t (*ids)[21] = NULL;
+	uint32_t *exes = NULL;
+	size_t nr_exes = 0, alloc = 0, ids_alloc = 0;
+
+	for (size_t i = 0; i < ks->wanted.cap; i++) {
+		uint32_t exe = ks->wanted.used[i] ? (uint32_t)(ks->wanted.keys[i] >> 32) : 0;
+		size_t k;
+
+		for (k = 0; exe && k < nr_exes && exes[k] != exe; k++)
+			;
+		if (exe && k == nr_exes) {
+			ALLOC_GROW(exes, nr_exes + 1, alloc);
+			exes[nr_exes++] = exe;
+		}
+	}
+	for (size_t e = 0; e < nr_exes; e++) {
+		uint32_t x = exes[e] - 1;
+		size_t nr = 0;
+
+		for (size_t i = 0; i < ks->wanted.cap; i++) {
+			uint32_t f = (uint32_t)ks->wanted.keys[i];
+
+			if (!ks->wanted.used[i] || ks->wanted.keys[i] >> 32 != exes[e] || !ks->ids[f][0])
+				continue;
+			ALLOC_GROW(ids, nr + 1, ids_alloc);
+			memcpy(ids[nr++], ks->ids[f], sizeof(ids[0]));
+		}
+		if (ks->ids[x][0] && nr)
+			unwind_ktable_wants_keep(ks->ids[x] + 1, ks->ids[x][0],
+						 (const uint8_t (*)[21])ids, nr);
+	}
+	free(ids);
+	free(exes);
 }
 
 static struct ks_proc *proc_get(struct kstack *ks, uint32_t pid)
@@ -389,6 +506,8 @@ void kstack_mmap(struct kstack *ks, const struct map *mp, uint32_t pid)
 	}
 	km = (struct kunw_map){ mp->start, mp->end, bias, fid, 0 };
 	p = proc_get(ks, pid);
+	if (fid != KUNW_ANON && !exe_of(ks, pid))
+		exe_is(ks, pid, fid);
 	/*
 	 * What it covers of the mappings before is gone; what lies outside it stays.  An
 	 * mprotect of a page of a library's code is a mapping record of that page alone:
@@ -441,6 +560,7 @@ void kstack_fork(struct kstack *ks, uint32_t pid, uint32_t ppid)
 	ALLOC_GROW(p->m, parent->nr + 1, p->alloc);
 	memcpy(p->m, parent->m, parent->nr * sizeof(*p->m));
 	p->nr = parent->nr;
+	set_exe(ks, pid, exe_of(ks, ppid));
 	proc_write(ks, pid, p);
 }
 
@@ -448,6 +568,8 @@ void kstack_exec(struct kstack *ks, uint32_t pid)
 {
 	struct ks_proc *p = ks ? u64map_get(&ks->procs, pid) : NULL;
 
+	if (ks)
+		set_exe(ks, pid, 0);	/* its new one's first mapping says it */
 	if (p && p->nr) {
 		p->nr = 0;	/* its mappings follow */
 		pybpf_native_drop(ks->pb, pid);
@@ -486,6 +608,7 @@ static void got_walk(void *ctx, const struct kunw_chain *c)
 	w->first = (c->why >> 8) & 0xff;
 	w->whole = c->whole;
 	w->fid = c->fid;
+	w->pid = c->pid;
 	w->ip = xmalloc(c->n ? c->n * 8 : 1);
 	memcpy(w->ip, c->ip, 8 * (size_t)c->n);	/* (| KUNW_SCANNED) */
 	t->nr++;
@@ -532,7 +655,7 @@ size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint
 	ks->st.matched++;
 	ks->st.frames += w->n;
 	if (w->why == KW_NO_TAB)
-		want_table(ks, w->fid);
+		walk_wants(ks, w->pid, w->fid);
 	same = w->n == n && same_frames(w, ips, n);
 	if (past_copy && w->whole) {
 		/* the kernel's walk has no copy's end: the outer frames, read */
@@ -602,7 +725,7 @@ static void got_sample(void *arg, const struct kunw_chain *c)
 	}
 	ks->st.stopped[(c->why & 0xff) < KW_NR ? c->why & 0xff : 0]++;
 	if ((c->why & 0xff) == KW_NO_TAB)
-		want_table(ks, c->fid);
+		walk_wants(ks, c->pid, c->fid);
 }
 
 void kstack_drain(struct kstack *ks, kstack_sample_fn *fn, void *ctx)
