@@ -31,6 +31,11 @@
 
 #define KS_JOIN_NS	(250 * 1000)	/* a walk this far from its sample's time */
 #define KS_BUILDERS	4		/* threads that make and load tables */
+/* a walk stopped at a process or mapping the kernel was not told of yet: the rings are
+ * read soon (the mappings are told as they are read) this long after it, while
+ * mappings come (not for a mapping never told: [vsyscall]) */
+#define KS_BEHIND_NS	(50 * 1000000ull)
+#define KS_MAPPING_NS	(500 * 1000000ull)
 
 struct ks_walk {
 	uint64_t time;
@@ -102,6 +107,8 @@ struct kstack {
 	/* pid -> its executable's file id + 1: the first file it maps for code after its
 	 * exec (set by the unwinding thread, read where walks are drained: under mu) */
 	struct u64map exes;
+	uint64_t stopped_at;	/* the last walk drained that stopped so (the drain's thread) */
+	uint64_t mapped_at;	/* the last mapping told (the unwinding thread's; atomic) */
 };
 
 static void keep_wants(struct kstack *ks);
@@ -547,6 +554,7 @@ void kstack_mmap(struct kstack *ks, const struct map *mp, uint32_t pid)
 	if (p->nr > KUNW_MAX_MAPS)
 		ks->st.maps_over++;
 	proc_write(ks, pid, p);
+	__atomic_store_n(&ks->mapped_at, now_ns(), __ATOMIC_RELAXED);
 }
 
 void kstack_fork(struct kstack *ks, uint32_t pid, uint32_t ppid)
@@ -726,6 +734,16 @@ static void got_sample(void *arg, const struct kunw_chain *c)
 	ks->st.stopped[(c->why & 0xff) < KW_NR ? c->why & 0xff : 0]++;
 	if ((c->why & 0xff) == KW_NO_TAB)
 		walk_wants(ks, c->pid, c->fid);
+	if ((c->why & 0xff) == KW_NO_PROC || (c->why & 0xff) == KW_NO_MAP)
+		ks->stopped_at = now_ns();
+}
+
+int kstack_behind(const struct kstack *ks)
+{
+	uint64_t now = now_ns();
+
+	return ks && ks->mode == PYBPF_NATIVE_INSTEAD && now - ks->stopped_at < KS_BEHIND_NS &&
+	       now - __atomic_load_n(&ks->mapped_at, __ATOMIC_RELAXED) < KS_MAPPING_NS;
 }
 
 void kstack_drain(struct kstack *ks, kstack_sample_fn *fn, void *ctx)

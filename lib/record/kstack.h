@@ -31,6 +31,9 @@ size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint
  * (its own record dropped) */
 struct kunw_chain;
 int kstack_instead(const struct kstack *ks);
+/* Walks stop at mappings the kernel was not told of yet, as mappings come: the rings are
+ * best read soon (called where walks are drained) */
+int kstack_behind(const struct kstack *ks);
 typedef void kstack_sample_fn(void *ctx, const struct kunw_chain *c);
 void kstack_drain(struct kstack *ks, kstack_sample_fn *fn, void *ctx);
 

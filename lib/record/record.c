@@ -695,6 +695,10 @@ static int poll_soon(struct recorder *r)
 		r->py.seen = pyreader_active(r->py.reader);
 		r->py.fast_until = now_ns() + PB_FAST_NS;
 	}
+	/* the kernel walk: as a command starts, and while its walks wait for mappings */
+	if (r->ru && kstack_instead(recunw_kstack(r->ru)) &&
+	    (now_ns() - r->start_ns < KS_START_NS || kstack_behind(recunw_kstack(r->ru))))
+		return 1;
 	if (!r->py.pb)
 		return pyreader_active(r->py.reader);
 	return now_ns() < r->py.pb_hot_until || (r->py.wakeup && !r->py.seen) ||
