@@ -15,8 +15,8 @@
 # and the demo (oneDNN's JIT convolution under two OpenMP threads).  The program stays
 # far from the verifier's limit of 1,000,000 instructions.  Where the kernel will not
 # run the walk (no BPF, no bpf_loop), the end line says nothing of it: skipped.  Its
-# tables are its own (not the suite's cache, lib.sh): made when a walk first stops for
-# them, as on a first run.
+# tables are its own (not the suite's cache, lib.sh): made once walks stopped for them
+# 16 times, as on a first run.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
 unset DLPROF_KTAB_DIR

@@ -2,9 +2,9 @@
  * unwinding thread: each file mapped for code gets an id, each process its sorted code
  * mappings, and each walk the kernel made is set beside the walk of the sample's stack
  * copy (the same sample: its thread, the closest time), counted as the same stack, a
- * walk that stopped early (and why), or another.  A file's table is made when a walk
- * first stops for the want of it (a process maps hundreds of files and runs in a few),
- * by a thread of its own: libtorch_cpu.so's 1.4 M rows take 0.7 s.
+ * walk that stopped early (and why), or another.  A file's table is made once walks
+ * stopped for the want of it KS_MAKE_AFTER times (a process maps hundreds of files and
+ * runs in a few), by a thread of its own: libtorch_cpu.so's 1.4 M rows take 0.7 s.
  *
  * Where the walks replace the copies (PYBPF_NATIVE_INSTEAD), the draining thread takes
  * them from the kernel instead (kstack_drain): each walk that reached its thread's root
@@ -31,6 +31,12 @@
 
 #define KS_JOIN_NS	(250 * 1000)	/* a walk this far from its sample's time */
 #define KS_BUILDERS	4		/* threads that make and load tables */
+/* A file's table is made once walks stopped for it this many times: a file met by a
+ * sample or two (a library's constructor as the CNN imports torchvision) costs those
+ * samples their copies, not a table (libavcodec's 151,187 rows: 95 ms of CPU, for one
+ * sample).  A hot file is met this often in a few milliseconds.  A kept table is read
+ * at the first. */
+#define KS_MAKE_AFTER	16
 /* a walk stopped at a process or mapping the kernel was not told of yet: the rings are
  * read soon (the mappings are told as they are read) this long after it, while
  * mappings come (not for a mapping never told: [vsyscall]) */
@@ -104,6 +110,10 @@ struct kstack {
 	struct u64map preload;	/* build-id's first 8 bytes (| 1) -> 1 */
 	unsigned char *wants_read;	/* by id: the wants of it as an executable read */
 	struct u64map wanted;	/* (exe id + 1) << 32 | id -> 1: wanted by a walk this run */
+	/* by id, where walks are drained: the walks that stopped for its table (up to
+	 * KS_MAKE_AFTER), and whether one is kept (0 not known, 1 kept, 2 none) */
+	uint16_t *stops;
+	unsigned char *kept;
 	/* pid -> its executable's file id + 1: the first file it maps for code after its
 	 * exec (set by the unwinding thread, read where walks are drained: under mu) */
 	struct u64map exes;
@@ -203,6 +213,8 @@ struct kstack *kstack_new(struct pybpf *pb, struct machine *m, int no_keep)
 	ks->heads = xcalloc(KUNW_MAX_FILES, sizeof(*ks->heads));
 	ks->heads_from = xcalloc(KUNW_MAX_FILES, 1);
 	ks->wants_read = xcalloc(KUNW_MAX_FILES, 1);
+	ks->stops = xcalloc(KUNW_MAX_FILES, sizeof(*ks->stops));
+	ks->kept = xcalloc(KUNW_MAX_FILES, 1);
 	u64map_init(&ks->preload);
 	u64map_init(&ks->wanted);
 	u64map_init(&ks->exes);
@@ -275,6 +287,8 @@ void kstack_free(struct kstack *ks)
 	free(ks->heads);
 	free(ks->heads_from);
 	free(ks->wants_read);
+	free(ks->stops);
+	free(ks->kept);
 	u64map_release(&ks->preload);
 	u64map_release(&ks->wanted);
 	u64map_release(&ks->exes);
@@ -416,13 +430,20 @@ static void exe_is(struct kstack *ks, uint32_t pid, uint32_t fid)
 	free(ids);
 }
 
-/* A walk in process pid stopped for want of file fid's table: have it made, and kept on
- * its executable's wants */
+/* A walk in process pid stopped for want of file fid's table: have it read where one is
+ * kept, else made after KS_MAKE_AFTER such walks; kept on its executable's wants */
 static void walk_wants(struct kstack *ks, uint32_t pid, uint32_t fid)
 {
-	uint32_t exe = exe_of(ks, pid);
+	uint32_t exe;
 
-	if (exe && fid < KUNW_MAX_FILES)
+	if (fid >= KUNW_MAX_FILES || !ks->paths[fid])
+		return;
+	if (!ks->kept[fid])
+		ks->kept[fid] = unwind_ktable_cached(ks->ids[fid] + 1, ks->ids[fid][0]) ? 1 : 2;
+	if (ks->kept[fid] == 2 && ks->stops[fid] < KS_MAKE_AFTER && ++ks->stops[fid] < KS_MAKE_AFTER)
+		return;
+	exe = exe_of(ks, pid);
+	if (exe)
 		u64map_put(&ks->wanted, (uint64_t)exe << 32 | fid, (void *)1);
 	want_table(ks, fid);
 }
