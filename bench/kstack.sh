@@ -3,9 +3,11 @@
 # its end line; issue 48) against the stack copies unwound by record (DLPROF_KSTACK=0),
 # on the same workload in interleaved rounds (ABBA), both without the off-CPU event.  The
 # kernel's tables are kept by build-id (an untimed run first fills a cache of this
-# bench's own, as a second run of a job finds it).  Medians of: the workload's own time, dlprof's CPU per sample (all its
-# threads, META record_cpu_ns; while the workload ran, record_run_cpu_ns), of it the
-# unwinding thread's, the BPF program's time per run in the kernel (kernel.bpf_stats:
+# bench's own, as a second run of a job finds it).  Medians of: the workload's own time,
+# dlprof's CPU per sample (all its threads, META record_cpu_ns; while the workload ran,
+# record_run_cpu_ns), of it the kernel walk's tables' (made or read: META
+# record_table_cpu_ns) and the unwinding thread's, the BPF program's time per run in
+# the kernel (kernel.bpf_stats:
 # the Python reader's alone in the copy mode), bytes read from the rings per sample
 # (META record_rings), file bytes per sample, and the share of samples walked in place
 # of their copy.
@@ -74,8 +76,8 @@ def grab(path, pat):
 med = statistics.median
 res = {}
 for k in ("copy", "kern"):
-    cols = {x: [] for x in ("t", "cpu", "run", "thr", "bpf", "ring", "file", "inst", "n",
-                            "lost")}
+    cols = {x: [] for x in ("t", "cpu", "run", "tab", "thr", "bpf", "ring", "file", "inst",
+                            "n", "lost")}
     for r in range(1, rounds + 1):
         m, n = meta(f"{d}/{k}.{r}.meta"), None
         n = m["samples"]
@@ -84,6 +86,7 @@ for k in ("copy", "kern"):
         cols["t"].append(grab(f"{d}/{k}.{r}", r" in ([0-9.]+) s"))
         cols["cpu"].append(m["record_cpu_ns"][0] / n / 1000)
         cols["run"].append(m.get("record_run_cpu_ns", [0])[0] / n / 1000)
+        cols["tab"].append(m.get("record_table_cpu_ns", [0])[0] / n / 1000)
         cols["thr"].append(m["record_unwind"][5] / n / 1000)
         cols["bpf"].append(grab(f"{d}/{k}.{r}", r"BPF program: \d+ runs, ([0-9.]+) us"))
         rings = m.get("record_rings", [0, 0])
@@ -100,6 +103,7 @@ print(f"    samples                                   {c['n']:8.0f} {k['n']:12.0
 print(f"    samples lost, all rounds                  {c['lost']:8d} {k['lost']:12d}")
 print(f"    dlprof CPU us per sample (all threads)    {c['cpu']:8.1f} {k['cpu']:12.1f}")
 print(f"      of it while the workload ran            {c['run']:8.1f} {k['run']:12.1f}")
+print(f"      of it the kernel walk's tables          {c['tab']:8.1f} {k['tab']:12.1f}")
 print(f"      the unwinding thread's                  {c['thr']:8.1f} {k['thr']:12.1f}")
 print(f"    BPF program us per run in the kernel      {c['bpf']:8.2f} {k['bpf']:12.2f}")
 print(f"    bytes read from the rings per sample      {c['ring']:8.0f} {k['ring']:12.0f}")

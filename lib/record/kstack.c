@@ -101,6 +101,7 @@ struct kstack {
 	pthread_cond_t more;
 	struct ks_job *head, **tail;
 	uint64_t tables, rows, table_bytes, table_ns, table_failed, tables_kept, rules_cut;
+	uint64_t table_cpu_ns;	/* the threads' CPU time at their tables */
 	int busy;		/* threads at a table, since busy_since */
 	uint64_t busy_since;
 	int no_keep;		/* --no-buildid-cache: none kept */
@@ -131,7 +132,7 @@ static void *build_tables(void *arg)
 	for (;;) {
 		struct ks_job *j;
 		struct unw_ktable kt;
-		uint64_t t0, t1;
+		uint64_t t0, t1, c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		int ok, loaded;
 
 		while (!ks->head && !ks->closing)
@@ -181,6 +182,7 @@ static void *build_tables(void *arg)
 		unwind_ktable_release(&kt);
 		if (!--ks->busy)
 			ks->table_ns += now_ns() - ks->busy_since;	/* (wall time) */
+		ks->table_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		free(j->file);
 		free(j->image);
 		free(j);
@@ -791,6 +793,7 @@ void kstack_get_stats(struct kstack *ks, struct kstack_stats *st)
 	st->table_failed = ks->table_failed;
 	st->tables_kept = ks->tables_kept;
 	st->rules_cut = ks->rules_cut;
+	st->table_cpu_ns = ks->table_cpu_ns;
 	pthread_mutex_unlock(&ks->mu);
 	st->dropped = pybpf_native_dropped(ks->pb);
 }

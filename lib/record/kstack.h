@@ -42,6 +42,7 @@ struct kstack_stats {
 	uint64_t table_failed;	/* files that have none */
 	uint64_t tables_kept;	/* of the tables, read from the build-id cache */
 	uint64_t rules_cut;	/* rows whose rule a table had no room for (KR_OTHER) */
+	uint64_t table_cpu_ns;	/* the CPU time the tables took, made or read */
 	uint64_t proc_failed, maps_over;	/* processes the kernel was not told all of */
 	uint64_t walks;		/* walks read from the kernel */
 	uint64_t kring_bytes;	/* their bytes through the ring */

@@ -370,6 +370,9 @@ void meta_write(struct recorder *r)
 		strbuf_addf(&tmp, " %llu %llu", (unsigned long long)k->past_same,
 			    (unsigned long long)k->past_differ);
 		meta_add(&sb, "record_kstack", tmp.buf);
+		/* of record's CPU time, its tables' (made or read, and given to the kernel) */
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)k->table_cpu_ns);
+		meta_add(&sb, "record_table_cpu_ns", num);
 	}
 	meta_settings_env(r, &sb);
 	{
