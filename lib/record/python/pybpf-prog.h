@@ -55,7 +55,7 @@ struct pybpf_code_rec {
 #define KUNW_MAXF		256	/* frames a walk gives */
 #define KUNW_RB_SIZE		(16u << 20)
 #define KUNW_CACHE		4096	/* rows cached per cpu */
-#define KUNW_WIN		512	/* bytes of stack read at a time */
+#define KUNW_WIN		2048	/* bytes of stack read at a time */
 #define KUNW_MAX_SCANS		16	/* stack scans a walk makes (the copy's walk: as many) */
 #define KUNW_SCAN_BYTES		4096	/* how far one looks (the copy's walk: as far) */
 #define KUNW_ANON		0xffffffffu	/* kunw_map.fid of anonymous code (JIT) */

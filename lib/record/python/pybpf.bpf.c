@@ -439,6 +439,14 @@ static __always_inline int stack_word(struct kunw_chain *c, __u64 addr, __u64 *v
 			*v = c->win[0];
 			return 0;
 		}
+		/* past the end of the stack's mapping: what is left of its page */
+		d = 4096 - (addr & 4095);
+		if (d < KUNW_WIN && !bpf_probe_read_user(c->win, d & (KUNW_WIN - 1), (void *)addr)) {
+			c->win_at = addr;
+			c->win_len = d;
+			*v = c->win[0];
+			return 0;
+		}
 	}
 	return bpf_probe_read_user(v, 8, (void *)addr) ? -1 : 0;
 }
