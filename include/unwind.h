@@ -51,6 +51,9 @@ int unwind_met_unmapped(const struct unwinder *u);
  * from the thread's last walk (joined at a frame both walks met in the same state, every
  * read the copy holds the same)?  Those frames were not read from this sample's copy. */
 int unwind_past_copy(const struct unwinder *u);
+/* Did the last unwind_sample() end where its stack copy did (a frame's return address
+ * past the copy's end, not read from the thread's last walk)? */
+int unwind_copy_ended(const struct unwinder *u);
 /* With fast set, a walk does nothing long: where it would read a file's .debug_frame
  * for the first time (libdw reads all of it, and the file's DWARF headers, then) it
  * gives up, unwind_sample() returns 0 and unwind_bailed() says so (nothing counted,

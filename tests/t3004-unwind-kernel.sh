@@ -112,6 +112,17 @@ test_expect_success 'a stack deeper than its copy: its outer frames as the kerne
 	test "$1" -ge 300 && test "$2" = 0
 '
 
+# --keep-stacks records the kernel's walks of those stacks, whole where the copy ended:
+# report --check-unwind finds them the same as its walk of the copy as far as the copy
+# reaches ("deeper than their copy"), none different (1,107 of 1,358 were "different")
+test_expect_success 'a stack deeper than its copy, recorded as the kernel walked it: report holds it to the copy' '
+	DLPROF_KSTACK=compare "$DLPROF" record --keep-stacks -o deepk.data -- \
+		"$BUILD/tests/unw-deep" 1 >/dev/null 2>err && agree err &&
+	"$DLPROF" report -i deepk.data --check-unwind --format json -n 1 >deepk.json &&
+	json_check deepk.json "c = j.header.unwind_check" "print(c)" \
+		"c.checked >= 500" "c.differs == 0" "c.past_copy >= 300"
+'
+
 test_expect_success '--no-python (as top records): the program loaded for the walk alone' '
 	DLPROF_KSTACK=1 "$DLPROF" record --no-python -o np.data -- "$BUILD/tests/unw-libmain" \
 		>/dev/null 2>err && instead err 50 &&

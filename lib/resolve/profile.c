@@ -513,11 +513,12 @@ static void check_unwind(struct prof *p, const struct dlp_sample *s, size_t n, i
 		       !(p->ipflags[same] & FRAME_RECOVERED) ==
 		       !(s->ustack_scanned[same / 8] & (1u << (same % 8))); same++)
 		;
-	if (s->ustack_past_copy && n < s->nr_ustack) {
+	if ((s->ustack_past_copy || (!complete && unwind_copy_ended(p->uw))) && n < s->nr_ustack) {
 		/* its outer frames past the copy came from the thread's last walk: the copy
 		 * gives the frames up to its end, perhaps then a few a stack scan found (or
 		 * ends at a thread-root function short of the outermost: main's stack cut
-		 * at __libc_start_main, the last walk's reaching on to _start) */
+		 * at __libc_start_main, the last walk's reaching on to _start).  So too a
+		 * stack walked in the kernel, which reads on where the copy ended */
 		for (i = same; i < n && (p->ipflags[i] & FRAME_RECOVERED); i++)
 			;
 		if (i == n) {

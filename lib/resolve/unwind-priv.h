@@ -249,6 +249,7 @@ struct unwinder {
 	struct unwind_stats st;
 	int last_unmapped;
 	int last_past_copy;	/* unwind_past_copy() */
+	int last_copy_ended;	/* unwind_copy_ended() */
 	int live;		/* record: maps only grow, unwind_maps_changed() says when */
 	int no_memo;		/* DLPROF_NO_UNWIND_MEMO: every walk from its leaf */
 	struct memo rec;	/* the walk being recorded */

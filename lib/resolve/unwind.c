@@ -568,6 +568,7 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 	*complete = 0;
 	u->last_bail = 0;
 	u->last_past_copy = 0;
+	u->last_copy_ended = 0;
 	if (!max || !s->user_abi || !s->user_regs || !s->stack_size || !s->stack)
 		return 0;
 	for (int r = 0; r < PERF_REG_X86_64_MAX; r++)
@@ -629,8 +630,10 @@ size_t unwind_sample(struct unwinder *u, const struct dlp_sample *s, uint64_t *i
 		/* the stack went on past the copy: the frame's return address is not in it,
 		 * and a scan of the copy's last bytes would find only stale words (unw-deep:
 		 * a frame's buffer still held the return addresses of calls made before) */
-		if (w.past_end)
+		if (w.past_end) {
+			u->last_copy_ended = 1;
 			break;
+		}
 		/* a scanned return address whose own CFI step led to an implausible frame
 		 * was most likely a stale word: drop it if the scan finds a better one */
 		dead_end = w.restart && w.n == before + 1 && w.stop_bad;
@@ -721,6 +724,11 @@ int unwind_met_unmapped(const struct unwinder *u)
 int unwind_past_copy(const struct unwinder *u)
 {
 	return u->last_past_copy;
+}
+
+int unwind_copy_ended(const struct unwinder *u)
+{
+	return u->last_copy_ended;
 }
 
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st)
