@@ -17,6 +17,7 @@
 #include "paths.h"
 #include "kunwind.h"
 #include "unwind-priv.h"
+#include "rephash.h"
 #include "util.h"
 
 struct rows {
@@ -218,57 +219,36 @@ static uint32_t rule_key(const struct kunw_row *r)
 	return (uint32_t)r->kind | (uint32_t)(uint8_t)r->rbp << 8 | (uint32_t)(uint16_t)r->cfa << 16;
 }
 
-struct rule_set {
-	uint32_t *key, *count;	/* open addressing; count 0: free */
-	uint16_t *idx;
-	size_t size, nr;
+/* The distinct rules of a table's rows as they are met: each its key and its rows */
+struct rules_met {
+	struct u64map ids;	/* key -> its place in key[] + 1 */
+	uint32_t *key, *count;
+	size_t nr, alloc;
 };
 
-static size_t rule_slot(const struct rule_set *rs, uint32_t key)
+static uint32_t rule_met(struct rules_met *rm, uint32_t key)
 {
-	size_t h = (key * 0x9e3779b1u) & (rs->size - 1);
+	void **slot = u64map_slot(&rm->ids, key);
 
-	while (rs->count[h] && rs->key[h] != key)
-		h = (h + 1) & (rs->size - 1);
-	return h;
-}
-
-static void rule_add(struct rule_set *rs, uint32_t key)
-{
-	size_t h;
-
-	if (2 * (rs->nr + 1) > rs->size) {
-		struct rule_set n = { xcalloc(2 * rs->size, 4), xcalloc(2 * rs->size, 4),
-				      xcalloc(2 * rs->size, 2), 2 * rs->size, rs->nr };
-
-		for (size_t i = 0; i < rs->size; i++) {
-			if (rs->count[i]) {
-				h = rule_slot(&n, rs->key[i]);
-				n.key[h] = rs->key[i];
-				n.count[h] = rs->count[i];
-			}
-		}
-		free(rs->key);
-		free(rs->count);
-		free(rs->idx);
-		*rs = n;
+	if (!*slot) {
+		ALLOC_GROW(rm->key, rm->nr + 1, rm->alloc);
+		rm->count = xrealloc(rm->count, rm->alloc * sizeof(*rm->count));
+		rm->key[rm->nr] = key;
+		rm->count[rm->nr] = 0;
+		*slot = (void *)(uintptr_t)++rm->nr;
 	}
-	h = rule_slot(rs, key);
-	if (!rs->count[h]++) {
-		rs->key[h] = key;
-		rs->nr++;
-	}
+	rm->count[(uintptr_t)*slot - 1]++;
+	return (uint32_t)((uintptr_t)*slot - 1);
 }
 
 static int by_count(const void *a, const void *b, void *arg)
 {
-	const struct rule_set *rs = arg;
-	uint32_t x = rs->count[*(const uint32_t *)a], y = rs->count[*(const uint32_t *)b];
+	const struct rules_met *rm = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 
-	return x < y ? 1 : x > y ? -1 : (rs->key[*(const uint32_t *)a] >
-					 rs->key[*(const uint32_t *)b]) -
-					(rs->key[*(const uint32_t *)a] <
-					 rs->key[*(const uint32_t *)b]);
+	if (rm->count[i] != rm->count[j])
+		return rm->count[i] < rm->count[j] ? 1 : -1;
+	return (rm->key[i] > rm->key[j]) - (rm->key[i] < rm->key[j]);
 }
 
 /* The rows as the kernel keeps them (kunwind.h): a row again at each 1 MiB segment's
@@ -278,10 +258,10 @@ static int by_count(const void *a, const void *b, void *arg)
 static void pack(const struct rows *t, struct unw_ktable *kt)
 {
 	static const struct kunw_row other = { 0, KR_OTHER, KR_RBP_UNKNOWN, 0 };
-	struct rule_set rs = { xcalloc(1024, 4), xcalloc(1024, 4), xcalloc(1024, 2), 1024, 0 };
+	struct rules_met rm = { 0 };
 	struct kunw_row *v = NULL;
-	uint32_t *order;
-	size_t n = 0, alloc = 0, nr_order = 0;
+	uint32_t *order, *rule_of, *idx;
+	size_t n = 0, alloc = 0;
 
 	for (size_t i = 0; i < t->nr; i++) {
 		for (uint32_t sg = i ? (t->v[i - 1].addr >> KUNW_SEG_SHIFT) + 1 : 1;
@@ -295,35 +275,38 @@ static void pack(const struct rows *t, struct unw_ktable *kt)
 		ALLOC_GROW(v, n + 1, alloc);
 		v[n++] = t->v[i];
 	}
-	rule_add(&rs, rule_key(&other));
+	/* each row's rule, found once */
+	u64map_init(&rm.ids);
+	rule_met(&rm, rule_key(&other));
+	rule_of = xmalloc(n * sizeof(*rule_of));
 	for (size_t i = 0; i < n; i++)
-		rule_add(&rs, rule_key(&v[i]));
+		rule_of[i] = rule_met(&rm, rule_key(&v[i]));
 	/* the rules, most used first (KR_OTHER first of all), each its index */
-	order = xmalloc(rs.nr * sizeof(*order));
-	for (size_t h = 0; h < rs.size; h++)
-		if (rs.count[h])
-			order[nr_order++] = (uint32_t)h;
-	qsort_r(order, nr_order, sizeof(*order), by_count, &rs);
-	kt->nr_rules = nr_order < KUNW_MAX_RULES ? nr_order : KUNW_MAX_RULES;
+	order = xmalloc(rm.nr * sizeof(*order));
+	idx = xmalloc(rm.nr * sizeof(*idx));
+	for (size_t i = 0; i < rm.nr; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, rm.nr, sizeof(*order), by_count, &rm);
+	kt->nr_rules = rm.nr < KUNW_MAX_RULES ? rm.nr : KUNW_MAX_RULES;
 	kt->rules = xmalloc(kt->nr_rules * sizeof(*kt->rules));
-	for (size_t i = 0, k = 1; i < nr_order; i++) {
-		uint32_t key = rs.key[order[i]];
+	for (size_t i = 0, k = 1; i < rm.nr; i++) {
+		uint32_t key = rm.key[order[i]];
 
 		if (key == rule_key(&other)) {
-			rs.idx[order[i]] = 0;
+			idx[order[i]] = 0;
 			kt->rules[0] = (struct kunw_rule){ other.kind, other.rbp, other.cfa };
 		} else if (k < kt->nr_rules) {
-			rs.idx[order[i]] = (uint16_t)k;
+			idx[order[i]] = (uint32_t)k;
 			kt->rules[k++] = (struct kunw_rule){ (uint8_t)key, (int8_t)(key >> 8),
 							     (int16_t)(key >> 16) };
 		} else {
-			rs.idx[order[i]] = 0;
-			kt->rules_cut += rs.count[order[i]];
+			idx[order[i]] = 0;
+			kt->rules_cut += rm.count[order[i]];
 		}
 	}
 	kt->rows = xmalloc(n * sizeof(*kt->rows));
 	for (size_t i = 0; i < n; i++)
-		kt->rows[i] = KUNW_ROW(v[i].addr, rs.idx[rule_slot(&rs, rule_key(&v[i]))]);
+		kt->rows[i] = KUNW_ROW(v[i].addr, idx[rule_of[i]]);
 	kt->nr_rows = n;
 	kt->nr_pages = (v[n - 1].addr >> KUNW_PAGE_SHIFT) + 1;
 	kt->pages = xcalloc(kt->nr_pages, sizeof(*kt->pages));
@@ -339,9 +322,11 @@ static void pack(const struct rows *t, struct unw_ktable *kt)
 		kt->pages[pg] = (struct kunw_page){ (uint32_t)r, (uint32_t)x };
 	}
 	free(order);
-	free(rs.key);
-	free(rs.count);
-	free(rs.idx);
+	free(idx);
+	free(rule_of);
+	free(rm.key);
+	free(rm.count);
+	u64map_release(&rm.ids);
 	free(v);
 }
 
