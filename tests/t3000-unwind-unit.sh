@@ -5,7 +5,8 @@
 # unwinder (unit test).
 . "$(dirname "$0")/lib.sh"
 
-# main -> a -> b -> leaf, over JIT code and a stripped library; per-sample time < 50 us
+# main -> a -> b -> leaf, over JIT code and a stripped library (the time a sample takes
+# is printed; bench/unwind.sh measures it)
 test_unit test-unwind "$BUILD/tests/libunw-lib.so" -v
 # the same library with its CFI in .debug_frame alone; fast walks stop there
 test_unit test-unwind -d "$BUILD/tests/libunw-dbg.so" -v

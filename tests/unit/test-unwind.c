@@ -651,9 +651,9 @@ int main(int argc, char **argv)
 		unwind_ktable_release(&ktabs[i].kt);
 	plain_us = time_unwind(u, &cap_plain, 20000);
 	jit_us = time_unwind(u, &cap_jit, 20000);
+	/* (told, not held: its speed is bench/unwind.sh's to measure, against perf) */
 	printf("# unwind time: plain %.1f us/sample, jit (with stack scan) %.1f us/sample\n",
 	       plain_us, jit_us);
-	ok(plain_us > 0 && plain_us < 50, "per-sample unwind time stays under 50 us", NULL);
 	unwinder_free(u);
 	machine_free(m);
 	dwfl_end(self_dwfl);
