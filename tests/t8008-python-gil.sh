@@ -53,7 +53,8 @@ for PY in $pys; do
 		for tid in $(sed -n "s/^TRUTH.*\"tid\": \([0-9]*\).*/\1/p" truth$v); do
 			"$DLPROF" fold -i g$v.data --off-cpu --tid $tid >off$v.$tid || return 1
 		done &&
-		/usr/bin/python3 "$SRC/tools/gil-check.py" "$W" truth$v th$v.json off$v
+		{ /usr/bin/python3 "$SRC/tools/gil-check.py" "$W" truth$v th$v.json off$v ||
+		  { sed -n "/^dlprof:/p" err$v; false; }; }
 	'
 	test_expect_success "CPython $v: wait-gil in the family table, the gil-contention finding" '
 		"$DLPROF" report -i g$v.data --off-cpu --sort family >fam$v &&
