@@ -4,12 +4,16 @@
 # and on the host (Debian 12), each bare and under `dlprof record`, in interleaved rounds
 # (the order turns each round).  The workload's own training time is the measure; the
 # slowdown of each place is recorded/bare, and the goal (issue 47) is container/host
-# <= 1 (recording in a container costs no more than on the host).
+# <= 1 (recording in a container costs no more than on the host).  Beside it, the same of
+# the workload's CPU time in its steps (its own count: what the kernel's sampling costs
+# its threads, without the wait for a core record's threads take on 2 cores), and
+# record's own CPU a sample while the workload ran (META record_run_cpu_ns).
 #   bench/container.sh [-n ROUNDS] [-s STEPS]
 set -e
 cd "$(dirname "$0")/.."
 DLPROF=${DLPROF:-$PWD/dlprof}
-rounds=5 steps=20
+RECDUMP=${RECDUMP:-$PWD/build/tests/recdump}
+rounds=5 steps=40
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-n) rounds=$2; shift 2 ;;
@@ -32,7 +36,13 @@ run() {	# PLACE MODE
 		$cmd "$ex/cnn_train.py" --steps "$steps"
 	fi >"$tmp/out" 2>&1
 	t=$(sed -n 's/.* steps in \([0-9.]*\) s.*/\1/p' "$tmp/out")
-	echo "$1 $2 $i train_s=$t"
+	c=$(sed -n 's/.* \([0-9.]*\) s of CPU in the steps/\1/p' "$tmp/out")
+	r=-
+	if [ "$2" = rec ]; then
+		r=$("$RECDUMP" "$tmp/b.data" | awk -F= '/^META record_run_cpu_ns=/ { c = $2 }
+			/^STATS samples=/ { split($2, a, " "); n = a[1] } END { printf "%.2f", c / n / 1000 }')
+	fi
+	echo "$1 $2 $i train_s=$t cpu_s=$c rec_us=$r"
 }
 i=0
 while [ $i -lt "$rounds" ]; do
@@ -45,14 +55,22 @@ while [ $i -lt "$rounds" ]; do
 done | tee "$tmp/res"
 python3 - "$tmp/res" <<'PY'
 import statistics, sys
-t = {}
+t, c, r = {}, {}, {}
 for line in open(sys.argv[1]):
-    place, mode, _, v = line.split()
-    t.setdefault((place, mode), []).append(float(v.split("=")[1]))
-med = {k: statistics.median(v) for k, v in t.items()}
-for k in sorted(med):
-    print("%-4s %-4s median train %.3f s (%s)" % (k[0], k[1], med[k], " ".join("%.2f" % x for x in t[k])))
-ct = med[("ct", "rec")] / med[("ct", "bare")]
-host = med[("host", "rec")] / med[("host", "bare")]
-print("slowdown recorded/bare: container %.3f, host %.3f; container/host %.3f" % (ct, host, ct / host))
+    place, mode, _, tv, cv, rv = line.split()
+    t.setdefault((place, mode), []).append(float(tv.split("=")[1]))
+    c.setdefault((place, mode), []).append(float(cv.split("=")[1]))
+    if mode == "rec":
+        r.setdefault(place, []).append(float(rv.split("=")[1]))
+med = statistics.median
+for k in sorted(t):
+    print("%-4s %-4s median train %.3f s (%s), CPU %.3f s" %
+          (k[0], k[1], med(t[k]), " ".join("%.2f" % x for x in t[k]), med(c[k])))
+for name, v in (("train time", t), ("its CPU", c)):
+    ct = med(v[("ct", "rec")]) / med(v[("ct", "bare")])
+    host = med(v[("host", "rec")]) / med(v[("host", "bare")])
+    print("%s, recorded/bare: container %.3f, host %.3f; container/host %.3f" %
+          (name, ct, host, ct / host))
+print("record's CPU a sample while the workload ran: container %.2f us, host %.2f us" %
+      (med(r["ct"]), med(r["host"])))
 PY

@@ -67,13 +67,16 @@ def main(argv):
     done = 0
     loss = 0.0
     t0 = time.monotonic()
+    c0 = time.process_time()
     while done < args.steps:
         loss = step()
         done += 1
         if args.seconds and time.monotonic() - t0 >= args.seconds:
             break
     t = time.monotonic() - t0
+    cpu = time.process_time() - c0
     print("cnn_train: loss %.4f" % loss)
+    print("cnn_train: %.3f s of CPU in the steps" % cpu)
     print("cnn_train: %d steps in %.3f s, %.2f steps/s (%d threads, batch %d)"
           % (done, t, done / t, torch.get_num_threads(), args.batch))
     return 0
