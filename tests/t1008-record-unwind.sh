@@ -10,7 +10,8 @@
 # from those; the drain
 # unwinds most samples itself, from the ring, and the unwinding thread alone gives the
 # same stacks; a recorder that falls behind writes the copies instead and report unwinds
-# them (nothing lost).  Malformed STACK and USAMPLE records: t6000 (rec-bad ustack-bad).
+# them (nothing lost); a signal handler's stacks go on through the signal frame.
+# Malformed STACK and USAMPLE records: t6000 (rec-bad ustack-bad).
 # All of it on the copies (DLPROF_KSTACK=0): the path of the samples the kernel's walk
 # does not finish, and of machines where BPF cannot run it.  The kernel's walk: t3004.
 . "$(dirname "$0")/lib.sh"
@@ -195,6 +196,23 @@ if test_have TORCH; then
 		test $((b * 10)) -lt "$bk"
 	'
 fi
+
+# unw-signal: half its samples in a SIGALRM handler.  The handler returns into the
+# signal frame (__restore_rt), which no call precedes: the unwinder takes it as a
+# return address because its CFI is a signal frame's, and goes on from the registers
+# saved there (before, it scanned on and gave main;inner_spin;__clock_gettime;_dl_fixup
+# as the handler's callers).  perf, on the same program: handler_spin [unknown]
+# inner_spin main.
+test_expect_success 'through a signal frame: the interrupted code'"'"'s stack under the handler' '
+	"$DLPROF" record -q -o sig.data -- "$BUILD/tests/unw-signal" 1 &&
+	"$DLPROF" fold -i sig.data >sig.folded && sort -t" " -k2 -rn sig.folded | head -5 &&
+	total=$(awk "{ s += \$NF } END { print s }" sig.folded) &&
+	handler=$(grep ";handler_spin" sig.folded | awk "{ s += \$NF } END { print s + 0 }") &&
+	good=$(grep -E "^unw-signal;_start;.*;main;inner_spin(;__clock_gettime;__vdso_clock_gettime)?(;[^;]+;handler_spin(;__clock_gettime;__vdso_clock_gettime)?)? [0-9]+\$" sig.folded |
+		awk "{ s += \$NF } END { print s + 0 }") &&
+	echo "$good of $total samples on the known stacks, $handler in the handler" &&
+	test $((handler * 100)) -ge $((total * 30)) && test $((good * 100)) -ge $((total * 95))
+'
 
 test_expect_success 'behind: the copies are written instead, report unwinds them, nothing lost' '
 	DLPROF_TEST_UNWIND_BEHIND=1 "$DLPROF" record -o behind.data -- "$WL/rep-deep" 40 >out 2>err &&

@@ -34,9 +34,13 @@ $(O)/tests/unw-deep: tests/workloads/unw-deep.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -o $@ $<
 
+$(O)/tests/unw-signal: tests/workloads/unw-signal.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_CFLAGS) -o $@ $<
+
 TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/libunw-dbg.so \
 	      $(O)/tests/unw-libmain $(O)/tests/unw-execspin $(O)/tests/unw-join \
-	      $(O)/tests/unw-deep
+	      $(O)/tests/unw-deep $(O)/tests/unw-signal
 
 # unw-stackdepth FILE: unwind time, complete share and its dependence on the stack size
 $(O)/tests/unw-stackdepth: tests/tools/unw-stackdepth.c $(O)/libdlprof.a | $(DEPS_STAMP)

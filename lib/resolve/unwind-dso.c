@@ -160,6 +160,21 @@ int unw_page_kind(struct walk *w, uint64_t addr)
 	return kind;
 }
 
+/* Is ra where a signal handler returns (__restore_rt), after no call?  Its CFI says so:
+ * the 'S' augmentation, a frame whose saved registers are the interrupted code's. */
+static int signal_return(struct walk *w, uint64_t ra)
+{
+	const struct map *mp = unw_walk_map(w, ra - 1);
+	struct unw_dso *d;
+	const struct rule *ru;
+	uint64_t bias;
+
+	if (!mp || !(d = unw_dso_get(mp->dso)) || unw_dso_bias(d, mp, &bias))
+		return 0;
+	ru = unw_rule_at(d, ra - 1 - bias, w->fast ? &w->bail : NULL);
+	return ru && ru->signal;
+}
+
 int unw_is_return_address(struct walk *w, uint64_t ra)
 {
 	struct space *sp = w->sp;
@@ -172,7 +187,8 @@ int unw_is_return_address(struct walk *w, uint64_t ra)
 	v = u64map_get(&sp->calls, ra);
 	if (v)
 		return v == (void *)1;
-	ok = !unw_read_file_bytes(w, ra - 7, b, sizeof(b)) && kunw_call_before(b);
+	ok = (!unw_read_file_bytes(w, ra - 7, b, sizeof(b)) && kunw_call_before(b)) ||
+	     (!w->bail && signal_return(w, ra));
 	if (w->bail)
 		return 0;	/* not known: not cached */
 	if (sp->calls.nr < CALL_CACHE_MAX)
