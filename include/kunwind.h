@@ -20,7 +20,15 @@ enum {
 	KR_PLT,		/* CFA = rsp + 8 * cfa, + 8 where (rip & 15) >= rbp: a PLT entry */
 	KR_ROOT,	/* the CFI says the caller is none: the thread's first frame */
 	KR_OTHER,	/* anything else: the walk stops there and the copy finishes it */
+	KR_SIGNAL,	/* a signal frame (__restore_rt): rsp is the ucontext, whose saved
+			   rip, rsp and rbp are the interrupted code's (KUNW_SIG_*) */
 };
+
+/* x86-64 Linux: where the interrupted rip, rsp and rbp lie from a signal frame's rsp
+ * (the ucontext: uc_mcontext at 40, and in it rbp, rsp, rip at 80, 120, 128) */
+#define KUNW_SIG_RBP	120
+#define KUNW_SIG_RSP	160
+#define KUNW_SIG_RIP	168
 
 #define KR_IN_ROOT	0x80	/* in kind: in a thread's first function (_start,
 				   start_thread, clone3...): a walk that ends there is whole */

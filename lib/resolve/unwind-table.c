@@ -63,7 +63,11 @@ static struct kunw_row row_of(const struct rule *ru)
 		r.kind = KR_ROOT;
 		return r;
 	}
-	if (ru->cfa_unknown || ru->signal)
+	if (ru->signal) {
+		r.kind = KR_SIGNAL;
+		return r;
+	}
+	if (ru->cfa_unknown)
 		return r;
 	for (unsigned i = 0; i < ru->nr_steps; i++) {
 		const struct reg_step *st = &ru->steps[i];
@@ -380,7 +384,7 @@ void unwind_ktable_release(struct unw_ktable *kt)
  * format, or whose sizes do not add up, is not one.
  */
 #define KTAB_MAGIC	"DLPKTAB\0"
-#define KTAB_FORMAT	2u	/* (1: 8-byte rows, rules in them) */
+#define KTAB_FORMAT	3u	/* (1: 8-byte rows, rules in them; 2: no KR_SIGNAL) */
 
 struct ktab_head {
 	char magic[8];

@@ -409,12 +409,12 @@ static size_t kwalk(struct machine *m, const struct capture *c, uint64_t *ips, s
 {
 	uint64_t ip = c->regs[PERF_REG_X86_IP], sp = c->regs[PERF_REG_X86_SP];
 	uint64_t bp = c->regs[PERF_REG_X86_BP];
-	int bp_known = 1;
+	int bp_known = 1, activation = 0;
 	size_t n = 0;
 
 	*whole = 0;
 	while (n < max) {
-		uint64_t look = n ? ip - 1 : ip, bias, off, cfa, ra, v;
+		uint64_t look = n && !activation ? ip - 1 : ip, bias, off, cfa, ra, v;
 		const struct map *mp = machine_find_map(m, getpid(), look, 2);
 		const struct unw_ktable *kt;
 		const struct kunw_rule *row = NULL;
@@ -444,10 +444,17 @@ static size_t kwalk(struct machine *m, const struct capture *c, uint64_t *ips, s
 			break;
 		row = &kt->rules[KUNW_ROW_RULE(kt->rows[lo])];
 		*whole = row->kind >> 7;
+		activation = 0;
 		switch (row->kind & ~KR_IN_ROOT) {
 		case KR_ROOT:
 			*whole = 1;
 			return n;
+		case KR_SIGNAL:
+			if (cap_word(c, sp + KUNW_SIG_RIP, &ip) || cap_word(c, sp + KUNW_SIG_RBP, &bp) ||
+			    cap_word(c, sp + KUNW_SIG_RSP, &sp) || !ip)
+				return n;
+			bp_known = activation = 1;
+			continue;
 		case KR_RSP:
 			cfa = sp + (int64_t)row->cfa * 8;
 			break;

@@ -384,7 +384,7 @@ struct kwalk {
 	__u32 first_why;	/* why the first scan began */
 	__u32 from_scan;	/* ip was found by a scan */
 	__u32 fid;		/* KW_NO_TAB: the file without its table */
-	__u32 pad2;
+	__u32 activation;	/* ip is where a signal came, not a return address */
 	__u64 scan_at, scan_to;	/* the scan under way: the next word, the end */
 	__u64 found_at, found;	/* what it found: a return address, and where */
 };
@@ -654,7 +654,9 @@ static long kstep(__u32 i, void *arg)
 		w->why = KW_DEEP;
 		return 1;
 	}
-	look = w->n ? w->ip - 1 : w->ip;	/* a return address: the call before it */
+	/* a return address: the call before it; where a signal came: itself */
+	look = w->n && !w->activation ? w->ip - 1 : w->ip;
+	w->activation = 0;
 	/* a return address met lately on this cpu: its row at once (a look-up through the
 	 * tables touches five or six cache lines the workload has pushed out) */
 	h = (__u32)(look ^ (look >> 13) ^ ((__u64)w->pid * 0x9e3779b1u)) & (KUNW_CACHE - 1);
@@ -697,6 +699,20 @@ static long kstep(__u32 i, void *arg)
 		w->why = KW_ROOT;
 		w->in_root = 1;
 		return 1;
+	case KR_SIGNAL:
+		/* the interrupted code's registers, saved in the signal frame */
+		if (stack_word(c, w->sp + KUNW_SIG_RIP, &ra) ||
+		    stack_word(c, w->sp + KUNW_SIG_RSP, &cfa) ||
+		    stack_word(c, w->sp + KUNW_SIG_RBP, &v)) {
+			w->why = KW_READ;
+			goto scan;
+		}
+		w->ip = ra;
+		w->sp = cfa;
+		w->bp = v;
+		w->bp_known = 1;
+		w->activation = 1;
+		return ra ? 0 : (w->why = KW_END, 1);
 	case KR_NONE:
 		/* the frame-pointer step, as the unwinder takes it where no CFI is */
 		if (!w->bp_known || stack_word(c, w->bp, &v) || stack_word(c, w->bp + 8, &ra)) {
