@@ -133,7 +133,7 @@ test_expect_success 'through a signal frame: walked in place of the copy, as the
 		>/dev/null 2>err && agree err &&
 	DLPROF_KSTACK=1 "$DLPROF" record -o sig.data -- "$BUILD/tests/unw-signal" 1 \
 		>/dev/null 2>err && instead err 85 &&
-	share sig.data "^unw-signal;_start;.*;main;inner_spin(;__clock_gettime;__vdso_clock_gettime)?(;[^;]+;handler_spin(;__clock_gettime;__vdso_clock_gettime)?)? [0-9]+\$" 95 &&
+	share sig.data "^unw-signal;_start;.*;main;inner_spin(;__clock_gettime;__vdso_clock_gettime)?(;[^;]*\[signal\];handler_spin(;__clock_gettime;__vdso_clock_gettime)?)? [0-9]+\$" 95 &&
 	handler=$(grep ";handler_spin" sig.data.folded | awk "{ s += \$NF } END { print s + 0 }") &&
 	echo "$handler in the handler" && test "$handler" -ge 300
 '

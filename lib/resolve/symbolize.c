@@ -734,9 +734,19 @@ static struct symres *resolve(struct symbolizer *s, struct dso_sym *d, uint64_t 
 			f = fde_index_find(&d->fdes, vaddr);
 		if (f) {
 			void **slot = u64map_slot(&d->fde_traits, f->start);
+			Dwarf_Frame *fr = NULL;
+			bool sig = false;
 
-			snprintf(buf, sizeof(buf), "%s!func@0x%llx", d->dso->short_name,
-				 (unsigned long long)f->start);
+			/* a signal frame's (its CIE's 'S': __restore_rt, where a handler
+			 * returns, whose symbol a stripped libc does not keep) */
+			if (!dwarf_cfi_addrframe(d->cfi, vaddr, &fr))
+				dwarf_frame_info(fr, NULL, NULL, &sig);
+			free(fr);
+			if (sig)
+				snprintf(buf, sizeof(buf), "%s![signal]", d->dso->short_name);
+			else
+				snprintf(buf, sizeof(buf), "%s!func@0x%llx", d->dso->short_name,
+					 (unsigned long long)f->start);
 			r->name = strpool_intern(&s->pool, buf);
 			r->start_vaddr = f->start;
 			r->flags = FRAME_FDE;
