@@ -80,8 +80,15 @@ test_require() {
 
 test_expect_success() {
 	test_count=$((test_count + 1))
+	# DLPROF_TEST_TIMES=1: each test's seconds after its title (what make check's ten
+	# minutes go to)
+	[ "${DLPROF_TEST_TIMES:-}" = 1 ] && test_t0=$(date +%s.%N)
 	if (cd "$TRASH" && set -e && eval "$2") >"$TRASH/.out.$test_count" 2>&1; then
-		echo "ok $test_count - $1"
+		if [ "${DLPROF_TEST_TIMES:-}" = 1 ]; then
+			echo "ok $test_count - $1 ($(echo "$(date +%s.%N) - $test_t0" | bc) s)"
+		else
+			echo "ok $test_count - $1"
+		fi
 	else
 		test_failed=$((test_failed + 1))
 		echo "not ok $test_count - $1"
