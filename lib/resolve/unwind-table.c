@@ -472,30 +472,43 @@ bad:
 	return -1;
 }
 
+/* A file of the cache written whole or not at all: its folder made, written to PATH.PID
+ * beside it, renamed over it when all went well (keep_end) */
+static FILE *keep_begin(const char *path, char **tmp, const char *mode)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	FILE *f = NULL;
+
+	*tmp = xasprintf("%s.%d", path, (int)getpid());
+	if (slash)
+		*slash = '\0';
+	if (slash && !mkdir_p(dir))
+		f = fopen(*tmp, mode);
+	free(dir);
+	return f;
+}
+
+static void keep_end(FILE *f, int ok, const char *tmp, const char *path)
+{
+	if (fclose(f) || !ok || rename(tmp, path))
+		unlink(tmp);
+}
+
 void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktable *kt)
 {
-	char *p = id_size ? ktab_path(id, id_size) : NULL, *tmp, *slash;
+	char *p = id_size ? ktab_path(id, id_size) : NULL, *tmp;
 	struct ktab_head h = { KTAB_MAGIC, KTAB_FORMAT, KUNW_PAGE_SHIFT, kt->base,
 			       kt->nr_pages, kt->nr_rows, kt->nr_rules };
 	FILE *f;
-	int ok;
 
 	if (!p)
 		return;
-	slash = strrchr(p, '/');
-	*slash = '\0';
-	ok = !mkdir_p(p);
-	*slash = '/';
-	tmp = xasprintf("%s.%d", p, (int)getpid());
-	f = ok ? fopen(tmp, "wb") : NULL;
-	if (f) {
-		ok = fwrite(&h, sizeof(h), 1, f) == 1 &&
-		     fwrite(kt->pages, 8, kt->nr_pages, f) == kt->nr_pages &&
-		     fwrite(kt->rules, 4, kt->nr_rules, f) == kt->nr_rules &&
-		     fwrite(kt->rows, 4, kt->nr_rows, f) == kt->nr_rows;
-		if (fclose(f) || !ok || rename(tmp, p))
-			unlink(tmp);
-	}
+	f = keep_begin(p, &tmp, "wb");
+	if (f)
+		keep_end(f, fwrite(&h, sizeof(h), 1, f) == 1 &&
+			    fwrite(kt->pages, 8, kt->nr_pages, f) == kt->nr_pages &&
+			    fwrite(kt->rules, 4, kt->nr_rules, f) == kt->nr_rules &&
+			    fwrite(kt->rows, 4, kt->nr_rows, f) == kt->nr_rows, tmp, p);
 	free(tmp);
 	free(p);
 }
@@ -539,47 +552,35 @@ void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t
 {
 	uint8_t (*old)[21];
 	size_t nold = unwind_ktable_wants(exe, exe_size, &old), added = 0;
-	char *p = exe_size ? ktab_file(exe, exe_size, ".wants") : NULL, *tmp, *slash, hex[41];
+	char *p = exe_size ? ktab_file(exe, exe_size, ".wants") : NULL, *tmp, hex[41];
+	unsigned char *is_new = xcalloc(nr ? nr : 1, 1);
 	FILE *f;
-	int ok;
+	int ok = 1;
 
 	for (size_t i = 0; i < nr; i++) {
 		size_t k;
 
 		for (k = 0; k < nold && memcmp(old[k], ids[i], (size_t)ids[i][0] + 1); k++)
 			;
-		added += k == nold;
+		is_new[i] = k == nold;
+		added += is_new[i];
 	}
-	if (!p || !added || nold >= KTAB_WANTS_MAX) {
-		free(old);
-		free(p);
-		return;
-	}
-	slash = strrchr(p, '/');
-	*slash = '\0';
-	ok = !mkdir_p(p);
-	*slash = '/';
-	tmp = xasprintf("%s.%d", p, (int)getpid());
-	f = ok ? fopen(tmp, "w") : NULL;
-	if (f) {
+	if (p && added && nold < KTAB_WANTS_MAX && (f = keep_begin(p, &tmp, "w"))) {
 		for (size_t i = 0; i < nold; i++) {
 			build_id_hex(old[i] + 1, old[i][0], hex);
-			fprintf(f, "%s\n", hex);
+			ok &= fprintf(f, "%s\n", hex) > 0;
 		}
-		for (size_t i = 0; i < nr && nold + i < KTAB_WANTS_MAX; i++) {
-			size_t k;
-
-			for (k = 0; k < nold && memcmp(old[k], ids[i], (size_t)ids[i][0] + 1); k++)
-				;
-			if (k < nold)
+		for (size_t i = 0, n = nold; i < nr && n < KTAB_WANTS_MAX; i++) {
+			if (!is_new[i])
 				continue;
 			build_id_hex(ids[i] + 1, ids[i][0], hex);
-			fprintf(f, "%s\n", hex);
+			ok &= fprintf(f, "%s\n", hex) > 0;
+			n++;
 		}
-		if (fclose(f) || rename(tmp, p))
-			unlink(tmp);
+		keep_end(f, ok, tmp, p);
+		free(tmp);
 	}
-	free(tmp);
+	free(is_new);
 	free(p);
 	free(old);
 }
