@@ -366,8 +366,8 @@ static int file_id(struct kstack *ks, const struct dso *d, uint32_t *fid)
 
 /* The load bias of a mapping of file fid, from the file's program headers: read once a
  * file with a few preads, where opening it whole (mapped, read by libelf) took 22 ms
- * of the 30 that the CNN's records took to read.  The same file as
- * recorded or none: its build-id must be the mapping's. */
+ * of the 30 that the CNN's records took to read.  The same file as recorded or none:
+ * its build-id must be the mapping's. */
 static int map_bias(struct kstack *ks, const struct map *mp, uint32_t fid, uint64_t *bias)
 {
 	const struct dso *d = mp->dso;
@@ -394,8 +394,7 @@ static int map_bias(struct kstack *ks, const struct map *mp, uint32_t fid, uint6
 	}
 }
 
-/* A process's executable is fid: the tables walks wanted in its processes before are
- * loaded now (those of files mapped already) or as their files are mapped */
+/* Process pid's executable (its file id + 1; 0 not known yet), and setting it */
 static uint32_t exe_of(struct kstack *ks, uint32_t pid)
 {
 	uintptr_t x;
@@ -413,6 +412,8 @@ static void set_exe(struct kstack *ks, uint32_t pid, uint32_t exe)
 	pthread_mutex_unlock(&ks->mu);
 }
 
+/* A process's executable is fid: the tables walks wanted in its processes before are
+ * loaded now (those of files mapped already) or as their files are mapped */
 static void exe_is(struct kstack *ks, uint32_t pid, uint32_t fid)
 {
 	uint8_t (*ids)[21];

@@ -247,7 +247,7 @@ static size_t notes_build_id(const unsigned char *p, size_t len, size_t align, u
 {
 	size_t o = 0;
 
-	while (len - o >= 12) {
+	while (o + 12 <= len) {
 		uint32_t namesz, descsz, type;
 		size_t name_at = o + 12, desc_at;
 

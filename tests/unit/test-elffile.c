@@ -73,6 +73,34 @@ static int segs_same(const struct elffile_seg *a, const struct elffile_seg *b, s
 	return na == nb;
 }
 
+/* Each PT_NOTE's first note with sizes past the segment's end (namesz, then descsz):
+ * elffile_heads reads no build-id from them, and reads nothing outside them */
+static int notes_bent(const char *self, size_t len, const char *path)
+{
+	char *b = malloc(len);
+	Elf64_Ehdr eh;
+	int good = 1;
+
+	for (int which = 0; which < 2 && b; which++) {
+		struct elffile_heads h;
+
+		memcpy(b, self, len);
+		memcpy(&eh, b, sizeof(eh));
+		for (size_t i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+			uint32_t big = which ? 0xfffffff0u : 4093;
+
+			memcpy(&ph, b + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+			if (ph.p_type == PT_NOTE && ph.p_offset + 8 <= len)
+				memcpy(b + ph.p_offset + 4 * which, &big, 4);
+		}
+		if (spit(path, b, len) || elffile_heads(path, &h) != -1 || h.build_id_size)
+			good = 0;
+	}
+	free(b);
+	return good && b;
+}
+
 /* elffile_heads against elffile_open (libelf) on each ELF file of dir: the same type,
  * machine, PT_LOADs and build-id wherever it reads one; it reads most */
 static void heads_like_libelf(const char *dir)
@@ -206,6 +234,8 @@ int main(int argc, char **argv)
 		   "a script, a folder: no headers", NULL);
 		ok(elf_file_build_id(path, wrong) == idlen && !memcmp(wrong, id, idlen < 20 ? idlen : 20),
 		   "elf_file_build_id: the same", NULL);
+		ok(notes_bent(self, len, other), "notes whose sizes run past their segment: none read, no crash",
+		   NULL);
 	}
 	heads_like_libelf(argc > 1 ? argv[1] : "/usr/lib/x86_64-linux-gnu");
 
