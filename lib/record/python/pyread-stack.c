@@ -166,7 +166,8 @@ static uint32_t put_chain(struct pyreader *pr, uint32_t pid, uint32_t tid, size_
 	rec.nr = (uint16_t)n;
 	b = ls->chain ? &pr->chains[ls->chain - 1] : NULL;
 	if (b) {
-		const struct dlp_pyframe *bf = pr->chain_frames + b->first;
+		/* (no frames kept yet: chain_frames may be NULL, and NULL + 0 is undefined) */
+		const struct dlp_pyframe *bf = b->nr ? pr->chain_frames + b->first : NULL;
 
 		while (same < n && same < b->nr &&
 		       !memcmp(&pr->frames[n - 1 - same], &bf[b->nr - 1 - same],
