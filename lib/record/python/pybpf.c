@@ -11,6 +11,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -34,6 +36,8 @@ struct pybpf {
 	struct pybpf_bpf *skel;
 	struct bpf_program *prog;	/* the one loaded */
 	struct bpf_link *fork_link;	/* dlprof_fork on sched_process_fork, or NULL */
+	pthread_t unlinking;		/* pybpf_fork_detach()'s, while unlinking_started */
+	int unlinking_started;
 	struct ring_buffer *rb;
 	const char *codes_why;		/* why code objects are not read here */
 	int codes;			/* the program reads them */
@@ -311,6 +315,30 @@ const char *pybpf_codes_off(const struct pybpf *pb)
 	return pb->codes ? NULL : pb->codes_why;
 }
 
+static void *unlink_fork(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+/* A tracepoint's program detached waits for an RCU grace period: 89 ms at the end of
+ * every record here, after the kernel's symbols were read (~70-150 ms) and before the
+ * file was done.  Done by a thread of its own as the workload ends, the two overlap. */
+void pybpf_fork_detach(struct pybpf *pb)
+{
+	sigset_t all, old;
+
+	if (!pb || !pb->fork_link || pb->unlinking_started)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (!pthread_create(&pb->unlinking, NULL, unlink_fork, pb->fork_link)) {
+		pb->unlinking_started = 1;
+		pb->fork_link = NULL;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void pybpf_free(struct pybpf *pb)
 {
 	if (!pb)
@@ -319,6 +347,8 @@ void pybpf_free(struct pybpf *pb)
 	ring_buffer__free(pb->krb);
 	if (pb->stats_fd >= 0)
 		close(pb->stats_fd);
+	if (pb->unlinking_started)
+		pthread_join(pb->unlinking, NULL);
 	bpf_link__destroy(pb->fork_link);
 	pybpf_bpf__destroy(pb->skel);
 	free(pb);
