@@ -78,6 +78,8 @@ struct unw_ktable {
 	struct kunw_page *pages;
 	size_t nr_rows, nr_rules, nr_pages;
 	size_t rules_cut;	/* rows made KR_OTHER: past KUNW_MAX_RULES rules */
+	void *map;		/* read from the cache: its file mapped, the arrays in it */
+	size_t map_len;
 };
 /* bytes in the kernel (and on disk, less a header) */
 #define UNW_KTABLE_BYTES(kt) (8 * (kt)->nr_pages + 4 * ((kt)->nr_rules + (kt)->nr_rows))

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dwarf.h>
@@ -371,9 +372,13 @@ int unwind_ktable(const char *file, const uint8_t *build_id, size_t id_size,
 
 void unwind_ktable_release(struct unw_ktable *kt)
 {
-	free(kt->rows);
-	free(kt->rules);
-	free(kt->pages);
+	if (kt->map) {
+		munmap(kt->map, kt->map_len);
+	} else {
+		free(kt->rows);
+		free(kt->rules);
+		free(kt->pages);
+	}
 	memset(kt, 0, sizeof(*kt));
 }
 
@@ -443,18 +448,22 @@ int unwind_ktable_load(const uint8_t *id, size_t id_size, struct unw_ktable *kt)
 	    h.nr_rows > (1u << 28) || !h.nr_rules || h.nr_rules > KUNW_MAX_RULES ||
 	    (uint64_t)st.st_size != sizeof(h) + 8 * h.nr_pages + 4 * (h.nr_rules + h.nr_rows))
 		goto bad;
+	/* mapped, not read: the arrays are given to the kernel in one copy from the page
+	 * cache (a read() into new memory was a copy and a fault a page more) */
+	kt->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (kt->map == MAP_FAILED) {
+		kt->map = NULL;
+		goto bad;
+	}
+	kt->map_len = (size_t)st.st_size;
+	close(fd);
 	kt->base = h.base;
 	kt->nr_pages = h.nr_pages;
 	kt->nr_rows = h.nr_rows;
 	kt->nr_rules = h.nr_rules;
-	kt->pages = xmalloc(8 * h.nr_pages + 1);
-	kt->rules = xmalloc(4 * h.nr_rules);
-	kt->rows = xmalloc(4 * h.nr_rows);
-	if (read(fd, kt->pages, 8 * h.nr_pages) != (ssize_t)(8 * h.nr_pages) ||
-	    read(fd, kt->rules, 4 * h.nr_rules) != (ssize_t)(4 * h.nr_rules) ||
-	    read(fd, kt->rows, 4 * h.nr_rows) != (ssize_t)(4 * h.nr_rows))
-		goto bad;
-	close(fd);
+	kt->pages = (struct kunw_page *)((char *)kt->map + sizeof(h));
+	kt->rules = (struct kunw_rule *)((char *)kt->pages + 8 * h.nr_pages);
+	kt->rows = (uint32_t *)((char *)kt->rules + 4 * h.nr_rules);
 	/* (a row's rule is one of the table's, a page's rows are rows) */
 	for (size_t i = 0; i < kt->nr_rows; i++)
 		if (KUNW_ROW_RULE(kt->rows[i]) >= kt->nr_rules)
