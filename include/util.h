@@ -135,6 +135,9 @@ void clock_pair(uint64_t *mono, uint64_t *real, uint64_t *err);
 uint64_t clock_ns(clockid_t c);
 /* Thread t's CPU time so far (0: not known) */
 uint64_t thread_cpu_ns(pthread_t t);
+/* pthread_create() of a thread that takes no signal: the caller's signalfd or handlers
+ * keep seeing them all.  0, or pthread_create()'s error. */
+int thread_start_quiet(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* A list of strings, each at most once: add copies p unless it is there */
 struct path_list {

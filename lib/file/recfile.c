@@ -24,7 +24,6 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,7 +435,6 @@ static void bg_stop(struct recwriter *w)
 
 int recwriter_set_background(struct recwriter *w, size_t cap)
 {
-	sigset_t all, old;
 	struct bg *bg;
 	int ret;
 
@@ -450,11 +448,7 @@ int recwriter_set_background(struct recwriter *w, size_t cap)
 	}
 	sem_init(&bg->work, 0, 0);
 	w->bg = bg;
-	/* the thread takes no signal: the caller's signalfd/handlers keep seeing them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&bg->thread, NULL, bg_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ret = thread_start_quiet(&bg->thread, bg_main, w);
 	if (ret) {
 		deflateEnd(&bg->zs);
 		sem_destroy(&bg->work);

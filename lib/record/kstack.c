@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,7 +193,6 @@ static void *build_tables(void *arg)
 struct kstack *kstack_new(struct pybpf *pb, struct machine *m, int no_keep)
 {
 	struct kstack *ks;
-	sigset_t all, old;
 
 	if (!pybpf_native(pb))
 		return NULL;
@@ -223,12 +221,9 @@ struct kstack *kstack_new(struct pybpf *pb, struct machine *m, int no_keep)
 	ks->tail = &ks->head;
 	pthread_mutex_init(&ks->mu, NULL);
 	pthread_cond_init(&ks->more, NULL);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	while (ks->started < KS_BUILDERS &&
-	       !pthread_create(&ks->builders[ks->started], NULL, build_tables, ks))
+	       !thread_start_quiet(&ks->builders[ks->started], build_tables, ks))
 		ks->started++;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!ks->started) {
 		kstack_free(ks);
 		return NULL;

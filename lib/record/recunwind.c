@@ -13,7 +13,6 @@
  * Distinct stacks are kept in an open-addressing table (address chain, scan flags,
  * completeness) up to a cap; past it a new chain is still written, under a fresh id.
  */
-#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <x86intrin.h>
@@ -474,7 +473,6 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *
 {
 	struct recunw *ru = xcalloc(1, sizeof(*ru));
 	struct strbuf sb = STRBUF_INIT;
-	sigset_t all, old;
 	int started;
 
 	ru->w = w;
@@ -512,11 +510,7 @@ struct recunw *recunw_new(struct recwriter *w, int keep_raw, struct proc_roots *
 	pthread_mutex_init(&ru->mu, NULL);
 	pthread_cond_init(&ru->work, NULL);
 	pthread_cond_init(&ru->space, NULL);
-	/* the thread takes no signal: the recorder's signalfd sees them all */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	started = ru->uw && !pthread_create(&ru->thread, NULL, thread_main, ru);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	started = ru->uw && !thread_start_quiet(&ru->thread, thread_main, ru);
 	if (!started) {
 		error("unable to start the unwinding thread: stacks are kept as copies");
 		unwinder_free(ru->uw);

@@ -373,6 +373,18 @@ uint64_t thread_cpu_ns(pthread_t t)
 	return pthread_getcpuclockid(t, &c) ? 0 : clock_ns(c);
 }
 
+int thread_start_quiet(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
 uint64_t now_ns(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);

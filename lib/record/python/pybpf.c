@@ -12,7 +12,6 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -326,17 +325,12 @@ static void *unlink_fork(void *link)
  * file was done.  Done by a thread of its own as the workload ends, the two overlap. */
 void pybpf_fork_detach(struct pybpf *pb)
 {
-	sigset_t all, old;
-
 	if (!pb || !pb->fork_link || pb->unlinking_started)
 		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (!pthread_create(&pb->unlinking, NULL, unlink_fork, pb->fork_link)) {
+	if (!thread_start_quiet(&pb->unlinking, unlink_fork, pb->fork_link)) {
 		pb->unlinking_started = 1;
 		pb->fork_link = NULL;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void pybpf_free(struct pybpf *pb)
