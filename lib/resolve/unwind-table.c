@@ -226,8 +226,8 @@ static uint32_t rule_key(const struct kunw_row *r)
 
 /* The distinct rules of a table's rows as they are met: each its key and its rows */
 struct rules_met {
-	struct u64map ids;	/* key -> its place in key[] + 1 */
-	uint32_t *key, *count;
+	struct u64map ids;	/* key -> its place in v[] + 1 */
+	struct { uint32_t key, count; } *v;
 	size_t nr, alloc;
 };
 
@@ -236,13 +236,12 @@ static uint32_t rule_met(struct rules_met *rm, uint32_t key)
 	void **slot = u64map_slot(&rm->ids, key);
 
 	if (!*slot) {
-		ALLOC_GROW(rm->key, rm->nr + 1, rm->alloc);
-		rm->count = xrealloc(rm->count, rm->alloc * sizeof(*rm->count));
-		rm->key[rm->nr] = key;
-		rm->count[rm->nr] = 0;
+		ALLOC_GROW(rm->v, rm->nr + 1, rm->alloc);
+		rm->v[rm->nr].key = key;
+		rm->v[rm->nr].count = 0;
 		*slot = (void *)(uintptr_t)++rm->nr;
 	}
-	rm->count[(uintptr_t)*slot - 1]++;
+	rm->v[(uintptr_t)*slot - 1].count++;
 	return (uint32_t)((uintptr_t)*slot - 1);
 }
 
@@ -251,9 +250,9 @@ static int by_count(const void *a, const void *b, void *arg)
 	const struct rules_met *rm = arg;
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 
-	if (rm->count[i] != rm->count[j])
-		return rm->count[i] < rm->count[j] ? 1 : -1;
-	return (rm->key[i] > rm->key[j]) - (rm->key[i] < rm->key[j]);
+	if (rm->v[i].count != rm->v[j].count)
+		return rm->v[i].count < rm->v[j].count ? 1 : -1;
+	return (rm->v[i].key > rm->v[j].key) - (rm->v[i].key < rm->v[j].key);
 }
 
 /* The rows as the kernel keeps them (kunwind.h): a row again at each 1 MiB segment's
@@ -295,7 +294,7 @@ static void pack(const struct rows *t, struct unw_ktable *kt)
 	kt->nr_rules = rm.nr < KUNW_MAX_RULES ? rm.nr : KUNW_MAX_RULES;
 	kt->rules = xmalloc(kt->nr_rules * sizeof(*kt->rules));
 	for (size_t i = 0, k = 1; i < rm.nr; i++) {
-		uint32_t key = rm.key[order[i]];
+		uint32_t key = rm.v[order[i]].key;
 
 		if (key == rule_key(&other)) {
 			idx[order[i]] = 0;
@@ -306,7 +305,7 @@ static void pack(const struct rows *t, struct unw_ktable *kt)
 							     (int16_t)(key >> 16) };
 		} else {
 			idx[order[i]] = 0;
-			kt->rules_cut += rm.count[order[i]];
+			kt->rules_cut += rm.v[order[i]].count;
 		}
 	}
 	kt->rows = xmalloc(n * sizeof(*kt->rows));
@@ -329,8 +328,7 @@ static void pack(const struct rows *t, struct unw_ktable *kt)
 	free(order);
 	free(idx);
 	free(rule_of);
-	free(rm.key);
-	free(rm.count);
+	free(rm.v);
 	u64map_release(&rm.ids);
 	free(v);
 }
