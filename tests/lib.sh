@@ -173,10 +173,33 @@ container_setup() {
 	fi
 }
 
+# profiled_span DATA PROF.json: "TID START,END", what torch.profiler measured in a run of
+# tests/workloads/dl_torch_profiled.py recorded as DATA, as report's --tid and --time take
+# them: the profiling thread (the workload's main thread: PROF's tid is the one it knows,
+# in a container not the host's, so the main thread of the python process with the most
+# samples) and the profiled window (PROF's CLOCK_MONOTONIC bounds, dlprof's sample clock,
+# in seconds from DATA's first sample)
+profiled_span() {
+	"$BUILD/tests/recdump" "$1" >"$TRASH/.span.dump" &&
+	"$DLPROF" report -i "$1" --sort thread --format json >"$TRASH/.span.json" 2>/dev/null &&
+	/usr/bin/python3 - "$2" "$TRASH/.span.dump" "$TRASH/.span.json" <<-\EOF
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	first = min(int(l.split(" time=")[1].split()[0]) for l in open(sys.argv[2])
+	            if l.startswith("PERF SAMPLE"))
+	rows = [r for r in json.load(open(sys.argv[3]))["rows"]
+	        if r["pid"] == r["tid"] and r["comm"].startswith("python")]
+	tid = max(rows, key=lambda r: r["samples"])["tid"]
+	print(tid, "%.6f,%.6f" % ((d["start_ns"] - first) / 1e9, (d["end_ns"] - first) / 1e9))
+	EOF
+}
+
 # ops_vs_profiler PROF.json OP.json: the top 8 aten ops of torch.profiler's key_averages()
 # (PROF, from tests/workloads/dl_torch_profiled.py) hold their Self CPU share within 4
-# points in dlprof's op table (OP, report --sort op --format json; shares over the
-# samples that carry an aten op), under the same names
+# points in dlprof's op table (OP, report --sort op --format json --tid --time as
+# profiled_span gives them: the profiler's Self CPU is its thread's time in the window,
+# not the OpenMP workers'; shares over the samples that carry an aten op), under the
+# same names
 ops_vs_profiler() {
 	json_check prof="$1" op="$2" <<-\PY
 	us = {r.key: r.self_cpu_us for r in prof.rows if r.key.startswith("aten::")}

@@ -2,14 +2,15 @@
 # t5021: the op table against torch.profiler on ONE process.  The workload trains a small
 # CNN inside torch.profiler.profile(activities=[CPU]) with 2 intra-op threads and writes
 # key_averages(); dlprof records the same process.  Each of the profiler's top 8 aten
-# ops must hold its Self CPU share within 4 points in dlprof's op table (shares over the
-# samples that carry an aten op), under the same name.  Beneath the operators, the oneDNN
-# primitives: the convolution calls (OpenMP workers' tasks not counted as calls) add up
-# to the calls the workload made, as the ITT task table counts them.
+# ops must hold its Self CPU share within 4 points in dlprof's op table of the thread and
+# the window the profiler measured (shares over the samples that carry an aten op), under
+# the same name.  Beneath the operators, the oneDNN primitives: the convolution calls
+# (OpenMP workers' tasks not counted as calls) add up to the calls the workload made, as
+# the ITT task table counts them.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS TORCH
 export DLPROF_DATADIR="$TOP/share"
-STEPS=20
+STEPS=30
 
 # One failure of this recording was seen in about ten full runs of the suite (its output
 # not kept then): a failed try is reported on stderr, with its exit code and output, and
@@ -32,7 +33,9 @@ test_expect_success 'record the profiled CNN run' '
 '
 
 test_expect_success 'top 8 aten ops of torch.profiler: same names, shares within 4 points' '
-	ops_vs_profiler prof.json op.json
+	set -- $(profiled_span prof.data prof.json) && echo "thread $1, window $2 s" &&
+	"$DLPROF" report -i prof.data --sort op --format json --tid $1 --time $2 >span.json &&
+	ops_vs_profiler prof.json span.json
 '
 
 test_expect_success 'overloads: a separate field, names as the profiler spells them' '

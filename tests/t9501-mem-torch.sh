@@ -52,14 +52,7 @@ test_expect_success 'record the profiled CNN run with --memory' '
 	"$DLPROF" record -q --memory -o tm.data -- /usr/bin/python3 \
 		"$SRC/workloads/dl_torch_profiled.py" --memory tm.json 20 >rec.out 2>rec.err &&
 	cat rec.out rec.err && test -s tm.json &&
-	"$BUILD/tests/recdump" tm.data >tm.dump &&
-	/usr/bin/python3 - >window <<-\EOF &&
-	import json
-	d = json.load(open("tm.json"))
-	first = min(int(l.split(" time=")[1].split()[0]) for l in open("tm.dump")
-	            if l.startswith("PERF SAMPLE"))
-	print("%.6f,%.6f" % ((d["start_ns"] - first) / 1e9, (d["end_ns"] - first) / 1e9))
-	EOF
+	set -- $(profiled_span tm.data tm.json) && echo "$2" >window &&
 	cat window &&
 	"$DLPROF" report -i tm.data --memory --sort total --time "$(cat window)" >total.txt &&
 	head -24 total.txt &&
