@@ -32,6 +32,7 @@ struct dso {
 	const char *root;	/* the root its path is read under (the process's own, where
 				   it is not record's: a container, a chroot), or NULL */
 	const char *symfs;	/* its machine's symbol root (machine_set_symfs), or NULL */
+	unsigned walked:1;	/* a kernel walk went through it (record: keep_files) */
 };
 
 struct map {

@@ -3,11 +3,12 @@
  *
  * A container's (or chroot's) libraries and interpreter are gone with it: report reads
  * the recording later, on the host, where the same path names another file or none.
- * At the end of record each such file that a walk met (the unwinder opened it: a
- * sample's frame was in it) is copied, whole, into the build-id cache under its
- * build-id, once: a file already there costs nothing.  Whole, because report reads
- * more than symbols from it (CFI to unwind kept stack copies, instructions for
- * check-isa); perf's build-id cache keeps whole files too.
+ * At the end of record each such file that a walk met (the unwinder opened it, or the
+ * kernel's walk read a row of its table: a sample's frame was in it) is copied, whole,
+ * into the build-id cache under its build-id, once: a file already there costs
+ * nothing.  Whole, because report reads more than symbols from it (CFI to unwind kept
+ * stack copies, instructions for check-isa); perf's build-id cache keeps whole files
+ * too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -83,7 +84,7 @@ void keep_files(struct machine *m, struct keep_stats *st)
 		int fd;
 
 		if (!d->root || d->kernel || d->special || d->anon || !d->build_id_size ||
-		    !d->unwind_priv || d->path[0] != '/')
+		    (!d->unwind_priv && !d->walked) || d->path[0] != '/')
 			continue;
 		dst = buildid_cache_file(d->build_id, d->build_id_size);
 		if (!dst) {

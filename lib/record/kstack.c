@@ -793,3 +793,14 @@ void kstack_get_stats(struct kstack *ks, struct kstack_stats *st)
 	pthread_mutex_unlock(&ks->mu);
 	st->dropped = pybpf_native_dropped(ks->pb);
 }
+
+void kstack_mark_walked(struct kstack *ks)
+{
+	for (size_t i = 0; i < ks->fids.cap; i++) {
+		struct dso *d = (struct dso *)(uintptr_t)ks->fids.keys[i];
+
+		if (ks->fids.used[i] &&
+		    pybpf_native_walked(ks->pb, (uint32_t)((uintptr_t)ks->fids.vals[i] - 1)) > 0)
+			d->walked = 1;
+	}
+}

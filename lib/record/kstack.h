@@ -66,5 +66,7 @@ struct kstack_stats {
 	uint64_t past_same, past_differ;
 };
 void kstack_get_stats(struct kstack *ks, struct kstack_stats *st);
+/* Mark each file a walk went through (dso->walked: keep_files keeps it), at the end */
+void kstack_mark_walked(struct kstack *ks);
 
 #endif

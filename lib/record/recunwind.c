@@ -555,6 +555,7 @@ int recunw_finish(struct recunw *ru, struct recunw_stats *st, struct keep_stats 
 	if (ru->ks) {
 		ru->st.kstack = 1;
 		kstack_get_stats(ru->ks, &ru->st.ks);
+		kstack_mark_walked(ru->ks);
 		kstack_free(ru->ks);
 		ru->ks = NULL;
 	}

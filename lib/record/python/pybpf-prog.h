@@ -72,6 +72,8 @@ struct kunw_file {
 	uint64_t base;		/* less this: the address in the table */
 	uint32_t nr_pages;
 	uint32_t nr_rules;
+	uint32_t walked;	/* set by a walk that read a row of it (keep_files) */
+	uint32_t pad;
 };
 
 struct kunw_proc {

@@ -504,6 +504,8 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 		w->fid = key;
 		return KW_NO_TAB;
 	}
+	if (!f->walked)		/* (written once: the line stays shared) */
+		((struct kunw_file *)f)->walked = 1;
 	off = look - m->bias - f->base;
 	if (off >= (__u64)f->nr_pages << KUNW_PAGE_SHIFT)
 		return KW_NO_ROW;

@@ -406,7 +406,7 @@ int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	size_t n = 2 * kt->nr_pages + kt->nr_rules + kt->nr_rows;
 	size_t nb = (n + KUNW_BLOCK - 1) / KUNW_BLOCK, len;
-	struct kunw_file f = { kt->base, (uint32_t)kt->nr_pages, (uint32_t)kt->nr_rules };
+	struct kunw_file f = { kt->base, (uint32_t)kt->nr_pages, (uint32_t)kt->nr_rules, 0, 0 };
 	unsigned char *p;
 	int fd, ret = 0;
 
@@ -432,6 +432,17 @@ int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *
 		ret = -errno;
 	close(fd);	/* (the outer map holds it) */
 	return ret;
+}
+
+int pybpf_native_walked(struct pybpf *pb, uint32_t fid)
+{
+	struct kunw_file f;
+
+	if (!pb->native || fid >= KUNW_MAX_FILES)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(bpf_map__fd(pb->skel->maps.kfiles), &fid, &f))
+		return -errno;
+	return f.walked != 0;
 }
 
 int pybpf_native_proc(struct pybpf *pb, uint32_t pid, const struct kunw_proc *p)

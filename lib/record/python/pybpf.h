@@ -132,6 +132,8 @@ int pybpf_native(const struct pybpf *pb);
 /* the table of file fid (0 .. KUNW_MAX_FILES - 1); process pid's code mappings */
 int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *kt);
 int pybpf_native_proc(struct pybpf *pb, uint32_t pid, const struct kunw_proc *p);
+/* Whether a walk read a row of file fid's table: 1, 0, or -errno */
+int pybpf_native_walked(struct pybpf *pb, uint32_t fid);
 void pybpf_native_drop(struct pybpf *pb, uint32_t pid);
 /* the walks written since the last drain, in order */
 typedef void pybpf_native_fn(void *ctx, const struct kunw_chain *c);
