@@ -222,7 +222,11 @@ if [ "$CT_KIND" = podman ]; then
 			n=$((n + 1)); sleep 0.1
 		done &&
 		echo "host pid $pid" && test -n "$pid" &&
-		sleep 4 && "$DLPROF" record -q -o p.data -p "$pid" --duration 2 &&
+		# training: its first JIT kernel published in its own /tmp
+		n=0 && while ! ls /proc/$pid/root/tmp/perf-*.map >/dev/null 2>&1 && [ $n -lt 300 ]; do
+			n=$((n + 1)); sleep 0.1
+		done && echo "training after $n polls" &&
+		"$DLPROF" record -q -o p.data -p "$pid" --duration 2 &&
 		"$DLPROF" record -q -a -o a.data --duration 1.5 &&
 		"$DLPROF" top -n 1 -d 1.5 --sort thread --rows 8 >top.out 2>/dev/null &&
 		podman rm -f -t 0 $name >/dev/null 2>&1 &&
@@ -259,7 +263,10 @@ if [ "$CT_KIND" = podman ]; then
 		while [ ! -s spin.pid ]; do sleep 0.01; done && spin=$(cat spin.pid) &&
 		id=$($CT_PODMAN run --rm -d --name $name $CT_VOLS dlprof-trixie \
 			sh -c "python3 $CNN --seconds 20 --steps 100000 & python3 $CNN --seconds 20 --steps 100000 --threads 1; wait") &&
-		sleep 5 && { "$DLPROF" record -q -o c.data --container $name --duration 3 & } &&
+		n=0 && while [ $(for p in $(pgrep -f "$CNN --seconds 20"); do
+				[ "$(cat /proc/$p/comm 2>/dev/null)" = python3 ] && echo $p; done | wc -l) -lt 2 ] &&
+			[ $n -lt 300 ]; do n=$((n + 1)); sleep 0.1; done && echo "both running after $n polls" &&
+		{ "$DLPROF" record -q -o c.data --container $name --duration 3 & } &&
 		rec=$! && n=0 && while [ ! -e c.data ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done &&
 		$CT_PODMAN exec $name python3 -c "$LATER_SPIN" && wait $rec; rc=$?;
 		kill $spin; podman rm -f -t 0 $name >/dev/null 2>&1; test $rc = 0 &&
