@@ -7,7 +7,8 @@
 # function and family appear within two refreshes, s f o t switch the view, z zeroes, a
 # resize redraws to fit, colour only without NO_COLOR, the command's output goes to a
 # log named at the end, q exits 0 and leaves the terminal sane; attached (-p) to a
-# process that ends under it.  Bad input: one line, exit 64.
+# process that ends under it.  JIT code is named live as report names it.  Bad input:
+# one line, exit 64.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
 W="$BUILD/tests/workloads"
@@ -91,6 +92,27 @@ test_expect_success 'the last table is every view; each agrees with report on to
 	share = fam["gemm"] / (fam["gemm"] + fam["other"])
 	print("gemm share %.3f, the workload says %.3f" % (share, gemm / (gemm + own)))
 	assert abs(share - gemm / (gemm + own)) < 0.05, (share, gemm, own)
+	EOF
+'
+
+# A JIT that publishes each kernel just before running it, several a millisecond on two
+# threads (tests/workloads/jit-chain.c): a miss asks the map at once whether it grew,
+# so every sample is named live as report names it (a look at most once a millisecond
+# left 1 to 10 of ~400 [anon])
+test_expect_success 'JIT code published a moment before it runs: named live, as report names it' '
+	"$DLPROF" top -d 100 --rows 5000 -o jc.data -- "$BUILD/tests/jit-chain" 1000 0.2 2 \
+		>out 2>err &&
+	"$DLPROF" report -i jc.data --sort self --limit 5000 --format csv >rep.self 2>/dev/null &&
+	/usr/bin/python3 - <<-\EOF
+	import csv, sys; sys.path.insert(0, ".")
+	from tables import tables
+	t = {x["view"]: x for x in tables("out")}
+	mine = {r[1]: r[0] for r in t["self"]["rows"]}
+	rep = {(r["symbol"], r["dso"][:24]): int(r["self"]) for r in csv.DictReader(open("rep.self")) if int(r["self"])}
+	chain = lambda d: sum(n for k, n in d.items() if k[0].startswith("chain_kernel_"))
+	anon = [k for k in mine if k[1] == "[anon]"]
+	print("chain kernels: top", chain(mine), "report", chain(rep), "[anon] in top:", anon)
+	assert not anon and chain(mine) == chain(rep) and chain(rep) > 200, (anon, chain(mine), chain(rep))
 	EOF
 '
 

@@ -8,6 +8,10 @@ $(O)/tests/unw-jit: tests/workloads/unw-jit.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -o $@ $<
 
+$(O)/tests/jit-chain: tests/workloads/jit-chain.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_CFLAGS) -pthread -o $@ $<
+
 $(O)/tests/libunw-lib.so: tests/workloads/unw-lib.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@.tmp $<
@@ -40,7 +44,7 @@ $(O)/tests/unw-signal: tests/workloads/unw-signal.c | $(DEPS_STAMP)
 
 TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/libunw-dbg.so \
 	      $(O)/tests/unw-libmain $(O)/tests/unw-execspin $(O)/tests/unw-join \
-	      $(O)/tests/unw-deep $(O)/tests/unw-signal
+	      $(O)/tests/unw-deep $(O)/tests/unw-signal $(O)/tests/jit-chain
 
 # unw-stackdepth FILE: unwind time, complete share and its dependence on the stack size
 $(O)/tests/unw-stackdepth: tests/tools/unw-stackdepth.c $(O)/libdlprof.a | $(DEPS_STAMP)

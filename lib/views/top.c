@@ -63,6 +63,7 @@ struct view {
 
 struct pmap {
 	int32_t pid;
+	int fd;			/* the map last opened (-1: none yet): a miss asks it its size */
 	ino_t ino;
 	off_t off;
 	uint64_t looked;	/* now_ns() of the last look */
@@ -194,7 +195,7 @@ static struct pmap *want_pid(struct top *t, int32_t pid)
 		if (t->pmaps[i].pid == pid)
 			return &t->pmaps[i];
 	ALLOC_GROW(t->pmaps, t->nr_pmaps + 1, t->alloc_pmaps);
-	t->pmaps[t->nr_pmaps] = (struct pmap){ pid, 0, 0, 0, PMAP_WAIT_MIN, t->since };
+	t->pmaps[t->nr_pmaps] = (struct pmap){ pid, -1, 0, 0, 0, PMAP_WAIT_MIN, t->since };
 	if (t->o->system_wide) {
 		/* every process: its own start (one gone already: now, no map taken) */
 		long w = (long)attach_start_wall((pid_t)pid);
@@ -204,27 +205,15 @@ static struct pmap *want_pid(struct top *t, int32_t pid)
 	return &t->pmaps[t->nr_pmaps++];
 }
 
-/* The lines a JIT compiler appended to pid's /tmp/perf-PID.map since the last look:
- * the number of bytes of lines added. */
-static size_t scan_perf_map(struct top *t, struct pmap *pm, struct strbuf *sb)
+/* The lines added to pm's map (fd, of st) past what was read: the number of bytes */
+static size_t read_new(struct top *t, struct pmap *pm, int fd, const struct stat *st,
+		       struct strbuf *sb)
 {
-	const char *why;
-	struct stat st;
-	char what[48];
 	size_t upto = 0;
-	int fd = t->host ? t->host->perf_map_open(t->host->ctx, (uint32_t)pm->pid, pm->since, &st,
-						  &why) :
-		 jitsym_perfmap_open(pm->pid, pm->since, &st, &why);
+	char what[48];
 
-	pm->looked = now_ns();
-	if (fd < 0)
-		return 0;
-	if (st.st_ino != pm->ino) {
-		pm->ino = st.st_ino;
-		pm->off = 0;
-	}
-	if (st.st_size > pm->off && st.st_size - pm->off <= JIT_READ_MAX) {
-		size_t want = (size_t)(st.st_size - pm->off);
+	if (st->st_size > pm->off && st->st_size - pm->off <= JIT_READ_MAX) {
+		size_t want = (size_t)(st->st_size - pm->off);
 		ssize_t n;
 
 		strbuf_reset(sb);
@@ -241,8 +230,31 @@ static size_t scan_perf_map(struct top *t, struct pmap *pm, struct strbuf *sb)
 			}
 		}
 	}
-	close(fd);
 	return upto;
+}
+
+/* The lines a JIT compiler appended to pid's /tmp/perf-PID.map since the last look:
+ * the number of bytes of lines added.  The map is opened anew (a process of the same
+ * pid writes another) and kept open for the misses. */
+static size_t scan_perf_map(struct top *t, struct pmap *pm, struct strbuf *sb)
+{
+	const char *why;
+	struct stat st;
+	int fd = t->host ? t->host->perf_map_open(t->host->ctx, (uint32_t)pm->pid, pm->since, &st,
+						  &why) :
+		 jitsym_perfmap_open(pm->pid, pm->since, &st, &why);
+
+	pm->looked = now_ns();
+	if (fd < 0)
+		return 0;
+	if (st.st_ino != pm->ino) {
+		pm->ino = st.st_ino;
+		pm->off = 0;
+	}
+	if (pm->fd >= 0)
+		close(pm->fd);
+	pm->fd = fd;
+	return read_new(t, pm, fd, &st, sb);
 }
 
 /* pm's map, read on where it is due (jit_miss: the wait after looks that found nothing) */
@@ -267,19 +279,27 @@ static void scan_perf_maps(struct top *t)
 	strbuf_release(&sb);
 }
 
-/* profile's JIT miss: code in an anonymous mapping without a name yet.  Its perf map
- * is looked at again: at most once a millisecond while looks find new lines, less often
- * as they find none, down to four times a second, here and in the periodic look (an
- * anonymous mapping that is no JIT's code, in a process that writes no map: a sandbox's
- * memfd binary here was 50 opens a second, 2.4% of top's CPU). */
+/* profile's JIT miss: code in an anonymous mapping without a name yet.  The map kept
+ * open is asked whether it grew: a JIT writes its line before its code runs, so a
+ * sample's code is named whenever it is anyone's (a look at most once a millisecond
+ * left a kernel made within a millisecond of the last one [anon] in top, named in
+ * report).  A map not open yet is looked for at most once a millisecond while looks
+ * find new lines, less often as they find none, down to four times a second, here and
+ * in the periodic look (an anonymous mapping that is no JIT's code, in a process that
+ * writes no map: a sandbox's memfd binary here was 50 opens a second, 2.4% of top's
+ * CPU). */
 static int jit_miss(void *ctx, uint32_t pid)
 {
 	struct top *t = ctx;
 	struct pmap *pm = want_pid(t, (int32_t)pid);
 	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
 	size_t added = 0;
 
-	added = look_again(t, pm, &sb);
+	if (pm->fd >= 0 && !fstat(pm->fd, &st))
+		added = read_new(t, pm, pm->fd, &st, &sb);
+	if (!added)
+		added = look_again(t, pm, &sb);
 	strbuf_release(&sb);
 	return added > 0;
 }
@@ -970,6 +990,9 @@ int top_run(const struct top_opts *o, int *exit_status)
 		free(t->v[i].rows);
 		u64map_release(&t->v[i].idx);
 	}
+	for (size_t i = 0; i < t->nr_pmaps; i++)
+		if (t->pmaps[i].fd >= 0)
+			close(t->pmaps[i].fd);
 	free(t->pmaps);
 	strbuf_release(&t->out);
 	pthread_mutex_destroy(&t->mu);
