@@ -7,7 +7,8 @@ usage: gil-check.py WORKLOAD TRUTH THREADS.json FOLD-PREFIX
 TRUTH: the workload's stdout (TRUTH lines); THREADS.json: report --sort thread --format
 json; FOLD-PREFIX: fold --off-cpu --tid T of each thread T is in FOLD-PREFIX.T.
 Checks, printing what it compares:
-  - each thread's time on the CPU no less than its own CPU time, less 3% or 2 ms;
+  - each thread's time on the CPU no less than its own CPU time, less 3%, 2 ms and 4 us
+    a switch;
   - each spinner's and the napper's GIL wait (gil_wait_ns) within 10% of its own (wall -
     CPU - naps asked for: it waits for nothing else, one of them at most ready to run at
     a time); the native thread runs beside the GIL's holder and is preempted at times:
@@ -75,14 +76,20 @@ def main():
             print("not ok: thread %s (tid %d) has no row" % (t["name"], t["tid"]))
             bad += 1
             continue
-        # its time on the CPU: no less than its own CPU time (less 3%, or 2 ms).  A
-        # thread handing the GIL over hundreds of times a second runs a little outside
-        # each switch's records: before the clock's count was used, the native thread
-        # read 538.6 ms for its own 578.2 (steal, on a busy host, only adds)
+        # its time on the CPU: no less than its own CPU time, less 3% and 2 ms, and 4 us
+        # a switch.  A thread handing the GIL over hundreds of times a second runs a
+        # little outside each switch's records: before the clock's count was used, the
+        # native thread read 538.6 ms for its own 578.2 (steal, on a busy host, only
+        # adds).  And the sampling clock itself stops before the switch that stops the
+        # thread's own clock, and starts after the one that starts it: two threads
+        # trading a pipe's byte 20,000 times read 2.3 to 3.6 us a switch short of
+        # their own CPU time (perf stat's cpu-clock and task-clock, counting, 10 us);
+        # the napper, 521 switches, 6.5 ms short of its 143.6 once
         on = r["on_cpu_ns"] / 1e6
-        good = on >= 0.97 * t["cpu_ms"] - 2
-        print("%s %s: on the CPU %.1f ms, its own CPU time %.1f ms" %
-              ("ok" if good else "not ok", t["name"], on, t["cpu_ms"]))
+        switches = r["voluntary"] + r["involuntary"]
+        good = on >= 0.97 * t["cpu_ms"] - 2 - 0.004 * switches
+        print("%s %s: on the CPU %.1f ms, its own CPU time %.1f ms (%d switches)" %
+              ("ok" if good else "not ok", t["name"], on, t["cpu_ms"], switches))
         bad += not good
         got = r["gil_wait_ns"] / 1e6
         want = t["gil_wait_ms"]
