@@ -54,7 +54,108 @@ struct attr {
 	size_t nr_calls, alloc_calls;
 	int resolved;
 	const char *no_op, *ph_init, *ph_import, *ph_exit, *other;
+	struct u64map memo;	/* stack_key() -> struct stack_memo (a chain of them) */
+	size_t nr_memo;
 };
+
+/*
+ * What the rules make of a stack, once a stack: the family (for a kind of sample and a
+ * primitive) and the operator its frames name.  A stack is its frames' symbols, files,
+ * flags and traits, all interned (the same frame, the same pointers), so a stack is
+ * known again by them; a CNN meets a few thousand stacks in hundreds of thousands of
+ * samples, and each classification went through every rule (globs over the frames),
+ * each operator through every frame's memo under its lock: 21% of dlprof top's CPU
+ * watching every process.  Dropped whole past STACK_MEMO_MAX stacks (top runs on).
+ */
+#define STACK_MEMO_MAX	32768
+
+struct memo_frame {
+	const char *sym, *dso, *dso_path;
+	unsigned flags, traits;
+};
+
+struct stack_memo {
+	struct stack_memo *next;	/* another stack of the same key */
+	const char *prim, *family, *op;
+	unsigned kind;
+	uint32_t nr;
+	struct memo_frame f[];
+};
+
+static uint64_t stack_key(const struct frame *frames, size_t nr, unsigned kind, const char *prim)
+{
+	uint64_t h = hash_u64((uint64_t)nr << 8 | kind) ^ hash_u64((uint64_t)(uintptr_t)prim);
+
+	for (size_t i = 0; i < nr; i++)
+		h = hash_u64(h ^ (uint64_t)(uintptr_t)frames[i].sym) ^
+		    hash_u64((uint64_t)(uintptr_t)frames[i].dso_path ^
+			     (uint64_t)(uintptr_t)frames[i].dso << 1 ^
+			     ((uint64_t)frames[i].flags << 32 | frames[i].traits));
+	return h | 1;	/* (never 0) */
+}
+
+static int memo_is(const struct stack_memo *m, const struct frame *frames, size_t nr,
+		   unsigned kind, const char *prim)
+{
+	if (m->nr != nr || m->kind != kind || m->prim != prim)
+		return 0;
+	for (size_t i = 0; i < nr; i++)
+		if (m->f[i].sym != frames[i].sym || m->f[i].dso != frames[i].dso ||
+		    m->f[i].dso_path != frames[i].dso_path || m->f[i].flags != frames[i].flags ||
+		    m->f[i].traits != frames[i].traits)
+			return 0;
+	return 1;
+}
+
+static void memo_clear(struct attr *a)
+{
+	for (size_t i = 0; i < a->memo.cap; i++) {
+		struct stack_memo *m = a->memo.used[i] ? a->memo.vals[i] : NULL;
+
+		while (m) {
+			struct stack_memo *next = m->next;
+
+			free(m);
+			m = next;
+		}
+	}
+	u64map_release(&a->memo);
+	u64map_init(&a->memo);
+	a->nr_memo = 0;
+}
+
+/* The family and the operator of a stack (kind, prim: family_ctx) */
+static const struct stack_memo *stack_memo(struct attr *a, const struct frame *frames,
+					   size_t nr, unsigned kind, const char *prim)
+{
+	uint64_t key = stack_key(frames, nr, kind, prim);
+	void **slot = u64map_slot(&a->memo, key);
+	struct stack_memo *m;
+	struct family_ctx fctx = { kind, prim };
+	const char *f;
+
+	for (m = *slot; m; m = m->next)
+		if (memo_is(m, frames, nr, kind, prim))
+			return m;
+	if (a->nr_memo >= STACK_MEMO_MAX) {
+		memo_clear(a);
+		slot = u64map_slot(&a->memo, key);
+	}
+	m = xmalloc(sizeof(*m) + nr * sizeof(m->f[0]));
+	m->prim = prim;
+	m->kind = kind;
+	m->nr = (uint32_t)nr;
+	for (size_t i = 0; i < nr; i++)
+		m->f[i] = (struct memo_frame){ frames[i].sym, frames[i].dso, frames[i].dso_path,
+					       frames[i].flags, frames[i].traits };
+	f = family_classify_ctx(a->rules, frames, nr, &fctx, NULL);
+	m->family = str_intern(f, strlen(f));
+	m->op = family_op_from_stack(frames, nr);
+	m->next = *slot;
+	*slot = m;
+	a->nr_memo++;
+	return m;
+}
 
 struct attr *attr_new(const struct family_rules *rules)
 {
@@ -66,6 +167,7 @@ struct attr *attr_new(const struct family_rules *rules)
 	a->ph_import = str_intern("(import)", 8);
 	a->ph_exit = str_intern("(exit)", 6);
 	a->other = str_intern("other", 5);
+	u64map_init(&a->memo);
 	return a;
 }
 
@@ -80,6 +182,8 @@ void attr_free(struct attr *a)
 	}
 	free(a->pending);
 	free(a->calls);
+	memo_clear(a);
+	u64map_release(&a->memo);
 	free(a);
 }
 
@@ -245,8 +349,8 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 		 size_t nr, struct sample_attr *out)
 {
 	const struct itt_interval *iv = NULL;
-	struct family_ctx fctx;
-	const char *f, *op;
+	const struct stack_memo *m;
+	const char *op;
 	int sw = attr_is_switch(s);
 
 	memset(out, 0, sizeof(*out));
@@ -261,15 +365,13 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 		out->prim = iv->name;
 		out->prim_desc = itt_prim_in(a->itt, s->pid, s->tid, iv, s->time);
 	}
-	fctx.kind = sw ? FAMILY_SAMPLE_WAIT : FAMILY_SAMPLE_CPU;
-	fctx.prim = out->prim;
-	f = family_classify_ctx(a->rules, frames, nr, &fctx, NULL);
-	out->family = str_intern(f, strlen(f));
+	m = stack_memo(a, frames, nr, sw ? FAMILY_SAMPLE_WAIT : FAMILY_SAMPLE_CPU, out->prim);
+	out->family = m->family;
 	out->sym = str_intern(frames[0].sym, strlen(frames[0].sym));
 	out->fw = is_fw_code(&frames[0]);
 	if ((out->pychain = py_chain(frames, nr, &out->pyline)))
 		add_mark(&a->py[sw], s, out->pychain, out->pyline);
-	if ((op = family_op_from_stack(frames, nr))) {
+	if ((op = m->op)) {
 		out->op = op;
 		out->src = ATTR_STACK;
 		add_mark(&a->ops[sw], s, op, NULL);
@@ -297,7 +399,8 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 void attr_observe(struct attr *a, const struct dlp_sample *s, const struct frame *frames,
 		  size_t nr)
 {
-	const char *op = nr ? family_op_from_stack(frames, nr) : NULL;
+	const char *op = nr ? stack_memo(a, frames, nr, attr_is_switch(s) ? FAMILY_SAMPLE_WAIT :
+					 FAMILY_SAMPLE_CPU, NULL)->op : NULL;
 
 	const char *line, *chain = nr ? py_chain(frames, nr, &line) : NULL;
 	int sw = attr_is_switch(s);
