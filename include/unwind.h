@@ -95,9 +95,12 @@ int unwind_ktable_cached(const uint8_t *id, size_t id_size);
 int unwind_ktable_load(const uint8_t *id, size_t id_size, struct unw_ktable *kt);
 void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktable *kt);
 /* The files whose tables walks wanted in the processes of an executable (by build-id):
- * each as its build-id's size, then its bytes; their number (*ids: free() it).  Add to
- * them (quietly not, where the cache cannot be written).  At most KTAB_WANTS_MAX. */
+ * each as its build-id's size, then its bytes; their number (*ids: free() it).  At the
+ * end of a run of it, those its walks used (ids): they are kept, the others listed grow
+ * a run older, and go after KTAB_WANTS_RUNS runs unused (quietly not, where the cache
+ * cannot be written).  At most KTAB_WANTS_MAX. */
 #define KTAB_WANTS_MAX 1024
+#define KTAB_WANTS_RUNS 8
 size_t unwind_ktable_wants(const uint8_t *exe, size_t exe_size, uint8_t (**ids)[21]);
 void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t (*ids)[21],
 			      size_t nr);

@@ -109,6 +109,7 @@ struct kstack {
 	 * others when a walk first stops for them */
 	struct u64map preload;	/* build-id's first 8 bytes (| 1) -> 1 */
 	unsigned char *wants_read;	/* by id: the wants of it as an executable read */
+	unsigned char *walked;		/* by id: a walk read a row of its table (at the end) */
 	struct u64map wanted;	/* (exe id + 1) << 32 | id -> 1: wanted by a walk this run */
 	/* by id, where walks are drained: the walks that stopped for its table (up to
 	 * KS_MAKE_AFTER), and whether one is kept (0 not known, 1 kept, 2 none) */
@@ -213,6 +214,7 @@ struct kstack *kstack_new(struct pybpf *pb, struct machine *m, int no_keep)
 	ks->heads = xcalloc(KUNW_MAX_FILES, sizeof(*ks->heads));
 	ks->heads_from = xcalloc(KUNW_MAX_FILES, 1);
 	ks->wants_read = xcalloc(KUNW_MAX_FILES, 1);
+	ks->walked = xcalloc(KUNW_MAX_FILES, 1);
 	ks->stops = xcalloc(KUNW_MAX_FILES, sizeof(*ks->stops));
 	ks->kept = xcalloc(KUNW_MAX_FILES, 1);
 	u64map_init(&ks->preload);
@@ -284,6 +286,7 @@ void kstack_free(struct kstack *ks)
 	free(ks->heads);
 	free(ks->heads_from);
 	free(ks->wants_read);
+	free(ks->walked);
 	free(ks->stops);
 	free(ks->kept);
 	u64map_release(&ks->preload);
@@ -447,6 +450,9 @@ static void walk_wants(struct kstack *ks, uint32_t pid, uint32_t fid)
 }
 
 /* Each executable's wants of this run, added to those kept */
+/* Each executable's wants at the end (unwind_ktable_wants_keep): the files its walks
+ * stopped for this run, and those on its list whose tables a walk read (any process's:
+ * the kernel marks a file, not a process) */
 static void keep_wants(struct kstack *ks)
 {
 	uint8_t (*ids)[21] = NULL;
@@ -464,9 +470,20 @@ static void keep_wants(struct kstack *ks)
 			exes[nr_exes++] = exe;
 		}
 	}
+	for (uint32_t x = 0; x < ks->nr_files; x++) {
+		size_t k;
+
+		for (k = 0; ks->wants_read[x] && k < nr_exes && exes[k] != x + 1; k++)
+			;
+		if (ks->wants_read[x] && k == nr_exes) {
+			ALLOC_GROW(exes, nr_exes + 1, alloc);
+			exes[nr_exes++] = x + 1;
+		}
+	}
 	for (size_t e = 0; e < nr_exes; e++) {
 		uint32_t x = exes[e] - 1;
-		size_t nr = 0;
+		uint8_t (*listed)[21];
+		size_t nr = 0, nl;
 
 		for (size_t i = 0; i < ks->wanted.cap; i++) {
 			uint32_t f = (uint32_t)ks->wanted.keys[i];
@@ -476,7 +493,16 @@ static void keep_wants(struct kstack *ks)
 			ALLOC_GROW(ids, nr + 1, ids_alloc);
 			memcpy(ids[nr++], ks->ids[f], sizeof(ids[0]));
 		}
-		if (ks->ids[x][0] && nr)
+		nl = ks->ids[x][0] ? unwind_ktable_wants(ks->ids[x] + 1, ks->ids[x][0], &listed) : 0;
+		for (size_t l = 0; l < nl; l++)
+			for (uint32_t f = 0; f < ks->nr_files; f++)
+				if (ks->walked[f] && !memcmp(ks->ids[f], listed[l], (size_t)listed[l][0] + 1)) {
+					ALLOC_GROW(ids, nr + 1, ids_alloc);
+					memcpy(ids[nr++], listed[l], sizeof(ids[0]));
+					break;
+				}
+		free(listed);
+		if (ks->ids[x][0])
 			unwind_ktable_wants_keep(ks->ids[x] + 1, ks->ids[x][0],
 						 (const uint8_t (*)[21])ids, nr);
 	}
@@ -798,9 +824,11 @@ void kstack_mark_walked(struct kstack *ks)
 {
 	for (size_t i = 0; i < ks->fids.cap; i++) {
 		struct dso *d = (struct dso *)(uintptr_t)ks->fids.keys[i];
+		uint32_t fid = (uint32_t)((uintptr_t)ks->fids.vals[i] - 1);
 
-		if (ks->fids.used[i] &&
-		    pybpf_native_walked(ks->pb, (uint32_t)((uintptr_t)ks->fids.vals[i] - 1)) > 0)
+		if (ks->fids.used[i] && pybpf_native_walked(ks->pb, fid) > 0) {
 			d->walked = 1;
+			ks->walked[fid] = 1;
+		}
 	}
 }

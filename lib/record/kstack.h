@@ -66,7 +66,8 @@ struct kstack_stats {
 	uint64_t past_same, past_differ;
 };
 void kstack_get_stats(struct kstack *ks, struct kstack_stats *st);
-/* Mark each file a walk went through (dso->walked: keep_files keeps it), at the end */
+/* Mark each file a walk went through, at the end: keep_files keeps it (dso->walked),
+ * its executables keep it on their wants (kstack_free) */
 void kstack_mark_walked(struct kstack *ks);
 
 #endif

@@ -5,6 +5,7 @@
  * opened here, apart from the unwinder's copy of it: record builds tables in a thread of
  * their own (libdw's handles are not shared between threads). */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,22 +523,30 @@ void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktab
 
 /*
  * What walks wanted in the processes of one executable: the build-ids of the files whose
- * tables they asked for, a line each in hex, kept beside the executable's own table.  Its
- * next run loads those tables as the executable is mapped, not every table kept (a cache
- * that every workload adds to: 201 tables, 21.9 MB, for the CNN, whose walks want 25).
+ * tables they asked for or read, a line each in hex and the runs since one last did (an
+ * older line, the hex alone: 0), kept beside the executable's own table.  Its next run
+ * loads those tables as the executable is mapped, not every table kept (a cache that
+ * every workload adds to: 201 tables, 21.9 MB, for the CNN, whose walks want 25).  One
+ * interpreter runs every script: a line not used in KTAB_WANTS_RUNS runs goes (python3's
+ * had grown to 116 tables, 20 MB, loaded for the CNN).
  */
-size_t unwind_ktable_wants(const uint8_t *exe, size_t exe_size, uint8_t (**ids)[21])
+static size_t read_wants(const uint8_t *exe, size_t exe_size, uint8_t (**ids)[21],
+			 unsigned **runs)
 {
 	char *p = exe_size ? ktab_file(exe, exe_size, ".wants") : NULL, line[128];
 	FILE *f = p ? fopen(p, "r") : NULL;
-	size_t nr = 0, alloc = 0;
+	size_t nr = 0, alloc = 0, ralloc = 0;
 
 	*ids = NULL;
+	if (runs)
+		*runs = NULL;
 	free(p);
 	while (f && nr < KTAB_WANTS_MAX && fgets(line, sizeof(line), f)) {
 		size_t n = strspn(line, "0123456789abcdef");
+		unsigned r = 0;
 
-		if (!n || n % 2 || n > 40 || (line[n] != '\n' && line[n]))
+		if (!n || n % 2 || n > 40 ||
+		    (line[n] != '\n' && line[n] && (line[n] != ' ' || sscanf(line + n, " %u", &r) != 1)))
 			continue;
 		ALLOC_GROW(*ids, nr + 1, alloc);
 		(*ids)[nr][0] = (uint8_t)(n / 2);
@@ -547,6 +556,10 @@ size_t unwind_ktable_wants(const uint8_t *exe, size_t exe_size, uint8_t (**ids)[
 			sscanf(line + 2 * i, "%2x", &v);
 			(*ids)[nr][1 + i] = (uint8_t)v;
 		}
+		if (runs) {
+			ALLOC_GROW(*runs, nr + 1, ralloc);
+			(*runs)[nr] = r;
+		}
 		nr++;
 	}
 	if (f)
@@ -554,11 +567,17 @@ size_t unwind_ktable_wants(const uint8_t *exe, size_t exe_size, uint8_t (**ids)[
 	return nr;
 }
 
+size_t unwind_ktable_wants(const uint8_t *exe, size_t exe_size, uint8_t (**ids)[21])
+{
+	return read_wants(exe, exe_size, ids, NULL);
+}
+
 void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t (*ids)[21],
 			      size_t nr)
 {
 	uint8_t (*old)[21];
-	size_t nold = unwind_ktable_wants(exe, exe_size, &old), added = 0;
+	unsigned *runs;
+	size_t nold = read_wants(exe, exe_size, &old, &runs), n = 0;
 	char *p = exe_size ? ktab_file(exe, exe_size, ".wants") : NULL, *tmp, hex[41];
 	unsigned char *is_new = xcalloc(nr ? nr : 1, 1);
 	FILE *f;
@@ -570,18 +589,25 @@ void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t
 		for (k = 0; k < nold && memcmp(old[k], ids[i], (size_t)ids[i][0] + 1); k++)
 			;
 		is_new[i] = k == nold;
-		added += is_new[i];
+		if (k < nold)
+			runs[k] = UINT_MAX;	/* (used: 0 below) */
 	}
-	if (p && added && nold < KTAB_WANTS_MAX && (f = keep_begin(p, &tmp, "w"))) {
-		for (size_t i = 0; i < nold; i++) {
+	if (p && (nr || nold) && (f = keep_begin(p, &tmp, "w"))) {
+		/* the lines kept, in their order, then the new ones */
+		for (size_t i = 0; i < nold && n < KTAB_WANTS_MAX; i++) {
+			unsigned r = runs[i] == UINT_MAX ? 0 : runs[i] + 1;
+
+			if (r >= KTAB_WANTS_RUNS)
+				continue;
 			build_id_hex(old[i] + 1, old[i][0], hex);
-			ok &= fprintf(f, "%s\n", hex) > 0;
+			ok &= fprintf(f, "%s %u\n", hex, r) > 0;
+			n++;
 		}
-		for (size_t i = 0, n = nold; i < nr && n < KTAB_WANTS_MAX; i++) {
+		for (size_t i = 0; i < nr && n < KTAB_WANTS_MAX; i++) {
 			if (!is_new[i])
 				continue;
 			build_id_hex(ids[i] + 1, ids[i][0], hex);
-			ok &= fprintf(f, "%s\n", hex) > 0;
+			ok &= fprintf(f, "%s 0\n", hex) > 0;
 			n++;
 		}
 		keep_end(f, ok, tmp, p);
@@ -590,4 +616,5 @@ void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t
 	free(is_new);
 	free(p);
 	free(old);
+	free(runs);
 }

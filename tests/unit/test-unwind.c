@@ -11,6 +11,7 @@
  * Usage: test-unwind [-d] [path/to/libunw-lib.so] [-v]   (TAP; -v prints the stacks)
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -585,6 +586,78 @@ static const Dwfl_Callbacks self_callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
+/* An executable's wants (unwind_ktable_wants_keep): the files used this run kept, the
+ * others a run older each run, gone after KTAB_WANTS_RUNS unused; a line of an older
+ * cache (the hex alone) read as used in the last run */
+static int has_id(uint8_t (*ids)[21], size_t n, const uint8_t *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i][0] == 20 && !memcmp(ids[i] + 1, id, 20))
+			return 1;
+	return 0;
+}
+
+static void test_wants(void)
+{
+	char dir[] = "/tmp/dlprof-wants.XXXXXX", *old = getenv("DLPROF_KTAB_DIR"), path[256];
+	uint8_t exe[20], a[21], b[21], c[20], two[2][21], (*got)[21];
+	size_t n;
+	FILE *f;
+	int w;
+
+	old = old ? strdup(old) : NULL;
+	if (!mkdtemp(dir)) {
+		CHECK(0, "wants: no folder for the cache: %s", strerror(errno));
+		free(old);
+		return;
+	}
+	setenv("DLPROF_KTAB_DIR", dir, 1);
+	memset(exe, 0xe1, 20);
+	a[0] = b[0] = 20;
+	memset(a + 1, 0xa1, 20);
+	memset(b + 1, 0xb1, 20);
+	memset(c, 0xc1, 20);
+	unwind_ktable_wants_keep(exe, 20, NULL, 0);
+	n = unwind_ktable_wants(exe, 20, &got);
+	CHECK(n == 0, "wants: %zu kept where none was used", n);
+	free(got);
+	memcpy(two[0], a, 21);
+	memcpy(two[1], b, 21);
+	unwind_ktable_wants_keep(exe, 20, (const uint8_t (*)[21])two, 2);
+	/* a line as an older dlprof wrote it: the hex alone */
+	w = snprintf(path, sizeof(path), "%s/e1/", dir);
+	for (int k = 1; k < 20; k++)
+		w += snprintf(path + w, sizeof(path) - (size_t)w, "e1");
+	snprintf(path + w, sizeof(path) - (size_t)w, ".wants");
+	f = fopen(path, "a");
+	CHECK(f != NULL, "wants: %s not made", path);
+	if (f) {
+		fputs("c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1\n", f);
+		fclose(f);
+	}
+	n = unwind_ktable_wants(exe, 20, &got);
+	CHECK(n == 3 && has_id(got, n, a + 1) && has_id(got, n, b + 1) && has_id(got, n, c),
+	      "wants: %zu listed, not the two used and the older line", n);
+	free(got);
+	for (int r = 1; r < KTAB_WANTS_RUNS; r++)
+		unwind_ktable_wants_keep(exe, 20, (const uint8_t (*)[21])a, 1);
+	n = unwind_ktable_wants(exe, 20, &got);
+	CHECK(n == 3, "wants: %zu listed after %d runs unused, not 3", n, KTAB_WANTS_RUNS - 1);
+	free(got);
+	unwind_ktable_wants_keep(exe, 20, (const uint8_t (*)[21])a, 1);
+	n = unwind_ktable_wants(exe, 20, &got);
+	CHECK(n == 1 && has_id(got, n, a + 1), "wants: %zu listed after %d runs unused, not the "
+	      "used one alone", n, KTAB_WANTS_RUNS);
+	free(got);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	(void)!system(path);
+	if (old)
+		setenv("DLPROF_KTAB_DIR", old, 1);
+	else
+		unsetenv("DLPROF_KTAB_DIR");
+	free(old);
+}
+
 int main(int argc, char **argv)
 {
 	const char *libpath = NULL;
@@ -656,6 +729,8 @@ int main(int argc, char **argv)
 			  test_tables(m, u, &cap_lib, "tables, lib", 0));
 	for (size_t i = 0; i < nr_ktabs; i++)
 		unwind_ktable_release(&ktabs[i].kt);
+	TAP_GROUP(failures, "an executable's wants: kept while used, gone after KTAB_WANTS_RUNS unused",
+		  test_wants());
 	plain_us = time_unwind(u, &cap_plain, 20000);
 	jit_us = time_unwind(u, &cap_jit, 20000);
 	/* (told, not held: its speed is bench/unwind.sh's to measure, against perf) */
