@@ -449,7 +449,6 @@ static void walk_wants(struct kstack *ks, uint32_t pid, uint32_t fid)
 	want_table(ks, fid);
 }
 
-/* Each executable's wants of this run, added to those kept */
 /* Each executable's wants at the end (unwind_ktable_wants_keep): the files its walks
  * stopped for this run, and those on its list whose tables a walk read (any process's:
  * the kernel marks a file, not a process) */
@@ -495,12 +494,14 @@ static void keep_wants(struct kstack *ks)
 		}
 		nl = ks->ids[x][0] ? unwind_ktable_wants(ks->ids[x] + 1, ks->ids[x][0], &listed) : 0;
 		for (size_t l = 0; l < nl; l++)
-			for (uint32_t f = 0; f < ks->nr_files; f++)
-				if (ks->walked[f] && !memcmp(ks->ids[f], listed[l], (size_t)listed[l][0] + 1)) {
-					ALLOC_GROW(ids, nr + 1, ids_alloc);
-					memcpy(ids[nr++], listed[l], sizeof(ids[0]));
-					break;
-				}
+			for (uint32_t f = 0; f < ks->nr_files; f++) {
+				if (!ks->walked[f] ||
+				    memcmp(ks->ids[f], listed[l], (size_t)listed[l][0] + 1))
+					continue;
+				ALLOC_GROW(ids, nr + 1, ids_alloc);
+				memcpy(ids[nr++], listed[l], sizeof(ids[0]));
+				break;
+			}
 		free(listed);
 		if (ks->ids[x][0])
 			unwind_ktable_wants_keep(ks->ids[x] + 1, ks->ids[x][0],

@@ -59,6 +59,7 @@ struct view {
 };
 
 #define PMAP_WAIT_MIN	1000000ull	/* (jit_miss) */
+#define PMAP_FDS_MAX	256	/* maps kept open; the others looked for again */
 #define PMAP_WAIT_MAX	256000000ull
 
 struct pmap {
@@ -89,6 +90,7 @@ struct top {
 	uint64_t last_settle, tap_newest;
 	struct pmap *pmaps;
 	size_t nr_pmaps, alloc_pmaps;
+	size_t pmap_fds;	/* maps kept open (at most PMAP_FDS_MAX) */
 	uint64_t last_jit_scan;
 	long since;		/* perf maps written before this are another process's */
 	const struct record_host *host;	/* record's roots and perf maps (containers) */
@@ -235,11 +237,12 @@ static size_t read_new(struct top *t, struct pmap *pm, int fd, const struct stat
 
 /* The lines a JIT compiler appended to pid's /tmp/perf-PID.map since the last look:
  * the number of bytes of lines added.  The map is opened anew (a process of the same
- * pid writes another) and kept open for the misses. */
+ * pid writes another) and kept open for the misses, PMAP_FDS_MAX maps at most. */
 static size_t scan_perf_map(struct top *t, struct pmap *pm, struct strbuf *sb)
 {
 	const char *why;
 	struct stat st;
+	size_t upto;
 	int fd = t->host ? t->host->perf_map_open(t->host->ctx, (uint32_t)pm->pid, pm->since, &st,
 						  &why) :
 		 jitsym_perfmap_open(pm->pid, pm->since, &st, &why);
@@ -251,10 +254,20 @@ static size_t scan_perf_map(struct top *t, struct pmap *pm, struct strbuf *sb)
 		pm->ino = st.st_ino;
 		pm->off = 0;
 	}
-	if (pm->fd >= 0)
+	if (pm->fd >= 0) {
 		close(pm->fd);
-	pm->fd = fd;
-	return read_new(t, pm, fd, &st, sb);
+		t->pmap_fds--;
+	}
+	pm->fd = -1;
+	upto = read_new(t, pm, fd, &st, sb);
+	/* (top watching every process: a process gone keeps its map's descriptor) */
+	if (t->pmap_fds < PMAP_FDS_MAX) {
+		pm->fd = fd;
+		t->pmap_fds++;
+	} else {
+		close(fd);
+	}
+	return upto;
 }
 
 /* pm's map, read on where it is due (jit_miss: the wait after looks that found nothing) */
