@@ -4,11 +4,11 @@
 # tables: an empty .eh_frame), not stripped.
 UNW_CFLAGS := -O2 -g -fomit-frame-pointer
 
-$(O)/tests/unw-jit: tests/workloads/unw-jit.c | $(DEPS_STAMP)
+$(O)/tests/unw-jit: tests/workloads/unw-jit.c tests/workloads/jit-sse.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -o $@ $<
 
-$(O)/tests/jit-chain: tests/workloads/jit-chain.c | $(DEPS_STAMP)
+$(O)/tests/jit-chain: tests/workloads/jit-chain.c tests/workloads/jit-sse.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -pthread -o $@ $<
 

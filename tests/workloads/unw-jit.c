@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jit-sse.h"
+
 /* void kernel(float buf[32], uint64_t n): two vectors from buf, n rounds of
  * vaddps/vmulps, results back to buf. */
 static const uint8_t avx512_code[] = {
@@ -53,20 +55,6 @@ static const uint8_t avx2_code[] = {
 	0xc5, 0xfc, 0x11, 0x07,				/* vmovups %ymm0,(%rdi) */
 	0xc5, 0xfc, 0x11, 0x4f, 0x20,			/* vmovups %ymm1,0x20(%rdi) */
 	0xc5, 0xf8, 0x77,				/* vzeroupper */
-	0xc3,						/* ret */
-};
-
-static const uint8_t sse_code[] = {
-	0x0f, 0x10, 0x07,				/* movups (%rdi),%xmm0 */
-	0x0f, 0x10, 0x4f, 0x10,				/* movups 0x10(%rdi),%xmm1 */
-	0x0f, 0x58, 0xc1,				/* 1: addps %xmm1,%xmm0 */
-	0x0f, 0x28, 0xd1,				/* movaps %xmm1,%xmm2 */
-	0x0f, 0x58, 0xd0,				/* addps %xmm0,%xmm2 */
-	0x0f, 0x59, 0xca,				/* mulps %xmm2,%xmm1 */
-	0x48, 0xff, 0xce,				/* dec %rsi */
-	0x75, 0xef,					/* jne 1b */
-	0x0f, 0x11, 0x07,				/* movups %xmm0,(%rdi) */
-	0x0f, 0x11, 0x4f, 0x10,				/* movups %xmm1,0x10(%rdi) */
 	0xc3,						/* ret */
 };
 
