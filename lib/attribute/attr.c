@@ -76,7 +76,8 @@ struct memo_frame {
 
 struct stack_memo {
 	struct stack_memo *next;	/* another stack of the same key */
-	const char *prim, *family, *op;
+	const char *prim, *op;
+	const char *family;		/* NULL until a sample asks (attr_observe does not) */
 	unsigned kind;
 	uint32_t nr;
 	struct memo_frame f[];
@@ -124,9 +125,10 @@ static void memo_clear(struct attr *a)
 	a->nr_memo = 0;
 }
 
-/* The family and the operator of a stack (kind, prim: family_ctx) */
+/* The operator of a stack, and its family where want_family (kind, prim: family_ctx) */
 static const struct stack_memo *stack_memo(struct attr *a, const struct frame *frames,
-					   size_t nr, unsigned kind, const char *prim)
+					   size_t nr, unsigned kind, const char *prim,
+					   int want_family)
 {
 	uint64_t key = stack_key(frames, nr, kind, prim);
 	void **slot = u64map_slot(&a->memo, key);
@@ -136,7 +138,14 @@ static const struct stack_memo *stack_memo(struct attr *a, const struct frame *f
 
 	for (m = *slot; m; m = m->next)
 		if (memo_is(m, frames, nr, kind, prim))
-			return m;
+			break;
+	if (m) {
+		if (want_family && !m->family) {
+			f = family_classify_ctx(a->rules, frames, nr, &fctx, NULL);
+			m->family = str_intern(f, strlen(f));
+		}
+		return m;
+	}
 	if (a->nr_memo >= STACK_MEMO_MAX) {
 		memo_clear(a);
 		slot = u64map_slot(&a->memo, key);
@@ -148,8 +157,11 @@ static const struct stack_memo *stack_memo(struct attr *a, const struct frame *f
 	for (size_t i = 0; i < nr; i++)
 		m->f[i] = (struct memo_frame){ frames[i].sym, frames[i].dso, frames[i].dso_path,
 					       frames[i].flags, frames[i].traits };
-	f = family_classify_ctx(a->rules, frames, nr, &fctx, NULL);
-	m->family = str_intern(f, strlen(f));
+	m->family = NULL;
+	if (want_family) {
+		f = family_classify_ctx(a->rules, frames, nr, &fctx, NULL);
+		m->family = str_intern(f, strlen(f));
+	}
 	m->op = family_op_from_stack(frames, nr);
 	m->next = *slot;
 	*slot = m;
@@ -365,7 +377,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 		out->prim = iv->name;
 		out->prim_desc = itt_prim_in(a->itt, s->pid, s->tid, iv, s->time);
 	}
-	m = stack_memo(a, frames, nr, sw ? FAMILY_SAMPLE_WAIT : FAMILY_SAMPLE_CPU, out->prim);
+	m = stack_memo(a, frames, nr, sw ? FAMILY_SAMPLE_WAIT : FAMILY_SAMPLE_CPU, out->prim, 1);
 	out->family = m->family;
 	out->sym = str_intern(frames[0].sym, strlen(frames[0].sym));
 	out->fw = is_fw_code(&frames[0]);
@@ -400,7 +412,7 @@ void attr_observe(struct attr *a, const struct dlp_sample *s, const struct frame
 		  size_t nr)
 {
 	const char *op = nr ? stack_memo(a, frames, nr, attr_is_switch(s) ? FAMILY_SAMPLE_WAIT :
-					 FAMILY_SAMPLE_CPU, NULL)->op : NULL;
+					 FAMILY_SAMPLE_CPU, NULL, 0)->op : NULL;
 
 	const char *line, *chain = nr ? py_chain(frames, nr, &line) : NULL;
 	int sw = attr_is_switch(s);
