@@ -457,6 +457,13 @@ static void keep_wants(struct kstack *ks)
 	uint8_t (*ids)[21] = NULL;
 	uint32_t *exes = NULL;
 	size_t nr_exes = 0, alloc = 0, ids_alloc = 0;
+	struct u64map walked;	/* id_key() -> the id + 1 of a file walked */
+
+	u64map_init(&walked);
+	for (uint32_t f = 0; f < ks->nr_files; f++)
+		if (ks->walked[f] && ks->ids[f][0])
+			u64map_put(&walked, id_key(ks->ids[f] + 1, ks->ids[f][0]),
+				   (void *)(uintptr_t)(f + 1));
 
 	for (size_t i = 0; i < ks->wanted.cap; i++) {
 		uint32_t exe = ks->wanted.used[i] ? (uint32_t)(ks->wanted.keys[i] >> 32) : 0;
@@ -493,20 +500,20 @@ static void keep_wants(struct kstack *ks)
 			memcpy(ids[nr++], ks->ids[f], sizeof(ids[0]));
 		}
 		nl = ks->ids[x][0] ? unwind_ktable_wants(ks->ids[x] + 1, ks->ids[x][0], &listed) : 0;
-		for (size_t l = 0; l < nl; l++)
-			for (uint32_t f = 0; f < ks->nr_files; f++) {
-				if (!ks->walked[f] ||
-				    memcmp(ks->ids[f], listed[l], (size_t)listed[l][0] + 1))
-					continue;
-				ALLOC_GROW(ids, nr + 1, ids_alloc);
-				memcpy(ids[nr++], listed[l], sizeof(ids[0]));
-				break;
-			}
+		for (size_t l = 0; l < nl; l++) {
+			uintptr_t f = (uintptr_t)u64map_get(&walked, id_key(listed[l] + 1, listed[l][0]));
+
+			if (!f || memcmp(ks->ids[f - 1], listed[l], (size_t)listed[l][0] + 1))
+				continue;
+			ALLOC_GROW(ids, nr + 1, ids_alloc);
+			memcpy(ids[nr++], listed[l], sizeof(ids[0]));
+		}
 		free(listed);
 		if (ks->ids[x][0])
 			unwind_ktable_wants_keep(ks->ids[x] + 1, ks->ids[x][0],
 						 (const uint8_t (*)[21])ids, nr);
 	}
+	u64map_release(&walked);
 	free(ids);
 	free(exes);
 }
