@@ -173,12 +173,13 @@ container_setup() {
 	fi
 }
 
-# profiled_span DATA PROF.json: "TID START,END", what torch.profiler measured in a run of
-# tests/workloads/dl_torch_profiled.py recorded as DATA, as report's --tid and --time take
-# them: the profiling thread (the workload's main thread: PROF's tid is the one it knows,
-# in a container not the host's, so the main thread of the python process with the most
-# samples) and the profiled window (PROF's CLOCK_MONOTONIC bounds, dlprof's sample clock,
-# in seconds from DATA's first sample)
+# profiled_span DATA PROF.json: "TID START,END", what a workload measured itself
+# (tests/workloads/dl_torch_profiled.py's torch.profiler, py_torch_train.py's loop) in a
+# run recorded as DATA, as report's --tid and --time take them: its thread (PROF's tid,
+# where DATA has it; in a container PROF's is the tid the workload knows, not the
+# host's: then the main thread of the python process with the most samples) and its
+# window (PROF's start_ns and end_ns, CLOCK_MONOTONIC, dlprof's sample clock, in seconds
+# from DATA's first sample)
 profiled_span() {
 	"$BUILD/tests/recdump" "$1" >"$TRASH/.span.dump" &&
 	"$DLPROF" report -i "$1" --sort thread --format json >"$TRASH/.span.json" 2>/dev/null &&
@@ -187,9 +188,9 @@ profiled_span() {
 	d = json.load(open(sys.argv[1]))
 	first = min(int(l.split(" time=")[1].split()[0]) for l in open(sys.argv[2])
 	            if l.startswith("PERF SAMPLE"))
-	rows = [r for r in json.load(open(sys.argv[3]))["rows"]
-	        if r["pid"] == r["tid"] and r["comm"].startswith("python")]
-	tid = max(rows, key=lambda r: r["samples"])["tid"]
+	rows = [r for r in json.load(open(sys.argv[3]))["rows"] if r["comm"].startswith("python")]
+	tid = d["tid"] if d["tid"] in [r["tid"] for r in rows] else \
+	      max([r for r in rows if r["pid"] == r["tid"]], key=lambda r: r["samples"])["tid"]
 	print(tid, "%.6f,%.6f" % ((d["start_ns"] - first) / 1e9, (d["end_ns"] - first) / 1e9))
 	EOF
 }
