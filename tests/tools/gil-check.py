@@ -196,6 +196,11 @@ def check_held(truth, rows):
     good = held_sum <= 1.05 * wall
     print("%s all threads held the GIL %.1f ms in all, the run %.1f ms (one at a time)" %
           ("ok" if good else "not ok", held_sum, wall))
+    if not good:
+        for r in sorted(rows.values(), key=lambda r: r["tid"]):
+            print("#  tid %d: held %.1f ms, %.1f of them off the CPU; on the CPU %.1f ms, off %.1f" %
+                  (r["tid"], r.get("gil_held_ns", 0) / 1e6, r.get("gil_held_off_cpu_ns", 0) / 1e6,
+                   r.get("on_cpu_ns", 0) / 1e6, r.get("off_cpu_ns", 0) / 1e6))
     return bad + (not good)
 
 

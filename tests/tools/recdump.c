@@ -23,7 +23,7 @@
  *   PERF COMM pid=P tid=T time=NS exec=0|1 comm=NAME
  *   PERF FORK|EXIT pid=P ppid=P tid=T ptid=T time=NS
  *   PERF LOST id=N lost=N
- *   PERF SWITCH|SWITCH_CPU_WIDE misc=0xX size=N
+ *   PERF SWITCH|SWITCH_CPU_WIDE misc=0xX size=N [pid=P tid=T time=NS]
  *   PERF TYPE<n> size=N                (other perf records)
  *   MEMFREE pid=P tid=T time=NS addr=0xX|seq=N   (one line per free of a DLP_REC_MEMFREE
  *                                      or DLP_REC_MEMFREES record)
@@ -206,8 +206,24 @@ static void dump_perf(struct dump *d, const unsigned char *rec, size_t len)
 		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		printf("PERF %s misc=0x%x size=%u\n",
+		printf("PERF %s misc=0x%x size=%u",
 		       h.type == PERF_RECORD_SWITCH ? "SWITCH" : "SWITCH_CPU_WIDE", h.misc, h.size);
+		{
+			struct evsel *ev = find_ev(d, rec, len, 1);
+			uint64_t time = trailer_time(d, rec, len);
+
+			/* the trailer's pid and tid come just before its time */
+			if (time && (ev->attr.sample_type & PERF_SAMPLE_TID)) {
+				size_t n = !!(ev->attr.sample_type & PERF_SAMPLE_ID) +
+					   !!(ev->attr.sample_type & PERF_SAMPLE_STREAM_ID) +
+					   !!(ev->attr.sample_type & PERF_SAMPLE_CPU) +
+					   !!(ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER) + 2;
+
+				printf(" pid=%u tid=%u time=%" PRIu64, u32_at(rec + len - n * 8),
+				       u32_at(rec + len - n * 8 + 4), time);
+			}
+		}
+		putchar('\n');
 		break;
 	default:
 		printf("PERF TYPE%u size=%u\n", h.type, h.size);

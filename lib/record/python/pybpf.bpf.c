@@ -287,13 +287,19 @@ static __always_inline int read_stack(int with_codes)
 	s->c.time = bpf_ktime_get_ns();
 	s->c.n = walk(s, f, t->layout);
 	if (t->gil) {
-		/* whether it holds the GIL: its state the last holder, the lock taken */
+		/* whether it holds the GIL: the lock taken, its state the last holder.  The
+		 * lock first: a taker stores locked, then last_holder, so read the other way
+		 * round a thread that has just given it up (a sleep's switch-out) is seen as
+		 * holding it whenever the next taker's first store falls between the reads,
+		 * and is counted as the holder for all of its sleep; read in this order, only
+		 * inside the taker's own few instructions between its stores */
 		__u64 holder = 0;
 		__u32 locked = 0;
 
-		if (!bpf_probe_read_user(&holder, sizeof(holder), (void *)(t->gil + 8)) &&
-		    !bpf_probe_read_user(&locked, sizeof(locked), (void *)(t->gil + 16)) &&
-		    locked && holder == t->tstate)
+		if (!bpf_probe_read_user(&locked, sizeof(locked), (void *)(t->gil + 16)) &&
+		    locked &&
+		    !bpf_probe_read_user(&holder, sizeof(holder), (void *)(t->gil + 8)) &&
+		    holder == t->tstate)
 			s->c.n |= PYBPF_GIL;
 	}
 	/* (read back: the verifier then goes on once from here, not once per way out of
