@@ -85,24 +85,21 @@ struct kunw_page {
 
 /*
  * Is there a call instruction just before a return address?  b: the 7 bytes before it.
- * A call rel32 (e8), or a call r/m64 (ff /2) in any ModRM form, with an optional
- * notrack or segment prefix and REX, ending exactly at the return address.  The unwinder's stack scan asks it of each word it looks at
- * (unwind-dso.c), and so does the kernel walk's (pybpf.bpf.c): the indexes are masked
- * for the verifier.
+ * A call rel32 (e8), or a call r/m64 (ff /2) in any ModRM form, ending exactly at the
+ * return address.  A notrack, segment or REX prefix before the ff changes nothing of
+ * where it ends, so each place an ff stands is tried alone: the verifier then follows a
+ * few ways through each place, not one for each prefix read.  The unwinder's stack scan
+ * asks it of each word it looks at (unwind-dso.c), and so does the kernel walk's
+ * (pybpf.bpf.c): the indexes are masked for the verifier.
  */
 static inline int kunw_call_before(const uint8_t *b)
 {
-	uint32_t len, p, n, mod, rm, modrm;
+	uint32_t p, n, mod, rm, modrm;
 
 	if (b[2] == 0xe8)
 		return 1;
-	for (len = 2; len <= 7; len++) {
-		p = 7 - len;
-		if (p < 7 && (b[p & 7] == 0x3e || b[p & 7] == 0x2e || b[p & 7] == 0x67))
-			p++;
-		if (p < 7 && (b[p & 7] & 0xf0) == 0x40)
-			p++;
-		if (7 - p < 2 || b[p & 7] != 0xff)
+	for (p = 0; p < 6; p++) {
+		if (b[p & 7] != 0xff)
 			continue;
 		modrm = b[(p + 1) & 7];
 		if (((modrm >> 3) & 7) != 2)
@@ -112,8 +109,8 @@ static inline int kunw_call_before(const uint8_t *b)
 		n = 2;
 		if (mod != 3) {
 			if (rm == 4) {
-				if (7 - p < 3)
-					continue;
+				if (p > 4)
+					continue;	/* no room for its SIB byte */
 				n++;
 				if (mod == 0 && (b[(p + 2) & 7] & 7) == 5)
 					n += 4;

@@ -597,6 +597,111 @@ static int has_id(uint8_t (*ids)[21], size_t n, const uint8_t *id)
 	return 0;
 }
 
+/* The decoder kunw_call_before was until 2026-11-29: each length from the end,
+ * with an optional notrack or segment prefix and REX skipped before the ff.  The new one
+ * tries each place an ff stands, and must say the same of every window. */
+static int call_before_by_length(const uint8_t *b)
+{
+	uint32_t len, p, n, mod, rm, modrm;
+
+	if (b[2] == 0xe8)
+		return 1;
+	for (len = 2; len <= 7; len++) {
+		p = 7 - len;
+		if (p < 7 && (b[p] == 0x3e || b[p] == 0x2e || b[p] == 0x67))
+			p++;
+		if (p < 7 && (b[p] & 0xf0) == 0x40)
+			p++;
+		if (7 - p < 2 || b[p] != 0xff)
+			continue;
+		modrm = b[p + 1];
+		if (((modrm >> 3) & 7) != 2)
+			continue;
+		mod = modrm >> 6;
+		rm = modrm & 7;
+		n = 2;
+		if (mod != 3) {
+			if (rm == 4) {
+				if (7 - p < 3)
+					continue;
+				n++;
+				if (mod == 0 && (b[p + 2] & 7) == 5)
+					n += 4;
+			} else if (mod == 0 && rm == 5) {
+				n += 4;
+			}
+			if (mod == 1)
+				n += 1;
+			else if (mod == 2)
+				n += 4;
+		}
+		if (p + n == 7)
+			return 1;
+	}
+	return 0;
+}
+
+static void test_call_before(void)
+{
+	/* the 7 bytes before a return address, by hand from the encodings */
+	static const struct {
+		uint8_t b[7];
+		int call;
+		const char *what;
+	} known[] = {
+		{ { 0x90, 0x90, 0xe8, 0x10, 0x20, 0x30, 0x40 }, 1, "call rel32" },
+		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0xd0 }, 1, "call rax" },
+		{ { 0x90, 0x90, 0x90, 0x90, 0x41, 0xff, 0xd3 }, 1, "call r11" },
+		{ { 0x90, 0x90, 0x90, 0x90, 0x3e, 0xff, 0xd0 }, 1, "notrack call rax" },
+		{ { 0x90, 0xff, 0x15, 0x00, 0x10, 0x00, 0x00 }, 1, "call [rip+disp32]" },
+		{ { 0x90, 0x90, 0x90, 0x90, 0xff, 0x14, 0x24 }, 1, "call [rsp]" },
+		{ { 0x90, 0x90, 0x90, 0xff, 0x54, 0x24, 0x08 }, 1, "call [rsp+8]" },
+		{ { 0xff, 0x94, 0x24, 0x00, 0x01, 0x00, 0x00 }, 1, "call [rsp+disp32]" },
+		{ { 0x90, 0x90, 0x90, 0x90, 0xff, 0x50, 0x18 }, 1, "call [rax+24]" },
+		{ { 0x90, 0x90, 0x90, 0x90, 0xff, 0x24, 0x24 }, 0, "jmp [rsp] (ff /4)" },
+		{ { 0x90, 0x90, 0x90, 0x90, 0xff, 0xd0, 0x90 }, 0, "call rax, a byte before the end" },
+		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90 }, 0, "nops" },
+		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xff }, 0, "ff last, no ModRM" },
+	};
+	uint8_t b[7];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	static const uint8_t special[] = { 0xff, 0xe8, 0x3e, 0x2e, 0x67, 0x41, 0x48, 0x15, 0x14,
+					   0x24, 0x25, 0x94, 0x54, 0xd0, 0x10, 0x50, 0x90, 0x05 };
+	size_t differ = 0, calls = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		CHECK(kunw_call_before(known[i].b) == known[i].call &&
+		      call_before_by_length(known[i].b) == known[i].call,
+		      "call before: %s: %d, by length %d, for %d", known[i].what,
+		      kunw_call_before(known[i].b), call_before_by_length(known[i].b),
+		      known[i].call);
+	/* every ff, ModRM and SIB at each place, and windows of bytes the decoders look for */
+	for (uint32_t p = 0; p < 6; p++)
+		for (uint32_t v = 0; v < 65536; v++) {
+			memset(b, 0x90, sizeof(b));
+			b[p] = 0xff;
+			b[p + 1] = v >> 8;
+			if (p + 2 < 7)
+				b[p + 2] = v & 0xff;
+			if (p && v % 7 == 0)
+				b[p - 1] = special[v % ARRAY_SIZE(special)];
+			calls += kunw_call_before(b);
+			differ += kunw_call_before(b) != call_before_by_length(b);
+		}
+	for (size_t i = 0; i < 4000000; i++) {
+		for (size_t k = 0; k < 7; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			b[k] = x % 3 ? special[(x >> 8) % ARRAY_SIZE(special)] : (uint8_t)(x >> 16);
+		}
+		calls += kunw_call_before(b);
+		differ += kunw_call_before(b) != call_before_by_length(b);
+	}
+	if (verbose)
+		printf("# call before: %zu windows of 4,393,216 a call, %zu differ\n", calls, differ);
+	CHECK(!differ && calls > 10000, "call before: %zu windows differ from the decoder by "
+	      "length (%zu calls)", differ, calls);
+}
+
 static void test_wants(void)
 {
 	char dir[] = "/tmp/dlprof-wants.XXXXXX", *old = getenv("DLPROF_KTAB_DIR"), path[256];
@@ -729,6 +834,8 @@ int main(int argc, char **argv)
 			  test_tables(m, u, &cap_lib, "tables, lib", 0));
 	for (size_t i = 0; i < nr_ktabs; i++)
 		unwind_ktable_release(&ktabs[i].kt);
+	TAP_GROUP(failures, "a call before a return address: known encodings, the same as by length",
+		  test_call_before());
 	TAP_GROUP(failures, "an executable's wants: kept while used, gone after KTAB_WANTS_RUNS unused",
 		  test_wants());
 	plain_us = time_unwind(u, &cap_plain, 20000);

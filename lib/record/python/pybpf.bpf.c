@@ -84,6 +84,7 @@ struct {
 
 struct chain_scratch {
 	struct pybpf_chain_rec c;
+	__u64 next;		/* the walk's next frame to read (0: none) */
 	union {
 		__u64 q[FRAME_ROOM / 8];
 		unsigned char b[FRAME_ROOM];
@@ -134,13 +135,59 @@ static const __u8 owner_flag[256] = {
 	[MEM_PY_OWNED_BY_GENERATOR] = MEM_PY_GEN,
 };
 
+/* The frames a part of the walk reads (PYBPF_MAXF a multiple of it) */
+#define WALK_PART	32
+
 /*
- * Walk the frames from f, innermost first, into s->c.f with layout l's offsets: n, with
- * PYBPF_FAIL when a read failed, PYBPF_TRUNC when there were more than PYBPF_MAXF.
- * (The flags are looked up and shifted in, not branched on: the verifier then follows
- * one way through each frame, not one for each combination.)
+ * A part of the walk: up to WALK_PART frames from s->next, innermost first, into s->c.f
+ * from first on, with layout l's offsets; s->next left at the frame after them.  The
+ * frames read, with PYBPF_FAIL when a read failed.  (A global function: the verifier
+ * follows it once, not once for each place and state it is called from; and once for
+ * its WALK_PART frames, not for all PYBPF_MAXF.  The flags are looked up and shifted in,
+ * not branched on: it follows one way through each frame, not one for each
+ * combination.)
  */
-static __always_inline __u32 walk(struct chain_scratch *s, __u64 f, __u32 l)
+__noinline __u32 pybpf_walk_part(struct chain_scratch *s, __u32 l, __u32 first)
+{
+	__u32 code, prev, instr, owner, entry, i, k;
+	__u64 f;
+
+	if (!s || l >= nr_layouts || l >= PYBPF_MAX_LAYOUTS)
+		return PYBPF_FAIL;	/* (not met: walk's caller checked the layout) */
+	/* (the verifier bounds the register compared, not the copy indexed with) */
+	asm volatile("%0 &= %1" : "+r"(l) : "i"(PYBPF_MAX_LAYOUTS - 1));
+	code = layouts[l].code / 8 % (FRAME_ROOM / 8);
+	prev = layouts[l].previous / 8 % (FRAME_ROOM / 8);
+	instr = layouts[l].instr / 8 % (FRAME_ROOM / 8);
+	owner = layouts[l].owner % FRAME_ROOM;
+	/* 3.11's is_entry (3.12+: none, a byte past those read, which stays 0) */
+	entry = layouts[l].is_entry == MEM_PY_NONE ? PYBPF_FR_READ :
+		layouts[l].is_entry % FRAME_ROOM;
+	f = s->next;
+	for (i = 0; i < WALK_PART; i++) {
+		if (!f)
+			break;
+		if (bpf_probe_read_user(&s->frame, PYBPF_FR_READ, (void *)f)) {
+			s->next = f;
+			return i | PYBPF_FAIL;
+		}
+		/* is_entry is a bool (0 or 1): the first frame of its eval loop */
+		k = (first + i) & (PYBPF_MAXF - 1);
+		s->c.f[k].code = s->frame.q[code] | owner_flag[s->frame.b[owner]] |
+				 (s->frame.b[entry] & 1) * MEM_PY_ENTRY;
+		s->c.f[k].instr = s->frame.q[instr];
+		f = s->frame.q[prev];
+	}
+	s->next = f;
+	return i;
+}
+
+/*
+ * The same in one, for the program of kernels without bpf_loop (dlprof_py_chain: 5.8 to
+ * 5.16, where before 5.12 a global function takes no pointer): the verifier follows
+ * each of the PYBPF_MAXF frames apart (about 20,000 instructions on 6.18, 20 ms).
+ */
+static __always_inline __u32 walk_inline(struct chain_scratch *s, __u64 f, __u32 l)
 {
 	__u32 code, prev, instr, owner, entry, i;
 
@@ -150,7 +197,6 @@ static __always_inline __u32 walk(struct chain_scratch *s, __u64 f, __u32 l)
 	prev = layouts[l].previous / 8 % (FRAME_ROOM / 8);
 	instr = layouts[l].instr / 8 % (FRAME_ROOM / 8);
 	owner = layouts[l].owner % FRAME_ROOM;
-	/* 3.11's is_entry (3.12+: none, a byte past those read, which stays 0) */
 	entry = layouts[l].is_entry == MEM_PY_NONE ? PYBPF_FR_READ :
 		layouts[l].is_entry % FRAME_ROOM;
 	for (i = 0; i < PYBPF_MAXF; i++) {
@@ -158,13 +204,35 @@ static __always_inline __u32 walk(struct chain_scratch *s, __u64 f, __u32 l)
 			return i;
 		if (bpf_probe_read_user(&s->frame, PYBPF_FR_READ, (void *)f))
 			return i | PYBPF_FAIL;
-		/* is_entry is a bool (0 or 1): the first frame of its eval loop */
 		s->c.f[i].code = s->frame.q[code] | owner_flag[s->frame.b[owner]] |
 				 (s->frame.b[entry] & 1) * MEM_PY_ENTRY;
 		s->c.f[i].instr = s->frame.q[instr];
 		f = s->frame.q[prev];
 	}
 	return f ? PYBPF_MAXF | PYBPF_TRUNC : PYBPF_MAXF;
+}
+
+/*
+ * Walk the frames from f, innermost first, into s->c.f with layout l's offsets: n, with
+ * PYBPF_FAIL when a read failed, PYBPF_TRUNC when there were more than PYBPF_MAXF.
+ */
+static __always_inline __u32 walk(struct chain_scratch *s, __u64 f, __u32 l)
+{
+	__u32 part, n;
+
+	_Static_assert(PYBPF_MAXF % WALK_PART == 0 && !(PYBPF_MAXF & (PYBPF_MAXF - 1)),
+		       "the walk's parts fill the chain");
+	if (l >= nr_layouts || l >= PYBPF_MAX_LAYOUTS)
+		return 0;	/* a layout it was not given: an empty chain */
+	s->next = f;
+	for (part = 0; part < PYBPF_MAXF / WALK_PART; part++) {
+		n = pybpf_walk_part(s, l, part * WALK_PART);
+		if (n & PYBPF_FAIL)
+			return (part * WALK_PART + (n & 0x3ff)) | PYBPF_FAIL;
+		if (!s->next)
+			return part * WALK_PART + n;
+	}
+	return PYBPF_MAXF | PYBPF_TRUNC;
 }
 
 /* bpf_loop's context: the process, and the code objects this sample may still read */
@@ -285,7 +353,7 @@ static __always_inline int read_stack(int with_codes)
 		return 1;
 	s->c.tid = tid;
 	s->c.time = bpf_ktime_get_ns();
-	s->c.n = walk(s, f, t->layout);
+	s->c.n = with_codes ? walk(s, f, t->layout) : walk_inline(s, f, t->layout);
 	if (t->gil) {
 		/* whether it holds the GIL: the lock taken, its state the last holder.  The
 		 * lock first: a taker stores locked, then last_holder, so read the other way
@@ -419,21 +487,17 @@ struct x86_regs {
 };
 
 
-/* A word of the stack at addr: from the window of it last read (this cpu's walk), else
- * read with the KUNW_WIN bytes from there (one read for several frames: a read of user
- * memory costs about as much as finding a frame's row), else alone.  0, or -1. */
-static __always_inline int stack_word(struct kunw_chain *c, __u64 addr, __u64 *v)
+/* A word of the stack at addr, which the window last read (this cpu's walk) does not
+ * hold: read with the KUNW_WIN bytes from there (one read for several frames: a read of
+ * user memory costs about as much as finding a frame's row), else alone.  0, or -1.  (A
+ * global function: the verifier follows it once, not at each of the walk's reads.) */
+__noinline int pybpf_stack_read(struct kunw_chain *c, __u64 addr, __u64 *v)
 {
-	__u64 d = addr - c->win_at;
+	__u64 d;
 
+	if (!c || !v)
+		return -1;
 	if (!(addr & 7)) {
-		if (c->win_len && d < c->win_len) {
-			/* (the index through the scratch: the verifier then asks nothing of
-			 * where it came from, the walk's state in its caller's stack) */
-			*(volatile __u32 *)&c->tmp = (__u32)(d >> 3);
-			*v = c->win[*(volatile __u32 *)&c->tmp & (KUNW_WIN / 8 - 1)];
-			return 0;
-		}
 		/* (a read that fails zeroes the buffer: the window it held is gone.  Kept,
 		 * a walk whose rbp a JIT kernel had clobbered read its frame's slot at
 		 * 0x408, then zeros for the window's words: a scan went past libgomp's
@@ -457,14 +521,32 @@ static __always_inline int stack_word(struct kunw_chain *c, __u64 addr, __u64 *v
 	return bpf_probe_read_user(v, 8, (void *)addr) ? -1 : 0;
 }
 
+/* A word of the stack at addr: from the window of it last read, else read.  0, or -1. */
+static __always_inline int stack_word(struct kunw_chain *c, __u64 addr, __u64 *v)
+{
+	__u64 d = addr - c->win_at;
+
+	if (!(addr & 7) && c->win_len && d < c->win_len) {
+		/* (the index through the scratch: the verifier then asks nothing of where it
+		 * came from, the walk's state in its caller's stack) */
+		*(volatile __u32 *)&c->tmp = (__u32)(d >> 3);
+		*v = c->win[*(volatile __u32 *)&c->tmp & (KUNW_WIN / 8 - 1)];
+		return 0;
+	}
+	return pybpf_stack_read(c, addr, v);
+}
+
 /* Process p's mapping of code around addr: the last that starts at or before it (the
  * index goes through the scratch, so that the verifier tracks no range of it: it would
  * follow each way through the search apart); NULL where none covers it */
-static __always_inline const struct kunw_map *find_map(const struct kunw_proc *p,
-						       struct kunw_chain *c, __u64 addr)
+__noinline int pybpf_find_map(const struct kunw_proc *p, struct kunw_chain *c, __u64 addr)
 {
 	const struct kunw_map *x;
-	__u32 lo = 0, hi = p->n < KUNW_MAX_MAPS ? p->n : KUNW_MAX_MAPS, k;
+	__u32 lo = 0, hi, k;
+
+	if (!p || !c)
+		return -1;
+	hi = p->n < KUNW_MAX_MAPS ? p->n : KUNW_MAX_MAPS;
 
 	for (k = 0; k < 10; k++) {
 		__u32 half = hi >> 1;
@@ -479,7 +561,15 @@ static __always_inline const struct kunw_map *find_map(const struct kunw_proc *p
 	}
 	*(volatile __u32 *)&c->tmp = lo;
 	x = &p->m[*(volatile __u32 *)&c->tmp & (KUNW_MAX_MAPS - 1)];
-	return p->n && addr >= x->start && addr < x->end ? x : 0;
+	return p->n && addr >= x->start && addr < x->end ? (int)(lo & (KUNW_MAX_MAPS - 1)) : -1;
+}
+
+static __always_inline const struct kunw_map *find_map(const struct kunw_proc *p,
+						       struct kunw_chain *c, __u64 addr)
+{
+	int i = pybpf_find_map(p, c, addr);
+
+	return i < 0 ? 0 : &p->m[i & (KUNW_MAX_MAPS - 1)];
 }
 
 /* The row for look (an address of process w->pid): 0 and *out, or why not (KW_*) */
@@ -606,12 +696,23 @@ static __always_inline int scan_begin(struct kwalk *w)
 	return 0;
 }
 
+/* the 8 bytes before a return address */
+struct code8 {
+	__u8 b[8];
+};
+
+/* kunw_call_before of the 7 bytes before a return address */
+__noinline int pybpf_call_before(const struct code8 *c)
+{
+	return c && kunw_call_before(c->b + 1);
+}
+
 static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 {
 	const struct kunw_proc *p;
 	const struct kunw_map *x;
 	__u64 a = w->scan_at, v, code, bp;
-	__u8 b[8];
+	struct code8 b;
 
 	if (a + 8 > w->scan_to || stack_word(c, a, &v))
 		return 1;
@@ -624,8 +725,8 @@ static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 	x = find_map(p, c, v);
 	if (!x || x->fid == KUNW_ANON || bpf_probe_read_user(&code, 8, (void *)(v - 8)))
 		return 0;
-	__builtin_memcpy(b, &code, 8);
-	if (!kunw_call_before(b + 1))
+	__builtin_memcpy(b.b, &code, 8);
+	if (!pybpf_call_before(&b))
 		return 0;
 	/* found: callee-saved registers as the last frame left them; but where rbp points
 	 * at the slot below the return address, the code passed over made a classic frame
