@@ -38,4 +38,21 @@ int event_paranoid(void);
 /* perf_event_open(2). */
 int event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsigned long flags);
 
+/*
+ * The first event on a task that a system opens turns the scheduler's perf hooks on (a
+ * static key patched in, then an RCU grace period: 10 to 30 ms on these guests), and they
+ * go off a second after the last one closes.  event_warm_start opens such an event (a
+ * dummy one on a thread of its own, which waits for it) so that the wait falls beside
+ * the work record does as it starts (the BPF program's load); event_warm_end waits for
+ * it and closes it, once record's own events are open.  Nothing is said where the open
+ * fails: the events' own probe says why.
+ */
+struct event_warm {
+	unsigned long thread;	/* (a pthread_t) */
+	int started;
+	int fd;
+};
+void event_warm_start(struct event_warm *w);
+void event_warm_end(struct event_warm *w);
+
 #endif

@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,42 @@ static const struct generic_event generic_events[] = {
 int event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsigned long flags)
 {
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+static void *warm_open(void *arg)
+{
+	struct event_warm *w = arg;
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	w->fd = event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return NULL;
+}
+
+void event_warm_start(struct event_warm *w)
+{
+	pthread_t t;
+
+	w->fd = -1;
+	w->started = !pthread_create(&t, NULL, warm_open, w);
+	if (w->started)
+		w->thread = (unsigned long)t;
+}
+
+void event_warm_end(struct event_warm *w)
+{
+	if (w->started)
+		pthread_join((pthread_t)w->thread, NULL);
+	w->started = 0;
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
 }
 
 int event_paranoid(void)

@@ -452,6 +452,7 @@ static int wait_unrecorded(struct workload *wl, int sfd)
  * the run ended. */
 struct run {
 	const struct record_opts *o;
+	struct event_warm warm;		/* the scheduler's perf hooks, on while it starts */
 	struct workload wl;
 	int have_cmd, attach;
 	struct sigaction orig_act[WORKLOAD_NR_SIGNALS];
@@ -1063,6 +1064,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	x.wl.pid = -1;
 	x.wl.go_fd = x.wl.err_fd = x.wl.pidfd = -1;
 	x.sfd = -1;
+	x.warm.fd = -1;
 	x.status = -1;
 	x.have_cmd = o->argv && o->argv[0];
 	x.attach = o->pids != NULL;
@@ -1074,6 +1076,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		return ret;
 	}
 	r->py.wakeup = !o->no_python && events_python_target(o);
+	event_warm_start(&x.warm);	/* beside the BPF program's load */
 	u64map_init(&r->py.pb_tids);
 	u64map_init(&r->tcb_at);
 	proc_roots_init(&r->roots);
@@ -1101,12 +1104,13 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (!ret)
 		ret = opcalls_setup(r);
 	if (ret) {
+		event_warm_end(&x.warm);
 		free(r->att.targets);
 		return ret;
 	}
 	r->nr_cpus = events_online_cpus(&r->cpus);
 	if (r->nr_cpus <= 0)
-		return error("cannot list the online cpus"), DLP_FAILED;
+		return event_warm_end(&x.warm), error("cannot list the online cpus"), DLP_FAILED;
 	r->scratch = xmalloc(65536);
 	r->jit.syms = jitsyms_new();
 	jitsyms_set_quiet(r->jit.syms, 1);	/* report warns about the records it reads */
@@ -1117,7 +1121,9 @@ int record_run(const struct record_opts *o, int *exit_status)
 		info("%s", r->warn.fallback);
 	if (take_signals(&x) < 0)
 		goto out;
-	if (start(r, &x) < 0) {
+	ret = start(r, &x);
+	event_warm_end(&x.warm);	/* its events are open (or will not be) */
+	if (ret < 0) {
 		if (x.status == 127)
 			result = DLP_OK;	/* the command's status says it */
 		goto out;
@@ -1133,6 +1139,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	/* failed: the workload ran to its end; the recording did not */
 	result = finish_file(r, &x) < 0 ? DLP_FAILED : DLP_OK;
 out:
+	event_warm_end(&x.warm);
 	rec_put_done(r);
 	if (r->w)
 		discard_file(r, &x);
