@@ -35,4 +35,19 @@ size_t ksyms_count(const struct ksyms *k);
 /* The symbol covering addr, or NULL. */
 const struct ksym *ksyms_find(struct ksyms *k, uint64_t addr);
 
+/*
+ * A boot's core kernel symbols kept in dlprof's cache (ksyms.c says why and how).
+ * ksyms_cache_path: the file of this boot ($DLPROF_KSYMS_DIR, else the cache folder's
+ * kallsyms/, then the boot's id; malloc'd), NULL where there is none.  ksyms_save_core
+ * writes the core kernel's text symbols of k (a whole /proc/kallsyms read): 0, or -1.
+ * ksyms_load_core fills an empty k from the file: the symbols loaded, 0 where the file
+ * is missing or not this kernel's.  ksyms_covers: whether k can name addr (a table loaded
+ * from the cache names only the core kernel's text; for any other address, read
+ * /proc/kallsyms whole).
+ */
+char *ksyms_cache_path(void);
+int ksyms_save_core(struct ksyms *k, const char *path);
+int ksyms_load_core(struct ksyms *k, const char *path);
+int ksyms_covers(const struct ksyms *k, uint64_t addr);
+
 #endif

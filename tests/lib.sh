@@ -27,7 +27,10 @@ DLPROF_BUILDID_DIR=$TRASH/.build-id
 # clocks felt it (t9600: rank 0's wait 54.4 ms a step by its own clock where the run
 # under a kept table gave 60.5-61.9).  t3004 makes its own, as a first run does.
 DLPROF_KTAB_DIR=$BUILD/ktab-cache
-export DLPROF BUILD TOP SRC TRASH TMPDIR DLPROF_BUILDID_DIR DLPROF_KTAB_DIR
+# the boot's kernel symbols (record's end reads them there, not /proc/kallsyms whole):
+# one cache for the suite, beside the tables, not the user's
+DLPROF_KSYMS_DIR=$BUILD/ksyms-cache
+export DLPROF BUILD TOP SRC TRASH TMPDIR DLPROF_BUILDID_DIR DLPROF_KTAB_DIR DLPROF_KSYMS_DIR
 export LC_ALL=C
 # The libraries' settings a machine's environment may carry (OPENBLAS_CORETYPE=Haswell
 # on one, an ONEDNN_MAX_CPU_ISA left by a user): none is inherited.  A test that wants

@@ -157,4 +157,78 @@ test_expect_success 'kernel symbols hit are captured when kallsyms is readable' 
 	"$RECDUMP" pf.data | test_grep "^KSYMS len="
 '
 
+# The boot's core kernel symbols, kept (DLPROF_KSYMS_DIR, by the boot's id) by the first
+# record that reads /proc/kallsyms whole, read there by the next ones; an address outside
+# the core kernel's text, or a file that is not one, sends record back to a whole read.
+# Each time, every symbol the recording keeps is the one /proc/kallsyms has at its start
+# (one of its names), sized to the next text symbol (ksyms_true).
+if test "$(head -c 16 /proc/kallsyms)" != "0000000000000000"; then
+	ksyms_true() {
+		"$RECDUMP" --ksyms "$1" >"$1.ks" &&
+		/usr/bin/python3 - "$1.ks" <<-\EOF
+		import collections, sys
+		names, starts = collections.defaultdict(set), set()
+		for line in open("/proc/kallsyms"):
+		    w = line.split()
+		    if len(w) >= 3 and w[1] in "tTwW" and int(w[0], 16):
+		        names[int(w[0], 16)].add(w[2])
+		        starts.add(int(w[0], 16))
+		starts = sorted(starts)
+		nxt = dict(zip(starts, starts[1:]))
+		got = [l.split() for l in open(sys.argv[1]) if l.startswith("KSYM ")]
+		bad = 0
+		for _, a, size, name, *mod in got:
+		    a, size = int(a, 16), int(size, 16)
+		    want = min(nxt.get(a, a + (1 << 20)) - a, 1 << 20)
+		    if name not in names.get(a, ()) or size != want:
+		        print("not in /proc/kallsyms so: %x %x %s (there: %s, size %x)" %
+		              (a, size, name, sorted(names.get(a, ())), want))
+		        bad += 1
+		print(len(got), "symbols kept,", bad, "not as /proc/kallsyms has them")
+		sys.exit(len(got) < 5 or bad > 0)
+		EOF
+	}
+	boot=$(cat /proc/sys/kernel/random/boot_id)
+	test_expect_success 'kernel symbols: the first record keeps the boot'"'"'s, named as kallsyms' '
+		export DLPROF_KSYMS_DIR="$TRASH/ksc" &&
+		mkdir -p ksc && echo old >ksc/an-earlier-boot &&
+		"$DLPROF" record -q -e page-faults -c 1 -o ks1.data -- "$WL/rec-hot" 0.05 &&
+		test -s "ksc/$boot" && ! test -e ksc/an-earlier-boot &&
+		ksyms_true ks1.data
+	'
+	test_expect_success 'kernel symbols: the next record reads them there, the same names' '
+		export DLPROF_KSYMS_DIR="$TRASH/ksc" &&
+		before=$(stat -c %y "ksc/$boot") &&
+		"$DLPROF" record -q -e page-faults -c 1 -o ks2.data -- "$WL/rec-hot" 0.05 &&
+		test "$(stat -c %y "ksc/$boot")" = "$before" &&
+		ksyms_true ks2.data
+	'
+	test_expect_success 'kernel symbols: a file that is not one is read whole again, kept anew' '
+		export DLPROF_KSYMS_DIR="$TRASH/ksc" &&
+		size=$(stat -c %s "ksc/$boot") &&
+		head -c 100 "ksc/$boot" >ksc.cut && cat ksc.cut >"ksc/$boot" &&
+		"$DLPROF" record -q -e page-faults -c 1 -o ks3.data -- "$WL/rec-hot" 0.05 &&
+		test "$(stat -c %s "ksc/$boot")" = "$size" &&
+		ksyms_true ks3.data
+	'
+	test_expect_success 'kernel symbols: an address outside the kept text: read whole' '
+		export DLPROF_KSYMS_DIR="$TRASH/ksc" &&
+		/usr/bin/python3 - "ksc/$boot" <<-\EOF &&
+		import struct, sys
+		# (lib/resolve/ksyms.c: a 112-byte header, 16 bytes a symbol, the names)
+		b = open(sys.argv[1], "rb").read()
+		nr, lo = struct.unpack_from("<IQ", b, 12)
+		recs = [b[112 + 16 * i:128 + 16 * i] for i in range(nr)]
+		keep = [r for r in recs if struct.unpack_from("<Q", r)[0] < lo + 16]
+		# the kept text its first 16 bytes, the symbols there alone
+		head = bytearray(b[:112])
+		struct.pack_into("<I", head, 12, len(keep))
+		struct.pack_into("<Q", head, 24, lo + 16)
+		open(sys.argv[1], "wb").write(head + b"".join(keep) + b[112 + 16 * nr:])
+		EOF
+		"$DLPROF" record -q -e page-faults -c 1 -o ks4.data -- "$WL/rec-hot" 0.05 &&
+		ksyms_true ks4.data
+	'
+fi
+
 test_done

@@ -60,9 +60,16 @@ void *capture_kallsyms_load(void *arg)
 	struct kallsyms *k = arg;
 	struct ksyms *ks = ksyms_new();
 
+	char *cache = ksyms_cache_path();
+
 	setpriority(PRIO_PROCESS, 0, 0);	/* not urgent: the reader's boost is not for it */
-	if (ksyms_load_kallsyms(ks, NULL, NULL) > 0)
+	/* this boot's core kernel, kept by an earlier record; else a whole read, kept */
+	if ((!cache || ksyms_load_core(ks, cache) <= 0) && ksyms_load_kallsyms(ks, NULL, NULL) > 0) {
 		ksyms_sort(ks);
+		if (cache)
+			(void)ksyms_save_core(ks, cache);
+	}
+	free(cache);
 	k->ks = ks;
 	/* (its clock is gone with it: record_run_cpu_ns leaves this out) */
 	__atomic_store_n(&k->cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELEASE);
@@ -92,6 +99,23 @@ void capture_ksyms(struct recorder *r, struct kallsyms *k)
 
 	if (!r->kaddrs.nr || !k->ks || !ksyms_count(k->ks))
 		return;
+	/* the core kernel's from the cache: an address outside it (a module, a BPF program,
+	 * a trampoline) needs the whole of /proc/kallsyms */
+	for (size_t i = 0; i < r->kaddrs.cap; i++) {
+		struct ksyms *all;
+
+		if (!r->kaddrs.used[i] || !r->kaddrs.keys[i] || ksyms_covers(k->ks, r->kaddrs.keys[i]))
+			continue;
+		all = ksyms_new();
+		if (ksyms_load_kallsyms(all, NULL, NULL) > 0) {
+			ksyms_sort(all);
+			ksyms_free(k->ks);
+			k->ks = all;
+		} else {
+			ksyms_free(all);
+		}
+		break;
+	}
 	u64map_init(&seen);
 	for (size_t i = 0; i < r->kaddrs.cap; i++) {
 		const struct ksym *y;

@@ -1,10 +1,13 @@
 /* ksyms.c - kernel symbol table (see ksyms.h). */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "ksyms.h"
+#include "paths.h"
 #include "rephash.h"
 #include "util.h"
 
@@ -19,6 +22,8 @@ struct ksyms {
 	struct ksym *syms;
 	size_t nr, alloc;
 	int sorted;
+	int core_only;			/* from the boot's cache: the core kernel's text alone */
+	uint64_t core_lo, core_hi;	/* where that text is (_stext to _etext) */
 	struct { uint64_t addr; uint32_t at; } cache[KSYMS_CACHE];	/* at: index + 1,
 									   UINT32_MAX none */
 	struct strpool pool;
@@ -253,4 +258,192 @@ const struct ksym *ksyms_find(struct ksyms *k, uint64_t addr)
 		k->cache[c].at = y ? (uint32_t)(y - k->syms) + 1 : UINT32_MAX;
 	}
 	return y;
+}
+
+/*
+ * A boot's core kernel symbols, kept in dlprof's cache: a record's end would otherwise
+ * read all of /proc/kallsyms (122,000 lines the kernel formats one by one, about 60 ms of
+ * CPU a record).  Only the core kernel's text (_stext to _etext) is kept: it stays where
+ * it is until the next boot, where modules, BPF programs and trampolines come and go, so
+ * an address outside it is looked up in a whole read (ksyms_covers).
+ *
+ * The file, named by the boot's id (those of other boots are removed as it is written): a
+ * header (magic, format, the kernel's release, the
+ * core's bounds, counts), each symbol (start, size, its name's offset) in address order,
+ * then the names, each ending in a NUL.  Written through a temporary file and a rename; a
+ * file whose header does not say this kernel and format, or whose sizes do not add up, is
+ * not one.
+ */
+#define KSYMS_MAGIC	"DLPKSYM\0"
+#define KSYMS_FORMAT	1u
+
+struct ksyms_head {
+	char magic[8];
+	uint32_t format, nr;
+	uint64_t core_lo, core_hi, names_len;
+	char release[72];
+};
+
+struct ksyms_rec {
+	uint64_t start;
+	uint32_t size, name;
+};
+
+char *ksyms_cache_path(void)
+{
+	const char *env = getenv("DLPROF_KSYMS_DIR");
+	char *dir = env && *env ? xstrdup(env) : dlprof_cache_dir("kallsyms"), *p = NULL;
+	char id[64];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (dir && f && fgets(id, sizeof(id), f)) {
+		id[strcspn(id, "\n")] = '\0';
+		if (*id && !strchr(id, '/'))
+			p = xasprintf("%s/%s", dir, id);
+	}
+	if (f)
+		fclose(f);
+	free(dir);
+	return p;
+}
+
+/* The core kernel's text: _stext and _etext among k's (sorted) symbols */
+static int core_bounds(const struct ksyms *k, uint64_t *lo, uint64_t *hi)
+{
+	*lo = *hi = 0;
+	for (size_t i = 0; i < k->nr; i++) {
+		if (k->syms[i].module)
+			continue;
+		if (!strcmp(k->syms[i].name, "_stext"))
+			*lo = k->syms[i].start;
+		else if (!strcmp(k->syms[i].name, "_etext"))
+			*hi = k->syms[i].start;
+	}
+	return *lo && *hi > *lo ? 0 : -1;
+}
+
+/* The files of earlier boots beside this boot's path (those of this boot, its own
+ * temporary files among them, stay) */
+static void drop_other_boots(const char *path)
+{
+	char *dir = xstrdup(path), *base = strrchr(dir, '/');
+	struct dirent *e;
+	DIR *d;
+
+	if (!base)
+		goto out;
+	*base++ = '\0';
+	d = opendir(*dir ? dir : "/");
+	if (!d)
+		goto out;
+	while ((e = readdir(d))) {
+		char *f;
+
+		if (e->d_name[0] == '.' || !strncmp(e->d_name, base, strlen(base)))
+			continue;
+		f = xasprintf("%s/%s", dir, e->d_name);
+		unlink(f);
+		free(f);
+	}
+	closedir(d);
+out:
+	free(dir);
+}
+
+int ksyms_save_core(struct ksyms *k, const char *path)
+{
+	struct ksyms_head h;
+	struct ksyms_rec *recs;
+	struct strbuf names = STRBUF_INIT;
+	struct utsname u;
+	char *tmp = NULL;
+	size_t nr = 0;
+	FILE *f;
+	int ret = -1;
+
+	if (!k->sorted)
+		ksyms_sort(k);
+	if (k->core_only || core_bounds(k, &h.core_lo, &h.core_hi) || uname(&u))
+		return -1;
+	recs = xmalloc(k->nr * sizeof(*recs) + 1);
+	for (size_t i = 0; i < k->nr; i++) {
+		const struct ksym *y = &k->syms[i];
+
+		if (y->module || y->start < h.core_lo || y->start >= h.core_hi ||
+		    y->end - y->start > UINT32_MAX || names.len > UINT32_MAX)
+			continue;
+		recs[nr].start = y->start;
+		recs[nr].size = (uint32_t)(y->end - y->start);
+		recs[nr].name = (uint32_t)names.len;
+		strbuf_add(&names, y->name, strlen(y->name) + 1);
+		nr++;
+	}
+	memset(h.magic, 0, sizeof(h.magic));
+	memcpy(h.magic, KSYMS_MAGIC, sizeof(h.magic));
+	h.format = KSYMS_FORMAT;
+	h.nr = (uint32_t)nr;
+	h.names_len = names.len;
+	memset(h.release, 0, sizeof(h.release));
+	snprintf(h.release, sizeof(h.release), "%s", u.release);
+	if (nr && (f = cache_file_begin(path, &tmp, "wb")))
+		ret = cache_file_end(f, fwrite(&h, sizeof(h), 1, f) == 1 &&
+				     fwrite(recs, sizeof(*recs), nr, f) == nr &&
+				     fwrite(names.buf, 1, names.len, f) == names.len, tmp, path);
+	if (!ret)
+		drop_other_boots(path);
+	free(tmp);
+	free(recs);
+	strbuf_release(&names);
+	return ret;
+}
+
+int ksyms_load_core(struct ksyms *k, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const struct ksyms_head *h;
+	const struct ksyms_rec *recs;
+	const char *names;
+	struct utsname u;
+	size_t need;
+
+	if (k->nr || strbuf_read_file(&sb, path, 0) < 0 || sb.len < sizeof(*h) || uname(&u))
+		goto bad;
+	h = (const struct ksyms_head *)sb.buf;
+	if (memcmp(h->magic, KSYMS_MAGIC, sizeof(h->magic)) || h->format != KSYMS_FORMAT ||
+	    strncmp(h->release, u.release, sizeof(h->release)) || !h->nr ||
+	    h->core_lo >= h->core_hi)
+		goto bad;
+	need = sizeof(*h) + (size_t)h->nr * sizeof(*recs);
+	if (sb.len < need || sb.len - need != h->names_len || !h->names_len ||
+	    sb.buf[sb.len - 1] != '\0')
+		goto bad;
+	recs = (const struct ksyms_rec *)(sb.buf + sizeof(*h));
+	names = sb.buf + need;
+	for (uint32_t i = 0; i < h->nr; i++)
+		if (recs[i].name >= h->names_len || (i && recs[i].start < recs[i - 1].start))
+			goto bad;
+	k->syms = xmalloc(h->nr * sizeof(*k->syms));
+	k->alloc = k->nr = h->nr;
+	for (uint32_t i = 0; i < h->nr; i++) {
+		k->syms[i].start = recs[i].start;
+		k->syms[i].end = recs[i].start + (recs[i].size ? recs[i].size : 1);
+		k->syms[i].name = names + recs[i].name;
+		k->syms[i].module = NULL;
+	}
+	k->core_only = 1;
+	k->core_lo = h->core_lo;
+	k->core_hi = h->core_hi;
+	k->sorted = 1;
+	memset(k->cache, 0, sizeof(k->cache));
+	ALLOC_GROW(k->texts, k->nr_texts + 1, k->alloc_texts);
+	k->texts[k->nr_texts++] = sb.buf;	/* ours now: the names live there */
+	return (int)h->nr;
+bad:
+	strbuf_release(&sb);
+	return 0;
+}
+
+int ksyms_covers(const struct ksyms *k, uint64_t addr)
+{
+	return !k->core_only || (addr >= k->core_lo && addr < k->core_hi);
 }

@@ -480,28 +480,6 @@ bad:
 	return -1;
 }
 
-/* A file of the cache written whole or not at all: its folder made, written to PATH.PID
- * beside it, renamed over it when all went well (keep_end) */
-static FILE *keep_begin(const char *path, char **tmp, const char *mode)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	FILE *f = NULL;
-
-	*tmp = xasprintf("%s.%d", path, (int)getpid());
-	if (slash)
-		*slash = '\0';
-	if (slash && !mkdir_p(dir))
-		f = fopen(*tmp, mode);
-	free(dir);
-	return f;
-}
-
-static void keep_end(FILE *f, int ok, const char *tmp, const char *path)
-{
-	if (fclose(f) || !ok || rename(tmp, path))
-		unlink(tmp);
-}
-
 void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktable *kt)
 {
 	char *p = id_size ? ktab_path(id, id_size) : NULL, *tmp;
@@ -511,9 +489,9 @@ void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktab
 
 	if (!p)
 		return;
-	f = keep_begin(p, &tmp, "wb");
+	f = cache_file_begin(p, &tmp, "wb");
 	if (f)
-		keep_end(f, fwrite(&h, sizeof(h), 1, f) == 1 &&
+		cache_file_end(f, fwrite(&h, sizeof(h), 1, f) == 1 &&
 			    fwrite(kt->pages, 8, kt->nr_pages, f) == kt->nr_pages &&
 			    fwrite(kt->rules, 4, kt->nr_rules, f) == kt->nr_rules &&
 			    fwrite(kt->rows, 4, kt->nr_rows, f) == kt->nr_rows, tmp, p);
@@ -592,7 +570,7 @@ void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t
 		if (k < nold)
 			runs[k] = UINT_MAX;	/* (used: 0 below) */
 	}
-	if (p && (nr || nold) && (f = keep_begin(p, &tmp, "w"))) {
+	if (p && (nr || nold) && (f = cache_file_begin(p, &tmp, "w"))) {
 		/* the lines kept, in their order, then the new ones */
 		for (size_t i = 0; i < nold && n < KTAB_WANTS_MAX; i++) {
 			unsigned r = runs[i] == UINT_MAX ? 0 : runs[i] + 1;
@@ -610,7 +588,7 @@ void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t
 			ok &= fprintf(f, "%s 0\n", hex) > 0;
 			n++;
 		}
-		keep_end(f, ok, tmp, p);
+		cache_file_end(f, ok, tmp, p);
 		free(tmp);
 	}
 	free(is_new);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -148,6 +149,29 @@ char *buildid_cache_file(const uint8_t *id, size_t size)
 	}
 	free(dir);
 	return p;
+}
+
+FILE *cache_file_begin(const char *path, char **tmp, const char *mode)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	FILE *f = NULL;
+
+	*tmp = xasprintf("%s.%d", path, (int)getpid());
+	if (slash)
+		*slash = '\0';
+	if (slash && !mkdir_p(dir))
+		f = fopen(*tmp, mode);
+	free(dir);
+	return f;
+}
+
+int cache_file_end(FILE *f, int ok, const char *tmp, const char *path)
+{
+	if (fclose(f) || !ok || rename(tmp, path)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 int mkdir_p(const char *dir)

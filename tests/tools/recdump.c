@@ -37,9 +37,11 @@
  *   USAMPLES bad                       (a batch that does not decode)
  *   STATS samples=N lost=N exit=N flags=0xX
  *   BUILDID|KSYMS|JITMAP|JITDUMP|ITT|FILE|TYPE<n> len=N
+ *   KSYM START SIZE NAME [MODULE]        (--ksyms: each line of a KSYMS record after it)
  * and last: records=N chunks=N truncated=0|1
  * Exit status: 0 complete, 1 truncated (all complete chunks shown), 2 error.
  *
+ *   build/tests/recdump [--ksyms] FILE
  *   build/tests/recdump --sizes FILE
  *
  * What each kind of record costs in the file: one line per kind (PERF records by perf
@@ -70,6 +72,7 @@ struct dump {
 	int ustack_args;		/* ... holds the four argument registers only */
 	uint32_t py_chain;		/* ... names its Python stack (0: none) */
 	int quiet;			/* --sizes: the events parsed, not printed */
+	int ksyms;			/* --ksyms: the kernel symbols' lines too */
 	const char *py_by;		/* ... read by the thread, the kernel or record */
 };
 
@@ -569,6 +572,14 @@ static int dump_cb(void *ctx, uint32_t type, const void *data, size_t len)
 		printf("%s len=%zu\n", rec_names[type], len);
 	else
 		printf("TYPE%u len=%zu\n", type, len);
+	if (type == DLP_REC_KSYMS && d->ksyms)
+		while (p < end) {
+			const char *nl = memchr(p, '\n', end - p);
+			int n = (int)((nl ? nl : end) - p);
+
+			printf("KSYM %.*s\n", n, p);
+			p = nl ? nl + 1 : end;
+		}
 	return 0;
 }
 
@@ -687,11 +698,16 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--sizes"))
 		return sizes(argv[2]);
+	memset(&d, 0, sizeof(d));
+	if (argc == 3 && !strcmp(argv[1], "--ksyms")) {
+		d.ksyms = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: recdump [--sizes] FILE\n");
+		fprintf(stderr, "usage: recdump [--ksyms | --sizes] FILE\n");
 		return 2;
 	}
-	memset(&d, 0, sizeof(d));
 	ret = recfile_read(argv[1], dump_cb, &d, &info);
 	for (i = 0; i < d.nr; i++) {
 		free(d.ev[i]->ids);
