@@ -127,7 +127,6 @@ struct kunw_chain {
 	uint32_t win_len;	/* bytes of the stack in win (0: none) */
 	uint64_t win_at;	/* from this address */
 	uint64_t win[KUNW_WIN / 8];
-	uint64_t kbuf[KUNW_MAXK];	/* bpf_get_stack's */
 };
 
 #endif

@@ -572,6 +572,31 @@ static __always_inline const struct kunw_map *find_map(const struct kunw_proc *p
 	return i < 0 ? 0 : &p->m[i & (KUNW_MAX_MAPS - 1)];
 }
 
+/* In a block of a table, of the n rows from slot lo (n at least 1), the last at or before
+ * at (the first where none is): its word.  (A global function: the verifier follows its
+ * search once, not at each state of the walk's step; the index goes through the scratch,
+ * so that it tracks no range of it: it would follow each way through apart.) */
+__noinline __u32 pybpf_block_row(const struct kunw_block *blk, struct kunw_chain *c, __u32 lo,
+				 __u32 n, __u32 at)
+{
+	__u32 k;
+
+	if (!blk || !c)
+		return ~0u;
+	for (k = 0; k < 11; k++) {
+		__u32 half = n >> 1;
+
+		if (!half)
+			break;
+		*(volatile __u32 *)&c->tmp = lo + half;
+		if (KUNW_ROW_AT(blk->w[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)]) <= at)
+			lo += half;
+		n -= half;
+	}
+	*(volatile __u32 *)&c->tmp = lo;
+	return blk->w[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)];
+}
+
 /* The row for look (an address of process w->pid): 0 and *out, or why not (KW_*) */
 static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u64 look,
 				      struct kunw_row *out)
@@ -647,18 +672,7 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	lo -= rb;
 	hi = hi - rb > KUNW_BLOCK ? KUNW_BLOCK : hi - rb;
 	hi -= lo;
-	for (k = 0; k < 11; k++) {
-		__u32 half = hi >> 1;
-
-		if (!half)
-			break;
-		*(volatile __u32 *)&c->tmp = lo + half;
-		if (KUNW_ROW_AT(blk->w[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)]) <= at)
-			lo += half;
-		hi -= half;
-	}
-	*(volatile __u32 *)&c->tmp = lo;
-	word = blk->w[*(volatile __u32 *)&c->tmp & (KUNW_BLOCK - 1)];
+	word = pybpf_block_row(blk, c, lo, hi, at);
 	if (KUNW_ROW_AT(word) > at)
 		return KW_NO_ROW;
 	/* its rule */
@@ -913,7 +927,7 @@ static __always_inline int walk_native(void *ctx, int may_drop, __u32 event, __u
 	struct kwalk *w;
 	struct kunw_chain *c;
 	__u64 cs, ip, sp, bp, kip = 0, period, id = current_ids(), len;
-	__u32 zero = 0, n, k, nk = 0, pid = id >> 32, drop;
+	__u32 zero = 0, n, nk = 0, pid = id >> 32, drop;
 	long got;
 
 	if (!(__u32)id)
@@ -985,14 +999,12 @@ static __always_inline int walk_native(void *ctx, int may_drop, __u32 event, __u
 	n = sc->w.n < KUNW_MAXF ? sc->w.n : KUNW_MAXF;
 	drop = native_walk == 2 && c->whole && may_drop;
 	if (drop && kip) {
-		/* the kernel's frames, after the user ones */
-		got = bpf_get_stack(ctx, c->kbuf, sizeof(c->kbuf), 0);
+		/* the kernel's frames, after the user ones (n at most KUNW_MAXF: then
+		 * KUNW_MAXK more fit in ip) */
+		_Static_assert(KUNW_MAXF + KUNW_MAXK <= KUNW_IPS, "the kernel's frames fit");
+		got = bpf_get_stack(ctx, &c->ip[n], KUNW_MAXK * 8, 0);
 		if (got > 0)
 			nk = (__u32)got / 8;
-		for (k = 0; k < KUNW_MAXK && k < nk; k++) {
-			*(volatile __u32 *)&c->tmp = n + k;
-			c->ip[*(volatile __u32 *)&c->tmp & (KUNW_IPS - 1)] = c->kbuf[k];
-		}
 	}
 	nk = nk < KUNW_MAXK ? nk : KUNW_MAXK;
 	c->nk = nk;
