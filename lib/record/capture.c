@@ -104,7 +104,8 @@ void capture_ksyms(struct recorder *r, struct kallsyms *k)
 	for (size_t i = 0; i < r->kaddrs.cap; i++) {
 		struct ksyms *all;
 
-		if (!r->kaddrs.used[i] || !r->kaddrs.keys[i] || ksyms_covers(k->ks, r->kaddrs.keys[i]))
+		if (!r->kaddrs.used[i] || !r->kaddrs.keys[i] ||
+		    ksyms_covers(k->ks, r->kaddrs.keys[i]))
 			continue;
 		all = ksyms_new();
 		if (ksyms_load_kallsyms(all, NULL, NULL) > 0) {
