@@ -142,7 +142,7 @@ int unw_page_kind(struct walk *w, uint64_t addr)
 	const struct map *mp;
 	int kind = PG_NONE;
 
-	if (e->kind != PG_UNKNOWN && e->page == page)
+	if (e->kind != PG_UNKNOWN && e->page == page && e->gen == w->sp->gen)
 		return e->kind;
 	if (addr >= 4096 && addr < 0x800000000000ULL) {
 		mp = unw_walk_map(w, addr);
@@ -157,6 +157,7 @@ int unw_page_kind(struct walk *w, uint64_t addr)
 	}
 	e->page = page;
 	e->kind = kind;
+	e->gen = w->sp->gen;
 	return kind;
 }
 

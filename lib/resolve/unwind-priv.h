@@ -116,6 +116,7 @@ void unw_roots(struct unw_dso *d);
 struct page_ent {
 	uint64_t page;
 	int kind;
+	uint32_t gen;		/* its space's gen when set: else stale */
 };
 
 /* a return address met before (while recording): where it is, and its CFI row */
@@ -125,6 +126,7 @@ struct frame_ent {
 	struct unw_dso *d;
 	uint64_t bias;
 	const struct rule *ru;	/* NULL: no row (the frame-pointer step) */
+	uint32_t gen;		/* its space's gen when set: else stale */
 };
 
 /*
@@ -188,6 +190,9 @@ struct space {
 	struct unwinder *u;
 	uint32_t pid;
 	struct page_ent pages[PAGE_CACHE];
+	uint32_t gen;		/* the caches' entries of other gens are stale (a mapping
+				   changed since: unwind_maps_changed, not a memset of
+				   224 KB at each of a torch import's mmaps) */
 	struct u64map calls;	/* return address -> (void *)1 call, (void *)2 not */
 	struct frame_ent *frames;	/* FRAME_CACHE of them, live unwinders only */
 	struct u64map memos;	/* tid -> struct memo, root first (live unwinders only;

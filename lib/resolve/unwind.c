@@ -393,7 +393,8 @@ static int walk_pass(struct walk *w)
 				fl = FRAME_RECOVERED;
 			}
 		} else if (!activation && w->sp->frames &&
-			   (fe = &w->sp->frames[hash_u64(ip) & (FRAME_CACHE - 1)])->mp && fe->ip == ip) {
+			   (fe = &w->sp->frames[hash_u64(ip) & (FRAME_CACHE - 1)])->mp && fe->ip == ip &&
+			   fe->gen == w->sp->gen) {
 			/* met before: a return address into that file, and its row */
 			lookup = pc - 1;
 			if ((w->regs_set & (1u << DW_RSP)) && w->last_has_sp &&
@@ -463,7 +464,7 @@ static int walk_pass(struct walk *w)
 			if (!initial && !activation && w->sp->frames && ru != d->spare) {
 				/* a plausible return address (checked above) in file-backed code */
 				fe = &w->sp->frames[hash_u64(ip) & (FRAME_CACHE - 1)];
-				*fe = (struct frame_ent){ ip, mp, d, bias, ru };
+				*fe = (struct frame_ent){ ip, mp, d, bias, ru, w->sp->gen };
 			}
 		}
 		if (ru && ru->ra_undefined)
@@ -673,9 +674,12 @@ void unwind_maps_changed(struct unwinder *u, uint32_t pid, uint64_t time)
 
 		if (sp->pid != pid)
 			continue;
-		memset(sp->pages, 0, sizeof(sp->pages));
-		if (sp->frames)
-			memset(sp->frames, 0, FRAME_CACHE * sizeof(*sp->frames));
+		if (!++sp->gen) {
+			/* (the count came round: entries of gen 0 would look fresh) */
+			memset(sp->pages, 0, sizeof(sp->pages));
+			if (sp->frames)
+				memset(sp->frames, 0, FRAME_CACHE * sizeof(*sp->frames));
+		}
 		unw_memos_clear(sp, 0);
 		if (time > sp->maps_time)
 			sp->maps_time = time;
