@@ -28,11 +28,12 @@ char *dlprof_cache_dir(const char *sub);
  * record keeps there the files of other roots (containers) its samples hit; report
  * reads one there when the path recorded names no file of that build-id. */
 char *buildid_cache_file(const uint8_t *id, size_t size);
-/* A file of a cache written whole or not at all: cache_file_begin makes its folder and
- * opens PATH.PID beside it (*tmp, malloc'd; NULL where it cannot); cache_file_end closes
- * it and, where ok and all went well, renames it over path (0), else removes it (-1) */
-FILE *cache_file_begin(const char *path, char **tmp, const char *mode);
-int cache_file_end(FILE *f, int ok, const char *tmp, const char *path);
+/* A file of a cache written whole or not at all: dlprof_cache_file_begin makes its
+ * folder and opens PATH.PID beside it (*tmp, malloc'd; NULL where it cannot);
+ * dlprof_cache_file_end closes it and, where ok and all went well, renames it over path
+ * (0), else removes it (-1) */
+FILE *dlprof_cache_file_begin(const char *path, char **tmp, const char *mode);
+int dlprof_cache_file_end(FILE *f, int ok, const char *tmp, const char *path);
 /* Make dir and its parents (0755); 0, or -1 when one could not be made */
 int mkdir_p(const char *dir);
 /* Remove dir and everything under it (rm -rf), not following links */

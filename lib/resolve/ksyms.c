@@ -385,10 +385,11 @@ int ksyms_save_core(struct ksyms *k, const char *path)
 	h.names_len = names.len;
 	memset(h.release, 0, sizeof(h.release));
 	snprintf(h.release, sizeof(h.release), "%s", u.release);
-	if (nr && (f = cache_file_begin(path, &tmp, "wb")))
-		ret = cache_file_end(f, fwrite(&h, sizeof(h), 1, f) == 1 &&
-				     fwrite(recs, sizeof(*recs), nr, f) == nr &&
-				     fwrite(names.buf, 1, names.len, f) == names.len, tmp, path);
+	if (nr && (f = dlprof_cache_file_begin(path, &tmp, "wb")))
+		ret = dlprof_cache_file_end(f, fwrite(&h, sizeof(h), 1, f) == 1 &&
+					    fwrite(recs, sizeof(*recs), nr, f) == nr &&
+					    fwrite(names.buf, 1, names.len, f) == names.len,
+					    tmp, path);
 	if (!ret)
 		drop_other_boots(path);
 	free(tmp);

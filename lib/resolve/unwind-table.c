@@ -489,12 +489,12 @@ void unwind_ktable_keep(const uint8_t *id, size_t id_size, const struct unw_ktab
 
 	if (!p)
 		return;
-	f = cache_file_begin(p, &tmp, "wb");
+	f = dlprof_cache_file_begin(p, &tmp, "wb");
 	if (f)
-		cache_file_end(f, fwrite(&h, sizeof(h), 1, f) == 1 &&
-			    fwrite(kt->pages, 8, kt->nr_pages, f) == kt->nr_pages &&
-			    fwrite(kt->rules, 4, kt->nr_rules, f) == kt->nr_rules &&
-			    fwrite(kt->rows, 4, kt->nr_rows, f) == kt->nr_rows, tmp, p);
+		dlprof_cache_file_end(f, fwrite(&h, sizeof(h), 1, f) == 1 &&
+					 fwrite(kt->pages, 8, kt->nr_pages, f) == kt->nr_pages &&
+					 fwrite(kt->rules, 4, kt->nr_rules, f) == kt->nr_rules &&
+					 fwrite(kt->rows, 4, kt->nr_rows, f) == kt->nr_rows, tmp, p);
 	free(tmp);
 	free(p);
 }
@@ -570,7 +570,7 @@ void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t
 		if (k < nold)
 			runs[k] = UINT_MAX;	/* (used: 0 below) */
 	}
-	if (p && (nr || nold) && (f = cache_file_begin(p, &tmp, "w"))) {
+	if (p && (nr || nold) && (f = dlprof_cache_file_begin(p, &tmp, "w"))) {
 		/* the lines kept, in their order, then the new ones */
 		for (size_t i = 0; i < nold && n < KTAB_WANTS_MAX; i++) {
 			unsigned r = runs[i] == UINT_MAX ? 0 : runs[i] + 1;
@@ -588,7 +588,7 @@ void unwind_ktable_wants_keep(const uint8_t *exe, size_t exe_size, const uint8_t
 			ok &= fprintf(f, "%s 0\n", hex) > 0;
 			n++;
 		}
-		cache_file_end(f, ok, tmp, p);
+		dlprof_cache_file_end(f, ok, tmp, p);
 		free(tmp);
 	}
 	free(is_new);

@@ -151,7 +151,7 @@ char *buildid_cache_file(const uint8_t *id, size_t size)
 	return p;
 }
 
-FILE *cache_file_begin(const char *path, char **tmp, const char *mode)
+FILE *dlprof_cache_file_begin(const char *path, char **tmp, const char *mode)
 {
 	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 	FILE *f = NULL;
@@ -165,7 +165,7 @@ FILE *cache_file_begin(const char *path, char **tmp, const char *mode)
 	return f;
 }
 
-int cache_file_end(FILE *f, int ok, const char *tmp, const char *path)
+int dlprof_cache_file_end(FILE *f, int ok, const char *tmp, const char *path)
 {
 	if (fclose(f) || !ok || rename(tmp, path)) {
 		unlink(tmp);
