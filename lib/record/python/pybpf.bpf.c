@@ -138,6 +138,33 @@ static const __u8 owner_flag[256] = {
 /* The frames a part of the walk reads (PYBPF_MAXF a multiple of it) */
 #define WALK_PART	32
 
+/* A layout's offsets in the bytes read of a frame, each masked to the room read */
+struct frame_offs {
+	__u32 code, prev, instr, owner, entry;
+};
+
+static __always_inline void frame_offs(__u32 l, struct frame_offs *o)
+{
+	o->code = layouts[l].code / 8 % (FRAME_ROOM / 8);
+	o->prev = layouts[l].previous / 8 % (FRAME_ROOM / 8);
+	o->instr = layouts[l].instr / 8 % (FRAME_ROOM / 8);
+	o->owner = layouts[l].owner % FRAME_ROOM;
+	/* 3.11's is_entry (3.12+: none, a byte past those read, which stays 0) */
+	o->entry = layouts[l].is_entry == MEM_PY_NONE ? PYBPF_FR_READ :
+		   layouts[l].is_entry % FRAME_ROOM;
+}
+
+/* Frame k of the chain, from the bytes read of it: the frame after it (is_entry is a
+ * bool, 0 or 1: the first frame of its eval loop) */
+static __always_inline __u64 frame_put(struct chain_scratch *s, const struct frame_offs *o,
+				       __u32 k)
+{
+	s->c.f[k].code = s->frame.q[o->code] | owner_flag[s->frame.b[o->owner]] |
+			 (s->frame.b[o->entry] & 1) * MEM_PY_ENTRY;
+	s->c.f[k].instr = s->frame.q[o->instr];
+	return s->frame.q[o->prev];
+}
+
 /*
  * A part of the walk: up to WALK_PART frames from s->next, innermost first, into s->c.f
  * from first on, with layout l's offsets; s->next left at the frame after them.  The
@@ -149,20 +176,15 @@ static const __u8 owner_flag[256] = {
  */
 __noinline __u32 pybpf_walk_part(struct chain_scratch *s, __u32 l, __u32 first)
 {
-	__u32 code, prev, instr, owner, entry, i, k;
+	struct frame_offs o;
+	__u32 i;
 	__u64 f;
 
 	if (!s || l >= nr_layouts || l >= PYBPF_MAX_LAYOUTS)
 		return PYBPF_FAIL;	/* (not met: walk's caller checked the layout) */
 	/* (the verifier bounds the register compared, not the copy indexed with) */
 	asm volatile("%0 &= %1" : "+r"(l) : "i"(PYBPF_MAX_LAYOUTS - 1));
-	code = layouts[l].code / 8 % (FRAME_ROOM / 8);
-	prev = layouts[l].previous / 8 % (FRAME_ROOM / 8);
-	instr = layouts[l].instr / 8 % (FRAME_ROOM / 8);
-	owner = layouts[l].owner % FRAME_ROOM;
-	/* 3.11's is_entry (3.12+: none, a byte past those read, which stays 0) */
-	entry = layouts[l].is_entry == MEM_PY_NONE ? PYBPF_FR_READ :
-		layouts[l].is_entry % FRAME_ROOM;
+	frame_offs(l, &o);
 	f = s->next;
 	for (i = 0; i < WALK_PART; i++) {
 		if (!f)
@@ -171,12 +193,7 @@ __noinline __u32 pybpf_walk_part(struct chain_scratch *s, __u32 l, __u32 first)
 			s->next = f;
 			return i | PYBPF_FAIL;
 		}
-		/* is_entry is a bool (0 or 1): the first frame of its eval loop */
-		k = (first + i) & (PYBPF_MAXF - 1);
-		s->c.f[k].code = s->frame.q[code] | owner_flag[s->frame.b[owner]] |
-				 (s->frame.b[entry] & 1) * MEM_PY_ENTRY;
-		s->c.f[k].instr = s->frame.q[instr];
-		f = s->frame.q[prev];
+		f = frame_put(s, &o, (first + i) & (PYBPF_MAXF - 1));
 	}
 	s->next = f;
 	return i;
@@ -189,25 +206,18 @@ __noinline __u32 pybpf_walk_part(struct chain_scratch *s, __u32 l, __u32 first)
  */
 static __always_inline __u32 walk_inline(struct chain_scratch *s, __u64 f, __u32 l)
 {
-	__u32 code, prev, instr, owner, entry, i;
+	struct frame_offs o;
+	__u32 i;
 
 	if (l >= nr_layouts || l >= PYBPF_MAX_LAYOUTS)
 		return 0;	/* a layout it was not given: an empty chain */
-	code = layouts[l].code / 8 % (FRAME_ROOM / 8);
-	prev = layouts[l].previous / 8 % (FRAME_ROOM / 8);
-	instr = layouts[l].instr / 8 % (FRAME_ROOM / 8);
-	owner = layouts[l].owner % FRAME_ROOM;
-	entry = layouts[l].is_entry == MEM_PY_NONE ? PYBPF_FR_READ :
-		layouts[l].is_entry % FRAME_ROOM;
+	frame_offs(l, &o);
 	for (i = 0; i < PYBPF_MAXF; i++) {
 		if (!f)
 			return i;
 		if (bpf_probe_read_user(&s->frame, PYBPF_FR_READ, (void *)f))
 			return i | PYBPF_FAIL;
-		s->c.f[i].code = s->frame.q[code] | owner_flag[s->frame.b[owner]] |
-				 (s->frame.b[entry] & 1) * MEM_PY_ENTRY;
-		s->c.f[i].instr = s->frame.q[instr];
-		f = s->frame.q[prev];
+		f = frame_put(s, &o, i);
 	}
 	return f ? PYBPF_MAXF | PYBPF_TRUNC : PYBPF_MAXF;
 }
