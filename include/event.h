@@ -37,6 +37,8 @@ int event_paranoid(void);
 
 /* perf_event_open(2). */
 int event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsigned long flags);
+/* A dummy software event's attr (no counter: side-band records alone), all else 0 */
+void event_dummy_attr(struct perf_event_attr *a);
 
 /*
  * The first event on a task that a system opens turns the scheduler's perf hooks on (a

@@ -49,15 +49,20 @@ int event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, uns
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
+void event_dummy_attr(struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_DUMMY;
+}
+
 static void *warm_open(void *arg)
 {
 	struct event_warm *w = arg;
 	struct perf_event_attr a;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
+	event_dummy_attr(&a);
 	a.disabled = 1;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;

@@ -95,10 +95,7 @@ int pykernel_bells_open(struct recorder *r, pid_t pid)
 {
 	struct perf_event_attr a;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
+	event_dummy_attr(&a);
 	a.comm = 1;
 	a.comm_exec = 1;
 	a.task = 1;
