@@ -213,19 +213,7 @@ if test "$(head -c 16 /proc/kallsyms)" != "0000000000000000"; then
 	'
 	test_expect_success 'kernel symbols: an address outside the kept text: read whole' '
 		export DLPROF_KSYMS_DIR="$TRASH/ksc" &&
-		/usr/bin/python3 - "ksc/$boot" <<-\EOF &&
-		import struct, sys
-		# (lib/resolve/ksyms.c: a 112-byte header, 16 bytes a symbol, the names)
-		b = open(sys.argv[1], "rb").read()
-		nr, lo = struct.unpack_from("<IQ", b, 12)
-		recs = [b[112 + 16 * i:128 + 16 * i] for i in range(nr)]
-		keep = [r for r in recs if struct.unpack_from("<Q", r)[0] < lo + 16]
-		# the kept text its first 16 bytes, the symbols there alone
-		head = bytearray(b[:112])
-		struct.pack_into("<I", head, 12, len(keep))
-		struct.pack_into("<Q", head, 24, lo + 16)
-		open(sys.argv[1], "wb").write(head + b"".join(keep) + b[112 + 16 * nr:])
-		EOF
+		/usr/bin/python3 "$SRC/tools/ksyms-cut.py" "ksc/$boot" &&
 		"$DLPROF" record -q -e page-faults -c 1 -o ks4.data -- "$WL/rec-hot" 0.05 &&
 		ksyms_true ks4.data
 	'

@@ -152,6 +152,43 @@ else
 	test_skip 'the CNN under top' 'no python3-torch'
 fi
 
+# The kernel's functions, named live: top reads this boot's core kernel from record's
+# cache (DLPROF_KSYMS_DIR), the rest of /proc/kallsyms whole when a sample is past it.
+# dd copies zeros in the kernel: each kernel row top shows is a function /proc/kallsyms
+# has (the truth), none unnamed; the same with the kept text cut to 16 bytes (every
+# kernel sample past it).
+if test "$(head -c 16 /proc/kallsyms)" != "0000000000000000"; then
+	top_kernel_named() {
+		"$DLPROF" top -d 100 --rows 400 -- dd if=/dev/zero of=/dev/null bs=64k \
+			count=600000 >"$1" 2>"$1.err" &&
+		/usr/bin/python3 - "$1" <<-\EOF
+		import sys; sys.path.insert(0, ".")
+		from tables import tables
+		names = {l.split()[2] for l in open("/proc/kallsyms") if len(l.split()) >= 3}
+		self = [x for x in tables(sys.argv[1]) if x["view"] == "self"][-1]
+		kern = [(n, key) for n, key, _, _ in self["rows"] if key[1].startswith("[kernel")]
+		print(len(kern), "kernel rows, first", kern[:3])
+		def known(name):
+		    # (a name wider than its column keeps its two ends about an ellipsis)
+		    if "\u2026" not in name:
+		        return name in names
+		    a, b = name.split("\u2026", 1)
+		    return any(n.startswith(a) and n.endswith(b) for n in names)
+		bad = [k for k in kern if not known(k[1][0].split()[0])]
+		assert len(kern) >= 3 and not bad, bad
+		assert sum(n for n, _ in kern) * 2 > sum(r[0] for r in self["rows"]), "dd in the kernel"
+		EOF
+	}
+	test_expect_success 'the kernel named live: from the cache, or read whole past it' '
+		export DLPROF_KSYMS_DIR="$TRASH/ksc" &&
+		"$DLPROF" record -q -o warm.data -- true &&
+		boot=$(cat /proc/sys/kernel/random/boot_id) && test -s "ksc/$boot" &&
+		top_kernel_named k1.out &&
+		/usr/bin/python3 "$SRC/tools/ksyms-cut.py" "ksc/$boot" &&
+		top_kernel_named k2.out
+	'
+fi
+
 test_expect_success 'bad input: one line, exit 64' '
 	test_expect_code() { want=$1; shift; "$@" >o 2>e; rc=$?; cat e; test $rc = $want && test $(wc -l <e) -le 2; } &&
 	test_expect_code 64 "$DLPROF" top -a -- true &&

@@ -197,6 +197,7 @@ int ksyms_load_kallsyms(struct ksyms *k, const char *path, const char *release)
 		added++;
 	}
 	if (added) {
+		k->core_only = 0;	/* (loaded from the cache before: all of it now) */
 		ALLOC_GROW(k->texts, k->nr_texts + 1, k->alloc_texts);
 		k->texts[k->nr_texts++] = sb.buf;	/* ours now */
 		sb.buf = NULL;
@@ -267,12 +268,11 @@ const struct ksym *ksyms_find(struct ksyms *k, uint64_t addr)
  * it is until the next boot, where modules, BPF programs and trampolines come and go, so
  * an address outside it is looked up in a whole read (ksyms_covers).
  *
- * The file, named by the boot's id (those of other boots are removed as it is written): a
- * header (magic, format, the kernel's release, the
- * core's bounds, counts), each symbol (start, size, its name's offset) in address order,
- * then the names, each ending in a NUL.  Written through a temporary file and a rename; a
- * file whose header does not say this kernel and format, or whose sizes do not add up, is
- * not one.
+ * The file, named by the boot's id (those of other boots are removed as it is written):
+ * a header (magic, format, the kernel's release, the core's bounds, counts), each symbol
+ * (start, size, its name's offset) in address order, then the names, each ending in a
+ * NUL.  Written through a temporary file and a rename; a file whose header does not say
+ * this kernel and format, or whose sizes do not add up, is not one.
  */
 #define KSYMS_MAGIC	"DLPKSYM\0"
 #define KSYMS_FORMAT	1u

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "filter.h"
 #include "jitsym.h"
@@ -36,6 +37,7 @@ struct prof {
 	struct strpool pool;
 	struct u64map anon_names;	/* map start -> "[anon]@0x..." name */
 	int have_ksyms_rec;
+	int ks_whole;		/* /proc/kallsyms read whole, past the cache's core kernel */
 	char release[128];
 	uint64_t cpus_seen[4];		/* bitmap of CPUs seen (first 256) */
 	uint64_t *ips;
@@ -373,9 +375,35 @@ static int deliver_off_cpu(struct prof *p, const struct session_info *info, int 
 	return ret;
 }
 
+/* The running kernel's symbols, where the recording has none (dlprof top's live
+ * reader): this boot's core kernel from record's cache (ksyms_load_core), else
+ * /proc/kallsyms whole.  DLPROF_KALLSYMS names another file (/dev/null: none), for a
+ * recording from elsewhere and for the fuzzer. */
+static void load_kallsyms(struct prof *p)
+{
+	const char *path = getenv("DLPROF_KALLSYMS");
+	const char *release = p->release[0] ? p->release : NULL;
+	struct utsname u;
+	char *cache = NULL;
+
+	if (!path && (!release || (!uname(&u) && !strcmp(u.release, release))))
+		cache = ksyms_cache_path();
+	if (!cache || ksyms_load_core(p->ks, cache) <= 0)
+		ksyms_load_kallsyms(p->ks, path, release);
+	free(cache);
+}
+
 static void kernel_frame(struct prof *p, uint64_t addr, struct frame *f)
 {
-	const struct ksym *k = ksyms_find(p->ks, addr);
+	const struct ksym *k;
+
+	/* outside the core kernel kept by the cache: all of /proc/kallsyms, added (the
+	 * names met so far stay where they are) */
+	if (!p->ks_whole && !ksyms_covers(p->ks, addr)) {
+		p->ks_whole = 1;
+		ksyms_load_kallsyms(p->ks, NULL, p->release[0] ? p->release : NULL);
+	}
+	k = ksyms_find(p->ks, addr);
 
 	memset(f, 0, sizeof(*f));
 	f->ip = addr;
@@ -828,11 +856,8 @@ static int p_sample_first(void *ctx, const struct dlp_sample *s)
 	}
 	if (!p->ready) {
 		p->ready = 1;
-		/* DLPROF_KALLSYMS names another file (/dev/null: none), for a recording
-		 * from elsewhere and for the fuzzer */
 		if (!p->have_ksyms_rec && !ksyms_count(p->ks))
-			ksyms_load_kallsyms(p->ks, getenv("DLPROF_KALLSYMS"),
-					    p->release[0] ? p->release : NULL);
+			load_kallsyms(p);
 		ask_skip(p);
 	}
 	if (p->skip && u64map_has(p->skip, s->pid)) {
