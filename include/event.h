@@ -10,6 +10,7 @@
 #define DLPROF_EVENT_H
 
 #include <linux/perf_event.h>
+#include <pthread.h>
 
 #define EVENT_UNKNOWN 1		/* event_resolve(): no such name */
 
@@ -50,7 +51,7 @@ void event_dummy_attr(struct perf_event_attr *a);
  * fails: the events' own probe says why.
  */
 struct event_warm {
-	unsigned long thread;	/* (a pthread_t) */
+	pthread_t thread;
 	int started;
 	int fd;
 };

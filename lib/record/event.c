@@ -6,7 +6,6 @@
 #include "util.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,18 +71,14 @@ static void *warm_open(void *arg)
 
 void event_warm_start(struct event_warm *w)
 {
-	pthread_t t;
-
 	w->fd = -1;
-	w->started = !pthread_create(&t, NULL, warm_open, w);
-	if (w->started)
-		w->thread = (unsigned long)t;
+	w->started = !pthread_create(&w->thread, NULL, warm_open, w);
 }
 
 void event_warm_end(struct event_warm *w)
 {
 	if (w->started)
-		pthread_join((pthread_t)w->thread, NULL);
+		pthread_join(w->thread, NULL);
 	w->started = 0;
 	if (w->fd >= 0)
 		close(w->fd);

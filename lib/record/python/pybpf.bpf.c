@@ -546,9 +546,10 @@ static __always_inline int stack_word(struct kunw_chain *c, __u64 addr, __u64 *v
 	return pybpf_stack_read(c, addr, v);
 }
 
-/* Process p's mapping of code around addr: the last that starts at or before it (the
- * index goes through the scratch, so that the verifier tracks no range of it: it would
- * follow each way through the search apart); NULL where none covers it */
+/* Process p's mapping of code around addr: the index of the last that starts at or
+ * before it (the index goes through the scratch, so that the verifier tracks no range of
+ * it: it would follow each way through the search apart); -1 where none covers it.  (A
+ * global function: the verifier follows it once, not at each place it is called from.) */
 __noinline int pybpf_find_map(const struct kunw_proc *p, struct kunw_chain *c, __u64 addr)
 {
 	const struct kunw_map *x;
@@ -574,6 +575,7 @@ __noinline int pybpf_find_map(const struct kunw_proc *p, struct kunw_chain *c, _
 	return p->n && addr >= x->start && addr < x->end ? (int)(lo & (KUNW_MAX_MAPS - 1)) : -1;
 }
 
+/* The mapping itself, NULL where none covers addr */
 static __always_inline const struct kunw_map *find_map(const struct kunw_proc *p,
 						       struct kunw_chain *c, __u64 addr)
 {
