@@ -820,7 +820,8 @@ void kstack_get_stats(struct kstack *ks, struct kstack_stats *st)
 	st->rows = ks->rows;
 	st->table_bytes = ks->table_bytes;
 	st->table_ns = ks->table_ns;
-	st->table_failed = ks->table_failed;
+	/* (those the kernel did not take: made, counted as tables, then without) */
+	st->table_failed = ks->table_failed + pybpf_native_tables_failed(ks->pb);
 	st->tables_kept = ks->tables_kept;
 	st->rules_cut = ks->rules_cut;
 	st->table_cpu_ns = ks->table_cpu_ns;

@@ -131,6 +131,8 @@ struct kunw_chain;
 int pybpf_native(const struct pybpf *pb);
 /* the table of file fid (0 .. KUNW_MAX_FILES - 1); process pid's code mappings */
 int pybpf_native_table(struct pybpf *pb, uint32_t fid, const struct unw_ktable *kt);
+/* tables made that the kernel did not take (their files stay without) */
+uint64_t pybpf_native_tables_failed(struct pybpf *pb);
 int pybpf_native_proc(struct pybpf *pb, uint32_t pid, const struct kunw_proc *p);
 /* Whether a walk read a row of file fid's table: 1, 0, or -errno */
 int pybpf_native_walked(struct pybpf *pb, uint32_t fid);
