@@ -57,6 +57,12 @@ if grep -q "read in the kernel at the sample" "$TRASH/err" 2>/dev/null; then
 		        assert e.name.endswith(e.args.python), (e.name, e.args.python)
 		        ms[e.args.python.split(" (")[0]] += e.dur / 1000.0
 		print(dict(ms), own)
+		# (where a wait went unnamed: the off-CPU slices without a Python line, by name)
+		other = collections.Counter()
+		for e in j.traceEvents:
+		    if e.ph == "X" and e.cat == "sched" and not e.get("args", {}).get("python"):
+		        other[e.name] += e.dur / 1000.0
+		print("off the CPU without a Python line, ms:", dict(other))
 		# sleep_here blocks in time.sleep itself; event_here in Condition.wait of threading.py
 		for f, got in (("sleep_here", ms["sleep_here"]), ("event_here", ms["Condition.wait"])):
 		    want = float(own[f]) * 1e3
