@@ -41,13 +41,13 @@ const struct ksym *ksyms_find(struct ksyms *k, uint64_t addr);
  * kallsyms/, then the boot's id; malloc'd), NULL where there is none.  ksyms_save_core
  * writes the core kernel's text symbols of k (a whole /proc/kallsyms read): 0, or -1.
  * ksyms_load_core fills an empty k from the file: the symbols loaded, 0 where the file
- * is missing or not this kernel's.  ksyms_covers: whether k can name addr (a table loaded
- * from the cache names only the core kernel's text; for any other address, read
- * /proc/kallsyms whole).
+ * is missing or not this kernel's.  ksyms_need: k made able to name addr (a table loaded
+ * from the cache names only the core kernel's text; for any other address, all of
+ * /proc/kallsyms is added to it, once, where release is NULL or uname's).
  */
 char *ksyms_cache_path(void);
 int ksyms_save_core(struct ksyms *k, const char *path);
 int ksyms_load_core(struct ksyms *k, const char *path);
-int ksyms_covers(const struct ksyms *k, uint64_t addr);
+void ksyms_need(struct ksyms *k, uint64_t addr, const char *release);
 
 #endif

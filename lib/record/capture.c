@@ -101,22 +101,9 @@ void capture_ksyms(struct recorder *r, struct kallsyms *k)
 		return;
 	/* the core kernel's from the cache: an address outside it (a module, a BPF program,
 	 * a trampoline) needs the whole of /proc/kallsyms */
-	for (size_t i = 0; i < r->kaddrs.cap; i++) {
-		struct ksyms *all;
-
-		if (!r->kaddrs.used[i] || !r->kaddrs.keys[i] ||
-		    ksyms_covers(k->ks, r->kaddrs.keys[i]))
-			continue;
-		all = ksyms_new();
-		if (ksyms_load_kallsyms(all, NULL, NULL) > 0) {
-			ksyms_sort(all);
-			ksyms_free(k->ks);
-			k->ks = all;
-		} else {
-			ksyms_free(all);
-		}
-		break;
-	}
+	for (size_t i = 0; i < r->kaddrs.cap; i++)
+		if (r->kaddrs.used[i] && r->kaddrs.keys[i])
+			ksyms_need(k->ks, r->kaddrs.keys[i], NULL);
 	u64map_init(&seen);
 	for (size_t i = 0; i < r->kaddrs.cap; i++) {
 		const struct ksym *y;

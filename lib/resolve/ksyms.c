@@ -23,6 +23,7 @@ struct ksyms {
 	size_t nr, alloc;
 	int sorted;
 	int core_only;			/* from the boot's cache: the core kernel's text alone */
+	int whole_tried;		/* ksyms_need read /proc/kallsyms whole (once) */
 	uint64_t core_lo, core_hi;	/* where that text is (_stext to _etext) */
 	struct { uint64_t addr; uint32_t at; } cache[KSYMS_CACHE];	/* at: index + 1,
 									   UINT32_MAX none */
@@ -266,7 +267,7 @@ const struct ksym *ksyms_find(struct ksyms *k, uint64_t addr)
  * read all of /proc/kallsyms (122,000 lines the kernel formats one by one, about 60 ms of
  * CPU a record).  Only the core kernel's text (_stext to _etext) is kept: it stays where
  * it is until the next boot, where modules, BPF programs and trampolines come and go, so
- * an address outside it is looked up in a whole read (ksyms_covers).
+ * an address outside it is looked up in a whole read (ksyms_need).
  *
  * The file, named by the boot's id (those of other boots are removed as it is written):
  * a header (magic, format, the kernel's release, the core's bounds, counts), each symbol
@@ -444,7 +445,10 @@ bad:
 	return 0;
 }
 
-int ksyms_covers(const struct ksyms *k, uint64_t addr)
+void ksyms_need(struct ksyms *k, uint64_t addr, const char *release)
 {
-	return !k->core_only || (addr >= k->core_lo && addr < k->core_hi);
+	if (!k->core_only || k->whole_tried || (addr >= k->core_lo && addr < k->core_hi))
+		return;
+	k->whole_tried = 1;
+	ksyms_load_kallsyms(k, NULL, release);	/* (added: the names met so far stay) */
 }

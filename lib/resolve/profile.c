@@ -37,7 +37,6 @@ struct prof {
 	struct strpool pool;
 	struct u64map anon_names;	/* map start -> "[anon]@0x..." name */
 	int have_ksyms_rec;
-	int ks_whole;		/* /proc/kallsyms read whole, past the cache's core kernel */
 	char release[128];
 	uint64_t cpus_seen[4];		/* bitmap of CPUs seen (first 256) */
 	uint64_t *ips;
@@ -397,12 +396,8 @@ static void kernel_frame(struct prof *p, uint64_t addr, struct frame *f)
 {
 	const struct ksym *k;
 
-	/* outside the core kernel kept by the cache: all of /proc/kallsyms, added (the
-	 * names met so far stay where they are) */
-	if (!p->ks_whole && !ksyms_covers(p->ks, addr)) {
-		p->ks_whole = 1;
-		ksyms_load_kallsyms(p->ks, NULL, p->release[0] ? p->release : NULL);
-	}
+	/* outside the core kernel kept by the cache: all of /proc/kallsyms */
+	ksyms_need(p->ks, addr, p->release[0] ? p->release : NULL);
 	k = ksyms_find(p->ks, addr);
 
 	memset(f, 0, sizeof(*f));
