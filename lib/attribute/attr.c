@@ -139,33 +139,29 @@ static const struct stack_memo *stack_memo(struct attr *a, const struct frame *f
 	for (m = *slot; m; m = m->next)
 		if (memo_is(m, frames, nr, kind, prim))
 			break;
-	if (m) {
-		if (want_family && !m->family) {
-			f = family_classify_ctx(a->rules, frames, nr, &fctx, NULL);
-			m->family = str_intern(f, strlen(f));
+	if (!m) {
+		if (a->nr_memo >= STACK_MEMO_MAX) {
+			memo_clear(a);
+			slot = u64map_slot(&a->memo, key);
 		}
-		return m;
+		m = xmalloc(sizeof(*m) + nr * sizeof(m->f[0]));
+		m->prim = prim;
+		m->kind = kind;
+		m->nr = (uint32_t)nr;
+		for (size_t i = 0; i < nr; i++)
+			m->f[i] = (struct memo_frame){ frames[i].sym, frames[i].dso,
+						       frames[i].dso_path, frames[i].flags,
+						       frames[i].traits };
+		m->family = NULL;
+		m->op = family_op_from_stack(frames, nr);
+		m->next = *slot;
+		*slot = m;
+		a->nr_memo++;
 	}
-	if (a->nr_memo >= STACK_MEMO_MAX) {
-		memo_clear(a);
-		slot = u64map_slot(&a->memo, key);
-	}
-	m = xmalloc(sizeof(*m) + nr * sizeof(m->f[0]));
-	m->prim = prim;
-	m->kind = kind;
-	m->nr = (uint32_t)nr;
-	for (size_t i = 0; i < nr; i++)
-		m->f[i] = (struct memo_frame){ frames[i].sym, frames[i].dso, frames[i].dso_path,
-					       frames[i].flags, frames[i].traits };
-	m->family = NULL;
-	if (want_family) {
+	if (want_family && !m->family) {
 		f = family_classify_ctx(a->rules, frames, nr, &fctx, NULL);
 		m->family = str_intern(f, strlen(f));
 	}
-	m->op = family_op_from_stack(frames, nr);
-	m->next = *slot;
-	*slot = m;
-	a->nr_memo++;
 	return m;
 }
 
