@@ -452,6 +452,16 @@ static void walk_wants(struct kstack *ks, uint32_t pid, uint32_t fid)
 /* Each executable's wants at the end (unwind_ktable_wants_keep): the files its walks
  * stopped for this run, and those on its list whose tables a walk read (any process's:
  * the kernel marks a file, not a process) */
+/* exe added to *exes where it is not there yet */
+static void add_exe(uint32_t **exes, size_t *nr, size_t *alloc, uint32_t exe)
+{
+	for (size_t k = 0; k < *nr; k++)
+		if ((*exes)[k] == exe)
+			return;
+	ALLOC_GROW(*exes, *nr + 1, *alloc);
+	(*exes)[(*nr)++] = exe;
+}
+
 static void keep_wants(struct kstack *ks)
 {
 	uint8_t (*ids)[21] = NULL;
@@ -465,27 +475,13 @@ static void keep_wants(struct kstack *ks)
 			u64map_put(&walked, id_key(ks->ids[f] + 1, ks->ids[f][0]),
 				   (void *)(uintptr_t)(f + 1));
 
-	for (size_t i = 0; i < ks->wanted.cap; i++) {
-		uint32_t exe = ks->wanted.used[i] ? (uint32_t)(ks->wanted.keys[i] >> 32) : 0;
-		size_t k;
-
-		for (k = 0; exe && k < nr_exes && exes[k] != exe; k++)
-			;
-		if (exe && k == nr_exes) {
-			ALLOC_GROW(exes, nr_exes + 1, alloc);
-			exes[nr_exes++] = exe;
-		}
-	}
-	for (uint32_t x = 0; x < ks->nr_files; x++) {
-		size_t k;
-
-		for (k = 0; ks->wants_read[x] && k < nr_exes && exes[k] != x + 1; k++)
-			;
-		if (ks->wants_read[x] && k == nr_exes) {
-			ALLOC_GROW(exes, nr_exes + 1, alloc);
-			exes[nr_exes++] = x + 1;
-		}
-	}
+	/* the executables (id + 1): those walks wanted a file in, those whose list was read */
+	for (size_t i = 0; i < ks->wanted.cap; i++)
+		if (ks->wanted.used[i] && ks->wanted.keys[i] >> 32)
+			add_exe(&exes, &nr_exes, &alloc, (uint32_t)(ks->wanted.keys[i] >> 32));
+	for (uint32_t x = 0; x < ks->nr_files; x++)
+		if (ks->wants_read[x])
+			add_exe(&exes, &nr_exes, &alloc, x + 1);
 	for (size_t e = 0; e < nr_exes; e++) {
 		uint32_t x = exes[e] - 1;
 		uint8_t (*listed)[21];
