@@ -124,6 +124,16 @@ test_expect_success 'a stack deeper than its copy, recorded as the kernel walked
 		"c.checked >= 500" "c.differs == 0" "c.past_copy >= 300"
 '
 
+# The walks' ring is read every 100 ms at least; the program wakes record once it is
+# half full.  unw-deep at 2999 Hz writes ~3 MB a second of 120-frame walks: of a ring of
+# 256 KiB (DLPROF_BPF_RING_KB), without the wakeups 425 of ~4,100 walks were dropped
+# (128 KiB: 1,587), with them none
+test_expect_success 'a ring smaller than 100 ms of walks: record woken to drain it, none dropped' '
+	DLPROF_BPF_RING_KB=256 DLPROF_KSTACK=1 "$DLPROF" record -F 2999 --no-python \
+		-o ring.data -- "$BUILD/tests/unw-deep" 1 >/dev/null 2>err &&
+	test_grep ", 0 lost," err && ! grep "dropped" err && instead err 90
+'
+
 # unw-signal: the handler's stacks go through the signal frame (__restore_rt), whose
 # rule (KR_SIGNAL) takes the interrupted code's rip, rsp and rbp from the ucontext; the
 # frame after it is where the signal came, not a return address.  Before, the walk

@@ -459,7 +459,7 @@ struct run {
 	sigset_t orig_mask;
 	int sfd;			/* the signals, as a signalfd; -1: not taken */
 	struct pollfd *pfd;		/* the rings, sfd, the workload, the -p targets, live */
-	int npfd, live_at, bells_at;
+	int npfd, live_at, bells_at, rings_at;
 	int *target_fd, targets_left;	/* -p: a pidfd per target */
 	struct kallsyms ksyms;		/* loaded by a thread while the workload runs */
 	pthread_t ksyms_thread;
@@ -660,7 +660,7 @@ static int start(struct recorder *r, struct run *x)
 static void watch(struct recorder *r, struct run *x)
 {
 	const struct record_opts *o = x->o;
-	int at = r->nr_cpus;
+	int at = r->nr_cpus, rings[2];
 
 	x->npfd = r->nr_cpus + 2 + r->att.nr;
 	x->live_at = x->npfd;
@@ -669,6 +669,8 @@ static void watch(struct recorder *r, struct run *x)
 	x->bells_at = x->npfd;
 	if (r->py.bells)
 		x->npfd += r->nr_cpus;
+	x->rings_at = x->npfd;
+	x->npfd += pybpf_poll_fds(r->py.pb, rings);
 	x->pfd = xcalloc((size_t)x->npfd, sizeof(*x->pfd));
 	for (int c = 0; c < r->nr_cpus; c++)
 		x->pfd[c] = (struct pollfd){ r->fds[c], POLLIN, 0 };
@@ -684,6 +686,8 @@ static void watch(struct recorder *r, struct run *x)
 		x->pfd[x->live_at] = (struct pollfd){ o->live->fd, POLLIN, 0 };
 	for (int c = 0; r->py.bells && c < r->nr_cpus; c++)
 		x->pfd[x->bells_at + c] = (struct pollfd){ r->py.bell_fds[c], POLLIN, 0 };
+	for (int k = x->rings_at; k < x->npfd; k++)	/* (drained each turn, as they are) */
+		x->pfd[k] = (struct pollfd){ rings[k - x->rings_at], POLLIN, 0 };
 }
 
 /* A Python process: its stacks are read as soon as the sample is in; when the kernel

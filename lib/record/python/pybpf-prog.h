@@ -10,8 +10,8 @@
 #include "kunwind.h"
 #include "pybpf.h"
 
-#define PYBPF_RB_SIZE		(8u << 20)	/* the ring buffer (a 20-frame chain: 344
-						   bytes with its header) */
+#define PYBPF_RB_MAX		(8u << 20)	/* the ring buffer, at most (a 20-frame
+						   chain: 344 bytes with its header) */
 #define PYBPF_MAX_THREADS	4096
 #define PYBPF_MAX_FORKS		1024	/* children of listed threads not yet listed */
 #define PYBPF_MAX_CODES		65536	/* code objects remembered as met (least recently
@@ -53,7 +53,7 @@ struct pybpf_code_rec {
 #define KUNW_MAX_MAPS		512	/* a process's file mappings of code */
 #define KUNW_MAX_PROCS		1024
 #define KUNW_MAXF		256	/* frames a walk gives */
-#define KUNW_RB_SIZE		(16u << 20)
+#define KUNW_RB_MAX		(16u << 20)	/* its ring, at most */
 #define KUNW_CACHE		4096	/* rows cached per cpu */
 #define KUNW_WIN		2048	/* bytes of stack read at a time */
 #define KUNW_MAX_SCANS		16	/* stack scans a walk makes (the copy's walk: as many) */

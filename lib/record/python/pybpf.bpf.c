@@ -73,8 +73,20 @@ static __always_inline __u64 current_ids(void)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, PYBPF_RB_SIZE);
+	__uint(max_entries, PYBPF_RB_MAX);	/* (pybpf.c sizes it by the cpus) */
 } ring SEC(".maps");
+
+/* half of each ring's size (pybpf.c) */
+const volatile __u64 ring_half, kring_half;
+
+/* A record goes out without waking record, which reads the rings every 100 ms or more
+ * often; once its ring is half full, woken to read it (it polls the rings' descriptors),
+ * so that a burst does not fill it */
+static __always_inline __u64 rb_wake(void *rb, __u64 half)
+{
+	return bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= half ? BPF_RB_FORCE_WAKEUP :
+								 BPF_RB_NO_WAKEUP;
+}
 
 /* a chain is built in its cpu's scratch, then copied as long as it is; the frame being
  * read lies beside it, in more room than is read: a field's offset masked to that room is
@@ -325,7 +337,7 @@ static long read_code(__u32 i, void *arg)
 			len = PYBPF_TAB_READ;
 	}
 	if (bpf_ringbuf_output(&ring, r, __builtin_offsetof(struct pybpf_code_rec, tab) + len,
-			       BPF_RB_NO_WAKEUP))
+			       rb_wake(&ring, ring_half)))
 		return 1;	/* no room: the chain has none either */
 	bpf_map_update_elem(&codes, &key, &ident, BPF_ANY);	/* met, as this object */
 	return 0;
@@ -390,7 +402,7 @@ static __always_inline int read_stack(int with_codes)
 
 		bpf_loop(n, read_code, &cx, 0);
 	}
-	if (bpf_ringbuf_output(&ring, &s->c, 16 + 16 * n, BPF_RB_NO_WAKEUP))
+	if (bpf_ringbuf_output(&ring, &s->c, 16 + 16 * n, rb_wake(&ring, ring_half)))
 		__sync_fetch_and_add(&dropped, 1);
 	return 1;
 }
@@ -438,7 +450,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, KUNW_RB_SIZE);
+	__uint(max_entries, KUNW_RB_MAX);	/* (sized by pybpf.c) */
 } kring SEC(".maps");
 
 /* rows of return addresses met lately, by cpu, direct-mapped: valid for the process's
@@ -1027,7 +1039,7 @@ static __always_inline int walk_native(void *ctx, int may_drop, __u32 event, __u
 	len = KUNW_HEAD + 8 * (__u64)(c->n + nk);
 	if (len > sizeof(c->ip) + KUNW_HEAD)
 		len = sizeof(c->ip) + KUNW_HEAD;
-	if (bpf_ringbuf_output(&kring, c, len, BPF_RB_NO_WAKEUP)) {
+	if (bpf_ringbuf_output(&kring, c, len, rb_wake(&kring, kring_half))) {
 		__sync_fetch_and_add(&kdropped, 1);
 		return 1;	/* (then the sample as it is) */
 	}

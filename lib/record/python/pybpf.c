@@ -109,12 +109,30 @@ static int fork_offsets(uint32_t *parent, uint32_t *child)
 	return *parent && *child ? 0 : -1;
 }
 
+/* A ring's size: per_cpu bytes for each cpu online, a power of two from min to max; or
+ * DLPROF_BPF_RING_KB's (both rings: a small one shows that record is woken to read it) */
+static uint32_t ring_size(uint32_t per_cpu, uint32_t min, uint32_t max)
+{
+	const char *e = getenv("DLPROF_BPF_RING_KB");
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t want = (uint64_t)(cpus > 0 ? cpus : 1) * per_cpu;
+	uint32_t size = (uint32_t)sysconf(_SC_PAGESIZE);
+
+	if (e && *e)
+		want = strtoull(e, NULL, 10) << 10;
+	else if (want < min)
+		want = min;
+	while (size < want && size < max)
+		size <<= 1;
+	return size;
+}
+
 /* Open the program with these layouts and load it, reading code objects or not: 0, or
  * -errno (the kernel's). */
 static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, int codes)
 {
 	struct pybpf_bpf *s = pybpf_bpf__open();
-	uint32_t fp, fc;
+	uint32_t fp, fc, rsize;
 	int err;
 
 	if (!s)
@@ -122,6 +140,9 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	for (size_t k = 0; k < nr; k++)
 		s->rodata->layouts[k] = lays[k];
 	s->rodata->nr_layouts = (uint32_t)nr;
+	rsize = ring_size(256u << 10, 512u << 10, PYBPF_RB_MAX);
+	bpf_map__set_max_entries(s->maps.ring, rsize);
+	s->rodata->ring_half = rsize / 2;
 	/* the native walk's maps, small where it does not run (the program names them) */
 	s->rodata->native_walk = codes ? (uint32_t)pb->native : 0;
 	if (!(codes && pb->native)) {
@@ -130,7 +151,11 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 		bpf_map__set_max_entries(s->maps.kfiles, 1);
 		bpf_map__set_max_entries(s->maps.kprocs, 1);
 		bpf_map__set_max_entries(s->maps.kcache, 1);
+	} else {
+		rsize = ring_size(512u << 10, 1u << 20, KUNW_RB_MAX);
+		bpf_map__set_max_entries(s->maps.kring, rsize);
 	}
+	s->rodata->kring_half = bpf_map__max_entries(s->maps.kring) / 2;
 	bpf_program__set_autoload(codes ? s->progs.dlprof_py_chain : s->progs.dlprof_py, false);
 	/* Each program verified costs time at every record (the walk: 16,500 instructions
 	 * processed, 20 ms on 6.18).
@@ -255,6 +280,8 @@ static int got_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static int got_walk(void *ctx, void *data, size_t len);
+
 struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native,
 			int one_event, const char **why)
 {
@@ -318,6 +345,13 @@ struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native
 	}
 	if (pb->native && !pb->codes)
 		pb->native = 0;	/* (it needs bpf_loop) */
+	if (pb->native) {
+		pb->krb = ring_buffer__new(bpf_map__fd(pb->skel->maps.kring), got_walk, pb, NULL);
+		if (!pb->krb) {
+			*why = "cannot map the BPF ring buffer";
+			goto fail;
+		}
+	}
 	return pb;
 fail:
 	pybpf_free(pb);
@@ -392,6 +426,18 @@ int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *
 void pybpf_drop_thread(struct pybpf *pb, uint32_t tid)
 {
 	bpf_map__delete_elem(pb->skel->maps.threads, &tid, sizeof(tid), 0);
+}
+
+int pybpf_poll_fds(const struct pybpf *pb, int fds[2])
+{
+	int n = 0;
+
+	if (pb && pb->rb)
+		fds[n++] = ring_buffer__epoll_fd(pb->rb);
+	if (pb && pb->krb && pb->native == PYBPF_NATIVE_INSTEAD)	/* (else read as its
+									   samples are) */
+		fds[n++] = ring_buffer__epoll_fd(pb->krb);
+	return n;
 }
 
 uint64_t pybpf_dropped(const struct pybpf *pb)
@@ -554,11 +600,6 @@ void pybpf_native_drain(struct pybpf *pb, pybpf_native_fn *fn, void *ctx)
 {
 	if (!pb->native)
 		return;
-	if (!pb->krb) {
-		pb->krb = ring_buffer__new(bpf_map__fd(pb->skel->maps.kring), got_walk, pb, NULL);
-		if (!pb->krb)
-			return;
-	}
 	pb->nfn = fn;
 	pb->nctx = ctx;
 	ring_buffer__consume(pb->krb);

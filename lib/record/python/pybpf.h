@@ -121,6 +121,10 @@ typedef void pybpf_chain_fn(void *ctx, uint32_t tid, uint64_t time, const uint64
 size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, pybpf_code_fn *code_fn, void *ctx);
 /* Chains the ring buffer had no room for (the drain was late). */
 uint64_t pybpf_dropped(const struct pybpf *pb);
+/* The descriptors that become readable when a ring is half full (the program wakes record
+ * then, not at each record): up to two, into fds; how many.  The walks' ring is polled
+ * only where they stand in for the copies (read at each sample beside them). */
+int pybpf_poll_fds(const struct pybpf *pb, int fds[2]);
 
 /* The native walk (kunwind.h, lib/record/kstack.c): at each sample, the thread's native
  * frames walked with the tables of the files its process maps, as far as they go. */
