@@ -23,7 +23,6 @@ PKGS     := libelf libdw zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lz)
 CAPSTONE_CFLAGS := $(shell pkg-config --cflags capstone 2>/dev/null)
-CAPSTONE_LIBS   := $(shell pkg-config --libs capstone 2>/dev/null || echo -lcapstone)
 LIBBPF_CFLAGS   := $(shell pkg-config --cflags libbpf 2>/dev/null)
 LIBBPF_LIBS     := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 
@@ -32,7 +31,9 @@ CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) $(CAPSTONE_CFLAGS) \
 	     $(LIBBPF_CFLAGS) \
 	     -DDLPROF_LIBDIR='"$(LIBDIR)"' -DDLPROF_DATADIR='"$(DATADIR)"' -MMD -MP
-LDLIBS   := $(PKG_LIBS) $(CAPSTONE_LIBS) $(LIBBPF_LIBS) -lpfm -lstdc++ -lpthread -ldl -lm
+# Capstone, libpfm4 and libstdc++ (its demangler) are loaded when a command first needs
+# them (lib/util/dynlib.c)
+LDLIBS   := $(PKG_LIBS) $(LIBBPF_LIBS) -lpthread -ldl -lm
 
 # lib/ is one folder per stage, in this order: a stage uses the stages before it only
 # (tests/t0003-layers.sh checks every #include and every call between the objects

@@ -24,6 +24,7 @@
 #include <gelf.h>
 #include <elfutils/libdwelf.h>
 
+#include "dynlib.h"
 #include "elfsyms.h"
 #include "elfcheck.h"
 #include "elffile.h"
@@ -34,7 +35,6 @@
 /* bump when the classification changes: old cache entries are then ignored */
 #define ISA_CLASSIFIER_VERSION 3
 
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 static const char *const class_names[ISA_C_NR] = {
 	"scalar", "sse-scalar", "sse", "vex128", "vex256",
@@ -210,21 +210,27 @@ enum isa_class isa_classify_insn(const uint8_t *b, size_t len, const char *mnemo
 /* ---- decoder ----------------------------------------------------------------------- */
 
 struct isa_decoder {
+	const struct dynlib_cs *cs;
 	csh h;
 	cs_insn *insn;
 };
 
 struct isa_decoder *isa_decoder_new(void)
 {
-	struct isa_decoder *d = xcalloc(1, sizeof(*d));
+	const struct dynlib_cs *cs = dynlib_cs();
+	struct isa_decoder *d;
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->h) != CS_ERR_OK) {
+	if (!cs)
+		return NULL;
+	d = xcalloc(1, sizeof(*d));
+	d->cs = cs;
+	if (cs->open(CS_ARCH_X86, CS_MODE_64, &d->h) != CS_ERR_OK) {
 		free(d);
 		error("unable to open the capstone x86-64 disassembler");
 		return NULL;
 	}
-	cs_option(d->h, CS_OPT_DETAIL, CS_OPT_OFF);
-	d->insn = cs_malloc(d->h);
+	cs->option(d->h, CS_OPT_DETAIL, CS_OPT_OFF);
+	d->insn = cs->malloc(d->h);
 	return d;
 }
 
@@ -233,8 +239,8 @@ void isa_decoder_free(struct isa_decoder *d)
 	if (!d)
 		return;
 	if (d->insn)
-		cs_free(d->insn, 1);
-	cs_close(&d->h);
+		d->cs->free(d->insn, 1);
+	d->cs->close(&d->h);
 	free(d);
 }
 
@@ -303,7 +309,7 @@ void isa_decode(struct isa_decoder *d, const uint8_t *code, size_t len, uint64_t
 	while (len) {
 		size_t n;
 
-		if (cs_disasm_iter(d->h, &code, &len, &addr, d->insn)) {
+		if (d->cs->disasm_iter(d->h, &code, &len, &addr, d->insn)) {
 			c->n[isa_classify_insn(d->insn->bytes, d->insn->size, d->insn->mnemonic,
 					       d->insn->op_str)]++;
 			continue;
@@ -328,7 +334,7 @@ int isa_decode_one(struct isa_decoder *d, const uint8_t *code, size_t len)
 
 	if (len > 15)
 		len = 15;
-	if (cs_disasm_iter(d->h, &code, &len, &addr, d->insn))
+	if (d->cs->disasm_iter(d->h, &code, &len, &addr, d->insn))
 		return isa_classify_insn(d->insn->bytes, d->insn->size, d->insn->mnemonic,
 					 d->insn->op_str);
 	n = vex_evex_len(code, len);
@@ -964,7 +970,7 @@ const char *isa_image_func_name(struct isa_image *img, const struct isa_func *f)
 	}
 	if (lo < nm->nr && nm->e[lo].addr == f->start) {
 		int status = -1;
-		char *dm = __cxa_demangle(nm->e[lo].name, NULL, NULL, &status);
+		char *dm = dynlib_demangle(nm->e[lo].name, &status);
 
 		nm->fallback[idx] = (dm && !status) ? dm : xstrdup(nm->e[lo].name);
 		if (status)

@@ -2,6 +2,7 @@
 #include <linux/perf_event.h>	/* before libpfm4, whose copy then steps aside */
 #include <perfmon/pfmlib_perf_event.h>
 
+#include "dynlib.h"
 #include "event.h"
 #include "util.h"
 
@@ -137,16 +138,19 @@ static int pfm_state;	/* 0 not tried, 1 ok, -1 failed */
 
 static int resolve_pfm(const char *name, struct perf_event_attr *attr)
 {
+	const struct dynlib_pfm *pfm = dynlib_pfm();
 	struct perf_event_attr pa;
 	pfm_perf_encode_arg_t arg;
 	int ret;
 
+	if (!pfm)
+		pfm_state = -1;	/* (said why) */
 	if (!pfm_state) {
-		ret = pfm_initialize();
+		ret = pfm->initialize();
 		pfm_state = ret == PFM_SUCCESS ? 1 : -1;
 		if (pfm_state < 0)
 			warning("libpfm4 cannot initialize (%s); only generic event names work",
-				pfm_strerror(ret));
+				pfm->strerror(ret));
 	}
 	if (pfm_state < 0)
 		return EVENT_UNKNOWN;
@@ -154,12 +158,12 @@ static int resolve_pfm(const char *name, struct perf_event_attr *attr)
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = &pa;
 	arg.size = sizeof(arg);
-	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	ret = pfm->get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (ret == PFM_ERR_NOTFOUND || ret == PFM_ERR_ATTR || ret == PFM_ERR_INVAL ||
 	    ret == PFM_ERR_UMASK || ret == PFM_ERR_NOTSUPP)
 		return EVENT_UNKNOWN;
 	if (ret != PFM_SUCCESS)
-		return error("cannot encode event '%s': %s", name, pfm_strerror(ret));
+		return error("cannot encode event '%s': %s", name, pfm->strerror(ret));
 	attr->type = pa.type;
 	attr->config = pa.config;
 	attr->config1 = pa.config1;

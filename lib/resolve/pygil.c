@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynlib.h"
 #include "elfcheck.h"
 #include "elfsyms.h"
 #include "pygil.h"
@@ -29,6 +30,7 @@ struct slot {			/* a GOT slot the dynamic linker fills with an import */
 
 struct gil_scan {
 	Elf *e;
+	const struct dynlib_cs *dl;
 	csh cs;
 	struct fde_index fdes;
 	struct slot *slots;
@@ -159,12 +161,12 @@ static unsigned plt_bit(struct gil_scan *g, uint64_t addr)
 
 	if (!code)
 		return 0;
-	n = cs_disasm(g->cs, code, 16, addr, 3, &in);
+	n = g->dl->disasm(g->cs, code, 16, addr, 3, &in);
 	for (size_t i = 0; i < n && !bit; i++)
 		if (in[i].id == X86_INS_JMP)
 			bit = slot_bit(g, rip_slot(&in[i]));
 	if (n)
-		cs_free(in, n);
+		g->dl->free(in, n);
 	return bit;
 }
 
@@ -188,7 +190,7 @@ static unsigned calls_of(struct gil_scan *g, const struct fde_range *f, uint64_t
 
 	if (!code)
 		return 0;
-	n = cs_disasm(g->cs, code, f->len, f->start, 0, &in);
+	n = g->dl->disasm(g->cs, code, f->len, f->start, 0, &in);
 	for (size_t i = 0; i < n; i++) {
 		const cs_x86 *x = &in[i].detail->x86;
 		const struct fde_range *callee;
@@ -211,7 +213,7 @@ static unsigned calls_of(struct gil_scan *g, const struct fde_range *f, uint64_t
 			next[(*nr_next)++] = callee->start;
 	}
 	if (n)
-		cs_free(in, n);
+		g->dl->free(in, n);
 	return bits;
 }
 
@@ -303,9 +305,10 @@ int pygil_find(Elf *e, struct pygil_func out[PYGIL_NR])
 	int found = 0;
 
 	memset(out, 0, PYGIL_NR * sizeof(*out));
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &g.cs) != CS_ERR_OK)
+	g.dl = dynlib_cs();
+	if (!g.dl || g.dl->open(CS_ARCH_X86, CS_MODE_64, &g.cs) != CS_ERR_OK)
 		return 0;
-	cs_option(g.cs, CS_OPT_DETAIL, CS_OPT_ON);
+	g.dl->option(g.cs, CS_OPT_DETAIL, CS_OPT_ON);
 	elf_each_func(e, find_entry, &g);
 	fde_index_build(e, &g.fdes);
 	find_plt(&g);
@@ -313,7 +316,7 @@ int pygil_find(Elf *e, struct pygil_func out[PYGIL_NR])
 	found += search(&g, g.entry, 2, C_TIMEDWAIT | C_SIGNAL, 0, &out[PYGIL_TAKE]);
 	found += search(&g, g.entry + 2, 3, C_SIGNAL | C_WAIT | C_UNLOCK, C_TIMEDWAIT,
 			&out[PYGIL_DROP]);
-	cs_close(&g.cs);
+	g.dl->close(&g.cs);
 	fde_index_release(&g.fdes);
 	free(g.slots);
 	return found;

@@ -17,6 +17,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "dynlib.h"
 #include "elfcheck.h"
 #include "elffile.h"
 #include "elfsyms.h"
@@ -25,7 +26,6 @@
 #include "symbolize.h"
 #include "util.h"
 
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define TRAIT_SCAN_MAX 4096
 #define SIZELESS_MAX 4096
@@ -91,7 +91,7 @@ char *symbolize_demangle(const char *name)
 
 	if (!name || name[0] != '_' || name[1] != 'Z')
 		return NULL;
-	d = __cxa_demangle(name, NULL, NULL, &status);
+	d = dynlib_demangle(name, &status);
 	if (status) {
 		free(d);
 		return NULL;
