@@ -35,6 +35,7 @@ struct pybpf {
 	struct pybpf_bpf *skel;
 	struct bpf_program *prog;	/* the one loaded */
 	struct bpf_link *fork_link;	/* dlprof_fork on sched_process_fork, or NULL */
+	int fork_wanted;		/* loaded, to attach with the first thread listed */
 	pthread_t unlinking;		/* pybpf_fork_detach()'s, while unlinking_started */
 	int unlinking_started;
 	struct ring_buffer *rb;
@@ -204,17 +205,9 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 			  bpf_program__autoload(s->progs.dlprof_py_switch) ?
 			  s->progs.dlprof_py_switch : NULL;
 	pb->codes = codes;
-	/* a forked child's first samples (pybpf.bpf.c, forked): without, they wait for
-	 * record to list it, as before */
-	if (bpf_program__autoload(s->progs.dlprof_fork)) {
-		pb->fork_link = bpf_program__attach_tracepoint(s->progs.dlprof_fork, "sched",
-							       "sched_process_fork");
-		if (libbpf_get_error(pb->fork_link))
-			pb->fork_link = NULL;
-	}
-	if (getenv("DLPROF_DEBUG_BPF"))
-		fprintf(stderr, "dlprof: BPF program dlprof_fork %s\n", pb->fork_link ?
-			"attached to sched_process_fork" : "not attached");
+	/* a forked child's first samples (pybpf.bpf.c, forked): attached as the first
+	 * thread is listed (pybpf_set_thread) */
+	pb->fork_wanted = bpf_program__autoload(s->progs.dlprof_fork);
 	if (getenv("DLPROF_DEBUG_BPF")) {
 		/* the sampling event's program first, then the others loaded */
 		const struct bpf_program *progs[] = { pb->prog, pb->keep_prog, pb->switch_prog };
@@ -417,10 +410,29 @@ int pybpf_attach(struct pybpf *pb, int perf_fd, int may_drop)
 	return ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_program__fd(p)) < 0 ? -errno : 0;
 }
 
+/* The program that keeps a listed thread's entry for the processes it forks, attached
+ * once there is one: where it is attached record's end waits for its detach (an RCU
+ * grace period, 60 to 90 ms here), which a record without Python need not */
+static void fork_attach(struct pybpf *pb)
+{
+	pb->fork_wanted = 0;
+	pb->fork_link = bpf_program__attach_tracepoint(pb->skel->progs.dlprof_fork, "sched",
+						       "sched_process_fork");
+	if (libbpf_get_error(pb->fork_link))
+		pb->fork_link = NULL;
+	if (getenv("DLPROF_DEBUG_BPF"))
+		fprintf(stderr, "dlprof: BPF program dlprof_fork %s\n", pb->fork_link ?
+			"attached to sched_process_fork" : "not attached");
+}
+
 int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *t)
 {
-	return bpf_map__update_elem(pb->skel->maps.threads, &tid, sizeof(tid), t, sizeof(*t),
-				    BPF_ANY);
+	int err = bpf_map__update_elem(pb->skel->maps.threads, &tid, sizeof(tid), t,
+				       sizeof(*t), BPF_ANY);
+
+	if (!err && pb->fork_wanted && !pb->unlinking_started)
+		fork_attach(pb);
+	return err;
 }
 
 void pybpf_drop_thread(struct pybpf *pb, uint32_t tid)
