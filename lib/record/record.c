@@ -863,7 +863,6 @@ static void end_of_run(struct recorder *r, struct run *x)
 		info("workload killed by signal %d (%s)", sig, strsignal(sig));
 	drain_all(r);
 	events_close(r);
-	pybpf_fork_detach(r->py.pb);	/* (its wait beside the file's last work) */
 	opcalls_finish(r);	/* (the workload's counts, whole once it is gone) */
 	drain_proc_later(r, 1);
 	mem_ring_drain(r, 1);

@@ -37,21 +37,16 @@ struct {
 
 /* A process forked by a listed thread, until record lists it: the forking thread's
  * entry (its state lies at the same address in the copy of its memory), kept for the
- * child's first thread (pid -> the entry, from_tid and from_pid the forker's).  Filled at
- * the fork (sched_process_fork), so a DataLoader worker's first samples have their
- * Python frames; least recently used go. */
+ * child's first thread (from_tid and from_pid the forker's), by the child's task (its
+ * task_struct's address: the raw tracepoint gives no pid).  Filled at the fork
+ * (sched_process_fork), so a DataLoader worker's first samples have their Python frames;
+ * least recently used go. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, PYBPF_MAX_FORKS);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, struct pybpf_thread);
 } forked SEC(".maps");
-
-/* where sched_process_fork's parent_pid and child_pid lie in its record (its format in
- * tracefs, read by pybpf.c: 12 and 20 on 6.18, 24 and 44 before the comms became
- * __data_loc); 0: the program is not attached */
-const volatile __u32 fork_parent_off;
-const volatile __u32 fork_child_off;
 
 /* record's own PID namespace where it is not the first (record run in a container): the
  * threads it lists carry that namespace's ids, not the kernel's global ones (pybpf.c);
@@ -354,8 +349,11 @@ static __always_inline int read_stack(int with_codes)
 		return 1;	/* not a thread of record's namespace */
 	t = bpf_map_lookup_elem(&threads, &tid);
 	/* a process forked by a listed thread, its first thread (not a thread of the forker) */
-	if (!t && tid == (__u32)(id >> 32))
-		t = bpf_map_lookup_elem(&forked, &tid);
+	if (!t && tid == (__u32)(id >> 32)) {
+		__u64 task = bpf_get_current_task();
+
+		t = bpf_map_lookup_elem(&forked, &task);
+	}
 	if (!t)
 		return 1;
 	/* the state's native thread id must be the thread's (a state freed and reused: no),
@@ -1046,26 +1044,25 @@ static __always_inline int walk_native(void *ctx, int may_drop, __u32 event, __u
 	return !drop;
 }
 
-/* A fork by a listed thread: its entry for the child (see forked).  The record's fields
- * are read at the offsets its format gives (pybpf.c): they moved between kernels. */
-SEC("tracepoint/sched/sched_process_fork")
-int dlprof_fork(void *ctx)
+/* A fork by a listed thread (the current one): its entry for the child (see forked).
+ * A raw tracepoint, as its detach does not wait for an RCU grace period (a tracepoint's
+ * perf event's does: 60 to 90 ms at the end of each record) */
+SEC("raw_tp/sched_process_fork")
+int dlprof_fork(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 parent = 0, child = 0, off_p = fork_parent_off, off_c = fork_child_off;
+	__u64 id = current_ids(), child = ctx->args[1];
+	__u32 parent = (__u32)id;
 	const struct pybpf_thread *pt;
 	struct pybpf_thread t;
 
-	if (!off_p || !off_c || off_p > 256 || off_c > 256 || pidns_ino)
-		return 0;	/* (the record's ids are global ones) */
-	if (bpf_probe_read_kernel(&parent, sizeof(parent), (char *)ctx + off_p) ||
-	    bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + off_c))
+	if (!parent)
 		return 0;
 	pt = bpf_map_lookup_elem(&threads, &parent);
 	if (!pt)
 		return 0;
 	t = *pt;
 	t.from_tid = parent;
-	t.from_pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	t.from_pid = (__u32)(id >> 32);
 	bpf_map_update_elem(&forked, &child, &t, BPF_ANY);
 	return 0;
 }

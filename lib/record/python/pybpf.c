@@ -36,8 +36,6 @@ struct pybpf {
 	struct bpf_program *prog;	/* the one loaded */
 	struct bpf_link *fork_link;	/* dlprof_fork on sched_process_fork, or NULL */
 	int fork_wanted;		/* loaded, to attach with the first thread listed */
-	pthread_t unlinking;		/* pybpf_fork_detach()'s, while unlinking_started */
-	int unlinking_started;
 	struct ring_buffer *rb;
 	const char *codes_why;		/* why code objects are not read here */
 	int codes;			/* the program reads them */
@@ -78,38 +76,6 @@ static int libbpf_say(enum libbpf_print_level level, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* Where sched_process_fork's parent_pid and child_pid lie in its record, from its format
- * in tracefs: 0, or -1 where it cannot be read */
-static int fork_offsets(uint32_t *parent, uint32_t *child)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[128], line[256];
-
-	*parent = *child = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(dirs) && !(*parent && *child); i++) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/events/sched/sched_process_fork/format", dirs[i]);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			unsigned off, size;
-			char *p = strstr(line, "offset:"), *q = strstr(line, "size:");
-
-			if (!p || !q || sscanf(p, "offset:%u;", &off) != 1 ||
-			    sscanf(q, "size:%u;", &size) != 1 || size != 4)
-				continue;
-			if (strstr(line, " parent_pid;"))
-				*parent = off;
-			else if (strstr(line, " child_pid;"))
-				*child = off;
-		}
-		fclose(f);
-	}
-	return *parent && *child ? 0 : -1;
-}
-
 /* A ring's size: per_cpu bytes for each cpu online, a power of two from min to max; or
  * DLPROF_BPF_RING_KB's (both rings: a small one shows that record is woken to read it) */
 static uint32_t ring_size(uint32_t per_cpu, uint32_t min, uint32_t max)
@@ -133,7 +99,7 @@ static uint32_t ring_size(uint32_t per_cpu, uint32_t min, uint32_t max)
 static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, int codes)
 {
 	struct pybpf_bpf *s = pybpf_bpf__open();
-	uint32_t fp, fc, rsize;
+	uint32_t rsize;
 	int err;
 
 	if (!s)
@@ -170,12 +136,6 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 				  codes && pb->native == PYBPF_NATIVE_INSTEAD && !pb->merged);
 	bpf_program__set_autoload(s->progs.dlprof_py_switch,
 				  codes && pb->native == PYBPF_NATIVE_INSTEAD && !pb->merged);
-	if (fork_offsets(&fp, &fc) == 0) {
-		s->rodata->fork_parent_off = fp;
-		s->rodata->fork_child_off = fc;
-	} else {
-		bpf_program__set_autoload(s->progs.dlprof_fork, false);
-	}
 	{
 		/* record in a PID namespace of its own (a container): its threads' ids are
 		 * that namespace's, and so must the program's be (the first namespace's
@@ -185,7 +145,6 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 		if (!stat("/proc/self/ns/pid", &st) && st.st_ino != 0xEFFFFFFCu) {
 			s->rodata->pidns_dev = (uint64_t)st.st_dev;
 			s->rodata->pidns_ino = (uint64_t)st.st_ino;
-			bpf_program__set_autoload(s->progs.dlprof_fork, false);
 		}
 	}
 	if (!codes) {
@@ -356,25 +315,6 @@ const char *pybpf_codes_off(const struct pybpf *pb)
 	return pb->codes ? NULL : pb->codes_why;
 }
 
-static void *unlink_fork(void *link)
-{
-	bpf_link__destroy(link);
-	return NULL;
-}
-
-/* A tracepoint's program detached waits for an RCU grace period: 89 ms at the end of
- * every record here, after the kernel's symbols were read (~70-150 ms) and before the
- * file was done.  Done by a thread of its own as the workload ends, the two overlap. */
-void pybpf_fork_detach(struct pybpf *pb)
-{
-	if (!pb || !pb->fork_link || pb->unlinking_started)
-		return;
-	if (!thread_start_quiet(&pb->unlinking, unlink_fork, pb->fork_link)) {
-		pb->unlinking_started = 1;
-		pb->fork_link = NULL;
-	}
-}
-
 void pybpf_free(struct pybpf *pb)
 {
 	if (!pb)
@@ -383,8 +323,6 @@ void pybpf_free(struct pybpf *pb)
 	ring_buffer__free(pb->krb);
 	if (pb->stats_fd >= 0)
 		close(pb->stats_fd);
-	if (pb->unlinking_started)
-		pthread_join(pb->unlinking, NULL);
 	bpf_link__destroy(pb->fork_link);
 	for (size_t i = 0; i < pb->nr_tab_wait; i++)	/* (none: the callers are gone) */
 		close(pb->tab_wait[i].fd);
@@ -411,13 +349,13 @@ int pybpf_attach(struct pybpf *pb, int perf_fd, int may_drop)
 }
 
 /* The program that keeps a listed thread's entry for the processes it forks, attached
- * once there is one: where it is attached record's end waits for its detach (an RCU
- * grace period, 60 to 90 ms here), which a record without Python need not */
+ * once there is one (before, it was attached to the tracepoint's perf event, whose close
+ * waited for an RCU grace period: 60 to 90 ms at the end of every record) */
 static void fork_attach(struct pybpf *pb)
 {
 	pb->fork_wanted = 0;
-	pb->fork_link = bpf_program__attach_tracepoint(pb->skel->progs.dlprof_fork, "sched",
-						       "sched_process_fork");
+	pb->fork_link = bpf_program__attach_raw_tracepoint(pb->skel->progs.dlprof_fork,
+							   "sched_process_fork");
 	if (libbpf_get_error(pb->fork_link))
 		pb->fork_link = NULL;
 	if (getenv("DLPROF_DEBUG_BPF"))
@@ -430,7 +368,7 @@ int pybpf_set_thread(struct pybpf *pb, uint32_t tid, const struct pybpf_thread *
 	int err = bpf_map__update_elem(pb->skel->maps.threads, &tid, sizeof(tid), t,
 				       sizeof(*t), BPF_ANY);
 
-	if (!err && pb->fork_wanted && !pb->unlinking_started)
+	if (!err && pb->fork_wanted)
 		fork_attach(pb);
 	return err;
 }

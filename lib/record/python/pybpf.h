@@ -58,9 +58,6 @@ enum { PYBPF_NATIVE_OFF, PYBPF_NATIVE_BESIDE, PYBPF_NATIVE_INSTEAD };
 struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native,
 			int one_event, const char **why);
 void pybpf_free(struct pybpf *pb);
-/* The workload ended: the fork tracepoint's program detached by a thread of its own
- * (it waits for an RCU grace period), joined by pybpf_free() */
-void pybpf_fork_detach(struct pybpf *pb);
 /* Run the program on this sampling event (and the events it passes to threads it
  * makes from now on): the one that may drop a sample walked in the kernel (record's
  * first event), or the one that drops none.  0, or -errno. */
