@@ -349,8 +349,7 @@ int pybpf_attach(struct pybpf *pb, int perf_fd, int may_drop)
 }
 
 /* The program that keeps a listed thread's entry for the processes it forks, attached
- * once there is one (before, it was attached to the tracepoint's perf event, whose close
- * waited for an RCU grace period: 60 to 90 ms at the end of every record) */
+ * once there is one, to the raw tracepoint (pybpf.bpf.c, dlprof_fork) */
 static void fork_attach(struct pybpf *pb)
 {
 	pb->fork_wanted = 0;
