@@ -32,6 +32,19 @@ static int load(const char *soname, const char *what, void **fns, const char *co
 	return 0;	/* (kept loaded) */
 }
 
+/* load() into api, a struct of n function pointers in the order of names: 1, or 0 */
+static int load_api(void *api, size_t size, const char *soname, const char *what,
+		    const char *const *names, size_t n)
+{
+	void *fns[8];
+
+	if (n > ARRAY_SIZE(fns) || size != n * sizeof(void *) ||
+	    load(soname, what, fns, names, n))
+		return 0;
+	memcpy(api, fns, size);
+	return 1;
+}
+
 static struct dynlib_cs cs;
 static int cs_ok;
 static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
@@ -41,14 +54,9 @@ static void cs_load(void)
 	static const char *const names[] = { "cs_open", "cs_option", "cs_disasm",
 					      "cs_disasm_iter", "cs_malloc", "cs_free",
 					      "cs_close" };
-	void *fns[ARRAY_SIZE(names)];
 
-	_Static_assert(sizeof(cs) == sizeof(fns), "one pointer a name");
-	if (!load("libcapstone.so." STR(CS_API_MAJOR), "the Capstone disassembler", fns, names,
-		  ARRAY_SIZE(names))) {
-		memcpy(&cs, fns, sizeof(cs));
-		cs_ok = 1;
-	}
+	cs_ok = load_api(&cs, sizeof(cs), "libcapstone.so." STR(CS_API_MAJOR),
+			 "the Capstone disassembler", names, ARRAY_SIZE(names));
 }
 
 const struct dynlib_cs *dynlib_cs(void)
@@ -65,14 +73,9 @@ static void pfm_load(void)
 {
 	static const char *const names[] = { "pfm_initialize", "pfm_get_os_event_encoding",
 					      "pfm_strerror" };
-	void *fns[ARRAY_SIZE(names)];
 
-	_Static_assert(sizeof(pfm) == sizeof(fns), "one pointer a name");
-	if (!load("libpfm.so.4", "libpfm4, which names hardware events", fns, names,
-		  ARRAY_SIZE(names))) {
-		memcpy(&pfm, fns, sizeof(pfm));
-		pfm_ok = 1;
-	}
+	pfm_ok = load_api(&pfm, sizeof(pfm), "libpfm.so.4",
+			  "libpfm4, which names hardware events", names, ARRAY_SIZE(names));
 }
 
 const struct dynlib_pfm *dynlib_pfm(void)
