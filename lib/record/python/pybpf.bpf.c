@@ -719,9 +719,9 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
  * a call is just before it.  A walk whose last frame is in a thread's first function is
  * whole: no scan.  0: go on; 1: the walk ended.
  */
-static __always_inline int scan_begin(struct kwalk *w)
+__noinline int pybpf_scan_begin(struct kwalk *w)
 {
-	if (w->in_root || w->scans >= KUNW_MAX_SCANS)
+	if (!w || w->in_root || w->scans >= KUNW_MAX_SCANS)
 		return 1;
 	if (!w->scans)
 		w->first_why = w->why;
@@ -777,6 +777,98 @@ static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 	return 0;
 }
 
+/* The step to the caller, its CFA and return address known: 0, or the scan's start.
+ * This step and the frames' ends below are global functions (as the scan's start), which
+ * the verifier follows once each, not once for each way a turn of the walk reaches them;
+ * they return 0 (go on) or 1 (the walk ended), as the walk's turn does. */
+static __always_inline int frame_step(struct kwalk *w, __u64 cfa, __u64 ra)
+{
+	if (!ra) {
+		w->why = KW_END;
+		return pybpf_scan_begin(w) ? 1 : 0;
+	}
+	if (cfa <= w->sp) {
+		w->why = KW_BAD;
+		return pybpf_scan_begin(w) ? 1 : 0;
+	}
+	w->sp = cfa;
+	w->ip = ra;
+	return 0;
+}
+
+/* A frame's end once its CFA is known: the return address below the CFA, rbp by the
+ * row's rule (rbp: KR_RBP_*, or the slot's offset from the CFA in words), then the step */
+__noinline int pybpf_frame_end(struct kscr *sc, __u64 cfa, __s32 rbp)
+{
+	struct kunw_chain *c;
+	struct kwalk *w;
+	__u64 ra;
+
+	if (!sc)
+		return 1;
+	c = &sc->c;
+	w = &sc->w;
+	if (stack_word(c, cfa - 8, &ra)) {
+		w->why = KW_READ;
+		return pybpf_scan_begin(w) ? 1 : 0;
+	}
+	if (rbp == KR_RBP_UNKNOWN)
+		w->bp_known = 0;
+	else if (rbp == KR_RBP_AT_RBP)
+		w->bp_known = w->bp_known && !stack_word(c, w->bp, &w->bp);
+	else if (rbp != KR_RBP_SAME)
+		w->bp_known = !stack_word(c, cfa + (__s64)rbp * 8, &w->bp);
+	return frame_step(w, cfa, ra);
+}
+
+/* A signal frame (__restore_rt): the interrupted code's registers, saved in it */
+__noinline int pybpf_signal_frame(struct kscr *sc)
+{
+	struct kunw_chain *c;
+	struct kwalk *w;
+	__u64 ra, sp, bp;
+
+	if (!sc)
+		return 1;
+	c = &sc->c;
+	w = &sc->w;
+	if (stack_word(c, w->sp + KUNW_SIG_RIP, &ra) ||
+	    stack_word(c, w->sp + KUNW_SIG_RSP, &sp) ||
+	    stack_word(c, w->sp + KUNW_SIG_RBP, &bp)) {
+		w->why = KW_READ;
+		return pybpf_scan_begin(w);
+	}
+	w->ip = ra;
+	w->sp = sp;
+	w->bp = bp;
+	w->bp_known = 1;
+	w->activation = 1;
+	if (ra)
+		return 0;
+	w->why = KW_END;
+	return 1;
+}
+
+/* A frame without CFI: the frame-pointer step, as the unwinder takes it */
+__noinline int pybpf_fp_frame(struct kscr *sc)
+{
+	struct kunw_chain *c;
+	struct kwalk *w;
+	__u64 ra, bp, cfa;
+
+	if (!sc)
+		return 1;
+	c = &sc->c;
+	w = &sc->w;
+	if (!w->bp_known || stack_word(c, w->bp, &bp) || stack_word(c, w->bp + 8, &ra)) {
+		w->why = w->bp_known ? KW_READ : KW_OTHER;
+		return pybpf_scan_begin(w);
+	}
+	cfa = w->bp + 16;
+	w->bp = bp;
+	return frame_step(w, cfa, ra);
+}
+
 /* bpf_loop's callback: one frame (0: go on, 1: the walk ended, why in w->why) */
 static long kstep(__u32 i, void *arg)
 {
@@ -784,9 +876,9 @@ static long kstep(__u32 i, void *arg)
 	struct kwalk *w;
 	struct kunw_chain *c;
 	struct kunw_cached *e;
-	struct kunw_row rw, *row = &rw;
+	struct kunw_row rw = {}, *row = &rw;
 	__u32 zero = 0, h, why;
-	__u64 look, cfa, ra, v;
+	__u64 look, cfa;
 
 	sc = bpf_map_lookup_elem(&kscratch, &zero);
 	if (!sc)
@@ -812,6 +904,11 @@ static long kstep(__u32 i, void *arg)
 	} else {
 		why = find_row(w, c, look, &rw);
 	}
+	/* (through the scratch: the verifier then goes on once from here, not once for each
+	 * way to a row or to a reason for none; the row is zeroed above for the ways without
+	 * one, which it cannot tell from the others then) */
+	*(volatile __u32 *)&c->tmp = why;
+	why = *(volatile __u32 *)&c->tmp;
 	if (why == KW_NO_MAP && w->n) {
 		/* an address in no mapping record told of: one it has not told yet (or a
 		 * "return address" that is none): the copy's walk does it */
@@ -832,6 +929,7 @@ static long kstep(__u32 i, void *arg)
 			return 1;
 		goto scan;
 	}
+	e = bpf_map_lookup_elem(&kcache, &h);
 	if (e && (e->ip != look || e->pid != w->pid || e->gen != w->gen)) {
 		e->ip = look;
 		e->pid = w->pid;
@@ -845,28 +943,9 @@ static long kstep(__u32 i, void *arg)
 		w->in_root = 1;
 		return 1;
 	case KR_SIGNAL:
-		/* the interrupted code's registers, saved in the signal frame */
-		if (stack_word(c, w->sp + KUNW_SIG_RIP, &ra) ||
-		    stack_word(c, w->sp + KUNW_SIG_RSP, &cfa) ||
-		    stack_word(c, w->sp + KUNW_SIG_RBP, &v)) {
-			w->why = KW_READ;
-			goto scan;
-		}
-		w->ip = ra;
-		w->sp = cfa;
-		w->bp = v;
-		w->bp_known = 1;
-		w->activation = 1;
-		return ra ? 0 : (w->why = KW_END, 1);
+		return pybpf_signal_frame(sc) ? 1 : 0;
 	case KR_NONE:
-		/* the frame-pointer step, as the unwinder takes it where no CFI is */
-		if (!w->bp_known || stack_word(c, w->bp, &v) || stack_word(c, w->bp + 8, &ra)) {
-			w->why = w->bp_known ? KW_READ : KW_OTHER;
-			goto scan;
-		}
-		cfa = w->bp + 16;
-		w->bp = v;
-		goto step;
+		return pybpf_fp_frame(sc) ? 1 : 0;
 	case KR_RSP:
 		cfa = w->sp + (__s64)row->cfa * 8;
 		break;
@@ -889,34 +968,10 @@ static long kstep(__u32 i, void *arg)
 		w->why = KW_OTHER;
 		goto scan;
 	}
-	if (stack_word(c, cfa - 8, &ra)) {
-		w->why = KW_READ;
-		goto scan;
-	}
-	if ((row->kind & ~KR_IN_ROOT) != KR_PLT && row->rbp != KR_RBP_SAME) {
-		if (row->rbp == KR_RBP_UNKNOWN)
-			w->bp_known = 0;
-		else if (row->rbp == KR_RBP_AT_RBP)
-			w->bp_known = w->bp_known && !stack_word(c, w->bp, &w->bp);
-		else if (stack_word(c, cfa + (__s64)row->rbp * 8, &w->bp))
-			w->bp_known = 0;
-		else
-			w->bp_known = 1;
-	}
-step:
-	if (!ra) {
-		w->why = KW_END;
-		goto scan;
-	}
-	if (cfa <= w->sp) {
-		w->why = KW_BAD;
-		goto scan;
-	}
-	w->sp = cfa;
-	w->ip = ra;
-	return 0;
+	return pybpf_frame_end(sc, cfa, (row->kind & ~KR_IN_ROOT) == KR_PLT ? KR_RBP_SAME :
+				       row->rbp) ? 1 : 0;
 scan:
-	return scan_begin(w);
+	return pybpf_scan_begin(w) ? 1 : 0;
 }
 
 /* the switch-out event's index in record's (set after load: the events are made after
