@@ -87,42 +87,46 @@ struct kunw_page {
  * Is there a call instruction just before a return address?  b: the 7 bytes before it.
  * A call rel32 (e8), or a call r/m64 (ff /2) in any ModRM form, ending exactly at the
  * return address.  A notrack, segment or REX prefix before the ff changes nothing of
- * where it ends, so each place an ff stands is tried alone: the verifier then follows a
- * few ways through each place, not one for each prefix read.  The unwinder's stack scan
- * asks it of each word it looks at (unwind-dso.c), and so does the kernel walk's
- * (pybpf.bpf.c): the indexes are masked for the verifier.
+ * where it ends, so each place an ff stands is tried alone.  The length of an ff /2 from
+ * its ff, by its ModRM byte, comes from a table (0: not /2; KUNW_FF2_SIB: a SIB byte
+ * follows, whose base 5 adds a disp32): a place costs the verifier a few ways, not one
+ * for each form's branch.  The unwinder's stack scan asks it of each word it looks at
+ * (unwind-dso.c), and so does the kernel walk's (pybpf.bpf.c): the indexes are masked
+ * for the verifier.
  */
+#define KUNW_FF2_SIB	0x80
+#define KUNW_FF2_MOD(m)	((m) >> 6)
+#define KUNW_FF2_RM(m)	((m) & 7)
+#define KUNW_FF2_LEN(m) \
+	((((m) >> 3) & 7) != 2 ? 0 : KUNW_FF2_MOD(m) == 3 ? 2 : \
+	 2 + (KUNW_FF2_RM(m) == 4 ? 1 + (KUNW_FF2_MOD(m) == 0 ? KUNW_FF2_SIB : 0) : 0) + \
+	 (KUNW_FF2_MOD(m) == 0 && KUNW_FF2_RM(m) == 5 ? 4 : 0) + \
+	 (KUNW_FF2_MOD(m) == 1 ? 1 : 0) + (KUNW_FF2_MOD(m) == 2 ? 4 : 0))
+#define KUNW_FF2_L4(m)	KUNW_FF2_LEN(m), KUNW_FF2_LEN((m) + 1), KUNW_FF2_LEN((m) + 2), \
+			KUNW_FF2_LEN((m) + 3)
+#define KUNW_FF2_L16(m)	KUNW_FF2_L4(m), KUNW_FF2_L4((m) + 4), KUNW_FF2_L4((m) + 8), \
+			KUNW_FF2_L4((m) + 12)
+#define KUNW_FF2_L64(m)	KUNW_FF2_L16(m), KUNW_FF2_L16((m) + 16), KUNW_FF2_L16((m) + 32), \
+			KUNW_FF2_L16((m) + 48)
+
+static const uint8_t kunw_ff2_len[256] = {
+	KUNW_FF2_L64(0), KUNW_FF2_L64(64), KUNW_FF2_L64(128), KUNW_FF2_L64(192)
+};
+
 static inline int kunw_call_before(const uint8_t *b)
 {
-	uint32_t p, n, mod, rm, modrm;
+	uint32_t p, t, n;
 
 	if (b[2] == 0xe8)
 		return 1;
 	for (p = 0; p < 6; p++) {
 		if (b[p & 7] != 0xff)
 			continue;
-		modrm = b[(p + 1) & 7];
-		if (((modrm >> 3) & 7) != 2)
-			continue;
-		mod = modrm >> 6;
-		rm = modrm & 7;
-		n = 2;
-		if (mod != 3) {
-			if (rm == 4) {
-				if (p > 4)
-					continue;	/* no room for its SIB byte */
-				n++;
-				if (mod == 0 && (b[(p + 2) & 7] & 7) == 5)
-					n += 4;
-			} else if (mod == 0 && rm == 5) {
-				n += 4;
-			}
-			if (mod == 1)
-				n += 1;
-			else if (mod == 2)
-				n += 4;
-		}
-		if (p + n == 7)
+		t = kunw_ff2_len[b[(p + 1) & 7]];
+		/* (a SIB form is 3 bytes at least: none fits from 5, whose SIB is past b) */
+		n = (t & ~KUNW_FF2_SIB) +
+		    ((t & KUNW_FF2_SIB) && p < 5 && (b[(p + 2) & 7] & 7) == 5 ? 4 : 0);
+		if (n == 7 - p)
 			return 1;
 	}
 	return 0;
