@@ -7,8 +7,9 @@
 # its row search in a block, a frame's end, a signal frame, a frame-pointer step, a
 # scan's start and its test for a call before a return address are global functions,
 # which the verifier follows once each (the Python walk: 32 frames, called for each 32;
-# the reader alone 3,700 instructions on 6.18, with the native walk 12,800, 13 ms).  The program without code objects (DLPROF_NO_BPF_CODES=1, what a kernel
-# without bpf_loop gets) follows its 256 frames one by one (21,100: written with the
+# the reader alone 3,700 instructions on 6.18, with the native walk 11,100, 11.5 ms).
+# The program without code objects (DLPROF_NO_BPF_CODES=1, what a kernel without
+# bpf_loop gets) follows its 256 frames one by one (21,100: written with the
 # frame's flags branched on, 52,000; with each of the walk's 512 ways out followed on to
 # the end, 760,000), and reads the stacks as the other does: the known split of
 # py_known.py, its lines and recursion (as t8000).
@@ -53,9 +54,9 @@ test_expect_success 'with code objects: loaded, under 10,000 instructions' '
 	fi
 '
 
-# with the native walk (the default): the one program, walk and reader (12,800
-# instructions on 6.18, 16,700 before its frames' steps were functions of their own;
-# three programs of it once took 0.3 s to verify)
+# with the native walk (the default): the one program, walk and reader (11,100
+# instructions on 6.18; 16,700 while the walk's turn was followed once for each reason
+# its row look-up could give; three programs of it once took 0.3 s to verify)
 if test -e "$TRASH/have-kernel"; then
 	test_expect_success 'with the native walk: one program, under 25,000 instructions' '
 		DLPROF_DEBUG_BPF=1 "$DLPROF" record -o w.data -- /usr/bin/python3 "$W" 2 \

@@ -481,6 +481,7 @@ struct kwalk {
 	__u32 activation;	/* ip is where a signal came, not a return address */
 	__u64 scan_at, scan_to;	/* the scan under way: the next word, the end */
 	__u64 found_at, found;	/* what it found: a return address, and where */
+	struct kunw_row row;	/* the frame's row (kstep) */
 };
 
 /* A cpu's walk: its state, and its chain as it grows.  The state lies here, not in the
@@ -876,7 +877,7 @@ static long kstep(__u32 i, void *arg)
 	struct kwalk *w;
 	struct kunw_chain *c;
 	struct kunw_cached *e;
-	struct kunw_row rw = {}, *row = &rw;
+	const struct kunw_row *row;
 	__u32 zero = 0, h, why;
 	__u64 look, cfa;
 
@@ -899,14 +900,13 @@ static long kstep(__u32 i, void *arg)
 	h = (__u32)(look ^ (look >> 13) ^ ((__u64)w->pid * 0x9e3779b1u)) & (KUNW_CACHE - 1);
 	e = bpf_map_lookup_elem(&kcache, &h);
 	if (e && e->ip == look && e->pid == w->pid && e->gen == w->gen) {
-		rw = e->row;
+		w->row = e->row;
 		why = 0;
 	} else {
-		why = find_row(w, c, look, &rw);
+		why = find_row(w, c, look, &w->row);
 	}
-	/* (through the scratch: the verifier then goes on once from here, not once for each
-	 * way to a row or to a reason for none; the row is zeroed above for the ways without
-	 * one, which it cannot tell from the others then) */
+	/* (the reason and the row through the scratch: the verifier then goes on once from
+	 * here, not once for each way to a row or to a reason for none) */
 	*(volatile __u32 *)&c->tmp = why;
 	why = *(volatile __u32 *)&c->tmp;
 	if (why == KW_NO_MAP && w->n) {
@@ -934,8 +934,9 @@ static long kstep(__u32 i, void *arg)
 		e->ip = look;
 		e->pid = w->pid;
 		e->gen = w->gen;
-		e->row = rw;
+		e->row = w->row;
 	}
+	row = &w->row;
 	w->in_root = row->kind >> 7;
 	switch (row->kind & ~KR_IN_ROOT) {
 	case KR_ROOT:
