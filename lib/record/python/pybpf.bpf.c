@@ -631,7 +631,7 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	const struct kunw_page *pg;
 	const struct kunw_rule *rule;
 	void *tab;
-	__u32 lo, hi, k, key, rb, found, rows_at, at, word;
+	__u32 lo, hi, k, key, rb, blo, bhi, rows_at, at, word;
 	__u64 off;
 
 	p = bpf_map_lookup_elem(&kprocs, &w->pid);
@@ -666,33 +666,31 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
 	hi = rows_at + pg->end;
 	if (hi <= lo)
 		return KW_NO_ROW;
-	/* the block of the last row at or before off: the last block of the range whose
-	 * first row is, else the range's first */
-	for (k = 0, found = 0; k < 8 && !found; k++) {
-		key = (hi - 1) / KUNW_BLOCK;
-		if (key <= lo / KUNW_BLOCK)
-			break;
+	/* the block of the last row at or before off: of the range's blocks, the last whose
+	 * first row is (a block past the range's first starts with one of its rows), else
+	 * the range's first; found by halving, in four turns for up to 16 blocks (the
+	 * verifier follows each turn of the loop apart) */
+	blo = lo / KUNW_BLOCK;
+	bhi = (hi - 1) / KUNW_BLOCK;
+	for (k = 0; k < 4 && blo < bhi; k++) {
+		key = (blo + bhi + 1) / 2;
 		blk = bpf_map_lookup_elem(tab, &key);
-		if (!blk) {
+		if (!blk)
 			return KW_NO_ROW;
-		}
-		if (KUNW_ROW_AT(blk->w[0]) <= at) {
-			lo = key * KUNW_BLOCK;
-			found = 1;
-		} else {
-			hi = key * KUNW_BLOCK;
-		}
+		if (KUNW_ROW_AT(blk->w[0]) <= at)
+			blo = key;
+		else
+			bhi = key - 1;
 	}
-	if (!found) {
-		key = lo / KUNW_BLOCK;
-		blk = k < 8 ? bpf_map_lookup_elem(tab, &key) : 0;
-		if (!blk) {
-			return KW_NO_ROW;
-		}
-	}
+	if (blo < bhi)
+		return KW_NO_ROW;
+	key = blo;
+	blk = bpf_map_lookup_elem(tab, &key);
+	if (!blk)
+		return KW_NO_ROW;
 	/* then in the block: [lo, hi) as its slots */
 	rb = key * KUNW_BLOCK;
-	lo -= rb;
+	lo = lo > rb ? lo - rb : 0;
 	hi = hi - rb > KUNW_BLOCK ? KUNW_BLOCK : hi - rb;
 	hi -= lo;
 	word = pybpf_block_row(blk, c, lo, hi, at);
