@@ -6,8 +6,8 @@
 # 0.1 s): the Python frame walk and the native walk's stack reads, its mapping search,
 # its row search in a block, a frame's end, a signal frame, a frame-pointer step, a
 # scan's start and its test for a call before a return address are global functions,
-# which the verifier follows once each (the Python walk: 32 frames, called for each 32;
-# the reader alone 3,700 instructions on 6.18, with the native walk 9,400, 9.6 ms).
+# which the verifier follows once each (the Python walk: 16 frames, called for each 16;
+# the reader alone 3,700 instructions on 6.18, with the native walk 9,100, 9.5 ms).
 # The program without code objects (DLPROF_NO_BPF_CODES=1, what a kernel without
 # bpf_loop gets) follows its 256 frames one by one (21,100: written with the
 # frame's flags branched on, 52,000; with each of the walk's 512 ways out followed on to
@@ -54,7 +54,7 @@ test_expect_success 'with code objects: loaded, under 10,000 instructions' '
 	fi
 '
 
-# with the native walk (the default): the one program, walk and reader (9,400
+# with the native walk (the default): the one program, walk and reader (9,100
 # instructions on 6.18; 16,700 while the walk's turn was followed once for each reason
 # its row look-up could give; three programs of it once took 0.3 s to verify)
 if test -e "$TRASH/have-kernel"; then

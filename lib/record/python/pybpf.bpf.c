@@ -143,7 +143,7 @@ static const __u8 owner_flag[256] = {
 };
 
 /* The frames a part of the walk reads (PYBPF_MAXF a multiple of it) */
-#define WALK_PART	32
+#define WALK_PART	16
 
 /* A layout's offsets in the bytes read of a frame, each masked to the room read */
 struct frame_offs {
