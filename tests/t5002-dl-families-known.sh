@@ -17,19 +17,27 @@ test_require PERF_EVENTS
 LOOP="$SRC/workloads/py_loop.py"
 export DLPROF_DATADIR="$TOP/share"
 
-# check_python DATA: the interpreter's samples all python, no "[python]" DSO, other < 2%
+# check_python DATA: the interpreter's samples all python, no "[python]" DSO, other < 2%.
+# A shared libpython (pyenv's builds) reads its thread state through ld.so's
+# __tls_get_addr (from its allocator, among others): 4-9% of the samples in 65 runs
+# here, 19.8% in one CI run of about 25, not reproduced.  In this loop only the
+# interpreter calls it: those samples are its work, counted with it.
 check_python() {
 	"$DLPROF" report -i "$1" --sort dso --format json >"$1.dso.json" &&
 	"$DLPROF" report -i "$1" --sort dso --family python --format json >"$1.pydso.json" &&
 	"$DLPROF" report -i "$1" --sort family --format json >"$1.fam.json" &&
+	"$DLPROF" report -i "$1" --sort self --limit 0 --format json >"$1.sym.json" &&
 	"$DLPROF" report -i "$1" --sort family | sed -n "/^Family/,/^\$/p" &&
-	json_check all="$1.dso.json" py="$1.pydso.json" fam="$1.fam.json" <<-\PY
+	json_check all="$1.dso.json" py="$1.pydso.json" fam="$1.fam.json" sym="$1.sym.json" <<-\PY
 	interp = lambda r: r.symbol.startswith(("python3", "libpython3"))
 	rows = {r.symbol: r.self for r in all.rows if interp(r) and r.self}
 	kept = {r.symbol: r.self for r in py.rows if interp(r) and r.self}
 	f = {r.family: r.samples for r in fam.rows}
-	print("interpreter:", rows, "of them python:", kept, "families:", f)
-	len(rows) == 1 and sum(rows.values()) >= 0.8 * fam.samples
+	tls = sum(r.self for r in sym.rows if r.symbol == "__tls_get_addr" and
+	          any(k.startswith("libpython3") for k in rows))
+	print("interpreter:", rows, "of them python:", kept, "its TLS look-ups:", tls,
+	      "families:", f)
+	len(rows) == 1 and sum(rows.values()) + tls >= 0.8 * fam.samples
 	kept == rows
 	# the interpreter's own samples name its DSO (a stack that stopped short of the
 	# eval loop, its Python frames put at its root, may name "[python]" in Total
