@@ -24,6 +24,10 @@ void family_rules_free(struct family_rules *r);
  * ("file:line: <rule text>"). */
 const char *family_classify(const struct family_rules *r, const struct frame *frames,
 			    size_t nr, const char **rule_out);
+/* A rule's family that names none: the sample is its leaf's caller's (the stack less its
+ * leaf, classified again), as for a helper that runs for whoever calls it; without a
+ * caller, the rules after it decide. */
+#define FAMILY_CALLER "@caller"
 /* The kinds of sample (rules' sample= key): a CPU sample (what family_classify
  * assumes), or a switch-out (record's off-CPU event: where a thread blocked or was
  * preempted). */

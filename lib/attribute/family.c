@@ -223,9 +223,10 @@ static int parse_rule(struct rule *r, const char *name, int line, char *text)
 
 	memset(r, 0, sizeof(*r));
 	tok = strsep(&p, " \t");
-	for (const char *q = tok; *q; q++)
+	for (const char *q = tok; *q && strcmp(tok, FAMILY_CALLER); q++)
 		if (!islower((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '-' && *q != '_')
-			return error("%s:%d: bad family name '%s' (want [a-z0-9_-]+)", name, line, tok);
+			return error("%s:%d: bad family name '%s' (want [a-z0-9_-]+, or %s)", name,
+				     line, tok, FAMILY_CALLER);
 	r->family = str_intern(tok, strlen(tok));
 	while (p) {
 		char *eq;
@@ -519,6 +520,14 @@ const char *family_classify_ctx(const struct family_rules *r, const struct frame
 			if (!cond_match(&ru->conds[j], leaf, frames, nr, ctx))
 				break;
 		if (j == ru->nr_conds) {
+			/* a helper that runs for its caller: the caller's family, where the
+			 * stack has one (else the rules after this one) */
+			if (!strcmp(ru->family, FAMILY_CALLER)) {
+				if (nr > 1 && !(frames[0].flags & FRAME_PYTHON))
+					return family_classify_ctx(r, frames + 1, nr - 1, ctx,
+								   rule_out);
+				continue;
+			}
 			if (rule_out)
 				*rule_out = ru->where;
 			return ru->family;

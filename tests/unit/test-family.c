@@ -138,6 +138,24 @@ int main(void)
 		expect_family(r, "gemm", f, 1);
 	}
 	{
+		/* @caller: ld.so's __tls_get_addr is its caller's: a shared libpython's
+		 * thread state, libtorch's thread-locals; alone, the loader's */
+		struct frame py[] = { F("__tls_get_addr", "ld-linux-x86-64.so.2", 0, 0),
+				      F("_PyObject_Malloc", "libpython3.12.so.1.0", 0, 0),
+				      F("_PyEval_EvalFrameDefault", "libpython3.12.so.1.0", 0, 0) };
+		struct frame at[] = { F("__tls_get_addr", "ld-linux-x86-64.so.2", 0, 0),
+				      F("c10::impl::tls_local_dispatch_key_set", "libc10.so", 0, 0),
+				      F("_PyEval_EvalFrameDefault", "libpython3.12.so.1.0", 0, 0) };
+		struct frame alone[] = { F("__tls_get_addr", "ld-linux-x86-64.so.2", 0, 0) };
+		struct frame reloc[] = { F("_dl_relocate_object", "ld-linux-x86-64.so.2", 0, 0),
+					 F("_PyEval_EvalFrameDefault", "libpython3.12.so.1.0", 0, 0) };
+
+		expect_family(r, "python", py, 3);
+		expect_family(r, "aten", at, 3);
+		expect_family(r, "loader", alone, 1);
+		expect_family(r, "loader", reloc, 2);
+	}
+	{
 		struct frame f[] = { F("sgemm_kernel", "libopenblas.so.0", 0, 0) };
 		expect_family(r, "gemm", f, 1);
 	}
