@@ -36,18 +36,15 @@ size_t ksyms_count(const struct ksyms *k);
 const struct ksym *ksyms_find(struct ksyms *k, uint64_t addr);
 
 /*
- * A boot's core kernel symbols kept in dlprof's cache (ksyms.c says why and how).
- * ksyms_cache_path: the file of this boot ($DLPROF_KSYMS_DIR, else the cache folder's
- * kallsyms/, then the boot's id; malloc'd), NULL where there is none.  ksyms_save_core
- * writes the core kernel's text symbols of k (a whole /proc/kallsyms read): 0, or -1.
- * ksyms_load_core fills an empty k from the file: the symbols loaded, 0 where the file
- * is missing or not this kernel's.  ksyms_need: k made able to name addr (a table loaded
- * from the cache names only the core kernel's text; for any other address, all of
- * /proc/kallsyms is added to it, once, where release is NULL or uname's).
+ * The running kernel's symbols into an empty k: this boot's core kernel text from
+ * dlprof's cache (ksyms.c says why and how: $DLPROF_KSYMS_DIR, else the cache folder's
+ * kallsyms/, a file by the boot's id), else all of /proc/kallsyms, then, where keep, its
+ * core text kept there for the next.  The symbols loaded; 0 or -1 where none.
+ * ksyms_need: k made able to name addr (a table loaded from the cache names only the
+ * core kernel's text; for any other address, all of /proc/kallsyms is added to it, once,
+ * where release is NULL or uname's).
  */
-char *ksyms_cache_path(void);
-int ksyms_save_core(struct ksyms *k, const char *path);
-int ksyms_load_core(struct ksyms *k, const char *path);
+int ksyms_load_running(struct ksyms *k, int keep);
 void ksyms_need(struct ksyms *k, uint64_t addr, const char *release);
 
 #endif

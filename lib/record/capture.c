@@ -59,17 +59,10 @@ void *capture_kallsyms_load(void *arg)
 {
 	struct kallsyms *k = arg;
 	struct ksyms *ks = ksyms_new();
-	char *cache = ksyms_cache_path();
 
 	setpriority(PRIO_PROCESS, 0, 0);	/* not urgent: the reader's boost is not for it */
 	/* this boot's core kernel, kept by an earlier record; else a whole read, kept */
-	if ((!cache || ksyms_load_core(ks, cache) <= 0) &&
-	    ksyms_load_kallsyms(ks, NULL, NULL) > 0) {
-		ksyms_sort(ks);
-		if (cache)
-			(void)ksyms_save_core(ks, cache);
-	}
-	free(cache);
+	ksyms_load_running(ks, 1);
 	k->ks = ks;
 	/* (its clock is gone with it: record_run_cpu_ns leaves this out) */
 	__atomic_store_n(&k->cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELEASE);

@@ -298,7 +298,7 @@ struct ksyms_rec {
 	uint32_t size, name;
 };
 
-char *ksyms_cache_path(void)
+static char *ksyms_cache_path(void)
 {
 	const char *env = getenv("DLPROF_KSYMS_DIR");
 	char *dir = env && *env ? xstrdup(env) : dlprof_cache_dir("kallsyms"), *p = NULL;
@@ -359,7 +359,7 @@ out:
 	free(dir);
 }
 
-int ksyms_save_core(struct ksyms *k, const char *path)
+static int ksyms_save_core(struct ksyms *k, const char *path)
 {
 	struct ksyms_head h;
 	struct ksyms_rec *recs;
@@ -410,11 +410,12 @@ int ksyms_save_core(struct ksyms *k, const char *path)
 /* Mapped, not read: of its 4.9 MB (here) only the records are read whole, and the names
  * of the symbols met; read into memory, the copy and the fresh pages cost each record
  * 3 ms */
-int ksyms_load_core(struct ksyms *k, const char *path)
+static int ksyms_load_core(struct ksyms *k, const char *path)
 {
 	const struct ksyms_head *h;
 	const struct ksyms_rec *recs;
 	const char *names, *buf = MAP_FAILED;
+	struct ksym *syms = NULL;
 	struct utsname u;
 	struct stat st;
 	size_t need, len = 0;
@@ -438,17 +439,17 @@ int ksyms_load_core(struct ksyms *k, const char *path)
 		goto bad;
 	recs = (const struct ksyms_rec *)(buf + sizeof(*h));
 	names = buf + need;
-	for (uint32_t i = 0; i < h->nr; i++)
+	syms = xmalloc(h->nr * sizeof(*syms));
+	for (uint32_t i = 0; i < h->nr; i++) {
 		if (recs[i].name >= h->names_len || (i && recs[i].start < recs[i - 1].start))
 			goto bad;
-	k->syms = xmalloc(h->nr * sizeof(*k->syms));
-	k->alloc = k->nr = h->nr;
-	for (uint32_t i = 0; i < h->nr; i++) {
-		k->syms[i].start = recs[i].start;
-		k->syms[i].end = recs[i].start + (recs[i].size ? recs[i].size : 1);
-		k->syms[i].name = names + recs[i].name;
-		k->syms[i].module = NULL;
+		syms[i].start = recs[i].start;
+		syms[i].end = recs[i].start + (recs[i].size ? recs[i].size : 1);
+		syms[i].name = names + recs[i].name;
+		syms[i].module = NULL;
 	}
+	k->syms = syms;
+	k->alloc = k->nr = h->nr;
 	k->core_only = 1;
 	k->core_lo = h->core_lo;
 	k->core_hi = h->core_hi;
@@ -459,6 +460,7 @@ int ksyms_load_core(struct ksyms *k, const char *path)
 	close(fd);
 	return (int)h->nr;
 bad:
+	free(syms);
 	if (buf != MAP_FAILED)
 		munmap((void *)buf, len);
 	if (fd >= 0)
@@ -472,4 +474,18 @@ void ksyms_need(struct ksyms *k, uint64_t addr, const char *release)
 		return;
 	k->whole_tried = 1;
 	ksyms_load_kallsyms(k, NULL, release);	/* (added: the names met so far stay) */
+}
+
+int ksyms_load_running(struct ksyms *k, int keep)
+{
+	char *cache = ksyms_cache_path();
+	int n = cache ? ksyms_load_core(k, cache) : 0;
+
+	if (n <= 0 && (n = ksyms_load_kallsyms(k, NULL, NULL)) > 0) {
+		ksyms_sort(k);
+		if (cache && keep)
+			(void)ksyms_save_core(k, cache);
+	}
+	free(cache);
+	return n;
 }

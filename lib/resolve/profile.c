@@ -375,7 +375,7 @@ static int deliver_off_cpu(struct prof *p, const struct session_info *info, int 
 }
 
 /* The running kernel's symbols, where the recording has none (dlprof top's live
- * reader): this boot's core kernel from record's cache (ksyms_load_core), else
+ * reader): this boot's core kernel from record's cache (ksyms_load_running), else
  * /proc/kallsyms whole.  DLPROF_KALLSYMS names another file (/dev/null: none), for a
  * recording from elsewhere and for the fuzzer. */
 static void load_kallsyms(struct prof *p)
@@ -383,13 +383,11 @@ static void load_kallsyms(struct prof *p)
 	const char *path = getenv("DLPROF_KALLSYMS");
 	const char *release = p->release[0] ? p->release : NULL;
 	struct utsname u;
-	char *cache = NULL;
 
 	if (!path && (!release || (!uname(&u) && !strcmp(u.release, release))))
-		cache = ksyms_cache_path();
-	if (!cache || ksyms_load_core(p->ks, cache) <= 0)
+		ksyms_load_running(p->ks, 0);	/* (the cache is record's to keep) */
+	else
 		ksyms_load_kallsyms(p->ks, path, release);
-	free(cache);
 }
 
 static void kernel_frame(struct prof *p, uint64_t addr, struct frame *f)
