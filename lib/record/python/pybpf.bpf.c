@@ -777,9 +777,9 @@ static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 }
 
 /* The step to the caller, its CFA and return address known: 0, or the scan's start.
- * This step and the frames' ends below are global functions (as the scan's start), which
- * the verifier follows once each, not once for each way a turn of the walk reaches them;
- * they return 0 (go on) or 1 (the walk ended), as the walk's turn does. */
+ * The frames' ends below, which take it, are global functions (as the scan's start),
+ * which the verifier follows once each, not once for each way a turn of the walk reaches
+ * them; they return 0 (go on) or 1 (the walk ended), as the walk's turn does. */
 static __always_inline int frame_step(struct kwalk *w, __u64 cfa, __u64 ra)
 {
 	if (!ra) {
