@@ -73,6 +73,12 @@ void machine_set_root_fn(struct machine *m, machine_root_fn *fn, void *ctx);
 
 /* The mapping that covered addr in process pid at time, or NULL. */
 const struct map *machine_find_map(struct machine *m, uint32_t pid, uint64_t addr, uint64_t time);
+/* Whether what machine_find_map() finds in process pid at time is what it finds at any
+ * later time, for as long as *view stays what this call set: 1 when so (time is after
+ * every mapping, exec and fork the process has), 0 when the lookups depend on the time.
+ * Symbols found through those mappings keep as long (view counts the build-ids and
+ * names given too). */
+int machine_view(struct machine *m, uint32_t pid, uint64_t time, uint64_t *view);
 /* The number of execs process pid had made at or before time (0: none).  With the pid it
  * names one address space: an exec without a new pid starts a new one. */
 unsigned machine_exec_gen(struct machine *m, uint32_t pid, uint64_t time);

@@ -44,6 +44,11 @@ struct dlp_sample {
 					   the thread's last walk (DLP_STACK_PAST_COPY) */
 	const uint64_t *ustack;		/* leaf first, as unwind_sample() writes them */
 	const uint8_t *ustack_scanned;	/* bit i: frame i found by a stack scan */
+	/* which stored stack that is: the samples of one have the same (with ustack_leaf_ip
+	 * its addresses from the second on, the first the sample's IP), for as long as the
+	 * session lives; NULL: none */
+	const void *ustack_id;
+	int ustack_leaf_ip;
 	/* its Python stack read as it was taken (DLP_STACK_PY), pychain 0: none */
 	uint32_t pychain;		/* a DLP_REC_PYCHAIN's id */
 	uint32_t pyflags;		/* DLP_PYSTACK_* (none: read from outside, later) */

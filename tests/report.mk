@@ -51,3 +51,16 @@ $(O)/tests/workloads/rep-waits: tests/workloads/rep-waits.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -pthread -o $@ $<
 TEST_PROGS += $(O)/tests/workloads/rep-waits
+
+# two libraries of one code under other names, opened in turn at (usually) the same
+# address (t2113: stacks of the same addresses, named by their mapping at the time)
+$(O)/tests/workloads/librep-swapa.so: SWAP_OUTER = swap_a_outer
+$(O)/tests/workloads/librep-swapb.so: SWAP_OUTER = swap_b_outer
+$(O)/tests/workloads/librep-swapa.so $(O)/tests/workloads/librep-swapb.so: tests/workloads/rep-swaplib.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared -DSWAP_OUTER=$(SWAP_OUTER) -o $@ $<
+$(O)/tests/workloads/rep-swap: tests/workloads/rep-swap.c
+	@mkdir -p $(dir $@)
+	$(CC) -O0 -g -o $@ $< -ldl
+TEST_PROGS += $(O)/tests/workloads/rep-swap $(O)/tests/workloads/librep-swapa.so \
+	$(O)/tests/workloads/librep-swapb.so

@@ -6,5 +6,6 @@
 test_unit test-symbolize
 test_unit test-calltree
 test_unit test-ranks	# steps of a distributed job
+test_unit test-process	# mappings over time, and when a lookup holds (machine_view)
 
 test_done

@@ -199,6 +199,7 @@ static void hold(struct attr_stream *as, const struct dlp_sample *s, const struc
 	h->s.nr_ustack = 0;
 	h->s.ustack = NULL;
 	h->s.ustack_scanned = NULL;
+	h->s.ustack_id = NULL;
 	if (s->user_regs && nregs) {
 		h->regs = xmalloc(nregs * sizeof(*h->regs));
 		memcpy(h->regs, s->user_regs, nregs * sizeof(*h->regs));

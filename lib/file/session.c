@@ -46,6 +46,8 @@ struct session {
 		int complete;
 		int past_copy;		/* DLP_STACK_PAST_COPY */
 		uint32_t pychain;	/* DLP_STACK_PY: its Python stack, 0: none */
+		const uint64_t *stored;	/* the stored stack's addresses (a sample's
+					   dlp_sample.ustack_id) */
 	} *stacks;
 	size_t nr_stacks, alloc_stacks;
 	/* a DLP_USAMPLE_LEAF_IP sample's stack: its IP, then the stored one */
@@ -551,6 +553,8 @@ static int finish_sample(struct session *s, struct dlp_sample *smp, const struct
 		smp->ustack_scanned = us->scanned;
 		smp->ustack_complete = us->complete;
 		smp->ustack_past_copy = us->past_copy;
+		smp->ustack_id = us->stored;
+		smp->ustack_leaf_ip = leaf_is_ip;
 	}
 	if (pychain) {
 		/* its Python stack, and who read it: the thread, the kernel, or record */
@@ -682,6 +686,7 @@ static int add_stack(struct session *s, const unsigned char *data, size_t len)
 	if (h.flags & DLP_STACK_PY)
 		memcpy(&us->pychain, data + sizeof(h) + body, 4);
 	us->ips = xmalloc(body);
+	us->stored = us->ips;
 	memcpy(us->ips, data + sizeof(h), body);
 	us->scanned = (uint8_t *)(us->ips + h.nr);
 	return 0;
@@ -710,7 +715,7 @@ static const struct ustack *sample_stack(struct session *s, uint32_t id, uint32_
 		s->leaf_bits = xmalloc(USTACK_MAX / 8 + 1);
 	}
 	*tmp = (struct ustack){ s->leaf_ips, s->leaf_bits, st->nr + 1, st->complete, st->past_copy,
-				st->pychain };
+				st->pychain, st->ips };
 	s->leaf_ips[0] = 0;	/* the sample's IP, once parsed */
 	memcpy(s->leaf_ips + 1, st->ips, (size_t)st->nr * 8);
 	memset(s->leaf_bits, 0, (st->nr + 8u) / 8);

@@ -45,6 +45,9 @@ struct proc {
 	int sorted;
 	struct comm_ev *comms;
 	size_t nr_comms, alloc_comms;
+	/* what its lookups see changed (a mapping, an exec, a parent): counted, and the
+	 * latest such event's time (machine_view) */
+	uint64_t changes, last_change;
 };
 
 struct machine {
@@ -65,6 +68,8 @@ struct machine {
 	size_t nr_images, alloc_images;
 	struct jitsyms *jit;	/* not owned */
 	struct proc_table info;	/* command lines and ranks (DLP_REC_PROC) */
+	uint64_t names;		/* changes of what names a file's functions (build-ids, names
+				   given, captured images): machine_view */
 	machine_root_fn *root_fn;	/* where a process's files are read (record) */
 	void *root_ctx;
 	const char *symfs;	/* machine_set_symfs(): every dso's symbol root */
@@ -138,6 +143,13 @@ static struct proc *get_proc(struct machine *m, uint32_t pid)
 		*slot = p;
 	}
 	return *slot;
+}
+
+static void proc_changed(struct proc *p, uint64_t time)
+{
+	p->changes++;
+	if (time > p->last_change)
+		p->last_change = time;
 }
 
 static int path_is_kernel(const char *path)
@@ -281,6 +293,7 @@ int machine_mmap(struct machine *m, const struct dlp_mmap *ev)
 				 m->root_fn(m->root_ctx, pid, ev->time) : NULL);
 	pm->seq = ++m->seq;
 	p->sorted = 0;
+	proc_changed(p, ev->time);
 	return 0;
 }
 
@@ -293,6 +306,7 @@ void machine_set_build_id(struct machine *m, const char *path, const uint8_t *id
 	memcpy(m->bids[m->nr_bids].id, id, size);
 	m->bids[m->nr_bids].size = size;
 	m->nr_bids++;
+	m->names++;
 	for (size_t i = 0; i < m->nr_dsos; i++) {
 		struct dso *d = m->dsos[i];
 
@@ -322,6 +336,7 @@ void machine_set_sym_name(struct machine *m, const uint8_t *id, size_t size, con
 	memcpy(n->id, id, n->size);
 	n->sym = xstrdup(sym);
 	n->name = xstrdup(name);
+	m->names++;
 	for (size_t i = 0; i < m->nr_dsos; i++)
 		if (symname_of(n, m->dsos[i]))
 			m->dsos[i]->renamed = 1;
@@ -347,6 +362,7 @@ void machine_set_image(struct machine *m, const char *path, const void *data, si
 	im->data = xmalloc(len ? len : 1);
 	memcpy(im->data, data, len);
 	im->len = len;
+	m->names++;
 	for (size_t i = 0; i < m->nr_dsos; i++)
 		if (!strcmp(m->dsos[i]->path, path)) {
 			m->dsos[i]->image = im->data;
@@ -363,6 +379,7 @@ int machine_comm(struct machine *m, uint32_t pid, uint32_t tid, const char *comm
 	if (exec) {
 		ALLOC_GROW(p->execs, p->nr_execs + 1, p->alloc_execs);
 		p->execs[p->nr_execs++] = time;
+		proc_changed(p, time);
 	}
 	ALLOC_GROW(p->comms, p->nr_comms + 1, p->alloc_comms);
 	c = &p->comms[p->nr_comms++];
@@ -384,6 +401,7 @@ int machine_fork(struct machine *m, uint32_t pid, uint32_t ppid, uint32_t tid, u
 		p->has_parent = 1;
 		p->ppid = ppid;
 		p->fork_time = time;
+		proc_changed(p, time);
 	}
 	return 0;
 }
@@ -492,6 +510,21 @@ const struct map *machine_find_map(struct machine *m, uint32_t pid, uint64_t add
 		pid = p->ppid;
 	}
 	return NULL;
+}
+
+int machine_view(struct machine *m, uint32_t pid, uint64_t time, uint64_t *view)
+{
+	struct proc *p = find_proc(m, pid), *k = find_proc(m, KERNEL_PID);
+	uint64_t sum = (m->names << 40) + (k ? k->changes : 0);
+	int depth = 0;
+
+	if (!p || time < p->last_change || (k && time < k->last_change))
+		return 0;	/* (before a change: the lookups depend on the time) */
+	/* a forked child's lookups go on in its parents' mappings as of its fork */
+	for (; p && depth++ < 64; p = p->has_parent ? find_proc(m, p->ppid) : NULL)
+		sum += p->changes;
+	*view = sum;
+	return 1;
 }
 
 unsigned machine_exec_gen(struct machine *m, uint32_t pid, uint64_t time)

@@ -24,6 +24,17 @@
 #define KERNEL_START 0xffff800000000000ULL
 
 #define MET_EVS	16
+#define CALLERS_MAX_FRAMES	(1u << 18)	/* (14 MB of frames) */
+
+/* A stored stack's frames from its callers on, as its process's mappings named them */
+struct callers {
+	uint32_t pid, nr, nr_frames;
+	const void *id;			/* dlp_sample.ustack_id */
+	uint64_t view;			/* machine_view() */
+	uint64_t *ips;			/* the nr addresses and their flags, as named */
+	unsigned *ipflags;
+	struct frame fr[];
+};
 
 struct prof {
 	const struct profile_opts *opts;
@@ -36,6 +47,8 @@ struct prof {
 	struct unwinder *uw;
 	struct strpool pool;
 	struct u64map anon_names;	/* map start -> "[anon]@0x..." name */
+	struct u64map callers;		/* a stored stack's callers' frames (user_stack_frames) */
+	size_t callers_frames;
 	int have_ksyms_rec;
 	char release[128];
 	uint64_t cpus_seen[4];		/* bitmap of CPUs seen (first 256) */
@@ -568,10 +581,11 @@ static void check_unwind(struct prof *p, const struct dlp_sample *s, size_t n, i
  * its copy.  Returns the number of frames; *past_copy: its outer frames lay past the copy
  * (recorded so). */
 static size_t user_stack(struct prof *p, const struct dlp_sample *s, int *complete,
-			 int *past_copy)
+			 int *past_copy, int *recorded)
 {
 	size_t n;
 
+	*recorded = 0;
 	if (s->nr_ustack && (!p->opts->reunwind || !s->stack_size || !p->uw)) {
 		if (p->opts->check_unwind && s->stack_size && s->user_regs && p->uw) {
 			int c = 0;
@@ -585,11 +599,102 @@ static size_t user_stack(struct prof *p, const struct dlp_sample *s, int *comple
 			p->ipflags[i] = s->ustack_scanned[i / 8] & (1u << (i % 8)) ? FRAME_RECOVERED : 0;
 		*complete = s->ustack_complete;
 		*past_copy = s->ustack_past_copy;
+		*recorded = n == s->nr_ustack;
 		p->st->recorded_stacks++;
 		return n;
 	}
 	p->st->copied_stacks++;
 	return unwind_sample(p->uw, s, p->ips, p->ipflags, MAX_DEPTH, complete);
+}
+
+/* The frames of user stack addresses p->ips[from .. n) into out, at most max */
+static size_t stack_frames(struct prof *p, const struct dlp_sample *s, size_t from, size_t n,
+			   struct frame *out, size_t max)
+{
+	size_t nf = 0;
+
+	for (size_t i = from; i < n && nf < max; i++) {
+		uint64_t a = i ? p->ips[i] - 1 : p->ips[i];
+		size_t k = user_frames(p, s, a, out + nf, max - nf);
+
+		for (size_t x = 0; x < k; x++)
+			if (p->ipflags[i] & FRAME_RECOVERED)
+				out[nf + x].flags |= FRAME_RECOVERED;
+		nf += k;
+	}
+	return nf;
+}
+
+static void callers_clear(struct prof *p)
+{
+	for (size_t i = 0; i < p->callers.cap; i++)
+		if (p->callers.used[i])
+			free(p->callers.vals[i]);
+	u64map_release(&p->callers);
+	u64map_init(&p->callers);
+	p->callers_frames = 0;
+}
+
+/*
+ * The frames of a sample's user stack (p->ips[0 .. n), recorded: as the recording gives
+ * it) into out, at most max.  A stack stored in the recording is met again by each
+ * sample of its call chain (with ustack_leaf_ip, whatever its leaf): its callers' frames
+ * are kept by the stack and its process, for as long as the process's mappings give
+ * what they gave (machine_view) and the addresses are those kept.  Not kept: frames
+ * whose naming may come later (JIT code, anonymous or unmapped memory), a stack cut at
+ * max.
+ */
+static size_t user_stack_frames(struct prof *p, const struct dlp_sample *s, size_t n,
+				int recorded, struct frame *out, size_t max)
+{
+	size_t from = s->ustack_leaf_ip ? 1 : 0, nf, k, nr;
+	uint64_t view, key;
+	struct callers *c;
+	void **slot;
+
+	if (!recorded || !s->ustack_id || n <= from ||
+	    !machine_view(p->m, s->pid, s->time, &view))
+		return stack_frames(p, s, 0, n, out, max);
+	nf = stack_frames(p, s, 0, from, out, max);	/* the sample's own IP */
+	nr = n - from;
+	key = hash_u64((uint64_t)(uintptr_t)s->ustack_id ^ hash_u64(s->pid)) | 1;
+	slot = u64map_slot(&p->callers, key);
+	c = *slot;
+	if (c && c->pid == s->pid && c->id == s->ustack_id && c->view == view && c->nr == nr &&
+	    !memcmp(c->ips, p->ips + from, nr * sizeof(*c->ips)) &&
+	    !memcmp(c->ipflags, p->ipflags + from, nr * sizeof(*c->ipflags))) {
+		if (c->nr_frames > max - nf)
+			return nf + stack_frames(p, s, from, n, out + nf, max - nf);
+		memcpy(out + nf, c->fr, c->nr_frames * sizeof(*out));
+		return nf + c->nr_frames;
+	}
+	k = stack_frames(p, s, from, n, out + nf, max - nf);
+	if (nf + k >= max)
+		return nf + k;	/* (perhaps cut short) */
+	for (size_t i = 0; i < k; i++)
+		if (out[nf + i].flags & (FRAME_JIT | FRAME_ANON | FRAME_UNKNOWN))
+			return nf + k;
+	if (p->callers_frames + k > CALLERS_MAX_FRAMES) {
+		callers_clear(p);
+		slot = u64map_slot(&p->callers, key);
+	} else if (*slot) {
+		p->callers_frames -= ((struct callers *)*slot)->nr_frames;
+		free(*slot);
+	}
+	c = xmalloc(sizeof(*c) + k * sizeof(c->fr[0]) + nr * (sizeof(*c->ips) + sizeof(*c->ipflags)));
+	c->pid = s->pid;
+	c->id = s->ustack_id;
+	c->view = view;
+	c->nr = (uint32_t)nr;
+	c->nr_frames = (uint32_t)k;
+	memcpy(c->fr, out + nf, k * sizeof(*out));
+	c->ips = (uint64_t *)(c->fr + k);
+	c->ipflags = (unsigned *)(c->ips + nr);
+	memcpy(c->ips, p->ips + from, nr * sizeof(*c->ips));
+	memcpy(c->ipflags, p->ipflags + from, nr * sizeof(*c->ipflags));
+	*slot = c;
+	p->callers_frames += k;
+	return nf + k;
 }
 
 static int sample_in(struct prof *p, const struct dlp_sample *s, int counted);
@@ -673,19 +778,13 @@ static int sample_in(struct prof *p, const struct dlp_sample *s, int counted)
 		}
 	}
 	if (dwarf && !p->opts->no_children) {
-		size_t n = user_stack(p, s, &unw_complete, &past_copy);
+		int recorded;
+		size_t n = user_stack(p, s, &unw_complete, &past_copy, &recorded), k;
 
 		first_user = nf;
-		for (size_t i = 0; i < n && nf < max; i++) {
-			uint64_t a = i ? p->ips[i] - 1 : p->ips[i];
-			size_t k = user_frames(p, s, a, fr + nf, max - nf);
-
-			for (size_t x = 0; x < k; x++)
-				if (p->ipflags[i] & FRAME_RECOVERED)
-					fr[nf + x].flags |= FRAME_RECOVERED;
-			nf += k;
-			nuser += k;
-		}
+		k = user_stack_frames(p, s, n, recorded, fr + nf, max - nf);
+		nf += k;
+		nuser += k;
 	}
 	if (!nf) {
 		/* leaf only */
@@ -893,6 +992,7 @@ static void prof_init(struct prof *p, const struct profile_opts *opts,
 	p->uw = unwinder_new(p->m);
 	strpool_init(&p->pool);
 	u64map_init(&p->anon_names);
+	u64map_init(&p->callers);
 	u64map_init(&p->exits);
 	p->max_frames = opts->max_depth && opts->max_depth < MAX_DEPTH ? opts->max_depth : MAX_DEPTH;
 	p->max_frames *= opts->inline_frames ? 4 : 1;
@@ -911,6 +1011,8 @@ static void prof_release(struct prof *p)
 	free(p->ips);
 	free(p->ipflags);
 	u64map_release(&p->anon_names);
+	callers_clear(p);
+	u64map_release(&p->callers);
 	u64map_release(&p->exits);
 	strpool_release(&p->pool);
 	if (p->uw)
