@@ -77,6 +77,7 @@ struct memo_frame {
 struct stack_memo {
 	struct stack_memo *next;	/* another stack of the same key */
 	const char *prim, *op;
+	const char *leaf;		/* the leaf's symbol, interned (str_intern) */
 	const char *family;		/* NULL until a sample asks (attr_observe does not) */
 	unsigned kind;
 	uint32_t nr;
@@ -154,6 +155,7 @@ static const struct stack_memo *stack_memo(struct attr *a, const struct frame *f
 						       frames[i].traits };
 		m->family = NULL;
 		m->op = family_op_from_stack(frames, nr);
+		m->leaf = nr ? str_intern(frames[0].sym, strlen(frames[0].sym)) : NULL;
 		m->next = *slot;
 		*slot = m;
 		a->nr_memo++;
@@ -375,7 +377,7 @@ void attr_sample(struct attr *a, const struct dlp_sample *s, const struct frame 
 	}
 	m = stack_memo(a, frames, nr, sw ? FAMILY_SAMPLE_WAIT : FAMILY_SAMPLE_CPU, out->prim, 1);
 	out->family = m->family;
-	out->sym = str_intern(frames[0].sym, strlen(frames[0].sym));
+	out->sym = m->leaf;
 	out->fw = is_fw_code(&frames[0]);
 	if ((out->pychain = py_chain(frames, nr, &out->pyline)))
 		add_mark(&a->py[sw], s, out->pychain, out->pyline);

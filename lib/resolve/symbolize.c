@@ -68,7 +68,7 @@ struct dso_sym {
 	Dwarf_Addr bias;
 	int dwfl_tried;
 	struct u64map cache;		/* file offset -> struct symres */
-	struct u64map fde_traits;	/* fde start vaddr -> traits + 1 */
+	struct u64map fde_names;	/* fde start vaddr -> struct fde_name */
 	struct fde_index fdes;		/* its FDEs: names and bounds without a symbol */
 	int fdes_built;
 	struct dso_sym *next;		/* all of them, for freeing */
@@ -201,7 +201,10 @@ static void dso_sym_free(struct dso_sym *d)
 		if (d->cache.used[i])
 			symres_free(d->cache.vals[i]);
 	u64map_release(&d->cache);
-	u64map_release(&d->fde_traits);
+	for (size_t i = 0; i < d->fde_names.cap; i++)
+		if (d->fde_names.used[i])
+			free(d->fde_names.vals[i]);
+	u64map_release(&d->fde_names);
 	fde_index_release(&d->fdes);
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
@@ -455,7 +458,7 @@ static struct dso_sym *dso_sym_get(struct symbolizer *s, struct dso *dso)
 	d->dso = dso;
 	d->state = -1;
 	u64map_init(&d->cache);
-	u64map_init(&d->fde_traits);
+	u64map_init(&d->fde_names);
 	d->next = s->all;
 	s->all = d;
 	dso->sym_priv = d;
@@ -699,6 +702,12 @@ static void add_dwarf(struct symbolizer *s, struct dso_sym *d, uint64_t vaddr, s
 	free(scopes);
 }
 
+/* A function known by its FDE alone: its name and traits */
+struct fde_name {
+	const char *name;
+	unsigned traits;
+};
+
 static struct symres *resolve(struct symbolizer *s, struct dso_sym *d, uint64_t off)
 {
 	struct symres *r;
@@ -733,26 +742,32 @@ static struct symres *resolve(struct symbolizer *s, struct dso_sym *d, uint64_t 
 		if (d->cfi)
 			f = fde_index_find(&d->fdes, vaddr);
 		if (f) {
-			void **slot = u64map_slot(&d->fde_traits, f->start);
-			Dwarf_Frame *fr = NULL;
-			bool sig = false;
+			void **slot = u64map_slot(&d->fde_names, f->start);
+			struct fde_name *fn = *slot;
 
-			/* a signal frame's (its CIE's 'S': __restore_rt, where a handler
-			 * returns, whose symbol a stripped libc does not keep) */
-			if (!dwarf_cfi_addrframe(d->cfi, vaddr, &fr))
-				dwarf_frame_info(fr, NULL, NULL, &sig);
-			free(fr);
-			if (sig)
-				snprintf(buf, sizeof(buf), "%s![signal]", d->dso->short_name);
-			else
-				snprintf(buf, sizeof(buf), "%s!func@0x%llx", d->dso->short_name,
-					 (unsigned long long)f->start);
-			r->name = strpool_intern(&s->pool, buf);
+			if (!fn) {
+				/* once a function: every address in it is named alike */
+				Dwarf_Frame *fr = NULL;
+				bool sig = false;
+
+				/* a signal frame's (its CIE's 'S': __restore_rt, where a handler
+				 * returns, whose symbol a stripped libc does not keep) */
+				if (!dwarf_cfi_addrframe(d->cfi, f->start, &fr))
+					dwarf_frame_info(fr, NULL, NULL, &sig);
+				free(fr);
+				if (sig)
+					snprintf(buf, sizeof(buf), "%s![signal]", d->dso->short_name);
+				else
+					snprintf(buf, sizeof(buf), "%s!func@0x%llx", d->dso->short_name,
+						 (unsigned long long)f->start);
+				fn = *slot = xmalloc(sizeof(*fn));
+				fn->name = strpool_intern(&s->pool, buf);
+				fn->traits = range_traits(d, f->start, f->len);
+			}
+			r->name = fn->name;
 			r->start_vaddr = f->start;
 			r->flags = FRAME_FDE;
-			if (!*slot)
-				*slot = (void *)(uintptr_t)(range_traits(d, f->start, f->len) + 1);
-			r->traits = (unsigned)(uintptr_t)*slot - 1;
+			r->traits = fn->traits;
 		} else {
 			r->name = "[unknown]";
 			r->flags = FRAME_UNKNOWN;

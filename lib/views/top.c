@@ -94,6 +94,7 @@ struct top {
 	uint64_t last_jit_scan;
 	long since;		/* perf maps written before this are another process's */
 	const struct record_host *host;	/* record's roots and perf maps (containers) */
+	struct u64map named;	/* a DSO's or thread's name as given -> interned (known) */
 	/* the display's */
 	int tty, color, keys;
 	struct termios saved;
@@ -186,6 +187,20 @@ static void views_zero(struct top *t)
 static const char *intern(const char *s)
 {
 	return s ? str_intern(s, strlen(s)) : str_intern("?", 1);
+}
+
+/* The same, for names the pipeline keeps for as long as it runs (a DSO's, a thread's):
+ * looked up by where they are, checked */
+static const char *intern_known(struct top *t, const char *s)
+{
+	void **slot;
+
+	if (!s)
+		return intern(s);
+	slot = u64map_slot(&t->named, (uint64_t)(uintptr_t)s);
+	if (!*slot || strcmp(*slot, s))
+		*slot = (void *)intern(s);
+	return *slot;
 }
 
 /* ---- the writing thread: records -> samples -> views ---- */
@@ -346,8 +361,8 @@ static int on_sample(void *ctx, const struct attributed *as)
 	struct view *v;
 	struct row *r;
 
-	dso = intern(nr && frames[0].dso ? frames[0].dso : "[unknown]");
-	comm = intern(machine_comm_at(as->m, s->pid, s->tid, s->time));
+	dso = intern_known(t, nr && frames[0].dso ? frames[0].dso : "[unknown]");
+	comm = intern_known(t, machine_comm_at(as->m, s->pid, s->tid, s->time));
 	if (s->time > t->tap_newest)
 		t->tap_newest = s->time;
 
@@ -889,6 +904,7 @@ int top_run(const struct top_opts *o, int *exit_status)
 	pthread_mutex_init(&t->mu, NULL);
 	for (int i = 0; i < NR_VIEWS; i++)
 		u64map_init(&t->v[i].idx);
+	u64map_init(&t->named);
 	strbuf_init(&t->out, 0);
 	t->view = o->view;
 	t->rules = family_rules_load(o->families);
@@ -1003,6 +1019,7 @@ int top_run(const struct top_opts *o, int *exit_status)
 		free(t->v[i].rows);
 		u64map_release(&t->v[i].idx);
 	}
+	u64map_release(&t->named);
 	for (size_t i = 0; i < t->nr_pmaps; i++)
 		if (t->pmaps[i].fd >= 0)
 			close(t->pmaps[i].fd);
