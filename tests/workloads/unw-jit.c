@@ -15,6 +15,7 @@
  * (main -> fp_outer -> fp_inner -> KERNEL): fp_inner's CFA is rbp + 16, so a walk that
  * scanned past the kernel reads fp_inner's return address slot at 0x408, fails, and
  * must find fp_outer's return address by a scan of the stack it read before.
+ * UNW_JIT_STALE=1 with it: a stale return address on the way (fp_inner).
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -174,12 +175,48 @@ __attribute__((noinline)) static void jit_driver(kernel_fn k, double seconds)
 	unw_jit_sink = buf[5];
 }
 
-/* UNW_JIT_FP: two frames with frame pointers above the kernel (see the top) */
+/* An address right after a call (in stale_ra), as a return address left on a stack */
+__attribute__((noinline)) static uint64_t here(void)
+{
+	return (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+__attribute__((noinline)) static uint64_t stale_ra(void)
+{
+	uint64_t r = here();
+
+	unw_jit_sink += (float)(r & 1);
+	return r;
+}
+
+static int want_stale;
+
+/* What the calls before left below main's frame, zeroed: a scan meets no stale word
+ * but those fp_inner leaves */
+__attribute__((noinline)) static void scrub(void)
+{
+	volatile char z[16384];
+
+	memset((char *)z, 0, sizeof(z));
+}
+
+/* UNW_JIT_FP: two frames with frame pointers above the kernel (see the top).
+ * UNW_JIT_STALE=1 too: fp_inner's frame holds a stale return address (into stale_ra,
+ * whose CFA is a few words above its stack pointer) below words of an address no
+ * mapping holds: a scan past the kernel and jit_driver's frame meets it before
+ * fp_outer's return address, and its step leads nowhere (a dead end) */
 __attribute__((noinline, optimize("no-omit-frame-pointer")))
 static void fp_inner(kernel_fn k, double seconds)
 {
+	volatile uint64_t stale[6] = { 0 };
+
+	if (want_stale) {
+		stale[0] = stale_ra();
+		for (int i = 1; i < 6; i++)
+			stale[i] = 0x7000;	/* (the first page above the null page's) */
+	}
 	jit_driver(k, seconds);
-	unw_jit_sink += 1;
+	unw_jit_sink += 1 + (float)(stale[0] & 1);
 }
 
 __attribute__((noinline, optimize("no-omit-frame-pointer")))
@@ -238,9 +275,12 @@ int main(int argc, char **argv)
 		return perror("mprotect"), 1;
 	if (publish(code, size, k->name))
 		return perror("unw-jit: publish"), 1;
-	if (fp && *fp == '1')
+	if (fp && *fp == '1') {
+		want_stale = getenv("UNW_JIT_STALE") && *getenv("UNW_JIT_STALE") == '1';
+		scrub();
 		fp_outer((kernel_fn)code, seconds);
-	else
+	} else {
 		jit_driver((kernel_fn)code, seconds);
+	}
 	return 0;
 }

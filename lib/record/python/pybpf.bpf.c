@@ -482,6 +482,12 @@ struct kwalk {
 	__u64 scan_at, scan_to;	/* the scan under way: the next word, the end */
 	__u64 found_at, found;	/* what it found: a return address, and where */
 	struct kunw_row row;	/* the frame's row (kstep) */
+	/* the frame the last scan found: the count of frames with it (0: none), and the
+	 * registers it began with (pybpf_dead_end) */
+	__u32 scan_frame, scan_bp_known;
+	__u64 scan_sp, scan_bp;
+	__u32 dead_n;		/* a dead end's frames, kept where no scan finds another */
+	__u32 pad2;
 };
 
 /* A cpu's walk: its state, and its chain as it grows.  The state lies here, not in the
@@ -720,8 +726,14 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
  */
 __noinline int pybpf_scan_begin(struct kwalk *w)
 {
-	if (!w || w->in_root || w->scans >= KUNW_MAX_SCANS)
+	if (!w)
 		return 1;
+	if (w->in_root || w->scans >= KUNW_MAX_SCANS) {
+		if (w->dead_n)
+			w->n = w->dead_n;	/* (pybpf_dead_end) */
+		w->dead_n = 0;
+		return 1;
+	}
 	if (!w->scans)
 		w->first_why = w->why;
 	w->scans++;
@@ -749,8 +761,12 @@ static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 	__u64 a = w->scan_at, v, code, bp;
 	struct code8 b;
 
-	if (a + 8 > w->scan_to || stack_word(c, a, &v))
+	if (a + 8 > w->scan_to || stack_word(c, a, &v)) {
+		if (w->dead_n)
+			w->n = w->dead_n;	/* none found: the dead end stays */
+		w->dead_n = 0;
 		return 1;
+	}
 	w->scan_at = a + 8;
 	if (v < w->lo || v >= w->hi)
 		return 0;
@@ -773,7 +789,32 @@ static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 	w->sp = a + 8;
 	w->why = 0;
 	w->scanning = 0;
+	w->dead_n = 0;
+	w->scan_frame = w->n + 1;
+	w->scan_sp = w->sp;
+	w->scan_bp = w->bp;
+	w->scan_bp_known = w->bp_known;
 	return 0;
+}
+
+/*
+ * The frame a scan found, whose own step led nowhere (to an address in no mapping, to a
+ * frame below its own): most likely a stale word.  As the copy's walk takes it
+ * (unwind.c, dead_end): the scan goes on past it, with the registers it began with,
+ * and the frame goes where the scan finds another; where it finds none, the walk ends
+ * with the frame.  0: the scan goes on, 1: the walk ended.
+ */
+__noinline int pybpf_dead_end(struct kwalk *w)
+{
+	if (!w)
+		return 1;
+	w->dead_n = w->n;
+	w->n = w->scan_frame - 1;
+	w->sp = w->scan_sp;
+	w->bp = w->scan_bp;
+	w->bp_known = w->scan_bp_known;
+	w->scan_frame = 0;
+	return pybpf_scan_begin(w);
 }
 
 /* The step to the caller, its CFA and return address known: 0, or the scan's start.
@@ -788,6 +829,8 @@ static __always_inline int frame_step(struct kwalk *w, __u64 cfa, __u64 ra)
 	}
 	if (cfa <= w->sp) {
 		w->why = KW_BAD;
+		if (w->scan_frame && w->n == w->scan_frame)
+			return pybpf_dead_end(w) ? 1 : 0;
 		return pybpf_scan_begin(w) ? 1 : 0;
 	}
 	w->sp = cfa;
@@ -909,8 +952,11 @@ static long kstep(__u32 i, void *arg)
 	why = *(volatile __u32 *)&c->tmp;
 	if (why == KW_NO_MAP && w->n) {
 		/* an address in no mapping record told of: one it has not told yet (or a
-		 * "return address" that is none): the copy's walk does it */
+		 * "return address" that is none): the copy's walk does it; but where a scan
+		 * found the frame it is the return address of, a dead end */
 		w->why = why;
+		if (w->scan_frame && w->n == w->scan_frame)
+			return pybpf_dead_end(w) ? 1 : 0;
 		return 1;
 	}
 	*(volatile __u32 *)&c->tmp = w->n;
