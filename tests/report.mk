@@ -64,3 +64,9 @@ $(O)/tests/workloads/rep-swap: tests/workloads/rep-swap.c
 	$(CC) -O0 -g -o $@ $< -ldl
 TEST_PROGS += $(O)/tests/workloads/rep-swap $(O)/tests/workloads/librep-swapa.so \
 	$(O)/tests/workloads/librep-swapb.so
+
+# a native thread that calls into Python after spinning in C (t8001)
+$(O)/tests/workloads/libpy-late-thread.so: tests/workloads/py-late-thread.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared -pthread -o $@ $<
+TEST_PROGS += $(O)/tests/workloads/libpy-late-thread.so

@@ -1,7 +1,8 @@
 #!/bin/sh
-# t8001: Python frames in threads (threading.Thread), in multiprocessing children made by
-# fork and by spawn (an exec'd interpreter), in a process attached to with -p; and a
-# process that is not Python is left alone.
+# t8001: Python frames in threads (threading.Thread), in a native thread that calls into
+# Python late, in multiprocessing children made by fork and by spawn (an exec'd
+# interpreter), in a process attached to with -p; and a process that is not Python is
+# left alone.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
 test_require PERF_EVENTS
@@ -34,6 +35,29 @@ test_expect_success 'threads and fork/spawn children: each sample under its own 
 		at_least 75 "$1" "$2" || exit 1
 	done &&
 	grep -q "child_spawn (py_procs.py:[0-9]*);spin (py_procs.py:[0-9]*);" f-spawn.txt
+'
+
+# A native thread (a C library's, as a C++ pool makes them) that spins in C, then calls
+# into Python through a ctypes callback (its thread state made only then): its C part
+# under late_native_spin, its Python part under late_py, each as its own CPU time says;
+# read in the kernel, and from outside (DLPROF_NO_BPF: the reader's walk of the thread
+# list finds the new state; with a walk every 3 s instead of 50 ms, none of its 1,500
+# Python samples had frames)
+late_thread() {	# late_thread NAME [ENV...]
+	name=$1 && shift &&
+	env "$@" PY_LATE_THREAD_LIB="$WL/libpy-late-thread.so" "$DLPROF" record -o $name.data -- \
+		/usr/bin/python3 "$SRC/workloads/py_late_thread.py" $name.json 0.5 1.5 2>$name.err &&
+	cat $name.err && t=$(json_get $name.json "j.tid") &&
+	"$DLPROF" fold -i $name.data --tid $t >f-$name.txt 2>/dev/null &&
+	set -- $(share "late_native_spin" f-$name.txt) && n_c=$1 all=$2 &&
+	set -- $(share "late_py (py_late_thread.py:" f-$name.txt) && n_py=$1 &&
+	echo "$name: of $all samples, $n_c in C, $n_py with late_py" &&
+	at_least 20 "$n_c" "$all" && ! at_least 30 "$n_c" "$all" &&
+	at_least 90 "$n_py" $((all - n_c))
+}
+test_expect_success 'a native thread that calls into Python after 0.5 s in C' '
+	late_thread lt && late_thread lt-out DLPROF_NO_BPF=1 &&
+	test_grep -q "read from outside" lt-out.err
 '
 
 test_expect_success 'record -p of a running Python process' '
