@@ -57,6 +57,12 @@ struct pybpf_code_rec {
 #define KUNW_CACHE		4096	/* rows cached per cpu */
 #define KUNW_WIN		2048	/* bytes of stack read at a time */
 #define KUNW_MAX_SCANS		16	/* stack scans a walk makes (the copy's walk: as many) */
+/* scanned frames a walk drops as dead ends (pybpf_dead_end); past them a step to an
+ * address in no mapping ends the walk, as one to a mapping not told yet: at a process's
+ * start, before its libraries' mappings are told, each frame a scan found led nowhere,
+ * and a walk scanned its 16 times 4 KiB (the sample's time, read after the program, then
+ * fell more than 250 us after the walk's) */
+#define KUNW_DEAD_ENDS		2
 #define KUNW_SCAN_BYTES		4096	/* how far one looks (the copy's walk: as far) */
 #define KUNW_ANON		0xffffffffu	/* kunw_map.fid of anonymous code (JIT) */
 

@@ -487,7 +487,7 @@ struct kwalk {
 	__u32 scan_frame, scan_bp_known;
 	__u64 scan_sp, scan_bp;
 	__u32 dead_n;		/* a dead end's frames, kept where no scan finds another */
-	__u32 pad2;
+	__u32 dead_ends;	/* frames dropped so (at most KUNW_DEAD_ENDS) */
 };
 
 /* A cpu's walk: its state, and its chain as it grows.  The state lies here, not in the
@@ -808,6 +808,7 @@ __noinline int pybpf_dead_end(struct kwalk *w)
 {
 	if (!w)
 		return 1;
+	w->dead_ends++;
 	w->dead_n = w->n;
 	w->n = w->scan_frame - 1;
 	w->sp = w->scan_sp;
@@ -829,7 +830,7 @@ static __always_inline int frame_step(struct kwalk *w, __u64 cfa, __u64 ra)
 	}
 	if (cfa <= w->sp) {
 		w->why = KW_BAD;
-		if (w->scan_frame && w->n == w->scan_frame)
+		if (w->scan_frame && w->n == w->scan_frame && w->dead_ends < KUNW_DEAD_ENDS)
 			return pybpf_dead_end(w) ? 1 : 0;
 		return pybpf_scan_begin(w) ? 1 : 0;
 	}
@@ -955,7 +956,7 @@ static long kstep(__u32 i, void *arg)
 		 * "return address" that is none): the copy's walk does it; but where a scan
 		 * found the frame it is the return address of, a dead end */
 		w->why = why;
-		if (w->scan_frame && w->n == w->scan_frame)
+		if (w->scan_frame && w->n == w->scan_frame && w->dead_ends < KUNW_DEAD_ENDS)
 			return pybpf_dead_end(w) ? 1 : 0;
 		return 1;
 	}
