@@ -29,6 +29,7 @@
 #include "util.h"
 
 #define KS_JOIN_NS	(250 * 1000)	/* a walk this far from its sample's time */
+#define KS_KEEP_NS	(1000 * 1000000ull)	/* an unmatched walk kept this long */
 #define KS_BUILDERS	4		/* threads that make and load tables */
 /* A file's table is made once walks stopped for it this many times: a file met by a
  * sample or two (a library's constructor as the CNN imports torchvision) costs those
@@ -697,9 +698,22 @@ size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint
 	t = u64map_get(&ks->threads, tid);
 	ks->st.samples++;
 	/* the walk closest to the sample: the program runs as the sample is taken, and
-	 * the sample's time is read a little before or after */
-	for (k = 0; t && k < t->nr && t->v[k].time <= time; k++)
-		;
+	 * the sample's time is read a little before or after (k: the first after it) */
+	if (t) {
+		size_t lo = 0, hi = t->nr;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (t->v[mid].time <= time)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		k = lo;
+	} else {
+		k = 0;
+	}
 	if (k && time - t->v[k - 1].time <= KS_JOIN_NS)
 		w = &t->v[k - 1];
 	if (t && k < t->nr && t->v[k].time - time <= KS_JOIN_NS &&
@@ -746,10 +760,17 @@ size_t kstack_compare(struct kstack *ks, uint32_t tid, uint64_t time, const uint
 		}
 		got = w->n;
 	}
-	/* it and those before it are done */
-	ks->st.unmatched_walks += k - 1;
-	for (size_t i = 0; i < k; i++)
-		free(t->v[i].ip);
+	/* it is done, and so are the walks KS_KEEP_NS older than it: not those just
+	 * before it, whose samples may come yet (the copy's walk defers a sample that met
+	 * an address in no mapping until later mappings are read: two drains after later
+	 * samples, whose match used to drop its walk) */
+	k--;
+	free(t->v[k].ip);
+	memmove(t->v + k, t->v + k + 1, (t->nr - k - 1) * sizeof(*t->v));
+	t->nr--;
+	for (k = 0; k < t->nr && t->v[k].time + KS_KEEP_NS < time; k++)
+		free(t->v[k].ip);
+	ks->st.unmatched_walks += k;
 	memmove(t->v, t->v + k, (t->nr - k) * sizeof(*t->v));
 	t->nr -= k;
 	return got;
