@@ -724,16 +724,29 @@ static __always_inline __u32 find_row(struct kwalk *w, struct kunw_chain *c, __u
  * a call is just before it.  A walk whose last frame is in a thread's first function is
  * whole: no scan.  0: go on; 1: the walk ended.
  */
+/* A scan that finds no frame (or none begun): the walk ends, and the frame of a dead end
+ * before it stays (pybpf_dead_end). 1. */
+static __always_inline int scan_none(struct kwalk *w)
+{
+	if (w->dead_n)
+		w->n = w->dead_n;
+	w->dead_n = 0;
+	return 1;
+}
+
+/* Is the step that failed the one from the frame the last scan found, and may the walk
+ * drop that frame (pybpf_dead_end)? */
+static __always_inline int at_dead_end(const struct kwalk *w)
+{
+	return w->scan_frame && w->n == w->scan_frame && w->dead_ends < KUNW_DEAD_ENDS;
+}
+
 __noinline int pybpf_scan_begin(struct kwalk *w)
 {
 	if (!w)
 		return 1;
-	if (w->in_root || w->scans >= KUNW_MAX_SCANS) {
-		if (w->dead_n)
-			w->n = w->dead_n;	/* (pybpf_dead_end) */
-		w->dead_n = 0;
-		return 1;
-	}
+	if (w->in_root || w->scans >= KUNW_MAX_SCANS)
+		return scan_none(w);
 	if (!w->scans)
 		w->first_why = w->why;
 	w->scans++;
@@ -761,18 +774,14 @@ static __always_inline int scan_word(struct kwalk *w, struct kunw_chain *c)
 	__u64 a = w->scan_at, v, code, bp;
 	struct code8 b;
 
-	if (a + 8 > w->scan_to || stack_word(c, a, &v)) {
-		if (w->dead_n)
-			w->n = w->dead_n;	/* none found: the dead end stays */
-		w->dead_n = 0;
-		return 1;
-	}
+	if (a + 8 > w->scan_to || stack_word(c, a, &v))
+		return scan_none(w);
 	w->scan_at = a + 8;
 	if (v < w->lo || v >= w->hi)
 		return 0;
 	p = bpf_map_lookup_elem(&kprocs, &w->pid);
 	if (!p)
-		return 1;
+		return scan_none(w);
 	x = find_map(p, c, v);
 	if (!x || x->fid == KUNW_ANON || bpf_probe_read_user(&code, 8, (void *)(v - 8)))
 		return 0;
@@ -830,7 +839,7 @@ static __always_inline int frame_step(struct kwalk *w, __u64 cfa, __u64 ra)
 	}
 	if (cfa <= w->sp) {
 		w->why = KW_BAD;
-		if (w->scan_frame && w->n == w->scan_frame && w->dead_ends < KUNW_DEAD_ENDS)
+		if (at_dead_end(w))
 			return pybpf_dead_end(w) ? 1 : 0;
 		return pybpf_scan_begin(w) ? 1 : 0;
 	}
@@ -956,7 +965,7 @@ static long kstep(__u32 i, void *arg)
 		 * "return address" that is none): the copy's walk does it; but where a scan
 		 * found the frame it is the return address of, a dead end */
 		w->why = why;
-		if (w->scan_frame && w->n == w->scan_frame && w->dead_ends < KUNW_DEAD_ENDS)
+		if (at_dead_end(w))
 			return pybpf_dead_end(w) ? 1 : 0;
 		return 1;
 	}
