@@ -11,6 +11,7 @@
 # walk of it; a JIT kernel that takes rbp for itself leaves the frames above it walked;
 # a signal handler's stacks go on through the signal frame (unw-signal); a stale return
 # address found by a scan, whose step leads nowhere, is dropped as the copy's walk drops it.
+# An executable without a build-id (no table, no wants of its own) beside one with them.
 # Workloads whose stacks are known: a stripped library
 # without frame pointers (unw-libmain: main -> unw_libmain_loop -> unw_lib_spin), JIT
 # code without CFI that the walk must scan past (unw-jit: main -> jit_driver -> KERNEL),
@@ -231,6 +232,25 @@ test_expect_success 'a second run loads the tables its executable'"'"'s walks wa
 	n=$(sed -n "s/^dlprof: native stacks walked.* \([0-9]*\) tables (\([0-9]*\) kept.*/\2/p" err) &&
 	echo "tables kept: $kept; on unw-libmain'"'"'s wants: $(wc -l <"$wants"); loaded: ${n:-none}" &&
 	test "${n:-0}" -ge 1 && test "$n" -le "$(wc -l <"$wants")" && test "$n" -lt "$kept"
+'
+
+# The executables' wants are kept at the end in the order their files were mapped; one
+# without a build-id keeps none.  After one with a build-id whose list was read, it once
+# freed that list a second time (dlprof top, watching every process, aborted at its end).
+test_expect_success 'an executable without a build-id after one whose wants were read: both walked, the wants kept' '
+	mkdir -p nobid &&
+	objcopy --remove-section .note.gnu.build-id "$BUILD/tests/unw-libmain" nobid/unw-libmain &&
+	cp "$BUILD/tests/libunw-lib.so" nobid/ &&
+	! readelf -n nobid/unw-libmain | grep -q "Build ID" &&
+	for i in 1 2; do
+		DLPROF_KSTACK=1 "$DLPROF" record -o nobid$i.data -- \
+			sh -c "\"$BUILD/tests/unw-libmain\"; nobid/unw-libmain" >/dev/null 2>err$i &&
+		instead err$i 50 || return 1
+	done &&
+	share nobid2.data "^unw-libmain;_start;.*;main;unw_libmain_loop[^;]*;unw_lib_spin;[^;]+ [0-9]+\$" 90 &&
+	exe=$(readelf -n "$BUILD/tests/unw-libmain" | sed -n "s/.*Build ID: //p") &&
+	grep -q "^$(readelf -n "$BUILD/tests/libunw-lib.so" | sed -n "s/.*Build ID: //p") " \
+		"$(find "$DLPROF_BUILDID_DIR" -name "$(echo "$exe" | cut -c3-).wants")"
 '
 
 test_done

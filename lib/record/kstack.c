@@ -454,6 +454,13 @@ static void walk_wants(struct kstack *ks, uint32_t pid, uint32_t fid)
  * stopped for this run, and those on its list whose tables a walk read (any process's:
  * the kernel marks a file, not a process) */
 /* exe added to *exes where it is not there yet */
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void add_exe(uint32_t **exes, size_t *nr, size_t *alloc, uint32_t exe)
 {
 	for (size_t k = 0; k < *nr; k++)
@@ -483,9 +490,12 @@ static void keep_wants(struct kstack *ks)
 	for (uint32_t x = 0; x < ks->nr_files; x++)
 		if (ks->wants_read[x])
 			add_exe(&exes, &nr_exes, &alloc, x + 1);
+	/* in the order their files were first mapped, whatever the map's order */
+	if (nr_exes)
+		qsort(exes, nr_exes, sizeof(*exes), cmp_u32);
 	for (size_t e = 0; e < nr_exes; e++) {
 		uint32_t x = exes[e] - 1;
-		uint8_t (*listed)[21];
+		uint8_t (*listed)[21] = NULL;
 		size_t nr = 0, nl;
 
 		for (size_t i = 0; i < ks->wanted.cap; i++) {
