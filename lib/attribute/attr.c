@@ -21,6 +21,9 @@ struct op_mark {
 struct marks {
 	struct op_mark *v;
 	size_t nr, alloc;
+	size_t sorted;		/* v[0 .. sorted) in order (sort_marks) */
+	struct op_mark *tmp;	/* the merge's */
+	size_t tmp_alloc;
 };
 
 struct pending {
@@ -188,7 +191,9 @@ void attr_free(struct attr *a)
 	itt_data_free(a->itt);
 	for (int k = 0; k < 2; k++) {
 		free(a->ops[k].v);
+		free(a->ops[k].tmp);
 		free(a->py[k].v);
+		free(a->py[k].tmp);
 	}
 	free(a->pending);
 	free(a->calls);
@@ -566,13 +571,42 @@ static void count_call(void *ctx, uint32_t pid, uint32_t tid, const struct itt_i
 	a->calls[i].ns += iv->end - iv->start;
 }
 
+/* m in order: the marks added since the last time sorted (stably), then merged after
+ * those in order already, the earlier first among equals (as a stable sort of the whole
+ * gives; a settle each 100 ms sorted every mark kept each time) */
+static void sort_one(struct marks *m)
+{
+	struct op_mark *tail, *swap;
+	size_t k, i = 0, j = 0, n = 0, alloc;
+
+	if (m->sorted >= m->nr)
+		return;
+	tail = m->v + m->sorted;
+	k = m->nr - m->sorted;
+	qsort(tail, k, sizeof(*tail), cmp_mark);
+	if (m->sorted && cmp_mark(&m->v[m->sorted - 1], tail) > 0) {
+		ALLOC_GROW(m->tmp, m->nr, m->tmp_alloc);
+		while (i < m->sorted && j < k)
+			m->tmp[n++] = cmp_mark(&tail[j], &m->v[i]) < 0 ? tail[j++] : m->v[i++];
+		while (i < m->sorted)
+			m->tmp[n++] = m->v[i++];
+		while (j < k)
+			m->tmp[n++] = tail[j++];
+		swap = m->v;
+		m->v = m->tmp;
+		m->tmp = swap;
+		alloc = m->alloc;
+		m->alloc = m->tmp_alloc;
+		m->tmp_alloc = alloc;
+	}
+	m->sorted = m->nr;
+}
+
 static void sort_marks(struct attr *a)
 {
 	for (int k = 0; k < 2; k++) {
-		if (a->ops[k].nr)
-			qsort(a->ops[k].v, a->ops[k].nr, sizeof(*a->ops[k].v), cmp_mark);
-		if (a->py[k].nr)
-			qsort(a->py[k].v, a->py[k].nr, sizeof(*a->py[k].v), cmp_mark);
+		sort_one(&a->ops[k]);
+		sort_one(&a->py[k]);
 	}
 }
 
@@ -624,12 +658,15 @@ void attr_resolve(struct attr *a)
 /* Keep the marks at or after t, in their order. */
 static void prune_marks(struct marks *m, uint64_t t)
 {
-	size_t k = 0;
+	size_t k = 0, sorted = 0;
 
 	for (size_t i = 0; i < m->nr; i++)
-		if (m->v[i].time >= t)
+		if (m->v[i].time >= t) {
 			m->v[k++] = m->v[i];
+			sorted += i < m->sorted;
+		}
 	m->nr = k;
+	m->sorted = sorted;
 }
 
 void attr_settle(struct attr *a, uint64_t before, attr_settled_fn *cb, void *ctx)
