@@ -145,30 +145,40 @@ static void set_failed(struct recwriter *w)
 	__atomic_store_n(&w->failed, 1, __ATOMIC_RELAXED);
 }
 
-static int write_all(struct recwriter *w, const void *buf, size_t len)
+/* The bytes written, or -1 with errno set (w->bytes counts what went out) */
+static int write_raw(struct recwriter *w, const void *buf, size_t len)
 {
 	const char *p = buf;
 
-	if (get_failed(w))
-		return -1;
 	while (len) {
 		ssize_t n = write(w->fd, p, len);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			set_failed(w);
-			return error("unable to write '%s': %s", w->path, strerror(errno));
-		}
-		if (n == 0) {
-			set_failed(w);
-			return error("unable to write '%s': short write", w->path);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!n)
+				errno = EIO;	/* (a short write: said as one) */
+			return -1;
 		}
 		p += n;
 		len -= n;
 		w->bytes += n;
 	}
 	return 0;
+}
+
+static int write_failed(struct recwriter *w, int err)
+{
+	set_failed(w);
+	return error("unable to write '%s': %s", w->path,
+		     err == EIO ? "short write" : strerror(err));
+}
+
+static int write_all(struct recwriter *w, const void *buf, size_t len)
+{
+	if (get_failed(w))
+		return -1;
+	return write_raw(w, buf, len) < 0 ? write_failed(w, errno) : 0;
 }
 
 /*
@@ -197,9 +207,10 @@ static size_t compress_raw(z_stream *zs, const unsigned char *raw, size_t len,
 	return zs->total_out;
 }
 
-/* Fill in the header in front of comp compressed bytes at out and write the chunk. */
-static int emit_chunk(struct recwriter *w, uint32_t flags, size_t raw_len, uint32_t nr,
-		      unsigned char *out, size_t comp)
+/* Fill in the header in front of comp compressed bytes at out and write the chunk: 0, or
+ * -1 with errno set (nothing said) */
+static int emit_raw(struct recwriter *w, uint32_t flags, size_t raw_len, uint32_t nr,
+		    unsigned char *out, size_t comp)
 {
 	struct chunk_header h;
 
@@ -212,7 +223,79 @@ static int emit_chunk(struct recwriter *w, uint32_t flags, size_t raw_len, uint3
 	h.seq = w->seq++;
 	h.hdr_crc = crc32(0, (const Bytef *)&h, offsetof(struct chunk_header, hdr_crc));
 	memcpy(out, &h, sizeof(h));
-	return write_all(w, out, sizeof(h) + comp);
+	return write_raw(w, out, sizeof(h) + comp);
+}
+
+/* The file back to its last whole chunk, at offset start with next sequence number seq */
+static int cut_back(struct recwriter *w, uint64_t start, uint32_t seq)
+{
+	if (ftruncate(w->fd, (off_t)start) < 0 || lseek(w->fd, (off_t)start, SEEK_SET) < 0)
+		return -1;
+	w->bytes = start;
+	w->seq = seq;
+	return 0;
+}
+
+/*
+ * The records of a chunk that did not fit, written again as chunks of SALVAGE_RAW raw
+ * bytes or so, as many as fit (the last one that fits with flags' CHUNK_F_END when all
+ * do): a recording that fills its disk keeps what room there was, not only the chunks
+ * before (1 MiB of records each: on a small disk none of the samples).  0 when all fit.
+ */
+#define SALVAGE_RAW	(16u << 10)
+
+static int salvage(struct recwriter *w, uint32_t flags, const unsigned char *raw,
+		   size_t raw_len)
+{
+	size_t off = 0;
+
+	while (off < raw_len) {
+		size_t end = off, comp;
+		uint32_t nr = 0, piece_flags = flags & CHUNK_F_CLASS;
+		uint64_t start = w->bytes;
+		uint32_t seq = w->seq;
+
+		while (end < raw_len && (end == off || end - off < SALVAGE_RAW)) {
+			uint32_t hdr[2];
+
+			memcpy(hdr, raw + end, REC_HDR);
+			end += REC_HDR + pad8(hdr[1]);
+			nr++;
+		}
+		if (end >= raw_len)
+			piece_flags = flags;	/* the last: the end marker where it had one */
+		comp = compress_raw(&w->zs, raw + off, end - off, &w->out, &w->out_alloc);
+		if (comp == (size_t)-1)
+			return -1;
+		if (emit_raw(w, piece_flags, end - off, nr, w->out, comp) < 0) {
+			cut_back(w, start, seq);
+			return -1;
+		}
+		off = end;
+	}
+	return 0;
+}
+
+/* Write a chunk (its records raw, compressed at out); where the disk fills, what fits of
+ * it (salvage()); said once, and no more written */
+static int emit_chunk(struct recwriter *w, uint32_t flags, const unsigned char *raw,
+		      size_t raw_len, uint32_t nr, unsigned char *out, size_t comp)
+{
+	uint64_t start = w->bytes;
+	uint32_t seq = w->seq;
+	struct stat st;
+	int err;
+
+	if (get_failed(w))
+		return -1;
+	if (!emit_raw(w, flags, raw_len, nr, out, comp))
+		return 0;
+	err = errno;
+	if ((err == ENOSPC || err == EDQUOT || err == EFBIG) && raw_len > SALVAGE_RAW &&
+	    !fstat(w->fd, &st) && S_ISREG(st.st_mode) && !cut_back(w, start, seq) &&
+	    !salvage(w, flags, raw, raw_len))
+		return 0;	/* (the room came back) */
+	return write_failed(w, err);
 }
 
 /* ---- background compression ----
@@ -316,7 +399,7 @@ static void bg_write_done(struct recwriter *w)
 				error("unable to compress a chunk of '%s'", w->path);
 			set_failed(w);
 		} else if (!get_failed(w)) {
-			emit_chunk(w, j->flags, j->raw_len, j->raw_nr, j->out, j->comp);
+			emit_chunk(w, j->flags, j->raw, j->raw_len, j->raw_nr, j->out, j->comp);
 		}
 		bg->head = j->next;
 		if (!bg->head)
@@ -481,7 +564,7 @@ static int write_chunk(struct recwriter *w, struct wbuf *b, uint32_t flags)
 	}
 	if (b->raw_len)
 		flags |= b->flags;	/* an empty chunk belongs to no class */
-	ret = emit_chunk(w, flags, b->raw_len, b->raw_nr, w->out, comp);
+	ret = emit_chunk(w, flags, b->raw, b->raw_len, b->raw_nr, w->out, comp);
 	b->raw_len = 0;
 	b->raw_nr = 0;
 	return ret;

@@ -38,6 +38,7 @@
  *   STATS samples=N lost=N exit=N flags=0xX
  *   BUILDID|KSYMS|JITMAP|JITDUMP|ITT|FILE|TYPE<n> len=N
  *   KSYM START SIZE NAME [MODULE]        (--ksyms: each line of a KSYMS record after it)
+ * where the file ends in bytes of no complete chunk: ignored=N (before the last line)
  * and last: records=N chunks=N truncated=0|1
  * Exit status: 0 complete, 1 truncated (all complete chunks shown), 2 error.
  *
@@ -715,6 +716,8 @@ int main(int argc, char **argv)
 	}
 	if (ret < 0)
 		return 2;
+	if (info.ignored_bytes)
+		printf("ignored=%" PRIu64 "\n", info.ignored_bytes);
 	printf("records=%" PRIu64 " chunks=%" PRIu64 " truncated=%d\n", info.records, info.chunks,
 	       info.truncated);
 	return info.truncated ? 1 : 0;
