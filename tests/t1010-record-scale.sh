@@ -65,7 +65,10 @@ test_expect_success 'report --sort pid: each process, its command line and rank'
 		n=$(echo "$line" | cut -d, -f2) &&
 		test "$n" -ge 355 && test "$n" -le 440 || return 1
 	done &&
-	test_grep "^[0-9]*,[0-9],[0-9.]*,[0-9]*,1,,,,\"[^\"]*\",[0-9.]*,\"[^\"]*\",\"/bin/sh [^\"]*launch.sh 4 " pid.csv &&
+	# the launcher: no rank; its fork and exec, under a tenth of the least a rank has
+	# (1 to 12 samples as guests go: page faults cost more on some)
+	test_grep "^[0-9]*,[0-9]*,[0-9.]*,[0-9]*,1,,,,\"[^\"]*\",[0-9.]*,\"[^\"]*\",\"/bin/sh [^\"]*launch.sh 4 " pid.csv &&
+	n=$(grep "launch.sh 4 " pid.csv | cut -d, -f2) && test "$n" -lt 36 &&
 	"$DLPROF" report -i ranks.data --sort pid --format json >pid.json &&
 	json_check pid.json <<-\PY
 	sorted(r.rank for r in j.rows if "rank" in r) == [0, 1, 2, 3]

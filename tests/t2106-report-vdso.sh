@@ -1,7 +1,8 @@
 #!/bin/sh
 # t2106-report-vdso.sh - the [vdso] has no file: record captures its image (the
 # recorder's own, one per kernel) and report names the samples in it, in the table and
-# in stacks; dwarf stacks go through it to main by its CFI, not by a stack scan.
+# in stacks; dwarf stacks go through it to main by its CFI, not by a stack scan; a
+# function of the image without a symbol is named by its FDE.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/record-lib.sh"
 test_require PERF_EVENTS
@@ -28,11 +29,15 @@ test_expect_success 'record -g a loop of clock_gettime(); the image is in the fi
 	"$RECDUMP" fp.data | test_grep -q "^FILE len=[0-9]"
 '
 
-test_expect_success 'no [vdso] row is [unknown]; the hot one is __vdso_clock_gettime' '
+# Some kernels (6.18.44 here) build the vDSO's clock read as a function of its own, which
+# __vdso_clock_gettime calls and no symbol names: named by its FDE, [vdso]!func@0xOFF
+test_expect_success 'no [vdso] row is [unknown]; the hot one is __vdso_clock_gettime or its helper' '
 	"$DLPROF" report -i fp.data --format csv >rows && cat rows &&
 	! grep -q ",\[unknown\],\[vdso\]\$" rows &&
 	if $vdso_clock; then
-		sed -n 2p rows | test_grep -q ",__vdso_clock_gettime,\[vdso\]\$"
+		sed -n 2p rows |
+		test_grep -Eq ",(__vdso_clock_gettime|\[vdso\]!func@0x[0-9a-f]+),\[vdso\]\$" &&
+		test_grep -q ",__vdso_clock_gettime,\[vdso\]\$" rows
 	fi
 '
 
@@ -50,8 +55,12 @@ test_expect_success 'dwarf: stacks go through the [vdso] by its CFI to main;vdso
 	"$DLPROF" report -i dw.data >rep &&
 	scan=$(sed -n "s/^# stacks: .* \([0-9]*\)\.[0-9]% recovered by scan.*/\1/p" rep) &&
 	echo "recovered by scan: $scan%" && test "$scan" -le 5 &&
+	# most samples in __vdso_clock_gettime, or in its helper under it
 	if $vdso_clock; then
-		test_grep -q "^rec-vdso;.*;main;vdso_caller;__clock_gettime;__vdso_clock_gettime [0-9]" folded
+		hot=$(grep -E "^rec-vdso;.*;main;vdso_caller;__clock_gettime;__vdso_clock_gettime(;\[vdso\]!func@0x[0-9a-f]+)? [0-9]+\$" folded |
+		      awk "{ s += \$NF } END { print s + 0 }") &&
+		echo "in the vDSO clock read: $hot of $total" &&
+		test $((hot * 100)) -ge $((total * 70))
 	fi
 '
 
