@@ -54,8 +54,8 @@ unsigned elf_check_warn(Elf *e, unsigned what, const char *name);
  * -1 (the reason in why) when the file or its CFI is refused, after the FDEs before the
  * fault; else 0.
  */
-int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), void *ctx,
-		 char *why, size_t whysz);
+int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len, int signal),
+		 void *ctx, char *why, size_t whysz);
 
 /* The functions the CFI bounds, sorted to look one up: the FDE around an address names
  * a function without a symbol (func@START) and bounds it (its whole range: a function
@@ -66,6 +66,8 @@ struct fde_range {
 struct fde_index {
 	const struct fde_range *v;
 	size_t nr;
+	const uint64_t *sig;	/* the starts of signal frames' FDEs (their CIE's 'S') */
+	size_t nr_sig;
 };
 /* e's FDEs (elf_each_fde) into x, sorted by start; -1 where the CFI is refused (those
  * before the fault kept).  One walk a file: the index is shared by every caller that
@@ -75,6 +77,8 @@ struct fde_index {
 int fde_index_build(Elf *e, struct fde_index *x);
 /* The FDE whose range holds vaddr, NULL where none does */
 const struct fde_range *fde_index_find(const struct fde_index *x, uint64_t vaddr);
+/* 1 where f (of x) is a signal frame's: where a handler returns (__restore_rt) */
+int fde_index_signal(const struct fde_index *x, const struct fde_range *f);
 void fde_index_release(struct fde_index *x);
 
 /* Off: check every time (a harness that rewrites one file in place) */

@@ -405,7 +405,7 @@ static void collect_symbols(struct scan *s, Elf_Scn *scn, const GElf_Shdr *sh)
 }
 
 /* A function the CFI bounds (elf_each_fde) */
-static void fde_cand(void *ctx, uint64_t start, uint64_t len)
+static void fde_cand(void *ctx, uint64_t start, uint64_t len, int signal)
 {
 	add_cand(ctx, start, len, ISA_FUNC_FDE);
 }

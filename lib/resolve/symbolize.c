@@ -746,15 +746,11 @@ static struct symres *resolve(struct symbolizer *s, struct dso_sym *d, uint64_t 
 			struct fde_name *fn = *slot;
 
 			if (!fn) {
-				/* once a function: every address in it is named alike */
-				Dwarf_Frame *fr = NULL;
-				bool sig = false;
-
-				/* a signal frame's (its CIE's 'S': __restore_rt, where a handler
+				/* once a function: every address in it is named alike; a
+				 * signal frame's (its CIE's 'S': __restore_rt, where a handler
 				 * returns, whose symbol a stripped libc does not keep) */
-				if (!dwarf_cfi_addrframe(d->cfi, f->start, &fr))
-					dwarf_frame_info(fr, NULL, NULL, &sig);
-				free(fr);
+				int sig = fde_index_signal(&d->fdes, f);
+
 				if (sig)
 					snprintf(buf, sizeof(buf), "%s![signal]", d->dso->short_name);
 				else

@@ -34,7 +34,7 @@ struct cfi {
 	int addr8;		/* ELFCLASS64 */
 	int msb;		/* big-endian file */
 	struct u64map cies;	/* CIE offset -> struct cie (CIE_UNUSABLE: libdw would not use it) */
-	void (*fde_fn)(void *ctx, uint64_t start, uint64_t len);	/* elf_each_fde() */
+	void (*fde_fn)(void *ctx, uint64_t start, uint64_t len, int signal);	/* elf_each_fde() */
 	void *fde_ctx;
 	int no_programs;	/* elf_each_fde(): the entries only, not their programs */
 	char *why;
@@ -46,6 +46,7 @@ struct cfi {
 struct cie {
 	uint8_t fde_enc;
 	int sized;		/* 'z': FDEs carry their augmentation's length */
+	int signal;		/* 'S': its FDEs are signal frames' */
 	size_t fde_aug_size;
 };
 
@@ -372,6 +373,7 @@ static int cie_info(const struct cfi *c, const struct entry *en, struct cie *ci)
 			ci->sized = 1;
 			continue;
 		case 'S':
+			ci->signal = 1;
 			continue;
 		case 'L': case 'R': case 'P':
 			if (d >= c->size)
@@ -584,7 +586,7 @@ static int check_fde(struct cfi *c, size_t off, const struct entry *en)
 	if (i < en->end && !c->no_programs && check_program(c, ci, i, en->end, 0, off))
 		return -1;
 	if (c->fde_fn)
-		c->fde_fn(c->fde_ctx, start, range);
+		c->fde_fn(c->fde_ctx, start, range, ci->signal);
 	return 0;
 }
 
@@ -876,8 +878,8 @@ unsigned elf_check(Elf *e, unsigned what, char *why, size_t whysz)
 	return 0;
 }
 
-int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), void *ctx,
-		 char *why, size_t whysz)
+int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len, int signal),
+		 void *ctx, char *why, size_t whysz)
 {
 	struct cfi c = { 0 };
 	const uint8_t *file;
@@ -895,14 +897,20 @@ int elf_each_fde(Elf *e, void (*fn)(void *ctx, uint64_t start, uint64_t len), vo
 struct fde_built {
 	struct fde_range *v;
 	size_t nr, alloc;
+	uint64_t *sig;		/* the signal frames' starts */
+	size_t nr_sig, alloc_sig;
 };
 
-static void fde_add(void *ctx, uint64_t start, uint64_t len)
+static void fde_add(void *ctx, uint64_t start, uint64_t len, int signal)
 {
 	struct fde_built *x = ctx;
 
 	ALLOC_GROW(x->v, x->nr + 1, x->alloc);
 	x->v[x->nr++] = (struct fde_range){ start, len };
+	if (signal) {
+		ALLOC_GROW(x->sig, x->nr_sig + 1, x->alloc_sig);
+		x->sig[x->nr_sig++] = start;
+	}
 }
 
 static uint64_t ends_hash(Elf *e, size_t *size);
@@ -913,6 +921,8 @@ static struct fde_kept {
 	uint64_t ends;
 	struct fde_range *v;
 	size_t nr;
+	uint64_t *sig;
+	size_t nr_sig;
 	int ret;
 } *fde_kept;
 static size_t nr_fde_kept, alloc_fde_kept;
@@ -928,7 +938,7 @@ static int cmp_fde_range(const void *a, const void *b)
 int fde_index_build(Elf *e, struct fde_index *x)
 {
 	char why[256];
-	struct fde_built b = { NULL, 0, 0 };
+	struct fde_built b = { NULL, 0, 0, NULL, 0, 0 };
 	size_t size = 0;
 	uint64_t ends = ends_hash(e, &size);
 	int ret;
@@ -939,6 +949,8 @@ int fde_index_build(Elf *e, struct fde_index *x)
 		if (fde_kept[i].size == size && fde_kept[i].ends == ends && size) {
 			x->v = fde_kept[i].v;
 			x->nr = fde_kept[i].nr;
+			x->sig = fde_kept[i].sig;
+			x->nr_sig = fde_kept[i].nr_sig;
 			ret = fde_kept[i].ret;
 			pthread_mutex_unlock(&fde_lock);
 			return ret;
@@ -949,11 +961,13 @@ int fde_index_build(Elf *e, struct fde_index *x)
 		qsort(b.v, b.nr, sizeof(*b.v), cmp_fde_range);
 	x->v = b.v;
 	x->nr = b.nr;
+	x->sig = b.sig;
+	x->nr_sig = b.nr_sig;
 	/* kept (until exit) even without the file's bytes to know it by (size 0): then
 	 * never found again */
 	pthread_mutex_lock(&fde_lock);
 	ALLOC_GROW(fde_kept, nr_fde_kept + 1, alloc_fde_kept);
-	fde_kept[nr_fde_kept++] = (struct fde_kept){ size, ends, b.v, b.nr, ret };
+	fde_kept[nr_fde_kept++] = (struct fde_kept){ size, ends, b.v, b.nr, b.sig, b.nr_sig, ret };
 	pthread_mutex_unlock(&fde_lock);
 	return ret;
 }
@@ -973,6 +987,14 @@ const struct fde_range *fde_index_find(const struct fde_index *x, uint64_t vaddr
 	if (lo && vaddr - x->v[lo - 1].start < x->v[lo - 1].len)
 		return &x->v[lo - 1];
 	return NULL;
+}
+
+int fde_index_signal(const struct fde_index *x, const struct fde_range *f)
+{
+	for (size_t i = 0; i < x->nr_sig; i++)	/* (a few: libc's __restore_rt) */
+		if (x->sig[i] == f->start)
+			return 1;
+	return 0;
 }
 
 void fde_index_release(struct fde_index *x)
