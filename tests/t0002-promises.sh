@@ -115,9 +115,13 @@ test_expect_success 'another machine: what the recording carries still reports' 
 	"$DLPROF" report -i far.data --no-findings --limit 0 --format csv >gone.csv &&
 	! grep -q ",rec_hot_loop," gone.csv &&
 	test_grep "\\[unknown\\],hot$" gone.csv &&
-	# the stacks came with the recording: still whole, under the unnamed frame
-	n=$(grep ",\\[unknown\\],hot$" gone.csv | cut -d, -f5) &&
-	test_grep "^[0-9.]*,[0-9]*,[0-9]*,[0-9.]*,$n,__libc_start_main,libc.so.6$" gone.csv &&
+	# the stacks came with the recording: still whole, libc'"'"'s frames under them as
+	# before, and the unnamed frame holds the hot loop'"'"'s samples (and any of _start'"'"'s)
+	m=$(grep ",__libc_start_main,libc.so.6$" here.csv | cut -d, -f5) &&
+	test_grep "^[0-9.]*,[0-9]*,[0-9]*,[0-9.]*,$m,__libc_start_main,libc.so.6$" gone.csv &&
+	n=$(grep ",rec_hot_loop,hot$" here.csv | cut -d, -f5) &&
+	u=$(grep ",\\[unknown\\],hot$" gone.csv | cut -d, -f5) &&
+	echo "rec_hot_loop: $n, [unknown] in hot: $u" && test "$u" -ge "$n" &&
 	"$DLPROF" report --symfs "$PWD/root" -i far.data --no-findings --limit 0 --format csv >symfs.csv &&
 	test_cmp here.csv symfs.csv &&
 	DLPROF_SYMFS="$PWD/root" "$DLPROF" fold -i far.data >env.fold &&
