@@ -145,7 +145,7 @@ static void set_failed(struct recwriter *w)
 	__atomic_store_n(&w->failed, 1, __ATOMIC_RELAXED);
 }
 
-/* The bytes written, or -1 with errno set (w->bytes counts what went out) */
+/* 0 when all len bytes went out, else -1 with errno set (w->bytes counts what went out) */
 static int write_raw(struct recwriter *w, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -290,11 +290,12 @@ static int emit_chunk(struct recwriter *w, uint32_t flags, const unsigned char *
 		return -1;
 	if (!emit_raw(w, flags, raw_len, nr, out, comp))
 		return 0;
+	/* a file ends at its last whole chunk; a full one takes what fits of this one */
 	err = errno;
-	if ((err == ENOSPC || err == EDQUOT || err == EFBIG) && raw_len > SALVAGE_RAW &&
-	    !fstat(w->fd, &st) && S_ISREG(st.st_mode) && !cut_back(w, start, seq) &&
+	if (!fstat(w->fd, &st) && S_ISREG(st.st_mode) && !cut_back(w, start, seq) &&
+	    (err == ENOSPC || err == EDQUOT || err == EFBIG) && raw_len > SALVAGE_RAW &&
 	    !salvage(w, flags, raw, raw_len))
-		return 0;	/* (the room came back) */
+		return 0;	/* (all of it fit after all) */
 	return write_failed(w, err);
 }
 
