@@ -104,8 +104,12 @@ test_expect_success '--sort line: the forward lines with their operators; worker
 	assert conv and conv[0]["file"].endswith("/torch/nn/modules/conv.py"), conv
 	assert conv[0]["ops"][0]["name"] == "aten::mkldnn_convolution", conv[0]["ops"]
 	bw = [r for r in rows if r["function"] == "backward" and r["ops"]]
-	assert bw and bw[0]["ops"][0]["name"] == "aten::convolution_backward", bw
+	assert bw, rows
 	ops = {r["name"]: r for r in json.load(open("op.json"))["rows"] if "parent" not in r}
+	# the convolutions: their backward runs under the backward() line (which of its operators
+	# leads goes with the CPU: on a Zen 5 guest, those of ReLU and batch norm)
+	cb = ops["aten::convolution_backward"]["python_line"]
+	assert cb["function"] == "backward" and cb["line"] == bw[0]["line"], (cb, bw[0])
 	pl = ops["aten::mkldnn_convolution"]["python_line"]
 	assert pl["function"] == "Conv2d._conv_forward" and pl["line"] > 0, pl
 	assert pl["samples"] >= 0.8 * ops["aten::mkldnn_convolution"]["self_samples"], pl
