@@ -450,17 +450,7 @@ static void walk_wants(struct kstack *ks, uint32_t pid, uint32_t fid)
 	want_table(ks, fid);
 }
 
-/* Each executable's wants at the end (unwind_ktable_wants_keep): the files its walks
- * stopped for this run, and those on its list whose tables a walk read (any process's:
- * the kernel marks a file, not a process) */
 /* exe added to *exes where it is not there yet */
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void add_exe(uint32_t **exes, size_t *nr, size_t *alloc, uint32_t exe)
 {
 	for (size_t k = 0; k < *nr; k++)
@@ -470,6 +460,16 @@ static void add_exe(uint32_t **exes, size_t *nr, size_t *alloc, uint32_t exe)
 	(*exes)[(*nr)++] = exe;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each executable's wants at the end (unwind_ktable_wants_keep): the files its walks
+ * stopped for this run, and those on its list whose tables a walk read (any process's:
+ * the kernel marks a file, not a process) */
 static void keep_wants(struct kstack *ks)
 {
 	uint8_t (*ids)[21] = NULL;
