@@ -145,7 +145,8 @@ static void set_failed(struct recwriter *w)
 	__atomic_store_n(&w->failed, 1, __ATOMIC_RELAXED);
 }
 
-/* 0 when all len bytes went out, else -1 with errno set (w->bytes counts what went out) */
+/* 0 when all len bytes went out, else -1 with errno set, 0 for a short write (w->bytes
+ * counts what went out) */
 static int write_raw(struct recwriter *w, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -157,7 +158,7 @@ static int write_raw(struct recwriter *w, const void *buf, size_t len)
 			continue;
 		if (n <= 0) {
 			if (!n)
-				errno = EIO;	/* (a short write: said as one) */
+				errno = 0;	/* a short write: no error of its own */
 			return -1;
 		}
 		p += n;
@@ -171,7 +172,7 @@ static int write_failed(struct recwriter *w, int err)
 {
 	set_failed(w);
 	return error("unable to write '%s': %s", w->path,
-		     err == EIO ? "short write" : strerror(err));
+		     err ? strerror(err) : "short write");
 }
 
 static int write_all(struct recwriter *w, const void *buf, size_t len)
