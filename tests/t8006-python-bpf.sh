@@ -32,6 +32,14 @@ verified() {
 	EOF
 }
 
+# test-kbtf: the kernel's struct offsets the program reads its sample's time by (kbtf.h),
+# as libbpf's own parse of the same BTF gives them
+if test -e /sys/kernel/btf/vmlinux; then
+	test_unit test-kbtf
+else
+	test_skip 'test-kbtf' 'this kernel has no BTF'
+fi
+
 # the end line: nearly every sample read in the kernel
 all_in_kernel() {
 	/usr/bin/python3 - "$1" <<-\EOF

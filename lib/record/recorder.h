@@ -171,6 +171,7 @@ struct rec_python {
 	size_t nr_pb_procs, alloc_pb_procs;
 	uint64_t pb_unmatched;		/* samples whose chain never came */
 	uint64_t pb_join_after;		/* a chain this long after its sample's time is its */
+	int pb_exact;			/* the chains carry their samples' own times */
 	/* a Python process found: its rings read every PY_POLL_MS until one of its threads
 	 * is listed for the kernel (its first samples, taken before the interpreter made
 	 * its thread state, list none: 100 ms of samples were then read from outside) */
@@ -368,6 +369,8 @@ struct pb_chain {
 	uint64_t time;
 	int failed;			/* a read failed, or it was too deep */
 	int gil;			/* its thread held the GIL */
+	int exact;			/* time is its sample's own (PYBPF_CHAIN_EXACT) */
+	int stale;			/* its thread's listed state was not its own */
 	unsigned turns;
 	uint64_t *chain;
 };

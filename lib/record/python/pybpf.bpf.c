@@ -74,6 +74,61 @@ struct {
 /* half of each ring's size (pybpf.c) */
 const volatile __u64 ring_half, kring_half;
 
+/* Where the kernel keeps the sample's own time, found in its BTF by pybpf.c (0: not
+ * known: time is never first): the offsets of perf_sample_data's time and sample_flags, and of the sample
+ * data's pointer in the context (struct bpf_perf_event_data_kern). */
+const volatile __u32 sd_time_off, sd_flags_off, ctx_data_off;
+
+#define SAMPLE_TIME_FLAG 4	/* PERF_SAMPLE_TIME */
+
+/* For the tests (DLPROF_TEST_BPF_HOLD_US): every hold_every-th run on a cpu waits
+ * hold_ns before it reads the time, as a guest's cpu held up by its host does */
+const volatile __u64 hold_ns;
+const volatile __u32 hold_every;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} hold_runs SEC(".maps");
+
+static long hold_step(__u32 i, void *until)
+{
+	return bpf_ktime_get_ns() >= *(__u64 *)until;
+}
+
+/* The time of the sample this program runs for, as its record will carry it: since
+ * Linux 6.3 the kernel fills the sample's fields (its time among them, flagged in
+ * sample_flags) before it runs the program, so the chain is matched to its sample
+ * exactly (*exact 1).  Else (an older kernel, or one whose BTF does not say) the time
+ * now, some microseconds after the sample's, or tens of them where the guest's cpu was
+ * held up meanwhile (pykernel.c matches those by the closest time). */
+static __always_inline __u64 sample_time(void *ctx, int *exact)
+{
+	__u64 data = 0, flags = 0, t = 0;
+
+	*exact = 0;
+	if (hold_ns && hold_every) {
+		__u32 zero = 0;
+		__u64 *runs = bpf_map_lookup_elem(&hold_runs, &zero), until;
+
+		if (runs && !(++*runs % hold_every)) {
+			until = bpf_ktime_get_ns() + hold_ns;
+			bpf_loop(1 << 20, hold_step, &until, 0);
+		}
+	}
+	if (sd_time_off &&
+	    !bpf_probe_read_kernel(&data, sizeof(data), (char *)ctx + ctx_data_off) && data &&
+	    !bpf_probe_read_kernel(&flags, sizeof(flags), (void *)(data + sd_flags_off)) &&
+	    (flags & SAMPLE_TIME_FLAG) &&
+	    !bpf_probe_read_kernel(&t, sizeof(t), (void *)(data + sd_time_off)) && t) {
+		*exact = 1;
+		return t;
+	}
+	return bpf_ktime_get_ns();
+}
+
 /* A record goes out without waking record, which reads the rings every 100 ms or more
  * often; once its ring is half full, woken to read it (it polls the rings' descriptors),
  * so that a burst does not fill it */
@@ -338,7 +393,7 @@ static long read_code(__u32 i, void *arg)
 	return 0;
 }
 
-static __always_inline int read_stack(int with_codes)
+static __always_inline int read_stack(int with_codes, __u64 time, int exact)
 {
 	__u64 id = current_ids(), f;
 	__u32 tid = (__u32)id, zero = 0, ts_tid, n;
@@ -356,24 +411,30 @@ static __always_inline int read_stack(int with_codes)
 	}
 	if (!t)
 		return 1;
-	/* the state's native thread id must be the thread's (a state freed and reused: no),
-	 * or in a forked child, the forker's until the child's runtime has set its own */
-	if (bpf_probe_read_user(&ts_tid, sizeof(ts_tid), (void *)(t->tstate + t->ts_tid)) ||
-	    (ts_tid != (t->ns_tid ? t->ns_tid : tid) &&
-	     !(t->from_tid && ts_tid == t->from_tid && (__u32)(id >> 32) != t->from_pid)))
-		return 1;
-	/* the running frame: *(tstate + ts_frame), in 3.11/3.12 through the _PyCFrame */
-	if (bpf_probe_read_user(&f, sizeof(f), (void *)(t->tstate + t->ts_frame)))
-		return 1;
-	if (t->cf_current != MEM_PY_NONE && f &&
-	    bpf_probe_read_user(&f, sizeof(f), (void *)(f + t->cf_current)))
-		return 1;
 	s = bpf_map_lookup_elem(&chain_scratch, &zero);
 	if (!s)
 		return 1;
 	s->c.tid = tid;
-	s->c.time = bpf_ktime_get_ns();
-	s->c.n = with_codes ? walk(s, f, t->layout) : walk_inline(s, f, t->layout);
+	s->c.time = time;
+	/* the state's native thread id must be the thread's (a state freed and reused: no),
+	 * or in a forked child, the forker's until the child's runtime has set its own;
+	 * else the chain says so (pykernel.c lists the thread again), as it says a frame
+	 * it could not read: a listed thread's sample always has its chain */
+	if (bpf_probe_read_user(&ts_tid, sizeof(ts_tid), (void *)(t->tstate + t->ts_tid)) ||
+	    (ts_tid != (t->ns_tid ? t->ns_tid : tid) &&
+	     !(t->from_tid && ts_tid == t->from_tid && (__u32)(id >> 32) != t->from_pid))) {
+		s->c.n = PYBPF_FAIL | PYBPF_STALE;
+	} else if (bpf_probe_read_user(&f, sizeof(f), (void *)(t->tstate + t->ts_frame)) ||
+		   (t->cf_current != MEM_PY_NONE && f &&
+		    bpf_probe_read_user(&f, sizeof(f), (void *)(f + t->cf_current)))) {
+		/* the running frame: *(tstate + ts_frame), in 3.11/3.12 through the
+		 * _PyCFrame */
+		s->c.n = PYBPF_FAIL;
+	} else {
+		s->c.n = with_codes ? walk(s, f, t->layout) : walk_inline(s, f, t->layout);
+	}
+	if (exact)
+		s->c.n |= PYBPF_EXACT;
 	if (t->gil) {
 		/* whether it holds the GIL: the lock taken, its state the last holder.  The
 		 * lock first: a taker stores locked, then last_holder, so read the other way
@@ -1044,12 +1105,10 @@ const volatile __u32 switch_merged;
  * writes is the sample's, with the kernel frames of a sample taken there, and the
  * sample's own (its 32 KiB stack copy) is dropped: 0.  Else 1: the sample is written. */
 /* may_drop: 0, 1, or WALK_MAIN: 1, or what the switch-outs' program would say where
- * this is one (switch_merged).  time: the sample's, read as the program began, before the
- * Python chain (whose own time is read as it is written): the sample the walk makes
- * stands where the copy's would, before its chain, however long the walk took (a walk
- * that scans JIT code may take hundreds of microseconds; a sample timed after it, more
- * than PB_JOIN_NS past its chain, found none: its thread was dropped and listed again,
- * its samples read from outside meanwhile) */
+ * this is one (switch_merged).  time: the sample's (sample_time), as its Python chain's:
+ * the sample the walk makes stands where the copy's would, however long the walk took
+ * (a walk that scans JIT code may take hundreds of microseconds; a sample timed after
+ * it found no chain) */
 #define WALK_MAIN 2
 static __always_inline int walk_native(void *ctx, int may_drop, __u32 event, __u64 time)
 {
@@ -1182,9 +1241,10 @@ SEC("perf_event")
 int dlprof_py(void *ctx)
 {
 	/* the Python chain first, as its sample's record comes after it (pb_find) */
-	__u64 time = bpf_ktime_get_ns();	/* the sample's (walk_native) */
+	int exact;
+	__u64 time = sample_time(ctx, &exact);	/* the sample's (walk_native) */
 
-	read_stack(1);
+	read_stack(1, time, exact);
 	return native_walk ? walk_native(ctx, WALK_MAIN, 0, time) : 1;
 }
 
@@ -1195,9 +1255,10 @@ SEC("perf_event")
 int dlprof_py_switch(void *ctx)
 {
 	__u32 ev = *(volatile __u32 *)&switch_event;
-	__u64 time = bpf_ktime_get_ns();
+	int exact;
+	__u64 time = sample_time(ctx, &exact);
 
-	read_stack(1);
+	read_stack(1, time, exact);
 	return native_walk ? walk_native(ctx, ev != 0, ev, time) : 1;
 }
 
@@ -1207,9 +1268,10 @@ int dlprof_py_switch(void *ctx)
 SEC("perf_event")
 int dlprof_py_keep(void *ctx)
 {
-	__u64 time = bpf_ktime_get_ns();
+	int exact;
+	__u64 time = sample_time(ctx, &exact);
 
-	read_stack(1);
+	read_stack(1, time, exact);
 	return native_walk ? walk_native(ctx, 0, 0, time) : 1;
 }
 
@@ -1217,5 +1279,8 @@ int dlprof_py_keep(void *ctx)
 SEC("perf_event")
 int dlprof_py_chain(void *ctx)
 {
-	return read_stack(0);
+	int exact;
+	__u64 time = sample_time(ctx, &exact);
+
+	return read_stack(0, time, exact);
 }

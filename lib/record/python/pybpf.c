@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "kbtf.h"
 #include "memevent.h"
 #include "pybpf.h"
 #include "pybpf-prog.h"
@@ -94,6 +95,25 @@ static uint32_t ring_size(uint32_t per_cpu, uint32_t min, uint32_t max)
 	return size;
 }
 
+/* Where this kernel keeps a sample's time for the program (pybpf.bpf.c, sample_time),
+ * from its BTF: nothing set where it does not say (the program then times its chains
+ * itself). */
+static void sample_time_offsets(struct pybpf_bpf *s)
+{
+	struct kbtf *k = getenv("DLPROF_BPF_NO_SAMPLE_TIME") ? NULL :
+			 kbtf_open("/sys/kernel/btf/vmlinux");
+	long t = kbtf_member(k, "perf_sample_data", "time", 8);
+	long f = kbtf_member(k, "perf_sample_data", "sample_flags", 8);
+	long d = kbtf_member(k, "bpf_perf_event_data_kern", "data", 8);
+
+	if (t > 0 && f >= 0 && d >= 0) {
+		s->rodata->sd_time_off = (uint32_t)t;
+		s->rodata->sd_flags_off = (uint32_t)f;
+		s->rodata->ctx_data_off = (uint32_t)d;
+	}
+	kbtf_close(k);
+}
+
 /* Open the program with these layouts and load it, reading code objects or not: 0, or
  * -errno (the kernel's). */
 static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, int codes)
@@ -107,6 +127,18 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	for (size_t k = 0; k < nr; k++)
 		s->rodata->layouts[k] = lays[k];
 	s->rodata->nr_layouts = (uint32_t)nr;
+	sample_time_offsets(s);
+	{
+		/* (the tests': pybpf.bpf.c, hold_ns) */
+		const char *e = getenv("DLPROF_TEST_BPF_HOLD_US");
+
+		if (e && *e) {
+			s->rodata->hold_ns = strtoull(e, NULL, 10) * 1000;
+			s->rodata->hold_every = 8;
+		} else {
+			bpf_map__set_autocreate(s->maps.hold_runs, false);
+		}
+	}
 	rsize = ring_size(256u << 10, 512u << 10, PYBPF_RB_MAX);
 	bpf_map__set_max_entries(s->maps.ring, rsize);
 	s->rodata->ring_half = rsize / 2;
@@ -198,11 +230,13 @@ static int got_record(void *ctx, void *data, size_t len)
 
 	if (len < 16)
 		return 0;
-	_Static_assert(!((PYBPF_TRUNC | PYBPF_FAIL | PYBPF_GIL) & (PYBPF_CODE | 0x3ffu)) &&
+	_Static_assert(!((PYBPF_TRUNC | PYBPF_FAIL | PYBPF_GIL | PYBPF_EXACT | PYBPF_STALE) &
+			 (PYBPF_CODE | 0x3ffu)) &&
 		       PYBPF_TRUNC != PYBPF_CODE && PYBPF_FAIL != PYBPF_CODE &&
-		       PYBPF_GIL != PYBPF_CODE && PYBPF_MAXF <= 0x3ff,
+		       PYBPF_GIL != PYBPF_CODE && PYBPF_EXACT != PYBPF_CODE &&
+		       PYBPF_STALE != PYBPF_CODE && PYBPF_MAXF <= 0x3ff,
 		       "a chain's flags, its frame count and a code record's kind apart");
-	n = c->n & ~(PYBPF_TRUNC | PYBPF_FAIL | PYBPF_GIL);
+	n = c->n & ~(PYBPF_TRUNC | PYBPF_FAIL | PYBPF_GIL | PYBPF_EXACT | PYBPF_STALE);
 	if (c->n == PYBPF_CODE && len >= offsetof(struct pybpf_code_rec, tab)) {
 		struct pybpf_code pc = {
 			.pid = cr->pid,
@@ -226,7 +260,9 @@ static int got_record(void *ctx, void *data, size_t len)
 	} else if (c->n != PYBPF_CODE && n <= PYBPF_MAXF) {
 		pb->fn(pb->ctx, c->tid, c->time, (const uint64_t *)(const void *)c->f, n,
 		       (c->n & (PYBPF_TRUNC | PYBPF_FAIL) ? PYBPF_CHAIN_FAILED : 0) |
-		       (c->n & PYBPF_GIL ? PYBPF_CHAIN_GIL : 0));
+		       (c->n & PYBPF_GIL ? PYBPF_CHAIN_GIL : 0) |
+		       (c->n & PYBPF_EXACT ? PYBPF_CHAIN_EXACT : 0) |
+		       (c->n & PYBPF_STALE ? PYBPF_CHAIN_STALE : 0));
 		pb->chains++;
 	}
 	return 0;

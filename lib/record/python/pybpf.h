@@ -21,6 +21,9 @@
 #define PYBPF_FAIL	0x40000000u	/* in n: a read failed on the way */
 #define PYBPF_GIL	0x10000000u	/* in n: the thread held the GIL (its state the last
 					   holder, the lock taken) */
+#define PYBPF_EXACT	0x08000000u	/* in n: time is the sample's own (pybpf.bpf.c,
+					   sample_time) */
+#define PYBPF_STALE	0x04000000u	/* in n: the thread's listed state is not its own */
 
 /* What the program needs to read a thread (the tid map's value). */
 struct pybpf_thread {
@@ -114,6 +117,8 @@ typedef void pybpf_chain_fn(void *ctx, uint32_t tid, uint64_t time, const uint64
 			    uint32_t n, unsigned flags);
 #define PYBPF_CHAIN_FAILED 1u	/* a read failed on the way, or deeper than PYBPF_MAXF */
 #define PYBPF_CHAIN_GIL    2u	/* the thread held the GIL (PYBPF_GIL) */
+#define PYBPF_CHAIN_EXACT  4u	/* its time is its sample's, to the nanosecond */
+#define PYBPF_CHAIN_STALE  8u	/* the thread's listed state was not its own (PYBPF_STALE) */
 /* Hand over every code record and chain in the ring buffer, in order; how many chains. */
 size_t pybpf_drain(struct pybpf *pb, pybpf_chain_fn *fn, pybpf_code_fn *code_fn, void *ctx);
 /* Chains the ring buffer had no room for (the drain was late). */

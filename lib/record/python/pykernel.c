@@ -251,6 +251,10 @@ static void pb_got_chain(void *ctx, uint32_t tid, uint64_t time, const uint64_t 
 	c->time = time;
 	c->failed = !!(flags & PYBPF_CHAIN_FAILED);
 	c->gil = !!(flags & PYBPF_CHAIN_GIL);
+	c->exact = !!(flags & PYBPF_CHAIN_EXACT);
+	c->stale = !!(flags & PYBPF_CHAIN_STALE);
+	if (c->exact)
+		r->py.pb_exact = 1;
 	c->turns = 0;
 	c->chain = xmalloc(n ? n * 16 : 1);
 	memcpy(c->chain, chain, n * 16);
@@ -280,8 +284,10 @@ void pykernel_fetch(struct recorder *r)
 		qsort(r->py.pb_chains, r->py.nr_pb_chains, sizeof(r->py.pb_chains[0]), pb_chain_cmp);
 }
 
-/* The chain of thread tid's sample at time: the same thread, the closest time (the
- * program runs as the sample is taken, before it is written); NULL when none is in. */
+/* The chain of thread tid's sample at time; NULL when none is in.  Where the program
+ * knows its sample's time (Linux 6.3 on: pb_exact), the chain of that thread and time;
+ * else the same thread, the closest time (the program runs as the sample is taken,
+ * before it is written). */
 static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
 {
 	struct pb_chain *best = NULL;
@@ -297,11 +303,23 @@ static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
 		else
 			hi = mid;
 	}
-	/* the neighbours either side, past the ones already taken */
+	/* where the program knows its sample's time: its own (a neighbour's is another
+	 * sample's: a chain timed by the program itself came up to 150 us after its
+	 * sample, where a thread's page faults were sampled every 50 us) */
+	for (size_t k = lo; r->py.pb_exact && k < r->py.nr_pb_chains; k++) {
+		struct pb_chain *c = &r->py.pb_chains[k];
+
+		if (c->tid != tid || c->time != time)
+			break;
+		if (c->chain && c->exact)
+			return c;
+	}
+	/* else the neighbours either side timed by the program, past the ones already
+	 * taken */
 	for (size_t k = lo; k-- > 0 && r->py.pb_chains[k].tid == tid;) {
 		struct pb_chain *c = &r->py.pb_chains[k];
 
-		if (!c->chain)
+		if (!c->chain || c->exact)
 			continue;
 		if (time - c->time < best_d) {
 			best = c;
@@ -314,7 +332,7 @@ static struct pb_chain *pb_find(struct recorder *r, uint32_t tid, uint64_t time)
 	for (size_t k = lo; k < r->py.nr_pb_chains && r->py.pb_chains[k].tid == tid; k++) {
 		struct pb_chain *c = &r->py.pb_chains[k];
 
-		if (!c->chain)
+		if (!c->chain || c->exact)
 			continue;
 		if (c->time - time < best_d || (!best && c->time - time <= r->py.pb_join_after))
 			best = c;
@@ -344,6 +362,12 @@ static int pb_take(struct recorder *r, struct pb_chain *c, uint32_t pid, uint32_
 
 	if (c->failed) {
 		pyreader_sample_chain(r->py.reader, pid, tid, time, NULL, 0, 0, chain_id);
+		if (c->stale) {
+			/* its state was freed or remade (a native thread's, between its
+			 * calls into Python): listed again */
+			pykernel_forget(r, tid);
+			pykernel_list(r, pid);
+		}
 	} else {
 		pyreader_chain_read_at(r->py.reader, c->time);
 		pyreader_sample_chain(r->py.reader, pid, tid, time, c->chain, c->n,
@@ -370,8 +394,10 @@ int pykernel_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t tim
 		 * program from the fork on (pybpf.bpf.c, forked), its first thread's chains
 		 * in the ring before its samples, also those on another cpu drained after
 		 * a thread of its own had it listed (before, they were read from outside,
-		 * late: a DataLoader worker's first samples without Python frames) */
-		c = tid == pid ? pb_find_fetch(r, tid, time) : NULL;
+		 * late: a DataLoader worker's first samples without Python frames); and a
+		 * thread listed again, its samples of before, still in the rings (read from
+		 * outside, late, they gave t1018's fault_small page faults to fault_large) */
+		c = tid == pid || since || r->py.pb_exact ? pb_find_fetch(r, tid, time) : NULL;
 		if (!c || c->failed)
 			return 0;
 		return pb_take(r, c, pid, tid, time, chain_id) ? 2 : 1;
@@ -385,8 +411,10 @@ int pykernel_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t tim
 }
 
 /* After a drain: the samples whose chain had not come joined to it; what waited too
- * long goes (a sample without a chain keeps its native stack, counted, and its thread is
- * listed again: its state may have changed), and so do chains whose sample never came. */
+ * long goes (a sample without a chain keeps its native stack, counted: its chain was
+ * dropped, or came too late to be told from a neighbour's where the program times it;
+ * its thread stays listed, as a stale state has a chain that says so), and so do chains
+ * whose sample never came. */
 void pykernel_match(struct recorder *r, int last)
 {
 	struct pyreader_stats st;
@@ -401,8 +429,6 @@ void pykernel_match(struct recorder *r, int last)
 			pb_take(r, c, sw->pid, sw->tid, sw->time, NULL);
 		} else if (last || ++sw->turns >= PB_TURNS) {
 			r->py.pb_unmatched++;
-			pykernel_forget(r, sw->tid);
-			pykernel_list(r, sw->pid);
 		} else {
 			r->py.pb_wait[w++] = *sw;
 		}
