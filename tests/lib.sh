@@ -199,29 +199,35 @@ profiled_span() {
 }
 
 # ops_vs_profiler PROF.json OP.json: the top 8 aten ops of torch.profiler's key_averages()
-# (PROF, from tests/workloads/dl_torch_profiled.py) hold their Self CPU share within 4
+# (PROF, from tests/workloads/dl_torch_profiled.py) hold their Self CPU share within 2
 # points in dlprof's op table (OP, report --sort op --format json --tid --time as
 # profiled_span gives them: the profiler's Self CPU is its thread's time in the window,
-# not the OpenMP workers'; shares over the samples that carry an aten op), under the
-# same names
+# not the OpenMP workers'), under the same names.  The profiler's time is the wall
+# clock's: an op's own thread off the CPU in it (waiting at the OpenMP barrier for a
+# worker held up, preempted) counts, so dlprof's is its CPU time and its off-CPU time on
+# that thread (Self, Off-CPU; shares over the aten ops').  Measured: within 0.1 to 0.3
+# points in the container, 0.4 to 0.5 on the host, where the CPU time alone was up to 1.1
+# points off, and once 6.3 (threshold_backward: 271 ms of its 774 in the barrier)
 ops_vs_profiler() {
 	json_check prof="$1" op="$2" <<-\PY
 	us = {r.key: r.self_cpu_us for r in prof.rows if r.key.startswith("aten::")}
 	ptot = sum(us.values())
 	dl = collections.Counter()
+	cpu = collections.Counter()
 	for r in op.rows:
 	    if "parent" not in r and r.name.startswith("aten::"):
-	        dl[r.name] += r.self_samples
+	        dl[r.name] += r.self_ns + r.get("off_cpu_ns", 0)
+	        cpu[r.name] += r.self_ns
 	dtot = sum(dl.values())
-	ptot > 0 and dtot > 500
+	ptot > 0 and dtot > 500e6 and any("off_cpu_ns" in r for r in op.rows)
 	worst = 0
 	for k, v in sorted(us.items(), key=lambda kv: -kv[1])[:8]:
 	    p, d = 100.0 * v / ptot, 100.0 * dl.get(k, 0) / dtot
-	    print("%-42s profiler %5.1f%%  dlprof %5.1f%%  %+.1f" % (k, p, d, d - p))
+	    print("%-42s profiler %5.1f%%  dlprof %5.1f%%  %+.1f  (CPU alone %5.1f%%)" % (k, p, d, d - p, 100.0 * cpu.get(k, 0) / sum(cpu.values())))
 	    assert k in dl, "dlprof has no row %s" % k
 	    worst = max(worst, abs(d - p))
 	print("worst difference: %.1f points" % worst)
-	worst <= 4.0
+	worst <= 2.0
 	PY
 }
 

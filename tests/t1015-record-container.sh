@@ -187,7 +187,9 @@ test_expect_success 'torch.compile: the Inductor kernel by its fused name, famil
 # window: dlprof's table is held to that thread and window (profiled_span).  The whole
 # process's table counts the OpenMP worker's CPU as well, which a parallel op has more
 # of: convolution_backward 2.0 to 2.5 points above the profiler on every run, 4.05 once.
-test_expect_success 'torch 2.6 operators within 4 points of torch.profiler in the container' '
+# And the profiler's time is the wall clock's: dlprof's is the thread's CPU and off-CPU
+# time in each op (ops_vs_profiler; the CPU time alone was once 6.3 points short).
+test_expect_success 'torch 2.6 operators within 2 points of torch.profiler in the container' '
 	{ DLPROF_BUILDID_DIR=$TRASH/.build-id2 "$DLPROF" record -o tp.data -- $CT_RUN python3 \
 		"$SRC/workloads/dl_torch_profiled.py" /dev/stdout 20 2 2>tp.err &&
 		echo recorded >tp.ok; } | cat >tp.out && test -e tp.ok &&

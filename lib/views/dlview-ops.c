@@ -168,6 +168,7 @@ struct op_row {
 	const char *base, *overload;
 	const char *prim;	/* a primitive row: the primitive kind */
 	uint64_t self, total, calls, call_ns;
+	uint64_t wait_ns;	/* an operator's row: its threads' time off the CPU in it */
 };
 
 /* oneDNN calls of PRIM inside operator OP; PRIM NULL: OP is "dnnl:PRIM" itself, or an
@@ -312,6 +313,7 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 		struct op_row top = { .key = ops[i]->k1, .self = ops[i]->n2, .total = ops[i]->n };
 		size_t first;
 
+		top.wait_ns = dlview_cmap_get(&v->op_wait, top.key, NULL)->n;
 		top.base = attr_op_name(top.key, &top.overload);
 		top.name = top.base;
 		for (j = 0; j < n && top.overload; j++)
@@ -378,7 +380,7 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 
 /* The operator table's columns: one list for the three formats.  A primitive's row
  * names its parent in JSON by base name and overload, in CSV as the table shows it. */
-static struct tabw *op_table(void)
+static struct tabw *op_table(int waits)
 {
 	struct tabw *t = tabw_new();
 
@@ -396,6 +398,11 @@ static struct tabw *op_table(void)
 	tabw_add(t, &(struct tabw_colspec){ "Total%", "total_pct", TABW_NUM, .width = 6 });
 	tabw_add(t, &(struct tabw_colspec){ NULL, "total_samples", TABW_NUM, .in = TABW_IN_JSON });
 	tabw_add(t, &(struct tabw_colspec){ "Total", "total_ns", TABW_NUM, .width = 8 });
+	/* where the switch-outs were recorded (the default): an operator's threads' time
+	 * off the CPU in it, what torch.profiler's wall time has beside the CPU time (the
+	 * table's text keeps to 80 columns: print_op_waits) */
+	tabw_add(t, &(struct tabw_colspec){ NULL, "off_cpu_ns", TABW_NUM, .omit = 1,
+					    .in = waits ? TABW_IN_JSON | TABW_IN_CSV : TABW_IN_NONE });
 	tabw_add(t, &(struct tabw_colspec){ "Calls", "calls", TABW_NUM, .width = 7, .omit = 1 });
 	tabw_add(t, &(struct tabw_colspec){ "Avg/call", "avg_ns", TABW_NUM, .width = 8, .omit = 1 });
 	tabw_add(t, &(struct tabw_colspec){ NULL, "python_line", TABW_TEXT, .in = TABW_IN_JSON,
@@ -435,6 +442,10 @@ static void add_op_row(struct dlview *v, struct tabw *t, const struct op_row *r)
 	}
 	dlview_share_cells(v, t, r->self, 1);
 	dlview_share_cells(v, t, r->total, 1);
+	if (r->prim)
+		tabw_none(t);
+	else
+		tabw_ns(t, (double)r->wait_ns);
 	if (r->calls) {
 		char ns[32];
 
@@ -540,12 +551,56 @@ static void print_op_callers(struct dlview *v, FILE *out, const struct op_row *r
 	}
 }
 
+/* The operators whose threads were off the CPU in them for a share of their time worth
+ * saying, the table's rows or not (torch.profiler's Self CPU counts that time: an op
+ * that waits at the OpenMP barrier for a worker held up has more of it than of CPU),
+ * most first. */
+static void print_op_waits(struct dlview *v, FILE *out)
+{
+	const struct cnt *top[5];
+	size_t nr = 0;
+
+	for (size_t i = 0; i < v->op_wait.size; i++) {
+		const struct cnt *w = &v->op_wait.tab[i];
+		double cpu, off = (double)w->n;
+		size_t k;
+
+		/* (not "(no op)" and the like: idle threads wait there) */
+		if (!w->k1 || w->k1[0] == '(' || off < 1e6)
+			continue;
+		cpu = (double)dlview_cmap_get(&v->op_self, w->k1, NULL)->n * v->ns_per_sample;
+		if (off < 0.05 * (cpu + off))
+			continue;
+		for (k = nr; k > 0 && top[k - 1]->n < w->n; k--)
+			if (k < ARRAY_SIZE(top))
+				top[k] = top[k - 1];
+		if (k < ARRAY_SIZE(top)) {
+			top[k] = w;
+			if (nr < ARRAY_SIZE(top))
+				nr++;
+		}
+	}
+	if (!nr)
+		return;
+	fprintf(out, "\n%-30s %9s  %s\n", "Operator", "off-CPU",
+		"of its time: its threads off the CPU");
+	for (size_t i = 0; i < nr; i++) {
+		double cpu = (double)dlview_cmap_get(&v->op_self, top[i]->k1, NULL)->n *
+			     v->ns_per_sample, off = (double)top[i]->n;
+		char d[32];
+
+		dlview_put_cell(out, top[i]->k1, 30, 0);
+		fprintf(out, " %9s %6.1f%%\n", output_duration_ns(d, sizeof(d), off),
+			100.0 * off / (cpu + off));
+	}
+}
+
 void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
 {
 	struct op_row *rows;
 	size_t n = op_rows(v, limit, &rows), i;
 	int uncounted = 0, nested = 0, loose = 0;
-	struct tabw *t = op_table();
+	struct tabw *t = op_table(v->waits_seen);
 	struct json j;
 
 	if (fmt == OUT_JSON) {
@@ -572,6 +627,8 @@ void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t li
 	tabw_free(t);
 	if (fmt == OUT_TEXT && v->op_pyline.nr)
 		print_op_callers(v, out, rows, n);
+	if (fmt == OUT_TEXT && v->waits_seen)
+		print_op_waits(v, out);
 	if (fmt == OUT_TEXT && uncounted)
 		print_uncounted(v, out, nested, loose);
 	if (fmt == OUT_TEXT && v->fw_samples)

@@ -65,6 +65,8 @@ struct dlview {
 	struct cmap fam;	/* family -> samples */
 	struct cmap famsym;	/* (family, sym) -> samples */
 	struct cmap op_self;	/* op -> samples */
+	struct cmap op_wait;	/* op -> ns its threads' switch-outs in it kept them off the
+				   CPU (where the view reads them: report --sort op) */
 	struct cmap op_total;	/* op -> samples with op anywhere in the stack */
 	struct cmap op_prim;	/* (op, oneDNN primitive) -> samples */
 	struct cmap itt_samp;	/* (ITT task name, family) -> samples taken inside such a task */

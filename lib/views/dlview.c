@@ -148,6 +148,7 @@ void dlview_free(struct dlview *v)
 	free(v->fam.tab);
 	free(v->famsym.tab);
 	free(v->op_self.tab);
+	free(v->op_wait.tab);
 	free(v->op_total.tab);
 	free(v->op_prim.tab);
 	free(v->itt_samp.tab);
@@ -265,6 +266,8 @@ static void count_wait(struct dlview *v, const struct attributed *as)
 	struct thread_stat *t = get_thread(v, as->s->pid, as->s->tid);
 
 	v->waits_seen = 1;
+	if (as->a->op)
+		dlview_cmap_get(&v->op_wait, as->a->op, NULL)->n += as->s->period;
 	if (as->s->pyflags & DLP_PYSTACK_GIL) {
 		/* it went off the CPU holding the GIL (blocked, or preempted: in take_gil
 		 * too, once it has it): every other Python thread waits meanwhile, it does

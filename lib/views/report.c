@@ -391,9 +391,11 @@ static int read_one(void *ctx, struct readings *rd, size_t k, struct profile_sta
 	}
 	readings_opts(rd, &po);
 	po.metric_samples = 1;	/* (the DL view's fault finding reads them too) */
-	if ((rc->o->view == DLVIEW_THREAD || rc->mv) && !po.off_cpu && !po.wall) {
-		/* the switch-outs too, for the threads' waits for the GIL, and with
-		 * --metrics for the counts they read (metview.h) */
+	if ((rc->o->view == DLVIEW_THREAD || rc->o->view == DLVIEW_OP || rc->mv) &&
+	    !po.off_cpu && !po.wall) {
+		/* the switch-outs too, for the threads' waits for the GIL, the time they
+		 * kept each operator's threads off the CPU, and with --metrics for the
+		 * counts they read (metview.h) */
 		po.wall = 2;
 		po.waits_apart = 1;
 		dlview_waits_apart(rc->view, rc->mv != NULL);
