@@ -1,6 +1,6 @@
 #!/bin/sh
 # t5020: the PyTorch CNN training run (examples/cnn_train.py, 2 threads, dwarf stacks):
-# families jit-conv, jit-reorder, aten and omp-* present with plausible shares, the
+# families jit-conv and jit-reorder as oneDNN's ITT tasks timed them, aten and omp-*, the
 # training operators named, operator coverage, named share and complete stacks, ITT
 # task labels, the thread table, and fold --family.  Tolerances hold on a quiet and on a
 # busy 2-core machine (measured: bench/torch-goals.md).
@@ -30,16 +30,31 @@ test_expect_success 'named >= 97% and complete stacks >= 95%, nothing lost' '
 	EOF
 '
 
-test_expect_success 'families: jit-conv, jit-reorder, aten, omp-* with plausible shares' '
+# jit-conv and jit-reorder against oneDNN's own account: its ITT tasks, timed by the
+# collector (begin and end), not sampled.  Each family's samples are all in the tasks of
+# the primitive it names, and each task's timed share of the CPU is its sampled share
+# within 1.5 points (measured: 0.2 to 0.6).  Their shares themselves are not held to a
+# floor: on a guest whose page faults cost 23 to 26% of the samples, jit-conv had 7.4 to
+# 12.8% over four runs of the same 30 steps (120 to 160 convolutions), under the 8% this
+# test once asked.
+test_expect_success 'families: jit-conv, jit-reorder as oneDNN timed its primitives; aten, omp-*' '
 	"$DLPROF" report -i cnn.data --sort family --format json >fam.json &&
 	"$DLPROF" report -i cnn.data --sort family &&
-	json_check fam.json <<-\PY
-	fam = {r.family: r.self_pct for r in j.get("rows", []) if "family" in r}
-	fam.get("jit-conv", 0) >= 8 and fam.get("aten", 0) >= 8
-	0.5 <= fam.get("jit-reorder", 0) <= 20
-	fam.get("omp-spin", 0) + fam.get("omp-runtime", 0) >= 1
-	fam.get("jit-conv", 0) + fam.get("aten", 0) + fam.get("omp-spin", 0) >= 40
-	fam.get("other", 0) <= 5
+	"$DLPROF" report -i cnn.data --sort op --format json >itt.json &&
+	json_check famj=fam.json itt=itt.json <<-\PY
+	fam = {r.family: r for r in famj.get("rows", []) if "family" in r}
+	tasks = {t.name: t for t in itt.itt_tasks}
+	for f, prim in (("jit-conv", "convolution"), ("jit-reorder", "reorder")):
+	    t = tasks[prim]
+	    n = sum(x.families.get(f, 0) for x in itt.itt_tasks)
+	    print("%s: %d samples, %d in %s tasks; the tasks: timed %.2f%%, sampled %.2f%%" % (f, fam[f].samples, t.families.get(f, 0), prim, t.task_cpu_pct, t.samples_pct))
+	    assert fam[f].samples > 100 and t.families.get(f, 0) == n == fam[f].samples, f
+	    assert abs(t.task_cpu_pct - t.samples_pct) <= 1.5, prim
+	pct = {k: r.self_pct for k, r in fam.items()}
+	pct.get("aten", 0) >= 8
+	pct.get("omp-spin", 0) + pct.get("omp-runtime", 0) >= 1
+	pct.get("jit-conv", 0) + pct.get("aten", 0) + pct.get("omp-spin", 0) >= 40
+	pct.get("other", 0) <= 5
 	PY
 '
 
