@@ -221,9 +221,13 @@ test_expect_success 'the table, CSV with the JSON fields, the finding names the 
 		"all(set(r) == set(\"$(cat head.csv)\".split(\",\")) for r in j.rows)"
 '
 
+# the switch-outs read the counts too: the views that read them (--sort op, for each
+# operator's time off the CPU; --sort thread) name the operator, the others say where
 test_expect_success 'without --metrics the finding says where the operators are' '
+	"$DLPROF" report -i m.data --sort family | tr -s " \n" "  " >fam.txt &&
+	grep -q "(report --metrics --sort op or line: the page faults of each)" fam.txt &&
 	"$DLPROF" report -i m.data --sort op | tr -s " \n" "  " >op.txt &&
-	grep -q "(report --metrics --sort op or line: the page faults of each)" op.txt
+	grep -q "most in fault_large (metrics_ops.py:[0-9]*): [0-9]*% of the [0-9]* page faults read" op.txt
 '
 
 test_expect_success 'timeline: a counter track per thread and counter, the thread table'"'"'s sums' '

@@ -91,7 +91,8 @@ static void fault_op(struct dlview *v, char *buf, size_t size)
 	if (!v->fault_read)
 		return;
 	if (v->fault_switch_outs && !v->fault_switch_seen) {
-		/* (the switch-outs read counts too: only report --metrics streams them) */
+		/* (the switch-outs read counts too: only report --metrics, --sort op and
+		 * --sort thread stream them) */
 		snprintf(buf, size, " (report --metrics --sort op or line: the page faults of each)");
 		return;
 	}

@@ -243,6 +243,15 @@ static int cmp_calls_row(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+static int cmp_wait_row(const void *a, const void *b)
+{
+	const struct op_row *x = a, *y = b;
+
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns > y->wait_ns ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
 /* Operators record --op-calls counted that no sample caught (shorter than the sampling
  * period: aten::empty, aten::detach, ...): rows of their calls alone, most first, as
  * torch.profiler lists them; room: how many more rows the limit leaves */
@@ -313,7 +322,11 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 		struct op_row top = { .key = ops[i]->k1, .self = ops[i]->n2, .total = ops[i]->n };
 		size_t first;
 
-		top.wait_ns = dlview_cmap_get(&v->op_wait, top.key, NULL)->n;
+		{
+			const struct cnt *w = dlview_cmap_find(&v->op_wait, top.key, NULL);
+
+			top.wait_ns = w ? w->n : 0;
+		}
 		top.base = attr_op_name(top.key, &top.overload);
 		top.name = top.base;
 		for (j = 0; j < n && top.overload; j++)
@@ -371,6 +384,39 @@ static size_t op_rows(struct dlview *v, size_t limit, struct op_row **out)
 		if (nr > first)
 			qsort(r + first, nr - first, sizeof(*r), cmp_prim_row);
 		(void)p;
+	}
+	/* operators no sample caught whose threads waited in them for 1 ms or more (a
+	 * blocking call: torch.profiler counts that time), most first */
+	{
+		size_t first = nr;
+
+		for (j = 0; j < v->op_wait.size; j++) {
+			const struct cnt *w = &v->op_wait.tab[j];
+			struct op_row top = { 0 };
+			size_t k;
+
+			if (!w->k1 || w->n < 1000000 || dlview_cmap_find(&v->op_total, w->k1, NULL))
+				continue;
+			for (k = 0; k < nr && r[k].key != w->k1; k++)
+				;
+			if (k < nr)
+				continue;
+			top.key = w->k1;
+			top.base = attr_op_name(w->k1, &top.overload);
+			top.name = top.base;
+			for (k = 0; k < nr && top.overload; k++)
+				if (!r[k].prim && r[k].base == top.base)
+					top.name = top.key;	/* two overloads of it */
+			top.wait_ns = w->n;
+			op_calls(v, w->k1, NULL, &top.calls, &top.call_ns);
+			ALLOC_GROW(r, nr + 1, alloc);
+			r[nr++] = top;
+		}
+		if (nr > first)
+			qsort(r + first, nr - first, sizeof(*r), cmp_wait_row);
+		if (limit && i + (nr - first) > limit)
+			nr = first + (i < limit ? limit - i : 0);
+		i += nr - first;
 	}
 	add_counted_rows(v, &r, &nr, &alloc, !limit ? SIZE_MAX : i < limit ? limit - i : 0);
 	*out = r;
@@ -551,6 +597,21 @@ static void print_op_callers(struct dlview *v, FILE *out, const struct op_row *r
 	}
 }
 
+/* An operator's name as the table shows it: without its overload, unless another
+ * overload of it was sampled or waited in too */
+static const char *op_shown(struct dlview *v, const char *key)
+{
+	const char *ov, *base = attr_op_name(key, &ov);
+	const struct cmap *maps[] = { &v->op_total, &v->op_wait };
+
+	for (size_t m = 0; ov && m < ARRAY_SIZE(maps); m++)
+		for (size_t i = 0; i < maps[m]->size; i++)
+			if (maps[m]->tab[i].k1 && maps[m]->tab[i].k1 != key &&
+			    attr_op_name(maps[m]->tab[i].k1, NULL) == base)
+				return key;
+	return base;
+}
+
 /* The operators whose threads were off the CPU in them for a share of their time worth
  * saying, the table's rows or not (torch.profiler's Self CPU counts that time: an op
  * that waits at the OpenMP barrier for a worker held up has more of it than of CPU),
@@ -561,14 +622,15 @@ static void print_op_waits(struct dlview *v, FILE *out)
 	size_t nr = 0;
 
 	for (size_t i = 0; i < v->op_wait.size; i++) {
-		const struct cnt *w = &v->op_wait.tab[i];
+		const struct cnt *w = &v->op_wait.tab[i], *c;
 		double cpu, off = (double)w->n;
 		size_t k;
 
 		/* (not "(no op)" and the like: idle threads wait there) */
 		if (!w->k1 || w->k1[0] == '(' || off < 1e6)
 			continue;
-		cpu = (double)dlview_cmap_get(&v->op_self, w->k1, NULL)->n * v->ns_per_sample;
+		c = dlview_cmap_find(&v->op_self, w->k1, NULL);
+		cpu = c ? (double)c->n * v->ns_per_sample : 0;
 		if (off < 0.05 * (cpu + off))
 			continue;
 		for (k = nr; k > 0 && top[k - 1]->n < w->n; k--)
@@ -585,11 +647,11 @@ static void print_op_waits(struct dlview *v, FILE *out)
 	fprintf(out, "\n%-30s %9s  %s\n", "Operator", "off-CPU",
 		"of its time: its threads off the CPU");
 	for (size_t i = 0; i < nr; i++) {
-		double cpu = (double)dlview_cmap_get(&v->op_self, top[i]->k1, NULL)->n *
-			     v->ns_per_sample, off = (double)top[i]->n;
+		const struct cnt *c = dlview_cmap_find(&v->op_self, top[i]->k1, NULL);
+		double cpu = c ? (double)c->n * v->ns_per_sample : 0, off = (double)top[i]->n;
 		char d[32];
 
-		dlview_put_cell(out, top[i]->k1, 30, 0);
+		dlview_put_cell(out, op_shown(v, top[i]->k1), 30, 0);
 		fprintf(out, " %9s %6.1f%%\n", output_duration_ns(d, sizeof(d), off),
 			100.0 * off / (cpu + off));
 	}
