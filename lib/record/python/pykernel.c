@@ -397,7 +397,7 @@ int pykernel_sample(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t tim
 		 * late: a DataLoader worker's first samples without Python frames); and a
 		 * thread listed again, its samples of before, still in the rings (read from
 		 * outside, late, they gave t1018's fault_small page faults to fault_large) */
-		c = tid == pid || since || r->py.pb_exact ? pb_find_fetch(r, tid, time) : NULL;
+		c = tid == pid || since ? pb_find_fetch(r, tid, time) : NULL;
 		if (!c || c->failed)
 			return 0;
 		return pb_take(r, c, pid, tid, time, chain_id) ? 2 : 1;
