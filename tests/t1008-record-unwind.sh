@@ -203,13 +203,15 @@ fi
 # saved there (before, it scanned on and gave main;inner_spin;__clock_gettime;_dl_fixup
 # as the handler's callers).  The signal frame is named "[signal]" (a stripped libc
 # keeps no symbol of it).  perf, on the same program: handler_spin [unknown] inner_spin
-# main.
+# main.  Linux 6.18's vDSO reads the clock in an unnamed helper __vdso_clock_gettime
+# calls ([vdso]!func@0x780, t2106): 39 of 1,009 samples there once, left out of the
+# known stacks, put them under 95%.
 test_expect_success 'through a signal frame: the interrupted code'"'"'s stack under the handler' '
 	"$DLPROF" record -q -o sig.data -- "$BUILD/tests/unw-signal" 1 &&
 	"$DLPROF" fold -i sig.data >sig.folded && sort -t" " -k2 -rn sig.folded | head -5 &&
 	total=$(awk "{ s += \$NF } END { print s }" sig.folded) &&
 	handler=$(grep ";handler_spin" sig.folded | awk "{ s += \$NF } END { print s + 0 }") &&
-	good=$(grep -E "^unw-signal;_start;.*;main;inner_spin(;__clock_gettime;__vdso_clock_gettime)?(;[^;]*\[signal\];handler_spin(;__clock_gettime;__vdso_clock_gettime)?)? [0-9]+\$" sig.folded |
+	good=$(grep -E "^unw-signal;_start;.*;main;inner_spin(;__clock_gettime;__vdso_clock_gettime(;\[vdso\]!func@0x[0-9a-f]+)?)?(;[^;]*\[signal\];handler_spin(;__clock_gettime;__vdso_clock_gettime(;\[vdso\]!func@0x[0-9a-f]+)?)?)? [0-9]+\$" sig.folded |
 		awk "{ s += \$NF } END { print s + 0 }") &&
 	echo "$good of $total samples on the known stacks, $handler in the handler" &&
 	test $((handler * 100)) -ge $((total * 30)) && test $((good * 100)) -ge $((total * 95))
