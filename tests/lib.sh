@@ -223,7 +223,8 @@ ops_vs_profiler() {
 	worst = 0
 	for k, v in sorted(us.items(), key=lambda kv: -kv[1])[:8]:
 	    p, d = 100.0 * v / ptot, 100.0 * dl.get(k, 0) / dtot
-	    print("%-42s profiler %5.1f%%  dlprof %5.1f%%  %+.1f  (CPU alone %5.1f%%)" % (k, p, d, d - p, 100.0 * cpu.get(k, 0) / sum(cpu.values())))
+	    c = 100.0 * cpu.get(k, 0) / sum(cpu.values())
+	    print("%-42s profiler %5.1f%%  dlprof %5.1f%%  %+.1f  (CPU alone %5.1f%%)" % (k, p, d, d - p, c))
 	    assert k in dl, "dlprof has no row %s" % k
 	    worst = max(worst, abs(d - p))
 	print("worst difference: %.1f points" % worst)

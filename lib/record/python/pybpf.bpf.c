@@ -75,8 +75,9 @@ struct {
 const volatile __u64 ring_half, kring_half;
 
 /* Where the kernel keeps the sample's own time, found in its BTF by pybpf.c (0: not
- * known: time is never first): the offsets of perf_sample_data's time and sample_flags, and of the sample
- * data's pointer in the context (struct bpf_perf_event_data_kern). */
+ * known; time is never the first member): the offsets of perf_sample_data's time and
+ * sample_flags, and of the sample data's pointer in the context (struct
+ * bpf_perf_event_data_kern). */
 const volatile __u32 sd_time_off, sd_flags_off, ctx_data_off;
 
 #define SAMPLE_TIME_FLAG 4	/* PERF_SAMPLE_TIME */
