@@ -14,6 +14,7 @@
  * sample be written.
  */
 #include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 
 #include "memevent.h"
@@ -99,17 +100,21 @@ static long hold_step(__u32 i, void *until)
 	return bpf_ktime_get_ns() >= *(__u64 *)until;
 }
 
-/* The time of the sample this program runs for, as its record will carry it: since
- * Linux 6.3 the kernel fills the sample's fields (its time among them, flagged in
- * sample_flags) before it runs the program, so the chain is matched to its sample
- * exactly (*exact 1).  Else (an older kernel, or one whose BTF does not say) the time
+/* The time of the sample this program runs for, as its record will carry it, with
+ * SAMPLE_TIME_EXACT set: since Linux 6.3 the kernel fills the sample's fields (its time
+ * among them, flagged in sample_flags) before it runs the program, so the chain is matched
+ * to its sample exactly.  Else (an older kernel, or one whose BTF does not say) the time
  * now, some microseconds after the sample's, or tens of them where the guest's cpu was
- * held up meanwhile (pykernel.c matches those by the closest time). */
-static __always_inline __u64 sample_time(void *ctx, int *exact)
+ * held up meanwhile (pykernel.c matches those by the closest time).  (A global function,
+ * its answer one value: the verifier follows it once, and its callers once, not once per
+ * way out of it.) */
+#define SAMPLE_TIME_EXACT (1ull << 63)
+_Static_assert(PYBPF_EXACT == 1u << 27, "the exact flag, shifted from the time's");
+
+__noinline __u64 pybpf_sample_time(struct bpf_perf_event_data *ctx)
 {
 	__u64 data = 0, flags = 0, t = 0;
 
-	*exact = 0;
 	if (hold_ns && hold_every) {
 		__u32 zero = 0;
 		__u64 *runs = bpf_map_lookup_elem(&hold_runs, &zero), until;
@@ -119,15 +124,13 @@ static __always_inline __u64 sample_time(void *ctx, int *exact)
 			bpf_loop(1 << 20, hold_step, &until, 0);
 		}
 	}
-	if (sd_time_off &&
-	    !bpf_probe_read_kernel(&data, sizeof(data), (char *)ctx + ctx_data_off) && data &&
-	    !bpf_probe_read_kernel(&flags, sizeof(flags), (void *)(data + sd_flags_off)) &&
-	    (flags & SAMPLE_TIME_FLAG) &&
-	    !bpf_probe_read_kernel(&t, sizeof(t), (void *)(data + sd_time_off)) && t) {
-		*exact = 1;
-		return t;
-	}
-	return bpf_ktime_get_ns();
+	if (!sd_time_off ||
+	    bpf_probe_read_kernel(&data, sizeof(data), (char *)ctx + ctx_data_off) || !data ||
+	    bpf_probe_read_kernel(&flags, sizeof(flags), (void *)(data + sd_flags_off)) ||
+	    !(flags & SAMPLE_TIME_FLAG) ||
+	    bpf_probe_read_kernel(&t, sizeof(t), (void *)(data + sd_time_off)) || !t)
+		return bpf_ktime_get_ns() & ~SAMPLE_TIME_EXACT;
+	return t | SAMPLE_TIME_EXACT;
 }
 
 /* A record goes out without waking record, which reads the rings every 100 ms or more
@@ -394,7 +397,20 @@ static long read_code(__u32 i, void *arg)
 	return 0;
 }
 
-static __always_inline int read_stack(int with_codes, __u64 time, int exact)
+/* A chain of no frames that says why (flags: PYBPF_FAIL, PYBPF_STALE): a listed thread's
+ * sample always has its chain */
+__noinline int pybpf_put_failed(struct chain_scratch *s, __u32 flags)
+{
+	if (!s)
+		return 1;
+	s->c.n = flags;
+	if (bpf_ringbuf_output(&ring, &s->c, 16, rb_wake(&ring, ring_half)))
+		__sync_fetch_and_add(&dropped, 1);
+	return 1;
+}
+
+/* stamp: the sample's time, SAMPLE_TIME_EXACT where it is its own (pybpf_sample_time) */
+static __always_inline int read_stack(int with_codes, __u64 stamp)
 {
 	__u64 id = current_ids(), f;
 	__u32 tid = (__u32)id, zero = 0, ts_tid, n;
@@ -416,26 +432,22 @@ static __always_inline int read_stack(int with_codes, __u64 time, int exact)
 	if (!s)
 		return 1;
 	s->c.tid = tid;
-	s->c.time = time;
+	s->c.time = stamp & ~SAMPLE_TIME_EXACT;
 	/* the state's native thread id must be the thread's (a state freed and reused: no),
 	 * or in a forked child, the forker's until the child's runtime has set its own;
 	 * else the chain says so (pykernel.c lists the thread again), as it says a frame
-	 * it could not read: a listed thread's sample always has its chain */
+	 * it could not read */
 	if (bpf_probe_read_user(&ts_tid, sizeof(ts_tid), (void *)(t->tstate + t->ts_tid)) ||
 	    (ts_tid != (t->ns_tid ? t->ns_tid : tid) &&
-	     !(t->from_tid && ts_tid == t->from_tid && (__u32)(id >> 32) != t->from_pid))) {
-		s->c.n = PYBPF_FAIL | PYBPF_STALE;
-	} else if (bpf_probe_read_user(&f, sizeof(f), (void *)(t->tstate + t->ts_frame)) ||
-		   (t->cf_current != MEM_PY_NONE && f &&
-		    bpf_probe_read_user(&f, sizeof(f), (void *)(f + t->cf_current)))) {
-		/* the running frame: *(tstate + ts_frame), in 3.11/3.12 through the
-		 * _PyCFrame */
-		s->c.n = PYBPF_FAIL;
-	} else {
-		s->c.n = with_codes ? walk(s, f, t->layout) : walk_inline(s, f, t->layout);
-	}
-	if (exact)
-		s->c.n |= PYBPF_EXACT;
+	     !(t->from_tid && ts_tid == t->from_tid && (__u32)(id >> 32) != t->from_pid)))
+		return pybpf_put_failed(s, PYBPF_FAIL | PYBPF_STALE | ((__u32)(stamp >> 63) << 27));
+	/* the running frame: *(tstate + ts_frame), in 3.11/3.12 through the _PyCFrame */
+	if (bpf_probe_read_user(&f, sizeof(f), (void *)(t->tstate + t->ts_frame)) ||
+	    (t->cf_current != MEM_PY_NONE && f &&
+	     bpf_probe_read_user(&f, sizeof(f), (void *)(f + t->cf_current))))
+		return pybpf_put_failed(s, PYBPF_FAIL | ((__u32)(stamp >> 63) << 27));
+	s->c.n = with_codes ? walk(s, f, t->layout) : walk_inline(s, f, t->layout);
+	s->c.n |= ((__u32)(stamp >> 63) << 27);	/* PYBPF_EXACT */
 	if (t->gil) {
 		/* whether it holds the GIL: the lock taken, its state the last holder.  The
 		 * lock first: a taker stores locked, then last_holder, so read the other way
@@ -1242,11 +1254,10 @@ SEC("perf_event")
 int dlprof_py(void *ctx)
 {
 	/* the Python chain first, as its sample's record comes after it (pb_find) */
-	int exact;
-	__u64 time = sample_time(ctx, &exact);	/* the sample's (walk_native) */
+	__u64 stamp = pybpf_sample_time(ctx);	/* the sample's (walk_native) */
 
-	read_stack(1, time, exact);
-	return native_walk ? walk_native(ctx, WALK_MAIN, 0, time) : 1;
+	read_stack(1, stamp);
+	return native_walk ? walk_native(ctx, WALK_MAIN, 0, stamp & ~SAMPLE_TIME_EXACT) : 1;
 }
 
 /* the same on the switch-outs, whose records it drops as the sampling event's where the
@@ -1256,11 +1267,10 @@ SEC("perf_event")
 int dlprof_py_switch(void *ctx)
 {
 	__u32 ev = *(volatile __u32 *)&switch_event;
-	int exact;
-	__u64 time = sample_time(ctx, &exact);
+	__u64 stamp = pybpf_sample_time(ctx);
 
-	read_stack(1, time, exact);
-	return native_walk ? walk_native(ctx, ev != 0, ev, time) : 1;
+	read_stack(1, stamp);
+	return native_walk ? walk_native(ctx, ev != 0, ev, stamp & ~SAMPLE_TIME_EXACT) : 1;
 }
 
 /* the same on the events whose samples are never dropped (the switch-outs, and the
@@ -1269,19 +1279,15 @@ int dlprof_py_switch(void *ctx)
 SEC("perf_event")
 int dlprof_py_keep(void *ctx)
 {
-	int exact;
-	__u64 time = sample_time(ctx, &exact);
+	__u64 stamp = pybpf_sample_time(ctx);
 
-	read_stack(1, time, exact);
-	return native_walk ? walk_native(ctx, 0, 0, time) : 1;
+	read_stack(1, stamp);
+	return native_walk ? walk_native(ctx, 0, 0, stamp & ~SAMPLE_TIME_EXACT) : 1;
 }
 
 /* chains only, where the kernel will not load the other (or DLPROF_NO_BPF_CODES) */
 SEC("perf_event")
 int dlprof_py_chain(void *ctx)
 {
-	int exact;
-	__u64 time = sample_time(ctx, &exact);
-
-	return read_stack(0, time, exact);
+	return read_stack(0, pybpf_sample_time(ctx));
 }

@@ -39,6 +39,10 @@ struct pybpf {
 	int fork_wanted;		/* loaded, to attach with the first thread listed */
 	struct ring_buffer *rb;
 	const char *codes_why;		/* why code objects are not read here */
+	/* where the kernel keeps a sample's time (pybpf.bpf.c, sample_time), from its
+	 * BTF; sd_ok 0: not known, or the program would not load reading it */
+	uint32_t sd_time_off, sd_flags_off, ctx_data_off;
+	int sd_ok;
 	int codes;			/* the program reads them */
 	/* the drain under way */
 	pybpf_chain_fn *fn;
@@ -96,9 +100,9 @@ static uint32_t ring_size(uint32_t per_cpu, uint32_t min, uint32_t max)
 }
 
 /* Where this kernel keeps a sample's time for the program (pybpf.bpf.c, sample_time),
- * from its BTF: nothing set where it does not say (the program then times its chains
+ * from its BTF: sd_ok 0 where it does not say (the program then times its chains
  * itself). */
-static void sample_time_offsets(struct pybpf_bpf *s)
+static void sample_time_offsets(struct pybpf *pb)
 {
 	struct kbtf *k = getenv("DLPROF_BPF_NO_SAMPLE_TIME") ? NULL :
 			 kbtf_open("/sys/kernel/btf/vmlinux");
@@ -106,17 +110,19 @@ static void sample_time_offsets(struct pybpf_bpf *s)
 	long f = kbtf_member(k, "perf_sample_data", "sample_flags", 8);
 	long d = kbtf_member(k, "bpf_perf_event_data_kern", "data", 8);
 
-	if (t > 0 && f >= 0 && d >= 0) {
-		s->rodata->sd_time_off = (uint32_t)t;
-		s->rodata->sd_flags_off = (uint32_t)f;
-		s->rodata->ctx_data_off = (uint32_t)d;
+	pb->sd_ok = t > 0 && f >= 0 && d >= 0;
+	if (pb->sd_ok) {
+		pb->sd_time_off = (uint32_t)t;
+		pb->sd_flags_off = (uint32_t)f;
+		pb->ctx_data_off = (uint32_t)d;
 	}
 	kbtf_close(k);
 }
 
 /* Open the program with these layouts and load it, reading code objects or not: 0, or
  * -errno (the kernel's). */
-static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, int codes)
+static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, int codes,
+		int stime)
 {
 	struct pybpf_bpf *s = pybpf_bpf__open();
 	uint32_t rsize;
@@ -127,7 +133,11 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 	for (size_t k = 0; k < nr; k++)
 		s->rodata->layouts[k] = lays[k];
 	s->rodata->nr_layouts = (uint32_t)nr;
-	sample_time_offsets(s);
+	if (stime) {
+		s->rodata->sd_time_off = pb->sd_time_off;
+		s->rodata->sd_flags_off = pb->sd_flags_off;
+		s->rodata->ctx_data_off = pb->ctx_data_off;
+	}
 	{
 		/* (the tests': pybpf.bpf.c, hold_ns) */
 		const char *e = getenv("DLPROF_TEST_BPF_HOLD_US");
@@ -196,6 +206,7 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 			  bpf_program__autoload(s->progs.dlprof_py_switch) ?
 			  s->progs.dlprof_py_switch : NULL;
 	pb->codes = codes;
+	pb->sd_ok = stime;
 	/* a forked child's first samples (pybpf.bpf.c, forked): attached as the first
 	 * thread is listed (pybpf_set_thread) */
 	pb->fork_wanted = bpf_program__autoload(s->progs.dlprof_fork);
@@ -215,6 +226,9 @@ static int load(struct pybpf *pb, const struct pyframe_layout *lays, size_t nr, 
 					"processed by the verifier\n", bpf_program__name(progs[k]),
 					info.xlated_prog_len / 8, info.verified_insns);
 		}
+		fprintf(stderr, "dlprof: BPF program: Python stacks timed %s\n", stime ?
+			"by their samples' own time, where the kernel has it (Linux 6.3)" :
+			"by the program");
 	}
 	return 0;
 }
@@ -312,15 +326,17 @@ struct pybpf *pybpf_new(const struct pyframe_layout *lays, size_t nr, int native
 	 * raises RLIMIT_MEMLOCK where the kernel counts BPF memory against it (before 5.11):
 	 * put back, the workload inherits record's */
 	getrlimit(RLIMIT_MEMLOCK, &memlock);
-	if (!getenv("DLPROF_NO_BPF_CODES")) {
+	sample_time_offsets(pb);
+	err = -1;
+	if (!getenv("DLPROF_NO_BPF_CODES"))
 		pb->codes_why = "the kernel would not run the program with bpf_loop";
-		err = load(pb, lays, nr, 1);
-	} else {
+	else
 		pb->codes_why = "DLPROF_NO_BPF_CODES is set";
-		err = -1;
-	}
-	if (err)
-		err = load(pb, lays, nr, 0);
+	/* each program with the sample's time read, then (a verifier that will not have
+	 * the context read so) without: its chains timed by itself */
+	for (int codes = !getenv("DLPROF_NO_BPF_CODES"); codes >= 0 && err; codes--)
+		for (int stime = pb->sd_ok; stime >= 0 && err; stime--)
+			err = load(pb, lays, nr, codes, stime);
 	setrlimit(RLIMIT_MEMLOCK, &memlock);
 	if (err) {
 		*why = err == -E2BIG ? "the program is too long" : "the kernel refused the program";
