@@ -48,9 +48,12 @@ test_expect_success 'dwarf: stacks go through the [vdso] by its CFI to main;vdso
 	good=$(grep ";main;vdso_caller" folded | awk "{ s += \$NF } END { print s + 0 }") &&
 	echo "$good of $total" && test "$total" -gt 200 &&
 	test $((good * 100)) -ge $((total * 95)) &&
-	# a sample at the process start or exit may stop in unmapped code: at most 1%
-	unk=$(grep "\[unknown\]" folded | awk "{ s += \$NF } END { print s + 0 }") &&
-	echo "[unknown] in $unk samples" && { grep "\[unknown\]" folded | head -3 || :; } &&
+	# a sample in the loader at the process start has the entry of ld.so, with no CFI, at
+	# its root: [unknown] there (6 of 508 once on a slow guest); elsewhere at most 1%
+	unk=$(grep "\[unknown\]" folded | grep -v "^rec-vdso;\[unknown\];_dl_" |
+	      awk "{ s += \$NF } END { print s + 0 }") &&
+	echo "[unknown] in $unk samples past the loader start" &&
+	{ grep "\[unknown\]" folded | head -3 || :; } &&
 	test $((unk * 100)) -le "$total" &&
 	"$DLPROF" report -i dw.data >rep &&
 	scan=$(sed -n "s/^# stacks: .* \([0-9]*\)\.[0-9]% recovered by scan.*/\1/p" rep) &&
