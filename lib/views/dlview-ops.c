@@ -618,43 +618,25 @@ static const char *op_shown(struct dlview *v, const char *key)
  * most first. */
 static void print_op_waits(struct dlview *v, FILE *out)
 {
-	const struct cnt *top[5];
-	size_t nr = 0;
+	struct cnt **ws;
+	size_t n = dlview_cmap_sorted(&v->op_wait, &ws), shown = 0;
 
-	for (size_t i = 0; i < v->op_wait.size; i++) {
-		const struct cnt *w = &v->op_wait.tab[i], *c;
-		double cpu, off = (double)w->n;
-		size_t k;
-
-		/* (not "(no op)" and the like: idle threads wait there) */
-		if (!w->k1 || w->k1[0] == '(' || off < 1e6)
-			continue;
-		c = dlview_cmap_find(&v->op_self, w->k1, NULL);
-		cpu = c ? (double)c->n * v->ns_per_sample : 0;
-		if (off < 0.05 * (cpu + off))
-			continue;
-		for (k = nr; k > 0 && top[k - 1]->n < w->n; k--)
-			if (k < ARRAY_SIZE(top))
-				top[k] = top[k - 1];
-		if (k < ARRAY_SIZE(top)) {
-			top[k] = w;
-			if (nr < ARRAY_SIZE(top))
-				nr++;
-		}
-	}
-	if (!nr)
-		return;
-	fprintf(out, "\n%-30s %9s  %s\n", "Operator", "off-CPU",
-		"of its time: its threads off the CPU");
-	for (size_t i = 0; i < nr; i++) {
-		const struct cnt *c = dlview_cmap_find(&v->op_self, top[i]->k1, NULL);
-		double cpu = c ? (double)c->n * v->ns_per_sample : 0, off = (double)top[i]->n;
+	for (size_t i = 0; i < n && shown < 5; i++) {
+		const struct cnt *c = dlview_cmap_find(&v->op_self, ws[i]->k1, NULL);
+		double cpu = c ? (double)c->n * v->ns_per_sample : 0, off = (double)ws[i]->n;
 		char d[32];
 
-		dlview_put_cell(out, op_shown(v, top[i]->k1), 30, 0);
+		/* (not "(no op)" and the like: idle threads wait there) */
+		if (ws[i]->k1[0] == '(' || off < 1e6 || off < 0.05 * (cpu + off))
+			continue;
+		if (!shown++)
+			fprintf(out, "\n%-30s %9s  %s\n", "Operator", "off-CPU",
+				"of its time: its threads off the CPU");
+		dlview_put_cell(out, op_shown(v, ws[i]->k1), 30, 0);
 		fprintf(out, " %9s %6.1f%%\n", output_duration_ns(d, sizeof(d), off),
 			100.0 * off / (cpu + off));
 	}
+	free(ws);
 }
 
 void dlview_print_op(struct dlview *v, FILE *out, enum out_format fmt, size_t limit)
