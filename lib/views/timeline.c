@@ -293,7 +293,10 @@ static const struct tl_wait *wait_at(const struct timeline *tl, const struct tl_
 	const struct tl_wait *best = NULL;
 	size_t lo = 0, hi = tl->nr_waits;
 
-	if (after > from)
+	/* after the thread's last switch-in there is one switch-out sample, this one's,
+	 * however long before the switch the kernel timed it (a sample's own time, read
+	 * before the program walks its stacks: more than WAIT_MATCH_NS, at times) */
+	if (after)
 		from = after;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
