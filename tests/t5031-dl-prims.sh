@@ -60,7 +60,12 @@ test_expect_success 'each convolution has its row: implementation, shape, calls 
 	    assert r.prop == "forward_inference" and r.data_type == "f32", r
 	ref = [r for r in convs if r.impl == "ref:any"][0]
 	ref.tensors.src.format == "aBcd16b" and ref.tensors.src.dims == "1x16x14x14"
-	ref.samples > 0.8 * j.prim_samples and ref.non_jit_samples > 0.8 * ref.samples
+	ref.samples > 0.8 * j.prim_samples
+	# ref:any runs no JIT code: its samples are compiled code, less OpenMP barrier
+	# waits, a share the scheduler sets on 2 shared cores (0.3-7.3% of its samples
+	# in six runs here, 20.1% in a CI run whose rows were otherwise right: 4,648 of
+	# 4,671 outside the waits were compiled code)
+	ref.jit_samples == 0 and ref.non_jit_samples > 0.95 * (ref.samples - ref.wait_samples)
 	jit = [r for r in convs if r.impl != "ref:any"][0]
 	jit.samples == 0 or not jit.kernels or "jit" in jit.kernels[0].name or "brg" in jit.kernels[0].name
 	PY
