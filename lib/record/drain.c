@@ -559,7 +559,7 @@ static void sample_python(struct recorder *r, const struct rec_event *ev,
 		if (r->mem.shared)
 			py_publish(r, pid);
 		if (r->py.pb)
-			pykernel_list(r, pid);	/* a Python thread not read yet */
+			pykernel_list_read(r, pid);	/* a Python thread not read yet */
 	}
 }
 

@@ -386,6 +386,7 @@ struct pb_chain {
 struct pb_proc {
 	uint32_t pid;
 	uint64_t listed;
+	int none;			/* its last listing found no Python thread */
 	int forked;			/* forked by a Python process, not listed yet */
 	uint64_t gil;			/* its GIL's state, as the program's entries have it */
 };
@@ -539,6 +540,7 @@ int pykernel_bells_open(struct recorder *r, pid_t pid);
 void pykernel_bells_ring(struct recorder *r);
 void pykernel_bells_close(struct recorder *r);
 void pykernel_list(struct recorder *r, uint32_t pid);
+void pykernel_list_read(struct recorder *r, uint32_t pid);
 void pykernel_match(struct recorder *r, int last);
 struct pb_proc *pykernel_proc_of(struct recorder *r, uint32_t pid);
 /* 0: not read in the kernel; 1: read (or to come); 2: read, its thread held the GIL */

@@ -187,6 +187,7 @@ void pykernel_list(struct recorder *r, uint32_t pid)
 	}
 	pp->listed = now;
 	n = pyreader_threads(r->py.reader, pid, th, ARRAY_SIZE(th), &wi);
+	pp->none = !n;
 	/* its GIL, found once it has threads: the entries listed before get it too */
 	gil = n ? pyreader_gil(r->py.reader, pid) : 0;
 	regil = gil && gil != pp->gil;
@@ -226,6 +227,19 @@ void pykernel_list(struct recorder *r, uint32_t pid)
 				r->py.pb_hot_until = now_ns() + PB_START_NS;
 		}
 	}
+}
+
+/* A Python stack of pid was just read from outside: it has a thread now.  Where its last
+ * listing found none (made as it exec'd, before its interpreter had a thread), listed
+ * again without waiting PB_LIST_NS: the samples of those 10 ms were read from outside,
+ * late (t8002's training run: 4-9 of them, where it asks for 10 at most; now 2). */
+void pykernel_list_read(struct recorder *r, uint32_t pid)
+{
+	struct pb_proc *pp = pykernel_proc_of(r, pid);
+
+	if (pp->none && now_ns() - pp->listed >= PB_LIST_NEW_NS)
+		pp->listed = 0;
+	pykernel_list(r, pid);
 }
 
 /* The program no longer reads tid (it ended, exec'd, or its state is not the one listed:
