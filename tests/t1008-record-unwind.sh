@@ -35,6 +35,33 @@ unwind_check() {
 # workload, 5 to 13 times the unwound file; with it off, 165-169 kB)
 NORAND=
 setarch -R true 2>/dev/null && NORAND="setarch -R"
+
+# in_exec FILE: the samples without a user stack, each "pid time ip event", that fell
+# inside the exec of their process: after its COMM exec, before the first mapping its
+# own code made (the first MMAP2 after [vdso], which the exec maps last), in the kernel.
+# The exec writes the new stack (argv, auxv) itself: one cpu-clock sample of 2,751 fell
+# in a page fault there, in 2 of 7 runs here, with no user context of the new image.
+# Prints "N M": those samples, and the samples without a user stack in all.
+in_exec() {
+	"$RECDUMP" "$1" | /usr/bin/python3 -c '''
+import re, sys
+execd, user_map, vdso, n, bad = {}, {}, set(), 0, 0
+for l in sys.stdin:
+    f = dict(re.findall(r"(\w+)=(\S+)", l))
+    if l.startswith("PERF COMM") and f.get("exec") == "1":
+        execd[f["pid"]] = int(f["time"])
+    elif l.startswith("PERF MMAP2") and f.get("pid") in execd:
+        if f.get("file") == "[vdso]":
+            vdso.add(f["pid"])
+        elif f["pid"] in vdso and f["pid"] not in user_map:
+            user_map[f["pid"]] = int(f["time"])
+    elif l.startswith("PERF SAMPLE") and "ustack" not in f:
+        bad += 1
+        t, p = int(f["time"]), f["pid"]
+        if p in execd and execd[p] <= t < user_map.get(p, 1 << 64) and int(f["ip"], 16) >= 0xffff800000000000:
+            n += 1
+print(n, bad)'''
+}
 test_expect_success 'the file: stacks once, no copies, a fraction of --no-unwind' '
 	$NORAND "$DLPROF" record -o on.data -- "$WL/rep-deep" 60 >out 2>err &&
 	$NORAND "$DLPROF" record -q --no-unwind -o off.data -- "$WL/rep-deep" 60 >out &&
@@ -44,11 +71,12 @@ test_expect_success 'the file: stacks once, no copies, a fraction of --no-unwind
 	b_on=$(wc -c <on.data) && b_off=$(wc -c <off.data) &&
 	echo "unwinding: $n_on samples $b_on bytes; --no-unwind: $n_off samples $b_off bytes" &&
 	test $((b_on / n_on)) -lt 60 && test $((b_on * 5)) -lt "$b_off" &&
-	# no sample keeps a stack copy (stack=0); one switched out inside execve, with no
-	# user context yet (a busy machine preempts it there), has no user stack to unwind
+	# no sample keeps a stack copy (stack=0); one inside the exec (switched out there
+	# on a busy machine, or in a page fault of the new stack), with no user context
+	# yet, has no user stack to unwind: every other has its stack
 	test "$("$RECDUMP" on.data | grep "^PERF SAMPLE" | grep -vc " stack=0 ")" = 0 &&
-	test "$("$RECDUMP" on.data | grep "^PERF SAMPLE" | grep -v " ustack=" |
-		grep -vc " ev=context-switches")" = 0 &&
+	in_exec on.data >exec.n && cat exec.n && read n_exec n_none <exec.n &&
+	test "$n_exec" = "$n_none" &&
 	# the cpu-clock samples in compact batches (USAMPLES), not a USAMPLE each
 	"$RECDUMP" --sizes on.data >sizes && cat sizes &&
 	test_grep -q "^USAMPLES count=" sizes && ! grep "^USAMPLE cpu-clock" sizes
@@ -66,7 +94,9 @@ test_expect_success 'the same stacks from either: fold and report agree with --n
 	    print(f, total(a, f), total(b, f))
 	    assert abs(total(a, f) - total(b, f)) < 5, f
 	ha.complete_stacks >= 0.99 * ha.samples
-	ha.recorded_stacks == ha.samples and hb.recorded_stacks == 0
+	# every cpu-clock sample its stack, but for one inside the exec (above)
+	n_exec = int(open("exec.n").read().split()[0])
+	ha.samples - n_exec <= ha.recorded_stacks <= ha.samples and hb.recorded_stacks == 0
 	PY
 '
 
