@@ -727,10 +727,8 @@ int drain_record(void *ctx, const struct perf_event_header *rec)
 			memcpy(&tid, p + sizeof(*rec) + 8, 4);
 			if (u64map_get(&r->tcb_at, tid))
 				u64map_put(&r->tcb_at, tid, NULL);
-			if (r->py.pb) {
-				ALLOC_GROW(r->exited, r->nr_exited + 1, r->alloc_exited);
-				r->exited[r->nr_exited++] = tid;
-			}
+			if (r->py.pb)
+				pykernel_forget(r, tid);
 		}
 		break;
 	case PERF_RECORD_COMM:
@@ -795,10 +793,6 @@ static void kw_sample(void *ctx, const struct kunw_chain *c)
 	unsigned char *q;
 	int in_kernel = c->sample_ip != c->ip[0];
 
-	if (r->kw_cut && c->time > r->kw_cut) {
-		strbuf_add(&r->kw_held, c, KUNW_HEAD + 8 * ((size_t)c->n + c->nk));
-		return;
-	}
 	if (!ev || ev->attr.sample_type != KW_TYPE || !ev->nr_ids) {
 		r->kw_lost++;	/* (record asks for these only where its events are so) */
 		return;
@@ -834,58 +828,21 @@ static void kw_sample(void *ctx, const struct kunw_chain *c)
 	r->kw_pending = 0;
 }
 
-/* The walks held by the last drain, handed on (before the ring's next ones) */
-static void kw_release(struct recorder *r)
-{
-	struct strbuf h = r->kw_held;
-
-	if (!h.len)
-		return;
-	r->kw_held = (struct strbuf)STRBUF_INIT;
-	for (size_t off = 0; off + KUNW_HEAD <= h.len;) {
-		const struct kunw_chain *c = (const void *)(h.buf + off);
-
-		off += KUNW_HEAD + 8 * ((size_t)c->n + c->nk);
-		kw_sample(r, c);
-	}
-	if (!r->kw_held.len) {
-		strbuf_release(&r->kw_held);
-		strbuf_reset(&h);
-		r->kw_held = h;	/* (its memory, for the next ones) */
-	} else {
-		strbuf_release(&h);
-	}
-}
-
-void drain_all(struct recorder *r, int final)
+void drain_all(struct recorder *r)
 {
 	struct mem_shared *sh = r->mem.shared;
 	uint64_t made = sh ? __atomic_load_n(&sh->produced, __ATOMIC_ACQUIRE) : 0;
-	/* A sample the kernel walked is in a ring of its own, a mapping in the perf rings:
-	 * those are read first, so that what a sample's process mapped before it is
-	 * written before it (top names each sample as it is written: a library mapped in
-	 * place of another was named by the other for 86 ms of samples, a drain's worth,
-	 * when the walks were read first).  A walk of a sample taken once the perf rings
-	 * were begun may follow a mapping they lack: held to the next drain. */
-	uint64_t cut = final ? 0 : now_ns();
 
 	/* the Python chains first: the kernel writes a sample's chain before the sample,
 	 * so the samples drained next find theirs in (pykernel_sample) */
 	if (r->py.pb)
 		pykernel_fetch(r);
+	/* the samples the kernel walked, whose own records it dropped (kstack.h) */
+	if (r->ru && kstack_instead(recunw_kstack(r->ru)))
+		kstack_drain(recunw_kstack(r->ru), kw_sample, r);
 	for (int c = 0; c < r->nr_cpus; c++)
 		if (r->rings[c].ctl)
 			ring_drain(&r->rings[c], drain_record, r);
-	/* the samples the kernel walked, whose own records it dropped (kstack.h) */
-	if (r->ru && kstack_instead(recunw_kstack(r->ru))) {
-		r->kw_cut = cut;
-		kw_release(r);
-		kstack_drain(recunw_kstack(r->ru), kw_sample, r);
-		r->kw_cut = 0;
-	}
-	for (size_t i = 0; i < r->nr_exited; i++)
-		pykernel_forget(r, r->exited[i]);
-	r->nr_exited = 0;
 	/* the rings drained: an alloc event counted before that is in, or never will be
 	 * (the kernel does not deliver every one: in a process just forked, a thread's
 	 * first events can go missing, uncounted), so it no longer holds the library back */

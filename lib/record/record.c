@@ -804,7 +804,7 @@ static void loop(struct recorder *r, struct run *x)
 			if (x->pfd[c].revents & (POLLHUP | POLLERR))
 				x->pfd[c].fd = -1;
 		pykernel_bells_ring(r);
-		drain_all(r, 0);
+		drain_all(r);
 		if (x->pfd[r->nr_cpus + 1].revents & POLLIN)
 			check_exit = 1;
 		done |= targets_ended(r, x);
@@ -861,7 +861,7 @@ static void end_of_run(struct recorder *r, struct run *x)
 	if (sig && !(x->interrupted && (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
 					sig == SIGQUIT || sig == SIGKILL)))
 		info("workload killed by signal %d (%s)", sig, strsignal(sig));
-	drain_all(r, 1);
+	drain_all(r);
 	events_close(r);
 	opcalls_finish(r);	/* (the workload's counts, whole once it is gone) */
 	drain_proc_later(r, 1);
@@ -1033,8 +1033,6 @@ static void recorder_release(struct recorder *r)
 	free(r->given.argv);
 	free(r->scratch);
 	free(r->kw_buf);
-	strbuf_release(&r->kw_held);
-	free(r->exited);
 	free(r->relabel);
 	u64map_release(&r->own_ids);
 	metrics_release(r);

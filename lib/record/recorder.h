@@ -313,14 +313,6 @@ struct recorder {
 	unsigned char *kw_buf;
 	int kw_pending;
 	uint64_t kw_lost;
-	/* walks of samples taken after the drain began (kw_cut, CLOCK_MONOTONIC as the
-	 * samples' time; 0: none held), held to the next drain (drain_all) */
-	uint64_t kw_cut;
-	struct strbuf kw_held;
-	/* threads whose EXIT a drain read: the Python reader forgets them once every ring
-	 * is read (their samples of before may be in another CPU's ring, read after) */
-	uint32_t *exited;
-	size_t nr_exited, alloc_exited;
 	uint64_t ring_bytes;	/* records read from the perf rings */
 	uint64_t switch_outs;		/* of the samples, the switch-out event's (--off-cpu) */
 	struct u64map kaddrs;	/* kernel ips seen */
@@ -521,9 +513,7 @@ void meta_check_missing(struct recorder *r);
 void meta_write(struct recorder *r);
 
 /* drain.c */
-/* The rings read: the side-band and the copies first, then the walks of samples taken
- * before that began (the rest at the next call; all where final) */
-void drain_all(struct recorder *r, int final);
+void drain_all(struct recorder *r);
 int drain_record(void *ctx, const struct perf_event_header *rec);
 void drain_proc_info(struct recorder *r, uint32_t pid);
 void drain_proc_later(struct recorder *r, int last);
