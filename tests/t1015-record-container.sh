@@ -44,11 +44,20 @@ test_expect_success 'names and stacks as on the host: the files read under its r
 	echo "root $1%, named $2%" && test "$1" -ge 97 && test "$2" -ge 98
 '
 
+# The JIT code named from the container's own perf map and jitdump: the families of
+# oneDNN's kernels (named by their symbols, which only the map gives), and no sample of
+# the whole run left in unnamed anonymous code (22.8% before).  jit-conv's share of
+# the run is the workload's, not the naming's: 4.8% in a CI run, 7.4-12.8% of the same
+# CNN on the host (t5020, page faults 23-26% of the samples)
 test_expect_success 'JIT kernels named: the perf map and jitdump of its own pid namespace' '
 	"$DLPROF" report -i ct.data --comm python3 --sort family >fam 2>/dev/null &&
 	grep -E "^(jit-conv|jit-other|jit-reorder) " fam &&
-	pct=$(awk "/^jit-conv /{ sub(\"%\", \"\", \$2); print int(\$2) }" fam) &&
-	test "${pct:-0}" -ge 5 && ! grep -E "^ *[0-9.]+%.*\[anon\]@" rep
+	n=$(awk "/^jit-conv /{ print \$3 }" fam) && echo "jit-conv: ${n:-0} samples" &&
+	test "${n:-0}" -ge 100 && ! grep -E "^ *[0-9.]+%.*\[anon\]@" rep &&
+	"$DLPROF" fold -i ct.data --comm python3 >all.folded 2>/dev/null &&
+	set -- $(awk "{ n += \$NF } /\[anon\]/ { a += \$NF } END { print a + 0, n + 0 }" all.folded) &&
+	echo "samples in unnamed anonymous code: $1 of $2" &&
+	test "$2" -gt 0 && test $(($1 * 1000)) -le "$2"
 '
 
 test_expect_success 'Python 3.13 frames: lines of cnn_train.py, threads not left native' '
