@@ -308,6 +308,14 @@ def main():
     dist.destroy_process_group()
     sys.stdout.write("TRUTH " + json.dumps(truth, sort_keys=True) + "\n")
     sys.stdout.flush()
+    # Out here, main()'s locals still held: with --sync hook, torch 1.13's
+    # ~ProcessGroupGloo (the last reference, dropped by ~Reducer as the locals went)
+    # joined a gloo worker that waited for the GIL to free a tensor of the hook's,
+    # while the thread that joined held it: a rank hung there, its TRUTH line written,
+    # in 1 of 4 runs of t9600, and once in a CI run when this exit came after main()
+    # returned.  The process group is destroyed above; nothing else is owed.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 class nullctx:
@@ -320,11 +328,3 @@ class nullctx:
 
 if __name__ == "__main__":
     main()
-    # Out without Python's teardown: with --sync hook, torch 1.13's ~ProcessGroupGloo
-    # (the last reference, dropped by ~Reducer as main()'s locals went) joined a gloo
-    # worker that waited for the GIL to free a tensor of the hook's, while the thread
-    # that joined held it: a rank hung there, its TRUTH line written, once in 4 runs
-    # of t9600.  The process group is destroyed in main(); nothing else is owed.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
