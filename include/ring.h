@@ -46,6 +46,33 @@ void ring_release(struct ring *r);
  */
 long ring_drain(struct ring *r, ring_record_cb *cb, void *ctx);
 
+/*
+ * Records of plain memory read with the rings (ring_merge): each whole, 8-byte aligned,
+ * one after another in buf[off, len); off moves past those handed on.
+ */
+struct ring_queue {
+	const unsigned char *buf;
+	size_t len, off;
+};
+
+/*
+ * A record's time into *t; 0 where it has none (*t is then left as it was: the time of
+ * the record before it in its ring, so that it keeps its place there).
+ */
+typedef int ring_time_fn(void *ctx, const struct perf_event_header *rec, uint64_t *t);
+
+/*
+ * Deliver the records of nr rings (those with a ctl) and of the queue q (may be NULL), in
+ * the order of their times, each ring's and the queue's own order kept (two records of the
+ * same time: the one of the lower ring first, the queue's last), to cb (the queue's to
+ * qcb): every one up to the first of its ring whose time is after cut, which stays, with
+ * those after it, for the next call.  Each ring's tail is published once, at the end.
+ * Returns the number delivered, or a callback's negative value (what was delivered
+ * before it stays consumed).
+ */
+long ring_merge(struct ring *rings, int nr, struct ring_queue *q, uint64_t cut,
+		ring_time_fn *tf, ring_record_cb *cb, ring_record_cb *qcb, void *ctx);
+
 /* Bytes waiting in the ring (head - tail). */
 uint64_t ring_pending(const struct ring *r);
 

@@ -823,12 +823,60 @@ static void kw_sample(void *ctx, const struct kunw_chain *c)
 	h.misc = in_kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
 	h.size = (uint16_t)(q - r->kw_buf);
 	memcpy(r->kw_buf, &h, sizeof(h));
-	r->kw_pending = 1;
-	drain_record(r, (const struct perf_event_header *)r->kw_buf);
-	r->kw_pending = 0;
+	strbuf_add(&r->kwq, r->kw_buf, h.size);	/* (read with the rings, drain_all) */
 }
 
-void drain_all(struct recorder *r)
+/* One of the samples kw_sample made, in its turn among the rings' records */
+static int kw_record(void *ctx, const struct perf_event_header *rec)
+{
+	struct recorder *r = ctx;
+
+	r->kw_pending = 1;
+	drain_record(r, rec);
+	r->kw_pending = 0;
+	return 0;
+}
+
+/*
+ * A record's time: a sample's is its fourth field, a side-band record's in its sample_id
+ * trailer (TID, TIME, CPU, IDENTIFIER: events_attr_common), where the IDENTIFIER is one of
+ * our events' (a record of another layout keeps its place in its ring).
+ */
+static int rec_time(void *ctx, const struct perf_event_header *rec, uint64_t *t)
+{
+	struct recorder *r = ctx;
+	const unsigned char *p = (const void *)rec;
+	const struct rec_event *ev;
+	uint64_t id;
+
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		if (rec->size < sizeof(*rec) + 32)
+			return 0;
+		memcpy(t, p + sizeof(*rec) + 24, 8);
+		return 1;
+	}
+	if (rec->size < sizeof(*rec) + 32)
+		return 0;
+	memcpy(&id, p + rec->size - 8, 8);
+	ev = own_event(r, id);
+	if (!ev || !ev->attr.sample_id_all ||
+	    (ev->attr.sample_type & (PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_TIME |
+				     PERF_SAMPLE_CPU)) != (PERF_SAMPLE_TIME | PERF_SAMPLE_CPU))
+		return 0;
+	memcpy(t, p + rec->size - 24, 8);
+	return 1;
+}
+
+/* A ring past an eighth full once read: read it again at once */
+static int rings_full(const struct recorder *r)
+{
+	for (int c = 0; c < r->nr_cpus; c++)
+		if (r->rings[c].ctl && ring_pending(&r->rings[c]) > r->rings[c].size / 8)
+			return 1;
+	return 0;
+}
+
+void drain_all(struct recorder *r, int last)
 {
 	struct mem_shared *sh = r->mem.shared;
 	uint64_t made = sh ? __atomic_load_n(&sh->produced, __ATOMIC_ACQUIRE) : 0;
@@ -837,12 +885,34 @@ void drain_all(struct recorder *r)
 	 * so the samples drained next find theirs in (pykernel_sample) */
 	if (r->py.pb)
 		pykernel_fetch(r);
-	/* the samples the kernel walked, whose own records it dropped (kstack.h) */
-	if (r->ru && kstack_instead(recunw_kstack(r->ru)))
-		kstack_drain(recunw_kstack(r->ru), kw_sample, r);
-	for (int c = 0; c < r->nr_cpus; c++)
-		if (r->rings[c].ctl)
-			ring_drain(&r->rings[c], drain_record, r);
+	/*
+	 * The records of every ring, and the samples the kernel walked (in a ring of their
+	 * own, their records dropped: kstack.h), handed on in the order they were taken, as
+	 * those of one thread must be: a sample after the mapping that names it (top names
+	 * each as it is written), a thread's samples before its exit.  Up to now: what
+	 * was taken later stays for the next drain, since what came before it in another
+	 * ring may not be there yet.
+	 */
+	for (int round = 0; round < 4; round++) {
+		uint64_t cut = last ? UINT64_MAX : now_ns();
+		struct ring_queue q;
+
+		if (r->ru && kstack_instead(recunw_kstack(r->ru)))
+			kstack_drain(recunw_kstack(r->ru), kw_sample, r);
+		q = (struct ring_queue){ (const unsigned char *)r->kwq.buf, r->kwq.len, r->kwq_off };
+		ring_merge(r->rings, r->nr_cpus, &q, cut, rec_time, drain_record, kw_record, r);
+		r->kwq_off = q.off;
+		if (r->kwq_off == r->kwq.len) {
+			strbuf_reset(&r->kwq);
+			r->kwq_off = 0;
+		} else if (r->kwq_off > r->kwq.len / 2) {
+			memmove(r->kwq.buf, r->kwq.buf + r->kwq_off, r->kwq.len - r->kwq_off);
+			r->kwq.len -= r->kwq_off;
+			r->kwq_off = 0;
+		}
+		if (!rings_full(r))
+			break;
+	}
 	/* the rings drained: an alloc event counted before that is in, or never will be
 	 * (the kernel does not deliver every one: in a process just forked, a thread's
 	 * first events can go missing, uncounted), so it no longer holds the library back */

@@ -804,7 +804,7 @@ static void loop(struct recorder *r, struct run *x)
 			if (x->pfd[c].revents & (POLLHUP | POLLERR))
 				x->pfd[c].fd = -1;
 		pykernel_bells_ring(r);
-		drain_all(r);
+		drain_all(r, 0);
 		if (x->pfd[r->nr_cpus + 1].revents & POLLIN)
 			check_exit = 1;
 		done |= targets_ended(r, x);
@@ -861,7 +861,7 @@ static void end_of_run(struct recorder *r, struct run *x)
 	if (sig && !(x->interrupted && (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
 					sig == SIGQUIT || sig == SIGKILL)))
 		info("workload killed by signal %d (%s)", sig, strsignal(sig));
-	drain_all(r);
+	drain_all(r, 1);
 	events_close(r);
 	opcalls_finish(r);	/* (the workload's counts, whole once it is gone) */
 	drain_proc_later(r, 1);
@@ -1033,6 +1033,7 @@ static void recorder_release(struct recorder *r)
 	free(r->given.argv);
 	free(r->scratch);
 	free(r->kw_buf);
+	strbuf_release(&r->kwq);
 	free(r->relabel);
 	u64map_release(&r->own_ids);
 	metrics_release(r);

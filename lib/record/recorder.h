@@ -311,6 +311,8 @@ struct recorder {
 	/* samples the kernel walked in place of their copies (kstack.h): the record made
 	 * of one (kw_sample), being handed on; those of an event it cannot be made for */
 	unsigned char *kw_buf;
+	struct strbuf kwq;	/* made, to be read in time order with the rings */
+	size_t kwq_off;		/* of it, read */
 	int kw_pending;
 	uint64_t kw_lost;
 	uint64_t ring_bytes;	/* records read from the perf rings */
@@ -513,7 +515,7 @@ void meta_check_missing(struct recorder *r);
 void meta_write(struct recorder *r);
 
 /* drain.c */
-void drain_all(struct recorder *r);
+void drain_all(struct recorder *r, int last);
 int drain_record(void *ctx, const struct perf_event_header *rec);
 void drain_proc_info(struct recorder *r, uint32_t pid);
 void drain_proc_later(struct recorder *r, int last);

@@ -180,3 +180,133 @@ long ring_drain(struct ring *r, ring_record_cb *cb, void *ctx)
 	}
 	return c.n;
 }
+
+/* ---- several rings, in time order ---- */
+
+struct msrc {
+	struct ring *ring;	/* NULL: the queue */
+	uint64_t tail, head;
+	const struct perf_event_header *rec;	/* the next one, to be delivered */
+	uint64_t t;		/* its time */
+};
+
+/* The source's next record, if there is one whose time is at most cut */
+static int msrc_peek(struct msrc *s, struct ring_queue *q, uint64_t cut, ring_time_fn *tf,
+		     void *ctx)
+{
+	const struct perf_event_header *rec;
+	uint64_t t = s->t;
+
+	if (s->ring) {
+		struct ring *r = s->ring;
+		struct perf_event_header hdr;
+		size_t off = s->tail & (r->size - 1);
+
+		if (s->head - s->tail < sizeof(hdr))
+			return 0;
+		copy_out((unsigned char *)&hdr, r->data, r->size, s->tail, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > s->head - s->tail || hdr.size > r->size) {
+			r->bad++;	/* no next record boundary: what is there goes */
+			s->tail = s->head;
+			return 0;
+		}
+		if (off + hdr.size <= r->size && !(off & 7)) {
+			rec = (const void *)(r->data + off);
+		} else {
+			copy_out(r->bounce, r->data, r->size, s->tail, hdr.size);
+			rec = (const void *)r->bounce;
+		}
+	} else {
+		struct perf_event_header hdr;
+
+		if (q->len - q->off < sizeof(hdr))
+			return 0;
+		memcpy(&hdr, q->buf + q->off, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > q->len - q->off) {
+			q->off = q->len;
+			return 0;
+		}
+		rec = (const void *)(q->buf + q->off);
+	}
+	tf(ctx, rec, &t);
+	if (t > cut)
+		return 0;
+	s->rec = rec;
+	s->t = t;
+	return 1;
+}
+
+static int msrc_before(const struct msrc *s, int a, int b)
+{
+	return s[a].t < s[b].t || (s[a].t == s[b].t && a < b);
+}
+
+static void heap_down(int *heap, int n, const struct msrc *s, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, m = i;
+
+		if (l < n && msrc_before(s, heap[l], heap[m]))
+			m = l;
+		if (l + 1 < n && msrc_before(s, heap[l + 1], heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		int x = heap[i];
+
+		heap[i] = heap[m];
+		heap[m] = x;
+		i = m;
+	}
+}
+
+long ring_merge(struct ring *rings, int nr, struct ring_queue *q, uint64_t cut,
+		ring_time_fn *tf, ring_record_cb *cb, ring_record_cb *qcb, void *ctx)
+{
+	struct msrc *s = xcalloc((size_t)nr + 1, sizeof(*s));
+	int *heap = xmalloc(((size_t)nr + 1) * sizeof(*heap));
+	int n = 0, ns = 0;
+	long done = 0;
+
+	for (int i = 0; i < nr; i++) {
+		if (!rings[i].ctl)
+			continue;
+		s[ns].ring = &rings[i];
+		s[ns].head = load_head(&rings[i]);
+		s[ns].tail = rings[i].ctl->data_tail;
+		ns++;
+	}
+	if (q)
+		ns++;	/* (the queue: last, s[ns - 1].ring NULL) */
+	for (int i = 0; i < ns; i++)
+		if (msrc_peek(&s[i], q, cut, tf, ctx))
+			heap[n++] = i;
+	for (int i = n / 2 - 1; i >= 0; i--)
+		heap_down(heap, n, s, i);
+	while (n) {
+		struct msrc *m = &s[heap[0]];
+		int ret;
+
+		if (m->ring)
+			prefetch_record(m->ring->data, m->ring->size, m->tail + m->rec->size, m->head);
+		ret = (m->ring ? cb : qcb)(ctx, m->rec);
+		if (ret < 0) {
+			done = ret;
+			break;
+		}
+		done++;
+		if (m->ring)
+			m->tail += m->rec->size;
+		else
+			q->off += m->rec->size;
+		if (!msrc_peek(m, q, cut, tf, ctx))
+			heap[0] = heap[--n];
+		heap_down(heap, n, s, 0);
+	}
+	for (int i = 0; i < ns; i++)
+		if (s[i].ring && s[i].tail != s[i].ring->ctl->data_tail)
+			store_tail(s[i].ring, s[i].tail);
+	free(heap);
+	free(s);
+	return done;
+}

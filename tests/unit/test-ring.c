@@ -101,6 +101,58 @@ static int cb(void *ctx, const struct perf_event_header *rec)
 	return 0;
 }
 
+/* ---- ring_merge: a record's time is its seq; type NOTIME records have none ---- */
+#define NOTIME 99
+
+static int seq_time(void *ctx, const struct perf_event_header *rec, uint64_t *t)
+{
+	(void)ctx;
+	if (rec->type == NOTIME)
+		return 0;
+	*t = (uint8_t)(((const unsigned char *)rec)[8] - 8);
+	return 1;
+}
+
+struct order {
+	int nr;
+	char got[64];	/* "a3" ... : 'r' a ring's record, 'q' the queue's, then its seq */
+};
+
+static void note(struct order *o, char src, const struct perf_event_header *rec)
+{
+	uint8_t seq = (uint8_t)(((const unsigned char *)rec)[8] - 8);
+
+	if (o->nr < 30) {
+		o->got[2 * o->nr] = src;
+		o->got[2 * o->nr + 1] = (char)('A' + seq);
+		o->got[2 * o->nr + 2] = '\0';
+	}
+	o->nr++;
+}
+
+static int ring_cb(void *ctx, const struct perf_event_header *rec)
+{
+	note(ctx, 'r', rec);
+	return 0;
+}
+
+static int queue_cb(void *ctx, const struct perf_event_header *rec)
+{
+	note(ctx, 'q', rec);
+	return 0;
+}
+
+/* A record as put() writes one, appended to a queue's memory */
+static void qput(unsigned char *buf, size_t *len, uint32_t type, uint16_t size, uint8_t seq)
+{
+	struct perf_event_header h = { type, 0, size };
+
+	memcpy(buf + *len, &h, sizeof(h));
+	for (size_t i = sizeof(h); i < size; i++)
+		buf[*len + i] = (unsigned char)(seq + i);
+	*len += size;
+}
+
 static struct fake *fake_new(uint64_t start)
 {
 	struct fake *f = calloc(1, sizeof(*f));
@@ -211,6 +263,91 @@ int main(void)
 		memset(&s, 0, sizeof(s));
 		pos = ring_read_records(data, DATA_SIZE, 100, 104, NULL, cb, &s, &err, &bad);
 		ok(pos == 100 && s.nr == 0 && !bad, "partial header not consumed");
+	}
+
+	/* 8: two rings and a queue, merged by time; what is after the cut stays */
+	{
+		struct fake *a = fake_new(DATA_SIZE - 70), *b = fake_new(0);
+		struct ring rings[3];
+		unsigned char qb[512];
+		size_t qlen = 0;
+		struct ring_queue q;
+		struct order o = { 0 };
+
+		put(a, PERF_RECORD_SAMPLE, 48, 1);
+		put(a, PERF_RECORD_SAMPLE, 64, 4);	/* wraps the end */
+		put(a, PERF_RECORD_MMAP2, 40, 6);
+		put(a, PERF_RECORD_SAMPLE, 48, 9);
+		put(a, PERF_RECORD_SAMPLE, 48, 11);	/* after the cut */
+		put(b, PERF_RECORD_SAMPLE, 48, 2);
+		put(b, PERF_RECORD_SAMPLE, 48, 3);
+		put(b, PERF_RECORD_SAMPLE, 48, 7);
+		qput(qb, &qlen, PERF_RECORD_SAMPLE, 48, 5);
+		qput(qb, &qlen, PERF_RECORD_SAMPLE, 56, 8);
+		qput(qb, &qlen, PERF_RECORD_SAMPLE, 48, 12);	/* after the cut */
+		rings[0] = a->ring;
+		memset(&rings[1], 0, sizeof(rings[1]));	/* (a cpu without a ring) */
+		rings[2] = b->ring;
+		q = (struct ring_queue){ qb, qlen, 0 };
+		n = ring_merge(rings, 3, &q, 10, seq_time, ring_cb, queue_cb, &o);
+		ok(n == 9 && !strcmp(o.got, "rBrCrDrEqFrGrHqIrJ"),
+		   "merge: records of two rings and a queue in time order");
+		ok(a->ctl.data_tail == a->ctl.data_head - 48 && b->ctl.data_tail == b->ctl.data_head &&
+		   q.off == qlen - 48, "merge: the records after the cut stay");
+		memset(&o, 0, sizeof(o));
+		put(b, PERF_RECORD_SAMPLE, 48, 10);
+		n = ring_merge(rings, 3, &q, 20, seq_time, ring_cb, queue_cb, &o);
+		ok(n == 3 && !strcmp(o.got, "rKrLqM") && q.off == qlen &&
+		   a->ctl.data_tail == a->ctl.data_head, "merge: the next call begins with them");
+		fake_free(a);
+		fake_free(b);
+	}
+
+	/* 9: equal times: the lower ring first, the queue last; a record without a time
+	 * keeps its place in its ring */
+	{
+		struct fake *a = fake_new(0), *b = fake_new(0);
+		struct ring rings[2];
+		unsigned char qb[64];
+		size_t qlen = 0;
+		struct ring_queue q;
+		struct order o = { 0 };
+
+		put(b, PERF_RECORD_SAMPLE, 48, 5);
+		put(a, PERF_RECORD_SAMPLE, 48, 5);
+		put(a, PERF_RECORD_SAMPLE, 48, 2);	/* earlier than the record before it */
+		put(b, PERF_RECORD_SAMPLE, 48, 3);
+		put(b, NOTIME, 48, 25);
+		put(b, PERF_RECORD_SAMPLE, 48, 6);
+		qput(qb, &qlen, PERF_RECORD_SAMPLE, 48, 5);
+		rings[0] = a->ring;
+		rings[1] = b->ring;
+		q = (struct ring_queue){ qb, qlen, 0 };
+		n = ring_merge(rings, 2, &q, 100, seq_time, ring_cb, queue_cb, &o);
+		/* a: 5 then 2, out of order, read as they come; b: 5, 3, its untimed one, 6 */
+		ok(n == 7 && !strcmp(o.got, "rFrCrFrDrZqFrG"),
+		   "merge: ties to the lower ring, the queue last, untimed records in place");
+		fake_free(a);
+		fake_free(b);
+	}
+
+	/* 10: a callback failure stops the merge; the tails say what was consumed */
+	{
+		struct fake *a = fake_new(0), *b = fake_new(0);
+		struct ring rings[2];
+
+		memset(&s, 0, sizeof(s));
+		put(a, PERF_RECORD_SAMPLE, 48, 1);
+		put(b, PERF_RECORD_SAMPLE, 48, 2);
+		put(a, PERF_RECORD_SAMPLE, 48, 3);
+		rings[0] = a->ring;
+		rings[1] = b->ring;
+		s.fail_at = 2;
+		n = ring_merge(rings, 2, NULL, 100, seq_time, cb, cb, &s);
+		ok(n < 0 && s.nr == 1 && a->ctl.data_tail == 48 && b->ctl.data_tail == 0,
+		   "merge: a failed callback leaves its record and those after it");
+		fake_free(a);
+		fake_free(b);
 	}
 
 	printf("1..%d\n", ntest);
