@@ -63,7 +63,7 @@ INSTALL_LIBS  := $(HELPERS)
 
 DEPS_STAMP := $(O)/.deps-ok
 
-.PHONY: all deps check check-build check-long test unit demo install clean completions FORCE
+.PHONY: all deps check check-build check-e2e check-long test unit demo install clean completions FORCE
 all: dlprof
 
 # Install what the build and the tests need (Debian packages), only when missing.
@@ -108,9 +108,17 @@ unit: $(UNIT_BIN)
 # build, the unit tests and the workloads took 59 s of its ten minutes on one core)
 check-build: dlprof $(HELPERS) $(UNIT_BIN) $(EXTRA_TARGETS) $(TEST_PROGS)
 CHECK_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
+# the checks over 20 s here, end to end (a line "# make check-e2e" says so), run apart
+# from make check's ten minutes; .ci/run runs both (tests/README.md)
+TESTS_E2E := $(sort $(shell grep -l '^\# make check-e2e' tests/t[0-9]*.sh))
+TESTS := $(filter-out $(TESTS_E2E),$(sort $(wildcard tests/t[0-9]*.sh)))
 test check:
 	@$(MAKE) --no-print-directory $(CHECK_JOBS) check-build
-	prove --timer tests/t[0-9]*.sh
+	prove --timer $(TESTS)
+
+check-e2e:
+	@$(MAKE) --no-print-directory $(CHECK_JOBS) check-build
+	prove --timer $(TESTS_E2E)
 
 # the long checks, apart from make check's ten minutes (README, "Tests")
 check-long:

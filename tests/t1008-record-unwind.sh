@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t1008-record-unwind.sh - dwarf stacks unwound while recording: the file keeps each
 # distinct stack once and no stack copies; on the demo and on the CNN every sample's
 # stack, kept as a copy too (--keep-stacks), unwinds at report time to the same frames

@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t1015: a training job in a container on today's PyTorch, recorded from the host as
 # "perf top" users do: examples/cnn_train.py in a Debian 13 container (torch 2.6, oneDNN
 # 3.7, Python 3.13; tests/lib.sh container_setup: Podman, or unshare + chroot where

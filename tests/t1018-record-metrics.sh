@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t1018-record-metrics.sh - counters read with every sample (record --metrics, issue 46).
 # tests/workloads/metrics_ops.py: a forked child and two threads, each pinned to a cpu,
 # run three operators whose page faults and context switches they measure themselves

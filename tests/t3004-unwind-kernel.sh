@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t3004-unwind-kernel.sh - native stacks walked in the kernel (lib/record/kstack.c).
 # DLPROF_KSTACK=compare: the walk runs beside the stack copy and is held to the copy's
 # walk of the same samples: where both ended, the same frames in 99.5% of samples or

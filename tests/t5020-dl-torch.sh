@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t5020: the PyTorch CNN training run (examples/cnn_train.py, 2 threads, dwarf stacks):
 # families jit-conv and jit-reorder as oneDNN's ITT tasks timed them, aten and omp-*, the
 # training operators named, operator coverage, named share and complete stacks, ITT

@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t5024: each PyTorch operator's calls, counted by record --op-calls (a BPF program on
 # every at::_ops::NAME::call entry of libtorch_cpu, one uprobe_multi link).
 # tests/workloads/op_calls.py calls relu, mm, sigmoid and tanh a known number of times in

@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # report/fold under AddressSanitizer (leaks included) and UBSan, and valgrind: edge-case
 # recordings (no samples, a process without mappings, a library without symbols, LOST
 # counts that would wrap, skipped malformed records) and live fp/dwarf recordings.

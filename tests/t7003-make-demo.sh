@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t7003: `make demo` on a fresh copy of the tree (the README's first command) builds every
 # helper record loads and reports the demo with its oneDNN primitives, no warning; plain
 # `make`, `make check` and `make install` list them too, and the plain build records the
@@ -42,7 +43,7 @@ test_expect_success 'plain make, make check (check-build) and make install list 
 			case " $line " in *" $h "*) ;; *) echo "$t misses $h"; exit 1;; esac
 		done
 	done &&
-	for t in check check-long; do
+	for t in check check-e2e check-long; do
 		sed -n "/^$t:/,/^\$/p" db.txt | grep "^	" >recipe &&
 		{ grep -q "check-build" recipe || { echo "$t does not build check-build"; exit 1; }; }
 	done

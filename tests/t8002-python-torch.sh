@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t8002: Python frames on a PyTorch CNN training run: the main thread's samples inside
 # the training loop (its window, measured by the workload on the samples' clock) carry
 # Python frames; the forward of each module class and the training step appear above the

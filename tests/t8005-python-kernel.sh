@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t8005-python-kernel.sh - Python stacks read in the kernel at the sample (lib/record/python/pybpf.c),
 # against the reads from outside (DLPROF_NO_BPF=1): tests/workloads/py_lines.py alternates
 # a 20 us C call and one of 800-1800 us on two lines; the short line's share of the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t9004: the pictures open in a real browser, as a person would use them: headless
 # Chromium (Debian's chromium, driven by npm's playwright-core) opens dlprof's flame
 # graph (frames in the DOM, the tooltip on hover, Search through the prompt covers the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t9110: dlprof top, as a person uses it.  Off a terminal: one table per refresh, -n
 # quits, the last table of a command that ended is every view, and each view agrees row
 # for row with report on the recording top kept (-o): the one attribution, live; on the

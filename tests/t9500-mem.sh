@@ -1,4 +1,5 @@
 #!/bin/sh
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t9500-mem.sh - record --memory against a workload that keeps its own accounting
 # (tests/workloads/mem-known.c: bytes by function, the live bytes' peak, what is left at
 # exit).  At the default interval (a sample per 512 KiB on average) each function's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# make check-e2e: over 20 s here, run apart from make check (tests/README.md)
 # t9600-dist-ranks.sh - a distributed CPU training job (issue 37): DDP over gloo, two
 # ranks (tests/workloads/ddp_train.py), rank 1 the straggler (--extra-ms 1:60: 60 ms of
 # torch.mm in extra_work() every step, which rank 0 waits for in the gradient
