@@ -69,7 +69,7 @@ done
 # built once and cached; .ci/run builds it): no GIL, so nothing waits for it or holds it,
 # and the threads run Python side by side.  Its objects' headers are 16 bytes longer:
 # the Python frames must still be read (each thread's on-CPU time with Python frames
-# within 10% of its own CPU time, the spin loop's line named).
+# within 10% of its own CPU time, each spinner's on its spin() lines too).
 if PYFT=$("$TOP/scripts/python-ft.sh" --check); then
 	# its GIL's code is there (PYTHON_GIL=1 turns it on): drop_gil inlined in this build
 	strip --strip-all -o "$TRASH/python3.13t-stripped" "$PYFT" &&
@@ -98,15 +98,21 @@ if PYFT=$("$TOP/scripts/python-ft.sh" --check); then
 			"len(busy) == 4" \
 			"all(abs(rows[o[\"tid\"]].python_ns / 1e6 - o[\"cpu_ms\"]) <= 0.1 * o[\"cpu_ms\"] for o in busy)"
 	'
+	# each spinner (spin() in a loop) on its spin() lines within 10% of its own CPU time
 	test_expect_success "free-threaded: no wait-gil family, the spin line named" '
 		"$DLPROF" report -i ft.data --off-cpu --sort family >famft &&
 		cat famft && grep -q "wait-preempted$" famft && ! grep -q "wait-gil" famft &&
 		line=$(grep -n "# SPIN_LINE" "$W" | cut -d: -f1) &&
-		"$DLPROF" report -i ft.data --sort line --format json >lineft.json &&
-		json_check lineft.json \
-			"top = max(j.rows, key=lambda r: r.self_pct)" "print(top.name, top.self_pct)" \
-			"top.function == \"spin\" and top.file.endswith(\"/gil_contend.py\")" \
-			"top.line in ($line, $line + 1)" "top.self_pct >= 40"
+		sed -n "s/^TRUTH //p" truthft >ownft &&
+		for tid in $(sed -n "/\"line\": \"spin\"/s/^TRUTH.*\"tid\": \([0-9]*\).*/\1/p" truthft); do
+			"$DLPROF" report -i ft.data --sort line --tid $tid --format json >lineft.$tid &&
+			json_check lineft.$tid "import json" \
+				"own = [o for o in map(json.loads, open(\"ownft\")) if o[\"tid\"] == $tid][0]" \
+				"spin = sum(r.self_ns for r in j.rows if r.function == \"spin\" and r.file.endswith(\"/gil_contend.py\") and r.line in ($line, $line + 1)) / 1e6" \
+				"print(own[\"name\"], \"on its spin() lines\", spin, \"ms, its own CPU\", own[\"cpu_ms\"])" \
+				"abs(spin - own[\"cpu_ms\"]) <= 0.10 * own[\"cpu_ms\"]" || return 1
+		done &&
+		test $(grep -c "\"line\": \"spin\"" truthft) = 2
 	'
 	# PYTHON_GIL=1: the same build with its GIL on, which is then reported as any
 	test_expect_success "free-threaded, PYTHON_GIL=1: the GIL's waits and holders as any" '
