@@ -69,7 +69,9 @@ done
 # built once and cached; .ci/run builds it): no GIL, so nothing waits for it or holds it,
 # and the threads run Python side by side.  Its objects' headers are 16 bytes longer:
 # the Python frames must still be read (each thread's on-CPU time with Python frames
-# within 10% of its own CPU time, each spinner's on its spin() lines too).
+# within 10% of its own CPU time, each spinner's on its spin() lines too).  With
+# PYTHON_GIL=1 its GIL is reported as any; turned on as it runs (an extension module
+# without free-threading support, tests/workloads/gil_late.py), its holders from then on.
 if PYFT=$("$TOP/scripts/python-ft.sh" --check); then
 	# its GIL's code is there (PYTHON_GIL=1 turns it on): drop_gil inlined in this build
 	strip --strip-all -o "$TRASH/python3.13t-stripped" "$PYFT" &&
@@ -126,6 +128,28 @@ if PYFT=$("$TOP/scripts/python-ft.sh" --check); then
 			"$DLPROF" fold -i ft1.data --off-cpu --tid $tid >offft1.$tid || return 1
 		done &&
 		/usr/bin/python3 "$SRC/tools/gil-check.py" "$W" truthft1 thft1.json offft1
+	'
+	# the GIL turned on half a second in, by importing an extension module that does
+	# not say it runs without it (tests/workloads/gil_late.py): every thread was listed
+	# for the kernel's reader before, without a GIL; it is looked for again, and from
+	# then on a spinner holds it whenever it runs: held on the CPU within 10% of its CPU
+	# time since, no less than that from 0.3 s after (the look comes every 0.2 s)
+	test_expect_success "free-threaded, the GIL turned on as it runs: its holders from then on" '
+		inc=$("$PYFT" -c "import sysconfig; print(sysconfig.get_paths()[\"include\"])") &&
+		suf=$("$PYFT" -c "import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))") &&
+		cc -shared -fPIC -O1 -I"$inc" -o "gil_on$suf" "$SRC/workloads/gil_on.c" &&
+		"$DLPROF" record -o late.data -- "$PYFT" -W ignore "$SRC/workloads/gil_late.py" . \
+			>truthlate 2>errlate &&
+		cat errlate truthlate && grep -q "^GIL enabled 3.13" truthlate &&
+		sed -n "s/^TRUTH //p" truthlate >ownlate &&
+		"$DLPROF" report -i late.data --sort thread --format json >thlate.json &&
+		json_check thlate.json "import json" \
+			"own = list(map(json.loads, open(\"ownlate\")))" \
+			"rows = {r.tid: r for r in j.rows}" \
+			"held = {o[\"tid\"]: (rows[o[\"tid\"]].get(\"gil_held_ns\", 0) - rows[o[\"tid\"]].get(\"gil_held_off_cpu_ns\", 0)) / 1e6 for o in own}" \
+			"[print(o[\"name\"], \"held on the CPU\", held[o[\"tid\"]], \"ms; its CPU since the GIL went on\", o[\"cpu_after_ms\"], \"from 0.3 s after\", o[\"cpu_late_ms\"]) for o in own]" \
+			"len(own) == 2" \
+			"all(0.9 * o[\"cpu_late_ms\"] <= held[o[\"tid\"]] <= 1.1 * o[\"cpu_after_ms\"] + 2 for o in own)"
 	'
 fi
 

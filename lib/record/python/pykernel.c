@@ -435,6 +435,19 @@ void pykernel_match(struct recorder *r, int last)
 	size_t w = 0;
 
 	pykernel_fetch(r);
+	/* a GIL its process's listings did not find (looked for at most every 200 ms,
+	 * pyreader_gil: one not held yet as a listing came, or a free-threaded build's
+	 * turned on as it ran) is looked for again, and once found its threads listed
+	 * get it; else, with every thread listed in its first 200 ms, no listing came
+	 * again and no sample said who held it (t8008, PYTHON_GIL=1: 1 run in 40) */
+	for (size_t i = 0; r->py.reader && i < r->py.nr_pb_procs; i++) {
+		struct pb_proc *pp = &r->py.pb_procs[i];
+
+		if (pp->listed && !pp->none && !pp->gil && pyreader_gil(r->py.reader, pp->pid)) {
+			pp->listed = 0;
+			pykernel_list(r, pp->pid);
+		}
+	}
 	for (size_t i = 0; i < r->py.nr_pb_wait; i++) {
 		struct pb_wait *sw = &r->py.pb_wait[i];
 		struct pb_chain *c = pb_find(r, sw->tid, sw->time);
