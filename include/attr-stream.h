@@ -46,6 +46,7 @@ struct attr_view {
 	int (*sample)(void *ctx, const struct attributed *as);
 	int (*context_switch)(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
 			      uint32_t cpu, uint64_t time, int out, int preempt);
+	int (*thread_exit)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time);
 	int (*other)(void *ctx, uint32_t type, const void *data, size_t len);
 	int (*meta)(void *ctx, const struct recmeta *m);
 	int (*other_sample)(void *ctx, const struct dlp_sample *s);

@@ -115,6 +115,8 @@ struct profile_consumer {
 	profile_stack_cb *stack;	/* pass 2: once per sample, frames leaf first */
 	int (*context_switch)(void *ctx, struct machine *m, uint32_t pid, uint32_t tid,
 			      uint32_t cpu, uint64_t time, int out, int preempt);
+	/* a thread's exit (its EXIT record) */
+	int (*thread_exit)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time);
 	/* pass 1: raw non-perf records (ITT, JIT maps, files, ...) after profile's own use */
 	int (*other)(void *ctx, uint32_t type, const void *data, size_t len);
 	int (*meta)(void *ctx, const struct recmeta *m);

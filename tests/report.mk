@@ -51,6 +51,11 @@ $(O)/tests/workloads/rep-waits: tests/workloads/rep-waits.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -pthread -o $@ $<
 TEST_PROGS += $(O)/tests/workloads/rep-waits
+# a thread whose last stretch on the CPU ends at its exit (t9002: the thread table)
+$(O)/tests/workloads/rep-tail: tests/workloads/rep-tail.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -pthread -o $@ $<
+TEST_PROGS += $(O)/tests/workloads/rep-tail
 
 # two libraries of one code under other names, opened in turn at (usually) the same
 # address (t2113: stacks of the same addresses, named by their mapping at the time)

@@ -3,7 +3,8 @@
 # fold and report --off-cpu weigh each blocking stack by the time until its thread ran
 # again.  The workload waits 3 x 100 ms on a condition variable in wait_for_batch() and
 # ~200 ms in read() of a pipe in read_pipe(), and prints what its own clock measured:
-# each within 10%.
+# each within 10%.  The thread table: a thread that runs to its exit (rep-tail), on
+# and off the CPU as its own clocks say.
 . "$(dirname "$0")/lib.sh"
 test_require PERF_EVENTS
 W="$BUILD/tests/workloads/rep-waits"
@@ -97,6 +98,22 @@ test_expect_success '--wall: on- and off-CPU together, the main thread totals it
 	"$DLPROF" record -q --no-off-cpu -o plain.data -- "$W" >/dev/null &&
 	{ "$DLPROF" report -i plain.data --wall 2>err; test $? = 2; } && cat err &&
 	test "$(wc -l <err)" = 1 && grep -q "record it with --off-cpu" err
+'
+
+# rep-tail: a thread naps 20 x 10 ms, then runs 300 ms alone to its exit, with no switch
+# after its last switch-in: the thread table gives it its own CPU time on the CPU, and
+# its own wall - CPU time off it (each within 5% and 3 ms), the last stretch counted on
+# the CPU to its exit, not taken from its time off the CPU
+test_expect_success 'the thread table: a thread running to its exit, on and off the CPU' '
+	"$DLPROF" record -q -o tail.data -- "$BUILD/tests/workloads/rep-tail" >tail.txt &&
+	cat tail.txt &&
+	"$DLPROF" report -i tail.data --sort thread --format json >tail.json &&
+	"$DLPROF" report -i tail.data --sort thread &&
+	json_check tail.json "tid, wall, cpu = [int(x) for x in open(\"tail.txt\").read().split()[1:4]]" \
+		"r = [r for r in j.rows if r.tid == tid][0]" \
+		"print(\"on the CPU\", r.on_cpu_ns / 1e6, \"ms, its CPU\", cpu / 1e6, \"; off\", r.off_cpu_ns / 1e6, \"ms, its wall - CPU\", (wall - cpu) / 1e6)" \
+		"abs(r.on_cpu_ns - cpu) <= 0.05 * cpu + 3e6" \
+		"abs(r.off_cpu_ns - (wall - cpu)) <= 0.05 * (wall - cpu) + 3e6"
 '
 
 test_done

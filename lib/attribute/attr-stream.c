@@ -275,6 +275,13 @@ static int st_switch(void *ctx, struct machine *m, uint32_t pid, uint32_t tid, u
 	return as->view.context_switch(as->view.ctx, m, pid, tid, cpu, time, out, preempt);
 }
 
+static int st_exit(void *ctx, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct attr_stream *as = ctx;
+
+	return as->view.thread_exit(as->view.ctx, pid, tid, time);
+}
+
 static int st_meta(void *ctx, const struct recmeta *m)
 {
 	struct attr_stream *as = ctx;
@@ -317,6 +324,7 @@ void attr_stream_consumer(struct attr_stream *as, struct profile_consumer *c)
 		c->filtered = st_filtered;	/* workers' operators: every master sample */
 	c->other = st_other;
 	c->context_switch = as->view.context_switch ? st_switch : NULL;
+	c->thread_exit = as->view.thread_exit ? st_exit : NULL;
 	c->meta = as->view.meta ? st_meta : NULL;
 	c->other_sample = as->view.other_sample ? st_other_sample : NULL;
 	c->end = st_end;

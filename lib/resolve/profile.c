@@ -243,6 +243,8 @@ static int p_exit(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t
 
 	if (time && (p->opts->off_cpu || p->opts->wall))
 		u64map_put(&p->exits, tid, (void *)(uintptr_t)time);
+	if (p->c->thread_exit && p->c->thread_exit(p->c->ctx, pid, tid, time) < 0)
+		return -1;
 	return machine_exit(p->m, pid, tid, time);
 }
 

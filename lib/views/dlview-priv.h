@@ -101,6 +101,8 @@ struct dlview {
 				   metrics), 0: not read */
 	int fault_switch_outs;	/* ... the switch-outs read them too (META) */
 	struct opcounts opc;	/* record --op-calls: each operator's calls (META) */
+	struct u64map exits;	/* tid -> its exit's time (its last, a tid taken again) */
+	uint64_t end_ns;	/* the recording's last sample's time (dlview_set_stats) */
 	struct u64map import_at;	/* a Python chain -> the line it imports from */
 	int fault_switch_seen;	/* ... and such a switch-out came */
 	struct cmap op_faults;	/* op -> the page faults its samples read */
