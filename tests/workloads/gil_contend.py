@@ -114,7 +114,12 @@ def main():
     for t in ts:
         t.join()
     quiet.join()
-    for r in results:
+    print_truth(results)
+
+
+def print_truth(rows):
+    """a TRUTH line a thread, then whether the GIL is on as the run ends"""
+    for r in rows:
         print("TRUTH " + json.dumps(r, sort_keys=True))
     gil = getattr(sys, "_is_gil_enabled", lambda: True)()
     print("GIL %s %s" % ("enabled" if gil else "disabled", sys.version.split()[0]))

@@ -1,31 +1,25 @@
 """gil_late.py - a free-threaded CPython whose GIL goes on as it runs.
 usage: gil_late.py MODULE_DIR [--seconds S] [--at A]
-Two spinner threads run spin() (pure Python) for S seconds of wall time.  A seconds in,
-the main thread imports gil_on from MODULE_DIR (tests/workloads/gil_on.c: an extension
-module that does not declare that it runs without the GIL), which turns the GIL on: from
-then on a spinner holds it whenever it runs.  Each spinner notes its CPU time
-(time.thread_time) when it first sees the GIL on, and again 0.3 s after.  At the end one
-line per spinner:
+Two spinner threads run spin() (pure Python, from gil_contend.py) for S seconds of wall
+time. A seconds in, the main thread imports gil_on from MODULE_DIR
+(tests/workloads/gil_on.c: an extension module that does not declare that it runs
+without the GIL), which turns the GIL on: from then on a spinner holds it whenever it
+runs. Each spinner notes its CPU time (time.thread_time) when it first sees the GIL on,
+and again 0.3 s after. At the end one line per spinner:
   TRUTH {"name", "tid", "cpu_ms", "cpu_after_ms", "cpu_late_ms"}
 cpu_after_ms: its CPU time from the GIL's turning on to its end; cpu_late_ms: from 0.3 s
 after it.  Then "GIL enabled" or "GIL disabled", as it ends.
 """
 import argparse
-import json
 import sys
 import threading
 import time
 
+from gil_contend import print_truth, spin
+
 on_at = None        # time.monotonic() as the GIL went on
 results = []
 lock = threading.Lock()
-
-
-def spin(n):
-    x = 0
-    for i in range(n):
-        x += i * i
-    return x
 
 
 def spinner(seconds, name):
@@ -62,11 +56,7 @@ def main():
     on_at = time.monotonic()
     for t in ts:
         t.join()
-    for r in results:
-        print("TRUTH " + json.dumps(r, sort_keys=True))
-    gil = getattr(sys, "_is_gil_enabled", lambda: True)()
-    print("GIL %s %s" % ("enabled" if gil else "disabled", sys.version.split()[0]))
-    sys.stdout.flush()
+    print_truth(results)
 
 
 if __name__ == "__main__":
