@@ -66,7 +66,7 @@ typedef int ring_time_fn(void *ctx, const struct perf_event_header *rec, uint64_
  * the order of their times, each ring's and the queue's own order kept (two records of the
  * same time: the one of the lower ring first, the queue's last), to cb (the queue's to
  * qcb): every one up to the first of its ring whose time is after cut, which stays, with
- * those after it, for the next call.  Each ring's tail is published once, at the end.
+ * those after it, for the next call (a time over 60 s past cut counts as none).  Each ring's tail is published once, at the end.
  * Returns the number delivered, or a callback's negative value (what was delivered
  * before it stays consumed).
  */

@@ -183,6 +183,10 @@ long ring_drain(struct ring *r, ring_record_cb *cb, void *ctx)
 
 /* ---- several rings, in time order ---- */
 
+/* A time this far past the cut is none (a damaged record): it would hold its ring back
+ * until the last read, and the kernel would drop what came after it meanwhile */
+#define MERGE_FUTURE_NS	(60 * 1000000000ull)
+
 struct msrc {
 	struct ring *ring;	/* NULL: the queue */
 	uint64_t tail, head;
@@ -228,7 +232,8 @@ static int msrc_peek(struct msrc *s, struct ring_queue *q, uint64_t cut, ring_ti
 		}
 		rec = (const void *)(q->buf + q->off);
 	}
-	tf(ctx, rec, &t);
+	if (tf(ctx, rec, &t) && t > cut && t - cut > MERGE_FUTURE_NS)
+		t = s->t;	/* (no time: it keeps its place) */
 	if (t > cut)
 		return 0;
 	s->rec = rec;

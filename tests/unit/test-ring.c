@@ -113,6 +113,17 @@ static int seq_time(void *ctx, const struct perf_event_header *rec, uint64_t *t)
 	return 1;
 }
 
+/* seq_time; a record of type FAR has its time at 16 */
+#define FAR 98
+
+static int far_time(void *ctx, const struct perf_event_header *rec, uint64_t *t)
+{
+	if (rec->type != FAR)
+		return seq_time(ctx, rec, t);
+	memcpy(t, (const unsigned char *)rec + 16, 8);
+	return 1;
+}
+
 struct order {
 	int nr;
 	char got[64];	/* "a3" ... : 'r' a ring's record, 'q' the queue's, then its seq */
@@ -331,7 +342,29 @@ int main(void)
 		fake_free(b);
 	}
 
-	/* 10: a callback failure stops the merge; the tails say what was consumed */
+	/* 10: a time far past the cut (a damaged record) does not hold its ring back */
+	{
+		struct fake *a = fake_new(0);
+		struct order o = { 0 };
+		unsigned char buf[48];
+		uint64_t far = 100ull * 1000000000ull, head;
+
+		put(a, PERF_RECORD_SAMPLE, 48, 1);
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, &(struct perf_event_header){ FAR, 0, 48 }, 8);
+		buf[8] = 2 + 8;		/* (seq 2 as put() writes it) */
+		memcpy(buf + 16, &far, 8);
+		head = a->ctl.data_head;
+		memcpy(a->data + head, buf, sizeof(buf));
+		a->ctl.data_head = head + sizeof(buf);
+		put(a, PERF_RECORD_SAMPLE, 48, 3);
+		n = ring_merge(&a->ring, 1, NULL, 10, far_time, ring_cb, ring_cb, &o);
+		ok(n == 3 && !strcmp(o.got, "rBrCrD") && a->ctl.data_tail == a->ctl.data_head,
+		   "merge: a time far past the cut counts as none");
+		fake_free(a);
+	}
+
+	/* 11: a callback failure stops the merge; the tails say what was consumed */
 	{
 		struct fake *a = fake_new(0), *b = fake_new(0);
 		struct ring rings[2];
