@@ -88,6 +88,8 @@ struct dlview {
 	int resolved;
 	int rec_cpus;		/* nr_cpus of the recorded machine (META), 0 unknown */
 	int attached;		/* record -p: the processes ran without the ITT collector */
+	int cpu_wide;		/* record -a, --cgroup: a sampling clock per cpu, not per
+				   thread (META system_wide, cgroup_events) */
 	char *itt_warn;		/* record's warning on why there are no ITT tasks */
 	int itt_meta;		/* META itt: 1 on, 0 off (--no-itt), -1 not said (perf.data) */
 	struct fastpath *fp;	/* is the fast path running: kernels per primitive, ISA facts */

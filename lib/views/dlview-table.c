@@ -78,7 +78,10 @@ void dlview_on_off(const struct dlview *v, const struct thread_stat *t, double *
 	/* without switch records the samples are all we know */
 	*on = t->have_switch && t->on_ns ? (double)t->on_ns : t->samples * v->ns_per_sample;
 	*off = t->off_ns;
-	if (v->clock && t->have_switch && t->on_ns && t->clock_ns > t->on_ns) {
+	/* (not where the clock is a cpu's, -a or --cgroup: its samples fall to whichever
+	 * thread runs, a thread's count of them is a sample of its time, the switches
+	 * are its time: 400-430 samples of 1 ms for 405 ms on the CPU, t1016) */
+	if (v->clock && !v->cpu_wide && t->have_switch && t->on_ns && t->clock_ns > t->on_ns) {
 		/* A switch's records are written inside it: the thread runs a little before
 		 * its switch-in record and after its switch-out one (its counters started
 		 * and stopped, the switch-out's own sample), on its CPU clock and on the

@@ -206,6 +206,8 @@ static int dv_meta(void *ctx, const struct recmeta *m)
 	}
 	if (m->attach)
 		v->attached = 1;
+	if (recmeta_get(m, "system_wide") || recmeta_get(m, "cgroup_events"))
+		v->cpu_wide = 1;
 	if (itt)
 		v->itt_meta = !strcmp(itt, "on");
 	if (m->metrics)	/* record --metrics: where page-faults is in each sample's counts */
