@@ -104,38 +104,55 @@ static void prefetch_record(const unsigned char *data, size_t size, uint64_t pos
 		__builtin_prefetch(data + ((pos + h.size) & (size - 1)), 0, 3);
 }
 
+/*
+ * The record at tail, whole: in place, or copied into bounce where it wraps the end or is
+ * not aligned.  NULL where no header is there yet (fewer than 8 bytes before head), or
+ * where it is malformed (*malformed set): no next record boundary can be found.
+ */
+static const struct perf_event_header *record_at(const unsigned char *data, size_t size,
+						 uint64_t tail, uint64_t head,
+						 unsigned char *bounce, int *malformed)
+{
+	struct perf_event_header hdr;
+	size_t off = tail & (size - 1);
+
+	*malformed = 0;
+	if (head - tail < sizeof(hdr))
+		return NULL;
+	copy_out((unsigned char *)&hdr, data, size, tail, sizeof(hdr));
+	if (hdr.size < sizeof(hdr) || hdr.size > head - tail || hdr.size > size) {
+		*malformed = 1;
+		return NULL;
+	}
+	if (off + hdr.size <= size && !(off & 7))
+		return (const void *)(data + off);
+	copy_out(bounce, data, size, tail, hdr.size);
+	return (const void *)bounce;
+}
+
 uint64_t ring_read_records(const unsigned char *data, size_t size, uint64_t tail, uint64_t head,
 			   unsigned char *bounce, ring_record_cb *cb, void *ctx, int *err,
 			   uint64_t *bad)
 {
-	*err = 0;
-	while (head - tail >= sizeof(struct perf_event_header)) {
-		struct perf_event_header hdr;
-		const struct perf_event_header *rec;
-		size_t off = tail & (size - 1);
-		int ret;
+	const struct perf_event_header *rec;
+	int malformed, ret;
 
-		copy_out((unsigned char *)&hdr, data, size, tail, sizeof(hdr));
-		if (hdr.size < sizeof(hdr) || hdr.size > head - tail || hdr.size > size) {
-			/* cannot find the next record boundary: drop what is there */
-			(*bad)++;
-			return head;
-		}
-		if (off + hdr.size <= size && !(off & 7)) {
-			rec = (const void *)(data + off);
-		} else {
-			copy_out(bounce, data, size, tail, hdr.size);
-			rec = (const void *)bounce;
-		}
+	*err = 0;
+	while ((rec = record_at(data, size, tail, head, bounce, &malformed))) {
 		/* the next record: its header, asked for while the last one was read, says
 		 * where its lines are */
-		prefetch_record(data, size, tail + hdr.size, head);
+		prefetch_record(data, size, tail + rec->size, head);
 		ret = cb(ctx, rec);
 		if (ret < 0) {
 			*err = ret;
 			return tail;
 		}
-		tail += hdr.size;
+		tail += rec->size;
+	}
+	if (malformed) {
+		/* cannot find the next record boundary: drop what is there */
+		(*bad)++;
+		return head;
 	}
 	/* a partial header cannot be published by the kernel; leave it for later */
 	return tail;
@@ -203,23 +220,15 @@ static int msrc_peek(struct msrc *s, struct ring_queue *q, uint64_t cut, ring_ti
 
 	if (s->ring) {
 		struct ring *r = s->ring;
-		struct perf_event_header hdr;
-		size_t off = s->tail & (r->size - 1);
+		int malformed;
 
-		if (s->head - s->tail < sizeof(hdr))
-			return 0;
-		copy_out((unsigned char *)&hdr, r->data, r->size, s->tail, sizeof(hdr));
-		if (hdr.size < sizeof(hdr) || hdr.size > s->head - s->tail || hdr.size > r->size) {
+		rec = record_at(r->data, r->size, s->tail, s->head, r->bounce, &malformed);
+		if (malformed) {
 			r->bad++;	/* no next record boundary: what is there goes */
 			s->tail = s->head;
+		}
+		if (!rec)
 			return 0;
-		}
-		if (off + hdr.size <= r->size && !(off & 7)) {
-			rec = (const void *)(r->data + off);
-		} else {
-			copy_out(r->bounce, r->data, r->size, s->tail, hdr.size);
-			rec = (const void *)r->bounce;
-		}
 	} else {
 		struct perf_event_header hdr;
 
