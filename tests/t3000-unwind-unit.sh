@@ -10,5 +10,7 @@
 test_unit test-unwind "$BUILD/tests/libunw-lib.so" -v
 # the same library with its CFI in .debug_frame alone; fast walks stop there
 test_unit test-unwind -d "$BUILD/tests/libunw-dbg.so" -v
+# ... and compressed, as a Go binary's: libelf decompresses it in a copy of the headers
+test_unit test-unwind -d "$BUILD/tests/libunw-dbgz.so" -v
 
 test_done

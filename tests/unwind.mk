@@ -22,6 +22,12 @@ $(O)/tests/libunw-dbg.so: tests/workloads/unw-lib.c | $(DEPS_STAMP)
 	$(CC) $(UNW_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables -fPIC -shared \
 		-fvisibility=hidden -o $@ $<
 
+# ... and with that .debug_frame compressed (SHF_COMPRESSED, as Go's linker writes it)
+$(O)/tests/libunw-dbgz.so: tests/workloads/unw-lib.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_CFLAGS) -gz=zlib -fno-asynchronous-unwind-tables -fno-unwind-tables -fPIC \
+		-shared -fvisibility=hidden -o $@ $<
+
 $(O)/tests/unw-libmain: tests/workloads/unw-libmain.c $(O)/tests/libunw-lib.so | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNW_CFLAGS) -o $@ $< -L$(O)/tests -lunw-lib -Wl,-rpath,'$$ORIGIN'
@@ -43,7 +49,7 @@ $(O)/tests/unw-signal: tests/workloads/unw-signal.c | $(DEPS_STAMP)
 	$(CC) $(UNW_CFLAGS) -o $@ $<
 
 TEST_PROGS += $(O)/tests/unw-jit $(O)/tests/libunw-lib.so $(O)/tests/libunw-dbg.so \
-	      $(O)/tests/unw-libmain $(O)/tests/unw-execspin $(O)/tests/unw-join \
+	      $(O)/tests/libunw-dbgz.so 	      $(O)/tests/unw-libmain $(O)/tests/unw-execspin $(O)/tests/unw-join \
 	      $(O)/tests/unw-deep $(O)/tests/unw-signal $(O)/tests/jit-chain
 
 # unw-stackdepth FILE: unwind time, complete share and its dependence on the stack size

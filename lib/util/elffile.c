@@ -17,6 +17,9 @@ struct held {
 	struct held *next;		/* in the open list; not there once replaced */
 	unsigned refs;
 	int mapped, listed;
+	int compressed;			/* a section is (read_headers) */
+	int zfd;			/* +1: a descriptor of the bytes, where a section is
+					   compressed (elffile_elf) */
 	dev_t dev;
 	ino_t ino;
 	off_t st_size;
@@ -26,6 +29,29 @@ struct held {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct held *open_files;
+
+/* Whether a section of e is compressed (SHF_COMPRESSED, or GNU's .zdebug_*) */
+static int compressed(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			return 1;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (name && !strncmp(name, ".zdebug", 7))
+			return 1;
+	}
+	return 0;
+}
 
 /* The headers, what libelf reads of them: what a reader asks of every file first.  A
  * file with the ELF magic is kept even where libelf reads no more (its reader says why). */
@@ -65,12 +91,15 @@ static int read_headers(struct held *h)
 		h->f.build_id_size = (size_t)n;
 		memcpy(h->f.build_id, id, n < 20 ? (size_t)n : 20);
 	}
+	h->compressed = compressed(e);
 	elf_end(e);
 	return 0;
 }
 
 static void held_free(struct held *h)
 {
+	if (h->zfd)
+		close(h->zfd - 1);
 	if (h->mapped)
 		munmap((void *)h->f.data, h->f.size);
 	free(h->segs);
@@ -125,6 +154,11 @@ static struct held *map_file(const char *path, int fd, const struct stat *st,
 	if (read_headers(h)) {
 		held_free(h);
 		return NULL;
+	}
+	if (h->compressed) {
+		int z = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+		h->zfd = z >= 0 ? z + 1 : 0;
 	}
 	return h;
 }
@@ -203,6 +237,21 @@ const struct elffile *elffile_image(const void *data, size_t size, const char *n
 		held_free(h);
 		return NULL;
 	}
+	if (h->compressed) {
+		int z = memfd_create("dlprof-elf", MFD_CLOEXEC);
+		size_t done = 0;
+
+		while (z >= 0 && done < size) {
+			ssize_t n = write(z, (const char *)data + done, size - done);
+
+			if (n <= 0 && errno != EINTR) {
+				close(z);
+				z = -1;
+			}
+			done += n > 0 ? (size_t)n : 0;
+		}
+		h->zfd = z >= 0 ? z + 1 : 0;
+	}
 	return &h->f;
 }
 
@@ -227,14 +276,25 @@ void elffile_put(const struct elffile *f)
 	held_free(h);
 }
 
+/*
+ * libelf decompresses a section (elf_compress(), and libdw's dwarf_begin_elf() for every
+ * compressed .debug_*) by writing its header anew: in place where the headers lie in
+ * the bytes it was given, which are shared and read-only here (a Go binary's
+ * .debug_frame took record down).  A file with a compressed section is read through a
+ * descriptor instead, where libelf keeps the headers in a copy of its own.
+ */
 Elf *elffile_elf(const struct elffile *f)
 {
+	const struct held *h = (const struct held *)f;
 	Elf *e;
 
 	if (f->size < EI_NIDENT || f->data[EI_DATA] != ELFDATA2LSB)
 		return NULL;	/* libelf would turn a big-endian file's bytes in place */
 	elf_version(EV_CURRENT);
-	e = elf_memory((char *)f->data, f->size);
+	if (h->compressed && !h->zfd)
+		return NULL;
+	e = h->zfd ? elf_begin(h->zfd - 1, ELF_C_READ_MMAP, NULL)
+		   : elf_memory((char *)f->data, f->size);
 	if (e && elf_kind(e) != ELF_K_ELF) {
 		elf_end(e);
 		return NULL;
