@@ -157,6 +157,8 @@ int cmd_record(int argc, const char **argv)
 	int ret, status;
 	struct strbuf output = STRBUF_INIT, pidlist = STRBUF_INIT, cgdir = STRBUF_INIT;
 	struct strbuf group = STRBUF_INIT, leader = STRBUF_INIT;
+	struct container_follow follow = { 0 };
+	struct strbuf follow_why = STRBUF_INIT;
 	const char *met_mode = NULL, *met_period = NULL;
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "FILE", "write the recording to FILE (default dlprof.data; %h host, %r rank, %p pid)"),
@@ -323,7 +325,37 @@ int cmd_record(int argc, const char **argv)
 	}
 	opts.quiet = quiet;
 	opts.argv = argv;
+	/* docker run: its container comes from the daemon, followed by its cgroup */
+	if (n && !opts.pids && !opts.system_wide) {
+		const char *why;
+		int f = container_follow(argv, &opts.argv, &follow, &why);
+
+		if (!f && (opts.metrics || opts.memory)) {
+			why = opts.metrics ? "--metrics counts per thread"
+					   : "--memory probes each process";
+			container_follow_done(&follow);
+			opts.argv = argv;
+			f = -1;
+		}
+		if (!f) {
+			opts.ct_follow = 1;
+			opts.cgroup = follow.parent;
+			opts.cgroup_dir = follow.dir;
+			if (!quiet)
+				info("%s starts its container through a daemon: recording what runs "
+				     "in cgroup %s (--cgroup-parent %s)", argv[0], follow.dir,
+				     follow.parent);
+		} else if (f < 0) {
+			/* said as the recording starts, and kept in it */
+			strbuf_addf(&follow_why, "%s starts its container through a daemon, and "
+				    "it cannot be followed (%s): only the command is recorded; record "
+				    "the container with --container NAME while it runs", argv[0], why);
+			opts.cgroup_why = follow_why.buf;
+		}
+	}
 	ret = record_run(&opts, &status);
+	container_follow_done(&follow);
+	strbuf_release(&follow_why);
 	strbuf_release(&output);
 	strbuf_release(&pidlist);
 	strbuf_release(&cgdir);

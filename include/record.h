@@ -101,6 +101,9 @@ struct record_opts {
 					   (uprobes on the at::_ops entries; META op_calls) */
 	const char *metrics_periods;	/* --metrics-period NAME=N,...: a counter's own
 					   period, where not metrics_period; NULL: none */
+	int ct_follow;			/* the command starts a container through a daemon
+					   (docker run): its cgroup_dir is the run's cgroup
+					   parent, recorded from before the command starts */
 };
 
 /* How --metrics counts: AUTO is GROUP where the kernel reads an inherited group with
@@ -112,7 +115,7 @@ enum { RECORD_MET_AUTO, RECORD_MET_GROUP, RECORD_MET_EVENTS };
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
 			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, \
-			   NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL }
+			   NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0 }
 
 /* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
  * pids; the container's first process (its runtime's answer) in *ct_pid, 0 for a
@@ -125,6 +128,20 @@ int container_pids(const char *container, const char *cgroup, struct strbuf *pid
  * -1 with *why set (no such hierarchy, the folder cannot be found) */
 int container_cgroup_dir(long ct_pid, const char *cgroup, struct strbuf *dir,
 			 const char **why);
+
+/* `docker run` (nerdctl's too): its container, started by the daemon, followed through a
+ * cgroup parent made for it (container.c) */
+struct container_follow {
+	char *parent;			/* the run's --cgroup-parent, as the runtime takes it */
+	char *dir;			/* ... its folder in the perf_event hierarchy */
+	const char **argv;		/* the command with --cgroup-parent added; NULL: given */
+	int made;			/* record made the folder (removed after) */
+};
+/* 1: argv starts no container through a daemon; 0: *cf filled, *out the command to
+ * run; -1: it does, but it cannot be followed (*why says why) */
+int container_follow(const char **argv, const char ***out, struct container_follow *cf,
+		     const char **why);
+void container_follow_done(struct container_follow *cf);
 
 /* The flags of `podman run`/`docker run` that give a container started apart what
  * record gives a workload it starts (JIT profile, ITT collector), one line on out.

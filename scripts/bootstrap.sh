@@ -9,10 +9,10 @@ BUILD_PKGS="gcc make pkg-config libelf-dev libdw-dev libpfm4-dev zlib1g-dev libc
 TEST_PKGS="libdnnl-dev libblas3 libopenblas-openmp-dev libomp-dev python3-torch linux-perf elfutils perl binutils protobuf-compiler tmux"
 # tests that skip without them (real-browser checks of the SVG and speedscope output;
 # t9600's mpirun and srun scenarios, which start munged, slurmctld and slurmd themselves;
-# the container tests' Debian 13 root and Podman, scripts/trixie-root.sh; the source of a
+# the container tests' Debian 13 root, Podman and Docker, scripts/trixie-root.sh; the source of a
 # free-threaded CPython, scripts/python-ft.sh): installed when possible, never a reason
 # to stop
-OPTIONAL_PKGS="chromium openmpi-bin slurm-wlm munge mmdebstrap podman runc curl xz-utils"
+OPTIONAL_PKGS="chromium openmpi-bin slurm-wlm munge mmdebstrap podman runc docker.io curl xz-utils"
 [ "${DLPROF_BOOTSTRAP:-}" = "build" ] && TEST_PKGS= && OPTIONAL_PKGS=
 
 missing=

@@ -6,6 +6,7 @@
 #
 #   scripts/trixie-root.sh            build when missing, print the root's path
 #   scripts/trixie-root.sh --image    also import it as the Podman image dlprof-trixie
+#   scripts/trixie-root.sh --docker-image   ... as the Docker image (a daemon must answer)
 #   scripts/trixie-root.sh --check    print the path when built, exit 1 otherwise
 #
 # DLPROF_ROOTS picks the cache folder (default /var/cache/dlprof/roots).
@@ -55,6 +56,15 @@ if [ "$1" = "--image" ]; then
 	if [ "$have" != "$stamp" ]; then
 		echo "trixie-root: importing $root as the Podman image dlprof-trixie" >&2
 		tar -C "$root" -c . | podman import --change "LABEL dlprof.root=$stamp" - dlprof-trixie >&2
+	fi
+fi
+if [ "$1" = "--docker-image" ]; then
+	command -v docker >/dev/null 2>&1 || { echo "trixie-root: docker is not installed" >&2; exit 1; }
+	stamp=$(stat -c %Y "$root/.complete")
+	have=$(docker image inspect --format '{{index .Config.Labels "dlprof.root"}}' dlprof-trixie 2>/dev/null || true)
+	if [ "$have" != "$stamp" ]; then
+		echo "trixie-root: importing $root as the Docker image dlprof-trixie" >&2
+		tar -C "$root" -c . | docker import --change "LABEL dlprof.root=$stamp" - dlprof-trixie >&2
 	fi
 fi
 echo "$root"

@@ -43,6 +43,12 @@ test_failed=0
 trap 'test_cleanup' EXIT
 
 test_cleanup() {
+	# a Docker daemon docker_setup started is stopped, its containers with it
+	if [ -n "${DK_DAEMON:-}" ]; then
+		kill "$DK_DAEMON" 2>/dev/null
+		i=0
+		while kill -0 "$DK_DAEMON" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	fi
 	[ "${DLPROF_TEST_KEEP:-}" = 1 ] || rm -rf "$TRASH"
 }
 
@@ -174,6 +180,39 @@ container_setup() {
 		CT_WHY="neither Podman nor unshare --mount --pid can start here"
 		return 1
 	fi
+}
+
+# docker_setup: the same Debian 13 root as the Docker image dlprof-trixie, run by a
+# Docker daemon: the machine's own where one answers, else one started for the test
+# (cgroupfs driver and no networking of its own: what these machines allow; stopped at
+# the test's end).  Sets DK_RUN, the docker run that runs what follows it in a new
+# container with the volumes container_setup gives, and DK_WHY where it cannot.
+docker_setup() {
+	DK_WHY=
+	[ "$(id -u)" = 0 ] || { DK_WHY="Docker needs root"; return 1; }
+	command -v docker >/dev/null 2>&1 || { DK_WHY="docker is not installed"; return 1; }
+	CT_ROOT=$("$TOP/scripts/trixie-root.sh" 2>"$TRASH/.ct-root.err") || {
+		DK_WHY="no Debian 13 root: $(tail -n 1 "$TRASH/.ct-root.err")"; return 1; }
+	if ! docker info >/dev/null 2>&1; then
+		command -v dockerd >/dev/null 2>&1 || {
+			DK_WHY="no Docker daemon answers and dockerd is not installed"; return 1; }
+		dockerd --iptables=false --ip6tables=false --bridge=none \
+			--exec-opt native.cgroupdriver=cgroupfs >"$TRASH/dockerd.log" 2>&1 &
+		DK_DAEMON=$!
+		i=0
+		until docker info >/dev/null 2>&1; do
+			i=$((i + 1))
+			if [ $i -gt 300 ] || ! kill -0 "$DK_DAEMON" 2>/dev/null; then
+				DK_WHY="dockerd did not start: $(tail -n 1 "$TRASH/dockerd.log")"
+				return 1
+			fi
+			sleep 0.1
+		done
+	fi
+	"$TOP/scripts/trixie-root.sh" --docker-image >/dev/null 2>>"$TRASH/.ct-root.err" || {
+		DK_WHY="no Docker image: $(tail -n 1 "$TRASH/.ct-root.err")"; return 1; }
+	DK_VOLS="-v $SRC:$SRC:ro -v $TOP/examples:$TOP/examples:ro -v $TOP/lib:$TOP/lib:ro"
+	DK_RUN="docker run --rm --network none $DK_VOLS"
 }
 
 # profiled_span DATA PROF.json: "TID START,END", what a workload measured itself

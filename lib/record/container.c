@@ -14,6 +14,7 @@
  * perf -G's way), and then a process started in it later (podman exec, a job's next
  * step) is recorded too.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,4 +275,134 @@ out:
 	strbuf_release(&mnt);
 	strbuf_release(&cg);
 	return ret;
+}
+
+/*
+ * A `docker run` (or nerdctl's) starts its container through a daemon: the container's
+ * processes descend from the daemon's shim, not from the command, so events that follow
+ * the command never see them.  With the daemon's cgroupfs driver the container's cgroup
+ * is made under the run's --cgroup-parent (/docker by default), in every hierarchy, the
+ * perf_event one included; the kernel samples a cgroup's descendants with it.  So record
+ * makes a parent folder of its own (or takes the one given), opens its per-cpu events on
+ * it before the command starts, and adds --cgroup-parent to the run: the container is
+ * recorded from its first instruction, and nothing else of the machine.  The systemd
+ * driver places a container in a slice systemd makes as it starts: not followed, said.
+ */
+int container_follow(const char **argv, const char ***out, struct container_follow *cf,
+		     const char **why)
+{
+	const char *b, *given = NULL;
+	const char *info[] = { NULL, "info", "--format", "{{.CgroupDriver}}", NULL };
+	struct strbuf drv = STRBUF_INIT, mnt = STRBUF_INIT;
+	size_t n = 0, at = 0;
+	int v1 = 0;
+
+	memset(cf, 0, sizeof(*cf));
+	*why = NULL;
+	*out = argv;
+	if (!argv || !argv[0])
+		return 1;
+	b = strrchr(argv[0], '/');
+	b = b ? b + 1 : argv[0];
+	if (strcmp(b, "docker") && strcmp(b, "nerdctl"))
+		return 1;	/* podman's containers descend from the command */
+	while (argv[n])
+		n++;
+	for (size_t i = 1; i < n && !at; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		if (!strcmp(argv[i], "run"))
+			at = i + 1;
+		else if (!strcmp(argv[i], "container") && i + 1 < n && !strcmp(argv[i + 1], "run"))
+			at = i + 2;
+		else if (strcmp(argv[i], "container"))
+			break;
+	}
+	if (!at)
+		return 1;
+	for (size_t i = at; i < n && !given; i++) {
+		if (!strcmp(argv[i], "--cgroup-parent") && i + 1 < n)
+			given = argv[i + 1];
+		else if (!strncmp(argv[i], "--cgroup-parent=", 16))
+			given = argv[i] + 16;
+	}
+	info[0] = argv[0];
+	if (run_capture(info, 10000, &drv) < 0 || !drv.len) {
+		*why = "its daemon did not answer 'info'";
+	} else {
+		while (drv.len && isspace((unsigned char)drv.buf[drv.len - 1]))
+			drv.buf[--drv.len] = 0;
+		if (strcmp(drv.buf, "cgroupfs"))
+			*why = "its daemon's cgroup driver is not cgroupfs (systemd makes the "
+			       "container's cgroup as it starts)";
+	}
+	strbuf_release(&drv);
+	if (!*why && perf_event_mount(&mnt, &v1) < 0)
+		*why = "no cgroup hierarchy with the perf_event controller is mounted";
+	if (*why) {
+		strbuf_release(&mnt);
+		return -1;
+	}
+	cf->parent = given && *given == '/' ? xstrdup(given)
+					     : given ? xasprintf("/%s", given)
+						     : xasprintf("/dlprof-%d", (int)getpid());
+	cf->dir = xasprintf("%s%s", mnt.buf, cf->parent);
+	strbuf_release(&mnt);
+	/* docker would make it as the container starts; made now, with its parents */
+	for (char *s = cf->dir + 1; ; s++) {
+		if (*s == '/' || !*s) {
+			char c = *s;
+
+			*s = 0;
+			if (mkdir(cf->dir, 0755) == 0 && !c)
+				cf->made = 1;
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	if (!cf->made && access(cf->dir, F_OK)) {
+		*why = "its cgroup parent cannot be made";
+		container_follow_done(cf);
+		return -1;
+	}
+	if (!given) {
+		const char **v = xcalloc(n + 3, sizeof(*v));
+
+		memcpy(v, argv, at * sizeof(*v));
+		v[at] = "--cgroup-parent";
+		v[at + 1] = cf->parent;
+		memcpy(v + at + 2, argv + at, (n - at + 1) * sizeof(*v));
+		*out = cf->argv = v;
+	}
+	return 0;
+}
+
+/* The folder record made, in every hierarchy (docker made it in the others): gone, where
+ * nothing is left in it (a container run with -d runs on) */
+void container_follow_done(struct container_follow *cf)
+{
+	char line[4096];
+	FILE *f;
+
+	if (cf->made && (f = fopen("/proc/self/mountinfo", "re"))) {
+		while (fgets(line, sizeof(line), f)) {
+			char root[1024], point[1024], fstype[64];
+			const char *dash = strstr(line, " - ");
+			char *path;
+
+			if (!dash || sscanf(line, "%*s %*s %*s %1023s %1023s", root, point) != 2 ||
+			    sscanf(dash + 3, "%63s", fstype) != 1 || strcmp(root, "/") ||
+			    (strcmp(fstype, "cgroup") && strcmp(fstype, "cgroup2")))
+				continue;
+			path = xasprintf("%s%s", point, cf->parent);
+			(void)rmdir(path);
+			free(path);
+		}
+		fclose(f);
+	}
+	free(cf->parent);
+	free(cf->dir);
+	free(cf->argv);
+	memset(cf, 0, sizeof(*cf));
 }

@@ -145,7 +145,7 @@ void events_attr_common(struct recorder *r, struct perf_event_attr *a, int first
 	/* -a: one event per cpu follows every task; the idle task's ticks are no one's */
 	a->inherit = !o->system_wide;
 	a->exclude_idle = !!o->system_wide;
-	if (o->pids || o->system_wide) {
+	if (o->pids || o->system_wide || o->ct_follow) {
 		/* running already: counting starts when the counter is opened */
 		a->disabled = 0;
 		a->enable_on_exec = 0;
@@ -434,7 +434,7 @@ int events_open(struct recorder *r, pid_t pid)
 	}
 	if (r->py.pb) {
 		pykernel_attach(r, 0);
-		if (r->py.pb && !r->opts->pids && pid > 0)
+		if (r->py.pb && !r->opts->pids && !r->opts->ct_follow && pid > 0)
 			pykernel_bells_open(r, pid);
 	}
 	return 0;

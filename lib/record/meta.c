@@ -216,6 +216,9 @@ void meta_write(struct recorder *r)
 				strbuf_addch(&tmp, ' ');
 			strbuf_addstr(&tmp, *a);
 		}
+		/* docker run: its container followed by the cgroup parent record made */
+		if (o->ct_follow && r->att.pid_flags)
+			meta_add(&sb, "cgroup_events", o->cgroup_dir);
 	}
 	meta_add(&sb, "cmdline", tmp.buf);
 	/* MONOTONIC REALTIME UNCERTAINTY, ns: the time axis of several hosts' recordings */

@@ -42,6 +42,9 @@ static int cgroup_open(struct recorder *r)
 
 	fd = cg < 0 ? -1 : event_open(&r->ev[0].attr, cg, r->cpus[0], -1,
 				      PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
+	if (fd < 0 && r->opts->ct_follow)
+		return error("the kernel refused events on cgroup %s (%s): the container "
+			     "cannot be followed", dir, strerror(errno)), -1;
 	if (fd < 0) {
 		rec_warn(r, "the kernel refused events on cgroup %s (%s): recording the %d "
 			 "processes in it now, as -p; processes started in it later are not "
@@ -122,7 +125,7 @@ static int attach_open(struct recorder *r)
 		if (start && (!earliest || start < earliest))
 			earliest = start;
 	}
-	if (on_cgroup)
+	if (on_cgroup && !r->opts->ct_follow)
 		strbuf_addf(&r->att.cmdline, "; and what starts in cgroup %s", r->opts->cgroup_dir);
 	/* a perf map written after the process started is its own (capture_perf_maps) */
 	r->start_wall = earliest ? earliest - 1 : 0;
@@ -480,7 +483,7 @@ static int check_opts(struct recorder *r, const struct record_opts *o, const str
 
 	if (!x->have_cmd && !x->attach && !o->system_wide)
 		return error("no command to record"), DLP_USAGE;
-	if (x->attach) {
+	if (x->attach && !o->ct_follow) {
 		ret = attach_parse_pids(o->pids, &r->att.targets);
 		if (ret < 0)
 			return ret == -1 ? DLP_USAGE : DLP_FAILED;
@@ -613,11 +616,11 @@ static int start(struct recorder *r, struct run *x)
 	const struct record_opts *o = x->o;
 	const char **argv;
 
-	if (!x->attach && x->have_cmd)
+	if ((!x->attach || o->ct_follow) && x->have_cmd)
 		env_setup(r);
 	/* with -p, a command is only the timer: it runs without counters */
 	/* a container it starts gets the same (podman/docker run: -e and -v added) */
-	argv = x->attach ? o->argv : env_container_argv(r, o->argv);
+	argv = x->attach && !o->ct_follow ? o->argv : env_container_argv(r, o->argv);
 	if (x->have_cmd && workload_prepare_stdio(&x->wl, argv, &x->orig_mask, x->orig_act,
 						  o->live ? o->live->stdio : NULL) < 0)
 		return -1;
@@ -639,6 +642,8 @@ static int start(struct recorder *r, struct run *x)
 			return -1;
 		}
 	} else {
+		if (o->cgroup_why)	/* a container the command starts, not followed */
+			rec_warn(r, "%s", o->cgroup_why);
 		if (events_open(r, x->wl.pid) < 0 || events_write_attrs(r) < 0) {
 			workload_abort(&x->wl);
 			return -1;
@@ -1071,7 +1076,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	x.warm.fd = -1;
 	x.status = -1;
 	x.have_cmd = o->argv && o->argv[0];
-	x.attach = o->pids != NULL;
+	x.attach = o->pids != NULL || o->ct_follow;
 	r->opts = o;
 	memrec_enc_init(&r->mem.frees_enc);
 	ret = check_opts(r, o, &x);

@@ -892,6 +892,8 @@ static void make_title(struct top *t)
 int top_run(const struct top_opts *o, int *exit_status)
 {
 	struct record_opts ro = RECORD_OPTS_INIT;
+	struct container_follow follow = { 0 };
+	struct strbuf follow_why = STRBUF_INIT;
 	struct record_live live;
 	struct profile_opts po;
 	struct profile_consumer c;
@@ -974,8 +976,26 @@ int top_run(const struct top_opts *o, int *exit_status)
 	ro.no_itt = 1;
 	ro.off_cpu = 0;
 	ro.live = &live;
+	/* docker run: its container comes from the daemon, followed by its cgroup */
+	if (have_cmd && !ro.pids && !ro.system_wide) {
+		const char *why;
+		int f = container_follow(o->argv, &ro.argv, &follow, &why);
+
+		if (!f) {
+			ro.ct_follow = 1;
+			ro.cgroup = follow.parent;
+			ro.cgroup_dir = follow.dir;
+		} else if (f < 0) {
+			strbuf_addf(&follow_why, "%s starts its container through a daemon, and it "
+				    "cannot be followed (%s): only the command is watched; watch the "
+				    "container with --container NAME while it runs", o->argv[0], why);
+			ro.cgroup_why = follow_why.buf;
+		}
+	}
 
 	res = record_run(&ro, &status);
+	container_follow_done(&follow);
+	strbuf_release(&follow_why);
 	/* record's roots are gone with it */
 	t->host = NULL;
 	profile_live_roots(t->pl, NULL, NULL);
