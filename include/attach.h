@@ -51,6 +51,11 @@ void attach_proc_info_ours(pid_t pid, const char *const *argv, struct strbuf *sb
 /* The container pid runs in, by its runtime's name (Podman, Docker; else the id's first
  * 12 hex digits), appended to name: 0, or -1 when its cgroup names none (ctname.c). */
 int ctname_of_pid(pid_t pid, struct strbuf *name);
+/* The first process of the running container containerd or CRI-O names want
+ * (POD/CONTAINER as ctname_of_pid gives it, its container's name where only one has it,
+ * or an id prefix of 12 digits or more), from its OCI bundle: its pid, 0 for none, -1
+ * where several containers have that name (*many of them) */
+long ctname_find(const char *want, int *many);
 
 typedef int (*attach_emit_fn)(void *ctx, const struct perf_event_header *rec);
 

@@ -43,12 +43,12 @@ test_failed=0
 trap 'test_cleanup' EXIT
 
 test_cleanup() {
-	# a Docker daemon docker_setup started is stopped, its containers with it
-	if [ -n "${DK_DAEMON:-}" ]; then
-		kill "$DK_DAEMON" 2>/dev/null
+	# a daemon docker_setup or containerd_setup started is stopped, its containers with it
+	for d in ${DK_DAEMON:-} ${CTRD_DAEMON:-}; do
+		kill "$d" 2>/dev/null
 		i=0
-		while kill -0 "$DK_DAEMON" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	fi
+		while kill -0 "$d" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	done
 	[ "${DLPROF_TEST_KEEP:-}" = 1 ] || rm -rf "$TRASH"
 }
 
@@ -213,6 +213,30 @@ docker_setup() {
 		DK_WHY="no Docker image: $(tail -n 1 "$TRASH/.ct-root.err")"; return 1; }
 	DK_VOLS="-v $SRC:$SRC:ro -v $TOP/examples:$TOP/examples:ro -v $TOP/lib:$TOP/lib:ro"
 	DK_RUN="docker run --rm --network none $DK_VOLS"
+}
+
+# containerd_setup: a containerd that ctr reaches (the machine's, or one started for the
+# test, at containerd's own paths: what a Kubernetes node runs under its CRI), and the
+# Debian 13 root in CT_ROOT for ctr run --rootfs.  CTRD_WHY where it cannot.
+containerd_setup() {
+	CTRD_WHY=
+	[ "$(id -u)" = 0 ] || { CTRD_WHY="containerd needs root"; return 1; }
+	command -v ctr >/dev/null 2>&1 || { CTRD_WHY="ctr (package containerd) is not installed"; return 1; }
+	CT_ROOT=$("$TOP/scripts/trixie-root.sh" 2>"$TRASH/.ct-root.err") || {
+		CTRD_WHY="no Debian 13 root: $(tail -n 1 "$TRASH/.ct-root.err")"; return 1; }
+	if ! ctr version >/dev/null 2>&1; then
+		containerd >"$TRASH/containerd.log" 2>&1 &
+		CTRD_DAEMON=$!
+		i=0
+		until ctr version >/dev/null 2>&1; do
+			i=$((i + 1))
+			if [ $i -gt 300 ] || ! kill -0 "$CTRD_DAEMON" 2>/dev/null; then
+				CTRD_WHY="containerd did not start: $(tail -n 1 "$TRASH/containerd.log")"
+				return 1
+			fi
+			sleep 0.1
+		done
+	fi
 }
 
 # profiled_span DATA PROF.json: "TID START,END", what a workload measured itself

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "record.h"
 #include "util.h"
 
@@ -49,7 +50,9 @@ static unsigned long ns_ino(long pid, const char *kind)
 	return stat(path, &st) < 0 ? 0 : (unsigned long)st.st_ino;
 }
 
-/* whether pid's /proc/PID/cgroup has a line for cgroup path cg */
+/* whether pid's /proc/PID/cgroup has a line for cgroup path cg or one below it (a
+ * Kubernetes pod's cgroup holds its containers' own; the kernel's cgroup events count
+ * them too) */
 static int in_cgroup(long pid, const char *cg)
 {
 	char path[64], line[4096];
@@ -69,7 +72,7 @@ static int in_cgroup(long pid, const char *cg)
 			continue;
 		p++;
 		p[strcspn(p, "\n")] = 0;
-		yes = !strncmp(p, cg, n) && p[n] == 0;
+		yes = !strncmp(p, cg, n) && (p[n] == 0 || p[n] == '/' || (n == 1 && *cg == '/'));
 	}
 	fclose(f);
 	return yes;
@@ -139,11 +142,20 @@ int container_pids(const char *container, const char *cgroup, struct strbuf *pid
 		long pid = 0;
 		unsigned long ns, self;
 
+		int many = 0;
+
 		for (size_t i = 0; i < ARRAY_SIZE(runtimes) && !pid; i++)
 			pid = inspect_pid(runtimes[i], container);
+		/* a Kubernetes node: containerd's or CRI-O's bundles, by the pod's names */
+		if (!pid)
+			pid = ctname_find(container, &many);
+		if (pid < 0)
+			return error("%d containers are named '%s': give POD/CONTAINER or its id",
+				     many, container), DLP_FAILED;
 		if (!pid)
 			return error("no running container '%s' (podman, docker and nerdctl inspect "
-				     "found none)", container), DLP_FAILED;
+				     "found none, nor containerd's and CRI-O's running bundles)",
+				     container), DLP_FAILED;
 		ns = ns_ino(pid, "pid");
 		self = ns_ino(getpid(), "pid");
 		if (!ns || ns == self)

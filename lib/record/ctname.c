@@ -7,13 +7,17 @@
  * (a monitor beside the container, Podman's conmon, sits in a cgroup of its own
  * "conmon" names: not the container's).  The name comes from the runtime's own files,
  * read without starting it (a `podman inspect` per new process would cost more than the
- * process's samples): Podman's containers.json, Docker's config.v2.json.  Without
- * either, the id's first 12 digits, as `docker ps` shows it.
+ * process's samples): Podman's containers.json, Docker's config.v2.json, and the OCI
+ * bundle of a container containerd (Kubernetes' CRI, nerdctl) or CRI-O runs, whose
+ * annotations name its pod and itself.  Without any, the id's first 12 digits, as
+ * `docker ps` shows it.
  */
 #include "attach.h"
 #include "util.h"
 
 #include <ctype.h>
+#include <dirent.h>
+#include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +107,153 @@ out:
 	return ret;
 }
 
+/* The string value of "key" in JSON text (an OCI config's annotations), into out */
+static int json_string(const char *json, const char *key, struct strbuf *out)
+{
+	char quoted[96];
+	const char *at;
+
+	snprintf(quoted, sizeof(quoted), "\"%s\"", key);
+	for (at = strstr(json, quoted); at; at = strstr(at + 1, quoted)) {
+		const char *v = at + strlen(quoted);
+
+		while (isspace((unsigned char)*v))
+			v++;
+		if (*v++ != ':')
+			continue;
+		while (isspace((unsigned char)*v))
+			v++;
+		if (*v == '"' && !take_quoted(v + 1, out))
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * A container by the annotations of its OCI bundle's config.json: Kubernetes' through
+ * containerd's CRI (io.kubernetes.cri.*) or CRI-O (io.kubernetes.pod.*, .container.name)
+ * as POD/CONTAINER, NAMESPACE/POD/CONTAINER outside the default namespace (a pod's
+ * sandbox, its pause process: POD); nerdctl's by its name.  -1: none of them.
+ */
+static int bundle_name(const char *config, struct strbuf *name)
+{
+	static const char *const keys[][3] = {
+		{ "io.kubernetes.cri.sandbox-namespace", "io.kubernetes.cri.sandbox-name",
+		  "io.kubernetes.cri.container-name" },
+		{ "io.kubernetes.pod.namespace", "io.kubernetes.pod.name",
+		  "io.kubernetes.container.name" },
+	};
+	struct strbuf sb = STRBUF_INIT, ns = STRBUF_INIT, pod = STRBUF_INIT, ct = STRBUF_INIT;
+	int ret = -1;
+
+	if (strbuf_read_file(&sb, config, 16u << 20) < 0)
+		goto out;
+	for (size_t k = 0; k < ARRAY_SIZE(keys) && ret; k++) {
+		if (json_string(sb.buf, keys[k][1], &pod) < 0)
+			continue;
+		if (!json_string(sb.buf, keys[k][0], &ns) && strcmp(ns.buf, "default"))
+			strbuf_addf(name, "%s/", ns.buf);
+		strbuf_addstr(name, pod.buf);
+		if (!json_string(sb.buf, keys[k][2], &ct))
+			strbuf_addf(name, "/%s", ct.buf);
+		ret = 0;
+	}
+	if (ret)
+		ret = json_string(sb.buf, "nerdctl/name", name);
+out:
+	strbuf_release(&sb);
+	strbuf_release(&ns);
+	strbuf_release(&pod);
+	strbuf_release(&ct);
+	return ret;
+}
+
+/* Where containerd keeps a running task's bundle (NAMESPACE/ID), and CRI-O (ID) */
+#define CONTAINERD_TASKS "/run/containerd/io.containerd.runtime.v2.task"
+#define CRIO_CONTAINERS "/run/containers/storage/overlay-containers"
+
+static int oci_name(const char *id, struct strbuf *name)
+{
+	char pattern[256];
+	glob_t g;
+	int ret = -1;
+
+	snprintf(pattern, sizeof(pattern), CONTAINERD_TASKS "/*/%s/config.json", id);
+	if (!glob(pattern, 0, NULL, &g)) {
+		ret = g.gl_pathc ? bundle_name(g.gl_pathv[0], name) : -1;
+		globfree(&g);
+	}
+	if (ret) {
+		snprintf(pattern, sizeof(pattern), CRIO_CONTAINERS "/%s/userdata/config.json", id);
+		ret = bundle_name(pattern, name);
+	}
+	return ret;
+}
+
+/*
+ * --container for a container no runtime's CLI knows (a Kubernetes node has crictl,
+ * if anything): the running bundles of containerd and CRI-O, matched by the name
+ * bundle_name() gives, by its container's name alone where one bundle has it, or by
+ * a prefix of its id (12 digits or more).  The pid its shim wrote (init.pid; CRI-O's
+ * pidfile), 0 when none matches, -1 when several do (*many: how many).
+ */
+long ctname_find(const char *want, int *many)
+{
+	static const char *const globs[][2] = {
+		{ CONTAINERD_TASKS "/*/*/config.json", "init.pid" },
+		{ CRIO_CONTAINERS "/*/userdata/config.json", "pidfile" },
+	};
+	size_t wl = strlen(want);
+	long exact = 0, by_ct = 0;
+	int nr_ct = 0;
+
+	*many = 0;
+	for (size_t k = 0; k < ARRAY_SIZE(globs) && !exact; k++) {
+		glob_t g;
+
+		if (glob(globs[k][0], 0, NULL, &g))
+			continue;
+		for (size_t i = 0; i < g.gl_pathc && !exact; i++) {
+			struct strbuf name = STRBUF_INIT, pid = STRBUF_INIT;
+			char *dir = xstrdup(g.gl_pathv[i]), *pidf, id[ID_LEN + 1] = "";
+			const char *last, *p;
+			int hit;
+
+			*strrchr(dir, '/') = 0;		/* the bundle: .../ID, CRI-O's .../ID/userdata */
+			pidf = xasprintf("%s/%s", dir, globs[k][1]);
+			if (k == 1)
+				*strrchr(dir, '/') = 0;
+			p = strrchr(dir, '/') + 1;
+			if (strlen(p) <= ID_LEN)
+				strcpy(id, p);
+			if (bundle_name(g.gl_pathv[i], &name) < 0)
+				strbuf_reset(&name);
+			last = strrchr(name.buf, '/');
+			hit = (name.len && !strcmp(name.buf, want)) ? 2 :
+			      (wl >= 12 && !strncmp(id, want, wl)) ? 2 :
+			      (last && !strcmp(last + 1, want)) ? 1 : 0;
+			if (hit && strbuf_read_file(&pid, pidf, 64) >= 0 && strtol(pid.buf, NULL, 10) > 0) {
+				if (hit == 2)
+					exact = strtol(pid.buf, NULL, 10);
+				else if (!nr_ct++)
+					by_ct = strtol(pid.buf, NULL, 10);
+			}
+			strbuf_release(&name);
+			strbuf_release(&pid);
+			free(pidf);
+			free(dir);
+		}
+		globfree(&g);
+	}
+	if (exact)
+		return exact;
+	if (nr_ct > 1) {
+		*many = nr_ct;
+		return -1;
+	}
+	return by_ct;
+}
+
 /* ids met, with their names: a runtime's files are read once per container */
 static struct { char id[ID_LEN + 1]; char *name; } *known;
 static size_t nr_known, alloc_known;
@@ -133,7 +284,7 @@ int ctname_of_pid(pid_t pid, struct strbuf *name)
 	{
 		struct strbuf sb = STRBUF_INIT;
 
-		if (podman_name(id, &sb) < 0 && docker_name(id, &sb) < 0)
+		if (podman_name(id, &sb) < 0 && docker_name(id, &sb) < 0 && oci_name(id, &sb) < 0)
 			strbuf_add(&sb, id, 12);
 		ALLOC_GROW(known, nr_known + 1, alloc_known);
 		memcpy(known[nr_known].id, id, sizeof(id));
