@@ -343,13 +343,14 @@ int cmd_record(int argc, const char **argv)
 			opts.cgroup_dir = follow.dir;
 			if (!quiet)
 				info("%s starts its container through a daemon: recording what runs "
-				     "in cgroup %s (--cgroup-parent %s)", argv[0], follow.dir,
+				     "in cgroup %s (--cgroup-parent %s)", container_runtime(argv[0]), follow.dir,
 				     follow.parent);
 		} else if (f < 0) {
 			/* said as the recording starts, and kept in it */
 			strbuf_addf(&follow_why, "%s starts its container through a daemon, and "
 				    "it cannot be followed (%s): only the command is recorded; record "
-				    "the container with --container NAME while it runs", argv[0], why);
+				    "the container with --container NAME while it runs",
+				    container_runtime(argv[0]), why);
 			opts.cgroup_why = follow_why.buf;
 		}
 	}

@@ -142,6 +142,8 @@ struct container_follow {
 int container_follow(const char **argv, const char ***out, struct container_follow *cf,
 		     const char **why);
 void container_follow_done(struct container_follow *cf);
+/* The runtime's name in a command's argv[0] (its last path component) */
+const char *container_runtime(const char *arg0);
 
 /* The flags of `podman run`/`docker run` that give a container started apart what
  * record gives a workload it starts (JIT profile, ITT collector), one line on out.

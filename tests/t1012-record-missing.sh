@@ -56,4 +56,29 @@ test_expect_success 'JIT names published (the default): no warning' '
 	"$DLPROF" record -q -o jit.data -- "$DEMO" -n 20 >/dev/null 2>err &&
 	cat err && ! test -s err
 '
+
+# docker run whose container record cannot follow (t1019 follows a real one): the
+# daemon's own answer to "info" decides.  A stand-in docker answers it as a daemon on
+# another host, then as one with the systemd cgroup driver, and runs the workload
+# itself for "run": it alone is recorded, and one line says why the container is not.
+mkdir -p "$TRASH/stand-in"
+cat >"$TRASH/stand-in/docker" <<-\EOF
+	#!/bin/sh
+	case "$1" in
+	info) echo "$DRIVER_ANSWER" ;;
+	run) shift; while [ "$1" != image ]; do shift; done; shift; exec "$@" ;;
+	esac
+	EOF
+chmod +x "$TRASH/stand-in/docker"
+for answer in "cgroupfs elsewhere-$$:its daemon runs on another host" \
+	      "systemd $(uname -n):its daemon.s cgroup driver is not cgroupfs: systemd.s makes"; do
+	test_expect_success "docker run, its daemon answering '${answer%%:*}': not followed, said" '
+		DRIVER_ANSWER="${answer%%:*}" "$DLPROF" record -q -o dk.data -- \
+			"$TRASH/stand-in/docker" run image "$DEMO" -n 20 >/dev/null 2>err && cat err &&
+		test_grep "^dlprof: warning: docker starts its container through a daemon, and it cannot be followed (${answer#*:}" err &&
+		test $(wc -l <err) = 1 &&
+		"$DLPROF" report -i dk.data --sort comm >dk 2>/dev/null && test_grep "^# warning: docker starts" dk &&
+		test_grep -E "^ *[0-9.]+% +[0-9]+ .* demo\$" dk
+	'
+done
 test_done

@@ -78,6 +78,14 @@ if [ "$DRIVER" = cgroupfs ] && [ -n "$V2" ]; then
 		n=$(awk "/later_spin \(<string>:[45]\)/ { n += \$NF } END { print n + 0 }" s.folded) &&
 		echo "$n samples in later_spin (1.2 s of CPU)" && test "$n" -ge 1100
 	'
+
+	# a run whose container never starts: said, not an empty table alone
+	test_expect_success 'record -- docker run of an image it does not have: nothing ran, said' '
+		rc=0 && "$DLPROF" record -o x.data -- $DK_RUN --pull never dlprof-no-such-image:0 \
+			>out 2>err || rc=$?; cat err && test $rc = 125 &&
+		test_grep "^dlprof: warning: nothing ran in cgroup .*, where docker was to start its container" err &&
+		"$DLPROF" report -i x.data >rep 2>/dev/null && test_grep "^# warning: nothing ran in cgroup" rep
+	'
 else
 	test_expect_success "record -- docker run under the $DRIVER driver: not followed, said" '
 		"$DLPROF" record -o d.data -- $DK_RUN dlprof-trixie true >out 2>err; cat err &&

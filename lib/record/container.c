@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -300,11 +301,18 @@ out:
  * recorded from its first instruction, and nothing else of the machine.  The systemd
  * driver places a container in a slice systemd makes as it starts: not followed, said.
  */
+const char *container_runtime(const char *arg0)
+{
+	const char *b = strrchr(arg0, '/');
+
+	return b ? b + 1 : arg0;
+}
+
 int container_follow(const char **argv, const char ***out, struct container_follow *cf,
 		     const char **why)
 {
 	const char *b, *given = NULL;
-	const char *info[] = { NULL, "info", "--format", "{{.CgroupDriver}}", NULL };
+	const char *info[] = { NULL, "info", "--format", "{{.CgroupDriver}} {{.Name}}", NULL };
 	struct strbuf drv = STRBUF_INIT, mnt = STRBUF_INIT;
 	size_t n = 0, at = 0;
 	int v1 = 0;
@@ -314,8 +322,7 @@ int container_follow(const char **argv, const char ***out, struct container_foll
 	*out = argv;
 	if (!argv || !argv[0])
 		return 1;
-	b = strrchr(argv[0], '/');
-	b = b ? b + 1 : argv[0];
+	b = container_runtime(argv[0]);
 	if (strcmp(b, "docker") && strcmp(b, "nerdctl"))
 		return 1;	/* podman's containers descend from the command */
 	while (argv[n])
@@ -342,11 +349,17 @@ int container_follow(const char **argv, const char ***out, struct container_foll
 	if (run_capture(info, 10000, &drv) < 0 || !drv.len) {
 		*why = "its daemon did not answer 'info'";
 	} else {
+		struct utsname u;
+		const char *host = strchr(drv.buf, ' ');
+
 		while (drv.len && isspace((unsigned char)drv.buf[drv.len - 1]))
 			drv.buf[--drv.len] = 0;
-		if (strcmp(drv.buf, "cgroupfs"))
-			*why = "its daemon's cgroup driver is not cgroupfs (systemd makes the "
-			       "container's cgroup as it starts)";
+		/* DOCKER_HOST, a context: a daemon elsewhere runs it elsewhere */
+		if (host && !uname(&u) && strcmp(host + 1, u.nodename))
+			*why = "its daemon runs on another host";
+		else if (strncmp(drv.buf, "cgroupfs ", 9) && strcmp(drv.buf, "cgroupfs"))
+			*why = "its daemon's cgroup driver is not cgroupfs: systemd's makes the "
+			       "container's cgroup as it starts";
 	}
 	strbuf_release(&drv);
 	if (!*why && perf_event_mount(&mnt, &v1) < 0)

@@ -81,6 +81,11 @@ void meta_check_missing(struct recorder *r)
 			    100.0 * unnamed / (r->samples > r->switch_outs ? r->samples - r->switch_outs : 1),
 			    why);
 	}
+	/* docker run followed: nothing ran in the cgroup record made for it */
+	if (r->opts->ct_follow && r->samples <= r->switch_outs)
+		rec_warn(r, "nothing ran in cgroup %s, where %s was to start its container: "
+			    "it did not start, or not on this machine", r->opts->cgroup_dir,
+			    container_runtime(r->opts->argv[0]));
 	if (r->relabel_guessed)
 		rec_warn(r, "%llu samples came with the id of another profiler's event (one "
 			    "sampling the same threads): written as %s, though another of the "

@@ -988,7 +988,8 @@ int top_run(const struct top_opts *o, int *exit_status)
 		} else if (f < 0) {
 			strbuf_addf(&follow_why, "%s starts its container through a daemon, and it "
 				    "cannot be followed (%s): only the command is watched; watch the "
-				    "container with --container NAME while it runs", o->argv[0], why);
+				    "container with --container NAME while it runs",
+				    container_runtime(o->argv[0]), why);
 			ro.cgroup_why = follow_why.buf;
 		}
 	}
