@@ -8,26 +8,38 @@
 # the workload's CPU time in its steps (its own count: what the kernel's sampling costs
 # its threads, without the wait for a core record's threads take on 2 cores), and
 # record's own CPU a sample while the workload ran (META record_run_cpu_ns).
-#   bench/container.sh [-n ROUNDS] [-s STEPS]
+# -r docker: the container run by Docker (a daemon must answer; record follows the run
+# through its cgroup parent) in place of Podman.
+#   bench/container.sh [-n ROUNDS] [-s STEPS] [-r podman|docker]
 set -e
 cd "$(dirname "$0")/.."
 DLPROF=${DLPROF:-$PWD/dlprof}
 RECDUMP=${RECDUMP:-$PWD/build/tests/recdump}
-rounds=5 steps=40
+rounds=5 steps=40 runtime=podman
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-n) rounds=$2; shift 2 ;;
 	-s) steps=$2; shift 2 ;;
-	*) echo "usage: bench/container.sh [-n ROUNDS] [-s STEPS]" >&2; exit 64 ;;
+	-r) runtime=$2; shift 2 ;;
+	*) echo "usage: bench/container.sh [-n ROUNDS] [-s STEPS] [-r podman|docker]" >&2; exit 64 ;;
 	esac
 done
-scripts/trixie-root.sh --image >/dev/null
+case $runtime in
+podman) scripts/trixie-root.sh --image >/dev/null ;;
+docker) docker info >/dev/null 2>&1 || { echo "bench/container.sh: no Docker daemon answers" >&2; exit 1; }
+	scripts/trixie-root.sh --docker-image >/dev/null ;;
+*) echo "bench/container.sh: -r podman or docker" >&2; exit 64 ;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '[containers]\ndefault_ulimits = []\n' >"$tmp/containers.conf"
 export CONTAINERS_CONF="$tmp/containers.conf"
 ex=$PWD/examples
-ct="podman --runtime runc --cgroup-manager cgroupfs run --rm -v $ex:$ex:ro dlprof-trixie python3"
+if [ "$runtime" = docker ]; then
+	ct="docker run --rm --network none -v $ex:$ex:ro dlprof-trixie python3"
+else
+	ct="podman --runtime runc --cgroup-manager cgroupfs run --rm -v $ex:$ex:ro dlprof-trixie python3"
+fi
 run() {	# PLACE MODE
 	if [ "$1" = ct ]; then cmd="$ct"; else cmd=/usr/bin/python3; fi
 	if [ "$2" = rec ]; then
