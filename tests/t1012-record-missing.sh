@@ -65,7 +65,8 @@ mkdir -p "$TRASH/stand-in"
 cat >"$TRASH/stand-in/docker" <<-\EOF
 	#!/bin/sh
 	case "$1" in
-	info) echo "$DRIVER_ANSWER" ;;
+	info) [ -n "$DRIVER_ANSWER" ] || exit 125; echo "$DRIVER_ANSWER" ;;
+	--version) echo "podman version 4.3.1" ;;
 	run) shift; while [ "$1" != image ]; do shift; done; shift; exec "$@" ;;
 	esac
 	EOF
@@ -81,4 +82,11 @@ for answer in "cgroupfs elsewhere-$$:its daemon runs on another host" \
 		test_grep -E "^ *[0-9.]+% +[0-9]+ .* demo\$" dk
 	'
 done
+# podman-docker's docker is podman, whose containers descend from the command: no word
+test_expect_success 'docker run where docker is podman: the command recorded, nothing said' '
+	DRIVER_ANSWER= "$DLPROF" record -q -o pd.data -- "$TRASH/stand-in/docker" run image \
+		"$DEMO" -n 20 >/dev/null 2>err && cat err && ! test -s err &&
+	"$DLPROF" report -i pd.data --sort comm >pd 2>/dev/null && ! grep "^# warning" pd &&
+	test_grep -E "^ *[0-9.]+% +[0-9]+ .* demo\$" pd
+'
 test_done

@@ -346,14 +346,25 @@ int container_follow(const char **argv, const char ***out, struct container_foll
 			given = argv[i] + 16;
 	}
 	info[0] = argv[0];
-	if (run_capture(info, 10000, &drv) < 0 || !drv.len) {
+	if (!run_capture(info, 10000, &drv))
+		while (drv.len && isspace((unsigned char)drv.buf[drv.len - 1]))
+			drv.buf[--drv.len] = 0;
+	else
+		strbuf_reset(&drv);	/* (docker prints the format's blanks, failing) */
+	if (!drv.len) {
+		const char *ver[] = { argv[0], "--version", NULL };
+
+		/* podman-docker's docker is podman: its containers descend from the command */
+		strbuf_reset(&drv);
+		if (!run_capture(ver, 10000, &drv) && !strncmp(drv.buf, "podman", 6)) {
+			strbuf_release(&drv);
+			return 1;
+		}
 		*why = "its daemon did not answer 'info'";
 	} else {
 		struct utsname u;
 		const char *host = strchr(drv.buf, ' ');
 
-		while (drv.len && isspace((unsigned char)drv.buf[drv.len - 1]))
-			drv.buf[--drv.len] = 0;
 		/* DOCKER_HOST, a context: a daemon elsewhere runs it elsewhere */
 		if (host && !uname(&u) && strcmp(host + 1, u.nodename))
 			*why = "its daemon runs on another host";

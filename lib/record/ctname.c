@@ -16,7 +16,6 @@
 #include "util.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -244,7 +244,7 @@ const struct elffile *elffile_image(const void *data, size_t size, const char *n
 		while (z >= 0 && done < size) {
 			ssize_t n = write(z, (const char *)data + done, size - done);
 
-			if (n <= 0 && errno != EINTR) {
+			if (n < 0 ? errno != EINTR : n == 0) {
 				close(z);
 				z = -1;
 			}
