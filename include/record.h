@@ -142,6 +142,9 @@ struct container_follow {
 int container_follow(const char **argv, const char ***out, struct container_follow *cf,
 		     const char **why);
 void container_follow_done(struct container_follow *cf);
+/* Whether a process's command line (/proc/PID/cmdline: NUL-separated, len bytes) is
+ * docker's or nerdctl's "run" (or "container run"): 1, its runtime's name in rt */
+int container_run_argv(const char *cmdline, size_t len, char rt[16]);
 /* The runtime's name in a command's argv[0] (its last path component) */
 const char *container_runtime(const char *arg0);
 

@@ -82,6 +82,15 @@ for answer in "cgroupfs elsewhere-$$:its daemon runs on another host" \
 		test_grep -E "^ *[0-9.]+% +[0-9]+ .* demo\$" dk
 	'
 done
+# a docker run a script runs: its container not recorded, said at the end (a process
+# whose argv[0] is docker, given "run": python3 reading its program from stdin)
+test_expect_success 'a docker run under the command: said at the end, kept' '
+	"$DLPROF" record -q -o ur.data -- bash -c "exec -a docker /usr/bin/python3 - run <<<\"import time; time.sleep(0.3)\"" \
+		>/dev/null 2>err && cat err &&
+	test_grep "^dlprof: warning: process [0-9]* ran .docker run., whose container its daemon starts: not recorded" err &&
+	test $(wc -l <err) = 1 &&
+	"$DLPROF" report -i ur.data >ur 2>/dev/null && test_grep "^# warning: process [0-9]* ran .docker run." ur
+'
 # podman-docker's docker is podman, whose containers descend from the command: no word
 test_expect_success 'docker run where docker is podman: the command recorded, nothing said' '
 	DRIVER_ANSWER= "$DLPROF" record -q -o pd.data -- "$TRASH/stand-in/docker" run image \

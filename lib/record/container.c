@@ -414,6 +414,28 @@ int container_follow(const char **argv, const char ***out, struct container_foll
 	return 0;
 }
 
+int container_run_argv(const char *cmdline, size_t len, char rt[16])
+{
+	const char *a = cmdline, *end = cmdline + len, *b;
+	int sub = 0;
+
+	if (!len)
+		return 0;
+	b = container_runtime(a);
+	if (strcmp(b, "docker") && strcmp(b, "nerdctl"))
+		return 0;
+	snprintf(rt, 16, "%s", b);
+	for (a += strlen(a) + 1; a < end; a += strlen(a) + 1) {
+		if (*a == '-')
+			continue;
+		if (!strcmp(a, "run"))
+			return 1;
+		if (strcmp(a, "container") || sub++)
+			return 0;
+	}
+	return 0;
+}
+
 /* The folder record made, in every hierarchy (docker made it in the others): gone, where
  * nothing is left in it (a container run with -d runs on) */
 void container_follow_done(struct container_follow *cf)

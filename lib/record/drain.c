@@ -477,6 +477,21 @@ static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
 
 	if (!attach_proc_info((pid_t)pid, &sb, &env)) {
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
+		/* a docker run the command ran (a script's): its container is not ours (the
+		 * command's own docker run is followed, or said not to be, at the start) */
+		if (!r->unfollowed_run && r->opts->argv && r->opts->argv[0] && !r->opts->pids &&
+		    !r->opts->system_wide && !r->opts->ct_follow &&
+		    strcmp(container_runtime(r->opts->argv[0]), "docker") &&
+		    strcmp(container_runtime(r->opts->argv[0]), "nerdctl")) {
+			char path[64];
+			struct strbuf cl = STRBUF_INIT;
+
+			snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+			if (strbuf_read_file(&cl, path, 1u << 16) >= 0 &&
+			    container_run_argv(cl.buf, cl.len, r->unfollowed_rt))
+				r->unfollowed_run = pid;
+			strbuf_release(&cl);
+		}
 		capture_itt_foreign(r, pid, attach_env_value(&env, "DLPROF_ITT_DIR"));
 	} else if (!last) {
 		ret = -1;

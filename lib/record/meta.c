@@ -81,6 +81,19 @@ void meta_check_missing(struct recorder *r)
 			    100.0 * unnamed / (r->samples > r->switch_outs ? r->samples - r->switch_outs : 1),
 			    why);
 	}
+	/* a docker run under the command (not podman-docker's: podman's descend) */
+	if (r->unfollowed_run) {
+		const char *ver[] = { r->unfollowed_rt, "--version", NULL };
+		struct strbuf v = STRBUF_INIT;
+
+		if (run_capture(ver, 10000, &v) || strncmp(v.buf, "podman", 6))
+			rec_warn(r, "process %u ran '%s run', whose container its daemon starts: "
+				    "not recorded; record '%s run' itself (dlprof record -- %s "
+				    "run ...), or the container with --container NAME while it runs",
+				    r->unfollowed_run, r->unfollowed_rt, r->unfollowed_rt,
+				    r->unfollowed_rt);
+		strbuf_release(&v);
+	}
 	/* docker run followed: nothing ran in the cgroup record made for it */
 	if (r->opts->ct_follow && r->samples <= r->switch_outs)
 		rec_warn(r, "nothing ran in cgroup %s, where %s was to start its container: "

@@ -281,6 +281,9 @@ struct recorder {
 	const struct record_opts *opts;
 	uint32_t cmd_pid;	/* the command record started, 0 with -p */
 	int cmd_exec_seen;	/* its first exec's PROC record was written */
+	uint32_t unfollowed_run;	/* a process under the command that ran docker or
+					   nerdctl "run" (not followed: said at the end) */
+	char unfollowed_rt[16];		/* ... which of them */
 	/* execs whose command line was not readable yet: the exec record comes before the
 	 * kernel has put the new image's arguments in place (read again at the next drains) */
 	struct proc_later {
