@@ -49,22 +49,20 @@ if [ ! -f "$root/.complete" ]; then
 	exec 9>&-
 fi
 
+# import_image TOOL LABEL: the root as TOOL's image dlprof-trixie, labelled with the
+# time it was built (LABEL: where TOOL's inspect finds that label), unless it has it
+import_image() {
+	command -v "$1" >/dev/null 2>&1 || { echo "trixie-root: $1 is not installed" >&2; exit 1; }
+	stamp=$(stat -c %Y "$root/.complete")
+	have=$("$1" image inspect --format "{{index $2 \"dlprof.root\"}}" dlprof-trixie 2>/dev/null || true)
+	if [ "$have" != "$stamp" ]; then
+		echo "trixie-root: importing $root as the $1 image dlprof-trixie" >&2
+		tar -C "$root" -c . | "$1" import --change "LABEL dlprof.root=$stamp" - dlprof-trixie >&2
+	fi
+}
 if [ "$1" = "--image" ]; then
-	command -v podman >/dev/null 2>&1 || { echo "trixie-root: podman is not installed" >&2; exit 1; }
-	stamp=$(stat -c %Y "$root/.complete")
-	have=$(podman image inspect --format '{{index .Labels "dlprof.root"}}' dlprof-trixie 2>/dev/null || true)
-	if [ "$have" != "$stamp" ]; then
-		echo "trixie-root: importing $root as the Podman image dlprof-trixie" >&2
-		tar -C "$root" -c . | podman import --change "LABEL dlprof.root=$stamp" - dlprof-trixie >&2
-	fi
-fi
-if [ "$1" = "--docker-image" ]; then
-	command -v docker >/dev/null 2>&1 || { echo "trixie-root: docker is not installed" >&2; exit 1; }
-	stamp=$(stat -c %Y "$root/.complete")
-	have=$(docker image inspect --format '{{index .Config.Labels "dlprof.root"}}' dlprof-trixie 2>/dev/null || true)
-	if [ "$have" != "$stamp" ]; then
-		echo "trixie-root: importing $root as the Docker image dlprof-trixie" >&2
-		tar -C "$root" -c . | docker import --change "LABEL dlprof.root=$stamp" - dlprof-trixie >&2
-	fi
+	import_image podman .Labels
+elif [ "$1" = "--docker-image" ]; then
+	import_image docker .Config.Labels
 fi
 echo "$root"

@@ -196,18 +196,10 @@ docker_setup() {
 	if ! docker info >/dev/null 2>&1; then
 		command -v dockerd >/dev/null 2>&1 || {
 			DK_WHY="no Docker daemon answers and dockerd is not installed"; return 1; }
-		dockerd --iptables=false --ip6tables=false --bridge=none \
-			--exec-opt native.cgroupdriver=cgroupfs >"$TRASH/dockerd.log" 2>&1 &
-		DK_DAEMON=$!
-		i=0
-		until docker info >/dev/null 2>&1; do
-			i=$((i + 1))
-			if [ $i -gt 300 ] || ! kill -0 "$DK_DAEMON" 2>/dev/null; then
-				DK_WHY="dockerd did not start: $(tail -n 1 "$TRASH/dockerd.log")"
-				return 1
-			fi
-			sleep 0.1
-		done
+		daemon_start "docker info" dockerd --iptables=false --ip6tables=false \
+			--bridge=none --exec-opt native.cgroupdriver=cgroupfs || {
+			DK_WHY=$DAEMON_WHY; return 1; }
+		DK_DAEMON=$DAEMON_PID
 	fi
 	"$TOP/scripts/trixie-root.sh" --docker-image >/dev/null 2>>"$TRASH/.ct-root.err" || {
 		DK_WHY="no Docker image: $(tail -n 1 "$TRASH/.ct-root.err")"; return 1; }
@@ -225,18 +217,30 @@ containerd_setup() {
 	CT_ROOT=$("$TOP/scripts/trixie-root.sh" 2>"$TRASH/.ct-root.err") || {
 		CTRD_WHY="no Debian 13 root: $(tail -n 1 "$TRASH/.ct-root.err")"; return 1; }
 	if ! ctr version >/dev/null 2>&1; then
-		containerd >"$TRASH/containerd.log" 2>&1 &
-		CTRD_DAEMON=$!
-		i=0
-		until ctr version >/dev/null 2>&1; do
-			i=$((i + 1))
-			if [ $i -gt 300 ] || ! kill -0 "$CTRD_DAEMON" 2>/dev/null; then
-				CTRD_WHY="containerd did not start: $(tail -n 1 "$TRASH/containerd.log")"
-				return 1
-			fi
-			sleep 0.1
-		done
+		daemon_start "ctr version" containerd || { CTRD_WHY=$DAEMON_WHY; return 1; }
+		CTRD_DAEMON=$DAEMON_PID
 	fi
+}
+
+# daemon_start CHECK DAEMON [ARGS...]: DAEMON started in the background (its output in
+# $TRASH/DAEMON.log, its pid in DAEMON_PID; test_cleanup stops what the callers keep),
+# then up to 30 s for CHECK (a command line) to succeed; 1 with DAEMON_WHY where the
+# daemon ends or does not answer
+daemon_start() {
+	ds_check=$1
+	shift
+	"$@" >"$TRASH/$1.log" 2>&1 &
+	DAEMON_PID=$!
+	ds_i=0
+	until $ds_check >/dev/null 2>&1; do
+		ds_i=$((ds_i + 1))
+		if [ $ds_i -gt 300 ] || ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+			DAEMON_WHY="$1 did not start: $(tail -n 1 "$TRASH/$1.log")"
+			kill "$DAEMON_PID" 2>/dev/null
+			return 1
+		fi
+		sleep 0.1
+	done
 }
 
 # profiled_span DATA PROF.json: "TID START,END", what a workload measured itself

@@ -2,6 +2,14 @@
 WL="$BUILD/tests/workloads"
 RECDUMP="$BUILD/tests/recdump"
 
+# a Python program of 1.2 s of CPU-bound work in later_spin() (python3 -c "$LATER_SPIN")
+LATER_SPIN="import time
+def later_spin(t):
+    x = 0
+    while time.process_time() - t < 1.2:
+        x += 1
+later_spin(time.process_time())"
+
 # jit_maps_cleanup: remove the /tmp/perf-PID.map each unw-jit run published (the pid
 # from its "pid PID" line, kept in $TRASH/wl*.out)
 jit_maps_cleanup() {

@@ -16,13 +16,6 @@
 test_require PERF_EVENTS
 container_setup || test_skip_all "$CT_WHY"
 CNN="$TOP/examples/cnn_train.py"
-# a process of 1.2 s of CPU-bound Python in later_spin()
-LATER_SPIN="import time
-def later_spin(t):
-    x = 0
-    while time.process_time() - t < 1.2:
-        x += 1
-later_spin(time.process_time())"
 RECDUMP="$BUILD/tests/recdump"
 
 test_expect_success "record the CNN in a container ($CT_KIND) from the host" '

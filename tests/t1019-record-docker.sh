@@ -14,7 +14,6 @@
 test_require PERF_EVENTS
 docker_setup || test_skip_all "$DK_WHY"
 CNN="$TOP/examples/cnn_train.py"
-RECDUMP="$BUILD/tests/recdump"
 DRIVER=$(docker info --format '{{.CgroupDriver}}' 2>/dev/null)
 # each cgroup hierarchy's mount point and type (mountinfo: the type follows " - ")
 cgroup_mounts() {
@@ -23,12 +22,6 @@ cgroup_mounts() {
 }
 # where cgroup v2 is mounted (a hybrid machine: unified/), for the parent's cpu.stat
 V2=$(cgroup_mounts | awk '$2 == "cgroup2" { print $1; exit }')
-SPIN="import time
-def later_spin(t):
-    x = 0
-    while time.process_time() - t < 1.2:
-        x += 1
-later_spin(time.process_time())"
 
 if [ "$DRIVER" = cgroupfs ] && [ -n "$V2" ]; then
 	# under a parent the test made (kept by record, read after): its cpu.stat counts
@@ -80,7 +73,7 @@ if [ "$DRIVER" = cgroupfs ] && [ -n "$V2" ]; then
 	# container as docker ps does
 	test_expect_success 'record -- docker run --name: its parent made and removed, the container named' '
 		name=dlprof-t1019-$$ &&
-		rc=0 && "$DLPROF" record -o s.data -- $DK_RUN --name $name dlprof-trixie python3 -c "$SPIN" >out 2>err || rc=$?;
+		rc=0 && "$DLPROF" record -o s.data -- $DK_RUN --name $name dlprof-trixie python3 -c "$LATER_SPIN" >out 2>err || rc=$?;
 		cat err; test $rc = 0 &&
 		dir=$(sed -n "s/^dlprof: docker starts its container .* in cgroup \([^ ]*\) (--cgroup-parent \(.*\))\$/\1/p" err) &&
 		echo "followed in $dir" && test -n "$dir" && ! test -e "$dir" &&
