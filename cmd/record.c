@@ -337,7 +337,15 @@ int cmd_record(int argc, const char **argv)
 			opts.argv = argv;
 			f = -1;
 		}
-		if (!f) {
+		if (!f && !follow.dir) {
+			opts.ct_follow = 2;
+			opts.ct_cidfile = follow.cidfile;
+			opts.ct_parent = follow.parent;
+			if (!quiet)
+				info("%s starts its container through a daemon, which makes its cgroup "
+				     "as it starts: recording what runs there once it is made",
+				     container_runtime(argv[0]));
+		} else if (!f) {
 			opts.ct_follow = 1;
 			opts.cgroup = follow.parent;
 			opts.cgroup_dir = follow.dir;

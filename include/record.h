@@ -103,7 +103,10 @@ struct record_opts {
 					   period, where not metrics_period; NULL: none */
 	int ct_follow;			/* the command starts a container through a daemon
 					   (docker run): its cgroup_dir is the run's cgroup
-					   parent, recorded from before the command starts */
+					   parent, recorded from before the command starts;
+					   2: late, cgroup_dir NULL, the container's own cgroup
+					   found as it starts (ct_cidfile, ct_parent) */
+	const char *ct_cidfile, *ct_parent;
 };
 
 /* How --metrics counts: AUTO is GROUP where the kernel reads an inherited group with
@@ -115,7 +118,7 @@ enum { RECORD_MET_AUTO, RECORD_MET_GROUP, RECORD_MET_EVENTS };
 /* whole stacks by default: Debian's libraries have no frame pointers, only CFI */
 #define RECORD_OPTS_INIT { "dlprof.data", RECORD_DEFAULT_FREQ, 0, NULL, RECORD_CG_DWARF, \
 			   RECORD_DEFAULT_STACK, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, \
-			   NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0 }
+			   NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL }
 
 /* --container NAME|ID or --cgroup PATH (the other NULL): the processes, as -p's list, in
  * pids; the container's first process (its runtime's answer) in *ct_pid, 0 for a
@@ -133,15 +136,31 @@ int container_cgroup_dir(long ct_pid, const char *cgroup, struct strbuf *dir,
  * cgroup parent made for it (container.c) */
 struct container_follow {
 	char *parent;			/* the run's --cgroup-parent, as the runtime takes it */
-	char *dir;			/* ... its folder in the perf_event hierarchy */
-	const char **argv;		/* the command with --cgroup-parent added; NULL: given */
+	char *dir;			/* ... its folder in the perf_event hierarchy; NULL:
+					   late (the container's own found as it starts) */
+	const char **argv;		/* the command with the flags added; NULL: as given */
 	int made;			/* record made the folder (removed after) */
+	char *cidfile;			/* late: where the runtime writes the container's id */
+	char *ciddir;			/* ... the folder record made for it (removed after) */
 };
 /* 1: argv starts no container through a daemon; 0: *cf filled, *out the command to
- * run; -1: it does, but it cannot be followed (*why says why) */
+ * run; -1: it does, but it cannot be followed (*why says why).  With the systemd
+ * driver (or DLPROF_FOLLOW=late) the container is followed late: cf->dir is NULL and
+ * cf->cidfile names the file the run writes its id to (container_late_cgroup()). */
 int container_follow(const char **argv, const char ***out, struct container_follow *cf,
 		     const char **why);
 void container_follow_done(struct container_follow *cf);
+/* The folder (in the perf_event hierarchy) of the cgroup of the container whose id the
+ * run wrote to cidfile, made under parent (the run's --cgroup-parent, or NULL): 0 with
+ * dir set, -1 while the id or the folder is not there yet.  full: search the whole
+ * hierarchy, not only where Docker's drivers put it.  *id_seen: the id was read. */
+int container_late_cgroup(const char *cidfile, const char *parent, int full, struct strbuf *dir,
+			  int *id_seen);
+/* An empty cgroup folder of record's own in the perf_event hierarchy (dlprof-PID-none),
+ * into dir: events with nothing to count where the container never came.  0 or -1. */
+int container_empty_cgroup(struct strbuf *dir);
+/* The processes in cgroup folder dir and below, as "PID,PID,...": how many */
+size_t container_cgroup_pids(const char *dir, struct strbuf *pids);
 /* Whether a process's command line (/proc/PID/cmdline: NUL-separated, len bytes) is
  * docker's or nerdctl's "run" (or "container run"): 1, its runtime's name in rt */
 int container_run_argv(const char *cmdline, size_t len, char rt[16]);

@@ -85,12 +85,34 @@ if [ "$DRIVER" = cgroupfs ] && [ -n "$V2" ]; then
 		echo "$n samples in later_spin (1.2 s of CPU)" && test "$n" -ge 1100
 	'
 
+	# late, as under the systemd driver (which makes the container's cgroup as it
+	# starts; forced here): the id from the run's cidfile, the cgroup found as runc
+	# makes it, its events opened while runc's init waits for the start
+	test_expect_success 'record -- docker run, followed late: from runc'"'"'s init on, all its CPU time' '
+		parent=/dlprof-t1019l-$$ && mkdir "$V2$parent" && rc=0 &&
+		DLPROF_FOLLOW=late "$DLPROF" record -o l.data -- $DK_RUN --cgroup-parent $parent \
+			dlprof-trixie python3 "$CNN" --steps 4 >out 2>err || rc=$?;
+		cat err; cpu=$(sed -n "s/^usage_usec //p" "$V2$parent/cpu.stat");
+		cgroup_mounts | while read m t; do rmdir "$m$parent" 2>/dev/null || :; done;
+		test $rc = 0 && grep -q "^cnn_train: 4 steps" out &&
+		test_grep "^dlprof: docker starts its container through a daemon, which makes its cgroup as it starts" err &&
+		! grep "warning" err && ! ls -d /tmp/dlprof-cid.* 2>/dev/null &&
+		"$DLPROF" report -i l.data --sort comm >lcomm 2>/dev/null && sed -n "/Comm/,\$p" lcomm &&
+		test_grep "^ *[0-9.]*% .* runc:\[2:INIT\]" lcomm &&
+		n=$(sed -n "s/^# samples: \([0-9]*\) in .*/\1/p" lcomm) &&
+		echo "$n samples for $cpu us of the container'"'"'s CPU" &&
+		test $((n * 1001)) -ge $((cpu * 95 / 100)) && test $((n * 1001)) -le $((cpu * 105 / 100 + 20000))
+	'
+
 	# a run whose container never starts: said, not an empty table alone
 	test_expect_success 'record -- docker run of an image it does not have: nothing ran, said' '
 		rc=0 && "$DLPROF" record -o x.data -- $DK_RUN --pull never dlprof-no-such-image:0 \
 			>out 2>err || rc=$?; cat err && test $rc = 125 &&
 		test_grep "^dlprof: warning: nothing ran in cgroup .*, where docker was to start its container" err &&
-		"$DLPROF" report -i x.data >rep 2>/dev/null && test_grep "^# warning: nothing ran in cgroup" rep
+		"$DLPROF" report -i x.data >rep 2>/dev/null && test_grep "^# warning: nothing ran in cgroup" rep &&
+		rc=0 && DLPROF_FOLLOW=late "$DLPROF" record -o y.data -- $DK_RUN --pull never \
+			dlprof-no-such-image:0 >out 2>err || rc=$?; cat err && test $rc = 125 &&
+		test_grep "^dlprof: warning: docker.s container did not come: no cgroup of the id in its cidfile" err
 	'
 else
 	test_expect_success "record -- docker run under the $DRIVER driver: not followed, said" '

@@ -106,6 +106,11 @@ out:
 	return start;
 }
 
+unsigned long long attach_start_ticks(pid_t pid)
+{
+	return start_ticks(pid);
+}
+
 time_t attach_start_wall(pid_t pid)
 {
 	struct strbuf sb = STRBUF_INIT;

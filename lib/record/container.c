@@ -16,6 +16,8 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +310,170 @@ const char *container_runtime(const char *arg0)
 	return b ? b + 1 : arg0;
 }
 
+/*
+ * Late: the container's cgroup is made as it starts (the systemd driver: a scope under
+ * a slice systemd makes then), so nothing can be opened on it before.  The run writes
+ * the container's id to a cidfile as the container is created; record lets the command
+ * go, reads the id, finds the cgroup's folder as runc makes it (runc's init waits there
+ * for the start) and opens its events then (container_late_cgroup()).
+ */
+static int follow_late(const char **argv, size_t n, size_t at, const char *given,
+		       const char ***out, struct container_follow *cf, const char **why,
+		       struct strbuf *mnt)
+{
+	const char *cid = NULL;
+	size_t extra = 0;
+
+	strbuf_release(mnt);
+	for (size_t i = at; i < n && !cid; i++) {
+		if (!strcmp(argv[i], "--cidfile") && i + 1 < n)
+			cid = argv[i + 1];
+		else if (!strncmp(argv[i], "--cidfile=", 10))
+			cid = argv[i] + 10;
+	}
+	if (cid) {
+		cf->cidfile = xstrdup(cid);
+	} else {
+		char tmpl[] = "/tmp/dlprof-cid.XXXXXX";
+
+		if (!mkdtemp(tmpl)) {
+			*why = "no folder for its cidfile can be made in /tmp";
+			return -1;
+		}
+		cf->ciddir = xstrdup(tmpl);
+		cf->cidfile = xasprintf("%s/cid", tmpl);
+		extra = 2;
+	}
+	if (given)
+		cf->parent = *given == '/' ? xstrdup(given) : xasprintf("/%s", given);
+	if (extra) {
+		const char **v = xcalloc(n + extra + 1, sizeof(*v));
+
+		memcpy(v, argv, at * sizeof(*v));
+		v[at] = "--cidfile";
+		v[at + 1] = cf->cidfile;
+		memcpy(v + at + 2, argv + at, (n - at + 1) * sizeof(*v));
+		*out = cf->argv = v;
+	}
+	return 0;
+}
+
+/* The id in a cidfile: 64 hex digits, else 0 */
+static int read_cid(const char *cidfile, char id[65])
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ok = strbuf_read_file(&sb, cidfile, 256) >= 0 && sb.len >= 64;
+
+	for (int i = 0; ok && i < 64; i++)
+		ok = isxdigit((unsigned char)sb.buf[i]) && !isupper((unsigned char)sb.buf[i]);
+	if (ok)
+		memcpy(id, sb.buf, 64), id[64] = 0;
+	strbuf_release(&sb);
+	return ok;
+}
+
+/* A folder under dir (depth levels at most) whose name holds id, into out */
+static int find_named(const char *dir, const char *id, int depth, struct strbuf *out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		char *sub;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		sub = xasprintf("%s/%s", dir, e->d_name);
+		if (strstr(e->d_name, id)) {
+			strbuf_addstr(out, sub);
+			found = 1;
+		} else if (depth > 1) {
+			found = find_named(sub, id, depth - 1, out);
+		}
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Whether the path fmt makes (into dir) is a folder */
+static int is_dir_at(struct strbuf *dir, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int is_dir_at(struct strbuf *dir, const char *fmt, ...)
+{
+	struct stat st;
+	va_list ap;
+
+	strbuf_reset(dir);
+	va_start(ap, fmt);
+	strbuf_vaddf(dir, fmt, ap);
+	va_end(ap);
+	return stat(dir->buf, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int container_late_cgroup(const char *cidfile, const char *parent, int full, struct strbuf *dir,
+			  int *id_seen)
+{
+	struct strbuf mnt = STRBUF_INIT, slice = STRBUF_INIT;
+	char id[65];
+	int v1 = 0, found;
+
+	*id_seen = 0;
+	if (!read_cid(cidfile, id) || perf_event_mount(&mnt, &v1) < 0) {
+		strbuf_release(&mnt);
+		return -1;
+	}
+	*id_seen = 1;
+	/* where the drivers put it: systemd's docker-ID.scope in system.slice or the run's
+	 * slice (a dash in a slice's name nests it: a-b.slice in a.slice), cgroupfs's ID in
+	 * /docker or the run's parent */
+	if (parent && strlen(parent) > 7 && !strcmp(parent + strlen(parent) - 6, ".slice")) {
+		const char *p = parent + 1;
+
+		for (const char *d = strchr(p, '-'); d; d = strchr(d + 1, '-'))
+			strbuf_addf(&slice, "/%.*s.slice", (int)(d - p), p);
+		strbuf_addf(&slice, "/%s", p);
+	}
+	found = is_dir_at(dir, "%s/system.slice/docker-%s.scope", mnt.buf, id) ||
+		is_dir_at(dir, "%s/docker/%s", mnt.buf, id) ||
+		(slice.len && is_dir_at(dir, "%s%s/docker-%s.scope", mnt.buf, slice.buf, id)) ||
+		(parent && is_dir_at(dir, "%s%s/%s", mnt.buf, parent, id));
+	strbuf_release(&slice);
+	if (!found && full) {
+		strbuf_reset(dir);
+		found = find_named(mnt.buf, id, 6, dir);
+	}
+	if (!found)
+		strbuf_reset(dir);
+	strbuf_release(&mnt);
+	return found ? 0 : -1;
+}
+
+int container_empty_cgroup(struct strbuf *dir)
+{
+	struct strbuf mnt = STRBUF_INIT;
+	int v1 = 0, ret = -1;
+
+	if (perf_event_mount(&mnt, &v1) == 0) {
+		strbuf_addf(dir, "%s/dlprof-%d-none", mnt.buf, (int)getpid());
+		ret = mkdir(dir->buf, 0755) == 0 || errno == EEXIST ? 0 : -1;
+	}
+	strbuf_release(&mnt);
+	return ret;
+}
+
+size_t container_cgroup_pids(const char *dir, struct strbuf *pids)
+{
+	char *own;
+	const char *cg = proc_path(dir, &own);
+	size_t n = collect(pids, cgroup_member, cg);
+
+	free(own);
+	return n;
+}
+
 int container_follow(const char **argv, const char ***out, struct container_follow *cf,
 		     const char **why)
 {
@@ -315,7 +481,7 @@ int container_follow(const char **argv, const char ***out, struct container_foll
 	const char *info[] = { NULL, "info", "--format", "{{.CgroupDriver}} {{.Name}}", NULL };
 	struct strbuf drv = STRBUF_INIT, mnt = STRBUF_INIT;
 	size_t n = 0, at = 0;
-	int v1 = 0;
+	int v1 = 0, late = 0;
 
 	memset(cf, 0, sizeof(*cf));
 	*why = NULL;
@@ -369,8 +535,7 @@ int container_follow(const char **argv, const char ***out, struct container_foll
 		if (host && !uname(&u) && strcmp(host + 1, u.nodename))
 			*why = "its daemon runs on another host";
 		else if (strncmp(drv.buf, "cgroupfs ", 9) && strcmp(drv.buf, "cgroupfs"))
-			*why = "its daemon's cgroup driver is not cgroupfs: systemd's makes the "
-			       "container's cgroup as it starts";
+			late = 1;	/* systemd's makes the container's cgroup as it starts */
 	}
 	strbuf_release(&drv);
 	if (!*why && perf_event_mount(&mnt, &v1) < 0)
@@ -379,6 +544,8 @@ int container_follow(const char **argv, const char ***out, struct container_foll
 		strbuf_release(&mnt);
 		return -1;
 	}
+	if (late || (getenv("DLPROF_FOLLOW") && !strcmp(getenv("DLPROF_FOLLOW"), "late")))
+		return follow_late(argv, n, at, given, out, cf, why, &mnt);
 	cf->parent = given && *given == '/' ? xstrdup(given)
 					     : given ? xasprintf("/%s", given)
 						     : xasprintf("/dlprof-%d", (int)getpid());
@@ -459,6 +626,12 @@ void container_follow_done(struct container_follow *cf)
 		}
 		fclose(f);
 	}
+	if (cf->ciddir) {
+		(void)unlink(cf->cidfile);
+		(void)rmdir(cf->ciddir);
+	}
+	free(cf->cidfile);
+	free(cf->ciddir);
 	free(cf->parent);
 	free(cf->dir);
 	free(cf->argv);

@@ -95,9 +95,13 @@ void meta_check_missing(struct recorder *r)
 		strbuf_release(&v);
 	}
 	/* docker run followed: nothing ran in the cgroup record made for it */
-	if (r->opts->ct_follow && r->samples <= r->switch_outs)
+	if (r->cg_dir_made)	/* followed late: its cgroup never came */
+		rec_warn(r, "%s's container did not come: no cgroup of the id in its cidfile "
+			    "(%s) was made before the command ended or was interrupted",
+			    container_runtime(r->opts->argv[0]), r->opts->ct_cidfile);
+	else if (r->opts->ct_follow && r->samples <= r->switch_outs)
 		rec_warn(r, "nothing ran in cgroup %s, where %s was to start its container: "
-			    "it did not start, or not on this machine", r->opts->cgroup_dir,
+			    "it did not start, or not on this machine", r->cg_dir,
 			    container_runtime(r->opts->argv[0]));
 	if (r->relabel_guessed)
 		rec_warn(r, "%llu samples came with the id of another profiler's event (one "
@@ -236,7 +240,7 @@ void meta_write(struct recorder *r)
 		}
 		/* docker run: its container followed by the cgroup parent record made */
 		if (o->ct_follow && r->att.pid_flags)
-			meta_add(&sb, "cgroup_events", o->cgroup_dir);
+			meta_add(&sb, "cgroup_events", r->cg_dir);
 	}
 	meta_add(&sb, "cmdline", tmp.buf);
 	/* MONOTONIC REALTIME UNCERTAINTY, ns: the time axis of several hosts' recordings */

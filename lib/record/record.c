@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -37,7 +38,7 @@
  */
 static int cgroup_open(struct recorder *r)
 {
-	const char *dir = r->opts->cgroup_dir;
+	const char *dir = r->cg_dir;
 	int cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, ret;
 
 	fd = cg < 0 ? -1 : event_open(&r->ev[0].attr, cg, r->cpus[0], -1,
@@ -99,7 +100,7 @@ static int attach_open(struct recorder *r)
 				     "(uid %u); attaching needs root or CAP_SYS_PTRACE",
 				     (int)r->att.targets[t], strerror(errno), (unsigned)st.st_uid);
 	}
-	if (r->opts->cgroup_dir) {
+	if (r->cg_dir) {
 		on_cgroup = cgroup_open(r);
 		if (on_cgroup < 0)
 			return -1;
@@ -126,7 +127,7 @@ static int attach_open(struct recorder *r)
 			earliest = start;
 	}
 	if (on_cgroup && !r->opts->ct_follow)
-		strbuf_addf(&r->att.cmdline, "; and what starts in cgroup %s", r->opts->cgroup_dir);
+		strbuf_addf(&r->att.cmdline, "; and what starts in cgroup %s", r->cg_dir);
 	/* a perf map written after the process started is its own (capture_perf_maps) */
 	r->start_wall = earliest ? earliest - 1 : 0;
 	return 0;
@@ -608,6 +609,97 @@ static void give_signals_back(struct run *x)
 	sigprocmask(SIG_SETMASK, &x->orig_mask, NULL);
 }
 
+/*
+ * docker run followed late (its daemon's driver makes the container's cgroup as the
+ * container starts: container_follow()): the command has gone; the container's id comes
+ * in the run's cidfile as it is created, its cgroup as runc makes it, runc's init
+ * waiting there for the start.  Looked for each millisecond (the whole hierarchy every
+ * 50 ms) while the command runs and no signal came.  0: r->cg_dir and the processes in
+ * it now in r->att; -1: none came (r->cg_dir an empty cgroup of our own, said).
+ */
+static int late_container(struct recorder *r, struct run *x)
+{
+	const struct record_opts *o = x->o;
+	struct strbuf pids = STRBUF_INIT;
+	uint64_t last_full = 0;
+	int id_seen = 0, found = 0;
+
+	for (;;) {
+		struct pollfd p = { x->sfd, POLLIN, 0 };
+		siginfo_t si;
+		uint64_t now = now_ns();
+		int full = id_seen && now - last_full > 50000000ull;
+
+		if (full)
+			last_full = now;
+		strbuf_reset(&r->cg_dir_own);
+		if (!container_late_cgroup(o->ct_cidfile, o->ct_parent, full, &r->cg_dir_own,
+					   &id_seen)) {
+			found = 1;
+			break;
+		}
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)x->wl.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid)
+			break;	/* the command ended first */
+		if (poll(&p, 1, 1) > 0)
+			break;	/* a signal: the loop takes it */
+	}
+	if (!found) {
+		strbuf_reset(&r->cg_dir_own);
+		if (container_empty_cgroup(&r->cg_dir_own) < 0)
+			return error("%s: no container came, and no cgroup can be made to wait "
+				     "on", container_runtime(o->argv[0])), -1;
+		r->cg_dir = r->cg_dir_own.buf;
+		r->cg_dir_made = 1;
+		return 0;
+	}
+	r->cg_dir = r->cg_dir_own.buf;
+	if (container_cgroup_pids(r->cg_dir, &pids)) {
+		for (char *s = pids.buf, *e; *s; s = *e ? e + 1 : e) {
+			long pid = strtol(s, &e, 10);
+
+			if (pid > 0 && !kill((pid_t)pid, 0)) {
+				r->att.targets = xrealloc(r->att.targets,
+							  ((size_t)r->att.nr + 1) * sizeof(pid_t));
+				r->att.targets[r->att.nr++] = (pid_t)pid;
+			}
+		}
+	}
+	strbuf_release(&pids);
+	return 0;
+}
+
+/* ... found after its program started: how long before, said (runc's own processes,
+ * "runc:[2:INIT]" waiting for the start, are not the program) */
+static void late_said(struct recorder *r)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	struct timespec now;
+	unsigned long long first = 0;
+
+	for (int t = 0; t < r->att.nr; t++) {
+		char path[64], comm[32] = "";
+		struct strbuf sb = STRBUF_INIT;
+		unsigned long long st;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)r->att.targets[t]);
+		if (strbuf_read_file(&sb, path, 64) >= 0)
+			snprintf(comm, sizeof(comm), "%s", sb.buf);
+		strbuf_release(&sb);
+		if (!strncmp(comm, "runc", 4))
+			continue;
+		st = attach_start_ticks(r->att.targets[t]);
+		if (st && (!first || st < first))
+			first = st;
+	}
+	if (!first || tck <= 0 || clock_gettime(CLOCK_BOOTTIME, &now))
+		return;
+	rec_warn(r, "the container's program ran %.0f ms before its cgroup was found (its "
+		    "daemon makes it as the container starts): those are not recorded",
+		    (double)now.tv_sec * 1e3 + now.tv_nsec / 1e6 - (double)first * 1e3 / tck);
+}
+
 /* The command forked and held, the counters opened on it (or on the -p targets), then
  * the command let go.  -1: nothing to record (x->status 127 when the command could not
  * be run). */
@@ -633,6 +725,27 @@ static int start(struct recorder *r, struct run *x)
 	 * (recunwind.c), the compressing one stays idle-class.  Not allowed: the default
 	 * weight, as perf runs (docs/record.md). */
 	(void)setpriority(PRIO_PROCESS, 0, RECORD_NICE);
+	if (o->ct_follow == 2) {
+		/* the command first: its container is followed once it is made */
+		if (workload_start(&x->wl, argv[0]) < 0) {
+			workload_reap(&x->wl, 1, &x->status);
+			x->status = 127;
+			return -1;
+		}
+		if (late_container(r, x) < 0) {
+			workload_abort(&x->wl);
+			return -1;
+		}
+		clock_pair(&r->clock_start.mono, &r->clock_start.real, &r->clock_start.err);
+		r->start_ns = r->clock_start.mono;
+		if (attach_open(r) < 0) {
+			workload_abort(&x->wl);
+			return -1;
+		}
+		if (!r->cg_dir_made)
+			late_said(r);
+		return 0;
+	}
 	if (x->attach || o->system_wide) {
 		clock_pair(&r->clock_start.mono, &r->clock_start.real, &r->clock_start.err);
 		r->start_ns = r->clock_start.mono;
@@ -1047,6 +1160,9 @@ static void recorder_release(struct recorder *r)
 	free(r->att.targets);
 	u64map_release(&r->att.tids_open);
 	strbuf_release(&r->att.cmdline);
+	if (r->cg_dir_made)
+		(void)rmdir(r->cg_dir_own.buf);
+	strbuf_release(&r->cg_dir_own);
 	strbuf_release(&r->warn.lines);
 	free(r->itt.dnnl_path);
 	for (size_t i = 0; i < r->itt.nr_foreign; i++)
@@ -1078,6 +1194,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	x.have_cmd = o->argv && o->argv[0];
 	x.attach = o->pids != NULL || o->ct_follow;
 	r->opts = o;
+	r->cg_dir = o->cgroup_dir;
 	memrec_enc_init(&r->mem.frees_enc);
 	ret = check_opts(r, o, &x);
 	if (ret) {

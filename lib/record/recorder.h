@@ -281,6 +281,10 @@ struct recorder {
 	const struct record_opts *opts;
 	uint32_t cmd_pid;	/* the command record started, 0 with -p */
 	int cmd_exec_seen;	/* its first exec's PROC record was written */
+	const char *cg_dir;		/* the cgroup folder the events are on (opts'; a late
+					   docker run's own, found as it starts: cg_dir_own) */
+	struct strbuf cg_dir_own;
+	int cg_dir_made;		/* ... an empty one of ours (removed after) */
 	uint32_t unfollowed_run;	/* a process under the command that ran docker or
 					   nerdctl "run" (not followed: said at the end) */
 	char unfollowed_rt[16];		/* ... which of them */

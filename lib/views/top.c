@@ -982,9 +982,11 @@ int top_run(const struct top_opts *o, int *exit_status)
 		int f = container_follow(o->argv, &ro.argv, &follow, &why);
 
 		if (!f) {
-			ro.ct_follow = 1;
+			ro.ct_follow = follow.dir ? 1 : 2;
 			ro.cgroup = follow.parent;
 			ro.cgroup_dir = follow.dir;
+			ro.ct_cidfile = follow.cidfile;
+			ro.ct_parent = follow.parent;
 		} else if (f < 0) {
 			strbuf_addf(&follow_why, "%s starts its container through a daemon, and it "
 				    "cannot be followed (%s): only the command is watched; watch the "
