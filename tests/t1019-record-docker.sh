@@ -85,6 +85,18 @@ if [ "$DRIVER" = cgroupfs ] && [ -n "$V2" ]; then
 		echo "$n samples in later_spin (1.2 s of CPU)" && test "$n" -ge 1100
 	'
 
+	# top follows it as record does: the container's thread, by its Docker name, where
+	# the docker client alone was watched before
+	test_expect_success 'top -- docker run: the container watched, its thread named' '
+		name=dlprof-t1019t-$$ &&
+		"$DLPROF" top --sort thread --rows 6 -d 1 -- $DK_RUN --name $name dlprof-trixie \
+			python3 -c "$LATER_SPIN" >top.out 2>top.err && cat top.out &&
+		grep -E "^ *[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9]+ +${name%${name#????????????????}}.* python3\$" top.out &&
+		n=$(awk -v n="${name%${name#????????????????}}" "/^ *Win%/ { s = 0 }
+			\$6 == n && \$7 == \"python3\" { s += \$3 } END { print s + 0 }" top.out) &&
+		echo "$n samples of its python3 in the last thread table" && test "$n" -ge 1100
+	'
+
 	# late, as under the systemd driver (which makes the container's cgroup as it
 	# starts; forced here): the id from the run's cidfile, the cgroup found as runc
 	# makes it, its events opened while runc's init waits for the start
@@ -96,9 +108,18 @@ if [ "$DRIVER" = cgroupfs ] && [ -n "$V2" ]; then
 		cgroup_mounts | while read m t; do rmdir "$m$parent" 2>/dev/null || :; done;
 		test $rc = 0 && grep -q "^cnn_train: 4 steps" out &&
 		test_grep "^dlprof: docker starts its container through a daemon, which makes its cgroup as it starts" err &&
-		! grep "warning" err && ! ls -d /tmp/dlprof-cid.* 2>/dev/null &&
+		! ls -d /tmp/dlprof-cid.* 2>/dev/null &&
 		"$DLPROF" report -i l.data --sort comm >lcomm 2>/dev/null && sed -n "/Comm/,\$p" lcomm &&
-		test_grep "^ *[0-9.]*% .* runc:\[2:INIT\]" lcomm &&
+		if grep "warning" err; then
+			# found after the start (docker'"'"'s create-to-start gap was short): how
+			# much was missed is said, and is small
+			test $(grep -c warning err) = 1 &&
+			ms=$(sed -n "s/^dlprof: warning: the container.s program had started before its cgroup was found .*: \(less than \)\{0,1\}\([0-9]*\) ms of its CPU time then are not recorded\$/\2/p" err) &&
+			echo "missed: $ms ms" && test -n "$ms" && test "$ms" -lt 500
+		else
+			# found before: runc'"'"'s init, waiting for the start, was sampled
+			test_grep "^ *[0-9.]*% .* runc:\[2:INIT\]" lcomm
+		fi &&
 		n=$(sed -n "s/^# samples: \([0-9]*\) in .*/\1/p" lcomm) &&
 		echo "$n samples for $cpu us of the container'"'"'s CPU" &&
 		test $((n * 1001)) -ge $((cpu * 95 / 100)) && test $((n * 1001)) -le $((cpu * 105 / 100 + 20000))

@@ -670,34 +670,39 @@ static int late_container(struct recorder *r, struct run *x)
 	return 0;
 }
 
-/* ... found after its program started: how long before, said (runc's own processes,
- * "runc:[2:INIT]" waiting for the start, are not the program) */
+/* ... found after its program started (runc's own processes, "runc:[2:INIT]" waiting
+ * for the start, are not the program): the CPU time it had used, not recorded, said */
 static void late_said(struct recorder *r)
 {
 	long tck = sysconf(_SC_CLK_TCK);
-	struct timespec now;
-	unsigned long long first = 0;
+	unsigned long long ticks = 0;
+	int late = 0;
 
 	for (int t = 0; t < r->att.nr; t++) {
-		char path[64], comm[32] = "";
+		char path[64];
 		struct strbuf sb = STRBUF_INIT;
-		unsigned long long st;
+		const char *p;
+		unsigned long long ut, st;
 
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)r->att.targets[t]);
-		if (strbuf_read_file(&sb, path, 64) >= 0)
-			snprintf(comm, sizeof(comm), "%s", sb.buf);
-		strbuf_release(&sb);
-		if (!strncmp(comm, "runc", 4))
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)r->att.targets[t]);
+		if (strbuf_read_file(&sb, path, 4096) < 0 || !(p = strrchr(sb.buf, ')')) ||
+		    !strncmp(strchr(sb.buf, '(') ? strchr(sb.buf, '(') + 1 : "", "runc", 4)) {
+			strbuf_release(&sb);
 			continue;
-		st = attach_start_ticks(r->att.targets[t]);
-		if (st && (!first || st < first))
-			first = st;
+		}
+		late = 1;
+		/* ") state" is field 3: utime and stime are fields 14 and 15 */
+		for (int field = 2; p && field < 14; field++)
+			p = strchr(p + 1, ' ');
+		if (p && sscanf(p + 1, "%llu %llu", &ut, &st) == 2)
+			ticks += ut + st;
+		strbuf_release(&sb);
 	}
-	if (!first || tck <= 0 || clock_gettime(CLOCK_BOOTTIME, &now))
-		return;
-	rec_warn(r, "the container's program ran %.0f ms before its cgroup was found (its "
-		    "daemon makes it as the container starts): those are not recorded",
-		    (double)now.tv_sec * 1e3 + now.tv_nsec / 1e6 - (double)first * 1e3 / tck);
+	if (late && tck > 0)	/* (counted in clock ticks: none is under one) */
+		rec_warn(r, "the container's program had started before its cgroup was found "
+			    "(its daemon makes it as the container starts): %s%.0f ms of its CPU "
+			    "time then are not recorded", ticks ? "" : "less than ",
+			    (double)(ticks ? ticks : 1) * 1e3 / tck);
 }
 
 /* The command forked and held, the counters opened on it (or on the -p targets), then
