@@ -166,6 +166,15 @@ size_t container_cgroup_pids(const char *dir, struct strbuf *pids);
 int container_run_argv(const char *cmdline, size_t len, char rt[16]);
 /* The runtime's name in a command's argv[0] (its last path component) */
 const char *container_runtime(const char *arg0);
+/* Whether arg0 is docker or nerdctl, whose containers their daemon starts */
+int container_daemon_runtime(const char *arg0);
+/* A podman, docker or nerdctl command line's "run" (or "container run"): the index of
+ * the run's first argument, 0 where argv runs no container.  Words before it are the
+ * runtime's global options (--context NAME: a word after an option may be its value);
+ * any other word is another subcommand (exec, start...). */
+size_t container_run_at(const char *const *argv);
+/* Whether RUNTIME --version says podman (podman-docker's docker) */
+int container_is_podman(const char *runtime);
 
 /* The flags of `podman run`/`docker run` that give a container started apart what
  * record gives a workload it starts (JIT profile, ITT collector), one line on out.

@@ -310,6 +310,41 @@ const char *container_runtime(const char *arg0)
 	return b ? b + 1 : arg0;
 }
 
+int container_daemon_runtime(const char *arg0)
+{
+	const char *b = container_runtime(arg0);
+
+	return !strcmp(b, "docker") || !strcmp(b, "nerdctl");
+}
+
+size_t container_run_at(const char *const *argv)
+{
+	if (!argv || !argv[0] ||
+	    (strcmp(container_runtime(argv[0]), "podman") && !container_daemon_runtime(argv[0])))
+		return 0;
+	for (size_t i = 1; argv[i]; i++) {
+		if (argv[i][0] == '-')
+			continue;	/* a global option (its value cannot be "run") */
+		if (!strcmp(argv[i], "run"))
+			return i + 1;
+		if (!strcmp(argv[i], "container") && argv[i + 1] && !strcmp(argv[i + 1], "run"))
+			return i + 2;
+		if (strcmp(argv[i], "container") && i > 1 && argv[i - 1][0] != '-')
+			return 0;	/* another subcommand (exec, start...) */
+	}
+	return 0;
+}
+
+int container_is_podman(const char *runtime)
+{
+	const char *ver[] = { runtime, "--version", NULL };
+	struct strbuf v = STRBUF_INIT;
+	int yes = !run_capture(ver, 10000, &v) && !strncmp(v.buf, "podman", 6);
+
+	strbuf_release(&v);
+	return yes;
+}
+
 /*
  * Late: the container's cgroup is made as it starts (the systemd driver: a scope under
  * a slice systemd makes then), so nothing can be opened on it before.  The run writes
@@ -477,52 +512,45 @@ size_t container_cgroup_pids(const char *dir, struct strbuf *pids)
 int container_follow(const char **argv, const char ***out, struct container_follow *cf,
 		     const char **why)
 {
-	const char *b, *given = NULL;
-	const char *info[] = { NULL, "info", "--format", "{{.CgroupDriver}} {{.Name}}", NULL };
+	const char *given = NULL, **info;
 	struct strbuf drv = STRBUF_INIT, mnt = STRBUF_INIT;
-	size_t n = 0, at = 0;
-	int v1 = 0, late = 0;
+	size_t n = 0, at, globals;
+	int v1 = 0, late = 0, answered;
 
 	memset(cf, 0, sizeof(*cf));
 	*why = NULL;
 	*out = argv;
-	if (!argv || !argv[0])
+	/* (podman's containers descend from the command) */
+	if (!argv || !argv[0] || !container_daemon_runtime(argv[0]) ||
+	    !(at = container_run_at(argv)))
 		return 1;
-	b = container_runtime(argv[0]);
-	if (strcmp(b, "docker") && strcmp(b, "nerdctl"))
-		return 1;	/* podman's containers descend from the command */
 	while (argv[n])
 		n++;
-	for (size_t i = 1; i < n && !at; i++) {
-		if (argv[i][0] == '-')
-			continue;
-		if (!strcmp(argv[i], "run"))
-			at = i + 1;
-		else if (!strcmp(argv[i], "container") && i + 1 < n && !strcmp(argv[i + 1], "run"))
-			at = i + 2;
-		else if (strcmp(argv[i], "container"))
-			break;
-	}
-	if (!at)
-		return 1;
 	for (size_t i = at; i < n && !given; i++) {
 		if (!strcmp(argv[i], "--cgroup-parent") && i + 1 < n)
 			given = argv[i + 1];
 		else if (!strncmp(argv[i], "--cgroup-parent=", 16))
 			given = argv[i] + 16;
 	}
-	info[0] = argv[0];
-	if (!run_capture(info, 10000, &drv))
+	/* "RUNTIME [its global options: --context, -H] info": the run's own daemon */
+	globals = at - 1;	/* "run"'s index, less "container" before it */
+	if (globals >= 2 && !strcmp(argv[globals - 1], "container"))
+		globals--;
+	info = xcalloc(globals + 4, sizeof(*info));
+	memcpy(info, argv, globals * sizeof(*info));
+	info[globals] = "info";
+	info[globals + 1] = "--format";
+	info[globals + 2] = "{{.CgroupDriver}} {{.Name}}";
+	answered = !run_capture(info, 10000, &drv);
+	free(info);
+	if (answered)
 		while (drv.len && isspace((unsigned char)drv.buf[drv.len - 1]))
 			drv.buf[--drv.len] = 0;
 	else
 		strbuf_reset(&drv);	/* (docker prints the format's blanks, failing) */
 	if (!drv.len) {
-		const char *ver[] = { argv[0], "--version", NULL };
-
 		/* podman-docker's docker is podman: its containers descend from the command */
-		strbuf_reset(&drv);
-		if (!run_capture(ver, 10000, &drv) && !strncmp(drv.buf, "podman", 6)) {
+		if (container_is_podman(argv[0])) {
 			strbuf_release(&drv);
 			return 1;
 		}
@@ -583,24 +611,16 @@ int container_follow(const char **argv, const char ***out, struct container_foll
 
 int container_run_argv(const char *cmdline, size_t len, char rt[16])
 {
-	const char *a = cmdline, *end = cmdline + len, *b;
-	int sub = 0;
+	const char *words[65];
+	size_t n = 0;
 
-	if (!len)
+	for (const char *a = cmdline; a < cmdline + len && n < 64; a += strlen(a) + 1)
+		words[n++] = a;
+	words[n] = NULL;
+	if (!n || !container_daemon_runtime(words[0]) || !container_run_at(words))
 		return 0;
-	b = container_runtime(a);
-	if (strcmp(b, "docker") && strcmp(b, "nerdctl"))
-		return 0;
-	snprintf(rt, 16, "%s", b);
-	for (a += strlen(a) + 1; a < end; a += strlen(a) + 1) {
-		if (*a == '-')
-			continue;
-		if (!strcmp(a, "run"))
-			return 1;
-		if (strcmp(a, "container") || sub++)
-			return 0;
-	}
-	return 0;
+	snprintf(rt, 16, "%s", container_runtime(words[0]));
+	return 1;
 }
 
 /* The folder record made, in every hierarchy (docker made it in the others): gone, where

@@ -481,8 +481,7 @@ static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
 		 * command's own docker run is followed, or said not to be, at the start) */
 		if (!r->unfollowed_run && r->opts->argv && r->opts->argv[0] && !r->opts->pids &&
 		    !r->opts->system_wide && !r->opts->ct_follow &&
-		    strcmp(container_runtime(r->opts->argv[0]), "docker") &&
-		    strcmp(container_runtime(r->opts->argv[0]), "nerdctl")) {
+		    !container_daemon_runtime(r->opts->argv[0])) {
 			char path[64];
 			struct strbuf cl = STRBUF_INIT;
 

@@ -243,14 +243,6 @@ static const char *own(struct recorder *r, char *s)
 	return r->given.owned.v[r->given.owned.nr++] = s;
 }
 
-static int runtime_name(const char *arg0)
-{
-	const char *b = strrchr(arg0, '/');
-
-	b = b ? b + 1 : arg0;
-	return !strcmp(b, "podman") || !strcmp(b, "docker") || !strcmp(b, "nerdctl");
-}
-
 /*
  * A container started by the command (podman, docker or nerdctl "run", or "container
  * run") gets none of the environment record set and sees none of its files: Podman and
@@ -264,26 +256,15 @@ static int runtime_name(const char *arg0)
  */
 const char **env_container_argv(struct recorder *r, const char **argv)
 {
-	size_t n = 0, at = 0, k = 0, extra;
+	size_t n = 0, at, k = 0, extra;
 	const char **out;
 	struct strbuf said = STRBUF_INIT;
 
-	if (!argv || !argv[0] || !runtime_name(argv[0]))
+	at = container_run_at(argv);
+	if (!at || (!r->given.env.nr && !r->given.preload.nr))
 		return argv;
 	while (argv[n])
 		n++;
-	for (size_t i = 1; i < n && !at; i++) {
-		if (argv[i][0] == '-')
-			continue;	/* a global option (its value cannot be "run") */
-		if (!strcmp(argv[i], "run"))
-			at = i + 1;
-		else if (!strcmp(argv[i], "container") && i + 1 < n && !strcmp(argv[i + 1], "run"))
-			at = i + 2;
-		else if (strcmp(argv[i], "container") && i > 1 && argv[i - 1][0] != '-')
-			break;	/* another subcommand (exec, start...) */
-	}
-	if (!at || (!r->given.env.nr && !r->given.preload.nr))
-		return argv;
 	extra = 2 * (r->given.env.nr + 1 + r->given.ro.nr + r->given.rw.nr);
 	out = xcalloc(n + extra + 1, sizeof(*out));
 	for (size_t i = 0; i < at; i++)

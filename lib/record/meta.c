@@ -82,18 +82,11 @@ void meta_check_missing(struct recorder *r)
 			    why);
 	}
 	/* a docker run under the command (not podman-docker's: podman's descend) */
-	if (r->unfollowed_run) {
-		const char *ver[] = { r->unfollowed_rt, "--version", NULL };
-		struct strbuf v = STRBUF_INIT;
-
-		if (run_capture(ver, 10000, &v) || strncmp(v.buf, "podman", 6))
-			rec_warn(r, "process %u ran '%s run', whose container its daemon starts: "
-				    "not recorded; record '%s run' itself (dlprof record -- %s "
-				    "run ...), or the container with --container NAME while it runs",
-				    r->unfollowed_run, r->unfollowed_rt, r->unfollowed_rt,
-				    r->unfollowed_rt);
-		strbuf_release(&v);
-	}
+	if (r->unfollowed_run && !container_is_podman(r->unfollowed_rt))
+		rec_warn(r, "process %u ran '%s run', whose container its daemon starts: not "
+			    "recorded; record '%s run' itself (dlprof record -- %s run ...), or the "
+			    "container with --container NAME while it runs", r->unfollowed_run,
+			    r->unfollowed_rt, r->unfollowed_rt, r->unfollowed_rt);
 	/* docker run followed: nothing ran in the cgroup record made for it */
 	if (r->cg_dir_made)	/* followed late: its cgroup never came */
 		rec_warn(r, "%s's container did not come: no cgroup of the id in its cidfile "
