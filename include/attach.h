@@ -32,8 +32,8 @@ size_t attach_list_tids(pid_t pid, pid_t **tids);
 
 /* When pid started, in seconds of the wall clock; 0 when unknown. */
 time_t attach_start_wall(pid_t pid);
-/* When pid started, in clock ticks since boot (/proc/PID/stat); 0 unknown */
-unsigned long long attach_start_ticks(pid_t pid);
+/* The CPU time pid has used (user and system), in clock ticks; 0 unknown */
+unsigned long long attach_cpu_ticks(pid_t pid);
 
 /* pid's command line, arguments separated by spaces, appended to sb.  Returns 0 or -1. */
 int attach_cmdline(pid_t pid, struct strbuf *sb);

@@ -80,35 +80,40 @@ size_t attach_list_tids(pid_t pid, pid_t **tids)
 	return nr;
 }
 
-/* Field 22 of /proc/PID/stat: when pid started, in clock ticks since boot; 0 unknown */
-static unsigned long long start_ticks(pid_t pid)
+/* Fields first and first + 1 of /proc/PID/stat (numbers) into v[0] and v[1]: 0, or -1
+ * (the process is gone, or they are not there) */
+static int stat_fields(pid_t pid, int first, unsigned long long v[2])
 {
 	struct strbuf sb = STRBUF_INIT;
 	char path[64], *p;
-	unsigned long long start = 0;
-	int field;
+	int ret = -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (strbuf_read_file(&sb, path, 4096) < 0)
-		goto out;
 	/* "pid (comm) state ppid ...": the comm may hold spaces and parentheses */
-	p = strrchr(sb.buf, ')');
-	if (!p)
-		goto out;
-	/* each space found starts the next field: the first, after ")", field 3 (state);
-	 * starttime is field 22 */
-	for (field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &start) != 1)
-		start = 0;
-out:
+	if (strbuf_read_file(&sb, path, 4096) >= 0 && (p = strrchr(sb.buf, ')'))) {
+		/* each space found starts the next field: the first, after ")", field 3 */
+		for (int field = 2; p && field < first; field++)
+			p = strchr(p + 1, ' ');
+		if (p && sscanf(p + 1, "%llu %llu", &v[0], &v[1]) == 2)
+			ret = 0;
+	}
 	strbuf_release(&sb);
-	return start;
+	return ret;
 }
 
-unsigned long long attach_start_ticks(pid_t pid)
+/* Field 22 of /proc/PID/stat: when pid started, in clock ticks since boot; 0 unknown */
+static unsigned long long start_ticks(pid_t pid)
 {
-	return start_ticks(pid);
+	unsigned long long v[2];
+
+	return stat_fields(pid, 22, v) ? 0 : v[0];
+}
+
+unsigned long long attach_cpu_ticks(pid_t pid)
+{
+	unsigned long long v[2];	/* utime, stime: fields 14 and 15 */
+
+	return stat_fields(pid, 14, v) ? 0 : v[0] + v[1];
 }
 
 time_t attach_start_wall(pid_t pid)

@@ -680,23 +680,14 @@ static void late_said(struct recorder *r)
 
 	for (int t = 0; t < r->att.nr; t++) {
 		char path[64];
-		struct strbuf sb = STRBUF_INIT;
-		const char *p;
-		unsigned long long ut, st;
+		struct strbuf comm = STRBUF_INIT;
 
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)r->att.targets[t]);
-		if (strbuf_read_file(&sb, path, 4096) < 0 || !(p = strrchr(sb.buf, ')')) ||
-		    !strncmp(strchr(sb.buf, '(') ? strchr(sb.buf, '(') + 1 : "", "runc", 4)) {
-			strbuf_release(&sb);
-			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)r->att.targets[t]);
+		if (strbuf_read_file(&comm, path, 64) >= 0 && comm.len && strncmp(comm.buf, "runc", 4)) {
+			late = 1;
+			ticks += attach_cpu_ticks(r->att.targets[t]);
 		}
-		late = 1;
-		/* ") state" is field 3: utime and stime are fields 14 and 15 */
-		for (int field = 2; p && field < 14; field++)
-			p = strchr(p + 1, ' ');
-		if (p && sscanf(p + 1, "%llu %llu", &ut, &st) == 2)
-			ticks += ut + st;
-		strbuf_release(&sb);
+		strbuf_release(&comm);
 	}
 	if (late && tck > 0)	/* (counted in clock ticks: none is under one) */
 		rec_warn(r, "the container's program had started before its cgroup was found "
