@@ -326,41 +326,16 @@ int cmd_record(int argc, const char **argv)
 	opts.quiet = quiet;
 	opts.argv = argv;
 	/* docker run: its container comes from the daemon, followed by its cgroup */
-	if (n && !opts.pids && !opts.system_wide) {
-		const char *why;
-		int f = container_follow(argv, &opts.argv, &follow, &why);
-
-		if (!f && (opts.metrics || opts.memory)) {
-			why = opts.metrics ? "--metrics counts per thread"
-					   : "--memory probes each process";
-			container_follow_done(&follow);
-			opts.argv = argv;
-			f = -1;
-		}
-		if (!f && !follow.dir) {
-			opts.ct_follow = 2;
-			opts.ct_cidfile = follow.cidfile;
-			opts.ct_parent = follow.parent;
-			if (!quiet)
-				info("%s starts its container through a daemon, which makes its cgroup "
-				     "as it starts: recording what runs there once it is made",
-				     container_runtime(argv[0]));
-		} else if (!f) {
-			opts.ct_follow = 1;
-			opts.cgroup = follow.parent;
-			opts.cgroup_dir = follow.dir;
-			if (!quiet)
-				info("%s starts its container through a daemon: recording what runs "
-				     "in cgroup %s (--cgroup-parent %s)", container_runtime(argv[0]), follow.dir,
-				     follow.parent);
-		} else if (f < 0) {
-			/* said as the recording starts, and kept in it */
-			strbuf_addf(&follow_why, "%s starts its container through a daemon, and "
-				    "it cannot be followed (%s): only the command is recorded; record "
-				    "the container with --container NAME while it runs",
-				    container_runtime(argv[0]), why);
-			opts.cgroup_why = follow_why.buf;
-		}
+	if (n && !opts.pids && !opts.system_wide &&
+	    !container_follow_opts(&opts, &follow, &follow_why, "recorded", "record") && !quiet) {
+		if (opts.ct_follow == 2)
+			info("%s starts its container through a daemon, which makes its cgroup as "
+			     "it starts: recording what runs there once it is made",
+			     container_runtime(argv[0]));
+		else
+			info("%s starts its container through a daemon: recording what runs in "
+			     "cgroup %s (--cgroup-parent %s)", container_runtime(argv[0]), follow.dir,
+			     follow.parent);
 	}
 	ret = record_run(&opts, &status);
 	container_follow_done(&follow);

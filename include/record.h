@@ -150,6 +150,13 @@ struct container_follow {
 int container_follow(const char **argv, const char ***out, struct container_follow *cf,
 		     const char **why);
 void container_follow_done(struct container_follow *cf);
+/* o's command followed so (cf: container_follow()), set in o: ct_follow 1 (its cgroup
+ * parent in cgroup_dir) or 2 (late: ct_cidfile), o->argv the command to run; or, where it
+ * cannot be (also with --metrics or --memory), why in o->cgroup_why (its text in why_buf:
+ * "only the command is DONE; VERB the container with --container NAME").  What
+ * container_follow() returns, -1 for those too. */
+int container_follow_opts(struct record_opts *o, struct container_follow *cf,
+			  struct strbuf *why_buf, const char *done, const char *verb);
 /* The folder (in the perf_event hierarchy) of the cgroup of the container whose id the
  * run wrote to cidfile, made under parent (the run's --cgroup-parent, or NULL): 0 with
  * dir set, -1 while the id or the folder is not there yet.  full: search the whole

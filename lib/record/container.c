@@ -623,6 +623,35 @@ int container_run_argv(const char *cmdline, size_t len, char rt[16])
 	return 1;
 }
 
+int container_follow_opts(struct record_opts *o, struct container_follow *cf,
+			  struct strbuf *why_buf, const char *done, const char *verb)
+{
+	const char **argv = o->argv, *why;
+	int f = container_follow(argv, &o->argv, cf, &why);
+
+	if (!f && (o->metrics || o->memory)) {
+		why = o->metrics ? "--metrics counts per thread" : "--memory probes each process";
+		container_follow_done(cf);
+		o->argv = argv;
+		f = -1;
+	}
+	if (!f) {
+		o->ct_follow = cf->dir ? 1 : 2;
+		o->cgroup = cf->parent;
+		o->cgroup_dir = cf->dir;
+		o->ct_cidfile = cf->cidfile;
+		o->ct_parent = cf->parent;
+	} else if (f < 0) {
+		/* said as the recording starts, and kept in it */
+		strbuf_addf(why_buf, "%s starts its container through a daemon, and it cannot be "
+			    "followed (%s): only the command is %s; %s the container with "
+			    "--container NAME while it runs", container_runtime(argv[0]), why,
+			    done, verb);
+		o->cgroup_why = why_buf->buf;
+	}
+	return f;
+}
+
 /* The folder record made, in every hierarchy (docker made it in the others): gone, where
  * nothing is left in it (a container run with -d runs on) */
 void container_follow_done(struct container_follow *cf)

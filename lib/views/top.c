@@ -977,24 +977,8 @@ int top_run(const struct top_opts *o, int *exit_status)
 	ro.off_cpu = 0;
 	ro.live = &live;
 	/* docker run: its container comes from the daemon, followed by its cgroup */
-	if (have_cmd && !ro.pids && !ro.system_wide) {
-		const char *why;
-		int f = container_follow(o->argv, &ro.argv, &follow, &why);
-
-		if (!f) {
-			ro.ct_follow = follow.dir ? 1 : 2;
-			ro.cgroup = follow.parent;
-			ro.cgroup_dir = follow.dir;
-			ro.ct_cidfile = follow.cidfile;
-			ro.ct_parent = follow.parent;
-		} else if (f < 0) {
-			strbuf_addf(&follow_why, "%s starts its container through a daemon, and it "
-				    "cannot be followed (%s): only the command is watched; watch the "
-				    "container with --container NAME while it runs",
-				    container_runtime(o->argv[0]), why);
-			ro.cgroup_why = follow_why.buf;
-		}
-	}
+	if (have_cmd && !ro.pids && !ro.system_wide)
+		container_follow_opts(&ro, &follow, &follow_why, "watched", "watch");
 
 	res = record_run(&ro, &status);
 	container_follow_done(&follow);
