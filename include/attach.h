@@ -44,8 +44,9 @@ const char *attach_env_value(const struct strbuf *env, const char *name);
 /* The payload of a DLP_REC_PROC record for pid (recfile.h: its command line, its
  * container and, from its environment, rank, local_rank and world_size), appended to sb.  Returns 0, or -1
  * when the process is gone (sb unchanged).  env, when not NULL, gets the environment it
- * read (as it started: "NAME=VALUE" strings, NUL-separated), for attach_env_value(). */
-int attach_proc_info(pid_t pid, struct strbuf *sb, struct strbuf *env);
+ * read (as it started: "NAME=VALUE" strings, NUL-separated), for attach_env_value();
+ * argv, when not NULL, its arguments as /proc/PID/cmdline holds them (NUL-separated). */
+int attach_proc_info(pid_t pid, struct strbuf *sb, struct strbuf *env, struct strbuf *argv);
 /* The same for the command record started (argv) before it exec'd anything else: its
  * environment is record's own (a command that ended before /proc was read). */
 void attach_proc_info_ours(pid_t pid, const char *const *argv, struct strbuf *sb);

@@ -136,22 +136,31 @@ time_t attach_start_wall(pid_t pid)
 	return (time_t)(btime + start / (unsigned long long)tck);
 }
 
-int attach_cmdline(pid_t pid, struct strbuf *sb)
+/* pid's arguments as /proc/PID/cmdline has them (NUL-separated, the trailing NULs
+ * left out) into raw, joined by spaces appended to sb: 0, or -1 (gone, a kernel
+ * thread) */
+static int read_cmdline(pid_t pid, struct strbuf *raw, struct strbuf *sb)
 {
-	struct strbuf raw = STRBUF_INIT;
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	if (strbuf_read_file(&raw, path, 1 << 16) < 0 || !raw.len) {
-		strbuf_release(&raw);
+	strbuf_reset(raw);
+	if (strbuf_read_file(raw, path, 1 << 16) < 0 || !raw->len)
 		return -1;
-	}
-	while (raw.len && !raw.buf[raw.len - 1])
-		raw.len--;
-	for (size_t i = 0; i < raw.len; i++)
-		strbuf_addch(sb, raw.buf[i] ? raw.buf[i] : ' ');
-	strbuf_release(&raw);
+	while (raw->len && !raw->buf[raw->len - 1])
+		raw->len--;
+	for (size_t i = 0; i < raw->len; i++)
+		strbuf_addch(sb, raw->buf[i] ? raw->buf[i] : ' ');
 	return 0;
+}
+
+int attach_cmdline(pid_t pid, struct strbuf *sb)
+{
+	struct strbuf raw = STRBUF_INIT;
+	int ret = read_cmdline(pid, &raw, sb);
+
+	strbuf_release(&raw);
+	return ret;
 }
 
 /* The value of name in an environ block (NUL-separated), or NULL. */
@@ -316,15 +325,19 @@ const char *attach_env_value(const struct strbuf *env, const char *name)
 	return environ_get(name, (void *)env);
 }
 
-int attach_proc_info(pid_t pid, struct strbuf *sb, struct strbuf *env_out)
+int attach_proc_info(pid_t pid, struct strbuf *sb, struct strbuf *env_out,
+		     struct strbuf *argv_out)
 {
 	struct strbuf cmd = STRBUF_INIT, own = STRBUF_INIT, *env = env_out ? env_out : &own;
+	struct strbuf own_argv = STRBUF_INIT, *raw = argv_out ? argv_out : &own_argv;
 	char path[64];
 
-	if (attach_cmdline(pid, &cmd) < 0) {
+	if (read_cmdline(pid, raw, &cmd) < 0) {
+		strbuf_release(&own_argv);
 		strbuf_release(&cmd);
 		return -1;
 	}
+	strbuf_release(&own_argv);
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	strbuf_reset(env);
 	if (strbuf_read_file(env, path, 1 << 20) < 0)

@@ -472,25 +472,18 @@ static void note_mem_sample(struct recorder *r, const struct rec_event *ev,
 /* The PROC record of pid, 0; -1 when its command line cannot be read (now) */
 static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
 {
-	struct strbuf sb = STRBUF_INIT, env = STRBUF_INIT;
+	struct strbuf sb = STRBUF_INIT, env = STRBUF_INIT, args = STRBUF_INIT;
 	int ret = 0;
 
-	if (!attach_proc_info((pid_t)pid, &sb, &env)) {
+	if (!attach_proc_info((pid_t)pid, &sb, &env, &args)) {
 		rec_put(r, DLP_REC_PROC, sb.buf, sb.len, NULL, 0);
 		/* a docker run the command ran (a script's): its container is not ours (the
 		 * command's own docker run is followed, or said not to be, at the start) */
 		if (!r->unfollowed_run && r->opts->argv && r->opts->argv[0] && !r->opts->pids &&
 		    !r->opts->system_wide && !r->opts->ct_follow &&
-		    !container_daemon_runtime(r->opts->argv[0])) {
-			char path[64];
-			struct strbuf cl = STRBUF_INIT;
-
-			snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
-			if (strbuf_read_file(&cl, path, 1u << 16) >= 0 &&
-			    container_run_argv(cl.buf, cl.len, r->unfollowed_rt))
-				r->unfollowed_run = pid;
-			strbuf_release(&cl);
-		}
+		    !container_daemon_runtime(r->opts->argv[0]) &&
+		    container_run_argv(args.buf, args.len, r->unfollowed_rt))
+			r->unfollowed_run = pid;
 		capture_itt_foreign(r, pid, attach_env_value(&env, "DLPROF_ITT_DIR"));
 	} else if (!last) {
 		ret = -1;
@@ -501,6 +494,7 @@ static int try_proc_info(struct recorder *r, uint32_t pid, int first, int last)
 	}
 	strbuf_release(&sb);
 	strbuf_release(&env);
+	strbuf_release(&args);
 	return ret;
 }
 
